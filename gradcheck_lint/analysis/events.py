@@ -1,0 +1,61 @@
+"""Training events found in the code, with what the analysis saw at each of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .gradstate import PathState
+from .values import Entity, Holder, Value
+
+
+@dataclass(eq=False)
+class Loop:
+    """A `for`/`while` loop the analysis entered (or an implicit per-batch loop)."""
+
+    id: int
+    node: cst.CSTNode
+    count: str | None  # source of the number of iterations, when it reads as a window size
+
+
+@dataclass(eq=False)
+class Backward:
+    """A backward pass: `loss.backward()`, `scaler.scale(loss).backward()`, `accelerator.backward(loss)`."""
+
+    id: int
+    node: cst.Call
+    call_text: str
+    loss_text: str
+    loss: Value = field(default_factory=Value)
+    framework_scaled: bool = False  # accelerator.backward divides by its accumulation steps
+    loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
+    if_stacks: set[tuple[int, ...]] = field(default_factory=set)
+    written: set[Holder] = field(default_factory=set)
+
+
+@dataclass(eq=False)
+class Step:
+    """An optimizer step: `opt.step()`, `scaler.step(opt)`, `opt.step(closure)`."""
+
+    id: int
+    node: cst.Call
+    call_text: str
+    optimizer: Entity
+    incoming: set[PathState] = field(default_factory=set)
+    loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
+    if_stacks: set[tuple[int, ...]] = field(default_factory=set)
+    framework_gated: bool = False  # inside `accelerator.accumulate(...)`
+
+
+@dataclass(eq=False)
+class Clear:
+    """A gradient clear: `opt.zero_grad()`, `model.zero_grad()`, `p.grad = None`, `p.grad.zero_()`."""
+
+    id: int
+    node: cst.CSTNode
+    call_text: str
+    target_text: str
+    holders: set[Holder] = field(default_factory=set)
+    everything: bool = False  # the target is unknown: treated as clearing every gradient
+    loop_stacks: set[tuple[int, ...]] = field(default_factory=set)

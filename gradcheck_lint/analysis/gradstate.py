@@ -1,0 +1,200 @@
+"""The typestate of gradients: what each parameter set's `.grad` holds on one path of the program.
+
+A path state records, per holder (a set of parameters), the backward passes whose gradients it
+currently holds and, for each, which optimizers already applied it. Transitions are the training
+events: backward, clear (zero_grad, `p.grad = None`), step, in-place rescale, freeze.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable
+
+from .values import Holder
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Contribution:
+    """Gradients written into a holder by one backward call site.
+
+    Attributes:
+        backward: id of the backward event.
+        consumers: uids of the optimizers whose step already applied them.
+        live: applied in the current group of steps (no backward since); steps of a group share them.
+        repeated: the backward ran more than once since the last clear (accumulation).
+        certain: the backward certainly writes this holder (known dataflow, known ownership).
+        rescaled: the gradients were divided in place after they were written.
+    """
+
+    backward: int
+    consumers: frozenset[int] = frozenset()
+    live: bool = False
+    repeated: bool = False
+    certain: bool = True
+    rescaled: bool = False
+
+    @property
+    def fresh(self) -> bool:
+        return not self.consumers
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Discard:
+    """A clear that wiped out gradients no step had applied yet."""
+
+    clear: int
+    backward: int
+    holder: Holder
+    refilled: bool = False  # a backward wrote into the holder after the clear
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Assumption:
+    """A branch condition known to hold (or not) on this path."""
+
+    cond: int
+    value: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PathState:
+    grads: frozenset[tuple[Holder, Contribution]] = frozenset()
+    discards: frozenset[Discard] = frozenset()
+    assumptions: frozenset[Assumption] = frozenset()
+    frozen: frozenset[Holder] = frozenset()
+    # (counter, window) -> phases the counter may be at: see conditions.ALL_PHASES
+    phases: frozenset[tuple[str, str, frozenset[str]]] = frozenset()
+
+    # -- queries ---------------------------------------------------------------------------
+    def held(self, holders: Iterable[Holder]) -> list[tuple[Holder, Contribution]]:
+        hs = list(holders)
+        return sorted((h, c) for h, c in self.grads if any(h.overlaps(x) for x in hs))
+
+    def assumption(self, cond: int) -> bool | None:
+        for a in self.assumptions:
+            if a.cond == cond:
+                return a.value
+        return None
+
+    def is_frozen(self, holder: Holder) -> bool:
+        # A freeze of the whole model or of the written submodule stops the write.
+        return any(f.uid == holder.uid and f.pseudo == holder.pseudo and holder.path[: len(f.path)] == f.path for f in self.frozen)
+
+    # -- transitions -----------------------------------------------------------------------
+    def backward(self, event: int, written: dict[Holder, bool]) -> "PathState":
+        grads: set[tuple[Holder, Contribution]] = set()
+        for h, c in self.grads:
+            if c.live:
+                c = replace(c, live=False)
+            grads.add((h, c))
+        touched: list[Holder] = []
+        for holder, certain in written.items():
+            if self.is_frozen(holder):
+                continue
+            touched.append(holder)
+            existing = [c for h, c in grads if h == holder and c.backward == event and c.fresh]
+            if existing:
+                for c in existing:
+                    grads.discard((holder, c))
+                    grads.add((holder, replace(c, repeated=True, rescaled=False, certain=c.certain and certain)))
+            else:
+                grads.add((holder, Contribution(event, certain=certain)))
+        discards = frozenset(
+            replace(d, refilled=True) if any(d.holder.overlaps(t) for t in touched) else d for d in self.discards
+        )
+        return replace(self, grads=frozenset(grads), discards=discards)
+
+    def clear(self, event: int, cleared: Iterable[Holder], *, record_discards: bool = True) -> "PathState":
+        targets = list(cleared)
+        if not targets:
+            return self
+        keep: set[tuple[Holder, Contribution]] = set()
+        wiped: list[tuple[Holder, Contribution]] = []
+        for h, c in self.grads:
+            if any(h.overlaps(t) for t in targets):
+                wiped.append((h, c))
+            else:
+                keep.add((h, c))
+        discards = {d for d in self.discards if not any(d.holder.overlaps(t) for t in targets)}
+        if record_discards:
+            surviving = {c.backward for _, c in keep if c.fresh}
+            for h, c in wiped:
+                if c.fresh and c.certain and c.backward not in surviving:
+                    discards.add(Discard(event, c.backward, h))
+        return replace(self, grads=frozenset(keep), discards=frozenset(discards))
+
+    def step(self, optimizer: int, holders: Iterable[Holder]) -> "PathState":
+        hs = list(holders)
+        # A step consumes whole backward passes: the part of `g_loss.backward()` that went into D is
+        # "the generator's backward" once opt_G has stepped on it, whoever steps on it later.
+        applied = {c.backward for h, c in self.grads if c.fresh or c.live or optimizer not in c.consumers if any(h.overlaps(x) for x in hs)}
+        grads = set()
+        for h, c in self.grads:
+            if c.backward in applied and (any(h.overlaps(x) for x in hs) or c.fresh or c.live):
+                c = replace(c, consumers=c.consumers | {optimizer}, live=True)
+            grads.add((h, c))
+        discards = frozenset(d for d in self.discards if not any(d.holder.overlaps(x) for x in hs))
+        return replace(self, grads=frozenset(grads), discards=discards)
+
+    def rescale(self, holders: Iterable[Holder]) -> "PathState":
+        hs = list(holders)
+        grads = frozenset(
+            (h, replace(c, rescaled=True) if c.fresh and any(h.overlaps(x) for x in hs) else c) for h, c in self.grads
+        )
+        return replace(self, grads=grads)
+
+    def freeze(self, holders: Iterable[Holder], frozen: bool) -> "PathState":
+        hs = set(holders)
+        if frozen:
+            return replace(self, frozen=self.frozen | hs)
+        return replace(self, frozen=frozenset(f for f in self.frozen if not any(f.overlaps(h) for h in hs)))
+
+    def assume(self, cond: int, value: bool) -> "PathState":
+        return replace(self, assumptions=self.assumptions | {Assumption(cond, value)})
+
+    def phase(self, counter: str, window: str) -> frozenset[str] | None:
+        for c, w, p in self.phases:
+            if c == counter and w == window:
+                return p
+        return None
+
+    def with_phase(self, counter: str, window: str, phases: frozenset[str]) -> "PathState":
+        rest = frozenset(x for x in self.phases if not (x[0] == counter and x[1] == window))
+        return replace(self, phases=rest | {(counter, window, phases)})
+
+    def advance(self, counter: str, step: Callable[[frozenset[str]], frozenset[str]]) -> "PathState":
+        """Move every window phase of `counter` on by one micro-batch."""
+        if not any(c == counter for c, _, _ in self.phases):
+            return self
+        return replace(self, phases=frozenset((c, w, step(p) if c == counter else p) for c, w, p in self.phases))
+
+    def restart(self, counter: str, windows: Iterable[str], phases: frozenset[str] | None) -> "PathState":
+        """The counter was (re)assigned: at the given phases, or unknown (None)."""
+        rest = frozenset(x for x in self.phases if x[0] != counter)
+        if phases is None:
+            return replace(self, phases=rest) if rest != self.phases else self
+        return replace(self, phases=rest | {(counter, w, phases) for w in windows})
+
+    def forget(self, conds: Iterable[int]) -> "PathState":
+        drop = set(conds)
+        if not any(a.cond in drop for a in self.assumptions):
+            return self
+        return replace(self, assumptions=frozenset(a for a in self.assumptions if a.cond not in drop))
+
+
+def merge_states(states: Iterable[PathState], limit: int = 48) -> frozenset[PathState]:
+    """Bound the number of distinct path states, merging the surplus into one over-approximation."""
+    s = frozenset(states)
+    if len(s) <= limit:
+        return s
+    ordered = sorted(s, key=lambda p: (len(p.assumptions), len(p.grads)))
+    keep, rest = ordered[: limit - 1], ordered[limit - 1 :]
+    common = frozenset.intersection(*(p.assumptions for p in rest))
+    merged = PathState(
+        grads=frozenset().union(*(p.grads for p in rest)),
+        discards=frozenset().union(*(p.discards for p in rest)),
+        assumptions=common,
+        frozen=frozenset().union(*(p.frozen for p in rest)),
+        phases=frozenset(),
+    )
+    return frozenset(keep) | {merged}

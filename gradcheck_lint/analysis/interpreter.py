@@ -1,0 +1,1599 @@
+"""Abstract interpretation of a module's training code over the gradient typestate.
+
+The interpreter walks statements in order, carrying a *flow*: one environment of abstract values
+(joined over paths: which names may be models, optimizers, tensors reaching a model) and a set of
+path states (the gradient typestate, kept per path, with branch assumptions). Loops run to a fixed
+point, so the path from the end of one iteration to the start of the next is checked too. Calls to
+functions and methods defined in the same file are followed; other calls are opaque.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable, Sequence
+
+import libcst as cst
+
+from . import names as N
+from .conditions import (
+    ALL_PHASES,
+    FIRST,
+    NEXT_PHASE,
+    Condition,
+    analyse_test,
+    code,
+    grad_existence_test,
+    modulo_atoms,
+    phase_truth,
+    strip_parens,
+    truth_at_zero,
+)
+from .events import Backward, Clear, Loop, Step
+from .gradstate import PathState, merge_states
+from .values import (
+    EMPTY,
+    OPAQUE,
+    Counter,
+    Entity,
+    EntityTable,
+    Holder,
+    Kind,
+    Ownership,
+    Value,
+    join,
+    union_as_tensor,
+)
+
+MAX_DEPTH = 8
+MAX_LOOP_ITERATIONS = 12
+EVENT_ATTRS = frozenset(
+    {"backward", "manual_backward", "step", "zero_grad", "zero_", "requires_grad_", "optimizer_step",
+     "toggle_optimizer", "untoggle_optimizer", "fill_", "mul_", "div_", "detach_", "unscale_"}
+)
+
+
+class Flow:
+    """The analysis state at one program point: an environment and a set of path states."""
+
+    __slots__ = ("env", "states")
+
+    def __init__(self, env: dict[str, Value], states: frozenset[PathState]) -> None:
+        self.env = env
+        self.states = states
+
+    def copy(self) -> "Flow":
+        return Flow(dict(self.env), self.states)
+
+    def map(self, fn: Callable[[PathState], PathState]) -> None:
+        self.states = frozenset(fn(s) for s in self.states)
+
+    @staticmethod
+    def join(flows: Sequence["Flow | None"]) -> "Flow | None":
+        live = [f for f in flows if f is not None]
+        if not live:
+            return None
+        if len(live) == 1:
+            return live[0].copy()
+        env: dict[str, Value] = {}
+        keys: list[str] = []
+        seen: set[str] = set()
+        for f in live:
+            for k in f.env:
+                if k not in seen:
+                    seen.add(k)
+                    keys.append(k)
+        for k in keys:
+            env[k] = join([f.env[k] for f in live if k in f.env])
+        states = merge_states(frozenset().union(*(f.states for f in live)))
+        return Flow(env, states)
+
+
+@dataclass
+class Outcome:
+    normal: Flow | None
+    breaks: list[Flow] = field(default_factory=list)
+    continues: list[Flow] = field(default_factory=list)
+    returns: list[tuple[Flow, Value]] = field(default_factory=list)
+
+
+@dataclass
+class ClassInfo:
+    node: cst.ClassDef
+    name: str
+    bases: tuple[str, ...]
+    methods: dict[str, cst.FunctionDef]
+    is_module: bool = False
+    is_lightning: bool = False
+    manual_optimization: bool = False
+
+
+@dataclass
+class Frame:
+    """Where the interpreter is: which function, class, loops and branches enclose it."""
+
+    function: cst.FunctionDef | None
+    cls: ClassInfo | None
+    self_value: Value | None
+    depth: int
+    local_defs: dict[str, cst.FunctionDef]
+    loops: tuple[int, ...] = ()
+    ifs: tuple[int, ...] = ()
+    no_grad: bool = False
+    accumulate_ctx: bool = False
+    active: tuple[int, ...] = ()  # functions being inlined, for recursion
+
+
+class Interpreter:
+    """Compute the training events of one module and the gradient states seen at each."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.imports = N.ImportMap.of(module)
+        self.table = EntityTable()
+        self.backwards: dict[int, Backward] = {}
+        self.steps: dict[int, Step] = {}
+        self.clears: dict[int, Clear] = {}
+        self.conditions: dict[int, Condition] = {}
+        self.loops: dict[int, Loop] = {}
+        self.functions: dict[str, cst.FunctionDef] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.module_env: dict[str, Value] = {}
+        self._minted: dict[object, Entity] = {}
+        self._uid = itertools.count(1)
+        self._interesting: dict[int, bool] = {}
+        self._class_self_env: dict[str, dict[str, Value]] = {}
+        self._collect_definitions()
+        self.model_refs, self.optimizer_refs = self._collect_evidence()
+        self.windows = self._collect_windows()
+
+    # ------------------------------------------------------------------ definitions & evidence
+    def _collect_definitions(self) -> None:
+        for stmt in self._toplevel_statements(self.module.body):
+            if isinstance(stmt, cst.FunctionDef):
+                self.functions[stmt.name.value] = stmt
+            elif isinstance(stmt, cst.ClassDef):
+                methods = {s.name.value: s for s in self._class_body(stmt) if isinstance(s, cst.FunctionDef)}
+                bases = tuple(filter(None, (self.imports.qualify(a.value) for a in stmt.bases)))
+                self.classes[stmt.name.value] = ClassInfo(stmt, stmt.name.value, bases, methods)
+        # Which local classes are nn.Modules / LightningModules (transitively).
+        changed = True
+        while changed:
+            changed = False
+            for info in self.classes.values():
+                for base in info.bases:
+                    last = base.rsplit(".", 1)[-1]
+                    parent = self.classes.get(last)
+                    is_module = last in {"Module", "LightningModule", "PreTrainedModel"} or base.endswith("nn.Module") or (
+                        parent is not None and parent.is_module
+                    )
+                    is_lightning = last == "LightningModule" or (parent is not None and parent.is_lightning)
+                    if is_module and not info.is_module:
+                        info.is_module = changed = True
+                    if is_lightning and not info.is_lightning:
+                        info.is_lightning = changed = True
+        for info in self.classes.values():
+            if info.is_lightning:
+                info.manual_optimization = "automatic_optimization = False" in code(info.node).replace("self.", "")
+
+    def _toplevel_statements(self, body: Sequence[cst.CSTNode]) -> Iterable[cst.CSTNode]:
+        """Module-level statements, looking into `if`/`try` blocks (e.g. `if __name__ == '__main__':`)."""
+        for stmt in body:
+            yield stmt
+            if isinstance(stmt, cst.If):
+                yield from self._toplevel_statements(stmt.body.body)
+                if stmt.orelse is not None:
+                    yield from self._toplevel_statements(stmt.orelse.body.body)  # type: ignore[union-attr]
+            elif isinstance(stmt, cst.Try):
+                yield from self._toplevel_statements(stmt.body.body)
+
+    @staticmethod
+    def _class_body(node: cst.ClassDef) -> list[cst.CSTNode]:
+        body = node.body
+        return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+
+    def _collect_evidence(self) -> tuple[frozenset[str], frozenset[str]]:
+        """Texts of expressions used like models (`x.parameters()`) or optimizers (`x.step()` + zero_grad)."""
+        models: set[str] = set()
+        stepped: set[str] = set()
+        zeroed: set[str] = set()
+
+        class V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if isinstance(node.func, cst.Attribute):
+                    recv = N.ref_text(node.func.value)
+                    attr = node.func.attr.value
+                    if recv is None:
+                        return
+                    if attr in ("parameters", "named_parameters", "requires_grad_", "train", "eval", "state_dict", "modules", "children"):
+                        models.add(recv)
+                    elif attr == "step":
+                        stepped.add(recv)
+                    elif attr == "zero_grad":
+                        zeroed.add(recv)
+
+        self.module.visit(V())
+        optimizers = {s for s in stepped if N.OPTIMIZER_NAME.search(s.rsplit(".", 1)[-1]) and not N.SCHEDULER_NAME.search(s)}
+        optimizers |= {s for s in stepped & zeroed if not N.SCHEDULER_NAME.search(s) and s not in models}
+        return frozenset(models - optimizers), frozenset(optimizers)
+
+    def _collect_windows(self) -> dict[str, frozenset[str]]:
+        """Counters compared modulo a window anywhere in a branch test: `i` -> {`N`}."""
+        found: dict[str, set[str]] = {}
+
+        class V(cst.CSTVisitor):
+            def visit_If(self, node: cst.If) -> None:
+                for counter, window in modulo_atoms(node.test):
+                    found.setdefault(counter, set()).add(window)
+
+        self.module.visit(V())
+        return {k: frozenset(v) for k, v in found.items()}
+
+    @staticmethod
+    def _advance_phases(phases: frozenset[str]) -> frozenset[str]:
+        return frozenset().union(*(NEXT_PHASE[p] for p in phases)) if phases else phases
+
+    # ------------------------------------------------------------------ entities
+    def mint(self, kind: Kind, name: str, key: object) -> Entity:
+        ent = self._minted.get(key)
+        if ent is None:
+            ent = Entity(kind, name, next(self._uid))
+            self._minted[key] = ent
+            self.table.add(ent)
+            if kind is Kind.OPTIMIZER:
+                self.table.ownership.setdefault(ent.uid, Ownership())
+        return ent
+
+    def model_value(self, ent: Entity) -> Value:
+        holder = Holder(ent.uid)
+        if ent.kind is Kind.PARAM:
+            return Value(entities=frozenset({ent}), params=frozenset({holder}), reach=frozenset({holder}))
+        return Value(entities=frozenset({ent}), modules=frozenset({holder}))
+
+    def entity_for_unknown_ref(self, text: str, node: object = None) -> Value | None:
+        """Give a name with no known value an entity, when how it is used says what it is."""
+        if text in self.optimizer_refs:
+            return Value(entities=frozenset({self.mint(Kind.OPTIMIZER, text, ("ref", text))}))
+        if text in self.model_refs:
+            return self.model_value(self.mint(Kind.MODEL, text, ("ref", text)))
+        return None
+
+    def all_optimizers(self) -> list[Entity]:
+        return [e for e in self.table.entities.values() if e.kind is Kind.OPTIMIZER]
+
+    # ------------------------------------------------------------------ entry points
+    def run(self) -> None:
+        """Analyse the module body, then every function and method nothing in the file calls."""
+        called_names, called_attrs = self._called()
+        top = Frame(function=None, cls=None, self_value=None, depth=0, local_defs={})
+        flow = Flow({}, frozenset({PathState()}))
+        out = self.exec_block(self.module.body, flow, top)
+        final = Flow.join([out.normal, *(f for f, _ in out.returns)])
+        self.module_env = dict(final.env) if final else {}
+        for name, fn in self.functions.items():
+            if name not in called_names:
+                self.analyse_root(fn, None)
+        for info in self.classes.values():
+            for mname, fn in info.methods.items():
+                if mname.startswith("__") and mname != "__call__":
+                    continue
+                if info.is_lightning and mname == "training_step":
+                    self.analyse_root(fn, info, implicit_loop=info.manual_optimization)
+                elif mname not in called_attrs:
+                    self.analyse_root(fn, info)
+
+    def _called(self) -> tuple[set[str], set[str]]:
+        names: set[str] = set()
+        attrs: set[str] = set()
+
+        class V(cst.CSTVisitor):
+            def visit_Call(self, node: cst.Call) -> None:
+                if isinstance(node.func, cst.Name):
+                    names.add(node.func.value)
+                elif isinstance(node.func, cst.Attribute):
+                    attrs.add(node.func.attr.value)
+                for arg in node.args:  # functions passed as callbacks (closures, map, Thread)
+                    if isinstance(arg.value, cst.Name):
+                        names.add(arg.value.value)
+
+        self.module.visit(V())
+        return names, attrs
+
+    def analyse_root(self, fn: cst.FunctionDef, cls: ClassInfo | None, implicit_loop: bool = False) -> None:
+        self_value = self.self_value_for(cls) if cls else None
+        env: dict[str, Value] = dict(self.class_self_env(cls)) if cls else {}
+        frame = Frame(function=fn, cls=cls, self_value=self_value, depth=1, local_defs={}, active=(id(fn),))
+        params = fn.params
+        all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
+        for i, p in enumerate(all_params):
+            pname = p.name.value
+            if i == 0 and cls is not None and pname in ("self", "cls"):
+                continue
+            env[pname] = self.entity_for_unknown_ref(pname) or OPAQUE
+        flow = Flow(env, frozenset({PathState()}))
+        body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else []
+        if implicit_loop:
+            loop = Loop(id(fn), fn, None)
+            self.loops[loop.id] = loop
+            self.run_loop(flow, frame, loop, lambda f, fr: self.exec_block(body, f, fr), None)
+        else:
+            self.exec_block(body, flow, frame)
+
+    def self_value_for(self, cls: ClassInfo) -> Value:
+        if cls.is_module:
+            ent = self.mint(Kind.LIGHTNING if cls.is_lightning else Kind.MODEL, "self", ("self", cls.name))
+            return self.model_value(ent)
+        return Value(const=("instance", cls.name))
+
+    def class_self_env(self, cls: ClassInfo) -> dict[str, Value]:
+        """`self.*` attributes as `__init__` leaves them, for methods analysed on their own."""
+        cached = self._class_self_env.get(cls.name)
+        if cached is not None:
+            return cached
+        self._class_self_env[cls.name] = {}
+        env: dict[str, Value] = {}
+        init = cls.methods.get("__init__")
+        if init is not None:
+            frame = Frame(function=init, cls=cls, self_value=self.self_value_for(cls), depth=1, local_defs={}, active=(id(init),))
+            fenv: dict[str, Value] = {}
+            all_params = [*init.params.params, *init.params.kwonly_params]
+            for p in all_params[1:]:
+                fenv[p.name.value] = self.entity_for_unknown_ref(p.name.value) or OPAQUE
+            flow = Flow(fenv, frozenset({PathState()}))
+            body = init.body.body if isinstance(init.body, cst.IndentedBlock) else []
+            out = self.exec_block(body, flow, frame)
+            final = Flow.join([out.normal, *(f for f, _ in out.returns)])
+            if final:
+                env = {k: v for k, v in final.env.items() if k.startswith("self.")}
+        self._class_self_env[cls.name] = env
+        return env
+
+    # ------------------------------------------------------------------ statements
+    def exec_block(self, body: Sequence[cst.CSTNode], flow: Flow, frame: Frame) -> Outcome:
+        out = Outcome(normal=flow)
+        for stmt in body:
+            if out.normal is None or not out.normal.states:
+                out.normal = None
+                break
+            res = self.exec_stmt(stmt, out.normal, frame)
+            out.normal = res.normal
+            out.breaks += res.breaks
+            out.continues += res.continues
+            out.returns += res.returns
+        return out
+
+    def exec_stmt(self, stmt: cst.CSTNode, flow: Flow, frame: Frame) -> Outcome:  # noqa: C901
+        if isinstance(stmt, cst.SimpleStatementLine):
+            out = Outcome(normal=flow)
+            for small in stmt.body:
+                if out.normal is None:
+                    break
+                res = self.exec_small(small, out.normal, frame, stmt)
+                out.normal = res.normal
+                out.breaks += res.breaks
+                out.continues += res.continues
+                out.returns += res.returns
+            return out
+        if isinstance(stmt, cst.If):
+            return self.exec_if(stmt, flow, frame)
+        if isinstance(stmt, cst.For):
+            return self.exec_for(stmt, flow, frame)
+        if isinstance(stmt, cst.While):
+            return self.exec_while(stmt, flow, frame)
+        if isinstance(stmt, cst.With):
+            return self.exec_with(stmt, flow, frame)
+        if isinstance(stmt, cst.Try) or isinstance(stmt, getattr(cst, "TryStar", cst.Try)):
+            return self.exec_try(stmt, flow, frame)  # type: ignore[arg-type]
+        if isinstance(stmt, cst.FunctionDef):
+            frame.local_defs[stmt.name.value] = stmt
+            return Outcome(normal=flow)
+        if isinstance(stmt, cst.ClassDef):
+            return Outcome(normal=flow)
+        if isinstance(stmt, cst.Match):
+            branches = []
+            for case in stmt.cases:
+                res = self.exec_block(case.body.body if isinstance(case.body, cst.IndentedBlock) else [], flow.copy(), frame)
+                branches.append(res)
+            return self._merge_outcomes(branches + [Outcome(normal=flow)])
+        return Outcome(normal=flow)
+
+    def exec_small(self, small: cst.CSTNode, flow: Flow, frame: Frame, line: cst.CSTNode) -> Outcome:
+        if isinstance(small, cst.Expr):
+            self.eval(small.value, flow, frame)
+        elif isinstance(small, cst.Assign):
+            value = self.eval(small.value, flow, frame)
+            for target in small.targets:
+                self.assign(target.target, value, flow, frame, small.value, line)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                value = self.eval(small.value, flow, frame)
+                self.assign(small.target, value, flow, frame, small.value, line)
+        elif isinstance(small, cst.AugAssign):
+            self.exec_augassign(small, flow, frame, line)
+        elif isinstance(small, cst.Return):
+            value = self.eval(small.value, flow, frame) if small.value is not None else EMPTY
+            return Outcome(normal=None, returns=[(flow, value)])
+        elif isinstance(small, cst.Break):
+            return Outcome(normal=None, breaks=[flow])
+        elif isinstance(small, cst.Continue):
+            return Outcome(normal=None, continues=[flow])
+        elif isinstance(small, cst.Raise):
+            return Outcome(normal=None)
+        elif isinstance(small, cst.Assert):
+            self.eval(small.test, flow, frame)
+        return Outcome(normal=flow)
+
+    def _merge_outcomes(self, outs: list[Outcome]) -> Outcome:
+        return Outcome(
+            normal=Flow.join([o.normal for o in outs]),
+            breaks=[b for o in outs for b in o.breaks],
+            continues=[c for o in outs for c in o.continues],
+            returns=[r for o in outs for r in o.returns],
+        )
+
+    # -- branches
+    def condition(self, statement: cst.CSTNode, test: cst.BaseExpression) -> Condition:
+        cond = self.conditions.get(id(statement))
+        if cond is None:
+            cond = analyse_test(id(statement), statement, test)
+            self.conditions[cond.id] = cond
+        return cond
+
+    def interesting(self, node: cst.CSTNode) -> bool:
+        """Does this subtree hold anything that can change gradients or leave the block?"""
+        key = id(node)
+        if key not in self._interesting:
+            found = False
+            local_fns = set(self.functions)
+            outer = self
+
+            class V(cst.CSTVisitor):
+                def visit_Call(self, n: cst.Call) -> bool:
+                    nonlocal found
+                    if isinstance(n.func, cst.Attribute) and n.func.attr.value in EVENT_ATTRS:
+                        found = True
+                    elif isinstance(n.func, cst.Name) and (n.func.value in local_fns or n.func.value in outer.classes):
+                        found = True
+                    elif isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name) and n.func.value.value == "self":
+                        found = True
+                    return not found
+
+                def visit_Continue(self, n: cst.Continue) -> None:
+                    nonlocal found
+                    found = True
+
+                def visit_Break(self, n: cst.Break) -> None:
+                    nonlocal found
+                    found = True
+
+                def visit_Return(self, n: cst.Return) -> None:
+                    nonlocal found
+                    found = True
+
+                def visit_Raise(self, n: cst.Raise) -> None:
+                    nonlocal found
+                    found = True
+
+                def visit_Attribute(self, n: cst.Attribute) -> None:
+                    nonlocal found
+                    if n.attr.value in ("grad", "requires_grad"):
+                        found = True
+
+            node.visit(V())
+            self._interesting[key] = found
+        return self._interesting[key]
+
+    def exec_if(self, stmt: cst.If, flow: Flow, frame: Frame) -> Outcome:
+        self.eval(stmt.test, flow, frame)
+        fixed = grad_existence_test(stmt.test)
+        orelse = stmt.orelse
+        if fixed is not None:
+            if fixed:
+                return self.exec_block(stmt.body.body, flow, frame)
+            if orelse is None:
+                return Outcome(normal=flow)
+            return self._exec_orelse(orelse, flow, frame)
+        if not self.interesting(stmt):
+            t = self.exec_block(stmt.body.body, flow.copy(), frame)
+            f = self._exec_orelse(orelse, flow.copy(), frame) if orelse is not None else Outcome(normal=flow)
+            return self._merge_outcomes([t, f])
+        cond = self.condition(stmt, stmt.test)
+        self._note_counter(cond, flow)
+        tflow, fflow = self.split(flow, cond)
+        inner = replace(frame, ifs=frame.ifs + (cond.id,))
+        t = self.exec_block(stmt.body.body, tflow, inner) if tflow is not None else Outcome(normal=None)
+        if orelse is None:
+            f = Outcome(normal=fflow)
+        elif fflow is None:
+            f = Outcome(normal=None)
+        else:
+            f = self._exec_orelse(orelse, fflow, inner)
+        return self._merge_outcomes([t, f])
+
+    def _exec_orelse(self, orelse: cst.CSTNode, flow: Flow, frame: Frame) -> Outcome:
+        if isinstance(orelse, cst.If):
+            return self.exec_if(orelse, flow, frame)
+        return self.exec_block(orelse.body.body, flow, frame)  # type: ignore[attr-defined]
+
+    def split(self, flow: Flow, cond: Condition) -> tuple[Flow | None, Flow | None]:
+        """Split a flow on a condition, keeping only the paths consistent with what they assumed."""
+        t_states, f_states = [], []
+        atoms = [(c, w) for c, w in modulo_atoms(cond.test) if c in self.windows]
+        for s in flow.states:
+            known = s.assumption(cond.id)
+            t_s: PathState | None = s if known is not False else None
+            f_s: PathState | None = s if known is not True else None
+            for counter, window in atoms[:1]:
+                current = s.phase(counter, window) or ALL_PHASES
+                truths = {p: phase_truth(cond.test, counter, window, p) for p in current}
+                t_ph = frozenset(p for p, v in truths.items() if v is not False)
+                f_ph = frozenset(p for p, v in truths.items() if v is not True)
+                t_s = t_s.with_phase(counter, window, t_ph) if t_s is not None and t_ph else None
+                f_s = f_s.with_phase(counter, window, f_ph) if f_s is not None and f_ph else None
+            if t_s is not None:
+                t_states.append(t_s if known is not None else t_s.assume(cond.id, True))
+            if f_s is not None:
+                f_states.append(f_s if known is not None else f_s.assume(cond.id, False))
+        t = Flow(dict(flow.env), frozenset(t_states)) if t_states else None
+        f = Flow(dict(flow.env), frozenset(f_states)) if f_states else None
+        return t, f
+
+    def _note_counter(self, cond: Condition, flow: Flow) -> None:
+        """Record whether the test fires on the first micro-batch of a zero-based counter."""
+        for name in cond.counters:
+            value = self.lookup(name, flow, None)
+            if value is None or value.counter is None:
+                continue
+            c = value.counter
+            if not c.zero_based or c.incremented:
+                continue
+            first = truth_at_zero(cond.test, name)
+            if first is not None:
+                cond.first_value = first
+                cond.counter_sources[name] = c.source
+
+    # -- loops
+    def exec_for(self, stmt: cst.For, flow: Flow, frame: Frame) -> Outcome:
+        iter_value = self.eval(stmt.iter, flow, frame)
+        element = self.element_of(stmt.iter, iter_value, flow, frame)
+        loop = self.loops.get(id(stmt))
+        if loop is None:
+            loop = Loop(id(stmt), stmt, self.loop_count(stmt.iter))
+            self.loops[loop.id] = loop
+
+        counter = self.loop_counter(stmt)
+
+        def body(f: Flow, fr: Frame) -> Outcome:
+            self.assign(stmt.target, element, f, fr, stmt.iter, stmt, keep_phases=True)
+            return self.exec_block(stmt.body.body, f, fr)
+
+        out = self.run_loop(flow, frame, loop, body, None, counter)
+        if stmt.orelse is not None and out.normal is not None:
+            res = self.exec_block(stmt.orelse.body.body, out.normal, frame)
+            out = Outcome(res.normal, out.breaks + res.breaks, out.continues + res.continues, out.returns + res.returns)
+        return Outcome(Flow.join([out.normal, *out.breaks]), returns=out.returns)
+
+    def loop_counter(self, stmt: cst.For) -> tuple[str, bool] | None:
+        """The integer counter a `for` loop advances by one per iteration, and whether it starts at 0."""
+        it = strip_parens(stmt.iter)
+        if not isinstance(it, cst.Call):
+            return None
+        fname = N.last_name(it.func)
+        args = [a for a in it.args if a.keyword is None]
+        target = strip_parens(stmt.target)
+        if fname == "enumerate" and isinstance(target, (cst.Tuple, cst.List)) and target.elements:
+            first = target.elements[0].value
+            if isinstance(first, cst.Name):
+                start = args[1].value if len(args) > 1 else self._kwarg(it, "start")
+                return first.value, start is None or (isinstance(start, cst.Integer) and start.value == "0")
+        if fname == "range" and isinstance(target, cst.Name) and args:
+            if len(args) >= 3:
+                return None
+            start = args[0].value if len(args) == 2 else None
+            return target.value, start is None or (isinstance(start, cst.Integer) and start.value == "0")
+        return None
+
+    def exec_while(self, stmt: cst.While, flow: Flow, frame: Frame) -> Outcome:
+        loop = self.loops.get(id(stmt))
+        if loop is None:
+            loop = Loop(id(stmt), stmt, None)
+            self.loops[loop.id] = loop
+        test = strip_parens(stmt.test)
+        infinite = isinstance(test, cst.Name) and test.value == "True" or isinstance(test, cst.Integer) and test.value != "0"
+        cond = None if infinite else self.condition(stmt, stmt.test)
+
+        def body(f: Flow, fr: Frame) -> Outcome:
+            self.eval(stmt.test, f, fr)
+            return self.exec_block(stmt.body.body, f, fr)
+
+        out = self.run_loop(flow, frame, loop, body, cond)
+        normal = None if infinite else out.normal
+        if stmt.orelse is not None and normal is not None:
+            res = self.exec_block(stmt.orelse.body.body, normal, frame)
+            normal = res.normal
+        return Outcome(Flow.join([normal, *out.breaks]), returns=out.returns)
+
+    def run_loop(
+        self,
+        flow: Flow,
+        frame: Frame,
+        loop: Loop,
+        body: Callable[[Flow, Frame], Outcome],
+        cond: Condition | None,
+        counter: tuple[str, bool] | None = None,
+    ) -> Outcome:
+        """Run a loop body to a fixed point; the loop is assumed to run at least once."""
+        inner = replace(frame, loops=frame.loops + (loop.id,))
+        head = flow.copy()
+        if counter is not None and counter[0] in self.windows:
+            name, zero = counter
+            head.map(lambda s: s.restart(name, self.windows[name], frozenset({FIRST}) if zero else None))
+        breaks: list[Flow] = []
+        returns: list[tuple[Flow, Value]] = []
+        back: Flow | None = None
+        for _ in range(MAX_LOOP_ITERATIONS):
+            entry = head.copy()
+            self._reset_counters(entry)
+            res = body(entry, inner)
+            breaks += res.breaks
+            returns += res.returns
+            back = Flow.join([res.normal, *res.continues])
+            if back is None:
+                break
+            if counter is not None and counter[0] in self.windows:
+                back.map(lambda s: s.advance(counter[0], self._advance_phases))
+            new_head = Flow.join([head, back])
+            assert new_head is not None
+            if new_head.states == head.states and new_head.env == head.env:
+                break
+            head = new_head
+        normal = back
+        return Outcome(normal=normal, breaks=breaks, returns=returns)
+
+    @staticmethod
+    def _reset_counters(flow: Flow) -> None:
+        for k, v in list(flow.env.items()):
+            if v.counter is not None and v.counter.incremented:
+                flow.env[k] = replace(v, counter=replace(v.counter, incremented=False))
+
+    def loop_count(self, it: cst.BaseExpression) -> str | None:
+        """The number of iterations, as source, when the iterable reads like a window of micro-batches."""
+        if isinstance(it, cst.Call):
+            fname = N.last_name(it.func)
+            args = [a.value for a in it.args if a.keyword is None]
+            if fname == "range" and args:
+                return code(args[-1]) if len(args) <= 2 else None
+            if fname in ("enumerate", "tqdm", "zip") and args:
+                return self.loop_count(args[0])
+            if fname in ("chunk", "split", "tensor_split") and len(args) >= (1 if isinstance(it.func, cst.Attribute) else 2):
+                return code(args[-1])
+        return f"len({code(it)})"
+
+    def element_of(self, it: cst.BaseExpression, value: Value, flow: Flow, frame: Frame) -> Value:
+        """The abstract value of one element of an iterable."""
+        it = strip_parens(it)
+        if isinstance(it, cst.Call):
+            fname = N.last_name(it.func)
+            args = [a for a in it.args if a.keyword is None]
+            kwargs = {a.keyword.value: a.value for a in it.args if a.keyword is not None}
+            if fname == "enumerate" and args:
+                start = args[1].value if len(args) > 1 else kwargs.get("start")
+                zero = start is None or (isinstance(start, cst.Integer) and start.value == "0")
+                inner_v = self.eval(args[0].value, flow.copy(), frame)
+                counter = Value(counter=Counter(f"enumerate({code(args[0].value)})", zero_based=zero))
+                return Value(items=(("0", counter), ("1", self.element_of(args[0].value, inner_v, flow, frame))))
+            if fname == "range":
+                start = args[0].value if len(args) >= 2 else None
+                zero = start is None or (isinstance(start, cst.Integer) and start.value == "0")
+                return Value(counter=Counter(f"range({', '.join(code(a.value) for a in args)})", zero_based=zero))
+            if fname == "zip":
+                return Value(items=tuple((str(i), self.element_of(a.value, self.eval(a.value, flow.copy(), frame), flow, frame)) for i, a in enumerate(args)))
+            if fname in ("tqdm", "iter", "list", "tuple", "sorted", "reversed", "trange") and args:
+                return self.element_of(args[0].value, self.eval(args[0].value, flow.copy(), frame), flow, frame)
+            if fname == "items" and value.items:
+                return Value(items=(("0", EMPTY), ("1", join([v for _, v in value.items]))))
+        if value.items and not value.params:
+            return join([v for _, v in value.items])
+        return Value(entities=value.entities, modules=value.modules, params=value.params, reach=value.reach, opaque=value.opaque)
+
+    # -- with / try
+    def exec_with(self, stmt: cst.With, flow: Flow, frame: Frame) -> Outcome:
+        inner = frame
+        for item in stmt.items:
+            ctx = item.item
+            qual = self.imports.qualify(ctx.func) if isinstance(ctx, cst.Call) else None
+            if isinstance(ctx, cst.Call) and qual is not None:
+                last = qual.rsplit(".", 1)[-1]
+                if qual in N.NO_GRAD_CONTEXTS or last in ("no_grad", "inference_mode"):
+                    inner = replace(inner, no_grad=True)
+                    continue
+                if last == "set_grad_enabled" and ctx.args and code(ctx.args[0].value) == "False":
+                    inner = replace(inner, no_grad=True)
+                    continue
+                if last == "enable_grad":
+                    inner = replace(inner, no_grad=False)
+                    continue
+                if last == "accumulate":
+                    inner = replace(inner, accumulate_ctx=True)
+                if last == "scale_loss" and ctx.args and item.asname is not None:  # apex.amp
+                    value = self.eval(ctx.args[0].value, flow, frame)
+                    self.assign(item.asname.name, value, flow, frame, ctx, stmt)
+                    continue
+            value = self.eval(ctx, flow, frame)
+            if item.asname is not None:
+                self.assign(item.asname.name, value, flow, frame, ctx, stmt)
+        return self.exec_block(stmt.body.body, flow, inner)
+
+    def exec_try(self, stmt: cst.Try, flow: Flow, frame: Frame) -> Outcome:
+        entry = flow.copy()
+        body = self.exec_block(stmt.body.body, flow, frame)
+        outs = [body]
+        if stmt.orelse is not None and body.normal is not None:
+            res = self.exec_block(stmt.orelse.body.body, body.normal, frame)
+            outs[0] = Outcome(res.normal, body.breaks + res.breaks, body.continues + res.continues, body.returns + res.returns)
+        for handler in stmt.handlers:
+            start = Flow.join([entry, body.normal])
+            if start is not None:
+                outs.append(self.exec_block(handler.body.body, start, frame))
+        merged = self._merge_outcomes(outs)
+        if stmt.finalbody is not None and merged.normal is not None:
+            res = self.exec_block(stmt.finalbody.body.body, merged.normal, frame)
+            merged = Outcome(res.normal, merged.breaks + res.breaks, merged.continues + res.continues, merged.returns + res.returns)
+        return merged
+
+    # -- assignment
+    def assign(
+        self,
+        target: cst.BaseExpression,
+        value: Value,
+        flow: Flow,
+        frame: Frame,
+        source: cst.CSTNode | None,
+        stmt: cst.CSTNode,
+        keep_phases: bool = False,
+    ) -> None:
+        target = strip_parens(target)
+        if isinstance(target, (cst.Tuple, cst.List)):
+            elems = [e.value for e in target.elements]
+            positional = [value.item(str(i)) for i in range(len(elems))]
+            for i, elem in enumerate(elems):
+                sub = positional[i] if all(p is not None for p in positional) else replace(value, items=())
+                if isinstance(elem, cst.StarredElement):
+                    elem = elem.value
+                self.assign(elem, sub if sub is not None else value, flow, frame, source, stmt, keep_phases)
+            return
+        if isinstance(target, cst.Attribute) and target.attr.value == "grad":
+            # `p.grad = None` / `p.grad = torch.zeros_like(p)` clears; anything else replaces grads.
+            owner = self.eval(target.value, flow.copy(), frame)
+            holders = self.holders_of_params(owner)
+            if not holders:
+                return
+            kind = self.grad_assignment_kind(source)
+            if kind == "clear":
+                self.record_clear(stmt, f"{code(target)} = {code(source) if source is not None else '...'}", code(target.value), holders, flow, frame)
+            elif kind == "rescale":
+                flow.map(lambda s: s.rescale(holders))
+            else:
+                flow.map(lambda s: s.clear(0, holders, record_discards=False))
+            return
+        if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad":
+            owner = self.eval(target.value, flow.copy(), frame)
+            holders = self.holders_of_params(owner)
+            flag = self.bool_literal(source)
+            if holders and flag is not None:
+                flow.map(lambda s: s.freeze(holders, not flag))
+            return
+        key = N.ref_text(target)
+        if key is None:
+            if isinstance(target, cst.Subscript):
+                self.eval(target.value, flow, frame)
+            return
+        if frame.no_grad:
+            value = replace(value, reach=frozenset(), opaque=False) if not value.entities and not value.modules else value
+        if value.const == 0 and isinstance(source, cst.Integer):
+            value = replace(value, counter=Counter(f"{key} = 0", zero_based=True))
+        elif isinstance(source, cst.Integer) and value.counter is None:
+            value = replace(value, counter=Counter(f"{key} = {source.value}", zero_based=False))
+        # Submodules assigned in an nn.Module's methods belong to `self`.
+        if key.startswith("self.") and frame.cls is not None and frame.cls.is_module and frame.self_value is not None and value.modules:
+            base = next(iter(frame.self_value.modules))
+            path = tuple(key.split(".")[1:])
+            if all(m.uid != base.uid for m in value.modules):
+                value = replace(value, modules=frozenset({Holder(base.uid, path)}), entities=frozenset())
+        if not value.entities and not value.modules and value.opaque and key not in flow.env:
+            minted = self.entity_for_unknown_ref(key)
+            if minted is not None and (isinstance(source, cst.Call) or source is None):
+                value = minted
+        flow.env[key] = value
+        if key in self.windows and not keep_phases:
+            zero = value.const == 0 and isinstance(source, cst.Integer)
+            flow.map(lambda s: s.restart(key, self.windows[key], frozenset({FIRST}) if zero else None))
+        for ent in value.entities:
+            self.table.name_after(ent.uid, key)
+        for m in value.modules:
+            if not m.path and not m.pseudo:
+                self.table.name_after(m.uid, key)
+        self.forget(key, flow)
+
+    @staticmethod
+    def grad_assignment_kind(source: cst.CSTNode | None) -> str:
+        """`p.grad = None`/zeros clears; `p.grad = g / n` rescales; anything else replaces the gradient."""
+        if source is None:
+            return "replace"
+        src = strip_parens(source)  # type: ignore[arg-type]
+        if isinstance(src, cst.Name) and src.value == "None":
+            return "clear"
+        if isinstance(src, (cst.Integer, cst.Float)) and float(src.value) == 0:
+            return "clear"
+        if isinstance(src, cst.Call) and N.last_name(src.func) in ("zeros_like", "zeros", "zero_"):
+            return "clear"
+        if isinstance(src, cst.BinaryOperation) and isinstance(src.operator, (cst.Divide, cst.Multiply)):
+            return "rescale"
+        if isinstance(src, cst.Call) and N.last_name(src.func) in ("div", "mul", "true_divide"):
+            return "rescale"
+        return "replace"
+
+    def forget(self, name: str, flow: Flow) -> None:
+        drop = [c.id for c in self.conditions.values() if name in c.names]
+        if drop:
+            flow.map(lambda s: s.forget(drop))
+
+    def exec_augassign(self, small: cst.AugAssign, flow: Flow, frame: Frame, line: cst.CSTNode) -> None:
+        target = small.target
+        rhs = self.eval(small.value, flow, frame)
+        if isinstance(target, cst.Attribute) and target.attr.value == "grad":
+            owner = self.eval(target.value, flow.copy(), frame)
+            holders = self.holders_of_params(owner)
+            if holders and isinstance(small.operator, (cst.DivideAssign, cst.MultiplyAssign)):
+                flow.map(lambda s: s.rescale(holders))
+            return
+        key = N.ref_text(target)
+        if key is None:
+            return
+        old = self.lookup(key, flow, frame) or EMPTY
+        if isinstance(small.operator, cst.AddAssign) and isinstance(small.value, cst.Integer) and small.value.value == "1" and key in self.windows:
+            flow.map(lambda s: s.advance(key, self._advance_phases))
+            new = replace(old, counter=replace(old.counter, incremented=True), const=None) if old.counter else replace(old, const=None)
+            flow.env[key] = new
+            self.forget(key, flow)
+            return
+        if isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)) and old.counter is not None and isinstance(small.value, cst.Integer):
+            new = replace(old, counter=replace(old.counter, incremented=True), const=None)
+        elif isinstance(small.operator, cst.DivideAssign):
+            new = union_as_tensor([old, rhs]).with_divisor(code(small.value))
+        elif isinstance(small.operator, cst.MultiplyAssign):
+            new = union_as_tensor([old, rhs])
+            div = self.reciprocal(small.value)
+            if div is not None:
+                new = new.with_divisor(div)
+        else:
+            new = union_as_tensor([old, rhs])
+        flow.env[key] = new
+        self.forget(key, flow)
+
+    # ------------------------------------------------------------------ expressions
+    def lookup(self, key: str, flow: Flow, frame: Frame | None) -> Value | None:
+        if key in flow.env:
+            return flow.env[key]
+        if key == "self" and frame is not None and frame.self_value is not None:
+            return frame.self_value
+        if key in self.module_env:
+            return self.module_env[key]
+        return None
+
+    def eval(self, expr: cst.BaseExpression | None, flow: Flow, frame: Frame) -> Value:  # noqa: C901
+        if expr is None:
+            return EMPTY
+        if isinstance(expr, cst.Name):
+            v = self.lookup(expr.value, flow, frame)
+            if v is not None:
+                return v
+            if expr.value in ("True", "False", "None"):
+                return Value(const=expr.value)
+            if expr.value in self.imports.aliases or expr.value in self.functions or expr.value in self.classes or expr.value in frame.local_defs:
+                return EMPTY
+            minted = self.entity_for_unknown_ref(expr.value)
+            if minted is not None:
+                flow.env[expr.value] = minted
+                return minted
+            return OPAQUE
+        if isinstance(expr, cst.Attribute):
+            return self.eval_attribute(expr, flow, frame)
+        if isinstance(expr, cst.Call):
+            return self.eval_call(expr, flow, frame)
+        if isinstance(expr, cst.BinaryOperation):
+            left = self.eval(expr.left, flow, frame)
+            right = self.eval(expr.right, flow, frame)
+            result = union_as_tensor([left, right])
+            if isinstance(expr.operator, (cst.Divide, cst.FloorDivide)):
+                if not right.reach:
+                    result = result.with_divisor(code(strip_parens(expr.right)))
+            elif isinstance(expr.operator, cst.Multiply):
+                for side in (expr.left, expr.right):
+                    div = self.reciprocal(side)
+                    if div is not None:
+                        result = result.with_divisor(div)
+            if isinstance(expr.left, cst.Integer) and isinstance(expr.right, cst.Integer):
+                result = replace(result, const=None)
+            return result
+        if isinstance(expr, cst.UnaryOperation):
+            return self.eval(expr.expression, flow, frame).as_tensor()
+        if isinstance(expr, (cst.BooleanOperation,)):
+            return join([self.eval(expr.left, flow, frame), self.eval(expr.right, flow, frame)])
+        if isinstance(expr, cst.Comparison):
+            vals = [self.eval(expr.left, flow, frame)] + [self.eval(c.comparator, flow, frame) for c in expr.comparisons]
+            return EMPTY
+        if isinstance(expr, cst.IfExp):
+            self.eval(expr.test, flow, frame)
+            return join([self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)])
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            items = []
+            for i, el in enumerate(expr.elements):
+                v = self.eval(el.value, flow, frame)
+                items.append((str(i), v))
+            vals = [v for _, v in items]
+            j = join(vals) if vals else EMPTY
+            return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, divisors=j.divisors, items=tuple(items))
+        if isinstance(expr, cst.Dict):
+            items = []
+            for el in expr.elements:
+                if isinstance(el, cst.DictElement):
+                    v = self.eval(el.value, flow, frame)
+                    k = N.literal_key(el.key)
+                    items.append((k if k is not None else f"?{len(items)}", v))
+                else:
+                    items.append((f"?{len(items)}", self.eval(el.value, flow, frame)))
+            vals = [v for _, v in items]
+            j = join(vals) if vals else EMPTY
+            return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, items=tuple(items))
+        if isinstance(expr, cst.Subscript):
+            base = self.eval(expr.value, flow, frame)
+            key = None
+            if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+                key = N.literal_key(expr.slice[0].slice.value)
+                self.eval(expr.slice[0].slice.value, flow, frame)
+            if key is not None:
+                item = base.item(key)
+                if item is not None:
+                    return item
+            if base.items:
+                return join([v for _, v in base.items])
+            return replace(base, items=(), counter=None, const=None)
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return self.eval_comprehension(expr.elt, expr.for_in, flow, frame)
+        if isinstance(expr, cst.DictComp):
+            return self.eval_comprehension(expr.value, expr.for_in, flow, frame)
+        if isinstance(expr, cst.Await):
+            return self.eval(expr.expression, flow, frame)
+        if isinstance(expr, cst.NamedExpr):
+            v = self.eval(expr.value, flow, frame)
+            self.assign(expr.target, v, flow, frame, expr.value, expr)
+            return v
+        if isinstance(expr, cst.Integer):
+            return Value(const=int(expr.value, 0) if expr.value.isdigit() else None)
+        if isinstance(expr, cst.FormattedString):
+            for part in expr.parts:
+                if isinstance(part, cst.FormattedStringExpression):
+                    self.eval(part.expression, flow, frame)
+            return EMPTY
+        if isinstance(expr, cst.ConcatenatedString):
+            self.eval(expr.left, flow, frame)
+            self.eval(expr.right, flow, frame)
+            return EMPTY
+        if isinstance(expr, (cst.Float, cst.Imaginary, cst.SimpleString, cst.Lambda, cst.Ellipsis)):
+            return EMPTY
+        return EMPTY
+
+    def eval_comprehension(self, elt: cst.BaseExpression, for_in: cst.CompFor, flow: Flow, frame: Frame) -> Value:
+        if self.interesting(elt):
+            # `[self.train_step(b) for b in loader]` is a training loop.
+            loop = self.loops.get(id(for_in))
+            if loop is None:
+                loop = Loop(id(for_in), for_in, self.loop_count(for_in.iter))
+                self.loops[loop.id] = loop
+            results: list[Value] = []
+
+            def body(f: Flow, fr: Frame) -> Outcome:
+                node: cst.CompFor | None = for_in
+                while node is not None:
+                    it = self.eval(node.iter, f, fr)
+                    self.assign(node.target, self.element_of(node.iter, it, f, fr), f, fr, node.iter, node)
+                    for cond in node.ifs:
+                        self.eval(cond.test, f, fr)
+                    node = node.inner_for_in
+                results.append(self.eval(elt, f, fr))
+                return Outcome(normal=f)
+
+            out = self.run_loop(flow.copy(), frame, loop, body, None)
+            if out.normal is not None:
+                flow.states = out.normal.states
+            v = join(results)
+            return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, divisors=v.divisors)
+        scratch = flow.copy()
+        node: cst.CompFor | None = for_in
+        while node is not None:
+            it = self.eval(node.iter, scratch, frame)
+            self.assign(node.target, self.element_of(node.iter, it, scratch, frame), scratch, frame, node.iter, node)
+            node = node.inner_for_in
+        v = self.eval(elt, scratch, frame)
+        flow.states = scratch.states
+        return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, divisors=v.divisors)
+
+    def reciprocal(self, expr: cst.BaseExpression) -> str | None:
+        """`1 / N` or `1.0 / N` -> `N`."""
+        expr = strip_parens(expr)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
+            left = strip_parens(expr.left)
+            if isinstance(left, (cst.Integer, cst.Float)) and float(left.value) == 1.0:
+                return code(strip_parens(expr.right))
+        return None
+
+    @staticmethod
+    def bool_literal(expr: cst.CSTNode | None) -> bool | None:
+        if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
+            return expr.value == "True"
+        return None
+
+    def eval_attribute(self, expr: cst.Attribute, flow: Flow, frame: Frame) -> Value:
+        key = N.ref_text(expr)
+        if key is not None:
+            v = self.lookup(key, flow, frame)
+            if v is not None:
+                return v
+        base = self.eval(expr.value, flow, frame)
+        attr = expr.attr.value
+        if attr in ("data",):
+            return EMPTY
+        if attr in ("grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim", "T" if False else "__never__"):
+            return EMPTY
+        inst = base.item(attr) if base.const is not None and isinstance(base.const, tuple) else None
+        if inst is not None:
+            return inst
+        if base.modules:
+            if attr in ("module", "_orig_mod", "model") and attr != "model":
+                return base
+            mods = frozenset(Holder(m.uid, m.path + (attr,)) for m in base.modules if not m.pseudo)
+            if attr in ("module", "_orig_mod"):
+                mods = base.modules
+            return Value(modules=mods)
+        opts = base.of_kind(Kind.OPTIMIZER)
+        if opts and attr == "param_groups":
+            holders = frozenset().union(*(self.table.optimizer_holders(o) for o in opts))
+            return Value(params=holders)
+        if key is not None and not base.entities and (base.opaque or base == EMPTY):
+            minted = self.entity_for_unknown_ref(key)
+            if minted is not None:
+                flow.env[key] = minted
+                return minted
+        return Value(reach=base.reach, opaque=base.opaque, params=base.params)
+
+    # ------------------------------------------------------------------ calls
+    def args_of(self, call: cst.Call, flow: Flow, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
+        pos: list[Value] = []
+        kw: dict[str, Value] = {}
+        for a in call.args:
+            v = self.eval(a.value, flow, frame)
+            if a.keyword is not None:
+                kw[a.keyword.value] = v
+            elif a.star:
+                pos.append(replace(v, items=()))
+            else:
+                pos.append(v)
+        return pos, kw
+
+    def eval_call(self, call: cst.Call, flow: Flow, frame: Frame) -> Value:  # noqa: C901
+        func = call.func
+        if isinstance(func, cst.Attribute):
+            return self.eval_method_call(call, func, flow, frame)
+        qual = self.imports.qualify(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        if isinstance(func, cst.Name):
+            name = func.value
+            bound = self.lookup(name, flow, frame)
+            if bound is not None and (bound.modules or bound.entities):
+                pos, kw = self.args_of(call, flow, frame)
+                if bound.modules:
+                    return self.forward(bound, pos, kw)
+                return self.opaque_call(name, pos, kw, flow)
+            local = frame.local_defs.get(name) or (self.functions.get(name) if self.lookup(name, flow, frame) is None else None)
+            if local is not None:
+                pos, kw = self.args_of(call, flow, frame)
+                return self.inline(local, None, None, pos, kw, flow, frame)
+            if name in self.classes and name not in self.imports.aliases:
+                info = self.classes[name]
+                pos, kw = self.args_of(call, flow, frame)
+                if info.is_module:
+                    return self.model_value(self.mint(Kind.LIGHTNING if info.is_lightning else Kind.MODEL, name, ("ctor", id(call))))
+                return self.instantiate(info, pos, kw, flow, frame)
+        if qual is None:
+            callee = self.eval(func, flow, frame)
+            pos, kw = self.args_of(call, flow, frame)
+            if callee.modules:
+                return self.forward(callee, pos, kw)
+            return self.opaque_call("", pos, kw, flow)
+        return self.eval_qualified_call(call, qual, flow, frame)
+
+    def forward(self, module: Value, pos: list[Value], kw: dict[str, Value]) -> Value:
+        args = union_as_tensor([*pos, *kw.values()])
+        return Value(reach=args.reach | frozenset(m for m in module.modules), opaque=args.opaque)
+
+    def eval_qualified_call(self, call: cst.Call, qual: str, flow: Flow, frame: Frame) -> Value:  # noqa: C901
+        last = qual.rsplit(".", 1)[-1]
+        pos, kw = self.args_of(call, flow, frame)
+        display = code(call.func)
+        if N.is_scaler_class(qual):
+            return Value(entities=frozenset({self.mint(Kind.SCALER, display, ("ctor", id(call)))}))
+        if N.is_accelerator_class(qual):
+            return Value(entities=frozenset({self.mint(Kind.ACCELERATOR, display, ("ctor", id(call)))}))
+        if N.is_scheduler_class(qual) and not N.is_optimizer_class(qual):
+            return Value(entities=frozenset({self.mint(Kind.SCHEDULER, display, ("ctor", id(call)))}))
+        if N.is_optimizer_class(qual):
+            return self.new_optimizer(call, pos, kw, None)
+        if qual == "torch.autograd.backward" and pos:
+            self.record_backward(call, pos[0], code(call.args[0].value), flow, frame, framework_scaled=False)
+            return EMPTY
+        if last in N.MODULE_PASSTHROUGH_FUNCS and pos and (pos[0].modules or pos[0].entities):
+            return pos[0]
+        if last in ("Parameter", "Variable") or (qual.startswith("torch.") and "requires_grad" in kw and self.bool_literal(self._kwarg(call, "requires_grad"))):
+            return self.model_value(self.mint(Kind.PARAM, self._assign_name(call) or display, ("param", id(call))))
+        if N.is_model_constructor(qual, frozenset(n for n, c in self.classes.items() if c.is_module)):
+            return self.model_value(self.mint(Kind.MODEL, display, ("ctor", id(call))))
+        if last in ("chain", "list", "tuple", "filter", "sorted", "iter", "set"):
+            vals = pos[1:] if last == "filter" else pos
+            j = join(vals) if vals else EMPTY
+            return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, items=j.items if len(vals) == 1 else ())
+        if last in ("sum", "mean", "stack", "cat", "max", "min", "abs"):
+            return union_as_tensor([*pos, *kw.values()])
+        if last in ("div", "true_divide") and len(pos) >= 2:
+            return union_as_tensor(pos).with_divisor(code(call.args[1].value))
+        if qual.startswith(("torch.", "numpy.", "math.", "F.", "torch")) or last in N.HARMLESS_BUILTINS:
+            if last.startswith("clip_grad") or last in ("len", "isinstance", "print", "range"):
+                return EMPTY
+            return union_as_tensor([*pos, *kw.values()])
+        # A freeze helper we cannot see: `set_requires_grad(D, False)`, `freeze(model)`.
+        lname = last.lower()
+        if ("requires_grad" in lname or "freeze" in lname) and any(v.modules or v.params for v in pos):
+            flag = next((self.bool_literal(a.value) for a in call.args if self.bool_literal(a.value) is not None), None)
+            frozen = (not flag) if flag is not None else ("unfreeze" not in lname and "freeze" in lname)
+            holders = self.holders_of_modules(pos)
+            if flag is not None or "freeze" in lname:
+                flow.map(lambda s: s.freeze(holders, frozen))
+                return EMPTY
+        return self.opaque_call(last, pos, kw, flow)
+
+    @staticmethod
+    def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
+        for a in call.args:
+            if a.keyword is not None and a.keyword.value == name:
+                return a.value
+        return None
+
+    def _assign_name(self, call: cst.Call) -> str | None:
+        return None
+
+    def new_optimizer(self, call: cst.Call, pos: list[Value], kw: dict[str, Value], owner_hint: Value | None) -> Value:
+        params = pos[0] if pos else kw.get("params", kw.get("model_params"))
+        display = code(call.func)
+        ent = self.mint(Kind.OPTIMIZER, display, ("ctor", id(call)))
+        own = self.table.ownership.setdefault(ent.uid, Ownership())
+        holders: frozenset[Holder] = frozenset()
+        unknown = True
+        if params is not None:
+            holders = frozenset(h for h in (params.params | (params.modules if params.modules and not params.params else frozenset())) if not h.pseudo)
+            unknown = not holders or (params.opaque and not holders)
+        if owner_hint is not None and not holders and owner_hint.modules:
+            holders = frozenset(owner_hint.modules)
+            unknown = False
+        own.holders = own.holders | holders
+        own.unknown = own.unknown and unknown if own.holders else unknown
+        own.names = tuple(sorted({self.table.holder_name(h) for h in own.holders}))
+        return Value(entities=frozenset({ent}))
+
+    def opaque_call(self, name: str, pos: list[Value], kw: dict[str, Value], flow: Flow) -> Value:
+        """A call the analysis cannot follow: it may run models it is given, and may touch grads."""
+        vals = [*pos, *kw.values()]
+        opts = [o for v in vals for o in v.of_kind(Kind.OPTIMIZER)]
+        models = [v for v in vals if v.modules]
+        if opts or (models and N.callee_suggests_grad_effect(name)):
+            holders: set[Holder] = set()
+            for o in opts:
+                holders |= self.table.optimizer_holders(o)
+            holders |= self.holders_of_modules(models)
+            if models:
+                holders |= {Holder(o.uid, (), pseudo=True) for o in self.all_optimizers()}
+            flow.map(lambda s: s.clear(0, holders, record_discards=False))
+        reach = frozenset().union(*(v.reach | v.modules for v in vals)) if vals else frozenset()
+        params = frozenset().union(*(v.params for v in vals)) if vals else frozenset()
+        return Value(reach=reach, params=params, opaque=True)
+
+    def holders_of_modules(self, vals: Iterable[Value]) -> set[Holder]:
+        out: set[Holder] = set()
+        for v in vals:
+            out |= {m for m in v.modules if not m.pseudo}
+            out |= set(v.params)
+            for _, item in v.items:
+                out |= self.holders_of_modules([item])
+        return out
+
+    def holders_of_params(self, v: Value) -> set[Holder]:
+        return set(v.params) | {m for m in v.modules} | {r for r in v.reach if self.table.entities.get(r.uid) and self.table.entities[r.uid].kind is Kind.PARAM}
+
+    def eval_method_call(self, call: cst.Call, func: cst.Attribute, flow: Flow, frame: Frame) -> Value:  # noqa: C901
+        attr = func.attr.value
+        recv_node = func.value
+        bound_key = N.ref_text(func)
+        bound = self.lookup(bound_key, flow, frame) if bound_key else None
+        if bound is not None and bound.modules:  # `self.netD(x)`: calling a stored module
+            pos, kw = self.args_of(call, flow, frame)
+            return self.forward(bound, pos, kw)
+        qual = self.imports.qualify(func)
+        # Module-level functions reached through an import alias: `torch.optim.Adam(...)`, `F.mse_loss(...)`.
+        if qual is not None and qual.split(".", 1)[0] in set(self.imports.aliases.values()) | {"torch"} and N.dotted(recv_node) is not None:
+            head = N.dotted(recv_node).split(".", 1)[0]  # type: ignore[union-attr]
+            if head in self.imports.aliases and self.lookup(head, flow, frame) is None:
+                return self.eval_qualified_call(call, qual, flow, frame)
+        # Methods of the class being analysed: `self.train_step(batch)`.
+        if isinstance(recv_node, cst.Name) and recv_node.value == "self" and frame.cls is not None:
+            method = self.find_method(frame.cls, attr)
+            if method is not None and self.lookup(f"self.{attr}", flow, frame) is None:
+                pos, kw = self.args_of(call, flow, frame)
+                return self.inline(method, frame.cls, frame.self_value, pos, kw, flow, frame)
+            if frame.cls.is_lightning:
+                if attr == "manual_backward" and call.args:
+                    loss = self.eval(call.args[0].value, flow, frame)
+                    self.record_backward(call, loss, code(call.args[0].value), flow, frame, framework_scaled=False)
+                    return EMPTY
+                if attr == "optimizers":
+                    return self.lightning_optimizers(frame, flow)
+                if attr in ("toggle_optimizer", "untoggle_optimizer"):
+                    pos, _ = self.args_of(call, flow, frame)
+                    self.lightning_toggle(attr == "toggle_optimizer", pos, flow, frame)
+                    return EMPTY
+        recv = self.eval(recv_node, flow, frame)
+        recv_text = code(recv_node)
+        # Methods of local classes called on an instance: `trainer.fit()`.
+        if isinstance(recv.const, tuple) and recv.const[:1] == ("instance",):
+            info = self.classes.get(str(recv.const[1]))
+            method = self.find_method(info, attr) if info else None
+            if method is not None and info is not None:
+                pos, kw = self.args_of(call, flow, frame)
+                result = self.inline(method, info, recv, pos, kw, flow, frame, instance_key=N.ref_text(recv_node))
+                return result
+        if attr == "backward":
+            accel = recv.of_kind(Kind.ACCELERATOR)
+            if call.args and (accel or recv.modules or re.search(r"accelerator|engine|fabric|trainer|deepspeed", recv_text, re.I)):
+                loss = self.eval(call.args[0].value, flow, frame)
+                self.record_backward(call, loss, code(call.args[0].value), flow, frame, framework_scaled=bool(accel) or "accelerator" in recv_text)
+                return EMPTY
+            self.args_of(call, flow, frame)
+            self.record_backward(call, recv, self.loss_text(recv_node), flow, frame, framework_scaled=False)
+            return EMPTY
+        pos, kw = self.args_of(call, flow, frame)
+        opts = recv.of_kind(Kind.OPTIMIZER)
+        if attr == "step":
+            if recv.of_kind(Kind.SCALER) or re.search(r"scaler", recv_text, re.I):
+                for o in (pos[0].of_kind(Kind.OPTIMIZER) if pos else []):
+                    self.record_step(call, o, f"{recv_text}.step({code(call.args[0].value)})", flow, frame)
+                return EMPTY
+            if opts:
+                closure = call.args[0].value if call.args else self._kwarg(call, "closure")
+                if closure is not None:
+                    self.run_closure(closure, flow, frame)
+                for o in opts:
+                    self.record_step(call, o, f"{recv_text}.step()", flow, frame)
+            return EMPTY
+        if attr == "optimizer_step" and pos:  # torch_xla's xm.optimizer_step(opt), Lightning hooks
+            for o in pos[0].of_kind(Kind.OPTIMIZER):
+                self.record_step(call, o, code(call), flow, frame)
+            return EMPTY
+        if attr == "zero_grad":
+            if opts:
+                holders: set[Holder] = set()
+                for o in opts:
+                    holders |= self.table.optimizer_holders(o)
+                self.record_clear(call, f"{recv_text}.zero_grad()", recv_text, holders, flow, frame)
+            elif recv.modules:
+                holders = {m for m in recv.modules}
+                holders |= {Holder(o.uid, (), pseudo=True) for o in self.all_optimizers() if self.table.ownership.get(o.uid, Ownership()).unknown}
+                self.record_clear(call, f"{recv_text}.zero_grad()", recv_text, holders, flow, frame)
+            elif not recv.entities:
+                self.record_clear(call, f"{recv_text}.zero_grad()", recv_text, set(), flow, frame, everything=True)
+            return EMPTY
+        if attr in ("zero_", "fill_", "mul_") and isinstance(recv_node, cst.Attribute) and (recv_node.attr.value == "grad" or (recv_node.attr.value == "data" and isinstance(recv_node.value, cst.Attribute) and recv_node.value.attr.value == "grad")):
+            grad_owner = recv_node.value if recv_node.attr.value == "grad" else recv_node.value.value  # type: ignore[attr-defined]
+            owner = self.eval(grad_owner, flow.copy(), frame)
+            holders = self.holders_of_params(owner)
+            is_zero = attr == "zero_" or (call.args and code(call.args[0].value) in ("0", "0.0", "0."))
+            if holders and is_zero:
+                stmt_text = code(call)
+                self.record_clear(call, stmt_text, code(grad_owner), holders, flow, frame)
+            elif holders:
+                flow.map(lambda s: s.rescale(holders))
+            return EMPTY
+        if attr in ("div_",) and "grad" in recv_text:
+            owner_node = recv_node
+            while isinstance(owner_node, cst.Attribute) and owner_node.attr.value in ("grad", "data"):
+                owner_node = owner_node.value
+            holders = self.holders_of_params(self.eval(owner_node, flow.copy(), frame))
+            if holders:
+                flow.map(lambda s: s.rescale(holders))
+            return EMPTY
+        if attr == "requires_grad_":
+            flag = self.bool_literal(call.args[0].value) if call.args else True
+            holders = self.holders_of_params(recv)
+            if holders and flag is not None:
+                flow.map(lambda s: s.freeze(holders, not flag))
+            return recv
+        if attr in ("parameters", "named_parameters") and recv.modules:
+            return Value(params=frozenset(recv.modules))
+        if recv.of_kind(Kind.ACCELERATOR):
+            if attr == "prepare":
+                if len(pos) == 1:
+                    return pos[0]
+                return Value(items=tuple((str(i), v) for i, v in enumerate(pos)))
+            if attr == "unwrap_model" and pos:
+                return pos[0]
+            return EMPTY
+        if recv.of_kind(Kind.SCALER):
+            if attr == "scale" and pos:
+                return pos[0]
+            return EMPTY
+        if recv.modules:
+            if attr in N.MODULE_PASSTHROUGH_METHODS:
+                if attr == "requires_grad_":
+                    return recv
+                return recv
+            if attr in ("parameters", "named_parameters"):
+                return Value(params=frozenset(recv.modules))
+            if attr in N.MODULE_NON_FORWARD_METHODS:
+                return EMPTY
+            if N.is_optimizer_class(attr):  # minGPT: model.configure_optimizers(config)
+                return self.new_optimizer(call, [], {}, recv)
+            if N.callee_suggests_grad_effect(attr) and attr not in ("forward",):
+                self.opaque_call(attr, [recv, *pos], kw, flow)
+                return EMPTY
+            return self.forward(recv, pos, kw)
+        if N.TENSOR_CUTTING_METHODS.__contains__(attr):
+            if attr == "detach_":
+                key = N.ref_text(recv_node)
+                if key is not None:
+                    flow.env[key] = EMPTY
+            return EMPTY
+        if attr in ("div", "true_divide", "div_") and pos:
+            return union_as_tensor([recv, *pos]).with_divisor(code(call.args[0].value))
+        if attr in ("mul", "mul_") and call.args:
+            div = self.reciprocal(call.args[0].value)
+            v = union_as_tensor([recv, *pos])
+            return v.with_divisor(div) if div else v
+        if opts or recv.of_kind(Kind.SCHEDULER):
+            return EMPTY
+        if attr in ("items", "values", "keys") and recv.items:
+            return recv
+        if attr in ("append", "extend", "add") and pos:
+            key = N.ref_text(recv_node)
+            if key is not None:
+                flow.env[key] = join([recv, pos[0]])
+            return EMPTY
+        if attr in ("get", "pop") and recv.items and call.args:
+            k = N.literal_key(call.args[0].value)
+            item = recv.item(k) if k is not None else None
+            return item if item is not None else join([v for _, v in recv.items])
+        if recv.opaque and not recv.reach and N.OPTIMIZER_NAME.search(attr) and N.is_optimizer_class(attr):
+            return self.new_optimizer(call, pos, kw, None)
+        result = union_as_tensor([recv, *pos, *kw.values()])
+        if isinstance(recv_node, cst.Name) and recv_node.value in self.imports.aliases and not recv.reach:
+            # A function of an imported module we know nothing about: opaque.
+            return self.opaque_call(attr, pos, kw, flow)
+        return result
+
+    def loss_text(self, node: cst.BaseExpression) -> str:
+        """`scaler.scale(loss)` -> `loss`; `(loss / n)` -> `loss / n`."""
+        node = strip_parens(node)
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "scale" and node.args:
+            return code(node.args[0].value)
+        return code(node)
+
+    def find_method(self, info: ClassInfo | None, name: str, seen: frozenset[str] = frozenset()) -> cst.FunctionDef | None:
+        if info is None or info.name in seen:
+            return None
+        if name in info.methods:
+            return info.methods[name]
+        for base in info.bases:
+            parent = self.classes.get(base.rsplit(".", 1)[-1])
+            found = self.find_method(parent, name, seen | {info.name})
+            if found is not None:
+                return found
+        return None
+
+    def run_closure(self, closure: cst.BaseExpression, flow: Flow, frame: Frame) -> None:
+        """`optimizer.step(closure)` evaluates the closure (forward, backward) before updating."""
+        if isinstance(closure, cst.Name):
+            fn = frame.local_defs.get(closure.value) or self.functions.get(closure.value)
+            if fn is not None:
+                self.inline(fn, frame.cls, frame.self_value, [], {}, flow, frame)
+        elif isinstance(closure, cst.Lambda):
+            self.eval(closure.body, flow, frame)
+
+    # -- Lightning
+    def lightning_optimizers(self, frame: Frame, flow: Flow) -> Value:
+        cls = frame.cls
+        assert cls is not None
+        method = self.find_method(cls, "configure_optimizers")
+        if method is not None:
+            scratch = flow.copy()
+            result = self.inline(method, cls, frame.self_value, [], {}, scratch, frame)
+            opts = result
+            first = result.item("0")
+            if first is not None and not first.of_kind(Kind.OPTIMIZER) and first.items:
+                opts = first
+            elif result.item("optimizer") is not None:
+                opts = result.item("optimizer")  # type: ignore[assignment]
+            if opts is not None and opts.of_kind(Kind.OPTIMIZER):
+                return opts
+        ent = self.mint(Kind.OPTIMIZER, "self.optimizers()", ("lightning", cls.name))
+        return Value(entities=frozenset({ent}))
+
+    def lightning_toggle(self, on: bool, pos: list[Value], flow: Flow, frame: Frame) -> None:
+        if not pos or frame.self_value is None:
+            return
+        opts = pos[0].of_kind(Kind.OPTIMIZER)
+        owned: set[Holder] = set()
+        for o in opts:
+            own = self.table.ownership.get(o.uid)
+            if own is None or own.unknown:
+                return
+            owned |= set(own.holders)
+        others = {h for o in self.all_optimizers() for h in self.table.optimizer_holders(o) if h not in owned and not h.pseudo}
+        flow.map(lambda s: s.freeze(others, on))
+
+    # -- inlining
+    def inline(
+        self,
+        fn: cst.FunctionDef,
+        cls: ClassInfo | None,
+        self_value: Value | None,
+        pos: list[Value],
+        kw: dict[str, Value],
+        flow: Flow,
+        frame: Frame,
+        instance_key: str | None = None,
+    ) -> Value:
+        if frame.depth >= MAX_DEPTH or id(fn) in frame.active:
+            return self.opaque_call(fn.name.value, pos, kw, flow)
+        env: dict[str, Value] = {}
+        if self_value is not None and isinstance(self_value.const, tuple):
+            env.update({f"self.{k}": v for k, v in self_value.items})
+        elif cls is not None:
+            env.update({k: v for k, v in flow.env.items() if k.startswith("self.")})
+            if not any(k.startswith("self.") for k in env) and frame.cls is not cls:
+                env.update(self.class_self_env(cls))
+        params = [*fn.params.posonly_params, *fn.params.params]
+        if cls is not None and params and params[0].name.value in ("self", "cls") and not self._is_static(fn):
+            params = params[1:]
+        for p, v in zip(params, pos):
+            env[p.name.value] = v
+        for p in [*params[len(pos):], *fn.params.kwonly_params]:
+            name = p.name.value
+            if name in kw:
+                env[name] = kw[name]
+            elif p.default is not None:
+                env[name] = self.eval(p.default, flow.copy(), frame)
+            else:
+                env[name] = self.entity_for_unknown_ref(name) or OPAQUE
+        for star in (fn.params.star_arg, fn.params.star_kwarg):
+            if isinstance(star, cst.Param):
+                env[star.name.value] = OPAQUE
+        # Globals stay visible through the caller's environment when called from module level.
+        outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if frame.function is None else {}
+        env.update(outer_globals)
+        callee_flow = Flow(env, flow.states)
+        callee = Frame(
+            function=fn, cls=cls, self_value=self_value if not (self_value and isinstance(self_value.const, tuple)) or cls is None else self_value,
+            depth=frame.depth + 1, local_defs={}, loops=frame.loops, ifs=frame.ifs, no_grad=frame.no_grad,
+            accumulate_ctx=frame.accumulate_ctx, active=frame.active + (id(fn),),
+        )
+        if cls is not None and cls.is_module and (self_value is None or isinstance(self_value.const, tuple)):
+            callee.self_value = self.self_value_for(cls)
+        body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else []
+        out = self.exec_block(body, callee_flow, callee)
+        exits = [out.normal, *(f for f, _ in out.returns)]
+        final = Flow.join(exits)
+        ret = join([v for _, v in out.returns]) if out.returns else EMPTY
+        if final is None:
+            flow.states = frozenset()
+            return ret
+        flow.states = final.states
+        for k, v in final.env.items():
+            if k.startswith("self.") and self_value is not None and not isinstance(self_value.const, tuple):
+                flow.env[k] = v
+            elif k.startswith("self.") and cls is not None and frame.cls is cls:
+                flow.env[k] = v
+            elif k in outer_globals and v is not outer_globals[k]:
+                flow.env[k] = v
+        if instance_key is not None and self_value is not None and isinstance(self_value.const, tuple):
+            items = dict(self_value.items)
+            items.update({k[5:]: v for k, v in final.env.items() if k.startswith("self.")})
+            flow.env[instance_key] = replace(self_value, items=tuple(items.items()))
+        return ret
+
+    @staticmethod
+    def _is_static(fn: cst.FunctionDef) -> bool:
+        return any(N.last_name(d.decorator) == "staticmethod" for d in fn.decorators)
+
+    def instantiate(self, info: ClassInfo, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame) -> Value:
+        instance = Value(const=("instance", info.name))
+        init = self.find_method(info, "__init__")
+        if init is None:
+            return instance
+        scratch = Flow(dict(flow.env), flow.states)
+        key = f"__instance_{info.name}"
+        self.inline(init, info, instance, pos, kw, scratch, frame, instance_key=key)
+        flow.states = scratch.states
+        return scratch.env.get(key, instance)
+
+    # ------------------------------------------------------------------ events
+    def record_backward(self, call: cst.Call, loss: Value, loss_text: str, flow: Flow, frame: Frame, framework_scaled: bool) -> None:
+        ev = self.backwards.get(id(call))
+        if ev is None:
+            ev = Backward(id(call), call, code(call), loss_text, loss, framework_scaled)
+            self.backwards[ev.id] = ev
+        else:
+            ev.loss = join([ev.loss, loss])
+        ev.loop_stacks.add(frame.loops)
+        ev.if_stacks.add(frame.ifs)
+        written: dict[Holder, bool] = {}
+        reach = {h for h in loss.reach if not h.pseudo}
+        if frame.no_grad:
+            reach = set()
+        unknown_opts = [o for o in self.all_optimizers() if self.table.ownership.get(o.uid, Ownership()).unknown]
+        if reach:
+            for h in reach:
+                written[h] = True
+            # Optimizers whose parameters we cannot name may own what this loss reaches.
+            for o in unknown_opts:
+                written[Holder(o.uid, (), pseudo=True)] = len(self.all_optimizers()) == 1
+            # Known-ownership optimizers owning a submodule path of a reached module.
+        elif loss.opaque or not loss.reach:
+            # Unknown reach: assume it writes every optimizer's parameters, without certainty.
+            for o in self.all_optimizers():
+                for h in self.table.optimizer_holders(o):
+                    written[h] = False
+        ev.written |= set(written)
+        flow.map(lambda s: s.backward(ev.id, written))
+
+    def record_step(self, call: cst.Call, opt: Entity, text: str, flow: Flow, frame: Frame) -> None:
+        ev = self.steps.get(id(call))
+        key = (id(call), opt.uid)
+        if ev is None or ev.optimizer.uid != opt.uid:
+            ev = self.steps.get(hash(key)) if ev is not None else None
+            if ev is None:
+                ev = Step(id(call), call, text, opt)
+                self.steps[ev.id if self.steps.get(id(call)) is None else hash(key)] = ev
+        ev.incoming |= set(flow.states)
+        ev.loop_stacks.add(frame.loops)
+        ev.if_stacks.add(frame.ifs)
+        ev.framework_gated = ev.framework_gated or frame.accumulate_ctx
+        holders = self.table.optimizer_holders(opt)
+        flow.map(lambda s: s.step(opt.uid, holders))
+
+    def record_clear(
+        self,
+        node: cst.CSTNode,
+        text: str,
+        target: str,
+        holders: set[Holder],
+        flow: Flow,
+        frame: Frame,
+        everything: bool = False,
+    ) -> None:
+        ev = self.clears.get(id(node))
+        if ev is None:
+            ev = Clear(id(node), node, text, target, set(holders), everything)
+            self.clears[ev.id] = ev
+        else:
+            ev.holders |= holders
+        ev.loop_stacks.add(frame.loops)
+        if everything:
+            flow.map(lambda s: s.clear(ev.id, [h for h, _ in s.grads]))
+        else:
+            flow.map(lambda s: s.clear(ev.id, holders))

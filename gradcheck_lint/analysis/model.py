@@ -1,0 +1,66 @@
+"""The semantic model of one file's training steps, computed once and read by every rule."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ..diagnostics import Span
+from .conditions import Condition
+from .events import Backward, Clear, Loop, Step
+from .gradstate import PathState
+from .interpreter import Interpreter
+from .values import Entity, EntityTable, Holder
+
+
+class TrainingModel:
+    """Training events of a module (backward, step, clear) and the gradient states seen at each."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        interp = Interpreter(module)
+        interp.run()
+        self.table: EntityTable = interp.table
+        self.backwards: dict[int, Backward] = interp.backwards
+        self.steps: dict[int, Step] = interp.steps
+        self.clears: dict[int, Clear] = interp.clears
+        self.conditions: dict[int, Condition] = interp.conditions
+        self.loops: dict[int, Loop] = interp.loops
+        self._positions: object = None
+
+    # -- positions are resolved lazily: only files with findings pay for them
+    def span(self, node: cst.CSTNode) -> Span:
+        if self._positions is None:
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = wrapper.resolve(PositionProvider)
+        rng = self._positions[node]  # type: ignore[index]
+        return Span(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1)
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.span(node).line
+
+    # -- helpers shared by the rules
+    def optimizer_holders(self, opt: Entity) -> frozenset[Holder]:
+        return self.table.optimizer_holders(opt)
+
+    def owned_names(self, opt: Entity) -> str:
+        own = self.table.ownership.get(opt.uid)
+        if own is None or not own.holders:
+            return f"`{self.table.label(opt.uid)}`'s parameters"
+        return ", ".join(f"`{n}`" for n in own.names)
+
+    def steps_of(self, uid: int) -> list[Step]:
+        return sorted((s for s in self.steps.values() if s.optimizer.uid == uid), key=lambda s: self.line(s.node))
+
+    def guards(self, step: Step, state: "PathState") -> list[Condition]:
+        """Conditions of this path that the step depends on: enclosing ifs and earlier `continue` guards."""
+        enclosing = {c for stack in step.if_stacks for c in stack}
+        out = []
+        for a in sorted(state.assumptions):
+            cond = self.conditions[a.cond]
+            if cond.id in enclosing or cond.early_exit:
+                out.append(cond)
+        return out
+
+    def in_same_loop(self, a: set[tuple[int, ...]], b: set[tuple[int, ...]]) -> bool:
+        return any(x and y and x[-1] in y for x in a for y in b) or any(x and y and y[-1] in x for x in a for y in b)

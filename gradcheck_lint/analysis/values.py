@@ -1,0 +1,198 @@
+"""Abstract values: what an expression may denote (models, optimizers, tensors reaching models)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, replace
+from typing import Iterable
+
+
+class Kind(str, enum.Enum):
+    MODEL = "model"
+    PARAM = "parameter"  # a raw leaf tensor trained directly (`W = torch.randn(..., requires_grad=True)`)
+    OPTIMIZER = "optimizer"
+    SCALER = "scaler"
+    ACCELERATOR = "accelerator"
+    SCHEDULER = "scheduler"
+    LIGHTNING = "lightning module"  # `self` inside a LightningModule
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """An object of the training script, identified by where it was made."""
+
+    kind: Kind
+    name: str
+    uid: int
+
+    def __repr__(self) -> str:
+        return f"{self.kind.value}:{self.name}#{self.uid}"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Holder:
+    """A set of parameters whose `.grad` accumulate: a (sub)module of a model, or an optimizer's own."""
+
+    uid: int
+    path: tuple[str, ...] = ()
+    pseudo: bool = False  # the parameters of an optimizer whose ownership is unknown
+
+    def overlaps(self, other: "Holder") -> bool:
+        if self.uid != other.uid or self.pseudo != other.pseudo:
+            return False
+        n = min(len(self.path), len(other.path))
+        return self.path[:n] == other.path[:n]
+
+
+@dataclass(frozen=True, slots=True)
+class Counter:
+    """What is known of an integer loop counter."""
+
+    source: str  # `enumerate(loader)`, `range(n)`, `step = 0`
+    zero_based: bool
+    incremented: bool = False  # incremented in this iteration before the point of use
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """The abstract value of an expression.
+
+    Attributes:
+        entities: objects it may be (a model, an optimizer, ...).
+        modules: (sub)modules it may be, as holders (calling it reaches them).
+        reach: holders whose parameters a tensor value depends on through autograd.
+        params: parameter collections it may be (`model.parameters()`).
+        opaque: it may depend on things the analysis cannot see.
+        divisors: source text of every divisor applied while computing it.
+        items: members of a literal tuple/list/dict, by position or key.
+        counter: loop-counter knowledge, for integers.
+        const: a small literal it is known to be.
+    """
+
+    entities: frozenset[Entity] = frozenset()
+    modules: frozenset[Holder] = frozenset()
+    reach: frozenset[Holder] = frozenset()
+    params: frozenset[Holder] = frozenset()
+    opaque: bool = False
+    divisors: frozenset[str] = frozenset()
+    items: tuple[tuple[str, "Value"], ...] = ()
+    counter: Counter | None = None
+    const: object = None
+
+    def item(self, key: str) -> "Value | None":
+        for k, v in self.items:
+            if k == key:
+                return v
+        return None
+
+    def of_kind(self, kind: Kind) -> list[Entity]:
+        return sorted((e for e in self.entities if e.kind is kind), key=lambda e: e.uid)
+
+    def as_tensor(self) -> "Value":
+        """Drop object identity: what flows on when the value is used in arithmetic."""
+        reach = self.reach | self.modules if self.modules and not self.reach else self.reach
+        return Value(reach=reach, opaque=self.opaque, divisors=self.divisors)
+
+    def with_divisor(self, text: str) -> "Value":
+        return replace(self, divisors=self.divisors | {text})
+
+
+EMPTY = Value()
+OPAQUE = Value(opaque=True)
+
+
+def join(values: Iterable[Value]) -> Value:
+    """Least upper bound: anything any of them may be."""
+    vals = [v for v in values]
+    if not vals:
+        return EMPTY
+    if len(vals) == 1:
+        return vals[0]
+    first = vals[0]
+    if all(v == first for v in vals[1:]):
+        return first
+    counters = {v.counter for v in vals}
+    counter = None
+    if len(counters) == 1:
+        counter = next(iter(counters))
+    elif None not in counters:
+        sources = {c.source for c in counters if c}
+        zb = {c.zero_based for c in counters if c}
+        if len(zb) == 1:
+            counter = Counter(source=sorted(sources)[0], zero_based=zb.pop(), incremented=any(c.incremented for c in counters if c))
+    consts = {repr(v.const) for v in vals}
+    items: dict[str, list[Value]] = {}
+    for v in vals:
+        for k, iv in v.items:
+            items.setdefault(k, []).append(iv)
+    return Value(
+        entities=frozenset().union(*(v.entities for v in vals)),
+        modules=frozenset().union(*(v.modules for v in vals)),
+        reach=frozenset().union(*(v.reach for v in vals)),
+        params=frozenset().union(*(v.params for v in vals)),
+        opaque=any(v.opaque for v in vals),
+        divisors=frozenset().union(*(v.divisors for v in vals)),
+        items=tuple((k, join(vs)) for k, vs in items.items()),
+        counter=counter,
+        const=first.const if len(consts) == 1 else None,
+    )
+
+
+def union_as_tensor(values: Iterable[Value]) -> Value:
+    """What an operation on these operands produces as a tensor."""
+    return join([v.as_tensor() for v in values])
+
+
+@dataclass
+class Ownership:
+    """Which parameters an optimizer updates."""
+
+    holders: frozenset[Holder] = frozenset()
+    unknown: bool = True
+    names: tuple[str, ...] = ()  # display names of what it owns: `G`, `model.encoder`
+
+    def holder_set(self, opt: Entity) -> frozenset[Holder]:
+        if self.unknown:
+            return self.holders | {Holder(opt.uid, (), pseudo=True)}
+        return self.holders
+
+
+@dataclass
+class EntityTable:
+    """All entities met while analysing one file, with optimizer ownership and display names."""
+
+    entities: dict[int, Entity] = field(default_factory=dict)
+    ownership: dict[int, Ownership] = field(default_factory=dict)
+    module_names: dict[int, str] = field(default_factory=dict)
+    labels: dict[int, str] = field(default_factory=dict)  # the name the user's code gave it first
+
+    def name_after(self, uid: int, label: str) -> None:
+        """Name an entity after the first variable or attribute it is assigned to."""
+        if uid in self.labels:
+            return
+        self.labels[uid] = label
+        if uid in self.module_names:
+            self.module_names[uid] = label
+
+    def label(self, uid: int) -> str:
+        ent = self.entities.get(uid)
+        return self.labels.get(uid, ent.name if ent else "?")
+
+    def add(self, entity: Entity) -> Entity:
+        self.entities.setdefault(entity.uid, entity)
+        if entity.kind in (Kind.MODEL, Kind.PARAM, Kind.LIGHTNING):
+            self.module_names.setdefault(entity.uid, entity.name)
+        return self.entities[entity.uid]
+
+    def holder_name(self, holder: Holder) -> str:
+        if holder.pseudo:
+            opt = self.entities.get(holder.uid)
+            return f"the parameters of `{self.label(holder.uid)}`" if opt else "its parameters"
+        base = self.module_names.get(holder.uid, "?")
+        return ".".join((base, *holder.path))
+
+    def optimizer_holders(self, opt: Entity) -> frozenset[Holder]:
+        own = self.ownership.get(opt.uid)
+        if own is None:
+            return frozenset({Holder(opt.uid, (), pseudo=True)})
+        return own.holder_set(opt)

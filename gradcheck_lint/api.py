@@ -1,0 +1,34 @@
+"""Public entry points of the static analyzer."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .diagnostics import Diagnostic
+from .discovery import iter_python_files
+from .engine import check_text, unanalysable
+from .sources import read_source
+
+
+def check_source(text: str, path: str = "<string>", codes: Iterable[str] | None = None) -> list[Diagnostic]:
+    """Lint Python source text; `codes` limits the rules run (default: all)."""
+    return check_text(text, path, codes)
+
+
+def check_file(path: str, codes: Iterable[str] | None = None) -> list[Diagnostic]:
+    """Lint one file; unreadable or unparsable files give a single GL000 diagnostic."""
+    src = read_source(path)
+    if src.text is None:
+        return [unanalysable(path, src.error or "cannot be read")]
+    return check_text(src.text, path, codes)
+
+
+def check_paths(paths: list[str], codes: Iterable[str] | None = None) -> tuple[list[Diagnostic], int]:
+    """Lint files and directories; return the diagnostics and the number of files checked."""
+    selected = list(codes) if codes is not None else None
+    out: list[Diagnostic] = []
+    count = 0
+    for path in iter_python_files(paths):
+        count += 1
+        out.extend(check_file(path, selected))
+    return sorted(out, key=Diagnostic.sort_key), count

@@ -1,0 +1,1 @@
+"""One module per rule. Each module defines one `Rule` subclass decorated with `@register`."""

@@ -1,0 +1,101 @@
+"""GL001: an optimizer steps on gradients that an earlier step already applied."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .. import messages
+from ..analysis import TrainingModel
+from ..registry import Finding, Rule, register
+
+
+@register
+class MissingZeroGrad(Rule):
+    code = "GL001"
+    name = "missing-zero-grad"
+    summary = "An optimizer steps on gradients that still hold a previous step's backward."
+
+    VALID = (
+        """
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(8, 4).split(2):
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+""",
+        """
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(8, 4).split(2):
+    for p in model.parameters():
+        p.grad = None
+    model(x).sum().backward()
+    opt.step()
+""",
+    )
+    INVALID = (
+        """
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+opt.zero_grad()
+for x in torch.randn(8, 4).split(2):
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    opt.step()
+""",
+        """
+import torch
+a, b = torch.nn.Linear(4, 1), torch.nn.Linear(4, 1)
+opt_a = torch.optim.SGD(a.parameters(), lr=0.1)
+opt_b = torch.optim.SGD(b.parameters(), lr=0.1)
+for x in torch.randn(8, 4).split(2):
+    opt_a.zero_grad()
+    (a(x) + b(x)).sum().backward()
+    opt_a.step()
+    opt_b.step()
+""",
+    )
+
+    def check(self, model: TrainingModel) -> Iterable[Finding]:
+        for step in model.steps.values():
+            opt = step.optimizer
+            holders = model.optimizer_holders(opt)
+            stale = None
+            for state in step.incoming:
+                for _holder, contribution in state.held(holders):
+                    if opt.uid in contribution.consumers:
+                        stale = contribution
+                        break
+                if stale:
+                    break
+            if stale is None:
+                continue
+            backward = model.backwards[stale.backward]
+            wrong = self._wrong_clear(model, step, holders)
+            msg, help_ = messages.missing_zero_grad(
+                step.call_text,
+                backward.call_text,
+                model.line(backward.node),
+                model.table.label(opt.uid),
+                wrong_clear=wrong.call_text if wrong else None,
+                wrong_clear_line=model.line(wrong.node) if wrong else None,
+                owned=model.owned_names(opt),
+            )
+            yield Finding(step.node, msg, help_)
+
+    @staticmethod
+    def _wrong_clear(model: TrainingModel, step, holders):  # type: ignore[no-untyped-def]
+        """A clear in the same loop that targets other parameters than the stepping optimizer's."""
+        for clear in sorted(model.clears.values(), key=lambda c: model.line(c.node)):
+            if clear.everything or not clear.holders:
+                continue
+            if any(h.overlaps(x) for h in clear.holders for x in holders):
+                continue
+            if model.in_same_loop(clear.loop_stacks, step.loop_stacks):
+                return clear
+        return None

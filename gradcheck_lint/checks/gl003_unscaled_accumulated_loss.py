@@ -1,0 +1,118 @@
+"""GL003: several micro-batches accumulate into one step and the loss is not divided by their number."""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from .. import messages
+from ..analysis import TrainingModel
+from ..analysis.events import Backward, Step
+from ..analysis.gradstate import PathState
+from ..registry import Finding, Rule, register
+
+_PER_SAMPLE = re.compile(r"size\(|\.shape|numel|len\(|batch|\bbs\b|bsz|sample|token|count|num_el", re.I)
+_ACCUM_NAME = re.compile(r"acc|micro|grad_?steps|update_freq|iters_to_accumulate|n_?steps|num_?steps|chunks|split", re.I)
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def divides_by_window(divisors: frozenset[str], window: str | None) -> bool:
+    """Tell whether one of the divisors applied to a loss can be the accumulation window size."""
+    for d in divisors:
+        if window is not None:
+            if d == window:
+                return True
+            shared = set(_IDENT.findall(d)) & set(_IDENT.findall(window)) - {"self", "args", "config", "cfg", "len", "opt", "hparams"}
+            if shared:
+                return True
+        if _ACCUM_NAME.search(d):
+            return True
+        if _PER_SAMPLE.search(d):
+            continue  # a per-sample normalisation, not the window
+        if d.replace(".", "", 1).isdigit() and window is not None and window.replace(".", "", 1).isdigit():
+            if float(d) == float(window):
+                return True
+            continue
+        return True  # an unknown divisor may well be N: stay silent
+    return False
+
+
+@register
+class UnscaledAccumulatedLoss(Rule):
+    code = "GL003"
+    name = "unscaled-accumulated-loss"
+    summary = "Backward passes accumulate into one step and the loss is not divided by the number of micro-batches."
+
+    VALID = (
+        """
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+accum = 4
+for i, x in enumerate(torch.randn(16, 4).split(2)):
+    loss = model(x).pow(2).mean() / accum
+    loss.backward()
+    if (i + 1) % accum == 0:
+        opt.step()
+        opt.zero_grad()
+""",
+        """
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for batch in torch.randn(16, 8, 4):
+    for micro in batch.chunk(4):
+        (model(micro).pow(2).mean() / 4).backward()
+    opt.step()
+    opt.zero_grad()
+""",
+    )
+    INVALID = (
+        """
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+accum = 4
+for i, x in enumerate(torch.randn(16, 4).split(2)):
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    if (i + 1) % accum == 0:
+        opt.step()
+        opt.zero_grad()
+""",
+    )
+
+    def check(self, model: TrainingModel) -> Iterable[Finding]:
+        reported: set[int] = set()
+        for step in sorted(model.steps.values(), key=lambda s: model.line(s.node)):
+            holders = model.optimizer_holders(step.optimizer)
+            for state in step.incoming:
+                for _h, c in state.held(holders):
+                    if not (c.fresh and c.repeated) or c.rescaled or c.backward in reported:
+                        continue
+                    backward = model.backwards[c.backward]
+                    if backward.framework_scaled or step.framework_gated:
+                        continue
+                    window = self._window(model, state, backward, step)
+                    if window is False:
+                        continue
+                    if divides_by_window(backward.loss.divisors, window if isinstance(window, str) else None):
+                        continue
+                    reported.add(c.backward)
+                    msg, help_ = messages.unscaled_accumulated_loss(
+                        backward.call_text, backward.loss_text, step.call_text, model.line(step.node),
+                        window if isinstance(window, str) else None,
+                    )
+                    yield Finding(backward.node, msg, help_)
+
+    @staticmethod
+    def _window(model: TrainingModel, state: PathState, backward: Backward, step: Step) -> str | None | bool:
+        """The window size if the accumulation is intended (gated step or inner loop), else False."""
+        for cond in model.guards(step, state):
+            if cond.is_accumulation_gate and not any(cond.id in s for s in backward.if_stacks):
+                return cond.window
+        for bstack in backward.loop_stacks:
+            for sstack in step.loop_stacks:
+                if len(bstack) > len(sstack) and bstack[: len(sstack)] == sstack:
+                    return model.loops[bstack[len(sstack)]].count
+        return False

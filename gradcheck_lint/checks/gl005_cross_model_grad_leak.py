@@ -1,0 +1,90 @@
+"""GL005: one model's optimizer steps on gradients another model's loss wrote into it."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from .. import messages
+from ..analysis import TrainingModel
+from ..registry import Finding, Rule, register
+
+
+@register
+class CrossModelGradLeak(Rule):
+    code = "GL005"
+    name = "cross-model-grad-leak"
+    summary = "A backward reaches another model's parameters and that model's optimizer steps on them."
+
+    VALID = (
+        """
+import torch
+from torch import nn
+G, D = nn.Linear(2, 4), nn.Linear(4, 1)
+opt_G = torch.optim.Adam(G.parameters())
+opt_D = torch.optim.Adam(D.parameters())
+bce = nn.BCEWithLogitsLoss()
+for real in torch.randn(8, 4, 4):
+    fake = G(torch.randn(4, 2))
+    opt_D.zero_grad()
+    d_loss = bce(D(real), torch.ones(4, 1)) + bce(D(fake.detach()), torch.zeros(4, 1))
+    d_loss.backward()
+    opt_D.step()
+    opt_G.zero_grad()
+    g_loss = bce(D(fake), torch.ones(4, 1))
+    g_loss.backward()
+    opt_G.step()
+""",
+    )
+    INVALID = (
+        """
+import torch
+from torch import nn
+G, D = nn.Linear(2, 4), nn.Linear(4, 1)
+opt_G = torch.optim.Adam(G.parameters())
+opt_D = torch.optim.Adam(D.parameters())
+bce = nn.BCEWithLogitsLoss()
+for real in torch.randn(8, 4, 4):
+    fake = G(torch.randn(4, 2))
+    opt_G.zero_grad()
+    g_loss = bce(D(fake), torch.ones(4, 1))
+    g_loss.backward()
+    opt_G.step()
+    d_loss = bce(D(real), torch.ones(4, 1)) + bce(D(fake.detach()), torch.zeros(4, 1))
+    d_loss.backward()
+    opt_D.step()
+    opt_D.zero_grad()
+""",
+    )
+
+    def check(self, model: TrainingModel) -> Iterable[Finding]:
+        for step in sorted(model.steps.values(), key=lambda s: model.line(s.node)):
+            opt = step.optimizer
+            holders = model.optimizer_holders(opt)
+            leak = None
+            for state in sorted(step.incoming, key=lambda s: len(s.grads)):
+                held = state.held(holders)
+                for holder, c in held:
+                    if c.consumers and opt.uid not in c.consumers and not c.live and c.certain and not holder.pseudo:
+                        own = next((model.backwards[o.backward] for _h, o in held if o.fresh and o.backward != c.backward), None)
+                        leak = (holder, c, own)
+                        break
+                if leak:
+                    break
+            if leak is None:
+                continue
+            holder, c, own = leak
+            backward = model.backwards[c.backward]
+            other_uid = min(c.consumers)
+            other_steps = model.steps_of(other_uid)
+            other = other_steps[0] if other_steps else None
+            msg, help_ = messages.cross_model_grad_leak(
+                step.call_text,
+                backward.call_text,
+                model.line(backward.node),
+                model.table.holder_name(holder),
+                other.call_text if other else None,
+                model.line(other.node) if other else None,
+                model.table.label(opt.uid),
+                own.call_text if own else None,
+            )
+            yield Finding(step.node, msg, help_)

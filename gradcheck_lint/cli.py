@@ -1,0 +1,78 @@
+"""The `gradlint` command: click wiring and printing only."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from . import __version__
+from .api import check_paths
+from .registry import PARSE_ERROR_CODE, all_rules, expand_selection
+from .render import render_json, render_text
+from .rule_docs import read_doc
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [part for v in values for part in v.split(",") if part.strip()]
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
+@click.option("--select", multiple=True, metavar="CODES", help="Comma-separated codes or prefixes to enable (default: all).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Comma-separated codes or prefixes to disable.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when problems are found (files that fail to parse still exit 2).")
+@click.version_option(__version__, prog_name="gradlint")
+def check(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tuple[str, ...], exit_zero: bool) -> None:
+    """Check PyTorch training scripts for gradient-accumulation bugs.
+
+    PATHS are files or directories (walked for *.py). Use `gradlint rule [CODE]` to read the rules.
+    """
+    try:
+        codes = expand_selection(_split(select) or None, _split(ignore) or None)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    diagnostics, files = check_paths(list(paths), codes)
+    if fmt == "json":
+        click.echo(render_json(diagnostics))
+    else:
+        click.echo(render_text(diagnostics, files))
+    if any(d.code == PARSE_ERROR_CODE for d in diagnostics):
+        sys.exit(EXIT_ERROR)
+    if diagnostics and not exit_zero:
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_CLEAN)
+
+
+@click.command(name="rule", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("code", required=False)
+def rule(code: str | None) -> None:
+    """Print the document of rule CODE, or list all rules."""
+    rules = all_rules()
+    if code is None:
+        for c, cls in rules.items():
+            click.echo(f"{c}  {cls.name:<28} {cls.summary}")
+        return
+    wanted = code.upper()
+    by_name = {cls.name: c for c, cls in rules.items()}
+    wanted = by_name.get(code, wanted)
+    if wanted not in rules:
+        raise click.UsageError(f"unknown rule {code!r}; valid codes: {', '.join(rules)}")
+    doc = read_doc(wanted)
+    if doc is None:
+        cls = rules[wanted]
+        click.echo(f"# {wanted}: {cls.name}\n\n{cls.summary}")
+        return
+    click.echo(doc.rstrip())
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: `gradlint rule ...` reads the catalogue, anything else checks paths."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "rule":
+        rule.main(args=args[1:], prog_name="gradlint rule")
+    else:
+        check.main(args=args, prog_name="gradlint")

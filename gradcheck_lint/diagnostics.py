@@ -1,0 +1,70 @@
+"""Plain values describing findings: no syntax nodes, safe to pickle and to serialise."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+class Severity(str, enum.Enum):
+    """How bad a finding is for the training run."""
+
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Certainty(str, enum.Enum):
+    """How sure the analysis is (ruff's applicability, for diagnostics)."""
+
+    CERTAIN = "certain"
+    POSSIBLE = "possible"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Span:
+    """A source range: 1-based lines, 1-based columns, end exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One finding, anchored to a span of one file."""
+
+    path: str
+    span: Span
+    code: str
+    name: str
+    message: str
+    help: str
+    severity: Severity = Severity.ERROR
+    certainty: Certainty = Certainty.CERTAIN
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.path, self.span.line, self.span.column, self.code)
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON object of the `--format json` output."""
+        span = asdict(self.span)
+        return {
+            "path": self.path,
+            **span,
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity.value,
+            "certainty": self.certainty.value,
+            "message": self.message,
+            "help": self.help,
+        }

@@ -1,0 +1,63 @@
+"""The wording of every diagnostic, shared by the static analyzer and the runtime guard.
+
+Both halves describe a violation of the same contract; they pass the names and lines they know
+and get back the same sentences.
+"""
+
+from __future__ import annotations
+
+
+def _at(line: int | None) -> str:
+    return f" at line {line}" if line else ""
+
+
+def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: str, wrong_clear: str | None = None,
+                      wrong_clear_line: int | None = None, owned: str | None = None) -> tuple[str, str]:
+    if wrong_clear:
+        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
+               f"`{wrong_clear}`{_at(wrong_clear_line)} clears other parameters, nothing clears {owned or f'`{opt}`'}'s.")
+    else:
+        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
+               f"nothing clears `{opt}`'s gradients between its steps, so `.grad` keeps accumulating across iterations.")
+    help_ = f"call `{opt}.zero_grad()` once per step: before `{backward}` or right after `{step}`."
+    return msg, help_
+
+
+def zero_grad_before_step(clear: str, backward: str, backward_line: int | None, step: str, step_line: int | None,
+                          accumulation: str | None = None) -> tuple[str, str]:
+    if accumulation:
+        msg = (f"`{clear}` discards the gradients of `{backward}`{_at(backward_line)} on micro-batches where "
+               f"`{step}`{_at(step_line)} does not run (`{accumulation}`): only the last micro-batch of each window reaches the step.")
+        help_ = f"clear only after the step: move `{clear}` under the same condition, right after `{step}`."
+    else:
+        msg = (f"`{clear}` clears the gradients that `{backward}`{_at(backward_line)} just computed, before "
+               f"`{step}`{_at(step_line)} can apply them: the step sees no gradient.")
+        help_ = f"move `{clear}` after `{step}` (or before `{backward}`)."
+    return msg, help_
+
+
+def unscaled_accumulated_loss(backward: str, loss: str, step: str, step_line: int | None, window: str | None) -> tuple[str, str]:
+    n = f"`{window}`" if window else "the number of micro-batches"
+    msg = (f"`{backward}` accumulates several micro-batches into one `{step}`{_at(step_line)}, but `{loss}` is not "
+           f"divided by {n}: the step applies the sum of the micro-batch gradients, {n} times the mean.")
+    help_ = f"scale the loss before backward: `({loss} / {window or 'N'}).backward()`."
+    return msg, help_
+
+
+def accumulation_off_by_one(test: str, counter: str, source: str, step: str) -> tuple[str, str]:
+    msg = (f"`if {test}:` is true on the first micro-batch (`{counter}` starts at 0 from `{source}`): `{step}` runs after "
+           f"one micro-batch, and every later window ends one micro-batch early.")
+    fixed = test.replace(f"{counter} %", f"({counter} + 1) %", 1) if f"{counter} %" in test else f"({counter} + 1) % N == 0"
+    help_ = f"count from one: `if {fixed}:` (or `enumerate(..., start=1)`)."
+    return msg, help_
+
+
+def cross_model_grad_leak(step: str, backward: str, backward_line: int | None, model: str, other_step: str | None,
+                          other_step_line: int | None, opt: str, own_backward: str | None) -> tuple[str, str]:
+    by = f" for `{other_step}`{_at(other_step_line)}" if other_step else ""
+    before = f" before `{own_backward}`" if own_backward else ""
+    msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`{by}; "
+           f"clear them with `{opt}.zero_grad()`{before} or freeze `{model}` while training the other model.")
+    help_ = (f"call `{opt}.zero_grad()`{before}, or wrap the other update in `{model}.requires_grad_(False)` ... "
+             f"`requires_grad_(True)`, or feed `.detach()`ed inputs.")
+    return msg, help_

@@ -1,0 +1,23 @@
+"""Turn diagnostics into text or JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Sequence
+
+from .diagnostics import Diagnostic
+
+
+def render_text(diagnostics: Sequence[Diagnostic], files: int) -> str:
+    lines: list[str] = []
+    for d in diagnostics:
+        lines.append(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}")
+        lines.append(f"    help: {d.help}")
+    n = len(diagnostics)
+    summary = f"Found {n} problem{'s' if n != 1 else ''} in {files} file{'s' if files != 1 else ''} checked." if n else f"All checks passed ({files} file{'s' if files != 1 else ''} checked)."
+    lines.append(summary)
+    return "\n".join(lines)
+
+
+def render_json(diagnostics: Sequence[Diagnostic]) -> str:
+    return json.dumps([d.to_json() for d in diagnostics], indent=2)
