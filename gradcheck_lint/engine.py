@@ -22,14 +22,14 @@ def might_train(text: str) -> bool:
     return _PREFILTER.search(text) is not None
 
 
-def unanalysable(path: str, reason: str, line: int = 1, column: int = 1) -> Diagnostic:
+def unanalysable(path: str, reason: str, line: int = 1, column: int = 1, help: str | None = None) -> Diagnostic:
     return Diagnostic(
         path=path,
         span=Span(line, column, line, column),
         code=PARSE_ERROR_CODE,
         name=PARSE_ERROR_NAME,
         message=f"{path} {reason}; it was not analysed.",
-        help="fix the file so that Python can parse it, or exclude it from the checked paths.",
+        help=help or "fix the file so that Python can parse it, or exclude it from the checked paths.",
         severity=Severity.ERROR,
     )
 
@@ -37,8 +37,11 @@ def unanalysable(path: str, reason: str, line: int = 1, column: int = 1) -> Diag
 def check_text(text: str, path: str, codes: Iterable[str] | None = None) -> list[Diagnostic]:
     """Analyse one file's source text and return its diagnostics, sorted; never raises."""
     selected = frozenset(codes) if codes is not None else None
-    if not might_train(text):
-        return _syntax_only(text, path)
+    # CPython's own parser first: it is fast, and it rejects input (5,000 nested brackets, say) that
+    # would overflow the native stack of libcst's parser instead of raising.
+    problems = _syntax_only(text, path)
+    if problems or not might_train(text):
+        return problems
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -72,7 +75,8 @@ def check_text(text: str, path: str, codes: Iterable[str] | None = None) -> list
     except RecursionError:
         return [unanalysable(path, "is nested too deeply to analyse (recursion limit)")]
     except Exception as exc:  # noqa: BLE001 - one file's analysis failure must not end the run
-        return [unanalysable(path, f"could not be analysed: internal error {type(exc).__name__}: {exc} (please report it)")]
+        return [unanalysable(path, f"could not be analysed: internal error {type(exc).__name__}: {exc}",
+                             help="this is a bug in gradlint; please report it with the file. Other files were still checked.")]
     return sorted(set(out), key=Diagnostic.sort_key)
 
 

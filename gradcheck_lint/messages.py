@@ -46,7 +46,7 @@ def unscaled_accumulated_loss(backward: str, loss: str, step: str, step_line: in
 
 def accumulation_off_by_one(test: str, counter: str, source: str, step: str) -> tuple[str, str]:
     msg = (f"`if {test}:` is true on the first micro-batch (`{counter}` starts at 0 from `{source}`): `{step}` runs after "
-           f"one micro-batch, and every later window ends one micro-batch early.")
+           f"that one micro-batch alone, and every later window is shifted by one micro-batch.")
     fixed = test.replace(f"{counter} %", f"({counter} + 1) %", 1) if f"{counter} %" in test else f"({counter} + 1) % N == 0"
     help_ = f"count from one: `if {fixed}:` (or `enumerate(..., start=1)`)."
     return msg, help_

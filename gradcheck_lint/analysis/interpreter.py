@@ -125,6 +125,88 @@ class Frame:
     active: tuple[int, ...] = ()  # functions being inlined, for recursion
 
 
+class _Prescan(cst.CSTVisitor):
+    """One pass over the module collecting what the interpreter needs to know up front."""
+
+    _CONTAINERS = (cst.If, cst.CompFor)
+
+    def __init__(self, local_callables: set[str]) -> None:
+        self.local = local_callables
+        self.interesting: dict[int, bool] = {}
+        self.stack: list[int] = []
+        self.called_names: set[str] = set()
+        self.called_attrs: set[str] = set()
+        self.models: set[str] = set()
+        self.stepped: set[str] = set()
+        self.zeroed: set[str] = set()
+        self.windows: dict[str, set[str]] = {}
+
+    def _mark(self) -> None:
+        for key in self.stack:
+            self.interesting[key] = True
+
+    def visit_If(self, node: cst.If) -> None:
+        self.interesting.setdefault(id(node), False)
+        self.stack.append(id(node))
+        for counter, window in modulo_atoms(node.test):
+            self.windows.setdefault(counter, set()).add(window)
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self.stack.pop()
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self.interesting.setdefault(id(node), False)
+        self.stack.append(id(node))
+
+    def leave_CompFor(self, original_node: cst.CompFor) -> None:
+        self.stack.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name):
+            self.called_names.add(func.value)
+            if func.value in self.local:
+                self._mark()
+        elif isinstance(func, cst.Attribute):
+            attr = func.attr.value
+            self.called_attrs.add(attr)
+            if attr in EVENT_ATTRS or (isinstance(func.value, cst.Name) and func.value.value == "self"):
+                self._mark()
+            recv = N.ref_text(func.value)
+            if recv is not None:
+                if attr in ("parameters", "named_parameters", "requires_grad_", "train", "eval", "state_dict", "modules", "children"):
+                    self.models.add(recv)
+                elif attr == "step":
+                    self.stepped.add(recv)
+                elif attr == "zero_grad":
+                    self.zeroed.add(recv)
+        for arg in node.args:  # functions passed as callbacks (closures, map, Thread)
+            if isinstance(arg.value, cst.Name):
+                self.called_names.add(arg.value.value)
+
+    def visit_Continue(self, node: cst.Continue) -> None:
+        self._mark()
+
+    def visit_Break(self, node: cst.Break) -> None:
+        self._mark()
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self._mark()
+
+    def visit_Raise(self, node: cst.Raise) -> None:
+        self._mark()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value in ("grad", "requires_grad"):
+            self._mark()
+
+    def evidence(self) -> tuple[frozenset[str], frozenset[str]]:
+        """Texts used like models (`x.parameters()`) and like optimizers (`x.step()` and zero_grad)."""
+        optimizers = {s for s in self.stepped if N.OPTIMIZER_NAME.search(s.rsplit(".", 1)[-1]) and not N.SCHEDULER_NAME.search(s)}
+        optimizers |= {s for s in self.stepped & self.zeroed if not N.SCHEDULER_NAME.search(s) and s not in self.models}
+        return frozenset(self.models - optimizers), frozenset(optimizers)
+
+
 class Interpreter:
     """Compute the training events of one module and the gradient states seen at each."""
 
@@ -142,11 +224,14 @@ class Interpreter:
         self.module_env: dict[str, Value] = {}
         self._minted: dict[object, Entity] = {}
         self._uid = itertools.count(1)
-        self._interesting: dict[int, bool] = {}
         self._class_self_env: dict[str, dict[str, Value]] = {}
         self._collect_definitions()
-        self.model_refs, self.optimizer_refs = self._collect_evidence()
-        self.windows = self._collect_windows()
+        scan = _Prescan(set(self.functions) | set(self.classes))
+        module.visit(scan)
+        self._interesting = scan.interesting
+        self.called_names, self.called_attrs = scan.called_names, scan.called_attrs
+        self.model_refs, self.optimizer_refs = scan.evidence()
+        self.windows = {k: frozenset(v) for k, v in scan.windows.items()}
 
     # ------------------------------------------------------------------ definitions & evidence
     def _collect_definitions(self) -> None:
@@ -193,43 +278,6 @@ class Interpreter:
         body = node.body
         return list(body.body) if isinstance(body, cst.IndentedBlock) else []
 
-    def _collect_evidence(self) -> tuple[frozenset[str], frozenset[str]]:
-        """Texts of expressions used like models (`x.parameters()`) or optimizers (`x.step()` + zero_grad)."""
-        models: set[str] = set()
-        stepped: set[str] = set()
-        zeroed: set[str] = set()
-
-        class V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if isinstance(node.func, cst.Attribute):
-                    recv = N.ref_text(node.func.value)
-                    attr = node.func.attr.value
-                    if recv is None:
-                        return
-                    if attr in ("parameters", "named_parameters", "requires_grad_", "train", "eval", "state_dict", "modules", "children"):
-                        models.add(recv)
-                    elif attr == "step":
-                        stepped.add(recv)
-                    elif attr == "zero_grad":
-                        zeroed.add(recv)
-
-        self.module.visit(V())
-        optimizers = {s for s in stepped if N.OPTIMIZER_NAME.search(s.rsplit(".", 1)[-1]) and not N.SCHEDULER_NAME.search(s)}
-        optimizers |= {s for s in stepped & zeroed if not N.SCHEDULER_NAME.search(s) and s not in models}
-        return frozenset(models - optimizers), frozenset(optimizers)
-
-    def _collect_windows(self) -> dict[str, frozenset[str]]:
-        """Counters compared modulo a window anywhere in a branch test: `i` -> {`N`}."""
-        found: dict[str, set[str]] = {}
-
-        class V(cst.CSTVisitor):
-            def visit_If(self, node: cst.If) -> None:
-                for counter, window in modulo_atoms(node.test):
-                    found.setdefault(counter, set()).add(window)
-
-        self.module.visit(V())
-        return {k: frozenset(v) for k, v in found.items()}
-
     @staticmethod
     def _advance_phases(phases: frozenset[str]) -> frozenset[str]:
         return frozenset().union(*(NEXT_PHASE[p] for p in phases)) if phases else phases
@@ -265,7 +313,7 @@ class Interpreter:
     # ------------------------------------------------------------------ entry points
     def run(self) -> None:
         """Analyse the module body, then every function and method nothing in the file calls."""
-        called_names, called_attrs = self._called()
+        called_names, called_attrs = self.called_names, self.called_attrs
         top = Frame(function=None, cls=None, self_value=None, depth=0, local_defs={})
         flow = Flow({}, frozenset({PathState()}))
         out = self.exec_block(self.module.body, flow, top)
@@ -282,23 +330,6 @@ class Interpreter:
                     self.analyse_root(fn, info, implicit_loop=info.manual_optimization)
                 elif mname not in called_attrs:
                     self.analyse_root(fn, info)
-
-    def _called(self) -> tuple[set[str], set[str]]:
-        names: set[str] = set()
-        attrs: set[str] = set()
-
-        class V(cst.CSTVisitor):
-            def visit_Call(self, node: cst.Call) -> None:
-                if isinstance(node.func, cst.Name):
-                    names.add(node.func.value)
-                elif isinstance(node.func, cst.Attribute):
-                    attrs.add(node.func.attr.value)
-                for arg in node.args:  # functions passed as callbacks (closures, map, Thread)
-                    if isinstance(arg.value, cst.Name):
-                        names.add(arg.value.value)
-
-        self.module.visit(V())
-        return names, attrs
 
     def analyse_root(self, fn: cst.FunctionDef, cls: ClassInfo | None, implicit_loop: bool = False) -> None:
         self_value = self.self_value_for(cls) if cls else None
@@ -441,48 +472,8 @@ class Interpreter:
         return cond
 
     def interesting(self, node: cst.CSTNode) -> bool:
-        """Does this subtree hold anything that can change gradients or leave the block?"""
-        key = id(node)
-        if key not in self._interesting:
-            found = False
-            local_fns = set(self.functions)
-            outer = self
-
-            class V(cst.CSTVisitor):
-                def visit_Call(self, n: cst.Call) -> bool:
-                    nonlocal found
-                    if isinstance(n.func, cst.Attribute) and n.func.attr.value in EVENT_ATTRS:
-                        found = True
-                    elif isinstance(n.func, cst.Name) and (n.func.value in local_fns or n.func.value in outer.classes):
-                        found = True
-                    elif isinstance(n.func, cst.Attribute) and isinstance(n.func.value, cst.Name) and n.func.value.value == "self":
-                        found = True
-                    return not found
-
-                def visit_Continue(self, n: cst.Continue) -> None:
-                    nonlocal found
-                    found = True
-
-                def visit_Break(self, n: cst.Break) -> None:
-                    nonlocal found
-                    found = True
-
-                def visit_Return(self, n: cst.Return) -> None:
-                    nonlocal found
-                    found = True
-
-                def visit_Raise(self, n: cst.Raise) -> None:
-                    nonlocal found
-                    found = True
-
-                def visit_Attribute(self, n: cst.Attribute) -> None:
-                    nonlocal found
-                    if n.attr.value in ("grad", "requires_grad"):
-                        found = True
-
-            node.visit(V())
-            self._interesting[key] = found
-        return self._interesting[key]
+        """Does this `if` or comprehension hold anything that can change gradients or leave the block?"""
+        return self._interesting.get(id(node), True)
 
     def exec_if(self, stmt: cst.If, flow: Flow, frame: Frame) -> Outcome:
         self.eval(stmt.test, flow, frame)
@@ -986,7 +977,7 @@ class Interpreter:
         return EMPTY
 
     def eval_comprehension(self, elt: cst.BaseExpression, for_in: cst.CompFor, flow: Flow, frame: Frame) -> Value:
-        if self.interesting(elt):
+        if self.interesting(for_in):
             # `[self.train_step(b) for b in loader]` is a training loop.
             loop = self.loops.get(id(for_in))
             if loop is None:

@@ -2,11 +2,36 @@
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
 from ..registry import Finding, Rule, register
+
+
+_SYNONYMS = {
+    "gen": "g", "generator": "g", "netg": "g", "disc": "d", "discriminator": "d", "netd": "d",
+    "enc": "e", "encoder": "e", "nete": "e", "dec": "decoder", "decoder": "decoder",
+}
+_NOISE = {"loss", "err", "error", "net", "self", "model", "total", "opt", "optimizer", "backward", "the", "real", "fake"}
+
+
+def roles(name: str) -> set[str]:
+    """Role words of a name: `loss_GE` -> {g, e}; `errD` -> {d}; `netG` -> {g}; `student_loss` -> {student}."""
+    out: set[str] = set()
+    for part in re.split(r"[_.\[\]()\s]+", name):
+        for tok in re.findall(r"[A-Z]{1,3}(?![a-z])|[A-Z]?[a-z]+|\d+", part):
+            low = tok.lower()
+            if tok.isupper() and len(tok) <= 3:
+                out.update(tok.lower())
+            elif low in _SYNONYMS:
+                out.add(_SYNONYMS[low])
+            elif len(low) == 1 and low.isalpha():
+                out.add(low)
+            elif low not in _NOISE and not low.isdigit():
+                out.add(low)
+    return out - {"a", "b", "ab", "ba", "x", "y"}  # CycleGAN's domain letters name no role
 
 
 @register
@@ -65,6 +90,9 @@ for real in torch.randn(8, 4, 4):
                 held = state.held(holders)
                 for holder, c in held:
                     if c.consumers and opt.uid not in c.consumers and not c.live and c.certain and not holder.pseudo:
+                        loss = model.backwards[c.backward].loss_text
+                        if roles(loss) & roles(model.table.holder_name(holder)):
+                            continue  # the loss is named for this model too: a joint objective
                         own = next((model.backwards[o.backward] for _h, o in held if o.fresh and o.backward != c.backward), None)
                         leak = (holder, c, own)
                         break

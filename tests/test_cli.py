@@ -1,0 +1,157 @@
+"""The `gradlint` command as a user runs it: output formats, exit codes, bad input, the rule catalogue."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import FIXTURES, ROOT
+
+BUGGY = """\
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(8, 4).split(2):
+    model(x).sum().backward()
+    opt.step()
+"""
+CLEAN = BUGGY.replace("    opt.step()\n", "    opt.step()\n    opt.zero_grad()\n")
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gradcheck_lint", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def test_text_output_and_exit_one(tmp_path: Path) -> None:
+    f = tmp_path / "train.py"
+    f.write_text(BUGGY)
+    res = run(str(f))
+    assert res.returncode == 1, res.stderr
+    first, help_line = res.stdout.splitlines()[:2]
+    assert first.startswith(f"{f}:6:5: GL001 `opt.step()`")
+    assert help_line.startswith("    help: ")
+
+
+def test_clean_file_exits_zero(tmp_path: Path) -> None:
+    f = tmp_path / "train.py"
+    f.write_text(CLEAN)
+    res = run(str(f))
+    assert res.returncode == 0, res.stdout
+    assert "All checks passed" in res.stdout
+
+
+def test_json_output(tmp_path: Path) -> None:
+    f = tmp_path / "train.py"
+    f.write_text(BUGGY)
+    res = run("--format", "json", str(f))
+    data = json.loads(res.stdout)
+    assert res.returncode == 1
+    assert len(data) == 1
+    keys = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity", "message", "help"}
+    assert keys <= set(data[0])
+    assert (data[0]["line"], data[0]["column"], data[0]["code"], data[0]["name"]) == (6, 5, "GL001", "missing-zero-grad")
+    assert data[0]["end_line"] == 6 and data[0]["end_column"] > data[0]["column"]
+
+
+def test_select_ignore_and_exit_zero(tmp_path: Path) -> None:
+    f = tmp_path / "train.py"
+    f.write_text(BUGGY)
+    assert run("--ignore", "GL001", str(f)).returncode == 0
+    assert run("--select", "GL002,GL003", str(f)).returncode == 0
+    assert run("--select", "GL00", str(f)).returncode == 1
+    assert run("--select", "missing-zero-grad", str(f)).returncode == 1
+    res = run("--exit-zero", str(f))
+    assert res.returncode == 0 and "GL001" in res.stdout
+
+
+def test_unknown_code_is_a_usage_error(tmp_path: Path) -> None:
+    f = tmp_path / "train.py"
+    f.write_text(CLEAN)
+    res = run("--select", "GL999", str(f))
+    assert res.returncode == 2
+    assert "GL999" in res.stderr and "GL001" in res.stderr
+
+
+def test_no_paths_is_a_usage_error() -> None:
+    assert run().returncode == 2
+
+
+def _bad_inputs(tmp_path: Path) -> dict[str, Path]:
+    d = tmp_path / "proj"
+    d.mkdir()
+    (d / "good.py").write_text(BUGGY)
+    (d / "syntax.py").write_text("for x in y\n    loss.backward()\n")
+    (d / "latin1.py").write_bytes(b"x = '\xe9'  # backward\n")
+    deep = "x = " + "(" * 5000 + "1" + ")" * 5000 + "\nloss.backward()\n"
+    (d / "deep.py").write_text(deep)
+    (d / "dir.py").mkdir()
+    os.symlink(d / "missing.py", d / "broken.py")
+    (d / "nul.py").write_bytes(b"loss.backward()\x00\n")
+    return {"dir": d}
+
+
+def test_bad_input_gives_gl000_and_others_still_checked(tmp_path: Path) -> None:
+    d = _bad_inputs(tmp_path)["dir"]
+    res = run("--format", "json", str(d))
+    assert res.returncode == 2, res.stderr
+    data = json.loads(res.stdout)
+    by_file = {}
+    for item in data:
+        by_file.setdefault(Path(item["path"]).name, []).append(item["code"])
+    assert by_file["good.py"] == ["GL001"]
+    for name in ("syntax.py", "latin1.py", "deep.py", "dir.py", "broken.py", "nul.py"):
+        assert by_file.get(name) == ["GL000"], (name, by_file)
+    assert "Traceback" not in res.stderr
+
+
+def test_encodings_bom_crlf_tabs(tmp_path: Path) -> None:
+    cookie = b"# -*- coding: latin-1 -*-\n" + BUGGY.encode() + b"s = '\xe9'\n"
+    (tmp_path / "cookie.py").write_bytes(cookie)
+    (tmp_path / "bom.py").write_bytes(b"\xef\xbb\xbf" + BUGGY.encode())
+    (tmp_path / "crlf.py").write_bytes(BUGGY.replace("\n", "\r\n").encode())
+    (tmp_path / "tabs.py").write_text(BUGGY.replace("    ", "\t"))
+    res = run("--format", "json", str(tmp_path))
+    data = json.loads(res.stdout)
+    got = sorted((Path(i["path"]).name, i["line"], i["code"]) for i in data)
+    assert got == [("bom.py", 6, "GL001"), ("cookie.py", 7, "GL001"), ("crlf.py", 6, "GL001"), ("tabs.py", 6, "GL001")]
+
+
+def test_directory_walk_skips_venvs_build_and_gitignored(tmp_path: Path) -> None:
+    for sub in (".git", "venv", "build", "dist", "node_modules", "ignored", "src"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "train.py").write_text(BUGGY)
+    (tmp_path / "custom_env").mkdir()
+    (tmp_path / "custom_env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "custom_env" / "train.py").write_text(BUGGY)
+    (tmp_path / "generated_train.py").write_text(BUGGY)
+    (tmp_path / ".gitignore").write_text("ignored/\ngenerated_*.py\n")
+    res = run("--format", "json", str(tmp_path))
+    paths = {Path(i["path"]).relative_to(tmp_path).as_posix() for i in json.loads(res.stdout)}
+    assert paths == {"src/train.py"}
+
+
+def test_rule_catalogue() -> None:
+    res = run("rule")
+    assert res.returncode == 0
+    assert [line.split()[0] for line in res.stdout.splitlines()] == ["GL001", "GL002", "GL003", "GL004", "GL005"]
+    doc = run("rule", "GL003")
+    assert doc.returncode == 0
+    assert doc.stdout.startswith("# GL003: unscaled-accumulated-loss")
+    assert "## Use instead" in doc.stdout
+    assert run("rule", "GL042").returncode == 2
+
+
+def test_fixtures_directory_run_matches_expectations() -> None:
+    """The README's first command: `gradlint fixtures/` reports exactly the annotated diagnostics."""
+    from support import load_fixtures
+
+    res = run("--format", "json", str(FIXTURES), cwd=ROOT)
+    assert res.returncode == 1
+    got = {(str(Path(i["path"]).resolve()), i["line"], i["code"]) for i in json.loads(res.stdout)}
+    want = {(str(f.path.resolve()), line, code) for f in load_fixtures() for line, code in f.expected}
+    assert got == want

@@ -1,0 +1,59 @@
+"""The rule documents are the contract: their examples must lint exactly as they say."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gradcheck_lint import check_source
+from gradcheck_lint.registry import all_rules
+from support import RULES_DIR
+
+SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Runtime check", "Known problems", "Fix safety", "References"]
+
+
+def _doc(code: str) -> str:
+    matches = sorted(RULES_DIR.glob(f"{code}-*.md"))
+    assert len(matches) == 1, f"{code}: expected one document, found {matches}"
+    return matches[0].read_text(encoding="utf-8")
+
+
+def _section(doc: str, title: str) -> str:
+    m = re.search(rf"^## {re.escape(title)}\s*$(.*?)(?=^## |\Z)", doc, re.M | re.S)
+    assert m, f"missing section {title!r}"
+    return m.group(1)
+
+
+def _code_block(section: str) -> str:
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert len(blocks) == 1, f"expected one python block, found {len(blocks)}"
+    return blocks[0]
+
+
+@pytest.mark.parametrize("code", list(all_rules()))
+def test_document_structure(code: str) -> None:
+    doc = _doc(code)
+    name = all_rules()[code].name
+    assert doc.startswith(f"# {code}: {name}"), doc.splitlines()[0]
+    positions = [doc.index(f"## {s}") for s in SECTIONS]
+    assert positions == sorted(positions), "sections out of order"
+    assert "http" in _section(doc, "References")
+
+
+@pytest.mark.parametrize("code", list(all_rules()))
+def test_example_fires_exactly_this_rule(code: str) -> None:
+    src = _code_block(_section(_doc(code), "Example"))
+    codes = [d.code for d in check_source(src, f"{code}-example.py")]
+    assert codes and set(codes) == {code}, codes
+
+
+@pytest.mark.parametrize("code", list(all_rules()))
+def test_use_instead_is_clean(code: str) -> None:
+    src = _code_block(_section(_doc(code), "Use instead"))
+    assert check_source(src, f"{code}-fixed.py") == []
+
+
+def test_one_document_per_rule() -> None:
+    docs = sorted(p.name.split("-", 1)[0] for p in RULES_DIR.glob("GL*.md"))
+    assert docs == list(all_rules())
