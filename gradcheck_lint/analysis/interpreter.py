@@ -178,6 +178,11 @@ class _Prescan(cst.CSTVisitor):
                     self.models.add(recv)
                 elif attr == "step":
                     self.stepped.add(recv)
+                    if "scaler" in recv.lower() and node.args:  # scaler.step(optimizer)
+                        arg = N.ref_text(node.args[0].value)
+                        if arg is not None:
+                            self.stepped.add(arg)
+                            self.zeroed.add(arg)
                 elif attr == "zero_grad":
                     self.zeroed.add(recv)
         for arg in node.args:  # functions passed as callbacks (closures, map, Thread)
@@ -1261,6 +1266,15 @@ class Interpreter:
             return EMPTY
         pos, kw = self.args_of(call, flow, frame)
         opts = recv.of_kind(Kind.OPTIMIZER)
+        if attr in ("step", "zero_grad") and not recv.entities and not recv.modules and self._looks_like_optimizer(recv_text):
+            # An optimizer the analysis did not see being built (a parameter, an attribute set elsewhere).
+            key = N.ref_text(recv_node)
+            minted = Value(entities=frozenset({self.mint(Kind.OPTIMIZER, recv_text, ("ref", recv_text))}))
+            self.table.name_after(next(iter(minted.entities)).uid, recv_text)
+            if key is not None:
+                flow.env[key] = minted
+            recv = minted
+            opts = recv.of_kind(Kind.OPTIMIZER)
         if attr == "step":
             if recv.of_kind(Kind.SCALER) or re.search(r"scaler", recv_text, re.I):
                 for o in (pos[0].of_kind(Kind.OPTIMIZER) if pos else []):
@@ -1336,10 +1350,10 @@ class Interpreter:
                 return recv
             if attr in ("parameters", "named_parameters"):
                 return Value(params=frozenset(recv.modules))
+            if N.is_optimizer_class(attr):  # minGPT/nanoGPT: model.configure_optimizers(config)
+                return self.new_optimizer(call, [], {}, recv)
             if attr in N.MODULE_NON_FORWARD_METHODS:
                 return EMPTY
-            if N.is_optimizer_class(attr):  # minGPT: model.configure_optimizers(config)
-                return self.new_optimizer(call, [], {}, recv)
             if N.callee_suggests_grad_effect(attr) and attr not in ("forward",):
                 self.opaque_call(attr, [recv, *pos], kw, flow)
                 return EMPTY
@@ -1376,6 +1390,11 @@ class Interpreter:
             # A function of an imported module we know nothing about: opaque.
             return self.opaque_call(attr, pos, kw, flow)
         return result
+
+    def _looks_like_optimizer(self, text: str) -> bool:
+        if N.SCHEDULER_NAME.search(text) or re.search(r"scaler|engine|accelerator|trainer|env\b", text, re.I):
+            return False
+        return text in self.optimizer_refs or bool(N.OPTIMIZER_NAME.search(text.rsplit(".", 1)[-1]))
 
     def loss_text(self, node: cst.BaseExpression) -> str:
         """`scaler.scale(loss)` -> `loss`; `(loss / n)` -> `loss / n`."""
