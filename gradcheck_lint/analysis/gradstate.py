@@ -32,6 +32,7 @@ class Contribution:
     repeated: bool = False
     certain: bool = True
     rescaled: bool = False
+    carried: bool = False  # written before the loop now running was entered (a previous epoch)
 
     @property
     def fresh(self) -> bool:
@@ -119,7 +120,7 @@ class PathState:
         if record_discards:
             surviving = {c.backward for _, c in keep if c.fresh}
             for h, c in wiped:
-                if c.fresh and c.certain and c.backward not in surviving:
+                if c.fresh and c.certain and not c.carried and c.backward not in surviving:
                     discards.add(Discard(event, c.backward, h))
         return replace(self, grads=frozenset(keep), discards=frozenset(discards))
 
@@ -135,6 +136,12 @@ class PathState:
             grads.add((h, c))
         discards = frozenset(d for d in self.discards if not any(d.holder.overlaps(x) for x in hs))
         return replace(self, grads=frozenset(grads), discards=discards)
+
+    def enter_loop(self) -> "PathState":
+        """Mark what the gradients hold as left over from before this loop started."""
+        if not any(c.fresh and not c.carried for _, c in self.grads):
+            return self
+        return replace(self, grads=frozenset((h, replace(c, carried=True) if c.fresh else c) for h, c in self.grads))
 
     def rescale(self, holders: Iterable[Holder]) -> "PathState":
         hs = list(holders)

@@ -230,6 +230,7 @@ class Interpreter:
         self._minted: dict[object, Entity] = {}
         self._uid = itertools.count(1)
         self._class_self_env: dict[str, dict[str, Value]] = {}
+        self._trains: dict[int, bool] = {}
         self._collect_definitions()
         scan = _Prescan(set(self.functions) | set(self.classes))
         module.visit(scan)
@@ -559,6 +560,11 @@ class Interpreter:
             self.loops[loop.id] = loop
 
         counter = self.loop_counter(stmt)
+        if element.entities and not element.params and not element.reach and not element.opaque:
+            # `for opt in optimizers.values(): opt.zero_grad()`: the abstract element already stands for
+            # every member, so one pass over the body covers the whole loop.
+            self.assign(stmt.target, element, flow, frame, stmt.iter, stmt)
+            return self.exec_block(stmt.body.body, flow, frame)
 
         def body(f: Flow, fr: Frame) -> Outcome:
             self.assign(stmt.target, element, f, fr, stmt.iter, stmt, keep_phases=True)
@@ -569,6 +575,14 @@ class Interpreter:
             res = self.exec_block(stmt.orelse.body.body, out.normal, frame)
             out = Outcome(res.normal, out.breaks + res.breaks, out.continues + res.continues, out.returns + res.returns)
         return Outcome(Flow.join([out.normal, *out.breaks]), returns=out.returns)
+
+    def trains(self, node: cst.CSTNode) -> bool:
+        """Can one run of this loop issue a backward pass (directly or through a call)?"""
+        key = id(node)
+        if key not in self._trains:
+            text = code(node)
+            self._trains[key] = "backward" in text or any(f"{name}(" in text for name in self.functions) or "self." in text
+        return self._trains[key]
 
     def loop_counter(self, stmt: cst.For) -> tuple[str, bool] | None:
         """The integer counter a `for` loop advances by one per iteration, and whether it starts at 0."""
@@ -622,6 +636,8 @@ class Interpreter:
         """Run a loop body to a fixed point; the loop is assumed to run at least once."""
         inner = replace(frame, loops=frame.loops + (loop.id,))
         head = flow.copy()
+        if self.trains(loop.node):
+            head.map(PathState.enter_loop)
         if counter is not None and counter[0] in self.windows:
             name, zero = counter
             head.map(lambda s: s.restart(name, self.windows[name], frozenset({FIRST}) if zero else None))
@@ -797,9 +813,11 @@ class Interpreter:
             path = tuple(key.split(".")[1:])
             if all(m.uid != base.uid for m in value.modules):
                 value = replace(value, modules=frozenset({Holder(base.uid, path)}), entities=frozenset())
-        if not value.entities and not value.modules and value.opaque and key not in flow.env:
+        if not value.entities and not value.modules and value.opaque and not value.reach:
+            # `self.model = model.to(device)` with `model` of unknown origin: how `self.model` is used
+            # elsewhere (`.parameters()`, `.step()`) says what it is.
             minted = self.entity_for_unknown_ref(key)
-            if minted is not None and (isinstance(source, cst.Call) or source is None):
+            if minted is not None:
                 value = minted
         flow.env[key] = value
         if key in self.windows and not keep_phases:
@@ -902,6 +920,8 @@ class Interpreter:
             left = self.eval(expr.left, flow, frame)
             right = self.eval(expr.right, flow, frame)
             result = union_as_tensor([left, right])
+            if isinstance(expr.operator, cst.Add) and (left.params or right.params):  # list(a.parameters()) + [...]
+                result = replace(result, params=left.params | right.params, opaque=left.opaque or right.opaque)
             if isinstance(expr.operator, (cst.Divide, cst.FloorDivide)):
                 if not right.reach:
                     result = result.with_divisor(code(strip_parens(expr.right)))
@@ -1312,8 +1332,10 @@ class Interpreter:
             if holders and is_zero:
                 stmt_text = code(call)
                 self.record_clear(call, stmt_text, code(grad_owner), holders, flow, frame)
-            elif holders:
+            elif holders and attr == "mul_":
                 flow.map(lambda s: s.rescale(holders))
+            elif holders:  # `p.grad.fill_(0.01)` replaces the gradient outright
+                flow.map(lambda s: s.clear(0, holders, record_discards=False))
             return EMPTY
         if attr in ("div_",) and "grad" in recv_text:
             owner_node = recv_node
@@ -1370,10 +1392,10 @@ class Interpreter:
             div = self.reciprocal(call.args[0].value)
             v = union_as_tensor([recv, *pos])
             return v.with_divisor(div) if div else v
-        if opts or recv.of_kind(Kind.SCHEDULER):
-            return EMPTY
         if attr in ("items", "values", "keys") and recv.items:
             return recv
+        if opts or recv.of_kind(Kind.SCHEDULER):
+            return EMPTY
         if attr in ("append", "extend", "add") and pos:
             key = N.ref_text(recv_node)
             if key is not None:
@@ -1471,11 +1493,12 @@ class Interpreter:
         if frame.depth >= MAX_DEPTH or id(fn) in frame.active:
             return self.opaque_call(fn.name.value, pos, kw, flow)
         env: dict[str, Value] = {}
-        if self_value is not None and isinstance(self_value.const, tuple):
-            env.update({f"self.{k}": v for k, v in self_value.items})
+        if self_value is not None and isinstance(self_value.const, tuple) and self_value.items:
+            env.update({f"self.{k}": v for k, v in self_value.items})  # a local instance: `trainer.fit()`
         elif cls is not None:
-            env.update({k: v for k, v in flow.env.items() if k.startswith("self.")})
-            if not any(k.startswith("self.") for k in env) and frame.cls is not cls:
+            if frame.cls is cls:  # `self.update_D()` from another method: the same `self`
+                env.update({k: v for k, v in flow.env.items() if k.startswith("self.")})
+            if not any(k.startswith("self.") for k in env):
                 env.update(self.class_self_env(cls))
         params = [*fn.params.posonly_params, *fn.params.params]
         if cls is not None and params and params[0].name.value in ("self", "cls") and not self._is_static(fn):

@@ -67,11 +67,16 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                 for discard in sorted(state.discards):
                     if discard.clear in reported or not any(discard.holder.overlaps(h) for h in holders):
                         continue
-                    if discard.refilled and not gates:
-                        continue
                     clear = model.clears.get(discard.clear)
                     backward = model.backwards.get(discard.backward)
                     if clear is None or backward is None:
+                        continue
+                    # A clear inside a micro-batch loop whose step comes after the loop.
+                    inner = any(
+                        b and b[-1] not in s and any(c and c[-1] == b[-1] for c in clear.loop_stacks)
+                        for b in backward.loop_stacks for s in step.loop_stacks
+                    )
+                    if discard.refilled and not gates and not inner:
                         continue
                     if discard.refilled and not (clear.loop_stacks & backward.loop_stacks):
                         # A clear outside the micro-batch loop drops at most a trailing partial window.
@@ -83,6 +88,6 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                         model.line(backward.node),
                         step.call_text,
                         model.line(step.node),
-                        accumulation=gates[0].key if discard.refilled and gates else None,
+                        accumulation=(gates[0].key if gates else "the inner micro-batch loop") if discard.refilled else None,
                     )
                     yield Finding(clear.node, msg, help_)

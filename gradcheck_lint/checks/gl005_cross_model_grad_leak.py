@@ -91,7 +91,8 @@ for real in torch.randn(8, 4, 4):
                 for holder, c in held:
                     if c.consumers and opt.uid not in c.consumers and not c.live and c.certain and not holder.pseudo:
                         loss = model.backwards[c.backward].loss_text
-                        if roles(loss) & roles(model.table.holder_name(holder)):
+                        named = re.fullmatch(r"[A-Za-z_][\w.]*", loss) is not None
+                        if named and roles(loss) & roles(model.table.holder_name(holder)):
                             continue  # the loss is named for this model too: a joint objective
                         own = next((model.backwards[o.backward] for _h, o in held if o.fresh and o.backward != c.backward), None)
                         leak = (holder, c, own)

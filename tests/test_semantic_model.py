@@ -1,0 +1,169 @@
+"""The shared semantic model: entities, ownership, dataflow of losses, helpers followed."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from gradcheck_lint import check_source
+from gradcheck_lint.analysis import TrainingModel
+
+
+def model_of(src: str) -> TrainingModel:
+    return TrainingModel(cst.parse_module(textwrap.dedent(src)))
+
+
+def owned(m: TrainingModel, opt_label: str) -> set[str]:
+    for uid, own in m.table.ownership.items():
+        if m.table.label(uid) == opt_label:
+            return {m.table.holder_name(h) for h in own.holders}
+    raise AssertionError(f"no optimizer {opt_label}: {m.table.labels}")
+
+
+@pytest.mark.parametrize(
+    "ctor,expected",
+    [
+        ("O.Adam(G.parameters())", {"G"}),
+        ("O.Adam(params=list(G.parameters()) + list(D.parameters()))", {"G", "D"}),
+        ("O.SGD([{'params': G.parameters()}, {'params': D.head.parameters(), 'lr': 1e-3}])", {"G", "D.head"}),
+        ("O.AdamW(itertools.chain(G.parameters(), D.parameters()))", {"G", "D"}),
+        ("O.Adam(filter(lambda p: p.requires_grad, D.parameters()))", {"D"}),
+        ("O.Adam([p for n, p in G.named_parameters() if 'bias' not in n])", {"G"}),
+    ],
+)
+def test_optimizer_ownership(ctor: str, expected: set[str]) -> None:
+    m = model_of(
+        f"""
+        import itertools
+        import torch.optim as O
+        from torch import nn
+        G = nn.Linear(2, 2)
+        D = nn.Sequential(nn.Linear(2, 2))
+        opt = {ctor}
+        x = G(x)
+        D(x).sum().backward()
+        opt.step()
+        """
+    )
+    assert owned(m, "opt") == expected
+
+
+def test_aliases_and_dicts_of_optimizers_resolve_to_one_optimizer() -> None:
+    src = """
+    import torch
+    from torch import nn
+    G, D = nn.Linear(2, 2), nn.Linear(2, 1)
+    optimizers = {"g": torch.optim.Adam(G.parameters()), "d": torch.optim.Adam(D.parameters())}
+    opt = optimizers["g"]
+    for x in torch.randn(4, 3, 2):
+        optimizers["g"].zero_grad()
+        D(G(x).detach()).sum().backward()
+        optimizers["d"].step()
+    """
+    # opt_d is never cleared (clearing "g" does not help): GL001 at the step of optimizers["d"]
+    diags = check_source(textwrap.dedent(src))
+    assert [(d.line, d.code) for d in diags] == [(10, "GL001")]
+    assert "optimizers[\"g\"].zero_grad()" in diags[0].message
+
+
+@pytest.mark.parametrize(
+    "fake_expr,leaks",
+    [("G(z)", True), ("G(z).detach()", False), ("G(z).data", False), ("fake_nograd", False)],
+)
+def test_detach_data_and_no_grad_cut_the_path(fake_expr: str, leaks: bool) -> None:
+    src = f"""
+    import torch
+    from torch import nn
+    G, D = nn.Linear(2, 2), nn.Linear(2, 1)
+    opt_G = torch.optim.Adam(G.parameters())
+    opt_D = torch.optim.Adam(D.parameters())
+    for z in torch.randn(4, 3, 2):
+        opt_G.zero_grad()
+        opt_D.zero_grad()
+        with torch.no_grad():
+            fake_nograd = G(z)
+        d_loss = D({fake_expr}).mean()
+        d_loss.backward()
+        opt_D.step()
+        g_loss = -D(G(z)).mean()
+        g_loss.backward()
+        opt_G.step()
+    """
+    codes = [d.code for d in check_source(textwrap.dedent(src))]
+    assert codes == (["GL005"] if leaks else [])
+
+
+def test_helpers_are_followed_three_levels_deep() -> None:
+    src = """
+    import torch
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def clear(o):
+        o.zero_grad()
+
+    def finish(o):
+        o.step()
+        clear(o)
+
+    def update(loss, o):
+        loss.backward()
+        finish(o)
+
+    def train_step(x):
+        update(model(x).sum(), opt)
+
+    for x in torch.randn(5, 3, 2):
+        train_step(x)
+    """
+    assert check_source(textwrap.dedent(src)) == []
+    broken = textwrap.dedent(src).replace("    clear(o)\n", "")
+    assert broken != textwrap.dedent(src)
+    assert [d.code for d in check_source(broken)] == ["GL001"]
+
+
+def test_trainer_methods_are_followed() -> None:
+    src = """
+    import torch
+    from torch import nn
+
+    class Trainer:
+        def __init__(self):
+            self.netD = nn.Linear(2, 1)
+            self.netG = nn.Linear(2, 2)
+            self.optD = torch.optim.Adam(self.netD.parameters())
+            self.optG = torch.optim.Adam(self.netG.parameters())
+
+        def update_D(self, real, fake):
+            self.optD.zero_grad()
+            (self.netD(real).mean() - self.netD(fake.detach()).mean()).backward()
+            self.optD.step()
+
+        def update_G(self, fake):
+            self.optG.zero_grad()
+            (-self.netD(fake).mean()).backward()
+            self.optG.step()
+
+        def fit(self, data):
+            for real in data:
+                fake = self.netG(torch.randn(3, 2))
+                self.update_D(real, fake)
+                self.update_G(fake)
+    """
+    assert check_source(textwrap.dedent(src)) == []
+    # Clear D only at the end of its own update: D then steps on the generator's gradients too
+    leaky = textwrap.dedent(src).replace("        self.optD.zero_grad()\n", "").replace(
+        "        self.optD.step()\n", "        self.optD.step()\n        self.optD.zero_grad()\n")
+    assert leaky != textwrap.dedent(src)
+    assert [d.code for d in check_source(leaky)] == ["GL005"]
+
+
+def test_static_side_never_imports_torch() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, gradcheck_lint; from gradcheck_lint import check_source; check_source('loss.backward()\\nopt.step()\\n'); print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
