@@ -155,3 +155,10 @@ def test_fixtures_directory_run_matches_expectations() -> None:
     got = {(str(Path(i["path"]).resolve()), i["line"], i["code"]) for i in json.loads(res.stdout)}
     want = {(str(f.path.resolve()), line, code) for f in load_fixtures() for line, code in f.expected}
     assert got == want
+
+
+def test_installed_package_ships_rule_documents(tmp_path: Path) -> None:
+    """Run from an unrelated directory: the installed package (a wheel in CI) finds its documents."""
+    code = "from gradcheck_lint.rule_docs import read_doc; from gradcheck_lint.registry import all_rules; print(all(read_doc(c) and read_doc(c).startswith('# ' + c) for c in all_rules()))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert out.stdout.strip() == "True", out.stderr
