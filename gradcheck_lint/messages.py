@@ -61,3 +61,10 @@ def cross_model_grad_leak(step: str, backward: str, backward_line: int | None, m
     help_ = (f"call `{opt}.zero_grad()`{before}, or wrap the other update in `{model}.requires_grad_(False)` ... "
              f"`requires_grad_(True)`, or feed `.detach()`ed inputs.")
     return msg, help_
+
+
+def accumulation_first_window(step: str, first: int, n: int) -> tuple[str, str]:
+    msg = (f"`{step}` ran after {first} micro-batch{'es' if first != 1 else ''}, but the accumulation window is {n}: "
+           f"the step condition is true on the first micro-batch of a zero-based counter, so every window is shifted by one.")
+    help_ = "count from one: `if (i + 1) % N == 0:` (or `enumerate(..., start=1)`)."
+    return msg, help_

@@ -1,0 +1,218 @@
+"""The gradient contract, checked concretely: which backward passes each parameter's `.grad` holds.
+
+Pure bookkeeping with no torch import, fed by the probe's hooks. It mirrors the static typestate
+(`analysis/gradstate.py`): backward passes add contributions, a step consumes whole backward passes,
+clears drop them. A step applying a pass its own optimizer already applied is GL001, one another
+optimizer applied in an earlier group of steps is GL005; a clear that dropped a pass no step had
+applied, before the step it was meant for, is GL002.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """A place in the user's code: file, line and the text of that line."""
+
+    path: str
+    line: int
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+UNKNOWN_SITE = Site("<unknown>", 0, "")
+
+
+@dataclass
+class BackwardPass:
+    id: int
+    site: Site
+    consumers: set[int] = field(default_factory=set)  # optimizers whose step applied it
+    live: bool = False  # applied by the current group of steps (no backward since)
+
+
+@dataclass
+class Discard:
+    """A clear that dropped the gradients of a backward pass no step had applied."""
+
+    backward: int
+    clear: Site
+    refilled: bool = False  # a backward wrote into the optimizer's parameters after the clear
+    refilled_by_same_site: bool = False  # ... from the same line: the same loss on the next micro-batch
+    refills: set[int] = field(default_factory=set)  # backward passes since the clear
+
+
+@dataclass
+class Violation:
+    code: str
+    site: Site  # where the diagnostic anchors: a step, or for GL002 the clear
+    backward: BackwardPass | None
+    other_step: Site | None = None  # GL001/GL005: the step that applied them first; GL002: the step
+    own_backward: BackwardPass | None = None
+    param_owner: str | None = None
+    window: tuple[int, int] | None = None  # GL004: (micro-batches in the first window, N)
+
+
+@dataclass
+class _Param:
+    contributions: list[int] = field(default_factory=list)  # backward ids, oldest first
+    optimizers: set[int] = field(default_factory=set)
+
+
+class Ledger:
+    """Per-parameter contributions, per-optimizer pending discards and windows."""
+
+    def __init__(self) -> None:
+        self.passes: dict[int, BackwardPass] = {}
+        self.params: dict[int, _Param] = {}
+        self.current: int | None = None
+        self._next = 1
+        self._held: dict[int, int] = {}  # backward id -> number of parameters holding it
+        self.step_sites: dict[int, Site] = {}  # optimizer -> its first step's site
+        self.discards: dict[int, list[Discard]] = {}
+        self.windows: dict[int, list[int]] = {}  # optimizer -> backward passes per step
+        self._since_step: dict[int, set[int]] = {}
+
+    # -- backward passes
+    def begin_backward(self, site: Site) -> int:
+        bid = self._next
+        self._next += 1
+        for p in self.passes.values():
+            p.live = False
+        self.passes[bid] = BackwardPass(bid, site)
+        self.current = bid
+        self._forget_unheld()
+        return bid
+
+    def end_backward(self) -> None:
+        self.current = None
+
+    def _forget_unheld(self) -> None:
+        """Drop passes no parameter holds any more, so memory stays flat over a long run."""
+        if len(self.passes) > 256:
+            keep = {d.backward for ds in self.discards.values() for d in ds}
+            for bid in [b for b in self.passes if not self._held.get(b) and b not in keep and b != self.current]:
+                del self.passes[bid]
+
+    def accumulated(self, pid: int) -> None:
+        """A backward pass added into this parameter's `.grad`."""
+        bid = self.current if self.current is not None else self.begin_backward(UNKNOWN_SITE)
+        st = self.params.get(pid)
+        if st is None:
+            st = self.params[pid] = _Param()
+        if bid in st.contributions:
+            return
+        st.contributions.append(bid)
+        self._held[bid] = self._held.get(bid, 0) + 1
+        site = self.passes[bid].site
+        for opt in st.optimizers:
+            self._since_step.setdefault(opt, set()).add(bid)
+            for d in self.discards.get(opt, ()):
+                d.refilled = True
+                d.refills.add(bid)
+                if d.backward in self.passes and self.passes[d.backward].site == site:
+                    d.refilled_by_same_site = True
+
+    # -- clears
+    def cleared(self, pid: int, site: Site) -> None:
+        """The parameter's `.grad` was cleared (set to None, zeroed, replaced by zeros)."""
+        st = self.params.get(pid)
+        if st is None:
+            return
+        dropped, st.contributions = st.contributions, []
+        for bid in dropped:
+            self._held[bid] -= 1
+        for opt in st.optimizers:
+            # A second clear before the step: what an earlier clear dropped is no evidence any more.
+            pending = [d for d in self.discards.get(opt, []) if d.clear == site and not d.refilled]
+            for bid in dropped:
+                bp = self.passes[bid]
+                if not bp.consumers and not self._held.get(bid) and not any(d.backward == bid for d in pending):
+                    pending.append(Discard(bid, site))
+            self.discards[opt] = pending
+
+    # -- steps
+    def register(self, opt: int, pids: list[int]) -> None:
+        for pid in pids:
+            st = self.params.get(pid)
+            if st is None:
+                st = self.params[pid] = _Param()
+            if opt not in st.optimizers:
+                st.optimizers.add(opt)
+                # passes already held count towards this optimizer's first window
+                self._since_step.setdefault(opt, set()).update(b for b in st.contributions if not self.passes[b].consumers)
+
+    def step(self, opt: int, pids: list[int], site: Site, owner_of: dict[int, str] | None = None) -> list[Violation]:
+        """Check and record `opt.step()` over its parameters."""
+        out: list[Violation] = []
+        seen: set[tuple[str, int]] = set()
+        fresh = [self.passes[b] for pid in pids for b in self.params.get(pid, _Param()).contributions if not self.passes[b].consumers]
+        for pid in pids:
+            st = self.params.get(pid)
+            if st is None:
+                continue
+            for bid in st.contributions:
+                bp = self.passes[bid]
+                if opt in bp.consumers:
+                    code = "GL001"
+                elif bp.consumers and not bp.live:
+                    code = "GL005"
+                else:
+                    continue
+                if (code, bid) in seen:
+                    continue
+                seen.add((code, bid))
+                other = self.step_sites.get(opt) if code == "GL001" else self.step_sites.get(min(bp.consumers))
+                out.append(Violation(code, site, bp, other_step=other, own_backward=fresh[0] if fresh else None,
+                                     param_owner=(owner_of or {}).get(pid)))
+        for d in self.discards.pop(opt, []):
+            if d.refilled and not d.refilled_by_same_site:
+                continue  # a by-product backward cleared on purpose, then the real one
+            if len(d.refills) >= 2:
+                continue  # the clear opened a window that then accumulated: a window-start clear
+            where = d.clear if d.clear.line else site  # a clear the probe saw only by its effect
+            out.append(Violation("GL002", where, self.passes.get(d.backward), other_step=site))
+            break
+        applied = {bid for pid in pids for bid in self.params.get(pid, _Param()).contributions}
+        for bid in applied:
+            bp = self.passes[bid]
+            bp.consumers.add(opt)
+            bp.live = True
+        # window size: how many passes of the most repeated backward line the step applies
+        per_site: dict[Site, int] = {}
+        for bid in applied:
+            bp = self.passes[bid]
+            if len(bp.consumers) == 1:  # first applied by this step
+                per_site[bp.site] = per_site.get(bp.site, 0) + 1
+        self.windows.setdefault(opt, []).append(max(per_site.values(), default=0))
+        self._since_step[opt] = set()
+        self.step_sites.setdefault(opt, site)
+        return out
+
+    def consume(self, opt: int, pids: list[int]) -> None:
+        """Mark what these parameters hold as applied by `opt` (after a step that ran a closure)."""
+        self.discards.pop(opt, None)
+        for pid in pids:
+            for bid in self.params.get(pid, _Param()).contributions:
+                bp = self.passes[bid]
+                if opt not in bp.consumers:
+                    bp.consumers.add(opt)
+                    bp.live = True
+
+    def window_violation(self, opt: int, n: int | None) -> Violation | None:
+        """The first window of this optimizer held fewer micro-batches than the accumulation window.
+
+        With N declared, any first window other than N; without, windows that settled at N > 1 after a
+        shorter first one (`if i % N == 0` with a zero-based counter). Call after each step.
+        """
+        sizes = self.windows.get(opt, [])
+        site = self.step_sites.get(opt, UNKNOWN_SITE)
+        if n is not None and n > 1 and len(sizes) == 1 and sizes[0] < n:
+            return Violation("GL004", site, None, window=(sizes[0], n))
+        if n is None and len(sizes) == 3 and sizes[0] < sizes[1] == sizes[2] and sizes[1] > 1:
+            return Violation("GL004", site, None, window=(sizes[0], sizes[1]))
+        return None

@@ -1,0 +1,44 @@
+"""Static and runtime agree: every runnable fixture, run under the process-wide guard in record mode,
+records exactly the runtime-checkable codes (GL001, GL002, GL004, GL005) its `# expect:` comments give."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import load_fixtures
+
+pytest.importorskip("torch")
+
+RUNTIME_CODES = {"GL001", "GL002", "GL004", "GL005"}
+RUNNABLE = [f for f in load_fixtures() if not f.static_only]
+WORKER = Path(__file__).with_name("runtime_worker.py")
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, dict[str, object]]:
+    proc = subprocess.run([sys.executable, str(WORKER), *(str(f.path) for f in RUNNABLE)], capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("fixture", RUNNABLE, ids=lambda f: f.id)
+def test_runtime_guard_agrees_with_static(fixture, recorded) -> None:  # type: ignore[no-untyped-def]
+    result = recorded[str(fixture.path)]
+    assert not result["error"], result["error"]
+    got = {code for _line, code in result["found"]}
+    want = {code for _line, code in fixture.expected if code in RUNTIME_CODES}
+    assert got == want, "\n".join(result["messages"])
+
+
+@pytest.mark.parametrize("fixture", [f for f in RUNNABLE if any(c in {"GL001", "GL005"} for _, c in f.expected)], ids=lambda f: f.id)
+def test_runtime_anchors_steps_on_the_static_line(fixture, recorded) -> None:  # type: ignore[no-untyped-def]
+    """GL001/GL005 point at the step on both sides: the same file line."""
+    found = {tuple(x) for x in recorded[str(fixture.path)]["found"]}
+    for line, code in fixture.expected:
+        if code in {"GL001", "GL005"}:
+            assert (line, code) in found
