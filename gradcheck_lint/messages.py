@@ -68,3 +68,10 @@ def accumulation_first_window(step: str, first: int, n: int) -> tuple[str, str]:
            f"the step condition is true on the first micro-batch of a zero-based counter, so every window is shifted by one.")
     help_ = "count from one: `if (i + 1) % N == 0:` (or `enumerate(..., start=1)`)."
     return msg, help_
+
+
+def skipped_step_leftover(step: str, backward: str, backward_line: int | None, opt: str) -> tuple[str, str]:
+    msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote in an earlier iteration that skipped "
+           f"the step: nothing clears `{opt}`'s gradients on that path, so they are added to this step's.")
+    help_ = f"clear on every path: call `{opt}.zero_grad()` before `{backward}` (or before skipping the step)."
+    return msg, help_

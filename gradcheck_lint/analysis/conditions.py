@@ -39,6 +39,7 @@ class Condition:
     compared_to: tuple[str, ...]     # N of `count == N` / `count >= N`
     mentions_sync: bool              # accelerate's `sync_gradients`
     early_exit: bool = False          # `if ...: continue` guards what follows it
+    akey: int = 0                     # assumption key: the same test text shares one
     # Truth of the test on the first micro-batch when its counter starts at zero (None: unknown).
     first_value: bool | None = None
     counter_sources: dict[str, str] = field(default_factory=dict)
@@ -73,7 +74,7 @@ def names_in(expr: cst.CSTNode) -> frozenset[str]:
     return frozenset(out)
 
 
-def analyse_test(cid: int, statement: cst.CSTNode, test: cst.BaseExpression) -> Condition:
+def analyse_test(cid: int, statement: cst.CSTNode, test: cst.BaseExpression, alias: str | None = None) -> Condition:
     moduli: list[str] = []
     counters: list[str] = []
     compared: list[str] = []
@@ -109,8 +110,8 @@ def analyse_test(cid: int, statement: cst.CSTNode, test: cst.BaseExpression) -> 
         id=cid,
         statement=statement,
         test=test,
-        key=code(test),
-        names=names_in(test),
+        key=alias or code(test),
+        names=names_in(test) | ({alias} if alias else frozenset()),
         moduli=tuple(moduli),
         counters=tuple(counters),
         compared_to=tuple(compared),
@@ -120,12 +121,13 @@ def analyse_test(cid: int, statement: cst.CSTNode, test: cst.BaseExpression) -> 
 
 
 def _exits_early(statement: cst.CSTNode) -> bool:
+    """`if ...: continue` (the micro-batch skips the rest of the iteration, e.g. the step)."""
     if not isinstance(statement, cst.If):
         return False
     body = statement.body.body
     last = body[-1] if body else None
     if isinstance(last, cst.SimpleStatementLine) and last.body:
-        return isinstance(last.body[-1], (cst.Continue, cst.Return, cst.Break, cst.Raise))
+        return isinstance(last.body[-1], cst.Continue)
     return False
 
 

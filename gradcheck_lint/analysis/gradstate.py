@@ -105,7 +105,10 @@ class PathState:
         )
         return replace(self, grads=frozenset(grads), discards=discards)
 
-    def clear(self, event: int, cleared: Iterable[Holder], *, record_discards: bool = True) -> "PathState":
+    def clear(self, event: int, cleared: Iterable[Holder], *, record_discards: bool = True,
+              stepped: frozenset[Holder] | None = None) -> "PathState":
+        """Drop the gradients of `cleared`; a backward no step applied and no stepped holder still
+        keeps is recorded as discarded by this clear (`stepped`: holders some optimizer updates)."""
         targets = list(cleared)
         if not targets:
             return self
@@ -118,7 +121,7 @@ class PathState:
                 keep.add((h, c))
         discards = {d for d in self.discards if not any(d.holder.overlaps(t) for t in targets)}
         if record_discards:
-            surviving = {c.backward for _, c in keep if c.fresh}
+            surviving = {c.backward for h, c in keep if c.fresh and (stepped is None or any(h.overlaps(x) for x in stepped))}
             for h, c in wiped:
                 if c.fresh and c.certain and not c.carried and c.backward not in surviving:
                     discards.add(Discard(event, c.backward, h))

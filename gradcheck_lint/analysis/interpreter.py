@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Sequence
 
@@ -48,6 +49,12 @@ from .values import (
 
 MAX_DEPTH = 8
 MAX_LOOP_ITERATIONS = 12
+WORK_BUDGET = 20_000  # statements interpreted per file; past it the analysis stops where it is
+TIME_BUDGET = 5.0  # seconds per file, the same guard for files whose states grow large
+
+
+class BudgetExhausted(Exception):
+    """The file needs more interpretation than the budget allows; findings so far stand."""
 EVENT_ATTRS = frozenset(
     {"backward", "manual_backward", "step", "zero_grad", "zero_", "requires_grad_", "optimizer_step",
      "toggle_optimizer", "untoggle_optimizer", "fill_", "mul_", "div_", "detach_", "unscale_"}
@@ -154,6 +161,11 @@ class _Prescan(cst.CSTVisitor):
     def leave_If(self, original_node: cst.If) -> None:
         self.stack.pop()
 
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)):
+            for counter, window in modulo_atoms(node.value):
+                self.windows.setdefault(counter, set()).add(window)
+
     def visit_CompFor(self, node: cst.CompFor) -> None:
         self.interesting.setdefault(id(node), False)
         self.stack.append(id(node))
@@ -231,6 +243,14 @@ class Interpreter:
         self._uid = itertools.count(1)
         self._class_self_env: dict[str, dict[str, Value]] = {}
         self._trains: dict[int, bool] = {}
+        self._call_path: tuple[int, ...] = ()  # call sites being inlined: entities made inside differ per site
+        self._calls: list[int] = []
+        self.work = 0
+        self.exhausted = False
+        self._deadline = time.perf_counter() + TIME_BUDGET
+        self._akeys: dict[str, int] = {}
+        self.by_akey: dict[int, list[Condition]] = {}
+        self.cond_aliases: dict[str, cst.BaseExpression] = {}
         self._collect_definitions()
         scan = _Prescan(set(self.functions) | set(self.classes))
         module.visit(scan)
@@ -290,6 +310,8 @@ class Interpreter:
 
     # ------------------------------------------------------------------ entities
     def mint(self, kind: Kind, name: str, key: object) -> Entity:
+        if isinstance(key, tuple) and key and key[0] in ("ctor", "param"):
+            key = (*key, self._call_path)  # `actor = mlp(...)`, `critic = mlp(...)`: two models
         ent = self._minted.get(key)
         if ent is None:
             ent = Entity(kind, name, next(self._uid))
@@ -306,11 +328,15 @@ class Interpreter:
         return Value(entities=frozenset({ent}), modules=frozenset({holder}))
 
     def entity_for_unknown_ref(self, text: str, node: object = None) -> Value | None:
-        """Give a name with no known value an entity, when how it is used says what it is."""
+        """Give a name with no known value an entity, when how it is used says what it is.
+
+        A bare name is one object per function activation; `self.x` one per class.
+        """
+        scope = ("self",) if text.startswith("self.") else self._call_path
         if text in self.optimizer_refs:
-            return Value(entities=frozenset({self.mint(Kind.OPTIMIZER, text, ("ref", text))}))
+            return Value(entities=frozenset({self.mint(Kind.OPTIMIZER, text, ("ref", text, scope))}))
         if text in self.model_refs:
-            return self.model_value(self.mint(Kind.MODEL, text, ("ref", text)))
+            return self.model_value(self.mint(Kind.MODEL, text, ("ref", text, scope)))
         return None
 
     def all_optimizers(self) -> list[Entity]:
@@ -319,6 +345,14 @@ class Interpreter:
     # ------------------------------------------------------------------ entry points
     def run(self) -> None:
         """Analyse the module body, then every function and method nothing in the file calls."""
+        try:
+            self._run()
+        except BudgetExhausted:
+            # A partial analysis: every state recorded so far lies on a real path, so what the rules
+            # report stays true; paths not reached are simply not checked.
+            self.exhausted = True
+
+    def _run(self) -> None:
         called_names, called_attrs = self.called_names, self.called_attrs
         top = Frame(function=None, cls=None, self_value=None, depth=0, local_defs={})
         flow = Flow({}, frozenset({PathState()}))
@@ -338,6 +372,13 @@ class Interpreter:
                     self.analyse_root(fn, info)
 
     def analyse_root(self, fn: cst.FunctionDef, cls: ClassInfo | None, implicit_loop: bool = False) -> None:
+        outer, self._call_path = self._call_path, (id(fn),)  # names of unknown origin are per function
+        try:
+            self._analyse_root(fn, cls, implicit_loop)
+        finally:
+            self._call_path = outer
+
+    def _analyse_root(self, fn: cst.FunctionDef, cls: ClassInfo | None, implicit_loop: bool) -> None:
         self_value = self.self_value_for(cls) if cls else None
         env: dict[str, Value] = dict(self.class_self_env(cls)) if cls else {}
         frame = Frame(function=fn, cls=cls, self_value=self_value, depth=1, local_defs={}, active=(id(fn),))
@@ -401,6 +442,9 @@ class Interpreter:
         return out
 
     def exec_stmt(self, stmt: cst.CSTNode, flow: Flow, frame: Frame) -> Outcome:  # noqa: C901
+        self.work += 1
+        if self.work > WORK_BUDGET or (self.work & 255 == 0 and time.perf_counter() > self._deadline):
+            raise BudgetExhausted
         if isinstance(stmt, cst.SimpleStatementLine):
             out = Outcome(normal=flow)
             for small in stmt.body:
@@ -473,8 +517,15 @@ class Interpreter:
     def condition(self, statement: cst.CSTNode, test: cst.BaseExpression) -> Condition:
         cond = self.conditions.get(id(statement))
         if cond is None:
-            cond = analyse_test(id(statement), statement, test)
+            alias = None
+            inner = strip_parens(test)
+            if isinstance(inner, cst.Name) and inner.value in self.cond_aliases:
+                # `sync = (i + 1) % N == 0` ... `if sync:`: read the test through the name
+                alias, test = inner.value, self.cond_aliases[inner.value]
+            cond = analyse_test(id(statement), statement, test, alias)
+            cond.akey = self._akeys.setdefault(cond.key, len(self._akeys) + 1)
             self.conditions[cond.id] = cond
+            self.by_akey.setdefault(cond.akey, []).append(cond)
         return cond
 
     def interesting(self, node: cst.CSTNode) -> bool:
@@ -495,10 +546,14 @@ class Interpreter:
             t = self.exec_block(stmt.body.body, flow.copy(), frame)
             f = self._exec_orelse(orelse, flow.copy(), frame) if orelse is not None else Outcome(normal=flow)
             return self._merge_outcomes([t, f])
-        cond = self.condition(stmt, stmt.test)
+        test = strip_parens(stmt.test)
+        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and not modulo_atoms(test)
+        cond = self.condition(stmt, test.expression if negated else stmt.test)  # type: ignore[attr-defined]
         self._note_counter(cond, flow)
         tflow, fflow = self.split(flow, cond)
-        inner = replace(frame, ifs=frame.ifs + (cond.id,))
+        if negated:
+            tflow, fflow = fflow, tflow
+        inner = frame if "__name__" in cond.key else replace(frame, ifs=frame.ifs + (cond.id,))
         t = self.exec_block(stmt.body.body, tflow, inner) if tflow is not None else Outcome(normal=None)
         if orelse is None:
             f = Outcome(normal=fflow)
@@ -518,7 +573,7 @@ class Interpreter:
         t_states, f_states = [], []
         atoms = [(c, w) for c, w in modulo_atoms(cond.test) if c in self.windows]
         for s in flow.states:
-            known = s.assumption(cond.id)
+            known = s.assumption(cond.akey)
             t_s: PathState | None = s if known is not False else None
             f_s: PathState | None = s if known is not True else None
             for counter, window in atoms[:1]:
@@ -529,9 +584,9 @@ class Interpreter:
                 t_s = t_s.with_phase(counter, window, t_ph) if t_s is not None and t_ph else None
                 f_s = f_s.with_phase(counter, window, f_ph) if f_s is not None and f_ph else None
             if t_s is not None:
-                t_states.append(t_s if known is not None else t_s.assume(cond.id, True))
+                t_states.append(t_s if known is not None else t_s.assume(cond.akey, True))
             if f_s is not None:
-                f_states.append(f_s if known is not None else f_s.assume(cond.id, False))
+                f_states.append(f_s if known is not None else f_s.assume(cond.akey, False))
         t = Flow(dict(flow.env), frozenset(t_states)) if t_states else None
         f = Flow(dict(flow.env), frozenset(f_states)) if f_states else None
         return t, f
@@ -770,7 +825,8 @@ class Interpreter:
             elems = [e.value for e in target.elements]
             positional = [value.item(str(i)) for i in range(len(elems))]
             for i, elem in enumerate(elems):
-                sub = positional[i] if all(p is not None for p in positional) else replace(value, items=())
+                # without known members, an element is some part of the value: never the objects themselves
+                sub = positional[i] if all(p is not None for p in positional) else Value(reach=value.reach | value.modules, params=value.params, opaque=True)
                 if isinstance(elem, cst.StarredElement):
                     elem = elem.value
                 self.assign(elem, sub if sub is not None else value, flow, frame, source, stmt, keep_phases)
@@ -820,6 +876,8 @@ class Interpreter:
             if minted is not None:
                 value = minted
         flow.env[key] = value
+        if isinstance(source, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)) and "." not in key:
+            self.cond_aliases[key] = source  # type: ignore[assignment]
         if key in self.windows and not keep_phases:
             zero = value.const == 0 and isinstance(source, cst.Integer)
             flow.map(lambda s: s.restart(key, self.windows[key], frozenset({FIRST}) if zero else None))
@@ -849,7 +907,7 @@ class Interpreter:
         return "replace"
 
     def forget(self, name: str, flow: Flow) -> None:
-        drop = [c.id for c in self.conditions.values() if name in c.names]
+        drop = [c.akey for c in self.conditions.values() if name in c.names]
         if drop:
             flow.map(lambda s: s.forget(drop))
 
@@ -915,7 +973,11 @@ class Interpreter:
         if isinstance(expr, cst.Attribute):
             return self.eval_attribute(expr, flow, frame)
         if isinstance(expr, cst.Call):
-            return self.eval_call(expr, flow, frame)
+            self._calls.append(id(expr))
+            try:
+                return self.eval_call(expr, flow, frame)
+            finally:
+                self._calls.pop()
         if isinstance(expr, cst.BinaryOperation):
             left = self.eval(expr.left, flow, frame)
             right = self.eval(expr.right, flow, frame)
@@ -1282,14 +1344,19 @@ class Interpreter:
                 self.record_backward(call, loss, code(call.args[0].value), flow, frame, framework_scaled=bool(accel) or "accelerator" in recv_text)
                 return EMPTY
             self.args_of(call, flow, frame)
-            self.record_backward(call, recv, self.loss_text(recv_node), flow, frame, framework_scaled=False)
+            inputs = self._kwarg(call, "inputs")
+            only = None
+            if inputs is not None:  # `loss.backward(inputs=d_params)` accumulates into those alone
+                only = self.holders_of_params(self.eval(inputs, flow.copy(), frame))
+            self.record_backward(call, recv, self.loss_text(recv_node), flow, frame, framework_scaled=False, only=only)
             return EMPTY
         pos, kw = self.args_of(call, flow, frame)
         opts = recv.of_kind(Kind.OPTIMIZER)
         if attr in ("step", "zero_grad") and not recv.entities and not recv.modules and self._looks_like_optimizer(recv_text):
             # An optimizer the analysis did not see being built (a parameter, an attribute set elsewhere).
             key = N.ref_text(recv_node)
-            minted = Value(entities=frozenset({self.mint(Kind.OPTIMIZER, recv_text, ("ref", recv_text))}))
+            scope = ("self",) if recv_text.startswith("self.") else self._call_path
+            minted = Value(entities=frozenset({self.mint(Kind.OPTIMIZER, recv_text, ("ref", recv_text, scope))}))
             self.table.name_after(next(iter(minted.entities)).uid, recv_text)
             if key is not None:
                 flow.env[key] = minted
@@ -1492,6 +1559,24 @@ class Interpreter:
     ) -> Value:
         if frame.depth >= MAX_DEPTH or id(fn) in frame.active:
             return self.opaque_call(fn.name.value, pos, kw, flow)
+        outer_path = self._call_path
+        self._call_path = outer_path + (self._calls[-1] if self._calls else id(fn),)
+        try:
+            return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key)
+        finally:
+            self._call_path = outer_path
+
+    def _inline(
+        self,
+        fn: cst.FunctionDef,
+        cls: ClassInfo | None,
+        self_value: Value | None,
+        pos: list[Value],
+        kw: dict[str, Value],
+        flow: Flow,
+        frame: Frame,
+        instance_key: str | None = None,
+    ) -> Value:
         env: dict[str, Value] = {}
         if self_value is not None and isinstance(self_value.const, tuple) and self_value.items:
             env.update({f"self.{k}": v for k, v in self_value.items})  # a local instance: `trainer.fit()`
@@ -1516,8 +1601,10 @@ class Interpreter:
         for star in (fn.params.star_arg, fn.params.star_kwarg):
             if isinstance(star, cst.Param):
                 env[star.name.value] = OPAQUE
-        # Globals stay visible through the caller's environment when called from module level.
-        outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if frame.function is None else {}
+        # Globals stay visible through the caller's environment when called from module level, and a
+        # nested function (a closure) sees the variables of the function that defines it.
+        closure = frame.local_defs.get(fn.name.value) is fn
+        outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if frame.function is None or closure else {}
         env.update(outer_globals)
         callee_flow = Flow(env, flow.states)
         callee = Frame(
@@ -1565,7 +1652,8 @@ class Interpreter:
         return scratch.env.get(key, instance)
 
     # ------------------------------------------------------------------ events
-    def record_backward(self, call: cst.Call, loss: Value, loss_text: str, flow: Flow, frame: Frame, framework_scaled: bool) -> None:
+    def record_backward(self, call: cst.Call, loss: Value, loss_text: str, flow: Flow, frame: Frame, framework_scaled: bool,
+                        only: set[Holder] | None = None) -> None:
         ev = self.backwards.get(id(call))
         if ev is None:
             ev = Backward(id(call), call, code(call), loss_text, loss, framework_scaled)
@@ -1578,21 +1666,42 @@ class Interpreter:
         reach = {h for h in loss.reach if not h.pseudo}
         if frame.no_grad:
             reach = set()
-        unknown_opts = [o for o in self.all_optimizers() if self.table.ownership.get(o.uid, Ownership()).unknown]
+        in_scope = self.optimizers_in_scope(flow)
+        unknown_opts = [o for o in in_scope if self.table.ownership.get(o.uid, Ownership()).unknown]
         if reach:
             for h in reach:
                 written[h] = True
             # Optimizers whose parameters we cannot name may own what this loss reaches.
             for o in unknown_opts:
-                written[Holder(o.uid, (), pseudo=True)] = len(self.all_optimizers()) == 1
-            # Known-ownership optimizers owning a submodule path of a reached module.
+                written[Holder(o.uid, (), pseudo=True)] = len(in_scope) == 1
         elif loss.opaque or not loss.reach:
-            # Unknown reach: assume it writes every optimizer's parameters, without certainty.
-            for o in self.all_optimizers():
+            # Unknown reach: assume it writes the parameters of every optimizer in reach, without certainty.
+            for o in in_scope:
                 for h in self.table.optimizer_holders(o):
                     written[h] = False
+        if only is not None:
+            written = {h: c for h, c in written.items() if any(h.overlaps(o) for o in only)} if only else {}
         ev.written |= set(written)
         flow.map(lambda s: s.backward(ev.id, written))
+
+    def optimizers_in_scope(self, flow: Flow) -> list[Entity]:
+        """Optimizers the code at this point can name (its variables, `self.*`, module globals)."""
+        found: dict[int, Entity] = {}
+
+        def visit(v: Value, depth: int = 0) -> None:
+            for e in v.entities:
+                if e.kind is Kind.OPTIMIZER:
+                    found[e.uid] = e
+            if depth < 2:
+                for _, item in v.items:
+                    visit(item, depth + 1)
+
+        for v in flow.env.values():
+            visit(v)
+        for k, v in self.module_env.items():
+            if k not in flow.env:
+                visit(v)
+        return sorted(found.values(), key=lambda e: e.uid)
 
     def record_step(self, call: cst.Call, opt: Entity, text: str, flow: Flow, frame: Frame) -> None:
         ev = self.steps.get(id(call))
@@ -1626,7 +1735,8 @@ class Interpreter:
         else:
             ev.holders |= holders
         ev.loop_stacks.add(frame.loops)
+        stepped = frozenset().union(*(self.table.optimizer_holders(o) for o in self.all_optimizers())) if self.all_optimizers() else None
         if everything:
-            flow.map(lambda s: s.clear(ev.id, [h for h, _ in s.grads]))
+            flow.map(lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped))
         else:
-            flow.map(lambda s: s.clear(ev.id, holders))
+            flow.map(lambda s: s.clear(ev.id, holders, stepped=stepped))

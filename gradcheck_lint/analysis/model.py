@@ -26,6 +26,7 @@ class TrainingModel:
         self.clears: dict[int, Clear] = interp.clears
         self.conditions: dict[int, Condition] = interp.conditions
         self.loops: dict[int, Loop] = interp.loops
+        self.by_akey: dict[int, list[Condition]] = interp.by_akey
         self._positions: object = None
 
     # -- positions are resolved lazily: only files with findings pay for them
@@ -57,10 +58,23 @@ class TrainingModel:
         enclosing = {c for stack in step.if_stacks for c in stack}
         out = []
         for a in sorted(state.assumptions):
-            cond = self.conditions[a.cond]
-            if cond.id in enclosing or cond.early_exit:
-                out.append(cond)
+            for cond in self.by_akey.get(a.cond, ()):
+                if cond.id in enclosing or (cond.early_exit and cond.moduli):
+                    out.append(cond)
+                    break
         return out
+
+    def accumulation_window(self, state: PathState, backward: Backward, step: Step) -> str | None | bool:
+        """The window size if accumulation into this step is intended (a gated step, or backward in an
+        inner loop of micro-batches), as source text or None when unnamed; False when not intended."""
+        for cond in self.guards(step, state):
+            if cond.is_accumulation_gate and not any(cond.id in s for s in backward.if_stacks):
+                return cond.window
+        for bstack in backward.loop_stacks:
+            for sstack in step.loop_stacks:
+                if len(bstack) > len(sstack) and bstack[: len(sstack)] == sstack:
+                    return self.loops[bstack[len(sstack)]].count
+        return False
 
     def in_same_loop(self, a: set[tuple[int, ...]], b: set[tuple[int, ...]]) -> bool:
         return any(x and y and x[-1] in y for x in a for y in b) or any(x and y and y[-1] in x for x in a for y in b)

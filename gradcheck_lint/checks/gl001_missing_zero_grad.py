@@ -65,14 +65,22 @@ for x in torch.randn(8, 4).split(2):
         for step in model.steps.values():
             opt = step.optimizer
             holders = model.optimizer_holders(opt)
-            stale = None
+            stale = leftover = None
+            unconditional = not any(stack for stack in step.if_stacks)
             for state in step.incoming:
                 for _holder, contribution in state.held(holders):
                     if opt.uid in contribution.consumers:
                         stale = contribution
                         break
+                    if leftover is None and unconditional and self._unintended_accumulation(model, state, contribution, step):
+                        leftover = contribution
                 if stale:
                     break
+            if stale is None and leftover is not None:
+                backward = model.backwards[leftover.backward]
+                msg, help_ = messages.skipped_step_leftover(step.call_text, backward.call_text, model.line(backward.node), model.table.label(opt.uid))
+                yield Finding(step.node, msg, help_)
+                continue
             if stale is None:
                 continue
             backward = model.backwards[stale.backward]
@@ -87,6 +95,16 @@ for x in torch.randn(8, 4).split(2):
                 owned=model.owned_names(opt),
             )
             yield Finding(step.node, msg, help_)
+
+    @staticmethod
+    def _unintended_accumulation(model: TrainingModel, state, c, step) -> bool:  # type: ignore[no-untyped-def]
+        """Gradients of an earlier iteration that skipped the step (`continue` after backward)."""
+        if not (c.fresh and c.repeated) or c.rescaled:
+            return False
+        backward = model.backwards[c.backward]
+        if backward.framework_scaled or step.framework_gated or backward.loss.divisors:
+            return False
+        return model.accumulation_window(state, backward, step) is False
 
     @staticmethod
     def _wrong_clear(model: TrainingModel, step, holders):  # type: ignore[no-untyped-def]

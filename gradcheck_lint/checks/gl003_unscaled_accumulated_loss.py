@@ -7,8 +7,6 @@ from typing import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
-from ..analysis.events import Backward, Step
-from ..analysis.gradstate import PathState
 from ..registry import Finding, Rule, register
 
 _PER_SAMPLE = re.compile(r"size\(|\.shape|numel|len\(|batch|\bbs\b|bsz|sample|token|count|num_el", re.I)
@@ -93,7 +91,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     backward = model.backwards[c.backward]
                     if backward.framework_scaled or step.framework_gated:
                         continue
-                    window = self._window(model, state, backward, step)
+                    window = model.accumulation_window(state, backward, step)
                     if window is False:
                         continue
                     if divides_by_window(backward.loss.divisors, window if isinstance(window, str) else None):
@@ -104,15 +102,3 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         window if isinstance(window, str) else None,
                     )
                     yield Finding(backward.node, msg, help_)
-
-    @staticmethod
-    def _window(model: TrainingModel, state: PathState, backward: Backward, step: Step) -> str | None | bool:
-        """The window size if the accumulation is intended (gated step or inner loop), else False."""
-        for cond in model.guards(step, state):
-            if cond.is_accumulation_gate and not any(cond.id in s for s in backward.if_stacks):
-                return cond.window
-        for bstack in backward.loop_stacks:
-            for sstack in step.loop_stacks:
-                if len(bstack) > len(sstack) and bstack[: len(sstack)] == sstack:
-                    return model.loops[bstack[len(sstack)]].count
-        return False

@@ -59,7 +59,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
             holders = model.optimizer_holders(step.optimizer)
             for state in step.incoming:
                 for cond in model.guards(step, state):
-                    value = state.assumption(cond.id)
+                    value = state.assumption(cond.akey)
                     if cond.id in reported or cond.first_value is None or cond.first_value != value:
                         continue
                     if not isinstance(cond.statement, cst.If) or not cond.moduli:

@@ -50,7 +50,9 @@ def to_diagnostic(v: Violation) -> Diagnostic:
     backward = v.backward.site if v.backward is not None else None
     b_text = backward.text if backward and backward.text else "backward()"
     b_line = backward.line if backward else None
-    if v.code == "GL001":
+    if v.code == "GL001" and v.leftover:
+        msg, help_ = messages.skipped_step_leftover(v.site.text or "step()", b_text, b_line, _receiver(v.site.text))
+    elif v.code == "GL001":
         msg, help_ = messages.missing_zero_grad(v.site.text or "step()", b_text, b_line, _receiver(v.site.text))
     elif v.code == "GL005":
         own = v.own_backward.site.text if v.own_backward is not None else None

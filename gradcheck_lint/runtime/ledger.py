@@ -55,6 +55,7 @@ class Violation:
     own_backward: BackwardPass | None = None
     param_owner: str | None = None
     window: tuple[int, int] | None = None  # GL004: (micro-batches in the first window, N)
+    leftover: bool = False  # GL001: passes of a skipped step, applied by the next one
 
 
 @dataclass
@@ -188,7 +189,16 @@ class Ledger:
             bp = self.passes[bid]
             if len(bp.consumers) == 1:  # first applied by this step
                 per_site[bp.site] = per_site.get(bp.site, 0) + 1
-        self.windows.setdefault(opt, []).append(max(per_site.values(), default=0))
+        size = max(per_site.values(), default=0)
+        sizes = self.windows.setdefault(opt, [])
+        sizes.append(size)
+        # A loop that stepped on every micro-batch so far (two windows of one at least, so not an
+        # accumulation loop), until a step was skipped (`continue` after backward): this step
+        # applies the skipped pass too.
+        if len(sizes) >= 3 and sizes[-1] > 1 and all(k == 1 for k in sizes[:-1]):
+            repeated = max(per_site, key=lambda k: per_site[k])
+            rep_pass = next((self.passes[b] for b in applied if self.passes[b].site == repeated), None)
+            out.append(Violation("GL001", site, rep_pass, leftover=True))
         self._since_step[opt] = set()
         self.step_sites.setdefault(opt, site)
         return out
