@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import warnings
+import weakref
 from typing import Any, Callable, Iterable, Literal, TypeVar
 
 import torch
@@ -102,8 +103,9 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
     ) -> None:
         if mode not in ("raise", "warn", "record"):
             raise ValueError(f"mode must be 'raise', 'warn' or 'record', not {mode!r}")
-        self.models = models
-        self.optimizers = optimizers
+        # held weakly: a guard kept around (a decorator, a fixture) must not keep a model alive
+        self._models = [(name, weakref.ref(m)) for name, m in iter_models(models)]
+        self._optimizers = [weakref.ref(o) for o in _as_list(optimizers)]
         self.accumulation_steps = accumulation_steps
         self.mode: Mode = mode
         self._diagnostics: list[Diagnostic] = []
@@ -132,10 +134,14 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
         probe = Probe(self._collect, self.accumulation_steps)
         try:
             probe.open()
-            for name, model in iter_models(self.models):
-                probe.watch_model(model, name)
-            for opt in _as_list(self.optimizers):
-                probe.watch_optimizer(opt)
+            for name, ref in self._models:
+                model = ref()
+                if model is not None:
+                    probe.watch_model(model, name)
+            for oref in self._optimizers:
+                opt = oref()
+                if opt is not None:
+                    probe.watch_optimizer(opt)
             if process_wide:
                 probe.watch_all_optimizers()
         except BaseException:

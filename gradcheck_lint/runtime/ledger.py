@@ -119,10 +119,19 @@ class Ledger:
                     d.refilled_by_same_site = True
 
     # -- clears
-    def cleared(self, pid: int, site: Site) -> None:
+    def holds_unapplied(self, pid: int) -> bool:
+        st = self.params.get(pid)
+        return st is not None and any(not self.passes[b].consumers for b in st.contributions)
+
+    def cleared(self, pid: int, site: Site, discard: bool = True) -> None:
         """The parameter's `.grad` was cleared (set to None, zeroed, replaced by zeros)."""
         st = self.params.get(pid)
         if st is None:
+            return
+        if not discard:
+            for bid in st.contributions:
+                self._held[bid] -= 1
+            st.contributions = []
             return
         dropped, st.contributions = st.contributions, []
         for bid in dropped:

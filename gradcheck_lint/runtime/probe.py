@@ -173,20 +173,25 @@ class Probe:
 
         def zero_grad(*args: Any, **kwargs: Any) -> Any:
             site = user_site(2)
-            result = original(*args, **kwargs)
             probe = probe_ref()
+            skipped = False
+            if probe is not None and probe.active:
+                # Gradients no step applied, and not finite: a GradScaler skipped the step on purpose.
+                pending = [p for p in params() if p.grad is not None and probe.ledger.holds_unapplied(id(p))]
+                skipped = bool(pending) and not all(bool(torch.isfinite(p.grad).all()) for p in pending)
+            result = original(*args, **kwargs)
             if probe is not None and probe.active:
                 for p in params():
-                    probe._mark_cleared(p, site)
+                    probe._mark_cleared(p, site, discard=not skipped)
             return result
 
         obj.zero_grad = zero_grad
         self._patched.append((weakref.ref(obj), "zero_grad"))
 
     # -- observations
-    def _mark_cleared(self, p: torch.Tensor, site: Site) -> None:
+    def _mark_cleared(self, p: torch.Tensor, site: Site, discard: bool = True) -> None:
         key = id(p)
-        self.ledger.cleared(key, site)
+        self.ledger.cleared(key, site, discard=discard)
         obs = self.observed.get(key)
         if obs is not None:
             g = p.grad

@@ -21,15 +21,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _fail_on(diagnostics: list[Any]) -> None:
-    if diagnostics:
-        text = "\n".join(f"{d.path}:{d.line}: {d.code} {d.message}" for d in diagnostics)
-        pytest.fail(f"gradient contract broken:\n{text}", pytrace=False)
+def _failure(diagnostics: list[Any]) -> str | None:
+    if not diagnostics:
+        return None
+    seen: dict[tuple[str, int, str], str] = {}
+    for d in diagnostics:
+        seen.setdefault((d.path, d.line, d.code), f"{d.path}:{d.line}: {d.code} {d.message}\n    help: {d.help}")
+    return "gradient contract broken:\n" + "\n".join(seen.values())
 
 
 @pytest.fixture
 def grad_guard() -> Iterator[Any]:
-    """Record every optimizer step of the test under the guard; fail the test on a violation.
+    """Run the test under the process-wide guard (record mode); the test fails on a violation.
 
     The fixture's value is the guard: `grad_guard.report()` lists what it saw so far.
     """
@@ -41,12 +44,19 @@ def grad_guard() -> Iterator[Any]:
         yield g
     finally:
         g.stop()
-    _fail_on(g.report())
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
-    if not item.config.getoption("--gradlint-guard") or "grad_guard" in getattr(item, "fixturenames", ()):
+    uses_fixture = "grad_guard" in getattr(item, "fixturenames", ())
+    if uses_fixture:
+        outcome = yield
+        g = getattr(item, "funcargs", {}).get("grad_guard")
+        message = _failure(g.report()) if g is not None and outcome.excinfo is None else None
+        if message:
+            outcome.force_exception(pytest.fail.Exception(message, pytrace=False))
+        return
+    if not item.config.getoption("--gradlint-guard"):
         yield
         return
     from gradcheck_lint.runtime.guard import guard
@@ -57,5 +67,6 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         outcome = yield
     finally:
         g.stop()
-    if outcome.excinfo is None:
-        _fail_on(g.report())
+    message = _failure(g.report()) if outcome.excinfo is None else None
+    if message:
+        outcome.force_exception(pytest.fail.Exception(message, pytrace=False))
