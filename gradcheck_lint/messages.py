@@ -64,8 +64,9 @@ def cross_model_grad_leak(step: str, backward: str, backward_line: int | None, m
 
 
 def accumulation_first_window(step: str, first: int, n: int) -> tuple[str, str]:
-    msg = (f"`{step}` ran after {first} micro-batch{'es' if first != 1 else ''}, but the accumulation window is {n}: "
-           f"the step condition is true on the first micro-batch of a zero-based counter, so every window is shifted by one.")
+    why = ("the step condition is true on the first micro-batch of a zero-based counter, so every window is shifted by one."
+           if first < n else "the step condition skips a window boundary, so this step applies more micro-batches than N.")
+    msg = f"`{step}` ran after {first} micro-batch{'es' if first != 1 else ''}, but the accumulation window is {n}: {why}"
     help_ = "count from one: `if (i + 1) % N == 0:` (or `enumerate(..., start=1)`)."
     return msg, help_
 

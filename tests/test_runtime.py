@@ -402,3 +402,17 @@ def test_ddp_two_processes_gloo(tmp_path: Path) -> None:
     for rank in (0, 1):
         results = json.loads((tmp_path / f"rank{rank}.json").read_text())
         assert results == {"correct": [], "buggy": ["GL001"]}, (rank, results)
+
+
+def test_late_window_is_gl004() -> None:
+    torch.manual_seed(0)
+    model = nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with guard(model, opt, accumulation_steps=4, mode="record") as g:
+        for i in range(12):
+            (model(torch.randn(2, 4)).sum() / 4).backward()
+            if i > 0 and i % 4 == 0:  # first window holds 5 micro-batches
+                opt.step()
+                opt.zero_grad()
+    assert [d.code for d in g.report()] == ["GL004"]
+    assert "5 micro-batches" in g.report()[0].message

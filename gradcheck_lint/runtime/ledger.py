@@ -232,6 +232,8 @@ class Ledger:
         site = self.step_sites.get(opt, UNKNOWN_SITE)
         if n is not None and n > 1 and len(sizes) == 1 and sizes[0] < n:
             return Violation("GL004", site, None, window=(sizes[0], n))
+        if n is not None and n > 1 and sizes and sizes[-1] > n:  # a window longer than N: a late step
+            return Violation("GL004", site, None, window=(sizes[-1], n))
         if n is None and len(sizes) == 3 and sizes[0] < sizes[1] == sizes[2] and sizes[1] > 1:
             return Violation("GL004", site, None, window=(sizes[0], sizes[1]))
         return None

@@ -1,0 +1,78 @@
+"""Lint directories of real training code and print, per directory, what the analysis saw.
+
+    python benchmarks/realworld.py DIR [DIR ...]
+
+Per directory: Python files, files that can train (contain `backward`), training loops found (loops
+holding an optimizer step), backward calls, optimizer steps, findings per rule, files that failed
+(GL000) and the time taken. Every finding is listed after the table, to be read one by one.
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+import time
+from pathlib import Path
+
+import libcst as cst
+
+from gradcheck_lint.analysis import TrainingModel
+from gradcheck_lint.api import check_file
+from gradcheck_lint.discovery import iter_python_files
+from gradcheck_lint.engine import might_train
+from gradcheck_lint.registry import all_rules
+from gradcheck_lint.sources import read_source
+
+
+def survey(directory: str) -> tuple[dict[str, object], list[str]]:
+    start = time.perf_counter()
+    files = training = loops = backwards = steps = failed = 0
+    per_rule: collections.Counter[str] = collections.Counter()
+    lines: list[str] = []
+    for path in iter_python_files([directory]):
+        files += 1
+        for d in check_file(path):
+            if d.code == "GL000":
+                failed += 1
+            else:
+                per_rule[d.code] += 1
+            lines.append(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}")
+        src = read_source(path).text
+        if src is None or not might_train(src):
+            continue
+        training += 1
+        try:
+            model = TrainingModel(cst.parse_module(src))
+        except Exception:  # noqa: BLE001 - counted above as GL000 already
+            continue
+        backwards += len(model.backwards)
+        steps += len(model.steps)
+        loops += len({stack[-1] for s in model.steps.values() for stack in s.loop_stacks if stack})
+    row = {"dir": directory, "files": files, "training files": training, "loops": loops, "backward": backwards,
+           "steps": steps, **{code: per_rule.get(code, 0) for code in all_rules()}, "failed": failed,
+           "seconds": round(time.perf_counter() - start, 1)}
+    return row, lines
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__)
+        return 2
+    rows, findings = [], []
+    for directory in argv:
+        row, lines = survey(directory)
+        rows.append(row)
+        findings += lines
+    headers = list(rows[0])
+    widths = [max(len(str(h)), *(len(str(r[h])) for r in rows)) for h in headers]
+    print("  ".join(str(h).ljust(w) for h, w in zip(headers, widths)))
+    for r in rows:
+        print("  ".join(str(r[h]).ljust(w) for h, w in zip(headers, widths)))
+    print()
+    for line in findings:
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
