@@ -13,6 +13,8 @@ from .analysis import TrainingModel
 from .diagnostics import Diagnostic, Severity, Span
 from .registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules
 
+# Larger files (generated code, data dumps) are parsed for syntax only.
+MAX_ANALYSED_CHARS = 3_000_000
 # Every way to run a backward pass contains this word; files without it hold no training step.
 _PREFILTER = re.compile(r"backward")
 
@@ -39,8 +41,14 @@ def check_text(text: str, path: str, codes: Iterable[str] | None = None) -> list
     selected = frozenset(codes) if codes is not None else None
     # CPython's own parser first: it is fast, and it rejects input (5,000 nested brackets, say) that
     # would overflow the native stack of libcst's parser instead of raising.
+    trains = might_train(text)
+    if trains and len(text) > MAX_ANALYSED_CHARS:
+        return [unanalysable(
+            path, f"is too large to analyse ({len(text) / 1e6:.1f} MB; the limit is {MAX_ANALYSED_CHARS / 1e6:.0f} MB)",
+            help="training scripts are far smaller: this is probably generated code; exclude it from the checked paths.",
+        )]
     problems = _syntax_only(text, path)
-    if problems or not might_train(text):
+    if problems or not trains:
         return problems
     try:
         with warnings.catch_warnings():
