@@ -188,16 +188,16 @@ class Ledger:
             out.append(Violation("GL002", where, self.passes.get(d.backward), other_step=site))
             break
         applied = {bid for pid in pids for bid in self.params.get(pid, _Param()).contributions}
+        newly = {bid for bid in applied if not self.passes[bid].consumers}
         for bid in applied:
             bp = self.passes[bid]
             bp.consumers.add(opt)
             bp.live = True
         # window size: how many passes of the most repeated backward line the step applies
         per_site: dict[Site, int] = {}
-        for bid in applied:
+        for bid in newly:  # first applied by this step
             bp = self.passes[bid]
-            if len(bp.consumers) == 1:  # first applied by this step
-                per_site[bp.site] = per_site.get(bp.site, 0) + 1
+            per_site[bp.site] = per_site.get(bp.site, 0) + 1
         size = max(per_site.values(), default=0)
         sizes = self.windows.setdefault(opt, [])
         sizes.append(size)
