@@ -47,6 +47,7 @@ class Discard:
     backward: int
     holder: Holder
     refilled: bool = False  # a backward wrote into the holder after the clear
+    refilled_same: bool = False  # ... the same backward call: the next micro-batch of one loss
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -101,12 +102,15 @@ class PathState:
             else:
                 grads.add((holder, Contribution(event, certain=certain)))
         discards = frozenset(
-            replace(d, refilled=True) if any(d.holder.overlaps(t) for t in touched) else d for d in self.discards
+            replace(d, refilled=True, refilled_same=d.refilled_same or d.backward == event)
+            if any(d.holder.overlaps(t) for t in touched) else d
+            for d in self.discards
         )
         return replace(self, grads=frozenset(grads), discards=discards)
 
     def clear(self, event: int, cleared: Iterable[Holder], *, record_discards: bool = True,
-              stepped: frozenset[Holder] | None = None) -> "PathState":
+              stepped: frozenset[Holder] | None = None,
+              owners: dict[Holder, frozenset[int]] | None = None) -> "PathState":
         """Drop the gradients of `cleared`; a backward no step applied and no stepped holder still
         keeps is recorded as discarded by this clear (`stepped`: holders some optimizer updates)."""
         targets = list(cleared)
@@ -121,9 +125,16 @@ class PathState:
                 keep.add((h, c))
         discards = {d for d in self.discards if not any(d.holder.overlaps(t) for t in targets)}
         if record_discards:
-            surviving = {c.backward for h, c in keep if c.fresh and (stepped is None or any(h.overlaps(x) for x in stepped))}
+            def unapplied(h: Holder, c: Contribution) -> bool:
+                # no optimizer that updates this holder has applied these gradients yet
+                if c.fresh or owners is None:
+                    return c.fresh
+                mine = frozenset().union(*(o for k, o in owners.items() if k.overlaps(h))) if owners else frozenset()
+                return bool(mine) and not (c.consumers & mine)
+
+            surviving = {c.backward for h, c in keep if unapplied(h, c) and (stepped is None or any(h.overlaps(x) for x in stepped))}
             for h, c in wiped:
-                if c.fresh and c.certain and not c.carried and c.backward not in surviving:
+                if c.certain and not c.carried and unapplied(h, c) and c.backward not in surviving:
                     discards.add(Discard(event, c.backward, h))
         return replace(self, grads=frozenset(keep), discards=frozenset(discards))
 

@@ -144,6 +144,7 @@ class _Prescan(cst.CSTVisitor):
         self.called_names: set[str] = set()
         self.called_attrs: set[str] = set()
         self.models: set[str] = set()
+        self.called_models: set[str] = set()
         self.stepped: set[str] = set()
         self.zeroed: set[str] = set()
         self.windows: dict[str, set[str]] = {}
@@ -175,13 +176,17 @@ class _Prescan(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        called = N.ref_text(func)
+        if called is not None and N.MODEL_NAME.search(called.rsplit(".", 1)[-1]) and not N.OPTIMIZER_NAME.search(called):
+            self.called_models.add(called)  # `encoder(x)`: a callable named like a model
         if isinstance(func, cst.Name):
             self.called_names.add(func.value)
             if func.value in self.local:
                 self._mark()
         elif isinstance(func, cst.Attribute):
             attr = func.attr.value
-            self.called_attrs.add(attr)
+            if isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+                self.called_attrs.add(attr)
             if attr in EVENT_ATTRS or (isinstance(func.value, cst.Name) and func.value.value == "self"):
                 self._mark()
             recv = N.ref_text(func.value)
@@ -221,7 +226,7 @@ class _Prescan(cst.CSTVisitor):
         """Texts used like models (`x.parameters()`) and like optimizers (`x.step()` and zero_grad)."""
         optimizers = {s for s in self.stepped if N.OPTIMIZER_NAME.search(s.rsplit(".", 1)[-1]) and not N.SCHEDULER_NAME.search(s)}
         optimizers |= {s for s in self.stepped & self.zeroed if not N.SCHEDULER_NAME.search(s) and s not in self.models}
-        return frozenset(self.models - optimizers), frozenset(optimizers)
+        return frozenset((self.models | self.called_models) - optimizers), frozenset(optimizers)
 
 
 class Interpreter:
@@ -245,6 +250,7 @@ class Interpreter:
         self._trains: dict[int, bool] = {}
         self._call_path: tuple[int, ...] = ()  # call sites being inlined: entities made inside differ per site
         self._calls: list[int] = []
+        self.inlined: set[int] = set()
         self.work = 0
         self.exhausted = False
         self._deadline = time.perf_counter() + TIME_BUDGET
@@ -368,7 +374,9 @@ class Interpreter:
                     continue
                 if info.is_lightning and mname == "training_step":
                     self.analyse_root(fn, info, implicit_loop=info.manual_optimization)
-                elif mname not in called_attrs:
+                elif mname not in called_attrs and id(fn) not in self.inlined:
+                    # not called as `self.m()` and never reached through a known instance: the
+                    # caller is elsewhere (`trainer.train_step(...)` on an object of unknown type)
                     self.analyse_root(fn, info)
 
     def analyse_root(self, fn: cst.FunctionDef, cls: ClassInfo | None, implicit_loop: bool = False) -> None:
@@ -849,6 +857,8 @@ class Interpreter:
             owner = self.eval(target.value, flow.copy(), frame)
             holders = self.holders_of_params(owner)
             flag = self.bool_literal(source)
+            if flag is None and value.const in ("True", "False"):  # a helper's `requires_grad` argument
+                flag = value.const == "True"
             if holders and flag is not None:
                 flow.map(lambda s: s.freeze(holders, not flag))
             return
@@ -869,7 +879,7 @@ class Interpreter:
             path = tuple(key.split(".")[1:])
             if all(m.uid != base.uid for m in value.modules):
                 value = replace(value, modules=frozenset({Holder(base.uid, path)}), entities=frozenset())
-        if not value.entities and not value.modules and value.opaque and not value.reach:
+        if not value.entities and not value.modules and value.opaque:
             # `self.model = model.to(device)` with `model` of unknown origin: how `self.model` is used
             # elsewhere (`.parameters()`, `.step()`) says what it is.
             minted = self.entity_for_unknown_ref(key)
@@ -1212,6 +1222,8 @@ class Interpreter:
             return EMPTY
         if last in N.MODULE_PASSTHROUGH_FUNCS and pos and (pos[0].modules or pos[0].entities):
             return pos[0]
+        if last in ("deepcopy", "copy") and pos and pos[0].modules:  # a new module with its own parameters
+            return self.model_value(self.mint(Kind.MODEL, display, ("ctor", id(call))))
         if last in ("Parameter", "Variable") or (qual.startswith("torch.") and "requires_grad" in kw and self.bool_literal(self._kwarg(call, "requires_grad"))):
             return self.model_value(self.mint(Kind.PARAM, self._assign_name(call) or display, ("param", id(call))))
         if N.is_model_constructor(qual, frozenset(n for n, c in self.classes.items() if c.is_module)):
@@ -1559,6 +1571,7 @@ class Interpreter:
     ) -> Value:
         if frame.depth >= MAX_DEPTH or id(fn) in frame.active:
             return self.opaque_call(fn.name.value, pos, kw, flow)
+        self.inlined.add(id(fn))
         outer_path = self._call_path
         self._call_path = outer_path + (self._calls[-1] if self._calls else id(fn),)
         try:
@@ -1589,6 +1602,9 @@ class Interpreter:
         if cls is not None and params and params[0].name.value in ("self", "cls") and not self._is_static(fn):
             params = params[1:]
         for p, v in zip(params, pos):
+            if not v.entities and not v.modules:
+                # an argument of unknown origin, used in the callee like a model or an optimizer
+                v = self.entity_for_unknown_ref(p.name.value) or v
             env[p.name.value] = v
         for p in [*params[len(pos):], *fn.params.kwonly_params]:
             name = p.name.value
@@ -1671,9 +1687,14 @@ class Interpreter:
         if reach:
             for h in reach:
                 written[h] = True
-            # Optimizers whose parameters we cannot name may own what this loss reaches.
+            # Optimizers whose parameters we cannot name may own what this loss reaches; a name
+            # (`decoder_optimizer` next to `decoder`) says which model it most likely updates.
             for o in unknown_opts:
-                written[Holder(o.uid, (), pseudo=True)] = len(in_scope) == 1
+                owner = self.guess_owner(o, flow)
+                if owner is None:
+                    written[Holder(o.uid, (), pseudo=True)] = len(in_scope) == 1
+                elif any(owner.overlaps(h) for h in reach):
+                    written[Holder(o.uid, (), pseudo=True)] = True
         elif loss.opaque or not loss.reach:
             # Unknown reach: assume it writes the parameters of every optimizer in reach, without certainty.
             for o in in_scope:
@@ -1683,6 +1704,18 @@ class Interpreter:
             written = {h: c for h, c in written.items() if any(h.overlaps(o) for o in only)} if only else {}
         ev.written |= set(written)
         flow.map(lambda s: s.backward(ev.id, written))
+
+    def guess_owner(self, opt: Entity, flow: Flow) -> Holder | None:
+        """The one model in scope whose name shares a role with the optimizer's (`opt_G` and `G`)."""
+        wanted = N.roles(self.table.label(opt.uid)) - {"optimizers", "optim", "opts"}
+        if not wanted:
+            return None
+        found: set[Holder] = set()
+        for key, v in flow.env.items():
+            for m in v.modules:
+                if not m.path and not m.pseudo and N.roles(self.table.holder_name(m)) & wanted:
+                    found.add(m)
+        return next(iter(found)) if len(found) == 1 else None
 
     def optimizers_in_scope(self, flow: Flow) -> list[Entity]:
         """Optimizers the code at this point can name (its variables, `self.*`, module globals)."""
@@ -1736,7 +1769,11 @@ class Interpreter:
             ev.holders |= holders
         ev.loop_stacks.add(frame.loops)
         stepped = frozenset().union(*(self.table.optimizer_holders(o) for o in self.all_optimizers())) if self.all_optimizers() else None
+        owners: dict[Holder, frozenset[int]] = {}
+        for o in self.all_optimizers():
+            for h in self.table.optimizer_holders(o):
+                owners[h] = owners.get(h, frozenset()) | {o.uid}
         if everything:
-            flow.map(lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped))
+            flow.map(lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped, owners=owners))
         else:
-            flow.map(lambda s: s.clear(ev.id, holders, stepped=stepped))
+            flow.map(lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners))

@@ -76,8 +76,8 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                         b and b[-1] not in s and any(c and c[-1] == b[-1] for c in clear.loop_stacks)
                         for b in backward.loop_stacks for s in step.loop_stacks
                     )
-                    if discard.refilled and not gates and not inner:
-                        continue
+                    if discard.refilled and not (discard.refilled_same and (gates or inner)):
+                        continue  # refilled by another backward: a by-product cleared on purpose
                     if discard.refilled and not (clear.loop_stacks & backward.loop_stacks):
                         # A clear outside the micro-batch loop drops at most a trailing partial window.
                         continue

@@ -7,31 +7,8 @@ from typing import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.names import roles
 from ..registry import Finding, Rule, register
-
-
-_SYNONYMS = {
-    "gen": "g", "generator": "g", "netg": "g", "disc": "d", "discriminator": "d", "netd": "d",
-    "enc": "e", "encoder": "e", "nete": "e", "dec": "decoder", "decoder": "decoder",
-}
-_NOISE = {"loss", "err", "error", "net", "self", "model", "total", "opt", "optimizer", "backward", "the", "real", "fake"}
-
-
-def roles(name: str) -> set[str]:
-    """Role words of a name: `loss_GE` -> {g, e}; `errD` -> {d}; `netG` -> {g}; `student_loss` -> {student}."""
-    out: set[str] = set()
-    for part in re.split(r"[_.\[\]()\s]+", name):
-        for tok in re.findall(r"[A-Z]{1,3}(?![a-z])|[A-Z]?[a-z]+|\d+", part):
-            low = tok.lower()
-            if tok.isupper() and len(tok) <= 3:
-                out.update(tok.lower())
-            elif low in _SYNONYMS:
-                out.add(_SYNONYMS[low])
-            elif len(low) == 1 and low.isalpha():
-                out.add(low)
-            elif low not in _NOISE and not low.isdigit():
-                out.add(low)
-    return out - {"a", "b", "ab", "ba", "x", "y"}  # CycleGAN's domain letters name no role
 
 
 @register

@@ -141,7 +141,8 @@ class Ledger:
             pending = [d for d in self.discards.get(opt, []) if d.clear == site and not d.refilled]
             for bid in dropped:
                 bp = self.passes[bid]
-                if not bp.consumers and not self._held.get(bid) and not any(d.backward == bid for d in pending):
+                # not applied by any optimizer of this parameter (another optimizer's step does not count)
+                if not (bp.consumers & st.optimizers) and not self._held.get(bid) and not any(d.backward == bid for d in pending):
                     pending.append(Discard(bid, site))
             self.discards[opt] = pending
 
