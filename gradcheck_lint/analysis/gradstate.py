@@ -203,19 +203,15 @@ class PathState:
         return replace(self, assumptions=frozenset(a for a in self.assumptions if a.cond not in drop))
 
 
-def merge_states(states: Iterable[PathState], limit: int = 48) -> frozenset[PathState]:
-    """Bound the number of distinct path states, merging the surplus into one over-approximation."""
+def merge_states(states: Iterable[PathState], limit: int = 64) -> frozenset[PathState]:
+    """Bound the number of distinct path states by keeping the simplest ones.
+
+    Dropping paths can only hide findings, never invent one (merging them would over-approximate
+    and could combine facts of different paths). The order is deterministic: states hold small
+    ordinal integers only.
+    """
     s = frozenset(states)
     if len(s) <= limit:
         return s
-    ordered = sorted(s, key=lambda p: (len(p.assumptions), len(p.grads)))
-    keep, rest = ordered[: limit - 1], ordered[limit - 1 :]
-    common = frozenset.intersection(*(p.assumptions for p in rest))
-    merged = PathState(
-        grads=frozenset().union(*(p.grads for p in rest)),
-        discards=frozenset().union(*(p.discards for p in rest)),
-        assumptions=common,
-        frozen=frozenset().union(*(p.frozen for p in rest)),
-        phases=frozenset(),
-    )
-    return frozenset(keep) | {merged}
+    ordered = sorted(s, key=lambda p: (len(p.grads), len(p.discards), len(p.assumptions), sorted(p.grads), sorted(p.assumptions)))
+    return frozenset(ordered[:limit])

@@ -50,7 +50,7 @@ from .values import (
 MAX_DEPTH = 8
 MAX_LOOP_ITERATIONS = 12
 WORK_BUDGET = 20_000  # statements interpreted per file; past it the analysis stops where it is
-TIME_BUDGET = 5.0  # seconds per file, the same guard for files whose states grow large
+TIME_BUDGET = 30.0  # seconds per file: a safety net; the work budget is what normally stops
 
 
 class BudgetExhausted(Exception):
@@ -251,6 +251,7 @@ class Interpreter:
         self._call_path: tuple[int, ...] = ()  # call sites being inlined: entities made inside differ per site
         self._calls: list[int] = []
         self.inlined: set[int] = set()
+        self._ordinals: dict[int, int] = {}
         self.work = 0
         self.exhausted = False
         self._deadline = time.perf_counter() + TIME_BUDGET
@@ -1672,8 +1673,8 @@ class Interpreter:
                         only: set[Holder] | None = None) -> None:
         ev = self.backwards.get(id(call))
         if ev is None:
-            ev = Backward(id(call), call, code(call), loss_text, loss, framework_scaled)
-            self.backwards[ev.id] = ev
+            ev = Backward(self._ordinal(call), call, code(call), loss_text, loss, framework_scaled)
+            self.backwards[id(call)] = ev
         else:
             ev.loss = join([ev.loss, loss])
         ev.loop_stacks.add(frame.loops)
@@ -1716,6 +1717,10 @@ class Interpreter:
                 if not m.path and not m.pseudo and N.roles(self.table.holder_name(m)) & wanted:
                     found.add(m)
         return next(iter(found)) if len(found) == 1 else None
+
+    def _ordinal(self, node: cst.CSTNode) -> int:
+        """A small integer per event node, in order of first meeting: deterministic across runs."""
+        return self._ordinals.setdefault(id(node), len(self._ordinals) + 1)
 
     def optimizers_in_scope(self, flow: Flow) -> list[Entity]:
         """Optimizers the code at this point can name (its variables, `self.*`, module globals)."""
@@ -1763,8 +1768,8 @@ class Interpreter:
     ) -> None:
         ev = self.clears.get(id(node))
         if ev is None:
-            ev = Clear(id(node), node, text, target, set(holders), everything)
-            self.clears[ev.id] = ev
+            ev = Clear(self._ordinal(node), node, text, target, set(holders), everything)
+            self.clears[id(node)] = ev
         else:
             ev.holders |= holders
         ev.loop_stacks.add(frame.loops)

@@ -21,9 +21,10 @@ class TrainingModel:
         interp = Interpreter(module)
         interp.run()
         self.table: EntityTable = interp.table
-        self.backwards: dict[int, Backward] = interp.backwards
+        # keyed by the events' own ids, which is what path states refer to
+        self.backwards: dict[int, Backward] = {ev.id: ev for ev in interp.backwards.values()}
         self.steps: dict[int, Step] = interp.steps
-        self.clears: dict[int, Clear] = interp.clears
+        self.clears: dict[int, Clear] = {ev.id: ev for ev in interp.clears.values()}
         self.conditions: dict[int, Condition] = interp.conditions
         self.loops: dict[int, Loop] = interp.loops
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
