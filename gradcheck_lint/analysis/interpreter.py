@@ -1688,6 +1688,12 @@ class Interpreter:
         if reach:
             for h in reach:
                 written[h] = True
+            # A loss through `model` also writes each part of it that an optimizer owns on its own
+            # (`backbone_opt` on model.features, `head_opt` on model.classifier): track them apart.
+            for o in in_scope:
+                for h in self.table.optimizer_holders(o):
+                    if not h.pseudo and h.path and any(r.uid == h.uid and h.path[: len(r.path)] == r.path for r in reach):
+                        written.setdefault(h, True)
             # Optimizers whose parameters we cannot name may own what this loss reaches; a name
             # (`decoder_optimizer` next to `decoder`) says which model it most likely updates.
             for o in unknown_opts:

@@ -77,5 +77,18 @@ class TrainingModel:
                     return self.loops[bstack[len(sstack)]].count
         return False
 
+    def applied_within_same_model(self, holder: Holder, consumers: frozenset[int]) -> bool:
+        """Every optimizer that applied these gradients updates another part of the same model."""
+        if not consumers or holder.pseudo:
+            return False
+        for uid in consumers:
+            ent = self.table.entities.get(uid)
+            if ent is None:
+                return False
+            hs = self.table.optimizer_holders(ent)
+            if not hs or any(h.pseudo or h.uid != holder.uid for h in hs):
+                return False
+        return True
+
     def in_same_loop(self, a: set[tuple[int, ...]], b: set[tuple[int, ...]]) -> bool:
         return any(x and y and x[-1] in y for x in a for y in b) or any(x and y and y[-1] in x for x in a for y in b)

@@ -68,8 +68,11 @@ for x in torch.randn(8, 4).split(2):
             stale = leftover = None
             unconditional = not any(stack for stack in step.if_stacks)
             for state in step.incoming:
-                for _holder, contribution in state.held(holders):
-                    if opt.uid in contribution.consumers:
+                for holder, contribution in state.held(holders):
+                    stale_here = opt.uid in contribution.consumers or (
+                        not contribution.live and model.applied_within_same_model(holder, contribution.consumers)
+                    )
+                    if stale_here:
                         stale = contribution
                         break
                     if leftover is None and unconditional and self._unintended_accumulation(model, state, contribution, step):

@@ -66,7 +66,8 @@ for real in torch.randn(8, 4, 4):
             for state in sorted(step.incoming, key=lambda s: len(s.grads)):
                 held = state.held(holders)
                 for holder, c in held:
-                    if c.consumers and opt.uid not in c.consumers and not c.live and c.certain and not holder.pseudo:
+                    if (c.consumers and opt.uid not in c.consumers and not c.live and c.certain and not holder.pseudo
+                            and not model.applied_within_same_model(holder, c.consumers)):
                         loss = model.backwards[c.backward].loss_text
                         named = re.fullmatch(r"[A-Za-z_][\w.]*", loss) is not None
                         if named and roles(loss) & roles(model.table.holder_name(holder)):

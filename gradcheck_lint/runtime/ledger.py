@@ -162,6 +162,8 @@ class Ledger:
         out: list[Violation] = []
         seen: set[tuple[str, int]] = set()
         fresh = [self.passes[b] for pid in pids for b in self.params.get(pid, _Param()).contributions if not self.passes[b].consumers]
+        current = [self.passes[b] for pid in pids for b in self.params.get(pid, _Param()).contributions
+                   if not self.passes[b].consumers or self.passes[b].live]
         for pid in pids:
             st = self.params.get(pid)
             if st is None:
@@ -171,7 +173,9 @@ class Ledger:
                 if opt in bp.consumers:
                     code = "GL001"
                 elif bp.consumers and not bp.live:
-                    code = "GL005"
+                    # an older pass of the same backward line as this step's own: stale gradients
+                    # (another part of the model stepped on it), not another model's loss
+                    code = "GL001" if any(c.site == bp.site for c in current) else "GL005"
                 else:
                     continue
                 if (code, bid) in seen:
