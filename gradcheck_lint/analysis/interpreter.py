@@ -9,11 +9,12 @@ functions and methods defined in the same file are followed; other calls are opa
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import libcst as cst
 
@@ -1011,7 +1012,9 @@ class Interpreter:
         if isinstance(expr, (cst.BooleanOperation,)):
             return join([self.eval(expr.left, flow, frame), self.eval(expr.right, flow, frame)])
         if isinstance(expr, cst.Comparison):
-            vals = [self.eval(expr.left, flow, frame)] + [self.eval(c.comparator, flow, frame) for c in expr.comparisons]
+            self.eval(expr.left, flow, frame)
+            for c in expr.comparisons:
+                self.eval(c.comparator, flow, frame)
             return EMPTY
         if isinstance(expr, cst.IfExp):
             self.eval(expr.test, flow, frame)
@@ -1134,18 +1137,15 @@ class Interpreter:
         attr = expr.attr.value
         if attr in ("data",):
             return EMPTY
-        if attr in ("grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim", "T" if False else "__never__"):
+        if attr in ("grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim"):
             return EMPTY
         inst = base.item(attr) if base.const is not None and isinstance(base.const, tuple) else None
         if inst is not None:
             return inst
         if base.modules:
-            if attr in ("module", "_orig_mod", "model") and attr != "model":
+            if attr in ("module", "_orig_mod"):  # DDP / torch.compile wrappers: the same parameters
                 return base
-            mods = frozenset(Holder(m.uid, m.path + (attr,)) for m in base.modules if not m.pseudo)
-            if attr in ("module", "_orig_mod"):
-                mods = base.modules
-            return Value(modules=mods)
+            return Value(modules=frozenset(Holder(m.uid, m.path + (attr,)) for m in base.modules if not m.pseudo))
         opts = base.of_kind(Kind.OPTIMIZER)
         if opts and attr == "param_groups":
             holders = frozenset().union(*(self.table.optimizer_holders(o) for o in opts))
@@ -1226,7 +1226,7 @@ class Interpreter:
         if last in ("deepcopy", "copy") and pos and pos[0].modules:  # a new module with its own parameters
             return self.model_value(self.mint(Kind.MODEL, display, ("ctor", id(call))))
         if last in ("Parameter", "Variable") or (qual.startswith("torch.") and "requires_grad" in kw and self.bool_literal(self._kwarg(call, "requires_grad"))):
-            return self.model_value(self.mint(Kind.PARAM, self._assign_name(call) or display, ("param", id(call))))
+            return self.model_value(self.mint(Kind.PARAM, display, ("param", id(call))))
         if N.is_model_constructor(qual, frozenset(n for n, c in self.classes.items() if c.is_module)):
             return self.model_value(self.mint(Kind.MODEL, display, ("ctor", id(call))))
         if last in ("chain", "list", "tuple", "filter", "sorted", "iter", "set"):
@@ -1257,9 +1257,6 @@ class Interpreter:
         for a in call.args:
             if a.keyword is not None and a.keyword.value == name:
                 return a.value
-        return None
-
-    def _assign_name(self, call: cst.Call) -> str | None:
         return None
 
     def new_optimizer(self, call: cst.Call, pos: list[Value], kw: dict[str, Value], owner_hint: Value | None) -> Value:
@@ -1570,26 +1567,26 @@ class Interpreter:
         frame: Frame,
         instance_key: str | None = None,
     ) -> Value:
+        """Run a same-file function or method at its call site, with the caller's values bound."""
         if frame.depth >= MAX_DEPTH or id(fn) in frame.active:
             return self.opaque_call(fn.name.value, pos, kw, flow)
         self.inlined.add(id(fn))
-        outer_path = self._call_path
-        self._call_path = outer_path + (self._calls[-1] if self._calls else id(fn),)
-        try:
-            return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key)
-        finally:
-            self._call_path = outer_path
+        with self._at_call_site(fn):
+            return self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key)
 
-    def _inline(
-        self,
-        fn: cst.FunctionDef,
-        cls: ClassInfo | None,
-        self_value: Value | None,
-        pos: list[Value],
-        kw: dict[str, Value],
-        flow: Flow,
-        frame: Frame,
-        instance_key: str | None = None,
+    @contextlib.contextmanager
+    def _at_call_site(self, fn: cst.FunctionDef) -> Iterator[None]:
+        """Entities made inside the callee belong to this call site (`mlp(...)` twice: two models)."""
+        outer = self._call_path
+        self._call_path = outer + (self._calls[-1] if self._calls else id(fn),)
+        try:
+            yield
+        finally:
+            self._call_path = outer
+
+    def _run_inlined(  # noqa: C901 - binding rules for self, parameters, closures and globals
+        self, fn: cst.FunctionDef, cls: ClassInfo | None, self_value: Value | None, pos: list[Value],
+        kw: dict[str, Value], flow: Flow, frame: Frame, instance_key: str | None,
     ) -> Value:
         env: dict[str, Value] = {}
         if self_value is not None and isinstance(self_value.const, tuple) and self_value.items:

@@ -6,7 +6,7 @@ import functools
 import os
 import warnings
 import weakref
-from typing import Any, Callable, Iterable, Literal, TypeVar
+from typing import Any, Callable, Literal, TypeVar
 
 import torch
 
@@ -215,6 +215,3 @@ def enable_from_environment() -> guard | None:
     mode: Mode = value if value in ("raise", "warn", "record") else "raise"  # type: ignore[assignment]
     return enable(mode)
 
-
-def _iter(x: Iterable[Any]) -> Iterable[Any]:
-    return x
