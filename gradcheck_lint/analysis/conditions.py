@@ -43,6 +43,9 @@ class Condition:
     # Truth of the test on the first micro-batch when its counter starts at zero (None: unknown).
     first_value: bool | None = None
     counter_sources: dict[str, str] = field(default_factory=dict)
+    # The first window is not N micro-batches for any N (`enumerate(loader, 1)` with `(i + 1) % N`).
+    short_first_window: bool = False
+    counter_starts: dict[str, int] = field(default_factory=dict)
 
     @property
     def is_accumulation_gate(self) -> bool:
@@ -242,6 +245,132 @@ def _eval(expr: cst.BaseExpression, counter: str):  # noqa: C901 - a small inter
             return False  # counter > anything non-negative, at zero
         return _U
     return _U
+
+
+def first_window(test: cst.BaseExpression, counter: str, first: int) -> bool | None:
+    """Does the step test accumulate a first window of exactly N micro-batches?
+
+    `first` is the counter's value on the first micro-batch (0 for `enumerate(loader)`, 1 for
+    `enumerate(loader, 1)` or a counter incremented before the test). Every name that is the right
+    operand of `%`, or is compared with the counter, stands for the window size N; the test is run for
+    N = 2..8 and counter values first, first + 1, ... True: the first window is N for every N; False:
+    for none; None: it depends on N, on other names, or the test is not understood.
+    """
+    moduli = {dotted(strip_parens(m.right)) for m in _modulos(test)} - {None}
+    moduli |= {n for n in _compared_names(test, counter)}
+    results = set()
+    for n in range(2, 9):
+        env = {name: n for name in moduli if name is not None}
+        fired = None
+        for k in range(first, first + 3 * n):
+            env[counter] = k
+            v = _concrete(test, env)
+            if v is None:
+                return None
+            if v:
+                fired = k - first + 1
+                break
+        results.add(fired == n)
+    return results.pop() if len(results) == 1 else None
+
+
+def _modulos(node: cst.CSTNode) -> list[cst.BinaryOperation]:
+    out: list[cst.BinaryOperation] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
+            if isinstance(n.operator, cst.Modulo):
+                out.append(n)
+
+    node.visit(_V())
+    return out
+
+
+def _compared_names(test: cst.BaseExpression, counter: str) -> set[str]:
+    """Names compared with the counter itself (`count == accum`, `step >= n_acc`)."""
+    out: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Comparison(self, n: cst.Comparison) -> None:
+            sides = [strip_parens(n.left)] + [strip_parens(c.comparator) for c in n.comparisons]
+            if any(dotted(x) == counter for x in sides):
+                out.update(d for x in sides if (d := dotted(x)) is not None and d != counter)
+
+    test.visit(_V())
+    return out
+
+
+def _concrete(expr: cst.BaseExpression, env: dict[str, int]) -> int | bool | None:  # noqa: C901 - a small evaluator
+    """Evaluate an integer/boolean test with the names of `env`; None when anything else is needed."""
+    expr = strip_parens(expr)
+    if isinstance(expr, cst.Integer):
+        return int(expr.value, 0)
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        name = dotted(expr)
+        return env.get(name) if name is not None else None
+    if isinstance(expr, cst.UnaryOperation):
+        v = _concrete(expr.expression, env)
+        if v is None:
+            return None
+        if isinstance(expr.operator, cst.Not):
+            return not v
+        if isinstance(expr.operator, cst.Minus):
+            return -int(v)
+        return None
+    if isinstance(expr, cst.BooleanOperation):
+        a = _concrete(expr.left, env)
+        if isinstance(expr.operator, cst.And):
+            if a is not None and not a:
+                return False
+            b = _concrete(expr.right, env)
+            return None if a is None or b is None else bool(b)
+        if a:
+            return True
+        b = _concrete(expr.right, env)
+        return None if a is None or b is None else bool(b)
+    if isinstance(expr, cst.BinaryOperation):
+        a, b = _concrete(expr.left, env), _concrete(expr.right, env)
+        if a is None or b is None:
+            return None
+        a, b = int(a), int(b)
+        op = expr.operator
+        if isinstance(op, cst.Add):
+            return a + b
+        if isinstance(op, cst.Subtract):
+            return a - b
+        if isinstance(op, cst.Multiply):
+            return a * b
+        if isinstance(op, cst.Modulo):
+            return a % b if b else None
+        if isinstance(op, cst.FloorDivide):
+            return a // b if b else None
+        return None
+    if isinstance(expr, cst.Comparison):
+        left = _concrete(expr.left, env)
+        for comp in expr.comparisons:
+            right = _concrete(comp.comparator, env)
+            if left is None or right is None:
+                return None
+            op = comp.operator
+            if isinstance(op, cst.Equal):
+                ok = left == right
+            elif isinstance(op, cst.NotEqual):
+                ok = left != right
+            elif isinstance(op, cst.LessThan):
+                ok = left < right
+            elif isinstance(op, cst.LessThanEqual):
+                ok = left <= right
+            elif isinstance(op, cst.GreaterThan):
+                ok = left > right
+            elif isinstance(op, cst.GreaterThanEqual):
+                ok = left >= right
+            else:
+                return None
+            if not ok:
+                return False
+            left = right
+        return True
+    return None
 
 
 def _num(v) -> int | None:

@@ -10,6 +10,7 @@ functions and methods defined in the same file are followed; other calls are opa
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import re
 import time
@@ -30,6 +31,7 @@ from .conditions import (
     modulo_atoms,
     phase_truth,
     strip_parens,
+    first_window,
     truth_at_zero,
 )
 from .events import Backward, Clear, Loop, Step
@@ -97,6 +99,10 @@ class Flow:
         states = merge_states(frozenset().union(*(f.states for f in live)))
         return Flow(env, states)
 
+
+_SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
+_SELF_NAME = re.compile(r"\bself\.(\w+)")
+_ASSIGNMENT_TARGET = re.compile(r"^[ \t]*([^=\n#(]*?)(?::[^=\n]*)?(?<![=!<>])=(?!=)", re.M)
 
 @dataclass
 class Outcome:
@@ -608,12 +614,22 @@ class Interpreter:
             if value is None or value.counter is None:
                 continue
             c = value.counter
-            if not c.zero_based or c.incremented:
+            if c.zero_based and not c.incremented:
+                first = truth_at_zero(cond.test, name)
+                if first is not None:
+                    cond.first_value = first
+                    cond.counter_sources[name] = c.source
+                    cond.counter_starts[name] = 0
+                if first:
+                    continue
+            if c.start is None:
                 continue
-            first = truth_at_zero(cond.test, name)
-            if first is not None:
-                cond.first_value = first
+            # a counter from 1, or incremented before the test: does the first window hold N micro-batches?
+            start = c.start + (1 if c.incremented else 0)
+            if first_window(cond.test, name, start) is False:
+                cond.short_first_window = True
                 cond.counter_sources[name] = c.source
+                cond.counter_starts[name] = start
 
     # -- loops
     def exec_for(self, stmt: cst.For, flow: Flow, frame: Frame) -> Outcome:
@@ -646,8 +662,31 @@ class Interpreter:
         key = id(node)
         if key not in self._trains:
             text = code(node)
-            self._trains[key] = "backward" in text or any(f"{name}(" in text for name in self.functions) or "self." in text
+            self._trains[key] = "backward" in text or any(f"{name}(" in text for name in self.functions) or any(
+                name in self.training_methods for name in _SELF_CALL.findall(text)
+            )
         return self._trains[key]
+
+    @functools.cached_property
+    def training_methods(self) -> frozenset[str]:
+        """Names `self.NAME(...)` may call that can issue a backward pass: local methods that train
+        (transitively), and methods defined nowhere in this file (inherited: unknown)."""
+        methods: dict[str, list[str]] = {}
+        for info in self.classes.values():
+            for name, fn in info.methods.items():
+                methods.setdefault(name, []).append(code(fn))
+        attributes = {name for m in _ASSIGNMENT_TARGET.finditer(code(self.module)) for name in _SELF_NAME.findall(m.group(1))}
+        training = {name for name, texts in methods.items()
+                    if any("backward" in t or any(f"{f}(" in t for f in self.functions) for t in texts)}
+        changed = True
+        while changed:
+            changed = False
+            for name, texts in methods.items():
+                if name not in training and any(set(_SELF_CALL.findall(t)) & training for t in texts):
+                    training.add(name)
+                    changed = True
+        unknown = {n for n in _SELF_CALL.findall(code(self.module)) if n not in methods and n not in attributes}
+        return frozenset(training | unknown)
 
     def loop_counter(self, stmt: cst.For) -> tuple[str, bool] | None:
         """The integer counter a `for` loop advances by one per iteration, and whether it starts at 0."""
@@ -758,12 +797,15 @@ class Interpreter:
                 start = args[1].value if len(args) > 1 else kwargs.get("start")
                 zero = start is None or (isinstance(start, cst.Integer) and start.value == "0")
                 inner_v = self.eval(args[0].value, flow.copy(), frame)
-                counter = Value(counter=Counter(f"enumerate({code(args[0].value)})", zero_based=zero))
+                first = 0 if start is None else int(start.value, 0) if isinstance(start, cst.Integer) else None
+                source = code(it) if start is not None else f"enumerate({code(args[0].value)})"
+                counter = Value(counter=Counter(source, zero_based=zero, start=first))
                 return Value(items=(("0", counter), ("1", self.element_of(args[0].value, inner_v, flow, frame))))
             if fname == "range":
                 start = args[0].value if len(args) >= 2 else None
                 zero = start is None or (isinstance(start, cst.Integer) and start.value == "0")
-                return Value(counter=Counter(f"range({', '.join(code(a.value) for a in args)})", zero_based=zero))
+                first = 0 if start is None else int(start.value, 0) if isinstance(start, cst.Integer) else None
+                return Value(counter=Counter(f"range({', '.join(code(a.value) for a in args)})", zero_based=zero, start=first))
             if fname == "zip":
                 return Value(items=tuple((str(i), self.element_of(a.value, self.eval(a.value, flow.copy(), frame), flow, frame)) for i, a in enumerate(args)))
             if fname in ("tqdm", "iter", "list", "tuple", "sorted", "reversed", "trange") and args:
@@ -872,9 +914,9 @@ class Interpreter:
         if frame.no_grad:
             value = replace(value, reach=frozenset(), opaque=False) if not value.entities and not value.modules else value
         if value.const == 0 and isinstance(source, cst.Integer):
-            value = replace(value, counter=Counter(f"{key} = 0", zero_based=True))
+            value = replace(value, counter=Counter(f"{key} = 0", zero_based=True, start=0))
         elif isinstance(source, cst.Integer) and value.counter is None:
-            value = replace(value, counter=Counter(f"{key} = {source.value}", zero_based=False))
+            value = replace(value, counter=Counter(f"{key} = {source.value}", zero_based=False, start=int(source.value, 0)))
         # Submodules assigned in an nn.Module's methods belong to `self`.
         if key.startswith("self.") and frame.cls is not None and frame.cls.is_module and frame.self_value is not None and value.modules:
             base = next(iter(frame.self_value.modules))
@@ -1026,7 +1068,7 @@ class Interpreter:
                 items.append((str(i), v))
             vals = [v for _, v in items]
             j = join(vals) if vals else EMPTY
-            return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, divisors=j.divisors, items=tuple(items))
+            return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, divisors=j.divisors, divided_twice=j.divided_twice, items=tuple(items))
         if isinstance(expr, cst.Dict):
             items = []
             for el in expr.elements:
@@ -1101,7 +1143,7 @@ class Interpreter:
             if out.normal is not None:
                 flow.states = out.normal.states
             v = join(results)
-            return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, divisors=v.divisors)
+            return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, divisors=v.divisors, divided_twice=v.divided_twice)
         scratch = flow.copy()
         node: cst.CompFor | None = for_in
         while node is not None:
@@ -1110,7 +1152,7 @@ class Interpreter:
             node = node.inner_for_in
         v = self.eval(elt, scratch, frame)
         flow.states = scratch.states
-        return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, divisors=v.divisors)
+        return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, divisors=v.divisors, divided_twice=v.divided_twice)
 
     def reciprocal(self, expr: cst.BaseExpression) -> str | None:
         """`1 / N` or `1.0 / N` -> `N`."""
@@ -1775,7 +1817,8 @@ class Interpreter:
             self.clears[id(node)] = ev
         else:
             ev.holders |= holders
-        ev.loop_stacks.add(frame.loops)
+        # a loop over parameters (`for p in model.parameters(): p.grad = None`) is part of the clear
+        ev.loop_stacks.add(tuple(loop for loop in frame.loops if loop not in self.loops or self.trains(self.loops[loop].node)))
         stepped = frozenset().union(*(self.table.optimizer_holders(o) for o in self.all_optimizers())) if self.all_optimizers() else None
         owners: dict[Holder, frozenset[int]] = {}
         for o in self.all_optimizers():

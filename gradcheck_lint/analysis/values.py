@@ -51,6 +51,7 @@ class Counter:
     source: str  # `enumerate(loader)`, `range(n)`, `step = 0`
     zero_based: bool
     incremented: bool = False  # incremented in this iteration before the point of use
+    start: int | None = None  # the value on the first micro-batch, before any increment, when known
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +65,7 @@ class Value:
         params: parameter collections it may be (`model.parameters()`).
         opaque: it may depend on things the analysis cannot see.
         divisors: source text of every divisor applied while computing it.
+        divided_twice: divisors applied twice along one chain of computation (`(loss / n) / n`).
         items: members of a literal tuple/list/dict, by position or key.
         counter: loop-counter knowledge, for integers.
         const: a small literal it is known to be.
@@ -75,6 +77,7 @@ class Value:
     params: frozenset[Holder] = frozenset()
     opaque: bool = False
     divisors: frozenset[str] = frozenset()
+    divided_twice: frozenset[str] = frozenset()
     items: tuple[tuple[str, "Value"], ...] = ()
     counter: Counter | None = None
     const: object = None
@@ -91,10 +94,11 @@ class Value:
     def as_tensor(self) -> "Value":
         """Drop object identity: what flows on when the value is used in arithmetic."""
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
-        return Value(reach=reach, opaque=self.opaque, divisors=self.divisors)
+        return Value(reach=reach, opaque=self.opaque, divisors=self.divisors, divided_twice=self.divided_twice)
 
     def with_divisor(self, text: str) -> "Value":
-        return replace(self, divisors=self.divisors | {text})
+        twice = self.divided_twice | {text} if text in self.divisors else self.divided_twice
+        return replace(self, divisors=self.divisors | {text}, divided_twice=twice)
 
 
 EMPTY = Value()
@@ -119,7 +123,9 @@ def join(values: Iterable[Value]) -> Value:
         sources = {c.source for c in counters if c}
         zb = {c.zero_based for c in counters if c}
         if len(zb) == 1:
-            counter = Counter(source=sorted(sources)[0], zero_based=zb.pop(), incremented=any(c.incremented for c in counters if c))
+            starts = {c.start for c in counters if c}
+            counter = Counter(source=sorted(sources)[0], zero_based=zb.pop(), incremented=any(c.incremented for c in counters if c),
+                              start=starts.pop() if len(starts) == 1 else None)
     consts = {repr(v.const) for v in vals}
     items: dict[str, list[Value]] = {}
     for v in vals:
@@ -132,6 +138,8 @@ def join(values: Iterable[Value]) -> Value:
         params=frozenset().union(*(v.params for v in vals)),
         opaque=any(v.opaque for v in vals),
         divisors=frozenset().union(*(v.divisors for v in vals)),
+        # twice only when every path divided twice: a join is not a chain
+        divided_twice=frozenset.intersection(*(v.divided_twice for v in vals)),
         items=tuple((k, join(vs)) for k, vs in items.items()),
         counter=counter,
         const=first.const if len(consts) == 1 else None,

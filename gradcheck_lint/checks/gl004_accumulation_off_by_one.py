@@ -60,7 +60,10 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
             for state in step.incoming:
                 for cond in model.guards(step, state):
                     value = state.assumption(cond.akey)
-                    if cond.id in reported or cond.first_value is None or cond.first_value != value:
+                    if cond.id in reported:
+                        continue
+                    fires_first = cond.first_value is not None and cond.first_value == value
+                    if not fires_first and not (cond.short_first_window and value is True):
                         continue
                     if not isinstance(cond.statement, cst.If) or not cond.moduli:
                         continue
@@ -73,6 +76,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     reported.add(cond.id)
                     counter = next(iter(cond.counter_sources))
                     msg, help_ = messages.accumulation_off_by_one(
-                        code(cond.test), counter, cond.counter_sources[counter], step.call_text
+                        code(cond.test), counter, cond.counter_sources[counter], step.call_text,
+                        start=cond.counter_starts.get(counter, 0), fires_first=fires_first,
                     )
                     yield Finding(cond.test, msg, help_)
