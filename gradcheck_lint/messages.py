@@ -44,11 +44,27 @@ def unscaled_accumulated_loss(backward: str, loss: str, step: str, step_line: in
     return msg, help_
 
 
-def accumulation_off_by_one(test: str, counter: str, source: str, step: str) -> tuple[str, str]:
-    msg = (f"`if {test}:` is true on the first micro-batch (`{counter}` starts at 0 from `{source}`): `{step}` runs after "
-           f"that one micro-batch alone, and every later window is shifted by one micro-batch.")
-    fixed = test.replace(f"{counter} %", f"({counter} + 1) %", 1) if f"{counter} %" in test else f"({counter} + 1) % N == 0"
-    help_ = f"count from one: `if {fixed}:` (or `enumerate(..., start=1)`)."
+def loss_scaled_twice(backward: str, loss: str, divisor: str, step: str, step_line: int | None) -> tuple[str, str]:
+    msg = (f"The loss of `{backward}` is divided by `{divisor}` twice before `{step}`{_at(step_line)} applies the "
+           f"accumulated micro-batches: the step applies the mean of their gradients divided by `{divisor}` once more.")
+    help_ = f"divide the loss by `{divisor}` once: either where the loss is computed or at the backward call, not both."
+    return msg, help_
+
+
+def accumulation_off_by_one(test: str, counter: str, source: str, step: str, start: int = 0,
+                            fires_first: bool = True) -> tuple[str, str]:
+    if fires_first:
+        msg = (f"`if {test}:` is true on the first micro-batch (`{counter}` is {start} there, from `{source}`): `{step}` runs "
+               f"after that one micro-batch alone, and every later window is shifted by one micro-batch.")
+    else:
+        msg = (f"`if {test}:` first holds before N micro-batches have accumulated (`{counter}` is {start} on the first "
+               f"micro-batch, from `{source}`): the first `{step}` applies a short window.")
+    if start == 0:
+        fixed = test.replace(f"{counter} %", f"({counter} + 1) %", 1) if f"{counter} %" in test else f"({counter} + 1) % N == 0"
+        help_ = f"count micro-batches from one: `if {fixed}:` (or `enumerate(..., start=1)`)."
+    else:
+        help_ = (f"test the number of micro-batches seen: with `{counter}` equal to {start} on the first micro-batch, "
+                 f"step when `{counter} % N == {start - 1 if start >= 1 else 0}`" + (" (`(i + 1) % N == 0` counts from 0, `i % N == 0` from 1)." if start == 1 else "."))
     return msg, help_
 
 
@@ -64,10 +80,14 @@ def cross_model_grad_leak(step: str, backward: str, backward_line: int | None, m
 
 
 def accumulation_first_window(step: str, first: int, n: int) -> tuple[str, str]:
-    why = ("the step condition is true on the first micro-batch of a zero-based counter, so every window is shifted by one."
-           if first < n else "the step condition skips a window boundary, so this step applies more micro-batches than N.")
+    if first == 1:
+        why = "the step condition is true on the first micro-batch of a zero-based counter, so every window is shifted by one."
+    elif first < n:
+        why = "the step condition holds before N micro-batches have accumulated, so the first window is short."
+    else:
+        why = "the step condition skips a window boundary, so this step applies more micro-batches than N."
     msg = f"`{step}` ran after {first} micro-batch{'es' if first != 1 else ''}, but the accumulation window is {n}: {why}"
-    help_ = "count from one: `if (i + 1) % N == 0:` (or `enumerate(..., start=1)`)."
+    help_ = "step when N micro-batches have been seen: `if (i + 1) % N == 0:` with `i` from 0, `if i % N == 0:` with `i` from 1."
     return msg, help_
 
 

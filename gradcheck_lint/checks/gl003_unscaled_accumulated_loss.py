@@ -12,6 +12,7 @@ from ..registry import Finding, Rule, register
 _PER_SAMPLE = re.compile(r"size\(|\.shape|numel|len\(|batch|\bbs\b|bsz|sample|token|count|num_el", re.I)
 _ACCUM_NAME = re.compile(r"acc|micro|grad_?steps|update_freq|iters_to_accumulate|n_?steps|num_?steps|chunks|split", re.I)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+_GENERIC = frozenset({"self", "args", "config", "cfg", "len", "opt", "hparams"})
 
 
 def divides_by_window(divisors: frozenset[str], window: str | None) -> bool:
@@ -20,7 +21,7 @@ def divides_by_window(divisors: frozenset[str], window: str | None) -> bool:
         if window is not None:
             if d == window:
                 return True
-            shared = set(_IDENT.findall(d)) & set(_IDENT.findall(window)) - {"self", "args", "config", "cfg", "len", "opt", "hparams"}
+            shared = set(_IDENT.findall(d)) & set(_IDENT.findall(window)) - _GENERIC
             if shared:
                 return True
         if _ACCUM_NAME.search(d):
@@ -39,7 +40,7 @@ def divides_by_window(divisors: frozenset[str], window: str | None) -> bool:
 class UnscaledAccumulatedLoss(Rule):
     code = "GL003"
     name = "unscaled-accumulated-loss"
-    summary = "Backward passes accumulate into one step and the loss is not divided by the number of micro-batches."
+    summary = "Backward passes accumulate into one step and the loss is not divided (exactly once) by the number of micro-batches."
 
     VALID = (
         """
@@ -94,11 +95,17 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     window = model.accumulation_window(state, backward, step)
                     if window is False:
                         continue
-                    if divides_by_window(backward.loss.divisors, window if isinstance(window, str) else None):
+                    named = window if isinstance(window, str) else None
+                    twice = sorted(d for d in backward.loss.divided_twice if divides_by_window(frozenset({d}), named))
+                    if twice:
+                        msg, help_ = messages.loss_scaled_twice(
+                            backward.call_text, backward.loss_text, twice[0], step.call_text, model.line(step.node)
+                        )
+                    elif divides_by_window(backward.loss.divisors, named):
                         continue
+                    else:
+                        msg, help_ = messages.unscaled_accumulated_loss(
+                            backward.call_text, backward.loss_text, step.call_text, model.line(step.node), named
+                        )
                     reported.add(c.backward)
-                    msg, help_ = messages.unscaled_accumulated_loss(
-                        backward.call_text, backward.loss_text, step.call_text, model.line(step.node),
-                        window if isinstance(window, str) else None,
-                    )
                     yield Finding(backward.node, msg, help_)
