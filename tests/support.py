@@ -13,6 +13,7 @@ FIXTURES = ROOT / "fixtures"
 RULES_DIR = ROOT / "rules"
 _EXPECT = re.compile(r"#\s*expect:\s*(GL\d{3}(?:\s*,\s*GL\d{3})*)")
 _STATIC_ONLY = re.compile(r"#\s*gradlint-fixture:\s*static-only\b")
+_RUNTIME_BLIND = re.compile(r"#\s*gradlint-fixture:\s*runtime-blind\s+(GL\d{3}(?:\s*,\s*GL\d{3})*)\s+--\s*\S")
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class Fixture:
     path: Path
     expected: frozenset[tuple[int, str]]
     static_only: bool
+    runtime_blind: frozenset[str] = frozenset()  # codes the guard cannot see in this script (documented why)
 
     @property
     def id(self) -> str:
@@ -44,5 +46,7 @@ def load_fixtures() -> list[Fixture]:
     for path in sorted(FIXTURES.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         head = "\n".join(text.splitlines()[:5])
-        fixtures.append(Fixture(path, parse_expectations(text), bool(_STATIC_ONLY.search(head))))
+        blind = _RUNTIME_BLIND.search(head)
+        codes = frozenset(c.strip() for c in blind.group(1).split(",")) if blind else frozenset()
+        fixtures.append(Fixture(path, parse_expectations(text), bool(_STATIC_ONLY.search(head)), codes))
     return fixtures

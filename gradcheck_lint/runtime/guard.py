@@ -67,6 +67,15 @@ def to_diagnostic(v: Violation) -> Diagnostic:
         msg, help_ = messages.zero_grad_before_step(
             v.site.text if v.site != v.other_step else "a clear of `.grad` (`p.grad = None`, `zero_()`, `model.zero_grad()`)", b_text, b_line, step.text if step else "step()", step.line if step else None,
         )
+    elif v.code == "GL003":
+        step = v.other_step
+        loss = b_text.split(".backward(", 1)[0].strip() if ".backward(" in b_text else "the loss"
+        if loss.startswith("(") and loss.endswith(")"):
+            loss = loss[1:-1]
+        if v.scaled_twice:
+            msg, help_ = messages.loss_scaled_twice(b_text, loss, str(v.window[0]) if v.window else "N", step.text if step else "step()", step.line if step else None)
+        else:
+            msg, help_ = messages.unscaled_accumulated_loss(b_text, loss, step.text if step else "step()", step.line if step else None, None)
     else:  # GL004
         first, n = v.window or (0, 0)
         msg, help_ = messages.accumulation_first_window(v.site.text or "step()", first, n)

@@ -33,6 +33,7 @@ class BackwardPass:
     site: Site
     consumers: set[int] = field(default_factory=set)  # optimizers whose step applied it
     live: bool = False  # applied by the current group of steps (no backward since)
+    scale: float | None = None  # constant factor applied to the loss (1.0: none; None: unknown)
 
 
 @dataclass
@@ -54,14 +55,16 @@ class Violation:
     other_step: Site | None = None  # GL001/GL005: the step that applied them first; GL002: the step
     own_backward: BackwardPass | None = None
     param_owner: str | None = None
-    window: tuple[int, int] | None = None  # GL004: (micro-batches in the first window, N)
+    window: tuple[int, int] | None = None  # GL004: (micro-batches in the first window, N); GL003: (N, N)
     leftover: bool = False  # GL001: passes of a skipped step, applied by the next one
+    scaled_twice: bool = False  # GL003: the loss was divided by N twice
 
 
 @dataclass
 class _Param:
     contributions: list[int] = field(default_factory=list)  # backward ids, oldest first
     optimizers: set[int] = field(default_factory=set)
+    rescaled: bool = False  # `.grad` changed in place (`/= N`, clipping) since the last step
 
 
 class Ledger:
@@ -77,14 +80,15 @@ class Ledger:
         self.discards: dict[int, list[Discard]] = {}
         self.windows: dict[int, list[int]] = {}  # optimizer -> backward passes per step
         self._since_step: dict[int, set[int]] = {}
+        self._scaling_reported: set[Site] = set()  # backward lines already reported for GL003
 
     # -- backward passes
-    def begin_backward(self, site: Site) -> int:
+    def begin_backward(self, site: Site, scale: float | None = None) -> int:
         bid = self._next
         self._next += 1
         for p in self.passes.values():
             p.live = False
-        self.passes[bid] = BackwardPass(bid, site)
+        self.passes[bid] = BackwardPass(bid, site, scale=scale)
         self.current = bid
         self._forget_unheld()
         return bid
@@ -117,6 +121,12 @@ class Ledger:
                 d.refills.add(bid)
                 if d.backward in self.passes and self.passes[d.backward].site == site:
                     d.refilled_by_same_site = True
+
+    def rescaled(self, pid: int) -> None:
+        """The parameter's `.grad` was changed in place by something other than a backward or a clear."""
+        st = self.params.get(pid)
+        if st is not None:
+            st.rescaled = True
 
     # -- clears
     def holds_unapplied(self, pid: int) -> bool:
@@ -157,8 +167,13 @@ class Ledger:
                 # passes already held count towards this optimizer's first window
                 self._since_step.setdefault(opt, set()).update(b for b in st.contributions if not self.passes[b].consumers)
 
-    def step(self, opt: int, pids: list[int], site: Site, owner_of: dict[int, str] | None = None) -> list[Violation]:
-        """Check and record `opt.step()` over its parameters."""
+    def step(self, opt: int, pids: list[int], site: Site, owner_of: dict[int, str] | None = None,
+             rescale: float | None = None) -> list[Violation]:
+        """Check and record `opt.step()` over its parameters.
+
+        `rescale`: the factor by which the gradients were changed in place since the last backward
+        pass (`p.grad /= N`), when the probe could measure it; None when unknown.
+        """
         out: list[Violation] = []
         seen: set[tuple[str, int]] = set()
         fresh = [self.passes[b] for pid in pids for b in self.params.get(pid, _Param()).contributions if not self.passes[b].consumers]
@@ -213,9 +228,44 @@ class Ledger:
             repeated = max(per_site, key=lambda k: per_site[k])
             rep_pass = next((self.passes[b] for b in applied if self.passes[b].site == repeated), None)
             out.append(Violation("GL001", site, rep_pass, leftover=True))
+        scaling = self._scaling_violation(opt, pids, newly, per_site, size, site, rescale)
+        if scaling is not None:
+            out.append(scaling)
+        for pid in pids:
+            if pid in self.params:
+                self.params[pid].rescaled = False
         self._since_step[opt] = set()
         self.step_sites.setdefault(opt, site)
         return out
+
+    def _scaling_violation(self, opt: int, pids: list[int], newly: set[int], per_site: dict[Site, int], size: int,
+                           site: Site, rescale: float | None) -> Violation | None:
+        """GL003: a window of N passes of one backward line whose loss is not divided by N (or twice)."""
+        if size < 2:
+            return None
+        if any(self.params[p].rescaled for p in pids if p in self.params):
+            if rescale is None:
+                return None  # changed in place by an unknown factor (clipping that took effect, say)
+        else:
+            rescale = 1.0
+        repeated = max(per_site, key=lambda k: per_site[k])
+        window = [self.passes[b] for b in newly if self.passes[b].site == repeated]
+        scales = {bp.scale for bp in window}
+        if len(scales) != 1 or None in scales or repeated in self._scaling_reported:
+            return None
+        loss_scale = scales.pop()
+        assert loss_scale is not None
+        scale = loss_scale * rescale
+        if abs(scale - 1.0) < 1e-6:
+            scale = 1.0
+        first = min(window, key=lambda bp: bp.id)
+        self._scaling_reported.add(repeated)
+        if scale == 1.0:
+            return Violation("GL003", first.site, first, other_step=site, window=(size, size))
+        if abs(scale * size * size - 1.0) < 1e-6:
+            return Violation("GL003", first.site, first, other_step=site, window=(size, size), scaled_twice=True)
+        self._scaling_reported.discard(repeated)
+        return None
 
     def consume(self, opt: int, pids: list[int]) -> None:
         """Mark what these parameters hold as applied by `opt` (after a step that ran a closure)."""

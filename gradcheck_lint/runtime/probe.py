@@ -18,12 +18,14 @@ _ORIGINAL_BACKWARD: Callable[..., Any] | None = None
 
 def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     site = user_site(2)
+    tensors = args[0] if args else kwargs.get("tensors")
+    scale = loss_scale(tensors) if _ACTIVE else None
     for probe in _ACTIVE:
         if probe.discover and probe.discovered_sites.get(site, 0) < 4:
             # the first few passes of each backward line: enough to meet every model it reaches
             probe.discovered_sites[site] = probe.discovered_sites.get(site, 0) + 1
-            probe.discover_leaves(args[0] if args else kwargs.get("tensors"))
-        probe.ledger.begin_backward(site)
+            probe.discover_leaves(tensors)
+        probe.ledger.begin_backward(site, scale)
     try:
         assert _ORIGINAL_BACKWARD is not None
         return _ORIGINAL_BACKWARD(*args, **kwargs)
@@ -32,32 +34,127 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
             probe.ledger.end_backward()
 
 
+_SCALAR_OPS = {"MulBackward0": False, "MulBackward1": False, "DivBackward0": True, "DivBackward1": True}
+_PASS_THROUGH = {"NegBackward0", "CloneBackward0", "ViewBackward0", "SqueezeBackward0", "SqueezeBackward1",
+                 "UnsqueezeBackward0", "ToCopyBackward0", "ReshapeAliasBackward0"}
+
+
+def loss_scale(tensors: Any) -> float | None:
+    """The constant factor below one applied on top of a loss: `loss / 4` -> 0.25, a bare loss -> 1.0.
+
+    Reads the autograd graph from the root down through multiplications and divisions by a
+    constant (a Python number or a CPU scalar: reading it never waits for a device), additions of
+    equally scaled terms, negation and views. Factors of one or more (GradScaler's scale) and factors
+    held on an accelerator are skipped as neutral. None when the factor cannot be known without a device sync, or the graph
+    shape is not understood (several roots, a tensor factor that requires grad).
+    """
+    import torch
+
+    if not isinstance(tensors, torch.Tensor) or tensors.grad_fn is None:
+        return None
+    return _factor(tensors.grad_fn, 0)
+
+
+def _factor(fn: Any, depth: int) -> float | None:
+    import torch
+
+    if fn is None or depth > 12:
+        return 1.0 if fn is None else None
+    name = type(fn).__name__
+    if name in _PASS_THROUGH:
+        inner = _factor(fn.next_functions[0][0], depth + 1) if fn.next_functions else 1.0
+        return None if inner is None else abs(inner)
+    if name in ("AddBackward0", "SubBackward0"):
+        parts = {_factor(nf, depth + 1) for nf, _ in fn.next_functions if nf is not None}
+        return parts.pop() if len(parts) == 1 else None
+    if name in _SCALAR_OPS:
+        other = getattr(fn, "_saved_other", None)
+        if not isinstance(other, torch.Tensor) or other.requires_grad or other.numel() != 1:
+            return None
+        inner = _factor(fn.next_functions[0][0], depth + 1)
+        if inner is None:
+            return None
+        if other.device.type != "cpu":
+            return inner  # a device-held factor: GradScaler's scale, unscaled again before the step
+        value = abs(float(other.reshape(()).item()))
+        if value == 0.0:
+            return None
+        shrink = 1.0 / value if _SCALAR_OPS[name] else value
+        # only factors below one can be a 1/N; growing ones (GradScaler's 2**16 on CPU, a loss weight)
+        # are undone or are not about the window
+        return inner * shrink if shrink < 1.0 else inner
+    return 1.0
+
+
+_ORIGINAL_UNSCALE: Callable[..., Any] | None = None
+_UNSCALE = "_amp_foreach_non_finite_check_and_unscale_"
+
+
+def _unscale_seen(grads: Any, *args: Any, **kwargs: Any) -> Any:
+    """GradScaler.unscale_ undoes the loss scaling it applied: not a rescale of the gradients."""
+    assert _ORIGINAL_UNSCALE is not None
+    result = _ORIGINAL_UNSCALE(grads, *args, **kwargs)
+    for probe in _ACTIVE:
+        probe.unscaled(grads)
+    return result
+
+
 def _activate(probe: "Probe") -> None:
-    global _ORIGINAL_BACKWARD
+    global _ORIGINAL_BACKWARD, _ORIGINAL_UNSCALE
     if not _ACTIVE:
+        # module functions, looked up by torch at call time; restored by _deactivate
         _ORIGINAL_BACKWARD = torch.autograd.backward
-        torch.autograd.backward = _backward_with_ids  # module function, restored by _deactivate
+        torch.autograd.backward = _backward_with_ids
+        _ORIGINAL_UNSCALE = getattr(torch, _UNSCALE, None)
+        if _ORIGINAL_UNSCALE is not None:
+            setattr(torch, _UNSCALE, _unscale_seen)
     _ACTIVE.append(probe)
 
 
 def _deactivate(probe: "Probe") -> None:
-    global _ORIGINAL_BACKWARD
+    global _ORIGINAL_BACKWARD, _ORIGINAL_UNSCALE
     if probe in _ACTIVE:
         _ACTIVE.remove(probe)
     if not _ACTIVE and _ORIGINAL_BACKWARD is not None:
         torch.autograd.backward = _ORIGINAL_BACKWARD
         _ORIGINAL_BACKWARD = None
+        if _ORIGINAL_UNSCALE is not None:
+            setattr(torch, _UNSCALE, _ORIGINAL_UNSCALE)
+            _ORIGINAL_UNSCALE = None
 
 
 class _Observed:
     """What the probe last saw of one parameter's `.grad`: which tensor, at which version."""
 
-    __slots__ = ("grad_id", "version", "param")
+    __slots__ = ("grad_id", "version", "param", "snapshot")
 
     def __init__(self, param: torch.Tensor) -> None:
         self.param = weakref.ref(param)
         self.grad_id: int | None = None
         self.version = -1
+        # a copy of `.grad` after the last backward pass, kept for one small CPU parameter per
+        # optimizer: measures in-place rescaling (`p.grad /= N`) without any device sync
+        self.snapshot: torch.Tensor | None = None
+
+
+SENTINEL_MAX_NUMEL = 4096
+
+
+def _rescale_factor(obs: "_Observed") -> float | None:
+    """The uniform factor `.grad` was multiplied by in place since its snapshot; None if not uniform."""
+    param = obs.param()
+    snap = obs.snapshot
+    if param is None or snap is None or param.grad is None or param.grad.shape != snap.shape:
+        return None
+    now = param.grad.detach()
+    mask = snap != 0
+    if not bool(mask.any()):
+        return None
+    ratios = now[mask] / snap[mask]
+    r = float(ratios.mean())
+    if not bool(torch.allclose(ratios, torch.full_like(ratios, r), rtol=1e-4, atol=0.0)):
+        return None
+    return r
 
 
 class Probe:
@@ -75,6 +172,7 @@ class Probe:
         self._reported_windows: set[int] = set()
         self.active = False
         self.discover = False  # process-wide: find parameters from the first backward of each line
+        self.sentinels: set[int] = set()  # parameters whose gradient is snapshotted (one per optimizer)
         self.discovered_sites: dict[Site, int] = {}
 
     # -- lifecycle
@@ -160,6 +258,8 @@ class Probe:
             g = param.grad
             obs.grad_id = id(g) if g is not None else None
             obs.version = g._version if g is not None else -1
+            if key in self.sentinels and g is not None:
+                obs.snapshot = g.detach().clone()
 
         self.handles.append(p.register_hook(before_accumulate))
         self.handles.append(p.register_post_accumulate_grad_hook(after_accumulate))
@@ -189,6 +289,16 @@ class Probe:
         self._patched.append((weakref.ref(obj), "zero_grad"))
 
     # -- observations
+    def unscaled(self, grads: Any) -> None:
+        """These gradient tensors were unscaled by a GradScaler: take their new version as seen."""
+        ids = {id(g) for g in grads} if isinstance(grads, (list, tuple)) else set()
+        for obs in self.observed.values():
+            if obs.grad_id in ids:
+                param = obs.param()
+                g = param.grad if param is not None else None
+                if g is not None:
+                    obs.version = g._version
+
     def _mark_cleared(self, p: torch.Tensor, site: Site, discard: bool = True) -> None:
         key = id(p)
         self.ledger.cleared(key, site, discard=discard)
@@ -213,6 +323,7 @@ class Probe:
             if not bool(g.any()):
                 self._mark_cleared(p, where)
             else:
+                self.ledger.rescaled(key)
                 obs.grad_id, obs.version = id(g), g._version
 
     # -- steps
@@ -227,14 +338,30 @@ class Probe:
             if id(p) not in self.observed:
                 self.watch_param(p)
             self._sync(id(p), p)
+        self._choose_sentinel(params)
+        rescale = None
+        for p in params:
+            obs = self.observed.get(id(p))
+            if id(p) in self.sentinels and obs is not None and obs.snapshot is not None:
+                rescale = _rescale_factor(obs)
+                obs.snapshot = None
+                break
         self.ledger.register(id(opt), [id(p) for p in params])
-        violations = self.ledger.step(id(opt), [id(p) for p in params if p.grad is not None], site, self.owner_of)
+        violations = self.ledger.step(id(opt), [id(p) for p in params if p.grad is not None], site, self.owner_of, rescale)
         window = self.ledger.window_violation(id(opt), self.accumulation_steps)
         if window is not None and id(opt) not in self._reported_windows:
             self._reported_windows.add(id(opt))
             violations.append(window)
         if violations:
             self.sink(violations, self)
+
+    def _choose_sentinel(self, params: list[torch.Tensor]) -> None:
+        """Pick one small CPU parameter of this optimizer to snapshot (reading it needs no sync)."""
+        if any(id(p) in self.sentinels for p in params):
+            return
+        small = [p for p in params if p.device.type == "cpu" and p.numel() <= SENTINEL_MAX_NUMEL and p.requires_grad]
+        if small:
+            self.sentinels.add(id(min(small, key=lambda p: p.numel())))
 
     def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         # a closure (LBFGS) ran its backward inside step(): those gradients were applied too
