@@ -250,14 +250,17 @@ def parse_table(table: Mapping[str, Any], path: str) -> FileConfig:
         selection=Selection(lists.get("select"), lists.get("extend-select", ()), lists.get("ignore", ())),
         exclude=lists.get("exclude"),
         extend_exclude=lists.get("extend-exclude", ()),
-        per_file_ignores=tuple(per_file),
+        per_file_ignores=tuple(sorted(per_file, key=lambda e: e.pattern)),  # their order does not matter
     )
 
 
 def _strings(value: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list):
         example = f' (write ["{value}"])' if isinstance(value, str) else ""
         raise ConfigError(f"{where} must be a list of strings, not {_describe(value)}{example}")
+    for item in value:
+        if not isinstance(item, str):
+            raise ConfigError(f"{where} must be a list of strings, but it holds {_describe(item)}")
     return tuple(value)
 
 
