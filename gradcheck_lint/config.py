@@ -157,7 +157,7 @@ def load_settings(paths: Iterable[str], cli: Selection = Selection(), *, config:
     file_config = None
     if config is not None:
         if not os.path.isfile(config):
-            raise ConfigError(f"--config {config}: no such file")
+            raise ConfigError(f"--config {config}: {'a directory, not a file' if os.path.isdir(config) else 'no such file'}")
         table = read_table(config)
         if table is None:
             raise ConfigError(f"--config {config}: the file has no {TABLE} table")

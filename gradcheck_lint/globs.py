@@ -38,7 +38,7 @@ def compile_glob(pattern: str) -> Glob:
     """Compile one gitignore-style pattern.
 
     Raises:
-        ValueError: the pattern is empty.
+        ValueError: the pattern is empty or invalid.
     """
     raw = pattern.strip()
     negated = raw.startswith("!")
@@ -52,7 +52,11 @@ def compile_glob(pattern: str) -> Glob:
     raw = raw.lstrip("/")
     if not raw:
         raise ValueError(f"empty path pattern {pattern!r}")
-    return Glob(pattern, re.compile(_translate(raw)), negated, dir_only, anchored)
+    try:
+        regex = re.compile(_translate(raw))
+    except re.error as exc:  # a reversed range such as `[z-a]`
+        raise ValueError(f"invalid path pattern {pattern!r}: {exc}") from exc
+    return Glob(pattern, regex, negated, dir_only, anchored)
 
 
 def _translate(pattern: str) -> str:
@@ -75,18 +79,8 @@ def _translate(pattern: str) -> str:
             out.append("[^/]")
             i += 1
         elif pattern[i] == "[":
-            j = pattern.find("]", i + 2 if pattern.startswith("[!", i) or pattern.startswith("[^", i) else i + 1)
-            if j < 0:
-                out.append(re.escape("["))
-                i += 1
-                continue
-            body = pattern[i + 1 : j]
-            if body[:1] in ("!", "^"):
-                body = "^" + body[1:].replace("\\", "\\\\")
-            else:
-                body = body.replace("\\", "\\\\")
-            out.append(f"[{body}]")
-            i = j + 1
+            cls, i = _bracket(pattern, i)
+            out.append(cls)
         elif pattern[i] == "\\" and i + 1 < n:
             out.append(re.escape(pattern[i + 1]))
             i += 2
@@ -94,6 +88,28 @@ def _translate(pattern: str) -> str:
             out.append(re.escape(pattern[i]))
             i += 1
     return "".join(out)
+
+
+def _bracket(pattern: str, start: int) -> tuple[str, int]:
+    """Translate the bracket expression at `start`; an unclosed `[` is a literal."""
+    j = start + 1
+    if j < len(pattern) and pattern[j] in "!^":
+        j += 1
+    if j < len(pattern) and pattern[j] == "]":  # a `]` first in the set is a member
+        j += 1
+    while j < len(pattern) and pattern[j] != "]":
+        j += 1
+    if j >= len(pattern):
+        return re.escape("["), start + 1
+    body = pattern[start + 1 : j]
+    negated = body[:1] in ("!", "^")
+    if negated:
+        body = body[1:]
+    members = "".join(
+        "-" if c == "-" and 0 < k < len(body) - 1 and "-" not in (body[k - 1], body[k + 1]) else re.escape(c)
+        for k, c in enumerate(body)
+    )
+    return (f"[^/{members}]" if negated else f"[{members}]"), j + 1
 
 
 @dataclass(frozen=True, slots=True)

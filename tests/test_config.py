@@ -10,9 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gradcheck_lint import check_file, check_paths, check_source
-from gradcheck_lint.config import DEFAULT_EXCLUDE, Settings, load_settings
+from gradcheck_lint.config import DEFAULT_EXCLUDE, ConfigError, Settings, load_settings, parse_table, resolve
 from gradcheck_lint.globs import GlobSet
 from gradcheck_lint.registry import Selection
 from support import BUGGY, ROOT, UNSCALED, gradlint, invoke, reported, write
@@ -265,7 +267,7 @@ def test_settings_are_one_frozen_value_with_a_stable_fingerprint(tmp_path: Path)
     second = project(tmp_path / "two", reordered, {})
     s1 = load_settings([str(first)])
     with pytest.raises(dataclasses.FrozenInstanceError):
-        s1.enabled = frozenset()  # type: ignore[misc]
+        setattr(s1, "enabled", frozenset())  # noqa: B010 - the assignment is the point
     assert not hasattr(s1, "__dict__")  # slotted
     assert s1.enabled == {"GL001", "GL002", "GL003", "GL005", "GL100"}
     assert hash(s1) == hash(load_settings([str(first)]))
@@ -291,10 +293,10 @@ def test_settings_are_one_frozen_value_with_a_stable_fingerprint(tmp_path: Path)
 
 def test_api_takes_settings(tmp_path: Path) -> None:
     root = project(tmp_path, '[tool.gradlint.per-file-ignores]\n"tests/*" = ["GL001"]\n', {"tests/train.py": BUGGY, "train.py": BUGGY})
-    settings = load_settings([str(root)])
-    diags, files = check_paths([str(root)], settings)
+    configured = load_settings([str(root)])
+    diags, files = check_paths([str(root)], configured)
     assert files == 2 and [(Path(d.path).name, d.code) for d in diags] == [("train.py", "GL001")]
-    assert check_file(str(root / "tests" / "train.py"), settings=settings) == []
+    assert check_file(str(root / "tests" / "train.py"), settings=configured) == []
     assert [d.code for d in check_file(str(root / "tests" / "train.py"))] == ["GL001"]
     assert check_source(BUGGY, "train.py", codes=["GL003"]) == []
     assert [d.code for d in check_source(BUGGY, "train.py", settings=Settings.default().with_enabled({"GL001"}))] == ["GL001"]
@@ -343,3 +345,41 @@ def test_readme_configuration_snippet_works(tmp_path: Path) -> None:
     res = gradlint("--format", "json", ".", cwd=root)
     assert reported(res, root, cwd=root) == [("src/stale.py", 6, "GL100"), ("src/train.py", 6, "GL001")]
     assert json.loads(res.stdout)[0]["name"] == "unused-suppression"
+
+
+# --- bad input never crashes -----------------------------------------------------------------------
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+_SELECTORS = st.lists(st.sampled_from(["GL001", "GL0", "ALL", "all", "x", "", " ", "GL000", "missing-zero-grad", "GL1"]), max_size=3)
+_PATTERNS = st.text(st.sampled_from(list("ab/*?[]!\\^-. ")), max_size=8)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.dictionaries(
+    st.sampled_from(["select", "extend-select", "ignore", "exclude", "extend-exclude", "per-file-ignores", "other"]),
+    _JSON | _SELECTORS | st.lists(_PATTERNS, max_size=3) | st.dictionaries(_PATTERNS, _SELECTORS | _JSON, max_size=3),
+    max_size=4,
+))
+def test_any_table_is_accepted_or_refused_with_a_config_error(table: dict[str, object]) -> None:
+    try:
+        parsed = parse_table(table, "/p/pyproject.toml")
+    except ConfigError as exc:
+        assert str(exc).startswith("/p/pyproject.toml: [tool.gradlint]")
+        return
+    resolved = resolve(parsed)
+    assert len(resolved.fingerprint()) == 64
+    resolved.codes_for("/p/src/train.py")
+    resolved.excluded_explicitly("/p/src/train.py", False)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_PATTERNS, st.text(st.sampled_from(list("ab/.-[]")), max_size=10))
+def test_any_pattern_compiles_or_is_refused_and_matching_never_raises(pattern: str, path: str) -> None:
+    try:
+        GlobSet.of("/r", (pattern,)).matches_with_parents("/r/" + path, False)
+    except ValueError as exc:
+        assert "path pattern" in str(exc)

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gradcheck_lint import check_source
 from gradcheck_lint.suppressions import find_directives
@@ -217,7 +219,7 @@ def test_unused_codes_inside_a_used_suppression(tmp_path: Path) -> None:
 def test_unused_noqa_code_keeps_other_tools_codes(tmp_path: Path) -> None:
     found = messages(tmp_path, with_step("# noqa: E501, GL003", STALE.replace("  # gradlint: ignore[GL001]", "")), "--select", "GL100")
     assert [(d["line"], d["code"]) for d in found] == [(6, "GL100")]
-    assert found[0]["message"].startswith("`GL003` in `# noqa: E501, GL003` suppresses nothing")  # type: ignore[union-attr]
+    assert str(found[0]["message"]).startswith("`GL003` in `# noqa: E501, GL003` suppresses nothing")
     assert found[0]["help"] == "remove `GL003` from the comment; keep the other tools' codes."
     # other tools' codes and bare noqa are never reported
     assert lint(tmp_path, STALE.replace("# gradlint: ignore[GL001]", "# noqa: E501  # noqa"), "--select", "ALL") == []
@@ -274,3 +276,18 @@ def test_readme_suppression_snippet(tmp_path: Path) -> None:
     assert lint(tmp_path, block, "--extend-select", "GL100") == []
     line = block[: block.index("# gradlint: ignore[GL003]")].count("\n") + 1
     assert lint(tmp_path, block.replace("  # gradlint: ignore[GL003]", "")) == [(line, "GL003")]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from([
+    "# gradlint: ignore[GL001]", "# gradlint: ignore", "# gradlint: file-ignore[GL001, GL999]", "# noqa: GL001",
+    "# noqa", "# noqa: E501, gl003", "# gradlint: ignore[", "# gradlint: ignore[]", "'# noqa: GL001'", "\"\"\"", "\\",
+    "(", "# gradlint:file-ignore", "é", "\t",
+]), max_size=4), st.integers(min_value=0, max_value=8))
+def test_any_comment_soup_gives_diagnostics_never_an_exception(parts: list[str], line: int) -> None:
+    lines = BUGGY.splitlines()
+    lines[line % len(lines)] += "  " + " ".join(parts)
+    text = "\n".join(lines) + "\n"
+    find_directives(text)
+    for d in check_source(text, codes=["GL001", "GL100", "GL101"]):
+        assert d.code in ("GL000", "GL001", "GL100", "GL101"), d
