@@ -20,7 +20,7 @@ from gradcheck_lint.analysis import TrainingModel
 from gradcheck_lint.api import check_file
 from gradcheck_lint.discovery import iter_python_files
 from gradcheck_lint.engine import might_train
-from gradcheck_lint.registry import all_rules
+from gradcheck_lint.registry import catalogue
 from gradcheck_lint.sources import read_source
 
 
@@ -49,7 +49,7 @@ def survey(directory: str) -> tuple[dict[str, object], list[str]]:
         steps += len(model.steps)
         loops += len({stack[-1] for s in model.steps.values() for stack in s.loop_stacks if stack})
     row = {"dir": directory, "files": files, "training files": training, "loops": loops, "backward": backwards,
-           "steps": steps, **{code: per_rule.get(code, 0) for code in all_rules()}, "failed": failed,
+           "steps": steps, **{code: per_rule.get(code, 0) for code in catalogue()}, "failed": failed,
            "seconds": round(time.perf_counter() - start, 1)}
     return row, lines
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["check_source", "check_file", "check_paths", "Diagnostic", "Span", "Severity", "Certainty", "__version__"]
+__all__ = ["check_source", "check_file", "check_paths", "Settings", "load_settings", "Diagnostic", "Span", "Severity",
+           "Certainty", "__version__"]
 
 _LAZY = {
-    "check_source": "api", "check_file": "api", "check_paths": "api",
+    "check_source": "api", "check_file": "api", "check_paths": "api", "Settings": "config", "load_settings": "config",
     "Diagnostic": "diagnostics", "Span": "diagnostics", "Severity": "diagnostics", "Certainty": "diagnostics",
 }
 

@@ -8,7 +8,8 @@ import click
 
 from . import __version__
 from .api import check_paths
-from .registry import PARSE_ERROR_CODE, all_rules, expand_selection
+from .config import ConfigError, load_settings
+from .registry import PARSE_ERROR_CODE, Selection, catalogue
 from .render import render_json, render_text
 from .rule_docs import read_doc
 
@@ -22,20 +23,27 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
-@click.option("--select", multiple=True, metavar="CODES", help="Comma-separated codes or prefixes to enable (default: all).")
-@click.option("--ignore", multiple=True, metavar="CODES", help="Comma-separated codes or prefixes to disable.")
+@click.option("--select", multiple=True, metavar="CODES", help="Comma-separated codes, prefixes, rule names or ALL to enable, replacing the config's selection.")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Codes to enable in addition to the selection (e.g. GL100).")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Comma-separated codes or prefixes to disable, in addition to the config's.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), metavar="PATH", help="Read [tool.gradlint] from this file instead of searching for pyproject.toml.")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
+@click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to paths given on the command line too (for pre-commit).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when problems are found (files that fail to parse still exit 2).")
 @click.version_option(__version__, prog_name="gradlint")
-def check(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tuple[str, ...], exit_zero: bool) -> None:
+def check(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
+          config_file: str | None, isolated: bool, force_exclude: bool, exit_zero: bool) -> None:
     """Check PyTorch training scripts for gradient-accumulation bugs.
 
-    PATHS are files or directories (walked for *.py). Use `gradlint rule [CODE]` to read the rules.
+    PATHS are files or directories (walked for *.py). Configuration is read from the nearest
+    pyproject.toml with a [tool.gradlint] table. Use `gradlint rule [CODE]` to read the rules.
     """
+    cli = Selection(select=tuple(_split(select)) or None, extend_select=tuple(_split(extend_select)), ignore=tuple(_split(ignore)))
     try:
-        codes = expand_selection(_split(select) or None, _split(ignore) or None)
-    except ValueError as exc:
+        settings = load_settings(paths, cli, config=config_file, isolated=isolated, force_exclude=force_exclude)
+    except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
-    diagnostics, files = check_paths(list(paths), codes)
+    diagnostics, files = check_paths(list(paths), settings)
     if fmt == "json":
         click.echo(render_json(diagnostics))
     else:
@@ -51,7 +59,7 @@ def check(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tup
 @click.argument("code", required=False)
 def rule(code: str | None) -> None:
     """Print the document of rule CODE, or list all rules."""
-    rules = all_rules()
+    rules = catalogue()
     if code is None:
         for c, cls in rules.items():
             click.echo(f"{c}  {cls.name:<28} {cls.summary}")

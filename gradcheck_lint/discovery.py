@@ -2,101 +2,86 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator
 
-SKIP_DIRS = frozenset(
-    {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env", ".env", ".tox", ".nox", "build", "dist",
-     "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", ".gradlint_cache"}
-)
+from .config import Settings
+from .globs import GlobSet
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class GitIgnore:
-    """The patterns of one `.gitignore` (the subset of gitignore syntax that matters for sources)."""
+    """The patterns of one `.gitignore`, relative to the directory holding it."""
 
-    root: str
-    patterns: list[tuple[str, bool, bool, bool]] = field(default_factory=list)  # pattern, negated, dir_only, anchored
+    patterns: GlobSet
 
     @classmethod
-    def load(cls, root: str) -> "GitIgnore | None":
-        path = os.path.join(root, ".gitignore")
+    def load(cls, root: str) -> GitIgnore | None:
+        """Read `root/.gitignore`; None when there is none (or it cannot be read)."""
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
+            with open(os.path.join(root, ".gitignore"), encoding="utf-8", errors="replace") as fh:
                 lines = fh.read().splitlines()
         except OSError:
             return None
-        gi = cls(root)
+        kept = []
         for raw in lines:
             line = raw.rstrip()
             if not line or line.startswith("#"):
                 continue
-            negated = line.startswith("!")
-            if negated:
-                line = line[1:]
-            dir_only = line.endswith("/")
-            line = line.rstrip("/")
-            anchored = "/" in line
-            gi.patterns.append((line.lstrip("/"), negated, dir_only, anchored))
-        return gi
+            try:
+                GlobSet.of(root, (line,))
+            except ValueError:
+                continue  # a lone `/` or `!`: matches nothing
+            kept.append(line)
+        return cls(GlobSet.of(root, tuple(kept)))
 
     def ignored(self, path: str, is_dir: bool) -> bool:
-        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
-        if rel.startswith(".."):
+        """Whether the path (inside the `.gitignore`'s directory) is ignored, itself or through a directory."""
+        if not self.patterns.relative(path)[1]:
             return False
-        result = False
-        parts = rel.split("/")
-        for pattern, negated, dir_only, anchored in self.patterns:
-            if dir_only and not is_dir:
-                # a directory pattern also ignores everything below a matching directory
-                if any(self._match(pattern, "/".join(parts[: i + 1]), parts[i], anchored) for i in range(len(parts) - 1)):
-                    result = not negated
-                continue
-            if self._match(pattern, rel, parts[-1], anchored) or any(
-                self._match(pattern, "/".join(parts[: i + 1]), parts[i], anchored) for i in range(len(parts) - 1)
-            ):
-                result = not negated
-        return result
-
-    @staticmethod
-    def _match(pattern: str, rel: str, name: str, anchored: bool) -> bool:
-        if anchored:
-            return fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(rel, pattern.replace("**/", ""))
-        return fnmatch.fnmatchcase(name, pattern)
+        return self.patterns.matches_with_parents(path, is_dir)
 
 
-def iter_python_files(paths: list[str]) -> Iterator[str]:
-    """Yield files to check: explicit paths as given, `*.py` (and `.ipynb`-free) files under directories."""
+def iter_python_files(paths: list[str], settings: Settings | None = None) -> Iterator[str]:
+    """Yield the files to check: explicit paths as given, `*.py` files under directories.
+
+    Files and directories met while walking are skipped when `settings` exclude them; paths given
+    explicitly are skipped only with `settings.force_exclude`.
+    """
+    settings = settings or Settings.default()
     seen: set[str] = set()
     for given in paths:
-        if os.path.isdir(given) and not given.endswith(".py"):
-            gitignore = GitIgnore.load(given)
-            for root, dirs, files in os.walk(given, followlinks=False):
-                dirs[:] = sorted(
-                    d for d in dirs
-                    if d not in SKIP_DIRS and not d.endswith(".egg-info") and not _is_venv(os.path.join(root, d))
-                    and not (gitignore and gitignore.ignored(os.path.join(root, d), True))
-                )
-                for name in sorted(files):
-                    full = os.path.join(root, name)
-                    if not name.endswith(".py"):
-                        continue
-                    if gitignore and gitignore.ignored(full, False):
-                        continue
-                    real = os.path.realpath(full)
-                    if real in seen and os.path.exists(real):
-                        continue
-                    seen.add(real)
-                    yield full
-                # directories named like files (`x.py/`) are reported, not walked into
-                for d in list(dirs):
-                    if d.endswith(".py"):
-                        dirs.remove(d)
-                        yield os.path.join(root, d)
-        else:
+        is_dir = os.path.isdir(given) and not given.endswith(".py")
+        if settings.force_exclude and settings.excluded_explicitly(given, is_dir):
+            continue
+        if not is_dir:
             yield given
+            continue
+        gitignore = GitIgnore.load(given)
+        for root, dirs, files in os.walk(given, followlinks=False):
+            dirs[:] = sorted(
+                d for d in dirs
+                if not _is_venv(os.path.join(root, d))
+                and not settings.excluded(os.path.join(root, d), True)
+                and not (gitignore and gitignore.ignored(os.path.join(root, d), True))
+            )
+            for name in sorted(files):
+                full = os.path.join(root, name)
+                if not name.endswith(".py"):
+                    continue
+                if settings.excluded(full, False) or (gitignore and gitignore.ignored(full, False)):
+                    continue
+                real = os.path.realpath(full)
+                if real in seen and os.path.exists(real):
+                    continue
+                seen.add(real)
+                yield full
+            # directories named like files (`x.py/`) are reported, not walked into
+            for d in list(dirs):
+                if d.endswith(".py"):
+                    dirs.remove(d)
+                    yield os.path.join(root, d)
 
 
 def _is_venv(path: str) -> bool:

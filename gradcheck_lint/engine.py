@@ -1,17 +1,18 @@
-"""Pure analysis: source text in, diagnostics out. Parse once, build the model once, run the rules."""
+"""Pure analysis: source text in, diagnostics out. Parse once, build the model once, run the rules, apply suppressions."""
 
 from __future__ import annotations
 
 import ast
 import re
 import warnings
-from typing import Iterable
 
 import libcst as cst
 
 from .analysis import TrainingModel
+from .config import Settings
 from .diagnostics import Diagnostic, Severity, Span
-from .registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules
+from .registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, Rule, all_rules
+from .suppressions import UnusedSuppression, apply_suppressions
 
 # Larger files (generated code, data dumps) are parsed for syntax only.
 MAX_ANALYSED_CHARS = 3_000_000
@@ -25,6 +26,7 @@ def might_train(text: str) -> bool:
 
 
 def unanalysable(path: str, reason: str, line: int = 1, column: int = 1, help: str | None = None) -> Diagnostic:
+    """The one GL000 diagnostic of a file that could not be analysed; it is never suppressed or deselected."""
     return Diagnostic(
         path=path,
         span=Span(line, column, line, column),
@@ -36,9 +38,9 @@ def unanalysable(path: str, reason: str, line: int = 1, column: int = 1, help: s
     )
 
 
-def check_text(text: str, path: str, codes: Iterable[str] | None = None) -> list[Diagnostic]:
-    """Analyse one file's source text and return its diagnostics, sorted; never raises."""
-    selected = frozenset(codes) if codes is not None else None
+def check_text(text: str, path: str, settings: Settings | None = None) -> list[Diagnostic]:
+    """Analyse one file's source text under `settings` (default: built-in) and return its diagnostics, sorted; never raises."""
+    enabled = (settings or Settings.default()).codes_for(path)
     # CPython's own parser first: it is fast, and it rejects input (5,000 nested brackets, say) that
     # would overflow the native stack of libcst's parser instead of raising.
     trains = might_train(text)
@@ -47,56 +49,73 @@ def check_text(text: str, path: str, codes: Iterable[str] | None = None) -> list
             path, f"is too large to analyse ({len(text) / 1e6:.1f} MB; the limit is {MAX_ANALYSED_CHARS / 1e6:.0f} MB)",
             help="training scripts are far smaller: this is probably generated code; exclude it from the checked paths.",
         )]
-    problems = _syntax_only(text, path)
-    if problems or not trains:
+    tree, problems = _parse_python(text, path)
+    if tree is None:
         return problems
+    # An unused suppression is judged against every analysis rule, selected or not.
+    run_all = UnusedSuppression.code in enabled
+    rules = [cls for code, cls in all_rules().items() if run_all or code in enabled]
+    module: cst.Module | None = None
+    if trains and rules:
+        module, problems = _parse_cst(text, path)
+        if module is None:
+            return problems
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        return [unanalysable(path, f"has a syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)]
-    except RecursionError:
-        return [unanalysable(path, "is nested too deeply to parse (recursion limit)")]
-    except Exception as exc:  # noqa: BLE001 - the parser must never take the run down
-        return [unanalysable(path, f"could not be parsed ({type(exc).__name__}: {exc})")]
-    try:
-        model = TrainingModel(module)
-        out: list[Diagnostic] = []
-        for code, rule_cls in all_rules().items():
-            if selected is not None and code not in selected:
-                continue
-            rule = rule_cls()
-            for finding in rule.check(model):
-                out.append(
-                    Diagnostic(
-                        path=path,
-                        span=model.span(finding.node),
-                        code=rule_cls.code,
-                        name=rule_cls.name,
-                        message=finding.message,
-                        help=finding.help,
-                        severity=rule_cls.severity,
-                        certainty=finding.certainty,
-                    )
-                )
+        out = _run_rules(module, path, rules) if module is not None else []
+        if len(text) <= MAX_ANALYSED_CHARS:  # generated files too big to analyse are not tokenized either
+            out = apply_suppressions(out, text, tree, path, enabled)
     except RecursionError:
         return [unanalysable(path, "is nested too deeply to analyse (recursion limit)")]
     except Exception as exc:  # noqa: BLE001 - one file's analysis failure must not end the run
         return [unanalysable(path, f"could not be analysed: internal error {type(exc).__name__}: {exc}",
                              help="this is a bug in gradlint; please report it with the file. Other files were still checked.")]
-    return sorted(set(out), key=Diagnostic.sort_key)
+    return sorted({d for d in out if d.code in enabled}, key=Diagnostic.sort_key)
 
 
-def _syntax_only(text: str, path: str) -> list[Diagnostic]:
+def _parse_cst(text: str, path: str) -> tuple[cst.Module | None, list[Diagnostic]]:
+    """Parse with libcst: the module, or a GL000 diagnostic when libcst refuses the text."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ast.parse(text)
+            return cst.parse_module(text), []
+    except cst.ParserSyntaxError as exc:
+        return None, [unanalysable(path, f"has a syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)]
+    except RecursionError:
+        return None, [unanalysable(path, "is nested too deeply to parse (recursion limit)")]
+    except Exception as exc:  # noqa: BLE001 - the parser must never take the run down
+        return None, [unanalysable(path, f"could not be parsed ({type(exc).__name__}: {exc})")]
+
+
+def _run_rules(module: cst.Module, path: str, rules: list[type[Rule]]) -> list[Diagnostic]:
+    """Build the semantic model once and run `rules` over it."""
+    model = TrainingModel(module)
+    out: list[Diagnostic] = []
+    for rule_cls in rules:
+        for finding in rule_cls().check(model):
+            out.append(
+                Diagnostic(
+                    path=path,
+                    span=model.span(finding.node),
+                    code=rule_cls.code,
+                    name=rule_cls.name,
+                    message=finding.message,
+                    help=finding.help,
+                    severity=rule_cls.severity,
+                    certainty=finding.certainty,
+                )
+            )
+    return out
+
+
+def _parse_python(text: str, path: str) -> tuple[ast.Module | None, list[Diagnostic]]:
+    """Parse with CPython: the tree (statement ranges for suppressions), or a GL000 diagnostic."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text), []
     except SyntaxError as exc:
-        return [unanalysable(path, f"has a syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1)]
+        return None, [unanalysable(path, f"has a syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1)]
     except (RecursionError, MemoryError):
-        return [unanalysable(path, "is nested too deeply to parse (recursion limit)")]
+        return None, [unanalysable(path, "is nested too deeply to parse (recursion limit)")]
     except ValueError as exc:
-        return [unanalysable(path, f"could not be parsed ({exc})")]
-    return []
+        return None, [unanalysable(path, f"could not be parsed ({exc})")]

@@ -1,4 +1,9 @@
-"""The rule base class and the registry of rules (codes and names are unique)."""
+"""The catalogue of codes (analysis rules and suppression codes) and rule selection.
+
+Every code a user can select, ignore or read with `gradlint rule` is a `RuleSpec` subclass registered
+here, and nowhere else: the analysis rules (`Rule`, in `gradcheck_lint.checks`) and the codes the
+engine reports about suppression comments (`SuppressionRule`, in `gradcheck_lint.suppressions`).
+"""
 
 from __future__ import annotations
 
@@ -7,14 +12,18 @@ import importlib
 import pkgutil
 import re
 from dataclasses import dataclass
-from typing import ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
 import libcst as cst
 
 from .diagnostics import Certainty, Severity
 
+if TYPE_CHECKING:
+    from .analysis import TrainingModel
+
 PARSE_ERROR_CODE = "GL000"
 PARSE_ERROR_NAME = "unanalysable-file"
+ALL_SELECTOR = "ALL"
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,81 +36,155 @@ class Finding:
     certainty: Certainty = Certainty.CERTAIN
 
 
-class Rule(abc.ABC):
-    """A check over the semantic model. Subclasses carry their own valid/invalid examples."""
+class RuleSpec:
+    """What every code of the catalogue declares: identity, wording, default selection, own cases."""
 
     code: ClassVar[str]
     name: ClassVar[str]
     summary: ClassVar[str]
     severity: ClassVar[Severity] = Severity.ERROR
-    # Snippets the rule must stay silent on / must flag (Fixit style); tested over the registry.
+    # Off-by-default codes run only when selected explicitly, by prefix, by `ALL` or `extend-select`.
+    default_enabled: ClassVar[bool] = True
+    # Snippets the code must stay silent on / must flag when selected (Fixit style); tested over the catalogue.
     VALID: ClassVar[tuple[str, ...]] = ()
     INVALID: ClassVar[tuple[str, ...]] = ()
 
+
+class Rule(RuleSpec, abc.ABC):
+    """An analysis rule: a check over the semantic model of one file."""
+
     @abc.abstractmethod
-    def check(self, model: "TrainingModel") -> Iterable[Finding]:  # noqa: F821
+    def check(self, model: TrainingModel) -> Iterable[Finding]:
         """Yield the findings of this rule in one file."""
 
 
-_RULES: dict[str, type[Rule]] = {}
+class SuppressionRule(RuleSpec):
+    """A code the engine reports about suppression comments themselves, after the analysis rules ran."""
+
+
+_CATALOGUE: dict[str, type[RuleSpec]] = {}
 _NAMES: dict[str, str] = {}
 _CODE = re.compile(r"GL\d{3}")
+_PROVIDERS = ("gradcheck_lint.suppressions",)
+_loaded = False
 
 
-def register(cls: type[Rule]) -> type[Rule]:
-    """Class decorator adding a rule to the registry; refuses duplicate codes and names."""
+def register(cls: type[RuleSpec]) -> type[RuleSpec]:
+    """Class decorator adding a code to the catalogue; refuses duplicate codes and names."""
     if not _CODE.fullmatch(cls.code) or cls.code == PARSE_ERROR_CODE:
         raise ValueError(f"invalid rule code {cls.code!r}")
-    if cls.code in _RULES and _RULES[cls.code] is not cls:
+    if cls.code in _CATALOGUE and _CATALOGUE[cls.code] is not cls:
         raise ValueError(f"duplicate rule code {cls.code}")
     if cls.name in _NAMES and _NAMES[cls.name] != cls.code:
         raise ValueError(f"duplicate rule name {cls.name}")
-    _RULES[cls.code] = cls
+    _CATALOGUE[cls.code] = cls
     _NAMES[cls.name] = cls.code
     return cls
 
 
-def all_rules() -> dict[str, type[Rule]]:
-    """Every registered rule by code, importing each module of `gradcheck_lint.checks` once."""
-    from . import checks
+def catalogue() -> dict[str, type[RuleSpec]]:
+    """Every code a user can select, by code: the analysis rules, then the suppression codes."""
+    global _loaded
+    if not _loaded:
+        from . import checks
 
-    for info in pkgutil.iter_modules(checks.__path__):
-        importlib.import_module(f"{checks.__name__}.{info.name}")
-    return dict(sorted(_RULES.items()))
+        for info in pkgutil.iter_modules(checks.__path__):
+            importlib.import_module(f"{checks.__name__}.{info.name}")
+        for module in _PROVIDERS:
+            importlib.import_module(module)
+        _loaded = True
+    return dict(sorted(_CATALOGUE.items()))
+
+
+def all_rules() -> dict[str, type[Rule]]:
+    """The analysis rules (the checks over the semantic model) by code."""
+    return {code: cls for code, cls in catalogue().items() if issubclass(cls, Rule)}
 
 
 def known_codes() -> list[str]:
-    return [PARSE_ERROR_CODE, *all_rules()]
+    """Every code gradlint can report, GL000 included."""
+    return [PARSE_ERROR_CODE, *catalogue()]
+
+
+def default_codes() -> frozenset[str]:
+    """The codes enabled when nothing is selected."""
+    return frozenset(code for code, cls in catalogue().items() if cls.default_enabled)
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """One layer of rule selection (the defaults, a config file, the command line), unresolved."""
+
+    select: tuple[str, ...] | None = None
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+
+def valid_selectors_text() -> str:
+    """The sentence listing what a selector may be, for error messages."""
+    listed = ", ".join(f"{code} ({cls.name})" for code, cls in catalogue().items())
+    return f"valid codes: {listed}; also prefixes such as GL00, rule names, and ALL"
+
+
+def expand_selector(selector: str) -> tuple[int, frozenset[str]]:
+    """Resolve one selector to its specificity and codes: `ALL`, a rule name, a code or a code prefix.
+
+    Raises:
+        ValueError: the selector matches no code of the catalogue.
+    """
+    specs = catalogue()
+    item = selector.strip()
+    if item.upper() == ALL_SELECTOR:
+        return 0, frozenset(specs)
+    by_name = {cls.name: code for code, cls in specs.items()}
+    if item in by_name:
+        return len(by_name[item]), frozenset({by_name[item]})
+    upper = item.upper()
+    if upper == PARSE_ERROR_CODE:
+        raise ValueError(f"{PARSE_ERROR_CODE} cannot be selected or ignored: a file that cannot be analysed is always reported")
+    matched = frozenset(code for code in specs if upper and code.startswith(upper))
+    if not matched:
+        raise ValueError(f"unknown rule selector {item!r}; {valid_selectors_text()}")
+    return len(upper), matched
+
+
+def resolve_selection(layers: Sequence[Selection]) -> frozenset[str]:
+    """Resolve layers of selection in order, with ruff's semantics.
+
+    The first layer starts from the default codes. A layer's `select` replaces what the earlier layers
+    chose; its `extend-select` adds to it; its `ignore` removes from it. Within one layer the more
+    specific selector wins (`ALL` < `GL` < `GL00` < `GL003`), and at equal specificity `ignore` wins.
+
+    Raises:
+        ValueError: a selector matches no code of the catalogue.
+    """
+    enabled = set(default_codes())
+    for layer in layers:
+        selects = [*(layer.select or ()), *layer.extend_select]
+        if layer.select is not None:
+            enabled = set()
+        updates: list[tuple[int, int, frozenset[str]]] = []  # (specificity, 0=select/1=ignore, codes)
+        for raw in selects:
+            if raw.strip():
+                specificity, codes = expand_selector(raw)
+                updates.append((specificity, 0, codes))
+        for raw in layer.ignore:
+            if raw.strip():
+                specificity, codes = expand_selector(raw)
+                updates.append((specificity, 1, codes))
+        for _specificity, is_ignore, codes in sorted(updates, key=lambda u: (u[0], u[1])):
+            if is_ignore:
+                enabled -= codes
+            else:
+                enabled |= codes
+    return frozenset(enabled)
 
 
 def expand_selection(select: Iterable[str] | None, ignore: Iterable[str] | None) -> frozenset[str]:
-    """Resolve `--select`/`--ignore` lists of codes, prefixes (`GL00`) or `ALL` to a set of codes.
+    """Resolve one `--select`/`--ignore` pair over the defaults to a set of codes.
 
     Raises:
-        ValueError: a selector matches no rule.
+        ValueError: a selector matches no code of the catalogue.
     """
-    codes = list(all_rules())
-    by_name = {cls.name: code for code, cls in all_rules().items()}
-
-    def expand(items: Iterable[str]) -> set[str]:
-        out: set[str] = set()
-        for raw in items:
-            item = raw.strip()
-            if not item:
-                continue
-            if item.upper() == "ALL":
-                out.update(codes)
-                continue
-            if item in by_name:
-                out.add(by_name[item])
-                continue
-            matched = [c for c in codes if c.startswith(item.upper())]
-            if not matched:
-                raise ValueError(f"unknown rule selector {item!r}; valid codes: {', '.join(codes)}")
-            out.update(matched)
-        return out
-
-    chosen = expand(select) if select else set(codes)
-    if ignore:
-        chosen -= expand(ignore)
-    return frozenset(chosen)
+    chosen = tuple(select) if select is not None else None
+    return resolve_selection([Selection(select=chosen or None, ignore=tuple(ignore or ()))])

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import io
+import json
 import re
+import subprocess
+import sys
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+
+from click.testing import CliRunner, Result
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -50,3 +55,53 @@ def load_fixtures() -> list[Fixture]:
         codes = frozenset(c.strip() for c in blind.group(1).split(",")) if blind else frozenset()
         fixtures.append(Fixture(path, parse_expectations(text), bool(_STATIC_ONLY.search(head)), codes))
     return fixtures
+
+
+BUGGY = """\
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(8, 4).split(2):
+    model(x).sum().backward()
+    opt.step()
+"""  # GL001 at 6:5 (`opt.step()`): nothing clears the gradients between steps
+UNSCALED = """\
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i, x in enumerate(torch.randn(16, 4).split(2)):
+    model(x).sum().backward()
+    if (i + 1) % 4 == 0:
+        opt.step()
+        opt.zero_grad()
+"""  # GL003 at 5:5 (`backward()`): four unscaled losses accumulate into one step
+
+
+def gradlint(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the installed `gradlint` console script, as a user (or pre-commit) does."""
+    script = Path(sys.executable).with_name("gradlint")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "gradcheck_lint"]
+    return subprocess.run([*command, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+def invoke(*args: str) -> Result:
+    """Run `gradlint` in-process with click's runner (fast; the working directory is the test's)."""
+    from gradcheck_lint.cli import check
+
+    return CliRunner().invoke(check, list(args), catch_exceptions=False)
+
+
+def reported(result: subprocess.CompletedProcess[str] | Result, root: Path, cwd: Path | None = None) -> list[tuple[str, int, str]]:
+    """The (path relative to root, line, code) triples of a `--format json` run made in `cwd`."""
+    return sorted(
+        (((cwd or Path.cwd()) / d["path"]).resolve().relative_to(root.resolve()).as_posix(), d["line"], d["code"])
+        for d in json.loads(result.stdout)
+    )
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    """Create files (and their directories) under root."""
+    for name, text in files.items():
+        target = root / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")

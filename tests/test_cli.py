@@ -138,12 +138,15 @@ def test_directory_walk_skips_venvs_build_and_gitignored(tmp_path: Path) -> None
 def test_rule_catalogue() -> None:
     res = run("rule")
     assert res.returncode == 0
-    assert [line.split()[0] for line in res.stdout.splitlines()] == ["GL001", "GL002", "GL003", "GL004", "GL005"]
+    assert [line.split()[0] for line in res.stdout.splitlines()] == ["GL001", "GL002", "GL003", "GL004", "GL005", "GL100", "GL101"]
     doc = run("rule", "GL003")
     assert doc.returncode == 0
     assert doc.stdout.startswith("# GL003: unscaled-accumulated-loss")
     assert "## Use instead" in doc.stdout
     assert run("rule", "GL042").returncode == 2
+    unused = run("rule", "unused-suppression")
+    assert unused.returncode == 0 and unused.stdout.startswith("# GL100: unused-suppression")
+    assert "## Runtime check\nNone: this is a static check only." in unused.stdout
 
 
 def test_fixtures_directory_run_matches_expectations() -> None:
@@ -159,6 +162,6 @@ def test_fixtures_directory_run_matches_expectations() -> None:
 
 def test_installed_package_ships_rule_documents(tmp_path: Path) -> None:
     """Run from an unrelated directory: the installed package (a wheel in CI) finds its documents."""
-    code = "from gradcheck_lint.rule_docs import read_doc; from gradcheck_lint.registry import all_rules; print(all(read_doc(c) and read_doc(c).startswith('# ' + c) for c in all_rules()))"
+    code = "from gradcheck_lint.rule_docs import read_doc; from gradcheck_lint.registry import catalogue; print(all(read_doc(c) and read_doc(c).startswith('# ' + c) for c in catalogue()))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert out.stdout.strip() == "True", out.stderr

@@ -7,8 +7,9 @@ import re
 import pytest
 
 from gradcheck_lint import check_source
-from gradcheck_lint.registry import all_rules
-from support import RULES_DIR
+from gradcheck_lint.config import Settings, resolve
+from gradcheck_lint.registry import Selection, catalogue
+from support import ROOT, RULES_DIR
 
 SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Runtime check", "Known problems", "Fix safety", "References"]
 
@@ -25,35 +26,50 @@ def _section(doc: str, title: str) -> str:
     return m.group(1)
 
 
+def _selecting(code: str) -> Settings:
+    """The default selection plus `code` (GL100 is off by default)."""
+    return resolve(None, Selection(extend_select=(code,)))
+
+
 def _code_block(section: str) -> str:
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
     assert len(blocks) == 1, f"expected one python block, found {len(blocks)}"
     return blocks[0]
 
 
-@pytest.mark.parametrize("code", list(all_rules()))
+@pytest.mark.parametrize("code", list(catalogue()))
 def test_document_structure(code: str) -> None:
     doc = _doc(code)
-    name = all_rules()[code].name
+    name = catalogue()[code].name
     assert doc.startswith(f"# {code}: {name}"), doc.splitlines()[0]
     positions = [doc.index(f"## {s}") for s in SECTIONS]
     assert positions == sorted(positions), "sections out of order"
     assert "http" in _section(doc, "References")
 
 
-@pytest.mark.parametrize("code", list(all_rules()))
+@pytest.mark.parametrize("code", list(catalogue()))
 def test_example_fires_exactly_this_rule(code: str) -> None:
     src = _code_block(_section(_doc(code), "Example"))
-    codes = [d.code for d in check_source(src, f"{code}-example.py")]
+    codes = [d.code for d in check_source(src, f"{code}-example.py", settings=_selecting(code))]
     assert codes and set(codes) == {code}, codes
 
 
-@pytest.mark.parametrize("code", list(all_rules()))
+@pytest.mark.parametrize("code", list(catalogue()))
 def test_use_instead_is_clean(code: str) -> None:
     src = _code_block(_section(_doc(code), "Use instead"))
-    assert check_source(src, f"{code}-fixed.py") == []
+    assert check_source(src, f"{code}-fixed.py", settings=_selecting(code)) == []
 
 
 def test_one_document_per_rule() -> None:
     docs = sorted(p.name.split("-", 1)[0] for p in RULES_DIR.glob("GL*.md"))
-    assert docs == list(all_rules())
+    assert docs == list(catalogue())
+
+
+def test_readme_rule_table_is_the_catalogue() -> None:
+    """The README's rule table lists every code of the catalogue, with its name and document, in order."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| \[(GL\d{3})\]\(rules/(GL\d{3})-([a-z-]+)\.md\) \| ([a-z-]+) \|", readme, re.M)
+    assert [(code, name) for code, _, _, name in rows] == [(c, cls.name) for c, cls in catalogue().items()]
+    for code, doc_code, doc_name, name in rows:
+        assert (doc_code, doc_name) == (code, name)
+        assert (RULES_DIR / f"{code}-{name}.md").is_file()

@@ -7,10 +7,11 @@ import textwrap
 import pytest
 
 from gradcheck_lint import check_source
-from gradcheck_lint.registry import all_rules
+from gradcheck_lint.config import resolve
+from gradcheck_lint.registry import Selection, catalogue
 
 CASES = []
-for code, rule in all_rules().items():
+for code, rule in catalogue().items():
     for i, src in enumerate(rule.VALID):
         CASES.append(pytest.param(code, src, False, id=f"{code}-valid-{i}"))
     for i, src in enumerate(rule.INVALID):
@@ -19,7 +20,8 @@ for code, rule in all_rules().items():
 
 @pytest.mark.parametrize("code,source,should_fire", CASES)
 def test_rule_case(code: str, source: str, should_fire: bool) -> None:
-    diagnostics = check_source(textwrap.dedent(source), "case.py")
+    settings = resolve(None, Selection(extend_select=(code,)))  # the defaults plus this code (GL100 is off by default)
+    diagnostics = check_source(textwrap.dedent(source), "case.py", settings=settings)
     codes = {d.code for d in diagnostics}
     if should_fire:
         assert codes == {code}, diagnostics
@@ -28,5 +30,5 @@ def test_rule_case(code: str, source: str, should_fire: bool) -> None:
 
 
 def test_every_rule_has_cases_both_ways() -> None:
-    for code, rule in all_rules().items():
+    for code, rule in catalogue().items():
         assert rule.VALID and rule.INVALID, code
