@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -9,7 +10,8 @@ import click
 from . import __version__
 from .api import check_paths
 from .registry import PARSE_ERROR_CODE, all_rules, expand_selection
-from .render import render_json, render_text
+from .output import write_atomic
+from .render import COLOR_MODES, FORMATS, ReportOptions, render_report, use_color
 from .rule_docs import read_doc
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -21,12 +23,22 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="Output format: text, json, sarif (SARIF 2.1.0) or github (Actions annotations).")
 @click.option("--select", multiple=True, metavar="CODES", help="Comma-separated codes or prefixes to enable (default: all).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Comma-separated codes or prefixes to disable.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when problems are found (files that fail to parse still exit 2).")
+@click.option("--statistics", is_flag=True, help="Print a count per rule code instead of the diagnostics (text or json).")
+@click.option("--show-source", is_flag=True, help="Show the source line under each text diagnostic, with carets.")
+@click.option("--color", "color_mode", type=click.Choice(COLOR_MODES), default="auto", show_default=True,
+              help="Colour text output; auto: on a terminal, honouring NO_COLOR and FORCE_COLOR.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None,
+              help="Write the report to this file (atomically) instead of standard output.")
 @click.version_option(__version__, prog_name="gradlint")
-def check(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tuple[str, ...], exit_zero: bool) -> None:
+def check(
+    paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tuple[str, ...], exit_zero: bool,
+    statistics: bool, show_source: bool, color_mode: str, output_file: str | None,
+) -> None:
     """Check PyTorch training scripts for gradient-accumulation bugs.
 
     PATHS are files or directories (walked for *.py). Use `gradlint rule [CODE]` to read the rules.
@@ -35,11 +47,25 @@ def check(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tup
         codes = expand_selection(_split(select) or None, _split(ignore) or None)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
+    isatty = output_file is None and sys.stdout is not None and sys.stdout.isatty()
+    try:
+        options = ReportOptions(
+            format=fmt, statistics=statistics, show_source=show_source,
+            color=use_color(color_mode, isatty, os.environ), root=os.getcwd(),
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
     diagnostics, files = check_paths(list(paths), codes)
-    if fmt == "json":
-        click.echo(render_json(diagnostics))
-    else:
-        click.echo(render_text(diagnostics, files))
+    report = render_report(diagnostics, files, options)
+    if output_file is not None:
+        try:
+            write_atomic(output_file, report + "\n")
+        except OSError as exc:
+            click.echo(f"gradlint: cannot write the report to {output_file}: {exc.strerror or exc}", err=True)
+            sys.exit(EXIT_ERROR)
+    elif report:
+        # click strips ANSI codes from non-terminals unless told otherwise; the decision is made above.
+        click.echo(report, color=options.color)
     if any(d.code == PARSE_ERROR_CODE for d in diagnostics):
         sys.exit(EXIT_ERROR)
     if diagnostics and not exit_zero:
