@@ -467,3 +467,38 @@ def test_write_atomic_keeps_the_old_file_when_the_write_fails(tmp_path: Path, mo
     monkeypatch.undo()
     write_atomic(str(target), "new")
     assert target.read_text() == "new" and os.listdir(tmp_path) == ["report.sarif"]
+
+
+# --- the README says what the command does -------------------------------------------------------
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_show_source_example_is_real_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    (block,) = re.findall(r"```console\n\$ gradlint (.*?)\n(.*?)```", README, re.S)
+    args, shown = block
+    monkeypatch.chdir(ROOT)
+    assert gradlint(*args.split()).stdout == shown
+
+
+def test_readme_workflow_commands_behave_as_described(tmp_path: Path) -> None:
+    """The `run: gradlint ...` steps of the workflows: SARIF step passes on findings, github step fails."""
+    steps = re.findall(r"^\s*- run: (gradlint .*)$", "\n".join(re.findall(r"```yaml\n(.*?)```", README, re.S)), re.M)
+    sarif_step, github_step = steps
+    assert "--format sarif -o gradlint.sarif ." in sarif_step and "--format github ." in github_step
+    (tmp_path / "train.py").write_text(BUGGY)
+    env = {**os.environ, "PATH": f"{Path(gradlint_executable()).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+    def step(command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-e", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=120)
+
+    res = step(sarif_step)
+    assert res.returncode == 0, res.stderr
+    assert sarif_errors(json.loads((tmp_path / "gradlint.sarif").read_text(encoding="utf-8"))) == []
+    res = step(github_step)
+    assert res.returncode == 1 and res.stdout.startswith("::error file=train.py,line=6,col=5,")
+    (tmp_path / "broken.py").write_text("for x in y\n    loss.backward()\n")
+    assert step(sarif_step).returncode != 0  # a file that could not be analysed fails the step...
+    log = json.loads((tmp_path / "gradlint.sarif").read_text(encoding="utf-8"))
+    assert log["runs"][0]["invocations"][0]["executionSuccessful"] is False  # ...and the log is still there to upload
