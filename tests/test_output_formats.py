@@ -340,6 +340,14 @@ def test_show_source_carets_under_tabs_and_wide_characters(tmp_path: Path) -> No
     assert lines[4].startswith("    help: ")
 
 
+def test_show_source_never_echoes_control_characters(tmp_path: Path) -> None:
+    # An escape sequence and a right-to-left override inside a string literal of the reported line.
+    (tmp_path / "t.py").write_text(TABS_AND_CJK.replace("训练", "\x1b[2J\u202e"), encoding="utf-8")
+    res = gradlint("--show-source", "--color", "never", str(tmp_path / "t.py"))
+    assert "\x1b" not in res.stdout and "\u202e" not in res.stdout
+    assert _snippets(res.stdout) == [["  |", '6 |     print("\ufffd[2J\ufffd"); opt.step()', "  | " + " " * 20 + "^" * 10]]
+
+
 def test_show_source_multiline_span_underlines_the_first_line(tmp_path: Path) -> None:
     (tmp_path / "t.py").write_text(BUGGY.replace("    opt.step()\n", "    opt.step(\n    )\n"))
     assert json_report(str(tmp_path / "t.py"))[0]["end_line"] == 7

@@ -6,6 +6,7 @@ import unicodedata
 from dataclasses import dataclass
 
 TAB_SIZE = 4
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
 
 
 def char_width(ch: str) -> int:
@@ -38,8 +39,9 @@ def _display(text: str) -> tuple[str, list[int]]:
     for ch in text:
         if ch == "\t":
             shown = " " * (TAB_SIZE - col % TAB_SIZE)
-        elif unicodedata.category(ch) == "Cc":
-            # Never echo escape sequences from a file into the terminal; keep one cell per character.
+        elif unicodedata.category(ch) in ("Cc", "Zl", "Zp") or ch in _BIDI_CONTROLS:
+            # Never echo escape sequences, line separators or bidi overrides from a file into the
+            # terminal (they would move the text away from its carets); one cell per character.
             shown = " " if ch.isspace() else "\ufffd"
         else:
             shown = ch
