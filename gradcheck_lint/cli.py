@@ -9,8 +9,8 @@ import click
 
 from . import __version__
 from .api import check_paths
-from .registry import PARSE_ERROR_CODE, all_rules, expand_selection
 from .output import write_atomic
+from .registry import PARSE_ERROR_CODE, all_rules, expand_selection
 from .render import COLOR_MODES, FORMATS, ReportOptions, render_report, use_color
 from .rule_docs import read_doc
 
@@ -59,7 +59,7 @@ def check(
     report = render_report(diagnostics, files, options)
     if output_file is not None:
         try:
-            write_atomic(output_file, report + "\n")
+            write_atomic(output_file, report + "\n" if report else "")
         except OSError as exc:
             click.echo(f"gradlint: cannot write the report to {output_file}: {exc.strerror or exc}", err=True)
             sys.exit(EXIT_ERROR)

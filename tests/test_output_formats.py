@@ -451,6 +451,9 @@ def test_output_file_gets_the_report_and_stdout_stays_empty(tmp_path: Path, monk
     assert sorted(os.listdir()) == ["gradlint.sarif", "train.py"]  # no temporary file left behind
     res = gradlint("--output-file", "report.txt", "--color", "auto", "train.py", env={"FORCE_COLOR": ""})
     assert res.exit_code == 1 and Path("report.txt").read_text().startswith("train.py:6:5: GL001 ")
+    Path("train.py").write_text(CLEAN)
+    res = gradlint("--format", "github", "-o", "annotations.txt", "train.py")
+    assert res.exit_code == 0 and Path("annotations.txt").read_text() == ""  # no findings, no commands
 
 
 def test_output_file_that_cannot_be_written_exits_two(tmp_path: Path) -> None:
