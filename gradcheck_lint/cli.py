@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -9,8 +10,9 @@ import click
 from . import __version__
 from .api import check_paths
 from .config import ConfigError, load_settings
+from .output import write_atomic
 from .registry import PARSE_ERROR_CODE, Selection, catalogue
-from .render import render_json, render_text
+from .render import COLOR_MODES, FORMATS, ReportOptions, render_report, use_color
 from .rule_docs import read_doc
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -22,7 +24,8 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="Output format: text, json, sarif (SARIF 2.1.0) or github (Actions annotations).")
 @click.option("--select", multiple=True, metavar="CODES", help="Comma-separated codes, prefixes, rule names or ALL to enable, replacing the config's selection.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Codes to enable in addition to the selection (e.g. GL100).")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Comma-separated codes or prefixes to disable, in addition to the config's.")
@@ -30,9 +33,18 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
 @click.option("--force-exclude", is_flag=True, help="Apply exclude patterns to paths given on the command line too (for pre-commit).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when problems are found (files that fail to parse still exit 2).")
+@click.option("--statistics", is_flag=True, help="Print a count per rule code instead of the diagnostics (text or json).")
+@click.option("--show-source", is_flag=True, help="Show the source line under each text diagnostic, with carets.")
+@click.option("--color", "color_mode", type=click.Choice(COLOR_MODES), default="auto", show_default=True,
+              help="Colour text output; auto: on a terminal, honouring NO_COLOR and FORCE_COLOR.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None,
+              help="Write the report to this file (atomically) instead of standard output.")
 @click.version_option(__version__, prog_name="gradlint")
-def check(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
-          config_file: str | None, isolated: bool, force_exclude: bool, exit_zero: bool) -> None:
+def check(
+    paths: tuple[str, ...], fmt: str, select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
+    config_file: str | None, isolated: bool, force_exclude: bool, exit_zero: bool,
+    statistics: bool, show_source: bool, color_mode: str, output_file: str | None,
+) -> None:
     """Check PyTorch training scripts for gradient-accumulation bugs.
 
     PATHS are files or directories (walked for *.py). Configuration is read from the nearest
@@ -43,11 +55,25 @@ def check(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], extend_sele
         settings = load_settings(paths, cli, config=config_file, isolated=isolated, force_exclude=force_exclude)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
+    isatty = output_file is None and sys.stdout is not None and sys.stdout.isatty()
+    try:
+        options = ReportOptions(
+            format=fmt, statistics=statistics, show_source=show_source,
+            color=use_color(color_mode, isatty, os.environ), root=os.getcwd(),
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
     diagnostics, files = check_paths(list(paths), settings)
-    if fmt == "json":
-        click.echo(render_json(diagnostics))
-    else:
-        click.echo(render_text(diagnostics, files))
+    report = render_report(diagnostics, files, options)
+    if output_file is not None:
+        try:
+            write_atomic(output_file, report + "\n" if report else "")
+        except OSError as exc:
+            click.echo(f"gradlint: cannot write the report to {output_file}: {exc.strerror or exc}", err=True)
+            sys.exit(EXIT_ERROR)
+    elif report:
+        # click strips ANSI codes from non-terminals unless told otherwise; the decision is made above.
+        click.echo(report, color=options.color)
     if any(d.code == PARSE_ERROR_CODE for d in diagnostics):
         sys.exit(EXIT_ERROR)
     if diagnostics and not exit_zero:

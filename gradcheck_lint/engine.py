@@ -11,7 +11,7 @@ import libcst as cst
 from .analysis import TrainingModel
 from .config import Settings
 from .diagnostics import Diagnostic, Severity, Span
-from .registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, Rule, all_rules
+from .registry import PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .suppressions import UnusedSuppression, apply_suppressions
 
 # Larger files (generated code, data dumps) are parsed for syntax only.
@@ -33,7 +33,7 @@ def unanalysable(path: str, reason: str, line: int = 1, column: int = 1, help: s
         code=PARSE_ERROR_CODE,
         name=PARSE_ERROR_NAME,
         message=f"{path} {reason}; it was not analysed.",
-        help=help or "fix the file so that Python can parse it, or exclude it from the checked paths.",
+        help=help or PARSE_ERROR_HELP,
         severity=Severity.ERROR,
     )
 

@@ -24,6 +24,13 @@ if TYPE_CHECKING:
 PARSE_ERROR_CODE = "GL000"
 PARSE_ERROR_NAME = "unanalysable-file"
 ALL_SELECTOR = "ALL"
+PARSE_ERROR_SUMMARY = "A file could not be read or parsed, so it was not analysed."
+PARSE_ERROR_HELP = "fix the file so that Python can parse it, or exclude it from the checked paths."
+PARSE_ERROR_DESCRIPTION = (
+    "The file could not be read, decoded or parsed: a syntax error, undecodable bytes, nesting too deep "
+    "for the parser, a directory named like a Python file, a broken symbolic link, or a file too large to "
+    "be a training script. Every other file was still checked; this one's training loops were not."
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -29,3 +30,9 @@ def doc_path(code: str) -> Path | None:
 def read_doc(code: str) -> str | None:
     path = doc_path(code)
     return path.read_text(encoding="utf-8") if path else None
+
+
+def doc_section(doc: str, title: str) -> str | None:
+    """Return the body of the `## title` section of a rule document, stripped, or None if absent."""
+    match = re.search(rf"^## {re.escape(title)}[ \t]*\n(.*?)(?=^## |\Z)", doc, re.M | re.S)
+    return match.group(1).strip() if match else None
