@@ -29,7 +29,7 @@ def _split(values: tuple[str, ...]) -> list[str]:
 def check(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tuple[str, ...], exit_zero: bool) -> None:
     """Check PyTorch training scripts for gradient-accumulation bugs.
 
-    PATHS are files or directories (walked for *.py). Use `gradlint rule [CODE]` to read the rules.
+    PATHS are files or directories (walked for *.py and *.ipynb). Use `gradlint rule [CODE]` to read the rules.
     """
     try:
         codes = expand_selection(_split(select) or None, _split(ignore) or None)

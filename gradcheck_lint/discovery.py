@@ -1,4 +1,4 @@
-"""Find the Python files under the paths given on the command line."""
+"""Find the Python files and Jupyter notebooks under the paths given on the command line."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ from typing import Iterator
 
 SKIP_DIRS = frozenset(
     {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env", ".env", ".tox", ".nox", "build", "dist",
-     "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", ".gradlint_cache"}
+     "node_modules", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".eggs", ".gradlint_cache",
+     ".ipynb_checkpoints"}
 )
+# What a directory walk collects: Python scripts and Jupyter notebooks.
+SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
 @dataclass
@@ -68,10 +71,10 @@ class GitIgnore:
 
 
 def iter_python_files(paths: list[str]) -> Iterator[str]:
-    """Yield files to check: explicit paths as given, `*.py` (and `.ipynb`-free) files under directories."""
+    """Yield files to check: explicit paths as given, `*.py` and `*.ipynb` files under directories."""
     seen: set[str] = set()
     for given in paths:
-        if os.path.isdir(given) and not given.endswith(".py"):
+        if os.path.isdir(given) and not given.endswith(SOURCE_SUFFIXES):
             gitignore = GitIgnore.load(given)
             for root, dirs, files in os.walk(given, followlinks=False):
                 dirs[:] = sorted(
@@ -81,7 +84,7 @@ def iter_python_files(paths: list[str]) -> Iterator[str]:
                 )
                 for name in sorted(files):
                     full = os.path.join(root, name)
-                    if not name.endswith(".py"):
+                    if not name.endswith(SOURCE_SUFFIXES):
                         continue
                     if gitignore and gitignore.ignored(full, False):
                         continue
@@ -92,7 +95,7 @@ def iter_python_files(paths: list[str]) -> Iterator[str]:
                     yield full
                 # directories named like files (`x.py/`) are reported, not walked into
                 for d in list(dirs):
-                    if d.endswith(".py"):
+                    if d.endswith(SOURCE_SUFFIXES):
                         dirs.remove(d)
                         yield os.path.join(root, d)
         else:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 from typing import Iterable
 
@@ -11,20 +10,17 @@ import libcst as cst
 
 from .analysis import TrainingModel
 from .diagnostics import Diagnostic, Severity, Span
+from .prefilter import might_train
 from .registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules
 
 # Larger files (generated code, data dumps) are parsed for syntax only.
 MAX_ANALYSED_CHARS = 3_000_000
-# Every way to run a backward pass contains this word; files without it hold no training step.
-_PREFILTER = re.compile(r"backward")
 
-
-def might_train(text: str) -> bool:
-    """Cheap textual test: can this file contain a training step at all?"""
-    return _PREFILTER.search(text) is not None
+__all__ = ["MAX_ANALYSED_CHARS", "check_text", "might_train", "syntax_problems", "unanalysable"]
 
 
 def unanalysable(path: str, reason: str, line: int = 1, column: int = 1, help: str | None = None) -> Diagnostic:
+    """Return the one GL000 diagnostic of a file that could not be analysed, saying why."""
     return Diagnostic(
         path=path,
         span=Span(line, column, line, column),
@@ -47,7 +43,7 @@ def check_text(text: str, path: str, codes: Iterable[str] | None = None) -> list
             path, f"is too large to analyse ({len(text) / 1e6:.1f} MB; the limit is {MAX_ANALYSED_CHARS / 1e6:.0f} MB)",
             help="training scripts are far smaller: this is probably generated code; exclude it from the checked paths.",
         )]
-    problems = _syntax_only(text, path)
+    problems = syntax_problems(text, path)
     if problems or not trains:
         return problems
     try:
@@ -88,7 +84,8 @@ def check_text(text: str, path: str, codes: Iterable[str] | None = None) -> list
     return sorted(set(out), key=Diagnostic.sort_key)
 
 
-def _syntax_only(text: str, path: str) -> list[Diagnostic]:
+def syntax_problems(text: str, path: str) -> list[Diagnostic]:
+    """Parse with CPython's parser only; return one GL000 if the text is not valid Python."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
