@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from gradcheck_lint import Diagnostic, check_file
 from gradcheck_lint.notebooks import Cell, cell_to_python, check_notebook
-from support import FIXTURES, load_notebook_fixtures
+from support import FIXTURES, ROOT, load_notebook_fixtures
 
 SETUP = """\
 import torch
@@ -228,3 +229,15 @@ def test_fixture_notebooks_are_found_by_the_directory_walk() -> None:
     res = run("--format", "json", str(FIXTURES / "notebooks"))
     cells = {(Path(i["path"]).name, i["cell"]) for i in json.loads(res.stdout)}
     assert {name for name, _ in cells} == {f.path.name for f in load_notebook_fixtures() if f.expected}
+
+
+def test_readme_notebook_example_is_real_output() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Jupyter notebooks", 1)[1]
+    example = re.search(r"```\n(.*?)```", section, re.S)
+    assert example is not None
+    [line] = example.group(1).splitlines()
+    assert line.endswith(": ...")
+    path = line.split(":cell ")[0]
+    res = subprocess.run([sys.executable, "-m", "gradcheck_lint", path], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert res.stdout.splitlines()[0].startswith(line[: -len("...")]), res.stdout
