@@ -8,6 +8,7 @@ from .config import Settings
 from .diagnostics import Diagnostic
 from .discovery import iter_python_files
 from .engine import check_text, unanalysable
+from .notebooks import check_notebook_file, is_notebook
 from .sources import read_source
 
 
@@ -23,7 +24,9 @@ def check_source(text: str, path: str = "<string>", codes: Iterable[str] | None 
 
 
 def check_file(path: str, codes: Iterable[str] | None = None, settings: Settings | None = None) -> list[Diagnostic]:
-    """Lint one file; unreadable or unparsable files give a single GL000 diagnostic."""
+    """Lint one file (a `.ipynb` file as a notebook); unreadable or unparsable files give a single GL000 diagnostic."""
+    if is_notebook(path):
+        return check_notebook_file(path, _effective(settings, codes))
     src = read_source(path)
     if src.text is None:
         return [unanalysable(path, src.error or "cannot be read")]
@@ -31,7 +34,7 @@ def check_file(path: str, codes: Iterable[str] | None = None, settings: Settings
 
 
 def check_paths(paths: list[str], settings: Settings | None = None) -> tuple[list[Diagnostic], int]:
-    """Lint files and directories; return the diagnostics and the number of files checked.
+    """Lint files and directories (scripts and notebooks); return the diagnostics and the number of files checked.
 
     `settings` default to the built-in ones; `gradcheck_lint.config.load_settings(paths)` reads the
     `[tool.gradlint]` configuration the way the `gradlint` command does.

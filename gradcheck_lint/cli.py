@@ -47,7 +47,7 @@ def check(
 ) -> None:
     """Check PyTorch training scripts for gradient-accumulation bugs.
 
-    PATHS are files or directories (walked for *.py). Configuration is read from the nearest
+    PATHS are files or directories (walked for *.py and *.ipynb). Configuration is read from the nearest
     pyproject.toml with a [tool.gradlint] table. Use `gradlint rule [CODE]` to read the rules.
     """
     cli = Selection(select=tuple(_split(select)) or None, extend_select=tuple(_split(extend_select)), ignore=tuple(_split(ignore)))

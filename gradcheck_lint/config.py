@@ -34,7 +34,7 @@ VALID_KEYS = (*LIST_KEYS, "per-file-ignores")
 # The built-in excludes (`exclude` replaces them, `extend-exclude` adds to them). Directories holding
 # a `pyvenv.cfg` and what the walked directory's `.gitignore` ignores are skipped in any case.
 DEFAULT_EXCLUDE = (
-    ".eggs", ".env", ".git", ".gradlint_cache", ".hg", ".mypy_cache", ".nox", ".pytest_cache", ".ruff_cache",
+    ".eggs", ".env", ".git", ".gradlint_cache", ".hg", ".ipynb_checkpoints", ".mypy_cache", ".nox", ".pytest_cache", ".ruff_cache",
     ".svn", ".tox", ".venv", "__pycache__", "*.egg-info", "build", "dist", "env", "node_modules",
     "site-packages", "venv",
 )

@@ -33,7 +33,7 @@ class Span:
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
-    """One finding, anchored to a span of one file."""
+    """One finding, anchored to a span of one file (of one cell, in a notebook)."""
 
     path: str
     span: Span
@@ -43,6 +43,8 @@ class Diagnostic:
     help: str
     severity: Severity = Severity.ERROR
     certainty: Certainty = Certainty.CERTAIN
+    # 1-based index of the notebook cell among all cells of the notebook; lines count within it.
+    cell: int | None = None
 
     @property
     def line(self) -> int:
@@ -52,14 +54,15 @@ class Diagnostic:
     def column(self) -> int:
         return self.span.column
 
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.path, self.span.line, self.span.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.path, self.cell or 0, self.span.line, self.span.column, self.code)
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON object of the `--format json` output."""
         span = asdict(self.span)
         return {
             "path": self.path,
+            "cell": self.cell,
             **span,
             "code": self.code,
             "name": self.name,

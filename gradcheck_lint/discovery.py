@@ -9,6 +9,9 @@ from typing import Iterator
 from .config import Settings
 from .globs import GlobSet
 
+# What a directory walk collects: Python scripts and Jupyter notebooks.
+SOURCE_SUFFIXES = (".py", ".ipynb")
+
 
 @dataclass(frozen=True, slots=True)
 class GitIgnore:
@@ -44,7 +47,7 @@ class GitIgnore:
 
 
 def iter_python_files(paths: list[str], settings: Settings | None = None) -> Iterator[str]:
-    """Yield the files to check: explicit paths as given, `*.py` files under directories.
+    """Yield the files to check: explicit paths as given, `*.py` and `*.ipynb` files under directories.
 
     Files and directories met while walking are skipped when `settings` exclude them; paths given
     explicitly are skipped only with `settings.force_exclude`.
@@ -52,7 +55,7 @@ def iter_python_files(paths: list[str], settings: Settings | None = None) -> Ite
     settings = settings or Settings.default()
     seen: set[str] = set()
     for given in paths:
-        is_dir = os.path.isdir(given) and not given.endswith(".py")
+        is_dir = os.path.isdir(given) and not given.endswith(SOURCE_SUFFIXES)
         if settings.force_exclude and settings.excluded_explicitly(given, is_dir):
             continue
         if not is_dir:
@@ -68,7 +71,7 @@ def iter_python_files(paths: list[str], settings: Settings | None = None) -> Ite
             )
             for name in sorted(files):
                 full = os.path.join(root, name)
-                if not name.endswith(".py"):
+                if not name.endswith(SOURCE_SUFFIXES):
                     continue
                 if settings.excluded(full, False) or (gitignore and gitignore.ignored(full, False)):
                     continue
@@ -79,7 +82,7 @@ def iter_python_files(paths: list[str], settings: Settings | None = None) -> Ite
                 yield full
             # directories named like files (`x.py/`) are reported, not walked into
             for d in list(dirs):
-                if d.endswith(".py"):
+                if d.endswith(SOURCE_SUFFIXES):
                     dirs.remove(d)
                     yield os.path.join(root, d)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 
 import libcst as cst
@@ -11,18 +10,14 @@ import libcst as cst
 from .analysis import TrainingModel
 from .config import Settings
 from .diagnostics import Diagnostic, Severity, Span
+from .prefilter import might_train
 from .registry import PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .suppressions import UnusedSuppression, apply_suppressions
 
 # Larger files (generated code, data dumps) are parsed for syntax only.
 MAX_ANALYSED_CHARS = 3_000_000
-# Every way to run a backward pass contains this word; files without it hold no training step.
-_PREFILTER = re.compile(r"backward")
 
-
-def might_train(text: str) -> bool:
-    """Cheap textual test: can this file contain a training step at all?"""
-    return _PREFILTER.search(text) is not None
+__all__ = ["MAX_ANALYSED_CHARS", "check_text", "might_train", "syntax_problems", "unanalysable"]
 
 
 def unanalysable(path: str, reason: str, line: int = 1, column: int = 1, help: str | None = None) -> Diagnostic:
@@ -70,6 +65,11 @@ def check_text(text: str, path: str, settings: Settings | None = None) -> list[D
         return [unanalysable(path, f"could not be analysed: internal error {type(exc).__name__}: {exc}",
                              help="this is a bug in gradlint; please report it with the file. Other files were still checked.")]
     return sorted({d for d in out if d.code in enabled}, key=Diagnostic.sort_key)
+
+
+def syntax_problems(text: str, path: str) -> list[Diagnostic]:
+    """Parse with CPython's parser only; return one GL000 if the text is not valid Python."""
+    return _parse_python(text, path)[1]
 
 
 def _parse_cst(text: str, path: str) -> tuple[cst.Module | None, list[Diagnostic]]:

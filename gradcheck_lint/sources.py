@@ -10,27 +10,36 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class SourceText:
+    """Decoded source text, or the reason there is none."""
+
     text: str | None
     error: str | None = None  # why the file could not be read, in words
 
 
-def read_source(path: str) -> SourceText:
-    """Read and decode a Python file; never raises, reports the reason instead."""
+def read_bytes(path: str) -> bytes | str:
+    """Return the file's bytes, or why it cannot be read, in words; never raises."""
     try:
         if os.path.isdir(path):
-            return SourceText(None, "is a directory, not a file")
+            return "is a directory, not a file"
         with open(path, "rb") as fh:
-            data = fh.read()
+            return fh.read()
     except FileNotFoundError:
         if os.path.islink(path):
-            return SourceText(None, "is a broken symbolic link")
-        return SourceText(None, "does not exist")
+            return "is a broken symbolic link"
+        return "does not exist"
     except IsADirectoryError:
-        return SourceText(None, "is a directory, not a file")
+        return "is a directory, not a file"
     except PermissionError:
-        return SourceText(None, "cannot be read: permission denied")
+        return "cannot be read: permission denied"
     except OSError as exc:
-        return SourceText(None, f"cannot be read: {exc.strerror or exc}")
+        return f"cannot be read: {exc.strerror or exc}"
+
+
+def read_source(path: str) -> SourceText:
+    """Read and decode a Python file; never raises, reports the reason instead."""
+    data = read_bytes(path)
+    if isinstance(data, str):
+        return SourceText(None, data)
     return decode_source(data)
 
 

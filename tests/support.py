@@ -47,6 +47,7 @@ def parse_expectations(source: str) -> frozenset[tuple[int, str]]:
 
 
 def load_fixtures() -> list[Fixture]:
+    """Return the `*.py` fixtures (runnable scripts) with their expectations."""
     fixtures = []
     for path in sorted(FIXTURES.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
@@ -105,3 +106,40 @@ def write(root: Path, files: dict[str, str]) -> None:
         target = root / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class NotebookFixture:
+    path: Path
+    expected: frozenset[tuple[int, int, str]]  # (cell, line in the cell, code); cells count from 1 among all cells
+    sources: tuple[str, ...]  # every cell's source, by cell index - 1
+
+    @property
+    def id(self) -> str:
+        return str(self.path.relative_to(FIXTURES))
+
+
+def parse_notebook_expectations(sources: list[str], cell_types: list[str]) -> frozenset[tuple[int, int, str]]:
+    """Return the (cell, line, code) triples of `# expect:` comments in code cells (read line by line: cells hold magics)."""
+    out: set[tuple[int, int, str]] = set()
+    for cell, (source, kind) in enumerate(zip(sources, cell_types), 1):
+        if kind != "code":
+            continue
+        for line_number, line in enumerate(source.split("\n"), 1):
+            m = _EXPECT.search(line)
+            if m:
+                out.update((cell, line_number, code.strip()) for code in m.group(1).split(","))
+    return frozenset(out)
+
+
+def load_notebook_fixtures() -> list[NotebookFixture]:
+    """Return the `*.ipynb` fixtures (linted, never run) with their (cell, line, code) expectations."""
+    fixtures = []
+    for path in sorted(FIXTURES.rglob("*.ipynb")):
+        if ".ipynb_checkpoints" in path.parts:
+            continue
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        sources = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in cells]
+        expected = parse_notebook_expectations(sources, [c["cell_type"] for c in cells])
+        fixtures.append(NotebookFixture(path, expected, tuple(sources)))
+    return fixtures

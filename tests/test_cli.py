@@ -150,13 +150,15 @@ def test_rule_catalogue() -> None:
 
 
 def test_fixtures_directory_run_matches_expectations() -> None:
-    """The README's first command: `gradlint fixtures/` reports exactly the annotated diagnostics."""
-    from support import load_fixtures
+    """The README's first command: `gradlint fixtures/` reports exactly the annotated diagnostics, notebooks included."""
+    from support import load_fixtures, load_notebook_fixtures
 
     res = run("--format", "json", str(FIXTURES), cwd=ROOT)
     assert res.returncode == 1
-    got = {(str(Path(i["path"]).resolve()), i["line"], i["code"]) for i in json.loads(res.stdout)}
-    want = {(str(f.path.resolve()), line, code) for f in load_fixtures() for line, code in f.expected}
+    got = {(str(Path(i["path"]).resolve()), i["cell"], i["line"], i["code"]) for i in json.loads(res.stdout)}
+    want = {(str(f.path.resolve()), None, line, code) for f in load_fixtures() for line, code in f.expected}
+    want |= {(str(f.path.resolve()), cell, line, code) for f in load_notebook_fixtures() for cell, line, code in f.expected}
+    assert any(cell is not None for _path, cell, _line, _code in want)
     assert got == want
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from gradcheck_lint import check_file
-from support import FIXTURES, load_fixtures
+from support import FIXTURES, load_fixtures, load_notebook_fixtures
 
 FIXTURE_LIST = load_fixtures()
+NOTEBOOK_LIST = load_notebook_fixtures()
 
 
 def test_fixture_corpus_is_big_enough() -> None:
@@ -42,3 +43,26 @@ def test_messages_name_the_users_objects(fixture) -> None:  # type: ignore[no-un
 
 def test_fixtures_directory_exists() -> None:
     assert FIXTURES.is_dir()
+
+
+def test_notebook_fixtures_hold_buggy_and_correct_notebooks() -> None:
+    assert [f for f in NOTEBOOK_LIST if f.expected] and [f for f in NOTEBOOK_LIST if not f.expected]
+
+
+@pytest.mark.parametrize("fixture", NOTEBOOK_LIST, ids=lambda f: f.id)
+def test_notebook_fixture_diagnostics(fixture) -> None:  # type: ignore[no-untyped-def]
+    diagnostics = check_file(str(fixture.path))
+    got = {(d.cell, d.line, d.code) for d in diagnostics}
+    assert not [d for d in diagnostics if d.code == "GL000"], diagnostics
+    assert got == set(fixture.expected), "\n".join(f"cell {d.cell}:{d.line}: {d.code} {d.message}" for d in diagnostics)
+
+
+@pytest.mark.parametrize("fixture", [f for f in NOTEBOOK_LIST if f.expected], ids=lambda f: f.id)
+def test_notebook_messages_name_the_users_objects(fixture) -> None:  # type: ignore[no-untyped-def]
+    for d in check_file(str(fixture.path)):
+        assert d.cell is not None
+        line = fixture.sources[d.cell - 1].split("\n")[d.line - 1]
+        quoted = d.message.split("`")[1::2]
+        assert any(q.split("(")[0].strip() and q.split("(")[0].strip() in line for q in quoted), (d.message, line)
+        # the anchored column is where the quoted code starts in the cell
+        assert line[d.column - 1:].startswith(quoted[0].split("(")[0]), (d.column, line, d.message)

@@ -9,8 +9,9 @@ from ..diagnostics import Diagnostic
 
 
 def text_location(d: Diagnostic) -> str:
-    """Return the `path:line:col` prefix of a text diagnostic."""
-    return f"{d.path}:{d.line}:{d.column}"
+    """Return the `path:line:col` prefix of a text diagnostic (`path:cell N:line:col` in a notebook)."""
+    where = f"{d.path}:cell {d.cell}" if d.cell is not None else d.path
+    return f"{where}:{d.line}:{d.column}"
 
 
 def relative_to(path: str, root: str) -> str | None:

@@ -140,7 +140,7 @@ def render_sarif(diagnostics: Sequence[Diagnostic], root: str, sources: SourceLi
             "message": {"text": f"{d.message}\nhelp: {d.help}"},
             "locations": [location],
             "partialFingerprints": {FINGERPRINT_KEY: fingerprint(d.code, uri, line_text, occurrence)},
-            "properties": {"certainty": d.certainty.value},
+            "properties": {"certainty": d.certainty.value, **({"cell": d.cell} if d.cell is not None else {})},
         })
         results.append(result)
         if d.code == PARSE_ERROR_CODE:
