@@ -11,6 +11,7 @@ import libcst as cst
 
 from .analysis import TrainingModel
 from .diagnostics import Diagnostic, Severity, Span
+from .fixplan import resolve as resolve_fix
 from .registry import PARSE_ERROR_CODE, PARSE_ERROR_NAME, all_rules
 
 # Larger files (generated code, data dumps) are parsed for syntax only.
@@ -78,6 +79,7 @@ def check_text(text: str, path: str, codes: Iterable[str] | None = None) -> list
                         help=finding.help,
                         severity=rule_cls.severity,
                         certainty=finding.certainty,
+                        fix=resolve_fix(model, text, finding.fix, finding.certainty),
                     )
                 )
     except RecursionError:

@@ -7,11 +7,14 @@ import importlib
 import pkgutil
 import re
 from dataclasses import dataclass
-from typing import ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar, Iterable
 
 import libcst as cst
 
 from .diagnostics import Certainty, Severity
+
+if TYPE_CHECKING:
+    from .fixplan import FixPlan
 
 PARSE_ERROR_CODE = "GL000"
 PARSE_ERROR_NAME = "unanalysable-file"
@@ -19,12 +22,13 @@ PARSE_ERROR_NAME = "unanalysable-file"
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """What a rule reports before positions are resolved: an anchor node and the words."""
+    """What a rule reports before positions are resolved: an anchor node, the words, and a fix plan."""
 
     node: cst.CSTNode
     message: str
     help: str
     certainty: Certainty = Certainty.CERTAIN
+    fix: "FixPlan | None" = None
 
 
 class Rule(abc.ABC):
