@@ -5,19 +5,24 @@ from __future__ import annotations
 import ast
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import libcst
 import pytest
 from click.testing import CliRunner
 
 from gradcheck_lint import check_file, check_source
+from gradcheck_lint.analysis import TrainingModel
+from gradcheck_lint.checks.gl001_missing_zero_grad import MissingZeroGrad
 from gradcheck_lint.cli import check as check_command
-from gradcheck_lint.diagnostics import Applicability, Diagnostic
-from gradcheck_lint.fixes import fix_file, fix_source, write_fixed
+from gradcheck_lint.diagnostics import Applicability, Certainty, Diagnostic, Edit, Fix, Span
+from gradcheck_lint.fixes import apply_edits, fix_file, fix_source, select_fixes, write_fixed
+from gradcheck_lint.fixplan import FixPlan, ReplaceNode, resolve
 from support import FIXTURES, load_fixtures
 
 FIXABLE_CODES = {"GL001", "GL002", "GL003", "GL004"}
@@ -547,7 +552,7 @@ for x in torch.randn(8, 4).split(2):
     assert d.code == "GL002" and d.fix is None
 
 
-def test_overlapping_fixes_converge_over_passes() -> None:
+def test_fixes_of_three_rules_combine() -> None:
     body = """\
 for i, x in enumerate(torch.randn(16, 4).split(2)):
     model(x).sum().backward()
@@ -564,3 +569,68 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         opt.step()
         opt.zero_grad()
 """
+
+
+def test_fixing_mutated_fixtures_never_breaks_them() -> None:
+    """Deleted and swapped lines over the fixtures: fixing never raises, and never turns parsing code into code that does not."""
+    rng = random.Random(4321)
+    for fixture in rng.sample(CANDIDATES, 20):
+        lines = fixture.path.read_text(encoding="utf-8").splitlines(keepends=True)
+        variants = []
+        for _ in range(3):
+            cut = list(lines)
+            del cut[rng.randrange(len(cut))]
+            variants.append("".join(cut))
+            swapped = list(lines)
+            i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
+            swapped[i], swapped[j] = swapped[j], swapped[i]
+            variants.append("".join(swapped))
+        for v in variants:
+            result = fix_source(v, fixture.id, None, unsafe=True)
+            if not parses(v) or any(d.code == "GL000" for d in result.before):
+                assert result.text == v and result.applied == 0
+            else:
+                assert parses(result.text)
+                assert (result.text == v) == (result.applied == 0)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"x = '\xff\xfe'  # backward\n", b"# -*- coding: ascii -*-\nx = '\xe9'  # backward\n", b"loss.backward()\x00\n", b""],
+)
+def test_odd_bytes_are_left_alone(tmp_path: Path, data: bytes) -> None:
+    f = tmp_path / "odd.py"
+    f.write_bytes(data)
+    result = fix_file(str(f), unsafe=True)
+    assert not result.changed
+    write_fixed(result)
+    assert f.read_bytes() == data
+
+
+def test_overlapping_fixes_wait_for_the_next_pass() -> None:
+    def fix(line: int, column: int, end_line: int, end_column: int, content: str) -> Fix:
+        return Fix("f", (Edit(Span(line, column, end_line, end_column), content),))
+
+    def diag(f: Fix, line: int) -> Diagnostic:
+        return Diagnostic("t.py", Span(line, 1, line, 2), "GL001", "n", "m", "h", fix=f)
+
+    insert_a, insert_b = fix(2, 1, 2, 1, "a\n"), fix(2, 1, 2, 1, "b\n")
+    replace, inside = fix(1, 1, 1, 4, "xyz"), fix(1, 2, 1, 2, "!")
+    unsafe = Fix("u", (Edit(Span(3, 1, 3, 1), "u\n"),), Applicability.UNSAFE)
+    chosen = select_fixes([diag(insert_a, 2), diag(insert_b, 2), diag(replace, 1), diag(inside, 1), diag(unsafe, 3)], unsafe=False)
+    assert chosen == [replace, insert_a]
+    assert apply_edits("abc\r\ndef\r\n", [e for f in chosen for e in f.edits]) == "xyz\r\na\r\ndef\r\n"
+    # a deletion and an insertion at the same offset: the inserted text survives
+    moved = [Edit(Span(1, 1, 2, 1), ""), Edit(Span(1, 1, 1, 1), "new\n")]
+    assert apply_edits("old\nkeep\n", moved) == "new\nkeep\n"
+
+
+def test_possible_findings_get_unsafe_fixes_and_unplaceable_plans_none() -> None:
+    module = libcst.parse_module(BUGGY)
+    model = TrainingModel(module)
+    [finding] = MissingZeroGrad().check(model)
+    assert finding.fix is not None
+    assert resolve(model, BUGGY, finding.fix, Certainty.CERTAIN).applicability is Applicability.SAFE  # type: ignore[union-attr]
+    assert resolve(model, BUGGY, finding.fix, Certainty.POSSIBLE).applicability is Applicability.UNSAFE  # type: ignore[union-attr]
+    stray = FixPlan("not in this module", (ReplaceNode(libcst.Name("elsewhere"), "x"),))
+    assert resolve(model, BUGGY, stray, Certainty.CERTAIN) is None
