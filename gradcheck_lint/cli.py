@@ -42,7 +42,7 @@ def check(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tup
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     if fix or diff:
-        _fix(list(paths), codes, fmt, exit_zero, unsafe_fixes, diff)
+        _apply_fixes(list(paths), codes, fmt, exit_zero, unsafe_fixes, diff)
     diagnostics, files = check_paths(list(paths), codes)
     if fmt == "json":
         click.echo(render_json(diagnostics))
@@ -55,7 +55,7 @@ def check(paths: tuple[str, ...], fmt: str, select: tuple[str, ...], ignore: tup
     sys.exit(EXIT_CLEAN)
 
 
-def _fix(paths: list[str], codes: frozenset[str], fmt: str, exit_zero: bool, unsafe: bool, diff_only: bool) -> None:
+def _apply_fixes(paths: list[str], codes: frozenset[str], fmt: str, exit_zero: bool, unsafe: bool, diff_only: bool) -> None:
     """Run `--fix` or `--diff`, print, and exit."""
     results = fix_paths(paths, codes, unsafe)
     changed = [r for r in results if r.changed]
