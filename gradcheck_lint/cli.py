@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 
 import click
 
 from . import __version__
 from .api import check_paths
-from .config import ConfigError, load_settings
+from .config import ConfigError, Settings, load_settings
+from .diagnostics import Diagnostic
+from .fixes import fix_paths, unified_diff, write_fixed
 from .output import write_atomic
 from .registry import PARSE_ERROR_CODE, Selection, catalogue
 from .render import COLOR_MODES, FORMATS, ReportOptions, render_report, use_color
@@ -39,11 +42,15 @@ def _split(values: tuple[str, ...]) -> list[str]:
               help="Colour text output; auto: on a terminal, honouring NO_COLOR and FORCE_COLOR.")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file (atomically) instead of standard output.")
+@click.option("--fix", is_flag=True, help="Apply the safe fixes, then report what remains.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply (with --fix) or show as fixable the fixes that need review.")
+@click.option("--diff", is_flag=True, help="Print the unified diff --fix would apply, write nothing (exit 1 if it is not empty).")
 @click.version_option(__version__, prog_name="gradlint")
 def check(
     paths: tuple[str, ...], fmt: str, select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
     config_file: str | None, isolated: bool, force_exclude: bool, exit_zero: bool,
     statistics: bool, show_source: bool, color_mode: str, output_file: str | None,
+    fix: bool, unsafe_fixes: bool, diff: bool,
 ) -> None:
     """Check PyTorch training scripts for gradient-accumulation bugs.
 
@@ -63,8 +70,15 @@ def check(
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
-    diagnostics, files = check_paths(list(paths), settings)
-    report = render_report(diagnostics, files, options)
+    fixed: int | None = None
+    if diff:
+        _print_diff(list(paths), settings, unsafe_fixes)
+    if fix:
+        diagnostics, files, fixed, failed = _apply_fixes(list(paths), settings, unsafe_fixes)
+    else:
+        diagnostics, files = check_paths(list(paths), settings)
+        failed = False
+    report = render_report(diagnostics, files, replace(options, unsafe_fixes=unsafe_fixes, fixed=fixed))
     if output_file is not None:
         try:
             write_atomic(output_file, report + "\n" if report else "")
@@ -74,11 +88,47 @@ def check(
     elif report:
         # click strips ANSI codes from non-terminals unless told otherwise; the decision is made above.
         click.echo(report, color=options.color)
+    if failed:
+        sys.exit(EXIT_ERROR)
     if any(d.code == PARSE_ERROR_CODE for d in diagnostics):
         sys.exit(EXIT_ERROR)
     if diagnostics and not exit_zero:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
+
+
+def _print_diff(paths: list[str], settings: Settings, unsafe: bool) -> None:
+    """`--diff`: print the unified diff of what `--fix` would do, write nothing, and exit."""
+    changed = [r for r in fix_paths(paths, None, unsafe, settings) if r.changed]
+    fixed = sum(r.applied for r in changed)
+    for r in changed:
+        click.echo(unified_diff(r), nl=False)
+    files = len(changed)
+    click.echo(f"Would fix {fixed} problem{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}." if changed
+               else "No fixes to apply.", err=True)
+    sys.exit(EXIT_FINDINGS if changed else EXIT_CLEAN)
+
+
+def _apply_fixes(paths: list[str], settings: Settings, unsafe: bool) -> tuple[list[Diagnostic], int, int, bool]:
+    """`--fix`: write the fixed files; return what remains, the files checked, the fixes applied, and
+    whether a write failed."""
+    results = fix_paths(paths, None, unsafe, settings)
+    fixed = sum(r.applied for r in results if r.changed)
+    failed = False
+    diagnostics: list[Diagnostic] = []
+    for r in results:
+        if r.changed:
+            try:
+                write_fixed(r)
+            except OSError as exc:
+                click.echo(f"gradlint: could not write {r.path}: {exc}", err=True)
+                failed = True
+                fixed -= r.applied
+                diagnostics.extend(r.before)
+                continue
+        diagnostics.extend(r.after)
+    diagnostics.sort(key=Diagnostic.sort_key)
+    return diagnostics, len(results), fixed, failed
 
 
 @click.command(name="rule", context_settings={"help_option_names": ["-h", "--help"]})

@@ -31,6 +31,46 @@ class Span:
     end_column: int
 
 
+class Applicability(str, enum.Enum):
+    """Whether `--fix` applies a fix on its own, or only with `--unsafe-fixes`."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Edit:
+    """Replace the text of `span` with `content`; an empty span inserts."""
+
+    span: Span
+    content: str
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON object of one edit."""
+        return {**asdict(self.span), "content": self.content}
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A change that resolves one diagnostic; its edits are applied together or not at all."""
+
+    description: str
+    edits: tuple[Edit, ...]
+    applicability: Applicability = Applicability.SAFE
+
+    def applies(self, unsafe: bool) -> bool:
+        """Tell whether `--fix` applies this fix (`unsafe`: `--unsafe-fixes` was given)."""
+        return unsafe or self.applicability is Applicability.SAFE
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON object of the fix."""
+        return {
+            "description": self.description,
+            "applicability": self.applicability.value,
+            "edits": [e.to_json() for e in self.edits],
+        }
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One finding, anchored to a span of one file (of one cell, in a notebook)."""
@@ -45,6 +85,7 @@ class Diagnostic:
     certainty: Certainty = Certainty.CERTAIN
     # 1-based index of the notebook cell among all cells of the notebook; lines count within it.
     cell: int | None = None
+    fix: Fix | None = None
 
     @property
     def line(self) -> int:
@@ -70,4 +111,5 @@ class Diagnostic:
             "certainty": self.certainty.value,
             "message": self.message,
             "help": self.help,
+            "fix": self.fix.to_json() if self.fix else None,
         }

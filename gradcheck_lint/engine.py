@@ -10,6 +10,7 @@ import libcst as cst
 from .analysis import TrainingModel
 from .config import Settings
 from .diagnostics import Diagnostic, Severity, Span
+from .fixplan import resolve as resolve_fix
 from .prefilter import might_train
 from .registry import PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .suppressions import UnusedSuppression, apply_suppressions
@@ -56,7 +57,7 @@ def check_text(text: str, path: str, settings: Settings | None = None) -> list[D
         if module is None:
             return problems
     try:
-        out = _run_rules(module, path, rules) if module is not None else []
+        out = _run_rules(module, text, path, rules) if module is not None else []
         if len(text) <= MAX_ANALYSED_CHARS:  # generated files too big to analyse are not tokenized either
             out = apply_suppressions(out, text, tree, path, enabled)
     except RecursionError:
@@ -86,7 +87,7 @@ def _parse_cst(text: str, path: str) -> tuple[cst.Module | None, list[Diagnostic
         return None, [unanalysable(path, f"could not be parsed ({type(exc).__name__}: {exc})")]
 
 
-def _run_rules(module: cst.Module, path: str, rules: list[type[Rule]]) -> list[Diagnostic]:
+def _run_rules(module: cst.Module, text: str, path: str, rules: list[type[Rule]]) -> list[Diagnostic]:
     """Build the semantic model once and run `rules` over it."""
     model = TrainingModel(module)
     out: list[Diagnostic] = []
@@ -102,6 +103,7 @@ def _run_rules(module: cst.Module, path: str, rules: list[type[Rule]]) -> list[D
                     help=finding.help,
                     severity=rule_cls.severity,
                     certainty=finding.certainty,
+                    fix=resolve_fix(model, text, finding.fix, finding.certainty),
                 )
             )
     return out

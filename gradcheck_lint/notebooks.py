@@ -119,7 +119,8 @@ class VirtualModule:
         start, end = self.origin(diagnostic.span.line), self.origin(diagnostic.span.end_line)
         span = Span(start.line, diagnostic.span.column + start.column_offset,
                     end.line, diagnostic.span.end_column + end.column_offset)
-        return replace(diagnostic, span=span, cell=start.cell, message=self._reword(diagnostic.message))
+        # fixes are not applied to notebooks: their edits would point into the joined module
+        return replace(diagnostic, span=span, cell=start.cell, message=self._reword(diagnostic.message), fix=None)
 
     def _reword(self, message: str) -> str:
         # Quoted code (between backticks) is the user's and is left alone.

@@ -20,6 +20,7 @@ from .diagnostics import Certainty, Severity
 
 if TYPE_CHECKING:
     from .analysis import TrainingModel
+    from .fixplan import FixPlan
 
 PARSE_ERROR_CODE = "GL000"
 PARSE_ERROR_NAME = "unanalysable-file"
@@ -35,12 +36,13 @@ PARSE_ERROR_DESCRIPTION = (
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """What a rule reports before positions are resolved: an anchor node and the words."""
+    """What a rule reports before positions are resolved: an anchor node, the words, and a fix plan."""
 
     node: cst.CSTNode
     message: str
     help: str
     certainty: Certainty = Certainty.CERTAIN
+    fix: "FixPlan | None" = None
 
 
 class RuleSpec:

@@ -33,7 +33,7 @@ def test_text_output_and_exit_one(tmp_path: Path) -> None:
     res = run(str(f))
     assert res.returncode == 1, res.stderr
     first, help_line = res.stdout.splitlines()[:2]
-    assert first.startswith(f"{f}:6:5: GL001 `opt.step()`")
+    assert first.startswith(f"{f}:6:5: GL001 [*] `opt.step()`")
     assert help_line.startswith("    help: ")
 
 

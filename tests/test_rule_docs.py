@@ -8,7 +8,8 @@ import pytest
 
 from gradcheck_lint import check_source
 from gradcheck_lint.config import Settings, resolve
-from gradcheck_lint.registry import Selection, catalogue
+from gradcheck_lint.fixes import fix_source
+from gradcheck_lint.registry import Selection, all_rules, catalogue
 from support import ROOT, RULES_DIR
 
 SECTIONS = ["What it does", "Why is this bad?", "Example", "Use instead", "Runtime check", "Known problems", "Fix safety", "References"]
@@ -58,6 +59,25 @@ def test_example_fires_exactly_this_rule(code: str) -> None:
 def test_use_instead_is_clean(code: str) -> None:
     src = _code_block(_section(_doc(code), "Use instead"))
     assert check_source(src, f"{code}-fixed.py", settings=_selecting(code)) == []
+
+
+@pytest.mark.parametrize("code", list(all_rules()))
+def test_fix_safety_tells_what_the_fix_does_to_the_example(code: str) -> None:
+    """`--fix --unsafe-fixes` on the Example yields code that lints clean, and Fix safety names its applicability."""
+    doc = _doc(code)
+    src = _code_block(_section(doc, "Example"))
+    safety = _section(doc, "Fix safety")
+    result = fix_source(src, f"{code}-example.py", None, unsafe=True)
+    if result.applied == 0:
+        assert all(d.fix is None for d in result.before)
+        assert "No automatic fix" in safety
+        return
+    assert result.after == () and check_source(result.text, f"{code}-example-fixed.py") == []
+    said = re.search(r"Example above[^.]*?\b(safe|unsafe)\b", safety)
+    assert said, "Fix safety does not say whether the Example's fix is safe"
+    assert {d.fix.applicability.value for d in result.before if d.fix} == {said.group(1)}
+    if 'exactly the "Use instead" code' in " ".join(safety.split()):
+        assert result.text == _code_block(_section(doc, "Use instead"))
 
 
 def test_one_document_per_rule() -> None:

@@ -472,6 +472,8 @@ class Interpreter:
                 out.continues += res.continues
                 out.returns += res.returns
             return out
+        if isinstance(stmt, cst.BaseSmallStatement):  # the body of a one-line `if x: opt.step()`
+            return self.exec_small(stmt, flow, frame, stmt)
         if isinstance(stmt, cst.If):
             return self.exec_if(stmt, flow, frame)
         if isinstance(stmt, cst.For):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from ..diagnostics import Span
 from .conditions import Condition
@@ -29,6 +29,7 @@ class TrainingModel:
         self.loops: dict[int, Loop] = interp.loops
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
         self._positions: object = None
+        self._parents: object = None
 
     # -- positions are resolved lazily: only files with findings pay for them
     def span(self, node: cst.CSTNode) -> Span:
@@ -40,6 +41,12 @@ class TrainingModel:
 
     def line(self, node: cst.CSTNode) -> int:
         return self.span(node).line
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The syntax node holding `node` (None for the module or a node not in it); resolved on first use."""
+        if self._parents is None:
+            self._parents = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(ParentNodeProvider)
+        return self._parents.get(node)  # type: ignore[attr-defined, no-any-return]
 
     # -- helpers shared by the rules
     def optimizer_holders(self, opt: Entity) -> frozenset[Holder]:
@@ -68,14 +75,20 @@ class TrainingModel:
     def accumulation_window(self, state: PathState, backward: Backward, step: Step) -> str | None | bool:
         """The window size if accumulation into this step is intended (a gated step, or backward in an
         inner loop of micro-batches), as source text or None when unnamed; False when not intended."""
+        found = self.accumulation_source(state, backward, step)
+        return False if found is None else found[0]
+
+    def accumulation_source(self, state: PathState, backward: Backward, step: Step) -> tuple[str | None, Condition | Loop] | None:
+        """The window size (as in `accumulation_window`) and the gate or micro-batch loop that names it."""
         for cond in self.guards(step, state):
             if cond.is_accumulation_gate and not any(cond.id in s for s in backward.if_stacks):
-                return cond.window
+                return cond.window, cond
         for bstack in backward.loop_stacks:
             for sstack in step.loop_stacks:
                 if len(bstack) > len(sstack) and bstack[: len(sstack)] == sstack:
-                    return self.loops[bstack[len(sstack)]].count
-        return False
+                    loop = self.loops[bstack[len(sstack)]]
+                    return loop.count, loop
+        return None
 
     def applied_within_same_model(self, holder: Holder, consumers: frozenset[int]) -> bool:
         """Every optimizer that applied these gradients updates another part of the same model."""

@@ -6,6 +6,8 @@ from typing import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.events import Step
+from ..fixplan import SAFE, UNSAFE, FixPlan, InsertAfter, after_step, alone_on_line, following, is_reference, source
 from ..registry import Finding, Rule, register
 
 
@@ -97,7 +99,27 @@ for x in torch.randn(8, 4).split(2):
                 wrong_clear_line=model.line(wrong.node) if wrong else None,
                 owned=model.owned_names(opt),
             )
-            yield Finding(step.node, msg, help_)
+            yield Finding(step.node, msg, help_, fix=self._fix(model, step))
+
+    @staticmethod
+    def _fix(model: TrainingModel, step: Step) -> FixPlan | None:
+        """Insert `opt.zero_grad()` right after the step (after `scaler.update()` when it follows)."""
+        plan = after_step(model, step)
+        if plan is None:
+            return None
+        opt_node, anchor = plan
+        clear = f"{source(model, opt_node)}.zero_grad()"
+        after = following(model, anchor)
+        if after is not None and source(model, after).strip() == clear:
+            return None  # already cleared right there: this fix cannot help
+        holders = model.optimizer_holders(step.optimizer)
+        others = [model.optimizer_holders(s.optimizer) for s in model.steps.values() if s.optimizer.uid != step.optimizer.uid]
+        # Another optimizer stepping on some of these parameters would lose the gradients it needs.
+        shared = any(h.overlaps(x) for hs in others for h in hs for x in holders) or bool(others and any(h.pseudo for h in holders))
+        # Under an unrelated `if` (not an accumulation gate), skipped steps would still accumulate.
+        gated = all(model.conditions[c].is_accumulation_gate for stack in step.if_stacks for c in stack if c in model.conditions)
+        safe = alone_on_line(model, anchor) and is_reference(opt_node) and gated and not shared
+        return FixPlan(f"Insert `{clear}` after `{source(model, anchor)}`", (InsertAfter(anchor, clear),), SAFE if safe else UNSAFE)
 
     @staticmethod
     def _unintended_accumulation(model: TrainingModel, state, c, step) -> bool:  # type: ignore[no-untyped-def]

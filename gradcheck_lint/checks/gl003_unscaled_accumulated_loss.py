@@ -5,8 +5,13 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+import libcst as cst
+
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.conditions import Condition, code, strip_parens
+from ..analysis.events import Backward, Loop
+from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, is_reference, scope_of, source
 from ..registry import Finding, Rule, register
 
 _PER_SAMPLE = re.compile(r"size\(|\.shape|numel|len\(|batch|\bbs\b|bsz|sample|token|count|num_el", re.I)
@@ -92,20 +97,78 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     backward = model.backwards[c.backward]
                     if backward.framework_scaled or step.framework_gated:
                         continue
-                    window = model.accumulation_window(state, backward, step)
-                    if window is False:
+                    found = model.accumulation_source(state, backward, step)
+                    if found is None:
                         continue
-                    named = window if isinstance(window, str) else None
-                    twice = sorted(d for d in backward.loss.divided_twice if divides_by_window(frozenset({d}), named))
+                    window, gate = found
+                    twice = sorted(d for d in backward.loss.divided_twice if divides_by_window(frozenset({d}), window))
                     if twice:
+                        reported.add(c.backward)
                         msg, help_ = messages.loss_scaled_twice(
                             backward.call_text, backward.loss_text, twice[0], step.call_text, model.line(step.node)
                         )
-                    elif divides_by_window(backward.loss.divisors, named):
+                        yield Finding(backward.node, msg, help_)  # which division to drop is the author's call
                         continue
-                    else:
-                        msg, help_ = messages.unscaled_accumulated_loss(
-                            backward.call_text, backward.loss_text, step.call_text, model.line(step.node), named
-                        )
+                    if divides_by_window(backward.loss.divisors, window):
+                        continue
                     reported.add(c.backward)
-                    yield Finding(backward.node, msg, help_)
+                    msg, help_ = messages.unscaled_accumulated_loss(
+                        backward.call_text, backward.loss_text, step.call_text, model.line(step.node), window,
+                    )
+                    yield Finding(backward.node, msg, help_, fix=self._fix(model, backward, window, gate))
+
+    @staticmethod
+    def _fix(model: TrainingModel, backward: Backward, window: str | None, gate: Condition | Loop) -> FixPlan | None:
+        """Divide the loss by the window size where it enters backward: `(loss / N).backward()`."""
+        scope = scope_of(model, backward.node)
+        if window is None or scope is None or scope is not scope_of(model, gate.node if isinstance(gate, Loop) else gate.statement):
+            return None  # unnamed, or named in another function than the backward (not in scope there)
+        try:
+            n = cst.parse_expression(window)
+        except Exception:  # noqa: BLE001 - a window text that does not parse gets no fix
+            return None
+        found = _loss_operand(backward)
+        if found is None:
+            return None
+        loss, receiver = found
+        left = model.module.code_for_node(loss) if getattr(loss, "lpar", None) else source(model, loss)
+        divided = f"{_parenthesised(left, loss, True)} / {_parenthesised(window, n, False)}"
+        replacement = f"({divided})" if receiver and not getattr(loss, "lpar", None) else divided
+        simple = isinstance(n, cst.Integer) or is_reference(n)
+        partial = isinstance(gate, Condition) and isinstance(strip_parens(gate.test), cst.BooleanOperation)
+        return FixPlan(f"Divide the loss by `{window}`", (ReplaceNode(loss, replacement),), SAFE if simple and not partial else UNSAFE)
+
+
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.Imaginary)
+# `a * b / N` is `(a * b) / N`: these operators may stay unparenthesised on the left of `/`.
+_LEFT_OPS = (cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.MatrixMultiply, cst.Power)
+
+
+def _parenthesised(text: str, node: cst.BaseExpression, left: bool) -> str:
+    """Return `text` as an operand of `/` (on its left or right), in parentheses unless it binds tighter."""
+    if getattr(node, "lpar", None) or isinstance(node, _ATOMS):
+        return text
+    if isinstance(node, cst.BinaryOperation):
+        tight = isinstance(node.operator, _LEFT_OPS if left else (cst.Power,))
+        return text if tight else f"({text})"
+    if left and (isinstance(node, cst.Await) or isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not)):
+        return text
+    return f"({text})"
+
+
+def _loss_operand(backward: Backward) -> tuple[cst.BaseExpression, bool] | None:
+    """The loss expression inside the backward call, and whether it is the receiver of `.backward()`."""
+    call = backward.node
+    if isinstance(call.func, cst.Attribute):
+        receiver = strip_parens(call.func.value)
+        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "scale":
+            args = [a for a in receiver.args if a.keyword is None]
+            if len(args) == 1 and code(args[0].value) == backward.loss_text:
+                return args[0].value, False  # `scaler.scale(loss).backward()`
+            return None
+        if code(receiver) == backward.loss_text:
+            return call.func.value, True  # `loss.backward()`
+    args = [a for a in call.args if a.keyword is None]
+    if args and code(args[0].value) == backward.loss_text:
+        return args[0].value, False  # `torch.autograd.backward(loss)`, `self.manual_backward(loss)`
+    return None

@@ -8,7 +8,9 @@ import libcst as cst
 
 from .. import messages
 from ..analysis import TrainingModel
-from ..analysis.conditions import code
+from ..analysis.conditions import Condition, code, strip_parens
+from ..analysis.names import dotted
+from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, source
 from ..registry import Finding, Rule, register
 
 
@@ -79,4 +81,44 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         code(cond.test), counter, cond.counter_sources[counter], step.call_text,
                         start=cond.counter_starts.get(counter, 0), fires_first=fires_first,
                     )
-                    yield Finding(cond.test, msg, help_)
+                    yield Finding(cond.test, msg, help_, fix=self._fix(model, cond, counter))
+
+    @staticmethod
+    def _fix(model: TrainingModel, cond: Condition, counter: str) -> FixPlan | None:
+        """Count from one in the test: `i % N == 0` -> `(i + 1) % N == 0`."""
+        if not isinstance(cond.statement, cst.If) or cond.statement.test is not cond.test:
+            return None  # the test is read through a name (`if sync:`): the assignment is elsewhere
+        counters: list[cst.BaseExpression] = []
+
+        class Moduli(cst.CSTVisitor):
+            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+                if isinstance(node.operator, cst.Modulo) and dotted(strip_parens(node.left)) == counter:
+                    counters.append(node.left)
+
+        cond.test.visit(Moduli())
+        if not counters:
+            return None
+        edits = tuple(
+            ReplaceNode(left, f"{source(model, left)} + 1" if getattr(left, "lpar", None) else f"({source(model, left)} + 1)")
+            for left in counters
+        )
+        fixed: cst.CSTNode = cond.test
+        for left in counters:
+            fixed = fixed.deep_replace(left, cst.parse_expression(f"({source(model, left)} + 1)"))
+        safe = len(counters) == 1 and _plain_window_test(strip_parens(cond.test))
+        return FixPlan(f"Count from one: `if {code(fixed)}:`", edits, SAFE if safe else UNSAFE)
+
+
+def _plain_window_test(test: cst.BaseExpression) -> bool:
+    """`i % N == 0`, `0 == i % N`, `i % N != 0`, `not i % N` or a bare `i % N`: nothing else is tested."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = strip_parens(test.expression)
+    if isinstance(test, cst.BinaryOperation):
+        return isinstance(test.operator, cst.Modulo)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comp = test.comparisons[0]
+        sides = [strip_parens(test.left), strip_parens(comp.comparator)]
+        zero = [s for s in sides if isinstance(s, cst.Integer) and s.value == "0"]
+        modulo = [s for s in sides if isinstance(s, cst.BinaryOperation) and isinstance(s.operator, cst.Modulo)]
+        return isinstance(comp.operator, (cst.Equal, cst.NotEqual)) and len(zero) == 1 and len(modulo) == 1
+    return False

@@ -31,6 +31,8 @@ class ReportOptions:
     show_source: bool = False
     color: bool = False
     root: str = "."
+    unsafe_fixes: bool = False  # show unsafe fixes as fixable (`[*]`)
+    fixed: int | None = None  # fixes applied by this run (`--fix`)
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
@@ -56,4 +58,5 @@ def render_report(
         return render_sarif(diagnostics, options.root, sources)
     if options.format == "github":
         return render_github(diagnostics, options.root)
-    return render_text(diagnostics, files, show_source=options.show_source, style=style, sources=sources)
+    return render_text(diagnostics, files, show_source=options.show_source, style=style, sources=sources,
+                       unsafe_fixes=options.unsafe_fixes, fixed=options.fixed)

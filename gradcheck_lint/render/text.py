@@ -20,11 +20,25 @@ def _severity_color(d: Diagnostic) -> str:
     return YELLOW if d.severity is Severity.WARNING else RED
 
 
-def summary_line(problems: int, files: int) -> str:
-    """Return the closing line: how many problems in how many files."""
+def summary_line(problems: int, files: int, fixed: int | None = None) -> str:
+    """Return the closing line: how many problems (remaining, after `--fix`) in how many files."""
+    remaining = " remaining" if fixed else ""
     if problems:
-        return f"Found {_plural(problems, 'problem')} in {_plural(files, 'file')} checked."
+        return f"Found {_plural(problems, 'problem')}{remaining} in {_plural(files, 'file')} checked."
     return f"All checks passed ({_plural(files, 'file')} checked)."
+
+
+def fixable_lines(diagnostics: Sequence[Diagnostic], unsafe_fixes: bool) -> list[str]:
+    """Return the line saying how many diagnostics `--fix` would fix (and how many more need --unsafe-fixes)."""
+    fixable = sum(1 for d in diagnostics if d.fix is not None and d.fix.applies(unsafe_fixes))
+    hidden = sum(1 for d in diagnostics if d.fix is not None and not d.fix.applies(unsafe_fixes))
+    command = "gradlint --fix --unsafe-fixes" if unsafe_fixes else "gradlint --fix"
+    if fixable:
+        more = f" ({hidden} more with `--unsafe-fixes`)" if hidden else ""
+        return [f"[*] {fixable} fixable with `{command}`{more}."]
+    if hidden:
+        return [f"{hidden} fixable with `gradlint --fix --unsafe-fixes`."]
+    return []
 
 
 def _snippet_lines(snippet: Snippet, color: str, style: Style) -> list[str]:
@@ -45,15 +59,21 @@ def render_text(
     show_source: bool = False,
     style: Style = Style(),
     sources: SourceLines | None = None,
+    unsafe_fixes: bool = False,
+    fixed: int | None = None,
 ) -> str:
-    """Render `path:line:col: CODE message` and a `help:` line per diagnostic, then a summary."""
+    """Render `path:line:col: CODE message` and a `help:` line per diagnostic, then a summary.
+
+    `[*]` marks the diagnostics `--fix` would fix; `fixed` counts the fixes applied by this run.
+    """
     lines: list[str] = []
     if show_source and sources is None:
         sources = SourceLines()
     for d in diagnostics:
         color = _severity_color(d)
         where = style.paint(text_location(d), BOLD)
-        lines.append(f"{where}: {style.paint(d.code, color, BOLD)} {d.message}")
+        mark = "[*] " if d.fix is not None and d.fix.applies(unsafe_fixes) else ""
+        lines.append(f"{where}: {style.paint(d.code, color, BOLD)} {mark}{d.message}")
         if sources is not None:
             text = sources.line(d)
             s = d.span
@@ -61,7 +81,10 @@ def render_text(
             if snippet is not None:
                 lines.extend(_snippet_lines(snippet, color, style))
         lines.append(f"    {style.paint('help', CYAN, BOLD)}: {d.help}")
-    lines.append(style.paint(summary_line(len(diagnostics), files), BOLD))
+    if fixed:
+        lines.append(f"Fixed {_plural(fixed, 'problem')}.")
+    lines.append(style.paint(summary_line(len(diagnostics), files, fixed), BOLD))
+    lines.extend(fixable_lines(diagnostics, unsafe_fixes))
     return "\n".join(lines)
 
 
