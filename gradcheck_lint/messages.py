@@ -52,10 +52,13 @@ def loss_scaled_twice(backward: str, loss: str, divisor: str, step: str, step_li
 
 
 def accumulation_off_by_one(test: str, counter: str, source: str, step: str, start: int = 0,
-                            fires_first: bool = True) -> tuple[str, str]:
+                            fires_first: bool = True, longer: bool = False) -> tuple[str, str]:
     if fires_first:
         msg = (f"`if {test}:` is true on the first micro-batch (`{counter}` is {start} there, from `{source}`): `{step}` runs "
                f"after that one micro-batch alone, and every later window is shifted by one micro-batch.")
+    elif longer:
+        msg = (f"`if {test}:` first holds after more than N micro-batches (`{counter}` is {start} on the first "
+               f"micro-batch, from `{source}`): the first `{step}` applies a window longer than N.")
     else:
         msg = (f"`if {test}:` first holds before N micro-batches have accumulated (`{counter}` is {start} on the first "
                f"micro-batch, from `{source}`): the first `{step}` applies a short window.")

@@ -29,6 +29,7 @@ Accumulation = Literal[
     "inner_loop",  # for window in windows: for x, y in window: ...; step
     "counter",  # count += 1; if count == accum: step; count = 0
     "counter_late",  # if count % accum == 0: step  (checked before count += 1: fires first) (GL004)
+    "modulo_skip_first",  # enumerate from 0, `if i > 0 and i % accum == 0`: first window N + 1 (GL004)
 ]
 ClearWhere = Literal[
     "start",  # first statement of the (outer) loop body
@@ -78,7 +79,10 @@ class SingleModel:
 
     @property
     def micro_batches(self) -> int:
-        return 4 if self.accumulation == "none" else 3 * self.accum
+        if self.accumulation == "none":
+            return 4
+        # three steps at least, so that the runtime sees the windows settle after the first one
+        return 3 * self.accum + (1 if self.accumulation == "modulo_skip_first" else 0)
 
     # -- what the program does, in the contract's words
     def verdict(self) -> Verdict:
@@ -96,7 +100,7 @@ class SingleModel:
         if self.clear_where in ("missing", "once_before_loop"):
             codes.add("GL001")
         if accumulating and not discards:
-            if self.accumulation in ("modulo_from_zero", "enumerate_from_one_shifted", "counter_late"):
+            if self.accumulation in ("modulo_from_zero", "enumerate_from_one_shifted", "counter_late", "modulo_skip_first"):
                 codes.add("GL004")
             if self.scaling in ("none", "twice"):
                 codes.add("GL003")
@@ -231,6 +235,7 @@ def _single_body(s: SingleModel, model: str, opt: str, accum: str, counter: str)
         "modulo_from_zero": f"i % {accum} == 0",
         "enumerate_from_one": f"i % {accum} == 0",
         "enumerate_from_one_shifted": f"(i + 1) % {accum} == 0",
+        "modulo_skip_first": f"i > 0 and i % {accum} == 0",
         "flag": "sync",
     }[acc]
     body = (clear if where == "start" else []) + forward()

@@ -416,3 +416,20 @@ def test_late_window_is_gl004() -> None:
                 opt.zero_grad()
     assert [d.code for d in g.report()] == ["GL004"]
     assert "5 micro-batches" in g.report()[0].message
+
+
+def test_loss_scale_reads_constant_factors_from_the_graph() -> None:
+    """The guard's GL003 check reads the factors applied to a loss's terms, without a device sync."""
+    from gradcheck_lint.runtime.probe import loss_scale
+
+    x = torch.ones(3, requires_grad=True)
+    a, b = x.sum(), x.pow(2).mean()
+    assert loss_scale(a) == (1.0,)
+    assert loss_scale(a / 4) == (0.25,)
+    assert loss_scale(a * 0.5) == (0.5,)
+    assert loss_scale(-(a / 2)) == (0.5,)
+    assert loss_scale((a + 0.1 * b) / 4) == pytest.approx((0.025, 0.25))
+    assert loss_scale(a / 4 + b / 4) == (0.25,)
+    assert loss_scale(torch.amp.GradScaler("cpu").scale(a / 4)) == (0.25,)  # the scaler's 2**16 is neutral
+    assert loss_scale(a * x[0]) is None  # a factor that requires grad: not a constant, the scale is unknown
+    assert loss_scale(torch.tensor(1.0)) is None  # no graph

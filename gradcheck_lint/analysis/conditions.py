@@ -45,6 +45,7 @@ class Condition:
     counter_sources: dict[str, str] = field(default_factory=dict)
     # The first window is not N micro-batches for any N (`enumerate(loader, 1)` with `(i + 1) % N`).
     short_first_window: bool = False
+    long_first_window: bool = False  # ... because it holds more than N (`if i > 0 and i % N == 0:`)
     counter_starts: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -256,22 +257,27 @@ def first_window(test: cst.BaseExpression, counter: str, first: int) -> bool | N
     N = 2..8 and counter values first, first + 1, ... True: the first window is N for every N; False:
     for none; None: it depends on N, on other names, or the test is not understood.
     """
-    moduli = {dotted(strip_parens(m.right)) for m in _modulos(test)} - {None}
-    moduli |= {n for n in _compared_names(test, counter)}
     results = set()
     for n in range(2, 9):
-        env = {name: n for name in moduli if name is not None}
-        fired = None
-        for k in range(first, first + 3 * n):
-            env[counter] = k
-            v = _concrete(test, env)
-            if v is None:
-                return None
-            if v:
-                fired = k - first + 1
-                break
-        results.add(fired == n)
+        size = first_window_size(test, counter, first, n)
+        if size is None:
+            return None
+        results.add(size == n)
     return results.pop() if len(results) == 1 else None
+
+
+def first_window_size(test: cst.BaseExpression, counter: str, first: int, n: int) -> int | None:
+    """How many micro-batches the first window holds when the window size is `n` (None: unknown)."""
+    moduli = {dotted(strip_parens(m.right)) for m in _modulos(test)} | _compared_names(test, counter)
+    env = {name: n for name in moduli if name is not None}
+    for k in range(first, first + 3 * n):
+        env[counter] = k
+        v = _concrete(test, env)
+        if v is None:
+            return None
+        if v:
+            return k - first + 1
+    return 3 * n + 1  # not within three windows: longer than any
 
 
 def _modulos(node: cst.CSTNode) -> list[cst.BinaryOperation]:

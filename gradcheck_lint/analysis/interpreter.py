@@ -32,6 +32,7 @@ from .conditions import (
     phase_truth,
     strip_parens,
     first_window,
+    first_window_size,
     truth_at_zero,
 )
 from .events import Backward, Clear, Loop, Step
@@ -630,6 +631,8 @@ class Interpreter:
             start = c.start + (1 if c.incremented else 0)
             if first_window(cond.test, name, start) is False:
                 cond.short_first_window = True
+                size = first_window_size(cond.test, name, start, 4)
+                cond.long_first_window = size is not None and size > 4
                 cond.counter_sources[name] = c.source
                 cond.counter_starts[name] = start
 

@@ -79,7 +79,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     counter = next(iter(cond.counter_sources))
                     msg, help_ = messages.accumulation_off_by_one(
                         code(cond.test), counter, cond.counter_sources[counter], step.call_text,
-                        start=cond.counter_starts.get(counter, 0), fires_first=fires_first,
+                        start=cond.counter_starts.get(counter, 0), fires_first=fires_first, longer=cond.long_first_window,
                     )
                     yield Finding(cond.test, msg, help_, fix=self._fix(model, cond, counter))
 

@@ -33,7 +33,7 @@ class BackwardPass:
     site: Site
     consumers: set[int] = field(default_factory=set)  # optimizers whose step applied it
     live: bool = False  # applied by the current group of steps (no backward since)
-    scale: float | None = None  # constant factor applied to the loss (1.0: none; None: unknown)
+    scale: tuple[float, ...] | None = None  # constant factors of the loss's terms ((1.0,): none; None: unknown)
 
 
 @dataclass
@@ -83,7 +83,7 @@ class Ledger:
         self._scaling_reported: set[Site] = set()  # backward lines already reported for GL003
 
     # -- backward passes
-    def begin_backward(self, site: Site, scale: float | None = None) -> int:
+    def begin_backward(self, site: Site, scale: tuple[float, ...] | None = None) -> int:
         bid = self._next
         self._next += 1
         for p in self.passes.values():
@@ -250,22 +250,14 @@ class Ledger:
             rescale = 1.0
         repeated = max(per_site, key=lambda k: per_site[k])
         window = [self.passes[b] for b in newly if self.passes[b].site == repeated]
-        scales = {bp.scale for bp in window}
-        if len(scales) != 1 or None in scales or repeated in self._scaling_reported:
+        if repeated in self._scaling_reported:
             return None
-        loss_scale = scales.pop()
-        assert loss_scale is not None
-        scale = loss_scale * rescale
-        if abs(scale - 1.0) < 1e-6:
-            scale = 1.0
-        first = min(window, key=lambda bp: bp.id)
+        kinds = {_scaling_kind(bp.scale, rescale, size) for bp in window}
+        if len(kinds) != 1 or kinds & {"scaled", "unknown"}:
+            return None
         self._scaling_reported.add(repeated)
-        if scale == 1.0:
-            return Violation("GL003", first.site, first, other_step=site, window=(size, size))
-        if abs(scale * size * size - 1.0) < 1e-6:
-            return Violation("GL003", first.site, first, other_step=site, window=(size, size), scaled_twice=True)
-        self._scaling_reported.discard(repeated)
-        return None
+        first = min(window, key=lambda bp: bp.id)
+        return Violation("GL003", first.site, first, other_step=site, window=(size, size), scaled_twice=kinds == {"twice"})
 
     def consume(self, opt: int, pids: list[int]) -> None:
         """Mark what these parameters hold as applied by `opt` (after a step that ran a closure)."""
@@ -281,7 +273,8 @@ class Ledger:
         """The first window of this optimizer held fewer micro-batches than the accumulation window.
 
         With N declared, any first window other than N; without, windows that settled at N > 1 after a
-        shorter first one (`if i % N == 0` with a zero-based counter). Call after each step.
+        shorter or longer first one (`if i % N == 0` with a zero-based counter, `if i > 0 and i % N == 0`).
+        Call after each step.
         """
         sizes = self.windows.get(opt, [])
         site = self.step_sites.get(opt, UNKNOWN_SITE)
@@ -289,6 +282,26 @@ class Ledger:
             return Violation("GL004", site, None, window=(sizes[0], n))
         if n is not None and n > 1 and sizes and sizes[-1] > n:  # a window longer than N: a late step
             return Violation("GL004", site, None, window=(sizes[-1], n))
-        if n is None and len(sizes) == 3 and sizes[0] < sizes[1] == sizes[2] and sizes[1] > 1:
+        if n is None and len(sizes) == 3 and sizes[0] != sizes[1] == sizes[2] and sizes[1] > 1 and sizes[0] > 0:
             return Violation("GL004", site, None, window=(sizes[0], sizes[1]))
         return None
+
+
+def _scaling_kind(terms: tuple[float, ...] | None, rescale: float, n: int) -> str:
+    """How one pass's loss relates to a window of n: "scaled" (a term is divided by n), "twice" (by
+    n * n), "unscaled" (its main term carries no factor), or "unknown" (another factor: a per-token
+    normalisation, say, which may well be intended)."""
+    if terms is None:
+        return "unknown"
+    factors = [t * rescale for t in terms]
+
+    def near(a: float, b: float) -> bool:
+        return abs(a - b) <= 1e-6 * max(abs(b), 1e-12)
+
+    if any(near(f, 1.0 / n) for f in factors):
+        return "scaled"
+    if near(max(factors), 1.0 / (n * n)):
+        return "twice"
+    if near(max(factors), 1.0):
+        return "unscaled"
+    return "unknown"
