@@ -157,6 +157,11 @@ class PathState:
             return self
         return replace(self, grads=frozenset((h, replace(c, carried=True) if c.fresh else c) for h, c in self.grads))
 
+    def exceptional(self) -> "PathState":
+        """Enter an exception handler: what the gradients hold here is not certain (the exception may
+        have come from anywhere in the `try`), so no discard or leak is recorded on this path alone."""
+        return replace(self, grads=frozenset((h, replace(c, certain=False)) for h, c in self.grads))
+
     def rescale(self, holders: Iterable[Holder]) -> "PathState":
         hs = list(holders)
         grads = frozenset(

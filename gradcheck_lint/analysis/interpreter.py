@@ -859,6 +859,7 @@ class Interpreter:
         for handler in stmt.handlers:
             start = Flow.join([entry, body.normal])
             if start is not None:
+                start.map(PathState.exceptional)
                 outs.append(self.exec_block(handler.body.body, start, frame))
         merged = self._merge_outcomes(outs)
         if stmt.finalbody is not None and merged.normal is not None:
@@ -891,7 +892,7 @@ class Interpreter:
         if isinstance(target, cst.Attribute) and target.attr.value == "grad":
             # `p.grad = None` / `p.grad = torch.zeros_like(p)` clears; anything else replaces grads.
             owner = self.eval(target.value, flow.copy(), frame)
-            holders = self.holders_of_params(owner)
+            holders = self.grad_holders(owner)
             if not holders:
                 return
             kind = self.grad_assignment_kind(source)
@@ -973,9 +974,11 @@ class Interpreter:
     def exec_augassign(self, small: cst.AugAssign, flow: Flow, frame: Frame, line: cst.CSTNode) -> None:
         target = small.target
         rhs = self.eval(small.value, flow, frame)
+        if isinstance(target, cst.Attribute) and target.attr.value == "data" and isinstance(target.value, cst.Attribute):
+            target = target.value  # `p.grad.data /= n` rescales `p.grad`
         if isinstance(target, cst.Attribute) and target.attr.value == "grad":
             owner = self.eval(target.value, flow.copy(), frame)
-            holders = self.holders_of_params(owner)
+            holders = self.grad_holders(owner)
             if holders and isinstance(small.operator, (cst.DivideAssign, cst.MultiplyAssign)):
                 flow.map(lambda s: s.rescale(holders))
             return
@@ -1329,11 +1332,15 @@ class Interpreter:
         vals = [*pos, *kw.values()]
         opts = [o for v in vals for o in v.of_kind(Kind.OPTIMIZER)]
         models = [v for v in vals if v.modules]
-        if opts or (models and N.callee_suggests_grad_effect(name)):
+        # `zero_grad(self.model_params)`: a helper given a parameter collection
+        param_lists = [v for v in vals if v.params and not v.modules] if N.callee_suggests_grad_effect(name) else []
+        if opts or ((models or param_lists) and N.callee_suggests_grad_effect(name)):
             holders: set[Holder] = set()
             for o in opts:
                 holders |= self.table.optimizer_holders(o)
             holders |= self.holders_of_modules(models)
+            for v in param_lists:
+                holders |= self.grad_holders(v)
             if models:
                 holders |= {Holder(o.uid, (), pseudo=True) for o in self.all_optimizers()}
             flow.map(lambda s: s.clear(0, holders, record_discards=False))
@@ -1352,6 +1359,14 @@ class Interpreter:
 
     def holders_of_params(self, v: Value) -> set[Holder]:
         return set(v.params) | {m for m in v.modules} | {r for r in v.reach if self.table.entities.get(r.uid) and self.table.entities[r.uid].kind is Kind.PARAM}
+
+    def grad_holders(self, v: Value) -> set[Holder]:
+        """Whose `.grad` a write through these parameters reaches (`p.grad = None`, `p.grad /= n`): theirs,
+        and, as for `model.zero_grad()`, whatever an optimizer of unknown parameters owns."""
+        holders = self.holders_of_params(v)
+        if any(not h.pseudo for h in holders):
+            holders |= {Holder(o.uid, (), pseudo=True) for o in self.all_optimizers() if self.table.ownership.get(o.uid, Ownership()).unknown}
+        return holders
 
     def eval_method_call(self, call: cst.Call, func: cst.Attribute, flow: Flow, frame: Frame) -> Value:  # noqa: C901
         attr = func.attr.value
@@ -1396,7 +1411,10 @@ class Interpreter:
                 return result
         if attr == "backward":
             accel = recv.of_kind(Kind.ACCELERATOR)
-            if call.args and (accel or recv.modules or re.search(r"accelerator|engine|fabric|trainer|deepspeed", recv_text, re.I)):
+            # `accelerator.backward(loss)`, `engine.backward(loss)`, apex's `optimizer.backward(loss)`: the loss is the argument
+            by_object = accel or recv.modules or recv.of_kind(Kind.OPTIMIZER) or re.search(
+                r"accelerator|engine|fabric|trainer|deepspeed", recv_text, re.I) or re.search(r"(^|[._])(optimizer|optim)$", recv_text)
+            if call.args and call.args[0].keyword is None and by_object:
                 loss = self.eval(call.args[0].value, flow, frame)
                 self.record_backward(call, loss, code(call.args[0].value), flow, frame, framework_scaled=bool(accel) or "accelerator" in recv_text)
                 return EMPTY
@@ -1451,7 +1469,7 @@ class Interpreter:
         if attr in ("zero_", "fill_", "mul_") and isinstance(recv_node, cst.Attribute) and (recv_node.attr.value == "grad" or (recv_node.attr.value == "data" and isinstance(recv_node.value, cst.Attribute) and recv_node.value.attr.value == "grad")):
             grad_owner = recv_node.value if recv_node.attr.value == "grad" else recv_node.value.value  # type: ignore[attr-defined]
             owner = self.eval(grad_owner, flow.copy(), frame)
-            holders = self.holders_of_params(owner)
+            holders = self.grad_holders(owner)
             is_zero = attr == "zero_" or (call.args and code(call.args[0].value) in ("0", "0.0", "0."))
             if holders and is_zero:
                 stmt_text = code(call)
@@ -1465,7 +1483,7 @@ class Interpreter:
             owner_node = recv_node
             while isinstance(owner_node, cst.Attribute) and owner_node.attr.value in ("grad", "data"):
                 owner_node = owner_node.value
-            holders = self.holders_of_params(self.eval(owner_node, flow.copy(), frame))
+            holders = self.grad_holders(self.eval(owner_node, flow.copy(), frame))
             if holders:
                 flow.map(lambda s: s.rescale(holders))
             return EMPTY

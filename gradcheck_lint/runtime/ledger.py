@@ -168,11 +168,12 @@ class Ledger:
                 self._since_step.setdefault(opt, set()).update(b for b in st.contributions if not self.passes[b].consumers)
 
     def step(self, opt: int, pids: list[int], site: Site, owner_of: dict[int, str] | None = None,
-             rescale: float | None = None) -> list[Violation]:
+             rescale: float | None = None, measured: bool = False) -> list[Violation]:
         """Check and record `opt.step()` over its parameters.
 
         `rescale`: the factor by which the gradients were changed in place since the last backward
-        pass (`p.grad /= N`), when the probe could measure it; None when unknown.
+        pass (`p.grad /= N`), when the probe measured it (`measured`; None then: not uniform).
+        A measurement also sees changes no version counter shows (`p.grad.data /= N`).
         """
         out: list[Violation] = []
         seen: set[tuple[str, int]] = set()
@@ -228,7 +229,7 @@ class Ledger:
             repeated = max(per_site, key=lambda k: per_site[k])
             rep_pass = next((self.passes[b] for b in applied if self.passes[b].site == repeated), None)
             out.append(Violation("GL001", site, rep_pass, leftover=True))
-        scaling = self._scaling_violation(opt, pids, newly, per_site, size, site, rescale)
+        scaling = self._scaling_violation(opt, pids, newly, per_site, size, site, rescale, measured)
         if scaling is not None:
             out.append(scaling)
         for pid in pids:
@@ -239,13 +240,15 @@ class Ledger:
         return out
 
     def _scaling_violation(self, opt: int, pids: list[int], newly: set[int], per_site: dict[Site, int], size: int,
-                           site: Site, rescale: float | None) -> Violation | None:
+                           site: Site, rescale: float | None, measured: bool) -> Violation | None:
         """GL003: a window of N passes of one backward line whose loss is not divided by N (or twice)."""
         if size < 2:
             return None
-        if any(self.params[p].rescaled for p in pids if p in self.params):
+        if measured:
             if rescale is None:
-                return None  # changed in place by an unknown factor (clipping that took effect, say)
+                return None  # changed in place, not uniformly
+        elif any(self.params[p].rescaled for p in pids if p in self.params):
+            return None  # changed in place by a factor that could not be measured (a parameter on a device)
         else:
             rescale = 1.0
         repeated = max(per_site, key=lambda k: per_site[k])

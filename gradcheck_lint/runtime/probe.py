@@ -145,6 +145,7 @@ class _Observed:
 
 
 SENTINEL_MAX_NUMEL = 4096
+MAX_SENTINELS = 16
 
 
 def _rescale_factor(obs: "_Observed") -> float | None:
@@ -254,6 +255,8 @@ class Probe:
             return
         obs = self.observed[key] = _Observed(p)
         ledger = self.ledger
+        if len(self.sentinels) < MAX_SENTINELS and p.device.type == "cpu" and p.numel() <= SENTINEL_MAX_NUMEL:
+            self.sentinels.add(key)  # small CPU parameters: snapshotting them needs no device sync
 
         def before_accumulate(grad: torch.Tensor) -> None:
             param = obs.param()
@@ -305,6 +308,8 @@ class Probe:
                 g = param.grad if param is not None else None
                 if g is not None:
                     obs.version = g._version
+                    if obs.snapshot is not None:
+                        obs.snapshot = g.detach().clone()  # the unscaled gradient is the new baseline
 
     def _mark_cleared(self, p: torch.Tensor, site: Site, discard: bool = True) -> None:
         key = id(p)
@@ -345,30 +350,23 @@ class Probe:
             if id(p) not in self.observed:
                 self.watch_param(p)
             self._sync(id(p), p)
-        self._choose_sentinel(params)
         rescale = None
+        measured = False
         for p in params:
             obs = self.observed.get(id(p))
             if id(p) in self.sentinels and obs is not None and obs.snapshot is not None:
-                rescale = _rescale_factor(obs)
+                if not measured:
+                    rescale, measured = _rescale_factor(obs), True
                 obs.snapshot = None
-                break
         self.ledger.register(id(opt), [id(p) for p in params])
-        violations = self.ledger.step(id(opt), [id(p) for p in params if p.grad is not None], site, self.owner_of, rescale)
+        violations = self.ledger.step(id(opt), [id(p) for p in params if p.grad is not None], site, self.owner_of, rescale,
+                                      measured=measured)
         window = self.ledger.window_violation(id(opt), self.accumulation_steps)
         if window is not None and id(opt) not in self._reported_windows:
             self._reported_windows.add(id(opt))
             violations.append(window)
         if violations:
             self.sink(violations, self)
-
-    def _choose_sentinel(self, params: list[torch.Tensor]) -> None:
-        """Pick one small CPU parameter of this optimizer to snapshot (reading it needs no sync)."""
-        if any(id(p) in self.sentinels for p in params):
-            return
-        small = [p for p in params if p.device.type == "cpu" and p.numel() <= SENTINEL_MAX_NUMEL and p.requires_grad]
-        if small:
-            self.sentinels.add(id(min(small, key=lambda p: p.numel())))
 
     def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         # a closure (LBFGS) ran its backward inside step(): those gradients were applied too
