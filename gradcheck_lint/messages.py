@@ -15,7 +15,8 @@ def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: 
                       wrong_clear_line: int | None = None, owned: str | None = None) -> tuple[str, str]:
     if wrong_clear:
         msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
-               f"`{wrong_clear}`{_at(wrong_clear_line)} clears other parameters, nothing clears {owned or f'`{opt}`'}'s.")
+               f"`{wrong_clear}`{_at(wrong_clear_line)} clears other parameters, and nothing clears the gradients of "
+               f"{owned or f'`{opt}`'}.")
     else:
         msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
                f"nothing clears `{opt}`'s gradients between its steps, so `.grad` keeps accumulating across iterations.")
@@ -54,8 +55,8 @@ def loss_scaled_twice(backward: str, loss: str, divisor: str, step: str, step_li
 def accumulation_off_by_one(test: str, counter: str, source: str, step: str, start: int = 0,
                             fires_first: bool = True, longer: bool = False) -> tuple[str, str]:
     if fires_first:
-        msg = (f"`if {test}:` is true on the first micro-batch (`{counter}` is {start} there, from `{source}`): `{step}` runs "
-               f"after that one micro-batch alone, and every later window is shifted by one micro-batch.")
+        msg = (f"`if {test}:` lets `{step}` run on the first micro-batch (`{counter}` is {start} there, from `{source}`): "
+               f"the step applies that one micro-batch alone, and every later window is shifted by one micro-batch.")
     elif longer:
         msg = (f"`if {test}:` first holds after more than N micro-batches (`{counter}` is {start} on the first "
                f"micro-batch, from `{source}`): the first `{step}` applies a window longer than N.")
