@@ -73,7 +73,9 @@ def iter_python_files(paths: list[str]) -> Iterator[str]:
     for given in paths:
         if os.path.isdir(given) and not given.endswith(".py"):
             gitignore = GitIgnore.load(given)
-            for root, dirs, files in os.walk(given, followlinks=False):
+            unlistable: list[OSError] = []  # directories the walk cannot enter are reported, not dropped
+            for root, dirs, files in os.walk(given, onerror=unlistable.append, followlinks=False):
+                yield from _drain(unlistable)
                 dirs[:] = sorted(
                     d for d in dirs
                     if d not in SKIP_DIRS and not d.endswith(".egg-info") and not _is_venv(os.path.join(root, d))
@@ -95,8 +97,17 @@ def iter_python_files(paths: list[str]) -> Iterator[str]:
                     if d.endswith(".py"):
                         dirs.remove(d)
                         yield os.path.join(root, d)
+            yield from _drain(unlistable)
         else:
             yield given
+
+
+def _drain(errors: list[OSError]) -> Iterator[str]:
+    """Yield (and forget) the directories whose listing failed during the walk."""
+    while errors:
+        exc = errors.pop(0)
+        if exc.filename is not None:
+            yield os.fsdecode(exc.filename)
 
 
 def _is_venv(path: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import tokenize
 from dataclasses import dataclass
 
@@ -18,8 +19,13 @@ def read_source(path: str) -> SourceText:
     """Read and decode a Python file; never raises, reports the reason instead."""
     try:
         if os.path.isdir(path):
-            return SourceText(None, "is a directory, not a file")
-        with open(path, "rb") as fh:
+            return SourceText(None, _directory_reason(path))
+        # Non-blocking: opening a FIFO nobody writes to would otherwise wait forever.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with open(fd, "rb", closefd=True) as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                return SourceText(None, f"is not a regular file but {_file_kind(mode)}")
             data = fh.read()
     except FileNotFoundError:
         if os.path.islink(path):
@@ -32,6 +38,23 @@ def read_source(path: str) -> SourceText:
     except OSError as exc:
         return SourceText(None, f"cannot be read: {exc.strerror or exc}")
     return decode_source(data)
+
+
+def _directory_reason(path: str) -> str:
+    """Say why a directory given as a file cannot be analysed (listing it may fail, too)."""
+    try:
+        with os.scandir(path):
+            pass
+    except OSError as exc:
+        return f"is a directory that cannot be listed: {exc.strerror or exc}"
+    return "is a directory, not a file"
+
+
+def _file_kind(mode: int) -> str:
+    """Name a non-regular file type in words."""
+    kinds = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((word for test, word in kinds if test(mode)), "a special file")
 
 
 def decode_source(data: bytes) -> SourceText:

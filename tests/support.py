@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
+import signal
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -46,3 +49,30 @@ def load_fixtures() -> list[Fixture]:
         head = "\n".join(text.splitlines()[:5])
         fixtures.append(Fixture(path, parse_expectations(text), bool(_STATIC_ONLY.search(head))))
     return fixtures
+
+
+# A file that takes this long is hung: far above the analysis's own 30-second safety net.
+HANG_SECONDS = 120.0
+
+
+class AnalysisHang(BaseException):
+    """The body ran past the hang guard (a BaseException, so the engine's `except Exception` cannot swallow it)."""
+
+
+@contextlib.contextmanager
+def hang_guard(seconds: float = HANG_SECONDS) -> Iterator[None]:
+    """Raise `AnalysisHang` if the body runs longer than `seconds` (main thread, POSIX; elsewhere no guard)."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise AnalysisHang(f"no answer after {seconds:.0f} s")
+
+    if not hasattr(signal, "setitimer"):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
+import sys
 
 import pytest
 
 from gradcheck_lint import check_file, check_paths, check_source
-from support import load_fixtures
+from support import hang_guard, load_fixtures
 
 TRAIN = "import torch\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
 
@@ -64,21 +66,104 @@ def test_latin1_with_cookie_is_analysed(tmp_path) -> None:  # type: ignore[no-un
     assert codes(check_file(str(f))) == ["GL001"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True, reason="root reads any file")
+AS_ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else True
+
+
+@pytest.mark.skipif(AS_ROOT, reason="root reads any file")
 def test_unreadable_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
     f = tmp_path / "secret.py"
     f.write_text("loss.backward()\n")
     f.chmod(0)
-    assert codes(check_file(str(f))) == ["GL000"]
+    diags = check_file(str(f))
+    assert codes(diags) == ["GL000"] and "permission denied" in diags[0].message
+
+
+@pytest.mark.skipif(AS_ROOT, reason="root lists any directory")
+def test_unreadable_directory_is_reported_not_skipped(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "ok.py").write_text(TRAIN)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "train.py").write_text(TRAIN)
+    locked.chmod(0)
+    try:
+        diags, files = check_paths([str(tmp_path)])
+    finally:
+        locked.chmod(0o755)
+    assert files == 2 and [(os.path.basename(d.path), d.code) for d in diags] == [("locked", "GL000")]
+
+
+def test_unlistable_directory_is_reported_not_skipped(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The same as root: a directory whose listing fails (simulated) gets a GL000, the rest is checked."""
+    (tmp_path / "ok.py").write_text(TRAIN)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "train.py").write_text(TRAIN)
+    real_scandir = os.scandir
+
+    def scandir(path="."):  # type: ignore[no-untyped-def]
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    diags, files = check_paths([str(tmp_path)])
+    assert files == 2
+    assert [(d.path, d.code) for d in diags] == [(str(locked), "GL000")]
+    assert "cannot be listed: Permission denied" in diags[0].message
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_named_pipe_is_not_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Opening a FIFO that nobody writes to blocks forever; it gets a GL000 at once instead."""
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    with hang_guard(60):
+        diags = check_file(str(fifo))
+    assert codes(diags) == ["GL000"] and "named pipe" in diags[0].message
+
+
+def test_devices_directories_and_broken_links_as_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Unreadable paths that even root cannot read as Python source."""
+    (tmp_path / "pkg.py").mkdir()
+    os.symlink(tmp_path / "missing.py", tmp_path / "broken.py")
+    os.symlink(tmp_path / "self.py", tmp_path / "self.py")
+    expected = {"pkg.py": "is a directory", "broken.py": "broken symbolic link", "self.py": "cannot be read"}
+    if os.path.exists("/dev/null"):
+        os.symlink("/dev/null", tmp_path / "null.py")  # a device: /dev/zero in its place would be read forever
+        expected["null.py"] = "character device"
+    for name, words in expected.items():
+        with hang_guard(60):
+            diags = check_file(str(tmp_path / name))
+        assert codes(diags) == ["GL000"] and words in diags[0].message, (name, diags)
 
 
 def test_symlink_loops_in_directories(tmp_path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "train.py").write_text(TRAIN)
-    os.symlink(tmp_path, tmp_path / "a" / "loop")
-    os.symlink(tmp_path / "a" / "self.py", tmp_path / "a" / "self.py") if False else None
+    os.symlink(tmp_path, tmp_path / "a" / "loop")  # a directory loop: not followed
+    os.symlink(tmp_path / "a" / "loop.py", tmp_path / "a" / "loop.py")  # a file that points at itself
+    os.symlink(tmp_path / "a" / "pong.py", tmp_path / "a" / "ping.py")  # two files pointing at each other
+    os.symlink(tmp_path / "a" / "ping.py", tmp_path / "a" / "pong.py")
     diags, files = check_paths([str(tmp_path)])
-    assert files == 1 and diags == []
+    assert files == 4
+    assert [(os.path.basename(d.path), d.code) for d in diags] == [("loop.py", "GL000"), ("ping.py", "GL000"), ("pong.py", "GL000")]
+    assert all("Too many levels of symbolic links" in d.message for d in diags)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_cli_one_bad_file_among_good_ones(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A FIFO and a syntax error next to a buggy and a clean script: both scripts checked, exit 2."""
+    buggy = TRAIN + "for x in range(3):\n    model(x).sum().backward()\n    opt.step()\n"
+    (tmp_path / "buggy.py").write_text(buggy)
+    (tmp_path / "clean.py").write_text(buggy + "    opt.zero_grad()\n")
+    (tmp_path / "broken.py").write_text("for x in y\n    loss.backward()\n")
+    os.mkfifo(tmp_path / "pipe.py")
+    res = subprocess.run([sys.executable, "-m", "gradcheck_lint", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    lines = [line for line in res.stdout.splitlines() if not line.startswith("    ")]
+    found = sorted((os.path.basename(line.split(":", 1)[0]), line.split()[1]) for line in lines[:-1])
+    assert found == [("broken.py", "GL000"), ("buggy.py", "GL001"), ("pipe.py", "GL000")], res.stdout
+    assert lines[-1] == "Found 3 problems in 4 files checked."
+    assert res.returncode == 2 and "Traceback" not in res.stderr
 
 
 def test_mutated_fixtures_never_crash() -> None:
