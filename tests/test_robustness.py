@@ -7,6 +7,7 @@ import random
 import subprocess
 import sys
 
+import libcst as cst
 import pytest
 
 from gradcheck_lint import check_file, check_paths, check_source
@@ -39,6 +40,22 @@ def test_twenty_thousand_loops_in_one_file() -> None:
     src = TRAIN + "".join(f"for x{i} in range(2):\n    model(x{i}).sum().backward()\n" for i in range(20_000))
     diags = check_source(src)
     assert all(d.code in ("GL000",) or d.code.startswith("GL0") for d in diags)
+
+
+def test_what_python_accepts_but_libcst_rejects_is_not_called_a_syntax_error(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """libcst 1.9 rejects 3,500 adjacent string literals that Python accepts: a parser limit, not the user's error."""
+    try:
+        cst.parse_module("x = (\n")
+    except cst.ParserSyntaxError as exc:
+        refusal = exc
+
+    def parse_module(text: str) -> cst.Module:
+        raise refusal
+
+    monkeypatch.setattr(cst, "parse_module", parse_module)
+    diags = check_source(TRAIN + "model(x).sum().backward()\n")
+    assert codes(diags) == ["GL000"]
+    assert "syntax error" not in diags[0].message and "libcst although Python accepts it" in diags[0].message
 
 
 @pytest.mark.parametrize(
