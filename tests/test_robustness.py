@@ -11,6 +11,7 @@ import libcst as cst
 import pytest
 
 from gradcheck_lint import check_file, check_paths, check_source
+from gradcheck_lint.analysis import interpreter
 from support import hang_guard, load_fixtures
 
 TRAIN = "import torch\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
@@ -40,6 +41,16 @@ def test_twenty_thousand_loops_in_one_file() -> None:
     src = TRAIN + "".join(f"for x{i} in range(2):\n    model(x{i}).sum().backward()\n" for i in range(20_000))
     diags = check_source(src)
     assert all(d.code in ("GL000",) or d.code.startswith("GL0") for d in diags)
+
+
+def test_time_budget_also_stops_inside_one_statement(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`f(` + 5,000 × `loss.backward(), ` + `)` ran for minutes: the budget was only checked between statements."""
+    monkeypatch.setattr(interpreter, "TIME_BUDGET", -1.0)  # the deadline has passed before the first statement
+    src = TRAIN + "f(" + ", ".join(["model(x).sum().backward()"] * 3) + ")\n"
+    interp = interpreter.Interpreter(cst.parse_module(src))
+    interp.run()
+    assert interp.exhausted and interp.backwards == {}
+    assert check_source(src) == []
 
 
 def test_what_python_accepts_but_libcst_rejects_is_not_called_a_syntax_error(monkeypatch) -> None:  # type: ignore[no-untyped-def]
