@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
+import re
 import stat
 import tokenize
 from dataclasses import dataclass
+
+
+# PEP 263: an encoding declaration in a comment on one of the first two lines.
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +68,9 @@ def decode_source(data: bytes) -> SourceText:
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        return SourceText(None, f"declares an unusable encoding: {exc.msg if hasattr(exc, 'msg') else exc}")
+        if _COOKIE.search(b"\n".join(data.removeprefix(codecs.BOM_UTF8).splitlines()[:2])):
+            return SourceText(None, f"declares an unusable encoding: {exc.msg if hasattr(exc, 'msg') else exc}")
+        encoding = "utf-8"  # nothing declared: the first lines are not UTF-8, and decoding says where
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
