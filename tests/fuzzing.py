@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from gradcheck_lint import Diagnostic
 from gradcheck_lint.registry import PARSE_ERROR_CODE, all_rules
 from gradcheck_lint.render import render_json
-from support import AnalysisHang, hang_guard  # noqa: F401 - re-exported for the tests and the benchmark
 
 INTERNAL_ERROR = "internal error"
 

@@ -18,11 +18,9 @@ import hypothesmith
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzing import (
-    INTERNAL_ERROR, contract_violations, hang_guard, mutate, mutation_steps, spliced_programs, training_programs,
-)
+from fuzzing import INTERNAL_ERROR, contract_violations, mutate, mutation_steps, spliced_programs, training_programs
 from gradcheck_lint import Diagnostic, check_file, check_source
-from support import load_fixtures
+from support import hang_guard, load_fixtures
 
 # Deterministic for CI; a few hundred examples in all (see benchmarks/fuzz.py for the long run).
 CI = settings(derandomize=True, deadline=None, database=None, print_blob=True,
