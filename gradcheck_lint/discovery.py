@@ -62,7 +62,9 @@ def iter_python_files(paths: list[str], settings: Settings | None = None) -> Ite
             yield given
             continue
         gitignore = GitIgnore.load(given)
-        for root, dirs, files in os.walk(given, followlinks=False):
+        unlistable: list[OSError] = []  # directories the walk cannot enter are reported, not dropped
+        for root, dirs, files in os.walk(given, onerror=unlistable.append, followlinks=False):
+            yield from _drain(unlistable)
             dirs[:] = sorted(
                 d for d in dirs
                 if not _is_venv(os.path.join(root, d))
@@ -85,6 +87,15 @@ def iter_python_files(paths: list[str], settings: Settings | None = None) -> Ite
                 if d.endswith(SOURCE_SUFFIXES):
                     dirs.remove(d)
                     yield os.path.join(root, d)
+        yield from _drain(unlistable)
+
+
+def _drain(errors: list[OSError]) -> Iterator[str]:
+    """Yield (and forget) the directories whose listing failed during the walk."""
+    while errors:
+        exc = errors.pop(0)
+        if exc.filename is not None:
+            yield os.fsdecode(exc.filename)
 
 
 def _is_venv(path: str) -> bool:

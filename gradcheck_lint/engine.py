@@ -80,7 +80,10 @@ def _parse_cst(text: str, path: str) -> tuple[cst.Module | None, list[Diagnostic
             warnings.simplefilter("ignore")
             return cst.parse_module(text), []
     except cst.ParserSyntaxError as exc:
-        return None, [unanalysable(path, f"has a syntax error: {exc.message}", exc.raw_line, exc.raw_column + 1)]
+        # Python itself accepted the file, so this is a limit of libcst's parser, not the user's syntax.
+        return None, [unanalysable(path, f"could not be parsed by libcst although Python accepts it ({exc.message})",
+                                   exc.raw_line, exc.raw_column + 1,
+                                   help="this is a limit of the parser gradlint uses; exclude the file from the checked paths.")]
     except RecursionError:
         return None, [unanalysable(path, "is nested too deeply to parse (recursion limit)")]
     except Exception as exc:  # noqa: BLE001 - the parser must never take the run down

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
+import re
+import stat
 import tokenize
 from dataclasses import dataclass
+
+# PEP 263: an encoding declaration in a comment on one of the first two lines.
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*[-\w.]+", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,8 +26,13 @@ def read_bytes(path: str) -> bytes | str:
     """Return the file's bytes, or why it cannot be read, in words; never raises."""
     try:
         if os.path.isdir(path):
-            return "is a directory, not a file"
-        with open(path, "rb") as fh:
+            return _directory_reason(path)
+        # Non-blocking: opening a FIFO nobody writes to would otherwise wait forever.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with open(fd, "rb", closefd=True) as fh:
+            mode = os.fstat(fh.fileno()).st_mode
+            if not stat.S_ISREG(mode):
+                return f"is not a regular file but {_file_kind(mode)}"
             return fh.read()
     except FileNotFoundError:
         if os.path.islink(path):
@@ -43,12 +54,31 @@ def read_source(path: str) -> SourceText:
     return decode_source(data)
 
 
+def _directory_reason(path: str) -> str:
+    """Say why a directory given as a file cannot be analysed (listing it may fail, too)."""
+    try:
+        with os.scandir(path):
+            pass
+    except OSError as exc:
+        return f"is a directory that cannot be listed: {exc.strerror or exc}"
+    return "is a directory, not a file"
+
+
+def _file_kind(mode: int) -> str:
+    """Name a non-regular file type in words."""
+    kinds = ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((word for test, word in kinds if test(mode)), "a special file")
+
+
 def decode_source(data: bytes) -> SourceText:
     """Decode bytes using the file's declared encoding (default UTF-8), dropping a BOM."""
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
-        return SourceText(None, f"declares an unusable encoding: {exc.msg if hasattr(exc, 'msg') else exc}")
+        if _COOKIE.search(b"\n".join(data.removeprefix(codecs.BOM_UTF8).splitlines()[:2])):
+            return SourceText(None, f"declares an unusable encoding: {exc.msg if hasattr(exc, 'msg') else exc}")
+        encoding = "utf-8"  # nothing declared: the first lines are not UTF-8, and decoding says where
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
+import signal
 import subprocess
 import sys
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 from click.testing import CliRunner, Result
 
@@ -143,3 +146,30 @@ def load_notebook_fixtures() -> list[NotebookFixture]:
         expected = parse_notebook_expectations(sources, [c["cell_type"] for c in cells])
         fixtures.append(NotebookFixture(path, expected, tuple(sources)))
     return fixtures
+
+
+# A file that takes this long is hung: far above the analysis's own 30-second safety net.
+HANG_SECONDS = 120.0
+
+
+class AnalysisHang(BaseException):
+    """The body ran past the hang guard (a BaseException, so the engine's `except Exception` cannot swallow it)."""
+
+
+@contextlib.contextmanager
+def hang_guard(seconds: float = HANG_SECONDS) -> Iterator[None]:
+    """Raise `AnalysisHang` if the body runs longer than `seconds` (main thread, POSIX; elsewhere no guard)."""
+
+    def expire(signum: int, frame: object) -> None:
+        raise AnalysisHang(f"no answer after {seconds:.0f} s")
+
+    if not hasattr(signal, "setitimer"):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -1733,6 +1733,10 @@ class Interpreter:
     # ------------------------------------------------------------------ events
     def record_backward(self, call: cst.Call, loss: Value, loss_text: str, flow: Flow, frame: Frame, framework_scaled: bool,
                         only: set[Holder] | None = None) -> None:
+        # Each backward makes every later one dearer; one statement can hold thousands of them
+        # (`f(a.backward(), b.backward(), ...)`), so the time budget is checked here too.
+        if time.perf_counter() > self._deadline:
+            raise BudgetExhausted
         ev = self.backwards.get(id(call))
         if ev is None:
             ev = Backward(self._ordinal(call), call, code(call), loss_text, loss, framework_scaled)
