@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -255,8 +256,7 @@ def test_cli_one_bad_file_among_good_ones(tmp_path) -> None:  # type: ignore[no-
     (tmp_path / "broken.py").write_text("for x in y\n    loss.backward()\n")
     os.mkfifo(tmp_path / "pipe.py")
     res = subprocess.run([sys.executable, "-m", "gradcheck_lint", str(tmp_path)], capture_output=True, text=True, timeout=300)
-    lines = [line for line in res.stdout.splitlines() if not line.startswith("    ")]
-    found = sorted((os.path.basename(line.split(":", 1)[0]), line.split()[1]) for line in lines[:-1])
+    found = sorted((os.path.basename(m.group(1)), m.group(2)) for m in re.finditer(r"^(.+?):\d+:\d+: (GL\d{3}) ", res.stdout, re.M))
     assert found == [("broken.py", "GL000"), ("buggy.py", "GL001"), ("pipe.py", "GL000")], res.stdout
-    assert lines[-1] == "Found 3 problems in 4 files checked."
+    assert "Found 3 problems in 4 files checked." in res.stdout.splitlines()
     assert res.returncode == 2 and "Traceback" not in res.stderr
