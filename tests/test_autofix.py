@@ -23,21 +23,13 @@ from gradcheck_lint.cli import check as check_command
 from gradcheck_lint.diagnostics import Applicability, Certainty, Diagnostic, Edit, Fix, Span
 from gradcheck_lint.fixes import apply_edits, fix_file, fix_source, select_fixes, write_fixed
 from gradcheck_lint.fixplan import FixPlan, ReplaceNode, resolve
-from support import FIXTURES, load_fixtures
+from support import BUGGY, FIXTURES, load_fixtures
 
 FIXABLE_CODES = {"GL001", "GL002", "GL003", "GL004"}
 RUNTIME_CODES = {"GL001", "GL002", "GL004"}  # what the guard checks among the fixable codes
 CANDIDATES = [f for f in load_fixtures() if any(code in FIXABLE_CODES for _line, code in f.expected)]
 WORKER = Path(__file__).with_name("runtime_worker.py")
 
-BUGGY = """\
-import torch
-model = torch.nn.Linear(4, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for x in torch.randn(8, 4).split(2):
-    model(x).sum().backward()
-    opt.step()
-"""
 FIXED = BUGGY + "    opt.zero_grad()\n"
 
 

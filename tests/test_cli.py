@@ -10,16 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from support import FIXTURES, ROOT
+from support import BUGGY, FIXTURES, ROOT
 
-BUGGY = """\
-import torch
-model = torch.nn.Linear(4, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for x in torch.randn(8, 4).split(2):
-    model(x).sum().backward()
-    opt.step()
-"""
 CLEAN = BUGGY.replace("    opt.step()\n", "    opt.step()\n    opt.zero_grad()\n")
 
 

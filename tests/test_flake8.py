@@ -7,16 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import FIXTURES, ROOT
+from support import BUGGY, FIXTURES, ROOT
 
-BUGGY = """\
-import torch
-model = torch.nn.Linear(4, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for x in torch.randn(8, 4).split(2):
-    model(x).sum().backward()
-    opt.step()
-"""
 FORMAT = "%(path)s\t%(row)d\t%(col)d\t%(code)s\t%(text)s"
 
 

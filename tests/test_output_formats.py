@@ -28,21 +28,13 @@ from gradcheck_lint.registry import all_rules, catalogue
 from gradcheck_lint.render import ReportOptions, render_report
 from gradcheck_lint.render.github import escape_data, escape_property, render_github
 from gradcheck_lint.rule_docs import read_doc
-from support import FIXTURES, ROOT
+from support import BUGGY, FIXTURES, ROOT
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 # FormatChecker() knows "uri" and "uri-reference" (through rfc3986-validator), which Draft 4's own does not.
 VALIDATOR = jsonschema.Draft4Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
 ANSI = "\x1b["
 
-BUGGY = """\
-import torch
-model = torch.nn.Linear(4, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for x in torch.randn(8, 4).split(2):
-    model(x).sum().backward()
-    opt.step()
-"""
 CLEAN = BUGGY.replace("    opt.step()\n", "    opt.step()\n    opt.zero_grad()\n")
 
 
