@@ -14,7 +14,6 @@ import difflib
 import io
 import os
 import re
-import tempfile
 import tokenize
 import warnings
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from .diagnostics import Diagnostic, Edit, Fix
 from .discovery import iter_python_files
 from .engine import unanalysable
 from .notebooks import is_notebook
+from .output import write_bytes_atomic
 from .registry import PARSE_ERROR_CODE
 from .sources import decode_source, read_source
 
@@ -241,22 +241,7 @@ def write_fixed(result: FileResult) -> None:
     with open(target, "rb") as fh:
         if fh.read() != result.data:
             raise OSError(f"{result.path} changed while it was being fixed; it was not written")
-    mode = os.stat(target).st_mode & 0o7777
-    directory = os.path.dirname(target) or "."
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.", suffix=".gradlint-tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_bytes_atomic(target, data, suffix=".gradlint-tmp")
 
 
 def unified_diff(result: FileResult) -> str:
