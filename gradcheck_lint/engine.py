@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 import warnings
+from dataclasses import dataclass
 
 import libcst as cst
 
 from .analysis import TrainingModel
+from .analysis.conditions import forget_code
 from .config import Settings
 from .diagnostics import Diagnostic, Severity, Span
 from .fixplan import resolve as resolve_fix
@@ -18,7 +20,7 @@ from .suppressions import UnusedSuppression, apply_suppressions
 # Larger files (generated code, data dumps) are parsed for syntax only.
 MAX_ANALYSED_CHARS = 3_000_000
 
-__all__ = ["MAX_ANALYSED_CHARS", "check_text", "might_train", "syntax_problems", "unanalysable"]
+__all__ = ["MAX_ANALYSED_CHARS", "FileReport", "analyse_text", "check_text", "might_train", "syntax_problems", "unanalysable"]
 
 
 def unanalysable(path: str, reason: str, line: int = 1, column: int = 1, help: str | None = None) -> Diagnostic:
@@ -34,38 +36,67 @@ def unanalysable(path: str, reason: str, line: int = 1, column: int = 1, help: s
     )
 
 
+@dataclass(frozen=True, slots=True)
+class FileReport:
+    """What the analysis of one file found, and whether that result may be cached."""
+
+    diagnostics: list[Diagnostic]
+    # False when the wall-clock budget cut the analysis short: a rerun on an idle machine may find more.
+    reproducible: bool = True
+
+
 def check_text(text: str, path: str, settings: Settings | None = None) -> list[Diagnostic]:
     """Analyse one file's source text under `settings` (default: built-in) and return its diagnostics, sorted; never raises."""
+    return analyse_text(text, path, settings).diagnostics
+
+
+def analyse_text(text: str, path: str, settings: Settings | None = None, *, prefilter: bool = True) -> FileReport:
+    """`check_text` with the result's reproducibility; `prefilter=False` analyses even files the textual
+    prefilter rules out (the prefilter's own tests use it)."""
     enabled = (settings or Settings.default()).codes_for(path)
-    # CPython's own parser first: it is fast, and it rejects input (5,000 nested brackets, say) that
-    # would overflow the native stack of libcst's parser instead of raising.
-    trains = might_train(text)
-    if trains and len(text) > MAX_ANALYSED_CHARS:
-        return [unanalysable(
+    if prefilter and not might_train(text):
+        # No rule can fire without a backward pass and a step: the file is not parsed, only its
+        # suppression comments are read (a blanket one is still reported), unless it is generated-size.
+        if len(text) > MAX_ANALYSED_CHARS:
+            return FileReport([])
+        return FileReport(_finish(apply_suppressions([], text, lambda: _statement_tree(text), path, enabled), enabled))
+    if len(text) > MAX_ANALYSED_CHARS:
+        return FileReport([unanalysable(
             path, f"is too large to analyse ({len(text) / 1e6:.1f} MB; the limit is {MAX_ANALYSED_CHARS / 1e6:.0f} MB)",
             help="training scripts are far smaller: this is probably generated code; exclude it from the checked paths.",
-        )]
+        )])
+    # CPython's own parser first (a tenth of libcst's cost): it names syntax errors the way Python does,
+    # and it rejects input (5,000 nested brackets, say) that would overflow the native stack of libcst's
+    # parser instead of raising. Its tree also gives the statement ranges suppressions need.
     tree, problems = _parse_python(text, path)
     if tree is None:
-        return problems
+        return FileReport(problems)
     # An unused suppression is judged against every analysis rule, selected or not.
     run_all = UnusedSuppression.code in enabled
     rules = [cls for code, cls in all_rules().items() if run_all or code in enabled]
-    module: cst.Module | None = None
-    if trains and rules:
-        module, problems = _parse_cst(text, path)
-        if module is None:
-            return problems
+    if not rules:
+        return FileReport(_finish(apply_suppressions([], text, lambda: tree, path, enabled), enabled))
+    module, problems = _parse_cst(text, path)
+    if module is None:
+        return FileReport(problems)
     try:
-        out = _run_rules(module, text, path, rules) if module is not None else []
-        if len(text) <= MAX_ANALYSED_CHARS:  # generated files too big to analyse are not tokenized either
-            out = apply_suppressions(out, text, tree, path, enabled)
+        out, out_of_time = _run_rules(module, text, path, rules)
+        out = apply_suppressions(out, text, lambda: tree, path, enabled)
     except RecursionError:
-        return [unanalysable(path, "is nested too deeply to analyse (recursion limit)")]
+        return FileReport([unanalysable(path, "is nested too deeply to analyse (recursion limit)")])
     except Exception as exc:  # noqa: BLE001 - one file's analysis failure must not end the run
-        return [unanalysable(path, f"could not be analysed: internal error {type(exc).__name__}: {exc}",
-                             help="this is a bug in gradlint; please report it with the file. Other files were still checked.")]
-    return sorted({d for d in out if d.code in enabled}, key=Diagnostic.sort_key)
+        return FileReport([unanalysable(path, f"could not be analysed: internal error {type(exc).__name__}: {exc}",
+                                        help="this is a bug in gradlint; please report it with the file. Other files were still checked.")])
+    return FileReport(_finish(out, enabled), reproducible=not out_of_time)
+
+
+def _finish(diagnostics: list[Diagnostic], enabled: frozenset[str]) -> list[Diagnostic]:
+    return sorted({d for d in diagnostics if d.code in enabled}, key=Diagnostic.sort_key)
+
+
+def _statement_tree(text: str) -> ast.Module | None:
+    """CPython's tree, parsed only when a suppression comment needs statement ranges; None if invalid."""
+    return _parse_python(text, "<suppressions>")[0]
 
 
 def syntax_problems(text: str, path: str) -> list[Diagnostic]:
@@ -90,9 +121,16 @@ def _parse_cst(text: str, path: str) -> tuple[cst.Module | None, list[Diagnostic
         return None, [unanalysable(path, f"could not be parsed ({type(exc).__name__}: {exc})")]
 
 
-def _run_rules(module: cst.Module, text: str, path: str, rules: list[type[Rule]]) -> list[Diagnostic]:
-    """Build the semantic model once and run `rules` over it."""
-    model = TrainingModel(module)
+def _run_rules(module: cst.Module, text: str, path: str, rules: list[type[Rule]]) -> tuple[list[Diagnostic], bool]:
+    """Build the semantic model once and run `rules` over it; also say whether time ran out."""
+    try:
+        model = TrainingModel(module)
+        return _findings(model, text, path, rules), model.out_of_time
+    finally:
+        forget_code()
+
+
+def _findings(model: TrainingModel, text: str, path: str, rules: list[type[Rule]]) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for rule_cls in rules:
         for finding in rule_cls().check(model):

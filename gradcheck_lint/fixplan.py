@@ -16,6 +16,7 @@ import libcst as cst
 from .analysis import TrainingModel
 from .analysis.events import Step
 from .analysis.names import dotted
+from .analysis.walk import children
 from .diagnostics import Applicability, Certainty, Edit, Fix, Span
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
@@ -158,21 +159,13 @@ def exits_between(model: TrainingModel, a: cst.BaseSmallStatement, b: cst.BaseSm
     if ia is None or ib is None:
         return True
     lo, hi = sorted((ia, ib))
-    hit = False
 
-    class Exits(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return False
+    def exits(node: cst.CSTNode) -> bool:  # a return/break/continue/raise, not inside a nested def
+        if isinstance(node, _EXITS):
+            return True
+        return not isinstance(node, cst.FunctionDef) and any(exits(child) for child in children(node))
 
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            nonlocal hit
-            if isinstance(node, _EXITS):
-                hit = True
-            return super().on_visit(node)
-
-    for stmt in stmts[lo + 1: hi]:
-        stmt.visit(Exits())
-    return hit
+    return any(exits(stmt) for stmt in stmts[lo + 1: hi])
 
 
 def after_step(model: TrainingModel, step: Step) -> tuple[cst.BaseExpression, cst.BaseSmallStatement] | None:

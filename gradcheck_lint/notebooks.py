@@ -324,11 +324,11 @@ def check_notebook(text: str, path: str, settings: Settings | None = None) -> li
         notebook = parse_notebook(text)
     except NotebookError as exc:
         return [unanalysable(path, exc.reason, exc.line, exc.column, help=_INVALID_HELP)]
-    if not notebook.is_python or not any(c.cell_type == "code" and might_train(c.source) for c in notebook.cells):
+    if not notebook.is_python or not might_train("\n".join(c.source for c in notebook.cells if c.cell_type == "code")):
         return []
     cells = python_cells(notebook)
     module = VirtualModule.join(cells)
-    if not might_train(module.text):  # the word was only in magics or skipped cells
+    if not might_train(module.text):  # the words were only in magics or skipped cells
         return []
     # Jupyter compiles each cell on its own: a syntax error is reported in its own cell.
     for cell in cells:

@@ -14,7 +14,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Iterable, Literal, Sequence
+from typing import Callable, Iterable, Literal, Sequence
 
 from .diagnostics import Diagnostic, Severity, Span
 from .registry import PARSE_ERROR_CODE, SuppressionRule, catalogue, register
@@ -174,7 +174,7 @@ def statement_starts(tree: ast.AST) -> dict[int, int]:
 class _Index:
     """The directives of one file, looked up by line and by code, with their uses recorded."""
 
-    def __init__(self, directives: Sequence[Directive], tree: ast.AST) -> None:
+    def __init__(self, directives: Sequence[Directive], tree: Callable[[], ast.AST | None]) -> None:
         self.directives = directives
         self.used: set[tuple[int, str]] = set()
         self.by_line: dict[int, list[int]] = {}
@@ -190,7 +190,8 @@ class _Index:
     def scope_lines(self, line: int) -> set[int]:
         """The lines whose directives cover a diagnostic on `line`: its own and its statement's first."""
         if self._starts is None:
-            self._starts = statement_starts(self._tree)
+            tree = self._tree()  # parsed on first need: most files have no directive on a reported line
+            self._starts = statement_starts(tree) if tree is not None else {}
         return {line, self._starts.get(line, line)}
 
     def suppressed(self, d: Diagnostic) -> bool:
@@ -209,12 +210,13 @@ class _Index:
 
 
 def apply_suppressions(
-    diagnostics: Sequence[Diagnostic], text: str, tree: ast.AST, path: str, enabled: frozenset[str]
+    diagnostics: Sequence[Diagnostic], text: str, tree: Callable[[], ast.AST | None], path: str, enabled: frozenset[str]
 ) -> list[Diagnostic]:
     """Drop the diagnostics suppression comments cover; add GL101 for blanket directives and GL100 for unused ones.
 
     `diagnostics` should hold every analysis code when GL100 is enabled, so that a suppression of a
     code left out of the selection is judged by whether that rule fires, not reported as unused.
+    `tree` returns the file's CPython tree (or None), and is called only if statement ranges are needed.
     The result still holds codes outside `enabled`; the caller filters.
     """
     directives = find_directives(text)

@@ -77,13 +77,14 @@ def _bad_inputs(tmp_path: Path) -> dict[str, Path]:
     d = tmp_path / "proj"
     d.mkdir()
     (d / "good.py").write_text(BUGGY)
-    (d / "syntax.py").write_text("for x in y\n    loss.backward()\n")
-    (d / "latin1.py").write_bytes(b"x = '\xe9'  # backward\n")
-    deep = "x = " + "(" * 5000 + "1" + ")" * 5000 + "\nloss.backward()\n"
+    # Each holds a backward pass and a step, so the prefilter lets it through to the parsers.
+    (d / "syntax.py").write_text("for x in y\n    loss.backward()\n    opt.step()\n")
+    (d / "latin1.py").write_bytes(b"x = '\xe9'  # backward, step\n")
+    deep = "x = " + "(" * 5000 + "1" + ")" * 5000 + "\nloss.backward()\nopt.step()\n"
     (d / "deep.py").write_text(deep)
     (d / "dir.py").mkdir()
     os.symlink(d / "missing.py", d / "broken.py")
-    (d / "nul.py").write_bytes(b"loss.backward()\x00\n")
+    (d / "nul.py").write_bytes(b"loss.backward()\x00\nopt.step()\n")
     return {"dir": d}
 
 

@@ -129,7 +129,7 @@ def test_sarif_with_gl000_and_awkward_paths(tmp_path: Path, monkeypatch: pytest.
     (tmp_path / "my scripts").mkdir()
     (tmp_path / "my scripts" / "tränïng 1.py").write_text(BUGGY, encoding="utf-8")
     (tmp_path / "50%,a:b#c?.py").write_text(BUGGY, encoding="utf-8")
-    (tmp_path / "broken.py").write_text("for x in y\n    loss.backward()\n", encoding="utf-8")
+    (tmp_path / "broken.py").write_text("for x in y\n    loss.backward()\n    opt.step()\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     res = gradlint("--format", "sarif", ".")
     assert res.exit_code == 2, res.output
@@ -271,7 +271,7 @@ def test_statistics_equal_json_counts_on_fixtures(
 
 
 def test_statistics_with_gl000_and_with_nothing(tmp_path: Path) -> None:
-    (tmp_path / "bad.py").write_text("for x in y\n    loss.backward()\n")
+    (tmp_path / "bad.py").write_text("for x in y\n    loss.backward()\n    opt.step()\n")
     (tmp_path / "a.py").write_text(BUGGY)
     (tmp_path / "b.py").write_text(BUGGY)
     res = gradlint("--statistics", str(tmp_path))
@@ -501,7 +501,7 @@ def test_readme_workflow_commands_behave_as_described(tmp_path: Path) -> None:
     assert sarif_errors(json.loads((tmp_path / "gradlint.sarif").read_text(encoding="utf-8"))) == []
     res = step(github_step)
     assert res.returncode == 1 and res.stdout.startswith("::error file=train.py,line=6,col=5,")
-    (tmp_path / "broken.py").write_text("for x in y\n    loss.backward()\n")
+    (tmp_path / "broken.py").write_text("for x in y\n    loss.backward()\n    opt.step()\n")
     assert step(sarif_step).returncode != 0  # a file that could not be analysed fails the step...
     log = json.loads((tmp_path / "gradlint.sarif").read_text(encoding="utf-8"))
     assert log["runs"][0]["invocations"][0]["executionSuccessful"] is False  # ...and the log is still there to upload

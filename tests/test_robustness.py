@@ -27,7 +27,7 @@ def test_ten_megabyte_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert plain.stat().st_size > 10_000_000
     assert check_file(str(plain)) == []
     training = tmp_path / "generated_train.py"
-    training.write_text(TRAIN + "# backward\n" + "x = 1\n" * 600_000)
+    training.write_text(TRAIN + "# backward, step\n" + "x = 1\n" * 600_000)
     diags = check_file(str(training))
     assert codes(diags) == ["GL000"] and "too large" in diags[0].message
 
@@ -96,7 +96,7 @@ def test_what_python_accepts_but_libcst_rejects_is_not_called_a_syntax_error(mon
         raise refusal
 
     monkeypatch.setattr(cst, "parse_module", parse_module)
-    diags = check_source(TRAIN + "model(x).sum().backward()\n")
+    diags = check_source(TRAIN + "model(x).sum().backward()\nopt.step()\n")
     assert codes(diags) == ["GL000"]
     assert "syntax error" not in diags[0].message and "libcst although Python accepts it" in diags[0].message
 
@@ -140,12 +140,12 @@ def test_empty_and_blank_files_are_clean(tmp_path, data: bytes) -> None:  # type
         "raise ValueError, 'bad'",
         "try:\n    pass\nexcept Exception, e:\n    pass",
         "def f((a, b)):\n    pass",
-        "for x in range(3):\n\tif x:\n        loss.backward()",  # tabs and spaces mixed, as Python 2 allowed
+        "for x in range(3):\n\tif x:\n        loss.backward()\n\topt.step()",  # tabs and spaces mixed, as Python 2 allowed
     ],
 )
 def test_python2_syntax(statement: str) -> None:
     """A Python 2 script: one GL000 at its Python 2 line, not a crash and not an analysis."""
-    src = TRAIN + statement + "\nloss.backward()\n"
+    src = TRAIN + statement + "\nloss.backward()\nopt.step()\n"
     diags = check_source(src)
     assert codes(diags) == ["GL000"], diags
     assert "syntax error" in diags[0].message or "inconsistent use of tabs" in diags[0].message
@@ -153,7 +153,7 @@ def test_python2_syntax(statement: str) -> None:
 
 
 def test_nul_in_text_given_to_check_source() -> None:
-    diags = check_source(TRAIN + "loss.backward()\x00\n")
+    diags = check_source(TRAIN + "loss.backward()\x00\nopt.step()\n")
     assert codes(diags) == ["GL000"]
 
 
@@ -253,7 +253,7 @@ def test_cli_one_bad_file_among_good_ones(tmp_path) -> None:  # type: ignore[no-
     buggy = TRAIN + "for x in range(3):\n    model(x).sum().backward()\n    opt.step()\n"
     (tmp_path / "buggy.py").write_text(buggy)
     (tmp_path / "clean.py").write_text(buggy + "    opt.zero_grad()\n")
-    (tmp_path / "broken.py").write_text("for x in y\n    loss.backward()\n")
+    (tmp_path / "broken.py").write_text("for x in y\n    loss.backward()\n    opt.step()\n")
     os.mkfifo(tmp_path / "pipe.py")
     res = subprocess.run([sys.executable, "-m", "gradcheck_lint", str(tmp_path)], capture_output=True, text=True, timeout=300)
     found = sorted((os.path.basename(m.group(1)), m.group(2)) for m in re.finditer(r"^(.+?):\d+:\d+: (GL\d{3}) ", res.stdout, re.M))

@@ -139,7 +139,7 @@ def test_text_in_string_literals_is_not_a_directive(tmp_path: Path) -> None:
 
 
 def test_gl000_is_never_suppressed(tmp_path: Path) -> None:
-    broken = "# gradlint: file-ignore[GL000]\nfor x in y  # gradlint: ignore[GL000]\n    loss.backward()\n"
+    broken = "# gradlint: file-ignore[GL000]\nfor x in y  # gradlint: ignore[GL000]\n    loss.backward()\n    opt.step()\n"
     write(tmp_path, {"broken.py": broken})
     res = gradlint("--isolated", "--select", "ALL", "--format", "json", str(tmp_path / "broken.py"))
     assert res.returncode == 2

@@ -8,15 +8,56 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .names import dotted
+from .walk import walk
 
 _COUNTER_NAME = re.compile(r"(?:^|_)(?:i|it|idx|step|steps|iter|iters|iteration|batch_idx|batch_i|count|counter|n|k|j|micro|accum|num|global_step)(?:_|$)|step|iter|idx|count|accum|micro|batch", re.I)
 
 _module = cst.Module(body=[])
 
 
+# code() of the nodes of the file being analysed; generating code is costly and the interpreter asks for
+# the same nodes' text on every loop iteration. Holding the node keeps its id from being reused.
+_CODE: dict[int, tuple[cst.CSTNode, str]] = {}
+_CODE_LIMIT = 100_000
+
+
 def code(node: cst.CSTNode) -> str:
     """Source text of a node, whitespace-normalised."""
-    return " ".join(_module.code_for_node(node).split())
+    hit = _CODE.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    simple = _simple_code(node)
+    if simple is not None:
+        return simple
+    if len(_CODE) >= _CODE_LIMIT:
+        _CODE.clear()
+    text = " ".join(_module.code_for_node(node).split())
+    _CODE[id(node)] = (node, text)
+    return text
+
+
+def _simple_code(node: cst.CSTNode) -> str | None:
+    """The text of a name, a dotted name or a number written without spaces or parentheses, or None."""
+    if isinstance(node, cst.Name):
+        return None if node.lpar else node.value
+    if isinstance(node, cst.Attribute):
+        if node.lpar or not _tight(node.dot):
+            return None
+        head = _simple_code(node.value)
+        return None if head is None else f"{head}.{node.attr.value}"
+    if isinstance(node, (cst.Integer, cst.Float)):
+        return None if node.lpar else node.value
+    return None
+
+
+def _tight(dot: cst.Dot) -> bool:
+    before, after = dot.whitespace_before, dot.whitespace_after
+    return isinstance(before, cst.SimpleWhitespace) and not before.value and isinstance(after, cst.SimpleWhitespace) and not after.value
+
+
+def forget_code() -> None:
+    """Drop the cached texts (called when a file's analysis ends, so its tree can be freed)."""
+    _CODE.clear()
 
 
 def strip_parens(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -74,7 +115,7 @@ def names_in(expr: cst.CSTNode) -> frozenset[str]:
             if d:
                 out.add(d)
 
-    expr.visit(V())
+    walk(expr, V())
     return frozenset(out)
 
 
@@ -109,7 +150,7 @@ def analyse_test(cid: int, statement: cst.CSTNode, test: cst.BaseExpression, ali
             if node.attr.value == "sync_gradients":
                 sync = True
 
-    test.visit(V())
+    walk(test, V())
     return Condition(
         id=cid,
         statement=statement,
@@ -144,7 +185,7 @@ def _has_modulo(node: cst.CSTNode) -> bool:
             if isinstance(n.operator, cst.Modulo):
                 found = True
 
-    node.visit(V())
+    walk(node, V())
     return found
 
 
@@ -288,7 +329,7 @@ def _modulos(node: cst.CSTNode) -> list[cst.BinaryOperation]:
             if isinstance(n.operator, cst.Modulo):
                 out.append(n)
 
-    node.visit(_V())
+    walk(node, _V())
     return out
 
 
@@ -302,7 +343,7 @@ def _compared_names(test: cst.BaseExpression, counter: str) -> set[str]:
             if any(dotted(x) == counter for x in sides):
                 out.update(d for x in sides if (d := dotted(x)) is not None and d != counter)
 
-    test.visit(_V())
+    walk(test, _V())
     return out
 
 
@@ -439,7 +480,7 @@ def modulo_atoms(test: cst.BaseExpression) -> list[tuple[str, str]]:
                     if pair not in out:
                         out.append(pair)
 
-    test.visit(V())
+    walk(test, V())
     return out
 
 

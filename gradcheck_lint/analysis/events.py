@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .gradstate import PathState
+from .gradstate import PathState, in_order
 from .values import Entity, Holder, Value
 
 
@@ -46,6 +46,13 @@ class Step:
     loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
     if_stacks: set[tuple[int, ...]] = field(default_factory=set)
     framework_gated: bool = False  # inside `accelerator.accumulate(...)`
+    _ordered: list[PathState] | None = field(default=None, repr=False)
+
+    def states(self) -> list[PathState]:
+        """The incoming path states in a fixed order, so that rules choose the same witness on every run."""
+        if self._ordered is None or len(self._ordered) != len(self.incoming):
+            self._ordered = in_order(self.incoming)
+        return self._ordered
 
 
 @dataclass(eq=False)

@@ -7,6 +7,7 @@ events: backward, clear (zero_grad, `p.grad = None`), step, in-place rescale, fr
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
@@ -220,3 +221,19 @@ def merge_states(states: Iterable[PathState], limit: int = 64) -> frozenset[Path
         return s
     ordered = sorted(s, key=lambda p: (len(p.grads), len(p.discards), len(p.assumptions), sorted(p.grads), sorted(p.assumptions)))
     return frozenset(ordered[:limit])
+
+
+def canonical(value: object) -> object:
+    """A hash-seed independent, comparable form of a state (sets sorted, dataclasses as tuples)."""
+    if isinstance(value, (set, frozenset)):
+        return tuple(sorted((canonical(v) for v in value), key=repr))
+    if isinstance(value, tuple):
+        return tuple(canonical(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__name__, *(canonical(getattr(value, f.name)) for f in dataclasses.fields(value)))
+    return value
+
+
+def in_order(states: Iterable[PathState]) -> list[PathState]:
+    """States in an order that does not depend on set iteration (and so on PYTHONHASHSEED)."""
+    return sorted(states, key=lambda s: repr(canonical(s)))

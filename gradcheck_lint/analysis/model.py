@@ -11,6 +11,7 @@ from .events import Backward, Clear, Loop, Step
 from .gradstate import PathState
 from .interpreter import Interpreter
 from .values import Entity, EntityTable, Holder
+from .walk import iter_tree
 
 
 class TrainingModel:
@@ -28,8 +29,11 @@ class TrainingModel:
         self.conditions: dict[int, Condition] = interp.conditions
         self.loops: dict[int, Loop] = interp.loops
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
+        # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
+        self.out_of_time: bool = interp.out_of_time
         self._positions: object = None
         self._parents: object = None
+        self._order: dict[int, int] | None = None
 
     # -- positions are resolved lazily: only files with findings pay for them
     def span(self, node: cst.CSTNode) -> Span:
@@ -40,7 +44,14 @@ class TrainingModel:
         return Span(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1)
 
     def line(self, node: cst.CSTNode) -> int:
+        """The node's first line; resolves positions, so only for what is reported (sort with `order`)."""
         return self.span(node).line
+
+    def order(self, node: cst.CSTNode) -> int:
+        """A key putting nodes in source order, without resolving positions (cheap: one read-only walk)."""
+        if self._order is None:
+            self._order = {id(n): i for i, n in enumerate(iter_tree(self.module))}
+        return self._order.get(id(node), -1)
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The syntax node holding `node` (None for the module or a node not in it); resolved on first use."""
@@ -59,7 +70,7 @@ class TrainingModel:
         return ", ".join(f"`{n}`" for n in own.names)
 
     def steps_of(self, uid: int) -> list[Step]:
-        return sorted((s for s in self.steps.values() if s.optimizer.uid == uid), key=lambda s: self.line(s.node))
+        return sorted((s for s in self.steps.values() if s.optimizer.uid == uid), key=lambda s: self.order(s.node))
 
     def guards(self, step: Step, state: "PathState") -> list[Condition]:
         """Conditions of this path that the step depends on: enclosing ifs and earlier `continue` guards."""

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from .walk import walk
+
 _OPTIMIZER_CLASS = re.compile(
     r"(?:SGD|Adam\w*|AdamW\w*|RMSprop|Adagrad|Adadelta|Adamax|NAdam|RAdam|LBFGS|Rprop|ASGD|"
     r"SparseAdam|Lion\w*|Lamb|LAMB|Adafactor|Lars|LARS|Sophia\w*|Muon|Shampoo|NovoGrad|Novograd|"
@@ -164,7 +166,7 @@ class ImportMap:
                         local = alias.asname.name.value
                     self.out[local] = full
 
-        module.visit(_Visitor(self.aliases))
+        walk(module, _Visitor(self.aliases))
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """Return the qualified dotted name of an expression like `O.Adam`, or None."""

@@ -113,7 +113,7 @@ def join(values: Iterable[Value]) -> Value:
     if len(vals) == 1:
         return vals[0]
     first = vals[0]
-    if all(v == first for v in vals[1:]):
+    if all(v is first or v == first for v in vals[1:]):
         return first
     counters = {v.counter for v in vals}
     counter = None

@@ -69,7 +69,7 @@ for x in torch.randn(8, 4).split(2):
             holders = model.optimizer_holders(opt)
             stale = leftover = None
             unconditional = not any(stack for stack in step.if_stacks)
-            for state in step.incoming:
+            for state in step.states():
                 for holder, contribution in state.held(holders):
                     stale_here = opt.uid in contribution.consumers or (
                         not contribution.live and model.applied_within_same_model(holder, contribution.consumers)
@@ -134,7 +134,7 @@ for x in torch.randn(8, 4).split(2):
     @staticmethod
     def _wrong_clear(model: TrainingModel, step, holders):  # type: ignore[no-untyped-def]
         """A clear in the same loop that targets other parameters than the stepping optimizer's."""
-        for clear in sorted(model.clears.values(), key=lambda c: model.line(c.node)):
+        for clear in sorted(model.clears.values(), key=lambda c: model.order(c.node)):
             if clear.everything or not clear.holders:
                 continue
             if any(h.overlaps(x) for h in clear.holders for x in holders):

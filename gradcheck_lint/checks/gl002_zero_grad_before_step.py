@@ -65,9 +65,9 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
         reported: set[int] = set()
-        for step in sorted(model.steps.values(), key=lambda s: model.line(s.node)):
+        for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             holders = model.optimizer_holders(step.optimizer)
-            for state in step.incoming:
+            for state in step.states():
                 gates = [c for c in model.guards(step, state) if c.is_accumulation_gate]
                 for discard in sorted(state.discards):
                     if discard.clear in reported or not any(discard.holder.overlaps(h) for h in holders):

@@ -88,9 +88,9 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
         reported: set[int] = set()
-        for step in sorted(model.steps.values(), key=lambda s: model.line(s.node)):
+        for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             holders = model.optimizer_holders(step.optimizer)
-            for state in step.incoming:
+            for state in step.states():
                 for _h, c in state.held(holders):
                     if not (c.fresh and c.repeated) or c.rescaled or c.backward in reported:
                         continue

@@ -10,6 +10,7 @@ from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conditions import Condition, code, strip_parens
 from ..analysis.names import dotted
+from ..analysis.walk import walk
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, source
 from ..registry import Finding, Rule, register
 
@@ -57,9 +58,9 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
         reported: set[int] = set()
-        for step in sorted(model.steps.values(), key=lambda s: model.line(s.node)):
+        for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             holders = model.optimizer_holders(step.optimizer)
-            for state in step.incoming:
+            for state in step.states():
                 for cond in model.guards(step, state):
                     value = state.assumption(cond.akey)
                     if cond.id in reported:
@@ -95,7 +96,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                 if isinstance(node.operator, cst.Modulo) and dotted(strip_parens(node.left)) == counter:
                     counters.append(node.left)
 
-        cond.test.visit(Moduli())
+        walk(cond.test, Moduli())
         if not counters:
             return None
         edits = tuple(

@@ -59,11 +59,11 @@ for real in torch.randn(8, 4, 4):
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
-        for step in sorted(model.steps.values(), key=lambda s: model.line(s.node)):
+        for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             opt = step.optimizer
             holders = model.optimizer_holders(opt)
             leak = None
-            for state in sorted(step.incoming, key=lambda s: len(s.grads)):
+            for state in sorted(step.states(), key=lambda s: len(s.grads)):
                 held = state.held(holders)
                 for holder, c in held:
                     if (c.consumers and opt.uid not in c.consumers and not c.live and c.certain and not holder.pseudo
