@@ -6,10 +6,11 @@ from typing import Iterable
 
 from .config import Settings
 from .diagnostics import Diagnostic
+from .cache import ResultCache
 from .discovery import iter_python_files
-from .engine import check_text, unanalysable
-from .notebooks import check_notebook_file, is_notebook
-from .sources import read_source
+from .engine import check_text
+from .runner import RunStats, analyse_bytes, lint_files
+from .sources import read_bytes
 
 
 def _effective(settings: Settings | None, codes: Iterable[str] | None) -> Settings:
@@ -25,24 +26,19 @@ def check_source(text: str, path: str = "<string>", codes: Iterable[str] | None 
 
 def check_file(path: str, codes: Iterable[str] | None = None, settings: Settings | None = None) -> list[Diagnostic]:
     """Lint one file (a `.ipynb` file as a notebook); unreadable or unparsable files give a single GL000 diagnostic."""
-    if is_notebook(path):
-        return check_notebook_file(path, _effective(settings, codes))
-    src = read_source(path)
-    if src.text is None:
-        return [unanalysable(path, src.error or "cannot be read")]
-    return check_text(src.text, path, _effective(settings, codes))
+    return analyse_bytes(read_bytes(path), path, _effective(settings, codes)).diagnostics
 
 
-def check_paths(paths: list[str], settings: Settings | None = None) -> tuple[list[Diagnostic], int]:
+def check_paths(paths: list[str], settings: Settings | None = None, *, jobs: int = 1,
+                cache: ResultCache | None = None, stats: RunStats | None = None) -> tuple[list[Diagnostic], int]:
     """Lint files and directories (scripts and notebooks); return the diagnostics and the number of files checked.
 
     `settings` default to the built-in ones; `gradcheck_lint.config.load_settings(paths)` reads the
-    `[tool.gradlint]` configuration the way the `gradlint` command does.
+    `[tool.gradlint]` configuration the way the `gradlint` command does. `jobs` > 1 analyses files in
+    that many processes; `cache` (a `gradcheck_lint.cache.ResultCache`) reuses earlier results. Neither
+    changes the result.
     """
     chosen = settings or Settings.default()
-    out: list[Diagnostic] = []
-    count = 0
-    for path in iter_python_files(paths, chosen):
-        count += 1
-        out.extend(check_file(path, settings=chosen))
-    return sorted(out, key=Diagnostic.sort_key), count
+    stats = stats if stats is not None else RunStats()
+    out = lint_files(iter_python_files(paths, chosen), chosen, jobs=jobs, cache=cache, stats=stats)
+    return sorted(out, key=Diagnostic.sort_key), stats.files

@@ -10,6 +10,7 @@ import click
 
 from . import __version__
 from .api import check_paths
+from .cache import CACHE_DIR_ENV, CACHE_DIR_NAME, ResultCache, default_cache_dir
 from .config import ConfigError, Settings, load_settings
 from .diagnostics import Diagnostic
 from .fixes import fix_paths, unified_diff, write_fixed
@@ -17,6 +18,7 @@ from .output import write_atomic
 from .registry import PARSE_ERROR_CODE, Selection, catalogue
 from .render import COLOR_MODES, FORMATS, ReportOptions, render_report, use_color
 from .rule_docs import read_doc
+from .runner import available_cores
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -45,12 +47,17 @@ def _split(values: tuple[str, ...]) -> list[str]:
 @click.option("--fix", is_flag=True, help="Apply the safe fixes, then report what remains.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (with --fix) or show as fixable the fixes that need review.")
 @click.option("--diff", is_flag=True, help="Print the unified diff --fix would apply, write nothing (exit 1 if it is not empty).")
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=0, show_default="0: one per core",
+              help="Analyse files in this many processes (1: in this process).")
+@click.option("--no-cache", is_flag=True, help="Analyse every file again; neither read nor write the result cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help=f"Where to keep results [default: ${CACHE_DIR_ENV}, else {CACHE_DIR_NAME} in the project root]; deletable at any time.")
 @click.version_option(__version__, prog_name="gradlint")
 def check(
     paths: tuple[str, ...], fmt: str, select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
     config_file: str | None, isolated: bool, force_exclude: bool, exit_zero: bool,
     statistics: bool, show_source: bool, color_mode: str, output_file: str | None,
-    fix: bool, unsafe_fixes: bool, diff: bool,
+    fix: bool, unsafe_fixes: bool, diff: bool, jobs: int, no_cache: bool, cache_dir: str | None,
 ) -> None:
     """Check PyTorch training scripts for gradient-accumulation bugs.
 
@@ -76,7 +83,8 @@ def check(
     if fix:
         diagnostics, files, fixed, failed = _apply_fixes(list(paths), settings, unsafe_fixes)
     else:
-        diagnostics, files = check_paths(list(paths), settings)
+        cache = None if no_cache else ResultCache(cache_dir or default_cache_dir(settings.root))
+        diagnostics, files = check_paths(list(paths), settings, jobs=jobs or available_cores(), cache=cache)
         failed = False
     report = render_report(diagnostics, files, replace(options, unsafe_fixes=unsafe_fixes, fixed=fixed))
     if output_file is not None:

@@ -113,3 +113,37 @@ class Diagnostic:
             "help": self.help,
             "fix": self.fix.to_json() if self.fix else None,
         }
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Diagnostic":
+        """Rebuild a diagnostic from `to_json()` output; raise ValueError on anything malformed."""
+        try:
+            fix = data["fix"]
+            return cls(
+                path=_typed(data["path"], str),
+                span=Span(*(_typed(data[k], int) for k in ("line", "column", "end_line", "end_column"))),
+                code=_typed(data["code"], str),
+                name=_typed(data["name"], str),
+                message=_typed(data["message"], str),
+                help=_typed(data["help"], str),
+                severity=Severity(data["severity"]),
+                certainty=Certainty(data["certainty"]),
+                cell=None if data["cell"] is None else _typed(data["cell"], int),
+                fix=None if fix is None else Fix(
+                    description=_typed(fix["description"], str),
+                    edits=tuple(
+                        Edit(Span(*(_typed(e[k], int) for k in ("line", "column", "end_line", "end_column"))),
+                             _typed(e["content"], str))
+                        for e in _typed(fix["edits"], list)
+                    ),
+                    applicability=Applicability(fix["applicability"]),
+                ),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a diagnostic: {exc}") from exc
+
+
+def _typed(value: Any, kind: type) -> Any:
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"expected {kind.__name__}, got {type(value).__name__}")
+    return value

@@ -10,6 +10,7 @@ import libcst as cst
 
 from .analysis import TrainingModel
 from .analysis.conditions import forget_code
+from .analysis.gradstate import forget_canonical
 from .config import Settings
 from .diagnostics import Diagnostic, Severity, Span
 from .fixplan import resolve as resolve_fix
@@ -124,10 +125,11 @@ def _parse_cst(text: str, path: str) -> tuple[cst.Module | None, list[Diagnostic
 def _run_rules(module: cst.Module, text: str, path: str, rules: list[type[Rule]]) -> tuple[list[Diagnostic], bool]:
     """Build the semantic model once and run `rules` over it; also say whether time ran out."""
     try:
-        model = TrainingModel(module)
+        model = TrainingModel(module, text)
         return _findings(model, text, path, rules), model.out_of_time
     finally:
         forget_code()
+        forget_canonical()
 
 
 def _findings(model: TrainingModel, text: str, path: str, rules: list[type[Rule]]) -> list[Diagnostic]:

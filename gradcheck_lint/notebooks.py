@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 from .config import Settings
 from .diagnostics import Diagnostic, Span
-from .engine import check_text, syntax_problems, unanalysable
+from .engine import FileReport, analyse_text, syntax_problems, unanalysable
 from .prefilter import might_train
 from .sources import read_bytes
 
@@ -320,34 +320,44 @@ def python_cells(notebook: Notebook) -> list[CellCode]:
 
 def check_notebook(text: str, path: str, settings: Settings | None = None) -> list[Diagnostic]:
     """Lint a notebook's JSON text; diagnostics carry their cell. Never raises."""
+    return analyse_notebook(text, path, settings).diagnostics
+
+
+def analyse_notebook(text: str, path: str, settings: Settings | None = None) -> FileReport:
+    """`check_notebook` with the result's reproducibility (see `engine.FileReport`)."""
     try:
         notebook = parse_notebook(text)
     except NotebookError as exc:
-        return [unanalysable(path, exc.reason, exc.line, exc.column, help=_INVALID_HELP)]
+        return FileReport([unanalysable(path, exc.reason, exc.line, exc.column, help=_INVALID_HELP)])
     if not notebook.is_python or not might_train("\n".join(c.source for c in notebook.cells if c.cell_type == "code")):
-        return []
+        return FileReport([])
     cells = python_cells(notebook)
     module = VirtualModule.join(cells)
     if not might_train(module.text):  # the words were only in magics or skipped cells
-        return []
+        return FileReport([])
     # Jupyter compiles each cell on its own: a syntax error is reported in its own cell.
     for cell in cells:
         problems = syntax_problems(cell.text, path)
         if problems:
-            return [VirtualModule.join([cell]).relocate(replace(problems[0], help=_SYNTAX_HELP))]
-    return [module.relocate(d) for d in check_text(module.text, path, settings)]
+            return FileReport([VirtualModule.join([cell]).relocate(replace(problems[0], help=_SYNTAX_HELP))])
+    report = analyse_text(module.text, path, settings)
+    return FileReport([module.relocate(d) for d in report.diagnostics], report.reproducible)
 
 
 def check_notebook_file(path: str, settings: Settings | None = None) -> list[Diagnostic]:
     """Lint one `.ipynb` file; an unreadable or invalid notebook gives a single GL000 diagnostic."""
-    data = read_bytes(path)
+    return analyse_notebook_bytes(read_bytes(path), path, settings).diagnostics
+
+
+def analyse_notebook_bytes(data: bytes | str, path: str, settings: Settings | None = None) -> FileReport:
+    """Lint a notebook's bytes (or the reason they could not be read)."""
     if isinstance(data, str):
-        return [unanalysable(path, data)]
+        return FileReport([unanalysable(path, data)])
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return [unanalysable(path, f"cannot be decoded as UTF-8 at byte {exc.start}: {exc.reason}", help=_INVALID_HELP)]
-    return check_notebook(text, path, settings)
+        return FileReport([unanalysable(path, f"cannot be decoded as UTF-8 at byte {exc.start}: {exc.reason}", help=_INVALID_HELP)])
+    return analyse_notebook(text, path, settings)
 
 
 def is_notebook(path: str) -> bool:

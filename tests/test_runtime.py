@@ -433,3 +433,52 @@ def test_loss_scale_reads_constant_factors_from_the_graph() -> None:
     assert loss_scale(torch.amp.GradScaler("cpu").scale(a / 4)) == (0.25,)  # the scaler's 2**16 is neutral
     assert loss_scale(a * x[0]) is None  # a factor that requires grad: not a constant, the scale is unknown
     assert loss_scale(torch.tensor(1.0)) is None  # no graph
+
+
+def _rescaled_window(strict: bool, loss_divisor: float, device: str = "cpu") -> list[str]:
+    """Four micro-batches per step, the gradients divided by 4 in place before the step (the fix of
+    GL003), the loss maybe divided too; the only parameter is too large for the default mode's
+    small-CPU-parameter measurement."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(80, 80, bias=False).to(device)  # 6,400 elements > SENTINEL_MAX_NUMEL
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with guard(model, opt, mode="record", strict=strict) as g:
+        for _ in range(2):
+            for x in torch.randn(4, 3, 80, device=device):
+                (model(x).pow(2).mean() / loss_divisor).backward()
+            for p in model.parameters():
+                p.grad /= 4
+            opt.step()
+            opt.zero_grad()
+    return [d.code for d in g.report()]
+
+
+def test_strict_mode_measures_in_place_rescaling_of_any_parameter() -> None:
+    from gradcheck_lint.runtime.probe import SENTINEL_MAX_NUMEL
+
+    assert 80 * 80 > SENTINEL_MAX_NUMEL
+    assert _rescaled_window(strict=False, loss_divisor=4) == []  # divided twice, but not measurable: silent
+    assert _rescaled_window(strict=True, loss_divisor=4) == ["GL003"]  # 1/16 for a window of 4
+    assert _rescaled_window(strict=True, loss_divisor=1) == []  # divided once, in place: correct
+    assert _rescaled_window(strict=False, loss_divisor=1) == []
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_strict_mode_on_cuda() -> None:
+    assert _rescaled_window(strict=True, loss_divisor=4, device="cuda") == ["GL003"]
+    assert _rescaled_window(strict=True, loss_divisor=1, device="cuda") == []
+    assert _rescaled_window(strict=False, loss_divisor=1, device="cuda") == []
+
+
+def test_strict_mode_from_the_environment(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import importlib
+
+    guard_module = importlib.import_module("gradcheck_lint.runtime.guard")
+
+    monkeypatch.setenv("GRADLINT_GUARD", "record")
+    monkeypatch.setenv("GRADLINT_GUARD_STRICT", "1")
+    g = guard_module.enable_from_environment()
+    try:
+        assert g is not None and g.strict and g.mode == "record"
+    finally:
+        guard_module.disable()

@@ -126,14 +126,26 @@ class PathState:
                 keep.add((h, c))
         discards = {d for d in self.discards if not any(d.holder.overlaps(t) for t in targets)}
         if record_discards:
+            owners_of: dict[Holder, frozenset[int]] = {}
+
             def unapplied(h: Holder, c: Contribution) -> bool:
                 # no optimizer that updates this holder has applied these gradients yet
                 if c.fresh or owners is None:
                     return c.fresh
-                mine = frozenset().union(*(o for k, o in owners.items() if k.overlaps(h))) if owners else frozenset()
+                mine = owners_of.get(h)
+                if mine is None:
+                    mine = owners_of[h] = frozenset().union(*(o for k, o in owners.items() if k.overlaps(h))) if owners else frozenset()
                 return bool(mine) and not (c.consumers & mine)
 
-            surviving = {c.backward for h, c in keep if unapplied(h, c) and (stepped is None or any(h.overlaps(x) for x in stepped))}
+            updated: dict[Holder, bool] = {}
+
+            def is_stepped(h: Holder) -> bool:
+                hit = updated.get(h)
+                if hit is None:
+                    hit = updated[h] = stepped is None or any(h.overlaps(x) for x in stepped)
+                return hit
+
+            surviving = {c.backward for h, c in keep if is_stepped(h) and unapplied(h, c)}
             for h, c in wiped:
                 if c.certain and not c.carried and unapplied(h, c) and c.backward not in surviving:
                     discards.add(Discard(event, c.backward, h))
@@ -223,17 +235,37 @@ def merge_states(states: Iterable[PathState], limit: int = 64) -> frozenset[Path
     return frozenset(ordered[:limit])
 
 
-def canonical(value: object) -> object:
-    """A hash-seed independent, comparable form of a state (sets sorted, dataclasses as tuples)."""
+def canonical(value: object, memo: dict[int, str] | None = None) -> str:
+    """A hash-seed independent text of a state (sets sorted, dataclasses field by field).
+
+    States share most of their parts, so texts are remembered by object (`memo`, for one sort)."""
+    memo = {} if memo is None else memo
+    known = memo.get(id(value))
+    if known is not None:
+        return known
     if isinstance(value, (set, frozenset)):
-        return tuple(sorted((canonical(v) for v in value), key=repr))
-    if isinstance(value, tuple):
-        return tuple(canonical(v) for v in value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return (type(value).__name__, *(canonical(getattr(value, f.name)) for f in dataclasses.fields(value)))
-    return value
+        text = "{" + ",".join(sorted(canonical(v, memo) for v in value)) + "}"
+    elif isinstance(value, tuple):
+        text = "(" + ",".join(canonical(v, memo) for v in value) + ")"
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        text = type(value).__name__ + "(" + ",".join(canonical(getattr(value, f.name), memo) for f in dataclasses.fields(value)) + ")"
+    else:
+        text = repr(value)
+    if not isinstance(value, (int, str, bool, type(None))):
+        memo[id(value)] = text  # the objects stay alive for the whole sort, so ids are not reused
+    return text
+
+
+# Texts of the parts of the states of the file being checked: steps share most of them. The model
+# keeps the objects alive until `forget_canonical()`, called when the file's analysis ends.
+_CANONICAL: dict[int, str] = {}
 
 
 def in_order(states: Iterable[PathState]) -> list[PathState]:
     """States in an order that does not depend on set iteration (and so on PYTHONHASHSEED)."""
-    return sorted(states, key=lambda s: repr(canonical(s)))
+    return sorted(states, key=lambda s: canonical(s, _CANONICAL))
+
+
+def forget_canonical() -> None:
+    _CANONICAL.clear()
+

@@ -243,8 +243,10 @@ class _Prescan(cst.CSTVisitor):
 class Interpreter:
     """Compute the training events of one module and the gradient states seen at each."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, source: str | None = None) -> None:
         self.module = module
+        self.source = source  # the text `module` was parsed from, when the caller has it
+        self._whole: str | None = None
         self.imports = N.ImportMap.of(module)
         self.table = EntityTable()
         self.backwards: dict[int, Backward] = {}
@@ -683,6 +685,13 @@ class Interpreter:
             )
         return self._trains[key]
 
+    def module_text(self) -> str:
+        """`code(self.module)`: the file's text with whitespace runs made single spaces (libcst
+        round-trips source exactly, so the text the engine parsed serves without generating code)."""
+        if self._whole is None:
+            self._whole = " ".join((self.source if self.source is not None else self.module.code).split())
+        return self._whole
+
     @functools.cached_property
     def training_methods(self) -> frozenset[str]:
         """Names `self.NAME(...)` may call that can issue a backward pass: local methods that train
@@ -691,7 +700,8 @@ class Interpreter:
         for info in self.classes.values():
             for name, fn in info.methods.items():
                 methods.setdefault(name, []).append(code(fn))
-        attributes = {name for m in _ASSIGNMENT_TARGET.finditer(code(self.module)) for name in _SELF_NAME.findall(m.group(1))}
+        whole = self.module_text()
+        attributes = {name for m in _ASSIGNMENT_TARGET.finditer(whole) for name in _SELF_NAME.findall(m.group(1))}
         training = {name for name, texts in methods.items()
                     if any("backward" in t or any(f"{f}(" in t for f in self.functions) for t in texts)}
         changed = True
@@ -701,7 +711,7 @@ class Interpreter:
                 if name not in training and any(set(_SELF_CALL.findall(t)) & training for t in texts):
                     training.add(name)
                     changed = True
-        unknown = {n for n in _SELF_CALL.findall(code(self.module)) if n not in methods and n not in attributes}
+        unknown = {n for n in _SELF_CALL.findall(whole) if n not in methods and n not in attributes}
         return frozenset(training | unknown)
 
     def loop_counter(self, stmt: cst.For) -> tuple[str, bool] | None:

@@ -17,9 +17,9 @@ from .walk import iter_tree
 class TrainingModel:
     """Training events of a module (backward, step, clear) and the gradient states seen at each."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, source: str | None = None) -> None:
         self.module = module
-        interp = Interpreter(module)
+        interp = Interpreter(module, source)
         interp.run()
         self.table: EntityTable = interp.table
         # keyed by the events' own ids, which is what path states refer to

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .walk import walk
+from .walk import statements
 
 _OPTIMIZER_CLASS = re.compile(
     r"(?:SGD|Adam\w*|AdamW\w*|RMSprop|Adagrad|Adadelta|Adamax|NAdam|RAdam|LBFGS|Rprop|ASGD|"
@@ -166,7 +166,12 @@ class ImportMap:
                         local = alias.asname.name.value
                     self.out[local] = full
 
-        walk(module, _Visitor(self.aliases))
+        visitor = _Visitor(self.aliases)
+        for stmt in statements(module):  # imports are statements: expressions need no walk
+            if isinstance(stmt, cst.Import):
+                visitor.visit_Import(stmt)
+            elif isinstance(stmt, cst.ImportFrom):
+                visitor.visit_ImportFrom(stmt)
 
     def qualify(self, expr: cst.BaseExpression) -> str | None:
         """Return the qualified dotted name of an expression like `O.Adam`, or None."""

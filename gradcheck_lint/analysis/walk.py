@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 import libcst as cst
 
-__all__ = ["children", "walk", "iter_tree"]
+__all__ = ["children", "iter_tree", "statements", "walk"]
 
 # Leaf formatting nodes: never visited, never descended into.
 _FORMATTING: tuple[type, ...] = (
@@ -102,3 +102,20 @@ def iter_tree(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = stack.pop()
         yield current
         stack.extend(reversed(tuple(children(current))))
+
+
+# What holds statements: blocks, branches and handlers (never an expression).
+_STATEMENT_HOLDERS: tuple[type, ...] = (
+    cst.BaseStatement, cst.BaseSmallStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
+    cst.Finally, cst.MatchCase,
+)
+
+
+def statements(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every statement (compound and small) under `node`, in source order, without entering expressions."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.BaseStatement, cst.BaseSmallStatement)):
+            yield current
+        stack.extend(reversed([c for c in children(current) if isinstance(c, _STATEMENT_HOLDERS)]))

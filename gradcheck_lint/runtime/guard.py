@@ -97,6 +97,10 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
         accumulation_steps: N micro-batches per step, if the loop accumulates; enables GL004.
         mode: "raise" (default) raises GradientContractError at the offending step, "warn" warns,
             "record" only collects diagnostics for `report()`.
+        strict: also measure in-place rescaling (`p.grad /= N`) of every parameter on every device
+            at each step. The default measures it on a few small CPU parameters only, which costs no
+            device sync; strict keeps a copy of every gradient and synchronises an accelerator once
+            per parameter per step (its price is measured in benchmarks/guard_overhead.py).
 
     Raises:
         GradientContractError: in raise mode, from the `step()` (or the clear) that broke the contract.
@@ -109,6 +113,7 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
         *,
         accumulation_steps: int | None = None,
         mode: Mode = "raise",
+        strict: bool = False,
     ) -> None:
         if mode not in ("raise", "warn", "record"):
             raise ValueError(f"mode must be 'raise', 'warn' or 'record', not {mode!r}")
@@ -117,6 +122,7 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
         self._optimizers = [weakref.ref(o) for o in _as_list(optimizers)]
         self.accumulation_steps = accumulation_steps
         self.mode: Mode = mode
+        self.strict = strict
         self._diagnostics: list[Diagnostic] = []
         self._probe: Probe | None = None
         self._global = False
@@ -140,7 +146,7 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
     def start(self, process_wide: bool = False) -> None:
         if self._probe is not None:
             raise RuntimeError("this guard is already active")
-        probe = Probe(self._collect, self.accumulation_steps)
+        probe = Probe(self._collect, self.accumulation_steps, strict=self.strict)
         try:
             probe.open()
             for name, ref in self._models:
@@ -196,11 +202,11 @@ def _as_list(objs: Any) -> list[torch.optim.Optimizer]:
 _PROCESS_GUARD: guard | None = None
 
 
-def enable(mode: Mode = "raise") -> guard:
+def enable(mode: Mode = "raise", strict: bool = False) -> guard:
     """Check every optimizer's steps in this process, with no change to the training code."""
     global _PROCESS_GUARD
     if _PROCESS_GUARD is None:
-        g = guard(mode=mode)
+        g = guard(mode=mode, strict=strict)
         g.start(process_wide=True)
         _PROCESS_GUARD = g
     return _PROCESS_GUARD
@@ -217,10 +223,12 @@ def disable() -> list[Diagnostic]:
 
 
 def enable_from_environment() -> guard | None:
-    """`GRADLINT_GUARD=1` (or `raise`, `warn`, `record`) turns the process-wide guard on."""
+    """`GRADLINT_GUARD=1` (or `raise`, `warn`, `record`) turns the process-wide guard on;
+    `GRADLINT_GUARD_STRICT=1` makes it strict."""
     value = os.environ.get("GRADLINT_GUARD", "").strip().lower()
     if value in ("", "0", "false", "off", "no"):
         return None
     mode: Mode = value if value in ("raise", "warn", "record") else "raise"  # type: ignore[assignment]
-    return enable(mode)
+    strict = os.environ.get("GRADLINT_GUARD_STRICT", "").strip().lower() not in ("", "0", "false", "off", "no")
+    return enable(mode, strict=strict)
 

@@ -168,8 +168,12 @@ def _rescale_factor(obs: "_Observed") -> float | None:
 class Probe:
     """Watch parameters and optimizers; report contract violations to `sink`."""
 
-    def __init__(self, sink: Callable[[list[Violation], "Probe"], None], accumulation_steps: int | None = None) -> None:
+    def __init__(self, sink: Callable[[list[Violation], "Probe"], None], accumulation_steps: int | None = None,
+                 strict: bool = False) -> None:
         self.ledger = Ledger()
+        # strict: snapshot every parameter's gradient, on any device, and measure in-place rescaling on
+        # all of them at each step (device syncs and a second copy of the gradients; see the README)
+        self.strict = strict
         self.sink = sink
         self.accumulation_steps = accumulation_steps
         self.handles: list[RemovableHandle] = []
@@ -255,8 +259,8 @@ class Probe:
             return
         obs = self.observed[key] = _Observed(p)
         ledger = self.ledger
-        if len(self.sentinels) < MAX_SENTINELS and p.device.type == "cpu" and p.numel() <= SENTINEL_MAX_NUMEL:
-            self.sentinels.add(key)  # small CPU parameters: snapshotting them needs no device sync
+        if self.strict or (len(self.sentinels) < MAX_SENTINELS and p.device.type == "cpu" and p.numel() <= SENTINEL_MAX_NUMEL):
+            self.sentinels.add(key)  # by default small CPU parameters only: snapshotting them needs no device sync
 
         def before_accumulate(grad: torch.Tensor) -> None:
             param = obs.param()
@@ -352,12 +356,18 @@ class Probe:
             self._sync(id(p), p)
         rescale = None
         measured = False
+        factors: list[float | None] = []
         for p in params:
             obs = self.observed.get(id(p))
             if id(p) in self.sentinels and obs is not None and obs.snapshot is not None:
-                if not measured:
-                    rescale, measured = _rescale_factor(obs), True
+                if self.strict or not factors:
+                    factors.append(_rescale_factor(obs))
                 obs.snapshot = None
+        if factors:
+            # every measured parameter must have been rescaled alike (strict measures them all)
+            measured, first = True, factors[0]
+            uniform = first is not None and all(f is not None and abs(f - first) <= 1e-4 * abs(first) for f in factors)
+            rescale = first if uniform else None
         self.ledger.register(id(opt), [id(p) for p in params])
         violations = self.ledger.step(id(opt), [id(p) for p in params if p.grad is not None], site, self.owner_of, rescale,
                                       measured=measured)

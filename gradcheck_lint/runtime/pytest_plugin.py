@@ -19,6 +19,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="run every test under gradcheck_lint's process-wide gradient-contract guard",
     )
+    group.addoption(
+        "--gradlint-guard-strict",
+        action="store_true",
+        default=False,
+        help="make the guard (of --gradlint-guard and of the grad_guard fixture) strict: in-place rescaling "
+        "is measured on every parameter of every device, at the price of device syncs",
+    )
+
+
+def _strict(config: pytest.Config) -> bool:
+    return bool(config.getoption("--gradlint-guard-strict"))
 
 
 def _failure(diagnostics: list[Any]) -> str | None:
@@ -31,14 +42,14 @@ def _failure(diagnostics: list[Any]) -> str | None:
 
 
 @pytest.fixture
-def grad_guard() -> Iterator[Any]:
+def grad_guard(request: pytest.FixtureRequest) -> Iterator[Any]:
     """Run the test under the process-wide guard (record mode); the test fails on a violation.
 
     The fixture's value is the guard: `grad_guard.report()` lists what it saw so far.
     """
     from gradcheck_lint.runtime.guard import guard
 
-    g = guard(mode="record")
+    g = guard(mode="record", strict=_strict(request.config))
     g.start(process_wide=True)
     try:
         yield g
@@ -56,12 +67,12 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         if message:
             outcome.force_exception(pytest.fail.Exception(message, pytrace=False))
         return
-    if not item.config.getoption("--gradlint-guard"):
+    if not (item.config.getoption("--gradlint-guard") or _strict(item.config)):
         yield
         return
     from gradcheck_lint.runtime.guard import guard
 
-    g = guard(mode="record")
+    g = guard(mode="record", strict=_strict(item.config))
     g.start(process_wide=True)
     try:
         outcome = yield

@@ -1,0 +1,222 @@
+"""How fast `gradlint` lints trees: cold, warm (cache), one process and N, against TorchFix and ruff.
+
+    python benchmarks/lint_speed.py DIR... [--generate N] [--repeat R] [--jobs N]
+
+For every tree (each DIR, and with `--generate N` two generated trees of N and 4N files) it prints
+files per second for:
+- cold: `gradlint` with an empty cache directory (it fills it), `--jobs N`;
+- warm: the same command again, answered from that cache;
+- `--no-cache --jobs 1` and `--no-cache --jobs N`;
+- `torchfix DIR` and `ruff check --select ALL --no-cache DIR`, when those commands are installed
+  (found on PATH, or given with `--torchfix` / `--ruff`);
+then the ratios the performance issue sets as targets, each marked met or missed. Every figure is the
+median of `--repeat` runs of the real command in a subprocess; peak memory is the largest resident set
+of any process of the run. Nothing here is asserted anywhere: the figures are for reading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+@dataclass
+class Timing:
+    seconds: float
+    peak_mb: float
+    exit_code: int
+
+
+# Runs the command and reports its children's peak RSS. A separate small process, because a child's
+# peak RSS starts from the RSS of the process that forked it, and this one has imported a lot.
+_LAUNCHER = """
+import resource, subprocess, sys
+code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)
+"""
+
+
+def run(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Timing:
+    """Run `cmd`; return its wall time and the peak RSS of its largest process (through a launcher)."""
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _LAUNCHER, *cmd], cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    try:
+        rss, code = proc.stdout.split()
+        return Timing(seconds, int(rss) / 1024, int(code))  # kB on Linux
+    except ValueError:
+        return Timing(seconds, float("nan"), proc.returncode)
+
+
+def median(cmd_factory, repeat: int) -> Timing:  # type: ignore[no-untyped-def]
+    runs = [run(*cmd_factory()) for _ in range(repeat)]
+    return Timing(statistics.median(r.seconds for r in runs), max(r.peak_mb for r in runs), runs[-1].exit_code)
+
+
+def count(tree: Path) -> tuple[int, int]:
+    """Files gradlint would check (scripts and notebooks) and their lines."""
+    from gradcheck_lint.config import Settings
+    from gradcheck_lint.discovery import iter_python_files
+
+    files = list(iter_python_files([str(tree)], Settings.default(root=str(tree))))
+    lines = 0
+    for f in files:
+        try:
+            with open(f, "rb") as fh:
+                lines += fh.read().count(b"\n")
+        except OSError:
+            pass
+    return len(files), lines
+
+
+LIBRARY_MODULE = '''\
+"""Generated library module {i}: layers and helpers, no training step."""
+import math
+
+import torch
+from torch import nn
+
+
+class Block{i}(nn.Module):
+    def __init__(self, dim: int = {dim}, hidden: int = {hidden}) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, hidden)
+        self.fc2 = nn.Linear(hidden, dim)
+        self.scale = 1.0 / math.sqrt(hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc1(self.norm(x))
+        h = torch.nn.functional.gelu(h) * self.scale
+        return x + self.fc2(h)
+
+
+def build_{i}(depth: int = {depth}) -> nn.Sequential:
+    layers = []
+    for k in range(depth):
+        layers.append(Block{i}())
+        if k % 2:
+            layers.append(nn.Dropout(0.1))
+    return nn.Sequential(*layers)
+
+
+def count_parameters_{i}(model: nn.Module) -> int:
+    total = 0
+    for p in model.parameters():
+        if p.requires_grad:
+            total += p.numel()
+    return total
+'''
+
+
+def generate(directory: Path, files: int) -> Path:
+    """A tree like a project: a quarter training scripts (the differential grammar), the rest library code."""
+    import loopgen
+
+    programs = loopgen.all_programs()
+    directory.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        package = directory / f"pkg{i % 10}"
+        package.mkdir(exist_ok=True)
+        if i % 4 == 0:
+            text = programs[(i * 7919) % len(programs)].render()
+            name = f"train_{i}.py"
+        else:
+            text = textwrap.dedent(LIBRARY_MODULE).format(i=i, dim=16 + i % 7, hidden=64 + i % 5, depth=2 + i % 4) * 3
+            name = f"layers_{i}.py"
+        (package / name).write_text(text, encoding="utf-8")
+    return directory
+
+
+def tool(name: str, given: str | None) -> str | None:
+    return given or shutil.which(name)
+
+
+def measure(tree: Path, args: argparse.Namespace) -> None:
+    files, lines = count(tree)
+    gradlint = [sys.executable, "-m", "gradcheck_lint", "--exit-zero", "--isolated"]
+    jobs = args.jobs
+    env = {k: v for k, v in os.environ.items() if k != "GRADLINT_CACHE_DIR"}
+    print(f"\n## {tree}  ({files} files, {lines:,} lines)", flush=True)
+    caches: list[str] = []
+
+    def fresh_cache() -> tuple[list[str], None, dict[str, str]]:
+        caches.append(tempfile.mkdtemp(prefix="gradlint-bench-cache-"))
+        return [*gradlint, "--jobs", str(jobs), "--cache-dir", caches[-1], str(tree)], None, env
+
+    cold = median(fresh_cache, args.repeat)
+    warm = median(lambda: ([*gradlint, "--jobs", str(jobs), "--cache-dir", caches[-1], str(tree)], None, env), args.repeat)
+    one = median(lambda: ([*gradlint, "--no-cache", "--jobs", "1", str(tree)], None, env), args.repeat)
+    many = median(lambda: ([*gradlint, "--no-cache", "--jobs", str(jobs), str(tree)], None, env), args.repeat)
+    for c in caches:
+        shutil.rmtree(c, ignore_errors=True)
+    rows: list[tuple[str, Timing | None]] = [
+        (f"gradlint cold (--jobs {jobs})", cold), ("gradlint warm (cache)", warm),
+        ("gradlint --no-cache --jobs 1", one), (f"gradlint --no-cache --jobs {jobs}", many),
+    ]
+    torchfix = tool("torchfix", args.torchfix)
+    tf: Timing | None = None
+    if torchfix and files <= args.torchfix_max_files:
+        tf = median(lambda: ([torchfix, str(tree)], None, None), 1)
+        rows.append(("torchfix", tf))
+    elif torchfix:
+        print(f"(torchfix skipped: more than --torchfix-max-files={args.torchfix_max_files} files)")
+    ruff = tool("ruff", args.ruff)
+    rf: Timing | None = None
+    if ruff:
+        rf = median(lambda: ([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "--isolated", str(tree)], None, None), args.repeat)
+        rows.append(("ruff check --select ALL", rf))
+    print("| run | wall s | files/s | peak MB |\n|---|---|---|---|")
+    for label, t in rows:
+        if t is not None:
+            print(f"| {label} | {t.seconds:.2f} | {files / t.seconds:,.0f} | {t.peak_mb:.0f} |")
+    print()
+    verdict = lambda ok: "met" if ok else "missed"  # noqa: E731
+    speedup = one.seconds / many.seconds
+    print(f"- --jobs {jobs} vs --jobs 1: {speedup:.2f}x (target >= 1.7x on a tree large enough to matter: {verdict(speedup >= 1.7)})")
+    if tf is not None:
+        ratio = tf.seconds / cold.seconds
+        print(f"- cold vs TorchFix: {ratio:.1f}x faster (target >= 20x on training-script trees: {verdict(ratio >= 20)})")
+    if rf is not None:
+        print(f"- cold / ruff: {cold.seconds / rf.seconds:.2f} (target <= 2 on library trees: {verdict(cold.seconds <= 2 * rf.seconds)})")
+        print(f"- warm / ruff: {warm.seconds / rf.seconds:.2f} (target <= 1: {verdict(warm.seconds <= rf.seconds)})")
+    return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("trees", nargs="*", type=Path)
+    parser.add_argument("--generate", type=int, default=0, metavar="N", help="also lint generated trees of N and 4N files")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
+    parser.add_argument("--torchfix", default=None, help="the torchfix command (default: found on PATH)")
+    parser.add_argument("--torchfix-max-files", type=int, default=400, help="skip TorchFix on larger trees (it takes minutes)")
+    parser.add_argument("--ruff", default=None, help="the ruff command (default: found on PATH)")
+    args = parser.parse_args()
+    if not args.trees and not args.generate:
+        parser.error("give a tree to lint, or --generate N")
+    print(f"python {sys.version.split()[0]}, {args.jobs} jobs, median of {args.repeat}")
+    for tree in args.trees:
+        measure(tree, args)
+    if args.generate:
+        with tempfile.TemporaryDirectory(prefix="gradlint-bench-tree-") as tmp:
+            for n in (args.generate, 4 * args.generate):
+                measure(generate(Path(tmp) / f"generated_{n}", n), args)
+        print("\nPeak memory should be about the same for N and 4N files (results are kept per file, "
+              "files are read one by one and analysed a few at a time).")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,142 @@
+"""The result cache: one file's diagnostics, keyed by what they depend on.
+
+A key is the SHA-256 of the file's bytes, its path as reported, the codes enabled for it, and the
+*tool fingerprint*: gradlint's version and a digest of its own source (so an edited checkout never
+reads results of older code), plus the Python and libcst versions. Nothing else reaches the analysis
+of one file, so an entry is valid exactly when its key matches.
+
+Layout: `<dir>/<tool fingerprint>/<key[:2]>/<key>.json`, written atomically (a temporary file renamed
+into place), with `CACHEDIR.TAG` and a `.gitignore` at the top. The directory may be deleted at any
+time, even during a run. An entry that cannot be read, does not parse, names another key or holds
+anything but well-formed diagnostics is ignored (and rewritten), never trusted. The cache never
+raises: a directory that cannot be written makes the run uncached, not failed.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from . import __version__
+from .diagnostics import Diagnostic
+
+CACHE_DIR_NAME = ".gradlint_cache"
+CACHE_DIR_ENV = "GRADLINT_CACHE_DIR"
+FORMAT = 1
+_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
+        "# This file is a cache directory tag created by gradlint.\n"
+        "# For information about cache directory tags see https://bford.info/cachedir/\n")
+
+
+@functools.lru_cache(maxsize=1)
+def tool_fingerprint() -> str:
+    """A digest of what, besides the file and the settings, decides the diagnostics."""
+    h = hashlib.sha256()
+    h.update(f"gradlint {__version__} format {FORMAT} python {sys.version_info[:2]} libcst {_libcst_version()}".encode())
+    package = Path(__file__).resolve().parent
+    for source in sorted(package.rglob("*.py")):
+        h.update(source.relative_to(package).as_posix().encode() + b"\0")
+        try:
+            h.update(source.read_bytes())
+        except OSError:
+            h.update(b"unreadable")
+    return h.hexdigest()[:20]
+
+
+def _libcst_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("libcst")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def cache_key(data: bytes, path: str, codes: Iterable[str]) -> str:
+    """The key of one file's result: its bytes, its reported path, its enabled codes, the tool."""
+    h = hashlib.sha256()
+    h.update(tool_fingerprint().encode() + b"\0" + path.encode("utf-8", "surrogateescape") + b"\0")
+    h.update(",".join(sorted(codes)).encode() + b"\0")
+    h.update(data)
+    return h.hexdigest()
+
+
+def default_cache_dir(root: str, environ: "os._Environ[str] | dict[str, str]" = os.environ) -> str:
+    """`$GRADLINT_CACHE_DIR`, else `.gradlint_cache` in the project root (the config file's directory or the cwd)."""
+    return environ.get(CACHE_DIR_ENV) or os.path.join(root, CACHE_DIR_NAME)
+
+
+class ResultCache:
+    """Diagnostics by key under one directory; every operation is best-effort and never raises."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self._bucket = os.path.join(directory, tool_fingerprint())
+        self._prepared = False
+        self.hits = self.misses = self.writes = 0
+
+    def _entry(self, key: str) -> str:
+        return os.path.join(self._bucket, key[:2], f"{key}.json")
+
+    def get(self, key: str) -> list[Diagnostic] | None:
+        """The cached diagnostics of `key`, or None if there is no sound entry."""
+        try:
+            with open(self._entry(key), "rb") as fh:
+                raw = fh.read(64 << 20)
+            entry = json.loads(raw)
+            if not isinstance(entry, dict) or entry.get("format") != FORMAT or entry.get("key") != key:
+                raise ValueError("an entry for another key or format")
+            items = entry["diagnostics"]
+            if not isinstance(items, list):
+                raise ValueError("diagnostics are not a list")
+            found = [Diagnostic.from_json(item) for item in items]
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            self.misses += 1
+            return None
+        self.hits += 1
+        return found
+
+    def put(self, key: str, diagnostics: Sequence[Diagnostic]) -> None:
+        """Store `diagnostics` under `key` atomically; silently give up if the directory cannot be written."""
+        payload = json.dumps({"format": FORMAT, "key": key, "diagnostics": [d.to_json() for d in diagnostics]},
+                             separators=(",", ":")).encode()
+        target = self._entry(key)
+        try:
+            self._prepare()
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            fd, temp = tempfile.mkstemp(prefix=".entry-", dir=os.path.dirname(target))
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(payload)
+                os.replace(temp, target)
+            except BaseException:
+                _unlink(temp)
+                raise
+        except OSError:
+            return
+        self.writes += 1
+
+    def _prepare(self) -> None:
+        """Create the directory with its CACHEDIR.TAG and a .gitignore (again, if it was deleted meanwhile)."""
+        if self._prepared and os.path.isdir(self.directory):
+            return
+        os.makedirs(self.directory, exist_ok=True)
+        for name, text in (("CACHEDIR.TAG", _TAG), (".gitignore", "# created by gradlint\n*\n")):
+            path = os.path.join(self.directory, name)
+            if not os.path.exists(path):
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+        self._prepared = True
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -1,0 +1,154 @@
+"""Lint many files: the result cache first, then the files it misses over a pool of processes.
+
+The parent reads each file once to compute its cache key. Hits are answered at once; misses are
+analysed by worker processes (largest files first, so that one slow file does not finish last), with
+a bounded number in flight, so memory does not grow with the number of files. Results are gathered by
+file and sorted, so the output never depends on which worker finished first. A file that kills its
+worker (a native crash in a parser, say) is retried alone in a fresh process and, if it kills that
+one too, reported as GL000; the other files are still checked.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Iterable
+
+from .cache import ResultCache, cache_key
+from .config import Settings
+from .diagnostics import Diagnostic
+from .engine import FileReport, analyse_text, unanalysable
+from .notebooks import analyse_notebook_bytes, is_notebook
+from .sources import decode_source, read_bytes
+
+# Below this many files to analyse, starting processes costs more than it saves.
+MIN_FILES_FOR_POOL = 2
+IN_FLIGHT_PER_WORKER = 4
+
+__all__ = ["RunStats", "analyse_bytes", "available_cores", "lint_files"]
+
+
+@dataclass
+class RunStats:
+    """What one run did, for `--statistics`-style reporting and the benchmarks."""
+
+    files: int = 0
+    cached: int = 0
+    analysed: int = 0
+    workers: int = 0
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the OS tells, else the CPU count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def analyse_bytes(data: bytes | str, path: str, settings: Settings) -> FileReport:
+    """Analyse one file's bytes (a `str` is the reason they could not be read); never raises."""
+    if is_notebook(path):
+        return analyse_notebook_bytes(data, path, settings)
+    if isinstance(data, str):
+        return FileReport([unanalysable(path, data)])
+    src = decode_source(data)
+    if src.text is None:
+        return FileReport([unanalysable(path, src.error or "cannot be read")])
+    return analyse_text(src.text, path, settings)
+
+
+def _analyse_path(path: str, settings: Settings) -> tuple[FileReport, str | None]:
+    """Worker task: read and analyse `path`; also return the key of the bytes actually read."""
+    data = read_bytes(path)
+    key = cache_key(data, path, settings.codes_for(path)) if isinstance(data, bytes) else None
+    return analyse_bytes(data, path, settings), key
+
+
+def lint_files(files: Iterable[str], settings: Settings, *, jobs: int = 1, cache: ResultCache | None = None,
+               stats: RunStats | None = None) -> list[Diagnostic]:
+    """Diagnostics of `files` (in a fixed order whatever the scheduling); `jobs` worker processes at most."""
+    stats = stats if stats is not None else RunStats()
+    results: dict[int, list[Diagnostic]] = {}
+    misses: list[tuple[int, str, int]] = []  # (index, path, size)
+    for index, path in enumerate(files):
+        stats.files += 1
+        data = read_bytes(path) if cache is not None else None
+        if isinstance(data, bytes) and cache is not None:
+            found = cache.get(cache_key(data, path, settings.codes_for(path)))
+            if found is not None:
+                results[index] = found
+                stats.cached += 1
+                continue
+        misses.append((index, path, len(data) if isinstance(data, bytes) else 0))
+    stats.analysed = len(misses)
+    workers = min(jobs, len(misses))
+    if workers >= MIN_FILES_FOR_POOL:
+        stats.workers = workers
+        misses.sort(key=lambda m: -m[2])
+        done = _in_pool(misses, settings, workers)
+    else:
+        done = ((index, *_analyse_path(path, settings)) for index, path, _ in misses)
+    for index, report, key in done:
+        results[index] = report.diagnostics
+        if cache is not None and key is not None and report.reproducible:
+            cache.put(key, report.diagnostics)
+    return [d for index in sorted(results) for d in results[index]]
+
+
+def _in_pool(misses: list[tuple[int, str, int]], settings: Settings, workers: int) -> Iterable[tuple[int, FileReport, str | None]]:
+    """Analyse `misses` over `workers` processes, yielding results as they finish."""
+    pending = list(reversed(misses))  # popped from the end: largest first
+    crashed: list[tuple[int, str]] = []
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
+        running: dict[Future[tuple[FileReport, str | None]], tuple[int, str]] = {}
+        try:
+            while pending or running:
+                while pending and len(running) < workers * IN_FLIGHT_PER_WORKER:
+                    index, path, _ = pending.pop()
+                    try:
+                        running[pool.submit(_analyse_path, path, settings)] = (index, path)
+                    except BrokenProcessPool:
+                        crashed.append((index, path))
+                finished, _ = wait(running, return_when=FIRST_COMPLETED) if running else (set(), set())
+                for future in finished:
+                    index, path = running.pop(future)
+                    try:
+                        report, key = future.result()
+                    except BrokenProcessPool:
+                        crashed.append((index, path))
+                        continue
+                    yield index, report, key
+                if crashed and not running:  # the pool is broken: the rest go one by one
+                    crashed.extend((index, path) for index, path, _ in reversed(pending))
+                    pending.clear()
+        except BaseException:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    for index, path in sorted(crashed):
+        yield (index, *_isolated(path, settings))
+
+
+def _isolated(path: str, settings: Settings) -> tuple[FileReport, str | None]:
+    """Analyse one file in a process of its own; a crash there becomes a GL000 for this file alone."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
+        try:
+            return pool.submit(_analyse_path, path, settings).result()
+        except BrokenProcessPool:
+            return FileReport([unanalysable(
+                path, "crashed the analysis process (the parser died on it)",
+                help="this is a bug in gradlint or libcst; please report it with the file. Other files were still checked.",
+            )], reproducible=False), None
+
+
+def _context():  # type: ignore[no-untyped-def]
+    """`fork` where it exists and is safe enough (Linux): workers start in milliseconds with the
+    parser already imported; elsewhere the platform's default (spawn)."""
+    import multiprocessing
+
+    if sys.platform.startswith("linux"):
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()

@@ -1,0 +1,218 @@
+"""The result cache and the process pool change how fast gradlint runs, never what it reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gradcheck_lint.api import check_paths
+from gradcheck_lint.cache import ResultCache, cache_key, tool_fingerprint
+from gradcheck_lint.config import Settings
+from gradcheck_lint.diagnostics import Diagnostic
+from gradcheck_lint.runner import RunStats, lint_files
+from support import BUGGY, FIXTURES
+
+CLEAN = BUGGY.replace("    opt.step()\n", "    opt.step()\n    opt.zero_grad()\n")
+
+
+def gradlint(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the command; without `env`, the cache goes where it would for a user (no GRADLINT_CACHE_DIR)."""
+    base = {k: v for k, v in os.environ.items() if k != "GRADLINT_CACHE_DIR"}
+    return subprocess.run([sys.executable, "-m", "gradcheck_lint", *args], capture_output=True, text=True, cwd=cwd,
+                          env={**base, **(env or {})}, timeout=600)
+
+
+def entries(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*.json"))
+
+
+def test_jobs_and_cache_give_the_fixtures_report_unchanged(tmp_path: Path) -> None:
+    """Over every fixture: one process, two processes, a cold cache and a warm one report the same."""
+    settings = Settings.default(root=str(FIXTURES))
+    serial, files = check_paths([str(FIXTURES)], settings)
+    assert files > 100 and serial
+    stats = RunStats()
+    pooled, _ = check_paths([str(FIXTURES)], settings, jobs=2, stats=stats)
+    assert stats.workers == 2 and pooled == serial
+    cache = ResultCache(str(tmp_path / "cache"))
+    cold, _ = check_paths([str(FIXTURES)], settings, jobs=2, cache=cache)
+    assert cold == serial and cache.hits == 0 and cache.writes == files
+    warm_stats = RunStats()
+    warm_cache = ResultCache(str(tmp_path / "cache"))
+    warm, _ = check_paths([str(FIXTURES)], settings, jobs=2, cache=warm_cache, stats=warm_stats)
+    assert warm == serial  # equal dataclasses: spans, messages, fixes and cells all survived the round trip
+    assert warm_cache.hits == files and warm_stats.analysed == 0 and warm_stats.workers == 0
+
+
+def test_output_order_does_not_depend_on_scheduling(tmp_path: Path) -> None:
+    """Files finish in any order in the pool (largest first); results come back in the input order."""
+    names = [f"f{i:02d}.py" for i in range(12)]
+    for i, name in enumerate(names):
+        # Sizes grow with the index, so the pool starts with the last file.
+        (tmp_path / name).write_text(BUGGY + "\n" * (i * 500))
+    files = [str(tmp_path / n) for n in names]
+    out = lint_files(files, Settings.default(root=str(tmp_path)), jobs=2)
+    assert [Path(d.path).name for d in out] == names
+
+
+def test_content_config_and_tool_are_in_the_key() -> None:
+    base = cache_key(b"x", "a.py", {"GL001"})
+    assert base != cache_key(b"y", "a.py", {"GL001"})
+    assert base != cache_key(b"x", "b.py", {"GL001"})
+    assert base != cache_key(b"x", "a.py", {"GL001", "GL002"})
+    assert base == cache_key(b"x", "a.py", ["GL001"])
+    assert len(tool_fingerprint()) == 20
+
+
+def test_an_edited_file_is_analysed_again(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(BUGGY)
+    env = {"GRADLINT_CACHE_DIR": str(tmp_path / "cache")}
+    assert gradlint(str(script), env=env).returncode == 1
+    script.write_text(CLEAN)
+    assert gradlint(str(script), env=env).returncode == 0  # not the cached finding of the old text
+    script.write_text(BUGGY)
+    again = gradlint(str(script), env=env)
+    assert again.returncode == 1 and "GL001" in again.stdout
+
+
+def test_changing_the_selection_is_not_answered_from_the_cache(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(BUGGY)
+    env = {"GRADLINT_CACHE_DIR": str(tmp_path / "cache")}
+    assert gradlint(str(script), env=env).returncode == 1
+    assert gradlint("--ignore", "GL001", str(script), env=env).returncode == 0
+    assert gradlint(str(script), env=env).returncode == 1
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "other_key", "bad_span", "wrong_type", "empty", "directory"])
+def test_a_corrupt_entry_is_ignored_and_rewritten(tmp_path: Path, damage: str) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(BUGGY)
+    cache_dir = tmp_path / "cache"
+    env = {"GRADLINT_CACHE_DIR": str(cache_dir)}
+    first = gradlint("--format", "json", str(script), env=env)
+    [entry] = entries(cache_dir)
+    good = entry.read_text()
+    data = json.loads(good)
+    if damage == "garbage":
+        entry.write_bytes(b"\x00\xff not json")
+    elif damage == "truncated":
+        entry.write_text(good[: len(good) // 2])
+    elif damage == "other_key":
+        data["key"] = "0" * 64
+        entry.write_text(json.dumps(data))
+    elif damage == "bad_span":
+        data["diagnostics"][0]["line"] = "six"
+        entry.write_text(json.dumps(data))
+    elif damage == "wrong_type":
+        data["diagnostics"] = {"not": "a list"}
+        entry.write_text(json.dumps(data))
+    elif damage == "empty":
+        entry.write_text("")
+    else:
+        entry.unlink()
+        entry.mkdir()
+    second = gradlint("--format", "json", str(script), env=env)
+    assert second.returncode == 1 and json.loads(second.stdout) == json.loads(first.stdout), second.stderr
+    assert "Traceback" not in second.stderr
+    if damage != "directory":
+        assert json.loads(entry.read_text()) == json.loads(good)  # rewritten with the sound result
+
+
+def test_a_forged_clean_entry_is_not_believed_for_other_content(tmp_path: Path) -> None:
+    """An entry claiming 'no findings' under another file's key is never used for this file."""
+    script = tmp_path / "train.py"
+    script.write_text(BUGGY)
+    cache = ResultCache(str(tmp_path / "cache"))
+    settings = Settings.default(root=str(tmp_path))
+    key = cache_key(CLEAN.encode(), str(script), settings.codes_for(str(script)))
+    cache.put(key, [])
+    out = lint_files([str(script)], settings, cache=cache)
+    assert [d.code for d in out] == ["GL001"]
+
+
+def test_the_cache_directory_may_vanish_or_be_unwritable(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(BUGGY)
+    cache_dir = tmp_path / "cache"
+    env = {"GRADLINT_CACHE_DIR": str(cache_dir)}
+    assert gradlint(str(script), env=env).returncode == 1
+    assert (cache_dir / "CACHEDIR.TAG").is_file() and (cache_dir / ".gitignore").read_text().strip().endswith("*")
+    shutil.rmtree(cache_dir)
+    assert gradlint(str(script), env=env).returncode == 1
+    assert entries(cache_dir)  # recreated
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a directory")
+    res = gradlint(str(script), env={"GRADLINT_CACHE_DIR": str(blocker / "cache")})
+    assert res.returncode == 1 and "GL001" in res.stdout and "Traceback" not in res.stderr
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(BUGGY)
+    res = gradlint("--no-cache", str(script), cwd=tmp_path)
+    assert res.returncode == 1
+    assert not (tmp_path / ".gradlint_cache").exists()
+    assert gradlint(str(script), cwd=tmp_path).returncode == 1
+    assert (tmp_path / ".gradlint_cache").is_dir()  # the default: in the project root
+
+
+def test_cache_dir_option_and_default_location(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / "src").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[tool.gradlint]\nselect = ['GL']\n")
+    (project / "src" / "train.py").write_text(BUGGY)
+    assert gradlint("src", cwd=project).returncode == 1
+    assert (project / ".gradlint_cache").is_dir()
+    assert gradlint("--cache-dir", str(tmp_path / "elsewhere"), "src", cwd=project).returncode == 1
+    assert entries(tmp_path / "elsewhere")
+
+
+def test_diagnostics_round_trip_through_json() -> None:
+    for fixture in sorted(FIXTURES.rglob("*.py")):
+        from gradcheck_lint.api import check_file
+
+        for d in check_file(str(fixture)):
+            assert Diagnostic.from_json(json.loads(json.dumps(d.to_json()))) == d
+
+
+@pytest.mark.parametrize("bad", [{}, {"path": 1}, [], "x", None])
+def test_malformed_diagnostics_are_refused(bad: object) -> None:
+    with pytest.raises(ValueError):
+        Diagnostic.from_json(bad)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers inherit the patched function only by fork")
+def test_a_file_that_kills_its_worker_is_reported_alone(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A native crash in one worker: that file gets GL000, every other file is still checked."""
+    import gradcheck_lint.runner as runner
+
+    for i in range(4):
+        (tmp_path / f"ok{i}.py").write_text(BUGGY)
+    (tmp_path / "killer.py").write_text(BUGGY)
+    real = runner.analyse_bytes
+
+    def crashing(data, path, settings):  # type: ignore[no-untyped-def]
+        if path.endswith("killer.py"):
+            os._exit(139)  # what a segfault in the parser looks like from outside
+        return real(data, path, settings)
+
+    monkeypatch.setattr(runner, "analyse_bytes", crashing)  # inherited by the forked workers
+    files = sorted(str(p) for p in tmp_path.glob("*.py"))
+    out = lint_files(files, Settings.default(root=str(tmp_path)), jobs=2)
+    by_file = {Path(d.path).name: d for d in out}
+    assert sorted(by_file) == ["killer.py", "ok0.py", "ok1.py", "ok2.py", "ok3.py"]
+    assert by_file["killer.py"].code == "GL000" and "crashed" in by_file["killer.py"].message
+    assert all(by_file[f"ok{i}.py"].code == "GL001" for i in range(4))
+
+
+def test_jobs_option_is_validated() -> None:
+    res = gradlint("--jobs", "-1", "x.py")
+    assert res.returncode == 2 and "--jobs" in res.stderr

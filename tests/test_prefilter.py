@@ -1,0 +1,103 @@
+"""The textual prefilter may skip parsing a file only when no rule could flag it.
+
+Each test analyses files with the prefilter turned off and checks that every file the analysis
+flags passes the prefilter: the fixtures, every rule's own examples, generated training programs
+(`loopgen`, `fuzzing`) and mutants of all of them (lines deleted, names swapped, tokens replaced).
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fuzzing
+import loopgen
+from gradcheck_lint.engine import analyse_text
+from gradcheck_lint.notebooks import VirtualModule, parse_notebook, python_cells
+from gradcheck_lint.prefilter import REQUIRED_WORDS, might_train
+from gradcheck_lint.registry import all_rules
+from support import FIXTURES, load_fixtures, load_notebook_fixtures
+
+ANALYSIS_CODES = frozenset(all_rules())
+SETTINGS = dict(derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
+
+
+def flagged(text: str) -> set[str]:
+    """The analysis codes reported with the prefilter off."""
+    return {d.code for d in analyse_text(text, "t.py", prefilter=False).diagnostics} & ANALYSIS_CODES
+
+
+def assert_kept(text: str) -> bool:
+    """Fail if the analysis flags `text` but the prefilter would drop it; return whether it was flagged."""
+    codes = flagged(text)
+    assert not codes or might_train(text), f"the prefilter drops a file flagged {sorted(codes)}:\n{text}"
+    return bool(codes)
+
+
+def test_every_flagged_fixture_passes_the_prefilter() -> None:
+    count = sum(assert_kept(f.path.read_text(encoding="utf-8")) for f in load_fixtures())
+    assert count >= 40  # the fixtures hold dozens of buggy scripts: the test is not vacuous
+
+
+def test_every_flagged_notebook_passes_the_prefilter() -> None:
+    count = 0
+    for nb in load_notebook_fixtures():
+        module = VirtualModule.join(python_cells(parse_notebook(nb.path.read_text(encoding="utf-8"))))
+        count += assert_kept(module.text)
+    assert count >= 1
+
+
+def test_every_rule_example_passes_the_prefilter() -> None:
+    flagged_examples = 0
+    for rule in all_rules().values():
+        for example in rule.INVALID:
+            flagged_examples += assert_kept(example)
+        for example in rule.VALID:
+            assert_kept(example)
+    assert flagged_examples >= len(all_rules())
+
+
+def test_all_generated_training_loops_pass_the_prefilter() -> None:
+    programs = loopgen.all_programs()[::13]  # a thirteenth of the grammar, every shape represented
+    assert sum(assert_kept(spec.render()) for spec in programs) > len(programs) // 2
+
+
+@settings(max_examples=120, **SETTINGS)  # type: ignore[arg-type]
+@given(fuzzing.training_programs())
+def test_generated_statement_soup_passes_the_prefilter(source: str) -> None:
+    assert_kept(source)
+
+
+@settings(max_examples=200, **SETTINGS)  # type: ignore[arg-type]
+@given(st.sampled_from(sorted(p for p in FIXTURES.rglob("*.py"))), fuzzing.mutation_steps())
+def test_mutated_fixtures_pass_the_prefilter(path, steps) -> None:  # type: ignore[no-untyped-def]
+    data = fuzzing.mutate(path.read_bytes(), steps)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    assert_kept(text)
+
+
+@settings(max_examples=60, **SETTINGS)  # type: ignore[arg-type]
+@given(st.sampled_from(sorted(p for p in FIXTURES.rglob("*.py"))), st.sampled_from(REQUIRED_WORDS), st.data())
+def test_a_file_without_a_required_word_is_never_flagged(path, word, data) -> None:  # type: ignore[no-untyped-def]
+    """Removing one required word everywhere (renaming it) leaves nothing any rule reports."""
+    text = path.read_text(encoding="utf-8")
+    replacement = data.draw(st.sampled_from(["bwd", "update", "apply", word.upper()]))
+    mutated = text.replace(word, replacement)
+    assert not might_train(mutated)
+    assert flagged(mutated) == set()
+
+
+def test_the_prefilter_really_skips_parsing(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A file without the words is not parsed at all: a broken parser would otherwise be noticed."""
+    import gradcheck_lint.engine as engine
+
+    def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(engine, "_parse_python", refuse)
+    monkeypatch.setattr(engine, "_parse_cst", refuse)
+    assert analyse_text("import torch\nx = torch.zeros(3)\nloss.backward()\n", "lib.py").diagnostics == []
+    assert analyse_text("def f(:\n    opt.step()\n", "broken.py").diagnostics == []  # not parsed: not reported
