@@ -68,6 +68,19 @@ class PathState:
     # (counter, window) -> phases the counter may be at: see conditions.ALL_PHASES
     phases: frozenset[tuple[str, str, frozenset[str]]] = frozenset()
 
+    def _with(self, *, grads: frozenset[tuple[Holder, Contribution]] | None = None,
+              discards: frozenset[Discard] | None = None, assumptions: frozenset[Assumption] | None = None,
+              frozen: frozenset[Holder] | None = None, phases: frozenset[tuple[str, str, frozenset[str]]] | None = None,
+              ) -> "PathState":
+        """`dataclasses.replace`, without its per-call introspection (the interpreter's hottest copy)."""
+        return PathState(
+            self.grads if grads is None else grads,
+            self.discards if discards is None else discards,
+            self.assumptions if assumptions is None else assumptions,
+            self.frozen if frozen is None else frozen,
+            self.phases if phases is None else phases,
+        )
+
     # -- queries ---------------------------------------------------------------------------
     def held(self, holders: Iterable[Holder]) -> list[tuple[Holder, Contribution]]:
         hs = list(holders)
@@ -107,13 +120,15 @@ class PathState:
             if any(d.holder.overlaps(t) for t in touched) else d
             for d in self.discards
         )
-        return replace(self, grads=frozenset(grads), discards=discards)
+        return self._with(grads=frozenset(grads), discards=discards)
 
     def clear(self, event: int, cleared: Iterable[Holder], *, record_discards: bool = True,
               stepped: frozenset[Holder] | None = None,
-              owners: dict[Holder, frozenset[int]] | None = None) -> "PathState":
+              owners: dict[Holder, frozenset[int]] | None = None,
+              memo: dict[tuple[str, Holder], object] | None = None) -> "PathState":
         """Drop the gradients of `cleared`; a backward no step applied and no stepped holder still
-        keeps is recorded as discarded by this clear (`stepped`: holders some optimizer updates)."""
+        keeps is recorded as discarded by this clear (`stepped`: holders some optimizer updates).
+        `memo` caches per-holder answers across the path states of one clear (same `stepped`, `owners`)."""
         targets = list(cleared)
         if not targets:
             return self
@@ -126,30 +141,28 @@ class PathState:
                 keep.add((h, c))
         discards = {d for d in self.discards if not any(d.holder.overlaps(t) for t in targets)}
         if record_discards:
-            owners_of: dict[Holder, frozenset[int]] = {}
+            cache: dict[tuple[str, Holder], object] = {} if memo is None else memo
 
             def unapplied(h: Holder, c: Contribution) -> bool:
                 # no optimizer that updates this holder has applied these gradients yet
                 if c.fresh or owners is None:
                     return c.fresh
-                mine = owners_of.get(h)
+                mine = cache.get(("owners", h))
                 if mine is None:
-                    mine = owners_of[h] = frozenset().union(*(o for k, o in owners.items() if k.overlaps(h))) if owners else frozenset()
-                return bool(mine) and not (c.consumers & mine)
-
-            updated: dict[Holder, bool] = {}
+                    mine = cache[("owners", h)] = frozenset().union(*(o for k, o in owners.items() if k.overlaps(h))) if owners else frozenset()
+                return bool(mine) and not (c.consumers & mine)  # type: ignore[operator]
 
             def is_stepped(h: Holder) -> bool:
-                hit = updated.get(h)
+                hit = cache.get(("stepped", h))
                 if hit is None:
-                    hit = updated[h] = stepped is None or any(h.overlaps(x) for x in stepped)
-                return hit
+                    hit = cache[("stepped", h)] = stepped is None or any(h.overlaps(x) for x in stepped)
+                return bool(hit)
 
             surviving = {c.backward for h, c in keep if is_stepped(h) and unapplied(h, c)}
             for h, c in wiped:
                 if c.certain and not c.carried and unapplied(h, c) and c.backward not in surviving:
                     discards.add(Discard(event, c.backward, h))
-        return replace(self, grads=frozenset(keep), discards=frozenset(discards))
+        return self._with(grads=frozenset(keep), discards=frozenset(discards))
 
     def step(self, optimizer: int, holders: Iterable[Holder]) -> "PathState":
         hs = list(holders)
@@ -162,34 +175,34 @@ class PathState:
                 c = replace(c, consumers=c.consumers | {optimizer}, live=True)
             grads.add((h, c))
         discards = frozenset(d for d in self.discards if not any(d.holder.overlaps(x) for x in hs))
-        return replace(self, grads=frozenset(grads), discards=discards)
+        return self._with(grads=frozenset(grads), discards=discards)
 
     def enter_loop(self) -> "PathState":
         """Mark what the gradients hold as left over from before this loop started."""
         if not any(c.fresh and not c.carried for _, c in self.grads):
             return self
-        return replace(self, grads=frozenset((h, replace(c, carried=True) if c.fresh else c) for h, c in self.grads))
+        return self._with(grads=frozenset((h, replace(c, carried=True) if c.fresh else c) for h, c in self.grads))
 
     def exceptional(self) -> "PathState":
         """Enter an exception handler: what the gradients hold here is not certain (the exception may
         have come from anywhere in the `try`), so no discard or leak is recorded on this path alone."""
-        return replace(self, grads=frozenset((h, replace(c, certain=False)) for h, c in self.grads))
+        return self._with(grads=frozenset((h, replace(c, certain=False)) for h, c in self.grads))
 
     def rescale(self, holders: Iterable[Holder]) -> "PathState":
         hs = list(holders)
         grads = frozenset(
             (h, replace(c, rescaled=True) if c.fresh and any(h.overlaps(x) for x in hs) else c) for h, c in self.grads
         )
-        return replace(self, grads=grads)
+        return self._with(grads=grads)
 
     def freeze(self, holders: Iterable[Holder], frozen: bool) -> "PathState":
         hs = set(holders)
         if frozen:
-            return replace(self, frozen=self.frozen | hs)
-        return replace(self, frozen=frozenset(f for f in self.frozen if not any(f.overlaps(h) for h in hs)))
+            return self._with(frozen=self.frozen | hs)
+        return self._with(frozen=frozenset(f for f in self.frozen if not any(f.overlaps(h) for h in hs)))
 
     def assume(self, cond: int, value: bool) -> "PathState":
-        return replace(self, assumptions=self.assumptions | {Assumption(cond, value)})
+        return self._with(assumptions=self.assumptions | {Assumption(cond, value)})
 
     def phase(self, counter: str, window: str) -> frozenset[str] | None:
         for c, w, p in self.phases:
@@ -199,26 +212,26 @@ class PathState:
 
     def with_phase(self, counter: str, window: str, phases: frozenset[str]) -> "PathState":
         rest = frozenset(x for x in self.phases if not (x[0] == counter and x[1] == window))
-        return replace(self, phases=rest | {(counter, window, phases)})
+        return self._with(phases=rest | {(counter, window, phases)})
 
     def advance(self, counter: str, step: Callable[[frozenset[str]], frozenset[str]]) -> "PathState":
         """Move every window phase of `counter` on by one micro-batch."""
         if not any(c == counter for c, _, _ in self.phases):
             return self
-        return replace(self, phases=frozenset((c, w, step(p) if c == counter else p) for c, w, p in self.phases))
+        return self._with(phases=frozenset((c, w, step(p) if c == counter else p) for c, w, p in self.phases))
 
     def restart(self, counter: str, windows: Iterable[str], phases: frozenset[str] | None) -> "PathState":
         """The counter was (re)assigned: at the given phases, or unknown (None)."""
         rest = frozenset(x for x in self.phases if x[0] != counter)
         if phases is None:
-            return replace(self, phases=rest) if rest != self.phases else self
-        return replace(self, phases=rest | {(counter, w, phases) for w in windows})
+            return self._with(phases=rest) if rest != self.phases else self
+        return self._with(phases=rest | {(counter, w, phases) for w in windows})
 
     def forget(self, conds: Iterable[int]) -> "PathState":
         drop = set(conds)
         if not any(a.cond in drop for a in self.assumptions):
             return self
-        return replace(self, assumptions=frozenset(a for a in self.assumptions if a.cond not in drop))
+        return self._with(assumptions=frozenset(a for a in self.assumptions if a.cond not in drop))
 
 
 def merge_states(states: Iterable[PathState], limit: int = 64) -> frozenset[PathState]:
@@ -231,8 +244,17 @@ def merge_states(states: Iterable[PathState], limit: int = 64) -> frozenset[Path
     s = frozenset(states)
     if len(s) <= limit:
         return s
-    ordered = sorted(s, key=lambda p: (len(p.grads), len(p.discards), len(p.assumptions), sorted(p.grads), sorted(p.assumptions)))
-    return frozenset(ordered[:limit])
+
+    def sizes(p: PathState) -> tuple[int, int, int]:
+        return (len(p.grads), len(p.discards), len(p.assumptions))
+
+    # The full order is by sizes, then by contents; contents are compared (costly) only where the
+    # sizes tie at the cut.
+    by_size = sorted(s, key=sizes)
+    cut = sizes(by_size[limit - 1])
+    kept = [p for p in by_size if sizes(p) < cut]
+    tied = sorted((p for p in by_size if sizes(p) == cut), key=lambda p: (sorted(p.grads), sorted(p.assumptions)))
+    return frozenset(kept + tied[: limit - len(kept)])
 
 
 def canonical(value: object, memo: dict[int, str] | None = None) -> str:

@@ -247,6 +247,7 @@ class Interpreter:
         self.module = module
         self.source = source  # the text `module` was parsed from, when the caller has it
         self._whole: str | None = None
+        self._truths: dict[tuple[int, str, str, str], tuple[cst.BaseExpression, bool | None]] = {}
         self.imports = N.ImportMap.of(module)
         self.table = EntityTable()
         self.backwards: dict[int, Backward] = {}
@@ -600,6 +601,14 @@ class Interpreter:
             return self.exec_if(orelse, flow, frame)
         return self.exec_block(orelse.body.body, flow, frame)  # type: ignore[attr-defined]
 
+    def _phase_truth(self, test: cst.BaseExpression, counter: str, window: str, phase: str) -> bool | None:
+        """`phase_truth`, remembered: a pure function of the test, asked again for every path state."""
+        key = (id(test), counter, window, phase)
+        hit = self._truths.get(key)
+        if hit is None:
+            hit = self._truths[key] = (test, phase_truth(test, counter, window, phase))
+        return hit[1]
+
     def split(self, flow: Flow, cond: Condition) -> tuple[Flow | None, Flow | None]:
         """Split a flow on a condition, keeping only the paths consistent with what they assumed."""
         t_states, f_states = [], []
@@ -610,7 +619,7 @@ class Interpreter:
             f_s: PathState | None = s if known is not True else None
             for counter, window in atoms[:1]:
                 current = s.phase(counter, window) or ALL_PHASES
-                truths = {p: phase_truth(cond.test, counter, window, p) for p in current}
+                truths = {p: self._phase_truth(cond.test, counter, window, p) for p in current}
                 t_ph = frozenset(p for p, v in truths.items() if v is not False)
                 f_ph = frozenset(p for p, v in truths.items() if v is not True)
                 t_s = t_s.with_phase(counter, window, t_ph) if t_s is not None and t_ph else None
@@ -1874,7 +1883,8 @@ class Interpreter:
         for o in self.all_optimizers():
             for h in self.table.optimizer_holders(o):
                 owners[h] = owners.get(h, frozenset()) | {o.uid}
+        memo: dict[tuple[str, Holder], object] = {}
         if everything:
-            flow.map(lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped, owners=owners))
+            flow.map(lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped, owners=owners, memo=memo))
         else:
-            flow.map(lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners))
+            flow.map(lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners, memo=memo))
