@@ -10,8 +10,9 @@ files per second for:
 - `torchfix DIR` and `ruff check --select ALL --no-cache DIR`, when those commands are installed
   (found on PATH, or given with `--torchfix` / `--ruff`);
 then the ratios the performance issue sets as targets, each marked met or missed. Every figure is the
-median of `--repeat` runs of the real command in a subprocess; peak memory is the largest resident set
-of any process of the run. Nothing here is asserted anywhere: the figures are for reading.
+median of `--repeat` rounds (each round runs every mode once, so drift in the machine's speed hits
+them alike) of the real command in a subprocess; peak memory is the largest resident set of any process
+of the run. Nothing here is asserted anywhere: the figures are for reading.
 """
 
 from __future__ import annotations
@@ -58,11 +59,6 @@ def run(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = No
         return Timing(seconds, int(rss) / 1024, int(code))  # kB on Linux
     except ValueError:
         return Timing(seconds, float("nan"), proc.returncode)
-
-
-def median(cmd_factory, repeat: int) -> Timing:  # type: ignore[no-untyped-def]
-    runs = [run(*cmd_factory()) for _ in range(repeat)]
-    return Timing(statistics.median(r.seconds for r in runs), max(r.peak_mb for r in runs), runs[-1].exit_code)
 
 
 def count(tree: Path) -> tuple[int, int]:
@@ -150,49 +146,48 @@ def measure(tree: Path, args: argparse.Namespace) -> None:
     jobs = args.jobs
     env = {k: v for k, v in os.environ.items() if k != "GRADLINT_CACHE_DIR"}
     print(f"\n## {tree}  ({files} files, {lines:,} lines)", flush=True)
-    caches: list[str] = []
-
-    def fresh_cache() -> tuple[list[str], None, dict[str, str]]:
-        caches.append(tempfile.mkdtemp(prefix="gradlint-bench-cache-"))
-        return [*gradlint, "--jobs", str(jobs), "--cache-dir", caches[-1], str(tree)], None, env
-
-    cold = median(fresh_cache, args.repeat)
-    warm = median(lambda: ([*gradlint, "--jobs", str(jobs), "--cache-dir", caches[-1], str(tree)], None, env), args.repeat)
-    one = median(lambda: ([*gradlint, "--no-cache", "--jobs", "1", str(tree)], None, env), args.repeat)
-    many = median(lambda: ([*gradlint, "--no-cache", "--jobs", str(jobs), str(tree)], None, env), args.repeat)
-    for c in caches:
-        shutil.rmtree(c, ignore_errors=True)
-    rows: list[tuple[str, Timing | None]] = [
-        (f"gradlint cold (--jobs {jobs})", cold), ("gradlint warm (cache)", warm),
-        ("gradlint --no-cache --jobs 1", one), (f"gradlint --no-cache --jobs {jobs}", many),
-    ]
     torchfix = tool("torchfix", args.torchfix)
-    tf: Timing | None = None
-    if torchfix and files <= args.torchfix_max_files:
-        tf = median(lambda: ([torchfix, str(tree)], None, None), 1)
-        rows.append(("torchfix", tf))
-    elif torchfix:
+    if torchfix and files > args.torchfix_max_files:
         print(f"(torchfix skipped: more than --torchfix-max-files={args.torchfix_max_files} files)")
+        torchfix = None
     ruff = tool("ruff", args.ruff)
-    rf: Timing | None = None
-    if ruff:
-        rf = median(lambda: ([ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "--isolated", str(tree)], None, None), args.repeat)
-        rows.append(("ruff check --select ALL", rf))
-    print("| run | wall s | files/s | peak MB |\n|---|---|---|---|")
-    for label, t in rows:
-        if t is not None:
-            print(f"| {label} | {t.seconds:.2f} | {files / t.seconds:,.0f} | {t.peak_mb:.0f} |")
+    cold_label, many_label = f"gradlint cold (--jobs {jobs})", f"gradlint --no-cache --jobs {jobs}"
+    runs: dict[str, list[Timing]] = {}
+    # Rounds of every mode in turn, so that drift in the machine's speed (a shared machine) hits all
+    # modes alike; TorchFix, which takes minutes, runs in the first round only.
+    for round_ in range(args.repeat):
+        cache = tempfile.mkdtemp(prefix="gradlint-bench-cache-")
+        plan: list[tuple[str, list[str], dict[str, str] | None]] = [
+            (cold_label, [*gradlint, "--jobs", str(jobs), "--cache-dir", cache, str(tree)], env),
+            ("gradlint warm (cache)", [*gradlint, "--jobs", str(jobs), "--cache-dir", cache, str(tree)], env),
+            ("gradlint --no-cache --jobs 1", [*gradlint, "--no-cache", "--jobs", "1", str(tree)], env),
+            (many_label, [*gradlint, "--no-cache", "--jobs", str(jobs), str(tree)], env),
+        ]
+        if ruff:
+            plan.append(("ruff check --select ALL", [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q",
+                                                     "--isolated", str(tree)], None))
+        if torchfix and round_ == 0:
+            plan.append(("torchfix", [torchfix, str(tree)], None))
+        for label, cmd, environ in plan:
+            runs.setdefault(label, []).append(run(cmd, None, environ))
+        shutil.rmtree(cache, ignore_errors=True)
+    med = {label: Timing(statistics.median(t.seconds for t in ts), max(t.peak_mb for t in ts), ts[-1].exit_code)
+           for label, ts in runs.items()}
+    print("| run | wall s (median) | files/s | peak MB |\n|---|---|---|---|")
+    for label, t in med.items():
+        print(f"| {label} | {t.seconds:.2f} | {files / t.seconds:,.0f} | {t.peak_mb:.0f} |")
     print()
+    cold, warm, one, many = med[cold_label], med["gradlint warm (cache)"], med["gradlint --no-cache --jobs 1"], med[many_label]
     verdict = lambda ok: "met" if ok else "missed"  # noqa: E731
     speedup = one.seconds / many.seconds
     print(f"- --jobs {jobs} vs --jobs 1: {speedup:.2f}x (target >= 1.7x on a tree large enough to matter: {verdict(speedup >= 1.7)})")
-    if tf is not None:
-        ratio = tf.seconds / cold.seconds
+    if "torchfix" in med:
+        ratio = med["torchfix"].seconds / cold.seconds
         print(f"- cold vs TorchFix: {ratio:.1f}x faster (target >= 20x on training-script trees: {verdict(ratio >= 20)})")
-    if rf is not None:
+    if "ruff check --select ALL" in med:
+        rf = med["ruff check --select ALL"]
         print(f"- cold / ruff: {cold.seconds / rf.seconds:.2f} (target <= 2 on library trees: {verdict(cold.seconds <= 2 * rf.seconds)})")
         print(f"- warm / ruff: {warm.seconds / rf.seconds:.2f} (target <= 1: {verdict(warm.seconds <= rf.seconds)})")
-    return None
 
 
 def main() -> None:

@@ -7,9 +7,10 @@ of one file, so an entry is valid exactly when its key matches.
 
 Layout: `<dir>/<tool fingerprint>/<key[:2]>/<key>.json`, written atomically (a temporary file renamed
 into place), with `CACHEDIR.TAG` and a `.gitignore` at the top. The directory may be deleted at any
-time, even during a run. An entry that cannot be read, does not parse, names another key or holds
-anything but well-formed diagnostics is ignored (and rewritten), never trusted. The cache never
-raises: a directory that cannot be written makes the run uncached, not failed.
+time, even during a run; results of other gradlint versions are removed when this one first writes.
+An entry that cannot be read, does not parse, names another key or holds anything but well-formed
+diagnostics is ignored (and rewritten), never trusted. The cache never raises: a directory that
+cannot be written makes the run uncached, not failed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import functools
 import hashlib
 import json
 import os
+import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -29,6 +32,7 @@ from .diagnostics import Diagnostic
 CACHE_DIR_NAME = ".gradlint_cache"
 CACHE_DIR_ENV = "GRADLINT_CACHE_DIR"
 FORMAT = 1
+_BUCKET = re.compile(r"[0-9a-f]{20}")  # a tool fingerprint's directory
 _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
         "# This file is a cache directory tag created by gradlint.\n"
         "# For information about cache directory tags see https://bford.info/cachedir/\n")
@@ -132,7 +136,19 @@ class ResultCache:
             if not os.path.exists(path):
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(text)
+        self._prune()
         self._prepared = True
+
+    def _prune(self) -> None:
+        """Remove the results of other versions of gradlint: their keys can never match again."""
+        mine = os.path.basename(self._bucket)
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return
+        for name in names:
+            if name != mine and _BUCKET.fullmatch(name):
+                shutil.rmtree(os.path.join(self.directory, name), ignore_errors=True)
 
 
 def _unlink(path: str) -> None:

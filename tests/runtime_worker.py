@@ -1,4 +1,6 @@
-"""Run fixture scripts under the process-wide guard in record mode; print {path: [[line, code], ...]}."""
+"""Run fixture scripts under the process-wide guard in record mode; print {path: [[line, code], ...]}.
+
+`--strict` first makes the guard strict."""
 
 from __future__ import annotations
 
@@ -10,9 +12,10 @@ import warnings
 from gradcheck_lint.runtime.guard import disable, enable
 
 warnings.simplefilter("ignore")
+strict = sys.argv[1:2] == ["--strict"]
 out: dict[str, object] = {}
-for path in sys.argv[1:]:
-    enable(mode="record")
+for path in sys.argv[1 + strict:]:
+    enable(mode="record", strict=strict)
     error = ""
     try:
         runpy.run_path(path, run_name="__main__")

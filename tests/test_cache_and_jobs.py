@@ -226,3 +226,17 @@ def test_results_do_not_depend_on_the_hash_seed() -> None:
         for seed in ("1", "2", "3")
     }
     assert json.loads(outputs["1"]) and len(set(outputs.values())) == 1
+
+
+def test_results_of_other_versions_are_pruned(tmp_path: Path) -> None:
+    cache_dir = tmp_path / "cache"
+    old = cache_dir / ("0" * 20) / "ab"
+    old.mkdir(parents=True)
+    (old / "entry.json").write_text("{}")
+    keep = cache_dir / "notes.txt"  # not a bucket of ours: left alone
+    keep.write_text("mine")
+    script = tmp_path / "train.py"
+    script.write_text(BUGGY)
+    assert gradlint(str(script), env={"GRADLINT_CACHE_DIR": str(cache_dir)}).returncode == 1
+    assert not (cache_dir / ("0" * 20)).exists() and keep.read_text() == "mine"
+    assert (cache_dir / tool_fingerprint()).is_dir()

@@ -42,3 +42,21 @@ def test_runtime_anchors_on_the_static_line(fixture, recorded) -> None:  # type:
     for line, code in fixture.expected:
         if code in {"GL001", "GL003", "GL005"} - fixture.runtime_blind:
             assert (line, code) in found
+
+
+@pytest.fixture(scope="module")
+def recorded_strict() -> dict[str, dict[str, object]]:
+    proc = subprocess.run([sys.executable, str(WORKER), "--strict", *(str(f.path) for f in RUNNABLE)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("fixture", RUNNABLE, ids=lambda f: f.id)
+def test_strict_guard_agrees_with_static(fixture, recorded_strict) -> None:  # type: ignore[no-untyped-def]
+    """Strict mode measures every parameter: no false alarm on a correct fixture, no finding lost."""
+    result = recorded_strict[str(fixture.path)]
+    assert not result["error"], result["error"]
+    got = {code for _line, code in result["found"]}
+    want = {code for _line, code in fixture.expected if code in RUNTIME_CODES - fixture.runtime_blind}
+    assert got == want, "\n".join(result["messages"])

@@ -99,8 +99,9 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
             "record" only collects diagnostics for `report()`.
         strict: also measure in-place rescaling (`p.grad /= N`) of every parameter on every device
             at each step. The default measures it on a few small CPU parameters only, which costs no
-            device sync; strict keeps a copy of every gradient and synchronises an accelerator once
-            per parameter per step (its price is measured in benchmarks/guard_overhead.py).
+            device sync; strict copies 64 fixed elements of every large gradient (all of a small one)
+            after each backward pass and compares them at each step, with a few device syncs per step
+            and device (its price is measured in benchmarks/guard_overhead.py).
 
     Raises:
         GradientContractError: in raise mode, from the `step()` (or the clear) that broke the contract.

@@ -133,7 +133,7 @@ def _deactivate(probe: "Probe") -> None:
 class _Observed:
     """What the probe last saw of one parameter's `.grad`: which tensor, at which version."""
 
-    __slots__ = ("grad_id", "version", "param", "snapshot")
+    __slots__ = ("grad_id", "version", "param", "snapshot", "sample")
 
     def __init__(self, param: torch.Tensor) -> None:
         self.param = weakref.ref(param)
@@ -142,27 +142,56 @@ class _Observed:
         # a copy of `.grad` after the last backward pass, kept for one small CPU parameter per
         # optimizer: measures in-place rescaling (`p.grad /= N`) without any device sync
         self.snapshot: torch.Tensor | None = None
+        # strict mode, large parameters: the fixed elements copied instead of the whole gradient
+        self.sample: torch.Tensor | None = None
+
+    def view(self, grad: torch.Tensor) -> torch.Tensor:
+        """The part of a gradient that is snapshotted: all of it, or the sampled elements (as float)."""
+        g = grad.detach()
+        if self.sample is None:
+            return g
+        return g.reshape(-1).index_select(0, self.sample).float()
+
+    def take(self, grad: torch.Tensor) -> None:
+        self.snapshot = self.view(grad).clone() if self.sample is None else self.view(grad)
 
 
 SENTINEL_MAX_NUMEL = 4096
 MAX_SENTINELS = 16
+STRICT_SAMPLES = 64  # elements per large parameter compared in strict mode
 
 
 def _rescale_factor(obs: "_Observed") -> float | None:
     """The uniform factor `.grad` was multiplied by in place since its snapshot; None if not uniform."""
     param = obs.param()
     snap = obs.snapshot
-    if param is None or snap is None or param.grad is None or param.grad.shape != snap.shape:
+    if param is None or snap is None or param.grad is None or (obs.sample is None and param.grad.shape != snap.shape):
         return None
-    now = param.grad.detach()
-    mask = snap != 0
-    if not bool(mask.any()):
+    return _uniform_factor([(obs.view(param.grad), snap)])
+
+
+def _uniform_factor(pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> float | None:
+    """The one factor every (now, before) pair was multiplied by, or None (not uniform, or nothing
+    to compare). Pairs are concatenated per device: a few device syncs per step, not per parameter."""
+    by_device: dict[torch.device, tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
+    for now, before in pairs:
+        nows, befores = by_device.setdefault(now.device, ([], []))
+        nows.append(now.reshape(-1).float())
+        befores.append(before.reshape(-1).float())
+    factors: list[float] = []
+    for nows, befores in by_device.values():
+        now, before = torch.cat(nows), torch.cat(befores)
+        mask = before != 0
+        if not bool(mask.any()):
+            continue
+        ratios = now[mask] / before[mask]
+        r = float(ratios.mean())
+        if not bool(torch.allclose(ratios, torch.full_like(ratios, r), rtol=1e-4, atol=0.0)):
+            return None
+        factors.append(r)
+    if not factors or any(abs(f - factors[0]) > 1e-4 * abs(factors[0]) for f in factors):
         return None
-    ratios = now[mask] / snap[mask]
-    r = float(ratios.mean())
-    if not bool(torch.allclose(ratios, torch.full_like(ratios, r), rtol=1e-4, atol=0.0)):
-        return None
-    return r
+    return factors[0]
 
 
 class Probe:
@@ -261,6 +290,8 @@ class Probe:
         ledger = self.ledger
         if self.strict or (len(self.sentinels) < MAX_SENTINELS and p.device.type == "cpu" and p.numel() <= SENTINEL_MAX_NUMEL):
             self.sentinels.add(key)  # by default small CPU parameters only: snapshotting them needs no device sync
+            if p.numel() > SENTINEL_MAX_NUMEL:  # strict: a fixed sample of a large gradient
+                obs.sample = torch.linspace(0, p.numel() - 1, STRICT_SAMPLES, device=p.device).long()
 
         def before_accumulate(grad: torch.Tensor) -> None:
             param = obs.param()
@@ -273,7 +304,7 @@ class Probe:
             obs.grad_id = id(g) if g is not None else None
             obs.version = g._version if g is not None else -1
             if key in self.sentinels and g is not None:
-                obs.snapshot = g.detach().clone()
+                obs.take(g)
 
         self.handles.append(p.register_hook(before_accumulate))
         self.handles.append(p.register_post_accumulate_grad_hook(after_accumulate))
@@ -313,7 +344,7 @@ class Probe:
                 if g is not None:
                     obs.version = g._version
                     if obs.snapshot is not None:
-                        obs.snapshot = g.detach().clone()  # the unscaled gradient is the new baseline
+                        obs.take(g)  # the unscaled gradient is the new baseline
 
     def _mark_cleared(self, p: torch.Tensor, site: Site, discard: bool = True) -> None:
         key = id(p)
@@ -356,18 +387,18 @@ class Probe:
             self._sync(id(p), p)
         rescale = None
         measured = False
-        factors: list[float | None] = []
+        pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
         for p in params:
             obs = self.observed.get(id(p))
             if id(p) in self.sentinels and obs is not None and obs.snapshot is not None:
-                if self.strict or not factors:
-                    factors.append(_rescale_factor(obs))
+                if self.strict:  # every parameter, measured together: they must all be rescaled alike
+                    if p.grad is not None and (obs.sample is not None or p.grad.shape == obs.snapshot.shape):
+                        pairs.append((obs.view(p.grad), obs.snapshot))
+                elif not measured:  # the default: the first small CPU parameter
+                    rescale, measured = _rescale_factor(obs), True
                 obs.snapshot = None
-        if factors:
-            # every measured parameter must have been rescaled alike (strict measures them all)
-            measured, first = True, factors[0]
-            uniform = first is not None and all(f is not None and abs(f - first) <= 1e-4 * abs(first) for f in factors)
-            rescale = first if uniform else None
+        if pairs:
+            rescale, measured = _uniform_factor(pairs), True
         self.ledger.register(id(opt), [id(p) for p in params])
         violations = self.ledger.step(id(opt), [id(p) for p in params if p.grad is not None], site, self.owner_of, rescale,
                                       measured=measured)
