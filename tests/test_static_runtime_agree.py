@@ -19,20 +19,39 @@ RUNNABLE = [f for f in load_fixtures() if not f.static_only]
 WORKER = Path(__file__).with_name("runtime_worker.py")
 
 
-@pytest.fixture(scope="module")
-def recorded() -> dict[str, dict[str, object]]:
-    proc = subprocess.run([sys.executable, str(WORKER), *(str(f.path) for f in RUNNABLE)], capture_output=True, text=True, timeout=900)
+def _record(*flags: str) -> dict[str, dict[str, object]]:
+    proc = subprocess.run([sys.executable, str(WORKER), *flags, *(str(f.path) for f in RUNNABLE)],
+                          capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("fixture", RUNNABLE, ids=lambda f: f.id)
-def test_runtime_guard_agrees_with_static(fixture, recorded) -> None:  # type: ignore[no-untyped-def]
-    result = recorded[str(fixture.path)]
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, dict[str, object]]:
+    return _record()
+
+
+@pytest.fixture(scope="module")
+def recorded_strict() -> dict[str, dict[str, object]]:
+    return _record("--strict")
+
+
+def _agree(fixture, result) -> None:  # type: ignore[no-untyped-def]
     assert not result["error"], result["error"]
     got = {code for _line, code in result["found"]}
     want = {code for _line, code in fixture.expected if code in RUNTIME_CODES - fixture.runtime_blind}
     assert got == want, "\n".join(result["messages"])
+
+
+@pytest.mark.parametrize("fixture", RUNNABLE, ids=lambda f: f.id)
+def test_runtime_guard_agrees_with_static(fixture, recorded) -> None:  # type: ignore[no-untyped-def]
+    _agree(fixture, recorded[str(fixture.path)])
+
+
+@pytest.mark.parametrize("fixture", RUNNABLE, ids=lambda f: f.id)
+def test_strict_guard_agrees_with_static(fixture, recorded_strict) -> None:  # type: ignore[no-untyped-def]
+    """Strict mode measures every parameter: no false alarm on a correct fixture, no finding lost."""
+    _agree(fixture, recorded_strict[str(fixture.path)])
 
 
 @pytest.mark.parametrize("fixture", [f for f in RUNNABLE if any(c in {"GL001", "GL003", "GL005"} for _, c in f.expected)], ids=lambda f: f.id)
@@ -43,20 +62,3 @@ def test_runtime_anchors_on_the_static_line(fixture, recorded) -> None:  # type:
         if code in {"GL001", "GL003", "GL005"} - fixture.runtime_blind:
             assert (line, code) in found
 
-
-@pytest.fixture(scope="module")
-def recorded_strict() -> dict[str, dict[str, object]]:
-    proc = subprocess.run([sys.executable, str(WORKER), "--strict", *(str(f.path) for f in RUNNABLE)],
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-@pytest.mark.parametrize("fixture", RUNNABLE, ids=lambda f: f.id)
-def test_strict_guard_agrees_with_static(fixture, recorded_strict) -> None:  # type: ignore[no-untyped-def]
-    """Strict mode measures every parameter: no false alarm on a correct fixture, no finding lost."""
-    result = recorded_strict[str(fixture.path)]
-    assert not result["error"], result["error"]
-    got = {code for _line, code in result["found"]}
-    want = {code for _line, code in fixture.expected if code in RUNTIME_CODES - fixture.runtime_blind}
-    assert got == want, "\n".join(result["messages"])
