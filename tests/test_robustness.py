@@ -27,7 +27,7 @@ def test_ten_megabyte_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert plain.stat().st_size > 10_000_000
     assert check_file(str(plain)) == []
     training = tmp_path / "generated_train.py"
-    training.write_text(TRAIN + "# backward, step\n" + "x = 1\n" * 600_000)
+    training.write_text(TRAIN + "loss.backward()\nopt.step()\n" + "x = 1\n" * 600_000)
     diags = check_file(str(training))
     assert codes(diags) == ["GL000"] and "too large" in diags[0].message
 
