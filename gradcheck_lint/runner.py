@@ -1,12 +1,12 @@
 """Lint many files: the result cache first, then the files it misses over a pool of processes.
 
 The parent reads each file once to compute its cache key and a cost estimate. Hits are answered at
-once; misses are analysed by worker processes (the dearest first, so that one slow file does not
-finish last), with a bounded number in flight, so memory does not grow with the number of files.
-Results are gathered by
-file and sorted, so the output never depends on which worker finished first. A file that kills its
-worker (a native crash in a parser, say) is retried alone in a fresh process and, if it kills that
-one too, reported as GL000; the other files are still checked.
+once. With one job, misses are analysed there and then; otherwise worker processes analyse them (the
+dearest first, so that one slow file does not finish last), a bounded number in flight, so memory
+does not grow with the number of files. Results are gathered by file and sorted, so the output never
+depends on which worker finished first. A file that kills its worker (a native crash in a parser,
+say) is retried alone in a fresh process and, if it kills that one too, reported as GL000; the other
+files are still checked.
 """
 
 from __future__ import annotations
@@ -70,45 +70,56 @@ def _estimated_cost(data: bytes | str) -> int:
     return len(data) + 20_000 * data.count(b"step(")
 
 
-def _analyse_path(path: str, settings: Settings) -> tuple[FileReport, str | None]:
-    """Worker task: read and analyse `path`; also return the key of the bytes actually read."""
+def _analyse_path(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, str | None]:
+    """Worker task: read and analyse `path`; with `keyed`, also return the key of the bytes actually read."""
     data = read_bytes(path)
-    key = cache_key(data, path, settings.codes_for(path)) if isinstance(data, bytes) else None
+    key = cache_key(data, path, settings.codes_for(path)) if keyed and isinstance(data, bytes) else None
     return analyse_bytes(data, path, settings), key
 
 
 def lint_files(files: Iterable[str], settings: Settings, *, jobs: int = 1, cache: ResultCache | None = None,
                stats: RunStats | None = None) -> list[Diagnostic]:
-    """Diagnostics of `files` (in a fixed order whatever the scheduling); `jobs` worker processes at most."""
+    """Diagnostics of `files` (in a fixed order whatever the scheduling); `jobs` worker processes at most.
+
+    With one job, each file is analysed as soon as it is read; otherwise the misses go to the pool,
+    whose workers read them again (the parent keeps no file contents)."""
     stats = stats if stats is not None else RunStats()
     results: dict[int, list[Diagnostic]] = {}
     misses: list[tuple[int, str, int]] = []  # (index, path, estimated cost)
+
+    def record(index: int, report: FileReport, key: str | None) -> None:
+        results[index] = report.diagnostics
+        if cache is not None and key is not None and report.reproducible:
+            cache.put(key, report.diagnostics)
+
     for index, path in enumerate(files):
         stats.files += 1
         data = read_bytes(path)
-        if isinstance(data, bytes) and cache is not None:
-            found = cache.get(cache_key(data, path, settings.codes_for(path)))
-            if found is not None:
-                results[index] = found
-                stats.cached += 1
-                continue
-        misses.append((index, path, _estimated_cost(data)))
-    stats.analysed = len(misses)
+        key = cache_key(data, path, settings.codes_for(path)) if cache is not None and isinstance(data, bytes) else None
+        found = cache.get(key) if cache is not None and key is not None else None
+        if found is not None:
+            results[index] = found
+            stats.cached += 1
+        elif jobs <= 1:
+            stats.analysed += 1
+            record(index, analyse_bytes(data, path, settings), key)
+        else:
+            misses.append((index, path, _estimated_cost(data)))
+    stats.analysed += len(misses)
     workers = min(jobs, len(misses))
     if workers >= MIN_FILES_FOR_POOL:
         stats.workers = workers
         misses.sort(key=lambda m: -m[2])  # the dearest first: the last file to finish should be a cheap one
-        done = _in_pool(misses, settings, workers)
+        done = _in_pool(misses, settings, workers, keyed=cache is not None)
     else:
-        done = ((index, *_analyse_path(path, settings)) for index, path, _ in misses)
+        done = ((index, *_analyse_path(path, settings, cache is not None)) for index, path, _ in misses)
     for index, report, key in done:
-        results[index] = report.diagnostics
-        if cache is not None and key is not None and report.reproducible:
-            cache.put(key, report.diagnostics)
+        record(index, report, key)
     return [d for index in sorted(results) for d in results[index]]
 
 
-def _in_pool(misses: list[tuple[int, str, int]], settings: Settings, workers: int) -> Iterable[tuple[int, FileReport, str | None]]:
+def _in_pool(misses: list[tuple[int, str, int]], settings: Settings, workers: int,
+             keyed: bool) -> Iterable[tuple[int, FileReport, str | None]]:
     """Analyse `misses` over `workers` processes, yielding results as they finish."""
     pending = list(reversed(misses))  # popped from the end: largest first
     crashed: list[tuple[int, str]] = []
@@ -119,7 +130,7 @@ def _in_pool(misses: list[tuple[int, str, int]], settings: Settings, workers: in
                 while pending and len(running) < workers * IN_FLIGHT_PER_WORKER:
                     index, path, _ = pending.pop()
                     try:
-                        running[pool.submit(_analyse_path, path, settings)] = (index, path)
+                        running[pool.submit(_analyse_path, path, settings, keyed)] = (index, path)
                     except BrokenProcessPool:
                         crashed.append((index, path))
                 finished, _ = wait(running, return_when=FIRST_COMPLETED) if running else (set(), set())
@@ -138,14 +149,14 @@ def _in_pool(misses: list[tuple[int, str, int]], settings: Settings, workers: in
             pool.shutdown(wait=False, cancel_futures=True)
             raise
     for index, path in sorted(crashed):
-        yield (index, *_isolated(path, settings))
+        yield (index, *_isolated(path, settings, keyed))
 
 
-def _isolated(path: str, settings: Settings) -> tuple[FileReport, str | None]:
+def _isolated(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, str | None]:
     """Analyse one file in a process of its own; a crash there becomes a GL000 for this file alone."""
     with ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
         try:
-            return pool.submit(_analyse_path, path, settings).result()
+            return pool.submit(_analyse_path, path, settings, keyed).result()
         except BrokenProcessPool:
             return FileReport([unanalysable(
                 path, "crashed the analysis process (the parser died on it)",

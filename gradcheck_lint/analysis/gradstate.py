@@ -260,7 +260,8 @@ def merge_states(states: Iterable[PathState], limit: int = 64) -> frozenset[Path
 def canonical(value: object, memo: dict[int, str] | None = None) -> str:
     """A hash-seed independent text of a state (sets sorted, dataclasses field by field).
 
-    States share most of their parts, so texts are remembered by object (`memo`, for one sort)."""
+    States share most of their parts, so texts are remembered by object in `memo`, which must not
+    outlive the objects (the file's analysis: see `forget_canonical`)."""
     memo = {} if memo is None else memo
     known = memo.get(id(value))
     if known is not None:
