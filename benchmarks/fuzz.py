@@ -17,6 +17,7 @@ hang are bugs: each distinct one is minimised (lines, then tokens) and saved und
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import os
 import re
@@ -33,7 +34,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import hypothesmith  # noqa: E402
-import libcst as cst  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -68,8 +68,8 @@ class _CountingInterpreter(model_module.Interpreter):  # type: ignore[misc, vali
 class _CountingModel(TrainingModel):
     """The semantic model, remembering that it was built (the rules run next)."""
 
-    def __init__(self, module: cst.Module) -> None:
-        super().__init__(module)
+    def __init__(self, module: ast.Module, source: str) -> None:
+        super().__init__(module, source)
         _Probe.reached = True
 
 
@@ -162,8 +162,7 @@ def analyse(kind: str, data: bytes, tally: Tally, bugs: dict[str, Bug], hang_sec
 def explain(text: str, problems: list[str]) -> tuple[str, str]:
     """Key a broken contract by the exception's type and innermost frame, found by re-running unguarded."""
     try:
-        module = cst.parse_module(text)
-        model = TrainingModel(module)
+        model = TrainingModel(ast.parse(text), text)
         for rule_cls in all_rules().values():
             for finding in rule_cls().check(model):
                 model.span(finding.node)

@@ -9,12 +9,11 @@ holding an optimizer step), backward calls, optimizer steps, findings per rule, 
 
 from __future__ import annotations
 
+import ast
 import collections
 import sys
 import time
 from pathlib import Path
-
-import libcst as cst
 
 from gradcheck_lint.analysis import TrainingModel
 from gradcheck_lint.api import check_file
@@ -42,7 +41,7 @@ def survey(directory: str) -> tuple[dict[str, object], list[str]]:
             continue
         training += 1
         try:
-            model = TrainingModel(cst.parse_module(src))
+            model = TrainingModel(ast.parse(src), src)
         except Exception:  # noqa: BLE001 - counted above as GL000 already
             continue
         backwards += len(model.backwards)

@@ -2,8 +2,8 @@
 
 A key is the SHA-256 of the file's bytes, its path as reported, the codes enabled for it, and the
 *tool fingerprint*: gradlint's version and a digest of its own source (so an edited checkout never
-reads results of older code), plus the Python and libcst versions. Nothing else reaches the analysis
-of one file, so an entry is valid exactly when its key matches.
+reads results of older code), plus the Python version (its parser reads the files). Nothing else
+reaches the analysis of one file, so an entry is valid exactly when its key matches.
 
 Layout: `<dir>/<tool fingerprint>/<key[:2]>/<key>.json`, written atomically (a temporary file renamed
 into place), with `CACHEDIR.TAG` and a `.gitignore` at the top. The directory may be deleted at any
@@ -42,7 +42,7 @@ _TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
 def tool_fingerprint() -> str:
     """A digest of what, besides the file and the settings, decides the diagnostics."""
     h = hashlib.sha256()
-    h.update(f"gradlint {__version__} format {FORMAT} python {sys.version_info[:2]} libcst {_libcst_version()}".encode())
+    h.update(f"gradlint {__version__} format {FORMAT} python {sys.version[:40]}".encode())  # the parser is CPython's
     package = Path(__file__).resolve().parent
     for source in sorted(package.rglob("*.py")):
         h.update(source.relative_to(package).as_posix().encode() + b"\0")
@@ -51,15 +51,6 @@ def tool_fingerprint() -> str:
         except OSError:
             h.update(b"unreadable")
     return h.hexdigest()[:20]
-
-
-def _libcst_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("libcst")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def cache_key(data: bytes, path: str, codes: Iterable[str]) -> str:

@@ -1,4 +1,5 @@
-"""Pure analysis: source text in, diagnostics out. Parse once, build the model once, run the rules, apply suppressions."""
+"""Pure analysis: source text in, diagnostics out. Parse once (CPython's parser), build the model once, run
+the rules, apply suppressions."""
 
 from __future__ import annotations
 
@@ -6,10 +7,8 @@ import ast
 import warnings
 from dataclasses import dataclass
 
-import libcst as cst
-
 from .analysis import TrainingModel
-from .analysis.conditions import forget_code
+from .analysis.syntax import forget_code
 from .analysis.gradstate import forget_canonical
 from .config import Settings
 from .diagnostics import Diagnostic, Severity, Span
@@ -66,9 +65,8 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
             path, f"is too large to analyse ({len(text) / 1e6:.1f} MB; the limit is {MAX_ANALYSED_CHARS / 1e6:.0f} MB)",
             help="training scripts are far smaller: this is probably generated code; exclude it from the checked paths.",
         )])
-    # CPython's own parser first (a tenth of libcst's cost): it names syntax errors the way Python does,
-    # and it rejects input (5,000 nested brackets, say) that would overflow the native stack of libcst's
-    # parser instead of raising. Its tree also gives the statement ranges suppressions need.
+    # CPython's own parser: it names syntax errors the way Python does, its nodes carry their positions,
+    # and the same tree gives the statement ranges suppressions need.
     tree, problems = _parse_python(text, path)
     if tree is None:
         return FileReport(problems)
@@ -77,11 +75,8 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     rules = [cls for code, cls in all_rules().items() if run_all or code in enabled]
     if not rules:
         return FileReport(_finish(apply_suppressions([], text, lambda: tree, path, enabled), enabled))
-    module, problems = _parse_cst(text, path)
-    if module is None:
-        return FileReport(problems)
     try:
-        out, out_of_time = _run_rules(module, text, path, rules)
+        out, out_of_time = _run_rules(tree, text, path, rules)
         out = apply_suppressions(out, text, lambda: tree, path, enabled)
     except RecursionError:
         return FileReport([unanalysable(path, "is nested too deeply to analyse (recursion limit)")])
@@ -105,24 +100,7 @@ def syntax_problems(text: str, path: str) -> list[Diagnostic]:
     return _parse_python(text, path)[1]
 
 
-def _parse_cst(text: str, path: str) -> tuple[cst.Module | None, list[Diagnostic]]:
-    """Parse with libcst: the module, or a GL000 diagnostic when libcst refuses the text."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return cst.parse_module(text), []
-    except cst.ParserSyntaxError as exc:
-        # Python itself accepted the file, so this is a limit of libcst's parser, not the user's syntax.
-        return None, [unanalysable(path, f"could not be parsed by libcst although Python accepts it ({exc.message})",
-                                   exc.raw_line, exc.raw_column + 1,
-                                   help="this is a limit of the parser gradlint uses; exclude the file from the checked paths.")]
-    except RecursionError:
-        return None, [unanalysable(path, "is nested too deeply to parse (recursion limit)")]
-    except Exception as exc:  # noqa: BLE001 - the parser must never take the run down
-        return None, [unanalysable(path, f"could not be parsed ({type(exc).__name__}: {exc})")]
-
-
-def _run_rules(module: cst.Module, text: str, path: str, rules: list[type[Rule]]) -> tuple[list[Diagnostic], bool]:
+def _run_rules(module: ast.Module, text: str, path: str, rules: list[type[Rule]]) -> tuple[list[Diagnostic], bool]:
     """Build the semantic model once and run `rules` over it; also say whether time ran out."""
     try:
         model = TrainingModel(module, text)

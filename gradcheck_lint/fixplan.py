@@ -8,14 +8,14 @@ its own line? which block holds it? does anything between two statements leave t
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
-from typing import Sequence, Union
-
-import libcst as cst
+from typing import Union
 
 from .analysis import TrainingModel
 from .analysis.events import Step
 from .analysis.names import dotted
+from .analysis.syntax import arguments
 from .analysis.walk import children
 from .diagnostics import Applicability, Certainty, Edit, Fix, Span
 
@@ -26,24 +26,24 @@ SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
 class ReplaceNode:
     """Replace the source of one node (its parentheses excluded) with `code`."""
 
-    node: cst.CSTNode
+    node: ast.AST
     code: str
 
 
 @dataclass(frozen=True, slots=True)
 class InsertAfter:
-    """Insert the statement `code` right after the small statement `anchor`, at its indentation."""
+    """Insert the statement `code` right after the simple statement `anchor`, at its indentation."""
 
-    anchor: cst.BaseSmallStatement
+    anchor: ast.stmt
     code: str
 
 
 @dataclass(frozen=True, slots=True)
 class MoveAfter:
-    """Move the small statement `moved` (with its trailing comment) to right after `anchor`."""
+    """Move the simple statement `moved` (with its trailing comment) to right after `anchor`."""
 
-    moved: cst.BaseSmallStatement
-    anchor: cst.BaseSmallStatement
+    moved: ast.stmt
+    anchor: ast.stmt
 
 
 Action = Union[ReplaceNode, InsertAfter, MoveAfter]
@@ -59,133 +59,143 @@ class FixPlan:
 
 
 # -- structural questions a rule asks --------------------------------------------------------------
-_SCOPES = (cst.Module, cst.FunctionDef, cst.ClassDef, cst.Lambda)
-_EXITS = (cst.Continue, cst.Break, cst.Return, cst.Raise)
+_SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+# Statements that hold no other statement: what a fix moves or inserts after.
+_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Break, ast.Continue, ast.Raise,
+           ast.Assert, ast.Pass, ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)
 
 
-def source(model: TrainingModel, node: cst.CSTNode) -> str:
-    """Return the exact source text of a node, without its own parentheses."""
-    if getattr(node, "lpar", None):
-        node = node.with_changes(lpar=[], rpar=[])
-    return model.module.code_for_node(node)
+def source(model: TrainingModel, node: ast.AST) -> str:
+    """Return the exact source text of a node, without parentheses around it."""
+    return model.source.segment(node)
 
 
-def statement_of(model: TrainingModel, node: cst.CSTNode) -> cst.BaseSmallStatement | None:
-    """Return the small statement that is exactly this expression (`opt.step()` on its own), else None."""
-    if isinstance(node, cst.BaseSmallStatement):
+def statement_of(model: TrainingModel, node: ast.AST) -> ast.stmt | None:
+    """Return the simple statement that is exactly this expression (`opt.step()` on its own), else None."""
+    if isinstance(node, _SIMPLE):
         return node
-    if isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
-        return node.body[0]
     parent = model.parent(node)
-    if isinstance(parent, cst.Expr) and parent.value is node:
+    if isinstance(parent, ast.Expr) and parent.value is node:
         return parent
     return None
 
 
-def line_of(model: TrainingModel, small: cst.BaseSmallStatement) -> cst.SimpleStatementLine | cst.SimpleStatementSuite | None:
-    """Return the line (`a; b`, or the body of `if x: a`) holding a small statement."""
-    parent = model.parent(small)
-    return parent if isinstance(parent, (cst.SimpleStatementLine, cst.SimpleStatementSuite)) else None
-
-
-def alone_on_line(model: TrainingModel, small: cst.BaseSmallStatement) -> bool:
-    """Tell whether the statement is its whole line: no `;` neighbours, not the body of a one-line `if x:`."""
-    line = line_of(model, small)
-    return isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
-
-
-def block_of(model: TrainingModel, small: cst.BaseSmallStatement) -> tuple[cst.CSTNode, Sequence[cst.CSTNode]] | None:
-    """Return the block (indented block or module) listing this statement's line, and its body."""
-    line = line_of(model, small)
-    if not isinstance(line, cst.SimpleStatementLine):
-        return None
-    block = model.parent(line)
-    if isinstance(block, (cst.IndentedBlock, cst.Module)):
-        return block, block.body
+def body_of(model: TrainingModel, stmt: ast.stmt) -> list[ast.stmt] | None:
+    """The statement list (a block, a branch, a handler, the module) holding `stmt`."""
+    parent = model.parent(stmt)
+    for field in ("body", "orelse", "finalbody"):
+        body = getattr(parent, field, None)
+        if isinstance(body, list) and any(s is stmt for s in body):
+            return body
     return None
 
 
-def scope_of(model: TrainingModel, node: cst.CSTNode) -> cst.CSTNode | None:
+def _neighbours(model: TrainingModel, stmt: ast.stmt) -> tuple[ast.stmt | None, ast.stmt | None]:
+    body = body_of(model, stmt) or []
+    at = next((i for i, s in enumerate(body) if s is stmt), None)
+    if at is None:
+        return None, None
+    return (body[at - 1] if at > 0 else None), (body[at + 1] if at + 1 < len(body) else None)
+
+
+def starts_line(model: TrainingModel, stmt: ast.stmt) -> bool:
+    """Nothing but indentation precedes the statement on its line (not `if x: a`, not `a; b`'s `b`)."""
+    line = model.source.lines[stmt.lineno - 1]
+    return not line.encode("utf-8")[: stmt.col_offset].strip(b" \t\f")
+
+
+def on_one_line(a: ast.stmt, b: ast.stmt) -> bool:
+    """The two statements share a line (`a; b`)."""
+    return a.lineno <= (b.end_lineno or b.lineno) and b.lineno <= (a.end_lineno or a.lineno)
+
+
+def line_mates(model: TrainingModel, stmt: ast.stmt) -> list[ast.stmt]:
+    """The statements of `stmt`'s block written on its line(s), itself included, in order."""
+    body = body_of(model, stmt) or [stmt]
+    return [s for s in body if on_one_line(s, stmt)]
+
+
+def alone_on_line(model: TrainingModel, small: ast.stmt) -> bool:
+    """Tell whether the statement is its whole line: no `;` neighbours, not the body of a one-line `if x:`."""
+    return starts_line(model, small) and len(line_mates(model, small)) == 1
+
+
+def block_of(model: TrainingModel, small: ast.stmt) -> list[ast.stmt] | None:
+    """Return the indented block (or module body) listing this statement, when it starts its own line."""
+    return body_of(model, small) if starts_line(model, small) else None
+
+
+def scope_of(model: TrainingModel, node: ast.AST) -> ast.AST | None:
     """Return the function, class, lambda or module whose names the node sees."""
-    current: cst.CSTNode | None = model.parent(node)
+    current: ast.AST | None = model.parent(node)
     while current is not None and not isinstance(current, _SCOPES):
         current = model.parent(current)
     return current
 
 
-def following(model: TrainingModel, small: cst.BaseSmallStatement) -> cst.BaseSmallStatement | None:
+def following(model: TrainingModel, small: ast.stmt) -> ast.stmt | None:
     """Return the statement that runs right after this one in its block, if it is a simple statement."""
-    line = line_of(model, small)
-    if line is None:
-        return None
-    body = list(line.body)
-    index = next((i for i, s in enumerate(body) if s is small), None)
-    if index is None:
-        return None
-    if index + 1 < len(body):
-        return body[index + 1]
-    found = block_of(model, small)
-    if found is None:
-        return None
-    stmts = list(found[1])
-    at = next((i for i, s in enumerate(stmts) if s is line), None)
-    if at is None or at + 1 >= len(stmts):
-        return None
-    nxt = stmts[at + 1]
-    return nxt.body[0] if isinstance(nxt, cst.SimpleStatementLine) and nxt.body else None
+    nxt = _neighbours(model, small)[1]
+    return nxt if isinstance(nxt, _SIMPLE) else None
 
 
-def call_of(small: cst.BaseSmallStatement | None) -> cst.Call | None:
+def call_of(small: ast.stmt | None) -> ast.Call | None:
     """Return the call a statement consists of (`opt.step()`), else None."""
-    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+    if isinstance(small, ast.Expr) and isinstance(small.value, ast.Call):
         return small.value
     return None
 
 
-def is_reference(expr: cst.BaseExpression) -> bool:
+def is_reference(expr: ast.AST) -> bool:
     """Tell whether an expression is a name or attribute chain (`opt`, `self.opt_d`), safe to evaluate again."""
     return dotted(expr) is not None
 
 
-def exits_between(model: TrainingModel, a: cst.BaseSmallStatement, b: cst.BaseSmallStatement) -> bool:
+def exits_between(model: TrainingModel, a: ast.stmt, b: ast.stmt) -> bool:
     """Tell whether a statement between two of one block can leave it (`continue`, `break`, `return`, `raise`)."""
-    found = block_of(model, a)
-    line_a, line_b = line_of(model, a), line_of(model, b)
-    if found is None or line_a is None or line_b is None:
+    stmts = body_of(model, a)
+    if stmts is None or block_of(model, a) is None or block_of(model, b) is None:
         return True
-    stmts = list(found[1])
-    ia = next((i for i, s in enumerate(stmts) if s is line_a), None)
-    ib = next((i for i, s in enumerate(stmts) if s is line_b), None)
+    ia = next((i for i, s in enumerate(stmts) if s is a), None)
+    ib = next((i for i, s in enumerate(stmts) if s is b), None)
     if ia is None or ib is None:
         return True
     lo, hi = sorted((ia, ib))
 
-    def exits(node: cst.CSTNode) -> bool:  # a return/break/continue/raise, not inside a nested def
+    def exits(node: ast.AST) -> bool:  # a return/break/continue/raise, not inside a nested definition
         if isinstance(node, _EXITS):
             return True
-        return not isinstance(node, cst.FunctionDef) and any(exits(child) for child in children(node))
+        return not isinstance(node, _DEFINITIONS) and any(exits(child) for child in children(node))
 
     return any(exits(stmt) for stmt in stmts[lo + 1: hi])
 
 
-def after_step(model: TrainingModel, step: Step) -> tuple[cst.BaseExpression, cst.BaseSmallStatement] | None:
+def same_expression(a: ast.AST, b: ast.AST) -> bool:
+    """The two expressions are written alike (positions aside)."""
+    return ast.dump(a) == ast.dump(b)
+
+
+def after_step(model: TrainingModel, step: Step) -> tuple[ast.expr, ast.stmt] | None:
     """Return the stepping optimizer's expression and the statement ending the step (`scaler.update()` too)."""
     call = step.node
-    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "step"):
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "step"):
         return None
     small = statement_of(model, call)
     if small is None:
         return None
-    positional = [a for a in call.args if a.keyword is None]
+    args = arguments(call)
+    positional = [a for a in args if a.keyword is None]
     receiver = call.func.value
-    if not call.args:
+    if not args:
         return receiver, small
     if step.call_text.endswith("()") or len(positional) != 1:
         return None  # `opt.step(closure)`: the clear belongs inside the closure
     nxt = following(model, small)
     update = call_of(nxt)
-    if (nxt is not None and update is not None and isinstance(update.func, cst.Attribute) and update.func.attr.value == "update"
-            and not update.args and update.func.value.deep_equals(receiver)):
+    if (nxt is not None and update is not None and isinstance(update.func, ast.Attribute) and update.func.attr == "update"
+            and not arguments(update) and same_expression(update.func.value, receiver)):
         return positional[0].value, nxt
     return positional[0].value, small
 
@@ -222,12 +232,9 @@ def _indent(lines: _Lines, span: Span) -> str:
     return prefix
 
 
-def _insert_after(model: TrainingModel, lines: _Lines, anchor: cst.BaseSmallStatement, code: str) -> Edit:
-    line = line_of(model, anchor)
-    if line is None:
-        raise _Unresolvable("anchor is not a statement")
+def _insert_after(model: TrainingModel, lines: _Lines, anchor: ast.stmt, code: str) -> Edit:
     if alone_on_line(model, anchor):
-        span = model.span(line)
+        span = model.span(anchor)
         at, before = lines.after_line(span.end_line)
         return Edit(at, f"{before}{_indent(lines, span)}{code}\n")
     end = model.span(anchor)
@@ -235,28 +242,24 @@ def _insert_after(model: TrainingModel, lines: _Lines, anchor: cst.BaseSmallStat
     return Edit(at, f"; {code}")
 
 
-def _remove(model: TrainingModel, lines: _Lines, small: cst.BaseSmallStatement) -> tuple[Edit, str]:
+def _remove(model: TrainingModel, lines: _Lines, small: ast.stmt) -> tuple[Edit, str]:
     """Return the edit deleting a statement, and its text (with its comment when alone on its line)."""
-    line = line_of(model, small)
-    if line is None:
-        raise _Unresolvable("not a statement")
     own = model.span(small)
     if alone_on_line(model, small):
-        span = model.span(line)
-        _indent(lines, span)
-        text = "\n".join([lines.line(span.line)[span.column - 1:], *lines.lines[span.line: span.end_line]]).rstrip()
-        if span.end_line < len(lines.lines):
-            return Edit(Span(span.line, 1, span.end_line + 1, 1), ""), text
-        return Edit(Span(span.line, 1, span.end_line, len(lines.line(span.end_line)) + 1), ""), text
-    body = list(line.body)
-    index = next(i for i, s in enumerate(body) if s is small)
-    if len(body) == 1:
+        _indent(lines, own)
+        text = "\n".join([lines.line(own.line)[own.column - 1:], *lines.lines[own.line: own.end_line]]).rstrip()
+        if own.end_line < len(lines.lines):
+            return Edit(Span(own.line, 1, own.end_line + 1, 1), ""), text
+        return Edit(Span(own.line, 1, own.end_line, len(lines.line(own.end_line)) + 1), ""), text
+    mates = line_mates(model, small)
+    index = next(i for i, s in enumerate(mates) if s is small)
+    if len(mates) == 1:
         raise _Unresolvable("the statement is the whole body of its block")
-    text = source(model, small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT))
-    if index + 1 < len(body):
-        nxt = model.span(body[index + 1])
+    text = source(model, small)
+    if index + 1 < len(mates):
+        nxt = model.span(mates[index + 1])
         return Edit(Span(own.line, own.column, nxt.line, nxt.column), ""), text
-    prev = model.span(body[index - 1])
+    prev = model.span(mates[index - 1])
     return Edit(Span(prev.end_line, prev.end_column, own.end_line, own.end_column), ""), text
 
 

@@ -1,7 +1,7 @@
 """flake8 plugin: `flake8 --select GL` reports what `gradlint` reports (same lines, codes and messages).
 
 flake8 handles `# noqa`, `--select`/`--ignore` and output itself. Files that never mention
-`backward` cost one regular-expression search: the analyzer (and libcst) is imported on first need.
+`backward` cost one regular-expression search: the analyzer is imported on first need.
 """
 
 from __future__ import annotations

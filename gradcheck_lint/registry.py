@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
-import libcst as cst
+import ast
 
 from .diagnostics import Certainty, Severity
 
@@ -38,7 +38,7 @@ PARSE_ERROR_DESCRIPTION = (
 class Finding:
     """What a rule reports before positions are resolved: an anchor node, the words, and a fix plan."""
 
-    node: cst.CSTNode
+    node: ast.AST
     message: str
     help: str
     certainty: Certainty = Certainty.CERTAIN

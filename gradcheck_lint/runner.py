@@ -160,7 +160,7 @@ def _isolated(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, s
         except BrokenProcessPool:
             return FileReport([unanalysable(
                 path, "crashed the analysis process (the parser died on it)",
-                help="this is a bug in gradlint or libcst; please report it with the file. Other files were still checked.",
+                help="this is a bug in gradlint or Python's parser; please report it with the file. Other files were still checked.",
             )], reproducible=False), None
 
 

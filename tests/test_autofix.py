@@ -12,7 +12,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import libcst
 import pytest
 from click.testing import CliRunner
 
@@ -618,11 +617,10 @@ def test_overlapping_fixes_wait_for_the_next_pass() -> None:
 
 
 def test_possible_findings_get_unsafe_fixes_and_unplaceable_plans_none() -> None:
-    module = libcst.parse_module(BUGGY)
-    model = TrainingModel(module)
+    model = TrainingModel(ast.parse(BUGGY), BUGGY)
     [finding] = MissingZeroGrad().check(model)
     assert finding.fix is not None
     assert resolve(model, BUGGY, finding.fix, Certainty.CERTAIN).applicability is Applicability.SAFE  # type: ignore[union-attr]
     assert resolve(model, BUGGY, finding.fix, Certainty.POSSIBLE).applicability is Applicability.UNSAFE  # type: ignore[union-attr]
-    stray = FixPlan("not in this module", (ReplaceNode(libcst.Name("elsewhere"), "x"),))
+    stray = FixPlan("not in this module", (ReplaceNode(ast.Name("elsewhere"), "x"),))
     assert resolve(model, BUGGY, stray, Certainty.CERTAIN) is None

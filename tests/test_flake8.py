@@ -58,7 +58,7 @@ _IN_PROCESS = """
 import sys
 from flake8.main.cli import main
 status = main(["--isolated", "--select", "GL", "--jobs", "1", sys.argv[1]])
-print(status, *(m in sys.modules for m in ("gradcheck_lint.flake8_plugin", "gradcheck_lint.engine", "libcst", "torch")))
+print(status, *(m in sys.modules for m in ("gradcheck_lint.flake8_plugin", "gradcheck_lint.engine", "gradcheck_lint.analysis.interpreter", "torch")))
 """
 
 

@@ -6,7 +6,7 @@ untracked files; it builds the hook environment in a temporary store, not in PRE
 deletes it afterwards. So the test first snapshots this checkout as it is on disk (tracked and
 untracked files that .gitignore keeps; a plain copy when it is not a git work tree) into a
 one-commit repository: the same hook in a clean CI clone, in a working tree with new files, and
-in an unpacked sdist. The environment that PRE_COMMIT_HOME keeps, checked for libcst and torch, is
+in an unpacked sdist. The environment that PRE_COMMIT_HOME keeps, checked for click, libcst and torch, is
 the one built for the README's `.pre-commit-config.yaml`.
 """
 
@@ -131,7 +131,7 @@ def _readme_config(repo: Path, rev: str) -> str:
 
 
 def test_readme_config_installs_without_torch(repos: tuple[Path, str, Path, Path]) -> None:
-    """The README's snippet, pointed at the snapshot: notebooks are checked too; the kept environment has libcst, no torch."""
+    """The README's snippet, pointed at the snapshot: notebooks are checked too; the kept environment has click, no libcst, no torch."""
     hook_repo, rev, user_repo, home = repos
     (user_repo / ".pre-commit-config.yaml").write_text(_readme_config(hook_repo, rev))
     res = _pre_commit(user_repo, home, "run", "--files", "buggy.py", "clean.py", "explore.ipynb")
@@ -140,6 +140,6 @@ def test_readme_config_installs_without_torch(repos: tuple[Path, str, Path, Path
     assert "explore.ipynb:cell 5:6:9: GL001" in res.stdout, res.stdout
     pythons = sorted(home.glob("repo*/py_env-*/bin/python"))
     assert len(pythons) == 1, list(home.rglob("py_env-*"))
-    probe = "import importlib.util as u; print(bool(u.find_spec('libcst')), bool(u.find_spec('torch')))"
+    probe = "import importlib.util as u; print(*(bool(u.find_spec(m)) for m in ('click', 'libcst', 'torch')))"
     out = subprocess.run([str(pythons[0]), "-c", probe], capture_output=True, text=True, timeout=120)
-    assert out.stdout.split() == ["True", "False"], out.stderr
+    assert out.stdout.split() == ["True", "False", "False"], out.stderr

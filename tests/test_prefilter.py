@@ -98,6 +98,5 @@ def test_the_prefilter_really_skips_parsing(monkeypatch) -> None:  # type: ignor
         raise AssertionError("parsed")
 
     monkeypatch.setattr(engine, "_parse_python", refuse)
-    monkeypatch.setattr(engine, "_parse_cst", refuse)
     assert analyse_text("import torch\nx = torch.zeros(3)\nloss.backward()\n", "lib.py").diagnostics == []
     assert analyse_text("def f(:\n    opt.step()\n", "broken.py").diagnostics == []  # not parsed: not reported

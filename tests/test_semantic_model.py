@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
-import libcst as cst
 import pytest
 
 from gradcheck_lint import check_source
@@ -12,7 +12,8 @@ from gradcheck_lint.analysis import TrainingModel
 
 
 def model_of(src: str) -> TrainingModel:
-    return TrainingModel(cst.parse_module(textwrap.dedent(src)))
+    text = textwrap.dedent(src)
+    return TrainingModel(ast.parse(text), text)
 
 
 def owned(m: TrainingModel, opt_label: str) -> set[str]:

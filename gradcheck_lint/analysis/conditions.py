@@ -2,68 +2,31 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
-
-import libcst as cst
+from typing import Callable, Sequence
 
 from .names import dotted
+from .syntax import code, forget_code, is_int
 from .walk import walk
+
+__all__ = ["Condition", "analyse_test", "code", "forget_code", "grad_existence_test", "modulo_atoms", "phase_truth",
+           "truth_at_zero", "first_window", "first_window_size", "ALL_PHASES", "FIRST", "MID", "LAST", "NEXT_PHASE"]
 
 _COUNTER_NAME = re.compile(r"(?:^|_)(?:i|it|idx|step|steps|iter|iters|iteration|batch_idx|batch_i|count|counter|n|k|j|micro|accum|num|global_step)(?:_|$)|step|iter|idx|count|accum|micro|batch", re.I)
 
-_module = cst.Module(body=[])
 
-
-# code() of the nodes of the file being analysed; generating code is costly and the interpreter asks for
-# the same nodes' text on every loop iteration. Holding the node keeps its id from being reused.
-_CODE: dict[int, tuple[cst.CSTNode, str]] = {}
-_CODE_LIMIT = 100_000
-
-
-def code(node: cst.CSTNode) -> str:
-    """Source text of a node, whitespace-normalised."""
-    hit = _CODE.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    simple = _simple_code(node)
-    if simple is not None:
-        return simple
-    if len(_CODE) >= _CODE_LIMIT:
-        _CODE.clear()
-    text = " ".join(_module.code_for_node(node).split())
-    _CODE[id(node)] = (node, text)
-    return text
-
-
-def _simple_code(node: cst.CSTNode) -> str | None:
-    """The text of a name, a dotted name or a number written without spaces or parentheses, or None."""
-    if isinstance(node, cst.Name):
-        return None if node.lpar else node.value
-    if isinstance(node, cst.Attribute):
-        if node.lpar or not _tight(node.dot):
-            return None
-        head = _simple_code(node.value)
-        return None if head is None else f"{head}.{node.attr.value}"
-    if isinstance(node, (cst.Integer, cst.Float)):
-        return None if node.lpar else node.value
-    return None
-
-
-def _tight(dot: cst.Dot) -> bool:
-    before, after = dot.whitespace_before, dot.whitespace_after
-    return isinstance(before, cst.SimpleWhitespace) and not before.value and isinstance(after, cst.SimpleWhitespace) and not after.value
-
-
-def forget_code() -> None:
-    """Drop the cached texts (called when a file's analysis ends, so its tree can be freed)."""
-    _CODE.clear()
-
-
-def strip_parens(expr: cst.BaseExpression) -> cst.BaseExpression:
-    if getattr(expr, "lpar", None):
-        return expr.with_changes(lpar=[], rpar=[])
-    return expr
+def _kleene(values: Sequence[ast.expr], is_and: bool, truth: Callable[[ast.expr], bool | None]) -> bool | None:
+    """Three-valued `and` / `or` of the operands' truths (None: unknown)."""
+    unknown = False
+    for operand in values:
+        v = truth(operand)
+        if v is None:
+            unknown = True
+        elif v is not is_and:  # False in an `and`, True in an `or` decides
+            return v
+    return None if unknown else is_and
 
 
 @dataclass
@@ -71,8 +34,8 @@ class Condition:
     """One branch condition met by the analysis (an `if` or `while` test)."""
 
     id: int
-    statement: cst.CSTNode
-    test: cst.BaseExpression
+    statement: ast.stmt
+    test: ast.expr
     key: str
     names: frozenset[str]
     moduli: tuple[str, ...]          # N of every `x % N` in the test
@@ -103,51 +66,60 @@ class Condition:
         return None
 
 
-def names_in(expr: cst.CSTNode) -> frozenset[str]:
+def names_in(expr: ast.AST) -> frozenset[str]:
+    """Every name a test mentions: plain names, dotted names, attribute and keyword names."""
     out: set[str] = set()
 
-    class V(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            out.add(node.value)
+    class V:
+        def visit_Name(self, node: ast.Name) -> None:
+            out.add(node.id)
 
-        def visit_Attribute(self, node: cst.Attribute) -> None:
+        def visit_Attribute(self, node: ast.Attribute) -> None:
+            out.add(node.attr)
             d = dotted(node)
             if d:
                 out.add(d)
+
+        def visit_keyword(self, node: ast.keyword) -> None:
+            if node.arg:
+                out.add(node.arg)
 
     walk(expr, V())
     return frozenset(out)
 
 
-def analyse_test(cid: int, statement: cst.CSTNode, test: cst.BaseExpression, alias: str | None = None) -> Condition:
+def _is_mod(node: ast.AST) -> bool:
+    return type(node) is ast.BinOp and type(node.op) is ast.Mod  # type: ignore[attr-defined]
+
+
+def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | None = None) -> Condition:
     moduli: list[str] = []
     counters: list[str] = []
     compared: list[str] = []
     sync = False
 
-    class V(cst.CSTVisitor):
-        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-            if isinstance(node.operator, cst.Modulo):
-                moduli.append(code(strip_parens(node.right)))
+    class V:
+        def visit_BinOp(self, node: ast.BinOp) -> None:
+            if type(node.op) is ast.Mod:
+                moduli.append(code(node.right))
                 for n in _counter_names(node.left):
                     counters.append(n)
 
-        def visit_Comparison(self, node: cst.Comparison) -> None:
-            left = strip_parens(node.left)
-            if any(isinstance(t.operator, (cst.Equal, cst.GreaterThanEqual, cst.GreaterThan)) for t in node.comparisons):
-                if not _has_modulo(node) and isinstance(left, (cst.Name, cst.Attribute)):
+        def visit_Compare(self, node: ast.Compare) -> None:
+            left = node.left
+            if any(isinstance(op, (ast.Eq, ast.GtE, ast.Gt)) for op in node.ops):
+                if not _has_modulo(node) and isinstance(left, (ast.Name, ast.Attribute)):
                     name = dotted(left) or ""
-                    right = strip_parens(node.comparisons[0].comparator)
-                    if _COUNTER_NAME.search(name.rsplit(".", 1)[-1]) and not isinstance(right, (cst.Integer,)) or (
-                        _COUNTER_NAME.search(name.rsplit(".", 1)[-1]) and isinstance(right, cst.Integer) and int(right.value) > 1
-                    ):
+                    right = node.comparators[0]
+                    counterish = _COUNTER_NAME.search(name.rsplit(".", 1)[-1])
+                    if counterish and not is_int(right) or (counterish and is_int(right) and right.value > 1):  # type: ignore[attr-defined]
                         if not _mentions_len(right):
                             compared.append(code(right))
                             counters.append(name)
 
-        def visit_Attribute(self, node: cst.Attribute) -> None:
+        def visit_Attribute(self, node: ast.Attribute) -> None:
             nonlocal sync
-            if node.attr.value == "sync_gradients":
+            if node.attr == "sync_gradients":
                 sync = True
 
     walk(test, V())
@@ -165,41 +137,26 @@ def analyse_test(cid: int, statement: cst.CSTNode, test: cst.BaseExpression, ali
     )
 
 
-def _exits_early(statement: cst.CSTNode) -> bool:
+def _exits_early(statement: ast.stmt) -> bool:
     """`if ...: continue` (the micro-batch skips the rest of the iteration, e.g. the step)."""
-    if not isinstance(statement, cst.If):
-        return False
-    body = statement.body.body
-    last = body[-1] if body else None
-    if isinstance(last, cst.SimpleStatementLine) and last.body:
-        return isinstance(last.body[-1], cst.Continue)
-    return False
+    return type(statement) is ast.If and bool(statement.body) and type(statement.body[-1]) is ast.Continue  # type: ignore[attr-defined]
 
 
-def _has_modulo(node: cst.CSTNode) -> bool:
-    found = False
-
-    class V(cst.CSTVisitor):
-        def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
-            nonlocal found
-            if isinstance(n.operator, cst.Modulo):
-                found = True
-
-    walk(node, V())
-    return found
+def _has_modulo(node: ast.AST) -> bool:
+    return bool(_modulos(node))
 
 
-def _mentions_len(node: cst.CSTNode) -> bool:
-    return "len(" in code(node) or "size" in code(node) or "shape" in code(node)
+def _mentions_len(node: ast.AST) -> bool:
+    text = code(node)
+    return "len(" in text or "size" in text or "shape" in text
 
 
-def _counter_names(expr: cst.BaseExpression) -> list[str]:
-    expr = strip_parens(expr)
-    if isinstance(expr, (cst.Name, cst.Attribute)):
+def _counter_names(expr: ast.expr) -> list[str]:
+    if isinstance(expr, (ast.Name, ast.Attribute)):
         d = dotted(expr)
         return [d] if d else []
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
-        return _counter_names(expr.left)
+    if type(expr) is ast.BinOp and isinstance(expr.op, (ast.Add, ast.Sub)):  # type: ignore[attr-defined]
+        return _counter_names(expr.left)  # type: ignore[attr-defined]
     return []
 
 
@@ -208,7 +165,7 @@ def _counter_names(expr: cst.BaseExpression) -> list[str]:
 _U = None  # unknown
 
 
-def truth_at_zero(test: cst.BaseExpression, counter: str) -> bool | None:
+def truth_at_zero(test: ast.expr, counter: str) -> bool | None:
     """Evaluate `test` with `counter == 0` and every modulus an unknown N >= 2."""
     v = _eval(test, counter)
     if isinstance(v, bool):
@@ -218,52 +175,45 @@ def truth_at_zero(test: cst.BaseExpression, counter: str) -> bool | None:
     return None
 
 
-def _eval(expr: cst.BaseExpression, counter: str):  # noqa: C901 - a small interpreter
-    expr = strip_parens(expr)
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
-        v = _eval(expr.expression, counter)
+def _eval(expr: ast.expr, counter: str):  # noqa: C901 - a small interpreter
+    kind = type(expr)
+    if kind is ast.UnaryOp and type(expr.op) is ast.Not:  # type: ignore[attr-defined]
+        v = _eval(expr.operand, counter)  # type: ignore[attr-defined]
         if isinstance(v, tuple) and v[0] == "res":
             return None if v[1] is None else v[1] == 0
         return (not v) if isinstance(v, bool) else _U
-    if isinstance(expr, cst.BooleanOperation):
-        a = _as_bool(_eval(expr.left, counter))
-        b = _as_bool(_eval(expr.right, counter))
-        if isinstance(expr.operator, cst.And):
-            if a is False or b is False:
-                return False
-            return True if a is True and b is True else _U
-        if a is True or b is True:
-            return True
-        return False if a is False and b is False else _U
-    if isinstance(expr, (cst.Name, cst.Attribute)) and dotted(expr) == counter:
+    if kind is ast.BoolOp:
+        return _kleene(expr.values, type(expr.op) is ast.And, lambda e: _as_bool(_eval(e, counter)))  # type: ignore[attr-defined]
+    if kind in (ast.Name, ast.Attribute) and dotted(expr) == counter:
         return ("int", 0)
-    if isinstance(expr, cst.Integer):
-        return ("int", int(expr.value, 0))
-    if isinstance(expr, cst.BinaryOperation):
-        left = _eval(expr.left, counter)
-        right = _eval(expr.right, counter)
-        if isinstance(expr.operator, cst.Modulo):
+    if is_int(expr):
+        return ("int", expr.value)  # type: ignore[attr-defined]
+    if kind is ast.BinOp:
+        left = _eval(expr.left, counter)  # type: ignore[attr-defined]
+        right = _eval(expr.right, counter)  # type: ignore[attr-defined]
+        op = type(expr.op)  # type: ignore[attr-defined]
+        if op is ast.Mod:
             if isinstance(left, tuple) and left[0] == "int" and left[1] is not None:
                 if isinstance(right, tuple) and right[0] == "int" and right[1]:
                     return ("res", left[1] % right[1])
                 # unknown modulus N >= 2: 0 % N == 0, 1 % N == 1
                 return ("res", left[1] if 0 <= left[1] <= 1 else None)
             return _U
-        if isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        if op in (ast.Add, ast.Sub):
             if isinstance(left, tuple) and isinstance(right, tuple) and left[1] is not None and right[1] is not None and left[0] == right[0] == "int":
-                return ("int", left[1] + right[1] if isinstance(expr.operator, cst.Add) else left[1] - right[1])
+                return ("int", left[1] + right[1] if op is ast.Add else left[1] - right[1])
             # N - 1 with N >= 2 is at least 1
-            if isinstance(expr.operator, cst.Subtract) and isinstance(right, tuple) and right == ("int", 1) and left is _U:
+            if op is ast.Sub and isinstance(right, tuple) and right == ("int", 1) and left is _U:
                 return ("atleast", 1)
             return _U
         return _U
-    if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1:
-        op = expr.comparisons[0].operator
-        left = _eval(expr.left, counter)
-        right = _eval(expr.comparisons[0].comparator, counter)
+    if kind is ast.Compare and len(expr.ops) == 1:  # type: ignore[attr-defined]
+        op = type(expr.ops[0])  # type: ignore[attr-defined]
+        left = _eval(expr.left, counter)  # type: ignore[attr-defined]
+        right = _eval(expr.comparators[0], counter)  # type: ignore[attr-defined]
         lv = _num(left)
         rv = _num(right)
-        if isinstance(op, (cst.Equal, cst.NotEqual)):
+        if op in (ast.Eq, ast.NotEq):
             eq: bool | None = None
             if lv is not None and rv is not None:
                 eq = lv == rv
@@ -273,23 +223,23 @@ def _eval(expr: cst.BaseExpression, counter: str):  # noqa: C901 - a small inter
                 eq = False
             if eq is None:
                 return _U
-            return eq if isinstance(op, cst.Equal) else not eq
+            return eq if op is ast.Eq else not eq
         if lv is not None and rv is not None:
-            if isinstance(op, cst.GreaterThan):
+            if op is ast.Gt:
                 return lv > rv
-            if isinstance(op, cst.GreaterThanEqual):
+            if op is ast.GtE:
                 return lv >= rv
-            if isinstance(op, cst.LessThan):
+            if op is ast.Lt:
                 return lv < rv
-            if isinstance(op, cst.LessThanEqual):
+            if op is ast.LtE:
                 return lv <= rv
-        if isinstance(left, tuple) and left == ("int", 0) and isinstance(op, cst.GreaterThan):
+        if isinstance(left, tuple) and left == ("int", 0) and op is ast.Gt:
             return False  # counter > anything non-negative, at zero
         return _U
     return _U
 
 
-def first_window(test: cst.BaseExpression, counter: str, first: int) -> bool | None:
+def first_window(test: ast.expr, counter: str, first: int) -> bool | None:
     """Does the step test accumulate a first window of exactly N micro-batches?
 
     `first` is the counter's value on the first micro-batch (0 for `enumerate(loader)`, 1 for
@@ -307,9 +257,9 @@ def first_window(test: cst.BaseExpression, counter: str, first: int) -> bool | N
     return results.pop() if len(results) == 1 else None
 
 
-def first_window_size(test: cst.BaseExpression, counter: str, first: int, n: int) -> int | None:
+def first_window_size(test: ast.expr, counter: str, first: int, n: int) -> int | None:
     """How many micro-batches the first window holds when the window size is `n` (None: unknown)."""
-    moduli = {dotted(strip_parens(m.right)) for m in _modulos(test)} | _compared_names(test, counter)
+    moduli = {dotted(m.right) for m in _modulos(test)} | _compared_names(test, counter)
     env = {name: n for name in moduli if name is not None}
     for k in range(first, first + 3 * n):
         env[counter] = k
@@ -321,25 +271,25 @@ def first_window_size(test: cst.BaseExpression, counter: str, first: int, n: int
     return 3 * n + 1  # not within three windows: longer than any
 
 
-def _modulos(node: cst.CSTNode) -> list[cst.BinaryOperation]:
-    out: list[cst.BinaryOperation] = []
+def _modulos(node: ast.AST) -> list[ast.BinOp]:
+    out: list[ast.BinOp] = []
 
-    class _V(cst.CSTVisitor):
-        def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
-            if isinstance(n.operator, cst.Modulo):
+    class _V:
+        def visit_BinOp(self, n: ast.BinOp) -> None:
+            if type(n.op) is ast.Mod:
                 out.append(n)
 
     walk(node, _V())
     return out
 
 
-def _compared_names(test: cst.BaseExpression, counter: str) -> set[str]:
+def _compared_names(test: ast.expr, counter: str) -> set[str]:
     """Names compared with the counter itself (`count == accum`, `step >= n_acc`)."""
     out: set[str] = set()
 
-    class _V(cst.CSTVisitor):
-        def visit_Comparison(self, n: cst.Comparison) -> None:
-            sides = [strip_parens(n.left)] + [strip_parens(c.comparator) for c in n.comparisons]
+    class _V:
+        def visit_Compare(self, n: ast.Compare) -> None:
+            sides = [n.left, *n.comparators]
             if any(dotted(x) == counter for x in sides):
                 out.update(d for x in sides if (d := dotted(x)) is not None and d != counter)
 
@@ -347,73 +297,66 @@ def _compared_names(test: cst.BaseExpression, counter: str) -> set[str]:
     return out
 
 
-def _concrete(expr: cst.BaseExpression, env: dict[str, int]) -> int | bool | None:  # noqa: C901 - a small evaluator
+_ARITHMETIC: dict[type, Callable[[int, int], int | None]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Mod: lambda a, b: a % b if b else None,
+    ast.FloorDiv: lambda a, b: a // b if b else None,
+}
+_COMPARE: dict[type, Callable[[int, int], bool]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+}
+
+
+def _concrete(expr: ast.expr, env: dict[str, int]) -> int | bool | None:  # noqa: C901 - a small evaluator
     """Evaluate an integer/boolean test with the names of `env`; None when anything else is needed."""
-    expr = strip_parens(expr)
-    if isinstance(expr, cst.Integer):
-        return int(expr.value, 0)
-    if isinstance(expr, (cst.Name, cst.Attribute)):
+    kind = type(expr)
+    if is_int(expr):
+        return expr.value  # type: ignore[attr-defined, no-any-return]
+    if kind in (ast.Name, ast.Attribute):
         name = dotted(expr)
         return env.get(name) if name is not None else None
-    if isinstance(expr, cst.UnaryOperation):
-        v = _concrete(expr.expression, env)
+    if kind is ast.UnaryOp:
+        v = _concrete(expr.operand, env)  # type: ignore[attr-defined]
         if v is None:
             return None
-        if isinstance(expr.operator, cst.Not):
+        if type(expr.op) is ast.Not:  # type: ignore[attr-defined]
             return not v
-        if isinstance(expr.operator, cst.Minus):
+        if type(expr.op) is ast.USub:  # type: ignore[attr-defined]
             return -int(v)
         return None
-    if isinstance(expr, cst.BooleanOperation):
-        a = _concrete(expr.left, env)
-        if isinstance(expr.operator, cst.And):
-            if a is not None and not a:
+    if kind is ast.BoolOp:
+        is_and = type(expr.op) is ast.And  # type: ignore[attr-defined]
+        values = expr.values  # type: ignore[attr-defined]
+        a = _concrete(values[0], env)
+        for operand in values[1:]:
+            if is_and and a is not None and not a:
                 return False
-            b = _concrete(expr.right, env)
-            return None if a is None or b is None else bool(b)
-        if a:
-            return True
-        b = _concrete(expr.right, env)
-        return None if a is None or b is None else bool(b)
-    if isinstance(expr, cst.BinaryOperation):
-        a, b = _concrete(expr.left, env), _concrete(expr.right, env)
-        if a is None or b is None:
+            if not is_and and a:
+                return True
+            b = _concrete(operand, env)
+            a = None if a is None or b is None else bool(b)
+        return a if len(values) > 1 or a is None else bool(a)
+    if kind is ast.BinOp:
+        a, b = _concrete(expr.left, env), _concrete(expr.right, env)  # type: ignore[attr-defined]
+        fn = _ARITHMETIC.get(type(expr.op))  # type: ignore[attr-defined]
+        if a is None or b is None or fn is None:
             return None
-        a, b = int(a), int(b)
-        op = expr.operator
-        if isinstance(op, cst.Add):
-            return a + b
-        if isinstance(op, cst.Subtract):
-            return a - b
-        if isinstance(op, cst.Multiply):
-            return a * b
-        if isinstance(op, cst.Modulo):
-            return a % b if b else None
-        if isinstance(op, cst.FloorDivide):
-            return a // b if b else None
-        return None
-    if isinstance(expr, cst.Comparison):
-        left = _concrete(expr.left, env)
-        for comp in expr.comparisons:
-            right = _concrete(comp.comparator, env)
-            if left is None or right is None:
+        return fn(int(a), int(b))
+    if kind is ast.Compare:
+        left = _concrete(expr.left, env)  # type: ignore[attr-defined]
+        for op, comparator in zip(expr.ops, expr.comparators):  # type: ignore[attr-defined]
+            right = _concrete(comparator, env)
+            test = _COMPARE.get(type(op))
+            if left is None or right is None or test is None:
                 return None
-            op = comp.operator
-            if isinstance(op, cst.Equal):
-                ok = left == right
-            elif isinstance(op, cst.NotEqual):
-                ok = left != right
-            elif isinstance(op, cst.LessThan):
-                ok = left < right
-            elif isinstance(op, cst.LessThanEqual):
-                ok = left <= right
-            elif isinstance(op, cst.GreaterThan):
-                ok = left > right
-            elif isinstance(op, cst.GreaterThanEqual):
-                ok = left >= right
-            else:
-                return None
-            if not ok:
+            if not test(left, right):  # type: ignore[arg-type]
                 return False
             left = right
         return True
@@ -434,26 +377,21 @@ def _as_bool(v) -> bool | None:
     return None
 
 
-def grad_existence_test(test: cst.BaseExpression) -> bool | None:
+def grad_existence_test(test: ast.expr) -> bool | None:
     """Return the assumed truth of `p.grad is not None` style tests (grads exist), else None."""
-    test = strip_parens(test)
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
-        left = grad_existence_test(test.left)
-        right = grad_existence_test(test.right)
-        if left is not None and right is not None:
-            return left and right
-        if left is False or right is False:
-            return False
-        return None
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        left = strip_parens(test.left)
-        comp = test.comparisons[0]
-        if isinstance(left, cst.Attribute) and left.attr.value == "grad" and isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None":
-            if isinstance(comp.operator, cst.IsNot):
+    kind = type(test)
+    if kind is ast.BoolOp and type(test.op) is ast.And:  # type: ignore[attr-defined]
+        return _kleene(test.values, True, grad_existence_test)  # type: ignore[attr-defined]
+    if kind is ast.Compare and len(test.ops) == 1:  # type: ignore[attr-defined]
+        left = test.left  # type: ignore[attr-defined]
+        op = type(test.ops[0])  # type: ignore[attr-defined]
+        right = test.comparators[0]  # type: ignore[attr-defined]
+        if type(left) is ast.Attribute and left.attr == "grad" and type(right) is ast.Constant and right.value is None:
+            if op is ast.IsNot:
                 return True
-            if isinstance(comp.operator, cst.Is):
+            if op is ast.Is:
                 return False
-    if isinstance(test, cst.Attribute) and test.attr.value in ("requires_grad", "grad"):
+    if kind is ast.Attribute and test.attr in ("requires_grad", "grad"):  # type: ignore[attr-defined]
         return True
     return None
 
@@ -467,45 +405,31 @@ ALL_PHASES = frozenset({FIRST, MID, LAST})
 NEXT_PHASE = {FIRST: frozenset({MID, LAST}), MID: frozenset({MID, LAST}), LAST: frozenset({FIRST})}
 
 
-def modulo_atoms(test: cst.BaseExpression) -> list[tuple[str, str]]:
+def modulo_atoms(test: ast.expr) -> list[tuple[str, str]]:
     """(counter, modulus) pairs of `counter % N` comparisons the phase domain understands."""
     out: list[tuple[str, str]] = []
-
-    class V(cst.CSTVisitor):
-        def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-            if isinstance(node.operator, cst.Modulo):
-                names = _counter_names(node.left)
-                if names:
-                    pair = (names[0], code(strip_parens(node.right)))
-                    if pair not in out:
-                        out.append(pair)
-
-    walk(test, V())
+    for node in _modulos(test):
+        names = _counter_names(node.left)
+        if names:
+            pair = (names[0], code(node.right))
+            if pair not in out:
+                out.append(pair)
     return out
 
 
-def phase_truth(test: cst.BaseExpression, counter: str, modulus: str, phase: str) -> bool | None:
+def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str) -> bool | None:
     """Truth of `test` when `counter` is at `phase` of windows of size `modulus` (None: unknown)."""
-    test = strip_parens(test)
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        v = phase_truth(test.expression, counter, modulus, phase)
+    kind = type(test)
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:  # type: ignore[attr-defined]
+        v = phase_truth(test.operand, counter, modulus, phase)  # type: ignore[attr-defined]
         return None if v is None else not v
-    if isinstance(test, cst.BooleanOperation):
-        a = phase_truth(test.left, counter, modulus, phase)
-        b = phase_truth(test.right, counter, modulus, phase)
-        if isinstance(test.operator, cst.And):
-            if a is False or b is False:
-                return False
-            return True if a is True and b is True else None
-        if a is True or b is True:
-            return True
-        return False if a is False and b is False else None
+    if kind is ast.BoolOp:
+        return _kleene(test.values, type(test.op) is ast.And, lambda e: phase_truth(e, counter, modulus, phase))  # type: ignore[attr-defined]
     residue = _residue_phase(test, counter, modulus)
     if residue is not None:  # bare `i % N` used as a truth value: true unless at the first position
         return phase != residue if residue == FIRST else None
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        comp = test.comparisons[0]
-        left, right = strip_parens(test.left), strip_parens(comp.comparator)
+    if kind is ast.Compare and len(test.ops) == 1:  # type: ignore[attr-defined]
+        left, right = test.left, test.comparators[0]  # type: ignore[attr-defined]
         target = _residue_phase(left, counter, modulus)
         other = right
         if target is None:
@@ -516,38 +440,31 @@ def phase_truth(test: cst.BaseExpression, counter: str, modulus: str, phase: str
         at = _phase_of_value(target, other, modulus)
         if at is None:
             return None
-        if isinstance(comp.operator, cst.Equal):
+        op = type(test.ops[0])  # type: ignore[attr-defined]
+        if op is ast.Eq:
             return phase == at
-        if isinstance(comp.operator, cst.NotEqual):
+        if op is ast.NotEq:
             return phase != at
     return None
 
 
-def _residue_phase(expr: cst.BaseExpression, counter: str, modulus: str) -> str | None:
+def _residue_phase(expr: ast.expr, counter: str, modulus: str) -> str | None:
     """For `(counter + a) % N`, the phase at which it is zero: a=0 -> first, a=1 -> last."""
-    expr = strip_parens(expr)
-    if not (isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo)):
+    if not _is_mod(expr):
         return None
-    if code(strip_parens(expr.right)) != modulus:
+    if code(expr.right) != modulus:  # type: ignore[attr-defined]
         return None
-    left = strip_parens(expr.left)
-    if isinstance(left, (cst.Name, cst.Attribute)) and dotted(left) == counter:
+    left = expr.left  # type: ignore[attr-defined]
+    if isinstance(left, (ast.Name, ast.Attribute)) and dotted(left) == counter:
         return FIRST
-    if (
-        isinstance(left, cst.BinaryOperation)
-        and isinstance(left.operator, cst.Add)
-        and dotted(strip_parens(left.left)) == counter
-        and isinstance(left.right, cst.Integer)
-        and left.right.value == "1"
-    ):
+    if type(left) is ast.BinOp and type(left.op) is ast.Add and dotted(left.left) == counter and is_int(left.right, 1):
         return LAST
     return None
 
 
-def _phase_of_value(zero_phase: str, value: cst.BaseExpression, modulus: str) -> str | None:
+def _phase_of_value(zero_phase: str, value: ast.expr, modulus: str) -> str | None:
     """Phase at which `(counter + a) % N == value` holds, given the phase where the residue is 0."""
-    value = strip_parens(value)
-    if isinstance(value, cst.Integer) and value.value == "0":
+    if is_int(value, 0):
         return zero_phase
     if zero_phase == FIRST and code(value).replace(" ", "") == f"{modulus}-1".replace(" ", ""):
         return LAST

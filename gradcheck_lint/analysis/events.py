@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 
-import libcst as cst
 
 from .gradstate import PathState, in_order
 from .values import Entity, Holder, Value
@@ -15,7 +15,7 @@ class Loop:
     """A `for`/`while` loop the analysis entered (or an implicit per-batch loop)."""
 
     id: int
-    node: cst.CSTNode
+    node: ast.AST
     count: str | None  # source of the number of iterations, when it reads as a window size
 
 
@@ -24,7 +24,7 @@ class Backward:
     """A backward pass: `loss.backward()`, `scaler.scale(loss).backward()`, `accelerator.backward(loss)`."""
 
     id: int
-    node: cst.Call
+    node: ast.Call
     call_text: str
     loss_text: str
     loss: Value = field(default_factory=Value)
@@ -39,7 +39,7 @@ class Step:
     """An optimizer step: `opt.step()`, `scaler.step(opt)`, `opt.step(closure)`."""
 
     id: int
-    node: cst.Call
+    node: ast.Call
     call_text: str
     optimizer: Entity
     incoming: set[PathState] = field(default_factory=set)
@@ -60,7 +60,7 @@ class Clear:
     """A gradient clear: `opt.zero_grad()`, `model.zero_grad()`, `p.grad = None`, `p.grad.zero_()`."""
 
     id: int
-    node: cst.CSTNode
+    node: ast.AST
     call_text: str
     target_text: str
     holders: set[Holder] = field(default_factory=set)

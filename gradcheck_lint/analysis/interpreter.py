@@ -9,6 +9,7 @@ functions and methods defined in the same file are followed; other calls are opa
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import itertools
@@ -16,8 +17,6 @@ import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Iterator, Sequence
-
-import libcst as cst
 
 from . import names as N
 from .conditions import (
@@ -30,12 +29,12 @@ from .conditions import (
     grad_existence_test,
     modulo_atoms,
     phase_truth,
-    strip_parens,
     first_window,
     first_window_size,
     truth_at_zero,
 )
 from .events import Backward, Clear, Loop, Step
+from .syntax import FUNCTIONS, LOOPS, WITHS, Source, arguments, int_value, is_int, is_number, keyword_value, parameters, read_source
 from .walk import walk
 from .gradstate import PathState, merge_states
 from .values import (
@@ -56,6 +55,14 @@ MAX_DEPTH = 8
 MAX_LOOP_ITERATIONS = 12
 WORK_BUDGET = 20_000  # statements interpreted per file; past it the analysis stops where it is
 TIME_BUDGET = 30.0  # seconds per file: a safety net; the work budget is what normally stops
+
+
+_TRIES: tuple[type, ...] = (ast.Try, ast.TryStar)
+# Statements that hold no other statement.
+_COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_SMALL = frozenset({ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Break, ast.Continue, ast.Raise,
+                    ast.Assert, ast.Pass, ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal})
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 class BudgetExhausted(Exception):
@@ -118,10 +125,10 @@ class Outcome:
 
 @dataclass
 class ClassInfo:
-    node: cst.ClassDef
+    node: ast.ClassDef
     name: str
     bases: tuple[str, ...]
-    methods: dict[str, cst.FunctionDef]
+    methods: dict[str, _Function]
     is_module: bool = False
     is_lightning: bool = False
     manual_optimization: bool = False
@@ -131,11 +138,11 @@ class ClassInfo:
 class Frame:
     """Where the interpreter is: which function, class, loops and branches enclose it."""
 
-    function: cst.FunctionDef | None
+    function: _Function | None
     cls: ClassInfo | None
     self_value: Value | None
     depth: int
-    local_defs: dict[str, cst.FunctionDef]
+    local_defs: dict[str, _Function]
     loops: tuple[int, ...] = ()
     ifs: tuple[int, ...] = ()
     no_grad: bool = False
@@ -143,10 +150,8 @@ class Frame:
     active: tuple[int, ...] = ()  # functions being inlined, for recursion
 
 
-class _Prescan(cst.CSTVisitor):
+class _Prescan:
     """One pass over the module collecting what the interpreter needs to know up front."""
-
-    _CONTAINERS = (cst.If, cst.CompFor)
 
     def __init__(self, local_callables: set[str]) -> None:
         self.local = local_callables
@@ -164,73 +169,82 @@ class _Prescan(cst.CSTVisitor):
         for key in self.stack:
             self.interesting[key] = True
 
-    def visit_If(self, node: cst.If) -> None:
+    def visit_If(self, node: ast.If) -> None:
         self.interesting.setdefault(id(node), False)
         self.stack.append(id(node))
         for counter, window in modulo_atoms(node.test):
             self.windows.setdefault(counter, set()).add(window)
 
-    def leave_If(self, original_node: cst.If) -> None:
+    def leave_If(self, node: ast.If) -> None:
         self.stack.pop()
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)):
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if isinstance(node.value, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
             for counter, window in modulo_atoms(node.value):
                 self.windows.setdefault(counter, set()).add(window)
 
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self.interesting.setdefault(id(node), False)
-        self.stack.append(id(node))
-
-    def leave_CompFor(self, original_node: cst.CompFor) -> None:
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> bool:
+        """The element first, outside the clauses; then the `for` clauses, keyed by the first one."""
+        for part in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
+            walk(part, self)
+        key = id(node.generators[0])
+        self.interesting.setdefault(key, False)
+        self.stack.append(key)
+        for clause in node.generators:
+            walk(clause, self)
         self.stack.pop()
+        return False
 
-    def visit_Call(self, node: cst.Call) -> None:
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_Call(self, node: ast.Call) -> None:
         func = node.func
         called = N.ref_text(func)
         if called is not None and N.MODEL_NAME.search(called.rsplit(".", 1)[-1]) and not N.OPTIMIZER_NAME.search(called):
             self.called_models.add(called)  # `encoder(x)`: a callable named like a model
-        if isinstance(func, cst.Name):
-            self.called_names.add(func.value)
-            if func.value in self.local:
+        if isinstance(func, ast.Name):
+            self.called_names.add(func.id)
+            if func.id in self.local:
                 self._mark()
-        elif isinstance(func, cst.Attribute):
-            attr = func.attr.value
-            if isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+        elif isinstance(func, ast.Attribute):
+            attr = func.attr
+            receiver = func.value
+            if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
                 self.called_attrs.add(attr)
-            if attr in EVENT_ATTRS or (isinstance(func.value, cst.Name) and func.value.value == "self"):
+            if attr in EVENT_ATTRS or (isinstance(receiver, ast.Name) and receiver.id == "self"):
                 self._mark()
-            recv = N.ref_text(func.value)
+            recv = N.ref_text(receiver)
             if recv is not None:
                 if attr in ("parameters", "named_parameters", "requires_grad_", "train", "eval", "state_dict", "modules", "children"):
                     self.models.add(recv)
                 elif attr == "step":
                     self.stepped.add(recv)
-                    if "scaler" in recv.lower() and node.args:  # scaler.step(optimizer)
-                        arg = N.ref_text(node.args[0].value)
+                    args = arguments(node)
+                    if "scaler" in recv.lower() and args:  # scaler.step(optimizer)
+                        arg = N.ref_text(args[0].value)
                         if arg is not None:
                             self.stepped.add(arg)
                             self.zeroed.add(arg)
                 elif attr == "zero_grad":
                     self.zeroed.add(recv)
-        for arg in node.args:  # functions passed as callbacks (closures, map, Thread)
-            if isinstance(arg.value, cst.Name):
-                self.called_names.add(arg.value.value)
+        for arg in arguments(node):  # functions passed as callbacks (closures, map, Thread)
+            if isinstance(arg.value, ast.Name):
+                self.called_names.add(arg.value.id)
 
-    def visit_Continue(self, node: cst.Continue) -> None:
+    def visit_Continue(self, node: ast.Continue) -> None:
         self._mark()
 
-    def visit_Break(self, node: cst.Break) -> None:
+    def visit_Break(self, node: ast.Break) -> None:
         self._mark()
 
-    def visit_Return(self, node: cst.Return) -> None:
+    def visit_Return(self, node: ast.Return) -> None:
         self._mark()
 
-    def visit_Raise(self, node: cst.Raise) -> None:
+    def visit_Raise(self, node: ast.Raise) -> None:
         self._mark()
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value in ("grad", "requires_grad"):
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in ("grad", "requires_grad"):
             self._mark()
 
     def evidence(self) -> tuple[frozenset[str], frozenset[str]]:
@@ -243,11 +257,12 @@ class _Prescan(cst.CSTVisitor):
 class Interpreter:
     """Compute the training events of one module and the gradient states seen at each."""
 
-    def __init__(self, module: cst.Module, source: str | None = None) -> None:
+    def __init__(self, module: ast.Module, source: str) -> None:
         self.module = module
-        self.source = source  # the text `module` was parsed from, when the caller has it
+        self.source = source  # the text `module` was parsed from
+        self.text: Source = read_source(source)  # what `code()` reads nodes' text from, until forget_code()
         self._whole: str | None = None
-        self._truths: dict[tuple[int, str, str, str], tuple[cst.BaseExpression, bool | None]] = {}
+        self._truths: dict[tuple[int, str, str, str], tuple[ast.expr, bool | None]] = {}
         self.imports = N.ImportMap.of(module)
         self.table = EntityTable()
         self.backwards: dict[int, Backward] = {}
@@ -255,7 +270,7 @@ class Interpreter:
         self.clears: dict[int, Clear] = {}
         self.conditions: dict[int, Condition] = {}
         self.loops: dict[int, Loop] = {}
-        self.functions: dict[str, cst.FunctionDef] = {}
+        self.functions: dict[str, _Function] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.module_env: dict[str, Value] = {}
         self._minted: dict[object, Entity] = {}
@@ -273,7 +288,7 @@ class Interpreter:
         self._deadline = time.perf_counter() + TIME_BUDGET
         self._akeys: dict[str, int] = {}
         self.by_akey: dict[int, list[Condition]] = {}
-        self.cond_aliases: dict[str, cst.BaseExpression] = {}
+        self.cond_aliases: dict[str, ast.expr] = {}
         self._collect_definitions()
         scan = _Prescan(set(self.functions) | set(self.classes))
         walk(module, scan)
@@ -285,12 +300,12 @@ class Interpreter:
     # ------------------------------------------------------------------ definitions & evidence
     def _collect_definitions(self) -> None:
         for stmt in self._toplevel_statements(self.module.body):
-            if isinstance(stmt, cst.FunctionDef):
-                self.functions[stmt.name.value] = stmt
-            elif isinstance(stmt, cst.ClassDef):
-                methods = {s.name.value: s for s in self._class_body(stmt) if isinstance(s, cst.FunctionDef)}
-                bases = tuple(filter(None, (self.imports.qualify(a.value) for a in stmt.bases)))
-                self.classes[stmt.name.value] = ClassInfo(stmt, stmt.name.value, bases, methods)
+            if isinstance(stmt, FUNCTIONS):
+                self.functions[stmt.name] = stmt  # type: ignore[union-attr]
+            elif isinstance(stmt, ast.ClassDef):
+                methods = {s.name: s for s in stmt.body if isinstance(s, FUNCTIONS)}
+                bases = tuple(filter(None, (self.imports.qualify(a) for a in stmt.bases)))
+                self.classes[stmt.name] = ClassInfo(stmt, stmt.name, bases, methods)
         # Which local classes are nn.Modules / LightningModules (transitively).
         changed = True
         while changed:
@@ -311,21 +326,15 @@ class Interpreter:
             if info.is_lightning:
                 info.manual_optimization = "automatic_optimization = False" in code(info.node).replace("self.", "")
 
-    def _toplevel_statements(self, body: Sequence[cst.CSTNode]) -> Iterable[cst.CSTNode]:
+    def _toplevel_statements(self, body: Sequence[ast.AST]) -> Iterable[ast.AST]:
         """Module-level statements, looking into `if`/`try` blocks (e.g. `if __name__ == '__main__':`)."""
         for stmt in body:
             yield stmt
-            if isinstance(stmt, cst.If):
-                yield from self._toplevel_statements(stmt.body.body)
-                if stmt.orelse is not None:
-                    yield from self._toplevel_statements(stmt.orelse.body.body)  # type: ignore[union-attr]
-            elif isinstance(stmt, cst.Try):
-                yield from self._toplevel_statements(stmt.body.body)
-
-    @staticmethod
-    def _class_body(node: cst.ClassDef) -> list[cst.CSTNode]:
-        body = node.body
-        return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+            if isinstance(stmt, ast.If):
+                yield from self._toplevel_statements(stmt.body)
+                yield from self._toplevel_statements(stmt.orelse)
+            elif isinstance(stmt, _TRIES):
+                yield from self._toplevel_statements(stmt.body)
 
     @staticmethod
     def _advance_phases(phases: frozenset[str]) -> frozenset[str]:
@@ -402,26 +411,26 @@ class Interpreter:
                     # caller is elsewhere (`trainer.train_step(...)` on an object of unknown type)
                     self.analyse_root(fn, info)
 
-    def analyse_root(self, fn: cst.FunctionDef, cls: ClassInfo | None, implicit_loop: bool = False) -> None:
+    def analyse_root(self, fn: _Function, cls: ClassInfo | None, implicit_loop: bool = False) -> None:
         outer, self._call_path = self._call_path, (id(fn),)  # names of unknown origin are per function
         try:
             self._analyse_root(fn, cls, implicit_loop)
         finally:
             self._call_path = outer
 
-    def _analyse_root(self, fn: cst.FunctionDef, cls: ClassInfo | None, implicit_loop: bool) -> None:
+    def _analyse_root(self, fn: _Function, cls: ClassInfo | None, implicit_loop: bool) -> None:
         self_value = self.self_value_for(cls) if cls else None
         env: dict[str, Value] = dict(self.class_self_env(cls)) if cls else {}
         frame = Frame(function=fn, cls=cls, self_value=self_value, depth=1, local_defs={}, active=(id(fn),))
-        params = fn.params
-        all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
+        a = fn.args
+        all_params = [*a.posonlyargs, *a.args, *a.kwonlyargs]
         for i, p in enumerate(all_params):
-            pname = p.name.value
+            pname = p.arg
             if i == 0 and cls is not None and pname in ("self", "cls"):
                 continue
             env[pname] = self.entity_for_unknown_ref(pname) or OPAQUE
         flow = Flow(env, frozenset({PathState()}))
-        body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else []
+        body = fn.body
         if implicit_loop:
             loop = Loop(id(fn), fn, None)
             self.loops[loop.id] = loop
@@ -446,12 +455,11 @@ class Interpreter:
         if init is not None:
             frame = Frame(function=init, cls=cls, self_value=self.self_value_for(cls), depth=1, local_defs={}, active=(id(init),))
             fenv: dict[str, Value] = {}
-            all_params = [*init.params.params, *init.params.kwonly_params]
+            all_params = [*init.args.args, *init.args.kwonlyargs]
             for p in all_params[1:]:
-                fenv[p.name.value] = self.entity_for_unknown_ref(p.name.value) or OPAQUE
+                fenv[p.arg] = self.entity_for_unknown_ref(p.arg) or OPAQUE
             flow = Flow(fenv, frozenset({PathState()}))
-            body = init.body.body if isinstance(init.body, cst.IndentedBlock) else []
-            out = self.exec_block(body, flow, frame)
+            out = self.exec_block(init.body, flow, frame)
             final = Flow.join([out.normal, *(f for f, _ in out.returns)])
             if final:
                 env = {k: v for k, v in final.env.items() if k.startswith("self.")}
@@ -459,7 +467,7 @@ class Interpreter:
         return env
 
     # ------------------------------------------------------------------ statements
-    def exec_block(self, body: Sequence[cst.CSTNode], flow: Flow, frame: Frame) -> Outcome:
+    def exec_block(self, body: Sequence[ast.AST], flow: Flow, frame: Frame) -> Outcome:
         out = Outcome(normal=flow)
         for stmt in body:
             if out.normal is None or not out.normal.states:
@@ -472,69 +480,56 @@ class Interpreter:
             out.returns += res.returns
         return out
 
-    def exec_stmt(self, stmt: cst.CSTNode, flow: Flow, frame: Frame) -> Outcome:  # noqa: C901
+    def exec_stmt(self, stmt: ast.AST, flow: Flow, frame: Frame) -> Outcome:  # noqa: C901
         self.work += 1
         if self.work > WORK_BUDGET or (self.work & 255 == 0 and self._past_deadline()):
             raise BudgetExhausted
-        if isinstance(stmt, cst.SimpleStatementLine):
-            out = Outcome(normal=flow)
-            for small in stmt.body:
-                if out.normal is None:
-                    break
-                res = self.exec_small(small, out.normal, frame, stmt)
-                out.normal = res.normal
-                out.breaks += res.breaks
-                out.continues += res.continues
-                out.returns += res.returns
-            return out
-        if isinstance(stmt, cst.BaseSmallStatement):  # the body of a one-line `if x: opt.step()`
+        kind = type(stmt)
+        if kind in _SMALL:
             return self.exec_small(stmt, flow, frame, stmt)
-        if isinstance(stmt, cst.If):
-            return self.exec_if(stmt, flow, frame)
-        if isinstance(stmt, cst.For):
-            return self.exec_for(stmt, flow, frame)
-        if isinstance(stmt, cst.While):
-            return self.exec_while(stmt, flow, frame)
-        if isinstance(stmt, cst.With):
-            return self.exec_with(stmt, flow, frame)
-        if isinstance(stmt, cst.Try) or isinstance(stmt, getattr(cst, "TryStar", cst.Try)):
+        if kind is ast.If:
+            return self.exec_if(stmt, flow, frame)  # type: ignore[arg-type]
+        if kind in LOOPS:
+            return self.exec_for(stmt, flow, frame)  # type: ignore[arg-type]
+        if kind is ast.While:
+            return self.exec_while(stmt, flow, frame)  # type: ignore[arg-type]
+        if kind in WITHS:
+            return self.exec_with(stmt, flow, frame)  # type: ignore[arg-type]
+        if kind in _TRIES:
             return self.exec_try(stmt, flow, frame)  # type: ignore[arg-type]
-        if isinstance(stmt, cst.FunctionDef):
-            frame.local_defs[stmt.name.value] = stmt
+        if kind in FUNCTIONS:
+            frame.local_defs[stmt.name] = stmt  # type: ignore[attr-defined]
             return Outcome(normal=flow)
-        if isinstance(stmt, cst.ClassDef):
-            return Outcome(normal=flow)
-        if isinstance(stmt, cst.Match):
+        if kind is ast.Match:
             branches = []
-            for case in stmt.cases:
-                res = self.exec_block(case.body.body if isinstance(case.body, cst.IndentedBlock) else [], flow.copy(), frame)
-                branches.append(res)
+            for case in stmt.cases:  # type: ignore[attr-defined]
+                branches.append(self.exec_block(case.body, flow.copy(), frame))
             return self._merge_outcomes(branches + [Outcome(normal=flow)])
         return Outcome(normal=flow)
 
-    def exec_small(self, small: cst.CSTNode, flow: Flow, frame: Frame, line: cst.CSTNode) -> Outcome:
-        if isinstance(small, cst.Expr):
+    def exec_small(self, small: ast.AST, flow: Flow, frame: Frame, line: ast.AST) -> Outcome:
+        if isinstance(small, ast.Expr):
             self.eval(small.value, flow, frame)
-        elif isinstance(small, cst.Assign):
+        elif isinstance(small, ast.Assign):
             value = self.eval(small.value, flow, frame)
             for target in small.targets:
-                self.assign(target.target, value, flow, frame, small.value, line)
-        elif isinstance(small, cst.AnnAssign):
+                self.assign(target, value, flow, frame, small.value, line)
+        elif isinstance(small, ast.AnnAssign):
             if small.value is not None:
                 value = self.eval(small.value, flow, frame)
                 self.assign(small.target, value, flow, frame, small.value, line)
-        elif isinstance(small, cst.AugAssign):
+        elif isinstance(small, ast.AugAssign):
             self.exec_augassign(small, flow, frame, line)
-        elif isinstance(small, cst.Return):
+        elif isinstance(small, ast.Return):
             value = self.eval(small.value, flow, frame) if small.value is not None else EMPTY
             return Outcome(normal=None, returns=[(flow, value)])
-        elif isinstance(small, cst.Break):
+        elif isinstance(small, ast.Break):
             return Outcome(normal=None, breaks=[flow])
-        elif isinstance(small, cst.Continue):
+        elif isinstance(small, ast.Continue):
             return Outcome(normal=None, continues=[flow])
-        elif isinstance(small, cst.Raise):
+        elif isinstance(small, ast.Raise):
             return Outcome(normal=None)
-        elif isinstance(small, cst.Assert):
+        elif isinstance(small, ast.Assert):
             self.eval(small.test, flow, frame)
         return Outcome(normal=flow)
 
@@ -547,61 +542,56 @@ class Interpreter:
         )
 
     # -- branches
-    def condition(self, statement: cst.CSTNode, test: cst.BaseExpression) -> Condition:
+    def condition(self, statement: ast.AST, test: ast.expr) -> Condition:
         cond = self.conditions.get(id(statement))
         if cond is None:
             alias = None
-            inner = strip_parens(test)
-            if isinstance(inner, cst.Name) and inner.value in self.cond_aliases:
+            inner = test
+            if isinstance(inner, ast.Name) and inner.id in self.cond_aliases:
                 # `sync = (i + 1) % N == 0` ... `if sync:`: read the test through the name
-                alias, test = inner.value, self.cond_aliases[inner.value]
+                alias, test = inner.id, self.cond_aliases[inner.id]
             cond = analyse_test(id(statement), statement, test, alias)
             cond.akey = self._akeys.setdefault(cond.key, len(self._akeys) + 1)
             self.conditions[cond.id] = cond
             self.by_akey.setdefault(cond.akey, []).append(cond)
         return cond
 
-    def interesting(self, node: cst.CSTNode) -> bool:
+    def interesting(self, node: ast.AST) -> bool:
         """Does this `if` or comprehension hold anything that can change gradients or leave the block?"""
         return self._interesting.get(id(node), True)
 
-    def exec_if(self, stmt: cst.If, flow: Flow, frame: Frame) -> Outcome:
+    def exec_if(self, stmt: ast.If, flow: Flow, frame: Frame) -> Outcome:
         self.eval(stmt.test, flow, frame)
         fixed = grad_existence_test(stmt.test)
         orelse = stmt.orelse
         if fixed is not None:
             if fixed:
-                return self.exec_block(stmt.body.body, flow, frame)
-            if orelse is None:
+                return self.exec_block(stmt.body, flow, frame)
+            if not orelse:
                 return Outcome(normal=flow)
-            return self._exec_orelse(orelse, flow, frame)
+            return self.exec_block(orelse, flow, frame)
         if not self.interesting(stmt):
-            t = self.exec_block(stmt.body.body, flow.copy(), frame)
-            f = self._exec_orelse(orelse, flow.copy(), frame) if orelse is not None else Outcome(normal=flow)
+            t = self.exec_block(stmt.body, flow.copy(), frame)
+            f = self.exec_block(orelse, flow.copy(), frame) if orelse else Outcome(normal=flow)
             return self._merge_outcomes([t, f])
-        test = strip_parens(stmt.test)
-        negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not) and not modulo_atoms(test)
-        cond = self.condition(stmt, test.expression if negated else stmt.test)  # type: ignore[attr-defined]
+        test = stmt.test
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not modulo_atoms(test)
+        cond = self.condition(stmt, test.operand if negated else stmt.test)  # type: ignore[attr-defined]
         self._note_counter(cond, flow)
         tflow, fflow = self.split(flow, cond)
         if negated:
             tflow, fflow = fflow, tflow
         inner = frame if "__name__" in cond.key else replace(frame, ifs=frame.ifs + (cond.id,))
-        t = self.exec_block(stmt.body.body, tflow, inner) if tflow is not None else Outcome(normal=None)
-        if orelse is None:
+        t = self.exec_block(stmt.body, tflow, inner) if tflow is not None else Outcome(normal=None)
+        if not orelse:
             f = Outcome(normal=fflow)
         elif fflow is None:
             f = Outcome(normal=None)
         else:
-            f = self._exec_orelse(orelse, fflow, inner)
+            f = self.exec_block(orelse, fflow, inner)
         return self._merge_outcomes([t, f])
 
-    def _exec_orelse(self, orelse: cst.CSTNode, flow: Flow, frame: Frame) -> Outcome:
-        if isinstance(orelse, cst.If):
-            return self.exec_if(orelse, flow, frame)
-        return self.exec_block(orelse.body.body, flow, frame)  # type: ignore[attr-defined]
-
-    def _phase_truth(self, test: cst.BaseExpression, counter: str, window: str, phase: str) -> bool | None:
+    def _phase_truth(self, test: ast.expr, counter: str, window: str, phase: str) -> bool | None:
         """`phase_truth`, remembered: a pure function of the test, asked again for every path state."""
         key = (id(test), counter, window, phase)
         hit = self._truths.get(key)
@@ -659,7 +649,7 @@ class Interpreter:
                 cond.counter_starts[name] = start
 
     # -- loops
-    def exec_for(self, stmt: cst.For, flow: Flow, frame: Frame) -> Outcome:
+    def exec_for(self, stmt: ast.For, flow: Flow, frame: Frame) -> Outcome:
         iter_value = self.eval(stmt.iter, flow, frame)
         element = self.element_of(stmt.iter, iter_value, flow, frame)
         loop = self.loops.get(id(stmt))
@@ -672,33 +662,35 @@ class Interpreter:
             # `for opt in optimizers.values(): opt.zero_grad()`: the abstract element already stands for
             # every member, so one pass over the body covers the whole loop.
             self.assign(stmt.target, element, flow, frame, stmt.iter, stmt)
-            return self.exec_block(stmt.body.body, flow, frame)
+            return self.exec_block(stmt.body, flow, frame)
 
         def body(f: Flow, fr: Frame) -> Outcome:
             self.assign(stmt.target, element, f, fr, stmt.iter, stmt, keep_phases=True)
-            return self.exec_block(stmt.body.body, f, fr)
+            return self.exec_block(stmt.body, f, fr)
 
         out = self.run_loop(flow, frame, loop, body, None, counter)
-        if stmt.orelse is not None and out.normal is not None:
-            res = self.exec_block(stmt.orelse.body.body, out.normal, frame)
+        if stmt.orelse and out.normal is not None:
+            res = self.exec_block(stmt.orelse, out.normal, frame)
             out = Outcome(res.normal, out.breaks + res.breaks, out.continues + res.continues, out.returns + res.returns)
         return Outcome(Flow.join([out.normal, *out.breaks]), returns=out.returns)
 
-    def trains(self, node: cst.CSTNode) -> bool:
+    def trains(self, node: ast.AST) -> bool:
         """Can one run of this loop issue a backward pass (directly or through a call)?"""
         key = id(node)
         if key not in self._trains:
-            text = code(node)
+            if isinstance(node, _COMPREHENSIONS):  # the `for` clauses, not the element
+                text = " ".join(code(part) for g in node.generators for part in (g.target, g.iter, *g.ifs))
+            else:
+                text = code(node)
             self._trains[key] = "backward" in text or any(f"{name}(" in text for name in self.functions) or any(
                 name in self.training_methods for name in _SELF_CALL.findall(text)
             )
         return self._trains[key]
 
     def module_text(self) -> str:
-        """`code(self.module)`: the file's text with whitespace runs made single spaces (libcst
-        round-trips source exactly, so the text the engine parsed serves without generating code)."""
+        """The file's text with whitespace runs made single spaces."""
         if self._whole is None:
-            self._whole = " ".join((self.source if self.source is not None else self.module.code).split())
+            self._whole = " ".join(self.source.split())
         return self._whole
 
     @functools.cached_property
@@ -723,43 +715,43 @@ class Interpreter:
         unknown = {n for n in _SELF_CALL.findall(whole) if n not in methods and n not in attributes}
         return frozenset(training | unknown)
 
-    def loop_counter(self, stmt: cst.For) -> tuple[str, bool] | None:
+    def loop_counter(self, stmt: ast.For) -> tuple[str, bool] | None:
         """The integer counter a `for` loop advances by one per iteration, and whether it starts at 0."""
-        it = strip_parens(stmt.iter)
-        if not isinstance(it, cst.Call):
+        it = stmt.iter
+        if not isinstance(it, ast.Call):
             return None
         fname = N.last_name(it.func)
-        args = [a for a in it.args if a.keyword is None]
-        target = strip_parens(stmt.target)
-        if fname == "enumerate" and isinstance(target, (cst.Tuple, cst.List)) and target.elements:
-            first = target.elements[0].value
-            if isinstance(first, cst.Name):
-                start = args[1].value if len(args) > 1 else self._kwarg(it, "start")
-                return first.value, start is None or (isinstance(start, cst.Integer) and start.value == "0")
-        if fname == "range" and isinstance(target, cst.Name) and args:
+        args = [a for a in arguments(it) if a.keyword is None]
+        target = stmt.target
+        if fname == "enumerate" and isinstance(target, (ast.Tuple, ast.List)) and target.elts:
+            first = target.elts[0]
+            if isinstance(first, ast.Name):
+                start = args[1].value if len(args) > 1 else keyword_value(it, "start")
+                return first.id, start is None or is_int(start, 0)
+        if fname == "range" and isinstance(target, ast.Name) and args:
             if len(args) >= 3:
                 return None
             start = args[0].value if len(args) == 2 else None
-            return target.value, start is None or (isinstance(start, cst.Integer) and start.value == "0")
+            return target.id, start is None or is_int(start, 0)
         return None
 
-    def exec_while(self, stmt: cst.While, flow: Flow, frame: Frame) -> Outcome:
+    def exec_while(self, stmt: ast.While, flow: Flow, frame: Frame) -> Outcome:
         loop = self.loops.get(id(stmt))
         if loop is None:
             loop = Loop(id(stmt), stmt, None)
             self.loops[loop.id] = loop
-        test = strip_parens(stmt.test)
-        infinite = isinstance(test, cst.Name) and test.value == "True" or isinstance(test, cst.Integer) and test.value != "0"
+        test = stmt.test
+        infinite = type(test) is ast.Constant and test.value is True or is_int(test) and test.value != 0
         cond = None if infinite else self.condition(stmt, stmt.test)
 
         def body(f: Flow, fr: Frame) -> Outcome:
             self.eval(stmt.test, f, fr)
-            return self.exec_block(stmt.body.body, f, fr)
+            return self.exec_block(stmt.body, f, fr)
 
         out = self.run_loop(flow, frame, loop, body, cond)
         normal = None if infinite else out.normal
-        if stmt.orelse is not None and normal is not None:
-            res = self.exec_block(stmt.orelse.body.body, normal, frame)
+        if stmt.orelse and normal is not None:
+            res = self.exec_block(stmt.orelse, normal, frame)
             normal = res.normal
         return Outcome(Flow.join([normal, *out.breaks]), returns=out.returns)
 
@@ -808,38 +800,37 @@ class Interpreter:
             if v.counter is not None and v.counter.incremented:
                 flow.env[k] = replace(v, counter=replace(v.counter, incremented=False))
 
-    def loop_count(self, it: cst.BaseExpression) -> str | None:
+    def loop_count(self, it: ast.expr) -> str | None:
         """The number of iterations, as source, when the iterable reads like a window of micro-batches."""
-        if isinstance(it, cst.Call):
+        if isinstance(it, ast.Call):
             fname = N.last_name(it.func)
-            args = [a.value for a in it.args if a.keyword is None]
+            args = [a.value for a in arguments(it) if a.keyword is None]
             if fname == "range" and args:
                 return code(args[-1]) if len(args) <= 2 else None
             if fname in ("enumerate", "tqdm", "zip") and args:
                 return self.loop_count(args[0])
-            if fname in ("chunk", "split", "tensor_split") and len(args) >= (1 if isinstance(it.func, cst.Attribute) else 2):
+            if fname in ("chunk", "split", "tensor_split") and len(args) >= (1 if isinstance(it.func, ast.Attribute) else 2):
                 return code(args[-1])
         return f"len({code(it)})"
 
-    def element_of(self, it: cst.BaseExpression, value: Value, flow: Flow, frame: Frame) -> Value:
+    def element_of(self, it: ast.expr, value: Value, flow: Flow, frame: Frame) -> Value:
         """The abstract value of one element of an iterable."""
-        it = strip_parens(it)
-        if isinstance(it, cst.Call):
+        if isinstance(it, ast.Call):
             fname = N.last_name(it.func)
-            args = [a for a in it.args if a.keyword is None]
-            kwargs = {a.keyword.value: a.value for a in it.args if a.keyword is not None}
+            args = [a for a in arguments(it) if a.keyword is None]
+            kwargs = {a.keyword: a.value for a in arguments(it) if a.keyword is not None}
             if fname == "enumerate" and args:
                 start = args[1].value if len(args) > 1 else kwargs.get("start")
-                zero = start is None or (isinstance(start, cst.Integer) and start.value == "0")
+                zero = start is None or is_int(start, 0)
                 inner_v = self.eval(args[0].value, flow.copy(), frame)
-                first = 0 if start is None else int(start.value, 0) if isinstance(start, cst.Integer) else None
+                first = 0 if start is None else int_value(start)
                 source = code(it) if start is not None else f"enumerate({code(args[0].value)})"
                 counter = Value(counter=Counter(source, zero_based=zero, start=first))
                 return Value(items=(("0", counter), ("1", self.element_of(args[0].value, inner_v, flow, frame))))
             if fname == "range":
                 start = args[0].value if len(args) >= 2 else None
-                zero = start is None or (isinstance(start, cst.Integer) and start.value == "0")
-                first = 0 if start is None else int(start.value, 0) if isinstance(start, cst.Integer) else None
+                zero = start is None or is_int(start, 0)
+                first = 0 if start is None else int_value(start)
                 return Value(counter=Counter(f"range({', '.join(code(a.value) for a in args)})", zero_based=zero, start=first))
             if fname == "zip":
                 return Value(items=tuple((str(i), self.element_of(a.value, self.eval(a.value, flow.copy(), frame), flow, frame)) for i, a in enumerate(args)))
@@ -852,17 +843,17 @@ class Interpreter:
         return Value(entities=value.entities, modules=value.modules, params=value.params, reach=value.reach, opaque=value.opaque)
 
     # -- with / try
-    def exec_with(self, stmt: cst.With, flow: Flow, frame: Frame) -> Outcome:
+    def exec_with(self, stmt: ast.With, flow: Flow, frame: Frame) -> Outcome:
         inner = frame
         for item in stmt.items:
-            ctx = item.item
-            qual = self.imports.qualify(ctx.func) if isinstance(ctx, cst.Call) else None
-            if isinstance(ctx, cst.Call) and qual is not None:
+            ctx = item.context_expr
+            qual = self.imports.qualify(ctx.func) if isinstance(ctx, ast.Call) else None
+            if isinstance(ctx, ast.Call) and qual is not None:
                 last = qual.rsplit(".", 1)[-1]
                 if qual in N.NO_GRAD_CONTEXTS or last in ("no_grad", "inference_mode"):
                     inner = replace(inner, no_grad=True)
                     continue
-                if last == "set_grad_enabled" and ctx.args and code(ctx.args[0].value) == "False":
+                if last == "set_grad_enabled" and arguments(ctx) and code(arguments(ctx)[0].value) == "False":
                     inner = replace(inner, no_grad=True)
                     continue
                 if last == "enable_grad":
@@ -870,56 +861,55 @@ class Interpreter:
                     continue
                 if last == "accumulate":
                     inner = replace(inner, accumulate_ctx=True)
-                if last == "scale_loss" and ctx.args and item.asname is not None:  # apex.amp
-                    value = self.eval(ctx.args[0].value, flow, frame)
-                    self.assign(item.asname.name, value, flow, frame, ctx, stmt)
+                if last == "scale_loss" and arguments(ctx) and item.optional_vars is not None:  # apex.amp
+                    value = self.eval(arguments(ctx)[0].value, flow, frame)
+                    self.assign(item.optional_vars, value, flow, frame, ctx, stmt)
                     continue
             value = self.eval(ctx, flow, frame)
-            if item.asname is not None:
-                self.assign(item.asname.name, value, flow, frame, ctx, stmt)
-        return self.exec_block(stmt.body.body, flow, inner)
+            if item.optional_vars is not None:
+                self.assign(item.optional_vars, value, flow, frame, ctx, stmt)
+        return self.exec_block(stmt.body, flow, inner)
 
-    def exec_try(self, stmt: cst.Try, flow: Flow, frame: Frame) -> Outcome:
+    def exec_try(self, stmt: ast.Try, flow: Flow, frame: Frame) -> Outcome:
         entry = flow.copy()
-        body = self.exec_block(stmt.body.body, flow, frame)
+        body = self.exec_block(stmt.body, flow, frame)
         outs = [body]
-        if stmt.orelse is not None and body.normal is not None:
-            res = self.exec_block(stmt.orelse.body.body, body.normal, frame)
+        if stmt.orelse and body.normal is not None:
+            res = self.exec_block(stmt.orelse, body.normal, frame)
             outs[0] = Outcome(res.normal, body.breaks + res.breaks, body.continues + res.continues, body.returns + res.returns)
         for handler in stmt.handlers:
             start = Flow.join([entry, body.normal])
             if start is not None:
                 start.map(PathState.exceptional)
-                outs.append(self.exec_block(handler.body.body, start, frame))
+                outs.append(self.exec_block(handler.body, start, frame))
         merged = self._merge_outcomes(outs)
-        if stmt.finalbody is not None and merged.normal is not None:
-            res = self.exec_block(stmt.finalbody.body.body, merged.normal, frame)
+        if stmt.finalbody and merged.normal is not None:
+            res = self.exec_block(stmt.finalbody, merged.normal, frame)
             merged = Outcome(res.normal, merged.breaks + res.breaks, merged.continues + res.continues, merged.returns + res.returns)
         return merged
 
     # -- assignment
     def assign(
         self,
-        target: cst.BaseExpression,
+        target: ast.expr,
         value: Value,
         flow: Flow,
         frame: Frame,
-        source: cst.CSTNode | None,
-        stmt: cst.CSTNode,
+        source: ast.AST | None,
+        stmt: ast.AST,
         keep_phases: bool = False,
     ) -> None:
-        target = strip_parens(target)
-        if isinstance(target, (cst.Tuple, cst.List)):
-            elems = [e.value for e in target.elements]
+        if isinstance(target, (ast.Tuple, ast.List)):
+            elems = target.elts
             positional = [value.item(str(i)) for i in range(len(elems))]
             for i, elem in enumerate(elems):
                 # without known members, an element is some part of the value: never the objects themselves
                 sub = positional[i] if all(p is not None for p in positional) else Value(reach=value.reach | value.modules, params=value.params, opaque=True)
-                if isinstance(elem, cst.StarredElement):
+                if isinstance(elem, ast.Starred):
                     elem = elem.value
                 self.assign(elem, sub if sub is not None else value, flow, frame, source, stmt, keep_phases)
             return
-        if isinstance(target, cst.Attribute) and target.attr.value == "grad":
+        if isinstance(target, ast.Attribute) and target.attr == "grad":
             # `p.grad = None` / `p.grad = torch.zeros_like(p)` clears; anything else replaces grads.
             owner = self.eval(target.value, flow.copy(), frame)
             holders = self.grad_holders(owner)
@@ -933,7 +923,7 @@ class Interpreter:
             else:
                 flow.map(lambda s: s.clear(0, holders, record_discards=False))
             return
-        if isinstance(target, cst.Attribute) and target.attr.value == "requires_grad":
+        if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
             owner = self.eval(target.value, flow.copy(), frame)
             holders = self.holders_of_params(owner)
             flag = self.bool_literal(source)
@@ -944,15 +934,16 @@ class Interpreter:
             return
         key = N.ref_text(target)
         if key is None:
-            if isinstance(target, cst.Subscript):
+            if isinstance(target, ast.Subscript):
                 self.eval(target.value, flow, frame)
             return
         if frame.no_grad:
             value = replace(value, reach=frozenset(), opaque=False) if not value.entities and not value.modules else value
-        if value.const == 0 and isinstance(source, cst.Integer):
+        start = int_value(source)
+        if value.const == 0 and start is not None:
             value = replace(value, counter=Counter(f"{key} = 0", zero_based=True, start=0))
-        elif isinstance(source, cst.Integer) and value.counter is None:
-            value = replace(value, counter=Counter(f"{key} = {source.value}", zero_based=False, start=int(source.value, 0)))
+        elif start is not None and value.counter is None:
+            value = replace(value, counter=Counter(f"{key} = {code(source)}", zero_based=False, start=start))
         # Submodules assigned in an nn.Module's methods belong to `self`.
         if key.startswith("self.") and frame.cls is not None and frame.cls.is_module and frame.self_value is not None and value.modules:
             base = next(iter(frame.self_value.modules))
@@ -966,10 +957,10 @@ class Interpreter:
             if minted is not None:
                 value = minted
         flow.env[key] = value
-        if isinstance(source, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)) and "." not in key:
+        if isinstance(source, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and "." not in key:
             self.cond_aliases[key] = source  # type: ignore[assignment]
         if key in self.windows and not keep_phases:
-            zero = value.const == 0 and isinstance(source, cst.Integer)
+            zero = value.const == 0 and is_int(source)
             flow.map(lambda s: s.restart(key, self.windows[key], frozenset({FIRST}) if zero else None))
         for ent in value.entities:
             self.table.name_after(ent.uid, key)
@@ -979,20 +970,20 @@ class Interpreter:
         self.forget(key, flow)
 
     @staticmethod
-    def grad_assignment_kind(source: cst.CSTNode | None) -> str:
+    def grad_assignment_kind(source: ast.AST | None) -> str:
         """`p.grad = None`/zeros clears; `p.grad = g / n` rescales; anything else replaces the gradient."""
         if source is None:
             return "replace"
-        src = strip_parens(source)  # type: ignore[arg-type]
-        if isinstance(src, cst.Name) and src.value == "None":
+        src = source
+        if type(src) is ast.Constant and src.value is None:
             return "clear"
-        if isinstance(src, (cst.Integer, cst.Float)) and float(src.value) == 0:
+        if is_number(src) and src.value == 0:  # type: ignore[attr-defined]
             return "clear"
-        if isinstance(src, cst.Call) and N.last_name(src.func) in ("zeros_like", "zeros", "zero_"):
+        if isinstance(src, ast.Call) and N.last_name(src.func) in ("zeros_like", "zeros", "zero_"):
             return "clear"
-        if isinstance(src, cst.BinaryOperation) and isinstance(src.operator, (cst.Divide, cst.Multiply)):
+        if isinstance(src, ast.BinOp) and isinstance(src.op, (ast.Div, ast.Mult)):
             return "rescale"
-        if isinstance(src, cst.Call) and N.last_name(src.func) in ("div", "mul", "true_divide"):
+        if isinstance(src, ast.Call) and N.last_name(src.func) in ("div", "mul", "true_divide"):
             return "rescale"
         return "replace"
 
@@ -1001,32 +992,32 @@ class Interpreter:
         if drop:
             flow.map(lambda s: s.forget(drop))
 
-    def exec_augassign(self, small: cst.AugAssign, flow: Flow, frame: Frame, line: cst.CSTNode) -> None:
+    def exec_augassign(self, small: ast.AugAssign, flow: Flow, frame: Frame, line: ast.AST) -> None:
         target = small.target
         rhs = self.eval(small.value, flow, frame)
-        if isinstance(target, cst.Attribute) and target.attr.value == "data" and isinstance(target.value, cst.Attribute):
+        if isinstance(target, ast.Attribute) and target.attr == "data" and isinstance(target.value, ast.Attribute):
             target = target.value  # `p.grad.data /= n` rescales `p.grad`
-        if isinstance(target, cst.Attribute) and target.attr.value == "grad":
+        if isinstance(target, ast.Attribute) and target.attr == "grad":
             owner = self.eval(target.value, flow.copy(), frame)
             holders = self.grad_holders(owner)
-            if holders and isinstance(small.operator, (cst.DivideAssign, cst.MultiplyAssign)):
+            if holders and isinstance(small.op, (ast.Div, ast.Mult)):
                 flow.map(lambda s: s.rescale(holders))
             return
         key = N.ref_text(target)
         if key is None:
             return
         old = self.lookup(key, flow, frame) or EMPTY
-        if isinstance(small.operator, cst.AddAssign) and isinstance(small.value, cst.Integer) and small.value.value == "1" and key in self.windows:
+        if isinstance(small.op, ast.Add) and is_int(small.value, 1) and key in self.windows:
             flow.map(lambda s: s.advance(key, self._advance_phases))
             new = replace(old, counter=replace(old.counter, incremented=True), const=None) if old.counter else replace(old, const=None)
             flow.env[key] = new
             self.forget(key, flow)
             return
-        if isinstance(small.operator, (cst.AddAssign, cst.SubtractAssign)) and old.counter is not None and isinstance(small.value, cst.Integer):
+        if isinstance(small.op, (ast.Add, ast.Sub)) and old.counter is not None and is_int(small.value):
             new = replace(old, counter=replace(old.counter, incremented=True), const=None)
-        elif isinstance(small.operator, cst.DivideAssign):
+        elif isinstance(small.op, ast.Div):
             new = union_as_tensor([old, rhs]).with_divisor(code(small.value))
-        elif isinstance(small.operator, cst.MultiplyAssign):
+        elif isinstance(small.op, ast.Mult):
             new = union_as_tensor([old, rhs])
             div = self.reciprocal(small.value)
             if div is not None:
@@ -1046,85 +1037,72 @@ class Interpreter:
             return self.module_env[key]
         return None
 
-    def eval(self, expr: cst.BaseExpression | None, flow: Flow, frame: Frame) -> Value:  # noqa: C901
+    def eval(self, expr: ast.expr | None, flow: Flow, frame: Frame) -> Value:  # noqa: C901
         if expr is None:
             return EMPTY
-        if isinstance(expr, cst.Name):
-            v = self.lookup(expr.value, flow, frame)
+        kind = type(expr)
+        if kind is ast.Name:
+            name = expr.id  # type: ignore[attr-defined]
+            v = self.lookup(name, flow, frame)
             if v is not None:
                 return v
-            if expr.value in ("True", "False", "None"):
-                return Value(const=expr.value)
-            if expr.value in self.imports.aliases or expr.value in self.functions or expr.value in self.classes or expr.value in frame.local_defs:
+            if name in self.imports.aliases or name in self.functions or name in self.classes or name in frame.local_defs:
                 return EMPTY
-            minted = self.entity_for_unknown_ref(expr.value)
+            minted = self.entity_for_unknown_ref(name)
             if minted is not None:
-                flow.env[expr.value] = minted
+                flow.env[name] = minted
                 return minted
             return OPAQUE
-        if isinstance(expr, cst.Attribute):
-            return self.eval_attribute(expr, flow, frame)
-        if isinstance(expr, cst.Call):
+        if kind is ast.Attribute:
+            return self.eval_attribute(expr, flow, frame)  # type: ignore[arg-type]
+        if kind is ast.Call:
             self._calls.append(id(expr))
             try:
-                return self.eval_call(expr, flow, frame)
+                return self.eval_call(expr, flow, frame)  # type: ignore[arg-type]
             finally:
                 self._calls.pop()
-        if isinstance(expr, cst.BinaryOperation):
-            left = self.eval(expr.left, flow, frame)
-            right = self.eval(expr.right, flow, frame)
-            result = union_as_tensor([left, right])
-            if isinstance(expr.operator, cst.Add) and (left.params or right.params):  # list(a.parameters()) + [...]
-                result = replace(result, params=left.params | right.params, opaque=left.opaque or right.opaque)
-            if isinstance(expr.operator, (cst.Divide, cst.FloorDivide)):
-                if not right.reach:
-                    result = result.with_divisor(code(strip_parens(expr.right)))
-            elif isinstance(expr.operator, cst.Multiply):
-                for side in (expr.left, expr.right):
-                    div = self.reciprocal(side)
-                    if div is not None:
-                        result = result.with_divisor(div)
-            if isinstance(expr.left, cst.Integer) and isinstance(expr.right, cst.Integer):
-                result = replace(result, const=None)
-            return result
-        if isinstance(expr, cst.UnaryOperation):
-            return self.eval(expr.expression, flow, frame).as_tensor()
-        if isinstance(expr, (cst.BooleanOperation,)):
-            return join([self.eval(expr.left, flow, frame), self.eval(expr.right, flow, frame)])
-        if isinstance(expr, cst.Comparison):
-            self.eval(expr.left, flow, frame)
-            for c in expr.comparisons:
-                self.eval(c.comparator, flow, frame)
+        if kind is ast.Constant:
+            value = expr.value  # type: ignore[attr-defined]
+            if value is None or value is True or value is False:
+                return Value(const=str(value))
+            return Value(const=value) if type(value) is int else EMPTY
+        if kind is ast.BinOp:
+            return self.eval_binop(expr, flow, frame)  # type: ignore[arg-type]
+        if kind is ast.UnaryOp:
+            return self.eval(expr.operand, flow, frame).as_tensor()  # type: ignore[attr-defined]
+        if kind is ast.BoolOp:
+            return join([self.eval(v, flow, frame) for v in expr.values])  # type: ignore[attr-defined]
+        if kind is ast.Compare:
+            self.eval(expr.left, flow, frame)  # type: ignore[attr-defined]
+            for c in expr.comparators:  # type: ignore[attr-defined]
+                self.eval(c, flow, frame)
             return EMPTY
-        if isinstance(expr, cst.IfExp):
-            self.eval(expr.test, flow, frame)
-            return join([self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)])
-        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
-            items = []
-            for i, el in enumerate(expr.elements):
-                v = self.eval(el.value, flow, frame)
-                items.append((str(i), v))
+        if kind is ast.IfExp:
+            self.eval(expr.test, flow, frame)  # type: ignore[attr-defined]
+            return join([self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)])  # type: ignore[attr-defined]
+        if kind in (ast.Tuple, ast.List, ast.Set):
+            items = [(str(i), self.eval(el, flow, frame)) for i, el in enumerate(expr.elts)]  # type: ignore[attr-defined]
             vals = [v for _, v in items]
             j = join(vals) if vals else EMPTY
             return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, divisors=j.divisors, divided_twice=j.divided_twice, items=tuple(items))
-        if isinstance(expr, cst.Dict):
+        if kind is ast.Starred:
+            return self.eval(expr.value, flow, frame)  # type: ignore[attr-defined]
+        if kind is ast.Dict:
             items = []
-            for el in expr.elements:
-                if isinstance(el, cst.DictElement):
-                    v = self.eval(el.value, flow, frame)
-                    k = N.literal_key(el.key)
-                    items.append((k if k is not None else f"?{len(items)}", v))
-                else:
-                    items.append((f"?{len(items)}", self.eval(el.value, flow, frame)))
+            for k_node, v_node in zip(expr.keys, expr.values):  # type: ignore[attr-defined]
+                v = self.eval(v_node, flow, frame)
+                k = N.literal_key(k_node) if k_node is not None else None
+                items.append((k if k is not None else f"?{len(items)}", v))
             vals = [v for _, v in items]
             j = join(vals) if vals else EMPTY
             return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, items=tuple(items))
-        if isinstance(expr, cst.Subscript):
-            base = self.eval(expr.value, flow, frame)
+        if kind is ast.Subscript:
+            base = self.eval(expr.value, flow, frame)  # type: ignore[attr-defined]
+            index = expr.slice  # type: ignore[attr-defined]
             key = None
-            if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
-                key = N.literal_key(expr.slice[0].slice.value)
-                self.eval(expr.slice[0].slice.value, flow, frame)
+            if type(index) not in (ast.Tuple, ast.Slice):
+                key = N.literal_key(index)
+                self.eval(index, flow, frame)
             if key is not None:
                 item = base.item(key)
                 if item is not None:
@@ -1132,48 +1110,60 @@ class Interpreter:
             if base.items:
                 return join([v for _, v in base.items])
             return replace(base, items=(), counter=None, const=None)
-        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
-            return self.eval_comprehension(expr.elt, expr.for_in, flow, frame)
-        if isinstance(expr, cst.DictComp):
-            return self.eval_comprehension(expr.value, expr.for_in, flow, frame)
-        if isinstance(expr, cst.Await):
-            return self.eval(expr.expression, flow, frame)
-        if isinstance(expr, cst.NamedExpr):
-            v = self.eval(expr.value, flow, frame)
-            self.assign(expr.target, v, flow, frame, expr.value, expr)
+        if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
+            return self.eval_comprehension(expr, expr.elt, flow, frame)  # type: ignore[arg-type, attr-defined]
+        if kind is ast.DictComp:
+            return self.eval_comprehension(expr, expr.value, flow, frame)  # type: ignore[arg-type, attr-defined]
+        if kind is ast.Await:
+            return self.eval(expr.value, flow, frame)  # type: ignore[attr-defined]
+        if kind is ast.NamedExpr:
+            v = self.eval(expr.value, flow, frame)  # type: ignore[attr-defined]
+            self.assign(expr.target, v, flow, frame, expr.value, expr)  # type: ignore[attr-defined]
             return v
-        if isinstance(expr, cst.Integer):
-            return Value(const=int(expr.value, 0) if expr.value.isdigit() else None)
-        if isinstance(expr, cst.FormattedString):
-            for part in expr.parts:
-                if isinstance(part, cst.FormattedStringExpression):
-                    self.eval(part.expression, flow, frame)
+        if kind is ast.JoinedStr:
+            for part in expr.values:  # type: ignore[attr-defined]
+                if type(part) is ast.FormattedValue:
+                    self.eval(part.value, flow, frame)
             return EMPTY
-        if isinstance(expr, cst.ConcatenatedString):
-            self.eval(expr.left, flow, frame)
-            self.eval(expr.right, flow, frame)
-            return EMPTY
-        if isinstance(expr, (cst.Float, cst.Imaginary, cst.SimpleString, cst.Lambda, cst.Ellipsis)):
-            return EMPTY
-        return EMPTY
+        return EMPTY  # lambdas, slices, literals of other types
 
-    def eval_comprehension(self, elt: cst.BaseExpression, for_in: cst.CompFor, flow: Flow, frame: Frame) -> Value:
-        if self.interesting(for_in):
+    def eval_binop(self, expr: ast.BinOp, flow: Flow, frame: Frame) -> Value:
+        left = self.eval(expr.left, flow, frame)
+        right = self.eval(expr.right, flow, frame)
+        result = union_as_tensor([left, right])
+        op = type(expr.op)
+        if op is ast.Add and (left.params or right.params):  # list(a.parameters()) + [...]
+            result = replace(result, params=left.params | right.params, opaque=left.opaque or right.opaque)
+        if op is ast.Div or op is ast.FloorDiv:
+            if not right.reach:
+                result = result.with_divisor(code(expr.right))
+        elif op is ast.Mult:
+            for side in (expr.left, expr.right):
+                div = self.reciprocal(side)
+                if div is not None:
+                    result = result.with_divisor(div)
+        if is_int(expr.left) and is_int(expr.right):
+            result = replace(result, const=None)
+        return result
+
+    def eval_comprehension(self, expr: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp, elt: ast.expr,
+                           flow: Flow, frame: Frame) -> Value:
+        generators = expr.generators
+        first = generators[0]
+        if self.interesting(first):
             # `[self.train_step(b) for b in loader]` is a training loop.
-            loop = self.loops.get(id(for_in))
+            loop = self.loops.get(id(first))
             if loop is None:
-                loop = Loop(id(for_in), for_in, self.loop_count(for_in.iter))
+                loop = Loop(id(first), expr, self.loop_count(first.iter))
                 self.loops[loop.id] = loop
             results: list[Value] = []
 
             def body(f: Flow, fr: Frame) -> Outcome:
-                node: cst.CompFor | None = for_in
-                while node is not None:
-                    it = self.eval(node.iter, f, fr)
-                    self.assign(node.target, self.element_of(node.iter, it, f, fr), f, fr, node.iter, node)
-                    for cond in node.ifs:
-                        self.eval(cond.test, f, fr)
-                    node = node.inner_for_in
+                for clause in generators:
+                    it = self.eval(clause.iter, f, fr)
+                    self.assign(clause.target, self.element_of(clause.iter, it, f, fr), f, fr, clause.iter, expr)
+                    for cond in clause.ifs:
+                        self.eval(cond, f, fr)
                 results.append(self.eval(elt, f, fr))
                 return Outcome(normal=f)
 
@@ -1183,38 +1173,35 @@ class Interpreter:
             v = join(results)
             return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, divisors=v.divisors, divided_twice=v.divided_twice)
         scratch = flow.copy()
-        node: cst.CompFor | None = for_in
-        while node is not None:
-            it = self.eval(node.iter, scratch, frame)
-            self.assign(node.target, self.element_of(node.iter, it, scratch, frame), scratch, frame, node.iter, node)
-            node = node.inner_for_in
+        for clause in generators:
+            it = self.eval(clause.iter, scratch, frame)
+            self.assign(clause.target, self.element_of(clause.iter, it, scratch, frame), scratch, frame, clause.iter, expr)
         v = self.eval(elt, scratch, frame)
         flow.states = scratch.states
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, divisors=v.divisors, divided_twice=v.divided_twice)
 
-    def reciprocal(self, expr: cst.BaseExpression) -> str | None:
+    def reciprocal(self, expr: ast.expr) -> str | None:
         """`1 / N` or `1.0 / N` -> `N`."""
-        expr = strip_parens(expr)
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Divide):
-            left = strip_parens(expr.left)
-            if isinstance(left, (cst.Integer, cst.Float)) and float(left.value) == 1.0:
-                return code(strip_parens(expr.right))
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
+            left = expr.left
+            if is_number(left) and left.value == 1:  # type: ignore[attr-defined]
+                return code(expr.right)
         return None
 
     @staticmethod
-    def bool_literal(expr: cst.CSTNode | None) -> bool | None:
-        if isinstance(expr, cst.Name) and expr.value in ("True", "False"):
-            return expr.value == "True"
+    def bool_literal(expr: ast.AST | None) -> bool | None:
+        if type(expr) is ast.Constant and type(expr.value) is bool:  # type: ignore[attr-defined]
+            return expr.value  # type: ignore[attr-defined, no-any-return]
         return None
 
-    def eval_attribute(self, expr: cst.Attribute, flow: Flow, frame: Frame) -> Value:
+    def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:
         key = N.ref_text(expr)
         if key is not None:
             v = self.lookup(key, flow, frame)
             if v is not None:
                 return v
         base = self.eval(expr.value, flow, frame)
-        attr = expr.attr.value
+        attr = expr.attr
         if attr in ("data",):
             return EMPTY
         if attr in ("grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim"):
@@ -1238,26 +1225,26 @@ class Interpreter:
         return Value(reach=base.reach, opaque=base.opaque, params=base.params)
 
     # ------------------------------------------------------------------ calls
-    def args_of(self, call: cst.Call, flow: Flow, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
+    def args_of(self, call: ast.Call, flow: Flow, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
         pos: list[Value] = []
         kw: dict[str, Value] = {}
-        for a in call.args:
+        for a in arguments(call):
             v = self.eval(a.value, flow, frame)
             if a.keyword is not None:
-                kw[a.keyword.value] = v
+                kw[a.keyword] = v
             elif a.star:
                 pos.append(replace(v, items=()))
             else:
                 pos.append(v)
         return pos, kw
 
-    def eval_call(self, call: cst.Call, flow: Flow, frame: Frame) -> Value:  # noqa: C901
+    def eval_call(self, call: ast.Call, flow: Flow, frame: Frame) -> Value:  # noqa: C901
         func = call.func
-        if isinstance(func, cst.Attribute):
+        if isinstance(func, ast.Attribute):
             return self.eval_method_call(call, func, flow, frame)
-        qual = self.imports.qualify(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
-        if isinstance(func, cst.Name):
-            name = func.value
+        qual = self.imports.qualify(func) if isinstance(func, (ast.Name, ast.Attribute)) else None
+        if isinstance(func, ast.Name):
+            name = func.id
             bound = self.lookup(name, flow, frame)
             if bound is not None and (bound.modules or bound.entities):
                 pos, kw = self.args_of(call, flow, frame)
@@ -1286,7 +1273,7 @@ class Interpreter:
         args = union_as_tensor([*pos, *kw.values()])
         return Value(reach=args.reach | frozenset(m for m in module.modules), opaque=args.opaque)
 
-    def eval_qualified_call(self, call: cst.Call, qual: str, flow: Flow, frame: Frame) -> Value:  # noqa: C901
+    def eval_qualified_call(self, call: ast.Call, qual: str, flow: Flow, frame: Frame) -> Value:  # noqa: C901
         last = qual.rsplit(".", 1)[-1]
         pos, kw = self.args_of(call, flow, frame)
         display = code(call.func)
@@ -1299,7 +1286,7 @@ class Interpreter:
         if N.is_optimizer_class(qual):
             return self.new_optimizer(call, pos, kw, None)
         if qual == "torch.autograd.backward" and pos:
-            self.record_backward(call, pos[0], code(call.args[0].value), flow, frame, framework_scaled=False)
+            self.record_backward(call, pos[0], code(arguments(call)[0].value), flow, frame, framework_scaled=False)
             return EMPTY
         if last in N.MODULE_PASSTHROUGH_FUNCS and pos and (pos[0].modules or pos[0].entities):
             return pos[0]
@@ -1316,7 +1303,7 @@ class Interpreter:
         if last in ("sum", "mean", "stack", "cat", "max", "min", "abs"):
             return union_as_tensor([*pos, *kw.values()])
         if last in ("div", "true_divide") and len(pos) >= 2:
-            return union_as_tensor(pos).with_divisor(code(call.args[1].value))
+            return union_as_tensor(pos).with_divisor(code(arguments(call)[1].value))
         if qual.startswith(("torch.", "numpy.", "math.", "F.", "torch")) or last in N.HARMLESS_BUILTINS:
             if last.startswith("clip_grad") or last in ("len", "isinstance", "print", "range"):
                 return EMPTY
@@ -1324,7 +1311,7 @@ class Interpreter:
         # A freeze helper we cannot see: `set_requires_grad(D, False)`, `freeze(model)`.
         lname = last.lower()
         if ("requires_grad" in lname or "freeze" in lname) and any(v.modules or v.params for v in pos):
-            flag = next((self.bool_literal(a.value) for a in call.args if self.bool_literal(a.value) is not None), None)
+            flag = next((self.bool_literal(a.value) for a in arguments(call) if self.bool_literal(a.value) is not None), None)
             frozen = (not flag) if flag is not None else ("unfreeze" not in lname and "freeze" in lname)
             holders = self.holders_of_modules(pos)
             if flag is not None or "freeze" in lname:
@@ -1333,13 +1320,10 @@ class Interpreter:
         return self.opaque_call(last, pos, kw, flow)
 
     @staticmethod
-    def _kwarg(call: cst.Call, name: str) -> cst.BaseExpression | None:
-        for a in call.args:
-            if a.keyword is not None and a.keyword.value == name:
-                return a.value
-        return None
+    def _kwarg(call: ast.Call, name: str) -> ast.expr | None:
+        return keyword_value(call, name)
 
-    def new_optimizer(self, call: cst.Call, pos: list[Value], kw: dict[str, Value], owner_hint: Value | None) -> Value:
+    def new_optimizer(self, call: ast.Call, pos: list[Value], kw: dict[str, Value], owner_hint: Value | None) -> Value:
         params = pos[0] if pos else kw.get("params", kw.get("model_params"))
         display = code(call.func)
         ent = self.mint(Kind.OPTIMIZER, display, ("ctor", id(call)))
@@ -1398,8 +1382,8 @@ class Interpreter:
             holders |= {Holder(o.uid, (), pseudo=True) for o in self.all_optimizers() if self.table.ownership.get(o.uid, Ownership()).unknown}
         return holders
 
-    def eval_method_call(self, call: cst.Call, func: cst.Attribute, flow: Flow, frame: Frame) -> Value:  # noqa: C901
-        attr = func.attr.value
+    def eval_method_call(self, call: ast.Call, func: ast.Attribute, flow: Flow, frame: Frame) -> Value:  # noqa: C901
+        attr = func.attr
         recv_node = func.value
         bound_key = N.ref_text(func)
         bound = self.lookup(bound_key, flow, frame) if bound_key else None
@@ -1413,15 +1397,15 @@ class Interpreter:
             if head in self.imports.aliases and self.lookup(head, flow, frame) is None:
                 return self.eval_qualified_call(call, qual, flow, frame)
         # Methods of the class being analysed: `self.train_step(batch)`.
-        if isinstance(recv_node, cst.Name) and recv_node.value == "self" and frame.cls is not None:
+        if isinstance(recv_node, ast.Name) and recv_node.id == "self" and frame.cls is not None:
             method = self.find_method(frame.cls, attr)
             if method is not None and self.lookup(f"self.{attr}", flow, frame) is None:
                 pos, kw = self.args_of(call, flow, frame)
                 return self.inline(method, frame.cls, frame.self_value, pos, kw, flow, frame)
             if frame.cls.is_lightning:
-                if attr == "manual_backward" and call.args:
-                    loss = self.eval(call.args[0].value, flow, frame)
-                    self.record_backward(call, loss, code(call.args[0].value), flow, frame, framework_scaled=False)
+                if attr == "manual_backward" and arguments(call):
+                    loss = self.eval(arguments(call)[0].value, flow, frame)
+                    self.record_backward(call, loss, code(arguments(call)[0].value), flow, frame, framework_scaled=False)
                     return EMPTY
                 if attr == "optimizers":
                     return self.lightning_optimizers(frame, flow)
@@ -1444,9 +1428,9 @@ class Interpreter:
             # `accelerator.backward(loss)`, `engine.backward(loss)`, apex's `optimizer.backward(loss)`: the loss is the argument
             by_object = accel or recv.modules or recv.of_kind(Kind.OPTIMIZER) or re.search(
                 r"accelerator|engine|fabric|trainer|deepspeed", recv_text, re.I) or re.search(r"(^|[._])(optimizer|optim)$", recv_text)
-            if call.args and call.args[0].keyword is None and by_object:
-                loss = self.eval(call.args[0].value, flow, frame)
-                self.record_backward(call, loss, code(call.args[0].value), flow, frame, framework_scaled=bool(accel) or "accelerator" in recv_text)
+            if arguments(call) and arguments(call)[0].keyword is None and by_object:
+                loss = self.eval(arguments(call)[0].value, flow, frame)
+                self.record_backward(call, loss, code(arguments(call)[0].value), flow, frame, framework_scaled=bool(accel) or "accelerator" in recv_text)
                 return EMPTY
             self.args_of(call, flow, frame)
             inputs = self._kwarg(call, "inputs")
@@ -1470,10 +1454,10 @@ class Interpreter:
         if attr == "step":
             if recv.of_kind(Kind.SCALER) or re.search(r"scaler", recv_text, re.I):
                 for o in (pos[0].of_kind(Kind.OPTIMIZER) if pos else []):
-                    self.record_step(call, o, f"{recv_text}.step({code(call.args[0].value)})", flow, frame)
+                    self.record_step(call, o, f"{recv_text}.step({code(arguments(call)[0].value)})", flow, frame)
                 return EMPTY
             if opts:
-                closure = call.args[0].value if call.args else self._kwarg(call, "closure")
+                closure = arguments(call)[0].value if arguments(call) else self._kwarg(call, "closure")
                 if closure is not None:
                     self.run_closure(closure, flow, frame)
                 for o in opts:
@@ -1496,11 +1480,11 @@ class Interpreter:
             elif not recv.entities:
                 self.record_clear(call, f"{recv_text}.zero_grad()", recv_text, set(), flow, frame, everything=True)
             return EMPTY
-        if attr in ("zero_", "fill_", "mul_") and isinstance(recv_node, cst.Attribute) and (recv_node.attr.value == "grad" or (recv_node.attr.value == "data" and isinstance(recv_node.value, cst.Attribute) and recv_node.value.attr.value == "grad")):
-            grad_owner = recv_node.value if recv_node.attr.value == "grad" else recv_node.value.value  # type: ignore[attr-defined]
+        if attr in ("zero_", "fill_", "mul_") and isinstance(recv_node, ast.Attribute) and (recv_node.attr == "grad" or (recv_node.attr == "data" and isinstance(recv_node.value, ast.Attribute) and recv_node.value.attr == "grad")):
+            grad_owner = recv_node.value if recv_node.attr == "grad" else recv_node.value.value  # type: ignore[attr-defined]
             owner = self.eval(grad_owner, flow.copy(), frame)
             holders = self.grad_holders(owner)
-            is_zero = attr == "zero_" or (call.args and code(call.args[0].value) in ("0", "0.0", "0."))
+            is_zero = attr == "zero_" or (arguments(call) and code(arguments(call)[0].value) in ("0", "0.0", "0."))
             if holders and is_zero:
                 stmt_text = code(call)
                 self.record_clear(call, stmt_text, code(grad_owner), holders, flow, frame)
@@ -1511,14 +1495,14 @@ class Interpreter:
             return EMPTY
         if attr in ("div_",) and "grad" in recv_text:
             owner_node = recv_node
-            while isinstance(owner_node, cst.Attribute) and owner_node.attr.value in ("grad", "data"):
+            while isinstance(owner_node, ast.Attribute) and owner_node.attr in ("grad", "data"):
                 owner_node = owner_node.value
             holders = self.grad_holders(self.eval(owner_node, flow.copy(), frame))
             if holders:
                 flow.map(lambda s: s.rescale(holders))
             return EMPTY
         if attr == "requires_grad_":
-            flag = self.bool_literal(call.args[0].value) if call.args else True
+            flag = self.bool_literal(arguments(call)[0].value) if arguments(call) else True
             holders = self.holders_of_params(recv)
             if holders and flag is not None:
                 flow.map(lambda s: s.freeze(holders, not flag))
@@ -1559,9 +1543,9 @@ class Interpreter:
                     flow.env[key] = EMPTY
             return EMPTY
         if attr in ("div", "true_divide", "div_") and pos:
-            return union_as_tensor([recv, *pos]).with_divisor(code(call.args[0].value))
-        if attr in ("mul", "mul_") and call.args:
-            div = self.reciprocal(call.args[0].value)
+            return union_as_tensor([recv, *pos]).with_divisor(code(arguments(call)[0].value))
+        if attr in ("mul", "mul_") and arguments(call):
+            div = self.reciprocal(arguments(call)[0].value)
             v = union_as_tensor([recv, *pos])
             return v.with_divisor(div) if div else v
         if attr in ("items", "values", "keys") and recv.items:
@@ -1573,14 +1557,14 @@ class Interpreter:
             if key is not None:
                 flow.env[key] = join([recv, pos[0]])
             return EMPTY
-        if attr in ("get", "pop") and recv.items and call.args:
-            k = N.literal_key(call.args[0].value)
+        if attr in ("get", "pop") and recv.items and arguments(call):
+            k = N.literal_key(arguments(call)[0].value)
             item = recv.item(k) if k is not None else None
             return item if item is not None else join([v for _, v in recv.items])
         if recv.opaque and not recv.reach and N.OPTIMIZER_NAME.search(attr) and N.is_optimizer_class(attr):
             return self.new_optimizer(call, pos, kw, None)
         result = union_as_tensor([recv, *pos, *kw.values()])
-        if isinstance(recv_node, cst.Name) and recv_node.value in self.imports.aliases and not recv.reach:
+        if isinstance(recv_node, ast.Name) and recv_node.id in self.imports.aliases and not recv.reach:
             # A function of an imported module we know nothing about: opaque.
             return self.opaque_call(attr, pos, kw, flow)
         return result
@@ -1590,14 +1574,14 @@ class Interpreter:
             return False
         return text in self.optimizer_refs or bool(N.OPTIMIZER_NAME.search(text.rsplit(".", 1)[-1]))
 
-    def loss_text(self, node: cst.BaseExpression) -> str:
+    def loss_text(self, node: ast.expr) -> str:
         """`scaler.scale(loss)` -> `loss`; `(loss / n)` -> `loss / n`."""
-        node = strip_parens(node)
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "scale" and node.args:
-            return code(node.args[0].value)
+        node = node
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "scale" and arguments(node):
+            return code(arguments(node)[0].value)
         return code(node)
 
-    def find_method(self, info: ClassInfo | None, name: str, seen: frozenset[str] = frozenset()) -> cst.FunctionDef | None:
+    def find_method(self, info: ClassInfo | None, name: str, seen: frozenset[str] = frozenset()) -> _Function | None:
         if info is None or info.name in seen:
             return None
         if name in info.methods:
@@ -1609,13 +1593,13 @@ class Interpreter:
                 return found
         return None
 
-    def run_closure(self, closure: cst.BaseExpression, flow: Flow, frame: Frame) -> None:
+    def run_closure(self, closure: ast.expr, flow: Flow, frame: Frame) -> None:
         """`optimizer.step(closure)` evaluates the closure (forward, backward) before updating."""
-        if isinstance(closure, cst.Name):
-            fn = frame.local_defs.get(closure.value) or self.functions.get(closure.value)
+        if isinstance(closure, ast.Name):
+            fn = frame.local_defs.get(closure.id) or self.functions.get(closure.id)
             if fn is not None:
                 self.inline(fn, frame.cls, frame.self_value, [], {}, flow, frame)
-        elif isinstance(closure, cst.Lambda):
+        elif isinstance(closure, ast.Lambda):
             self.eval(closure.body, flow, frame)
 
     # -- Lightning
@@ -1653,7 +1637,7 @@ class Interpreter:
     # -- inlining
     def inline(
         self,
-        fn: cst.FunctionDef,
+        fn: _Function,
         cls: ClassInfo | None,
         self_value: Value | None,
         pos: list[Value],
@@ -1664,13 +1648,13 @@ class Interpreter:
     ) -> Value:
         """Run a same-file function or method at its call site, with the caller's values bound."""
         if frame.depth >= MAX_DEPTH or id(fn) in frame.active:
-            return self.opaque_call(fn.name.value, pos, kw, flow)
+            return self.opaque_call(fn.name, pos, kw, flow)
         self.inlined.add(id(fn))
         with self._at_call_site(fn):
             return self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key)
 
     @contextlib.contextmanager
-    def _at_call_site(self, fn: cst.FunctionDef) -> Iterator[None]:
+    def _at_call_site(self, fn: _Function) -> Iterator[None]:
         """Entities made inside the callee belong to this call site (`mlp(...)` twice: two models)."""
         outer = self._call_path
         self._call_path = outer + (self._calls[-1] if self._calls else id(fn),)
@@ -1680,7 +1664,7 @@ class Interpreter:
             self._call_path = outer
 
     def _run_inlined(  # noqa: C901 - binding rules for self, parameters, closures and globals
-        self, fn: cst.FunctionDef, cls: ClassInfo | None, self_value: Value | None, pos: list[Value],
+        self, fn: _Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value],
         kw: dict[str, Value], flow: Flow, frame: Frame, instance_key: str | None,
     ) -> Value:
         env: dict[str, Value] = {}
@@ -1691,28 +1675,27 @@ class Interpreter:
                 env.update({k: v for k, v in flow.env.items() if k.startswith("self.")})
             if not any(k.startswith("self.") for k in env):
                 env.update(self.class_self_env(cls))
-        params = [*fn.params.posonly_params, *fn.params.params]
-        if cls is not None and params and params[0].name.value in ("self", "cls") and not self._is_static(fn):
+        params, kwonly, stars = parameters(fn)
+        if cls is not None and params and params[0].name in ("self", "cls") and not self._is_static(fn):
             params = params[1:]
         for p, v in zip(params, pos):
             if not v.entities and not v.modules:
                 # an argument of unknown origin, used in the callee like a model or an optimizer
-                v = self.entity_for_unknown_ref(p.name.value) or v
-            env[p.name.value] = v
-        for p in [*params[len(pos):], *fn.params.kwonly_params]:
-            name = p.name.value
+                v = self.entity_for_unknown_ref(p.name) or v
+            env[p.name] = v
+        for p in [*params[len(pos):], *kwonly]:
+            name = p.name
             if name in kw:
                 env[name] = kw[name]
             elif p.default is not None:
                 env[name] = self.eval(p.default, flow.copy(), frame)
             else:
                 env[name] = self.entity_for_unknown_ref(name) or OPAQUE
-        for star in (fn.params.star_arg, fn.params.star_kwarg):
-            if isinstance(star, cst.Param):
-                env[star.name.value] = OPAQUE
+        for star in stars:
+            env[star] = OPAQUE
         # Globals stay visible through the caller's environment when called from module level, and a
         # nested function (a closure) sees the variables of the function that defines it.
-        closure = frame.local_defs.get(fn.name.value) is fn
+        closure = frame.local_defs.get(fn.name) is fn
         outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if frame.function is None or closure else {}
         env.update(outer_globals)
         callee_flow = Flow(env, flow.states)
@@ -1723,8 +1706,7 @@ class Interpreter:
         )
         if cls is not None and cls.is_module and (self_value is None or isinstance(self_value.const, tuple)):
             callee.self_value = self.self_value_for(cls)
-        body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else []
-        out = self.exec_block(body, callee_flow, callee)
+        out = self.exec_block(fn.body, callee_flow, callee)
         exits = [out.normal, *(f for f, _ in out.returns)]
         final = Flow.join(exits)
         ret = join([v for _, v in out.returns]) if out.returns else EMPTY
@@ -1746,8 +1728,8 @@ class Interpreter:
         return ret
 
     @staticmethod
-    def _is_static(fn: cst.FunctionDef) -> bool:
-        return any(N.last_name(d.decorator) == "staticmethod" for d in fn.decorators)
+    def _is_static(fn: _Function) -> bool:
+        return any(N.last_name(d) == "staticmethod" for d in fn.decorator_list)
 
     def instantiate(self, info: ClassInfo, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame) -> Value:
         instance = Value(const=("instance", info.name))
@@ -1761,7 +1743,7 @@ class Interpreter:
         return scratch.env.get(key, instance)
 
     # ------------------------------------------------------------------ events
-    def record_backward(self, call: cst.Call, loss: Value, loss_text: str, flow: Flow, frame: Frame, framework_scaled: bool,
+    def record_backward(self, call: ast.Call, loss: Value, loss_text: str, flow: Flow, frame: Frame, framework_scaled: bool,
                         only: set[Holder] | None = None) -> None:
         # Each backward makes every later one dearer; one statement can hold thousands of them
         # (`f(a.backward(), b.backward(), ...)`), so the time budget is checked here too, every 256th
@@ -1822,7 +1804,7 @@ class Interpreter:
                     found.add(m)
         return next(iter(found)) if len(found) == 1 else None
 
-    def _ordinal(self, node: cst.CSTNode) -> int:
+    def _ordinal(self, node: ast.AST) -> int:
         """A small integer per event node, in order of first meeting: deterministic across runs."""
         return self._ordinals.setdefault(id(node), len(self._ordinals) + 1)
 
@@ -1845,7 +1827,7 @@ class Interpreter:
                 visit(v)
         return sorted(found.values(), key=lambda e: e.uid)
 
-    def record_step(self, call: cst.Call, opt: Entity, text: str, flow: Flow, frame: Frame) -> None:
+    def record_step(self, call: ast.Call, opt: Entity, text: str, flow: Flow, frame: Frame) -> None:
         ev = self.steps.get(id(call))
         key = (id(call), opt.uid)
         if ev is None or ev.optimizer.uid != opt.uid:
@@ -1862,7 +1844,7 @@ class Interpreter:
 
     def record_clear(
         self,
-        node: cst.CSTNode,
+        node: ast.AST,
         text: str,
         target: str,
         holders: set[Holder],

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+import ast
 
 from ..diagnostics import Span
 from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
 from .gradstate import PathState
 from .interpreter import Interpreter
+from .syntax import Source
 from .values import Entity, EntityTable, Holder
-from .walk import iter_tree
+from .walk import children, iter_tree
 
 
 class TrainingModel:
     """Training events of a module (backward, step, clear) and the gradient states seen at each."""
 
-    def __init__(self, module: cst.Module, source: str | None = None) -> None:
+    def __init__(self, module: ast.Module, source: str) -> None:
         self.module = module
         interp = Interpreter(module, source)
+        self.source: Source = interp.text
         interp.run()
         self.table: EntityTable = interp.table
         # keyed by the events' own ids, which is what path states refer to
@@ -31,33 +32,28 @@ class TrainingModel:
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
         # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
         self.out_of_time: bool = interp.out_of_time
-        self._positions: object = None
-        self._parents: object = None
+        self._parents: dict[int, ast.AST] | None = None
         self._order: dict[int, int] | None = None
 
-    # -- positions are resolved lazily: only files with findings pay for them
-    def span(self, node: cst.CSTNode) -> Span:
-        if self._positions is None:
-            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
-            self._positions = wrapper.resolve(PositionProvider)
-        rng = self._positions[node]  # type: ignore[index]
-        return Span(rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1)
+    def span(self, node: ast.AST) -> Span:
+        """Where a node is (CPython's parser records it; columns are converted to characters)."""
+        return self.source.span(node)
 
-    def line(self, node: cst.CSTNode) -> int:
-        """The node's first line; resolves positions, so only for what is reported (sort with `order`)."""
-        return self.span(node).line
+    def line(self, node: ast.AST) -> int:
+        """The node's first line."""
+        return node.lineno  # type: ignore[attr-defined, no-any-return]
 
-    def order(self, node: cst.CSTNode) -> int:
-        """A key putting nodes in source order, without resolving positions (cheap: one read-only walk)."""
+    def order(self, node: ast.AST) -> int:
+        """A key putting nodes in source order (one read-only walk, on first use)."""
         if self._order is None:
             self._order = {id(n): i for i, n in enumerate(iter_tree(self.module))}
         return self._order.get(id(node), -1)
 
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """The syntax node holding `node` (None for the module or a node not in it); resolved on first use."""
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        """The syntax node holding `node` (None for the module or a node not in it); mapped on first use."""
         if self._parents is None:
-            self._parents = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(ParentNodeProvider)
-        return self._parents.get(node)  # type: ignore[attr-defined, no-any-return]
+            self._parents = {id(child): n for n in iter_tree(self.module) for child in children(n)}
+        return self._parents.get(id(node))
 
     # -- helpers shared by the rules
     def optimizer_holders(self, opt: Entity) -> frozenset[Holder]:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
-
-import libcst as cst
 
 from .walk import statements
 
@@ -128,52 +127,29 @@ class ImportMap:
     aliases: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, module: cst.Module) -> "ImportMap":
+    def of(cls, module: ast.Module) -> "ImportMap":
         m = cls()
         m._collect(module)
         return m
 
-    def _collect(self, module: cst.Module) -> None:
-        class _Visitor(cst.CSTVisitor):
-            def __init__(self, out: dict[str, str]) -> None:
-                self.out = out
-
-            def visit_Import(self, node: cst.Import) -> None:
-                for alias in node.names:
-                    full = dotted(alias.name)
-                    if full is None:
-                        continue
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        self.out[alias.asname.name.value] = full
-                    else:
-                        head = full.split(".", 1)[0]
-                        self.out.setdefault(head, head)
-
-            def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-                if node.relative or node.module is None:
-                    base = ""
-                else:
-                    base = dotted(node.module) or ""
-                if isinstance(node.names, cst.ImportStar):
-                    return
-                for alias in node.names:
-                    name = dotted(alias.name)
-                    if name is None:
-                        continue
-                    full = f"{base}.{name}" if base else name
-                    local = name
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        local = alias.asname.name.value
-                    self.out[local] = full
-
-        visitor = _Visitor(self.aliases)
+    def _collect(self, module: ast.Module) -> None:
+        out = self.aliases
         for stmt in statements(module):  # imports are statements: expressions need no walk
-            if isinstance(stmt, cst.Import):
-                visitor.visit_Import(stmt)
-            elif isinstance(stmt, cst.ImportFrom):
-                visitor.visit_ImportFrom(stmt)
+            if isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    if alias.asname is not None:
+                        out[alias.asname] = alias.name
+                    else:
+                        head = alias.name.split(".", 1)[0]
+                        out.setdefault(head, head)
+            elif isinstance(stmt, ast.ImportFrom):
+                base = "" if stmt.level or stmt.module is None else stmt.module
+                for alias in stmt.names:
+                    if alias.name == "*":
+                        break
+                    out[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
 
-    def qualify(self, expr: cst.BaseExpression) -> str | None:
+    def qualify(self, expr: ast.AST) -> str | None:
         """Return the qualified dotted name of an expression like `O.Adam`, or None."""
         text = dotted(expr)
         if text is None:
@@ -185,53 +161,54 @@ class ImportMap:
         return text
 
 
-def dotted(expr: cst.BaseExpression | cst.Attribute | cst.Name) -> str | None:
+def dotted(expr: ast.AST | None) -> str | None:
     """Return `a.b.c` for a Name/Attribute chain, else None."""
     parts: list[str] = []
-    node: cst.BaseExpression = expr
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
+    node = expr
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[union-attr]
+        node = node.value  # type: ignore[union-attr]
+    if type(node) is ast.Name:
+        if not parts:
+            return node.id  # type: ignore[union-attr]
+        parts.append(node.id)  # type: ignore[union-attr]
         return ".".join(reversed(parts))
     return None
 
 
-def ref_text(expr: cst.BaseExpression) -> str | None:
+def ref_text(expr: ast.AST) -> str | None:
     """Return a stable key for an lvalue-like expression: `x`, `self.opt`, `opts[g]`."""
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        base = ref_text(expr.value)
-        return None if base is None else f"{base}.{expr.attr.value}"
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1:
-        base = ref_text(expr.value)
-        elem = expr.slice[0].slice
-        if base is not None and isinstance(elem, cst.Index):
-            key = literal_key(elem.value)
+    kind = type(expr)
+    if kind is ast.Name:
+        return expr.id  # type: ignore[attr-defined]
+    if kind is ast.Attribute:
+        base = ref_text(expr.value)  # type: ignore[attr-defined]
+        return None if base is None else f"{base}.{expr.attr}"  # type: ignore[attr-defined]
+    if kind is ast.Subscript:
+        base = ref_text(expr.value)  # type: ignore[attr-defined]
+        if base is not None:
+            key = literal_key(expr.slice)  # type: ignore[attr-defined]
             if key is not None:
                 return f"{base}[{key}]"
     return None
 
 
-def literal_key(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.SimpleString):
-        try:
-            value = expr.evaluated_value
-        except Exception:  # noqa: BLE001 - odd string prefixes
-            return None
-        return value if isinstance(value, str) else None
-    if isinstance(expr, cst.Integer):
-        return expr.value
+def literal_key(expr: ast.AST | None) -> str | None:
+    """The key a literal subscript or dict key names: a string's value, an integer's digits."""
+    if type(expr) is ast.Constant:
+        value = expr.value  # type: ignore[union-attr]
+        if type(value) is str:
+            return value
+        if type(value) is int:
+            return str(value)
     return None
 
 
-def last_name(expr: cst.BaseExpression) -> str | None:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        return expr.attr.value
+def last_name(expr: ast.AST) -> str | None:
+    if type(expr) is ast.Name:
+        return expr.id  # type: ignore[attr-defined]
+    if type(expr) is ast.Attribute:
+        return expr.attr  # type: ignore[attr-defined]
     return None
 
 

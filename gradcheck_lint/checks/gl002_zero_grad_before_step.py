@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Iterable
-
-import libcst as cst
 
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import Clear, Step
 from ..analysis.values import Holder
-from ..fixplan import SAFE, UNSAFE, FixPlan, MoveAfter, after_step, alone_on_line, block_of, exits_between, line_of, scope_of, source, statement_of
+from ..fixplan import SAFE, UNSAFE, FixPlan, MoveAfter, after_step, alone_on_line, block_of, body_of, exits_between, on_one_line, scope_of, source, statement_of
 from ..registry import Finding, Rule, register
 
 
@@ -101,17 +100,16 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
     def _fix(model: TrainingModel, clear: Clear, step: Step) -> FixPlan | None:
         """Move the clearing call to right after the step (after `scaler.update()` when it follows)."""
         call = clear.node
-        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "zero_grad"):
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "zero_grad"):
             return None  # `p.grad = None` in a loop over parameters: the loop would have to move too
         moved, point = statement_of(model, call), after_step(model, step)
         if moved is None or point is None:
             return None
         anchor = point[1]
         home, target = block_of(model, moved), block_of(model, anchor)
-        line = line_of(model, moved)
-        if line is None or line is line_of(model, anchor) or scope_of(model, moved) is not scope_of(model, anchor):
+        if on_one_line(moved, anchor) or scope_of(model, moved) is not scope_of(model, anchor):
             return None
-        if len(line.body) == 1 and (home is None or len(home[1]) == 1):
+        if len(body_of(model, moved) or ()) <= 1:
             return None  # the clear is the whole body of its block
         holders = model.optimizer_holders(step.optimizer)
         # The clear covers only this optimizer's parameters, and no other optimizer steps on them.
@@ -120,7 +118,7 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
             s.optimizer.uid != step.optimizer.uid and any(h.overlaps(x) for h in model.optimizer_holders(s.optimizer) for x in clear.holders)
             for s in model.steps.values()
         )
-        same_block = home is not None and target is not None and home[0] is target[0]
+        same_block = home is not None and home is target
         safe = (alone_on_line(model, moved) and alone_on_line(model, anchor) and same_block and own and not others
                 and not exits_between(model, moved, anchor))
         description = f"Move `{source(model, call)}` after `{source(model, anchor)}`"

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Iterable
 
-import libcst as cst
-
 from .. import messages
 from ..analysis import TrainingModel
-from ..analysis.conditions import Condition, code, strip_parens
+from ..analysis.conditions import Condition, code
+from ..analysis.syntax import arguments, is_int, starts_with_paren
 from ..analysis.events import Backward, Loop
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, is_reference, scope_of, source
 from ..registry import Finding, Rule, register
@@ -124,51 +124,53 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         if window is None or scope is None or scope is not scope_of(model, gate.node if isinstance(gate, Loop) else gate.statement):
             return None  # unnamed, or named in another function than the backward (not in scope there)
         try:
-            n = cst.parse_expression(window)
+            n = ast.parse(window.strip(), mode="eval").body
         except Exception:  # noqa: BLE001 - a window text that does not parse gets no fix
             return None
         found = _loss_operand(backward)
         if found is None:
             return None
-        loss, receiver = found
-        left = model.module.code_for_node(loss) if getattr(loss, "lpar", None) else source(model, loss)
-        divided = f"{_parenthesised(left, loss, True)} / {_parenthesised(window, n, False)}"
-        replacement = f"({divided})" if receiver and not getattr(loss, "lpar", None) else divided
-        simple = isinstance(n, cst.Integer) or is_reference(n)
-        partial = isinstance(gate, Condition) and isinstance(strip_parens(gate.test), cst.BooleanOperation)
+        loss, receiver, grouped = found
+        left = f"({source(model, loss)})" if grouped else source(model, loss)
+        divided = f"{_parenthesised(left, loss, True, grouped)} / {_parenthesised(window, n, False)}"
+        replacement = f"({divided})" if receiver and not grouped else divided
+        simple = is_int(n) or is_reference(n)
+        partial = isinstance(gate, Condition) and isinstance(gate.test, ast.BoolOp)
         return FixPlan(f"Divide the loss by `{window}`", (ReplaceNode(loss, replacement),), SAFE if simple and not partial else UNSAFE)
 
 
-_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.Imaginary)
+_ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
 # `a * b / N` is `(a * b) / N`: these operators may stay unparenthesised on the left of `/`.
-_LEFT_OPS = (cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.MatrixMultiply, cst.Power)
+_LEFT_OPS = (ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.MatMult, ast.Pow)
 
 
-def _parenthesised(text: str, node: cst.BaseExpression, left: bool) -> str:
+def _parenthesised(text: str, node: ast.expr, left: bool, grouped: bool = False) -> str:
     """Return `text` as an operand of `/` (on its left or right), in parentheses unless it binds tighter."""
-    if getattr(node, "lpar", None) or isinstance(node, _ATOMS):
+    if grouped or isinstance(node, _ATOMS):
         return text
-    if isinstance(node, cst.BinaryOperation):
-        tight = isinstance(node.operator, _LEFT_OPS if left else (cst.Power,))
+    if isinstance(node, ast.BinOp):
+        tight = isinstance(node.op, _LEFT_OPS if left else (ast.Pow,))
         return text if tight else f"({text})"
-    if left and (isinstance(node, cst.Await) or isinstance(node, cst.UnaryOperation) and not isinstance(node.operator, cst.Not)):
+    if left and (isinstance(node, ast.Await) or isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not)):
         return text
     return f"({text})"
 
 
-def _loss_operand(backward: Backward) -> tuple[cst.BaseExpression, bool] | None:
-    """The loss expression inside the backward call, and whether it is the receiver of `.backward()`."""
+def _loss_operand(backward: Backward) -> tuple[ast.expr, bool, bool] | None:
+    """The loss expression inside the backward call, whether it is the receiver of `.backward()`, and
+    whether the source puts it in parentheses (`(loss / n).backward()`)."""
     call = backward.node
-    if isinstance(call.func, cst.Attribute):
-        receiver = strip_parens(call.func.value)
-        if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) and receiver.func.attr.value == "scale":
-            args = [a for a in receiver.args if a.keyword is None]
+    if isinstance(call.func, ast.Attribute):
+        receiver = call.func.value
+        grouped = starts_with_paren(call.func, receiver)
+        if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr == "scale":
+            args = [a for a in arguments(receiver) if a.keyword is None]
             if len(args) == 1 and code(args[0].value) == backward.loss_text:
-                return args[0].value, False  # `scaler.scale(loss).backward()`
+                return args[0].value, False, False  # `scaler.scale(loss).backward()`
             return None
         if code(receiver) == backward.loss_text:
-            return call.func.value, True  # `loss.backward()`
-    args = [a for a in call.args if a.keyword is None]
+            return receiver, True, grouped  # `loss.backward()`
+    args = [a for a in arguments(call) if a.keyword is None]
     if args and code(args[0].value) == backward.loss_text:
-        return args[0].value, False  # `torch.autograd.backward(loss)`, `self.manual_backward(loss)`
+        return args[0].value, False, False  # `torch.autograd.backward(loss)`, `self.manual_backward(loss)`
     return None

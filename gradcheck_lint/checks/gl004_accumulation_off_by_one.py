@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 from typing import Iterable
-
-import libcst as cst
 
 from .. import messages
 from ..analysis import TrainingModel
-from ..analysis.conditions import Condition, code, strip_parens
+from ..analysis.conditions import Condition, code
+from ..analysis.syntax import is_int, starts_with_paren
 from ..analysis.names import dotted
-from ..analysis.walk import walk
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, source
 from ..registry import Finding, Rule, register
 
@@ -68,7 +67,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     fires_first = cond.first_value is not None and cond.first_value == value
                     if not fires_first and not (cond.short_first_window and value is True):
                         continue
-                    if not isinstance(cond.statement, cst.If) or not cond.moduli:
+                    if not isinstance(cond.statement, ast.If) or not cond.moduli:
                         continue
                     accumulating = any(
                         c.fresh and (c.repeated or not any(cond.id in s for s in model.backwards[c.backward].if_stacks))
@@ -87,39 +86,54 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
     @staticmethod
     def _fix(model: TrainingModel, cond: Condition, counter: str) -> FixPlan | None:
         """Count from one in the test: `i % N == 0` -> `(i + 1) % N == 0`."""
-        if not isinstance(cond.statement, cst.If) or cond.statement.test is not cond.test:
+        if not isinstance(cond.statement, ast.If) or cond.statement.test is not cond.test:
             return None  # the test is read through a name (`if sync:`): the assignment is elsewhere
-        counters: list[cst.BaseExpression] = []
-
-        class Moduli(cst.CSTVisitor):
-            def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-                if isinstance(node.operator, cst.Modulo) and dotted(strip_parens(node.left)) == counter:
-                    counters.append(node.left)
-
-        walk(cond.test, Moduli())
-        if not counters:
+        moduli = [node for node in _modulos(cond.test) if dotted(node.left) == counter]
+        if not moduli:
             return None
-        edits = tuple(
-            ReplaceNode(left, f"{source(model, left)} + 1" if getattr(left, "lpar", None) else f"({source(model, left)} + 1)")
-            for left in counters
-        )
-        fixed: cst.CSTNode = cond.test
-        for left in counters:
-            fixed = fixed.deep_replace(left, cst.parse_expression(f"({source(model, left)} + 1)"))
-        safe = len(counters) == 1 and _plain_window_test(strip_parens(cond.test))
-        return FixPlan(f"Count from one: `if {code(fixed)}:`", edits, SAFE if safe else UNSAFE)
+        # `(i) % N`: the counter's own parentheses stay, and `+ 1` goes inside them
+        replacements = [
+            (m.left, f"{source(model, m.left)} + 1" if starts_with_paren(m, m.left) else f"({source(model, m.left)} + 1)")
+            for m in moduli
+        ]
+        edits = tuple(ReplaceNode(node, text) for node, text in replacements)
+        fixed = _spliced(model, cond.test, replacements)
+        safe = len(moduli) == 1 and _plain_window_test(cond.test)
+        return FixPlan(f"Count from one: `if {fixed}:`", edits, SAFE if safe else UNSAFE)
 
 
-def _plain_window_test(test: cst.BaseExpression) -> bool:
+def _modulos(test: ast.expr) -> list[ast.BinOp]:
+    """Every `x % y` in the test, in source order."""
+    return sorted((n for n in ast.walk(test) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)),
+                  key=lambda n: (n.lineno, n.col_offset))
+
+
+def _spliced(model: TrainingModel, node: ast.expr, replacements: list[tuple[ast.expr, str]]) -> str:
+    """The node's source with some of its sub-expressions replaced, whitespace-normalised."""
+    text = source(model, node)
+    lines = text.split("\n")
+    start = model.span(node)
+
+    def offset(line: int, column: int) -> int:  # an offset into `text` from a 1-based position
+        rel = line - start.line
+        col = column - (start.column if rel == 0 else 1)
+        return sum(len(x) + 1 for x in lines[:rel]) + col
+
+    for sub, new in sorted(replacements, key=lambda r: (r[0].lineno, r[0].col_offset), reverse=True):
+        span = model.span(sub)
+        text = text[: offset(span.line, span.column)] + new + text[offset(span.end_line, span.end_column):]
+    return " ".join(text.split())
+
+
+def _plain_window_test(test: ast.expr) -> bool:
     """`i % N == 0`, `0 == i % N`, `i % N != 0`, `not i % N` or a bare `i % N`: nothing else is tested."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        test = strip_parens(test.expression)
-    if isinstance(test, cst.BinaryOperation):
-        return isinstance(test.operator, cst.Modulo)
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        comp = test.comparisons[0]
-        sides = [strip_parens(test.left), strip_parens(comp.comparator)]
-        zero = [s for s in sides if isinstance(s, cst.Integer) and s.value == "0"]
-        modulo = [s for s in sides if isinstance(s, cst.BinaryOperation) and isinstance(s.operator, cst.Modulo)]
-        return isinstance(comp.operator, (cst.Equal, cst.NotEqual)) and len(zero) == 1 and len(modulo) == 1
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand
+    if isinstance(test, ast.BinOp):
+        return isinstance(test.op, ast.Mod)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        sides = [test.left, test.comparators[0]]
+        zero = [s for s in sides if is_int(s, 0)]
+        modulo = [s for s in sides if isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mod)]
+        return isinstance(test.ops[0], (ast.Eq, ast.NotEq)) and len(zero) == 1 and len(modulo) == 1
     return False

@@ -1,0 +1,167 @@
+"""The syntax tree the analysis reads: CPython's `ast`, with the source text it was parsed from.
+
+CPython's parser is about ten times cheaper than libcst's and its nodes carry their positions, so
+nothing has to be computed to place a diagnostic. What `ast` leaves out the analysis gets from the text:
+`code()` is a node's source, whitespace-normalised; `Source.span()` turns CPython's UTF-8 byte columns
+into the character columns editors count. The helpers below answer the questions the interpreter and the
+rules ask of nodes (is this the integer 1? what are this call's arguments, in order?).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import NamedTuple
+
+from ..diagnostics import Span
+
+__all__ = [
+    "Arg", "FUNCTIONS", "LOOPS", "WITHS", "Source", "arguments", "code", "forget_code", "int_value", "is_int",
+    "is_number", "keyword_value", "parameters", "read_source", "starts_with_paren",
+]
+
+FUNCTIONS: tuple[type, ...] = (ast.FunctionDef, ast.AsyncFunctionDef)
+LOOPS: tuple[type, ...] = (ast.For, ast.AsyncFor)
+WITHS: tuple[type, ...] = (ast.With, ast.AsyncWith)
+
+
+class Source:
+    """The text of one module, split into lines, answering where a node is and what it says."""
+
+    __slots__ = ("text", "lines", "_ascii")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lines = text.split("\n")
+        self._ascii = text.isascii()
+
+    def _column(self, line: int, byte_col: int) -> int:
+        """The character offset of a UTF-8 byte offset on a (1-based) line."""
+        if self._ascii:
+            return byte_col
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        if text.isascii():
+            return byte_col
+        return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def span(self, node: ast.AST) -> Span:
+        """1-based line and column range of a node (columns in characters, end exclusive)."""
+        line, end_line = node.lineno, node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        col = self._column(line, node.col_offset)  # type: ignore[attr-defined]
+        end_col = self._column(end_line, node.end_col_offset if node.end_col_offset is not None else node.col_offset)  # type: ignore[attr-defined]
+        return Span(line, col + 1, end_line, end_col + 1)
+
+    def segment(self, node: ast.AST) -> str:
+        """The exact source text of a node (without the parentheses around it)."""
+        line, end_line = node.lineno - 1, (node.end_lineno or node.lineno) - 1  # type: ignore[attr-defined]
+        col = self._column(line + 1, node.col_offset)  # type: ignore[attr-defined]
+        end_col = self._column(end_line + 1, node.end_col_offset)  # type: ignore[attr-defined]
+        lines = self.lines
+        if line == end_line:
+            return lines[line][col:end_col]
+        return "\n".join([lines[line][col:], *lines[line + 1: end_line], lines[end_line][:end_col]])
+
+
+# The module being analysed: rules and the interpreter ask for nodes' text without carrying it around.
+_CURRENT: list[Source] = []
+# code() of that module's nodes; the interpreter asks for the same nodes' text on every loop iteration.
+# Holding the node keeps its id from being reused.
+_CODE: dict[int, tuple[ast.AST, str]] = {}
+
+
+def read_source(text: str) -> Source:
+    """Make `text` the module whose nodes `code()` reads (until `forget_code()`)."""
+    forget_code()
+    source = Source(text)
+    _CURRENT.append(source)
+    return source
+
+
+def forget_code() -> None:
+    """Drop the current module and the cached texts (called when a file's analysis ends)."""
+    _CURRENT.clear()
+    _CODE.clear()
+    _ARGS.clear()
+
+
+def code(node: ast.AST) -> str:
+    """Source text of a node, whitespace-normalised (`opt.step()`, `(i + 1) % N == 0`)."""
+    if type(node) is ast.Name:
+        return node.id  # type: ignore[attr-defined]
+    hit = _CODE.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    if _CURRENT and hasattr(node, "lineno"):
+        text = " ".join(_CURRENT[-1].segment(node).split())
+    else:  # a node made by the analysis itself, or a comprehension clause (which has no position)
+        text = " ".join(ast.unparse(node).split())
+    _CODE[id(node)] = (node, text)
+    return text
+
+
+def starts_with_paren(outer: ast.AST, inner: ast.AST) -> bool:
+    """`outer` begins before `inner` though `inner` is its first part: `inner` is in parentheses
+    (`(loss / n).backward`, `(i) % N`)."""
+    return (outer.lineno, outer.col_offset) != (inner.lineno, inner.col_offset)  # type: ignore[attr-defined]
+
+
+def is_int(node: ast.AST | None, value: int | None = None) -> bool:
+    """An integer literal (not a bool), equal to `value` when given."""
+    if type(node) is not ast.Constant or type(node.value) is not int:  # type: ignore[union-attr]
+        return False
+    return value is None or node.value == value  # type: ignore[union-attr]
+
+
+def int_value(node: ast.AST | None) -> int | None:
+    return node.value if is_int(node) else None  # type: ignore[union-attr]
+
+
+def is_number(node: ast.AST | None) -> bool:
+    """An int or float literal (not a bool)."""
+    return type(node) is ast.Constant and type(node.value) in (int, float)  # type: ignore[union-attr]
+
+
+class Arg(NamedTuple):
+    """One argument of a call: `keyword=value`, `*value` (star "*"), `**value` (star "**") or plain."""
+
+    keyword: str | None
+    value: ast.expr
+    star: str = ""
+
+
+_ARGS: dict[int, tuple[ast.Call, list[Arg]]] = {}
+
+
+def arguments(call: ast.Call) -> list[Arg]:
+    """The call's arguments in source order (positional and starred first, then keywords)."""
+    hit = _ARGS.get(id(call))
+    if hit is not None and hit[0] is call:
+        return hit[1]
+    out = [Arg(None, a.value, "*") if type(a) is ast.Starred else Arg(None, a) for a in call.args]
+    out += [Arg(None, k.value, "**") if k.arg is None else Arg(k.arg, k.value) for k in call.keywords]
+    if len(_ARGS) > 50_000:
+        _ARGS.clear()
+    _ARGS[id(call)] = (call, out)
+    return out
+
+
+def keyword_value(call: ast.Call, name: str) -> ast.expr | None:
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    return None
+
+
+class Param(NamedTuple):
+    name: str
+    default: ast.expr | None
+
+
+def parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> tuple[list[Param], list[Param], list[str]]:
+    """(positional parameters, keyword-only parameters, names of `*args`/`**kwargs`), with defaults."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    pos = [Param(p.arg, d) for p, d in zip(positional, defaults)]
+    kwonly = [Param(p.arg, d) for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+    stars = [s.arg for s in (a.vararg, a.kwarg) if s is not None]
+    return pos, kwonly, stars
