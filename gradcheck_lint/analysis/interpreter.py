@@ -263,6 +263,7 @@ class Interpreter:
         self.text: Source = read_source(source)  # what `code()` reads nodes' text from, until forget_code()
         self._whole: str | None = None
         self._truths: dict[tuple[int, str, str, str], tuple[ast.expr, bool | None]] = {}
+        self._atoms: dict[int, tuple[ast.expr, list[tuple[str, str]]]] = {}
         self.imports = N.ImportMap.of(module)
         self.table = EntityTable()
         self.backwards: dict[int, Backward] = {}
@@ -575,7 +576,7 @@ class Interpreter:
             f = self.exec_block(orelse, flow.copy(), frame) if orelse else Outcome(normal=flow)
             return self._merge_outcomes([t, f])
         test = stmt.test
-        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not modulo_atoms(test)
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not self._modulo_atoms(test)
         cond = self.condition(stmt, test.operand if negated else stmt.test)  # type: ignore[attr-defined]
         self._note_counter(cond, flow)
         tflow, fflow = self.split(flow, cond)
@@ -599,10 +600,17 @@ class Interpreter:
             hit = self._truths[key] = (test, phase_truth(test, counter, window, phase))
         return hit[1]
 
+    def _modulo_atoms(self, test: ast.expr) -> list[tuple[str, str]]:
+        """`modulo_atoms`, remembered: a test is split on again for every path and loop iteration."""
+        hit = self._atoms.get(id(test))
+        if hit is None or hit[0] is not test:
+            hit = self._atoms[id(test)] = (test, modulo_atoms(test))
+        return hit[1]
+
     def split(self, flow: Flow, cond: Condition) -> tuple[Flow | None, Flow | None]:
         """Split a flow on a condition, keeping only the paths consistent with what they assumed."""
         t_states, f_states = [], []
-        atoms = [(c, w) for c, w in modulo_atoms(cond.test) if c in self.windows]
+        atoms = [(c, w) for c, w in self._modulo_atoms(cond.test) if c in self.windows]
         for s in flow.states:
             known = s.assumption(cond.akey)
             t_s: PathState | None = s if known is not False else None

@@ -33,7 +33,6 @@ class TrainingModel:
         # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
         self.out_of_time: bool = interp.out_of_time
         self._parents: dict[int, ast.AST] | None = None
-        self._order: dict[int, int] | None = None
 
     def span(self, node: ast.AST) -> Span:
         """Where a node is (CPython's parser records it; columns are converted to characters)."""
@@ -43,11 +42,11 @@ class TrainingModel:
         """The node's first line."""
         return node.lineno  # type: ignore[attr-defined, no-any-return]
 
-    def order(self, node: ast.AST) -> int:
-        """A key putting nodes in source order (one read-only walk, on first use)."""
-        if self._order is None:
-            self._order = {id(n): i for i, n in enumerate(iter_tree(self.module))}
-        return self._order.get(id(node), -1)
+    @staticmethod
+    def order(node: ast.AST) -> tuple[int, int, int, int]:
+        """A key putting nodes in source order (an enclosing node before the nodes it starts with)."""
+        line = getattr(node, "lineno", -1)
+        return line, getattr(node, "col_offset", -1), -(getattr(node, "end_lineno", None) or line), -(getattr(node, "end_col_offset", None) or 0)
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         """The syntax node holding `node` (None for the module or a node not in it); mapped on first use."""

@@ -12,8 +12,9 @@ from typing import Any, Iterator
 
 __all__ = ["children", "iter_tree", "statements", "walk"]
 
-# Operators and expression contexts: shared singletons, never visited.
-_SKIPPED: tuple[type, ...] = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop, ast.type_ignore)
+# Fields that never hold a node (names, flags, operators, contexts): never read.
+_SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "module", "level", "kind",
+                            "conversion", "is_async", "simple", "tag", "asname", "name", "names"})
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -21,21 +22,24 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 def _fields(cls: type) -> tuple[str, ...]:
     names = _FIELDS.get(cls)
     if names is None:
-        names = tuple(f for f in cls._fields if f not in ("ctx", "op", "ops", "type_comment"))  # type: ignore[attr-defined]
+        skip = _SCALAR_FIELDS | ({"value"} if cls is ast.Constant else set())
+        names = tuple(f for f in cls._fields if f not in skip)  # type: ignore[attr-defined]
         _FIELDS[cls] = names
     return names
 
 
-def children(node: ast.AST) -> Iterator[ast.AST]:
+def children(node: ast.AST) -> list[ast.AST]:
     """The child nodes of `node` in field order (source order for statements, calls and operands)."""
-    for name in _fields(type(node)):
+    out: list[ast.AST] = []
+    for name in _FIELDS.get(node.__class__) or _fields(node.__class__):
         value = getattr(node, name, None)
-        if isinstance(value, list):
+        if value.__class__ is list:
             for item in value:
-                if isinstance(item, ast.AST) and not isinstance(item, _SKIPPED):
-                    yield item
-        elif isinstance(value, ast.AST) and not isinstance(value, _SKIPPED):
-            yield value
+                if isinstance(item, ast.AST):
+                    out.append(item)
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
 
 
 def walk(node: ast.AST, visitor: Any) -> None:
@@ -63,7 +67,7 @@ def iter_tree(node: ast.AST) -> Iterator[ast.AST]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(reversed(tuple(children(current))))
+        stack.extend(reversed(children(current)))
 
 
 # What holds statements besides statements: handlers and match cases (never an expression).
