@@ -1,9 +1,10 @@
 """Lint many files: the result cache first, then the files it misses over a pool of processes.
 
 The parent reads each file once to compute its cache key and a cost estimate. Hits are answered at
-once. With one job, misses are analysed there and then; otherwise worker processes analyse them (the
-dearest first, so that one slow file does not finish last), a bounded number in flight, so memory
-does not grow with the number of files. Results are gathered by file and sorted, so the output never
+once. With one job, misses are analysed there and then; otherwise worker processes analyse the files
+that can hold a training step (the dearest first, so that one slow file does not finish last), a
+bounded number in flight, so memory does not grow with the number of files, while the parent answers
+the files the prefilter rules out (sending them to a worker would cost more than reading them). Results are gathered by file and sorted, so the output never
 depends on which worker finished first. A file that kills its worker (a native crash in a parser,
 say) is retried alone in a fresh process and, if it kills that one too, reported as GL000; the other
 files are still checked.
@@ -16,7 +17,7 @@ import sys
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from .cache import ResultCache, cache_key
 from .config import Settings
@@ -28,6 +29,7 @@ from .sources import decode_source, read_bytes
 # Below this many files to analyse, starting processes costs more than it saves.
 MIN_FILES_FOR_POOL = 2
 IN_FLIGHT_PER_WORKER = 4
+INLINE_BATCH = 8
 
 __all__ = ["RunStats", "analyse_bytes", "available_cores", "lint_files"]
 
@@ -106,11 +108,13 @@ def lint_files(files: Iterable[str], settings: Settings, *, jobs: int = 1, cache
         else:
             misses.append((index, path, _estimated_cost(data)))
     stats.analysed += len(misses)
-    workers = min(jobs, len(misses))
+    dear = [m for m in misses if m[2] > 0]
+    workers = min(jobs, len(dear))
     if workers >= MIN_FILES_FOR_POOL:
         stats.workers = workers
-        misses.sort(key=lambda m: -m[2])  # the dearest first: the last file to finish should be a cheap one
-        done = _in_pool(misses, settings, workers, keyed=cache is not None)
+        dear.sort(key=lambda m: -m[2])  # the dearest first: the last file to finish should be a cheap one
+        cheap = [(index, path) for index, path, cost in misses if cost == 0]
+        done = _in_pool(dear, settings, workers, keyed=cache is not None, inline=cheap)
     else:
         done = ((index, *_analyse_path(path, settings, cache is not None)) for index, path, _ in misses)
     for index, report, key in done:
@@ -118,22 +122,30 @@ def lint_files(files: Iterable[str], settings: Settings, *, jobs: int = 1, cache
     return [d for index in sorted(results) for d in results[index]]
 
 
-def _in_pool(misses: list[tuple[int, str, int]], settings: Settings, workers: int,
-             keyed: bool) -> Iterable[tuple[int, FileReport, str | None]]:
-    """Analyse `misses` over `workers` processes, yielding results as they finish."""
+def _in_pool(misses: list[tuple[int, str, int]], settings: Settings, workers: int, keyed: bool,
+             inline: Sequence[tuple[int, str]] = ()) -> Iterable[tuple[int, FileReport, str | None]]:
+    """Analyse `misses` over `workers` processes, and `inline` here while they work, yielding results
+    as they finish."""
     pending = list(reversed(misses))  # popped from the end: largest first
+    here = list(reversed(inline))
     crashed: list[tuple[int, str]] = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
         running: dict[Future[tuple[FileReport, str | None]], tuple[int, str]] = {}
         try:
-            while pending or running:
+            while pending or running or here:
                 while pending and len(running) < workers * IN_FLIGHT_PER_WORKER:
                     index, path, _ = pending.pop()
                     try:
                         running[pool.submit(_analyse_path, path, settings, keyed)] = (index, path)
                     except BrokenProcessPool:
                         crashed.append((index, path))
-                finished, _ = wait(running, return_when=FIRST_COMPLETED) if running else (set(), set())
+                if here:  # the parent's share, a few files between looks at the workers
+                    for _ in range(min(INLINE_BATCH, len(here))):
+                        index, path = here.pop()
+                        yield (index, *_analyse_path(path, settings, keyed))
+                    finished, _ = wait(running, timeout=0, return_when=FIRST_COMPLETED) if running else (set(), set())
+                else:
+                    finished, _ = wait(running, return_when=FIRST_COMPLETED) if running else (set(), set())
                 for future in finished:
                     index, path = running.pop(future)
                     try:

@@ -257,6 +257,11 @@ def merge_states(states: Iterable[PathState], limit: int = 64) -> frozenset[Path
     return frozenset(kept + tied[: limit - len(kept)])
 
 
+_NOT_A_DATACLASS = ()
+# Field names of the dataclasses met so far (`dataclasses.fields` introspects on every call).
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def canonical(value: object, memo: dict[int, str] | None = None) -> str:
     """A hash-seed independent text of a state (sets sorted, dataclasses field by field).
 
@@ -266,15 +271,22 @@ def canonical(value: object, memo: dict[int, str] | None = None) -> str:
     known = memo.get(id(value))
     if known is not None:
         return known
-    if isinstance(value, (set, frozenset)):
-        text = "{" + ",".join(sorted(canonical(v, memo) for v in value)) + "}"
-    elif isinstance(value, tuple):
-        text = "(" + ",".join(canonical(v, memo) for v in value) + ")"
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        text = type(value).__name__ + "(" + ",".join(canonical(getattr(value, f.name), memo) for f in dataclasses.fields(value)) + ")"
+    cls = value.__class__
+    if cls is frozenset or cls is set:
+        text = "{" + ",".join(sorted([canonical(v, memo) for v in value])) + "}"  # type: ignore[attr-defined]
+    elif cls is tuple:
+        text = "(" + ",".join([canonical(v, memo) for v in value]) + ")"  # type: ignore[attr-defined]
     else:
-        text = repr(value)
-    if not isinstance(value, (int, str, bool, type(None))):
+        names = _FIELD_NAMES.get(cls)
+        if names is None:
+            names = _FIELD_NAMES[cls] = (
+                tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else _NOT_A_DATACLASS
+            )
+        if names:
+            text = cls.__name__ + "(" + ",".join([canonical(getattr(value, n), memo) for n in names]) + ")"
+        else:
+            text = repr(value)
+    if cls is not int and cls is not str and cls is not bool and value is not None:
         memo[id(value)] = text  # the objects stay alive for the whole sort, so ids are not reused
     return text
 
