@@ -22,7 +22,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -74,6 +73,8 @@ class ResultCache:
         self.directory = directory
         self._bucket = os.path.join(directory, tool_fingerprint())
         self._prepared = False
+        self._folders: set[str] = set()  # entry directories known to exist
+        self._serial = 0
         self.hits = self.misses = self.writes = 0
 
     def _entry(self, key: str) -> str:
@@ -102,20 +103,35 @@ class ResultCache:
         payload = json.dumps({"format": FORMAT, "key": key, "diagnostics": [d.to_json() for d in diagnostics]},
                              separators=(",", ":")).encode()
         target = self._entry(key)
-        try:
-            self._prepare()
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            fd, temp = tempfile.mkstemp(prefix=".entry-", dir=os.path.dirname(target))
+        folder = os.path.dirname(target)
+        for attempt in (1, 2):  # a second time after the directory was deleted under us
             try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(payload)
-                os.replace(temp, target)
-            except BaseException:
-                _unlink(temp)
-                raise
-        except OSError:
+                if attempt == 2 or folder not in self._folders:
+                    self._prepared = False
+                    self._prepare()
+                    os.makedirs(folder, exist_ok=True)
+                    self._folders.add(folder)
+                self._write(folder, target, payload)
+            except FileNotFoundError:
+                self._folders.discard(folder)
+                continue
+            except OSError:
+                return
+            self.writes += 1
             return
-        self.writes += 1
+
+    def _write(self, folder: str, target: str, payload: bytes) -> None:
+        """Write a temporary file of this process beside `target`, then rename it into place."""
+        self._serial += 1
+        temp = os.path.join(folder, f".entry-{os.getpid()}-{self._serial}")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(payload)
+            os.replace(temp, target)
+        except BaseException:
+            _unlink(temp)
+            raise
 
     def _prepare(self) -> None:
         """Create the directory with its CACHEDIR.TAG and a .gitignore (again, if it was deleted meanwhile)."""
