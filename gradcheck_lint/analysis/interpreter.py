@@ -73,6 +73,9 @@ EVENT_ATTRS = frozenset(
 )
 
 
+_MISSING = object()
+
+
 class Flow:
     """The analysis state at one program point: an environment and a set of path states."""
 
@@ -95,7 +98,18 @@ class Flow:
             return None
         if len(live) == 1:
             return live[0].copy()
-        env: dict[str, Value] = {}
+        states = merge_states(frozenset().union(*(f.states for f in live)))
+        if len(live) == 2:  # the common case (two branches, loop head and back edge): one pass
+            a, b = live[0].env, live[1].env
+            env = {}
+            for k, v in a.items():
+                w = b.get(k, _MISSING)
+                env[k] = v if w is v else join([v] if w is _MISSING else [v, w])
+            for k, w in b.items():
+                if k not in a:
+                    env[k] = join([w])
+            return Flow(env, states)
+        env = {}
         keys: list[str] = []
         seen: set[str] = set()
         for f in live:
@@ -107,7 +121,6 @@ class Flow:
             vals = [f.env[k] for f in live if k in f.env]
             first = vals[0]
             env[k] = first if len(vals) == len(live) and all(v is first for v in vals) else join(vals)
-        states = merge_states(frozenset().union(*(f.states for f in live)))
         return Flow(env, states)
 
 

@@ -93,6 +93,10 @@ class Value:
 
     def as_tensor(self) -> "Value":
         """Drop object identity: what flows on when the value is used in arithmetic."""
+        if not (self.reach or self.modules or self.opaque or self.divisors):
+            return EMPTY  # a constant, a name of nothing known: no gradient flows through it
+        if self.opaque and not (self.reach or self.modules or self.divisors):
+            return OPAQUE
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
         return Value(reach=reach, opaque=self.opaque, divisors=self.divisors, divided_twice=self.divided_twice)
 
