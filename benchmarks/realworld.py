@@ -13,7 +13,6 @@ import ast
 import collections
 import sys
 import time
-from pathlib import Path
 
 from gradcheck_lint.analysis import TrainingModel
 from gradcheck_lint.api import check_file

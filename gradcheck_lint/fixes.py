@@ -27,7 +27,7 @@ from .engine import unanalysable
 from .notebooks import is_notebook
 from .output import write_bytes_atomic
 from .registry import PARSE_ERROR_CODE
-from .sources import decode_source, read_source
+from .sources import read_source
 
 # Each pass applies every fix that does not overlap another; later passes pick up the rest.
 MAX_PASSES = 10

@@ -8,7 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from support import BUGGY, FIXTURES, ROOT
 

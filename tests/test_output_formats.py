@@ -28,7 +28,7 @@ from gradcheck_lint.registry import all_rules, catalogue
 from gradcheck_lint.render import ReportOptions, render_report
 from gradcheck_lint.render.github import escape_data, escape_property, render_github
 from gradcheck_lint.rule_docs import read_doc
-from support import BUGGY, FIXTURES, ROOT
+from support import BUGGY, ROOT
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
 # FormatChecker() knows "uri" and "uri-reference" (through rfc3986-validator), which Draft 4's own does not.

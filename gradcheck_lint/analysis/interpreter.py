@@ -35,7 +35,7 @@ from .conditions import (
 )
 from .events import Backward, Clear, Loop, Step
 from .syntax import FUNCTIONS, LOOPS, WITHS, Source, arguments, int_value, is_int, is_number, keyword_value, parameters, read_source
-from .walk import walk
+from .walk import children
 from .gradstate import PathState, merge_states
 from .values import (
     EMPTY,
@@ -60,6 +60,8 @@ TIME_BUDGET = 30.0  # seconds per file: a safety net; the work budget is what no
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* from Python 3.11
 # Statements that hold no other statement.
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+# Statements that leave the block: an `if` holding one matters to the paths through it.
+_LEAVING = frozenset({ast.Continue, ast.Break, ast.Return, ast.Raise})
 _SMALL = frozenset({ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Break, ast.Continue, ast.Raise,
                     ast.Assert, ast.Pass, ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal})
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -169,7 +171,6 @@ class _Prescan:
     def __init__(self, local_callables: set[str]) -> None:
         self.local = local_callables
         self.interesting: dict[int, bool] = {}
-        self.stack: list[int] = []
         self.called_names: set[str] = set()
         self.called_attrs: set[str] = set()
         self.models: set[str] = set()
@@ -178,54 +179,60 @@ class _Prescan:
         self.zeroed: set[str] = set()
         self.windows: dict[str, set[str]] = {}
 
-    def _mark(self) -> None:
-        for key in self.stack:
-            self.interesting[key] = True
+    def scan(self, module: ast.Module) -> None:
+        """One iterative pass over every node, each carrying the `if`s and comprehensions around it."""
+        interesting = self.interesting
+        todo: list[tuple[ast.AST, tuple[int, ...]]] = [(module, ())]
+        while todo:
+            node, around = todo.pop()
+            kind = node.__class__
+            if kind is ast.If:
+                interesting.setdefault(id(node), False)
+                for counter, window in modulo_atoms(node.test):  # type: ignore[attr-defined]
+                    self.windows.setdefault(counter, set()).add(window)
+                around = around + (id(node),)
+            elif kind in _COMPREHENSIONS:
+                # the element is outside the clauses; the `for` clauses are keyed by the first one
+                for part in (node.key, node.value) if kind is ast.DictComp else (node.elt,):  # type: ignore[attr-defined]
+                    todo.append((part, around))
+                key = id(node.generators[0])  # type: ignore[attr-defined]
+                interesting.setdefault(key, False)
+                inner = around + (key,)
+                todo.extend((clause, inner) for clause in node.generators)  # type: ignore[attr-defined]
+                continue
+            elif kind is ast.Call:
+                if self._call(node) and around:  # type: ignore[arg-type]
+                    for key in around:
+                        interesting[key] = True
+            elif kind in _LEAVING:
+                for key in around:
+                    interesting[key] = True
+            elif kind is ast.Attribute:
+                if node.attr in ("grad", "requires_grad"):  # type: ignore[attr-defined]
+                    for key in around:
+                        interesting[key] = True
+            elif kind is ast.Assign:
+                if isinstance(node.value, (ast.Compare, ast.BoolOp, ast.UnaryOp)):  # type: ignore[attr-defined]
+                    for counter, window in modulo_atoms(node.value):  # type: ignore[attr-defined]
+                        self.windows.setdefault(counter, set()).add(window)
+            todo.extend((child, around) for child in children(node))
 
-    def visit_If(self, node: ast.If) -> None:
-        self.interesting.setdefault(id(node), False)
-        self.stack.append(id(node))
-        for counter, window in modulo_atoms(node.test):
-            self.windows.setdefault(counter, set()).add(window)
-
-    def leave_If(self, node: ast.If) -> None:
-        self.stack.pop()
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        if isinstance(node.value, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
-            for counter, window in modulo_atoms(node.value):
-                self.windows.setdefault(counter, set()).add(window)
-
-    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> bool:
-        """The element first, outside the clauses; then the `for` clauses, keyed by the first one."""
-        for part in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
-            walk(part, self)
-        key = id(node.generators[0])
-        self.interesting.setdefault(key, False)
-        self.stack.append(key)
-        for clause in node.generators:
-            walk(clause, self)
-        self.stack.pop()
-        return False
-
-    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
-
-    def visit_Call(self, node: ast.Call) -> None:
+    def _call(self, node: ast.Call) -> bool:
+        """Note what a call says about names; whether it makes the blocks around it interesting."""
+        mark = False
         func = node.func
         called = N.ref_text(func)
         if called is not None and N.MODEL_NAME.search(called.rsplit(".", 1)[-1]) and not N.OPTIMIZER_NAME.search(called):
             self.called_models.add(called)  # `encoder(x)`: a callable named like a model
         if isinstance(func, ast.Name):
             self.called_names.add(func.id)
-            if func.id in self.local:
-                self._mark()
+            mark = func.id in self.local
         elif isinstance(func, ast.Attribute):
             attr = func.attr
             receiver = func.value
             if isinstance(receiver, ast.Name) and receiver.id in ("self", "cls"):
                 self.called_attrs.add(attr)
-            if attr in EVENT_ATTRS or (isinstance(receiver, ast.Name) and receiver.id == "self"):
-                self._mark()
+            mark = attr in EVENT_ATTRS or (isinstance(receiver, ast.Name) and receiver.id == "self")
             recv = N.ref_text(receiver)
             if recv is not None:
                 if attr in ("parameters", "named_parameters", "requires_grad_", "train", "eval", "state_dict", "modules", "children"):
@@ -243,22 +250,7 @@ class _Prescan:
         for arg in arguments(node):  # functions passed as callbacks (closures, map, Thread)
             if isinstance(arg.value, ast.Name):
                 self.called_names.add(arg.value.id)
-
-    def visit_Continue(self, node: ast.Continue) -> None:
-        self._mark()
-
-    def visit_Break(self, node: ast.Break) -> None:
-        self._mark()
-
-    def visit_Return(self, node: ast.Return) -> None:
-        self._mark()
-
-    def visit_Raise(self, node: ast.Raise) -> None:
-        self._mark()
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in ("grad", "requires_grad"):
-            self._mark()
+        return mark
 
     def evidence(self) -> tuple[frozenset[str], frozenset[str]]:
         """Texts used like models (`x.parameters()`) and like optimizers (`x.step()` and zero_grad)."""
@@ -305,7 +297,7 @@ class Interpreter:
         self.cond_aliases: dict[str, ast.expr] = {}
         self._collect_definitions()
         scan = _Prescan(set(self.functions) | set(self.classes))
-        walk(module, scan)
+        scan.scan(module)
         self._interesting = scan.interesting
         self.called_names, self.called_attrs = scan.called_names, scan.called_attrs
         self.model_refs, self.optimizer_refs = scan.evidence()

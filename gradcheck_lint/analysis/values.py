@@ -152,7 +152,15 @@ def join(values: Iterable[Value]) -> Value:
 
 def union_as_tensor(values: Iterable[Value]) -> Value:
     """What an operation on these operands produces as a tensor."""
-    return join([v.as_tensor() for v in values])
+    tensors = [v.as_tensor() for v in values]
+    live = [t for t in tensors if t is not EMPTY]
+    if len(live) == len(tensors):
+        return join(tensors)
+    if not live:
+        return EMPTY
+    # A constant operand adds nothing, but the result is no chain divided twice on every operand.
+    out = join(live)
+    return replace(out, divided_twice=frozenset()) if out.divided_twice else out
 
 
 @dataclass
