@@ -54,6 +54,8 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     """`check_text` with the result's reproducibility; `prefilter=False` analyses even files the textual
     prefilter rules out (the prefilter's own tests use it)."""
     enabled = (settings or Settings.default()).codes_for(path)
+    if "\r" in text:  # as Python reads source (files are read so already): positions count these lines
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     if prefilter and not might_train(text):
         # No rule can fire without a backward pass and a step: the file is not parsed, only its
         # suppression comments are read (a blanket one is still reported), unless it is generated-size.

@@ -252,3 +252,15 @@ def test_cli_one_bad_file_among_good_ones(tmp_path) -> None:  # type: ignore[no-
     assert found == [("broken.py", "GL000"), ("buggy.py", "GL001"), ("pipe.py", "GL000")], res.stdout
     assert "Found 3 problems in 4 files checked." in res.stdout.splitlines()
     assert res.returncode == 2 and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n"])
+def test_carriage_returns_count_as_python_counts_them(newline: str) -> None:
+    """A bare `\\r` is a line break to CPython, even inside a string literal (found by fuzzing: an
+    IndexError when the text was split on `\\n` alone)."""
+    body = '"""a\rb"""\nfor x in range(3):\n    model(x).sum().backward()\n    opt.step()\n'
+    expected = [(d.code, d.line, d.column) for d in check_source(TRAIN + body.replace("\r", "\n"))]
+    assert expected == [("GL001", 8, 5)]
+    assert [(d.code, d.line, d.column) for d in check_source((TRAIN + body).replace("\n", newline))] == expected
+    reproducer = '""" \r\r"""\nfor epoch in():\n        ().backward()\n        if()%accum_steps==0:step()'
+    assert "GL000" not in {d.code for d in check_source(reproducer)}

@@ -1305,7 +1305,7 @@ class Interpreter:
             return pos[0]
         if last in ("deepcopy", "copy") and pos and pos[0].modules:  # a new module with its own parameters
             return self.model_value(self.mint(Kind.MODEL, display, ("ctor", id(call))))
-        if last in ("Parameter", "Variable") or (qual.startswith("torch.") and "requires_grad" in kw and self.bool_literal(self._kwarg(call, "requires_grad"))):
+        if last in ("Parameter", "Variable") or (qual.startswith("torch.") and "requires_grad" in kw and self.bool_literal(keyword_value(call, "requires_grad"))):
             return self.model_value(self.mint(Kind.PARAM, display, ("param", id(call))))
         if N.is_model_constructor(qual, frozenset(n for n, c in self.classes.items() if c.is_module)):
             return self.model_value(self.mint(Kind.MODEL, display, ("ctor", id(call))))
@@ -1331,10 +1331,6 @@ class Interpreter:
                 flow.map(lambda s: s.freeze(holders, frozen))
                 return EMPTY
         return self.opaque_call(last, pos, kw, flow)
-
-    @staticmethod
-    def _kwarg(call: ast.Call, name: str) -> ast.expr | None:
-        return keyword_value(call, name)
 
     def new_optimizer(self, call: ast.Call, pos: list[Value], kw: dict[str, Value], owner_hint: Value | None) -> Value:
         params = pos[0] if pos else kw.get("params", kw.get("model_params"))
@@ -1446,7 +1442,7 @@ class Interpreter:
                 self.record_backward(call, loss, code(arguments(call)[0].value), flow, frame, framework_scaled=bool(accel) or "accelerator" in recv_text)
                 return EMPTY
             self.args_of(call, flow, frame)
-            inputs = self._kwarg(call, "inputs")
+            inputs = keyword_value(call, "inputs")
             only = None
             if inputs is not None:  # `loss.backward(inputs=d_params)` accumulates into those alone
                 only = self.holders_of_params(self.eval(inputs, flow.copy(), frame))
@@ -1470,7 +1466,7 @@ class Interpreter:
                     self.record_step(call, o, f"{recv_text}.step({code(arguments(call)[0].value)})", flow, frame)
                 return EMPTY
             if opts:
-                closure = arguments(call)[0].value if arguments(call) else self._kwarg(call, "closure")
+                closure = arguments(call)[0].value if arguments(call) else keyword_value(call, "closure")
                 if closure is not None:
                     self.run_closure(closure, flow, frame)
                 for o in opts:

@@ -31,7 +31,8 @@ class Source:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = text.split("\n")
+        # CPython counts lines the universal-newline way, `\r` alone too (even inside a string literal)
+        self.lines = (text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text).split("\n")
         self._ascii = text.isascii()
 
     def _column(self, line: int, byte_col: int) -> int:
