@@ -15,6 +15,7 @@ from .diagnostics import Diagnostic, Severity, Span
 from .fixplan import resolve as resolve_fix
 from .prefilter import might_train
 from .registry import PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
+from .sources import universal_newlines
 from .suppressions import UnusedSuppression, apply_suppressions
 
 # Larger files (generated code, data dumps) are parsed for syntax only.
@@ -54,8 +55,7 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     """`check_text` with the result's reproducibility; `prefilter=False` analyses even files the textual
     prefilter rules out (the prefilter's own tests use it)."""
     enabled = (settings or Settings.default()).codes_for(path)
-    if "\r" in text:  # as Python reads source (files are read so already): positions count these lines
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = universal_newlines(text)  # files are read so already; text given directly may not be
     if prefilter and not might_train(text):
         # No rule can fire without a backward pass and a step: the file is not parsed, only its
         # suppression comments are read (a blanket one is still reported), unless it is generated-size.

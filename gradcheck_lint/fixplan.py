@@ -15,7 +15,7 @@ from typing import Union
 from .analysis import TrainingModel
 from .analysis.events import Step
 from .analysis.names import dotted
-from .analysis.syntax import arguments
+from .analysis.syntax import SIMPLE_STATEMENTS, arguments
 from .analysis.walk import children
 from .diagnostics import Applicability, Certainty, Edit, Fix, Span
 
@@ -62,9 +62,6 @@ class FixPlan:
 _SCOPES = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _EXITS = (ast.Continue, ast.Break, ast.Return, ast.Raise)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-# Statements that hold no other statement: what a fix moves or inserts after.
-_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Break, ast.Continue, ast.Raise,
-           ast.Assert, ast.Pass, ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)
 
 
 def source(model: TrainingModel, node: ast.AST) -> str:
@@ -74,7 +71,7 @@ def source(model: TrainingModel, node: ast.AST) -> str:
 
 def statement_of(model: TrainingModel, node: ast.AST) -> ast.stmt | None:
     """Return the simple statement that is exactly this expression (`opt.step()` on its own), else None."""
-    if isinstance(node, _SIMPLE):
+    if isinstance(node, SIMPLE_STATEMENTS):
         return node
     parent = model.parent(node)
     if isinstance(parent, ast.Expr) and parent.value is node:
@@ -138,7 +135,7 @@ def scope_of(model: TrainingModel, node: ast.AST) -> ast.AST | None:
 def following(model: TrainingModel, small: ast.stmt) -> ast.stmt | None:
     """Return the statement that runs right after this one in its block, if it is a simple statement."""
     nxt = _neighbours(model, small)[1]
-    return nxt if isinstance(nxt, _SIMPLE) else None
+    return nxt if isinstance(nxt, SIMPLE_STATEMENTS) else None
 
 
 def call_of(small: ast.stmt | None) -> ast.Call | None:

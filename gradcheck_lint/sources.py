@@ -89,6 +89,9 @@ def decode_source(data: bytes) -> SourceText:
         text = text[1:]
     if "\x00" in text:
         return SourceText(None, "contains NUL bytes; it is not Python source")
-    # Universal newlines, as Python's own reader does.
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return SourceText(text)
+    return SourceText(universal_newlines(text))
+
+
+def universal_newlines(text: str) -> str:
+    """`\r\n` and a bare `\r` made `\n`, as Python's own reader (and its parser's line numbers) count them."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text

@@ -12,7 +12,7 @@ from .syntax import code, forget_code, is_int
 from .walk import walk
 
 __all__ = ["Condition", "analyse_test", "code", "forget_code", "grad_existence_test", "modulo_atoms", "phase_truth",
-           "truth_at_zero", "first_window", "first_window_size", "ALL_PHASES", "FIRST", "MID", "LAST", "NEXT_PHASE"]
+           "modulo_operations", "truth_at_zero", "first_window", "first_window_size", "ALL_PHASES", "FIRST", "MID", "LAST", "NEXT_PHASE"]
 
 _COUNTER_NAME = re.compile(r"(?:^|_)(?:i|it|idx|step|steps|iter|iters|iteration|batch_idx|batch_i|count|counter|n|k|j|micro|accum|num|global_step)(?:_|$)|step|iter|idx|count|accum|micro|batch", re.I)
 
@@ -143,7 +143,7 @@ def _exits_early(statement: ast.stmt) -> bool:
 
 
 def _has_modulo(node: ast.AST) -> bool:
-    return bool(_modulos(node))
+    return bool(modulo_operations(node))
 
 
 def _mentions_len(node: ast.AST) -> bool:
@@ -259,7 +259,7 @@ def first_window(test: ast.expr, counter: str, first: int) -> bool | None:
 
 def first_window_size(test: ast.expr, counter: str, first: int, n: int) -> int | None:
     """How many micro-batches the first window holds when the window size is `n` (None: unknown)."""
-    moduli = {dotted(m.right) for m in _modulos(test)} | _compared_names(test, counter)
+    moduli = {dotted(m.right) for m in modulo_operations(test)} | _compared_names(test, counter)
     env = {name: n for name in moduli if name is not None}
     for k in range(first, first + 3 * n):
         env[counter] = k
@@ -271,7 +271,8 @@ def first_window_size(test: ast.expr, counter: str, first: int, n: int) -> int |
     return 3 * n + 1  # not within three windows: longer than any
 
 
-def _modulos(node: ast.AST) -> list[ast.BinOp]:
+def modulo_operations(node: ast.AST) -> list[ast.BinOp]:
+    """Every `x % y` under `node`, in source order."""
     out: list[ast.BinOp] = []
 
     class _V:
@@ -408,7 +409,7 @@ NEXT_PHASE = {FIRST: frozenset({MID, LAST}), MID: frozenset({MID, LAST}), LAST: 
 def modulo_atoms(test: ast.expr) -> list[tuple[str, str]]:
     """(counter, modulus) pairs of `counter % N` comparisons the phase domain understands."""
     out: list[tuple[str, str]] = []
-    for node in _modulos(test):
+    for node in modulo_operations(test):
         names = _counter_names(node.left)
         if names:
             pair = (names[0], code(node.right))

@@ -34,7 +34,7 @@ from .conditions import (
     truth_at_zero,
 )
 from .events import Backward, Clear, Loop, Step
-from .syntax import FUNCTIONS, LOOPS, WITHS, Source, arguments, int_value, is_int, is_number, keyword_value, parameters, read_source
+from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, arguments, int_value, is_int, is_number, keyword_value, parameters, read_source
 from .walk import children
 from .gradstate import PathState, merge_states
 from .values import (
@@ -62,8 +62,7 @@ _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/ex
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # Statements that leave the block: an `if` holding one matters to the paths through it.
 _LEAVING = frozenset({ast.Continue, ast.Break, ast.Return, ast.Raise})
-_SMALL = frozenset({ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Break, ast.Continue, ast.Raise,
-                    ast.Assert, ast.Pass, ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal})
+_SMALL = frozenset(SIMPLE_STATEMENTS)
 _Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 

@@ -15,13 +15,18 @@ from typing import NamedTuple
 from ..diagnostics import Span
 
 __all__ = [
-    "Arg", "FUNCTIONS", "LOOPS", "WITHS", "Source", "arguments", "code", "forget_code", "int_value", "is_int",
+    "Arg", "FUNCTIONS", "LOOPS", "SIMPLE_STATEMENTS", "WITHS", "Source", "arguments", "code", "forget_code", "int_value", "is_int",
     "is_number", "keyword_value", "parameters", "read_source", "starts_with_paren",
 ]
 
 FUNCTIONS: tuple[type, ...] = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOOPS: tuple[type, ...] = (ast.For, ast.AsyncFor)
 WITHS: tuple[type, ...] = (ast.With, ast.AsyncWith)
+# Statements that hold no other statement: what the interpreter runs in one go and a fix moves.
+SIMPLE_STATEMENTS: tuple[type, ...] = (
+    ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Break, ast.Continue, ast.Raise, ast.Assert,
+    ast.Pass, ast.Delete, ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal,
+)
 
 
 class Source:
@@ -31,8 +36,7 @@ class Source:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        # CPython counts lines the universal-newline way, `\r` alone too (even inside a string literal)
-        self.lines = (text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text).split("\n")
+        self.lines = text.split("\n")  # the engine gives universal newlines, the way CPython counts lines
         self._ascii = text.isascii()
 
     def _column(self, line: int, byte_col: int) -> int:

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
-from ..analysis.conditions import Condition, code
+from ..analysis.conditions import Condition, code, modulo_operations
 from ..analysis.syntax import is_int, starts_with_paren
 from ..analysis.names import dotted
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, source
@@ -88,7 +88,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         """Count from one in the test: `i % N == 0` -> `(i + 1) % N == 0`."""
         if not isinstance(cond.statement, ast.If) or cond.statement.test is not cond.test:
             return None  # the test is read through a name (`if sync:`): the assignment is elsewhere
-        moduli = [node for node in _modulos(cond.test) if dotted(node.left) == counter]
+        moduli = [node for node in modulo_operations(cond.test) if dotted(node.left) == counter]
         if not moduli:
             return None
         # `(i) % N`: the counter's own parentheses stay, and `+ 1` goes inside them
@@ -100,12 +100,6 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         fixed = _spliced(model, cond.test, replacements)
         safe = len(moduli) == 1 and _plain_window_test(cond.test)
         return FixPlan(f"Count from one: `if {fixed}:`", edits, SAFE if safe else UNSAFE)
-
-
-def _modulos(test: ast.expr) -> list[ast.BinOp]:
-    """Every `x % y` in the test, in source order."""
-    return sorted((n for n in ast.walk(test) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)),
-                  key=lambda n: (n.lineno, n.col_offset))
 
 
 def _spliced(model: TrainingModel, node: ast.expr, replacements: list[tuple[ast.expr, str]]) -> str:
