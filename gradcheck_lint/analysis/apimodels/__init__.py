@@ -1,0 +1,208 @@
+"""What training APIs do to gradients, as data: the catalogue of API models.
+
+Each framework has one model file in this package (`torch.toml`, `accelerate.toml`, ...): rows that
+map a qualified name, or an API type plus a method, to effects (backward, step, clear, gate, sync,
+unscale, clip, freeze, detach, construct, ...; see `schema.EFFECTS`). Users add rows for their own
+trainers in the `[tool.gradlint.models]` table of `pyproject.toml`, with the same schema; their rows
+come first. The interpreter asks the catalogue and holds no framework names of its own.
+
+Lookups resolve qualified names first (`import torch.optim as O` makes `O.Adam` `torch.optim.Adam`);
+name heuristics (a receiver called `accelerator`, a class called `FusedAdam`) come last and the
+interpreter marks what they decide as less certain.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from .schema import (
+    ApiType, ArgRef, AttributeModel, CallModel, EFFECTS, Effect, Heuristic, Hook, KINDS, MethodModel, ModelError,
+    ModelFile, parse_model_file,
+)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = [
+    "ApiType", "ArgRef", "AttributeModel", "CallModel", "Catalogue", "EFFECTS", "Effect", "Heuristic", "Hook",
+    "KINDS", "MethodModel", "ModelError", "ModelFile", "builtin_files", "catalogue_for", "parse_model_file",
+]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _pattern(name: str) -> re.Pattern[str]:
+    """`torch.optim.*` -> one more dotted segment; `torch.nn.*Loss` -> a segment ending in Loss;
+    `torch.**` -> any number of segments."""
+    segments = [".+" if seg == "**" else "[^.]*".join(re.escape(p) for p in seg.split("*")) for seg in name.split(".")]
+    return re.compile(r"\.".join(segments) + r"\Z")
+
+
+@dataclass(frozen=True)
+class _Wildcard:
+    pattern: re.Pattern[str]
+    specificity: int
+    model: CallModel
+
+
+@dataclass(eq=False)
+class Catalogue:
+    """The API models in force for one analysis: the built-in files, with the user's rows first."""
+
+    files: tuple[ModelFile, ...]
+    _types: dict[str, ApiType] = field(default_factory=dict)
+    _canonical: dict[str, str] = field(default_factory=dict)
+    _calls: dict[str, CallModel] = field(default_factory=dict)
+    _wildcards: list[_Wildcard] = field(default_factory=list)
+    _methods: dict[tuple[str, str], MethodModel] = field(default_factory=dict)
+    _attributes: dict[tuple[str, str], AttributeModel] = field(default_factory=dict)
+    _hooks: list[Hook] = field(default_factory=list)
+    _receivers: list[Heuristic] = field(default_factory=list)
+    _callees: list[Heuristic] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Earlier files win: the user's rows are given first and replace built-in rows of the same name.
+        for f in self.files:
+            for t in f.types:
+                if t.name not in self._types:
+                    self._types[t.name] = t
+                for name in (t.name, *t.aliases):
+                    self._canonical.setdefault(name, t.name)
+        for f in self.files:
+            for c in f.calls:
+                if "*" in c.name:
+                    self._wildcards.append(_Wildcard(_pattern(c.name), len(c.name.replace("*", "")), c))
+                else:
+                    self._calls.setdefault(c.name, c)
+            for m in f.methods:
+                self._methods.setdefault((self.canonical(m.type), m.name), m)
+            for a in f.attributes:
+                self._attributes.setdefault((self.canonical(a.type), a.name), a)
+            self._hooks.extend(f.hooks)
+            for h in f.heuristics:
+                (self._receivers if h.target == "receiver" else self._callees).append(h)
+        # the most specific pattern first; among equals, the earlier row
+        self._wildcards.sort(key=lambda w: -w.specificity)
+
+    # -- types
+    def canonical(self, name: str) -> str:
+        """The catalogue's name for a type known under `name` (an alias or a re-export), else `name`."""
+        return self._canonical.get(name, name)
+
+    def type(self, name: str) -> ApiType | None:
+        return self._types.get(self.canonical(name))
+
+    def lineage(self, name: str) -> Iterator[str]:
+        """The type and its bases, nearest first (each once)."""
+        seen: set[str] = set()
+        todo = [self.canonical(name)]
+        while todo:
+            current = todo.pop(0)
+            if current in seen:
+                continue
+            seen.add(current)
+            yield current
+            t = self._types.get(current)
+            if t is not None:
+                todo.extend(self.canonical(b) for b in t.bases)
+
+    def is_a(self, name: str, ancestor: str) -> bool:
+        """Whether `name` is `ancestor` or extends it."""
+        target = self.canonical(ancestor)
+        return any(t == target for t in self.lineage(name))
+
+    def kind(self, name: str) -> str | None:
+        for t in self.lineage(name):
+            found = self._types.get(t)
+            if found is not None:
+                return found.kind
+        return None
+
+    # -- rows
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one catalogue per configuration, kept for the process
+    def call(self, qualified: str) -> CallModel | None:
+        """The model of calling `qualified` (a function or a class), exact names before patterns."""
+        exact = self._calls.get(qualified)
+        if exact is not None:
+            return exact
+        for w in self._wildcards:
+            if w.pattern.match(qualified):
+                return w.model
+        return None
+
+    def method(self, type_name: str, name: str) -> MethodModel | None:
+        """The model of `type_name.name(...)`, inherited from the type's bases."""
+        for t in self.lineage(type_name):
+            found = self._methods.get((t, name))
+            if found is not None:
+                return found
+        return None
+
+    def attribute(self, type_name: str, name: str) -> AttributeModel | None:
+        for t in self.lineage(type_name):
+            found = self._attributes.get((t, name))
+            if found is not None:
+                return found
+        return None
+
+    def hook(self, type_name: str, method: str) -> Hook | None:
+        """The per-batch hook `method` of a class that extends `type_name`."""
+        lineage = list(self.lineage(type_name))
+        for h in self._hooks:
+            if h.method == method and self.canonical(h.type) in lineage:
+                return h
+        return None
+
+    def hooks(self) -> tuple[Hook, ...]:
+        return tuple(self._hooks)
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019
+    def receiver_type(self, text: str) -> str | None:
+        """The API type a receiver of unknown value stands for, by its name alone (a heuristic)."""
+        last = text.rsplit(".", 1)[-1]
+        for h in self._receivers:
+            if h.pattern.search(last):
+                return h.type
+        return None
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019
+    def callee_heuristic(self, last_name: str) -> Heuristic | None:
+        """Effects of a call known by the callee's last name alone (`FusedAdam(...)`, `freeze(model)`)."""
+        for h in self._callees:
+            if h.pattern.search(last_name):
+                return h
+        return None
+
+
+def builtin_files() -> tuple[ModelFile, ...]:
+    """The model files shipped in this package, one per framework, in name order."""
+    return _builtin_files()
+
+
+@functools.lru_cache(maxsize=1)
+def _builtin_files() -> tuple[ModelFile, ...]:
+    out = []
+    for name in sorted(os.listdir(_HERE)):
+        if name.endswith(".toml"):
+            path = os.path.join(_HERE, name)
+            with open(path, "rb") as fh:
+                out.append(parse_model_file(tomllib.load(fh), f"gradcheck_lint/analysis/apimodels/{name}"))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=8)
+def catalogue_for(user: tuple[ModelFile, ...] = ()) -> Catalogue:
+    """The catalogue of the built-in models with `user` rows first (cached per configuration)."""
+    return Catalogue((*user, *builtin_files()))
+
+
+def rows(files: Iterable[ModelFile]) -> int:
+    """How many rows the files hold (for `gradlint models` and tests)."""
+    return sum(len(f.types) + len(f.calls) + len(f.methods) + len(f.attributes) + len(f.hooks) + len(f.heuristics) for f in files)

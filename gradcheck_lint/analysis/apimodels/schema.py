@@ -1,0 +1,375 @@
+"""The rows of an API model file, validated: types, calls, methods, attributes, hooks, heuristics.
+
+A model file (one per framework in this package, or the `[tool.gradlint.models]` table of a user's
+`pyproject.toml`) says what training APIs do to gradients, as data. Each row maps a qualified name,
+or an API type plus a method, to a list of *effects* drawn from a small closed vocabulary
+(`EFFECTS`). Arguments are named by *argument references*: `self` (the receiver), `0` (the first
+positional argument), `params` (a keyword), `0|params` (either), `args` (every positional argument).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+__all__ = [
+    "ApiType", "ArgRef", "AttributeModel", "CallModel", "Effect", "EFFECTS", "Heuristic", "Hook", "KINDS",
+    "MethodModel", "ModelError", "ModelFile", "parse_model_file",
+]
+
+# The kinds of object the interpreter tracks; an API type is one of them.
+KINDS = ("model", "optimizer", "scheduler", "tool", "tensor", "loss")
+
+# Effect -> {field: "ref" (an argument reference) | "str" | "bool" | "int"}. `when` (a ref) is allowed on
+# every effect: the effect happens when that argument is true (a literal False turns it off, any other
+# expression is read as a branch condition), and always when the argument is not given.
+EFFECTS: dict[str, dict[str, str]] = {
+    # a new object: `type` names its API type; an optimizer owns `params`; a wrapper holds `model`'s
+    # parameters; `window` is the accumulation window its backward divides by and its gates count;
+    # `fresh`: new parameters with no gradient yet; `tuple`: the call returns (this object, its optimizer, ...)
+    "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str"},
+    "returns": {"value": "ref"},                     # the call returns an argument (`.to()`, DDP(model))
+    "clone": {"value": "ref"},                       # a copy of a model with fresh parameters (deepcopy)
+    "backward": {"loss": "ref", "inputs": "ref", "scales": "str"},  # scales: none | window | framework
+    "step": {"optimizer": "ref", "closure": "ref", "clears": "bool", "gated": "bool"},
+    "clear": {"target": "ref", "gated": "bool"},
+    "gate": {"model": "ref"},                         # context: steps and clears of prepared optimizers fire on boundaries
+    "gate_flag": {},                                  # reading it tells whether this micro-batch steps
+    "sync": {"model": "ref", "enabled": "ref", "value": "ref"},  # gradient-sync control (context, call or attribute)
+    "hook_grads": {"target": "ref"},                  # a hook may rescale the target's gradients (DDP comm hooks)
+    "unscale": {"optimizer": "ref"},
+    "clip": {"params": "ref", "optimizer": "ref", "unscales": "bool"},
+    "scale": {"value": "ref"},                        # the loss multiplied by an AMP loss scale
+    "freeze": {"target": "ref", "flag": "ref", "frozen": "bool"},  # flag: requires_grad (frozen = not flag)
+    "toggle": {"optimizer": "ref", "on": "bool"},     # Lightning: freeze every other optimizer's parameters
+    "parameters": {},                                 # the receiver's parameters (`model.parameters()`)
+    "optimizers": {},                                 # Lightning's `self.optimizers()`
+    "detach": {},                                     # the result carries no gradient
+    "no_grad": {"flag": "ref"},                       # context; with `flag`, only when the flag is a literal False
+    "enable_grad": {},
+    "forward": {"module": "ref"},                     # runs a module (`checkpoint(block, x)`)
+    "divide": {"by": "ref"},                          # the result is the receiver (or first argument) divided
+    "multiply": {"by": "ref"},
+    "tensor": {},                                     # a tensor computed from the arguments
+    "inert": {},                                      # no gradient effect, nothing of interest returned
+    "invoke": {"function": "ref"},                    # calls a function it is given (`fire.Fire(main)`)
+}
+_SCALES = ("none", "window", "framework")
+_NAME = re.compile(r"[A-Za-z_*][\w*]*(\.[A-Za-z_*][\w*]*)*")
+_REF_PART = re.compile(r"self|args|\d+|[A-Za-z_]\w*")
+
+
+class ModelError(ValueError):
+    """A model row that cannot be used; the message names the file, the row and the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class ArgRef:
+    """Which argument(s) of a call an effect reads: the receiver, positions, keywords, or all positional ones."""
+
+    receiver: bool = False
+    positions: tuple[int, ...] = ()
+    keywords: tuple[str, ...] = ()
+    all_positional: bool = False
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> "ArgRef":
+        receiver, positions, keywords, every = False, [], [], False
+        for part in (p.strip() for p in text.split("|")):
+            if not _REF_PART.fullmatch(part):
+                raise ModelError(f"{where}: {text!r} is not an argument reference (self, args, a position, a keyword, joined by |)")
+            if part == "self":
+                receiver = True
+            elif part == "args":
+                every = True
+            elif part.isdigit():
+                positions.append(int(part))
+            else:
+                keywords.append(part)
+        return cls(receiver, tuple(positions), tuple(keywords), every)
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """One thing a call does to gradients (or to what the analysis knows of objects)."""
+
+    kind: str
+    refs: tuple[tuple[str, ArgRef], ...] = ()
+    values: tuple[tuple[str, object], ...] = ()
+    when: ArgRef | None = None
+
+    def ref(self, name: str) -> ArgRef | None:
+        for key, ref in self.refs:
+            if key == name:
+                return ref
+        return None
+
+    def value(self, name: str, default: Any = None) -> Any:
+        for key, value in self.values:
+            if key == name:
+                return value
+        return default
+
+
+@dataclass(frozen=True, slots=True)
+class ApiType:
+    """A class of a training API: its kind, the names it is imported under, the types it extends."""
+
+    name: str
+    kind: str
+    aliases: tuple[str, ...] = ()
+    bases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CallModel:
+    """A function or class, by qualified name (`*` stands for one dotted segment or part of one)."""
+
+    name: str
+    effects: tuple[Effect, ...]
+    origin: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MethodModel:
+    """A method of an API type (`__call__` for calling the object)."""
+
+    type: str
+    name: str
+    effects: tuple[Effect, ...]
+    origin: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AttributeModel:
+    """An attribute of an API type: read (a gate flag) or assigned (a sync flag), or holding another object."""
+
+    type: str
+    name: str
+    effects: tuple[Effect, ...] = ()
+    holds: str = ""  # the API type of the object it holds (`engine.optimizer`, `trainer.accelerator`)
+    origin: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Hook:
+    """A method a framework calls once per batch on a subclass of `type` (`LightningModule.training_step`).
+
+    `counter` names the argument that counts batches from 0; `optimization` says who steps: the user
+    (`manual`), the framework after the method returns (`automatic`), and `manual_flag` is the
+    attribute that switches an automatic hook to manual (`automatic_optimization = False`).
+    `argument_types` gives API types to parameters (`optim_wrapper` of mmengine's `train_step`).
+    """
+
+    type: str
+    method: str
+    counter: ArgRef | None = None
+    optimization: str = "manual"
+    manual_flag: str = ""
+    argument_types: tuple[tuple[str, str], ...] = ()
+    origin: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Heuristic:
+    """A name pattern standing for an API type when nothing better is known (lower certainty).
+
+    `receiver`: the text of a receiver of unknown value (`accelerator`, `self.scaler`).
+    `callee`: the last name of a called function or class (`FusedAdam`, `build_optimizer`), with `effects`.
+    """
+
+    pattern: re.Pattern[str]
+    target: str  # "receiver" or "callee"
+    type: str = ""
+    effects: tuple[Effect, ...] = ()
+    origin: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFile:
+    """Every row of one model file."""
+
+    origin: str
+    types: tuple[ApiType, ...] = ()
+    calls: tuple[CallModel, ...] = ()
+    methods: tuple[MethodModel, ...] = ()
+    attributes: tuple[AttributeModel, ...] = ()
+    hooks: tuple[Hook, ...] = ()
+    heuristics: tuple[Heuristic, ...] = ()
+
+
+_SECTIONS = {"framework", "description", "type", "call", "method", "attribute", "hook", "heuristic"}
+
+
+def parse_model_file(data: Mapping[str, Any], origin: str) -> ModelFile:
+    """Validate the rows of one model file (a parsed TOML document or `[tool.gradlint.models]` table).
+
+    Raises:
+        ModelError: naming `origin`, the section, the row's number and the field.
+    """
+    for key in data:
+        if key not in _SECTIONS:
+            raise ModelError(f"{origin}: unknown section {key!r}; sections: {', '.join(sorted(_SECTIONS - {'framework', 'description'}))}")
+    rows = {key: _table_list(data.get(key, []), f"{origin}: {key}") for key in ("type", "call", "method", "attribute", "hook", "heuristic")}
+    types = tuple(_type(r, f"{origin}: type #{i + 1}") for i, r in enumerate(rows["type"]))
+    calls = tuple(_call(r, f"{origin}: call #{i + 1}") for i, r in enumerate(rows["call"]))
+    methods = tuple(_method(r, f"{origin}: method #{i + 1}") for i, r in enumerate(rows["method"]))
+    attributes = tuple(_attribute(r, f"{origin}: attribute #{i + 1}") for i, r in enumerate(rows["attribute"]))
+    hooks = tuple(_hook(r, f"{origin}: hook #{i + 1}") for i, r in enumerate(rows["hook"]))
+    heuristics = tuple(_heuristic(r, f"{origin}: heuristic #{i + 1}") for i, r in enumerate(rows["heuristic"]))
+    return ModelFile(origin, types, calls, methods, attributes, hooks, heuristics)
+
+
+def _table_list(value: Any, where: str) -> list[Mapping[str, Any]]:
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise ModelError(f"{where} must be an array of tables ([[{where.rsplit(' ', 1)[-1]}]])")
+    return value
+
+
+def _keys(row: Mapping[str, Any], where: str, allowed: set[str]) -> bool:
+    unknown = sorted(set(row) - allowed)
+    if unknown:
+        raise ModelError(f"{where}: unknown field {unknown[0]!r}; fields: {', '.join(sorted(allowed))}")
+    return True
+
+
+def _string(row: Mapping[str, Any], key: str, where: str, required: bool = True) -> str:
+    value = row.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or not value:
+        raise ModelError(f"{where}: {key!r} must be a non-empty string")
+    return value
+
+
+def _name(row: Mapping[str, Any], key: str, where: str) -> str:
+    value = _string(row, key, where)
+    if not _NAME.fullmatch(value):
+        raise ModelError(f"{where}: {key} {value!r} is not a dotted name")
+    return value
+
+
+def _ident(row: Mapping[str, Any], key: str, where: str) -> str:
+    value = _string(row, key, where)
+    if not value.isidentifier():
+        raise ModelError(f"{where}: {key} {value!r} is not an identifier")
+    return value
+
+
+def _type(row: Mapping[str, Any], where: str) -> ApiType:
+    _keys(row, where, {"name", "kind", "aliases", "bases"})
+    kind = _string(row, "kind", where)
+    if kind not in KINDS:
+        raise ModelError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
+    return ApiType(_name(row, "name", where), kind, _names(row, "aliases", where), _names(row, "bases", where))
+
+
+def _names(row: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = row.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and _NAME.fullmatch(v) for v in value):
+        raise ModelError(f"{where}: {key!r} must be a list of dotted names")
+    return tuple(value)
+
+
+def _call(row: Mapping[str, Any], where: str) -> CallModel:
+    _keys(row, where, {"name", "effect", "effects"})
+    return CallModel(_name(row, "name", where), _effects(row, where), where)
+
+
+def _method(row: Mapping[str, Any], where: str) -> MethodModel:
+    _keys(row, where, {"type", "name", "effect", "effects"})
+    return MethodModel(_name(row, "type", where), _ident(row, "name", where), _effects(row, where), where)
+
+
+def _attribute(row: Mapping[str, Any], where: str) -> AttributeModel:
+    _keys(row, where, {"type", "name", "effect", "effects", "holds"})
+    effects = _effects(row, where) if ("effect" in row or "effects" in row) else ()
+    holds = _string(row, "holds", where, required=False)
+    if not effects and not holds:
+        raise ModelError(f"{where}: an attribute needs an effect or `holds`")
+    return AttributeModel(_name(row, "type", where), _ident(row, "name", where), effects, holds, where)
+
+
+def _hook(row: Mapping[str, Any], where: str) -> Hook:
+    _keys(row, where, {"type", "method", "counter", "optimization", "manual_flag", "argument_types"})
+    optimization = _string(row, "optimization", where, required=False) or "manual"
+    if optimization not in ("manual", "automatic"):
+        raise ModelError(f"{where}: optimization must be 'manual' or 'automatic'")
+    counter = row.get("counter")
+    types = row.get("argument_types", {})
+    if not isinstance(types, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in types.items()):
+        raise ModelError(f"{where}: argument_types must be a table of parameter = \"api type\"")
+    return Hook(
+        _name(row, "type", where), _ident(row, "method", where),
+        ArgRef.parse(counter, f"{where} counter") if isinstance(counter, str) else None,
+        optimization, _string(row, "manual_flag", where, required=False), tuple(sorted(types.items())), where,
+    )
+
+
+def _heuristic(row: Mapping[str, Any], where: str) -> Heuristic:
+    _keys(row, where, {"receiver", "callee", "type", "effect", "effects"})
+    targets = [t for t in ("receiver", "callee") if t in row]
+    if len(targets) != 1:
+        raise ModelError(f"{where}: give exactly one of 'receiver' or 'callee' (a regular expression)")
+    target = targets[0]
+    try:
+        pattern = re.compile(_string(row, target, where))
+    except re.error as exc:
+        raise ModelError(f"{where}: {target} is not a regular expression: {exc}") from exc
+    effects = _effects(row, where) if ("effect" in row or "effects" in row) else ()
+    type_ = _string(row, "type", where, required=False)
+    if target == "receiver" and not type_:
+        raise ModelError(f"{where}: a receiver heuristic names the API `type` it stands for")
+    if target == "callee" and not effects:
+        raise ModelError(f"{where}: a callee heuristic needs effects")
+    return Heuristic(pattern, target, type_, effects, where)
+
+
+def _effects(row: Mapping[str, Any], where: str) -> tuple[Effect, ...]:
+    if ("effect" in row) == ("effects" in row):
+        raise ModelError(f"{where}: give either 'effect' (a name or a table) or 'effects' (a list of them)")
+    raw = [row["effect"]] if "effect" in row else row["effects"]
+    if not isinstance(raw, list) or not raw:
+        raise ModelError(f"{where}: 'effects' must be a non-empty list")
+    return tuple(_effect(item, f"{where} effect #{i + 1}") for i, item in enumerate(raw))
+
+
+def _effect(item: Any, where: str) -> Effect:
+    table = {"effect": item} if isinstance(item, str) else item
+    if not isinstance(table, dict) or not isinstance(table.get("effect"), str):
+        raise ModelError(f"{where}: an effect is a name or a table with an 'effect' key")
+    kind = table["effect"]
+    fields = EFFECTS.get(kind)
+    if fields is None:
+        raise ModelError(f"{where}: unknown effect {kind!r}; effects: {', '.join(EFFECTS)}")
+    refs: list[tuple[str, ArgRef]] = []
+    values: list[tuple[str, object]] = []
+    when = None
+    for key, value in table.items():
+        if key == "effect":
+            continue
+        if key == "when":
+            when = ArgRef.parse(_as(value, str, f"{where} when"), f"{where} when")
+            continue
+        expected = fields.get(key)
+        if expected is None:
+            raise ModelError(f"{where}: effect {kind!r} has no field {key!r}; fields: {', '.join(['when', *fields])}")
+        if expected == "ref":
+            refs.append((key, ArgRef.parse(_as(value, str, f"{where} {key}"), f"{where} {key}")))
+        elif expected == "bool":
+            values.append((key, _as(value, bool, f"{where} {key}")))
+        else:
+            values.append((key, _as(value, str, f"{where} {key}")))
+    effect = Effect(kind, tuple(refs), tuple(values), when)
+    if kind == "backward" and effect.value("scales", "none") not in _SCALES:
+        raise ModelError(f"{where}: scales must be one of {', '.join(_SCALES)}")
+    if kind == "construct" and not effect.value("type"):
+        raise ModelError(f"{where}: construct needs the API `type` it makes")
+    return effect
+
+
+def _as(value: Any, kind: type, where: str) -> Any:
+    if not isinstance(value, kind):
+        raise ModelError(f"{where} must be a {'boolean' if kind is bool else 'string'}, not {value!r}")
+    return value
