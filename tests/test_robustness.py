@@ -81,7 +81,7 @@ def test_time_budget_also_stops_inside_one_statement(monkeypatch) -> None:  # ty
     src = TRAIN + "f(" + ", ".join(["model(x).sum().backward()"] * 300) + ")\n"
     interp = interpreter.Interpreter(ast.parse(src), src)
     interp.run()
-    assert interp.exhausted and len(interp.backwards) == 255  # the clock is read at every 256th call
+    assert interp.exhausted and len(interp.recorder.backwards) == 255  # the clock is read at every 256th call
     assert check_source(src) == []
 
 

@@ -51,10 +51,17 @@ class Condition:
     short_first_window: bool = False
     long_first_window: bool = False  # ... because it holds more than N (`if i > 0 and i % N == 0:`)
     counter_starts: dict[str, int] = field(default_factory=dict)
+    # A framework's window boundary (`accelerator.sync_gradients`, a gated `engine.step()`): the
+    # window it counts (source text; None when not named), set when the test reads a gate flag.
+    framework_gate: bool = False
+    framework_window: str | None = None
+    # Its truth changes from one iteration to the next (a window gate, a framework boundary): what a
+    # path assumed of it in one iteration says nothing of the next.
+    volatile: bool = False
 
     @property
     def is_accumulation_gate(self) -> bool:
-        return bool(self.moduli or self.compared_to or self.mentions_sync)
+        return bool(self.moduli or self.compared_to or self.mentions_sync or self.framework_gate)
 
     @property
     def window(self) -> str | None:
@@ -63,7 +70,7 @@ class Condition:
             return self.moduli[0]
         if self.compared_to:
             return self.compared_to[0]
-        return None
+        return self.framework_window
 
 
 def names_in(expr: ast.AST) -> frozenset[str]:
@@ -134,6 +141,7 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
         compared_to=tuple(compared),
         mentions_sync=sync,
         early_exit=_exits_early(statement),
+        volatile=bool(moduli or compared or sync),
     )
 
 

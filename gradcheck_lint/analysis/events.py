@@ -28,7 +28,8 @@ class Backward:
     call_text: str
     loss_text: str
     loss: Value = field(default_factory=Value)
-    framework_scaled: bool = False  # accelerator.backward divides by its accumulation steps
+    framework_scaled: bool = False  # the framework divides the loss by its accumulation window
+    framework_window: str | None = None  # ... named so in the code (`gradient_accumulation_steps=4`)
     loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
     if_stacks: set[tuple[int, ...]] = field(default_factory=set)
     written: set[Holder] = field(default_factory=set)
@@ -45,7 +46,7 @@ class Step:
     incoming: set[PathState] = field(default_factory=set)
     loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
     if_stacks: set[tuple[int, ...]] = field(default_factory=set)
-    framework_gated: bool = False  # inside `accelerator.accumulate(...)`
+    framework_gated: bool = False  # fires on a framework's window boundaries (`accelerator.accumulate(...)`)
     _ordered: list[PathState] | None = field(default=None, repr=False)
 
     def states(self) -> list[PathState]:

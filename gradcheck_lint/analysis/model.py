@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..diagnostics import Span
+from .apimodels import ModelFile
 from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
 from .gradstate import PathState
@@ -17,16 +18,17 @@ from .walk import children, iter_tree
 class TrainingModel:
     """Training events of a module (backward, step, clear) and the gradient states seen at each."""
 
-    def __init__(self, module: ast.Module, source: str) -> None:
+    def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = ()) -> None:
         self.module = module
-        interp = Interpreter(module, source)
+        interp = Interpreter(module, source, models)
         self.source: Source = interp.text
         interp.run()
         self.table: EntityTable = interp.table
+        recorder = interp.recorder
         # keyed by the events' own ids, which is what path states refer to
-        self.backwards: dict[int, Backward] = {ev.id: ev for ev in interp.backwards.values()}
-        self.steps: dict[int, Step] = interp.steps
-        self.clears: dict[int, Clear] = {ev.id: ev for ev in interp.clears.values()}
+        self.backwards: dict[int, Backward] = {ev.id: ev for ev in recorder.backwards.values()}
+        self.steps: dict[int, Step] = recorder.steps
+        self.clears: dict[int, Clear] = {ev.id: ev for ev in recorder.clears.values()}
         self.conditions: dict[int, Condition] = interp.conditions
         self.loops: dict[int, Loop] = interp.loops
         self.by_akey: dict[int, list[Condition]] = interp.by_akey

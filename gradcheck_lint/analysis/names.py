@@ -1,4 +1,9 @@
-"""Resolve what names mean: imports to qualified names, and which callees are torch APIs."""
+"""Resolve what names mean: imports to qualified names, and the naming conventions of training code.
+
+What torch and the frameworks' APIs do is not here: it is data, in `apimodels/`. The patterns below
+are conventions of the code people write (`opt_D` holds an optimizer, `netG` a model); the analysis
+falls back on them only when construction and use say nothing, and then with less certainty.
+"""
 
 from __future__ import annotations
 
@@ -8,20 +13,6 @@ from dataclasses import dataclass, field
 
 from .walk import statements
 
-_OPTIMIZER_CLASS = re.compile(
-    r"(?:SGD|Adam\w*|AdamW\w*|RMSprop|Adagrad|Adadelta|Adamax|NAdam|RAdam|LBFGS|Rprop|ASGD|"
-    r"SparseAdam|Lion\w*|Lamb|LAMB|Adafactor|Lars|LARS|Sophia\w*|Muon|Shampoo|NovoGrad|Novograd|"
-    r"Ranger\w*|Yogi|AdaBelief|AdaBound|Prodigy\w*|DAdapt\w*|Fused\w+|ZeroRedundancyOptimizer|"
-    r"\w*Optimizer)$"
-)
-_OPTIMIZER_FACTORY = re.compile(r"(?:^|_)(?:optim|optimizer|optimizers)(?:_|$)|optimi[sz]er", re.I)
-_SCHEDULER = re.compile(r"sched|LR$|lr_|_lr\b|warmup|Schedule", re.I)
-_LOSS_CLASS = re.compile(r"(?:Loss|Criterion)$")
-_NOT_MODEL_CLASS = re.compile(
-    r"(?:Dataset|DataLoader|Loader|Sampler|Tensor|Scaler|Writer|Logger|Config|Parser|Tokenizer|"
-    r"Transform|Compose|Generator_?Rng|Timer|Meter|Namespace|Path|Accelerator|Trainer|Profiler|"
-    r"Scheduler|Queue|Pool|Thread|Process|Dict|List|Event|Stream|Device)$"
-)
 # Names a parameter or attribute gets when it holds an optimizer.
 OPTIMIZER_NAME = re.compile(r"(?:^|[_.])(?:opt|optim|optimi[sz]er|optimi[sz]ers|opts)(?:[_.]?[A-Za-z0-9]*)?$|optimi[sz]er", re.I)
 SCHEDULER_NAME = re.compile(r"sched|lr_?s|warmup", re.I)
@@ -33,91 +24,12 @@ MODEL_NAME = re.compile(
     re.I,
 )
 
-# Functions that neither run a model nor touch gradients, whatever they are given.
-HARMLESS_BUILTINS = frozenset(
-    {
-        "print", "len", "isinstance", "range", "enumerate", "zip", "min", "max", "abs", "round", "int",
-        "float", "str", "bool", "repr", "format", "type", "hasattr", "getattr", "setattr", "id", "hash",
-        "sorted", "reversed", "any", "all", "iter", "next", "open", "vars", "dir", "callable", "super",
-        "tqdm", "trange", "logging", "log", "info", "warning", "debug", "save", "deepcopy", "copy",
-        "evaluate", "validate", "test", "eval_model", "accuracy", "plot", "show", "save_image",
-        "save_checkpoint", "load_checkpoint", "count_parameters", "summary",
-    }
-)
 _EFFECT_NAME = re.compile(r"zero|grad|clear|reset|step|update|optimi|backward|train|fit|freeze|toggle", re.I)
 
 
 def callee_suggests_grad_effect(name: str) -> bool:
     """Tell whether an opaque function's name suggests it may clear or step gradients."""
     return bool(_EFFECT_NAME.search(name))
-
-
-def is_optimizer_class(qualified: str) -> bool:
-    """Tell whether a qualified callee name constructs an optimizer."""
-    if "lr_scheduler" in qualified or _SCHEDULER.search(qualified.rsplit(".", 1)[-1]):
-        return False
-    last = qualified.rsplit(".", 1)[-1]
-    if qualified.startswith("torch.optim.") and last[:1].isupper():
-        return True
-    if _OPTIMIZER_CLASS.fullmatch(last) and last[:1].isupper():
-        return True
-    # create_optimizer(...), build_optimizer(...), model.configure_optimizers(...)
-    return bool(_OPTIMIZER_FACTORY.search(last)) and not last[:1].isupper() and "param" not in last
-
-
-def is_scheduler_class(qualified: str) -> bool:
-    last = qualified.rsplit(".", 1)[-1]
-    return "lr_scheduler" in qualified or bool(_SCHEDULER.search(last))
-
-
-def is_scaler_class(qualified: str) -> bool:
-    return qualified.rsplit(".", 1)[-1] in {"GradScaler", "ShardedGradScaler"}
-
-
-def is_accelerator_class(qualified: str) -> bool:
-    return qualified.rsplit(".", 1)[-1] == "Accelerator"
-
-
-def is_loss_class(qualified: str) -> bool:
-    return bool(_LOSS_CLASS.search(qualified.rsplit(".", 1)[-1]))
-
-
-def is_model_constructor(qualified: str, local_module_classes: frozenset[str]) -> bool:
-    """Tell whether calling `qualified` builds an nn.Module (or a wrapper around one)."""
-    last = qualified.rsplit(".", 1)[-1]
-    if qualified in local_module_classes or last in local_module_classes:
-        return True
-    if is_loss_class(qualified) or _NOT_MODEL_CLASS.search(last):
-        return False
-    if qualified.startswith(("torch.nn.", "torchvision.models.", "timm.")) and last[:1].isupper():
-        return last not in {"Parameter", "ParameterList", "ParameterDict"}
-    if qualified.startswith(("torchvision.models.", "timm.create_model")) or last in {"create_model", "from_pretrained"}:
-        return True
-    return False
-
-
-# Wrappers that return the module they are given (same parameters).
-MODULE_PASSTHROUGH_FUNCS = frozenset(
-    {
-        "DistributedDataParallel", "DataParallel", "FullyShardedDataParallel", "DDP", "FSDP", "DP",
-        "compile", "convert_sync_batchnorm", "wrap", "prepare_model", "to_device",
-    }
-)
-MODULE_PASSTHROUGH_METHODS = frozenset(
-    {"to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "requires_grad_",
-     "type", "share_memory", "apply", "to_empty"}
-)
-# Module methods that are not forward passes.
-MODULE_NON_FORWARD_METHODS = frozenset(
-    {"parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children",
-     "modules", "named_modules", "state_dict", "load_state_dict", "zero_grad", "register_buffer",
-     "register_parameter", "register_forward_hook", "register_full_backward_hook", "add_module",
-     "get_submodule", "get_parameter", "extra_repr", "no_sync", "save_pretrained", "print_trainable_parameters",
-     "configure_optimizers", "log", "log_dict", "optimizers", "lr_schedulers", "manual_backward",
-     "toggle_optimizer", "untoggle_optimizer", "save_hyperparameters"}
-) | MODULE_PASSTHROUGH_METHODS
-TENSOR_CUTTING_METHODS = frozenset({"detach", "detach_", "item", "tolist", "numpy", "data_ptr", "size", "dim", "numel"})
-NO_GRAD_CONTEXTS = frozenset({"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad"})
 
 
 @dataclass

@@ -11,19 +11,24 @@ class Kind(str, enum.Enum):
     MODEL = "model"
     PARAM = "parameter"  # a raw leaf tensor trained directly (`W = torch.randn(..., requires_grad=True)`)
     OPTIMIZER = "optimizer"
-    SCALER = "scaler"
-    ACCELERATOR = "accelerator"
     SCHEDULER = "scheduler"
-    LIGHTNING = "lightning module"  # `self` inside a LightningModule
+    TOOL = "tool"  # a framework object: a GradScaler, an Accelerator, a Fabric, a loss scaler
+    LOSS = "loss"  # a loss module (`nn.CrossEntropyLoss()`): calling it computes a tensor of its inputs
 
 
 @dataclass(frozen=True, slots=True)
 class Entity:
-    """An object of the training script, identified by where it was made."""
+    """An object of the training script, identified by where it was made.
+
+    `api` is its type in the catalogue of API models (`torch.optim.Optimizer`, `accelerate.Accelerator`),
+    empty when unknown; `certain` is False when only its name says what it is.
+    """
 
     kind: Kind
     name: str
     uid: int
+    api: str = ""
+    certain: bool = True
 
     def __repr__(self) -> str:
         return f"{self.kind.value}:{self.name}#{self.uid}"
@@ -64,6 +69,8 @@ class Value:
         reach: holders whose parameters a tensor value depends on through autograd.
         params: parameter collections it may be (`model.parameters()`).
         opaque: it may depend on things the analysis cannot see.
+        vague: the part of `reach` reached only through code the analysis could not read (a library
+            method given the model): a backward through it may or may not write there.
         divisors: source text of every divisor applied while computing it.
         divided_twice: divisors applied twice along one chain of computation (`(loss / n) / n`).
         items: members of a literal tuple/list/dict, by position or key.
@@ -76,6 +83,7 @@ class Value:
     reach: frozenset[Holder] = frozenset()
     params: frozenset[Holder] = frozenset()
     opaque: bool = False
+    vague: frozenset[Holder] = frozenset()
     divisors: frozenset[str] = frozenset()
     divided_twice: frozenset[str] = frozenset()
     items: tuple[tuple[str, "Value"], ...] = ()
@@ -98,7 +106,7 @@ class Value:
         if self.opaque and not (self.reach or self.modules or self.divisors):
             return OPAQUE
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
-        return Value(reach=reach, opaque=self.opaque, divisors=self.divisors, divided_twice=self.divided_twice)
+        return Value(reach=reach, opaque=self.opaque, vague=self.vague, divisors=self.divisors, divided_twice=self.divided_twice)
 
     def with_divisor(self, text: str) -> "Value":
         twice = self.divided_twice | {text} if text in self.divisors else self.divided_twice
@@ -141,6 +149,7 @@ def join(values: Iterable[Value]) -> Value:
         reach=frozenset().union(*(v.reach for v in vals)),
         params=frozenset().union(*(v.params for v in vals)),
         opaque=any(v.opaque for v in vals),
+        vague=frozenset().union(*(v.vague for v in vals)),
         divisors=frozenset().union(*(v.divisors for v in vals)),
         # twice only when every path divided twice: a join is not a chain
         divided_twice=frozenset.intersection(*(v.divided_twice for v in vals)),
@@ -185,6 +194,18 @@ class EntityTable:
     ownership: dict[int, Ownership] = field(default_factory=dict)
     module_names: dict[int, str] = field(default_factory=dict)
     labels: dict[int, str] = field(default_factory=dict)  # the name the user's code gave it first
+    # The accumulation window a framework object was configured with (source text), None when it was
+    # built without one; a uid not here was built where the analysis could not see.
+    windows: dict[int, str | None] = field(default_factory=dict)
+    # optimizer uid -> uid of the framework object that prepared it (its steps follow that object's gates)
+    prepared: dict[int, int] = field(default_factory=dict)
+    # uid of an object built from optimizers (a scheduler or a wrapper) -> those optimizers' uids
+    wraps: dict[int, frozenset[int]] = field(default_factory=dict)
+    # framework objects whose accumulation context was entered: their sync state now gates their
+    # prepared optimizers' steps and clears, inside the context or after it
+    accumulating: set[int] = field(default_factory=set)
+    # parameters whose gradients a hook rescales as they are computed or reduced (`register_comm_hook`)
+    hooked: set[Holder] = field(default_factory=set)
 
     def name_after(self, uid: int, label: str) -> None:
         """Name an entity after the first variable or attribute it is assigned to."""
@@ -200,7 +221,7 @@ class EntityTable:
 
     def add(self, entity: Entity) -> Entity:
         self.entities.setdefault(entity.uid, entity)
-        if entity.kind in (Kind.MODEL, Kind.PARAM, Kind.LIGHTNING):
+        if entity.kind in (Kind.MODEL, Kind.PARAM):
             self.module_names.setdefault(entity.uid, entity.name)
         return self.entities[entity.uid]
 

@@ -91,9 +91,11 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             holders = model.optimizer_holders(step.optimizer)
             for state in step.states():
-                for _h, c in state.held(holders):
+                for held, c in state.held(holders):
                     if not (c.fresh and c.repeated) or c.rescaled or c.backward in reported:
                         continue
+                    if any(held.overlaps(h) for h in model.table.hooked):
+                        continue  # a gradient or communication hook may divide them
                     backward = model.backwards[c.backward]
                     if backward.framework_scaled or step.framework_gated:
                         continue

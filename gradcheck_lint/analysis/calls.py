@@ -1,0 +1,486 @@
+"""Calls: same-file functions and methods are inlined at their call site; calls of training APIs are
+answered by the catalogue of API models (through `effects`); anything else is an opaque call."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from dataclasses import replace
+from typing import TYPE_CHECKING, Iterator
+
+from . import names as N
+from .apimodels import ArgRef, Effect
+from .definitions import ClassInfo, is_abstract
+from .effects import CallSite, literal_bool
+from .flow import MAX_DEPTH, Flow, Frame, Function
+from .syntax import arguments, code, keyword_value, parameters
+from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+# Built-ins that pass their arguments' objects through (`list(model.parameters())`, `chain(a, b)`).
+_CONTAINERS = frozenset({"chain", "list", "tuple", "filter", "sorted", "iter", "set", "reversed"})
+_TENSOR_BUILTINS = frozenset({"sum", "max", "min", "abs"})
+_GRAD_METHODS = frozenset({"zero_", "fill_", "mul_", "div_"})
+_ARG0 = ArgRef(positions=(0,))
+
+
+class Calls:
+    """Resolve and interpret calls."""
+
+    def __init__(self, interp: "Interpreter") -> None:
+        self.interp = interp
+        self.table = interp.table
+        self.catalogue = interp.catalogue
+        self.call_path: tuple[int, ...] = ()  # call sites being inlined: entities made inside differ per site
+        self._calls: list[int] = []
+        self.inlined: set[int] = set()
+        self.instance_class: dict[int, ClassInfo] = {}  # model entity made from a local nn.Module class
+
+    def args_of(self, call: ast.Call, flow: Flow, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
+        pos: list[Value] = []
+        kw: dict[str, Value] = {}
+        for a in arguments(call):
+            v = self.interp.eval(a.value, flow, frame)
+            if a.keyword is not None:
+                kw[a.keyword] = v
+            elif a.star:
+                pos.append(replace(v, items=()))
+            else:
+                pos.append(v)
+        return pos, kw
+
+    def eval_call(self, call: ast.Call, flow: Flow, frame: Frame) -> Value:
+        self._calls.append(id(call))
+        try:
+            if isinstance(call.func, ast.Attribute):
+                return self.method_call(call, call.func, flow, frame)
+            return self.function_call(call, flow, frame)
+        finally:
+            self._calls.pop()
+
+    # ------------------------------------------------------------------ functions
+    def function_call(self, call: ast.Call, flow: Flow, frame: Frame) -> Value:
+        interp = self.interp
+        func = call.func
+        if isinstance(func, ast.Name):
+            name = func.id
+            bound = interp.lookup(name, flow, frame)
+            if bound is not None and (bound.modules or bound.entities):
+                return self.call_object(call, bound, func, flow, frame)
+            local = frame.local_defs.get(name) or (interp.functions.get(name) if bound is None else None)
+            if local is not None:
+                pos, kw = self.args_of(call, flow, frame)
+                return self.inline(local, None, None, pos, kw, flow, frame)
+            if name in interp.classes and name not in interp.imports.aliases:
+                return self.construct_local(call, interp.classes[name], flow, frame)
+            if bound is not None and name not in interp.imports.aliases:
+                pos, kw = self.args_of(call, flow, frame)
+                return interp.objects.opaque_call(name, pos, kw, flow)
+        qual = interp.imports.qualify(func) if isinstance(func, ast.Name) else None
+        if qual is None:
+            callee = interp.eval(func, flow, frame)
+            pos, kw = self.args_of(call, flow, frame)
+            if callee.modules:
+                return interp.forward(callee, pos, kw)
+            return interp.objects.opaque_call("", pos, kw, flow)
+        return self.qualified_call(call, qual, flow, frame)
+
+    def call_object(self, call: ast.Call, bound: Value, func: ast.expr, flow: Flow, frame: Frame) -> Value:
+        """Calling an object held in a name: a module's forward, or its type's `__call__` model."""
+        for owner in sorted(bound.entities, key=lambda e: e.uid):
+            row = self.catalogue.method(owner.api, "__call__") if owner.api else None
+            if row is not None and not (bound.modules and any(e.kind == "forward" for e in row.effects)):
+                pos, kw = self.args_of(call, flow, frame)
+                site = CallSite(call, bound, func, pos, kw, owner, owner.certain, "__call__")
+                return self.interp.effects.apply(row.effects, site, flow, frame)
+        pos, kw = self.args_of(call, flow, frame)
+        if bound.modules:
+            return self.interp.forward(bound, pos, kw)
+        if any(e.kind is Kind.LOSS for e in bound.entities):
+            return union_as_tensor([*pos, *kw.values()])
+        return self.interp.objects.opaque_call(code(func), pos, kw, flow)
+
+    def qualified_call(self, call: ast.Call, qual: str, flow: Flow, frame: Frame) -> Value:
+        """A call of a function or class by its qualified name: the catalogue, then name heuristics."""
+        interp = self.interp
+        last = qual.rsplit(".", 1)[-1]
+        pos, kw = self.args_of(call, flow, frame)
+        if self._requires_grad_leaf(call, qual):  # `torch.randn(3, requires_grad=True)`: a trained leaf
+            return interp.model_value(interp.mint(Kind.PARAM, code(call.func), ("param", id(call)), api="torch.Tensor"))
+        if last in _CONTAINERS:
+            vals = pos[1:] if last == "filter" else pos
+            j = join(vals) if vals else EMPTY
+            return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
+                         items=j.items if len(vals) == 1 else ())
+        if last in _TENSOR_BUILTINS and "." not in qual:
+            return union_as_tensor([*pos, *kw.values()])
+        row = self.catalogue.call(qual)
+        effects: tuple[Effect, ...] | None = row.effects if row is not None else None
+        certain = True
+        if row is None or row.name.endswith("**"):
+            heuristic = self.catalogue.callee_heuristic(last)
+            if heuristic is not None and self._heuristic_applies(heuristic.effects, pos, kw):
+                effects, certain = heuristic.effects, False
+        if effects is not None:
+            site = CallSite(call, None, None, pos, kw, None, certain)
+            return interp.effects.apply(effects, site, flow, frame)
+        optimizer = self._built_from_parameters(call, pos, kw, flow, frame)
+        if optimizer is not None:
+            return optimizer
+        return interp.objects.opaque_call(last, pos, kw, flow)
+
+    @staticmethod
+    def _requires_grad_leaf(call: ast.Call, qual: str) -> bool:
+        return qual.startswith("torch.") and literal_bool(keyword_value(call, "requires_grad")) is True
+
+    @staticmethod
+    def _heuristic_applies(effects: tuple[Effect, ...], pos: list[Value], kw: dict[str, Value]) -> bool:
+        """A name alone decides nothing about objects that contradict it (a freeze helper given no model)."""
+        if any(e.kind == "freeze" for e in effects):
+            return any(v.modules or v.params for v in [*pos, *kw.values()])
+        return True
+
+    def _built_from_parameters(self, call: ast.Call, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame) -> Value | None:
+        """A class of unknown name built from parameters and then used as an optimizer is one (by use)."""
+        params = next((v for v in [*pos[:1], kw.get("params")] if v is not None and v.params and not v.modules), None)
+        if params is None:
+            return None
+        target = self._assigned_name(call)
+        if target is None or target not in self.interp.prescan.stepped:
+            return None
+        ent = self.interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer")
+        self.interp.own(ent, params, None)
+        return Value(entities=frozenset({ent}))
+
+    def _assigned_name(self, call: ast.Call) -> str | None:
+        return self.interp.prescan.assigned_calls.get(id(call))
+
+    # ------------------------------------------------------------------ methods
+    def method_call(self, call: ast.Call, func: ast.Attribute, flow: Flow, frame: Frame) -> Value:  # noqa: C901
+        interp = self.interp
+        attr = func.attr
+        recv_node = func.value
+        bound_key = N.ref_text(func)
+        bound = interp.lookup(bound_key, flow, frame) if bound_key else None
+        if bound is not None and (bound.modules or bound.entities):  # `self.netD(x)`, `self.loss_scaler(...)`
+            return self.call_object(call, bound, func, flow, frame)
+        qual = interp.imports.qualify(func)
+        # Module-level functions reached through an import alias: `torch.optim.Adam(...)`, `F.mse_loss(...)`.
+        dotted = N.dotted(recv_node)
+        if qual is not None and dotted is not None:
+            head = dotted.split(".", 1)[0]
+            if head in interp.imports.aliases and interp.lookup(head, flow, frame) is None:
+                return self.qualified_call(call, qual, flow, frame)
+        cls = frame.cls if isinstance(frame.cls, ClassInfo) else None
+        # Methods of the class being analysed: `self.train_step(batch)`.
+        if isinstance(recv_node, ast.Name) and recv_node.id == "self" and cls is not None:
+            method = interp.definitions.find_method(cls, attr)
+            if method is not None and interp.lookup(f"self.{attr}", flow, frame) is None:
+                pos, kw = self.args_of(call, flow, frame)
+                if is_abstract(method):  # a stub a subclass overrides: what it does is not known here
+                    return interp.objects.opaque_call(attr, pos, kw, flow)
+                return self.inline(method, cls, frame.self_value, pos, kw, flow, frame)
+        recv = interp.eval(recv_node, flow, frame)
+        # Methods of local classes called on an instance: `trainer.fit()`, `model.train_step(x)`.
+        info = self._local_class_of(recv)
+        if info is not None:
+            method = interp.definitions.find_method(info, attr)
+            if method is not None and not is_abstract(method):
+                pos, kw = self.args_of(call, flow, frame)
+                return self.inline(method, info, recv, pos, kw, flow, frame, instance_key=N.ref_text(recv_node))
+        if attr in _GRAD_METHODS and self._grad_receiver(recv_node) is not None:
+            return self.grad_method(call, attr, recv_node, flow, frame)
+        pos, kw = self.args_of(call, flow, frame)
+        # The catalogue: the receiver's API type (and its bases) models the method.
+        for owner, api in self._receiver_types(recv, recv_node, flow):
+            row = self.catalogue.method(api, attr)
+            if row is not None:
+                site = CallSite(call, recv, recv_node, pos, kw, owner, owner.certain if owner else True, attr)
+                return interp.effects.apply(row.effects, site, flow, frame)
+            delegated = self._delegate(owner, attr, call, recv, recv_node, pos, kw, flow, frame)
+            if delegated is not None:
+                return delegated
+        return self.unmodelled_method(call, attr, recv, recv_node, pos, kw, flow, frame)
+
+    def _local_class_of(self, recv: Value) -> ClassInfo | None:
+        if isinstance(recv.const, tuple) and recv.const[:1] == ("instance",):
+            return self.interp.classes.get(str(recv.const[1]))
+        for e in recv.entities:
+            if e.uid in self.instance_class:
+                return self.instance_class[e.uid]
+        return None
+
+    def _receiver_types(self, recv: Value, recv_node: ast.expr, flow: Flow) -> list[tuple[Entity | None, str]]:
+        """API types the receiver may have: its entities' types, a module's, a tensor's, or by its name."""
+        out: list[tuple[Entity | None, str]] = [(e, e.api) for e in sorted(recv.entities, key=lambda e: e.uid) if e.api]
+        if recv.modules and not any(e.kind in (Kind.MODEL, Kind.PARAM) for e in recv.entities):
+            out.append((None, "torch.nn.Module"))
+        if out:
+            return out
+        text = code(recv_node)
+        api = self.catalogue.receiver_type(text)
+        if api is not None and not recv.reach:
+            # Known only by its name (`accelerator`, `scaler`, `optimizer`): one object per name, less certain.
+            kind = {"optimizer": Kind.OPTIMIZER, "model": Kind.MODEL, "scheduler": Kind.SCHEDULER}.get(self.catalogue.kind(api) or "", Kind.TOOL)
+            scope = ("self",) if text.startswith("self.") else self.call_path
+            ent = self.interp.mint(kind, text, ("ref", text, scope), api=api, certain=False)
+            self.table.name_after(ent.uid, text)
+            key = N.ref_text(recv_node)
+            value = self.interp.model_value(ent) if kind is Kind.MODEL else Value(entities=frozenset({ent}))
+            if key is not None:
+                flow.env[key] = value
+            return [(ent, api)]
+        if recv.reach or recv.opaque or recv == EMPTY:
+            return [(None, "torch.Tensor")]
+        return []
+
+    def _delegate(self, owner: Entity | None, attr: str, call: ast.Call, recv: Value, recv_node: ast.expr,
+                  pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame) -> Value | None:
+        """`scheduler.step()` / `.zero_grad()` on an object built from optimizers and used as one: a wrapper."""
+        if owner is None or attr not in ("step", "zero_grad") or owner.uid not in self.table.wraps:
+            return None
+        if code(recv_node) not in self.interp.prescan.zeroed:
+            return None  # a real scheduler: its step() is not the optimizer's
+        wrapped = Value(entities=frozenset(e for uid in self.table.wraps[owner.uid] if (e := self.table.entities.get(uid)) is not None))
+        row = self.catalogue.method("torch.optim.Optimizer", attr)
+        if row is None:
+            return None
+        site = CallSite(call, wrapped, recv_node, pos, kw, None, owner.certain, attr)
+        return self.interp.effects.apply(row.effects, site, flow, frame)
+
+    def unmodelled_method(self, call: ast.Call, attr: str, recv: Value, recv_node: ast.expr, pos: list[Value],
+                          kw: dict[str, Value], flow: Flow, frame: Frame) -> Value:
+        """A method no API model describes: a model's own method, a container's, or something opaque."""
+        interp = self.interp
+        if attr == "backward" and pos:
+            # `something.backward(loss)` of an unknown object: a framework's backward of its argument
+            site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
+            return interp.effects.apply((Effect("backward", (("loss", _ARG0),), (("scales", "framework"),)),), site, flow, frame)
+        if recv.modules:
+            heuristic = self.catalogue.callee_heuristic(attr)
+            if heuristic is not None and any(e.kind == "construct" for e in heuristic.effects):
+                ent = interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer", certain=False)
+                interp.own(ent, None, recv)  # nanoGPT's `model.configure_optimizers(...)`
+                return Value(entities=frozenset({ent}))
+            if N.callee_suggests_grad_effect(attr) and attr != "forward":
+                interp.objects.opaque_call(attr, [recv, *pos], kw, flow)
+                return EMPTY
+            return interp.forward(recv, pos, kw, vague=True)
+        if attr in ("items", "values", "keys") and recv.items:
+            return recv
+        if attr in ("append", "extend", "add", "insert") and pos:
+            key = N.ref_text(recv_node)
+            if key is not None:
+                flow.env[key] = join([recv, pos[-1]])
+            return EMPTY
+        if attr in ("get", "pop") and recv.items and arguments(call):
+            k = N.literal_key(arguments(call)[0].value)
+            item = recv.item(k) if k is not None else None
+            return item if item is not None else join([v for _, v in recv.items])
+        if recv.entities and not recv.reach:
+            return EMPTY  # a method of an optimizer, scheduler or tool no model describes
+        if isinstance(recv_node, ast.Name) and recv_node.id in interp.imports.aliases and not recv.reach:
+            return interp.objects.opaque_call(attr, pos, kw, flow)  # a function of an unknown imported module
+        return union_as_tensor([recv, *pos, *kw.values()])
+
+    # -- `.grad` written through a method
+    @staticmethod
+    def _grad_receiver(node: ast.expr) -> ast.expr | None:
+        """For `p.grad` (or `p.grad.data`), the parameter expression `p`."""
+        if isinstance(node, ast.Attribute) and node.attr == "data":
+            node = node.value
+        if isinstance(node, ast.Attribute) and node.attr == "grad":
+            return node.value
+        return None
+
+    def grad_method(self, call: ast.Call, attr: str, recv_node: ast.expr, flow: Flow, frame: Frame) -> Value:
+        """`p.grad.zero_()` clears, `p.grad.div_(n)` / `.mul_(x)` rescale, `p.grad.fill_(c)` replaces."""
+        interp = self.interp
+        owner_node = self._grad_receiver(recv_node)
+        assert owner_node is not None
+        self.args_of(call, flow, frame)
+        holders = interp.grad_holders(interp.eval(owner_node, flow.copy(), frame))
+        if not holders:
+            return EMPTY
+        args = arguments(call)
+        is_zero = attr == "zero_" or (attr == "fill_" and bool(args) and code(args[0].value) in ("0", "0.0", "0."))
+        if is_zero:
+            interp.recorder.clear(call, code(call), code(owner_node), holders, flow, frame)
+        elif attr in ("mul_", "div_"):
+            flow.map(lambda s: s.rescale(holders))
+        else:  # `p.grad.fill_(0.01)` replaces the gradient outright
+            flow.map(lambda s: s.clear(0, holders, record_discards=False))
+        return EMPTY
+
+    # ------------------------------------------------------------------ local definitions
+    def construct_local(self, call: ast.Call, info: ClassInfo, flow: Flow, frame: Frame) -> Value:
+        """`Net()` of a local class: a model for an nn.Module (whose methods stay callable), else an instance."""
+        interp = self.interp
+        pos, kw = self.args_of(call, flow, frame)
+        if info.is_module:
+            ent = interp.mint(Kind.MODEL, info.name, ("ctor", id(call)), api=info.api or "torch.nn.Module")
+            self.instance_class[ent.uid] = info
+            value = interp.model_value(ent)
+            flow.map(lambda s: s.clear(0, set(value.modules), record_discards=False))  # fresh parameters
+            return self.instantiate(info, pos, kw, flow, frame, value)
+        return self.instantiate(info, pos, kw, flow, frame)
+
+    def instantiate(self, info: ClassInfo, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
+                    instance: Value | None = None) -> Value:
+        """Run `__init__` on a new instance; its `self.*` attributes become the instance's items."""
+        instance = instance if instance is not None else Value(const=("instance", info.name))
+        init = self.interp.definitions.find_method(info, "__init__")
+        if init is None:
+            return instance
+        scratch = Flow(dict(flow.env), flow.states)
+        key = f"__instance_{info.name}"
+        self.inline(init, info, instance, pos, kw, scratch, frame, instance_key=key)
+        flow.states = scratch.states
+        made = scratch.env.get(key, instance)
+        if made.modules:  # `Model(backbone)`: calling the model runs the backbone it was given
+            own = {m.uid for m in made.modules}
+            given = frozenset(h for _, item in made.items for h in item.modules if h.uid not in own)
+            made = replace(made, modules=made.modules | given)
+        return made
+
+    def run_closure(self, closure: ast.expr, flow: Flow, frame: Frame) -> None:
+        """`optimizer.step(closure)` evaluates the closure (forward, backward) before updating."""
+        if isinstance(closure, ast.Name):
+            fn = frame.local_defs.get(closure.id) or self.interp.functions.get(closure.id)
+            if fn is not None:
+                self.inline(fn, frame.cls if isinstance(frame.cls, ClassInfo) else None, frame.self_value, [], {}, flow, frame)
+        elif isinstance(closure, ast.Lambda):
+            self.interp.eval(closure.body, flow, frame)
+
+    def invoke(self, name: str, flow: Flow, frame: Frame) -> None:
+        """`fire.Fire(main)`, `mp.spawn(train, ...)`: the function runs, with arguments we cannot see."""
+        fn = frame.local_defs.get(name) or self.interp.functions.get(name)
+        if fn is not None:
+            self.inline(fn, None, None, [], {}, flow, frame)
+
+    # -- Lightning
+    def lightning_optimizers(self, frame: Frame, flow: Flow) -> Value:
+        cls = frame.cls if isinstance(frame.cls, ClassInfo) else None
+        if cls is None:
+            return OPAQUE
+        method = self.interp.definitions.find_method(cls, "configure_optimizers")
+        if method is not None:
+            scratch = flow.copy()
+            result = self.inline(method, cls, frame.self_value, [], {}, scratch, frame)
+            opts: Value | None = result
+            first = result.item("0")
+            if first is not None and not first.of_kind(Kind.OPTIMIZER) and first.items:
+                opts = first
+            elif result.item("optimizer") is not None:
+                opts = result.item("optimizer")
+            if opts is not None and opts.of_kind(Kind.OPTIMIZER):
+                return opts
+        ent = self.interp.mint(Kind.OPTIMIZER, "self.optimizers()", ("lightning", cls.name), api="torch.optim.Optimizer")
+        return Value(entities=frozenset({ent}))
+
+    def toggle(self, on: bool, value: Value, flow: Flow, frame: Frame) -> None:
+        """Lightning's `toggle_optimizer(opt)`: every other optimizer's parameters are frozen until untoggled."""
+        if frame.self_value is None:
+            return
+        owned: set[Holder] = set()
+        for o in value.of_kind(Kind.OPTIMIZER):
+            own = self.table.ownership.get(o.uid)
+            if own is None or own.unknown:
+                return
+            owned |= set(own.holders)
+        others = {h for o in self.interp.recorder.all_optimizers() for h in self.table.optimizer_holders(o) if h not in owned and not h.pseudo}
+        flow.map(lambda s: s.freeze(others, on))
+
+    # -- inlining
+    def inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
+               flow: Flow, frame: Frame, instance_key: str | None = None) -> Value:
+        """Run a same-file function or method at its call site, with the caller's values bound."""
+        if frame.depth >= MAX_DEPTH or id(fn) in frame.active:
+            return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
+        self.inlined.add(id(fn))
+        with self._at_call_site(fn):
+            return self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key)
+
+    @contextlib.contextmanager
+    def _at_call_site(self, fn: Function) -> Iterator[None]:
+        """Entities made inside the callee belong to this call site (`mlp(...)` twice: two models)."""
+        outer = self.call_path
+        self.call_path = outer + (self._calls[-1] if self._calls else id(fn),)
+        try:
+            yield
+        finally:
+            self.call_path = outer
+
+    def _run_inlined(  # noqa: C901 - binding rules for self, parameters, closures and globals
+        self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value],
+        kw: dict[str, Value], flow: Flow, frame: Frame, instance_key: str | None,
+    ) -> Value:
+        interp = self.interp
+        objects = interp.objects
+        local_instance = self_value is not None and self._is_instance(self_value)
+        env: dict[str, Value] = {}
+        if local_instance and self_value is not None and self_value.items:
+            env.update({f"self.{k}": v for k, v in self_value.items})  # a local instance: `trainer.fit()`
+        elif cls is not None:
+            if frame.cls is cls:  # `self.update_D()` from another method: the same `self`
+                env.update({k: v for k, v in flow.env.items() if k.startswith("self.")})
+            if not any(k.startswith("self.") for k in env):
+                env.update(objects.class_self_env(cls))
+        params, kwonly, stars = parameters(fn)
+        if cls is not None and params and params[0].name in ("self", "cls") and not _is_static(fn):
+            params = params[1:]
+        for p, v in zip(params, pos):
+            if not v.entities and not v.modules:
+                # an argument of unknown origin, used in the callee like a model or an optimizer
+                v = objects.entity_for_unknown_ref(p.name) or v
+            env[p.name] = v
+        for p in [*params[len(pos):], *kwonly]:
+            if p.name in kw:
+                env[p.name] = kw[p.name]
+            elif p.default is not None:
+                env[p.name] = interp.eval(p.default, flow.copy(), frame)
+            else:
+                env[p.name] = objects.entity_for_unknown_ref(p.name) or OPAQUE
+        for star in stars:
+            env[star] = OPAQUE
+        # Globals stay visible through the caller's environment when called from module level, and a
+        # nested function (a closure) sees the variables of the function that defines it.
+        closure = frame.local_defs.get(fn.name) is fn
+        outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if frame.function is None or closure else {}
+        env.update(outer_globals)
+        callee = Frame(function=fn, cls=cls, self_value=self_value, depth=frame.depth + 1, local_defs={}, loops=frame.loops,
+                       ifs=frame.ifs, no_grad=frame.no_grad, gates=frame.gates, active=frame.active + (id(fn),),
+                       arguments=(*pos, *kw.values()))
+        if cls is not None and cls.is_module and (self_value is None or not self_value.modules):
+            callee.self_value = objects.self_value_for(cls)
+        out = interp.exec_block(fn.body, Flow(env, flow.states), callee)
+        final = Flow.join([out.normal, *(f for f, _ in out.returns)])
+        ret = join([v for _, v in out.returns]) if out.returns else EMPTY
+        if final is None:
+            flow.states = frozenset()
+            return ret
+        flow.states = final.states
+        for k, v in final.env.items():
+            if k.startswith("self.") and self_value is not None and not local_instance:
+                flow.env[k] = v
+            elif k.startswith("self.") and cls is not None and frame.cls is cls:
+                flow.env[k] = v
+            elif k in outer_globals and v is not outer_globals[k]:
+                flow.env[k] = v
+        if instance_key is not None and local_instance and self_value is not None:
+            items = dict(self_value.items)
+            items.update({k[5:]: v for k, v in final.env.items() if k.startswith("self.")})
+            flow.env[instance_key] = replace(self_value, items=tuple(items.items()))
+        return ret
+
+
+    def _is_instance(self, value: Value) -> bool:
+        """An object made from a local class here: a plain instance, or a local nn.Module's model value."""
+        return isinstance(value.const, tuple) and value.const[:1] == ("instance",) or any(e.uid in self.instance_class for e in value.entities)
+
+
+def _is_static(fn: Function) -> bool:
+    return any(N.last_name(d) == "staticmethod" for d in fn.decorator_list)
+

@@ -1,0 +1,230 @@
+"""Loops and their counters: `for` loops, what one element of an iterable is, the integer counters
+that advance once per iteration, and where they stand in an accumulation window (their phase)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from . import names as N
+from .conditions import FIRST, NEXT_PHASE, Condition, first_window, first_window_size, modulo_atoms, phase_truth, truth_at_zero
+from .flow import Flow, Frame, Outcome
+from .syntax import arguments, code, int_value, is_int, keyword_value
+from .values import EMPTY, Counter, Value, join
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+_COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
+_PASS_THROUGH = ("tqdm", "iter", "list", "tuple", "sorted", "reversed", "trange")
+
+
+class Counters:
+    """Run `for` loops; follow loop counters and their window phases."""
+
+    def __init__(self, interp: "Interpreter") -> None:
+        self.interp = interp
+        self._trains: dict[int, bool] = {}
+        self._truths: dict[tuple[int, str, str, str], tuple[ast.expr, bool | None]] = {}
+        self._atoms: dict[int, tuple[ast.expr, list[tuple[str, str]]]] = {}
+
+    # -- phases
+    @staticmethod
+    def first_phase(zero: bool) -> frozenset[str] | None:
+        """The phase of a counter that starts at 0 (the first position of a window); None: unknown."""
+        return frozenset({FIRST}) if zero else None
+
+    @staticmethod
+    def advance_phases(phases: frozenset[str]) -> frozenset[str]:
+        return frozenset().union(*(NEXT_PHASE[p] for p in phases)) if phases else phases
+
+    def phase_truth(self, test: ast.expr, counter: str, window: str, phase: str) -> bool | None:
+        """`phase_truth`, remembered: a pure function of the test, asked again for every path state."""
+        key = (id(test), counter, window, phase)
+        hit = self._truths.get(key)
+        if hit is None or hit[0] is not test:
+            hit = self._truths[key] = (test, phase_truth(test, counter, window, phase))
+        return hit[1]
+
+    def modulo_atoms(self, test: ast.expr) -> list[tuple[str, str]]:
+        """`modulo_atoms`, remembered: a test is split on again for every path and loop iteration."""
+        hit = self._atoms.get(id(test))
+        if hit is None or hit[0] is not test:
+            hit = self._atoms[id(test)] = (test, modulo_atoms(test))
+        return hit[1]
+
+    @staticmethod
+    def reset_increments(flow: Flow) -> None:
+        """A new iteration: no counter has been incremented in it yet."""
+        for k, v in list(flow.env.items()):
+            if v.counter is not None and v.counter.incremented:
+                flow.env[k] = replace(v, counter=replace(v.counter, incremented=False))
+
+    def note_counter(self, cond: Condition, flow: Flow) -> None:
+        """Record whether the test fires on the first micro-batch of a zero-based counter."""
+        for name in cond.counters:
+            value = self.interp.lookup(name, flow, None)
+            if value is None or value.counter is None:
+                continue
+            c = value.counter
+            if c.zero_based and not c.incremented:
+                first = truth_at_zero(cond.test, name)
+                if first is not None:
+                    cond.first_value = first
+                    cond.counter_sources[name] = c.source
+                    cond.counter_starts[name] = 0
+                if first:
+                    continue
+            if c.start is None:
+                continue
+            # a counter from 1, or incremented before the test: does the first window hold N micro-batches?
+            start = c.start + (1 if c.incremented else 0)
+            if first_window(cond.test, name, start) is False:
+                cond.short_first_window = True
+                size = first_window_size(cond.test, name, start, 4)
+                cond.long_first_window = size is not None and size > 4
+                cond.counter_sources[name] = c.source
+                cond.counter_starts[name] = start
+
+    # -- loops
+    def exec_for(self, stmt: ast.For, flow: Flow, frame: Frame) -> Outcome:
+        interp = self.interp
+        iter_value = interp.eval(stmt.iter, flow, frame)
+        element = self.element_of(stmt.iter, iter_value, flow, frame)
+        loop = interp.loop_for(stmt, self.loop_count(stmt.iter))
+        counter = self.loop_counter(stmt)
+        if element.entities and not element.params and not element.reach and not element.opaque:
+            # `for opt in optimizers.values(): opt.zero_grad()`: the abstract element already stands for
+            # every member, so one pass over the body covers the whole loop.
+            interp.assign(stmt.target, element, flow, frame, stmt.iter, stmt)
+            return interp.exec_block(stmt.body, flow, frame)
+
+        def body(f: Flow, fr: Frame) -> Outcome:
+            interp.assign(stmt.target, element, f, fr, stmt.iter, stmt, keep_phases=True)
+            return interp.exec_block(stmt.body, f, fr)
+
+        out = interp.run_loop(flow, frame, loop, body, None, counter)
+        if stmt.orelse and out.normal is not None:
+            out = out.then(interp.exec_block(stmt.orelse, out.normal, frame))
+        return Outcome(Flow.join([out.normal, *out.breaks]), returns=out.returns)
+
+    def trains(self, node: ast.AST) -> bool:
+        """Can one run of this loop issue a backward pass (directly or through a call)?"""
+        key = id(node)
+        if key not in self._trains:
+            if isinstance(node, _COMPREHENSIONS):  # the `for` clauses, not the element
+                text = " ".join(code(part) for g in node.generators for part in (g.target, g.iter, *g.ifs))  # type: ignore[attr-defined]
+            elif isinstance(node, ast.comprehension):
+                text = " ".join(code(part) for part in (node.target, node.iter, *node.ifs))
+            else:
+                text = code(node)
+            self._trains[key] = "backward" in text or any(f"{name}(" in text for name in self.interp.functions) or any(
+                name in self.training_methods for name in _SELF_CALL.findall(text)
+            )
+        return self._trains[key]
+
+    @functools.cached_property
+    def training_methods(self) -> frozenset[str]:
+        """Names `self.NAME(...)` may call that can issue a backward pass: local methods that train
+        (transitively), and methods defined nowhere in this file (inherited: unknown)."""
+        interp = self.interp
+        methods: dict[str, list[str]] = {}
+        for info in interp.classes.values():
+            for name, fn in info.methods.items():
+                methods.setdefault(name, []).append(code(fn))
+        whole = " ".join(interp.source.split())
+        attributes = set(interp.objects.mutable_attributes) | {
+            t for info in interp.classes.values() for t in _init_attributes(info.methods.get("__init__"))}
+        attributes = {a[5:] for a in attributes if a.startswith("self.")}
+        training = {name for name, texts in methods.items()
+                    if any("backward" in t or any(f"{f}(" in t for f in interp.functions) for t in texts)}
+        changed = True
+        while changed:
+            changed = False
+            for name, texts in methods.items():
+                if name not in training and any(set(_SELF_CALL.findall(t)) & training for t in texts):
+                    training.add(name)
+                    changed = True
+        unknown = {n for n in _SELF_CALL.findall(whole) if n not in methods and n not in attributes}
+        return frozenset(training | unknown)
+
+    def loop_counter(self, stmt: ast.For) -> tuple[str, bool] | None:
+        """The integer counter a `for` loop advances by one per iteration, and whether it starts at 0."""
+        it = stmt.iter
+        if not isinstance(it, ast.Call):
+            return None
+        fname = N.last_name(it.func)
+        args = [a for a in arguments(it) if a.keyword is None]
+        target = stmt.target
+        if fname == "enumerate" and isinstance(target, (ast.Tuple, ast.List)) and target.elts:
+            first = target.elts[0]
+            if isinstance(first, ast.Name):
+                start = args[1].value if len(args) > 1 else keyword_value(it, "start")
+                return first.id, start is None or is_int(start, 0)
+        if fname == "range" and isinstance(target, ast.Name) and args:
+            if len(args) >= 3:
+                return None
+            start = args[0].value if len(args) == 2 else None
+            return target.id, start is None or is_int(start, 0)
+        return None
+
+    def loop_count(self, it: ast.expr) -> str | None:
+        """The number of iterations, as source, when the iterable reads like a window of micro-batches."""
+        if isinstance(it, ast.Call):
+            fname = N.last_name(it.func)
+            args = [a.value for a in arguments(it) if a.keyword is None]
+            if fname == "range" and args:
+                return code(args[-1]) if len(args) <= 2 else None
+            if fname in ("enumerate", "tqdm", "zip") and args:
+                return self.loop_count(args[0])
+            if fname in ("chunk", "split", "tensor_split") and len(args) >= (1 if isinstance(it.func, ast.Attribute) else 2):
+                return code(args[-1])
+        return f"len({code(it)})"
+
+    def element_of(self, it: ast.expr, value: Value, flow: Flow, frame: Frame) -> Value:
+        """The abstract value of one element of an iterable."""
+        interp = self.interp
+        if isinstance(it, ast.Call):
+            fname = N.last_name(it.func)
+            args = [a for a in arguments(it) if a.keyword is None]
+            kwargs = {a.keyword: a.value for a in arguments(it) if a.keyword is not None}
+            if fname == "enumerate" and args:
+                start = args[1].value if len(args) > 1 else kwargs.get("start")
+                zero = start is None or is_int(start, 0)
+                inner_v = interp.eval(args[0].value, flow.copy(), frame)
+                first = 0 if start is None else int_value(start)
+                source = code(it) if start is not None else f"enumerate({code(args[0].value)})"
+                counter = Value(counter=Counter(source, zero_based=zero, start=first))
+                return Value(items=(("0", counter), ("1", self.element_of(args[0].value, inner_v, flow, frame))))
+            if fname == "range":
+                start = args[0].value if len(args) >= 2 else None
+                zero = start is None or is_int(start, 0)
+                first = 0 if start is None else int_value(start)
+                return Value(counter=Counter(f"range({', '.join(code(a.value) for a in args)})", zero_based=zero, start=first))
+            if fname == "zip":
+                return Value(items=tuple((str(i), self.element_of(a.value, interp.eval(a.value, flow.copy(), frame), flow, frame))
+                                         for i, a in enumerate(args)))
+            if fname in _PASS_THROUGH and args:
+                return self.element_of(args[0].value, interp.eval(args[0].value, flow.copy(), frame), flow, frame)
+            if fname == "items" and value.items:
+                return Value(items=(("0", EMPTY), ("1", join([v for _, v in value.items]))))
+        if value.items and not value.params:
+            return join([v for _, v in value.items])
+        return Value(entities=value.entities, modules=value.modules, params=value.params, reach=value.reach, opaque=value.opaque, vague=value.vague)
+
+
+def _init_attributes(init: ast.AST | None) -> set[str]:
+    out: set[str] = set()
+    if init is None:
+        return out
+    for node in ast.walk(init):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                text = N.ref_text(t)
+                if text is not None:
+                    out.add(text)
+    return out

@@ -1,0 +1,151 @@
+"""The functions and classes a module defines: class hierarchy, framework bases, abstract stubs."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from .apimodels import Catalogue, Hook
+from .flow import Function
+from .names import ImportMap, dotted
+from .syntax import FUNCTIONS
+
+_TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
+# Bases named so with no import that says where they come from (`from pytorch_lightning import *`).
+_UNRESOLVED_MODULE_BASES = {"Module": "torch.nn.Module", "LightningModule": "lightning.pytorch.LightningModule"}
+
+
+@dataclass
+class ClassInfo:
+    """A class of the module: its methods, local parents, and the framework type it extends."""
+
+    node: ast.ClassDef
+    name: str
+    bases: tuple[str, ...]
+    methods: dict[str, Function]
+    is_module: bool = False
+    api: str = ""  # the nearest catalogue type among its bases (`lightning.pytorch.LightningModule`)
+    manual_optimization: bool = False
+    subclasses: list["ClassInfo"] = field(default_factory=list)
+
+
+def is_abstract(fn: Function) -> bool:
+    """A stub that only raises NotImplementedError (after an optional docstring)."""
+    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc
+    name = dotted(exc.func) if isinstance(exc, ast.Call) else dotted(exc)
+    return name is not None and name.rsplit(".", 1)[-1] == "NotImplementedError"
+
+
+class Definitions:
+    """Every module-level function and class, with the classes' place in the hierarchy."""
+
+    def __init__(self, module: ast.Module, imports: ImportMap, catalogue: Catalogue) -> None:
+        self.catalogue = catalogue
+        self.functions: dict[str, Function] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        for stmt in toplevel_statements(module.body):
+            if isinstance(stmt, FUNCTIONS):
+                self.functions[stmt.name] = stmt  # type: ignore[union-attr]
+            elif isinstance(stmt, ast.ClassDef):
+                methods = {s.name: s for s in stmt.body if isinstance(s, FUNCTIONS)}
+                bases = tuple(filter(None, (imports.qualify(a) for a in stmt.bases)))
+                self.classes[stmt.name] = ClassInfo(stmt, stmt.name, bases, methods)  # type: ignore[arg-type]
+        self._resolve_hierarchy(imports)
+
+    def _resolve_hierarchy(self, imports: ImportMap) -> None:
+        cat = self.catalogue
+        for info in self.classes.values():
+            for base in info.bases:
+                parent = self.classes.get(base.rsplit(".", 1)[-1])
+                if parent is not None and parent is not info:
+                    parent.subclasses.append(info)
+                    continue
+                head = base.split(".", 1)[0]
+                known = cat.type(base) is not None
+                if not known and head not in imports.aliases and base in _UNRESOLVED_MODULE_BASES:
+                    base = _UNRESOLVED_MODULE_BASES[base]
+                    known = True
+                if known and not info.api:
+                    info.api = cat.canonical(base)
+        changed = True
+        while changed:  # what a local parent extends, its children extend (transitively)
+            changed = False
+            for info in self.classes.values():
+                for child in info.subclasses:
+                    if info.api and not child.api:
+                        child.api = info.api
+                        changed = True
+        for info in self.classes.values():
+            info.is_module = bool(info.api) and cat.is_a(info.api, "torch.nn.Module")
+            hook = self.hook_flag(info)
+            if hook is not None:
+                info.manual_optimization = _sets_false(info.node, hook.manual_flag) or any(
+                    _sets_false(p.node, hook.manual_flag) for p in self.ancestors(info))
+
+    def hook_flag(self, info: ClassInfo) -> Hook | None:
+        """The framework hook whose `manual_flag` the class may set (Lightning's automatic_optimization)."""
+        if not info.api:
+            return None
+        for hook in self.catalogue.hooks():
+            if hook.manual_flag and self.catalogue.is_a(info.api, hook.type):
+                return hook
+        return None
+
+    def ancestors(self, info: ClassInfo) -> Iterable[ClassInfo]:
+        seen = {info.name}
+        todo = [info]
+        while todo:
+            current = todo.pop()
+            for base in current.bases:
+                parent = self.classes.get(base.rsplit(".", 1)[-1])
+                if parent is not None and parent.name not in seen:
+                    seen.add(parent.name)
+                    yield parent
+                    todo.append(parent)
+
+    def find_method(self, info: ClassInfo | None, name: str) -> Function | None:
+        """The method `name` as the class resolves it (its own, then its local parents')."""
+        if info is None:
+            return None
+        if name in info.methods:
+            return info.methods[name]
+        for parent in self.ancestors(info):
+            if name in parent.methods:
+                return parent.methods[name]
+        return None
+
+    def owner_of(self, fn: Function) -> ClassInfo | None:
+        for info in self.classes.values():
+            if any(m is fn for m in info.methods.values()):
+                return info
+        return None
+
+
+def toplevel_statements(body: Sequence[ast.AST]) -> Iterable[ast.AST]:
+    """Module-level statements, looking into `if`/`try` blocks (e.g. `if __name__ == '__main__':`)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from toplevel_statements(stmt.body)
+            yield from toplevel_statements(stmt.orelse)
+        elif isinstance(stmt, _TRIES):
+            yield from toplevel_statements(stmt.body)  # type: ignore[attr-defined]
+
+
+def _sets_false(cls: ast.ClassDef, flag: str) -> bool:
+    """`self.<flag> = False` in a method, `<flag> = False` in the class body, or a property returning False."""
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is False:
+            for target in node.targets:
+                text = dotted(target)
+                if text in (flag, f"self.{flag}"):
+                    return True
+        elif isinstance(node, FUNCTIONS) and node.name == flag:  # type: ignore[attr-defined]
+            returns = [s for s in ast.walk(node) if isinstance(s, ast.Return)]
+            if returns and all(isinstance(r.value, ast.Constant) and r.value.value is False for r in returns):
+                return True
+    return False

@@ -1,0 +1,431 @@
+"""Apply the effects of an API model row (see `apimodels`) at one call site.
+
+The catalogue says *what* a call does (`backward` of argument 0, divided by the accelerator's window;
+`step` of argument 0; `clear` of the receiver...); this module turns each effect into the gradient
+typestate transition and the abstract value the interpreter carries on.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Iterable
+
+from .apimodels import ArgRef, Effect
+from .flow import Flow, Frame
+from .syntax import Arg, arguments, code
+from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+KIND_OF = {"model": Kind.MODEL, "optimizer": Kind.OPTIMIZER, "scheduler": Kind.SCHEDULER, "tool": Kind.TOOL,
+           "tensor": Kind.PARAM, "loss": Kind.LOSS}
+_UNKNOWN = object()
+
+
+@dataclass
+class CallSite:
+    """One call being interpreted: its syntax, its receiver and its evaluated arguments."""
+
+    call: ast.Call
+    receiver: Value | None
+    receiver_node: ast.expr | None
+    pos: list[Value]
+    kw: dict[str, Value]
+    owner: Entity | None = None  # the receiver's entity whose API type the row belongs to
+    certain: bool = True  # resolved by qualified name or a known object, not by a name heuristic
+    attr: str = ""  # the method's name, for a method call
+
+    @property
+    def receiver_text(self) -> str:
+        return code(self.receiver_node) if self.receiver_node is not None else ""
+
+    def _positional(self) -> list[Arg]:
+        out = []
+        for a in arguments(self.call):
+            if a.keyword is not None:
+                continue
+            if a.star:
+                break  # positions after `*args` are unknown
+            out.append(a)
+        return out
+
+    def arg(self, ref: ArgRef | None) -> tuple[Value, ast.expr | None] | None:
+        """The value and syntax an argument reference names here (None: not given)."""
+        if ref is None:
+            return None
+        if ref.receiver and self.receiver is not None:
+            return self.receiver, self.receiver_node
+        if ref.all_positional:
+            vals = self.values(ref)
+            if not vals:
+                return None
+            if len(vals) == 1:
+                return vals[0], self._positional()[0].value if self._positional() else None
+            return Value(items=tuple((str(i), v) for i, v in enumerate(vals))), None
+        positional = self._positional()
+        for p in ref.positions:
+            if p < len(positional):
+                return self.pos[p], positional[p].value
+        for k in ref.keywords:
+            if k in self.kw:
+                node = next(a.value for a in arguments(self.call) if a.keyword == k)
+                return self.kw[k], node
+        return None
+
+    def values(self, ref: ArgRef | None) -> list[Value]:
+        """Every value an argument reference names (`args`: each positional argument)."""
+        if ref is not None and ref.all_positional:
+            unnamed = [a for a in arguments(self.call) if a.keyword is None]
+            return [v for a, v in zip(unnamed, self.pos) if not a.star]
+        found = self.arg(ref)
+        return [found[0]] if found else []
+
+
+def literal_bool(node: ast.AST | None) -> bool | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+class Effects:
+    """The interpreter's side of the catalogue: each effect kind as a transition."""
+
+    def __init__(self, interp: "Interpreter") -> None:
+        self.interp = interp
+        self.table = interp.table
+        self.catalogue = interp.catalogue
+
+    def apply(self, effects: Iterable[Effect], site: CallSite, flow: Flow, frame: Frame) -> Value:
+        result = EMPTY
+        for effect in effects:
+            out = self._when(effect, site, flow, frame)
+            if out is not None:
+                result = out
+        return result
+
+    def _when(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        """Run the effect when its `when` argument holds: always, never, or on the paths where it does."""
+        if effect.when is None:
+            return self._one(effect, site, flow, frame)
+        found = site.arg(effect.when)
+        if found is None:
+            return self._one(effect, site, flow, frame)  # not given: the API's default is to do it
+        value, node = found
+        flag = literal_bool(node)
+        if flag is False or value.const == "False" or (isinstance(node, ast.Constant) and node.value is None):
+            return None
+        if flag is True or node is None:
+            return self._one(effect, site, flow, frame)
+        cond = self.interp.condition(node, node)  # type: ignore[arg-type]
+        taken, skipped = self.interp.split(flow, cond)
+        out = None
+        if taken is not None:
+            out = self._one(effect, site, taken, replace(frame, ifs=frame.ifs + (cond.id,)))
+        merged = Flow.join([taken, skipped])
+        if merged is not None:
+            flow.env, flow.states = merged.env, merged.states
+        return out
+
+    def _one(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:  # noqa: C901 - a dispatch table
+        kind = effect.kind
+        if kind == "construct":
+            return self.construct(effect, site, flow)
+        if kind == "returns":
+            return self.returns(effect, site)
+        if kind == "clone":
+            found = site.arg(effect.ref("value"))
+            if found is not None and found[0].modules:
+                ent = self.interp.mint(Kind.MODEL, code(site.call.func), ("ctor", id(site.call)), api="torch.nn.Module")
+                value = self.interp.model_value(ent)
+                self._fresh(value, flow)
+                return value
+            return found[0] if found else EMPTY
+        if kind == "backward":
+            self.backward(effect, site, flow, frame)
+            return EMPTY
+        if kind == "step":
+            self.step(effect, site, flow, frame)
+            return EMPTY
+        if kind == "clear":
+            self.clear(effect, site, flow, frame)
+            return EMPTY
+        if kind == "gate":
+            return Value(const=("context", "gate", site.owner.uid if site.owner else 0))
+        if kind == "hook_grads":
+            for v in site.values(effect.ref("target")):
+                self.table.hooked |= self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
+            return EMPTY
+        if kind == "gate_flag":
+            return Value(const=("gate_flag", site.owner.uid if site.owner else 0))
+        if kind == "sync":
+            return Value(const=("context", "sync", site.owner.uid if site.owner else 0))
+        if kind in ("unscale", "clip"):
+            self.interp.recorder_note(kind, site, effect, frame)
+            return EMPTY
+        if kind == "scale":
+            found = site.arg(effect.ref("value"))
+            return found[0] if found else EMPTY
+        if kind == "freeze":
+            self.freeze(effect, site, flow)
+            return None
+        if kind == "toggle":
+            found = site.arg(effect.ref("optimizer"))
+            if found is not None:
+                self.interp.toggle(bool(effect.value("on", True)), found[0], flow, frame)
+            return EMPTY
+        if kind == "parameters":
+            base = site.receiver if site.receiver is not None else (site.pos[0] if site.pos else EMPTY)
+            return Value(params=frozenset(base.modules) | base.params) if base.modules or base.params else EMPTY
+        if kind == "optimizers":
+            return self.interp.lightning_optimizers(frame, flow)
+        if kind == "detach":
+            if site.attr.endswith("_") and site.receiver_node is not None:
+                key = self.interp.ref(site.receiver_node)
+                if key is not None:
+                    flow.env[key] = EMPTY  # `x.detach_()`: the name holds a detached tensor from now on
+            return EMPTY
+        if kind == "no_grad":
+            found = site.arg(effect.ref("flag"))
+            if found is not None and literal_bool(found[1]) is not False:
+                return EMPTY  # `set_grad_enabled(True)` or a flag only known at run time
+            return Value(const=("context", "no_grad", 0))
+        if kind == "enable_grad":
+            return Value(const=("context", "enable_grad", 0))
+        if kind == "forward":
+            found = site.arg(effect.ref("module"))
+            module = found[0] if found else EMPTY
+            rest = [v for v in site.pos if v is not module] if site.receiver is None else site.pos
+            return self.interp.forward(module, rest, site.kw) if module.modules else union_as_tensor([*site.pos, *site.kw.values()])
+        if kind in ("divide", "multiply"):
+            return self.arithmetic(kind, effect, site)
+        if kind == "tensor":
+            operands = [*site.pos, *site.kw.values()]
+            if site.receiver is not None:
+                operands.insert(0, site.receiver)
+            return union_as_tensor(operands)
+        if kind == "invoke":
+            found = site.arg(effect.ref("function"))
+            if found is not None and isinstance(found[1], ast.Name):
+                self.interp.invoke(found[1].id, flow, frame)
+            return EMPTY
+        return EMPTY  # inert
+
+    # -- objects
+    def construct(self, effect: Effect, site: CallSite, flow: Flow) -> Value:
+        api = self.catalogue.canonical(str(effect.value("type")))
+        kind = KIND_OF.get(self.catalogue.kind(api) or "", Kind.TOOL)
+        display = code(site.call.func)
+        key = ("param", id(site.call)) if kind is Kind.PARAM else ("ctor", id(site.call))
+        ent = self.interp.mint(kind, display, key, api=api, certain=site.certain)
+        window = effect.ref("window")
+        if window is not None:
+            found = site.arg(window)
+            self.table.windows[ent.uid] = self._window_text(found)
+        model = site.arg(effect.ref("model"))
+        if kind is Kind.OPTIMIZER:
+            params = site.arg(effect.ref("params"))
+            self.interp.own(ent, params[0] if params else None, model[0] if model else None)
+        if kind in (Kind.SCHEDULER, Kind.TOOL):
+            wrapped = frozenset(o.uid for v in site.pos + list(site.kw.values()) for o in v.of_kind(Kind.OPTIMIZER))
+            if wrapped:
+                self.table.wraps[ent.uid] = wrapped
+        if model is not None and model[0].modules:
+            value = Value(entities=frozenset({ent}), modules=model[0].modules)
+        elif kind in (Kind.MODEL, Kind.PARAM):
+            value = self.interp.model_value(ent)
+        else:
+            value = Value(entities=frozenset({ent}))
+        if effect.value("fresh"):
+            self._fresh(value, flow)
+        if kind is Kind.MODEL and model is None:
+            # `nn.Sequential(body, head)`, `nn.ModuleList([a, b])`: the new module holds the ones it is given
+            held = frozenset(h for v in [*site.pos, *site.kw.values()] for h in self.interp.holders_of_modules([v]) if not h.pseudo)
+            if held:
+                value = Value(entities=value.entities, modules=value.modules | held)
+        shape = effect.value("tuple")
+        if shape:
+            parts = []
+            for i, part in enumerate(str(shape).split(",")):
+                member = value if part == "self" else Value(entities=frozenset({ent})) if part == "optimizer" else OPAQUE
+                parts.append((str(i), member))
+            return Value(items=tuple(parts))
+        return value
+
+    def _window_text(self, found: tuple[Value, ast.expr | None] | None) -> str | None:
+        """The accumulation window an argument configures: its source, None when it is 1 or absent."""
+        if found is None:
+            return None
+        value, node = found
+        for e in value.entities:  # `gradient_accumulation_plugin=GradientAccumulationPlugin(num_steps=4)`
+            if e.uid in self.table.windows:
+                return self.table.windows[e.uid]
+        if node is None or (isinstance(node, ast.Constant) and node.value in (1, None)):
+            return None
+        return code(node)
+
+    def returns(self, effect: Effect, site: CallSite) -> Value:
+        ref = effect.ref("value")
+        if ref is not None and ref.all_positional:
+            vals = site.values(ref)
+            result = vals[0] if len(vals) == 1 else Value(items=tuple((str(i), v) for i, v in enumerate(vals))) if vals else EMPTY
+        else:
+            found = site.arg(ref)
+            result = found[0] if found else EMPTY
+        if site.owner is not None and site.owner.kind is Kind.TOOL:
+            # `accelerator.prepare(model, optimizer)`: its steps now follow the accelerator's gates
+            for v in [result, *(item for _, item in result.items)]:
+                for o in v.of_kind(Kind.OPTIMIZER):
+                    self.table.prepared.setdefault(o.uid, site.owner.uid)
+        return result
+
+    def _fresh(self, value: Value, flow: Flow) -> None:
+        """New parameters hold no gradient, whatever an earlier object made at this site held."""
+        holders = set(value.modules) | set(value.params)
+        if holders:
+            flow.map(lambda s: s.clear(0, holders, record_discards=False))
+
+    # -- gradient events
+    def backward(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
+        ref = effect.ref("loss") or ArgRef(receiver=True)
+        found = site.arg(ref)
+        if found is None:
+            return
+        loss, node = found
+        loss_text = self.interp.loss_text(node) if node is not None else "loss"
+        scaled, window = False, None
+        scales = effect.value("scales", "none")
+        if scales == "framework":
+            scaled = True
+        elif scales == "window":
+            configured = self.table.windows.get(site.owner.uid, _UNKNOWN) if site.owner is not None else _UNKNOWN
+            if configured is _UNKNOWN:
+                scaled = True  # built where the analysis cannot see: it may well divide
+            elif configured is not None:
+                scaled, window = True, str(configured)
+        only = None
+        inputs = site.arg(effect.ref("inputs"))
+        if inputs is not None:  # `loss.backward(inputs=d_params)` accumulates into those alone
+            only = self.interp.holders_of_params(inputs[0])
+        self.interp.recorder.backward(site.call, loss, loss_text, flow, frame, scaled, only, window)
+
+    def _optimizers(self, value: Value) -> list[Entity]:
+        opts = value.of_kind(Kind.OPTIMIZER)
+        for e in value.entities:
+            for uid in sorted(self.table.wraps.get(e.uid, ())):
+                o = self.table.entities.get(uid)
+                if o is not None and o not in opts:
+                    opts.append(o)
+        return opts
+
+    def _gate_for(self, opts: list[Entity], effect: Effect, frame: Frame) -> int | None:
+        """The framework object whose window boundaries this step or clear waits for, if any."""
+        if effect.value("gated"):
+            for o in opts:
+                return o.uid  # the engine gates its own step
+        for o in opts:
+            owner = self.table.prepared.get(o.uid)
+            if owner is not None and (owner in frame.gates or owner in self.table.accumulating) and self.table.windows.get(owner, _UNKNOWN) is not None:
+                return owner
+        return None
+
+    def _gated(self, gate: int | None, flow: Flow, frame: Frame) -> tuple[Flow, Flow | None, Frame]:
+        """Split off the micro-batches where the gate's window has not ended: nothing happens on them."""
+        if gate is None:
+            return flow, None, frame
+        cond = self.interp.boundary(gate)
+        taken, skipped = self.interp.split(flow, cond)
+        return taken or Flow(dict(flow.env), frozenset()), skipped, replace(frame, ifs=frame.ifs + (cond.id,))
+
+    def step(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
+        found = site.arg(effect.ref("optimizer"))
+        opts = self._optimizers(found[0]) if found else []
+        closure = site.arg(effect.ref("closure"))
+        if closure is not None and closure[1] is not None and opts:
+            self.interp.run_closure(closure[1], flow, frame)
+        if not opts:
+            return
+        gate = self._gate_for(opts, effect, frame)
+        taken, skipped, inner = self._gated(gate, flow, frame)
+        text = self._step_text(site)
+        for o in opts:
+            self.interp.recorder.step(site.call, o, text, taken, inner, framework_gated=gate is not None)
+            if effect.value("clears"):
+                holders = set(self.table.optimizer_holders(o))
+                self.interp.recorder.clear(site.call, text, self.table.label(o.uid), holders, taken, inner)
+        merged = Flow.join([taken, skipped])
+        if merged is not None:
+            flow.env, flow.states = merged.env, merged.states
+
+    def _step_text(self, site: CallSite) -> str:
+        if site.receiver_node is None:
+            return code(site.call)
+        args = [a for a in arguments(site.call) if a.keyword is None]
+        if site.owner is not None and site.owner.kind is Kind.TOOL and args:
+            return f"{site.receiver_text}.{site.attr}({code(args[0].value)})"  # `scaler.step(optimizer)`
+        return f"{site.receiver_text}.{site.attr}()"
+
+    def clear(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
+        found = site.arg(effect.ref("target"))
+        if found is None:
+            return
+        value, node = found
+        target = code(node) if node is not None else site.receiver_text
+        text = f"{target}.{site.attr}()" if site.attr else code(site.call)
+        opts = self._optimizers(value)
+        if opts:
+            holders: set[Holder] = set()
+            for o in opts:
+                holders |= self.table.optimizer_holders(o)
+            gate = self._gate_for(opts, effect, frame)
+            taken, skipped, inner = self._gated(gate, flow, frame)
+            self.interp.recorder.clear(site.call, text, target, holders, taken, inner)
+            merged = Flow.join([taken, skipped])
+            if merged is not None:
+                flow.env, flow.states = merged.env, merged.states
+        elif value.modules:
+            holders = set(value.modules)
+            holders |= {Holder(o.uid, (), pseudo=True) for o in self.interp.recorder.all_optimizers()
+                        if self.table.ownership.get(o.uid, Ownership()).unknown}
+            self.interp.recorder.clear(site.call, text, target, holders, flow, frame)
+        elif not value.entities:
+            self.interp.recorder.clear(site.call, text, target, set(), flow, frame, everything=True)
+
+    def freeze(self, effect: Effect, site: CallSite, flow: Flow) -> None:
+        targets = site.values(effect.ref("target"))
+        holders: set[Holder] = set()
+        for v in targets:
+            holders |= self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
+        if not holders:
+            return
+        frozen = effect.value("frozen")
+        if frozen is None:
+            found = site.arg(effect.ref("flag"))
+            if found is None:
+                frozen = False  # `requires_grad_()`: requires_grad=True
+            else:
+                flag = literal_bool(found[1])
+                if flag is None and found[0].const in ("True", "False"):  # a helper's `requires_grad` argument
+                    flag = found[0].const == "True"
+                if flag is None:
+                    return
+                frozen = not flag
+        flow.map(lambda s: s.freeze(holders, bool(frozen)))
+
+    def arithmetic(self, kind: str, effect: Effect, site: CallSite) -> Value:
+        found = site.arg(effect.ref("by"))
+        base = site.receiver if site.receiver is not None else (site.pos[0] if site.pos else EMPTY)
+        operands = [base, *site.pos] if site.receiver is not None else list(site.pos)
+        result = union_as_tensor(operands)
+        if found is None:
+            return result
+        by, node = found
+        if kind == "divide":
+            if node is None or found[0] is site.receiver:
+                window = self.table.windows.get(site.owner.uid) if site.owner is not None else None
+                return result.with_divisor(window) if window else result
+            return result.with_divisor(code(node)) if not by.reach else result
+        divisor = self.interp.reciprocal(node) if node is not None else None
+        return result.with_divisor(divisor) if divisor else result
+

@@ -1,0 +1,386 @@
+"""Expressions and assignments: the abstract value of each expression, and what storing it does."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from . import names as N
+from .flow import Flow, Frame, Outcome
+from .syntax import code, int_value, is_int, is_number
+from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+_COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim"})
+
+
+class Expressions:
+    """Evaluate expressions to abstract values; store values into names, attributes and `.grad`."""
+
+    def __init__(self, interp: "Interpreter") -> None:
+        self.interp = interp
+        self.table = interp.table
+        self._flags: list[int] = []
+
+    def ref(self, expr: ast.AST) -> str | None:
+        return N.ref_text(expr)
+
+    def lookup(self, key: str, flow: Flow, frame: Frame | None) -> Value | None:
+        if key in flow.env:
+            return flow.env[key]
+        if key == "self" and frame is not None and frame.self_value is not None:
+            return frame.self_value
+        if frame is not None and frame.closure_env is not None and key in frame.closure_env:
+            return frame.closure_env[key]
+        return self.interp.module_env.get(key)
+
+    def gate_flags(self, test: ast.expr, flow: Flow, frame: Frame) -> list[int]:
+        """Evaluate a branch test; return the framework objects whose window-boundary flag it reads."""
+        self._flags = []
+        self.eval(test, flow, frame)
+        flags, self._flags = self._flags, []
+        return flags
+
+    def note_flag(self, owner: int) -> None:
+        self._flags.append(owner)
+
+    # ------------------------------------------------------------------ expressions
+    def eval(self, expr: ast.expr | None, flow: Flow, frame: Frame) -> Value:  # noqa: C901 - a dispatch
+        if expr is None:
+            return EMPTY
+        kind = type(expr)
+        if kind is ast.Name:
+            return self.eval_name(expr.id, flow, frame)  # type: ignore[attr-defined]
+        if kind is ast.Attribute:
+            return self.eval_attribute(expr, flow, frame)  # type: ignore[arg-type]
+        if kind is ast.Call:
+            return self.interp.calls.eval_call(expr, flow, frame)  # type: ignore[arg-type]
+        if kind is ast.Constant:
+            value = expr.value  # type: ignore[attr-defined]
+            if value is None or value is True or value is False:
+                return Value(const=str(value))
+            return Value(const=value) if type(value) is int else EMPTY
+        if kind is ast.BinOp:
+            return self.eval_binop(expr, flow, frame)  # type: ignore[arg-type]
+        if kind is ast.UnaryOp:
+            return self.eval(expr.operand, flow, frame).as_tensor()  # type: ignore[attr-defined]
+        if kind is ast.BoolOp:
+            return join([self.eval(v, flow, frame) for v in expr.values])  # type: ignore[attr-defined]
+        if kind is ast.Compare:
+            self.eval(expr.left, flow, frame)  # type: ignore[attr-defined]
+            for c in expr.comparators:  # type: ignore[attr-defined]
+                self.eval(c, flow, frame)
+            return EMPTY
+        if kind is ast.IfExp:
+            self.eval(expr.test, flow, frame)  # type: ignore[attr-defined]
+            return join([self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)])  # type: ignore[attr-defined]
+        if kind in (ast.Tuple, ast.List, ast.Set):
+            items = [(str(i), self.eval(el, flow, frame)) for i, el in enumerate(expr.elts)]  # type: ignore[attr-defined]
+            j = join([v for _, v in items]) if items else EMPTY
+            return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
+                         divisors=j.divisors, divided_twice=j.divided_twice, items=tuple(items))
+        if kind is ast.Starred:
+            return self.eval(expr.value, flow, frame)  # type: ignore[attr-defined]
+        if kind is ast.Dict:
+            pairs = []
+            for k_node, v_node in zip(expr.keys, expr.values):  # type: ignore[attr-defined]
+                v = self.eval(v_node, flow, frame)
+                k = N.literal_key(k_node) if k_node is not None else None
+                pairs.append((k if k is not None else f"?{len(pairs)}", v))
+            j = join([v for _, v in pairs]) if pairs else EMPTY
+            return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague, items=tuple(pairs))
+        if kind is ast.Subscript:
+            return self.eval_subscript(expr, flow, frame)  # type: ignore[arg-type]
+        if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
+            return self.eval_comprehension(expr, expr.elt, flow, frame)  # type: ignore[arg-type, attr-defined]
+        if kind is ast.DictComp:
+            return self.eval_comprehension(expr, expr.value, flow, frame)  # type: ignore[arg-type, attr-defined]
+        if kind is ast.Await:
+            return self.eval(expr.value, flow, frame)  # type: ignore[attr-defined]
+        if kind is ast.NamedExpr:
+            v = self.eval(expr.value, flow, frame)  # type: ignore[attr-defined]
+            self.assign(expr.target, v, flow, frame, expr.value, expr)  # type: ignore[attr-defined]
+            return v
+        if kind is ast.JoinedStr:
+            for part in expr.values:  # type: ignore[attr-defined]
+                if type(part) is ast.FormattedValue:
+                    self.eval(part.value, flow, frame)
+            return EMPTY
+        return EMPTY  # lambdas, slices, literals of other types
+
+    def eval_name(self, name: str, flow: Flow, frame: Frame) -> Value:
+        v = self.lookup(name, flow, frame)
+        if v is not None:
+            return v
+        interp = self.interp
+        if name in interp.imports.aliases or name in interp.functions or name in interp.classes or name in frame.local_defs:
+            return EMPTY
+        minted = interp.objects.entity_for_unknown_ref(name)
+        if minted is not None:
+            flow.env[name] = minted
+            return minted
+        return OPAQUE
+
+    def eval_subscript(self, expr: ast.Subscript, flow: Flow, frame: Frame) -> Value:
+        base = self.eval(expr.value, flow, frame)
+        index = expr.slice
+        key = None
+        if type(index) not in (ast.Tuple, ast.Slice):
+            key = N.literal_key(index)
+            self.eval(index, flow, frame)
+        if key is not None:
+            item = base.item(key)
+            if item is not None:
+                return item
+        if base.items:
+            return join([v for _, v in base.items])
+        return replace(base, items=(), counter=None, const=None)
+
+    def eval_binop(self, expr: ast.BinOp, flow: Flow, frame: Frame) -> Value:
+        left = self.eval(expr.left, flow, frame)
+        right = self.eval(expr.right, flow, frame)
+        result = union_as_tensor([left, right])
+        op = type(expr.op)
+        if op is ast.Add and (left.params or right.params):  # list(a.parameters()) + [...]
+            result = replace(result, params=left.params | right.params, opaque=left.opaque or right.opaque)
+        if op is ast.Div or op is ast.FloorDiv:
+            if not right.reach:
+                result = result.with_divisor(code(expr.right))
+        elif op is ast.Mult:
+            for side in (expr.left, expr.right):
+                div = self.reciprocal(side)
+                if div is not None:
+                    result = result.with_divisor(div)
+        if is_int(expr.left) and is_int(expr.right):
+            result = replace(result, const=None)
+        return result
+
+    def eval_comprehension(self, expr: ast.expr, elt: ast.expr, flow: Flow, frame: Frame) -> Value:
+        interp = self.interp
+        generators = expr.generators  # type: ignore[attr-defined]
+        first = generators[0]
+        counters = interp.counters
+        results: list[Value] = []
+        if interp.prescan.interesting.get(id(first), True):
+            # `[self.train_step(b) for b in loader]` is a training loop.
+            loop = interp.loop_for(first, counters.loop_count(first.iter))
+
+            def body(f: Flow, fr: Frame) -> Outcome:
+                for clause in generators:
+                    it = self.eval(clause.iter, f, fr)
+                    self.assign(clause.target, counters.element_of(clause.iter, it, f, fr), f, fr, clause.iter, expr)
+                    for cond in clause.ifs:
+                        self.eval(cond, f, fr)
+                results.append(self.eval(elt, f, fr))
+                return Outcome(normal=f)
+
+            out = interp.run_loop(flow.copy(), frame, loop, body, None)
+            if out.normal is not None:
+                flow.states = out.normal.states
+        else:
+            scratch = flow.copy()
+            for clause in generators:
+                it = self.eval(clause.iter, scratch, frame)
+                self.assign(clause.target, counters.element_of(clause.iter, it, scratch, frame), scratch, frame, clause.iter, expr)
+            results.append(self.eval(elt, scratch, frame))
+            flow.states = scratch.states
+        v = join(results)
+        return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
+                     divisors=v.divisors, divided_twice=v.divided_twice)
+
+    def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:  # noqa: C901
+        interp = self.interp
+        key = N.ref_text(expr)
+        if key is not None:
+            v = self.lookup(key, flow, frame)
+            if v is not None:
+                return v
+        base = self.eval(expr.value, flow, frame)
+        attr = expr.attr
+        if attr in _NO_GRADIENT_ATTRS:
+            return EMPTY
+        if isinstance(base.const, tuple) and base.const[:1] == ("instance",):
+            inst = base.item(attr)
+            if inst is not None:
+                return inst
+        for ent in sorted(base.entities, key=lambda e: e.uid):
+            model = interp.catalogue.attribute(ent.api, attr) if ent.api else None
+            if model is None:
+                continue
+            if model.holds:
+                return Value(modules=base.modules) if base.modules else EMPTY
+            if any(e.kind == "gate_flag" for e in model.effects):
+                self.note_flag(ent.uid)
+                return Value(const=("gate_flag", ent.uid))
+            return EMPTY
+        if base.modules:
+            if attr in ("module", "_orig_mod"):  # DDP / torch.compile wrappers: the same parameters
+                return base
+            if key is not None and key in interp.optimizer_refs:
+                # `self.optimizer = Adam(self.parameters())` kept on the model: an optimizer, not a submodule
+                minted = interp.objects.entity_for_unknown_ref(key)
+                if minted is not None:
+                    flow.env[key] = minted
+                    return minted
+            return Value(modules=frozenset(Holder(m.uid, m.path + (attr,)) for m in base.modules if not m.pseudo))
+        opts = base.of_kind(Kind.OPTIMIZER)
+        if opts and attr == "param_groups":
+            holders = frozenset().union(*(self.table.optimizer_holders(o) for o in opts))
+            return Value(params=holders)
+        if key is not None and not base.entities and (base.opaque or base == EMPTY):
+            minted = interp.objects.entity_for_unknown_ref(key)
+            if minted is not None:
+                flow.env[key] = minted
+                return minted
+        return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague)
+
+    def reciprocal(self, expr: ast.expr) -> str | None:
+        """`1 / N` or `1.0 / N` -> `N`."""
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
+            left = expr.left
+            if is_number(left) and left.value == 1:  # type: ignore[attr-defined]
+                return code(expr.right)
+        return None
+
+    def loss_text(self, node: ast.expr) -> str:
+        """`scaler.scale(loss)` -> `loss`; `(loss / n)` -> `loss / n`."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "scale" and node.args:
+            return code(node.args[0])
+        return code(node)
+
+    # ------------------------------------------------------------------ assignment
+    def assign(self, target: ast.expr, value: Value, flow: Flow, frame: Frame, source: ast.AST | None, stmt: ast.AST,
+               keep_phases: bool = False) -> None:
+        interp = self.interp
+        if isinstance(target, (ast.Tuple, ast.List)):
+            elems = target.elts
+            positional = [value.item(str(i)) for i in range(len(elems))]
+            for i, elem in enumerate(elems):
+                # without known members, an element is some part of the value: never the objects themselves
+                sub = positional[i] if all(p is not None for p in positional) else Value(reach=value.reach | value.modules, params=value.params, opaque=True, vague=value.vague)
+                if isinstance(elem, ast.Starred):
+                    elem = elem.value
+                self.assign(elem, sub if sub is not None else value, flow, frame, source, stmt, keep_phases)
+            return
+        if isinstance(target, ast.Attribute) and target.attr == "grad":
+            self.assign_grad(target, source, flow, frame, stmt)
+            return
+        if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
+            owner = self.eval(target.value, flow.copy(), frame)
+            holders = interp.holders_of_params(owner)
+            flag = source.value if isinstance(source, ast.Constant) and isinstance(source.value, bool) else None
+            if flag is None and value.const in ("True", "False"):  # a helper's `requires_grad` argument
+                flag = value.const == "True"
+            if holders and flag is not None:
+                flow.map(lambda s: s.freeze(holders, not flag))
+            return
+        key = N.ref_text(target)
+        if key is None:
+            if isinstance(target, ast.Subscript):
+                self.eval(target.value, flow, frame)
+            return
+        if frame.no_grad:
+            value = replace(value, reach=frozenset(), vague=frozenset(), opaque=False) if not value.entities and not value.modules else value
+        start = int_value(source)
+        if value.const == 0 and start is not None:
+            value = replace(value, counter=Counter(f"{key} = 0", zero_based=True, start=0))
+        elif start is not None and value.counter is None:
+            value = replace(value, counter=Counter(f"{key} = {code(source)}", zero_based=False, start=start))  # type: ignore[arg-type]
+        value = interp.objects.stored_on_self(key, value, frame)
+        if not value.entities and not value.modules and value.opaque:
+            # `self.model = model.to(device)` with `model` of unknown origin: how `self.model` is used
+            # elsewhere (`.parameters()`, `.step()`) says what it is.
+            minted = interp.objects.entity_for_unknown_ref(key)
+            if minted is not None:
+                value = minted
+        flow.env[key] = value
+        if isinstance(source, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and "." not in key:
+            interp.cond_aliases[key] = source  # type: ignore[assignment]
+        if key in interp.windows and not keep_phases:
+            zero = value.const == 0 and is_int(source)
+            flow.map(lambda s: s.restart(key, interp.windows[key], interp.counters.first_phase(zero)))
+        for ent in value.entities:
+            self.table.name_after(ent.uid, key)
+        for m in value.modules:
+            if not m.path and not m.pseudo:
+                self.table.name_after(m.uid, key)
+        self.forget(key, flow)
+
+    def assign_grad(self, target: ast.Attribute, source: ast.AST | None, flow: Flow, frame: Frame, stmt: ast.AST) -> None:
+        """`p.grad = None` / `p.grad = torch.zeros_like(p)` clears; `p.grad = g / n` rescales; else replaces."""
+        interp = self.interp
+        owner = self.eval(target.value, flow.copy(), frame)
+        holders = interp.grad_holders(owner)
+        if not holders:
+            return
+        kind = grad_assignment_kind(source)
+        if kind == "clear":
+            text = f"{code(target)} = {code(source) if source is not None else '...'}"
+            interp.recorder.clear(stmt, text, code(target.value), holders, flow, frame)
+        elif kind == "rescale":
+            flow.map(lambda s: s.rescale(holders))
+        else:
+            flow.map(lambda s: s.clear(0, holders, record_discards=False))
+
+    def forget(self, name: str, flow: Flow) -> None:
+        drop = [c.akey for c in self.interp.conditions.values() if name in c.names]
+        if drop:
+            flow.map(lambda s: s.forget(drop))
+
+    def augassign(self, small: ast.AugAssign, flow: Flow, frame: Frame) -> None:
+        interp = self.interp
+        target = small.target
+        rhs = self.eval(small.value, flow, frame)
+        if isinstance(target, ast.Attribute) and target.attr == "data" and isinstance(target.value, ast.Attribute):
+            target = target.value  # `p.grad.data /= n` rescales `p.grad`
+        if isinstance(target, ast.Attribute) and target.attr == "grad":
+            owner = self.eval(target.value, flow.copy(), frame)
+            holders = interp.grad_holders(owner)
+            if holders and isinstance(small.op, (ast.Div, ast.Mult)):
+                flow.map(lambda s: s.rescale(holders))
+            return
+        key = N.ref_text(target)
+        if key is None:
+            return
+        old = self.lookup(key, flow, frame) or EMPTY
+        if isinstance(small.op, ast.Add) and is_int(small.value, 1) and key in interp.windows:
+            flow.map(lambda s: s.advance(key, interp.counters.advance_phases))
+            new = replace(old, counter=replace(old.counter, incremented=True), const=None) if old.counter else replace(old, const=None)
+            flow.env[key] = new
+            self.forget(key, flow)
+            return
+        if isinstance(small.op, (ast.Add, ast.Sub)) and old.counter is not None and is_int(small.value):
+            new = replace(old, counter=replace(old.counter, incremented=True), const=None)
+        elif isinstance(small.op, ast.Div):
+            new = union_as_tensor([old, rhs]).with_divisor(code(small.value))
+        elif isinstance(small.op, ast.Mult):
+            new = union_as_tensor([old, rhs])
+            div = self.reciprocal(small.value)
+            if div is not None:
+                new = new.with_divisor(div)
+        else:
+            new = union_as_tensor([old, rhs])
+        flow.env[key] = new
+        self.forget(key, flow)
+
+
+def grad_assignment_kind(source: ast.AST | None) -> str:
+    """`p.grad = None`/zeros clears; `p.grad = g / n` rescales; anything else replaces the gradient."""
+    if source is None:
+        return "replace"
+    if type(source) is ast.Constant and source.value is None:  # type: ignore[attr-defined]
+        return "clear"
+    if is_number(source) and source.value == 0:  # type: ignore[attr-defined]
+        return "clear"
+    if isinstance(source, ast.Call) and N.last_name(source.func) in ("zeros_like", "zeros", "zero_"):
+        return "clear"
+    if isinstance(source, ast.BinOp) and isinstance(source.op, (ast.Div, ast.Mult)):
+        return "rescale"
+    if isinstance(source, ast.Call) and N.last_name(source.func) in ("div", "mul", "true_divide"):
+        return "rescale"
+    return "replace"
+

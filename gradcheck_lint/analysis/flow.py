@@ -1,0 +1,122 @@
+"""The interpreter's state at a program point: the flow (environment and path states), outcomes of
+blocks, and the frame that says where the interpreter is."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from .gradstate import PathState, merge_states
+from .values import Value, join
+
+MAX_DEPTH = 8
+MAX_LOOP_ITERATIONS = 12
+WORK_BUDGET = 20_000  # statements interpreted per file; past it the analysis stops where it is
+TIME_BUDGET = 30.0  # seconds per file: a safety net; the work budget is what normally stops
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+_MISSING = object()
+
+
+class BudgetExhausted(Exception):
+    """The file needs more interpretation than the budget allows; findings so far stand."""
+
+
+class Flow:
+    """The analysis state at one program point: an environment and a set of path states."""
+
+    __slots__ = ("env", "states")
+
+    def __init__(self, env: dict[str, Value], states: frozenset[PathState]) -> None:
+        self.env = env
+        self.states = states
+
+    def copy(self) -> "Flow":
+        return Flow(dict(self.env), self.states)
+
+    def map(self, fn: Callable[[PathState], PathState]) -> None:
+        self.states = frozenset(fn(s) for s in self.states)
+
+    def absorb(self, other: "Flow | None") -> None:
+        """Become the join of this flow and `other` (two arms of one expression)."""
+        joined = Flow.join([self, other])
+        if joined is not None:
+            self.env, self.states = joined.env, joined.states
+
+    @staticmethod
+    def join(flows: Sequence["Flow | None"]) -> "Flow | None":
+        live = [f for f in flows if f is not None]
+        if not live:
+            return None
+        if len(live) == 1:
+            return live[0].copy()
+        states = merge_states(frozenset().union(*(f.states for f in live)))
+        if len(live) == 2:  # the common case (two branches, loop head and back edge): one pass
+            a, b = live[0].env, live[1].env
+            env = {}
+            for k, v in a.items():
+                w = b.get(k, _MISSING)
+                env[k] = v if w is v else join([v] if w is _MISSING else [v, w])  # type: ignore[list-item]
+            for k, w in b.items():
+                if k not in a:
+                    env[k] = join([w])
+            return Flow(env, states)
+        env = {}
+        keys: list[str] = []
+        seen: set[str] = set()
+        for f in live:
+            for k in f.env:
+                if k not in seen:
+                    seen.add(k)
+                    keys.append(k)
+        for k in keys:
+            vals = [f.env[k] for f in live if k in f.env]
+            first = vals[0]
+            env[k] = first if len(vals) == len(live) and all(v is first for v in vals) else join(vals)
+        return Flow(env, states)
+
+
+@dataclass
+class Outcome:
+    """How a block ends: normally, by break, by continue, or by return (with the returned value)."""
+
+    normal: Flow | None
+    breaks: list[Flow] = field(default_factory=list)
+    continues: list[Flow] = field(default_factory=list)
+    returns: list[tuple[Flow, Value]] = field(default_factory=list)
+
+    @staticmethod
+    def merge(outs: list["Outcome"]) -> "Outcome":
+        return Outcome(
+            normal=Flow.join([o.normal for o in outs]),
+            breaks=[b for o in outs for b in o.breaks],
+            continues=[c for o in outs for c in o.continues],
+            returns=[r for o in outs for r in o.returns],
+        )
+
+    def then(self, after: "Outcome") -> "Outcome":
+        """This outcome followed by `after`, which ran from its normal end."""
+        return Outcome(after.normal, self.breaks + after.breaks, self.continues + after.continues, self.returns + after.returns)
+
+
+@dataclass
+class Frame:
+    """Where the interpreter is: which function, class, loops, branches and contexts enclose it.
+
+    `gates`: framework objects whose accumulation context (`accelerator.accumulate(model)`) is open;
+    steps and clears of the optimizers they prepared fire on window boundaries only.
+    """
+
+    function: Function | None
+    cls: "object | None"  # a definitions.ClassInfo
+    self_value: Value | None
+    depth: int
+    local_defs: dict[str, Function]
+    loops: tuple[int, ...] = ()
+    ifs: tuple[int, ...] = ()
+    no_grad: bool = False
+    gates: tuple[int, ...] = ()
+    active: tuple[int, ...] = ()  # functions being inlined, for recursion
+    closure_env: dict[str, Value] | None = None  # what a nested function sees of its definer
+    arguments: tuple[Value, ...] = ()  # the values the call passed in (for `__init__`: modules it is given)

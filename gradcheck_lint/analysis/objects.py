@@ -1,0 +1,211 @@
+"""The objects of a training script: models, optimizers and framework objects, what parameters each
+optimizer owns, and what a call the analysis cannot read may do with them."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import replace
+from typing import TYPE_CHECKING, Iterable
+
+from . import names as N
+from .definitions import ClassInfo
+from .flow import Flow, Frame
+from .gradstate import PathState
+from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
+from .walk import iter_tree
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+
+class Objects:
+    """Entities by where they were made, optimizer ownership, module values and `self`."""
+
+    def __init__(self, interp: "Interpreter") -> None:
+        self.interp = interp
+        self.table = interp.table
+        self._minted: dict[object, Entity] = {}
+        self._uid = 0
+        self._class_self_env: dict[str, dict[str, Value]] = {}
+
+    # -- entities
+    def mint(self, kind: Kind, name: str, key: object, api: str = "", certain: bool = True) -> Entity:
+        """The entity made at `key` (a call site, inlined at the current call path, or a reference)."""
+        if isinstance(key, tuple) and key and key[0] in ("ctor", "param"):
+            key = (*key, self.interp.calls.call_path)  # `actor = mlp(...)`, `critic = mlp(...)`: two models
+        ent = self._minted.get(key)
+        if ent is None:
+            self._uid += 1
+            ent = Entity(kind, name, self._uid, api, certain)
+            self._minted[key] = ent
+            self.table.add(ent)
+            if kind is Kind.OPTIMIZER:
+                self.table.ownership.setdefault(ent.uid, Ownership())
+        return ent
+
+    def model_value(self, ent: Entity) -> Value:
+        holder = Holder(ent.uid)
+        if ent.kind is Kind.PARAM:
+            return Value(entities=frozenset({ent}), params=frozenset({holder}), reach=frozenset({holder}))
+        return Value(entities=frozenset({ent}), modules=frozenset({holder}))
+
+    def entity_for_unknown_ref(self, text: str) -> Value | None:
+        """Give a name with no known value an entity, when how it is used says what it is.
+
+        A bare name is one object per function activation; `self.x` one per class. An object used as
+        an optimizer (`x.step()` and `x.zero_grad()`) is sure; one named like an optimizer and
+        stepped, less so.
+        """
+        interp = self.interp
+        scope = ("self",) if text.startswith("self.") else interp.calls.call_path
+        if text in interp.optimizer_refs:
+            used = text in interp.prescan.stepped and text in interp.prescan.zeroed
+            ent = self.mint(Kind.OPTIMIZER, text, ("ref", text, scope), api="torch.optim.Optimizer", certain=used)
+            return Value(entities=frozenset({ent}))
+        if text in interp.model_refs:
+            return self.model_value(self.mint(Kind.MODEL, text, ("ref", text, scope), api="torch.nn.Module"))
+        return None
+
+    def own(self, ent: Entity, params: Value | None, model: Value | None, *more: Value) -> None:
+        """Record the parameters an optimizer updates: its params argument, or else a model it was built for."""
+        own = self.table.ownership.setdefault(ent.uid, Ownership())
+        holders: frozenset[Holder] = frozenset()
+        unknown = True
+        for candidate in (params, *more):
+            if candidate is None:
+                continue
+            holders = frozenset(h for h in (candidate.params | (candidate.modules if candidate.modules and not candidate.params else frozenset()))
+                                if not h.pseudo)
+            if holders:
+                unknown = False
+                break
+        if not holders and model is not None and model.modules:
+            holders, unknown = frozenset(model.modules), False
+        own.holders = own.holders | holders
+        own.unknown = own.unknown and unknown if own.holders else unknown
+        own.names = tuple(sorted({self.table.holder_name(h) for h in own.holders}))
+
+    # -- values
+    def forward(self, module: Value, pos: list[Value], kw: dict[str, Value], vague: bool = False) -> Value:
+        """Calling a module: the result depends on its parameters and on its inputs."""
+        args = union_as_tensor([*pos, *kw.values()])
+        own = frozenset(module.modules)
+        return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else frozenset()))
+
+    def holders_of_modules(self, vals: Iterable[Value]) -> set[Holder]:
+        out: set[Holder] = set()
+        for v in vals:
+            out |= {m for m in v.modules if not m.pseudo}
+            out |= set(v.params)
+            for _, item in v.items:
+                out |= self.holders_of_modules([item])
+        return out
+
+    def holders_of_params(self, v: Value) -> set[Holder]:
+        entities = self.table.entities
+        return set(v.params) | set(v.modules) | {r for r in v.reach if r.uid in entities and entities[r.uid].kind is Kind.PARAM}
+
+    def grad_holders(self, v: Value) -> set[Holder]:
+        """Whose `.grad` a write through these parameters reaches (`p.grad = None`, `p.grad /= n`): theirs,
+        and, as for `model.zero_grad()`, whatever an optimizer of unknown parameters owns."""
+        holders = self.holders_of_params(v)
+        if any(not h.pseudo for h in holders):
+            holders |= {Holder(o.uid, (), pseudo=True) for o in self.interp.recorder.all_optimizers()
+                        if self.table.ownership.get(o.uid, Ownership()).unknown}
+        return holders
+
+    def opaque_call(self, name: str, pos: list[Value], kw: dict[str, Value], flow: Flow) -> Value:
+        """A call the analysis cannot follow: it may run models it is given, and may touch gradients."""
+        vals = [*pos, *kw.values()]
+        opts = [o for v in vals for o in v.of_kind(Kind.OPTIMIZER)]
+        models = [v for v in vals if v.modules]
+        suggests = N.callee_suggests_grad_effect(name)
+        # `zero_grad(self.model_params)`: a helper given a parameter collection
+        param_lists = [v for v in vals if v.params and not v.modules] if suggests else []
+        if opts or ((models or param_lists) and suggests):
+            holders: set[Holder] = set()
+            for o in opts:
+                holders |= self.table.optimizer_holders(o)
+            holders |= self.holders_of_modules(models)
+            for v in param_lists:
+                holders |= self.grad_holders(v)
+            if models:
+                holders |= {Holder(o.uid, (), pseudo=True) for o in self.interp.recorder.all_optimizers()}
+            flow.map(lambda s: s.clear(0, holders, record_discards=False))
+        reach = frozenset().union(*(v.reach | v.modules for v in vals)) if vals else frozenset()
+        vague = frozenset().union(*(v.vague | v.modules for v in vals)) if vals else frozenset()
+        params = frozenset().union(*(v.params for v in vals)) if vals else frozenset()
+        return Value(reach=reach, params=params, opaque=True, vague=vague)
+
+    # -- self
+    def self_value_for(self, cls: ClassInfo) -> Value:
+        if cls.is_module:
+            ent = self.mint(Kind.MODEL, "self", ("self", cls.name), api=cls.api)
+            return self.model_value(ent)
+        return Value(const=("instance", cls.name))
+
+    def stored_on_self(self, key: str, value: Value, frame: Frame) -> Value:
+        """Submodules assigned in an nn.Module's methods belong to `self` (`self.encoder = Encoder()`)."""
+        cls = frame.cls
+        if not key.startswith("self.") or not isinstance(cls, ClassInfo) or not cls.is_module or frame.self_value is None or not value.modules:
+            return value
+        if not frame.self_value.modules:
+            return value
+        base = next(iter(frame.self_value.modules))
+        path = tuple(key.split(".")[1:])
+        if all(m.uid != base.uid for m in value.modules):
+            # made here (`self.fc = nn.Linear(...)`) or given (`self.encoder = encoder`): either way a
+            # part of `self` now, and still the object the caller may hold and train on its own
+            given = frozenset(m for m in value.modules if m.uid in self.given_modules(frame))
+            return replace(value, modules=frozenset({Holder(base.uid, path)}) | given, entities=frozenset())
+        return value
+
+    def given_modules(self, frame: Frame) -> frozenset[int]:
+        """Uids of modules that existed before the method running in `frame` was called (its arguments)."""
+        return frozenset(m.uid for v in frame.arguments for m in v.modules) if frame.arguments else frozenset()
+
+    def class_self_env(self, cls: ClassInfo) -> dict[str, Value]:
+        """`self.*` attributes as `__init__` leaves them, for methods analysed on their own."""
+        cached = self._class_self_env.get(cls.name)
+        if cached is not None:
+            return cached
+        self._class_self_env[cls.name] = {}
+        env: dict[str, Value] = {}
+        interp = self.interp
+        init = interp.definitions.find_method(cls, "__init__")
+        if init is not None:
+            frame = Frame(function=init, cls=cls, self_value=self.self_value_for(cls), depth=1, local_defs={}, active=(id(init),))
+            fenv: dict[str, Value] = {}
+            for p in [*init.args.args, *init.args.kwonlyargs][1:]:
+                fenv[p.arg] = self.entity_for_unknown_ref(p.arg) or OPAQUE
+            flow = Flow(fenv, frozenset({PathState()}))
+            out = interp.exec_block(init.body, flow, frame)
+            final = Flow.join([out.normal, *(f for f, _ in out.returns)])
+            if final:
+                env = {k: v for k, v in final.env.items() if k.startswith("self.")}
+        self._class_self_env[cls.name] = env
+        return env
+
+    @functools.cached_property
+    def mutable_attributes(self) -> frozenset[str]:
+        """`self.x` attributes some method other than `__init__` assigns: they change between calls."""
+        out: set[str] = set()
+        for info in self.interp.classes.values():
+            for name, fn in info.methods.items():
+                if name == "__init__":
+                    continue
+                for node in iter_tree(fn):
+                    targets: list[ast.AST] = []
+                    if isinstance(node, ast.Assign):
+                        targets = list(node.targets)
+                    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                        targets = [node.target]
+                    for t in targets:
+                        text = N.ref_text(t)
+                        if text is not None and text.startswith("self."):
+                            out.add(text)
+        return frozenset(out)
+
+
+

@@ -1,0 +1,196 @@
+"""One pass over a module before interpretation: which branches can matter, which functions touch
+gradients, counters tested against windows, and how names are used (evidence of roles)."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from . import names as N
+from .apimodels import Catalogue
+from .conditions import modulo_atoms
+from .syntax import FUNCTIONS, arguments
+from .walk import children
+
+_COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+_LEAVING = frozenset({ast.Continue, ast.Break, ast.Return, ast.Raise})
+# Calls that are training events whatever their receiver (backward, step, clears, freezing).
+EVENT_ATTRS = frozenset(
+    {"backward", "manual_backward", "step", "zero_grad", "zero_", "requires_grad_", "optimizer_step",
+     "toggle_optimizer", "untoggle_optimizer", "fill_", "mul_", "div_", "detach_", "unscale_", "update_params"}
+)
+
+
+@dataclass
+class _Marks:
+    """What a branch (or a function body) holds that can matter to gradients."""
+
+    direct: bool = False  # a training event, a `.grad` access, a statement leaving the block
+    names: set[str] = field(default_factory=set)  # functions it calls by name
+    attrs: set[str] = field(default_factory=set)  # methods it calls (`self.m(...)`, `trainer.m(...)`)
+    self_attrs: set[str] = field(default_factory=set)  # of which called on `self`
+
+
+class Prescan:
+    """What the interpreter needs to know up front, from one iterative pass over the module."""
+
+    def __init__(self, module: ast.Module, catalogue: Catalogue) -> None:
+        self.catalogue = catalogue
+        self.called_names: set[str] = set()
+        self.called_attrs: set[str] = set()
+        self.models: set[str] = set()
+        self.called_models: set[str] = set()
+        self.stepped: set[str] = set()
+        self.zeroed: set[str] = set()
+        self.windows: dict[str, set[str]] = {}
+        self.test_keys: dict[str, int] = {}  # how many `if`/`while` statements test each text
+        self.assigned_calls: dict[int, str] = {}  # id of a call -> the name its result is assigned to
+        self._marks: dict[int, _Marks] = {}
+        self._defs: dict[str, list[_Marks]] = {}  # every function and method of the module, by name
+        self._scan(module)
+        self.touching = self._touching()
+        self.interesting = {key: self._matters(m) for key, m in self._marks.items()}
+
+    def _scan(self, module: ast.Module) -> None:
+        """Every node, each carrying the `if`s and comprehensions around it and its function's marks."""
+        todo: list[tuple[ast.AST, tuple[int, ...], _Marks | None]] = [(module, (), None)]
+        marks = self._marks
+        while todo:
+            node, around, fn = todo.pop()
+            kind = node.__class__
+            here = [marks[k] for k in around] + ([fn] if fn is not None else [])
+            if kind is ast.If or kind is ast.While:
+                test = node.test  # type: ignore[attr-defined]
+                key = ast.dump(test)
+                self.test_keys[key] = self.test_keys.get(key, 0) + 1
+                for counter, window in modulo_atoms(test):
+                    self.windows.setdefault(counter, set()).add(window)
+                if kind is ast.If:
+                    marks[id(node)] = _Marks()
+                    around = around + (id(node),)
+            elif kind in FUNCTIONS:
+                body = _Marks()
+                self._defs.setdefault(node.name, []).append(body)  # type: ignore[attr-defined]
+                for decorator in node.decorator_list:  # type: ignore[attr-defined]
+                    todo.append((decorator, around, fn))
+                for arg in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:  # type: ignore[attr-defined]
+                    todo.append((arg, around, fn))
+                # a nested function's body is its own; the ifs around its definition do not hold it
+                todo.extend((stmt, (), body) for stmt in node.body)  # type: ignore[attr-defined]
+                continue
+            elif kind in _COMPREHENSIONS:
+                # the element is outside the clauses; the `for` clauses are keyed by the first one
+                for part in (node.key, node.value) if kind is ast.DictComp else (node.elt,):  # type: ignore[attr-defined]
+                    todo.append((part, around, fn))
+                key = id(node.generators[0])  # type: ignore[attr-defined]
+                marks[key] = _Marks()
+                inner = around + (key,)
+                todo.extend((clause, inner, fn) for clause in node.generators)  # type: ignore[attr-defined]
+                continue
+            elif kind is ast.Call:
+                self._call(node, here)  # type: ignore[arg-type]
+            elif kind in _LEAVING:
+                for key in around:
+                    marks[key].direct = True
+            elif kind is ast.Attribute:
+                if node.attr in ("grad", "requires_grad"):  # type: ignore[attr-defined]
+                    for m in here:
+                        m.direct = True
+            elif kind is ast.Assign:
+                value = node.value  # type: ignore[attr-defined]
+                if type(value) is ast.Call and len(node.targets) == 1:  # type: ignore[attr-defined]
+                    target = N.ref_text(node.targets[0])  # type: ignore[attr-defined]
+                    if target is not None:
+                        self.assigned_calls[id(value)] = target
+                elif isinstance(value, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
+                    for counter, window in modulo_atoms(value):
+                        self.windows.setdefault(counter, set()).add(window)
+            todo.extend((child, around, fn) for child in children(node))
+
+    def _call(self, node: ast.Call, here: list[_Marks]) -> None:
+        """Note what a call says about names, and what it makes the blocks around it hold."""
+        func = node.func
+        called = N.ref_text(func)
+        if called is not None and N.MODEL_NAME.search(called.rsplit(".", 1)[-1]) and not N.OPTIMIZER_NAME.search(called):
+            self.called_models.add(called)  # `encoder(x)`: a callable named like a model
+        if isinstance(func, ast.Name):
+            self.called_names.add(func.id)
+            for m in here:
+                m.names.add(func.id)
+        elif isinstance(func, ast.Attribute):
+            attr = func.attr
+            receiver = func.value
+            is_self = isinstance(receiver, ast.Name) and receiver.id in ("self", "cls")
+            if is_self:
+                self.called_attrs.add(attr)
+            for m in here:
+                m.attrs.add(attr)
+                if is_self:
+                    m.self_attrs.add(attr)
+                if attr in EVENT_ATTRS:
+                    m.direct = True
+            recv = N.ref_text(receiver)
+            if recv is not None:
+                if attr in ("parameters", "named_parameters", "requires_grad_", "train", "eval", "state_dict", "modules", "children"):
+                    self.models.add(recv)
+                elif attr == "step":
+                    self.stepped.add(recv)
+                    optimizer = self._stepped_argument(recv, node)
+                    if optimizer is not None:  # `scaler.step(optimizer)`
+                        self.stepped.add(optimizer)
+                        self.zeroed.add(optimizer)
+                elif attr == "zero_grad":
+                    self.zeroed.add(recv)
+        for arg in arguments(node):  # functions passed as callbacks (closures, map, Thread)
+            if isinstance(arg.value, ast.Name):
+                self.called_names.add(arg.value.id)
+                for m in here:
+                    m.names.add(arg.value.id)
+
+    def _stepped_argument(self, receiver: str, node: ast.Call) -> str | None:
+        """The optimizer a `step(...)` of a framework object applies (`scaler.step(optimizer)`)."""
+        api = self.catalogue.receiver_type(receiver)
+        model = self.catalogue.method(api, "step") if api else None
+        if model is None:
+            return None
+        for effect in model.effects:
+            ref = effect.ref("optimizer") if effect.kind == "step" else None
+            if ref is not None and ref.positions:
+                args = [a for a in arguments(node) if a.keyword is None]
+                if len(args) > ref.positions[0]:
+                    return N.ref_text(args[ref.positions[0]].value)
+        return None
+
+    def _touching(self) -> set[str]:
+        """Functions and method names of this module that can (transitively) touch gradients."""
+        touching = {name for name, ms in self._defs.items() if any(m.direct for m in ms)}
+        changed = True
+        while changed:
+            changed = False
+            for name, ms in self._defs.items():
+                if name not in touching and any(self._reaches(m, touching) for m in ms):
+                    touching.add(name)
+                    changed = True
+        return touching
+
+    def _reaches(self, m: _Marks, touching: set[str]) -> bool:
+        """Calls a touching function, an unknown function named for a gradient effect, or an
+        inherited `self` method (defined elsewhere: it may do anything)."""
+        if (m.names | m.attrs) & touching:
+            return True
+        if any(n not in self._defs and N.callee_suggests_grad_effect(n) for n in m.names):
+            return True
+        return any(a not in self._defs and self.catalogue.method("torch.nn.Module", a) is None for a in m.self_attrs)
+
+    def _matters(self, m: _Marks) -> bool:
+        return m.direct or self._reaches(m, self.touching)
+
+    def trains(self, name: str) -> bool:
+        """Whether a function or method of this name can touch gradients."""
+        return name in self.touching
+
+    def evidence(self) -> tuple[frozenset[str], frozenset[str]]:
+        """Texts used like models (`x.parameters()`) and like optimizers (`x.step()` and zero_grad)."""
+        optimizers = {s for s in self.stepped if N.OPTIMIZER_NAME.search(s.rsplit(".", 1)[-1]) and not N.SCHEDULER_NAME.search(s)}
+        optimizers |= {s for s in self.stepped & self.zeroed if s not in self.models}
+        return frozenset((self.models | self.called_models) - optimizers), frozenset(optimizers)

@@ -1,0 +1,169 @@
+"""Training events as the interpreter meets them: each backward, step and clear, the gradient state
+transition it makes on every path, and what the rules later read about it."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Callable
+
+from . import names as N
+from .events import Backward, Clear, Step
+from .flow import Flow, Frame
+from .gradstate import PathState
+from .syntax import code
+from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+
+class Recorder:
+    """Records backward passes, steps and clears, and applies their transitions to the flow."""
+
+    def __init__(self, interp: "Interpreter") -> None:
+        self.interp = interp
+        self.table: EntityTable = interp.table
+        self.backwards: dict[tuple[int, tuple[int, ...]], Backward] = {}
+        self.steps: dict[int, Step] = {}
+        self.clears: dict[int, Clear] = {}
+        self._ordinals: dict[object, int] = {}
+        self.backward_calls = 0
+
+    def ordinal(self, node: ast.AST) -> int:
+        """A small integer per event node, in order of first meeting: deterministic across runs."""
+        return self._ordinals.setdefault(id(node), len(self._ordinals) + 1)
+
+    def _ordinal_of(self, key: object) -> int:
+        return self._ordinals.setdefault(key, len(self._ordinals) + 1)  # type: ignore[call-overload]
+
+    def all_optimizers(self) -> list[Entity]:
+        return [e for e in self.table.entities.values() if e.kind is Kind.OPTIMIZER]
+
+    # -- backward
+    def backward(self, call: ast.Call, loss: Value, loss_text: str, flow: Flow, frame: Frame, framework_scaled: bool,
+                 only: set[Holder] | None = None, window: str | None = None) -> None:
+        """A backward pass of `loss`: every parameter set it reaches gets a contribution on every path."""
+        # Each backward makes every later one dearer; one statement can hold thousands of them
+        # (`f(a.backward(), b.backward(), ...)`), so the time budget is checked here too, every 256th
+        # call as between statements: the first ones always run, however long the set-up took.
+        self.backward_calls += 1
+        if self.backward_calls & 255 == 0:
+            self.interp.check_deadline()
+        # One event per call site and inlining context: a helper called for two models is two backward passes.
+        key = (id(call), self.interp.calls.call_path)
+        ev = self.backwards.get(key)
+        if ev is None:
+            ev = Backward(self._ordinal_of(key), call, code(call), loss_text, loss, framework_scaled, framework_window=window)
+            self.backwards[key] = ev
+        else:
+            ev.loss = join([ev.loss, loss])
+        ev.loop_stacks.add(frame.loops)
+        ev.if_stacks.add(frame.ifs)
+        written: dict[Holder, bool] = {}
+        reach = {h for h in loss.reach if not h.pseudo}
+        if frame.no_grad:
+            reach = set()
+        in_scope = self.optimizers_in_scope(flow)
+        unknown_opts = [o for o in in_scope if self.table.ownership.get(o.uid, Ownership()).unknown]
+        if reach:
+            for h in reach:
+                written[h] = h not in loss.vague
+            # A loss through `model` also writes each part of it that an optimizer owns on its own
+            # (`backbone_opt` on model.features, `head_opt` on model.classifier): track them apart.
+            for o in in_scope:
+                for h in self.table.optimizer_holders(o):
+                    if not h.pseudo and h.path:
+                        for r in reach:
+                            if r.uid == h.uid and h.path[: len(r.path)] == r.path:
+                                written.setdefault(h, r not in loss.vague)
+            # Optimizers whose parameters we cannot name may own what this loss reaches; a name
+            # (`decoder_optimizer` next to `decoder`) says which model it most likely updates.
+            for o in unknown_opts:
+                owner = self.guess_owner(o, flow)
+                if owner is None:
+                    written[Holder(o.uid, (), pseudo=True)] = len(in_scope) == 1
+                elif any(owner.overlaps(h) for h in reach):
+                    written[Holder(o.uid, (), pseudo=True)] = True
+        elif loss.opaque or not loss.reach:
+            # Unknown reach: assume it writes the parameters of every optimizer in reach, without certainty.
+            for o in in_scope:
+                for h in self.table.optimizer_holders(o):
+                    written[h] = False
+        if only is not None:
+            written = {h: c for h, c in written.items() if any(h.overlaps(o) for o in only)} if only else {}
+        ev.written |= set(written)
+        flow.map(lambda s: s.backward(ev.id, written))
+
+    def guess_owner(self, opt: Entity, flow: Flow) -> Holder | None:
+        """The one model in scope whose name shares a role with the optimizer's (`opt_G` and `G`)."""
+        wanted = N.roles(self.table.label(opt.uid)) - {"optimizers", "optim", "opts"}
+        if not wanted:
+            return None
+        found: set[Holder] = set()
+        for v in flow.env.values():
+            for m in v.modules:
+                if not m.path and not m.pseudo and N.roles(self.table.holder_name(m)) & wanted:
+                    found.add(m)
+        return next(iter(found)) if len(found) == 1 else None
+
+    def optimizers_in_scope(self, flow: Flow) -> list[Entity]:
+        """Optimizers the code at this point can name (its variables, `self.*`, module globals)."""
+        found: dict[int, Entity] = {}
+
+        def visit(v: Value, depth: int = 0) -> None:
+            for e in v.entities:
+                if e.kind is Kind.OPTIMIZER:
+                    found[e.uid] = e
+            if depth < 2:
+                for _, item in v.items:
+                    visit(item, depth + 1)
+
+        for v in flow.env.values():
+            visit(v)
+        for k, v in self.interp.module_env.items():
+            if k not in flow.env:
+                visit(v)
+        return sorted(found.values(), key=lambda e: e.uid)
+
+    # -- step
+    def step(self, call: ast.Call, opt: Entity, text: str, flow: Flow, frame: Frame, framework_gated: bool = False) -> None:
+        """`opt` applies the gradients of its parameters on every path reaching the call."""
+        ev = self.steps.get(id(call))
+        key = (id(call), opt.uid)
+        if ev is None or ev.optimizer.uid != opt.uid:
+            ev = self.steps.get(hash(key)) if ev is not None else None
+            if ev is None:
+                ev = Step(id(call), call, text, opt)
+                self.steps[ev.id if self.steps.get(id(call)) is None else hash(key)] = ev
+        ev.incoming |= set(flow.states)
+        ev.loop_stacks.add(frame.loops)
+        ev.if_stacks.add(frame.ifs)
+        ev.framework_gated = ev.framework_gated or framework_gated
+        holders = self.table.optimizer_holders(opt)
+        flow.map(lambda s: s.step(opt.uid, holders))
+
+    # -- clear
+    def clear(self, node: ast.AST, text: str, target: str, holders: set[Holder], flow: Flow, frame: Frame,
+              everything: bool = False) -> None:
+        """Gradients of `holders` (or of everything, when the target is unknown) are cleared."""
+        ev = self.clears.get(id(node))
+        if ev is None:
+            ev = Clear(self.ordinal(node), node, text, target, set(holders), everything)
+            self.clears[id(node)] = ev
+        else:
+            ev.holders |= holders
+        # a loop over parameters (`for p in model.parameters(): p.grad = None`) is part of the clear
+        ev.loop_stacks.add(tuple(loop for loop in frame.loops if self.interp.loop_trains(loop)))
+        optimizers = self.all_optimizers()
+        stepped = frozenset().union(*(self.table.optimizer_holders(o) for o in optimizers)) if optimizers else None
+        owners: dict[Holder, frozenset[int]] = {}
+        for o in optimizers:
+            for h in self.table.optimizer_holders(o):
+                owners[h] = owners.get(h, frozenset()) | {o.uid}
+        memo: dict[tuple[str, Holder], object] = {}
+        transition: Callable[[PathState], PathState]
+        if everything:
+            transition = lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped, owners=owners, memo=memo)  # noqa: E731
+        else:
+            transition = lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners, memo=memo)  # noqa: E731
+        flow.map(transition)
