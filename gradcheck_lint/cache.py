@@ -1,8 +1,9 @@
 """The result cache: one file's diagnostics, keyed by what they depend on.
 
-A key is the SHA-256 of the file's bytes, its path as reported, the codes enabled for it, and the
-*tool fingerprint*: gradlint's version and a digest of its own source (so an edited checkout never
-reads results of older code), plus the Python version (its parser reads the files). Nothing else
+A key is the SHA-256 of the file's bytes, its path as reported, the codes enabled for it, the user's
+API models (`[tool.gradlint.models]`), and the *tool fingerprint*: gradlint's version and a digest of
+its own source and API model files (so an edited checkout never reads results of older code), plus
+the Python version (its parser reads the files). Nothing else
 reaches the analysis of one file, so an entry is valid exactly when its key matches.
 
 Layout: `<dir>/<tool fingerprint>/<key[:2]>/<key>.json`, written atomically (a temporary file renamed
@@ -43,7 +44,7 @@ def tool_fingerprint() -> str:
     h = hashlib.sha256()
     h.update(f"gradlint {__version__} format {FORMAT} python {sys.version[:40]}".encode())  # the parser is CPython's
     package = Path(__file__).resolve().parent
-    for source in sorted(package.rglob("*.py")):
+    for source in sorted([*package.rglob("*.py"), *package.rglob("*.toml")]):  # code and API model files
         h.update(source.relative_to(package).as_posix().encode() + b"\0")
         try:
             h.update(source.read_bytes())
@@ -52,11 +53,13 @@ def tool_fingerprint() -> str:
     return h.hexdigest()[:20]
 
 
-def cache_key(data: bytes, path: str, codes: Iterable[str]) -> str:
-    """The key of one file's result: its bytes, its reported path, its enabled codes, the tool."""
+def cache_key(data: bytes, path: str, codes: Iterable[str], models: str = "") -> str:
+    """The key of one file's result: its bytes, its reported path, its enabled codes, the user's API
+    models, the tool."""
     h = hashlib.sha256()
     h.update(tool_fingerprint().encode() + b"\0" + path.encode("utf-8", "surrogateescape") + b"\0")
     h.update(",".join(sorted(codes)).encode() + b"\0")
+    h.update(models.encode() + b"\0")
     h.update(data)
     return h.hexdigest()
 

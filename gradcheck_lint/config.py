@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import hashlib
 import json
 import os
@@ -19,6 +20,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from .analysis.apimodels import ModelError, ModelFile, parse_model_file
 from .globs import GlobSet, compile_glob
 from .registry import Selection, expand_selector, resolve_selection
 
@@ -30,7 +32,7 @@ else:  # pragma: no cover - Python 3.10
 PYPROJECT = "pyproject.toml"
 TABLE = "[tool.gradlint]"
 LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude")
-VALID_KEYS = (*LIST_KEYS, "per-file-ignores")
+VALID_KEYS = (*LIST_KEYS, "per-file-ignores", "models")
 # The built-in excludes (`exclude` replaces them, `extend-exclude` adds to them). Directories holding
 # a `pyvenv.cfg` and what the walked directory's `.gitignore` ignores are skipped in any case.
 DEFAULT_EXCLUDE = (
@@ -61,6 +63,7 @@ class FileConfig:
     exclude: tuple[str, ...] | None = None
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[PerFileIgnore, ...] = ()
+    models: str = ""  # the `[tool.gradlint.models]` table, validated, as canonical JSON ("" when absent)
 
     @property
     def root(self) -> str:
@@ -78,6 +81,12 @@ class Settings:
     per_file_ignores: tuple[PerFileIgnore, ...] = ()
     force_exclude: bool = False
     config_file: str | None = None  # where it came from; not part of the fingerprint
+    # The user's API models (`[tool.gradlint.models]`), as canonical JSON: `api_models()` parses them once.
+    models: str = ""
+
+    def api_models(self) -> tuple[ModelFile, ...]:
+        """The user's API model rows, which come before the built-in catalogue's."""
+        return user_models(self.models, self.config_file or "pyproject.toml")
 
     @classmethod
     def default(cls, root: str | None = None) -> Settings:
@@ -118,6 +127,7 @@ class Settings:
             "extend_exclude": list(self.extend_exclude),
             "per_file_ignores": sorted([e.pattern, sorted(e.codes)] for e in self.per_file_ignores),
             "force_exclude": self.force_exclude,
+            "models": self.models,
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
@@ -141,6 +151,7 @@ def resolve(file_config: FileConfig | None, cli: Selection = Selection(), *, roo
         per_file_ignores=file_config.per_file_ignores if file_config else (),
         force_exclude=force_exclude,
         config_file=file_config.path if file_config else None,
+        models=file_config.models if file_config else "",
     )
 
 
@@ -245,8 +256,19 @@ def parse_table(table: Mapping[str, Any], path: str) -> FileConfig:
         codes = _strings(selectors, key)
         _check_selectors(codes, key)
         per_file.append(PerFileIgnore(pattern, frozenset(c for s in codes if s.strip() for c in expand_selector(s)[1])))
+    models = ""
+    if "models" in table:
+        raw = table["models"]
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{where} models must be a table of model rows ([[tool.gradlint.models.call]], ...), not {_describe(raw)}")
+        try:
+            parse_model_file(raw, f"{path}: [tool.gradlint.models]")
+        except ModelError as exc:
+            raise ConfigError(str(exc)) from exc
+        models = json.dumps(raw, sort_keys=True, separators=(",", ":"))
     return FileConfig(
         path=os.path.abspath(path),
+        models=models,
         selection=Selection(lists.get("select"), lists.get("extend-select", ()), lists.get("ignore", ())),
         exclude=lists.get("exclude"),
         extend_exclude=lists.get("extend-exclude", ()),
@@ -285,3 +307,11 @@ def _describe(value: Any) -> str:
     kinds = {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "a list", dict: "a table"}
     kind = kinds.get(type(value), type(value).__name__)
     return f"{kind} ({value!r})" if isinstance(value, (bool, int, float, str)) else kind
+
+
+@functools.lru_cache(maxsize=16)
+def user_models(text: str, origin: str) -> tuple[ModelFile, ...]:
+    """Parse the `[tool.gradlint.models]` table kept as JSON in the settings (validated when read)."""
+    if not text:
+        return ()
+    return (parse_model_file(json.loads(text), f"{origin}: [tool.gradlint.models]"),)

@@ -8,6 +8,7 @@ import warnings
 from dataclasses import dataclass
 
 from .analysis import TrainingModel
+from .analysis.apimodels import ModelFile, catalogue_for
 from .analysis.syntax import forget_code
 from .analysis.gradstate import forget_canonical
 from .config import Settings
@@ -54,9 +55,10 @@ def check_text(text: str, path: str, settings: Settings | None = None) -> list[D
 def analyse_text(text: str, path: str, settings: Settings | None = None, *, prefilter: bool = True) -> FileReport:
     """`check_text` with the result's reproducibility; `prefilter=False` analyses even files the textual
     prefilter rules out (the prefilter's own tests use it)."""
-    enabled = (settings or Settings.default()).codes_for(path)
+    settings = settings or Settings.default()
+    enabled = settings.codes_for(path)
     text = universal_newlines(text)  # files are read so already; text given directly may not be
-    if prefilter and not might_train(text):
+    if prefilter and not might_train(text, catalogue_for(settings.api_models())):
         # No rule can fire without a backward pass and a step: the file is not parsed, only its
         # suppression comments are read (a blanket one is still reported), unless it is generated-size.
         if len(text) > MAX_ANALYSED_CHARS:
@@ -78,7 +80,7 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     if not rules:
         return FileReport(_finish(apply_suppressions([], text, lambda: tree, path, enabled), enabled))
     try:
-        out, out_of_time = _run_rules(tree, text, path, rules)
+        out, out_of_time = _run_rules(tree, text, path, rules, settings.api_models())
         out = apply_suppressions(out, text, lambda: tree, path, enabled)
     except RecursionError:
         return FileReport([unanalysable(path, "is nested too deeply to analyse (recursion limit)")])
@@ -102,10 +104,11 @@ def syntax_problems(text: str, path: str) -> list[Diagnostic]:
     return _parse_python(text, path)[1]
 
 
-def _run_rules(module: ast.Module, text: str, path: str, rules: list[type[Rule]]) -> tuple[list[Diagnostic], bool]:
+def _run_rules(module: ast.Module, text: str, path: str, rules: list[type[Rule]],
+               models: tuple[ModelFile, ...] = ()) -> tuple[list[Diagnostic], bool]:
     """Build the semantic model once and run `rules` over it; also say whether time ran out."""
     try:
-        model = TrainingModel(module, text)
+        model = TrainingModel(module, text, models)
         return _findings(model, text, path, rules), model.out_of_time
     finally:
         forget_code()

@@ -19,6 +19,7 @@ from typing import Any, Iterable
 from .config import Settings
 from .diagnostics import Diagnostic, Span
 from .engine import FileReport, analyse_text, syntax_problems, unanalysable
+from .analysis.apimodels import catalogue_for
 from .prefilter import might_train
 from .sources import read_bytes
 
@@ -329,11 +330,12 @@ def analyse_notebook(text: str, path: str, settings: Settings | None = None) -> 
         notebook = parse_notebook(text)
     except NotebookError as exc:
         return FileReport([unanalysable(path, exc.reason, exc.line, exc.column, help=_INVALID_HELP)])
-    if not notebook.is_python or not might_train("\n".join(c.source for c in notebook.cells if c.cell_type == "code")):
+    catalogue = catalogue_for((settings or Settings.default()).api_models())
+    if not notebook.is_python or not might_train("\n".join(c.source for c in notebook.cells if c.cell_type == "code"), catalogue):
         return FileReport([])
     cells = python_cells(notebook)
     module = VirtualModule.join(cells)
-    if not might_train(module.text):  # the words were only in magics or skipped cells
+    if not might_train(module.text, catalogue):  # the words were only in magics or skipped cells
         return FileReport([])
     # Jupyter compiles each cell on its own: a syntax error is reported in its own cell.
     for cell in cells:

@@ -1,12 +1,15 @@
-"""The cheap textual test run before any parsing; imports nothing heavy (the flake8 plugin relies on it).
+"""The cheap textual test run before any parsing (the flake8 plugin relies on it too).
 
 Every rule reports at an optimizer step and about gradients a backward pass wrote, so a file the
-analysis can flag calls both, and each call is spelt with one of these words right before its `(`:
+analysis can flag calls both. Which calls those are is the catalogue's knowledge (`analysis.apimodels`):
+each row whose effects include a backward pass or a step gives its name as a *trigger word*, spelt
+right before the call's `(`:
 
 - a backward pass: `loss.backward()`, `accelerator.backward(loss)`, `scaler.scale(loss).backward()`,
-  `self.manual_backward(loss)`, `torch.autograd.backward(...)`, or a name bound by importing it
-  (`from torch.autograd import backward as bw`: then the import names it);
-- a step: `opt.step()`, `scaler.step(opt)`, `opt.step(closure)`, `xm.optimizer_step(opt)`.
+  `self.manual_backward(loss)`, `optim_wrapper.update_params(loss)`, a name bound by importing one
+  (`from torch.autograd import backward as bw`: then the import names it), or an object whose calling
+  is one (`loss_scaler(loss, optimizer)`: the name the catalogue's heuristic recognises);
+- a step: `opt.step()`, `scaler.step(opt)`, `xm.optimizer_step(opt)`, `update_params(...)`, ...
 
 Spaces, line continuations and closing parentheses may stand between the word and the call's `(`
 (`(loss.backward)()`), as the parser allows. A file with no such call of either kind is never parsed.
@@ -16,17 +19,86 @@ and mutants of them that no file the analysis flags is dropped.
 
 from __future__ import annotations
 
+import functools
 import re
+from dataclasses import dataclass
 
+from .analysis.apimodels import Catalogue, catalogue_for
+
+# The words every catalogue has: torch's own backward and step.
 REQUIRED_WORDS = ("backward", "step")
-
-# The call itself, or an import naming the function (`from torch.autograd import (grad, backward as bw)`).
-_BACKWARD = re.compile(r"backward[\s\\)]*\(|^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*|(?:[^\n]|\\\n)*)\bbackward\b",
-                       re.MULTILINE)
-_STEP = re.compile(r"step[\s\\)]*\(")
+_CALL = r"[\s\\)]*\("
 
 
-def might_train(text: str) -> bool:
+@dataclass(frozen=True)
+class Triggers:
+    """The words whose call marks a backward pass and a step, for one catalogue."""
+
+    backward_words: tuple[str, ...]
+    step_words: tuple[str, ...]
+    backward: re.Pattern[str]
+    step: re.Pattern[str]
+    backward_patterns: re.Pattern[str] | None  # objects whose call is a backward pass, by name
+    step_patterns: re.Pattern[str] | None
+
+    def might_train(self, text: str) -> bool:
+        return self._has(text, self.backward_words, self.backward, self.backward_patterns) and self._has(
+            text, self.step_words, self.step, self.step_patterns)
+
+    @staticmethod
+    def _has(text: str, words: tuple[str, ...], exact: re.Pattern[str], patterns: re.Pattern[str] | None) -> bool:
+        # The plain substring tests first: most files fail them, and they are faster than any regex.
+        if any(w in text for w in words) and exact.search(text) is not None:
+            return True
+        return patterns is not None and patterns.search(text) is not None
+
+
+@functools.lru_cache(maxsize=8)
+def triggers_for(catalogue: Catalogue) -> Triggers:
+    """The trigger words of a catalogue: names of the calls modelled as a backward pass or a step."""
+    words: dict[str, set[str]] = {"backward": set(REQUIRED_WORDS[:1]), "step": set(REQUIRED_WORDS[1:])}
+    called: dict[str, set[str]] = {"backward": set(), "step": set()}  # types whose objects are called
+    for f in catalogue.files:
+        rows = [(c.name, "", c.effects) for c in f.calls] + [(m.name, m.type, m.effects) for m in f.methods]
+        for name, owner, effects in rows:
+            last = name.rsplit(".", 1)[-1]
+            for effect in effects:
+                if effect.kind not in words:
+                    continue
+                if last == "__call__":
+                    called[effect.kind].add(catalogue.canonical(owner))
+                elif "*" not in last:
+                    words[effect.kind].add(last)
+    patterns: dict[str, list[str]] = {"backward": [], "step": []}
+    for f in catalogue.files:
+        for h in f.heuristics:
+            for kind, types in called.items():
+                if h.target == "receiver" and catalogue.canonical(h.type) in types:
+                    patterns[kind].append(_scoped(h.pattern))
+
+    def exact(kind: str) -> re.Pattern[str]:
+        alternatives = "|".join(sorted(map(re.escape, words[kind])))
+        call = rf"\b(?:{alternatives}){_CALL}"
+        if kind == "backward":  # or an import naming one: `from torch.autograd import (grad, backward as bw)`
+            call += rf"|^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*|(?:[^\n]|\\\n)*)\b(?:{alternatives})\b"
+        return re.compile(call, re.MULTILINE)
+
+    def named(kind: str) -> re.Pattern[str] | None:
+        return re.compile("|".join(f"(?:{p}){_CALL}" for p in patterns[kind])) if patterns[kind] else None
+
+    return Triggers(tuple(sorted(words["backward"])), tuple(sorted(words["step"])), exact("backward"), exact("step"),
+                    named("backward"), named("step"))
+
+
+def _scoped(pattern: re.Pattern[str]) -> str:
+    """A receiver heuristic's pattern as a fragment matching the called name (`(?i)loss_?scaler$`)."""
+    text = pattern.pattern.rstrip("$")
+    text = text[1:] if text.startswith("^") else text
+    flags = "i" if pattern.flags & re.IGNORECASE else ""
+    text = re.sub(r"^\(\?[a-zA-Z]+\)", "", text)
+    return rf"(?{flags}:\b\w*{text})" if flags else rf"\b\w*{text}"
+
+
+def might_train(text: str, catalogue: Catalogue | None = None) -> bool:
     """Cheap textual test: can this file contain a training step at all?"""
-    # The plain substring tests first: most files fail them, and they are faster than any regex.
-    return "backward" in text and "step" in text and _STEP.search(text) is not None and _BACKWARD.search(text) is not None
+    return triggers_for(catalogue or catalogue_for()).might_train(text)

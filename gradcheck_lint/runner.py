@@ -76,7 +76,7 @@ def _estimated_cost(data: bytes | str) -> int:
 def _analyse_path(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, str | None]:
     """Worker task: read and analyse `path`; with `keyed`, also return the key of the bytes actually read."""
     data = read_bytes(path)
-    key = cache_key(data, path, settings.codes_for(path)) if keyed and isinstance(data, bytes) else None
+    key = cache_key(data, path, settings.codes_for(path), settings.models) if keyed and isinstance(data, bytes) else None
     return analyse_bytes(data, path, settings), key
 
 
@@ -98,7 +98,7 @@ def lint_files(files: Iterable[str], settings: Settings, *, jobs: int = 1, cache
     for index, path in enumerate(files):
         stats.files += 1
         data = read_bytes(path)
-        key = cache_key(data, path, settings.codes_for(path)) if cache is not None and isinstance(data, bytes) else None
+        key = cache_key(data, path, settings.codes_for(path), settings.models) if cache is not None and isinstance(data, bytes) else None
         found = cache.get(key) if cache is not None and key is not None else None
         if found is not None:
             results[index] = found

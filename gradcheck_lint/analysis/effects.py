@@ -348,7 +348,7 @@ class Effects:
             return
         gate = self._gate_for(opts, effect, frame)
         taken, skipped, inner = self._gated(gate, flow, frame)
-        text = self._step_text(site)
+        text = self._step_text(site, effect)
         for o in opts:
             self.interp.recorder.step(site.call, o, text, taken, inner, framework_gated=gate is not None)
             if effect.value("clears"):
@@ -358,13 +358,13 @@ class Effects:
         if merged is not None:
             flow.env, flow.states = merged.env, merged.states
 
-    def _step_text(self, site: CallSite) -> str:
-        if site.receiver_node is None:
-            return code(site.call)
-        args = [a for a in arguments(site.call) if a.keyword is None]
-        if site.owner is not None and site.owner.kind is Kind.TOOL and args:
-            return f"{site.receiver_text}.{site.attr}({code(args[0].value)})"  # `scaler.step(optimizer)`
-        return f"{site.receiver_text}.{site.attr}()"
+    @staticmethod
+    def _step_text(site: CallSite, effect: Effect) -> str:
+        """`opt.step()` (whatever closure it is given) when the receiver steps; else the call itself."""
+        ref = effect.ref("optimizer")
+        if site.receiver_node is not None and ref is not None and ref.receiver:
+            return f"{site.receiver_text}.{site.attr}()"
+        return " ".join(code(site.call).split())
 
     def clear(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
         found = site.arg(effect.ref("target"))

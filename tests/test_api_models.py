@@ -1,0 +1,207 @@
+"""The catalogue of API models: the built-in files, their schema, and users' `[tool.gradlint.models]`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gradcheck_lint import check_source
+from gradcheck_lint.analysis.apimodels import EFFECTS, ModelError, builtin_files, catalogue_for, parse_model_file
+from gradcheck_lint.cache import cache_key
+from gradcheck_lint.config import ConfigError, load_settings
+from gradcheck_lint.prefilter import might_train
+
+FRAMEWORK_FILES = {
+    "torch.toml", "torch_amp.toml", "torch_distributed.toml", "accelerate.toml", "lightning.toml", "fabric.toml",
+    "deepspeed.toml", "apex.toml", "torch_xla.toml", "timm.toml", "mmengine.toml", "transformers.toml", "python.toml",
+}
+
+TRAINER_MODELS = """
+[tool.gradlint]
+
+[[tool.gradlint.models.type]]
+name = "mylab.engine.Trainer"
+kind = "tool"
+
+[[tool.gradlint.models.call]]
+name = "mylab.engine.Trainer"
+effect = { effect = "construct", type = "mylab.engine.Trainer" }
+
+[[tool.gradlint.models.method]]
+type = "mylab.engine.Trainer"
+name = "backward_and_step"
+effects = [{ effect = "backward", loss = "0|loss" }, { effect = "step", optimizer = "1|optimizer" }]
+
+[[tool.gradlint.models.method]]
+type = "mylab.engine.Trainer"
+name = "reset"
+effect = { effect = "clear", target = "0|optimizer" }
+"""
+
+TRAIN = """
+import torch
+from mylab.engine import Trainer
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+engine = Trainer()
+for x in torch.randn(8, 2, 4):
+{clear}    loss = model(x).pow(2).mean()
+    engine.backward_and_step(loss, opt)
+"""
+
+
+def test_every_builtin_model_file_parses_and_covers_its_framework() -> None:
+    files = {f.origin.rsplit("/", 1)[-1]: f for f in builtin_files()}
+    assert set(files) == FRAMEWORK_FILES
+    for name, f in files.items():
+        rows = len(f.types) + len(f.calls) + len(f.methods) + len(f.attributes) + len(f.hooks) + len(f.heuristics)
+        assert rows >= 4, name
+
+
+@pytest.mark.parametrize(
+    "qualified,effect",
+    [
+        ("torch.optim.AdamW", "construct"),
+        ("torch.optim.lr_scheduler.OneCycleLR", "construct"),
+        ("torch.nn.functional.cross_entropy", "tensor"),
+        ("torch.autograd.backward", "backward"),
+        ("torch.nn.utils.clip_grad_norm_", "clip"),
+        ("torch.no_grad", "no_grad"),
+        ("accelerate.Accelerator", "construct"),
+        ("torch_xla.core.xla_model.optimizer_step", "step"),
+        ("deepspeed.initialize", "construct"),
+        ("apex.amp.scale_loss", "scale"),
+        ("fire.Fire", "invoke"),
+    ],
+)
+def test_qualified_names_resolve_to_their_rows(qualified: str, effect: str) -> None:
+    row = catalogue_for().call(qualified)
+    assert row is not None and row.effects[0].kind == effect
+
+
+def test_methods_are_inherited_and_aliases_resolve() -> None:
+    cat = catalogue_for()
+    assert cat.method("pytorch_lightning.LightningModule", "manual_backward").effects[0].kind == "backward"  # type: ignore[union-attr]
+    assert cat.method("pytorch_lightning.LightningModule", "zero_grad").effects[0].kind == "clear"  # from torch.nn.Module  # type: ignore[union-attr]
+    assert cat.method("torch.cuda.amp.GradScaler", "unscale_").effects[0].kind == "unscale"  # type: ignore[union-attr]
+    clip = cat.method("lightning.pytorch.LightningModule", "clip_gradients")
+    assert clip is not None and [e.kind for e in clip.effects] == ["clip"]  # Lightning's clip clears nothing
+
+
+def test_heuristics_come_last_and_name_types() -> None:
+    cat = catalogue_for()
+    assert cat.receiver_type("self.accelerator") == "accelerate.Accelerator"
+    assert cat.receiver_type("loss_scaler") == "timm.utils.NativeScaler"
+    assert cat.receiver_type("scaler") == "torch.amp.GradScaler"
+    optimizer = cat.callee_heuristic("AdamWScheduleFree")  # a schedule-free optimizer, not a scheduler
+    assert optimizer is not None and optimizer.effects[0].value("type") == "torch.optim.Optimizer"
+
+
+@pytest.mark.parametrize(
+    "rows,message",
+    [
+        ({"call": [{"name": "a.b", "effect": "explode"}]}, "unknown effect 'explode'"),
+        ({"call": [{"name": "a.b", "effect": {"effect": "backward", "loss": "0 + 1"}}]}, "is not an argument reference"),
+        ({"call": [{"name": "a.b", "effect": {"effect": "step", "optimiser": "0"}}]}, "has no field 'optimiser'"),
+        ({"method": [{"type": "a.B", "name": "x-y", "effect": "inert"}]}, "is not an identifier"),
+        ({"type": [{"name": "a.B", "kind": "gizmo"}]}, "kind 'gizmo' is not one of"),
+        ({"heuristic": [{"receiver": "(", "type": "a.B"}]}, "is not a regular expression"),
+        ({"calls": []}, "unknown section 'calls'"),
+        ({"call": [{"name": "a.b", "effect": "inert", "effects": ["inert"]}]}, "either 'effect'"),
+        ({"call": [{"name": "a.b", "effect": {"effect": "backward", "scales": "twice"}}]}, "scales must be one of"),
+    ],
+)
+def test_invalid_rows_name_the_row_and_field(rows: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(ModelError, match=message) as info:
+        parse_model_file(rows, "x.toml")
+    assert str(info.value).startswith("x.toml: ")
+
+
+def test_effects_vocabulary_is_documented_in_the_readme() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    missing = [e for e in EFFECTS if f"`{e}`" not in readme]
+    assert not missing, f"effects not described in README: {missing}"
+
+
+def test_user_models_model_an_in_house_trainer(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(TRAINER_MODELS, encoding="utf-8")
+    settings = load_settings([str(tmp_path)])
+    buggy = TRAIN.format(clear="")
+    fixed = TRAIN.format(clear="    engine.reset(opt)\n")
+    assert [(d.code, d.line) for d in check_source(buggy, settings=settings)] == [("GL001", 10)]
+    assert check_source(fixed, settings=settings) == []
+    assert check_source(buggy) == []  # without the rows the trainer is opaque: nothing is claimed
+
+
+def test_user_models_feed_the_prefilter(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(TRAINER_MODELS, encoding="utf-8")
+    settings = load_settings([str(tmp_path)])
+    text = TRAIN.format(clear="")
+    assert not might_train(text)  # neither `backward(` nor `step(` is spelt
+    assert might_train(text, catalogue_for(settings.api_models()))
+
+
+def test_timm_loss_scaler_calls_pass_the_prefilter() -> None:
+    text = "loss_scaler(loss, optimizer, parameters=model.parameters(), update_grad=True)\n"
+    assert might_train(text)
+    assert not might_train(text.replace("loss_scaler", "log_metrics"))
+
+
+def test_user_models_change_the_cache_key(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(TRAINER_MODELS, encoding="utf-8")
+    with_models = load_settings([str(tmp_path)])
+    plain = load_settings([str(tmp_path)], isolated=True)
+    data = TRAIN.encode()
+    assert cache_key(data, "t.py", ["GL001"], with_models.models) != cache_key(data, "t.py", ["GL001"], plain.models)
+    assert with_models.fingerprint() != plain.fingerprint()
+
+
+def test_invalid_user_models_stop_the_run_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.gradlint]\n[[tool.gradlint.models.call]]\nname = "mylab.fit"\neffect = "teleport"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"pyproject\.toml: \[tool\.gradlint\.models\]: call #1 effect #1: unknown effect 'teleport'"):
+        load_settings([str(tmp_path)])
+    (tmp_path / "t.py").write_text("x = 1\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "gradcheck_lint", str(tmp_path / "t.py")], capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 2 and "unknown effect 'teleport'" in run.stderr
+
+
+def test_user_rows_replace_builtin_rows_of_the_same_name(tmp_path: Path) -> None:
+    """A team whose `torch.optim.SGD` wrapper clears on every step says so; their row wins."""
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""
+        [tool.gradlint]
+        [[tool.gradlint.models.method]]
+        type = "torch.optim.Optimizer"
+        name = "step"
+        effect = { effect = "step", optimizer = "self", clears = true }
+        """), encoding="utf-8")
+    settings = load_settings([str(tmp_path)])
+    loop = textwrap.dedent("""
+        import torch
+        model = torch.nn.Linear(4, 1)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in torch.randn(8, 2, 4):
+            model(x).sum().backward()
+            opt.step()
+        """)
+    assert [d.code for d in check_source(loop)] == ["GL001"]
+    assert check_source(loop, settings=settings) == []
+
+
+def test_readme_models_example_works(tmp_path: Path) -> None:
+    import re
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```toml\n(.*?)```", readme, re.S) if "[[tool.gradlint.models.type]]" in b)
+    (tmp_path / "pyproject.toml").write_text("[tool.gradlint]\n" + block, encoding="utf-8")
+    settings = load_settings([str(tmp_path)])
+    assert [d.code for d in check_source(TRAIN.format(clear=""), settings=settings)] == ["GL001"]
+    by_name = TRAIN.format(clear="").replace("from mylab.engine import Trainer\n", "").replace("engine = Trainer()\n", "")
+    by_name = by_name.replace("engine.", "trainer.")  # a receiver of unknown origin, recognised by its name
+    found = check_source(by_name, settings=settings)
+    assert [d.code for d in found] == ["GL001"]
