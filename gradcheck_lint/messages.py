@@ -6,17 +6,28 @@ and get back the same sentences.
 
 from __future__ import annotations
 
+import re
+
 
 def _at(line: int | None) -> str:
     return f" at line {line}" if line else ""
 
 
 def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: str, wrong_clear: str | None = None,
-                      wrong_clear_line: int | None = None, owned: str | None = None) -> tuple[str, str]:
-    if wrong_clear:
+                      wrong_clear_line: int | None = None, owned: str | None = None, decayed: bool = False,
+                      may: bool = False) -> tuple[str, str]:
+    if decayed:
+        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
+               f"`{opt}`'s gradients are decayed in place after each step, not cleared, so a share of every earlier "
+               f"step's gradients is applied again. If that is deliberate (a momentum-like trick), suppress this line.")
+    elif wrong_clear:
         msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
                f"`{wrong_clear}`{_at(wrong_clear_line)} clears other parameters, and nothing clears the gradients of "
                f"{owned or f'`{opt}`'}.")
+    elif may:
+        msg = (f"`{step}` may apply gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
+               f"nothing here clears `{opt}`'s gradients, so each call of this function adds to what the last call left, "
+               f"unless its caller clears them.")
     else:
         msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
                f"nothing clears `{opt}`'s gradients between its steps, so `.grad` keeps accumulating across iterations.")
@@ -37,11 +48,24 @@ def zero_grad_before_step(clear: str, backward: str, backward_line: int | None, 
     return msg, help_
 
 
-def unscaled_accumulated_loss(backward: str, loss: str, step: str, step_line: int | None, window: str | None) -> tuple[str, str]:
+def operand(text: str) -> str:
+    """`text` as an operand of `/`: a name, attribute, call, subscript or number stays as it is."""
+    stripped = text.strip()
+    if re.fullmatch(r"[\w.]+(\(.*\)|\[.*\])?", stripped) and stripped.count("(") == stripped.count(")"):
+        return stripped
+    return f"({stripped})"
+
+
+def unscaled_accumulated_loss(backward: str, loss: str, step: str, step_line: int | None, window: str | None,
+                              counter_divisor: str | None = None) -> tuple[str, str]:
     n = f"`{window}`" if window else "the number of micro-batches"
-    msg = (f"`{backward}` accumulates several micro-batches into one `{step}`{_at(step_line)}, but `{loss}` is not "
-           f"divided by {n}: the step applies the sum of the micro-batch gradients, {n} times the mean.")
-    help_ = f"scale the loss before backward: `({loss} / {window or 'N'}).backward()`."
+    if counter_divisor:
+        msg = (f"`{backward}` accumulates several micro-batches into one `{step}`{_at(step_line)}, but `{loss}` is divided "
+               f"by the running counter `{counter_divisor}`, not by {n}: micro-batch k is weighted 1/k, so the first ones dominate the step.")
+    else:
+        msg = (f"`{backward}` accumulates several micro-batches into one `{step}`{_at(step_line)}, but `{loss}` is not "
+               f"divided by {n}: the step applies the sum of the micro-batch gradients, {n} times the mean.")
+    help_ = f"scale the loss before backward: `({operand(loss)} / {operand(window or 'N')}).backward()`."
     return msg, help_
 
 

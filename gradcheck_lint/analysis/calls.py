@@ -116,6 +116,10 @@ class Calls:
                          items=j.items if len(vals) == 1 else ())
         if last in _TENSOR_BUILTINS and "." not in qual:
             return union_as_tensor([*pos, *kw.values()])
+        if qual in ("range", "enumerate"):
+            counted = interp.counters.iterable(call, qual, pos, flow, frame)
+            if counted is not None:
+                return counted
         row = self.catalogue.call(qual)
         effects: tuple[Effect, ...] | None = row.effects if row is not None else None
         certain = True

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
-_PASS_THROUGH = ("tqdm", "iter", "list", "tuple", "sorted", "reversed", "trange")
+_PASS_THROUGH = ("iter", "list", "tuple", "sorted", "reversed")
 
 
 class Counters:
@@ -95,8 +95,10 @@ class Counters:
         interp = self.interp
         iter_value = interp.eval(stmt.iter, flow, frame)
         element = self.element_of(stmt.iter, iter_value, flow, frame)
-        loop = interp.loop_for(stmt, self.loop_count(stmt.iter))
-        counter = self.loop_counter(stmt)
+        loop = interp.loop_for(stmt, self.loop_count(stmt.iter, iter_value))
+        counter = self.loop_counter(stmt, element)
+        loop.counter = counter[0] if counter else (stmt.target.id if isinstance(stmt.target, ast.Name) else None)
+        loop.rollout = _reads_as_rollout(stmt.iter)
         if element.entities and not element.params and not element.reach and not element.opaque:
             # `for opt in optimizers.values(): opt.zero_grad()`: the abstract element already stands for
             # every member, so one pass over the body covers the whole loop.
@@ -152,59 +154,67 @@ class Counters:
         unknown = {n for n in _SELF_CALL.findall(whole) if n not in methods and n not in attributes}
         return frozenset(training | unknown)
 
-    def loop_counter(self, stmt: ast.For) -> tuple[str, bool] | None:
-        """The integer counter a `for` loop advances by one per iteration, and whether it starts at 0."""
-        it = stmt.iter
-        if not isinstance(it, ast.Call):
-            return None
-        fname = N.last_name(it.func)
-        args = [a for a in arguments(it) if a.keyword is None]
+    def loop_counter(self, stmt: ast.For, element: Value) -> tuple[str, bool] | None:
+        """The integer counter a `for` loop advances by one per iteration, and whether it starts at 0:
+        `i` of `for i, b in enumerate(...)` (however the enumerate was stored or wrapped), `k` of `range`."""
         target = stmt.target
-        if fname == "enumerate" and isinstance(target, (ast.Tuple, ast.List)) and target.elts:
-            first = target.elts[0]
-            if isinstance(first, ast.Name):
-                start = args[1].value if len(args) > 1 else keyword_value(it, "start")
-                return first.id, start is None or is_int(start, 0)
-        if fname == "range" and isinstance(target, ast.Name) and args:
-            if len(args) >= 3:
-                return None
-            start = args[0].value if len(args) == 2 else None
-            return target.id, start is None or is_int(start, 0)
+        if isinstance(target, (ast.Tuple, ast.List)) and target.elts and isinstance(target.elts[0], ast.Name):
+            first = element.item("0")
+            if first is not None and first.counter is not None:
+                return target.elts[0].id, first.counter.zero_based
+        if isinstance(target, ast.Name) and element.counter is not None and not element.items:
+            return target.id, element.counter.zero_based
         return None
 
-    def loop_count(self, it: ast.expr) -> str | None:
+    # -- iterables
+    def iterable(self, call: ast.Call, name: str, pos: list[Value], flow: Flow, frame: Frame) -> Value | None:
+        """`range(...)` and `enumerate(...)`: iterables whose elements carry a counter, kept in values so
+        that `batches = enumerate(loader)` and `progress(enumerate(loader))` still count."""
+        args = [a for a in arguments(call) if a.keyword is None]
+        if any(a.star for a in args):
+            return None
+        if name == "range" and args:
+            if len(args) >= 3:
+                return _iterable(Value(), None)
+            start = args[0].value if len(args) == 2 else None
+            zero = start is None or is_int(start, 0)
+            first = 0 if start is None else int_value(start)
+            counter = Counter(f"range({', '.join(code(a.value) for a in args)})", zero_based=zero, start=first)
+            return _iterable(Value(counter=counter), _range_count(args))
+        if name == "enumerate" and args:
+            start = args[1].value if len(args) > 1 else keyword_value(call, "start")
+            zero = start is None or is_int(start, 0)
+            first = 0 if start is None else int_value(start)
+            source = code(call) if start is not None else f"enumerate({code(args[0].value)})"
+            inner = self.element_of(args[0].value, pos[0], flow, frame)
+            element = Value(items=(("0", Value(counter=Counter(source, zero_based=zero, start=first))), ("1", inner)))
+            return _iterable(element, self.loop_count(args[0].value, pos[0]))
+        return None
+
+    def loop_count(self, it: ast.expr, value: Value | None = None) -> str | None:
         """The number of iterations, as source, when the iterable reads like a window of micro-batches."""
+        if value is not None and _is_iterable(value):
+            return str(value.const[1]) if value.const[1] else None  # type: ignore[index]
         if isinstance(it, ast.Call):
             fname = N.last_name(it.func)
-            args = [a.value for a in arguments(it) if a.keyword is None]
+            args = [a for a in arguments(it) if a.keyword is None]
             if fname == "range" and args:
-                return code(args[-1]) if len(args) <= 2 else None
+                return _range_count(args)
             if fname in ("enumerate", "tqdm", "zip") and args:
-                return self.loop_count(args[0])
-            if fname in ("chunk", "split", "tensor_split") and len(args) >= (1 if isinstance(it.func, ast.Attribute) else 2):
-                return code(args[-1])
+                return self.loop_count(args[0].value)
+            if fname in ("chunk", "tensor_split") and len(args) >= (1 if isinstance(it.func, ast.Attribute) else 2):
+                return code(args[-1].value)  # the number of chunks
+            # `x.split(k)` makes chunks of size k: how many there are is `len(...)` of them
         return f"len({code(it)})"
 
     def element_of(self, it: ast.expr, value: Value, flow: Flow, frame: Frame) -> Value:
         """The abstract value of one element of an iterable."""
         interp = self.interp
+        if _is_iterable(value):
+            return value.item("elem") or Value()
         if isinstance(it, ast.Call):
             fname = N.last_name(it.func)
             args = [a for a in arguments(it) if a.keyword is None]
-            kwargs = {a.keyword: a.value for a in arguments(it) if a.keyword is not None}
-            if fname == "enumerate" and args:
-                start = args[1].value if len(args) > 1 else kwargs.get("start")
-                zero = start is None or is_int(start, 0)
-                inner_v = interp.eval(args[0].value, flow.copy(), frame)
-                first = 0 if start is None else int_value(start)
-                source = code(it) if start is not None else f"enumerate({code(args[0].value)})"
-                counter = Value(counter=Counter(source, zero_based=zero, start=first))
-                return Value(items=(("0", counter), ("1", self.element_of(args[0].value, inner_v, flow, frame))))
-            if fname == "range":
-                start = args[0].value if len(args) >= 2 else None
-                zero = start is None or is_int(start, 0)
-                first = 0 if start is None else int_value(start)
-                return Value(counter=Counter(f"range({', '.join(code(a.value) for a in args)})", zero_based=zero, start=first))
             if fname == "zip":
                 return Value(items=tuple((str(i), self.element_of(a.value, interp.eval(a.value, flow.copy(), frame), flow, frame))
                                          for i, a in enumerate(args)))
@@ -215,6 +225,49 @@ class Counters:
         if value.items and not value.params:
             return join([v for _, v in value.items])
         return Value(entities=value.entities, modules=value.modules, params=value.params, reach=value.reach, opaque=value.opaque, vague=value.vague)
+
+
+# A loop over the steps of one sequence (`range(seq_len)`, `range(T)`, `range(self.horizon)`): its
+# backward passes are the terms of one objective over time, not micro-batches of one batch.
+_TIME = re.compile(r"(?i)(?:^|[_.])(?:t|seq|seq_?len|sequence|time|timesteps?|horizon|unroll|rollout|max_?len|length|n_?steps_?ahead|tgt_?len|trg_?len)$")
+_MICRO = re.compile(r"(?i)acc|micro|chunk|split|grad_?steps|update_freq")
+
+
+def _reads_as_rollout(it: ast.expr) -> bool:
+    if isinstance(it, ast.Call) and N.last_name(it.func) == "range":
+        bound = [a.value for a in arguments(it) if a.keyword is None][-1:]
+        text = code(bound[0]) if bound else ""
+        inner = bound[0].args[0] if bound and isinstance(bound[0], ast.Call) and N.last_name(bound[0].func) in ("len", "size") and bound[0].args else None
+        name = code(inner) if inner is not None else text.removesuffix(".size(1)").removesuffix(".shape[1]")
+        return bool(_TIME.search(name.split("(")[0])) and not _MICRO.search(text)
+    return False
+
+
+def _iterable(element: Value, count: str | None) -> Value:
+    return Value(const=("iterable", count or ""), items=(("elem", element),))
+
+
+def _is_iterable(value: Value) -> bool:
+    return isinstance(value.const, tuple) and value.const[:1] == ("iterable",)
+
+
+def _range_count(args: list) -> str | None:  # type: ignore[type-arg]
+    """`range(n)` -> `n`; `range(1, 3)` -> `2`; `range(a, b)` -> `b - a`; with a step: unknown."""
+    if len(args) == 1:
+        return code(args[0].value)
+    if len(args) == 2:
+        lo, hi = args[0].value, args[1].value
+        if is_int(lo) and is_int(hi):
+            return str(hi.value - lo.value)
+        if is_int(lo, 0):
+            return code(hi)
+        low = code(lo)
+        if isinstance(hi, ast.BinOp) and isinstance(hi.op, ast.Add) and code(hi.left) == low:  # range(a, a + n)
+            return code(hi.right)
+        if isinstance(hi, ast.BinOp) and isinstance(hi.op, ast.Add) and is_int(hi.right) and is_int(lo):  # range(1, n + 1)
+            return code(hi.left) if hi.right.value == lo.value else f"{code(hi)} - {low}"
+        return f"{code(hi)} - {low}"
+    return None
 
 
 def _init_attributes(init: ast.AST | None) -> set[str]:

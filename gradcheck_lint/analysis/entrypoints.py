@@ -4,12 +4,15 @@ were handed to something the analysis cannot follow."""
 
 from __future__ import annotations
 
+import ast
 from typing import TYPE_CHECKING
 
 from .definitions import ClassInfo
 from .flow import Flow, Frame, Function
 from .gradstate import PathState
-from .values import OPAQUE, Value
+from .prescan import EVENT_ATTRS
+from .values import OPAQUE, Counter, Value
+from .walk import iter_tree
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -54,28 +57,57 @@ class EntryPoints:
             for mname, fn in info.methods.items():
                 if id(fn) not in inlined and id(fn) not in self._roots and not mname.startswith("__") and interp.prescan.trains(mname):
                     self.root(fn, info)
+        # A step function nothing here calls (a trainer's `train_step`, a module's `step()`) runs once
+        # per batch from elsewhere: when nothing in the file could clear between two calls, its
+        # backward and step are checked across calls too, and a finding there is only possible.
+        for fn, info in self._step_functions():
+            if id(fn) not in inlined:
+                self.root(fn, info, implicit_loop=True, assumed=True)
         while self._nested:
             fn, env, frame = self._nested.pop(0)
             if id(fn) not in inlined and id(fn) not in self._roots and interp.prescan.trains(fn.name):
                 self.root(fn, frame.cls if isinstance(frame.cls, ClassInfo) else None, closure=env, outer=frame)
+
+    def _hook_counter(self, fn: Function, cls: ClassInfo | None) -> str | None:
+        """The parameter of a framework hook that counts batches (`batch_idx` of `training_step`)."""
+        hook = self.interp.catalogue.hook(cls.api, fn.name) if cls is not None and cls.api else None
+        if hook is None or hook.counter is None:
+            return None
+        params = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args]][1:]
+        for position in hook.counter.positions:
+            if position < len(params):
+                return params[position]
+        return next((k for k in hook.counter.keywords if k in params), None)
 
     def defined_here(self, fn: Function, flow: Flow, frame: Frame) -> None:
         """A nested function was defined: remember what it sees, in case nothing calls it here."""
         if frame.function is not None:
             self._nested.append((fn, dict(flow.env), frame))
 
+    def _step_functions(self) -> list[tuple[Function, ClassInfo | None]]:
+        """Functions and methods whose own body (no loop) holds a backward pass and a step, in a file
+        that clears gradients nowhere."""
+        interp = self.interp
+        if _clears_somewhere(interp.module):
+            return []
+        out: list[tuple[Function, ClassInfo | None]] = [(fn, None) for fn in interp.functions.values() if _steps_once(fn)]
+        for info in interp.classes.values():
+            out += [(fn, info) for name, fn in info.methods.items() if not name.startswith("__") and _steps_once(fn)
+                    and interp.catalogue.hook(info.api, name) is None]
+        return out
+
     def root(self, fn: Function, cls: ClassInfo | None, implicit_loop: bool = False,
-             closure: dict[str, Value] | None = None, outer: Frame | None = None) -> None:
+             closure: dict[str, Value] | None = None, outer: Frame | None = None, assumed: bool = False) -> None:
         calls = self.interp.calls
         self._roots.add(id(fn))
         saved, calls.call_path = calls.call_path, (id(fn),)  # names of unknown origin are per function
         try:
-            self._run_root(fn, cls, implicit_loop, closure, outer)
+            self._run_root(fn, cls, implicit_loop, closure, outer, assumed)
         finally:
             calls.call_path = saved
 
     def _run_root(self, fn: Function, cls: ClassInfo | None, implicit_loop: bool,
-                  closure: dict[str, Value] | None, outer: Frame | None) -> None:
+                  closure: dict[str, Value] | None, outer: Frame | None, assumed: bool = False) -> None:
         interp = self.interp
         objects = interp.objects
         self_value = outer.self_value if outer is not None else (objects.self_value_for(cls) if cls else None)
@@ -90,9 +122,41 @@ class EntryPoints:
         body = fn.body
         if implicit_loop:
             loop = interp.loop_for(fn, None)
-            interp.run_loop(flow, frame, loop, lambda f, fr: interp.exec_block(body, f, fr), None)
+            loop.implicit = assumed
+            counter = self._hook_counter(fn, cls)
+            if counter is not None:  # Lightning's `batch_idx`: 0 on the first batch, one more per call
+                env[counter] = Value(counter=Counter(counter, zero_based=True, start=0))
+                loop.counter = counter
+            interp.run_loop(flow, frame, loop, lambda f, fr: interp.exec_block(body, f, fr), None,
+                            (counter, True) if counter is not None else None, calls=True)
         else:
             interp.exec_block(body, flow, frame)
 
 
+_CLEARS = frozenset({"zero_grad", "zero_", "update_params", "toggle_optimizer"})
 
+
+def _clears_somewhere(module: ast.Module) -> bool:
+    """Anything in the file that could clear gradients: `zero_grad()`, `p.grad = None`, `.grad.zero_()`..."""
+    for node in iter_tree(module):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CLEARS:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "grad" and isinstance(node.ctx, ast.Store):
+            return True
+        if isinstance(node, ast.Name) and node.id in _CLEARS:
+            return True
+    return False
+
+
+def _steps_once(fn: Function) -> bool:
+    """A backward pass and a step in the function's own body, outside any loop."""
+    found: set[str] = set()
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in EVENT_ATTRS:
+            found.add("step" if "step" in node.func.attr else "backward" if "backward" in node.func.attr else "")
+        todo.extend(ast.iter_child_nodes(node))
+    return {"step", "backward"} <= found

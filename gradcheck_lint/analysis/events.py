@@ -17,6 +17,10 @@ class Loop:
     id: int
     node: ast.AST
     count: str | None  # source of the number of iterations, when it reads as a window size
+    # steps of one sequence (`for t in range(seq_len)`), not micro-batches of one batch
+    rollout: bool = False
+    counter: str | None = None  # the name counting its iterations (`i` of `enumerate`, `k` of `range`)
+    implicit: bool = False  # not in the code: a step function assumed to be called once per batch
 
 
 @dataclass(eq=False)
@@ -30,6 +34,7 @@ class Backward:
     loss: Value = field(default_factory=Value)
     framework_scaled: bool = False  # the framework divides the loss by its accumulation window
     framework_window: str | None = None  # ... named so in the code (`gradient_accumulation_steps=4`)
+    retain_graph: bool = False  # `backward(retain_graph=True)`: the graph is reused (a rollout, a GAN)
     loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
     if_stacks: set[tuple[int, ...]] = field(default_factory=set)
     written: set[Holder] = field(default_factory=set)

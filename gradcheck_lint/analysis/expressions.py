@@ -167,7 +167,7 @@ class Expressions:
         results: list[Value] = []
         if interp.prescan.interesting.get(id(first), True):
             # `[self.train_step(b) for b in loader]` is a training loop.
-            loop = interp.loop_for(first, counters.loop_count(first.iter))
+            loop = interp.loop_for(first, counters.loop_count(first.iter, self.eval(first.iter, flow.copy(), frame)))
 
             def body(f: Flow, fr: Frame) -> Outcome:
                 for clause in generators:

@@ -34,6 +34,7 @@ class Contribution:
     certain: bool = True
     rescaled: bool = False
     carried: bool = False  # written before the loop now running was entered (a previous epoch)
+    decayed: bool = False  # rescaled in place after a step applied them (`p.grad *= 0.5`): kept on purpose
 
     @property
     def fresh(self) -> bool:
@@ -189,9 +190,12 @@ class PathState:
         return self._with(grads=frozenset((h, replace(c, certain=False)) for h, c in self.grads))
 
     def rescale(self, holders: Iterable[Holder]) -> "PathState":
+        """`p.grad /= n`: fresh gradients are rescaled (accumulation done by hand); gradients a step
+        already applied are decayed, a deliberate way of keeping part of them."""
         hs = list(holders)
         grads = frozenset(
-            (h, replace(c, rescaled=True) if c.fresh and any(h.overlaps(x) for x in hs) else c) for h, c in self.grads
+            (h, (replace(c, rescaled=True) if c.fresh else replace(c, decayed=True)) if any(h.overlaps(x) for x in hs) else c)
+            for h, c in self.grads
         )
         return self._with(grads=grads)
 

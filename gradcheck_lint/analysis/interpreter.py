@@ -315,8 +315,9 @@ class Interpreter:
         return loop is None or self.counters.trains(loop.node)
 
     def run_loop(self, flow: Flow, frame: Frame, loop: Loop, body: Callable[[Flow, Frame], Outcome],
-                 cond: Condition | None, counter: tuple[str, bool] | None = None) -> Outcome:
-        """Run a loop body to a fixed point; the loop is assumed to run at least once."""
+                 cond: Condition | None, counter: tuple[str, bool] | None = None, calls: bool = False) -> Outcome:
+        """Run a loop body to a fixed point; the loop is assumed to run at least once. With `calls`, the
+        body is a function called once per batch: each return starts the next call."""
         inner = replace(frame, loops=frame.loops + (loop.id,))
         head = flow.copy()
         if self.counters.trains(loop.node):
@@ -334,7 +335,7 @@ class Interpreter:
             res = body(entry, inner)
             breaks += res.breaks
             returns += res.returns
-            back = Flow.join([res.normal, *res.continues])
+            back = Flow.join([res.normal, *res.continues, *(f for f, _ in res.returns if calls)])
             if back is None:
                 break
             if counter is not None and counter[0] in self.windows:

@@ -95,8 +95,15 @@ class TrainingModel:
             for sstack in step.loop_stacks:
                 if len(bstack) > len(sstack) and bstack[: len(sstack)] == sstack:
                     loop = self.loops[bstack[len(sstack)]]
+                    if loop.rollout or backward.retain_graph:
+                        return None  # the steps of one rollout through a reused graph, not micro-batches
                     return loop.count, loop
         return None
+
+    def assumed_repeated(self, step: Step) -> bool:
+        """The step runs in no loop of the code: only in the per-call loop assumed for a step function."""
+        stacks = step.loop_stacks
+        return any(stacks) and all(all(self.loops[i].implicit for i in stack if i in self.loops) for stack in stacks)
 
     def applied_within_same_model(self, holder: Holder, consumers: frozenset[int]) -> bool:
         """Every optimizer that applied these gradients updates another part of the same model."""

@@ -10,7 +10,7 @@ from . import names as N
 from .events import Backward, Clear, Step
 from .flow import Flow, Frame
 from .gradstate import PathState
-from .syntax import code
+from .syntax import code, keyword_value
 from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
 
 if TYPE_CHECKING:
@@ -53,7 +53,9 @@ class Recorder:
         key = (id(call), self.interp.calls.call_path)
         ev = self.backwards.get(key)
         if ev is None:
-            ev = Backward(self._ordinal_of(key), call, code(call), loss_text, loss, framework_scaled, framework_window=window)
+            retain = keyword_value(call, "retain_graph")
+            ev = Backward(self._ordinal_of(key), call, code(call), loss_text, loss, framework_scaled, framework_window=window,
+                          retain_graph=isinstance(retain, ast.Constant) and retain.value is True)
             self.backwards[key] = ev
         else:
             ev.loss = join([ev.loss, loss])

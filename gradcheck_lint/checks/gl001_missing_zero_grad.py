@@ -8,6 +8,7 @@ from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import Step
 from ..fixplan import SAFE, UNSAFE, FixPlan, InsertAfter, after_step, alone_on_line, following, is_reference, source
+from ..diagnostics import Certainty
 from ..registry import Finding, Rule, register
 
 
@@ -90,6 +91,7 @@ for x in torch.randn(8, 4).split(2):
                 continue
             backward = model.backwards[stale.backward]
             wrong = self._wrong_clear(model, step, holders)
+            may = model.assumed_repeated(step)
             msg, help_ = messages.missing_zero_grad(
                 step.call_text,
                 backward.call_text,
@@ -98,8 +100,12 @@ for x in torch.randn(8, 4).split(2):
                 wrong_clear=wrong.call_text if wrong else None,
                 wrong_clear_line=model.line(wrong.node) if wrong else None,
                 owned=model.owned_names(opt),
+                decayed=stale.decayed,
+                may=may,
             )
-            yield Finding(step.node, msg, help_, fix=self._fix(model, step))
+            sure = not (stale.decayed or may)
+            yield Finding(step.node, msg, help_, Certainty.CERTAIN if sure else Certainty.POSSIBLE,
+                          fix=None if stale.decayed else self._fix(model, step))
 
     @staticmethod
     def _fix(model: TrainingModel, step: Step) -> FixPlan | None:

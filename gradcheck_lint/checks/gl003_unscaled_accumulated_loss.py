@@ -20,9 +20,19 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 _GENERIC = frozenset({"self", "args", "config", "cfg", "len", "opt", "hparams"})
 
 
-def divides_by_window(divisors: frozenset[str], window: str | None) -> bool:
-    """Tell whether one of the divisors applied to a loss can be the accumulation window size."""
+def _counters_of(gate: Condition | Loop) -> set[str]:
+    """The names that count micro-batches in the window: the gate's counters, the inner loop's counter."""
+    if isinstance(gate, Loop):
+        return {gate.counter} if gate.counter else set()
+    return {c.rsplit(".", 1)[-1] for c in gate.counters} | set(gate.counters)
+
+
+def divides_by_window(divisors: frozenset[str], window: str | None, counters: set[str] | frozenset[str] = frozenset()) -> bool:
+    """Tell whether one of the divisors applied to a loss can be the accumulation window size (a divisor
+    made of the running counter, `loss / (i + 1)`, is not)."""
     for d in divisors:
+        if counters and counters & set(_IDENT.findall(d)) and not (window and set(_IDENT.findall(window)) & set(_IDENT.findall(d)) - counters):
+            continue
         if window is not None:
             if d == window:
                 return True
@@ -111,13 +121,16 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         )
                         yield Finding(backward.node, msg, help_)  # which division to drop is the author's call
                         continue
-                    if divides_by_window(backward.loss.divisors, window):
+                    counters = _counters_of(gate)
+                    running = [d for d in backward.loss.divisors if counters & set(_IDENT.findall(d)) and not divides_by_window(frozenset({d}), window, counters)]
+                    if divides_by_window(backward.loss.divisors - frozenset(running), window, counters):
                         continue
                     reported.add(c.backward)
                     msg, help_ = messages.unscaled_accumulated_loss(
                         backward.call_text, backward.loss_text, step.call_text, model.line(step.node), window,
+                        counter_divisor=running[0] if running else None,
                     )
-                    yield Finding(backward.node, msg, help_, fix=self._fix(model, backward, window, gate))
+                    yield Finding(backward.node, msg, help_, fix=None if running else self._fix(model, backward, window, gate))
 
     @staticmethod
     def _fix(model: TrainingModel, backward: Backward, window: str | None, gate: Condition | Loop) -> FixPlan | None:
