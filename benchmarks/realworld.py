@@ -1,10 +1,10 @@
 """Lint directories of real training code and print, per directory, what the analysis saw.
 
-    python benchmarks/realworld.py DIR [DIR ...]
+    python benchmarks/realworld.py [--cap N] DIR [DIR ...]
 
 Per directory: Python files, files that can train (contain `backward`), training loops found (loops
 holding an optimizer step), backward calls, optimizer steps, findings per rule, files that failed
-(GL000) and the time taken. Every finding is listed after the table, to be read one by one.
+(GL000), files where the 64-path-state cap dropped paths (each is listed), and the time taken. Every finding is listed after the table, to be read one by one.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from gradcheck_lint.sources import read_source
 
 def survey(directory: str) -> tuple[dict[str, object], list[str]]:
     start = time.perf_counter()
-    files = training = loops = backwards = steps = failed = 0
+    files = training = loops = backwards = steps = failed = capped = 0
     per_rule: collections.Counter[str] = collections.Counter()
     lines: list[str] = []
     for path in iter_python_files([directory]):
@@ -46,8 +46,11 @@ def survey(directory: str) -> tuple[dict[str, object], list[str]]:
         backwards += len(model.backwards)
         steps += len(model.steps)
         loops += len({stack[-1] for s in model.steps.values() for stack in s.loop_stacks if stack})
+        if model.cap_hits:
+            capped += 1
+            lines.append(f"{path}: the 64-state cap dropped paths {model.cap_hits} times")
     row = {"dir": directory, "files": files, "training files": training, "loops": loops, "backward": backwards,
-           "steps": steps, **{code: per_rule.get(code, 0) for code in catalogue()}, "failed": failed,
+           "steps": steps, **{code: per_rule.get(code, 0) for code in catalogue()}, "failed": failed, "capped files": capped,
            "seconds": round(time.perf_counter() - start, 1)}
     return row, lines
 
@@ -56,6 +59,11 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
         return 2
+    if argv[0] == "--cap":  # analyse with another path-state cap, to see whether the cap decides a verdict
+        from gradcheck_lint.analysis import gradstate
+
+        gradstate.STATE_CAP = int(argv[1])
+        argv = argv[2:]
     rows, findings = [], []
     for directory in argv:
         row, lines = survey(directory)

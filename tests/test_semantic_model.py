@@ -168,3 +168,19 @@ def test_static_side_never_imports_torch() -> None:
     code = "import sys, gradcheck_lint; from gradcheck_lint import check_source; check_source('loss.backward()\\nopt.step()\\n'); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_state_cap_decides_no_verdict_on_the_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Paths are dropped only past 64 per program point: on ordinary scripts that never changes a verdict."""
+    from gradcheck_lint.analysis import gradstate
+    from support import FIXTURES
+
+    scripts = sorted(FIXTURES.rglob("*.py")) + sorted((FIXTURES.parent / "tests" / "blind_programs").glob("*.py"))
+    assert len(scripts) > 100
+
+    def verdicts() -> list[tuple[str, int, str]]:
+        return [(p.name, d.line, d.code) for p in scripts for d in check_source(p.read_text(encoding="utf-8"), str(p))]
+
+    capped = verdicts()
+    monkeypatch.setattr(gradstate, "STATE_CAP", 1024)
+    assert verdicts() == capped

@@ -238,16 +238,42 @@ class PathState:
         return self._with(assumptions=frozenset(a for a in self.assumptions if a.cond not in drop))
 
 
-def merge_states(states: Iterable[PathState], limit: int = 64) -> frozenset[PathState]:
-    """Bound the number of distinct path states by keeping the simplest ones.
+class _Cap:
+    """How often path states were dropped at the cap (read by benchmarks; reset per file by the model)."""
 
-    Dropping paths can only hide findings, never invent one (merging them would over-approximate
-    and could combine facts of different paths). The order is deterministic: states hold small
+    hits = 0
+
+
+CAP = _Cap()
+STATE_CAP = 64  # path states kept per program point (benchmarks/realworld.py --cap compares verdicts with more)
+
+
+def merge_states(states: Iterable[PathState], limit: int | None = None) -> frozenset[PathState]:
+    """Bound the number of distinct path states: first by merging paths that differ only in their
+    branch assumptions, then, past the cap, by keeping the simplest ones.
+
+    Dropping paths can only hide findings, never invent one (merging paths whose gradients differ
+    would over-approximate and could combine facts of different paths). The order is deterministic: states hold small
     ordinal integers only.
     """
+    limit = STATE_CAP if limit is None else limit
     s = frozenset(states)
     if len(s) <= limit:
         return s
+    # Paths whose gradients agree and differ only in which way they went at earlier tests (a logging
+    # flag tested twice, `if rank == 0`) become one path that remembers what they all assumed: the
+    # next test of those flags splits it again, so no gradient fact is lost.
+    groups: dict[tuple[object, ...], list[PathState]] = {}
+    for p in s:
+        groups.setdefault((p.grads, p.discards, p.frozen, p.phases), []).append(p)
+    if len(groups) < len(s):
+        s = frozenset(
+            ps[0] if len(ps) == 1 else ps[0]._with(assumptions=frozenset.intersection(*(p.assumptions for p in ps)))
+            for ps in groups.values()
+        )
+        if len(s) <= limit:
+            return s
+    CAP.hits += 1
 
     def sizes(p: PathState) -> tuple[int, int, int]:
         return (len(p.grads), len(p.discards), len(p.assumptions))

@@ -8,7 +8,7 @@ from ..diagnostics import Span
 from .apimodels import ModelFile
 from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
-from .gradstate import PathState
+from .gradstate import CAP, PathState
 from .interpreter import Interpreter
 from .syntax import Source
 from .values import Entity, EntityTable, Holder
@@ -22,7 +22,10 @@ class TrainingModel:
         self.module = module
         interp = Interpreter(module, source, models)
         self.source: Source = interp.text
+        CAP.hits = 0
         interp.run()
+        # how many times path states were dropped at the cap while analysing this file (benchmarks read it)
+        self.cap_hits = CAP.hits
         self.table: EntityTable = interp.table
         recorder = interp.recorder
         # keyed by the events' own ids, which is what path states refer to

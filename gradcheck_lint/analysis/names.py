@@ -18,10 +18,11 @@ OPTIMIZER_NAME = re.compile(r"(?:^|[_.])(?:opt|optim|optimi[sz]er|optimi[sz]ers|
 SCHEDULER_NAME = re.compile(r"sched|lr_?s|warmup", re.I)
 # Names a parameter or attribute gets when it holds a model.
 MODEL_NAME = re.compile(
-    r"(?:^|[_.])(?:model|models|net|network|netg|netd|net_g|net_d|g|d|gen|disc|generator|discriminator|"
+    r"(?i:(?:^|[_.])(?:model|models|net|network|netg|netd|net_g|net_d|gen|disc|generator|discriminator|"
     r"encoder|decoder|critic|actor|policy|classifier|clf|student|teacher|backbone|module|unet|vae|ae)"
-    r"(?:_?[A-Za-z0-9]*)?$",
-    re.I,
+    r"(?:_?[A-Za-z0-9]*)?$)"
+    # the one-letter names of GANs: `G`, `D`, `D_A`, `G2`, `netD` (not `detach`, `grad`)
+    r"|(?:^|[_.])(?:[GDgd])(?:_[A-Za-z0-9]+|[A-Z0-9]+)?$"
 )
 
 _EFFECT_NAME = re.compile(r"zero|grad|clear|reset|step|update|optimi|backward|train|fit|freeze|toggle", re.I)

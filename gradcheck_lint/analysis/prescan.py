@@ -47,9 +47,16 @@ class Prescan:
         self.assigned_calls: dict[int, str] = {}  # id of a call -> the name its result is assigned to
         self._marks: dict[int, _Marks] = {}
         self._defs: dict[str, list[_Marks]] = {}  # every function and method of the module, by name
+        self._gates: list[tuple[int, list[tuple[str, str]]]] = []  # `if` statements testing `counter % N`
         self._scan(module)
         self.touching = self._touching()
         self.interesting = {key: self._matters(m) for key, m in self._marks.items()}
+        # A counter's window phase is followed only where a test of it guards something that touches
+        # gradients: `if step % log_interval == 0: log(...)` would multiply the paths for nothing.
+        for key, atoms in self._gates:
+            if self.interesting.get(key, True):
+                for counter, window in atoms:
+                    self.windows.setdefault(counter, set()).add(window)
 
     def _scan(self, module: ast.Module) -> None:
         """Every node, each carrying the `if`s and comprehensions around it and its function's marks."""
@@ -63,11 +70,15 @@ class Prescan:
                 test = node.test  # type: ignore[attr-defined]
                 key = ast.dump(test)
                 self.test_keys[key] = self.test_keys.get(key, 0) + 1
-                for counter, window in modulo_atoms(test):
-                    self.windows.setdefault(counter, set()).add(window)
+                atoms = modulo_atoms(test)
                 if kind is ast.If:
                     marks[id(node)] = _Marks()
                     around = around + (id(node),)
+                    if atoms:
+                        self._gates.append((id(node), atoms))
+                else:
+                    for counter, window in atoms:
+                        self.windows.setdefault(counter, set()).add(window)
             elif kind in FUNCTIONS:
                 body = _Marks()
                 self._defs.setdefault(node.name, []).append(body)  # type: ignore[attr-defined]
@@ -193,4 +204,7 @@ class Prescan:
         """Texts used like models (`x.parameters()`) and like optimizers (`x.step()` and zero_grad)."""
         optimizers = {s for s in self.stepped if N.OPTIMIZER_NAME.search(s.rsplit(".", 1)[-1]) and not N.SCHEDULER_NAME.search(s)}
         optimizers |= {s for s in self.stepped & self.zeroed if s not in self.models}
-        return frozenset((self.models | self.called_models) - optimizers), frozenset(optimizers)
+        models = self.models | self.called_models
+        # `loss_fn.discriminator.parameters()`: `loss_fn` holds a model, so calling it may run that model
+        models |= {m.rsplit(".", 1)[0] for m in self.models if m.count(".") == 1 and not m.startswith("self.")}
+        return frozenset(models - optimizers), frozenset(optimizers)

@@ -23,7 +23,7 @@ class Recorder:
     def __init__(self, interp: "Interpreter") -> None:
         self.interp = interp
         self.table: EntityTable = interp.table
-        self.backwards: dict[tuple[int, tuple[int, ...]], Backward] = {}
+        self.backwards: dict[tuple[int, frozenset[Holder]], Backward] = {}
         self.steps: dict[int, Step] = {}
         self.clears: dict[int, Clear] = {}
         self._ordinals: dict[object, int] = {}
@@ -49,18 +49,6 @@ class Recorder:
         self.backward_calls += 1
         if self.backward_calls & 255 == 0:
             self.interp.check_deadline()
-        # One event per call site and inlining context: a helper called for two models is two backward passes.
-        key = (id(call), self.interp.calls.call_path)
-        ev = self.backwards.get(key)
-        if ev is None:
-            retain = keyword_value(call, "retain_graph")
-            ev = Backward(self._ordinal_of(key), call, code(call), loss_text, loss, framework_scaled, framework_window=window,
-                          retain_graph=isinstance(retain, ast.Constant) and retain.value is True)
-            self.backwards[key] = ev
-        else:
-            ev.loss = join([ev.loss, loss])
-        ev.loop_stacks.add(frame.loops)
-        ev.if_stacks.add(frame.ifs)
         written: dict[Holder, bool] = {}
         reach = {h for h in loss.reach if not h.pseudo}
         if frame.no_grad:
@@ -93,6 +81,19 @@ class Recorder:
                     written[h] = False
         if only is not None:
             written = {h: c for h, c in written.items() if any(h.overlaps(o) for o in only)} if only else {}
+        # One event per call site and set of parameters written: a helper called for two models is two
+        # backward passes, the same helper called from two places for one model is one.
+        key = (id(call), frozenset(written))
+        ev = self.backwards.get(key)
+        if ev is None:
+            retain = keyword_value(call, "retain_graph")
+            ev = Backward(self._ordinal_of(key), call, code(call), loss_text, loss, framework_scaled, framework_window=window,
+                          retain_graph=isinstance(retain, ast.Constant) and retain.value is True)
+            self.backwards[key] = ev
+        else:
+            ev.loss = join([ev.loss, loss])
+        ev.loop_stacks.add(frame.loops)
+        ev.if_stacks.add(frame.ifs)
         ev.written |= set(written)
         flow.map(lambda s: s.backward(ev.id, written))
 

@@ -1,0 +1,232 @@
+"""Real historical gradient bugs, and a sweep of unseen repositories: what gradlint finds in them.
+
+    python benchmarks/realbugs/run.py bugs [--only GL001,GL003] [--show] [--extract DIR]
+    python benchmarks/realbugs/run.py sweep [--set heldout|dev|all] [--show]
+
+`manifest.toml` lists real bugs from public repositories (metadata only: repository, buggy and
+fixed commits, path, the labelled lines, category, why); `sweep.toml` lists repositories of training
+code; `verdicts.toml` holds a verdict for every finding of the sweep. The code itself is never
+committed: each repository is read from a fetched snapshot, a bare git directory at
+`$GRADLINT_MIRROR/<owner>+<name>/repo` (default `/work/.mirror`; the search tool's `fetch` makes them).
+
+`bugs`: each buggy version is linted (every analysis rule on, as a new user would, with no
+configuration). A bug counts as *found* when a diagnostic of its category is reported on one of its
+labelled lines, or names one of them ("at line N"). Its fixed version is *clean* when it has no
+diagnostic of that category. `sweep`: every Python file of each repository at its recorded commit is
+linted; each finding is matched with `verdicts.toml` (`true`, `false`, or not yet read). Both print
+figures and exit 0; nothing here is a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from gradcheck_lint import check_source
+from gradcheck_lint.api import check_paths
+from gradcheck_lint.config import Settings
+from gradcheck_lint.diagnostics import Diagnostic
+from gradcheck_lint.registry import all_rules
+
+HERE = Path(__file__).resolve().parent
+MIRROR = Path(os.environ.get("GRADLINT_MIRROR", "/work/.mirror"))
+ANALYSIS = frozenset(all_rules())
+
+
+def snapshot(repo: str) -> Path | None:
+    path = MIRROR / repo.replace("/", "+") / "repo"
+    return path if path.is_dir() else None
+
+
+def git_show(repo_dir: Path, commit: str, path: str) -> str | None:
+    run = subprocess.run(["git", "-C", str(repo_dir), "show", f"{commit}:{path}"], capture_output=True)
+    return run.stdout.decode("utf-8", "replace") if run.returncode == 0 else None
+
+
+def settings() -> Settings:
+    return Settings.default().with_enabled(ANALYSIS)
+
+
+@dataclass
+class Outcome:
+    bug: dict  # type: ignore[type-arg]
+    status: str  # found | missed | unavailable
+    clean: bool | None
+    reported: list[Diagnostic]
+    fixed_reported: list[Diagnostic]
+
+
+def names_line(d: Diagnostic, lines: set[int]) -> bool:
+    return d.line in lines or any(int(n) in lines for n in re.findall(r"\bat line (\d+)", d.message))
+
+
+def check_bug(bug: dict, chosen: Settings) -> Outcome:  # type: ignore[type-arg]
+    repo_dir = snapshot(bug["repo"])
+    if repo_dir is None:
+        return Outcome(bug, "unavailable", None, [], [])
+    buggy = git_show(repo_dir, bug["buggy_commit"], bug["buggy_path"])
+    if buggy is None:
+        return Outcome(bug, "unavailable", None, [], [])
+    reported = [d for d in check_source(buggy, bug["buggy_path"], settings=chosen) if d.code in ANALYSIS]
+    lines = set(bug["lines"])
+    found = any(d.code == bug["category"] and names_line(d, lines) for d in reported)
+    clean = None
+    fixed_reported: list[Diagnostic] = []
+    if bug.get("fixed", True):
+        fixed = git_show(repo_dir, bug["fixed_commit"], bug["fixed_path"])
+        if fixed is not None:
+            fixed_reported = [d for d in check_source(fixed, bug["fixed_path"], settings=chosen) if d.code in ANALYSIS]
+            clean = not any(d.code == bug["category"] for d in fixed_reported)
+    return Outcome(bug, "found" if found else "missed", clean, reported, fixed_reported)
+
+
+def run_bugs(args: argparse.Namespace) -> int:
+    manifest = tomllib.loads((HERE / "manifest.toml").read_text(encoding="utf-8"))["bug"]
+    only = set(args.only.split(",")) if args.only else None
+    chosen = settings()
+    outcomes = []
+    start = time.perf_counter()
+    for bug in manifest:
+        if only and bug["category"] not in only:
+            continue
+        outcomes.append(check_bug(bug, chosen))
+        if args.extract:
+            _extract(bug, Path(args.extract))
+    table: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for o in outcomes:
+        row = table[o.bug["category"]]
+        row[o.status] += 1
+        if o.clean is not None:
+            row["fixed checked"] += 1
+            row["fixed clean"] += o.clean
+    print(f"{'code':6} {'bugs':>5} {'found':>6} {'missed':>7} {'unavail':>8} {'recall':>7} {'fixed clean':>12}")
+    totals: collections.Counter[str] = collections.Counter()
+    for code in sorted(table):
+        row = table[code]
+        totals.update(row)
+        _row(code, row)
+    _row("all", totals)
+    in_scope = collections.Counter()
+    for code in ("GL001", "GL002", "GL003", "GL004", "GL005"):
+        in_scope.update(table.get(code, collections.Counter()))
+    _row("GL001-5", in_scope)
+    print(f"({time.perf_counter() - start:.1f} s)")
+    for o in outcomes:
+        b = o.bug
+        if o.status != "found" or args.show:
+            mark = {"found": "found ", "missed": "MISSED", "unavailable": "n/a   "}[o.status]
+            print(f"\n{mark} {b['id']} {b['category']} {b['repo']} {b['buggy_path']}@{b['buggy_commit'][:8]} lines {b['lines']}")
+            print(f"       why: {b['why']}")
+            if b.get("miss_reason") and o.status == "missed":
+                print(f"       miss: {b['miss_reason']}")
+            for d in o.reported:
+                print(f"       reported {d.line}:{d.column} {d.code} {d.message[:160]}")
+        if o.clean is False:
+            print(f"\nNOT CLEAN {b['id']} {b['category']} fixed {b['fixed_path']}@{b['fixed_commit'][:8]}")
+            for d in o.fixed_reported:
+                if d.code == b["category"]:
+                    print(f"       reported {d.line}:{d.column} {d.code} {d.message[:160]}")
+    return 0
+
+
+def _row(code: str, row: collections.Counter[str]) -> None:
+    n = row["found"] + row["missed"]
+    recall = f"{100 * row['found'] / n:.0f} %" if n else "-"
+    clean = f"{row['fixed clean']}/{row['fixed checked']}" if row["fixed checked"] else "-"
+    print(f"{code:6} {n + row['unavailable']:5d} {row['found']:6d} {row['missed']:7d} {row['unavailable']:8d} {recall:>7} {clean:>12}")
+
+
+def _extract(bug: dict, into: Path) -> None:  # type: ignore[type-arg]
+    repo_dir = snapshot(bug["repo"])
+    if repo_dir is None:
+        return
+    for which, commit, path in (("buggy", bug["buggy_commit"], bug["buggy_path"]), ("fixed", bug["fixed_commit"], bug["fixed_path"])):
+        text = git_show(repo_dir, commit, path)
+        if text is not None:
+            target = into / bug["id"] / which / Path(path).name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+
+
+# -- the sweep ----------------------------------------------------------------------------------
+def load_verdicts() -> dict[tuple[str, str, int, str], dict]:  # type: ignore[type-arg]
+    path = HERE / "verdicts.toml"
+    if not path.exists():
+        return {}
+    rows = tomllib.loads(path.read_text(encoding="utf-8")).get("finding", [])
+    return {(r["repo"], r["path"], r["line"], r["code"]): r for r in rows}
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    repos = tomllib.loads((HERE / "sweep.toml").read_text(encoding="utf-8"))["repo"]
+    verdicts = load_verdicts()
+    chosen = settings()
+    counts: collections.Counter[str] = collections.Counter()
+    per_code: collections.Counter[str] = collections.Counter()
+    unread = []
+    start = time.perf_counter()
+    files = 0
+    for entry in repos:
+        if args.set != "all" and entry["set"] != args.set:
+            continue
+        repo_dir = snapshot(entry["repo"])
+        if repo_dir is None:
+            print(f"n/a {entry['repo']}: fetch github:{entry['repo']}")
+            counts["unavailable"] += 1
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = subprocess.run(["git", "-C", str(repo_dir), "archive", entry["commit"]], capture_output=True)
+            subprocess.run(["tar", "-x", "-C", tmp, "--wildcards", "*.py"], input=archive.stdout, capture_output=True)
+            found, checked = check_paths([tmp], chosen, jobs=args.jobs)
+            files += checked
+            for d in found:
+                if d.code not in ANALYSIS:
+                    if d.code == "GL000":
+                        counts["unanalysable"] += 1
+                    continue
+                rel = os.path.relpath(d.path, tmp)
+                key = (entry["repo"], rel, d.line, d.code)
+                verdict = verdicts.get(key, {}).get("verdict", "unread")
+                counts[verdict] += 1
+                per_code[f"{d.code} {verdict}"] += 1
+                if verdict == "unread" or args.show:
+                    unread.append(f"{verdict:6} {entry['repo']} {rel}:{d.line}:{d.column} {d.code} [{d.certainty.value}] {d.message}")
+    print(f"repositories ({args.set}): {sum(1 for e in repos if args.set == 'all' or e['set'] == args.set)}, files {files}, "
+          f"{time.perf_counter() - start:.0f} s")
+    print("findings:", dict(counts))
+    print("per code:", dict(sorted(per_code.items())))
+    for line in unread:
+        print(line)
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    bugs = sub.add_parser("bugs")
+    bugs.add_argument("--only", help="comma-separated codes")
+    bugs.add_argument("--show", action="store_true", help="list found bugs too")
+    bugs.add_argument("--extract", help="write the buggy and fixed files under this directory (never commit them)")
+    sweep = sub.add_parser("sweep")
+    sweep.add_argument("--set", default="heldout", choices=["heldout", "dev", "all"])
+    sweep.add_argument("--show", action="store_true", help="list findings that have a verdict too")
+    sweep.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    return run_bugs(args) if args.what == "bugs" else run_sweep(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
