@@ -22,6 +22,7 @@ RULES_DIR = ROOT / "rules"
 _EXPECT = re.compile(r"#\s*expect:\s*(GL\d{3}(?:\s*,\s*GL\d{3})*)")
 _STATIC_ONLY = re.compile(r"#\s*gradlint-fixture:\s*static-only\b")
 _RUNTIME_BLIND = re.compile(r"#\s*gradlint-fixture:\s*runtime-blind\s+(GL\d{3}(?:\s*,\s*GL\d{3})*)\s+--\s*\S")
+_RUNTIME_ALSO = re.compile(r"#\s*gradlint-fixture:\s*runtime-also\s+(GL\d{3}(?:\s*,\s*GL\d{3})*)\s+--\s*\S")
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Fixture:
     expected: frozenset[tuple[int, str]]
     static_only: bool
     runtime_blind: frozenset[str] = frozenset()  # codes the guard cannot see in this script (documented why)
+    runtime_also: frozenset[str] = frozenset()  # codes the guard reports as it sees the run (documented why)
 
     @property
     def id(self) -> str:
@@ -57,7 +59,9 @@ def load_fixtures() -> list[Fixture]:
         head = "\n".join(text.splitlines()[:5])
         blind = _RUNTIME_BLIND.search(head)
         codes = frozenset(c.strip() for c in blind.group(1).split(",")) if blind else frozenset()
-        fixtures.append(Fixture(path, parse_expectations(text), bool(_STATIC_ONLY.search(head)), codes))
+        also = _RUNTIME_ALSO.search(head)
+        extra = frozenset(c.strip() for c in also.group(1).split(",")) if also else frozenset()
+        fixtures.append(Fixture(path, parse_expectations(text), bool(_STATIC_ONLY.search(head)), codes, extra))
     return fixtures
 
 

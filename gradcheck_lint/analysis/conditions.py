@@ -12,7 +12,7 @@ from .syntax import code, forget_code, is_int
 from .walk import walk
 
 __all__ = ["Condition", "analyse_test", "code", "forget_code", "grad_existence_test", "modulo_atoms", "phase_truth",
-           "modulo_operations", "truth_at_zero", "first_window", "first_window_size", "ALL_PHASES", "FIRST", "MID", "LAST", "NEXT_PHASE"]
+           "modulo_operations", "truth_at_zero", "first_window", "first_window_size", "fires_on_most", "ALL_PHASES", "FIRST", "MID", "LAST", "NEXT_PHASE"]
 
 _COUNTER_NAME = re.compile(r"(?:^|_)(?:i|it|idx|step|steps|iter|iters|iteration|batch_idx|batch_i|count|counter|n|k|j|micro|accum|num|global_step)(?:_|$)|step|iter|idx|count|accum|micro|batch", re.I)
 
@@ -50,6 +50,7 @@ class Condition:
     # The first window is not N micro-batches for any N (`enumerate(loader, 1)` with `(i + 1) % N`).
     short_first_window: bool = False
     long_first_window: bool = False  # ... because it holds more than N (`if i > 0 and i % N == 0:`)
+    false_on_most: bool = False  # false on N - 1 of every N micro-batches (a step in its `else` runs N - 1 times)
     counter_starts: dict[str, int] = field(default_factory=dict)
     # A framework's window boundary (`accelerator.sync_gradients`, a gated `engine.step()`): the
     # window it counts (source text; None when not named), set when the test reads a gate flag.
@@ -277,6 +278,24 @@ def first_window_size(test: ast.expr, counter: str, first: int, n: int) -> int |
         if v:
             return k - first + 1
     return 3 * n + 1  # not within three windows: longer than any
+
+
+def fires_on_most(test: ast.expr, counter: str, first: int) -> bool:
+    """Is the test true on all but one of every N micro-batches, for every window size N? (A step in
+    the `else` of `if i % N == 0:` then runs N - 1 times per window.)"""
+    moduli = {dotted(m.right) for m in modulo_operations(test)} | _compared_names(test, counter)
+    for n in range(2, 9):
+        env = {name: n for name in moduli if name is not None}
+        trues = 0
+        for k in range(first, first + n):
+            env[counter] = k
+            v = _concrete(test, env)
+            if v is None:
+                return False
+            trues += bool(v)
+        if trues != n - 1:
+            return False
+    return True
 
 
 def modulo_operations(node: ast.AST) -> list[ast.BinOp]:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import names as N
-from .conditions import FIRST, NEXT_PHASE, Condition, first_window, first_window_size, modulo_atoms, phase_truth, truth_at_zero
+from .conditions import FIRST, NEXT_PHASE, Condition, first_window, first_window_size, fires_on_most, modulo_atoms, phase_truth, truth_at_zero
 from .flow import Flow, Frame, Outcome
 from .syntax import arguments, code, int_value, is_int, keyword_value
 from .values import EMPTY, Counter, Value, join
@@ -71,6 +71,12 @@ class Counters:
             if value is None or value.counter is None:
                 continue
             c = value.counter
+            if c.start is not None:
+                start = c.start + (1 if c.incremented else 0)
+                if fires_on_most(ast.UnaryOp(op=ast.Not(), operand=cond.test), name, start):
+                    cond.false_on_most = True
+                    cond.counter_sources[name] = c.source
+                    cond.counter_starts[name] = start
             if c.zero_based and not c.incremented:
                 first = truth_at_zero(cond.test, name)
                 if first is not None:

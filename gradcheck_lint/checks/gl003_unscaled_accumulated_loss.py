@@ -31,8 +31,8 @@ def divides_by_window(divisors: frozenset[str], window: str | None, counters: se
     """Tell whether one of the divisors applied to a loss can be the accumulation window size (a divisor
     made of the running counter, `loss / (i + 1)`, is not)."""
     for d in divisors:
-        if counters and counters & set(_IDENT.findall(d)) and not (window and set(_IDENT.findall(window)) & set(_IDENT.findall(d)) - counters):
-            continue
+        if counters & set(_IDENT.findall(d)):
+            continue  # it changes from one micro-batch to the next: not the window
         if window is not None:
             if d == window:
                 return True
@@ -122,7 +122,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         yield Finding(backward.node, msg, help_)  # which division to drop is the author's call
                         continue
                     counters = _counters_of(gate)
-                    running = [d for d in backward.loss.divisors if counters & set(_IDENT.findall(d)) and not divides_by_window(frozenset({d}), window, counters)]
+                    running = sorted(d for d in backward.loss.divisors if counters & set(_IDENT.findall(d)))
                     if divides_by_window(backward.loss.divisors - frozenset(running), window, counters):
                         continue
                     reported.add(c.backward)

@@ -65,7 +65,10 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     if cond.id in reported:
                         continue
                     fires_first = cond.first_value is not None and cond.first_value == value
-                    if not fires_first and not (cond.short_first_window and value is True):
+                    most = cond.false_on_most and value is False  # the step is in the `else` branch
+                    if most:
+                        fires_first = False
+                    elif not fires_first and not (cond.short_first_window and value is True):
                         continue
                     if not isinstance(cond.statement, ast.If) or not cond.moduli:
                         continue
@@ -80,8 +83,9 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     msg, help_ = messages.accumulation_off_by_one(
                         code(cond.test), counter, cond.counter_sources[counter], step.call_text,
                         start=cond.counter_starts.get(counter, 0), fires_first=fires_first, longer=cond.long_first_window,
+                        most=most,
                     )
-                    yield Finding(cond.test, msg, help_, fix=self._fix(model, cond, counter))
+                    yield Finding(cond.test, msg, help_, fix=None if most else self._fix(model, cond, counter))
 
     @staticmethod
     def _fix(model: TrainingModel, cond: Condition, counter: str) -> FixPlan | None:
