@@ -4,7 +4,8 @@
 
 Per directory: Python files, files that can train (contain `backward`), training loops found (loops
 holding an optimizer step), backward calls, optimizer steps, findings per rule, files that failed
-(GL000), files where the 64-path-state cap dropped paths (each is listed), and the time taken. Every finding is listed after the table, to be read one by one.
+(GL000), files where the 64-path-state cap dropped paths (each is listed), and the time taken; then the
+five slowest files (one process, no cache). Every finding is listed after the table, to be read one by one.
 """
 
 from __future__ import annotations
@@ -29,7 +30,10 @@ def survey(directory: str) -> tuple[dict[str, object], list[str]]:
     lines: list[str] = []
     for path in iter_python_files([directory]):
         files += 1
-        for d in check_file(path):
+        began = time.perf_counter()
+        found = check_file(path)
+        TIMES.append((time.perf_counter() - began, path))
+        for d in found:
             if d.code == "GL000":
                 failed += 1
             else:
@@ -55,6 +59,9 @@ def survey(directory: str) -> tuple[dict[str, object], list[str]]:
     return row, lines
 
 
+TIMES: list[tuple[float, str]] = []  # seconds per file, for the slowest five
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__)
@@ -74,6 +81,10 @@ def main(argv: list[str]) -> int:
     print("  ".join(str(h).ljust(w) for h, w in zip(headers, widths)))
     for r in rows:
         print("  ".join(str(r[h]).ljust(w) for h, w in zip(headers, widths)))
+    print()
+    print("slowest files:")
+    for seconds, path in sorted(TIMES, reverse=True)[:5]:
+        print(f"  {seconds:6.2f} s  {path}")
     print()
     for line in findings:
         print(line)

@@ -129,3 +129,14 @@ def skipped_step_leftover(step: str, backward: str, backward_line: int | None, o
            f"the step: nothing clears `{opt}`'s gradients on that path, so they are added to this step's.")
     help_ = f"clear on every path: call `{opt}.zero_grad()` before `{backward}` (or before skipping the step)."
     return msg, help_
+
+
+def backward_after_step(backward: str, model: str, forward: str | None, forward_line: int | None, step: str,
+                        step_line: int | None) -> tuple[str, str]:
+    through = f"the graph of `{forward}`{_at(forward_line)}" if forward else f"a forward pass of `{model}`"
+    msg = (f"`{backward}` backpropagates through {through}, built before `{step}`{_at(step_line)} changed "
+           f"`{model}`'s parameters in place: PyTorch raises \"one of the variables needed for gradient computation "
+           f"has been modified by an inplace operation\" (before 1.5 it silently used the updated weights).")
+    help_ = (f"run the forward pass again after `{step}` (recompute `{forward or model + '(...)'}`), or call `{step}` "
+             f"only after `{backward}`.")
+    return msg, help_

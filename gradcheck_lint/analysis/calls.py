@@ -35,8 +35,16 @@ class Calls:
         self.catalogue = interp.catalogue
         self.call_path: tuple[int, ...] = ()  # call sites being inlined: entities made inside differ per site
         self._calls: list[int] = []
+        self._call_nodes: list[ast.Call] = []
         self.inlined: set[int] = set()
         self.instance_class: dict[int, ClassInfo] = {}  # model entity made from a local nn.Module class
+
+    def current_call(self) -> object:
+        """A key of the call being evaluated (the innermost one)."""
+        return self._call_nodes[-1] if self._call_nodes else None
+
+    def current_call_node(self) -> ast.Call | None:
+        return self._call_nodes[-1] if self._call_nodes else None
 
     def args_of(self, call: ast.Call, flow: Flow, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
         pos: list[Value] = []
@@ -53,12 +61,14 @@ class Calls:
 
     def eval_call(self, call: ast.Call, flow: Flow, frame: Frame) -> Value:
         self._calls.append(id(call))
+        self._call_nodes.append(call)
         try:
             if isinstance(call.func, ast.Attribute):
                 return self.method_call(call, call.func, flow, frame)
             return self.function_call(call, flow, frame)
         finally:
             self._calls.pop()
+            self._call_nodes.pop()
 
     # ------------------------------------------------------------------ functions
     def function_call(self, call: ast.Call, flow: Flow, frame: Frame) -> Value:
@@ -83,7 +93,7 @@ class Calls:
             callee = interp.eval(func, flow, frame)
             pos, kw = self.args_of(call, flow, frame)
             if callee.modules:
-                return interp.forward(callee, pos, kw)
+                return interp.forward(callee, pos, kw, flow, frame)
             return interp.objects.opaque_call("", pos, kw, flow)
         return self.qualified_call(call, qual, flow, frame)
 
@@ -97,7 +107,7 @@ class Calls:
                 return self.interp.effects.apply(row.effects, site, flow, frame)
         pos, kw = self.args_of(call, flow, frame)
         if bound.modules:
-            return self.interp.forward(bound, pos, kw)
+            return self.interp.forward(bound, pos, kw, flow, frame)
         if any(e.kind is Kind.LOSS for e in bound.entities):
             return union_as_tensor([*pos, *kw.values()])
         return self.interp.objects.opaque_call(code(func), pos, kw, flow)
@@ -271,7 +281,7 @@ class Calls:
             if N.callee_suggests_grad_effect(attr) and attr != "forward":
                 interp.objects.opaque_call(attr, [recv, *pos], kw, flow)
                 return EMPTY
-            return interp.forward(recv, pos, kw, vague=True)
+            return interp.forward(recv, pos, kw, flow, frame, vague=True)
         if attr in ("items", "values", "keys") and recv.items:
             return recv
         if attr in ("append", "extend", "add", "insert") and pos:
@@ -449,6 +459,7 @@ class Calls:
                 env[p.name] = objects.entity_for_unknown_ref(p.name) or OPAQUE
         for star in stars:
             env[star] = OPAQUE
+        env.update({k: v for k, v in flow.env.items() if k.startswith("@")})  # step counts go in and out
         # Globals stay visible through the caller's environment when called from module level, and a
         # nested function (a closure) sees the variables of the function that defines it.
         closure = frame.local_defs.get(fn.name) is fn
@@ -472,6 +483,8 @@ class Calls:
             elif k.startswith("self.") and cls is not None and frame.cls is cls:
                 flow.env[k] = v
             elif k in outer_globals and v is not outer_globals[k]:
+                flow.env[k] = v
+            elif k.startswith("@"):
                 flow.env[k] = v
         if instance_key is not None and local_instance and self_value is not None:
             items = dict(self_value.items)

@@ -197,7 +197,7 @@ class Effects:
             found = site.arg(effect.ref("module"))
             module = found[0] if found else EMPTY
             rest = [v for v in site.pos if v is not module] if site.receiver is None else site.pos
-            return self.interp.forward(module, rest, site.kw) if module.modules else union_as_tensor([*site.pos, *site.kw.values()])
+            return self.interp.forward(module, rest, site.kw, flow, frame) if module.modules else union_as_tensor([*site.pos, *site.kw.values()])
         if kind in ("divide", "multiply"):
             return self.arithmetic(kind, effect, site)
         if kind == "tensor":
@@ -351,6 +351,7 @@ class Effects:
         text = self._step_text(site, effect)
         for o in opts:
             self.interp.recorder.step(site.call, o, text, taken, inner, framework_gated=gate is not None)
+            self.interp.recorder.updated(o, site.call, taken)
             if effect.value("clears"):
                 holders = set(self.table.optimizer_holders(o))
                 self.interp.recorder.clear(site.call, text, self.table.label(o.uid), holders, taken, inner)

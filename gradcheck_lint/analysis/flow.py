@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from .gradstate import PathState, merge_states
-from .values import Value, join
+from .values import Holder, Value, join
 
 MAX_DEPTH = 8
 MAX_LOOP_ITERATIONS = 12
@@ -57,7 +57,7 @@ class Flow:
             env = {}
             for k, v in a.items():
                 w = b.get(k, _MISSING)
-                env[k] = v if w is v else join([v] if w is _MISSING else [v, w])  # type: ignore[list-item]
+                env[k] = v if w is v else _join_key(k, [v] if w is _MISSING else [v, w])  # type: ignore[list-item]
             for k, w in b.items():
                 if k not in a:
                     env[k] = join([w])
@@ -73,8 +73,38 @@ class Flow:
         for k in keys:
             vals = [f.env[k] for f in live if k in f.env]
             first = vals[0]
-            env[k] = first if len(vals) == len(live) and all(v is first for v in vals) else join(vals)
+            env[k] = first if len(vals) == len(live) and all(v is first for v in vals) else _join_key(k, vals)
         return Flow(env, states)
+
+
+GENERATION = "@gen:"  # env key prefix: how many optimizer steps updated a set of parameters so far
+
+
+def generation_key(holder: Holder) -> str:
+    return f"{GENERATION}{holder.uid}/{'.'.join(holder.path)}"
+
+
+def holder_of_key(key: str) -> Holder:
+    uid, _, path = key[len(GENERATION):].partition("/")
+    return Holder(int(uid), tuple(path.split(".")) if path else ())
+
+
+def generations(env: dict[str, Value], holder: Holder) -> frozenset[tuple[str, int]]:
+    """The step counts of every stepped parameter set that overlaps `holder` (a module's graph needs them)."""
+    return frozenset((k, v.const) for k, v in env.items()
+                     if k.startswith(GENERATION) and isinstance(v.const, int) and v.const and holder_of_key(k).overlaps(holder))
+
+
+def generation(env: dict[str, Value], key: str) -> int:
+    value = env.get(key)
+    return value.const if value is not None and isinstance(value.const, int) else 0
+
+
+def _join_key(key: str, vals: list[Value]) -> Value:
+    """Join one name's values; a module's step generation joins to the largest (some path stepped)."""
+    if key.startswith(GENERATION):
+        return Value(const=max(v.const if isinstance(v.const, int) else 0 for v in vals))
+    return join(vals)
 
 
 @dataclass

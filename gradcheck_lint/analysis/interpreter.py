@@ -26,7 +26,7 @@ from .definitions import Definitions
 from .events import Loop
 from .expressions import Expressions
 from .flow import (
-    MAX_LOOP_ITERATIONS, TIME_BUDGET, WORK_BUDGET, BudgetExhausted, Flow, Frame, Outcome,
+    GENERATION, MAX_LOOP_ITERATIONS, TIME_BUDGET, WORK_BUDGET, BudgetExhausted, Flow, Frame, Outcome,
 )
 from .calls import Calls
 from .effects import Effects
@@ -101,6 +101,7 @@ class Interpreter:
         self.toggle = self.calls.toggle
         self.lookup = self.expressions.lookup
         self.notes: list[tuple[str, object, object, tuple[int, ...]]] = []  # unscale/clip calls, for later rules
+        self.forward_sites: dict[int, ast.Call | None] = {}  # forward ordinal -> the call that ran the module
 
     # ------------------------------------------------------------------ budget
     def check_deadline(self) -> None:
@@ -331,6 +332,8 @@ class Interpreter:
         for _ in range(MAX_LOOP_ITERATIONS):
             entry = head.copy()
             self.counters.reset_increments(entry)
+            for key in [k for k in entry.env if k.startswith(GENERATION)]:
+                entry.env[key] = Value(const=0)  # a new iteration: steps are counted from here
             self._forget_iteration(entry, loop)
             res = body(entry, inner)
             breaks += res.breaks

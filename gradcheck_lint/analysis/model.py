@@ -34,6 +34,7 @@ class TrainingModel:
         self.clears: dict[int, Clear] = {ev.id: ev for ev in recorder.clears.values()}
         self.conditions: dict[int, Condition] = interp.conditions
         self.loops: dict[int, Loop] = interp.loops
+        self.forward_sites: dict[int, ast.Call | None] = interp.forward_sites
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
         # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
         self.out_of_time: bool = interp.out_of_time
@@ -101,6 +102,12 @@ class TrainingModel:
                     if loop.rollout or backward.retain_graph:
                         return None  # the steps of one rollout through a reused graph, not micro-batches
                     return loop.count, loop
+        return None
+
+    def step_node(self, call_id: int) -> ast.AST | None:
+        for step in self.steps.values():
+            if id(step.node) == call_id:
+                return step.node
         return None
 
     def assumed_repeated(self, step: Step) -> bool:

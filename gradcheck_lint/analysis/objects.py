@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from . import names as N
 from .definitions import ClassInfo
-from .flow import Flow, Frame
+from .flow import Flow, Frame, generations
 from .gradstate import PathState
 from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 from .walk import iter_tree
@@ -87,11 +87,17 @@ class Objects:
         own.names = tuple(sorted({self.table.holder_name(h) for h in own.holders}))
 
     # -- values
-    def forward(self, module: Value, pos: list[Value], kw: dict[str, Value], vague: bool = False) -> Value:
-        """Calling a module: the result depends on its parameters and on its inputs."""
+    def forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame, vague: bool = False) -> Value:
+        """Calling a module: the result depends on its parameters and on its inputs, and holds the
+        graph of this forward pass (unless autograd is off)."""
         args = union_as_tensor([*pos, *kw.values()])
         own = frozenset(module.modules)
-        return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else frozenset()))
+        built = args.built
+        if not frame.no_grad:
+            site = self.interp.recorder.ordinal(self.interp.calls.current_call())
+            self.interp.forward_sites[site] = self.interp.calls.current_call_node()
+            built = built | {(h, generations(flow.env, h), site) for h in own if not h.pseudo}
+        return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else frozenset()), built=built)
 
     def holders_of_modules(self, vals: Iterable[Value]) -> set[Holder]:
         out: set[Holder] = set()

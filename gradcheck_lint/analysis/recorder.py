@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable
 
 from . import names as N
 from .events import Backward, Clear, Step
-from .flow import Flow, Frame
+from .flow import Flow, Frame, generation, generation_key, generations
 from .gradstate import PathState
 from .syntax import code, keyword_value
 from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
@@ -28,6 +28,7 @@ class Recorder:
         self.clears: dict[int, Clear] = {}
         self._ordinals: dict[object, int] = {}
         self.backward_calls = 0
+        self.last_update: dict[str, tuple[ast.Call, str]] = {}  # parameter set -> the last step that updated it
 
     def ordinal(self, node: ast.AST) -> int:
         """A small integer per event node, in order of first meeting: deterministic across runs."""
@@ -95,6 +96,13 @@ class Recorder:
         ev.loop_stacks.add(frame.loops)
         ev.if_stacks.add(frame.ifs)
         ev.written |= set(written)
+        # A graph built by a forward pass before a step updated that module's parameters in place.
+        for holder, before, site in loss.built:
+            seen = dict(before)
+            for key, count in generations(flow.env, holder):
+                if count > seen.get(key, 0) and key in self.last_update:
+                    step_call, step_text = self.last_update[key]
+                    ev.stale_graphs.add((holder, site, id(step_call), step_text))
         flow.map(lambda s: s.backward(ev.id, written))
 
     def guess_owner(self, opt: Entity, flow: Flow) -> Holder | None:
@@ -144,6 +152,20 @@ class Recorder:
         ev.framework_gated = ev.framework_gated or framework_gated
         holders = self.table.optimizer_holders(opt)
         flow.map(lambda s: s.step(opt.uid, holders))
+
+    def updated(self, opt: Entity, call: ast.Call, flow: Flow) -> None:
+        """The step changed the parameters of `opt` in place: graphs built before it are stale."""
+        for h in self.table.optimizer_holders(opt):
+            if not h.pseudo:
+                key = generation_key(h)
+                flow.env[key] = Value(const=generation(flow.env, key) + 1)
+                self.last_update[key] = (call, self.steps_text(call, opt))
+
+    def steps_text(self, call: ast.Call, opt: Entity) -> str:
+        for ev in self.steps.values():
+            if ev.node is call and ev.optimizer.uid == opt.uid:
+                return ev.call_text
+        return code(call)
 
     # -- clear
     def clear(self, node: ast.AST, text: str, target: str, holders: set[Holder], flow: Flow, frame: Frame,

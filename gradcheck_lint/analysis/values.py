@@ -71,6 +71,8 @@ class Value:
         opaque: it may depend on things the analysis cannot see.
         vague: the part of `reach` reached only through code the analysis could not read (a library
             method given the model): a backward through it may or may not write there.
+        built: the forward passes whose graphs a tensor holds: (the module, the step counts of the
+            parameter sets it overlaps when it ran, the forward call's ordinal).
         divisors: source text of every divisor applied while computing it.
         divided_twice: divisors applied twice along one chain of computation (`(loss / n) / n`).
         items: members of a literal tuple/list/dict, by position or key.
@@ -84,6 +86,7 @@ class Value:
     params: frozenset[Holder] = frozenset()
     opaque: bool = False
     vague: frozenset[Holder] = frozenset()
+    built: frozenset[tuple["Holder", frozenset[tuple[str, int]], int]] = frozenset()
     divisors: frozenset[str] = frozenset()
     divided_twice: frozenset[str] = frozenset()
     items: tuple[tuple[str, "Value"], ...] = ()
@@ -106,7 +109,7 @@ class Value:
         if self.opaque and not (self.reach or self.modules or self.divisors):
             return OPAQUE
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
-        return Value(reach=reach, opaque=self.opaque, vague=self.vague, divisors=self.divisors, divided_twice=self.divided_twice)
+        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, divisors=self.divisors, divided_twice=self.divided_twice)
 
     def with_divisor(self, text: str) -> "Value":
         twice = self.divided_twice | {text} if text in self.divisors else self.divided_twice
@@ -150,6 +153,7 @@ def join(values: Iterable[Value]) -> Value:
         params=frozenset().union(*(v.params for v in vals)),
         opaque=any(v.opaque for v in vals),
         vague=frozenset().union(*(v.vague for v in vals)),
+        built=frozenset().union(*(v.built for v in vals)),
         divisors=frozenset().union(*(v.divisors for v in vals)),
         # twice only when every path divided twice: a join is not a chain
         divided_twice=frozenset.intersection(*(v.divided_twice for v in vals)),
@@ -231,6 +235,9 @@ class EntityTable:
             return f"the parameters of `{self.label(holder.uid)}`" if opt else "its parameters"
         base = self.module_names.get(holder.uid, "?")
         return ".".join((base, *holder.path))
+
+    def holder_name_of(self, uid: int) -> str:
+        return self.module_names.get(uid) or self.label(uid)
 
     def optimizer_holders(self, opt: Entity) -> frozenset[Holder]:
         own = self.ownership.get(opt.uid)
