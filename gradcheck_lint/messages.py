@@ -140,3 +140,11 @@ def backward_after_step(backward: str, model: str, forward: str | None, forward_
     help_ = (f"run the forward pass again after `{step}` (recompute `{forward or model + '(...)'}`), or call `{step}` "
              f"only after `{backward}`.")
     return msg, help_
+
+
+def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: int | None) -> tuple[str, str]:
+    msg = (f"`{statement}` keeps the autograd graph of `{stored}` alive in `{target}`, which outlives the iterations "
+           f"of the loop{_at(loop_line)}: every iteration's graph and activations stay in memory until `{target}` is "
+           f"dropped, and memory grows until it runs out.")
+    help_ = f"store the value, not the graph: `{stored}.item()` for a number, or `{stored}.detach()` to keep a tensor."
+    return msg, help_

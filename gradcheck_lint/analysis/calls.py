@@ -117,6 +117,9 @@ class Calls:
         interp = self.interp
         last = qual.rsplit(".", 1)[-1]
         pos, kw = self.args_of(call, flow, frame)
+        if last == "backward":  # any library's backward of what was accumulated: kept to be trained on
+            for v in pos:
+                interp.keepalives.consumed(v)
         if self._requires_grad_leaf(call, qual):  # `torch.randn(3, requires_grad=True)`: a trained leaf
             return interp.model_value(interp.mint(Kind.PARAM, code(call.func), ("param", id(call)), api="torch.Tensor"))
         if last in _CONTAINERS:
@@ -268,6 +271,9 @@ class Calls:
                           kw: dict[str, Value], flow: Flow, frame: Frame) -> Value:
         """A method no API model describes: a model's own method, a container's, or something opaque."""
         interp = self.interp
+        if attr == "backward":
+            for v in pos:
+                interp.keepalives.consumed(v)
         if attr == "backward" and pos:
             # `something.backward(loss)` of an unknown object: a framework's backward of its argument
             site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
@@ -287,7 +293,8 @@ class Calls:
         if attr in ("append", "extend", "add", "insert") and pos:
             key = N.ref_text(recv_node)
             if key is not None:
-                flow.env[key] = join([recv, pos[-1]])
+                stored = [a.value for a in arguments(call) if a.keyword is None][-1]
+                flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame)
             return EMPTY
         if attr in ("get", "pop") and recv.items and arguments(call):
             k = N.literal_key(arguments(call)[0].value)
@@ -466,7 +473,7 @@ class Calls:
         outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if frame.function is None or closure else {}
         env.update(outer_globals)
         callee = Frame(function=fn, cls=cls, self_value=self_value, depth=frame.depth + 1, local_defs={}, loops=frame.loops,
-                       ifs=frame.ifs, no_grad=frame.no_grad, gates=frame.gates, active=frame.active + (id(fn),),
+                       ifs=frame.ifs, no_grad=frame.no_grad or self.without_grad(fn), gates=frame.gates, active=frame.active + (id(fn),),
                        arguments=(*pos, *kw.values()))
         if cls is not None and cls.is_module and (self_value is None or not self_value.modules):
             callee.self_value = objects.self_value_for(cls)
@@ -492,6 +499,16 @@ class Calls:
             flow.env[instance_key] = replace(self_value, items=tuple(items.items()))
         return ret
 
+
+    def without_grad(self, fn: Function) -> bool:
+        """`@torch.no_grad()` / `@torch.inference_mode()` on the function: its body builds no graph."""
+        for decorator in fn.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            qual = self.interp.imports.qualify(target)
+            row = self.catalogue.call(qual) if qual else None
+            if row is not None and any(e.kind == "no_grad" and e.ref("flag") is None for e in row.effects):
+                return True
+        return False
 
     def _is_instance(self, value: Value) -> bool:
         """An object made from a local class here: a plain instance, or a local nn.Module's model value."""

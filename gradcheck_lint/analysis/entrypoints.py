@@ -5,7 +5,7 @@ were handed to something the analysis cannot follow."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable
 
 from .definitions import ClassInfo
 from .flow import Flow, Frame, Function
@@ -28,6 +28,8 @@ class EntryPoints:
 
     def run(self) -> None:
         interp = self.interp
+        if _another_framework(interp.imports.aliases.values()):
+            return  # MXNet, TensorFlow, JAX...: their `backward` and `step` follow other rules
         top = Frame(function=None, cls=None, self_value=None, depth=0, local_defs={})
         out = interp.exec_block(interp.module.body, Flow({}, frozenset({PathState()})), top)
         final = Flow.join([out.normal, *(f for f, _ in out.returns)])
@@ -112,7 +114,8 @@ class EntryPoints:
         objects = interp.objects
         self_value = outer.self_value if outer is not None else (objects.self_value_for(cls) if cls else None)
         env: dict[str, Value] = dict(objects.class_self_env(cls)) if cls and outer is None else {}
-        frame = Frame(function=fn, cls=cls, self_value=self_value, depth=1, local_defs={}, active=(id(fn),), closure_env=closure)
+        frame = Frame(function=fn, cls=cls, self_value=self_value, depth=1, local_defs={}, active=(id(fn),), closure_env=closure,
+                      no_grad=interp.calls.without_grad(fn))
         a = fn.args
         for i, p in enumerate([*a.posonlyargs, *a.args, *a.kwonlyargs]):
             if i == 0 and cls is not None and outer is None and p.arg in ("self", "cls"):
@@ -160,3 +163,15 @@ def _steps_once(fn: Function) -> bool:
             found.add("step" if "step" in node.func.attr else "backward" if "backward" in node.func.attr else "")
         todo.extend(ast.iter_child_nodes(node))
     return {"step", "backward"} <= found
+
+
+# Deep-learning frameworks other than PyTorch: a file that imports one of them and nothing of PyTorch's
+# world is not analysed (DeepLearningExamples keeps MXNet and TensorFlow trainers next to PyTorch ones).
+_OTHER_FRAMEWORKS = frozenset({"mxnet", "tensorflow", "jax", "flax", "paddle", "mindspore", "oneflow", "chainer", "keras", "tf_keras", "theano"})
+_PYTORCH_WORLD = frozenset({"torch", "lightning", "pytorch_lightning", "lightning_fabric", "accelerate", "deepspeed", "timm",
+                            "transformers", "apex", "torch_xla", "mmengine", "torchvision", "torchaudio"})
+
+
+def _another_framework(qualified: "Iterable[str]") -> bool:
+    roots = {q.split(".", 1)[0] for q in qualified}
+    return bool(roots & _OTHER_FRAMEWORKS) and not roots & _PYTORCH_WORLD

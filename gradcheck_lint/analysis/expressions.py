@@ -236,7 +236,7 @@ class Expressions:
             if minted is not None:
                 flow.env[key] = minted
                 return minted
-        return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague)
+        return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague, built=base.built, kept=base.kept)
 
     def reciprocal(self, expr: ast.expr) -> str | None:
         """`1 / N` or `1.0 / N` -> `N`."""
@@ -291,6 +291,11 @@ class Expressions:
         elif start is not None and value.counter is None:
             value = replace(value, counter=Counter(f"{key} = {code(source)}", zero_based=False, start=start))  # type: ignore[arg-type]
         value = interp.objects.stored_on_self(key, value, frame)
+        if isinstance(source, ast.BinOp) and isinstance(source.op, ast.Add):  # `total = total + loss`
+            sides = [source.left, source.right]
+            for own, other in (sides, sides[::-1]):
+                if N.ref_text(own) == key:
+                    value = interp.keepalives.note(stmt, key, other, value, frame)
         if not value.entities and not value.modules and value.opaque:
             # `self.model = model.to(device)` with `model` of unknown origin: how `self.model` is used
             # elsewhere (`.parameters()`, `.step()`) says what it is.
@@ -364,6 +369,8 @@ class Expressions:
                 new = new.with_divisor(div)
         else:
             new = union_as_tensor([old, rhs])
+            if isinstance(small.op, (ast.Add, ast.Sub)):  # `total_loss += loss`
+                new = interp.keepalives.note(small, key, small.value, new, frame)
         flow.env[key] = new
         self.forget(key, flow)
 

@@ -32,6 +32,7 @@ from .calls import Calls
 from .effects import Effects
 from .entrypoints import EntryPoints
 from .gradstate import PathState
+from .keepalive import KeepAlives
 from .names import ImportMap
 from .objects import Objects
 from .prescan import Prescan
@@ -82,6 +83,7 @@ class Interpreter:
         self.expressions = Expressions(self)
         self.counters = Counters(self)
         self.entrypoints = EntryPoints(self)
+        self.keepalives = KeepAlives(self)
         # shorthands used across the parts
         self.mint = self.objects.mint
         self.model_value = self.objects.model_value

@@ -35,6 +35,7 @@ class TrainingModel:
         self.conditions: dict[int, Condition] = interp.conditions
         self.loops: dict[int, Loop] = interp.loops
         self.forward_sites: dict[int, ast.Call | None] = interp.forward_sites
+        self.keepalives = list(interp.keepalives.events.values())
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
         # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
         self.out_of_time: bool = interp.out_of_time

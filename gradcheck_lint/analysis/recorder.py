@@ -50,6 +50,7 @@ class Recorder:
         self.backward_calls += 1
         if self.backward_calls & 255 == 0:
             self.interp.check_deadline()
+        self.interp.keepalives.consumed(loss)
         written: dict[Holder, bool] = {}
         reach = {h for h in loss.reach if not h.pseudo}
         if frame.no_grad:

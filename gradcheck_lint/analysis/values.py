@@ -73,6 +73,8 @@ class Value:
             method given the model): a backward through it may or may not write there.
         built: the forward passes whose graphs a tensor holds: (the module, the step counts of the
             parameter sets it overlaps when it ran, the forward call's ordinal).
+        kept: names of accumulators across iterations whose contents this value holds (`total_loss`,
+            `self.losses`): a backward of it means the graphs were kept on purpose.
         divisors: source text of every divisor applied while computing it.
         divided_twice: divisors applied twice along one chain of computation (`(loss / n) / n`).
         items: members of a literal tuple/list/dict, by position or key.
@@ -87,6 +89,7 @@ class Value:
     opaque: bool = False
     vague: frozenset[Holder] = frozenset()
     built: frozenset[tuple["Holder", frozenset[tuple[str, int]], int]] = frozenset()
+    kept: frozenset[str] = frozenset()
     divisors: frozenset[str] = frozenset()
     divided_twice: frozenset[str] = frozenset()
     items: tuple[tuple[str, "Value"], ...] = ()
@@ -104,12 +107,13 @@ class Value:
 
     def as_tensor(self) -> "Value":
         """Drop object identity: what flows on when the value is used in arithmetic."""
-        if not (self.reach or self.modules or self.opaque or self.divisors):
+        if not (self.reach or self.modules or self.opaque or self.divisors or self.kept):
             return EMPTY  # a constant, a name of nothing known: no gradient flows through it
-        if self.opaque and not (self.reach or self.modules or self.divisors):
+        if self.opaque and not (self.reach or self.modules or self.divisors or self.kept):
             return OPAQUE
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
-        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, divisors=self.divisors, divided_twice=self.divided_twice)
+        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, divisors=self.divisors,
+                     divided_twice=self.divided_twice)
 
     def with_divisor(self, text: str) -> "Value":
         twice = self.divided_twice | {text} if text in self.divisors else self.divided_twice
@@ -154,6 +158,7 @@ def join(values: Iterable[Value]) -> Value:
         opaque=any(v.opaque for v in vals),
         vague=frozenset().union(*(v.vague for v in vals)),
         built=frozenset().union(*(v.built for v in vals)),
+        kept=frozenset().union(*(v.kept for v in vals)),
         divisors=frozenset().union(*(v.divisors for v in vals)),
         # twice only when every path divided twice: a join is not a chain
         divided_twice=frozenset.intersection(*(v.divided_twice for v in vals)),

@@ -1,0 +1,102 @@
+"""Tensors with an autograd graph stored across iterations: `total_loss += loss`, `losses.append(loss)`.
+
+Each accumulation keeps the graph of every iteration alive (activations included) until the
+accumulator is dropped. That is the point when the accumulator is later backpropagated (an RL episode's
+log-probabilities, a sum of micro-batch losses), and a memory leak otherwise.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from .flow import Flow, Frame
+from .values import Value
+from .walk import iter_tree
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+
+@dataclass(eq=False)
+class KeepAlive:
+    """A statement that stores a tensor with a graph into an accumulator that outlives the iteration."""
+
+    node: ast.AST  # the statement (`total += loss`) or the call (`losses.append(loss)`)
+    target: str  # the accumulator (`total_loss`, `self.history["loss"]`)
+    stored: ast.expr  # the stored expression (`loss`)
+    loop: int  # the loop whose iterations it spans
+    trained: bool = False  # a backward pass of the accumulator ran: the graphs were kept on purpose
+    holders: set[str] = field(default_factory=set)
+
+
+class KeepAlives:
+    """Record accumulations of graph-carrying tensors, and which accumulators a backward consumed."""
+
+    def __init__(self, interp: "Interpreter") -> None:
+        self.interp = interp
+        self.events: dict[int, KeepAlive] = {}
+        self._trained: set[str] = set()
+        self._resets: dict[int, frozenset[str]] = {}
+
+    def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame) -> Value:
+        """`target` accumulates `value` at `node`; return `value` marked as held by the accumulator."""
+        if frame.no_grad or not value.built or not frame.loops:
+            return value  # no graph (only a forward pass of a module makes one), or no loop
+        loop = next((lid for lid in reversed(frame.loops) if lid in self.interp.loops), None)
+        if loop is None or not self.interp.loop_trains(loop):
+            return value  # not a training loop: evaluation code has its own rules (and often no_grad)
+        if target in self._resets_in(self.interp.loops[loop].node):
+            return value  # reset in the same loop: one iteration's graph at a time
+        event = self.events.get(id(node))
+        if event is None:
+            event = self.events[id(node)] = KeepAlive(node, target, stored, loop)
+        if target in self._trained:
+            event.trained = True
+        return replace(value, kept=value.kept | {target})
+
+    def consumed(self, loss: Value) -> None:
+        """A backward pass of a value held by accumulators: their graphs were kept to be trained on."""
+        for name in loss.kept:
+            self._trained.add(name)
+            for event in self.events.values():
+                if event.target == name:
+                    event.trained = True
+
+    def _resets_in(self, loop: ast.AST) -> frozenset[str]:
+        """Names a loop assigns afresh (`losses = []`, `total = 0`, `losses.clear()`) in each iteration."""
+        found = self._resets.get(id(loop))
+        if found is None:
+            out: set[str] = set()
+            body = loop.body if isinstance(loop, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)) else []
+            for stmt in body:
+                for node in iter_tree(stmt):
+                    if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                        for t in targets:
+                            text = self.interp.ref(t)
+                            if text is not None and not _mentions(node.value, text):
+                                out.add(text)
+                    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "clear":
+                        text = self.interp.ref(node.func.value)
+                        if text is not None:
+                            out.add(text)
+                    elif isinstance(node, ast.Delete):
+                        for t in node.targets:
+                            base = t.value if isinstance(t, ast.Subscript) else t
+                            text = self.interp.ref(base)
+                            if text is not None:
+                                out.add(text)
+            found = self._resets[id(loop)] = frozenset(out)
+        return found
+
+
+def _mentions(expr: ast.AST, name: str) -> bool:
+    """`total = total + loss` extends `total` rather than resetting it."""
+    from .names import ref_text
+
+    return any(ref_text(n) == name for n in iter_tree(expr) if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)))
+
+
+__all__ = ["KeepAlive", "KeepAlives", "Flow"]
