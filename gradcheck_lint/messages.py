@@ -148,3 +148,18 @@ def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: i
            f"dropped, and memory grows until it runs out.")
     help_ = f"store the value, not the graph: `{stored}.item()` for a number, or `{stored}.detach()` to keep a tensor."
     return msg, help_
+
+
+def double_loss_scaling(backward: str, loss: str, divisor: str, framework_window: str | None) -> tuple[str, str]:
+    by = f" (configured with `{framework_window}`)" if framework_window else ""
+    msg = (f"`{backward}` divides `{loss}` by the accumulation window, and `{loss}` is already divided by `{divisor}`: "
+           f"the framework{by} divides by the window itself, so each micro-batch counts 1/N² and every step is N times too small.")
+    help_ = f"drop the manual `/ {divisor}`: the framework's backward scales the loss for its accumulation window."
+    return msg, help_
+
+
+def divided_not_accumulated(backward: str, loss: str, divisor: str, step: str, step_line: int | None) -> tuple[str, str]:
+    msg = (f"`{loss}` is divided by `{divisor}` for accumulation, but `{step}`{_at(step_line)} runs after every "
+           f"`{backward}`: nothing accumulates, so every step is `{divisor}` times too small (the learning rate is silently divided).")
+    help_ = f"either step once every `{divisor}` micro-batches (`if (i + 1) % {divisor} == 0:`) or drop the `/ {divisor}`."
+    return msg, help_

@@ -277,7 +277,7 @@ class Calls:
         if attr == "backward" and pos:
             # `something.backward(loss)` of an unknown object: a framework's backward of its argument
             site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
-            return interp.effects.apply((Effect("backward", (("loss", _ARG0),), (("scales", "framework"),)),), site, flow, frame)
+            return interp.effects.apply((Effect("backward", (("loss", _ARG0),)),), site, flow, frame)
         if recv.modules:
             heuristic = self.catalogue.callee_heuristic(attr)
             if heuristic is not None and any(e.kind == "construct" for e in heuristic.effects):
