@@ -163,3 +163,28 @@ def divided_not_accumulated(backward: str, loss: str, divisor: str, step: str, s
            f"`{backward}`: nothing accumulates, so every step is `{divisor}` times too small (the learning rate is silently divided).")
     help_ = f"either step once every `{divisor}` micro-batches (`if (i + 1) % {divisor} == 0:`) or drop the `/ {divisor}`."
     return msg, help_
+
+
+def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, other_line: int | None) -> tuple[str, str]:
+    if kind == "clip_before_unscale":
+        by = f" by `{other}`{_at(other_line)}" if other else ""
+        msg = (f"`{call}` clips gradients of `{opt}` that are still multiplied by the GradScaler's scale (written{by}): the "
+               f"threshold applies to gradients tens of thousands of times too large, so the clip either does nothing useful or "
+               f"cuts every step.")
+        help_ = f"call `scaler.unscale_({opt})` right before `{call}` (once per step, where the step runs)."
+    elif kind == "unscale_twice":
+        first = f" (`{other}`{_at(other_line)} already unscaled them)" if other else ""
+        msg = (f"`{call}` unscales `{opt}`'s gradients a second time before its step{first}: `unscale_` runs on every "
+               f"micro-batch, and PyTorch raises \"unscale_() has already been called on this optimizer since the last update()\".")
+        help_ = f"call `{call}` only on the micro-batch that steps, right before clipping and `scaler.step({opt})`."
+    elif kind == "partial":
+        then = f"`{other}`{_at(other_line)}" if other else "a later backward"
+        msg = (f"`{call}` unscales or clips `{opt}`'s gradients on a micro-batch that does not step: {then} then adds more "
+               f"gradients to them, so the clip saw a partial sum (and, with a GradScaler, scaled and unscaled gradients are mixed).")
+        help_ = f"move `{call}` under the condition of the step, right before it."
+    else:  # bypass
+        by = f" (written by `{other}`{_at(other_line)})" if other else ""
+        msg = (f"`{call}` applies `{opt}`'s gradients while they are still multiplied by the GradScaler's scale{by}: the step "
+               f"bypasses `scaler.step`, so nothing unscales them or skips the steps whose gradients overflowed.")
+        help_ = f"step through the scaler: `scaler.step({opt})` then `scaler.update()`."
+    return msg, help_

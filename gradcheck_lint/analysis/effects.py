@@ -161,12 +161,18 @@ class Effects:
             return Value(const=("gate_flag", site.owner.uid if site.owner else 0))
         if kind == "sync":
             return Value(const=("context", "sync", site.owner.uid if site.owner else 0))
-        if kind in ("unscale", "clip"):
-            self.interp.recorder_note(kind, site, effect, frame)
+        if kind == "unscale":
+            found = site.arg(effect.ref("optimizer"))
+            opts = self._optimizers(found[0]) if found else []
+            if opts:
+                self.interp.amp.unscale(site.call, opts, flow, frame.ifs)
+            return EMPTY
+        if kind == "clip":
+            self.clip(effect, site, flow, frame)
             return EMPTY
         if kind == "scale":
             found = site.arg(effect.ref("value"))
-            return found[0] if found else EMPTY
+            return replace(found[0], amp=True) if found else EMPTY
         if kind == "freeze":
             self.freeze(effect, site, flow)
             return None
@@ -352,6 +358,7 @@ class Effects:
         for o in opts:
             self.interp.recorder.step(site.call, o, text, taken, inner, framework_gated=gate is not None)
             self.interp.recorder.updated(o, site.call, taken)
+            self.interp.amp.step(site.call, o, bool(effect.value("unscales")), taken, inner.ifs)
             if effect.value("clears"):
                 holders = set(self.table.optimizer_holders(o))
                 self.interp.recorder.clear(site.call, text, self.table.label(o.uid), holders, taken, inner)
@@ -392,6 +399,19 @@ class Effects:
             self.interp.recorder.clear(site.call, text, target, holders, flow, frame)
         elif not value.entities:
             self.interp.recorder.clear(site.call, text, target, set(), flow, frame, everything=True)
+
+    def clip(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
+        """A clip of the gradients of some parameters (or of an optimizer's): what AMP stage they are in matters."""
+        opts: list[Entity] = []
+        found = site.arg(effect.ref("optimizer"))
+        if found is not None:
+            opts = self._optimizers(found[0])
+        params = site.arg(effect.ref("params"))
+        if not opts and params is not None:
+            holders = self.interp.holders_of_params(params[0]) | self.interp.holders_of_modules([params[0]])
+            opts = self.interp.amp.owners(holders, flow)
+        if opts:
+            self.interp.amp.clip(site.call, opts, bool(effect.value("unscales")), flow, frame.ifs)
 
     def freeze(self, effect: Effect, site: CallSite, flow: Flow) -> None:
         targets = site.values(effect.ref("target"))

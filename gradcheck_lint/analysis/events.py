@@ -35,6 +35,7 @@ class Backward:
     framework_scaled: bool = False  # the framework divides the loss by its accumulation window
     framework_window: str | None = None  # ... named so in the code (`gradient_accumulation_steps=4`)
     retain_graph: bool = False  # `backward(retain_graph=True)`: the graph is reused (a rollout, a GAN)
+    amp_scaled: bool = False  # the loss was multiplied by a GradScaler's scale
     # (module, forward ordinal, id of the step call, its text): the loss's graph went through a
     # forward pass of that module made before that step changed the module's parameters in place
     stale_graphs: set[tuple[Holder, int, int, str]] = field(default_factory=set)

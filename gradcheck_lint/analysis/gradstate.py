@@ -68,10 +68,14 @@ class PathState:
     frozen: frozenset[Holder] = frozenset()
     # (counter, window) -> phases the counter may be at: see conditions.ALL_PHASES
     phases: frozenset[tuple[str, str, frozenset[str]]] = frozenset()
+    # optimizer uid -> what AMP did to its gradients since its last step: ("scaled" | "unscaled" |
+    # "clipped", ordinal of the call that did it); see amp.py
+    amp: frozenset[tuple[int, str, int]] = frozenset()
 
     def _with(self, *, grads: frozenset[tuple[Holder, Contribution]] | None = None,
               discards: frozenset[Discard] | None = None, assumptions: frozenset[Assumption] | None = None,
               frozen: frozenset[Holder] | None = None, phases: frozenset[tuple[str, str, frozenset[str]]] | None = None,
+              amp: frozenset[tuple[int, str, int]] | None = None,
               ) -> "PathState":
         """`dataclasses.replace`, without its per-call introspection (the interpreter's hottest copy)."""
         return PathState(
@@ -80,7 +84,18 @@ class PathState:
             self.assumptions if assumptions is None else assumptions,
             self.frozen if frozen is None else frozen,
             self.phases if phases is None else phases,
+            self.amp if amp is None else amp,
         )
+
+    def amp_stage(self, optimizer: int) -> tuple[str, int] | None:
+        for uid, stage, node in self.amp:
+            if uid == optimizer:
+                return stage, node
+        return None
+
+    def with_amp(self, optimizer: int, stage: str | None, node: int = 0) -> "PathState":
+        rest = frozenset(x for x in self.amp if x[0] != optimizer)
+        return self._with(amp=rest | {(optimizer, stage, node)} if stage is not None else rest)
 
     # -- queries ---------------------------------------------------------------------------
     def held(self, holders: Iterable[Holder]) -> list[tuple[Holder, Contribution]]:
@@ -265,7 +280,7 @@ def merge_states(states: Iterable[PathState], limit: int | None = None) -> froze
     # next test of those flags splits it again, so no gradient fact is lost.
     groups: dict[tuple[object, ...], list[PathState]] = {}
     for p in s:
-        groups.setdefault((p.grads, p.discards, p.frozen, p.phases), []).append(p)
+        groups.setdefault((p.grads, p.discards, p.frozen, p.phases, p.amp), []).append(p)
     if len(groups) < len(s):
         s = frozenset(
             ps[0] if len(ps) == 1 else ps[0]._with(assumptions=frozenset.intersection(*(p.assumptions for p in ps)))

@@ -32,6 +32,7 @@ from .calls import Calls
 from .effects import Effects
 from .entrypoints import EntryPoints
 from .gradstate import PathState
+from .amp import Amp
 from .keepalive import KeepAlives
 from .names import ImportMap
 from .objects import Objects
@@ -84,6 +85,7 @@ class Interpreter:
         self.counters = Counters(self)
         self.entrypoints = EntryPoints(self)
         self.keepalives = KeepAlives(self)
+        self.amp = Amp(self)
         # shorthands used across the parts
         self.mint = self.objects.mint
         self.model_value = self.objects.model_value
@@ -102,7 +104,6 @@ class Interpreter:
         self.lightning_optimizers = self.calls.lightning_optimizers
         self.toggle = self.calls.toggle
         self.lookup = self.expressions.lookup
-        self.notes: list[tuple[str, object, object, tuple[int, ...]]] = []  # unscale/clip calls, for later rules
         self.forward_sites: dict[int, ast.Call | None] = {}  # forward ordinal -> the call that ran the module
 
     # ------------------------------------------------------------------ budget
@@ -121,9 +122,6 @@ class Interpreter:
             # A partial analysis: every state recorded so far lies on a real path, so what the rules
             # report stays true; paths not reached are simply not checked.
             self.exhausted = True
-
-    def recorder_note(self, kind: str, site: object, effect: object, frame: Frame) -> None:
-        self.notes.append((kind, site, effect, frame.ifs))
 
     # ------------------------------------------------------------------ statements
     def exec_block(self, body: Sequence[ast.AST], flow: Flow, frame: Frame) -> Outcome:

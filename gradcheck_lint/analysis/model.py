@@ -36,6 +36,7 @@ class TrainingModel:
         self.loops: dict[int, Loop] = interp.loops
         self.forward_sites: dict[int, ast.Call | None] = interp.forward_sites
         self.keepalives = list(interp.keepalives.events.values())
+        self.amp_misuses = list(interp.amp.misuses.values())
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
         # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
         self.out_of_time: bool = interp.out_of_time

@@ -97,6 +97,8 @@ class Recorder:
         ev.loop_stacks.add(frame.loops)
         ev.if_stacks.add(frame.ifs)
         ev.written |= set(written)
+        ev.amp_scaled = ev.amp_scaled or loss.amp
+        self.interp.amp.backward(call, written, loss.amp, flow, frame.ifs)
         # A graph built by a forward pass before a step updated that module's parameters in place.
         for holder, before, site in loss.built:
             seen = dict(before)
@@ -187,6 +189,7 @@ class Recorder:
             for h in self.table.optimizer_holders(o):
                 owners[h] = owners.get(h, frozenset()) | {o.uid}
         memo: dict[tuple[str, Holder], object] = {}
+        self.interp.amp.cleared(holders, flow)
         transition: Callable[[PathState], PathState]
         if everything:
             transition = lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped, owners=owners, memo=memo)  # noqa: E731

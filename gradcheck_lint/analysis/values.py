@@ -90,6 +90,7 @@ class Value:
     vague: frozenset[Holder] = frozenset()
     built: frozenset[tuple["Holder", frozenset[tuple[str, int]], int]] = frozenset()
     kept: frozenset[str] = frozenset()
+    amp: bool = False  # multiplied by a GradScaler's scale (`scaler.scale(loss)`)
     divisors: frozenset[str] = frozenset()
     divided_twice: frozenset[str] = frozenset()
     items: tuple[tuple[str, "Value"], ...] = ()
@@ -112,8 +113,8 @@ class Value:
         if self.opaque and not (self.reach or self.modules or self.divisors or self.kept):
             return OPAQUE
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
-        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, divisors=self.divisors,
-                     divided_twice=self.divided_twice)
+        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, amp=self.amp,
+                     divisors=self.divisors, divided_twice=self.divided_twice)
 
     def with_divisor(self, text: str) -> "Value":
         twice = self.divided_twice | {text} if text in self.divisors else self.divided_twice
@@ -159,6 +160,7 @@ def join(values: Iterable[Value]) -> Value:
         vague=frozenset().union(*(v.vague for v in vals)),
         built=frozenset().union(*(v.built for v in vals)),
         kept=frozenset().union(*(v.kept for v in vals)),
+        amp=any(v.amp for v in vals),
         divisors=frozenset().union(*(v.divisors for v in vals)),
         # twice only when every path divided twice: a join is not a chain
         divided_twice=frozenset.intersection(*(v.divided_twice for v in vals)),

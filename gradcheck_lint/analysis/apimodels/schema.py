@@ -32,7 +32,7 @@ EFFECTS: dict[str, dict[str, str]] = {
     "returns": {"value": "ref"},                     # the call returns an argument (`.to()`, DDP(model))
     "clone": {"value": "ref"},                       # a copy of a model with fresh parameters (deepcopy)
     "backward": {"loss": "ref", "inputs": "ref", "scales": "str"},  # scales: none | window | framework
-    "step": {"optimizer": "ref", "closure": "ref", "clears": "bool", "gated": "bool"},
+    "step": {"optimizer": "ref", "closure": "ref", "clears": "bool", "gated": "bool", "unscales": "bool"},
     "clear": {"target": "ref", "gated": "bool"},
     "gate": {"model": "ref"},                         # context: steps and clears of prepared optimizers fire on boundaries
     "gate_flag": {},                                  # reading it tells whether this micro-batch steps

@@ -1,0 +1,139 @@
+"""What mixed precision does to an optimizer's gradients between two of its steps, per path.
+
+A GradScaler multiplies the loss by its scale (65536 at first), so the gradients a scaled backward
+writes are scaled too, until `scaler.unscale_(optimizer)` or `scaler.step(optimizer)` divides them
+back. Stages, kept per optimizer in each path state: `scaled` (scaled gradients, not unscaled yet),
+`unscaled` (`unscale_` ran since the last step), `clipped` (a clip ran since the last step). Breaking
+the order is recorded here and reported as GL007 (amp-scaled-gradients):
+
+- `clip_before_unscale`: gradients clipped (or modified) while still scaled;
+- `unscale_twice`: a second `unscale_` before the step (`unscale_` on every micro-batch: PyTorch raises);
+- `partial`: a backward adds to gradients already unscaled or clipped (the clip of a partial window);
+- `bypass`: `optimizer.step()` on scaled gradients, not through `scaler.step(optimizer)`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from .flow import Flow
+from .gradstate import PathState
+from .values import Entity, Holder
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+
+@dataclass(eq=False)
+class AmpMisuse:
+    """One call that broke the order of scaled backward, unscale, clip and step."""
+
+    kind: str  # clip_before_unscale | unscale_twice | partial | bypass
+    node: ast.AST  # where it is reported: the clip, the second unscale_, the earlier clip, the step
+    optimizer: Entity
+    other: ast.AST | None = None  # the call on the other side (the scaled backward, the first unscale_)
+    ifs: set[tuple[int, ...]] = field(default_factory=set)
+
+
+class Amp:
+    """Apply the AMP transitions to a flow and record each misuse once per call site."""
+
+    def __init__(self, interp: "Interpreter") -> None:
+        self.interp = interp
+        self.misuses: dict[tuple[str, int], AmpMisuse] = {}
+        self._nodes: dict[int, ast.AST] = {}
+
+    def node(self, ordinal: int) -> ast.AST | None:
+        return self._nodes.get(ordinal)
+
+    def _ordinal(self, node: ast.AST) -> int:
+        ordinal = self.interp.recorder.ordinal(node)
+        self._nodes[ordinal] = node
+        return ordinal
+
+    def _record(self, kind: str, node: ast.AST, opt: Entity, other: ast.AST | None, ifs: tuple[int, ...]) -> None:
+        misuse = self.misuses.get((kind, id(node)))
+        if misuse is None:
+            misuse = self.misuses[(kind, id(node))] = AmpMisuse(kind, node, opt, other)
+        misuse.ifs.add(ifs)
+
+    def _each(self, flow: Flow, fn: Callable[[PathState], PathState]) -> None:
+        flow.states = frozenset(fn(s) for s in flow.states)
+
+    def owners(self, holders: Iterable[Holder], flow: Flow) -> list[Entity]:
+        """The optimizers the code here can name that update any of these parameters."""
+        hs = [h for h in holders]
+        table = self.interp.table
+        return [o for o in self.interp.recorder.optimizers_in_scope(flow) if any(h.overlaps(x) for h in hs for x in table.optimizer_holders(o))]
+
+    # -- transitions
+    def backward(self, call: ast.Call, written: Iterable[Holder], scaled: bool, flow: Flow, ifs: tuple[int, ...]) -> None:
+        opts = self.owners(written, flow)
+        if not opts:
+            return
+        here = self._ordinal(call)
+
+        def apply(s: PathState) -> PathState:
+            for o in opts:
+                stage = s.amp_stage(o.uid)
+                if stage is not None and stage[0] in ("unscaled", "clipped"):
+                    earlier = self.node(stage[1])
+                    if earlier is not None:
+                        self._record("partial", earlier, o, call, ifs)
+                if scaled:
+                    s = s.with_amp(o.uid, "scaled", here)
+            return s
+
+        self._each(flow, apply)
+
+    def unscale(self, call: ast.Call, opts: list[Entity], flow: Flow, ifs: tuple[int, ...]) -> None:
+        here = self._ordinal(call)
+
+        def apply(s: PathState) -> PathState:
+            for o in opts:
+                stage = s.amp_stage(o.uid)
+                if stage is not None and stage[0] == "unscaled" and stage[1] != here:
+                    self._record("unscale_twice", call, o, self.node(stage[1]), ifs)
+                elif stage is not None and stage[0] == "unscaled":
+                    self._record("unscale_twice", call, o, None, ifs)
+                s = s.with_amp(o.uid, "unscaled", here)
+            return s
+
+        self._each(flow, apply)
+
+    def clip(self, call: ast.Call, opts: list[Entity], unscales: bool, flow: Flow, ifs: tuple[int, ...]) -> None:
+        here = self._ordinal(call)
+
+        def apply(s: PathState) -> PathState:
+            for o in opts:
+                stage = s.amp_stage(o.uid)
+                if stage is not None and stage[0] == "scaled" and not unscales:
+                    self._record("clip_before_unscale", call, o, self.node(stage[1]), ifs)
+                s = s.with_amp(o.uid, "clipped", here)
+            return s
+
+        self._each(flow, apply)
+
+    def step(self, call: ast.Call, opt: Entity, unscales: bool, flow: Flow, ifs: tuple[int, ...]) -> None:
+        def apply(s: PathState) -> PathState:
+            stage = s.amp_stage(opt.uid)
+            if stage is not None and stage[0] == "scaled" and not unscales:
+                self._record("bypass", call, opt, self.node(stage[1]), ifs)
+            return s.with_amp(opt.uid, None) if stage is not None else s
+
+        self._each(flow, apply)
+
+    def cleared(self, holders: Iterable[Holder], flow: Flow) -> None:
+        """A clear drops whatever the scaler did to those gradients."""
+        opts = self.owners(holders, flow)
+        if opts:
+            self._each(flow, lambda s: _without(s, opts))
+
+
+def _without(s: PathState, opts: list[Entity]) -> PathState:
+    for o in opts:
+        if s.amp_stage(o.uid) is not None:
+            s = s.with_amp(o.uid, None)
+    return s
