@@ -188,3 +188,17 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
                f"bypasses `scaler.step`, so nothing unscales them or skips the steps whose gradients overflowed.")
         help_ = f"step through the scaler: `scaler.step({opt})` then `scaler.update()`."
     return msg, help_
+
+
+def ddp_accumulation_without_no_sync(backward: str, model: str, step: str, step_line: int | None, late: bool = False) -> tuple[str, str]:
+    if late:
+        msg = (f"`{backward}` accumulates micro-batches for `{step}`{_at(step_line)}, and `{model}`'s gradient sync is switched "
+               f"off only after its forward pass: DDP decides at forward time, so every micro-batch still all-reduces "
+               f"(correct gradients, N times the communication).")
+    else:
+        msg = (f"`{backward}` accumulates micro-batches for `{step}`{_at(step_line)} through `{model}`, which all-reduces its "
+               f"gradients on every backward: the micro-batches that do not step communicate for nothing (correct gradients, "
+               f"N times the communication).")
+    help_ = (f"run the forward and backward of the micro-batches that do not step under `{model}.no_sync()`: "
+             f"`with (contextlib.nullcontext() if last_micro_batch else {model}.no_sync()):`.")
+    return msg, help_

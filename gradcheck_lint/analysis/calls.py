@@ -473,7 +473,8 @@ class Calls:
         outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if frame.function is None or closure else {}
         env.update(outer_globals)
         callee = Frame(function=fn, cls=cls, self_value=self_value, depth=frame.depth + 1, local_defs={}, loops=frame.loops,
-                       ifs=frame.ifs, no_grad=frame.no_grad or self.without_grad(fn), gates=frame.gates, active=frame.active + (id(fn),),
+                       ifs=frame.ifs, no_grad=frame.no_grad or self.without_grad(fn), gates=frame.gates, sync_off=frame.sync_off,
+                       sync_maybe=frame.sync_maybe, active=frame.active + (id(fn),),
                        arguments=(*pos, *kw.values()))
         if cls is not None and cls.is_module and (self_value is None or not self_value.modules):
             callee.self_value = objects.self_value_for(cls)

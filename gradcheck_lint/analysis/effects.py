@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterable
 
 from .apimodels import ArgRef, Effect
-from .flow import Flow, Frame
+from .flow import SYNC_OFF, Flow, Frame
 from .syntax import Arg, arguments, code
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 
@@ -160,7 +160,7 @@ class Effects:
         if kind == "gate_flag":
             return Value(const=("gate_flag", site.owner.uid if site.owner else 0))
         if kind == "sync":
-            return Value(const=("context", "sync", site.owner.uid if site.owner else 0))
+            return self.sync(effect, site, flow)
         if kind == "unscale":
             found = site.arg(effect.ref("optimizer"))
             opts = self._optimizers(found[0]) if found else []
@@ -399,6 +399,25 @@ class Effects:
             self.interp.recorder.clear(site.call, text, target, holders, flow, frame)
         elif not value.entities:
             self.interp.recorder.clear(site.call, text, target, set(), flow, frame, everything=True)
+
+    def sync(self, effect: Effect, site: CallSite, flow: Flow) -> Value:
+        """Gradient sync of a data-parallel wrapper switched: a context (`no_sync()`), or a call that sets
+        it (`set_requires_gradient_sync(False)`); the context's value says which wrappers and how sure."""
+        found = site.arg(effect.ref("model"))
+        wrappers = self.interp.objects.sync_wrappers(found[0]) if found else []
+        if not wrappers:
+            return EMPTY
+        value = site.arg(effect.ref("value"))
+        if value is not None:  # `model.set_requires_gradient_sync(flag)`: off from now on when the flag is False
+            flag = literal_bool(value[1])
+            for uid in wrappers:
+                flow.env[f"{SYNC_OFF}{uid}"] = Value(const=None if flag is None else str(not flag))
+            return EMPTY
+        enabled = site.arg(effect.ref("enabled"))
+        sure = enabled is None or literal_bool(enabled[1]) is True
+        if enabled is not None and literal_bool(enabled[1]) is False:
+            return EMPTY
+        return Value(const=("context", "sync", frozenset(wrappers), sure))
 
     def clip(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
         """A clip of the gradients of some parameters (or of an optimizer's): what AMP stage they are in matters."""

@@ -36,6 +36,9 @@ class Backward:
     framework_window: str | None = None  # ... named so in the code (`gradient_accumulation_steps=4`)
     retain_graph: bool = False  # `backward(retain_graph=True)`: the graph is reused (a rollout, a GAN)
     amp_scaled: bool = False  # the loss was multiplied by a GradScaler's scale
+    # forward passes of data-parallel wrappers the loss went through: (uid, "on" | "off" | "maybe" sync, ordinal)
+    sync_forwards: set[tuple[int, str, int]] = field(default_factory=set)
+    sync_off_late: set[int] = field(default_factory=set)  # wrappers whose sync was switched off only after the forward
     # (module, forward ordinal, id of the step call, its text): the loss's graph went through a
     # forward pass of that module made before that step changed the module's parameters in place
     stale_graphs: set[tuple[Holder, int, int, str]] = field(default_factory=set)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import names as N
-from .flow import Flow, Frame, Outcome
+from .flow import SYNC_OFF, Flow, Frame, Outcome
 from .syntax import code, int_value, is_int, is_number
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
 
@@ -77,7 +77,11 @@ class Expressions:
             return EMPTY
         if kind is ast.IfExp:
             self.eval(expr.test, flow, frame)  # type: ignore[attr-defined]
-            return join([self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)])  # type: ignore[attr-defined]
+            arms = [self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)]  # type: ignore[attr-defined]
+            syncs = [v.const for v in arms if isinstance(v.const, tuple) and v.const[:2] == ("context", "sync")]
+            if syncs:  # `nullcontext() if last else model.no_sync()`: sync off on some micro-batches
+                return Value(const=("context", "sync", frozenset().union(*(c[2] for c in syncs)), False))
+            return join(arms)
         if kind in (ast.Tuple, ast.List, ast.Set):
             items = [(str(i), self.eval(el, flow, frame)) for i, el in enumerate(expr.elts)]  # type: ignore[attr-defined]
             j = join([v for _, v in items]) if items else EMPTY
@@ -278,6 +282,8 @@ class Expressions:
             if holders and flag is not None:
                 flow.map(lambda s: s.freeze(holders, not flag))
             return
+        if isinstance(target, ast.Attribute) and self._sync_flag(target, source, value, flow, frame):
+            return
         key = N.ref_text(target)
         if key is None:
             if isinstance(target, ast.Subscript):
@@ -314,6 +320,17 @@ class Expressions:
             if not m.path and not m.pseudo:
                 self.table.name_after(m.uid, key)
         self.forget(key, flow)
+
+    def _sync_flag(self, target: ast.Attribute, source: ast.AST | None, value: Value, flow: Flow, frame: Frame) -> bool:
+        """`model.require_backward_grad_sync = False`: a sync flag of a data-parallel wrapper (an API attribute)."""
+        owner = self.eval(target.value, flow.copy(), frame)
+        for ent in owner.entities:
+            model = self.interp.catalogue.attribute(ent.api, target.attr) if ent.api else None
+            if model is not None and any(e.kind == "sync" for e in model.effects):
+                flag = source.value if isinstance(source, ast.Constant) and isinstance(source.value, bool) else None
+                flow.env[f"{SYNC_OFF}{ent.uid}"] = Value(const=None if flag is None else str(not flag))
+                return True
+        return False
 
     def assign_grad(self, target: ast.Attribute, source: ast.AST | None, flow: Flow, frame: Frame, stmt: ast.AST) -> None:
         """`p.grad = None` / `p.grad = torch.zeros_like(p)` clears; `p.grad = g / n` rescales; else replaces."""

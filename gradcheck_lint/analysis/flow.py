@@ -77,6 +77,7 @@ class Flow:
         return Flow(env, states)
 
 
+SYNC_OFF = "@nosync:"  # env key prefix: a data-parallel wrapper's gradient sync set off ("True"), on ("False"), unknown (None)
 GENERATION = "@gen:"  # env key prefix: how many optimizer steps updated a set of parameters so far
 
 
@@ -147,6 +148,10 @@ class Frame:
     ifs: tuple[int, ...] = ()
     no_grad: bool = False
     gates: tuple[int, ...] = ()
+    # data-parallel wrappers (uids) whose gradient sync a context turned off here (`with model.no_sync():`),
+    # and those it may have turned off (`with (nullcontext() if last else model.no_sync()):`)
+    sync_off: frozenset[int] = frozenset()
+    sync_maybe: frozenset[int] = frozenset()
     active: tuple[int, ...] = ()  # functions being inlined, for recursion
     closure_env: dict[str, Value] | None = None  # what a nested function sees of its definer
     arguments: tuple[Value, ...] = ()  # the values the call passed in (for `__init__`: modules it is given)

@@ -399,7 +399,11 @@ class Interpreter:
                 elif what == "gate":
                     inner = replace(inner, gates=inner.gates + (uid,))
                     self.table.accumulating.add(uid)
+                elif what == "sync":
+                    wrappers, sure = context[2], context[3]
+                    inner = replace(inner, sync_off=inner.sync_off | wrappers) if sure else replace(inner, sync_maybe=inner.sync_maybe | wrappers)
                 value = EMPTY
+
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, value, flow, inner, item.context_expr, stmt)
         return self.exec_block(stmt.body, flow, inner)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from . import names as N
 from .definitions import ClassInfo
-from .flow import Flow, Frame, generations
+from .flow import SYNC_OFF, Flow, Frame, generations
 from .gradstate import PathState
 from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 from .walk import iter_tree
@@ -93,11 +93,31 @@ class Objects:
         args = union_as_tensor([*pos, *kw.values()])
         own = frozenset(module.modules)
         built = args.built
+        sync = args.sync
         if not frame.no_grad:
             site = self.interp.recorder.ordinal(self.interp.calls.current_call())
             self.interp.forward_sites[site] = self.interp.calls.current_call_node()
             built = built | {(h, generations(flow.env, h), site) for h in own if not h.pseudo}
-        return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else frozenset()), built=built)
+            sync = sync | {(uid, self.sync_state(uid, flow, frame), site) for uid in self.sync_wrappers(module)}
+        return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else frozenset()), built=built,
+                     sync=sync)
+
+    def sync_wrappers(self, value: Value) -> list[int]:
+        """Uids of the data-parallel wrappers (DDP, FSDP) a value may be: those whose gradient sync can be switched."""
+        cat = self.interp.catalogue
+        return sorted(e.uid for e in value.entities if e.api and (
+            cat.method(e.api, "no_sync") is not None or cat.attribute(e.api, "require_backward_grad_sync") is not None
+            or cat.method(e.api, "set_requires_gradient_sync") is not None))
+
+    @staticmethod
+    def sync_state(uid: int, flow: Flow, frame: Frame) -> str:
+        """Whether the wrapper all-reduces gradients in a backward through a forward pass run here."""
+        if uid in frame.sync_off:
+            return "off"
+        flag = flow.env.get(f"{SYNC_OFF}{uid}")
+        if flag is not None:
+            return {"True": "off", "False": "on"}.get(str(flag.const), "maybe")
+        return "maybe" if uid in frame.sync_maybe else "on"
 
     def holders_of_modules(self, vals: Iterable[Value]) -> set[Holder]:
         out: set[Holder] = set()

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable
 
 from . import names as N
 from .events import Backward, Clear, Step
-from .flow import Flow, Frame, generation, generation_key, generations
+from .flow import SYNC_OFF, Flow, Frame, generation, generation_key, generations
 from .gradstate import PathState
 from .syntax import code, keyword_value
 from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
@@ -98,6 +98,10 @@ class Recorder:
         ev.if_stacks.add(frame.ifs)
         ev.written |= set(written)
         ev.amp_scaled = ev.amp_scaled or loss.amp
+        for uid, state, site in loss.sync:
+            ev.sync_forwards.add((uid, state, site))
+            if state == "on" and (uid in frame.sync_off or str(getattr(flow.env.get(f"{SYNC_OFF}{uid}"), "const", "")) == "True"):
+                ev.sync_off_late.add(uid)  # switched off after the forward that decides it
         self.interp.amp.backward(call, written, loss.amp, flow, frame.ifs)
         # A graph built by a forward pass before a step updated that module's parameters in place.
         for holder, before, site in loss.built:
