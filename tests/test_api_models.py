@@ -75,7 +75,8 @@ def test_every_builtin_model_file_parses_and_covers_its_framework() -> None:
         ("accelerate.Accelerator", "construct"),
         ("torch_xla.core.xla_model.optimizer_step", "step"),
         ("deepspeed.initialize", "construct"),
-        ("apex.amp.scale_loss", "scale"),
+        ("apex.amp.scale_loss", "returns"),  # the context unscales as it exits
+        ("torch.amp.GradScaler", "construct"),
         ("fire.Fire", "invoke"),
     ],
 )
