@@ -179,8 +179,8 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
         help_ = f"call `{call}` only on the micro-batch that steps, right before clipping and `scaler.step({opt})`."
     elif kind == "partial":
         then = f"`{other}`{_at(other_line)}" if other else "a later backward"
-        msg = (f"`{call}` unscales or clips `{opt}`'s gradients on a micro-batch that does not step: {then} then adds more "
-               f"gradients to them, so the clip saw a partial sum (and, with a GradScaler, scaled and unscaled gradients are mixed).")
+        msg = (f"`{call}` runs on every micro-batch, also on those that do not step: {then} then adds more gradients to "
+               f"`{opt}`'s, so it acted on a partial sum of the window (and, with a GradScaler, scaled and unscaled gradients mix).")
         help_ = f"move `{call}` under the condition of the step, right before it."
     else:  # bypass
         by = f" (written by `{other}`{_at(other_line)})" if other else ""
@@ -190,15 +190,17 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
     return msg, help_
 
 
-def ddp_accumulation_without_no_sync(backward: str, model: str, step: str, step_line: int | None, late: bool = False) -> tuple[str, str]:
+def ddp_accumulation_without_no_sync(backward: str, model: str, step: str | None, step_line: int | None, late: bool = False) -> tuple[str, str]:
     if late:
-        msg = (f"`{backward}` accumulates micro-batches for `{step}`{_at(step_line)}, and `{model}`'s gradient sync is switched "
-               f"off only after its forward pass: DDP decides at forward time, so every micro-batch still all-reduces "
+        msg = (f"`{backward}` runs with `{model}`'s gradient sync switched off only after the forward pass that made its "
+               f"graph: DDP decides at forward time whether a backward all-reduces, so this micro-batch still communicates "
                f"(correct gradients, N times the communication).")
-    else:
-        msg = (f"`{backward}` accumulates micro-batches for `{step}`{_at(step_line)} through `{model}`, which all-reduces its "
-               f"gradients on every backward: the micro-batches that do not step communicate for nothing (correct gradients, "
-               f"N times the communication).")
+        help_ = (f"switch sync off before the forward pass: put the forward and the backward under `{model}.no_sync()` "
+                 f"(or set `{model}.require_backward_grad_sync` before calling `{model}(...)`).")
+        return msg, help_
+    msg = (f"`{backward}` accumulates micro-batches for `{step}`{_at(step_line)} through `{model}`, which all-reduces its "
+           f"gradients on every backward: the micro-batches that do not step communicate for nothing (correct gradients, "
+           f"N times the communication).")
     help_ = (f"run the forward and backward of the micro-batches that do not step under `{model}.no_sync()`: "
              f"`with (contextlib.nullcontext() if last_micro_batch else {model}.no_sync()):`.")
     return msg, help_

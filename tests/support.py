@@ -10,9 +10,9 @@ import signal
 import subprocess
 import sys
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from click.testing import CliRunner, Result
 
@@ -22,6 +22,7 @@ RULES_DIR = ROOT / "rules"
 _EXPECT = re.compile(r"#\s*expect:\s*(GL\d{3}(?:\s*,\s*GL\d{3})*)")
 _STATIC_ONLY = re.compile(r"#\s*gradlint-fixture:\s*static-only\b")
 _RUNTIME_BLIND = re.compile(r"#\s*gradlint-fixture:\s*runtime-blind\s+(GL\d{3}(?:\s*,\s*GL\d{3})*)\s+--\s*\S")
+_RAISES = re.compile(r"#\s*gradlint-fixture:\s*raises\s+(\w+)\s+--\s*(\S.*)")
 _RUNTIME_ALSO = re.compile(r"#\s*gradlint-fixture:\s*runtime-also\s+(GL\d{3}(?:\s*,\s*GL\d{3})*)\s+--\s*\S")
 
 
@@ -32,6 +33,7 @@ class Fixture:
     static_only: bool
     runtime_blind: frozenset[str] = frozenset()  # codes the guard cannot see in this script (documented why)
     runtime_also: frozenset[str] = frozenset()  # codes the guard reports as it sees the run (documented why)
+    raises: tuple[str, str] | None = None  # (exception type, text of its message) the script raises by design
 
     @property
     def id(self) -> str:
@@ -61,7 +63,9 @@ def load_fixtures() -> list[Fixture]:
         codes = frozenset(c.strip() for c in blind.group(1).split(",")) if blind else frozenset()
         also = _RUNTIME_ALSO.search(head)
         extra = frozenset(c.strip() for c in also.group(1).split(",")) if also else frozenset()
-        fixtures.append(Fixture(path, parse_expectations(text), bool(_STATIC_ONLY.search(head)), codes, extra))
+        raised = _RAISES.search(head)
+        raises = (raised.group(1), raised.group(2).strip()) if raised else None
+        fixtures.append(Fixture(path, parse_expectations(text), bool(_STATIC_ONLY.search(head)), codes, extra, raises))
     return fixtures
 
 

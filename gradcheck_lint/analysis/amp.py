@@ -15,8 +15,9 @@ the order is recorded here and reported as GL007 (amp-scaled-gradients):
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING
 
 from .flow import Flow
 from .gradstate import PathState
@@ -40,7 +41,7 @@ class AmpMisuse:
 class Amp:
     """Apply the AMP transitions to a flow and record each misuse once per call site."""
 
-    def __init__(self, interp: "Interpreter") -> None:
+    def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
         self.misuses: dict[tuple[str, int], AmpMisuse] = {}
         self._nodes: dict[int, ast.AST] = {}
@@ -68,7 +69,7 @@ class Amp:
         table = self.interp.table
         return [o for o in self.interp.recorder.optimizers_in_scope(flow) if any(h.overlaps(x) for h in hs for x in table.optimizer_holders(o))]
 
-    # -- transitions
+    # -- transitions (a path keeps, per optimizer, ("scaled" | "unscaled" | "clipped", node) marks)
     def backward(self, call: ast.Call, written: Iterable[Holder], scaled: bool, flow: Flow, ifs: tuple[int, ...]) -> None:
         opts = self.owners(written, flow)
         if not opts:
@@ -77,13 +78,12 @@ class Amp:
 
         def apply(s: PathState) -> PathState:
             for o in opts:
-                stage = s.amp_stage(o.uid)
-                if stage is not None and stage[0] in ("unscaled", "clipped"):
-                    earlier = self.node(stage[1])
-                    if earlier is not None:
+                for stage, node in s.amp_marks(o.uid):
+                    earlier = self.node(node)
+                    if stage in ("unscaled", "clipped") and earlier is not None:
                         self._record("partial", earlier, o, call, ifs)
                 if scaled:
-                    s = s.with_amp(o.uid, "scaled", here)
+                    s = s.with_amp_mark(o.uid, "scaled", here)
             return s
 
         self._each(flow, apply)
@@ -93,12 +93,10 @@ class Amp:
 
         def apply(s: PathState) -> PathState:
             for o in opts:
-                stage = s.amp_stage(o.uid)
-                if stage is not None and stage[0] == "unscaled" and stage[1] != here:
-                    self._record("unscale_twice", call, o, self.node(stage[1]), ifs)
-                elif stage is not None and stage[0] == "unscaled":
-                    self._record("unscale_twice", call, o, None, ifs)
-                s = s.with_amp(o.uid, "unscaled", here)
+                for stage, node in s.amp_marks(o.uid):
+                    if stage == "unscaled":
+                        self._record("unscale_twice", call, o, self.node(node) if node != here else None, ifs)
+                s = s.without_amp_mark(o.uid, "scaled").with_amp_mark(o.uid, "unscaled", here)
             return s
 
         self._each(flow, apply)
@@ -108,20 +106,23 @@ class Amp:
 
         def apply(s: PathState) -> PathState:
             for o in opts:
-                stage = s.amp_stage(o.uid)
-                if stage is not None and stage[0] == "scaled" and not unscales:
-                    self._record("clip_before_unscale", call, o, self.node(stage[1]), ifs)
-                s = s.with_amp(o.uid, "clipped", here)
+                scaled = [node for stage, node in s.amp_marks(o.uid) if stage == "scaled"]
+                if scaled and not unscales:
+                    self._record("clip_before_unscale", call, o, self.node(scaled[0]), ifs)
+                if unscales:
+                    s = s.without_amp_mark(o.uid, "scaled").with_amp_mark(o.uid, "unscaled", here)
+                s = s.with_amp_mark(o.uid, "clipped", here)
             return s
 
         self._each(flow, apply)
 
     def step(self, call: ast.Call, opt: Entity, unscales: bool, flow: Flow, ifs: tuple[int, ...]) -> None:
         def apply(s: PathState) -> PathState:
-            stage = s.amp_stage(opt.uid)
-            if stage is not None and stage[0] == "scaled" and not unscales:
-                self._record("bypass", call, opt, self.node(stage[1]), ifs)
-            return s.with_amp(opt.uid, None) if stage is not None else s
+            marks = s.amp_marks(opt.uid)
+            scaled = [node for stage, node in marks if stage == "scaled"]
+            if scaled and not unscales:
+                self._record("bypass", call, opt, self.node(scaled[0]), ifs)
+            return s.without_amp_mark(opt.uid) if marks else s
 
         self._each(flow, apply)
 
@@ -134,6 +135,6 @@ class Amp:
 
 def _without(s: PathState, opts: list[Entity]) -> PathState:
     for o in opts:
-        if s.amp_stage(o.uid) is not None:
-            s = s.with_amp(o.uid, None)
+        if s.amp_marks(o.uid):
+            s = s.without_amp_mark(o.uid)
     return s

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import ast
 import contextlib
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from . import names as N
 from .apimodels import ArgRef, Effect
@@ -29,7 +30,7 @@ _ARG0 = ArgRef(positions=(0,))
 class Calls:
     """Resolve and interpret calls."""
 
-    def __init__(self, interp: "Interpreter") -> None:
+    def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
         self.table = interp.table
         self.catalogue = interp.catalogue
@@ -175,7 +176,7 @@ class Calls:
         return self.interp.prescan.assigned_calls.get(id(call))
 
     # ------------------------------------------------------------------ methods
-    def method_call(self, call: ast.Call, func: ast.Attribute, flow: Flow, frame: Frame) -> Value:  # noqa: C901
+    def method_call(self, call: ast.Call, func: ast.Attribute, flow: Flow, frame: Frame) -> Value:
         interp = self.interp
         attr = func.attr
         recv_node = func.value
@@ -294,7 +295,7 @@ class Calls:
             key = N.ref_text(recv_node)
             if key is not None:
                 stored = [a.value for a in arguments(call) if a.keyword is None][-1]
-                flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame)
+                flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame, code(recv_node))
             return EMPTY
         if attr in ("get", "pop") and recv.items and arguments(call):
             k = N.literal_key(arguments(call)[0].value)
@@ -434,7 +435,7 @@ class Calls:
         finally:
             self.call_path = outer
 
-    def _run_inlined(  # noqa: C901 - binding rules for self, parameters, closures and globals
+    def _run_inlined(
         self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value],
         kw: dict[str, Value], flow: Flow, frame: Frame, instance_key: str | None,
     ) -> Value:
@@ -486,13 +487,7 @@ class Calls:
             return ret
         flow.states = final.states
         for k, v in final.env.items():
-            if k.startswith("self.") and self_value is not None and not local_instance:
-                flow.env[k] = v
-            elif k.startswith("self.") and cls is not None and frame.cls is cls:
-                flow.env[k] = v
-            elif k in outer_globals and v is not outer_globals[k]:
-                flow.env[k] = v
-            elif k.startswith("@"):
+            if k.startswith("self.") and self_value is not None and not local_instance or k.startswith("self.") and cls is not None and frame.cls is cls or k in outer_globals and v is not outer_globals[k] or k.startswith("@"):
                 flow.env[k] = v
         if instance_key is not None and local_instance and self_value is not None:
             items = dict(self_value.items)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import names as N
-from .flow import SYNC_OFF, Flow, Frame, Outcome
+from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
 from .syntax import code, int_value, is_int, is_number
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
 
@@ -21,7 +21,7 @@ _NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "req
 class Expressions:
     """Evaluate expressions to abstract values; store values into names, attributes and `.grad`."""
 
-    def __init__(self, interp: "Interpreter") -> None:
+    def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
         self.table = interp.table
         self._flags: list[int] = []
@@ -49,7 +49,7 @@ class Expressions:
         self._flags.append(owner)
 
     # ------------------------------------------------------------------ expressions
-    def eval(self, expr: ast.expr | None, flow: Flow, frame: Frame) -> Value:  # noqa: C901 - a dispatch
+    def eval(self, expr: ast.expr | None, flow: Flow, frame: Frame) -> Value:
         if expr is None:
             return EMPTY
         kind = type(expr)
@@ -196,7 +196,7 @@ class Expressions:
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
                      divisors=v.divisors, divided_twice=v.divided_twice)
 
-    def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:  # noqa: C901
+    def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:
         interp = self.interp
         key = N.ref_text(expr)
         if key is not None:
@@ -301,7 +301,7 @@ class Expressions:
             sides = [source.left, source.right]
             for own, other in (sides, sides[::-1]):
                 if N.ref_text(own) == key:
-                    value = interp.keepalives.note(stmt, key, other, value, frame)
+                    value = interp.keepalives.note(stmt, key, other, value, frame, code(target))
         if not value.entities and not value.modules and value.opaque:
             # `self.model = model.to(device)` with `model` of unknown origin: how `self.model` is used
             # elsewhere (`.parameters()`, `.step()`) says what it is.
@@ -329,6 +329,8 @@ class Expressions:
             if model is not None and any(e.kind == "sync" for e in model.effects):
                 flag = source.value if isinstance(source, ast.Constant) and isinstance(source.value, bool) else None
                 flow.env[f"{SYNC_OFF}{ent.uid}"] = Value(const=None if flag is None else str(not flag))
+                count = flow.env.get(f"{SYNC_SET}{ent.uid}")
+                flow.env[f"{SYNC_SET}{ent.uid}"] = Value(const=(count.const if count is not None and isinstance(count.const, int) else 0) + 1)
                 return True
         return False
 
@@ -387,7 +389,7 @@ class Expressions:
         else:
             new = union_as_tensor([old, rhs])
             if isinstance(small.op, (ast.Add, ast.Sub)):  # `total_loss += loss`
-                new = interp.keepalives.note(small, key, small.value, new, frame)
+                new = interp.keepalives.note(small, key, small.value, new, frame, code(target))
         flow.env[key] = new
         self.forget(key, flow)
 

@@ -4,8 +4,8 @@ blocks, and the frame that says where the interpreter is."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 from .gradstate import PathState, merge_states
 from .values import Holder, Value, join
@@ -32,20 +32,20 @@ class Flow:
         self.env = env
         self.states = states
 
-    def copy(self) -> "Flow":
+    def copy(self) -> Flow:
         return Flow(dict(self.env), self.states)
 
     def map(self, fn: Callable[[PathState], PathState]) -> None:
         self.states = frozenset(fn(s) for s in self.states)
 
-    def absorb(self, other: "Flow | None") -> None:
+    def absorb(self, other: Flow | None) -> None:
         """Become the join of this flow and `other` (two arms of one expression)."""
         joined = Flow.join([self, other])
         if joined is not None:
             self.env, self.states = joined.env, joined.states
 
     @staticmethod
-    def join(flows: Sequence["Flow | None"]) -> "Flow | None":
+    def join(flows: Sequence[Flow | None]) -> Flow | None:
         live = [f for f in flows if f is not None]
         if not live:
             return None
@@ -78,6 +78,7 @@ class Flow:
 
 
 SYNC_OFF = "@nosync:"  # env key prefix: a data-parallel wrapper's gradient sync set off ("True"), on ("False"), unknown (None)
+SYNC_SET = "@syncset:"  # env key prefix: how many times the code assigned a wrapper's sync flag so far
 GENERATION = "@gen:"  # env key prefix: how many optimizer steps updated a set of parameters so far
 
 
@@ -103,7 +104,7 @@ def generation(env: dict[str, Value], key: str) -> int:
 
 def _join_key(key: str, vals: list[Value]) -> Value:
     """Join one name's values; a module's step generation joins to the largest (some path stepped)."""
-    if key.startswith(GENERATION):
+    if key.startswith(GENERATION) or key.startswith(SYNC_SET):
         return Value(const=max(v.const if isinstance(v.const, int) else 0 for v in vals))
     return join(vals)
 
@@ -118,7 +119,7 @@ class Outcome:
     returns: list[tuple[Flow, Value]] = field(default_factory=list)
 
     @staticmethod
-    def merge(outs: list["Outcome"]) -> "Outcome":
+    def merge(outs: list[Outcome]) -> Outcome:
         return Outcome(
             normal=Flow.join([o.normal for o in outs]),
             breaks=[b for o in outs for b in o.breaks],
@@ -126,7 +127,7 @@ class Outcome:
             returns=[r for o in outs for r in o.returns],
         )
 
-    def then(self, after: "Outcome") -> "Outcome":
+    def then(self, after: Outcome) -> Outcome:
         """This outcome followed by `after`, which ran from its normal end."""
         return Outcome(after.normal, self.breaks + after.breaks, self.continues + after.continues, self.returns + after.returns)
 
@@ -140,7 +141,7 @@ class Frame:
     """
 
     function: Function | None
-    cls: "object | None"  # a definitions.ClassInfo
+    cls: object | None  # a definitions.ClassInfo
     self_value: Value | None
     depth: int
     local_defs: dict[str, Function]

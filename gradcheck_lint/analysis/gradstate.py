@@ -8,8 +8,8 @@ events: backward, clear (zero_grad, `p.grad = None`), step, in-place rescale, fr
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable
 
 from .values import Holder
 
@@ -68,15 +68,15 @@ class PathState:
     frozen: frozenset[Holder] = frozenset()
     # (counter, window) -> phases the counter may be at: see conditions.ALL_PHASES
     phases: frozenset[tuple[str, str, frozenset[str]]] = frozenset()
-    # optimizer uid -> what AMP did to its gradients since its last step: ("scaled" | "unscaled" |
-    # "clipped", ordinal of the call that did it); see amp.py
+    # (optimizer uid, "scaled" | "unscaled" | "clipped", ordinal of the call): what AMP and clipping did
+    # to its gradients since its last step; see amp.py
     amp: frozenset[tuple[int, str, int]] = frozenset()
 
     def _with(self, *, grads: frozenset[tuple[Holder, Contribution]] | None = None,
               discards: frozenset[Discard] | None = None, assumptions: frozenset[Assumption] | None = None,
               frozen: frozenset[Holder] | None = None, phases: frozenset[tuple[str, str, frozenset[str]]] | None = None,
               amp: frozenset[tuple[int, str, int]] | None = None,
-              ) -> "PathState":
+              ) -> PathState:
         """`dataclasses.replace`, without its per-call introspection (the interpreter's hottest copy)."""
         return PathState(
             self.grads if grads is None else grads,
@@ -87,15 +87,15 @@ class PathState:
             self.amp if amp is None else amp,
         )
 
-    def amp_stage(self, optimizer: int) -> tuple[str, int] | None:
-        for uid, stage, node in self.amp:
-            if uid == optimizer:
-                return stage, node
-        return None
+    def amp_marks(self, optimizer: int) -> list[tuple[str, int]]:
+        return sorted((stage, node) for uid, stage, node in self.amp if uid == optimizer)
 
-    def with_amp(self, optimizer: int, stage: str | None, node: int = 0) -> "PathState":
-        rest = frozenset(x for x in self.amp if x[0] != optimizer)
-        return self._with(amp=rest | {(optimizer, stage, node)} if stage is not None else rest)
+    def with_amp_mark(self, optimizer: int, stage: str, node: int) -> PathState:
+        rest = frozenset(x for x in self.amp if not (x[0] == optimizer and x[1] == stage))
+        return self._with(amp=rest | {(optimizer, stage, node)})
+
+    def without_amp_mark(self, optimizer: int, stage: str | None = None) -> PathState:
+        return self._with(amp=frozenset(x for x in self.amp if not (x[0] == optimizer and (stage is None or x[1] == stage))))
 
     # -- queries ---------------------------------------------------------------------------
     def held(self, holders: Iterable[Holder]) -> list[tuple[Holder, Contribution]]:
@@ -113,7 +113,7 @@ class PathState:
         return any(f.uid == holder.uid and f.pseudo == holder.pseudo and holder.path[: len(f.path)] == f.path for f in self.frozen)
 
     # -- transitions -----------------------------------------------------------------------
-    def backward(self, event: int, written: dict[Holder, bool]) -> "PathState":
+    def backward(self, event: int, written: dict[Holder, bool]) -> PathState:
         grads: set[tuple[Holder, Contribution]] = set()
         for h, c in self.grads:
             if c.live:
@@ -141,7 +141,7 @@ class PathState:
     def clear(self, event: int, cleared: Iterable[Holder], *, record_discards: bool = True,
               stepped: frozenset[Holder] | None = None,
               owners: dict[Holder, frozenset[int]] | None = None,
-              memo: dict[tuple[str, Holder], object] | None = None) -> "PathState":
+              memo: dict[tuple[str, Holder], object] | None = None) -> PathState:
         """Drop the gradients of `cleared`; a backward no step applied and no stepped holder still
         keeps is recorded as discarded by this clear (`stepped`: holders some optimizer updates).
         `memo` caches per-holder answers across the path states of one clear (same `stepped`, `owners`)."""
@@ -180,7 +180,7 @@ class PathState:
                     discards.add(Discard(event, c.backward, h))
         return self._with(grads=frozenset(keep), discards=frozenset(discards))
 
-    def step(self, optimizer: int, holders: Iterable[Holder]) -> "PathState":
+    def step(self, optimizer: int, holders: Iterable[Holder]) -> PathState:
         hs = list(holders)
         # A step consumes whole backward passes: the part of `g_loss.backward()` that went into D is
         # "the generator's backward" once opt_G has stepped on it, whoever steps on it later.
@@ -193,18 +193,18 @@ class PathState:
         discards = frozenset(d for d in self.discards if not any(d.holder.overlaps(x) for x in hs))
         return self._with(grads=frozenset(grads), discards=discards)
 
-    def enter_loop(self) -> "PathState":
+    def enter_loop(self) -> PathState:
         """Mark what the gradients hold as left over from before this loop started."""
         if not any(c.fresh and not c.carried for _, c in self.grads):
             return self
         return self._with(grads=frozenset((h, replace(c, carried=True) if c.fresh else c) for h, c in self.grads))
 
-    def exceptional(self) -> "PathState":
+    def exceptional(self) -> PathState:
         """Enter an exception handler: what the gradients hold here is not certain (the exception may
         have come from anywhere in the `try`), so no discard or leak is recorded on this path alone."""
         return self._with(grads=frozenset((h, replace(c, certain=False)) for h, c in self.grads))
 
-    def rescale(self, holders: Iterable[Holder]) -> "PathState":
+    def rescale(self, holders: Iterable[Holder]) -> PathState:
         """`p.grad /= n`: fresh gradients are rescaled (accumulation done by hand); gradients a step
         already applied are decayed, a deliberate way of keeping part of them."""
         hs = list(holders)
@@ -214,13 +214,13 @@ class PathState:
         )
         return self._with(grads=grads)
 
-    def freeze(self, holders: Iterable[Holder], frozen: bool) -> "PathState":
+    def freeze(self, holders: Iterable[Holder], frozen: bool) -> PathState:
         hs = set(holders)
         if frozen:
             return self._with(frozen=self.frozen | hs)
         return self._with(frozen=frozenset(f for f in self.frozen if not any(f.overlaps(h) for h in hs)))
 
-    def assume(self, cond: int, value: bool) -> "PathState":
+    def assume(self, cond: int, value: bool) -> PathState:
         return self._with(assumptions=self.assumptions | {Assumption(cond, value)})
 
     def phase(self, counter: str, window: str) -> frozenset[str] | None:
@@ -229,24 +229,24 @@ class PathState:
                 return p
         return None
 
-    def with_phase(self, counter: str, window: str, phases: frozenset[str]) -> "PathState":
+    def with_phase(self, counter: str, window: str, phases: frozenset[str]) -> PathState:
         rest = frozenset(x for x in self.phases if not (x[0] == counter and x[1] == window))
         return self._with(phases=rest | {(counter, window, phases)})
 
-    def advance(self, counter: str, step: Callable[[frozenset[str]], frozenset[str]]) -> "PathState":
+    def advance(self, counter: str, step: Callable[[frozenset[str]], frozenset[str]]) -> PathState:
         """Move every window phase of `counter` on by one micro-batch."""
         if not any(c == counter for c, _, _ in self.phases):
             return self
         return self._with(phases=frozenset((c, w, step(p) if c == counter else p) for c, w, p in self.phases))
 
-    def restart(self, counter: str, windows: Iterable[str], phases: frozenset[str] | None) -> "PathState":
+    def restart(self, counter: str, windows: Iterable[str], phases: frozenset[str] | None) -> PathState:
         """The counter was (re)assigned: at the given phases, or unknown (None)."""
         rest = frozenset(x for x in self.phases if x[0] != counter)
         if phases is None:
             return self._with(phases=rest) if rest != self.phases else self
         return self._with(phases=rest | {(counter, w, phases) for w in windows})
 
-    def forget(self, conds: Iterable[int]) -> "PathState":
+    def forget(self, conds: Iterable[int]) -> PathState:
         drop = set(conds)
         if not any(a.cond in drop for a in self.assumptions):
             return self

@@ -8,7 +8,7 @@ log-probabilities, a sum of micro-batch losses), and a memory leak otherwise.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .flow import Flow, Frame
@@ -24,23 +24,23 @@ class KeepAlive:
     """A statement that stores a tensor with a graph into an accumulator that outlives the iteration."""
 
     node: ast.AST  # the statement (`total += loss`) or the call (`losses.append(loss)`)
-    target: str  # the accumulator (`total_loss`, `self.history["loss"]`)
+    target: str  # the accumulator's key (`total_loss`, `self.history[loss]`)
     stored: ast.expr  # the stored expression (`loss`)
     loop: int  # the loop whose iterations it spans
     trained: bool = False  # a backward pass of the accumulator ran: the graphs were kept on purpose
-    holders: set[str] = field(default_factory=set)
+    shown: str = ""  # the accumulator as written (`self.history["loss"]`)
 
 
 class KeepAlives:
     """Record accumulations of graph-carrying tensors, and which accumulators a backward consumed."""
 
-    def __init__(self, interp: "Interpreter") -> None:
+    def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
         self.events: dict[int, KeepAlive] = {}
         self._trained: set[str] = set()
         self._resets: dict[int, frozenset[str]] = {}
 
-    def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame) -> Value:
+    def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame, shown: str = "") -> Value:
         """`target` accumulates `value` at `node`; return `value` marked as held by the accumulator."""
         if frame.no_grad or not value.built or not frame.loops:
             return value  # no graph (only a forward pass of a module makes one), or no loop
@@ -51,7 +51,7 @@ class KeepAlives:
             return value  # reset in the same loop: one iteration's graph at a time
         event = self.events.get(id(node))
         if event is None:
-            event = self.events[id(node)] = KeepAlive(node, target, stored, loop)
+            event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target)
         if target in self._trained:
             event.trained = True
         return replace(value, kept=value.kept | {target})
@@ -99,4 +99,4 @@ def _mentions(expr: ast.AST, name: str) -> bool:
     return any(ref_text(n) == name for n in iter_tree(expr) if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)))
 
 
-__all__ = ["KeepAlive", "KeepAlives", "Flow"]
+__all__ = ["Flow", "KeepAlive", "KeepAlives"]

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import ast
 import functools
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from . import names as N
+from .apimodels.schema import AttributeModel, MethodModel
 from .definitions import ClassInfo
-from .flow import SYNC_OFF, Flow, Frame, generations
+from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, generations
 from .gradstate import PathState
 from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 from .walk import iter_tree
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 class Objects:
     """Entities by where they were made, optimizer ownership, module values and `self`."""
 
-    def __init__(self, interp: "Interpreter") -> None:
+    def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
         self.table = interp.table
         self._minted: dict[object, Entity] = {}
@@ -98,16 +100,20 @@ class Objects:
             site = self.interp.recorder.ordinal(self.interp.calls.current_call())
             self.interp.forward_sites[site] = self.interp.calls.current_call_node()
             built = built | {(h, generations(flow.env, h), site) for h in own if not h.pseudo}
-            sync = sync | {(uid, self.sync_state(uid, flow, frame), site) for uid in self.sync_wrappers(module)}
+            sync = sync | {(uid, self.sync_state(uid, flow, frame), site, _count(flow, uid)) for uid in self.sync_wrappers(module)}
         return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else frozenset()), built=built,
                      sync=sync)
 
     def sync_wrappers(self, value: Value) -> list[int]:
         """Uids of the data-parallel wrappers (DDP, FSDP) a value may be: those whose gradient sync can be switched."""
         cat = self.interp.catalogue
+
+        def switches(model: MethodModel | AttributeModel | None) -> bool:
+            return model is not None and any(e.kind == "sync" for e in model.effects)
+
         return sorted(e.uid for e in value.entities if e.api and (
-            cat.method(e.api, "no_sync") is not None or cat.attribute(e.api, "require_backward_grad_sync") is not None
-            or cat.method(e.api, "set_requires_gradient_sync") is not None))
+            switches(cat.method(e.api, "no_sync")) or switches(cat.attribute(e.api, "require_backward_grad_sync"))
+            or switches(cat.method(e.api, "set_requires_gradient_sync"))))
 
     @staticmethod
     def sync_state(uid: int, flow: Flow, frame: Frame) -> str:
@@ -234,4 +240,6 @@ class Objects:
         return frozenset(out)
 
 
-
+def _count(flow: Flow, uid: int) -> int:
+    value = flow.env.get(f"{SYNC_SET}{uid}")
+    return value.const if value is not None and isinstance(value.const, int) else 0

@@ -4,11 +4,12 @@ transition it makes on every path, and what the rules later read about it."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from . import names as N
 from .events import Backward, Clear, Step
-from .flow import SYNC_OFF, Flow, Frame, generation, generation_key, generations
+from .flow import SYNC_SET, Flow, Frame, generation, generation_key, generations
 from .gradstate import PathState
 from .syntax import code, keyword_value
 from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 class Recorder:
     """Records backward passes, steps and clears, and applies their transitions to the flow."""
 
-    def __init__(self, interp: "Interpreter") -> None:
+    def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
         self.table: EntityTable = interp.table
         self.backwards: dict[tuple[int, frozenset[Holder]], Backward] = {}
@@ -98,10 +99,11 @@ class Recorder:
         ev.if_stacks.add(frame.ifs)
         ev.written |= set(written)
         ev.amp_scaled = ev.amp_scaled or loss.amp
-        for uid, state, site in loss.sync:
+        for uid, state, site, flag_sets in loss.sync:
             ev.sync_forwards.add((uid, state, site))
-            if state == "on" and (uid in frame.sync_off or str(getattr(flow.env.get(f"{SYNC_OFF}{uid}"), "const", "")) == "True"):
-                ev.sync_off_late.add(uid)  # switched off after the forward that decides it
+            later = flow.env.get(f"{SYNC_SET}{uid}")
+            if state == "on" and uid in frame.sync_off or isinstance(getattr(later, "const", None), int) and later.const > flag_sets:  # type: ignore[union-attr]
+                ev.sync_off_late.add(uid)  # switched (off) after the forward that decides it
         self.interp.amp.backward(call, written, loss.amp, flow, frame.ifs)
         # A graph built by a forward pass before a step updated that module's parameters in place.
         for holder, before, site in loss.built:
@@ -196,7 +198,7 @@ class Recorder:
         self.interp.amp.cleared(holders, flow)
         transition: Callable[[PathState], PathState]
         if everything:
-            transition = lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped, owners=owners, memo=memo)  # noqa: E731
+            transition = lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped, owners=owners, memo=memo)
         else:
-            transition = lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners, memo=memo)  # noqa: E731
+            transition = lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners, memo=memo)
         flow.map(transition)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Iterable
 
 
 class Kind(str, enum.Enum):
@@ -42,7 +42,7 @@ class Holder:
     path: tuple[str, ...] = ()
     pseudo: bool = False  # the parameters of an optimizer whose ownership is unknown
 
-    def overlaps(self, other: "Holder") -> bool:
+    def overlaps(self, other: Holder) -> bool:
         if self.uid != other.uid or self.pseudo != other.pseudo:
             return False
         n = min(len(self.path), len(other.path))
@@ -88,19 +88,19 @@ class Value:
     params: frozenset[Holder] = frozenset()
     opaque: bool = False
     vague: frozenset[Holder] = frozenset()
-    built: frozenset[tuple["Holder", frozenset[tuple[str, int]], int]] = frozenset()
+    built: frozenset[tuple[Holder, frozenset[tuple[str, int]], int]] = frozenset()
     kept: frozenset[str] = frozenset()
     amp: bool = False  # multiplied by a GradScaler's scale (`scaler.scale(loss)`)
     # forward passes of data-parallel wrappers it holds: (wrapper uid, "on" | "off" | "maybe" gradient
-    # sync when it ran, forward ordinal)
-    sync: frozenset[tuple[int, str, int]] = frozenset()
+    # sync when it ran, forward ordinal, how many times the sync flag had been assigned by then)
+    sync: frozenset[tuple[int, str, int, int]] = frozenset()
     divisors: frozenset[str] = frozenset()
     divided_twice: frozenset[str] = frozenset()
-    items: tuple[tuple[str, "Value"], ...] = ()
+    items: tuple[tuple[str, Value], ...] = ()
     counter: Counter | None = None
     const: object = None
 
-    def item(self, key: str) -> "Value | None":
+    def item(self, key: str) -> Value | None:
         for k, v in self.items:
             if k == key:
                 return v
@@ -109,7 +109,7 @@ class Value:
     def of_kind(self, kind: Kind) -> list[Entity]:
         return sorted((e for e in self.entities if e.kind is kind), key=lambda e: e.uid)
 
-    def as_tensor(self) -> "Value":
+    def as_tensor(self) -> Value:
         """Drop object identity: what flows on when the value is used in arithmetic."""
         if not (self.reach or self.modules or self.opaque or self.divisors or self.kept):
             return EMPTY  # a constant, a name of nothing known: no gradient flows through it
@@ -119,7 +119,7 @@ class Value:
         return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, amp=self.amp,
                      sync=self.sync, divisors=self.divisors, divided_twice=self.divided_twice)
 
-    def with_divisor(self, text: str) -> "Value":
+    def with_divisor(self, text: str) -> Value:
         twice = self.divided_twice | {text} if text in self.divisors else self.divided_twice
         return replace(self, divisors=self.divisors | {text}, divided_twice=twice)
 

@@ -1,0 +1,92 @@
+"""GL006: gradient accumulation through a DDP/FSDP wrapper that all-reduces on every micro-batch."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .. import messages
+from ..analysis import TrainingModel
+from ..analysis.events import Backward
+from ..diagnostics import Severity
+from ..registry import Finding, Rule, register
+
+
+@register
+class DdpAccumulationWithoutNoSync(Rule):
+    code = "GL006"
+    name = "ddp-accumulation-without-no-sync"
+    summary = "Micro-batches accumulated through a DDP/FSDP model all-reduce their gradients every time: no_sync() is missing or comes too late."
+    severity = Severity.WARNING
+
+    VALID = (
+        """
+import contextlib
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(torch.nn.Linear(4, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+accum = 4
+for i, x in enumerate(torch.randn(16, 2, 4)):
+    boundary = (i + 1) % accum == 0
+    with (contextlib.nullcontext() if boundary else model.no_sync()):
+        loss = model(x).pow(2).mean() / accum
+        loss.backward()
+    if boundary:
+        opt.step()
+        opt.zero_grad()
+""",
+    )
+    INVALID = (
+        """
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(torch.nn.Linear(4, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+accum = 4
+for i, x in enumerate(torch.randn(16, 2, 4)):
+    loss = model(x).pow(2).mean() / accum
+    loss.backward()
+    if (i + 1) % accum == 0:
+        opt.step()
+        opt.zero_grad()
+""",
+    )
+
+    def check(self, model: TrainingModel) -> Iterable[Finding]:
+        reported: set[int] = set()
+        # Sync switched off for a backward only after its forward pass: meant for a micro-batch that does
+        # not step, too late to act.
+        for backward in sorted(model.backwards.values(), key=lambda b: model.order(b.node)):
+            if backward.sync_off_late and id(backward.node) not in reported:
+                reported.add(id(backward.node))
+                wrapper = min(backward.sync_off_late)
+                msg, help_ = messages.ddp_accumulation_without_no_sync(backward.call_text, model.table.label(wrapper), None, None, late=True)
+                yield Finding(backward.node, msg, help_)
+        for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
+            holders = model.optimizer_holders(step.optimizer)
+            for state in step.states():
+                for _h, c in state.held(holders):
+                    backward = model.backwards[c.backward]
+                    if id(backward.node) in reported or not (c.fresh and c.repeated):
+                        continue
+                    gated = any(model.conditions[i].is_accumulation_gate for stack in backward.if_stacks for i in stack if i in model.conditions)
+                    if model.accumulation_source(state, backward, step) is None and not gated:
+                        continue  # repeated without a window: a missing clear (GL001), not accumulation
+                    wrapper = self._syncing(backward)
+                    if wrapper is None:
+                        continue
+                    reported.add(id(backward.node))
+                    msg, help_ = messages.ddp_accumulation_without_no_sync(
+                        backward.call_text, model.table.label(wrapper), step.call_text, model.line(step.node))
+                    yield Finding(backward.node, msg, help_)
+
+    @staticmethod
+    def _syncing(backward: Backward) -> int | None:
+        """A wrapper whose forward passes for this backward always ran with gradient sync on."""
+        states: dict[int, set[str]] = {}
+        for uid, state, _site in backward.sync_forwards:
+            states.setdefault(uid, set()).add(state)
+        for uid, seen in sorted(states.items()):
+            if seen == {"on"}:
+                return uid
+        return None

@@ -1,0 +1,66 @@
+"""GL007: gradients a GradScaler still scales are clipped or applied, or unscaled twice in one window."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+
+from .. import messages
+from ..analysis import TrainingModel
+from ..analysis.syntax import code
+from ..registry import Finding, Rule, register
+
+# When one call breaks the order in several ways, the first of these is what is said about it.
+_PRIORITY = ("clip_before_unscale", "unscale_twice", "bypass", "partial")
+
+
+@register
+class AmpScaledGradients(Rule):
+    code = "GL007"
+    name = "amp-scaled-gradients"
+    summary = "Gradients still multiplied by a GradScaler's scale are clipped, modified or stepped on, or unscaled twice per step."
+
+    VALID = (
+        """
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu")
+for x in torch.randn(8, 2, 4):
+    opt.zero_grad()
+    scaler.scale(model(x).pow(2).mean()).backward()
+    scaler.unscale_(opt)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(opt)
+    scaler.update()
+""",
+    )
+    INVALID = (
+        """
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu")
+for x in torch.randn(8, 2, 4):
+    opt.zero_grad()
+    scaler.scale(model(x).pow(2).mean()).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(opt)
+    scaler.update()
+""",
+    )
+
+    def check(self, model: TrainingModel) -> Iterable[Finding]:
+        reported: set[int] = set()
+        for misuse in sorted(model.amp_misuses, key=lambda m: (model.order(m.node), _PRIORITY.index(m.kind))):
+            if id(misuse.node) in reported:
+                continue
+            reported.add(id(misuse.node))
+            node = misuse.node
+            opt = model.table.label(misuse.optimizer.uid)
+            if misuse.kind == "bypass" and isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                opt = code(node.func.value)  # the name the step is called on
+            other = code(misuse.other) if misuse.other is not None else None
+            other_line = model.line(misuse.other) if misuse.other is not None else None
+            msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line)
+            yield Finding(misuse.node, msg, help_)

@@ -1,0 +1,56 @@
+"""GL008: a tensor with its autograd graph is accumulated across iterations."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .. import messages
+from ..analysis import TrainingModel
+from ..analysis.syntax import code
+from ..registry import Finding, Rule, register
+
+
+@register
+class LossGraphKeptAlive(Rule):
+    code = "GL008"
+    name = "loss-graph-kept-alive"
+    summary = "A loss tensor (with its autograd graph) is accumulated across iterations, so every iteration's graph stays in memory."
+
+    VALID = (
+        """
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+total_loss = 0.0
+for x in torch.randn(8, 2, 4):
+    opt.zero_grad()
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    opt.step()
+    total_loss += loss.item()
+""",
+    )
+    INVALID = (
+        """
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+total_loss = 0.0
+for x in torch.randn(8, 2, 4):
+    opt.zero_grad()
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    opt.step()
+    total_loss += loss
+""",
+    )
+
+    def check(self, model: TrainingModel) -> Iterable[Finding]:
+        for event in sorted(model.keepalives, key=lambda e: model.order(e.node)):
+            if event.trained:
+                continue
+            loop = model.loops.get(event.loop)
+            msg, help_ = messages.loss_graph_kept_alive(
+                code(event.node), event.shown, code(event.stored), model.line(loop.node) if loop is not None else None,
+            )
+            yield Finding(event.node, msg, help_)

@@ -1,0 +1,101 @@
+"""GL010: the loss is divided by the accumulation window twice, or divided while nothing accumulates."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .. import messages
+from ..analysis import TrainingModel
+from ..analysis.events import Backward
+from ..registry import Finding, Rule, register
+from .gl003_unscaled_accumulated_loss import divides_by_window
+
+# A divisor named for accumulation (`gradient_accumulation_steps`, `accum_iter`, `update_freq`).
+_ACCUMULATION = re.compile(r"(?i)accum|grad(?:ient)?_?acc|update_?freq|iters_to_accumulate|micro_?batches|n_?micro")
+
+
+@register
+class DoubleLossScaling(Rule):
+    code = "GL010"
+    name = "double-loss-scaling"
+    summary = "The loss is divided by the accumulation window although the framework already divides it, or although nothing accumulates."
+
+    VALID = (
+        """
+from accelerate import Accelerator
+import torch
+accelerator = Accelerator(gradient_accumulation_steps=4)
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model, optimizer = accelerator.prepare(model, optimizer)
+for x in torch.randn(16, 2, 4):
+    with accelerator.accumulate(model):
+        loss = model(x).pow(2).mean()
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+    )
+    INVALID = (
+        """
+from accelerate import Accelerator
+import torch
+accumulation_steps = 4
+accelerator = Accelerator(gradient_accumulation_steps=accumulation_steps)
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model, optimizer = accelerator.prepare(model, optimizer)
+for x in torch.randn(16, 2, 4):
+    with accelerator.accumulate(model):
+        loss = model(x).pow(2).mean() / accumulation_steps
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+    )
+
+    def check(self, model: TrainingModel) -> Iterable[Finding]:
+        reported: set[int] = set()
+        for backward in sorted(model.backwards.values(), key=lambda b: model.order(b.node)):
+            if id(backward.node) in reported:
+                continue
+            divisor = self._twice(backward)
+            if divisor is not None:
+                reported.add(id(backward.node))
+                msg, help_ = messages.double_loss_scaling(backward.call_text, backward.loss_text, divisor, backward.framework_window)
+                yield Finding(backward.node, msg, help_)
+        for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
+            if any(step.if_stacks) or step.framework_gated:
+                continue  # a gated step: a window may well accumulate
+            holders = model.optimizer_holders(step.optimizer)
+            states = step.states()
+            if any(any(not c.fresh or c.repeated for _h, c in s.held(holders)) or len({c.backward for _h, c in s.held(holders)}) > 1
+                   for s in states):
+                continue  # on some path older gradients or several backward passes: something does accumulate
+            for state in states:
+                for _h, c in state.held(holders):
+                    backward = model.backwards[c.backward]
+                    if id(backward.node) in reported or not c.fresh or c.repeated or backward.framework_scaled:
+                        continue
+                    if model.accumulation_source(state, backward, step) is not None or not model.in_same_loop(backward.loop_stacks, step.loop_stacks):
+                        continue
+                    named = sorted(d for d in backward.loss.divisors if _ACCUMULATION.search(d))
+                    if not named:
+                        continue
+                    reported.add(id(backward.node))
+                    msg, help_ = messages.divided_not_accumulated(backward.call_text, backward.loss_text, named[0], step.call_text, model.line(step.node))
+                    yield Finding(backward.node, msg, help_)
+
+    @staticmethod
+    def _twice(backward: Backward) -> str | None:
+        """The manual divisor of a loss the framework divides by its window too."""
+        if not backward.framework_scaled or not backward.loss.divisors:
+            return None
+        window = backward.framework_window
+        for d in sorted(backward.loss.divisors):
+            if window is not None and divides_by_window(frozenset({d}), window) and (d == window or _ACCUMULATION.search(d)):
+                return d
+            if window is None and _ACCUMULATION.search(d):
+                return d
+        return None
