@@ -4,6 +4,7 @@ the rules, apply suppressions."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import warnings
 from dataclasses import dataclass
 
@@ -12,7 +13,7 @@ from .analysis.apimodels import ModelFile, catalogue_for
 from .analysis.syntax import forget_code
 from .analysis.gradstate import forget_canonical
 from .config import Settings
-from .diagnostics import Diagnostic, Severity, Span
+from .diagnostics import Applicability, Diagnostic, Severity, Span
 from .fixplan import resolve as resolve_fix
 from .prefilter import might_train
 from .registry import PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
@@ -132,7 +133,23 @@ def _findings(model: TrainingModel, text: str, path: str, rules: list[type[Rule]
                     fix=resolve_fix(model, text, finding.fix, finding.certainty),
                 )
             )
-    return out
+    return _one_per_place(out)
+
+
+def _one_per_place(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """One diagnostic per code, place and message. A statement reached in two contexts (a helper
+    called twice) can be found twice; if the contexts disagree on a fix, the fix is only as safe as
+    the least safe of them (a safe fix must be right in every context)."""
+    kept: dict[tuple[object, ...], Diagnostic] = {}
+    for d in diagnostics:
+        key = (d.code, d.span, d.message)
+        first = kept.get(key)
+        if first is None:
+            kept[key] = d
+        elif first.fix is not None and (d.fix is None or d.fix.applicability is not first.fix.applicability):
+            kept[key] = d if d.fix is not None and d.fix.applicability is not Applicability.SAFE else dataclasses.replace(
+                first, fix=None if d.fix is None else dataclasses.replace(first.fix, applicability=Applicability.UNSAFE))
+    return list(kept.values())
 
 
 def _parse_python(text: str, path: str) -> tuple[ast.Module | None, list[Diagnostic]]:

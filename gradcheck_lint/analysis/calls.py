@@ -250,8 +250,8 @@ class Calls:
             if key is not None:
                 flow.env[key] = value
             return [(ent, api)]
-        if recv.reach or recv.opaque or recv == EMPTY:
-            return [(None, "torch.Tensor")]
+        if recv.reach or recv.opaque or recv.params or recv == EMPTY:
+            return [(None, "torch.Tensor")]  # a tensor, or a parameter (`for p in model.parameters(): p.register_hook(...)`)
         return []
 
     def _delegate(self, owner: Entity | None, attr: str, call: ast.Call, recv: Value, recv_node: ast.expr,
@@ -482,6 +482,10 @@ class Calls:
         out = interp.exec_block(fn.body, Flow(env, flow.states), callee)
         final = Flow.join([out.normal, *(f for f, _ in out.returns)])
         ret = join([v for _, v in out.returns]) if out.returns else EMPTY
+        if final is None and _is_generator(fn):
+            # `def cycle(dl): while True: yield from dl`: calling a generator runs nothing yet, and
+            # the caller goes on however its body would end.
+            return ret if out.returns else interp.objects.opaque_call(fn.name, pos, kw, flow)
         if final is None:
             flow.states = frozenset()
             return ret
@@ -509,6 +513,18 @@ class Calls:
     def _is_instance(self, value: Value) -> bool:
         """An object made from a local class here: a plain instance, or a local nn.Module's model value."""
         return isinstance(value.const, tuple) and value.const[:1] == ("instance",) or any(e.uid in self.instance_class for e in value.entities)
+
+
+def _is_generator(fn: Function) -> bool:
+    """Whether `fn` has a `yield` of its own (not one of a nested function's)."""
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _is_static(fn: Function) -> bool:

@@ -104,7 +104,7 @@ class Counters:
         loop = interp.loop_for(stmt, self.loop_count(stmt.iter, iter_value))
         counter = self.loop_counter(stmt, element)
         loop.counter = counter[0] if counter else (stmt.target.id if isinstance(stmt.target, ast.Name) else None)
-        loop.rollout = _reads_as_rollout(stmt.iter)
+        loop.rollout = _reads_as_rollout(stmt.iter) or _names_tasks(stmt.target) or _names_tasks(stmt.iter)
         if element.entities and not element.params and not element.reach and not element.opaque:
             # `for opt in optimizers.values(): opt.zero_grad()`: the abstract element already stands for
             # every member, so one pass over the body covers the whole loop.
@@ -239,7 +239,22 @@ _TIME = re.compile(r"(?i)(?:^|[_.])(?:t|seq|seq_?len|sequence|time|timesteps?|ho
 _MICRO = re.compile(r"(?i)acc|micro|chunk|split|grad_?steps|update_freq")
 
 
+# A loop over the transitions of an episode (`for r, prob in self.data[::-1]`, `reversed(rewards)`,
+# `zip(log_probs, returns)`): a policy gradient sums its terms over time, it does not average micro-batches.
+_EPISODE = re.compile(r"(?i)(?:^|[_.])(?:memory|replay|buffer|transitions?|trajector(?:y|ies)|episodes?|rewards?|returns|"
+                      r"log_?probs?|saved_\w+|experiences?|rollouts?|steps_?taken)$")
+
+
 def _reads_as_rollout(it: ast.expr) -> bool:
+    if isinstance(it, ast.Subscript) and isinstance(it.slice, ast.Slice) and it.slice.step is not None \
+            and code(it.slice.step) == "-1":
+        return True  # walked backwards through time (discounted returns)
+    if isinstance(it, ast.Call) and N.last_name(it.func) in ("reversed", "zip", "enumerate"):
+        args = [a for a in it.args if not isinstance(a, ast.Starred)]
+        if N.last_name(it.func) == "reversed" or (args and all(_reads_as_rollout(a) or _names_episode(a) for a in args)):
+            return True
+    if _names_episode(it):
+        return True
     if isinstance(it, ast.Call) and N.last_name(it.func) == "range":
         bound = [a.value for a in arguments(it) if a.keyword is None][-1:]
         text = code(bound[0]) if bound else ""
@@ -247,6 +262,20 @@ def _reads_as_rollout(it: ast.expr) -> bool:
         name = code(inner) if inner is not None else text.removesuffix(".size(1)").removesuffix(".shape[1]")
         return bool(_TIME.search(name.split("(")[0])) and not _MICRO.search(text)
     return False
+
+
+# The tasks of a meta-batch (`for task_batch in batch`, `for task in tasks`): meta-learning sums (or
+# averages, by its own convention) the task losses; it is not accumulation over micro-batches.
+_TASK = re.compile(r"(?i)(?:^|_)tasks?(?:_|$)")
+
+
+def _names_tasks(node: ast.expr) -> bool:
+    return any(isinstance(n, ast.Name) and _TASK.search(n.id) or isinstance(n, ast.Attribute) and _TASK.search(n.attr)
+               for n in ast.walk(node))
+
+
+def _names_episode(it: ast.expr) -> bool:
+    return isinstance(it, (ast.Name, ast.Attribute)) and bool(_EPISODE.search(code(it)))
 
 
 def _iterable(element: Value, count: str | None) -> Value:

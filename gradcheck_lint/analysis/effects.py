@@ -206,6 +206,10 @@ class Effects:
             return self.interp.forward(module, rest, site.kw, flow, frame) if module.modules else union_as_tensor([*site.pos, *site.kw.values()])
         if kind in ("divide", "multiply"):
             return self.arithmetic(kind, effect, site)
+        if kind == "number":  # `float(loss)`, `int(n)`: a Python number, no graph, same counter and divisors
+            operands = [*site.pos, *site.kw.values()]
+            number = union_as_tensor(operands) if operands else EMPTY
+            return Value(divisors=number.divisors, counter=number.counter, const=number.const)
         if kind == "tensor":
             operands = [*site.pos, *site.kw.values()]
             if site.receiver is not None:
@@ -300,21 +304,21 @@ class Effects:
             return
         loss, node = found
         loss_text = self.interp.loss_text(node) if node is not None else "loss"
-        scaled, window = False, None
+        scaled, window, assumed = False, None, False
         scales = effect.value("scales", "none")
         if scales == "framework":
             scaled = True
         elif scales == "window":
             configured = self.table.windows.get(site.owner.uid, _UNKNOWN) if site.owner is not None else _UNKNOWN
             if configured is _UNKNOWN:
-                scaled = True  # built where the analysis cannot see: it may well divide
+                scaled = assumed = True  # built where the analysis cannot see: it may well divide
             elif configured is not None:
                 scaled, window = True, str(configured)
         only = None
         inputs = site.arg(effect.ref("inputs"))
         if inputs is not None:  # `loss.backward(inputs=d_params)` accumulates into those alone
             only = self.interp.holders_of_params(inputs[0])
-        self.interp.recorder.backward(site.call, loss, loss_text, flow, frame, scaled, only, window)
+        self.interp.recorder.backward(site.call, loss, loss_text, flow, frame, scaled, only, window, assumed)
 
     def _optimizers(self, value: Value) -> list[Entity]:
         opts = value.of_kind(Kind.OPTIMIZER)

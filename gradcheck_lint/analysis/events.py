@@ -33,6 +33,7 @@ class Backward:
     loss_text: str
     loss: Value = field(default_factory=Value)
     framework_scaled: bool = False  # the framework divides the loss by its accumulation window
+    framework_assumed: bool = False  # scaled by a framework object whose configuration the analysis did not see
     framework_window: str | None = None  # ... named so in the code (`gradient_accumulation_steps=4`)
     retain_graph: bool = False  # `backward(retain_graph=True)`: the graph is reused (a rollout, a GAN)
     amp_scaled: bool = False  # the loss was multiplied by a GradScaler's scale

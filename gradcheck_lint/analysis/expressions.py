@@ -342,6 +342,11 @@ class Expressions:
         if not holders:
             return
         kind = grad_assignment_kind(source)
+        if kind == "clear" and self.selective(stmt):
+            # `for name, p in model.named_parameters(): if "head" in name: p.grad = None` cancels the
+            # gradients of some parameters on purpose (a per-parameter freeze): not a clear of the step's.
+            flow.map(lambda s: s.clear(0, holders, record_discards=False))
+            return
         if kind == "clear":
             text = f"{code(target)} = {code(source) if source is not None else '...'}"
             interp.recorder.clear(stmt, text, code(target.value), holders, flow, frame)
@@ -349,6 +354,22 @@ class Expressions:
             flow.map(lambda s: s.rescale(holders))
         else:
             flow.map(lambda s: s.clear(0, holders, record_discards=False))
+
+    def selective(self, stmt: ast.AST) -> bool:
+        """Whether a write to `p.grad` sits under an `if` that tests the loop's parameter (or its name)."""
+        parent = self.interp.parent
+        node: ast.AST | None = stmt
+        tested: set[str] = set()
+        while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            up = parent(node)
+            if isinstance(up, ast.If) and node in up.body + up.orelse:
+                tested |= {n.id for n in ast.walk(up.test) if isinstance(n, ast.Name)}
+            if isinstance(up, (ast.For, ast.AsyncFor)) and node in up.body and tested:
+                bound = {n.id for n in ast.walk(up.target) if isinstance(n, ast.Name)}
+                if bound & tested:
+                    return True
+            node = up
+        return False
 
     def forget(self, name: str, flow: Flow) -> None:
         drop = [c.akey for c in self.interp.conditions.values() if name in c.names]
@@ -388,7 +409,7 @@ class Expressions:
                 new = new.with_divisor(div)
         else:
             new = union_as_tensor([old, rhs])
-            if isinstance(small.op, (ast.Add, ast.Sub)):  # `total_loss += loss`
+            if isinstance(small.op, (ast.Add, ast.Sub)) and rhs.built:  # `total_loss += loss` (not `+= loss.item()`)
                 new = interp.keepalives.note(small, key, small.value, new, frame, code(target))
         flow.env[key] = new
         self.forget(key, flow)

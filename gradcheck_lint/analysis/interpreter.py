@@ -52,6 +52,7 @@ class Interpreter:
 
     def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = ()) -> None:
         self.module = module
+        self._parents: dict[int, ast.AST] | None = None
         self.source = source  # the text `module` was parsed from
         self.text: Source = read_source(source)  # what `code()` reads nodes' text from, until forget_code()
         self.catalogue: Catalogue = catalogue_for(models)
@@ -107,6 +108,12 @@ class Interpreter:
         self.forward_sites: dict[int, ast.Call | None] = {}  # forward ordinal -> the call that ran the module
 
     # ------------------------------------------------------------------ budget
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        """The node that holds `node` in this module (built on first use)."""
+        if self._parents is None:
+            self._parents = {id(child): n for n in iter_tree(self.module) for child in ast.iter_child_nodes(n)}
+        return self._parents.get(id(node))
+
     def check_deadline(self) -> None:
         """Stop when the wall-clock budget is spent; such a partial result depends on the machine's load."""
         if time.perf_counter() > self._deadline:

@@ -102,7 +102,7 @@ class TrainingModel:
                 if len(bstack) > len(sstack) and bstack[: len(sstack)] == sstack:
                     loop = self.loops[bstack[len(sstack)]]
                     if loop.rollout or backward.retain_graph:
-                        return None  # the steps of one rollout through a reused graph, not micro-batches
+                        return None, loop  # terms of one objective over time: summed on purpose, no window
                     return loop.count, loop
         return None
 

@@ -43,7 +43,7 @@ class Recorder:
 
     # -- backward
     def backward(self, call: ast.Call, loss: Value, loss_text: str, flow: Flow, frame: Frame, framework_scaled: bool,
-                 only: set[Holder] | None = None, window: str | None = None) -> None:
+                 only: set[Holder] | None = None, window: str | None = None, assumed: bool = False) -> None:
         """A backward pass of `loss`: every parameter set it reaches gets a contribution on every path."""
         # Each backward makes every later one dearer; one statement can hold thousands of them
         # (`f(a.backward(), b.backward(), ...)`), so the time budget is checked here too, every 256th
@@ -90,7 +90,7 @@ class Recorder:
         ev = self.backwards.get(key)
         if ev is None:
             retain = keyword_value(call, "retain_graph")
-            ev = Backward(self._ordinal_of(key), call, code(call), loss_text, loss, framework_scaled, framework_window=window,
+            ev = Backward(self._ordinal_of(key), call, code(call), loss_text, loss, framework_scaled, framework_assumed=assumed, framework_window=window,
                           retain_graph=isinstance(retain, ast.Constant) and retain.value is True)
             self.backwards[key] = ev
         else:

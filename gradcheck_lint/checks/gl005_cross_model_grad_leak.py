@@ -67,7 +67,10 @@ for real in torch.randn(8, 4, 4):
                 held = state.held(holders)
                 for holder, c in held:
                     if (c.consumers and opt.uid not in c.consumers and not c.live and c.certain and not holder.pseudo
-                            and not model.applied_within_same_model(holder, c.consumers)):
+                            and not model.applied_within_same_model(holder, c.consumers)
+                            and not all(any(s.node is step.node for s in model.steps_of(u)) for u in c.consumers)):
+                        # (an optimizer built afresh on each call of a helper is one optimizer of the code:
+                        # its earlier instance stepping these gradients is GL001's stale gradient, not a leak)
                         loss = model.backwards[c.backward].loss_text
                         named = re.fullmatch(r"[A-Za-z_][\w.]*", loss) is not None
                         if named and roles(loss) & roles(model.table.holder_name(holder)):

@@ -90,7 +90,7 @@ for x in torch.randn(16, 2, 4):
     @staticmethod
     def _twice(backward: Backward) -> str | None:
         """The manual divisor of a loss the framework divides by its window too."""
-        if not backward.framework_scaled or not backward.loss.divisors:
+        if not backward.framework_scaled or backward.framework_assumed or not backward.loss.divisors:
             return None
         window = backward.framework_window
         for d in sorted(backward.loss.divisors):

@@ -52,6 +52,7 @@ EFFECTS: dict[str, dict[str, str]] = {
     "divide": {"by": "ref"},                          # the result is the receiver (or first argument) divided
     "multiply": {"by": "ref"},
     "tensor": {},                                     # a tensor computed from the arguments
+    "number": {},                                     # a Python number computed from them (`float(loss)`): no graph
     "inert": {},                                      # no gradient effect, nothing of interest returned
     "invoke": {"function": "ref"},                    # calls a function it is given (`fire.Fire(main)`)
 }
