@@ -184,3 +184,48 @@ def test_the_state_cap_decides_no_verdict_on_the_fixtures(monkeypatch: pytest.Mo
     capped = verdicts()
     monkeypatch.setattr(gradstate, "STATE_CAP", 1024)
     assert verdicts() == capped
+
+
+def test_a_helper_called_twice_is_reported_once_and_its_fresh_optimizers_are_one() -> None:
+    """A helper that builds its optimizer afresh and never clears, called twice on one model: one GL001
+    at the helper's step (not one per call), and no GL005 between the two instances of its optimizer."""
+    src = textwrap.dedent(
+        """
+        import torch
+
+        def backprop(model, x):
+            loss = model(x).sum()
+            loss.backward()
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            optimizer.step()
+
+        def test_twice():
+            model = torch.nn.Linear(3, 1)
+            backprop(model, torch.randn(2, 3))
+            backprop(model, torch.randn(2, 3))
+        """
+    )
+    found = [(d.line, d.code) for d in check_source(src, "t.py")]
+    assert found == [(8, "GL001")]
+
+
+def test_calling_an_endless_generator_does_not_end_the_caller() -> None:
+    src = textwrap.dedent(
+        """
+        import torch
+
+        def cycle(dl):
+            while True:
+                for data in dl:
+                    yield data
+
+        def train(model, dl):
+            it = cycle(dl)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            for i in range(10):
+                loss = model(next(it)).sum()
+                loss.backward()
+                opt.step()
+        """
+    )
+    assert [(d.line, d.code) for d in check_source(src, "t.py")] == [(15, "GL001")]

@@ -221,7 +221,7 @@ def main(argv: list[str]) -> int:
     bugs.add_argument("--show", action="store_true", help="list found bugs too")
     bugs.add_argument("--extract", help="write the buggy and fixed files under this directory (never commit them)")
     sweep = sub.add_parser("sweep")
-    sweep.add_argument("--set", default="heldout", choices=["heldout", "dev", "all"])
+    sweep.add_argument("--set", default="heldout", choices=["heldout", "dev", "fresh", "all"])
     sweep.add_argument("--show", action="store_true", help="list findings that have a verdict too")
     sweep.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
