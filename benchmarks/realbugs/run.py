@@ -56,6 +56,36 @@ def git_show(repo_dir: Path, commit: str, path: str) -> str | None:
     return run.stdout.decode("utf-8", "replace") if run.returncode == 0 else None
 
 
+def extract_python_files(repo_dir: Path, commit: str, into: Path) -> int:
+    """Write every `.py` file of `commit` under `into`, one blob at a time: a snapshot may lack some
+    large files (images kept out of the mirror), which makes `git archive` stop half-way."""
+    listing = subprocess.run(["git", "-C", str(repo_dir), "ls-tree", "-r", "-z", commit], capture_output=True).stdout
+    wanted = []
+    for row in listing.split(b"\0"):
+        if not row:
+            continue
+        meta, _, path = row.partition(b"\t")
+        mode, kind, blob = meta.split()
+        if kind == b"blob" and mode != b"120000" and path.endswith(b".py"):
+            wanted.append((blob, path.decode("utf-8", "surrogateescape")))
+    batch = subprocess.run(["git", "-C", str(repo_dir), "cat-file", "--batch"], input=b"".join(b + b"\n" for b, _ in wanted),
+                           capture_output=True).stdout
+    offset, written = 0, 0
+    for _blob, path in wanted:
+        end = batch.index(b"\n", offset)
+        header = batch[offset:end].split()
+        if len(header) < 3 or header[1] != b"blob":  # `<sha> missing`
+            offset = end + 1
+            continue
+        size = int(header[2])
+        target = into / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(batch[end + 1 : end + 1 + size])
+        offset = end + 1 + size + 1
+        written += 1
+    return written
+
+
 def settings() -> Settings:
     return Settings.default().with_enabled(ANALYSIS)
 
@@ -188,8 +218,7 @@ def run_sweep(args: argparse.Namespace) -> int:
             counts["unavailable"] += 1
             continue
         with tempfile.TemporaryDirectory() as tmp:
-            archive = subprocess.run(["git", "-C", str(repo_dir), "archive", entry["commit"]], capture_output=True)
-            subprocess.run(["tar", "-x", "-C", tmp, "--wildcards", "*.py"], input=archive.stdout, capture_output=True)
+            extract_python_files(repo_dir, entry["commit"], Path(tmp))
             found, checked = check_paths([tmp], chosen, jobs=args.jobs)
             files += checked
             for d in found:

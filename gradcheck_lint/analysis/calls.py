@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -65,8 +66,14 @@ class Calls:
         self._call_nodes.append(call)
         try:
             if isinstance(call.func, ast.Attribute):
-                return self.method_call(call, call.func, flow, frame)
-            return self.function_call(call, flow, frame)
+                out = self.method_call(call, call.func, flow, frame)
+            else:
+                out = self.function_call(call, flow, frame)
+            if out.opaque or out.reach:
+                normaliser = _normaliser_argument(call)
+                if normaliser is not None:  # `masked_mean(loss, mask, None, loss_denominator)`
+                    out = replace(out, divisors=out.divisors | {normaliser})
+            return out
         finally:
             self._calls.pop()
             self._call_nodes.pop()
@@ -513,6 +520,21 @@ class Calls:
     def _is_instance(self, value: Value) -> bool:
         """An object made from a local class here: a plain instance, or a local nn.Module's model value."""
         return isinstance(value.const, tuple) and value.const[:1] == ("instance",) or any(e.uid in self.instance_class for e in value.entities)
+
+
+# An argument that names what a library loss function divides by (`masked_mean(x, mask, denominator)`,
+# `loss_fn(..., num_items_in_batch=n)`): the analysis cannot see the division, but it is there.
+_NORMALISER = re.compile(r"(?i)denom|normali[sz]|num_items_in_batch|(?:num|n)_?tokens|token_?counts?|num_?(?:valid|items)|accum")
+
+
+def _normaliser_argument(call: ast.Call) -> str | None:
+    for a in [*call.args, *(k.value for k in call.keywords)]:
+        if isinstance(a, (ast.Name, ast.Attribute, ast.Subscript)) and _NORMALISER.search(code(a)):
+            return code(a)
+    for k in call.keywords:
+        if k.arg and _NORMALISER.search(k.arg):
+            return code(k.value)
+    return None
 
 
 def _is_generator(fn: Function) -> bool:

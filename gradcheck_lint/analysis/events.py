@@ -59,6 +59,9 @@ class Step:
     incoming: set[PathState] = field(default_factory=set)
     loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
     if_stacks: set[tuple[int, ...]] = field(default_factory=set)
+    # the enclosing ifs each path state arrived under (a helper stepping from two call sites: each
+    # state is guarded by its own call site's conditions, not by the other's)
+    ifs_of: dict[PathState, set[tuple[int, ...]]] = field(default_factory=dict)
     framework_gated: bool = False  # fires on a framework's window boundaries (`accelerator.accumulate(...)`)
     _ordered: list[PathState] | None = field(default=None, repr=False)
 

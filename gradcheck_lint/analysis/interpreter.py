@@ -53,6 +53,7 @@ class Interpreter:
     def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = ()) -> None:
         self.module = module
         self._parents: dict[int, ast.AST] | None = None
+        self._flags: dict[int, bool] = {}
         self.source = source  # the text `module` was parsed from
         self.text: Source = read_source(source)  # what `code()` reads nodes' text from, until forget_code()
         self.catalogue: Catalogue = catalogue_for(models)
@@ -268,7 +269,27 @@ class Interpreter:
             return True
         statement = cond.statement
         test = statement.test if isinstance(statement, (ast.If, ast.While)) else cond.test
-        return self.prescan.test_keys.get(ast.dump(test), 0) > 1
+        return self.prescan.test_keys.get(ast.dump(test), 0) > 1 or self._invariant_flag(statement, test)
+
+    def _invariant_flag(self, statement: ast.AST, test: ast.expr) -> bool:
+        """A configuration flag tested in a loop that never assigns it (`if cfg.use_fp16:`): every
+        iteration goes the same way, so a path must not take one arm and then the other."""
+        cached = self._flags.get(id(statement))
+        if cached is not None:
+            return cached
+        found = False
+        if all(isinstance(n, _FLAG_NODES) for n in ast.walk(test)):
+            names = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))}
+            node: ast.AST | None = statement
+            while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+                node = self.parent(node)
+                if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):  # every enclosing loop keeps it
+                    if any(_assigns(n, names) for n in ast.walk(node)):
+                        found = False
+                        break
+                    found = True
+        self._flags[id(statement)] = found
+        return found
 
     def split(self, flow: Flow, cond: Condition) -> tuple[Flow | None, Flow | None]:
         """Split a flow on a condition, keeping only the paths consistent with what they assumed."""
@@ -430,3 +451,15 @@ class Interpreter:
         if stmt.finalbody and merged.normal is not None:
             merged = merged.then(self.exec_block(stmt.finalbody, merged.normal, frame))
         return merged
+
+
+# What a configuration-flag test is made of: names, attributes, constants, `not`, `and`/`or`, comparisons.
+_FLAG_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Load, ast.Not, ast.And, ast.Or,
+               ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.Gt, ast.GtE, ast.Lt, ast.LtE)
+
+
+def _assigns(node: ast.AST, names: set[str]) -> bool:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)) else []
+    return any((isinstance(leaf, ast.Name) and leaf.id in names) or (isinstance(leaf, ast.Attribute) and leaf.attr in names)
+               for t in targets for leaf in ast.walk(t))
+

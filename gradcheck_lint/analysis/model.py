@@ -77,7 +77,7 @@ class TrainingModel:
 
     def guards(self, step: Step, state: "PathState") -> list[Condition]:
         """Conditions of this path that the step depends on: enclosing ifs and earlier `continue` guards."""
-        enclosing = {c for stack in step.if_stacks for c in stack}
+        enclosing = {c for stack in step.ifs_of.get(state, step.if_stacks) for c in stack}
         out = []
         for a in sorted(state.assumptions):
             for cond in self.by_akey.get(a.cond, ()):

@@ -156,6 +156,8 @@ class Recorder:
                 ev = Step(id(call), call, text, opt)
                 self.steps[ev.id if self.steps.get(id(call)) is None else hash(key)] = ev
         ev.incoming |= set(flow.states)
+        for s in flow.states:
+            ev.ifs_of.setdefault(s, set()).add(frame.ifs)
         ev.loop_stacks.add(frame.loops)
         ev.if_stacks.add(frame.ifs)
         ev.framework_gated = ev.framework_gated or framework_gated

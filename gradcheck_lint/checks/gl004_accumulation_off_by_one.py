@@ -72,6 +72,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue
                     if not isinstance(cond.statement, ast.If) or not cond.moduli:
                         continue
+                    if _flushes_after_loop(model, cond):
+                        continue  # `if i % N != 0: step()` after the loop steps the last, partial window
                     accumulating = any(
                         c.fresh and (c.repeated or not any(cond.id in s for s in model.backwards[c.backward].if_stacks))
                         for _h, c in state.held(holders)
@@ -121,6 +123,39 @@ def _spliced(model: TrainingModel, node: ast.expr, replacements: list[tuple[ast.
         span = model.span(sub)
         text = text[: offset(span.line, span.column)] + new + text[offset(span.end_line, span.end_column):]
     return " ".join(text.split())
+
+
+def _flushes_after_loop(model: TrainingModel, cond: Condition) -> bool:
+    """The test follows, in the same function, a loop that advances its counter: it flushes the
+    window the loop left (`for ...: i += 1; if i % N == 0: step()` then `if i % N != 0: step()`)."""
+    counters = {c.rsplit(".", 1)[-1] for c in cond.counters}
+    node: ast.AST = cond.statement
+    while True:
+        parent = model.parent(node)
+        if parent is None or isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+            body = getattr(parent, "body", [])
+        else:
+            body = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list) and node in b), [])
+        if node in body:
+            for earlier in body[: body.index(node)]:
+                if isinstance(earlier, (ast.For, ast.AsyncFor, ast.While)) and _advances(earlier, counters):
+                    return True
+        if parent is None or isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+            return False
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+            return False  # inside a loop: a gate of that loop's micro-batches
+        node = parent
+
+
+def _advances(loop: ast.AST, counters: set[str]) -> bool:
+    for n in ast.walk(loop):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.For, ast.AsyncFor)) else []
+        for t in targets:
+            for leaf in ast.walk(t):
+                name = leaf.id if isinstance(leaf, ast.Name) else leaf.attr if isinstance(leaf, ast.Attribute) else None
+                if name in counters:
+                    return True
+    return False
 
 
 def _plain_window_test(test: ast.expr) -> bool:
