@@ -93,8 +93,10 @@ class Amp:
 
         def apply(s: PathState) -> PathState:
             for o in opts:
-                for stage, node in s.amp_marks(o.uid):
-                    if stage == "unscaled":
+                marks = s.amp_marks(o.uid)
+                scaled_since = any(stage == "scaled" for stage, _node in marks)  # a scaled backward since the first
+                for stage, node in marks:
+                    if stage == "unscaled" and scaled_since:
                         self._record("unscale_twice", call, o, self.node(node) if node != here else None, ifs)
                 s = s.without_amp_mark(o.uid, "scaled").with_amp_mark(o.uid, "unscaled", here)
             return s

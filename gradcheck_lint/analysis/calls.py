@@ -69,6 +69,8 @@ class Calls:
                 out = self.method_call(call, call.func, flow, frame)
             else:
                 out = self.function_call(call, flow, frame)
+            if out.reach and _sums_samples(call):  # `F.cross_entropy(logits, y, reduction="sum")`
+                out = replace(out, summed=True)
             if out.opaque or out.reach:
                 normaliser = _normaliser_argument(call)
                 if normaliser is not None:  # `masked_mean(loss, mask, None, loss_denominator)`
@@ -282,12 +284,14 @@ class Calls:
         if attr == "backward":
             for v in pos:
                 interp.keepalives.consumed(v)
+        heuristic = self.catalogue.callee_heuristic(attr)
+        if heuristic is not None and attr != "backward" and any(e.kind == "number" for e in heuristic.effects):
+            return Value()  # `model.floating_point_ops(inputs)`, `task.batch_size(batch)`: a count, no graph
         if attr == "backward" and pos:
             # `something.backward(loss)` of an unknown object: a framework's backward of its argument
             site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
             return interp.effects.apply((Effect("backward", (("loss", _ARG0),)),), site, flow, frame)
         if recv.modules:
-            heuristic = self.catalogue.callee_heuristic(attr)
             if heuristic is not None and any(e.kind == "construct" for e in heuristic.effects):
                 ent = interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer", certain=False)
                 interp.own(ent, None, recv)  # nanoGPT's `model.configure_optimizers(...)`
@@ -348,6 +352,17 @@ class Calls:
         """`Net()` of a local class: a model for an nn.Module (whose methods stay callable), else an instance."""
         interp = self.interp
         pos, kw = self.args_of(call, flow, frame)
+        if info.api and self.catalogue.kind(info.api) == "optimizer":
+            # `class Muon(torch.optim.Optimizer)`: an optimizer of the parameters it is given (its own
+            # `step()` is the update rule, not training code to follow)
+            ent = interp.mint(Kind.OPTIMIZER, info.name, ("ctor", id(call)), api=info.api)
+            params = pos[0] if pos else kw.get("params")
+            inner = [o for v in [*pos, *kw.values()] for o in v.of_kind(Kind.OPTIMIZER)]
+            if inner and (params is None or not params.params):  # `Lookahead(base_optimizer)`: the same parameters
+                self.table.wraps[ent.uid] = frozenset(o.uid for o in inner)
+                params = Value(params=frozenset().union(*(self.table.optimizer_holders(o) for o in inner)))
+            interp.own(ent, params, None)
+            return Value(entities=frozenset({ent}))
         if info.is_module:
             ent = interp.mint(Kind.MODEL, info.name, ("ctor", id(call)), api=info.api or "torch.nn.Module")
             self.instance_class[ent.uid] = info
@@ -525,6 +540,15 @@ class Calls:
 # An argument that names what a library loss function divides by (`masked_mean(x, mask, denominator)`,
 # `loss_fn(..., num_items_in_batch=n)`): the analysis cannot see the division, but it is there.
 _NORMALISER = re.compile(r"(?i)denom|normali[sz]|num_items_in_batch|(?:num|n)_?tokens|token_?counts?|num_?(?:valid|items)|accum")
+
+
+def _sums_samples(call: ast.Call) -> bool:
+    for k in call.keywords:
+        if k.arg == "reduction" and isinstance(k.value, ast.Constant) and k.value.value == "sum":
+            return True
+        if k.arg == "size_average" and isinstance(k.value, ast.Constant) and k.value.value is False:
+            return True
+    return False
 
 
 def _normaliser_argument(call: ast.Call) -> str | None:

@@ -88,13 +88,17 @@ class EntryPoints:
 
     def _step_functions(self) -> list[tuple[Function, ClassInfo | None]]:
         """Functions and methods whose own body (no loop) holds a backward pass and a step, in a file
-        that clears gradients nowhere."""
+        that clears gradients nowhere, or that clear some gradients themselves (a GAN's `step()` that
+        clears the generator: the caller leaves clearing to it)."""
         interp = self.interp
-        if _clears_somewhere(interp.module):
-            return []
-        out: list[tuple[Function, ClassInfo | None]] = [(fn, None) for fn in interp.functions.values() if _steps_once(fn)]
+        anywhere = _clears_somewhere(interp.module)
+
+        def candidate(fn: Function) -> bool:
+            return _steps_once(fn) and (not anywhere or _clears_somewhere(fn))
+
+        out: list[tuple[Function, ClassInfo | None]] = [(fn, None) for fn in interp.functions.values() if candidate(fn)]
         for info in interp.classes.values():
-            out += [(fn, info) for name, fn in info.methods.items() if not name.startswith("__") and _steps_once(fn)
+            out += [(fn, info) for name, fn in info.methods.items() if not name.startswith("__") and candidate(fn)
                     and interp.catalogue.hook(info.api, name) is None]
         return out
 
@@ -139,7 +143,7 @@ class EntryPoints:
 _CLEARS = frozenset({"zero_grad", "zero_", "update_params", "toggle_optimizer"})
 
 
-def _clears_somewhere(module: ast.Module) -> bool:
+def _clears_somewhere(module: ast.AST) -> bool:
     """Anything in the file that could clear gradients: `zero_grad()`, `p.grad = None`, `.grad.zero_()`..."""
     for node in iter_tree(module):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _CLEARS:

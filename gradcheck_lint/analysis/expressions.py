@@ -211,6 +211,12 @@ class Expressions:
             inst = base.item(attr)
             if inst is not None:
                 return inst
+        if base.modules and base.items:
+            # `self.optimizer = Adam(self.parameters())` in a local module's `__init__`: that optimizer
+            # (submodules keep their paths below)
+            held = base.item(attr)
+            if held is not None and held.entities and not held.modules:
+                return held
         for ent in sorted(base.entities, key=lambda e: e.uid):
             model = interp.catalogue.attribute(ent.api, attr) if ent.api else None
             if model is None:

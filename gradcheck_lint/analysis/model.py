@@ -10,7 +10,7 @@ from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
 from .gradstate import CAP, PathState
 from .interpreter import Interpreter
-from .syntax import Source
+from .syntax import Source, code
 from .values import Entity, EntityTable, Holder
 from .walk import children, iter_tree
 
@@ -71,6 +71,17 @@ class TrainingModel:
         if own is None or not own.holders:
             return f"`{self.table.label(opt.uid)}`'s parameters"
         return ", ".join(f"`{n}`" for n in own.names)
+
+    def optimizer_text(self, step: Step) -> str:
+        """The optimizer as the step call names it (`self.discriminator.optimizer` of
+        `self.discriminator.optimizer.step()`, `opt` of `scaler.step(opt)`), else its label."""
+        func = step.node.func
+        if isinstance(func, ast.Attribute) and func.attr == "step":
+            if step.node.args and "scaler" in code(func.value).lower() and isinstance(step.node.args[0], (ast.Name, ast.Attribute)):
+                return code(step.node.args[0])  # `scaler.step(optimizer)`
+            if not step.node.args and isinstance(func.value, (ast.Name, ast.Attribute)):
+                return code(func.value)
+        return self.table.label(step.optimizer.uid)
 
     def steps_of(self, uid: int) -> list[Step]:
         return sorted((s for s in self.steps.values() if s.optimizer.uid == uid), key=lambda s: self.order(s.node))

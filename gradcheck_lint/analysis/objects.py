@@ -101,8 +101,23 @@ class Objects:
             self.interp.forward_sites[site] = self.interp.calls.current_call_node()
             built = built | {(h, generations(flow.env, h), site) for h in own if not h.pseudo}
             sync = sync | {(uid, self.sync_state(uid, flow, frame), site, _count(flow, uid)) for uid in self.sync_wrappers(module)}
-        return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else frozenset()), built=built,
+        summed = any(self._forward_sums(e.uid) for e in module.entities)
+        return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else frozenset()), built=built, summed=summed,
                      sync=sync)
+
+    def _forward_sums(self, uid: int) -> bool:
+        """A local module whose `forward` returns a loss reduced by a sum (`reduction="sum"`)."""
+        info = self.interp.calls.instance_class.get(uid)
+        forward = self.interp.definitions.find_method(info, "forward") if info is not None else None
+        if forward is None:
+            return False
+        for node in iter_tree(forward):
+            if isinstance(node, ast.Return) and node.value is not None:
+                for call in iter_tree(node.value):
+                    if isinstance(call, ast.Call) and any(
+                            k.arg == "reduction" and isinstance(k.value, ast.Constant) and k.value.value == "sum" for k in call.keywords):
+                        return True
+        return False
 
     def sync_wrappers(self, value: Value) -> list[int]:
         """Uids of the data-parallel wrappers (DDP, FSDP) a value may be: those whose gradient sync can be switched."""

@@ -91,6 +91,7 @@ class Value:
     built: frozenset[tuple[Holder, frozenset[tuple[str, int]], int]] = frozenset()
     kept: frozenset[str] = frozenset()
     amp: bool = False  # multiplied by a GradScaler's scale (`scaler.scale(loss)`)
+    summed: bool = False  # a loss reduced by summing over its samples (`reduction="sum"`), not averaged
     # forward passes of data-parallel wrappers it holds: (wrapper uid, "on" | "off" | "maybe" gradient
     # sync when it ran, forward ordinal, how many times the sync flag had been assigned by then)
     sync: frozenset[tuple[int, str, int, int]] = frozenset()
@@ -117,7 +118,7 @@ class Value:
             return OPAQUE
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
         return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, amp=self.amp,
-                     sync=self.sync, divisors=self.divisors, divided_twice=self.divided_twice)
+                     summed=self.summed, sync=self.sync, divisors=self.divisors, divided_twice=self.divided_twice)
 
     def with_divisor(self, text: str) -> Value:
         twice = self.divided_twice | {text} if text in self.divisors else self.divided_twice
@@ -164,6 +165,7 @@ def join(values: Iterable[Value]) -> Value:
         built=frozenset().union(*(v.built for v in vals)),
         kept=frozenset().union(*(v.kept for v in vals)),
         amp=any(v.amp for v in vals),
+        summed=any(v.summed for v in vals),
         sync=frozenset().union(*(v.sync for v in vals)),
         divisors=frozenset().union(*(v.divisors for v in vals)),
         # twice only when every path divided twice: a join is not a chain

@@ -84,7 +84,7 @@ for x in torch.randn(8, 4).split(2):
                     break
             if stale is None and leftover is not None:
                 backward = model.backwards[leftover.backward]
-                msg, help_ = messages.skipped_step_leftover(step.call_text, backward.call_text, model.line(backward.node), model.table.label(opt.uid))
+                msg, help_ = messages.skipped_step_leftover(step.call_text, backward.call_text, model.line(backward.node), model.optimizer_text(step))
                 yield Finding(step.node, msg, help_)
                 continue
             if stale is None:
@@ -96,7 +96,7 @@ for x in torch.randn(8, 4).split(2):
                 step.call_text,
                 backward.call_text,
                 model.line(backward.node),
-                model.table.label(opt.uid),
+                model.optimizer_text(step),
                 wrong_clear=wrong.call_text if wrong else None,
                 wrong_clear_line=model.line(wrong.node) if wrong else None,
                 owned=model.owned_names(opt),

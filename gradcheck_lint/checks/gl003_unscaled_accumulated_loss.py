@@ -113,6 +113,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     if found is None:
                         continue
                     window, gate = found
+                    if backward.loss.summed and not backward.loss.divisors:
+                        continue  # a sum over samples (`reduction="sum"`): summing micro-batches gives the batch's sum
                     if isinstance(gate, Loop) and (gate.rollout or backward.retain_graph):
                         continue  # the terms of a rollout are summed over time, not averaged over micro-batches
                     twice = sorted(d for d in backward.loss.divided_twice if divides_by_window(frozenset({d}), window))

@@ -94,7 +94,7 @@ for real in torch.randn(8, 4, 4):
                 model.table.holder_name(holder),
                 other.call_text if other else None,
                 model.line(other.node) if other else None,
-                model.table.label(opt.uid),
+                model.optimizer_text(step),
                 own.call_text if own else None,
             )
             yield Finding(step.node, msg, help_)
