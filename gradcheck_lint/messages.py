@@ -77,9 +77,10 @@ def loss_scaled_twice(backward: str, loss: str, divisor: str, step: str, step_li
 
 
 def accumulation_off_by_one(test: str, counter: str, source: str, step: str, start: int = 0,
-                            fires_first: bool = True, longer: bool = False, most: bool = False) -> tuple[str, str]:
+                            fires_first: bool = True, longer: bool = False, most: bool = False,
+                            most_when: bool = False) -> tuple[str, str]:
     if most:
-        msg = (f"`{step}` runs when `{test}` is false, that is on N - 1 of every N micro-batches (`{counter}` from "
+        msg = (f"`{step}` runs when `{test}` is {'true' if most_when else 'false'}, that is on N - 1 of every N micro-batches (`{counter}` from "
                f"`{source}`): it steps on almost every micro-batch instead of once per window of N.")
         help_ = f"step when the window ends, not on the other micro-batches: `if ({counter} + 1) % N == 0:` with `{counter}` from 0."
         return msg, help_

@@ -51,6 +51,7 @@ class Condition:
     short_first_window: bool = False
     long_first_window: bool = False  # ... because it holds more than N (`if i > 0 and i % N == 0:`)
     false_on_most: bool = False  # false on N - 1 of every N micro-batches (a step in its `else` runs N - 1 times)
+    true_on_most: bool = False  # true on N - 1 of every N (`if i % N:`, `if i % N != 0:`: a step in its body)
     counter_starts: dict[str, int] = field(default_factory=dict)
     # A framework's window boundary (`accelerator.sync_gradients`, a gated `engine.step()`): the
     # window it counts (source text; None when not named), set when the test reads a gate flag.

@@ -77,6 +77,10 @@ class Counters:
                     cond.false_on_most = True
                     cond.counter_sources[name] = c.source
                     cond.counter_starts[name] = start
+                elif fires_on_most(cond.test, name, start):
+                    cond.true_on_most = True
+                    cond.counter_sources[name] = c.source
+                    cond.counter_starts[name] = start
             if c.zero_based and not c.incremented:
                 first = truth_at_zero(cond.test, name)
                 if first is not None:

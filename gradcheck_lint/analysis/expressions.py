@@ -161,6 +161,12 @@ class Expressions:
                     result = result.with_divisor(div)
         if is_int(expr.left) and is_int(expr.right):
             result = replace(result, const=None)
+        if op is ast.Add:  # `len(loader) * epoch + i`: the batches done, counted like `i` in the first epoch
+            for this, other, other_node in ((left, right, expr.right), (right, left, expr.left)):
+                if this.counter is not None and other.counter is None and isinstance(other_node, ast.BinOp) \
+                        and isinstance(other_node.op, ast.Mult):
+                    result = replace(result, counter=this.counter)
+                    break
         return result
 
     def eval_comprehension(self, expr: ast.expr, elt: ast.expr, flow: Flow, frame: Frame) -> Value:

@@ -28,6 +28,19 @@ MODEL_NAME = re.compile(
 _EFFECT_NAME = re.compile(r"zero|grad|clear|reset|step|update|optimi|backward|train|fit|freeze|toggle", re.I)
 
 
+# Helpers that read an optimizer or its gradients, or set its learning rate, and clear nothing:
+# `adjust_learning_rate(optimizer, epoch)`, `clip_gradient(optimizer, 5)`, `get_privacy_spent(...)`.
+_PASSIVE_NAME = re.compile(r"(?i)^(?:get|log|print|save|load|clip|report|record|summar|show|plot|compute|calc|count|check|is|has|"
+                           r"adjust_learning_rate|adjust_lr|set_lr|update_lr|warmup_lr|lr|learning_rate|write|dump|visuali)")
+_ACTIVE_NAME = re.compile(r"(?i)zero|clear|reset|step|backward|train|fit|accum")
+
+
+def callee_is_passive(name: str) -> bool:
+    """Tell whether an opaque function's name says it only reads what it is given (or sets a rate)."""
+    last = name.rsplit(".", 1)[-1]
+    return bool(_PASSIVE_NAME.search(last)) and not _ACTIVE_NAME.search(last)
+
+
 def callee_suggests_grad_effect(name: str) -> bool:
     """Tell whether an opaque function's name suggests it may clear or step gradients."""
     return bool(_EFFECT_NAME.search(name))

@@ -170,7 +170,7 @@ class Objects:
         suggests = N.callee_suggests_grad_effect(name)
         # `zero_grad(self.model_params)`: a helper given a parameter collection
         param_lists = [v for v in vals if v.params and not v.modules] if suggests else []
-        if opts or ((models or param_lists) and suggests):
+        if (opts and not N.callee_is_passive(name)) or ((models or param_lists) and suggests):
             holders: set[Holder] = set()
             for o in opts:
                 holders |= self.table.optimizer_holders(o)

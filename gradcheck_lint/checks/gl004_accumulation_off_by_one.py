@@ -65,7 +65,9 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     if cond.id in reported:
                         continue
                     fires_first = cond.first_value is not None and cond.first_value == value
-                    most = cond.false_on_most and value is False  # the step is in the `else` branch
+                    # the step is in the `else` branch of a test true once per window, or in the body of
+                    # a test false once per window (`if i % N:`)
+                    most = (cond.false_on_most and value is False) or (cond.true_on_most and value is True)
                     if most:
                         fires_first = False
                     elif not fires_first and not (cond.short_first_window and value is True):
@@ -85,7 +87,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     msg, help_ = messages.accumulation_off_by_one(
                         code(cond.test), counter, cond.counter_sources[counter], step.call_text,
                         start=cond.counter_starts.get(counter, 0), fires_first=fires_first, longer=cond.long_first_window,
-                        most=most,
+                        most=most, most_when=bool(value),
                     )
                     yield Finding(cond.test, msg, help_, fix=None if most else self._fix(model, cond, counter))
 
