@@ -191,13 +191,15 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
     return msg, help_
 
 
-def ddp_accumulation_without_no_sync(backward: str, model: str, step: str | None, step_line: int | None, late: bool = False) -> tuple[str, str]:
+def ddp_accumulation_without_no_sync(backward: str, model: str, step: str | None, step_line: int | None, late: bool = False,
+                                     forward_line: int | None = None) -> tuple[str, str]:
     if late:
-        msg = (f"`{backward}` runs with `{model}`'s gradient sync switched off only after the forward pass that made its "
+        msg = (f"`{backward}` runs with `{model}`'s gradient sync switched off only after the forward pass{_at(forward_line)} that made its "
                f"graph: DDP decides at forward time whether a backward all-reduces, so this micro-batch still communicates "
                f"(correct gradients, N times the communication).")
-        help_ = (f"switch sync off before the forward pass: put the forward and the backward under `{model}.no_sync()` "
-                 f"(or set `{model}.require_backward_grad_sync` before calling `{model}(...)`).")
+        help_ = (f"switch sync off before the forward pass: put the forward and the backward under the same context "
+                 f"(`{model}.no_sync()`, `fabric.no_backward_sync({model}, ...)`, `accelerator.no_sync({model})`), or set "
+                 f"`{model}.require_backward_grad_sync` before calling `{model}(...)`.")
         return msg, help_
     msg = (f"`{backward}` accumulates micro-batches for `{step}`{_at(step_line)} through `{model}`, which all-reduces its "
            f"gradients on every backward: the micro-batches that do not step communicate for nothing (correct gradients, "

@@ -409,6 +409,10 @@ class Effects:
         it (`set_requires_gradient_sync(False)`); the context's value says which wrappers and how sure."""
         found = site.arg(effect.ref("model"))
         wrappers = self.interp.objects.sync_wrappers(found[0]) if found else []
+        if not wrappers and found is not None and site.owner is not None:
+            # `fabric.no_backward_sync(model)`, `accelerator.no_sync(model)`: the framework wrapped it
+            wrappers = sorted(e.uid for e in found[0].entities if e.kind is Kind.MODEL)
+            self.table.sync_capable.update(wrappers)
         if not wrappers:
             return EMPTY
         value = site.arg(effect.ref("value"))

@@ -126,7 +126,7 @@ class Objects:
         def switches(model: MethodModel | AttributeModel | None) -> bool:
             return model is not None and any(e.kind == "sync" for e in model.effects)
 
-        return sorted(e.uid for e in value.entities if e.api and (
+        return sorted(e.uid for e in value.entities if e.uid in self.table.sync_capable or e.api and (
             switches(cat.method(e.api, "no_sync")) or switches(cat.attribute(e.api, "require_backward_grad_sync"))
             or switches(cat.method(e.api, "set_requires_gradient_sync"))))
 

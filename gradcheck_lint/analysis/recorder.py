@@ -102,7 +102,7 @@ class Recorder:
         for uid, state, site, flag_sets in loss.sync:
             ev.sync_forwards.add((uid, state, site))
             later = flow.env.get(f"{SYNC_SET}{uid}")
-            if state == "on" and uid in frame.sync_off or isinstance(getattr(later, "const", None), int) and later.const > flag_sets:  # type: ignore[union-attr]
+            if state == "on" and (uid in frame.sync_off or uid in frame.sync_maybe) or isinstance(getattr(later, "const", None), int) and later.const > flag_sets:  # type: ignore[union-attr]
                 ev.sync_off_late.add(uid)  # switched (off) after the forward that decides it
         self.interp.amp.backward(call, written, loss.amp, flow, frame.ifs)
         # A graph built by a forward pass before a step updated that module's parameters in place.

@@ -223,6 +223,9 @@ class EntityTable:
     accumulating: set[int] = field(default_factory=set)
     # parameters whose gradients a hook rescales as they are computed or reduced (`register_comm_hook`)
     hooked: set[Holder] = field(default_factory=set)
+    # models a framework's sync context was given (`fabric.no_backward_sync(model)`): wrapped for data
+    # parallelism by that framework, whatever their type says
+    sync_capable: set[int] = field(default_factory=set)
 
     def name_after(self, uid: int, label: str) -> None:
         """Name an entity after the first variable or attribute it is assigned to."""

@@ -60,7 +60,10 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
             if backward.sync_off_late and id(backward.node) not in reported:
                 reported.add(id(backward.node))
                 wrapper = min(backward.sync_off_late)
-                msg, help_ = messages.ddp_accumulation_without_no_sync(backward.call_text, model.table.label(wrapper), None, None, late=True)
+                sites = sorted(site for uid, state, site in backward.sync_forwards if uid == wrapper and state == "on")
+                forward = model.forward_sites.get(sites[0]) if sites else None
+                msg, help_ = messages.ddp_accumulation_without_no_sync(backward.call_text, model.table.label(wrapper), None, None, late=True,
+                                                                       forward_line=model.line(forward) if forward is not None else None)
                 yield Finding(backward.node, msg, help_)
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             holders = model.optimizer_holders(step.optimizer)
