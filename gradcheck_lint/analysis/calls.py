@@ -287,10 +287,15 @@ class Calls:
         heuristic = self.catalogue.callee_heuristic(attr)
         if heuristic is not None and attr != "backward" and any(e.kind == "number" for e in heuristic.effects):
             return Value()  # `model.floating_point_ops(inputs)`, `task.batch_size(batch)`: a count, no graph
+        if heuristic is not None and any(e.kind == "hook_grads" for e in heuristic.effects):
+            site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)  # `self._grad_scaler(params, 1 / n)`
+            return interp.effects.apply(heuristic.effects, site, flow, frame) or EMPTY
         if attr == "backward" and pos:
             # `something.backward(loss)` of an unknown object: a framework's backward of its argument
             site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
             return interp.effects.apply((Effect("backward", (("loss", _ARG0),)),), site, flow, frame)
+        if recv.modules and not call.args and not call.keywords and _QUERY.match(attr):
+            return Value()  # `model.scheduler.get_current_seq()`: a query without inputs, not a forward pass
         if recv.modules:
             if heuristic is not None and any(e.kind == "construct" for e in heuristic.effects):
                 ent = interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer", certain=False)
@@ -540,6 +545,9 @@ class Calls:
 # An argument that names what a library loss function divides by (`masked_mean(x, mask, denominator)`,
 # `loss_fn(..., num_items_in_batch=n)`): the analysis cannot see the division, but it is there.
 _NORMALISER = re.compile(r"(?i)denom|normali[sz]|num_items_in_batch|(?:num|n)_?tokens|token_?counts?|num_?(?:valid|items)|accum")
+
+
+_QUERY = re.compile(r"(?i)(?:get|num|count|current|is|has)_")
 
 
 def _sums_samples(call: ast.Call) -> bool:

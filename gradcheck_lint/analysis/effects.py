@@ -258,7 +258,14 @@ class Effects:
         if shape:
             parts = []
             for i, part in enumerate(str(shape).split(",")):
-                member = value if part == "self" else Value(entities=frozenset({ent})) if part == "optimizer" else OPAQUE
+                if part == "optimizer":
+                    # `engine, optimizer, _, _ = deepspeed.initialize(...)`: the wrapped optimizer of the same
+                    # parameters; its `backward(loss)` and `step()` are a plain optimizer's, not the engine's
+                    opt = self.interp.mint(Kind.OPTIMIZER, f"{display}()[{i}]", ("ctor-part", id(site.call), i), api="torch.optim.Optimizer")
+                    self.interp.own(opt, None, model[0] if model else None)
+                    member = Value(entities=frozenset({opt}))
+                else:
+                    member = value if part == "self" else OPAQUE
                 parts.append((str(i), member))
             return Value(items=tuple(parts))
         return value
@@ -333,7 +340,9 @@ class Effects:
         """The framework object whose window boundaries this step or clear waits for, if any."""
         if effect.value("gated"):
             for o in opts:
-                return o.uid  # the engine gates its own step
+                # the engine gates its own step, on the window of a configuration the analysis saw or could
+                # not see; built with no configuration at all, it steps on every micro-batch (a window of 1)
+                return o.uid if self.table.windows.get(o.uid, _UNKNOWN) is not None else None
         for o in opts:
             owner = self.table.prepared.get(o.uid)
             if owner is not None and (owner in frame.gates or owner in self.table.accumulating) and self.table.windows.get(owner, _UNKNOWN) is not None:
@@ -351,6 +360,17 @@ class Effects:
     def step(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
         found = site.arg(effect.ref("optimizer"))
         opts = self._optimizers(found[0]) if found else []
+        first = site.call.args[0] if site.call.args and effect.ref("closure") is not None else None
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return  # `optimizer.step("disc")`: a keyed multi-optimizer steps one part the analysis cannot name
+        if first is not None and site.pos and site.pos[0].reach and not isinstance(first, ast.Lambda) \
+                and not (isinstance(first, ast.Name) and (first.id in frame.local_defs or first.id in self.interp.functions)):
+            # `optim.step(loss)`: a wrapper that clears, back-propagates `loss` and steps (tianshou, RL libraries)
+            for o in opts:
+                holders = set(self.table.optimizer_holders(o))
+                flow.map(lambda s, hs=holders: s.clear(0, hs, record_discards=False))  # type: ignore[misc]
+            self.interp.recorder.backward(site.call, site.pos[0], code(first), flow, frame, False)
+            effect = Effect(effect.kind, tuple((k, r) for k, r in effect.refs if k != "closure"), effect.values, effect.when)
         closure = site.arg(effect.ref("closure"))
         if closure is not None and closure[1] is not None and opts:
             self.interp.run_closure(closure[1], flow, frame)

@@ -235,7 +235,9 @@ class Expressions:
             return EMPTY
         if base.modules:
             if attr in ("module", "_orig_mod"):  # DDP / torch.compile wrappers: the same parameters
-                return base
+                wrappers = set(interp.objects.sync_wrappers(base)) if attr == "module" else set()
+                # `ddp_model.module(x)` runs the bare module: no all-reduce (DDP's forward never runs)
+                return replace(base, entities=frozenset(e for e in base.entities if e.uid not in wrappers)) if wrappers else base
             if key is not None and key in interp.optimizer_refs:
                 # `self.optimizer = Adam(self.parameters())` kept on the model: an optimizer, not a submodule
                 minted = interp.objects.entity_for_unknown_ref(key)

@@ -54,6 +54,7 @@ class Interpreter:
         self.module = module
         self._parents: dict[int, ast.AST] | None = None
         self._flags: dict[int, bool] = {}
+        self._defined_names: set[str] | None = None
         self.source = source  # the text `module` was parsed from
         self.text: Source = read_source(source)  # what `code()` reads nodes' text from, until forget_code()
         self.catalogue: Catalogue = catalogue_for(models)
@@ -233,6 +234,8 @@ class Interpreter:
     def exec_if(self, stmt: ast.If, flow: Flow, frame: Frame) -> Outcome:
         flags = self.expressions.gate_flags(stmt.test, flow, frame)
         fixed = grad_existence_test(stmt.test)
+        if fixed is None and self._missing_attribute_test(stmt.test):
+            fixed = False  # `if hasattr(self, "_training_step"):` where nothing defines it: a deprecated hook
         orelse = stmt.orelse
         if fixed is not None:
             if fixed:
@@ -261,6 +264,19 @@ class Interpreter:
         else:
             f = self.exec_block(orelse, fflow, inner)
         return Outcome.merge([t, f])
+
+    def _missing_attribute_test(self, test: ast.expr) -> bool:
+        """`hasattr(self, "name")` for a name no class here defines and nothing here assigns."""
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and len(test.args) == 2
+                and isinstance(test.args[0], ast.Name) and test.args[0].id == "self"
+                and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str)):
+            return False
+        name = test.args[1].value
+        if self._defined_names is None:
+            self._defined_names = {n.name for n in iter_tree(self.module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} | {
+                n.attr for n in iter_tree(self.module) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)} | {
+                n.value for n in iter_tree(self.module) if isinstance(n, ast.Constant) and isinstance(n.value, str) and n is not test.args[1]}
+        return name not in self._defined_names
 
     def correlated(self, cond: Condition) -> bool:
         """Whether a path must remember which way it went at this test: another statement tests the

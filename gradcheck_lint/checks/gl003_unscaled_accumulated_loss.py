@@ -14,6 +14,10 @@ from ..analysis.events import Backward, Loop
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, is_reference, scope_of, source
 from ..registry import Finding, Rule, register
 
+# A divisor counting the samples or tokens of the whole window (all micro-batches, all ranks), which
+# makes the micro-batch losses add up to the window's mean.
+_WINDOW_NORMALISER = re.compile(r"(?i)global_|_in_batch|batch_size_in_tokens|num_items|tokens_per_(?:step|batch)|window_tokens")
+
 _PER_SAMPLE = re.compile(r"size\(|\.shape|numel|len\(|batch|\bbs\b|bsz|sample|token|count|num_el", re.I)
 _ACCUM_NAME = re.compile(r"acc|micro|grad_?steps|update_freq|iters_to_accumulate|n_?steps|num_?steps|chunks|split", re.I)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -104,9 +108,9 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                 for held, c in state.held(holders):
                     if not (c.fresh and c.repeated) or c.rescaled or c.backward in reported:
                         continue
-                    if any(held.overlaps(h) for h in model.table.hooked):
-                        continue  # a gradient or communication hook may divide them
                     backward = model.backwards[c.backward]
+                    if any(w.overlaps(h) for h in model.table.hooked for w in (held, *backward.written)):
+                        continue  # a gradient hook, a communication hook or a gradient-scaling helper may divide them
                     if backward.framework_scaled or step.framework_gated:
                         continue
                     found = model.accumulation_source(state, backward, step)
@@ -129,6 +133,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     running = sorted(d for d in backward.loss.divisors if counters & set(_IDENT.findall(d)))
                     if divides_by_window(backward.loss.divisors - frozenset(running), window, counters):
                         continue
+                    if any(_WINDOW_NORMALISER.search(d) for d in backward.loss.divisors - frozenset(running)):
+                        continue  # divided by the token count of the whole window (`loss_sum / global_valid_tokens`)
                     reported.add(c.backward)
                     msg, help_ = messages.unscaled_accumulated_loss(
                         backward.call_text, backward.loss_text, step.call_text, model.line(step.node), window,
