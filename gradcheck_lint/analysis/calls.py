@@ -307,7 +307,7 @@ class Calls:
             return interp.forward(recv, pos, kw, flow, frame, vague=True)
         if attr in ("items", "values", "keys") and recv.items:
             return recv
-        if attr in ("append", "extend", "add", "insert") and pos:
+        if attr in ("append", "extend", "insert") and pos:
             key = N.ref_text(recv_node)
             if key is not None:
                 stored = [a.value for a in arguments(call) if a.keyword is None][-1]

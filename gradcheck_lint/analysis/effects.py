@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Iterable
 from .apimodels import ArgRef, Effect
 from .flow import SYNC_OFF, Flow, Frame
 from .syntax import Arg, arguments, code
-from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
+from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -210,6 +210,8 @@ class Effects:
             operands = [*site.pos, *site.kw.values()]
             number = union_as_tensor(operands) if operands else EMPTY
             return Value(divisors=number.divisors, counter=number.counter, const=number.const)
+        if kind == "join":  # `itertools.chain(G.parameters(), D.parameters())`: both parameter sets
+            return join([*site.pos, *site.kw.values()]) if site.pos or site.kw else EMPTY
         if kind == "tensor":
             operands = [*site.pos, *site.kw.values()]
             if site.receiver is not None:

@@ -475,7 +475,24 @@ _FLAG_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.UnaryOp, ast.BoolOp, a
 
 
 def _assigns(node: ast.AST, names: set[str]) -> bool:
+    """Whether `node` stores into one of `names` (`x = ...`, `args.x += 1`, `cfg[k] = ...`; not `args.other = ...`)."""
     targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)) else []
-    return any((isinstance(leaf, ast.Name) and leaf.id in names) or (isinstance(leaf, ast.Attribute) and leaf.attr in names)
-               for t in targets for leaf in ast.walk(t))
+    return any(_stored_name(t, names) for t in targets)
+
+
+def _stored_name(target: ast.AST, names: set[str]) -> bool:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_stored_name(e, names) for e in target.elts)
+    if isinstance(target, ast.Starred):
+        return _stored_name(target.value, names)
+    if isinstance(target, ast.Name):
+        return target.id in names
+    if isinstance(target, ast.Attribute):
+        return target.attr in names
+    if isinstance(target, ast.Subscript):  # `flags["fp16"] = ...` changes what `flags` holds
+        base = target.value
+        while isinstance(base, (ast.Subscript, ast.Attribute)):
+            base = base.value
+        return isinstance(base, ast.Name) and base.id in names
+    return False
 

@@ -49,6 +49,8 @@ class KeepAlives:
         loop = next((lid for lid in reversed(frame.loops) if lid in self.interp.loops), None)
         if loop is None or not self.interp.loop_trains(loop):
             return value  # not a training loop: evaluation code has its own rules (and often no_grad)
+        if self.interp.loops[loop].implicit and not target.startswith("self."):
+            return value  # a local of a step function: it does not outlive the call
         if target in self._resets_in(self.interp.loops[loop].node):
             return value  # reset in the same loop: one iteration's graph at a time
         event = self.events.get(id(node))

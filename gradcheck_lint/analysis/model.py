@@ -72,6 +72,22 @@ class TrainingModel:
             return f"`{self.table.label(opt.uid)}`'s parameters"
         return ", ".join(f"`{n}`" for n in own.names)
 
+    def exclusive(self, a: ast.AST, b: ast.AST) -> bool:
+        """`a` and `b` sit in opposite arms of two tests of the same text (`if args.deepspeed:` ... `else:`,
+        `if use_amp:` in a helper and `elif use_amp:` ... `else:` in its caller): a flag fixed for the run."""
+        first, second = self._branches(a), self._branches(b)
+        return any(key in second and second[key] != arm for key, arm in first.items())
+
+    def _branches(self, node: ast.AST) -> dict[str, bool]:
+        out: dict[str, bool] = {}
+        child: ast.AST = node
+        parent = self.parent(child)
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            if isinstance(parent, ast.If) and child is not parent.test:
+                out.setdefault(ast.dump(parent.test), child in parent.body)
+            child, parent = parent, self.parent(parent)
+        return out
+
     def optimizer_text(self, step: Step) -> str:
         """The optimizer as the step call names it (`self.discriminator.optimizer` of
         `self.discriminator.optimizer.step()`, `opt` of `scaler.step(opt)`), else its label."""

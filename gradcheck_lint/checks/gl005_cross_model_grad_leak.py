@@ -68,7 +68,12 @@ for real in torch.randn(8, 4, 4):
                 for holder, c in held:
                     if (c.consumers and opt.uid not in c.consumers and not c.live and c.certain and not holder.pseudo
                             and not model.applied_within_same_model(holder, c.consumers)
-                            and not all(any(s.node is step.node for s in model.steps_of(u)) for u in c.consumers)):
+                            and not all(any(s.node is step.node for s in model.steps_of(u)) for u in c.consumers)
+                            and not all(u in model.table.entities and model.optimizer_holders(model.table.entities[u]) == holders
+                                        for u in c.consumers)
+                            and not model.exclusive(model.backwards[c.backward].node, step.node)):
+                        # (two optimizers of exactly the same parameters, such as a DeepSpeed engine and the
+                        # optimizer it wraps, are one model's: no other model's loss is involved)
                         # (an optimizer built afresh on each call of a helper is one optimizer of the code:
                         # its earlier instance stepping these gradients is GL001's stale gradient, not a leak)
                         loss = model.backwards[c.backward].loss_text

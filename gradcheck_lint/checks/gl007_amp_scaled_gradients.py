@@ -58,7 +58,7 @@ for x in torch.randn(8, 2, 4):
             if misuse.kind == "bypass" and isinstance(misuse.node, ast.Call) and isinstance(misuse.node.func, ast.Attribute) \
                     and misuse.node.func.attr != "step":
                 continue  # `xm.optimizer_step(opt)`: torch_xla's own step (its AMP has a scaler of its own)
-            if misuse.kind in ("bypass", "clip_before_unscale") and misuse.other is not None and _exclusive(model, misuse.node, misuse.other):
+            if misuse.kind in ("bypass", "clip_before_unscale") and misuse.other is not None and model.exclusive(misuse.node, misuse.other):
                 continue  # `if use_amp: scaler.scale(loss).backward()` ... `else: optimizer.step()`: never on one run
             if misuse.kind == "partial" and any(h.overlaps(x) for h in model.optimizer_holders(misuse.optimizer) for x in model.table.hooked):
                 continue  # gradient hooks (`register_post_accumulate_grad_hook`) may step inside backward
@@ -71,22 +71,4 @@ for x in torch.randn(8, 2, 4):
             other_line = model.line(misuse.other) if misuse.other is not None else None
             msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line)
             yield Finding(misuse.node, msg, help_)
-
-
-def _branches(model: TrainingModel, node: ast.AST) -> dict[str, bool]:
-    """For each `if` around `node` (in its function): the test's text and whether `node` is in its body."""
-    out: dict[str, bool] = {}
-    child: ast.AST = node
-    parent = model.parent(child)
-    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-        if isinstance(parent, ast.If) and child is not parent.test:
-            out.setdefault(ast.dump(parent.test), child in parent.body)
-        child, parent = parent, model.parent(parent)
-    return out
-
-
-def _exclusive(model: TrainingModel, a: ast.AST, b: ast.AST) -> bool:
-    """`a` and `b` sit in opposite arms of two tests of the same text (a flag fixed for the run)."""
-    first, second = _branches(model, a), _branches(model, b)
-    return any(key in second and second[key] != arm for key, arm in first.items())
 

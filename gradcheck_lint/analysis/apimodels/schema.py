@@ -30,6 +30,7 @@ EFFECTS: dict[str, dict[str, str]] = {
     # `fresh`: new parameters with no gradient yet; `tuple`: the call returns (this object, its optimizer, ...)
     "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str"},
     "returns": {"value": "ref"},                     # the call returns an argument (`.to()`, DDP(model))
+    "join": {},                                       # the call returns any of its arguments (`itertools.chain(a, b)`)
     "clone": {"value": "ref"},                       # a copy of a model with fresh parameters (deepcopy)
     "backward": {"loss": "ref", "inputs": "ref", "scales": "str"},  # scales: none | window | framework
     "step": {"optimizer": "ref", "closure": "ref", "clears": "bool", "gated": "bool", "unscales": "bool"},
