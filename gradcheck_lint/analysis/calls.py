@@ -144,6 +144,11 @@ class Calls:
             if counted is not None:
                 return counted
         row = self.catalogue.call(qual)
+        if row is None or not any(e.kind == "construct" and self.catalogue.kind(self.catalogue.canonical(str(e.value("type")))) == "optimizer"
+                                  for e in row.effects):
+            used = self._constructs_used_optimizer(call, last, pos, kw)
+            if used is not None:
+                return used
         effects: tuple[Effect, ...] | None = row.effects if row is not None else None
         certain = True
         if row is None or row.name.endswith("**"):
@@ -220,6 +225,9 @@ class Calls:
         if attr in _GRAD_METHODS and self._grad_receiver(recv_node) is not None:
             return self.grad_method(call, attr, recv_node, flow, frame)
         pos, kw = self.args_of(call, flow, frame)
+        used = self._used_as_optimizer(attr, call, recv, recv_node, pos, kw, flow, frame)
+        if used is not None:
+            return used
         # The catalogue: the receiver's API type (and its bases) models the method.
         for owner, api in self._receiver_types(recv, recv_node, flow):
             row = self.catalogue.method(api, attr)
@@ -262,6 +270,48 @@ class Calls:
         if recv.reach or recv.opaque or recv.params or recv == EMPTY:
             return [(None, "torch.Tensor")]  # a tensor, or a parameter (`for p in model.parameters(): p.register_hook(...)`)
         return []
+
+    def _constructs_used_optimizer(self, call: ast.Call, last: str, pos: list[Value], kw: dict[str, Value]) -> Value | None:
+        """`scheduler = LRScheduler(optimizer, ...)` (a class of another file) whose result the code both
+        steps and clears: a wrapper used as the optimizer, of the parameters of the optimizers it is given."""
+        target = self._assigned_name(call)
+        prescan = self.interp.prescan
+        if target is None or target not in prescan.stepped or target not in prescan.zeroed or target in prescan.models:
+            return None
+        if not last[:1].isupper():
+            return None  # a factory function: `build_optimizer(...)` is handled as any call
+        inner = [o for v in [*pos, *kw.values()] for o in v.of_kind(Kind.OPTIMIZER)]
+        ent = self.interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer", certain=False)
+        if inner:
+            self.table.wraps[ent.uid] = frozenset(o.uid for o in inner)
+            self.interp.own(ent, Value(params=frozenset().union(*(self.table.optimizer_holders(o) for o in inner))), None)
+        return Value(entities=frozenset({ent}))
+
+    def _used_as_optimizer(self, attr: str, call: ast.Call, recv: Value, recv_node: ast.expr, pos: list[Value],
+                           kw: dict[str, Value], flow: Flow, frame: Frame) -> Value | None:
+        """`scheduler.step()` and `scheduler.zero_grad()` on an object that is both stepped and cleared here,
+        and is no optimizer the analysis knows (a wrapper of an optimizer built out of sight): an optimizer
+        by its use, whatever its name or type say."""
+        if attr not in ("step", "zero_grad") or recv.of_kind(Kind.OPTIMIZER) or recv.modules or recv.reach:
+            return None
+        text = code(recv_node)
+        prescan = self.interp.prescan
+        if text not in prescan.stepped or text not in prescan.zeroed or text in prescan.models:
+            return None
+        for e in recv.entities:
+            if e.uid in self.table.wraps:
+                return self._delegate(e, attr, call, recv, recv_node, pos, kw, flow, frame)
+        scope = ("self",) if text.startswith("self.") else self.call_path
+        ent = self.interp.mint(Kind.OPTIMIZER, text, ("ref", text, scope), api="torch.optim.Optimizer", certain=False)
+        self.table.name_after(ent.uid, text)
+        key = N.ref_text(recv_node)
+        if key is not None:
+            flow.env[key] = Value(entities=frozenset({ent}))
+        row = self.catalogue.method("torch.optim.Optimizer", attr)
+        if row is None:
+            return None
+        site = CallSite(call, Value(entities=frozenset({ent})), recv_node, pos, kw, ent, False, attr)
+        return self.interp.effects.apply(row.effects, site, flow, frame)
 
     def _delegate(self, owner: Entity | None, attr: str, call: ast.Call, recv: Value, recv_node: ast.expr,
                   pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame) -> Value | None:

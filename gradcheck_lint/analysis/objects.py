@@ -183,7 +183,9 @@ class Objects:
         reach = frozenset().union(*(v.reach | v.modules for v in vals)) if vals else frozenset()
         vague = frozenset().union(*(v.vague | v.modules for v in vals)) if vals else frozenset()
         params = frozenset().union(*(v.params for v in vals)) if vals else frozenset()
-        return Value(reach=reach, params=params, opaque=True, vague=vague)
+        # what an unreadable function makes of a divided loss (`amp.scale_loss(loss / n, opt)`) keeps the division
+        divisors = frozenset().union(*(v.divisors for v in vals if v.reach)) if vals else frozenset()
+        return Value(reach=reach, params=params, opaque=True, vague=vague, divisors=divisors)
 
     # -- self
     def self_value_for(self, cls: ClassInfo) -> Value:
