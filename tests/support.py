@@ -58,7 +58,7 @@ def load_fixtures() -> list[Fixture]:
     fixtures = []
     for path in sorted(FIXTURES.rglob("*.py")):
         text = path.read_text(encoding="utf-8")
-        head = "\n".join(text.splitlines()[:5])
+        head = "\n".join(text.splitlines()[:10])
         blind = _RUNTIME_BLIND.search(head)
         codes = frozenset(c.strip() for c in blind.group(1).split(",")) if blind else frozenset()
         also = _RUNTIME_ALSO.search(head)
