@@ -87,6 +87,11 @@ class Ledger:
         self.windows: dict[int, list[int]] = {}  # optimizer -> backward passes per step
         self._since_step: dict[int, set[int]] = {}
         self._scaling_reported: set[Site] = set()  # backward lines already reported for GL003
+        self.clear_runs: dict[Site, int] = {}  # clearing call -> how many times it ran
+
+    def clear_ran(self, site: Site) -> None:
+        """One run of a clearing call (whatever the number of parameters it cleared)."""
+        self.clear_runs[site] = self.clear_runs.get(site, 0) + 1
 
     # -- backward passes
     def begin_backward(self, site: Site, scale: tuple[float, ...] | None = None) -> int:
@@ -211,6 +216,10 @@ class Ledger:
                 continue  # a by-product backward cleared on purpose, then the real one
             if len(d.refills) >= 2:
                 continue  # the clear opened a window that then accumulated: a window-start clear
+            if d.refilled and self.clear_runs.get(d.clear, 0) < len(self.windows.get(opt, ())):
+                # a clear that runs less often than this optimizer steps (once per epoch) and after
+                # which training went on: it dropped a trailing partial window on purpose
+                continue
             where = d.clear if d.clear.line else site  # a clear the probe saw only by its effect
             out.append(Violation("GL002", where, self.passes.get(d.backward), other_step=site))
             break

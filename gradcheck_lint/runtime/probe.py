@@ -232,6 +232,7 @@ class Probe:
             pending = [p for p in ps if p.grad is not None and probe.ledger.holds_unapplied(id(p))]
             skipped = bool(pending) and not all(bool(torch.isfinite(p.grad).all()) for p in pending)
             result = original(*args, **kwargs)
+            probe.ledger.clear_ran(site)
             for p in ps:
                 probe._mark_cleared(p, site, discard=not skipped)
             probe.last_event = site
@@ -307,6 +308,7 @@ class Probe:
             if g is None or not bool(g.any()):
                 if where is None:
                     where = clear_between(self.last_event, now) or UNKNOWN_SITE
+                    self.ledger.clear_ran(where)
                 self._mark_cleared(p, where)
             else:
                 self.ledger.rescaled(key)

@@ -65,6 +65,9 @@ def to_finding(v: Violation, optimizer: str) -> Finding:
             step_text, b_text, b_line, v.param_owner or "these parameters",
             call_text(other, "") or None, other.line if other else None, optimizer, own,
         )
+    elif v.code == "GL002" and (not v.site.text or v.site == v.other_step):  # a clear not found in the source
+        step = v.other_step
+        msg, help_ = messages.zero_grad_before_step_unseen_clear(b_text, b_line, call_text(step, "step()"), step.line if step else None)
     elif v.code == "GL002":
         step = v.other_step
         msg, help_ = messages.zero_grad_before_step(
