@@ -69,6 +69,7 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
         self.mode: Mode = mode
         self.strict = strict
         self._log = FindingLog()
+        self._steps_checked = 0
         self._probe: Probe | None = None
         self._global = False
 
@@ -114,6 +115,11 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
         probe, self._probe = self._probe, None
         if probe is not None:
             probe.close()
+            self._steps_checked += probe.steps_checked()
+
+    def steps_checked(self) -> int:
+        """How many optimizer steps (LBFGS: closure evaluations) the guard has checked."""
+        return self._steps_checked + (self._probe.steps_checked() if self._probe is not None else 0)
 
     # -- results
     def _collect(self, violations: list[Violation], optimizer: str, step: object) -> None:
@@ -149,11 +155,22 @@ class GradientContractWarning(UserWarning):
 def _as_list(objs: Any) -> list[torch.optim.Optimizer]:
     if objs is None:
         return []
-    if isinstance(objs, torch.optim.Optimizer):
-        return [objs]
-    if isinstance(objs, dict):
-        return list(objs.values())
-    return list(objs)
+    if isinstance(objs, torch.optim.Optimizer) or hasattr(objs, "param_groups"):
+        objs = [objs]
+    elif isinstance(objs, dict):
+        objs = list(objs.values())
+    return [unwrap_optimizer(o) for o in objs]
+
+
+def unwrap_optimizer(opt: Any) -> Any:
+    """The torch optimizer inside a framework's wrapper (Accelerate's `AcceleratedOptimizer`,
+    Lightning's `LightningOptimizer`): its step hooks are the ones that run."""
+    for _ in range(8):
+        inner = getattr(opt, "optimizer", None)
+        if inner is None or inner is opt or not hasattr(inner, "param_groups"):
+            break
+        opt = inner
+    return opt
 
 
 _PROCESS_GUARD: guard | None = None

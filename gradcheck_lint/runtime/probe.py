@@ -134,6 +134,9 @@ class Probe:
         self.discovered_sites: dict[Site, int] = {}
         self.last_event: Site | None = None  # the last backward, step or clear the probe saw
 
+    def steps_checked(self) -> int:
+        return sum(len(sizes) for sizes in self.ledger.windows.values())
+
     # -- lifecycle
     def open(self) -> None:
         _activate(self)
