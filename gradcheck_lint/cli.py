@@ -162,8 +162,13 @@ def rule(code: str | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: `gradlint rule ...` reads the catalogue, anything else checks paths."""
+    """Entry point: `gradlint rule ...` reads the catalogue, `gradlint run ...` runs a script under the
+    runtime guard, anything else checks paths."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "run":
+        from .run import main as run_script
+
+        sys.exit(run_script(args[1:]))
     if args and args[0] == "rule":
         rule.main(args=args[1:], prog_name="gradlint rule")
     else:

@@ -207,3 +207,12 @@ def ddp_accumulation_without_no_sync(backward: str, model: str, step: str | None
     help_ = (f"run the forward and backward of the micro-batches that do not step under `{model}.no_sync()`: "
              f"`with (contextlib.nullcontext() if last_micro_batch else {model}.no_sync()):`.")
     return msg, help_
+
+
+def zero_grad_before_step_unseen_clear(backward: str, backward_line: int | None, step: str,
+                                       step_line: int | None) -> tuple[str, str]:
+    msg = (f"The gradients that `{backward}`{_at(backward_line)} just computed were cleared before `{step}`"
+           f"{_at(step_line)} could apply them, by a call the runtime guard saw only by its effect and could not "
+           f"find in the source: the step sees no gradient.")
+    help_ = f"find what clears `.grad` between `{backward}` and `{step}`, and move it after `{step}` (or before `{backward}`)."
+    return msg, help_

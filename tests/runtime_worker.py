@@ -1,6 +1,8 @@
-"""Run fixture scripts under the process-wide guard in record mode; print {path: [[line, code], ...]}.
+"""Run scripts under the process-wide guard in record mode; print {path: {...}} as JSON.
 
-`--strict` first makes the guard strict."""
+For each script: `found` ([line, code] pairs of findings in that file), `findings` (every finding
+as [path, line, col, code, steps, first_step]), `error` (how the script failed, "" if it did not)
+and `messages` (each finding's report line). `--strict` first makes the guard strict."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ for path in sys.argv[1 + strict:]:
         runpy.run_path(path, run_name="__main__")
     except BaseException as exc:  # noqa: BLE001 - a failing fixture is reported, not fatal
         error = f"{type(exc).__name__}: {exc}"
-    diags = disable()
-    out[path] = {"found": sorted({(d.line, d.code) for d in diags if d.path == path}), "error": error,
-                 "messages": [f"{d.line}: {d.code} {d.message}" for d in diags]}
+    report = disable()
+    out[path] = {"found": sorted({(f.line, f.code) for f in report if f.path == path}), "error": error,
+                 "findings": [[f.path, f.line, f.col, f.code, f.steps, f.first_step] for f in report],
+                 "messages": [f.format() for f in report]}
 print(json.dumps(out))

@@ -49,7 +49,7 @@ def test_correct_loop_is_silent(device: str, make, loss_of, set_to_none: bool) -
             opt.zero_grad(set_to_none=set_to_none)
             loss_of(model, device).backward()
             opt.step()
-    assert g.report() == []
+    assert list(g.report()) == []
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -146,7 +146,7 @@ def test_param_groups_shared_and_frozen_parameters() -> None:
             head(body(frozen(torch.randn(2, 4)))).sum().backward()
             opt_a.step()
             opt_b.step()
-    assert g.report() == []
+    assert list(g.report()) == []
 
 
 def test_amp_grad_scaler_unscale_clip_and_skipped_steps() -> None:
@@ -165,7 +165,7 @@ def test_amp_grad_scaler_unscale_clip_and_skipped_steps() -> None:
             scaler.step(opt)
             scaler.update()
             opt.zero_grad(set_to_none=True)
-    assert g.report() == []
+    assert list(g.report()) == []
 
 
 def test_accumulation_window_declared() -> None:
@@ -243,7 +243,7 @@ def test_lbfgs_closure_is_silent() -> None:
     with guard(model, opt) as g:
         for _ in range(3):
             opt.step(closure)
-    assert g.report() == []
+    assert list(g.report()) == []
 
 
 # -- the accumulation-equivalence verifier --------------------------------------------------------

@@ -14,5 +14,4 @@ else:
     if _guard is not None and _guard.mode == "record":
         @atexit.register
         def _print_report() -> None:
-            for d in disable():
-                print(f"{d.path}:{d.line}: {d.code} {d.message}", file=sys.stderr)
+            print(disable(), file=sys.stderr)

@@ -10,81 +10,25 @@ from typing import Any, Callable, Literal, TypeVar
 
 import torch
 
-from ..diagnostics import Diagnostic, Severity, Span
-from .. import messages
 from .ledger import Violation
 from .probe import Probe, iter_models
+from .report import Finding, FindingLog, Report
+from .wording import to_finding
 
 Mode = Literal["raise", "warn", "record"]
 F = TypeVar("F", bound=Callable[..., Any])
 
-RULE_NAMES = {
-    "GL001": "missing-zero-grad",
-    "GL002": "zero-grad-before-step",
-    "GL003": "unscaled-accumulated-loss",
-    "GL004": "accumulation-off-by-one",
-    "GL005": "cross-model-grad-leak",
-}
-
-
 class GradientContractError(AssertionError):
-    """A training step broke the gradient contract; `.diagnostics` says how and where."""
+    """A training step broke the gradient contract; `.findings` says how and where."""
 
-    def __init__(self, diagnostics: list[Diagnostic]) -> None:
-        self.diagnostics = diagnostics
-        super().__init__("\n".join(f"{d.path}:{d.line}: {d.code} {d.message}\n    help: {d.help}" for d in diagnostics))
+    def __init__(self, findings: list[Finding]) -> None:
+        self.findings = findings
+        super().__init__("\n".join(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}\n    help: {f.help}" for f in findings))
 
-
-def _receiver(step_text: str) -> str:
-    """`opt_D.step()` -> `opt_D`; `scaler.step(optimizer)` -> `optimizer`."""
-    text = step_text.strip()
-    if "scaler" in text and ".step(" in text:
-        inner = text.split(".step(", 1)[1].rsplit(")", 1)[0]
-        return inner.split(",")[0].strip() or "optimizer"
-    if ".step(" in text:
-        return text.split(".step(", 1)[0].split("=")[-1].strip() or "optimizer"
-    return "optimizer"
-
-
-def to_diagnostic(v: Violation) -> Diagnostic:
-    """Word a runtime violation exactly as the static analyzer words the same rule."""
-    backward = v.backward.site if v.backward is not None else None
-    b_text = backward.text if backward and backward.text else "backward()"
-    b_line = backward.line if backward else None
-    if v.code == "GL001" and v.leftover:
-        msg, help_ = messages.skipped_step_leftover(v.site.text or "step()", b_text, b_line, _receiver(v.site.text))
-    elif v.code == "GL001":
-        msg, help_ = messages.missing_zero_grad(v.site.text or "step()", b_text, b_line, _receiver(v.site.text))
-    elif v.code == "GL005":
-        own = v.own_backward.site.text if v.own_backward is not None else None
-        msg, help_ = messages.cross_model_grad_leak(
-            v.site.text or "step()", b_text, b_line, v.param_owner or "these parameters",
-            v.other_step.text if v.other_step else None, v.other_step.line if v.other_step else None,
-            _receiver(v.site.text), own,
-        )
-    elif v.code == "GL002":
-        step = v.other_step
-        msg, help_ = messages.zero_grad_before_step(
-            v.site.text if v.site != v.other_step else "a clear of `.grad` (`p.grad = None`, `zero_()`, `model.zero_grad()`)", b_text, b_line, step.text if step else "step()", step.line if step else None,
-        )
-    elif v.code == "GL003":
-        step = v.other_step
-        loss = b_text.split(".backward(", 1)[0].strip() if ".backward(" in b_text else "the loss"
-        if loss.startswith("(") and loss.endswith(")"):
-            loss = loss[1:-1]
-        if v.scaled_twice:
-            msg, help_ = messages.loss_scaled_twice(b_text, loss, str(v.window[0]) if v.window else "N", step.text if step else "step()", step.line if step else None)
-        else:
-            msg, help_ = messages.unscaled_accumulated_loss(b_text, loss, step.text if step else "step()", step.line if step else None, None)
-    else:  # GL004
-        first, n = v.window or (0, 0)
-        msg, help_ = messages.accumulation_first_window(v.site.text or "step()", first, n)
-    line = max(v.site.line, 1)
-    width = len(v.site.text) + 1 if v.site.text else 1
-    return Diagnostic(
-        path=v.site.path, span=Span(line, 1, line, width), code=v.code, name=RULE_NAMES[v.code],
-        message=msg, help=help_, severity=Severity.ERROR,
-    )
+    @property
+    def diagnostics(self) -> list[Finding]:
+        """The same as `findings` (the name this attribute had first)."""
+        return self.findings
 
 
 class guard:  # noqa: N801 - used like `torch.no_grad`
@@ -124,7 +68,8 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
         self.accumulation_steps = accumulation_steps
         self.mode: Mode = mode
         self.strict = strict
-        self._diagnostics: list[Diagnostic] = []
+        self._log = FindingLog()
+        self._steps_checked = 0
         self._probe: Probe | None = None
         self._global = False
 
@@ -170,20 +115,37 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
         probe, self._probe = self._probe, None
         if probe is not None:
             probe.close()
+            self._steps_checked += probe.steps_checked()
+
+    def steps_checked(self) -> int:
+        """How many optimizer steps (LBFGS: closure evaluations) the guard has checked."""
+        return self._steps_checked + (self._probe.steps_checked() if self._probe is not None else 0)
 
     # -- results
-    def _collect(self, violations: list[Violation], probe: Probe) -> None:
-        diags = [to_diagnostic(v) for v in violations]
-        self._diagnostics.extend(diags)
-        if self.mode == "raise":
-            raise GradientContractError(diags)
+    def _collect(self, violations: list[Violation], optimizer: str, step: object) -> None:
+        new: list[Finding] = []
+        for v in violations:
+            finding = to_finding(v, optimizer)
+            if self.add_finding(finding, step).steps == 1:
+                new.append(finding)
+        if self.mode == "raise" and violations:
+            raise GradientContractError([to_finding(v, optimizer) for v in violations])
         if self.mode == "warn":
-            for d in diags:
-                warnings.warn_explicit(f"{d.code} {d.message}", GradientContractWarning, d.path, d.line)
+            for f in new:  # once per code and place
+                warnings.warn_explicit(f"{f.code} {f.message}", GradientContractWarning, f.path, f.line)
 
-    def report(self) -> list[Diagnostic]:
-        """Diagnostics collected so far (all modes)."""
-        return list(self._diagnostics)
+    def add_finding(self, finding: Finding, step: object = None) -> Finding:
+        """Merge a finding into this guard's report (for other runtime monitors); returns the merged one.
+
+        Args:
+            finding: what was seen, with `steps=1`.
+            step: a hashable token of the optimizer step that showed it (the same step counts once).
+        """
+        return self._log.add(finding, step)
+
+    def report(self) -> Report:
+        """The findings so far (all modes): one per code and place, with step counts."""
+        return self._log.report()
 
 
 class GradientContractWarning(UserWarning):
@@ -193,11 +155,22 @@ class GradientContractWarning(UserWarning):
 def _as_list(objs: Any) -> list[torch.optim.Optimizer]:
     if objs is None:
         return []
-    if isinstance(objs, torch.optim.Optimizer):
-        return [objs]
-    if isinstance(objs, dict):
-        return list(objs.values())
-    return list(objs)
+    if isinstance(objs, torch.optim.Optimizer) or hasattr(objs, "param_groups"):
+        objs = [objs]
+    elif isinstance(objs, dict):
+        objs = list(objs.values())
+    return [unwrap_optimizer(o) for o in objs]
+
+
+def unwrap_optimizer(opt: Any) -> Any:
+    """The torch optimizer inside a framework's wrapper (Accelerate's `AcceleratedOptimizer`,
+    Lightning's `LightningOptimizer`): its step hooks are the ones that run."""
+    for _ in range(8):
+        inner = getattr(opt, "optimizer", None)
+        if inner is None or inner is opt or not hasattr(inner, "param_groups"):
+            break
+        opt = inner
+    return opt
 
 
 _PROCESS_GUARD: guard | None = None
@@ -213,12 +186,12 @@ def enable(mode: Mode = "raise", strict: bool = False) -> guard:
     return _PROCESS_GUARD
 
 
-def disable() -> list[Diagnostic]:
+def disable() -> Report:
     """Stop the process-wide guard; return what it recorded."""
     global _PROCESS_GUARD
     g, _PROCESS_GUARD = _PROCESS_GUARD, None
     if g is None:
-        return []
+        return Report()
     g.stop()
     return g.report()
 

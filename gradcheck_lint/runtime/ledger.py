@@ -14,11 +14,16 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True, slots=True)
 class Site:
-    """A place in the user's code: file, line and the text of that line."""
+    """A call in the user's code: file, line, 1-based column, the call expression as written, and its
+    receiver (`opt` in `opt.step()`) and first argument (`opt` in `scaler.step(opt)`)."""
 
     path: str
     line: int
     text: str
+    col: int = 1
+    receiver: str = ""
+    first_arg: str = ""
+    method: str = ""  # `step` in `opt.step()`
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}"
@@ -58,6 +63,7 @@ class Violation:
     window: tuple[int, int] | None = None  # GL004: (micro-batches in the first window, N); GL003: (N, N)
     leftover: bool = False  # GL001: passes of a skipped step, applied by the next one
     scaled_twice: bool = False  # GL003: the loss was divided by N twice
+    step_index: int = 0  # which step of its optimizer (from 1) showed it
 
 
 @dataclass
@@ -81,6 +87,11 @@ class Ledger:
         self.windows: dict[int, list[int]] = {}  # optimizer -> backward passes per step
         self._since_step: dict[int, set[int]] = {}
         self._scaling_reported: set[Site] = set()  # backward lines already reported for GL003
+        self.clear_runs: dict[Site, int] = {}  # clearing call -> how many times it ran
+
+    def clear_ran(self, site: Site) -> None:
+        """One run of a clearing call (whatever the number of parameters it cleared)."""
+        self.clear_runs[site] = self.clear_runs.get(site, 0) + 1
 
     # -- backward passes
     def begin_backward(self, site: Site, scale: tuple[float, ...] | None = None) -> int:
@@ -205,6 +216,10 @@ class Ledger:
                 continue  # a by-product backward cleared on purpose, then the real one
             if len(d.refills) >= 2:
                 continue  # the clear opened a window that then accumulated: a window-start clear
+            if d.refilled and self.clear_runs.get(d.clear, 0) < len(self.windows.get(opt, ())):
+                # a clear that runs less often than this optimizer steps (once per epoch) and after
+                # which training went on: it dropped a trailing partial window on purpose
+                continue
             where = d.clear if d.clear.line else site  # a clear the probe saw only by its effect
             out.append(Violation("GL002", where, self.passes.get(d.backward), other_step=site))
             break
@@ -237,6 +252,8 @@ class Ledger:
                 self.params[pid].rescaled = False
         self._since_step[opt] = set()
         self.step_sites.setdefault(opt, site)
+        for v in out:
+            v.step_index = len(sizes)
         return out
 
     def _scaling_violation(self, opt: int, pids: list[int], newly: set[int], per_site: dict[Site, int], size: int,
@@ -281,6 +298,13 @@ class Ledger:
         """
         sizes = self.windows.get(opt, [])
         site = self.step_sites.get(opt, UNKNOWN_SITE)
+        v = self._window_violation(sizes, site, n)
+        if v is not None:
+            v.step_index = len(sizes)
+        return v
+
+    @staticmethod
+    def _window_violation(sizes: list[int], site: Site, n: int | None) -> Violation | None:
         if n is not None and n > 1 and len(sizes) == 1 and sizes[0] < n:
             return Violation("GL004", site, None, window=(sizes[0], n))
         if n is not None and n > 1 and sizes and sizes[-1] > n:  # a window longer than N: a late step

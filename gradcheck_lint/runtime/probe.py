@@ -1,4 +1,11 @@
-"""Hooks on real tensors and optimizers that feed the ledger; every hook handle always comes off."""
+"""Watch optimizers and the `.grad` of their parameters for the ledger; every hook handle comes off.
+
+No hook on any parameter: the probe wraps `torch.autograd.backward` (every backward pass gets an id
+and the call that issued it) and reads each watched parameter's `.grad` (which tensor, at which
+version) once before and once after each backward pass, and at each step. A gradient that changed
+during the pass was accumulated into; one that disappeared or became zeros between passes was
+cleared; one changed otherwise was rescaled in place.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +15,16 @@ from typing import Any, Callable, Iterable
 import torch
 from torch.utils.hooks import RemovableHandle
 
+from .clear_sites import clear_between
 from .ledger import UNKNOWN_SITE, Ledger, Site, Violation
+from .loss_scale import loss_scale
+from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES, rescale_factor, uniform_factor
 from .sites import user_site
+from .wording import optimizer_name
+
+__all__ = ["Probe", "iter_models", "loss_scale", "SENTINEL_MAX_NUMEL"]
+
+Sink = Callable[[list[Violation], str, object], None]
 
 # -- one wrapper around torch.autograd.backward, shared by every active probe -------------------
 _ACTIVE: list["Probe"] = []
@@ -17,80 +32,20 @@ _ORIGINAL_BACKWARD: Callable[..., Any] | None = None
 
 
 def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
-    site = user_site(2)
+    assert _ORIGINAL_BACKWARD is not None
+    probes = tuple(_ACTIVE)
+    if not probes:
+        return _ORIGINAL_BACKWARD(*args, **kwargs)
+    site = user_site(2, ("backward",))
     tensors = args[0] if args else kwargs.get("tensors")
-    scale = loss_scale(tensors) if _ACTIVE else None
-    for probe in _ACTIVE:
-        if probe.discover and probe.discovered_sites.get(site, 0) < 4:
-            # the first few passes of each backward line: enough to meet every model it reaches
-            probe.discovered_sites[site] = probe.discovered_sites.get(site, 0) + 1
-            probe.discover_leaves(tensors)
-        probe.ledger.begin_backward(site, scale)
+    scale = loss_scale(tensors)
+    for probe in probes:
+        probe.before_backward(site, tensors, scale)
     try:
-        assert _ORIGINAL_BACKWARD is not None
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     finally:
-        for probe in _ACTIVE:
-            probe.ledger.end_backward()
-
-
-_SCALAR_OPS = {"MulBackward0": False, "MulBackward1": False, "DivBackward0": True, "DivBackward1": True}
-_PASS_THROUGH = {"NegBackward0", "CloneBackward0", "ViewBackward0", "SqueezeBackward0", "SqueezeBackward1",
-                 "UnsqueezeBackward0", "ToCopyBackward0", "ReshapeAliasBackward0"}
-
-
-def loss_scale(tensors: Any) -> tuple[float, ...] | None:
-    """The constant factors below one applied to the terms of a loss: `loss / 4` -> (0.25,), a bare
-    loss -> (1.0,), `(a + 0.1 * b) / 4` -> (0.025, 0.25).
-
-    Reads the autograd graph from the root down through multiplications and divisions by a
-    constant (a Python number or a CPU scalar: reading it never waits for a device), sums and
-    differences (each term keeps its own factor), negation and views. Factors of one or more
-    (GradScaler's scale, a loss weight) and factors held on an accelerator are neutral. None when a
-    factor cannot be known without a device sync, or the graph is not understood.
-    """
-    import torch
-
-    if not isinstance(tensors, torch.Tensor) or tensors.grad_fn is None:
-        return None
-    terms = _factors(tensors.grad_fn, 0)
-    return None if terms is None else tuple(sorted(terms))
-
-
-def _factors(fn: Any, depth: int) -> set[float] | None:
-    import torch
-
-    if fn is None:
-        return {1.0}
-    if depth > 12:
-        return None
-    name = type(fn).__name__
-    if name in _PASS_THROUGH:
-        return _factors(fn.next_functions[0][0], depth + 1) if fn.next_functions else {1.0}
-    if name in ("AddBackward0", "SubBackward0"):
-        out: set[float] = set()
-        for nf, _ in fn.next_functions:
-            if nf is None:
-                continue
-            part = _factors(nf, depth + 1)
-            if part is None:
-                return None
-            out |= part
-        return out or {1.0}
-    if name in _SCALAR_OPS:
-        other = getattr(fn, "_saved_other", None)
-        if not isinstance(other, torch.Tensor) or other.requires_grad or other.numel() != 1:
-            return None
-        inner = _factors(fn.next_functions[0][0], depth + 1)
-        if inner is None or other.device.type != "cpu":
-            return inner  # a device-held factor: GradScaler's scale, unscaled again before the step
-        value = abs(float(other.reshape(()).item()))
-        if value == 0.0:
-            return None
-        shrink = 1.0 / value if _SCALAR_OPS[name] else value
-        # only factors below one can be a 1/N; growing ones are undone (GradScaler) or are weights
-        return {f * shrink for f in inner} if shrink < 1.0 else inner
-    return {1.0}
+        for probe in probes:
+            probe.after_backward(site)
 
 
 _ORIGINAL_UNSCALE: Callable[..., Any] | None = None
@@ -156,49 +111,10 @@ class _Observed:
         self.snapshot = self.view(grad).clone() if self.sample is None else self.view(grad)
 
 
-SENTINEL_MAX_NUMEL = 4096
-MAX_SENTINELS = 16
-STRICT_SAMPLES = 64  # elements per large parameter compared in strict mode
-
-
-def _rescale_factor(obs: "_Observed") -> float | None:
-    """The uniform factor `.grad` was multiplied by in place since its snapshot; None if not uniform."""
-    param = obs.param()
-    snap = obs.snapshot
-    if param is None or snap is None or param.grad is None or (obs.sample is None and param.grad.shape != snap.shape):
-        return None
-    return _uniform_factor([(obs.view(param.grad), snap)])
-
-
-def _uniform_factor(pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> float | None:
-    """The one factor every (now, before) pair was multiplied by, or None (not uniform, or nothing
-    to compare). Pairs are concatenated per device: a few device syncs per step, not per parameter."""
-    by_device: dict[torch.device, tuple[list[torch.Tensor], list[torch.Tensor]]] = {}
-    for now, before in pairs:
-        nows, befores = by_device.setdefault(now.device, ([], []))
-        nows.append(now.reshape(-1).float())
-        befores.append(before.reshape(-1).float())
-    factors: list[float] = []
-    for nows, befores in by_device.values():
-        now, before = torch.cat(nows), torch.cat(befores)
-        mask = before != 0
-        if not bool(mask.any()):
-            continue
-        ratios = now[mask] / before[mask]
-        r = float(ratios.mean())
-        if not bool(torch.allclose(ratios, torch.full_like(ratios, r), rtol=1e-4, atol=0.0)):
-            return None
-        factors.append(r)
-    if not factors or any(abs(f - factors[0]) > 1e-4 * abs(factors[0]) for f in factors):
-        return None
-    return factors[0]
-
-
 class Probe:
-    """Watch parameters and optimizers; report contract violations to `sink`."""
+    """Watch parameters and optimizers; report contract violations to `sink(violations, optimizer, step)`."""
 
-    def __init__(self, sink: Callable[[list[Violation], "Probe"], None], accumulation_steps: int | None = None,
-                 strict: bool = False) -> None:
+    def __init__(self, sink: Sink, accumulation_steps: int | None = None, strict: bool = False) -> None:
         self.ledger = Ledger()
         # strict: snapshot every parameter's gradient, on any device, and measure in-place rescaling on
         # all of them at each step (device syncs and a second copy of the gradients; see the README)
@@ -207,6 +123,7 @@ class Probe:
         self.accumulation_steps = accumulation_steps
         self.handles: list[RemovableHandle] = []
         self.observed: dict[int, _Observed] = {}
+        self.watched: list[tuple[int, _Observed]] = []  # the same, as a list: read twice per backward
         self.owner_of: dict[int, str] = {}
         self.optimizers: dict[int, weakref.ReferenceType[torch.optim.Optimizer]] = {}
         self._patched: list[tuple[weakref.ReferenceType[Any], str]] = []  # instance attributes we set
@@ -215,6 +132,10 @@ class Probe:
         self.discover = False  # process-wide: find parameters from the first backward of each line
         self.sentinels: set[int] = set()  # parameters whose gradient is snapshotted (one per optimizer)
         self.discovered_sites: dict[Site, int] = {}
+        self.last_event: Site | None = None  # the last backward, step or clear the probe saw
+
+    def steps_checked(self) -> int:
+        return sum(len(sizes) for sizes in self.ledger.windows.values())
 
     # -- lifecycle
     def open(self) -> None:
@@ -236,7 +157,7 @@ class Probe:
 
     # -- what to watch
     def watch_model(self, model: torch.nn.Module, name: str) -> None:
-        for pname, p in model.named_parameters():
+        for _pname, p in model.named_parameters():
             self.owner_of.setdefault(id(p), name)
             self.watch_param(p)
         self._wrap_zero_grad(model, lambda: list(model.parameters()))
@@ -287,27 +208,14 @@ class Probe:
         if key in self.observed or not p.requires_grad:
             return
         obs = self.observed[key] = _Observed(p)
-        ledger = self.ledger
+        g = p.grad
+        if g is not None:  # what it holds now was there before the guard: the baseline
+            obs.grad_id, obs.version = id(g), g._version
+        self.watched.append((key, obs))
         if self.strict or (len(self.sentinels) < MAX_SENTINELS and p.device.type == "cpu" and p.numel() <= SENTINEL_MAX_NUMEL):
             self.sentinels.add(key)  # by default small CPU parameters only: snapshotting them needs no device sync
             if p.numel() > SENTINEL_MAX_NUMEL:  # strict: a fixed sample of a large gradient
                 obs.sample = torch.linspace(0, p.numel() - 1, STRICT_SAMPLES, device=p.device).long()
-
-        def before_accumulate(grad: torch.Tensor) -> None:
-            param = obs.param()
-            if param is not None:
-                self._sync(key, param)
-
-        def after_accumulate(param: torch.Tensor) -> None:
-            ledger.accumulated(key)
-            g = param.grad
-            obs.grad_id = id(g) if g is not None else None
-            obs.version = g._version if g is not None else -1
-            if key in self.sentinels and g is not None:
-                obs.take(g)
-
-        self.handles.append(p.register_hook(before_accumulate))
-        self.handles.append(p.register_post_accumulate_grad_hook(after_accumulate))
 
     def _wrap_zero_grad(self, obj: Any, params: Callable[[], list[torch.Tensor]]) -> None:
         """Give this instance a zero_grad that tells the ledger where the clear happened."""
@@ -317,17 +225,20 @@ class Probe:
         probe_ref = weakref.ref(self)
 
         def zero_grad(*args: Any, **kwargs: Any) -> Any:
-            site = user_site(2)
             probe = probe_ref()
-            skipped = False
-            if probe is not None and probe.active:
-                # Gradients no step applied, and not finite: a GradScaler skipped the step on purpose.
-                pending = [p for p in params() if p.grad is not None and probe.ledger.holds_unapplied(id(p))]
-                skipped = bool(pending) and not all(bool(torch.isfinite(p.grad).all()) for p in pending)
+            if probe is None or not probe.active:
+                return original(*args, **kwargs)
+            site = user_site(2, ("zero_grad",))
+            ps = params()
+            probe._sync(ps, site)  # what changed since the last look happened before this clear
+            # Gradients no step applied, and not finite: a GradScaler skipped the step on purpose.
+            pending = [p for p in ps if p.grad is not None and probe.ledger.holds_unapplied(id(p))]
+            skipped = bool(pending) and not all(bool(torch.isfinite(p.grad).all()) for p in pending)
             result = original(*args, **kwargs)
-            if probe is not None and probe.active:
-                for p in params():
-                    probe._mark_cleared(p, site, discard=not skipped)
+            probe.ledger.clear_ran(site)
+            for p in ps:
+                probe._mark_cleared(p, site, discard=not skipped)
+            probe.last_event = site
             return result
 
         obj.zero_grad = zero_grad
@@ -337,7 +248,7 @@ class Probe:
     def unscaled(self, grads: Any) -> None:
         """These gradient tensors were unscaled by a GradScaler: take their new version as seen."""
         ids = {id(g) for g in grads} if isinstance(grads, (list, tuple)) else set()
-        for obs in self.observed.values():
+        for _key, obs in self.watched:
             if obs.grad_id in ids:
                 param = obs.param()
                 g = param.grad if param is not None else None
@@ -345,6 +256,32 @@ class Probe:
                     obs.version = g._version
                     if obs.snapshot is not None:
                         obs.take(g)  # the unscaled gradient is the new baseline
+
+    def before_backward(self, site: Site, tensors: Any, scale: tuple[float, ...] | None) -> None:
+        if self.discover and self.discovered_sites.get(site, 0) < 4:
+            # the first few passes of each backward line: enough to meet every model it reaches
+            self.discovered_sites[site] = self.discovered_sites.get(site, 0) + 1
+            self.discover_leaves(tensors)
+        self._sync(None, site)
+        self.ledger.begin_backward(site, scale)
+
+    def after_backward(self, site: Site) -> None:
+        """Every watched `.grad` the pass changed was accumulated into."""
+        ledger = self.ledger
+        sentinels = self.sentinels
+        for key, obs in self.watched:
+            param = obs.param()
+            g = param.grad if param is not None else None
+            if g is None:
+                continue
+            gid, version = id(g), g._version
+            if gid != obs.grad_id or version != obs.version:
+                ledger.accumulated(key)
+                obs.grad_id, obs.version = gid, version
+                if key in sentinels:
+                    obs.take(g)
+        ledger.end_backward()
+        self.last_event = site
 
     def _mark_cleared(self, p: torch.Tensor, site: Site, discard: bool = True) -> None:
         key = id(p)
@@ -355,65 +292,100 @@ class Probe:
             obs.grad_id = id(g) if g is not None else None
             obs.version = g._version if g is not None else -1
 
-    def _sync(self, key: int, p: torch.Tensor, site: Site | None = None) -> None:
-        """Notice clears made behind the probe's back (`p.grad = None`, `p.grad.zero_()`)."""
-        obs = self.observed.get(key)
-        if obs is None or obs.grad_id is None:
-            return
-        g = p.grad
-        where = site or UNKNOWN_SITE
-        if g is None:
-            self._mark_cleared(p, where)
-        elif id(g) != obs.grad_id or g._version != obs.version:
+    def _sync(self, params: list[torch.Tensor] | None, now: Site) -> None:
+        """Notice clears made behind the probe's back (`p.grad = None`, `p.grad.zero_()`, a model's
+        `zero_grad()`) and in-place rescaling, since the last look; `now` is the call that looks."""
+        where: Site | None = None
+        items = self.watched if params is None else [(id(p), self.observed.get(id(p))) for p in params]
+        for key, obs in items:
+            if obs is None or obs.grad_id is None:
+                continue
+            p = obs.param()
+            if p is None:
+                continue
+            g = p.grad
+            if g is not None and id(g) == obs.grad_id and g._version == obs.version:
+                continue
             # replaced or modified in place: zeroed means cleared; anything else (clipping, unscale_,
             # `/= N`) rescales the same gradients
-            if not bool(g.any()):
+            if g is None or not bool(g.any()):
+                if where is None:
+                    where = clear_between(self.last_event, now) or UNKNOWN_SITE
+                    self.ledger.clear_ran(where)
                 self._mark_cleared(p, where)
             else:
                 self.ledger.rescaled(key)
                 obs.grad_id, obs.version = id(g), g._version
+        if where is not None:
+            self.last_event = where
 
     # -- steps
-    def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        if any(callable(a) and not isinstance(a, torch.optim.Optimizer) for a in args) or callable(kwargs.get("closure")):
-            # `step(closure)`: the closure clears and runs backward inside the step (LBFGS may call it
-            # several times); what it leaves is applied by this step, see _after_step
-            return
-        site = user_site(2)
+    def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
+        site = user_site(2, ("step",))
+        rest = args[1:] if args and args[0] is opt else args
+        closure = kwargs.get("closure") or next((a for a in rest if callable(a)), None)
+        name = optimizer_name(site, len(rest))
+        if closure is not None:
+            # `step(closure)` (LBFGS): the closure clears and runs backward inside the step, maybe
+            # several times; each evaluation's gradients are checked as one step's
+            return self._wrap_closure(opt, closure, site, name, args, kwargs)
+        self._check_step(opt, site, name)
+        return None
+
+    def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str) -> None:
         params = self._params_of(opt)
         for p in params:
             if id(p) not in self.observed:
                 self.watch_param(p)
-            self._sync(id(p), p)
+        self._sync(params, site)
         rescale = None
         measured = False
         pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
         for p in params:
-            obs = self.observed.get(id(p))
-            if id(p) in self.sentinels and obs is not None and obs.snapshot is not None:
+            key = id(p)
+            if key not in self.sentinels:
+                continue
+            obs = self.observed.get(key)
+            if obs is not None and obs.snapshot is not None:
                 if self.strict:  # every parameter, measured together: they must all be rescaled alike
                     if p.grad is not None and (obs.sample is not None or p.grad.shape == obs.snapshot.shape):
                         pairs.append((obs.view(p.grad), obs.snapshot))
                 elif not measured:  # the default: the first small CPU parameter
-                    rescale, measured = _rescale_factor(obs), True
+                    rescale, measured = rescale_factor(obs), True
                 obs.snapshot = None
         if pairs:
-            rescale, measured = _uniform_factor(pairs), True
-        self.ledger.register(id(opt), [id(p) for p in params])
-        violations = self.ledger.step(id(opt), [id(p) for p in params if p.grad is not None], site, self.owner_of, rescale,
-                                      measured=measured)
+            rescale, measured = uniform_factor(pairs), True
+        pids = [id(p) for p in params]
+        self.ledger.register(id(opt), pids)
+        violations = self.ledger.step(id(opt), [id(p) for p in params if p.grad is not None], site, self.owner_of,
+                                      rescale, measured=measured)
         window = self.ledger.window_violation(id(opt), self.accumulation_steps)
         if window is not None and id(opt) not in self._reported_windows:
             self._reported_windows.add(id(opt))
             violations.append(window)
+        self.last_event = site
         if violations:
-            self.sink(violations, self)
+            self.sink(violations, name, (id(opt), len(self.ledger.windows.get(id(opt), ()))))
+
+    def _wrap_closure(self, opt: torch.optim.Optimizer, closure: Callable[[], Any], site: Site, name: str,
+                      args: Any, kwargs: Any) -> tuple[Any, Any]:
+        probe_ref = weakref.ref(self)
+        opt_ref = weakref.ref(opt)
+
+        def evaluated() -> Any:
+            result = closure()
+            probe, o = probe_ref(), opt_ref()
+            if probe is not None and probe.active and o is not None:
+                probe._check_step(o, site, name)  # the optimizer reads these gradients now
+            return result
+
+        if "closure" in kwargs:
+            return args, {**kwargs, "closure": evaluated}
+        return tuple(evaluated if a is closure else a for a in args), kwargs
 
     def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        # a closure (LBFGS) ran its backward inside step(): those gradients were applied too
         params = self._params_of(opt)
-        for p in params:
-            self._sync(id(p), p)
+        self._sync(params, self.last_event or UNKNOWN_SITE)
         self.ledger.consume(id(opt), [id(p) for p in params if p.grad is not None])
         for p in params:
             obs = self.observed.get(id(p))
@@ -421,12 +393,12 @@ class Probe:
             if obs is not None and g is not None:
                 obs.grad_id, obs.version = id(g), g._version
 
-    def _global_before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+    def _global_before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         if id(opt) not in self.optimizers:
             # first sight of this optimizer: watch it (without hooks of its own: torch is iterating
             # over them); parameters found from the backward graph already hold their contributions
             self.watch_optimizer(opt, own_hooks=False)
-        self._before_step(opt, args, kwargs)
+        return self._before_step(opt, args, kwargs)
 
     def _global_after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         if id(opt) in self.optimizers:

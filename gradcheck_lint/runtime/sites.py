@@ -1,31 +1,56 @@
-"""Find the user's line in the stack: the first frame outside torch, frameworks and this package."""
+"""Find the user's call in the stack: the first frame outside torch, frameworks and this package."""
 
 from __future__ import annotations
 
-import linecache
 import os
 import sys
+from types import CodeType
 
-from .ledger import Site
+from .ledger import UNKNOWN_SITE, Site
+from .source_calls import call_at
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SKIP_PARTS = (
     os.sep + "torch" + os.sep, os.sep + "lightning" + os.sep, os.sep + "pytorch_lightning" + os.sep,
+    os.sep + "lightning_fabric" + os.sep,
     os.sep + "accelerate" + os.sep, os.sep + "transformers" + os.sep, os.sep + "deepspeed" + os.sep,
     os.sep + "contextlib.py", os.sep + "functools.py",
 )
+_INTERNAL: dict[str, bool] = {}
+_SITES: dict[tuple[CodeType, int], Site] = {}
 
 
 def _is_internal(filename: str) -> bool:
-    return filename.startswith(_PKG) or filename.startswith("<frozen") or any(p in filename for p in _SKIP_PARTS)
+    known = _INTERNAL.get(filename)
+    if known is None:
+        known = _INTERNAL[filename] = (filename.startswith(_PKG) or filename.startswith("<frozen")
+                                       or any(p in filename for p in _SKIP_PARTS))
+    return known
 
 
-def user_site(depth: int = 1) -> Site:
-    """The innermost frame of the user's code calling into the current operation."""
+def user_site(depth: int = 1, methods: tuple[str, ...] = ()) -> Site:
+    """The call expression of the user's code that is running the current operation.
+
+    Args:
+        depth: frames to skip first (1: the caller of `user_site`).
+        methods: method names the user's call probably has (`step`), to choose among calls of a line
+            when the interpreter gives no column.
+    """
     frame = sys._getframe(depth)
     while frame is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back  # type: ignore[assignment]
     if frame is None:
-        return Site("<unknown>", 0, "")
-    path, line = frame.f_code.co_filename, frame.f_lineno
-    return Site(path, line, linecache.getline(path, line).strip())
+        return UNKNOWN_SITE
+    key = (frame.f_code, frame.f_lasti)
+    site = _SITES.get(key)
+    if site is None:
+        path, line = frame.f_code.co_filename, frame.f_lineno or 0
+        call = call_at(path, frame.f_code, frame.f_lasti, line, methods)
+        if call is None:
+            site = Site(path, line, "", col=1)
+        else:
+            site = Site(path, call.line, call.text, col=call.col, receiver=call.receiver,
+                        first_arg=call.first_arg, method=call.method)
+        if len(_SITES) < 100_000:
+            _SITES[key] = site
+    return site

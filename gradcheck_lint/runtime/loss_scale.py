@@ -1,0 +1,61 @@
+"""Read the constant factors applied to a loss from its autograd graph (GL003 without a device sync)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+_SCALAR_OPS = {"MulBackward0": False, "MulBackward1": False, "DivBackward0": True, "DivBackward1": True}
+_PASS_THROUGH = {"NegBackward0", "CloneBackward0", "ViewBackward0", "SqueezeBackward0", "SqueezeBackward1",
+                 "UnsqueezeBackward0", "ToCopyBackward0", "ReshapeAliasBackward0"}
+
+
+def loss_scale(tensors: Any) -> tuple[float, ...] | None:
+    """The constant factors below one applied to the terms of a loss: `loss / 4` -> (0.25,), a bare
+    loss -> (1.0,), `(a + 0.1 * b) / 4` -> (0.025, 0.25).
+
+    Reads the autograd graph from the root down through multiplications and divisions by a
+    constant (a Python number or a CPU scalar: reading it never waits for a device), sums and
+    differences (each term keeps its own factor), negation and views. Factors of one or more
+    (GradScaler's scale, a loss weight) and factors held on an accelerator are neutral. None when a
+    factor cannot be known without a device sync, or the graph is not understood.
+    """
+    if not isinstance(tensors, torch.Tensor) or tensors.grad_fn is None:
+        return None
+    terms = _factors(tensors.grad_fn, 0)
+    return None if terms is None else tuple(sorted(terms))
+
+
+def _factors(fn: Any, depth: int) -> set[float] | None:
+    if fn is None:
+        return {1.0}
+    if depth > 12:
+        return None
+    name = type(fn).__name__
+    if name in _PASS_THROUGH:
+        return _factors(fn.next_functions[0][0], depth + 1) if fn.next_functions else {1.0}
+    if name in ("AddBackward0", "SubBackward0"):
+        out: set[float] = set()
+        for nf, _ in fn.next_functions:
+            if nf is None:
+                continue
+            part = _factors(nf, depth + 1)
+            if part is None:
+                return None
+            out |= part
+        return out or {1.0}
+    if name in _SCALAR_OPS:
+        other = getattr(fn, "_saved_other", None)
+        if not isinstance(other, torch.Tensor) or other.requires_grad or other.numel() != 1:
+            return None
+        inner = _factors(fn.next_functions[0][0], depth + 1)
+        if inner is None or other.device.type != "cpu":
+            return inner  # a device-held factor: GradScaler's scale, unscaled again before the step
+        value = abs(float(other.reshape(()).item()))
+        if value == 0.0:
+            return None
+        shrink = 1.0 / value if _SCALAR_OPS[name] else value
+        # only factors below one can be a 1/N; growing ones are undone (GradScaler) or are weights
+        return {f * shrink for f in inner} if shrink < 1.0 else inner
+    return {1.0}
