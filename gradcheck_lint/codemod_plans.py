@@ -1,0 +1,81 @@
+"""Fix plans of the rules whose fixes move or wrap code (GL006, GL007, GL008, GL010), read on `ast`.
+
+Each function answers, from the semantic model and the syntax tree, whether the change is clear and
+whether it is safe, and says it as a `Transform` that `gradcheck_lint.codemods` carries out with
+libcst when fixing. Nothing here imports libcst.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .analysis import TrainingModel
+from .analysis.amp import AmpMisuse
+from .analysis.conditions import Condition
+from .analysis.events import Backward, Step
+from .analysis.keepalive import KeepAlive
+from .analysis.names import dotted
+from .analysis.syntax import arguments, code
+from .analysis.walk import iter_tree
+from .fixplan import SAFE, UNSAFE, FixPlan, Transform, alone_on_line, block_of, scope_of, source, starts_line, statement_of
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _statement_holding(model: TrainingModel, node: ast.AST) -> ast.stmt | None:
+    current: ast.AST | None = node
+    while current is not None and not isinstance(current, ast.stmt):
+        current = model.parent(current)
+    return current
+
+
+def _index(body: list[ast.stmt], stmt: ast.stmt) -> int | None:
+    return next((i for i, s in enumerate(body) if s is stmt), None)
+
+
+def _reference(text: str) -> bool:
+    try:
+        return dotted(ast.parse(text, mode="eval").body) is not None
+    except SyntaxError:
+        return False
+
+
+def _scope_nodes(scope: ast.AST) -> list[ast.AST]:
+    """Every node of a function (or module) body, nested definitions included."""
+    return list(iter_tree(scope))
+
+
+# -- GL007: `scaler.unscale_(optimizer)` before a clip of still-scaled gradients -------------------
+def unscale_before_clip(model: TrainingModel, misuse: AmpMisuse) -> FixPlan | None:
+    """Insert `scaler.unscale_(opt)` right before the clip, in the block that also holds `scaler.step(opt)`."""
+    if misuse.kind != "clip_before_unscale" or not isinstance(misuse.node, ast.Call):
+        return None
+    if any(m.node is misuse.node and m.optimizer.uid != misuse.optimizer.uid for m in model.amp_misuses):
+        return None  # the clipped parameters belong to several optimizers: which to unscale is unclear
+    stmt = _statement_holding(model, misuse.node)
+    if not isinstance(stmt, (ast.Expr, ast.Assign, ast.AnnAssign)) or stmt.value is not misuse.node or not alone_on_line(model, stmt):
+        return None
+    body = block_of(model, stmt)
+    at = _index(body, stmt) if body is not None else None
+    backward = misuse.other
+    if body is None or at is None or not isinstance(backward, ast.Call) or not isinstance(backward.func, ast.Attribute):
+        return None
+    scaled = backward.func.value  # `scaler.scale(loss)` of `scaler.scale(loss).backward()`
+    if not (isinstance(scaled, ast.Call) and isinstance(scaled.func, ast.Attribute) and scaled.func.attr == "scale"):
+        return None
+    scaler, opt = code(scaled.func.value), model.table.label(misuse.optimizer.uid)
+    if not (_reference(scaler) and _reference(opt)):
+        return None
+
+    def steps_here(s: ast.stmt) -> bool:
+        call = s.value if isinstance(s, ast.Expr) else None
+        return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "step"
+                and code(call.func.value) == scaler and [code(a.value) for a in arguments(call)] == [opt])
+
+    if not any(steps_here(s) for s in body[at + 1:]):
+        return None  # the step is under another condition (or none): an unscale_ here would not match it
+    scope = scope_of(model, stmt)
+    if scope is None or any(isinstance(n, ast.Attribute) and n.attr == "unscale_" for n in _scope_nodes(scope)):
+        return None  # an unscale_ elsewhere: one more could unscale twice before the step
+    fixed = f"{scaler}.unscale_({opt})"
+    return FixPlan(f"Insert `{fixed}` before the clip", (Transform("insert_before", (stmt,), (("code", fixed),)),), SAFE)
