@@ -79,3 +79,80 @@ def unscale_before_clip(model: TrainingModel, misuse: AmpMisuse) -> FixPlan | No
         return None  # an unscale_ elsewhere: one more could unscale twice before the step
     fixed = f"{scaler}.unscale_({opt})"
     return FixPlan(f"Insert `{fixed}` before the clip", (Transform("insert_before", (stmt,), (("code", fixed),)),), SAFE)
+
+
+# -- GL008: `.detach()` / `.item()` on what is accumulated --------------------------------------
+def _base(expr: ast.AST) -> ast.AST:
+    while isinstance(expr, ast.Subscript):
+        expr = expr.value
+    return expr
+
+
+def _escapes(scope: ast.AST, name: str) -> bool:
+    """The name leaves its scope: returned or yielded as is, declared global/nonlocal, used by a nested definition."""
+    for node in _scope_nodes(scope):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)) and node.value is not None:
+            if any(isinstance(n, ast.Name) and n.id == name for n in _bare_names(node.value)):
+                return True
+        if isinstance(node, _DEFINITIONS) and node is not scope:
+            if any(isinstance(n, ast.Name) and n.id == name for n in iter_tree(node)):
+                return True
+    return False
+
+
+def _bare_names(expr: ast.AST) -> list[ast.Name]:
+    """Names in an expression that stand for themselves (not `x.item()`, `x[0]`, `len(x)`)."""
+    if isinstance(expr, ast.Name):
+        return [expr]
+    if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+        return [n for e in expr.elts for n in _bare_names(e)]
+    if isinstance(expr, ast.Dict):
+        return [n for e in expr.values for n in _bare_names(e)]
+    if isinstance(expr, ast.Starred):
+        return _bare_names(expr.value)
+    return []
+
+
+def _number_total(scope: ast.AST, name: str, node: ast.AST) -> bool:
+    """`name` starts from a Python number and is never used as a tensor (no `name.x`, `name[i]`, `f(name)`)."""
+    starts = False
+    for n in _scope_nodes(scope):
+        if isinstance(n, ast.Assign) and n is not node and any(isinstance(t, ast.Name) and t.id == name for t in n.targets):
+            if not (isinstance(n.value, ast.Constant) and type(n.value.value) in (int, float)):
+                return False
+            starts = True
+        if isinstance(n, (ast.Attribute, ast.Subscript)) and isinstance(n.value, ast.Name) and n.value.id == name:
+            return False
+        if isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id == name for a in [*n.args, *(k.value for k in n.keywords)]):
+            return False
+    return starts
+
+
+def keep_values_only(model: TrainingModel, event: KeepAlive) -> FixPlan | None:
+    """`total += loss` -> `total += loss.item()` (a number total), else `.detach()` on the stored tensor."""
+    node, stored = event.node, event.stored
+    stmt = node if isinstance(node, ast.stmt) else statement_of(model, node)
+    if stmt is None or not starts_line(model, stmt):
+        return None
+    if isinstance(node, ast.AugAssign):
+        target: ast.AST = node.target
+        running = isinstance(node.op, ast.Add) and node.value is stored
+    elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+        running = (isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add) and node.value.right is stored
+                   and code(node.value.left) == code(target))
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend", "add", "insert"):
+        target, running = node.func.value, False
+    else:
+        return None
+    if not any(n is stored for n in iter_tree(node)):
+        return None
+    scope = scope_of(model, node)
+    base = _base(target)
+    local = isinstance(base, ast.Name) and scope is not None and not _escapes(scope, base.id)
+    if running and isinstance(target, ast.Name) and scope is not None and _number_total(scope, target.id, node):
+        return FixPlan(f"Add `{code(stored)}.item()` to `{event.shown}`", (Transform("call_method", (stored,), (("method", "item"),)),), UNSAFE)
+    return FixPlan(f"Store `{code(stored)}.detach()` in `{event.shown}`", (Transform("call_method", (stored,), (("method", "detach"),)),),
+                   SAFE if local else UNSAFE)
