@@ -156,3 +156,65 @@ def keep_values_only(model: TrainingModel, event: KeepAlive) -> FixPlan | None:
         return FixPlan(f"Add `{code(stored)}.item()` to `{event.shown}`", (Transform("call_method", (stored,), (("method", "item"),)),), UNSAFE)
     return FixPlan(f"Store `{code(stored)}.detach()` in `{event.shown}`", (Transform("call_method", (stored,), (("method", "detach"),)),),
                    SAFE if local else UNSAFE)
+
+
+# -- GL010: drop the manual `/ N` of a loss the framework divides already --------------------------
+def _spine_division(expr: ast.AST, divisor: str) -> ast.BinOp | None:
+    """`... / divisor` scaling the whole expression (reached through `*` and `/` only)."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div) and code(expr.right) == divisor:
+        return expr
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div)):
+        return _spine_division(expr.left, divisor) or (_spine_division(expr.right, divisor) if isinstance(expr.op, ast.Mult) else None)
+    return None
+
+
+def _loss_argument(backward: Backward) -> ast.expr | None:
+    call = backward.node
+    if isinstance(call.func, ast.Attribute) and code(call.func.value) == backward.loss_text:
+        return call.func.value  # `loss.backward()`
+    args = [a.value for a in arguments(call) if a.keyword is None]
+    return args[0] if args and code(args[0]) == backward.loss_text else None
+
+
+def drop_manual_division(model: TrainingModel, backward: Backward, divisor: str) -> FixPlan | None:
+    """Remove the division by `divisor` the loss goes through before a backward that divides it again."""
+    loss = _loss_argument(backward)
+    if loss is None:
+        return None
+    exact = backward.framework_window is not None and divisor == backward.framework_window
+    describe = f"Drop the division by `{divisor}`"
+    inline = _spine_division(loss, divisor)
+    if inline is not None:  # `accelerator.backward(loss / N)`: nothing else sees the divided value
+        return FixPlan(describe, (Transform("drop_division", (inline,)),), SAFE if exact else UNSAFE)
+    if not isinstance(loss, ast.Name):
+        return None
+    call_stmt = _statement_holding(model, backward.node)
+    body = block_of(model, call_stmt) if call_stmt is not None and isinstance(call_stmt, (ast.Expr, ast.Assign)) else None
+    at = _index(body, call_stmt) if body is not None and call_stmt is not None else None
+    if body is None or at is None:
+        return None
+    name = loss.id
+    for stmt in reversed(body[:at]):
+        stores = [n for n in iter_tree(stmt) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+        if not stores:
+            continue
+        if not alone_on_line(model, stmt):
+            return None
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Div) and code(stmt.value) == divisor:
+            action = Transform("drop_division", (stmt,), (("remove", "1"),))
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            division = _spine_division(stmt.value, divisor)
+            if division is None:
+                return None
+            if division is stmt.value and isinstance(division.left, ast.Name) and division.left.id == name:
+                action = Transform("drop_division", (stmt,), (("remove", "1"),))  # `loss = loss / N`: delete it
+            else:
+                action = Transform("drop_division", (division,))
+        else:
+            return None
+        scope = scope_of(model, stmt)
+        others = [n for n in (_scope_nodes(scope) if scope is not None else [])
+                  if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+                  and n is not loss and not any(n is m for m in iter_tree(stmt))]
+        return FixPlan(describe, (action,), SAFE if exact and not others else UNSAFE)
+    return None
