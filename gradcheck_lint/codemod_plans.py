@@ -218,3 +218,57 @@ def drop_manual_division(model: TrainingModel, backward: Backward, divisor: str)
                   and n is not loss and not any(n is m for m in iter_tree(stmt))]
         return FixPlan(describe, (action,), SAFE if exact and not others else UNSAFE)
     return None
+
+
+# -- GL006: `with (contextlib.nullcontext() if boundary else model.no_sync()):` --------------------
+_PLAIN_TEST = (ast.Name, ast.Attribute, ast.Compare, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Constant, ast.Subscript)
+
+
+def _stored_refs(stmt: ast.stmt) -> set[str]:
+    out = set()
+    for n in iter_tree(stmt):
+        if isinstance(n, (ast.Name, ast.Attribute)) and isinstance(n.ctx, ast.Store):
+            text = dotted(n)
+            if text is not None:
+                out.add(text)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+    return out
+
+
+def wrap_in_no_sync(model: TrainingModel, backward: Backward, step: Step, gate: object, wrapper: int) -> FixPlan | None:
+    """Wrap the forward and backward of a micro-batch in `model.no_sync()` unless the window ends there."""
+    if not isinstance(gate, Condition) or not isinstance(gate.statement, ast.If):
+        return None
+    test, gate_stmt = gate.test, gate.statement
+    if not any(n is step.node for s in gate_stmt.body for n in iter_tree(s)):
+        return None  # the step is not in the `if` branch of this test
+    sites = sorted(site for uid, _state, site in backward.sync_forwards if uid == wrapper)
+    forwards = [model.forward_sites.get(site) for site in sites]
+    if len(forwards) != 1 or not isinstance(forwards[0], ast.Call) or dotted(forwards[0].func) is None:
+        return None
+    forward = forwards[0]
+    back_stmt = _statement_holding(model, backward.node)
+    body = block_of(model, back_stmt) if back_stmt is not None else None
+    if body is None or back_stmt is None:
+        return None
+    fwd_stmt: ast.AST | None = forward
+    while fwd_stmt is not None and not any(fwd_stmt is s for s in body):
+        fwd_stmt = model.parent(fwd_stmt)
+    first, last, gate_at = (_index(body, fwd_stmt) if isinstance(fwd_stmt, ast.stmt) else None), _index(body, back_stmt), _index(body, gate_stmt)
+    if first is None or last is None or gate_at is None or not first <= last < gate_at:
+        return None
+    if not all(starts_line(model, s) and (not isinstance(s, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)) or alone_on_line(model, s))
+               for s in body[first: last + 1]):
+        return None
+    if not isinstance(test, _PLAIN_TEST) or any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Await, ast.Yield)) for n in iter_tree(test)):
+        return None  # a test with calls would run twice
+    read = {n.id for n in iter_tree(test) if isinstance(n, ast.Name)} | {t for n in iter_tree(test) if (t := dotted(n)) is not None}
+    if any(_stored_refs(s) & read for s in body[first:gate_at]):
+        return None  # the test would read other values before the forward than at the step
+    condition = source(model, test)
+    if isinstance(test, ast.BoolOp) or "\n" in condition:
+        condition = f"({condition})"
+    context = f"(contextlib.nullcontext() if {condition} else {code(forward.func)}.no_sync())"
+    return FixPlan(f"Run the forward and backward of accumulating micro-batches under `{code(forward.func)}.no_sync()`",
+                   (Transform("wrap_with", (body[first], back_stmt), (("context", context), ("import", "contextlib"))),), UNSAFE)
