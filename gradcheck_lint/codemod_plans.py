@@ -243,7 +243,7 @@ def wrap_in_no_sync(model: TrainingModel, backward: Backward, step: Step, gate: 
     test, gate_stmt = gate.test, gate.statement
     if not any(n is step.node for s in gate_stmt.body for n in iter_tree(s)):
         return None  # the step is not in the `if` branch of this test
-    sites = sorted(site for uid, _state, site in backward.sync_forwards if uid == wrapper)
+    sites = sorted({site for uid, _state, site in backward.sync_forwards if uid == wrapper})
     forwards = [model.forward_sites.get(site) for site in sites]
     if len(forwards) != 1 or not isinstance(forwards[0], ast.Call) or dotted(forwards[0].func) is None:
         return None

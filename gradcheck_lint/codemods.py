@@ -218,7 +218,7 @@ def _drop_division(finder: _Finder, codemod: Codemod) -> str:
     def make(node: cst.CSTNode) -> cst.CSTNode:
         assert isinstance(node, cst.BinaryOperation)
         left = node.left
-        if node.lpar and not left.lpar:
+        if node.lpar and not left.lpar and not isinstance(left, _ATOMS):  # `(a * b / n).backward()` -> `(a * b).backward()`
             left = left.with_changes(lpar=node.lpar, rpar=node.rpar)
         return left
 
