@@ -13,7 +13,7 @@ from .api import check_paths
 from .cache import CACHE_DIR_ENV, CACHE_DIR_NAME, ResultCache, default_cache_dir
 from .config import ConfigError, Settings, load_settings
 from .diagnostics import Diagnostic
-from .fixes import fix_paths, unified_diff, write_fixed
+from .fixes import FileResult, fix_paths, unified_diff, write_fixed
 from .output import write_atomic
 from .registry import PARSE_ERROR_CODE, Selection, catalogue
 from .render import COLOR_MODES, FORMATS, ReportOptions, render_report, use_color
@@ -107,14 +107,26 @@ def check(
 
 def _print_diff(paths: list[str], settings: Settings, unsafe: bool) -> None:
     """`--diff`: print the unified diff of what `--fix` would do, write nothing, and exit."""
-    changed = [r for r in fix_paths(paths, None, unsafe, settings) if r.changed]
+    results = fix_paths(paths, None, unsafe, settings)
+    changed = [r for r in results if r.changed]
     fixed = sum(r.applied for r in changed)
     for r in changed:
         click.echo(unified_diff(r), nl=False)
     files = len(changed)
     click.echo(f"Would fix {fixed} problem{'s' if fixed != 1 else ''} in {files} file{'s' if files != 1 else ''}." if changed
                else "No fixes to apply.", err=True)
+    if _report_fix_errors(results):
+        sys.exit(EXIT_ERROR)
     sys.exit(EXIT_FINDINGS if changed else EXIT_CLEAN)
+
+
+def _report_fix_errors(results: list[FileResult]) -> bool:
+    """Say once why some files were left unfixed (libcst is missing); tell whether any was."""
+    errors = sorted({r.error for r in results if r.error})
+    for error in errors:
+        left = sorted(r.path for r in results if r.error == error)
+        click.echo(f"gradlint: {error}: {', '.join(left)}", err=True)
+    return bool(errors)
 
 
 def _apply_fixes(paths: list[str], settings: Settings, unsafe: bool) -> tuple[list[Diagnostic], int, int, bool]:
@@ -122,7 +134,7 @@ def _apply_fixes(paths: list[str], settings: Settings, unsafe: bool) -> tuple[li
     whether a write failed."""
     results = fix_paths(paths, None, unsafe, settings)
     fixed = sum(r.applied for r in results if r.changed)
-    failed = False
+    failed = _report_fix_errors(results)
     diagnostics: list[Diagnostic] = []
     for r in results:
         if r.changed:

@@ -51,12 +51,38 @@ class Edit:
 
 
 @dataclass(frozen=True, slots=True)
+class Codemod:
+    """A structural change made with libcst when fixing (it moves or wraps code), said with plain values.
+
+    `kind` names the transformation in `gradcheck_lint.codemods`; `spans` are the nodes it acts on (their
+    positions in the linted text); `args` its named strings (`("code", "scaler.unscale_(opt)")`).
+    """
+
+    kind: str
+    spans: tuple[Span, ...]
+    args: tuple[tuple[str, str], ...] = ()
+
+    def arg(self, name: str) -> str:
+        """Return the named argument ("" when absent)."""
+        return next((v for k, v in self.args if k == name), "")
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the JSON object of the codemod."""
+        return {"kind": self.kind, "spans": [asdict(s) for s in self.spans], "args": dict(self.args)}
+
+
+@dataclass(frozen=True, slots=True)
 class Fix:
-    """A change that resolves one diagnostic; its edits are applied together or not at all."""
+    """A change that resolves one diagnostic; its edits are applied together or not at all.
+
+    A fix with a `codemod` has no edits until fixing: `gradcheck_lint.fixes` runs the codemod (libcst)
+    on the text and turns the result into edits then.
+    """
 
     description: str
     edits: tuple[Edit, ...]
     applicability: Applicability = Applicability.SAFE
+    codemod: Codemod | None = None
 
     def applies(self, unsafe: bool) -> bool:
         """Tell whether `--fix` applies this fix (`unsafe`: `--unsafe-fixes` was given)."""
@@ -68,6 +94,7 @@ class Fix:
             "description": self.description,
             "applicability": self.applicability.value,
             "edits": [e.to_json() for e in self.edits],
+            **({"codemod": self.codemod.to_json()} if self.codemod is not None else {}),
         }
 
 
@@ -137,10 +164,26 @@ class Diagnostic:
                         for e in _typed(fix["edits"], list)
                     ),
                     applicability=Applicability(fix["applicability"]),
+                    codemod=_codemod(fix.get("codemod")),
                 ),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a diagnostic: {exc}") from exc
+
+
+def _span(data: Any) -> Span:
+    return Span(*(_typed(data[k], int) for k in ("line", "column", "end_line", "end_column")))
+
+
+def _codemod(data: Any) -> Codemod | None:
+    if data is None:
+        return None
+    args = _typed(data["args"], dict)
+    return Codemod(
+        kind=_typed(data["kind"], str),
+        spans=tuple(_span(s) for s in _typed(data["spans"], list)),
+        args=tuple((_typed(k, str), _typed(v, str)) for k, v in args.items()),
+    )
 
 
 def _typed(value: Any, kind: type) -> Any:

@@ -16,7 +16,7 @@ import os
 import re
 import tokenize
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from .api import check_file, check_source
@@ -32,6 +32,12 @@ from .sources import read_source
 # Each pass applies every fix that does not overlap another; later passes pick up the rest.
 MAX_PASSES = 10
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+NO_LIBCST = ("the fixes that move or wrap code (GL006, GL007, GL008, GL010) need libcst, which is not installed: "
+             "`pip install 'gradcheck-lint[fix]'`; files needing them were left untouched")
+
+
+class CodemodsUnavailable(Exception):
+    """A fix needs libcst and it cannot be imported."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +48,7 @@ class FixedSource:
     applied: int
     before: tuple[Diagnostic, ...]
     after: tuple[Diagnostic, ...]
+    error: str | None = None  # why nothing was fixed although fixes apply (libcst is missing)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +64,7 @@ class FileResult:
     encoding: str = "utf-8"
     bom: bool = False
     data: bytes = b""  # the bytes read, to refuse writing over a file changed meanwhile
+    error: str | None = None  # why fixes that apply were not made (the file is left as it was)
 
     @property
     def changed(self) -> bool:
@@ -125,13 +133,41 @@ def _overlaps(a: Edit, b: Edit) -> bool:
     return a0 < b1 and b0 < a1
 
 
+def _codemods():  # type: ignore[no-untyped-def]
+    """Import the codemod module (and libcst) on first use."""
+    try:
+        from . import codemods
+    except ImportError as exc:
+        raise CodemodsUnavailable(NO_LIBCST) from exc
+    return codemods
+
+
+def materialise(text: str, diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Diagnostic]:
+    """Give each applicable codemod fix the edits it makes to `text`; drop the fix if it does not fit.
+
+    Raises:
+        CodemodsUnavailable: a codemod fix applies and libcst cannot be imported.
+    """
+    out = []
+    normalised: str | None = None
+    for d in diagnostics:
+        fix = d.fix
+        if fix is not None and fix.codemod is not None and not fix.edits and fix.applies(unsafe):
+            module = _codemods()
+            normalised = normalise(text) if normalised is None else normalised
+            edits = module.edits(normalised, fix.codemod)
+            d = replace(d, fix=replace(fix, edits=edits) if edits else None)
+        out.append(d)
+    return out
+
+
 def select_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
     """Pick the applicable fixes in file order, leaving out any that overlaps one already taken."""
     chosen: list[Fix] = []
     taken: list[Edit] = []
     for d in sorted(diagnostics, key=Diagnostic.sort_key):
         fix = d.fix
-        if fix is None or not fix.applies(unsafe) or fix in chosen:
+        if fix is None or not fix.edits or not fix.applies(unsafe) or fix in chosen:
             continue
         if any(_overlaps(e, t) for e in fix.edits for t in taken):
             continue
@@ -171,7 +207,12 @@ def fix_source(text: str, path: str, codes: Iterable[str] | None, unsafe: bool, 
     if any(d.code == PARSE_ERROR_CODE for d in diagnostics):
         return FixedSource(text, 0, before, before)
     seen = {text}
+    original = text
     for _ in range(MAX_PASSES):
+        try:
+            diagnostics = materialise(text, diagnostics, unsafe)
+        except CodemodsUnavailable as exc:
+            return FixedSource(original, 0, before, before, str(exc))
         fixes = select_fixes(diagnostics, unsafe)
         if not fixes:
             break
@@ -213,7 +254,7 @@ def fix_file(path: str, codes: Iterable[str] | None = None, unsafe: bool = False
         found = tuple(check_source(src.text, path, list(codes) if codes is not None else None, settings))
         return FileResult(path, None, None, 0, found, found)
     result = fix_source(raw, path, codes, unsafe, settings)
-    return FileResult(path, raw, result.text, result.applied, result.before, result.after, encoding, bom, data)
+    return FileResult(path, raw, result.text, result.applied, result.before, result.after, encoding, bom, data, result.error)
 
 
 def _encode(text: str, encoding: str, bom: bool) -> bytes | None:

@@ -17,7 +17,7 @@ from .analysis.events import Step
 from .analysis.names import dotted
 from .analysis.syntax import SIMPLE_STATEMENTS, arguments
 from .analysis.walk import children
-from .diagnostics import Applicability, Certainty, Edit, Fix, Span
+from .diagnostics import Applicability, Certainty, Codemod, Edit, Fix, Span
 
 SAFE, UNSAFE = Applicability.SAFE, Applicability.UNSAFE
 
@@ -46,7 +46,23 @@ class MoveAfter:
     anchor: ast.stmt
 
 
-Action = Union[ReplaceNode, InsertAfter, MoveAfter]
+@dataclass(frozen=True, slots=True)
+class Transform:
+    """A structural change left to a libcst codemod at fix time (`gradcheck_lint.codemods`).
+
+    `nodes` are the statements or expressions it acts on, `args` its named strings. The kinds:
+    `insert_before` (nodes: a statement; args: `code`), `call_method` (nodes: an expression; args:
+    `method`), `drop_division` (nodes: a `x / N` expression; args: `remove` = "1" to delete its whole
+    statement instead, for `x = x / N` and `x /= N`), `wrap_with` (nodes: the first and the last
+    statement of one block; args: `context`, `import`).
+    """
+
+    kind: str
+    nodes: tuple[ast.AST, ...]
+    args: tuple[tuple[str, str], ...] = ()
+
+
+Action = Union[ReplaceNode, InsertAfter, MoveAfter, Transform]
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +281,8 @@ def _edits(model: TrainingModel, lines: _Lines, action: Action) -> list[Edit]:
         return [Edit(model.span(action.node), action.code)]
     if isinstance(action, InsertAfter):
         return [_insert_after(model, lines, action.anchor, action.code)]
+    if isinstance(action, Transform):
+        raise _Unresolvable("a codemod is resolved at fix time")
     removal, text = _remove(model, lines, action.moved)
     return [removal, _insert_after(model, lines, action.anchor, text)]
 
@@ -282,6 +300,16 @@ def resolve(model: TrainingModel, text: str, plan: FixPlan | None, certainty: Ce
     """Turn a rule's plan into text edits; None when the plan does not fit the source (never raises)."""
     if plan is None:
         return None
+    applicability = plan.applicability if certainty is Certainty.CERTAIN else UNSAFE
+    transforms = [a for a in plan.actions if isinstance(a, Transform)]
+    if transforms:
+        if len(plan.actions) != 1:
+            return None  # a codemod is the whole fix
+        try:
+            spans = tuple(model.span(node) for node in transforms[0].nodes)
+        except Exception:  # noqa: BLE001 - a node without a position gets no fix
+            return None
+        return Fix(plan.description, (), applicability, Codemod(transforms[0].kind, spans, transforms[0].args))
     try:
         lines = _Lines(text)
         edits = sorted(e for action in plan.actions for e in _edits(model, lines, action))
@@ -289,5 +317,4 @@ def resolve(model: TrainingModel, text: str, plan: FixPlan | None, certainty: Ce
         return None
     if not edits or any(_overlap(a, b) for i, a in enumerate(edits) for b in edits[i + 1:]):
         return None
-    applicability = plan.applicability if certainty is Certainty.CERTAIN else UNSAFE
     return Fix(plan.description, tuple(edits), applicability)

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import Backward
+from ..codemod_plans import wrap_in_no_sync
 from ..diagnostics import Severity
 from ..registry import Finding, Rule, register
 
@@ -73,7 +74,8 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     if id(backward.node) in reported or not (c.fresh and c.repeated):
                         continue
                     gated = any(model.conditions[i].is_accumulation_gate for stack in backward.if_stacks for i in stack if i in model.conditions)
-                    if model.accumulation_source(state, backward, step) is None and not gated:
+                    source = model.accumulation_source(state, backward, step)
+                    if source is None and not gated:
                         continue  # repeated without a window: a missing clear (GL001), not accumulation
                     wrapper = self._syncing(backward)
                     if wrapper is None:
@@ -81,7 +83,8 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     reported.add(id(backward.node))
                     msg, help_ = messages.ddp_accumulation_without_no_sync(
                         backward.call_text, model.table.label(wrapper), step.call_text, model.line(step.node))
-                    yield Finding(backward.node, msg, help_)
+                    fix = wrap_in_no_sync(model, backward, step, source[1], wrapper) if source is not None else None
+                    yield Finding(backward.node, msg, help_, fix=fix)
 
     @staticmethod
     def _syncing(backward: Backward) -> int | None:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.syntax import code
+from ..codemod_plans import unscale_before_clip
 from ..registry import Finding, Rule, register
 
 # When one call breaks the order in several ways, the first of these is what is said about it.
@@ -70,5 +71,4 @@ for x in torch.randn(8, 2, 4):
             other = code(misuse.other) if misuse.other is not None else None
             other_line = model.line(misuse.other) if misuse.other is not None else None
             msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line)
-            yield Finding(misuse.node, msg, help_)
-
+            yield Finding(misuse.node, msg, help_, fix=unscale_before_clip(model, misuse))

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.syntax import code
+from ..codemod_plans import keep_values_only
 from ..registry import Finding, Rule, register
 
 
@@ -55,4 +56,4 @@ for x in torch.randn(8, 2, 4):
             msg, help_ = messages.loss_graph_kept_alive(
                 code(event.node), event.shown, code(event.stored), model.line(loop.node) if loop is not None else None,
             )
-            yield Finding(event.node, msg, help_)
+            yield Finding(event.node, msg, help_, fix=keep_values_only(model, event))

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import Backward
+from ..codemod_plans import drop_manual_division
 from ..registry import Finding, Rule, register
 from .gl003_unscaled_accumulated_loss import divides_by_window
 
@@ -64,7 +65,7 @@ for x in torch.randn(16, 2, 4):
             if divisor is not None:
                 reported.add(id(backward.node))
                 msg, help_ = messages.double_loss_scaling(backward.call_text, backward.loss_text, divisor, backward.framework_window)
-                yield Finding(backward.node, msg, help_)
+                yield Finding(backward.node, msg, help_, fix=drop_manual_division(model, backward, divisor))
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             if any(step.if_stacks) or step.framework_gated:
                 continue  # a gated step: a window may well accumulate
