@@ -597,6 +597,7 @@ class Calls:
 _NORMALISER = re.compile(r"(?i)denom|normali[sz]|num_items_in_batch|(?:num|n)_?tokens|token_?counts?|num_?(?:valid|items)|accum")
 
 
+_DATA_HANDLER = re.compile(r"(?i)batch|slice|split|chunk|shard|device|loader|collate")
 _QUERY = re.compile(r"(?i)(?:get|num|count|current|is|has)_")
 
 
@@ -610,6 +611,8 @@ def _sums_samples(call: ast.Call) -> bool:
 
 
 def _normaliser_argument(call: ast.Call) -> str | None:
+    if _DATA_HANDLER.search(N.last_name(call.func) or ""):
+        return None  # `slice_and_move_batch_for_device(batch, i, grad_accum_steps, rank)` cuts data, divides no loss
     for a in [*call.args, *(k.value for k in call.keywords)]:
         if isinstance(a, (ast.Name, ast.Attribute, ast.Subscript)) and _NORMALISER.search(code(a)):
             return code(a)

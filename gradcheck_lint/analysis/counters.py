@@ -195,6 +195,8 @@ class Counters:
             start = args[1].value if len(args) > 1 else keyword_value(call, "start")
             zero = start is None or is_int(start, 0)
             first = 0 if start is None else int_value(start)
+            if first is None and start is not None:
+                first = _resume_offset(start)
             source = code(call) if start is not None else f"enumerate({code(args[0].value)})"
             inner = self.element_of(args[0].value, pos[0], flow, frame)
             element = Value(items=(("0", Value(counter=Counter(source, zero_based=zero, start=first))), ("1", inner)))
@@ -271,6 +273,17 @@ def _reads_as_rollout(it: ast.expr) -> bool:
 # The tasks of a meta-batch (`for task_batch in batch`, `for task in tasks`): meta-learning sums (or
 # averages, by its own convention) the task losses; it is not accumulation over micro-batches.
 _TASK = re.compile(r"(?i)(?:^|_)tasks?(?:_|$)")
+
+
+def _resume_offset(start: ast.expr) -> int | None:
+    """`enumerate(loader, start=start_step + 1)`: on a fresh run the resume point is 0, so the counter
+    starts at the constant added to it."""
+    if isinstance(start, ast.BinOp) and isinstance(start.op, ast.Add):
+        for const, other in ((start.right, start.left), (start.left, start.right)):
+            if isinstance(const, ast.Constant) and isinstance(const.value, int) and not isinstance(const.value, bool) \
+                    and isinstance(other, (ast.Name, ast.Attribute)) and re.search(r"(?i)start|resume|skip|offset|begin", code(other)):
+                return const.value
+    return None
 
 
 def _names_tasks(node: ast.expr) -> bool:

@@ -347,6 +347,10 @@ class Effects:
                 return o.uid if self.table.windows.get(o.uid, _UNKNOWN) is not None else None
         for o in opts:
             owner = self.table.prepared.get(o.uid)
+            if owner is None and len(frame.gates) == 1:
+                # an optimizer prepared out of sight (`self.optimizer`), stepped under the one
+                # `accelerator.accumulate(...)` here: prepared by that accelerator, as the context requires
+                owner = next(iter(frame.gates))
             if owner is not None and (owner in frame.gates or owner in self.table.accumulating) and self.table.windows.get(owner, _UNKNOWN) is not None:
                 return owner
         return None

@@ -78,10 +78,12 @@ class Recorder:
                 elif any(owner.overlaps(h) for h in reach):
                     written[Holder(o.uid, (), pseudo=True)] = True
         elif loss.opaque or not loss.reach:
-            # Unknown reach: assume it writes the parameters of every optimizer in reach, without certainty.
+            # Unknown reach: assume it writes the parameters of every optimizer in reach, without certainty,
+            # unless only one optimizer is in reach: the backward is for it (`loss = self.compute_loss(batch)`).
+            sole = len(in_scope) == 1
             for o in in_scope:
                 for h in self.table.optimizer_holders(o):
-                    written[h] = False
+                    written[h] = sole and not loss.kept
         if only is not None:
             written = {h: c for h, c in written.items() if any(h.overlaps(o) for o in only)} if only else {}
         # One event per call site and set of parameters written: a helper called for two models is two
