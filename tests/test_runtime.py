@@ -433,6 +433,11 @@ def test_loss_scale_reads_constant_factors_from_the_graph() -> None:
     assert loss_scale(torch.amp.GradScaler("cpu").scale(a / 4)) == (0.25,)  # the scaler's 2**16 is neutral
     assert loss_scale(a * x[0]) is None  # a factor that requires grad: not a constant, the scale is unknown
     assert loss_scale(torch.tensor(1.0)) is None  # no graph
+    y = torch.zeros(3)
+    assert loss_scale(torch.nn.functional.mse_loss(x, y) / 4) == (0.25,)
+    summed = torch.nn.functional.mse_loss(x, y, reduction="sum")
+    assert loss_scale(summed) is None  # summed over its samples on purpose: micro-batch sums add up, nothing to judge
+    assert loss_scale(summed / 4 + b) is None
 
 
 def _rescaled_window(strict: bool, loss_divisor: float, device: str = "cpu") -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any
 import torch
 
 _SCALAR_OPS = {"MulBackward0": False, "MulBackward1": False, "DivBackward0": True, "DivBackward1": True}
+_REDUCTION_SUM = 2  # torch's at::Reduction::Sum, saved by the backward nodes of its library losses
 _PASS_THROUGH = {"NegBackward0", "CloneBackward0", "ViewBackward0", "SqueezeBackward0", "SqueezeBackward1",
                  "UnsqueezeBackward0", "ToCopyBackward0", "ReshapeAliasBackward0"}
 
@@ -19,7 +20,9 @@ def loss_scale(tensors: Any) -> tuple[float, ...] | None:
     constant (a Python number or a CPU scalar: reading it never waits for a device), sums and
     differences (each term keeps its own factor), negation and views. Factors of one or more
     (GradScaler's scale, a loss weight) and factors held on an accelerator are neutral. None when a
-    factor cannot be known without a device sync, or the graph is not understood.
+    factor cannot be known without a device sync, or the graph is not understood, or a term is a
+    library loss reduced by summing over its samples (`reduction="sum"`): micro-batch sums add up to
+    the whole batch's sum, so such a loss is not to be divided by N (the static side's rule too).
     """
     if not isinstance(tensors, torch.Tensor) or tensors.grad_fn is None:
         return None
@@ -58,4 +61,6 @@ def _factors(fn: Any, depth: int) -> set[float] | None:
         shrink = 1.0 / value if _SCALAR_OPS[name] else value
         # only factors below one can be a 1/N; growing ones are undone (GradScaler) or are weights
         return {f * shrink for f in inner} if shrink < 1.0 else inner
+    if getattr(fn, "_saved_reduction", None) == _REDUCTION_SUM:
+        return None  # `F.cross_entropy(..., reduction="sum")`: summed over samples on purpose
     return {1.0}
