@@ -134,11 +134,14 @@ def skipped_step_leftover(step: str, backward: str, backward_line: int | None, o
 
 def backward_after_step(backward: str, model: str, forward: str | None, forward_line: int | None, step: str,
                         step_line: int | None) -> tuple[str, str]:
-    through = f"the graph of `{forward}`{_at(forward_line)}" if forward else f"a forward pass of `{model}`"
+    """`model` may be "" when unknown (the runtime guard without model names): the step's parameters then."""
+    through = f"the graph of `{forward}`{_at(forward_line)}" if forward else f"a forward pass of `{model}`" if model else "a graph"
+    changed = f"`{model}`'s parameters" if model else "the parameters it updates"
     msg = (f"`{backward}` backpropagates through {through}, built before `{step}`{_at(step_line)} changed "
-           f"`{model}`'s parameters in place: PyTorch raises \"one of the variables needed for gradient computation "
+           f"{changed} in place: PyTorch raises \"one of the variables needed for gradient computation "
            f"has been modified by an inplace operation\" (before 1.5 it silently used the updated weights).")
-    help_ = (f"run the forward pass again after `{step}` (recompute `{forward or model + '(...)'}`), or call `{step}` "
+    again = f" (recompute `{forward or model + '(...)'}`)" if forward or model else ""
+    help_ = (f"run the forward pass again after `{step}`{again}, or call `{step}` "
              f"only after `{backward}`.")
     return msg, help_
 
@@ -148,6 +151,14 @@ def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: i
            f"of the loop{_at(loop_line)}: every iteration's graph and activations stay in memory until `{target}` is "
            f"dropped, and memory grows until it runs out.")
     help_ = f"store the value, not the graph: `{stored}.item()` for a number, or `{stored}.detach()` to keep a tensor."
+    return msg, help_
+
+
+def loss_graph_kept_alive_at_run(backward: str, graphs: int) -> tuple[str, str]:
+    msg = (f"The autograd graphs of {graphs} passes of `{backward}` are still alive two optimizer steps after their backward: "
+           f"something that outlives the loop (a running total `total += loss`, a list of losses) keeps every iteration's "
+           f"graph and the activations it saved in memory, and memory grows until it runs out.")
+    help_ = "store the value, not the graph: `loss.item()` for a number, or `loss.detach()` to keep a tensor."
     return msg, help_
 
 

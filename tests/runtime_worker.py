@@ -17,6 +17,7 @@ warnings.simplefilter("ignore")
 strict = sys.argv[1:2] == ["--strict"]
 out: dict[str, object] = {}
 for path in sys.argv[1 + strict:]:
+    print(path, file=sys.stderr, flush=True)  # where a hang happened, when one does
     enable(mode="record", strict=strict)
     error = ""
     try:

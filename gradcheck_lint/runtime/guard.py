@@ -92,7 +92,7 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
     def start(self, process_wide: bool = False) -> None:
         if self._probe is not None:
             raise RuntimeError("this guard is already active")
-        probe = Probe(self._collect, self.accumulation_steps, strict=self.strict)
+        probe = Probe(self._collect, self.accumulation_steps, strict=self.strict, finding_sink=self._collect_finding)
         try:
             probe.open()
             for name, ref in self._models:
@@ -133,6 +133,15 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
         if self.mode == "warn":
             for f in new:  # once per code and place
                 warnings.warn_explicit(f"{f.code} {f.message}", GradientContractWarning, f.path, f.line)
+
+    def _collect_finding(self, finding: Finding, step: object, may_raise: bool) -> None:
+        """A finding of the GL006-GL009 monitors. `may_raise` is False when PyTorch itself is raising
+        (GL009, a second unscale_): its error propagates, with the diagnostic added as a note."""
+        merged = self.add_finding(finding, step)
+        if self.mode == "raise" and may_raise:
+            raise GradientContractError([finding])
+        if self.mode == "warn" and merged.steps == 1:
+            warnings.warn_explicit(f"{finding.code} {finding.message}", GradientContractWarning, finding.path, finding.line)
 
     def add_finding(self, finding: Finding, step: object = None) -> Finding:
         """Merge a finding into this guard's report (for other runtime monitors); returns the merged one.

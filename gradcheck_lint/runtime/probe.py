@@ -18,6 +18,7 @@ from torch.utils.hooks import RemovableHandle
 from .clear_sites import clear_between
 from .ledger import UNKNOWN_SITE, Ledger, Site, Violation
 from .loss_scale import loss_scale
+from .monitors import FindingSink, Monitors
 from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES, rescale_factor, uniform_factor
 from .sites import user_site
 from .wording import optimizer_name
@@ -43,6 +44,11 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
         probe.before_backward(site, tensors, scale)
     try:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
+    except RuntimeError as err:
+        for probe in probes:
+            if probe.monitors is not None:
+                probe.monitors.backward_failed(site, tensors, err)
+        raise
     finally:
         for probe in probes:
             probe.after_backward(site)
@@ -114,8 +120,11 @@ class _Observed:
 class Probe:
     """Watch parameters and optimizers; report contract violations to `sink(violations, optimizer, step)`."""
 
-    def __init__(self, sink: Sink, accumulation_steps: int | None = None, strict: bool = False) -> None:
+    def __init__(self, sink: Sink, accumulation_steps: int | None = None, strict: bool = False,
+                 finding_sink: FindingSink | None = None) -> None:
         self.ledger = Ledger()
+        # GL006-GL009 (monitors.py): findings of their own, straight to the guard
+        self.monitors = Monitors(finding_sink, self._owner_name) if finding_sink is not None else None
         # strict: snapshot every parameter's gradient, on any device, and measure in-place rescaling on
         # all of them at each step (device syncs and a second copy of the gradients; see the README)
         self.strict = strict
@@ -140,6 +149,8 @@ class Probe:
     # -- lifecycle
     def open(self) -> None:
         _activate(self)
+        if self.monitors is not None:
+            self.monitors.open()
         self.active = True
 
     def close(self) -> None:
@@ -152,6 +163,8 @@ class Probe:
             if obj is not None and attr in getattr(obj, "__dict__", {}):
                 delattr(obj, attr)  # the class's method shows through again
         self._patched.clear()
+        if self.monitors is not None:
+            self.monitors.close()
         _deactivate(self)
         self.active = False
 
@@ -163,8 +176,11 @@ class Probe:
         self._wrap_zero_grad(model, lambda: list(model.parameters()))
 
     def watch_optimizer(self, opt: torch.optim.Optimizer, own_hooks: bool = True) -> None:
-        if id(opt) in self.optimizers:
-            return
+        known = self.optimizers.get(id(opt))
+        if known is not None:
+            if known() is opt:
+                return
+            self.ledger.forget_optimizer(id(opt))  # a dead optimizer's id, reused (one per task in meta-learning)
         self.optimizers[id(opt)] = weakref.ref(opt)
         params = self._params_of(opt)
         for p in params:
@@ -199,13 +215,25 @@ class Probe:
                 self.watch_param(variable)
             stack.extend(next_fn for next_fn, _ in fn.next_functions)
 
+    def _owner_name(self, p: torch.Tensor) -> str:
+        return self.owner_of.get(id(p), "")
+
     @staticmethod
     def _params_of(opt: torch.optim.Optimizer) -> list[torch.Tensor]:
         return [p for group in opt.param_groups for p in group["params"]]
 
     def watch_param(self, p: torch.Tensor) -> None:
         key = id(p)
-        if key in self.observed or not p.requires_grad:
+        known = self.observed.get(key)
+        if known is not None:
+            if known.param() is p:
+                return
+            # a dead parameter's id, reused by a new tensor (`copy.deepcopy(model)` per task)
+            self.ledger.forget_param(key)
+            self.watched = [(k, o) for k, o in self.watched if k != key]
+            self.sentinels.discard(key)
+            del self.observed[key]
+        if not p.requires_grad:
             return
         obs = self.observed[key] = _Observed(p)
         g = p.grad
@@ -248,14 +276,18 @@ class Probe:
     def unscaled(self, grads: Any) -> None:
         """These gradient tensors were unscaled by a GradScaler: take their new version as seen."""
         ids = {id(g) for g in grads} if isinstance(grads, (list, tuple)) else set()
-        for _key, obs in self.watched:
+        unscaled: set[int] = set()
+        for key, obs in self.watched:
             if obs.grad_id in ids:
+                unscaled.add(key)
                 param = obs.param()
                 g = param.grad if param is not None else None
                 if g is not None:
                     obs.version = g._version
                     if obs.snapshot is not None:
                         obs.take(g)  # the unscaled gradient is the new baseline
+        if self.monitors is not None and unscaled:
+            self.monitors.unscaled(unscaled)
 
     def before_backward(self, site: Site, tensors: Any, scale: tuple[float, ...] | None) -> None:
         if self.discover and self.discovered_sites.get(site, 0) < 4:
@@ -264,11 +296,14 @@ class Probe:
             self.discover_leaves(tensors)
         self._sync(None, site)
         self.ledger.begin_backward(site, scale)
+        if self.monitors is not None:
+            self.monitors.before_backward(site, tensors)
 
     def after_backward(self, site: Site) -> None:
         """Every watched `.grad` the pass changed was accumulated into."""
         ledger = self.ledger
         sentinels = self.sentinels
+        wrote: list[int] | None = [] if self.monitors is not None and self.monitors.collect else None
         for key, obs in self.watched:
             param = obs.param()
             g = param.grad if param is not None else None
@@ -280,12 +315,18 @@ class Probe:
                 obs.grad_id, obs.version = gid, version
                 if key in sentinels:
                     obs.take(g)
+                if wrote is not None:
+                    wrote.append(key)
+        if wrote:
+            self.monitors.wrote(site, wrote)  # type: ignore[union-attr]
         ledger.end_backward()
         self.last_event = site
 
     def _mark_cleared(self, p: torch.Tensor, site: Site, discard: bool = True) -> None:
         key = id(p)
         self.ledger.cleared(key, site, discard=discard)
+        if self.monitors is not None:
+            self.monitors.cleared(key)
         obs = self.observed.get(key)
         if obs is not None:
             g = p.grad
@@ -335,8 +376,7 @@ class Probe:
     def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str) -> None:
         params = self._params_of(opt)
         for p in params:
-            if id(p) not in self.observed:
-                self.watch_param(p)
+            self.watch_param(p)  # new, or a new tensor under a dead parameter's id
         self._sync(params, site)
         rescale = None
         measured = False
@@ -356,6 +396,8 @@ class Probe:
         if pairs:
             rescale, measured = uniform_factor(pairs), True
         pids = [id(p) for p in params]
+        if self.monitors is not None:
+            self.monitors.before_step(id(opt), site, name, params)
         self.ledger.register(id(opt), pids)
         violations = self.ledger.step(id(opt), [id(p) for p in params if p.grad is not None], site, self.owner_of,
                                       rescale, measured=measured)
@@ -387,6 +429,8 @@ class Probe:
         params = self._params_of(opt)
         self._sync(params, self.last_event or UNKNOWN_SITE)
         self.ledger.consume(id(opt), [id(p) for p in params if p.grad is not None])
+        if self.monitors is not None:
+            self.monitors.after_step(id(opt), self.last_event or UNKNOWN_SITE, params)
         for p in params:
             obs = self.observed.get(id(p))
             g = p.grad
@@ -394,14 +438,16 @@ class Probe:
                 obs.grad_id, obs.version = id(g), g._version
 
     def _global_before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
-        if id(opt) not in self.optimizers:
+        known = self.optimizers.get(id(opt))
+        if known is None or known() is not opt:
             # first sight of this optimizer: watch it (without hooks of its own: torch is iterating
             # over them); parameters found from the backward graph already hold their contributions
             self.watch_optimizer(opt, own_hooks=False)
         return self._before_step(opt, args, kwargs)
 
     def _global_after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        if id(opt) in self.optimizers:
+        known = self.optimizers.get(id(opt))
+        if known is not None and known() is opt:
             self._after_step(opt, args, kwargs)
 
 

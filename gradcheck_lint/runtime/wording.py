@@ -14,6 +14,7 @@ RULE_NAMES = {
     "GL003": "unscaled-accumulated-loss",
     "GL004": "accumulation-off-by-one",
     "GL005": "cross-model-grad-leak",
+    "GL010": "double-loss-scaling",
 }
 
 
@@ -49,8 +50,18 @@ def loss_text(backward: Site | None) -> str:
     return loss
 
 
+def framework_backward(site: Site | None) -> bool:
+    """`accelerator.backward(loss)`, `engine.backward(loss)`: a framework's backward given the loss (it
+    may divide the loss by its own accumulation window), not `loss.backward()` or `torch.autograd.backward`."""
+    if site is None or site.method != "backward" or not site.first_arg:
+        return False
+    receiver = site.receiver
+    return bool(receiver) and receiver not in ("torch.autograd", "autograd") and not receiver.endswith(".autograd")
+
+
 def to_finding(v: Violation, optimizer: str) -> Finding:
     """The finding for one violation seen at a step of `optimizer` (its name in the user's code)."""
+    code = v.code
     backward = v.backward.site if v.backward is not None else None
     b_text, b_line = call_text(backward, "backward()"), backward.line if backward else None
     step_text = call_text(v.site, "step()")
@@ -76,7 +87,12 @@ def to_finding(v: Violation, optimizer: str) -> Finding:
     elif v.code == "GL003":
         step = v.other_step
         loss = loss_text(backward)
-        if v.scaled_twice:
+        if v.scaled_twice and framework_backward(backward):
+            # divided by hand, and again by the framework's backward: GL010, as the static side says
+            code = "GL010"
+            msg, help_ = messages.double_loss_scaling(b_text, backward.first_arg if backward else loss,
+                                                      str(v.window[0]) if v.window else "N", None)
+        elif v.scaled_twice:
             msg, help_ = messages.loss_scaled_twice(b_text, loss, str(v.window[0]) if v.window else "N",
                                                     call_text(step, "step()"), step.line if step else None)
         else:
@@ -84,5 +100,5 @@ def to_finding(v: Violation, optimizer: str) -> Finding:
     else:  # GL004
         first, n = v.window or (0, 0)
         msg, help_ = messages.accumulation_first_window(step_text, first, n)
-    return Finding(code=v.code, name=RULE_NAMES[v.code], path=v.site.path, line=max(v.site.line, 1), col=max(v.site.col, 1),
+    return Finding(code=code, name=RULE_NAMES[code], path=v.site.path, line=max(v.site.line, 1), col=max(v.site.col, 1),
                    message=msg, help=help_, first_step=max(v.step_index, 1), optimizer=optimizer)

@@ -1,0 +1,323 @@
+"""Runtime counterparts of GL006-GL010: what the ledger of contributions does not see.
+
+The probe tells the monitors about each backward pass, the parameters it wrote, clears, unscales and
+steps; the monitors also watch a few torch entry points while a probe is active (patched at class or
+module level, restored when the last probe closes):
+
+- GL006: `DistributedDataParallel.forward` records whether gradient sync was on for each forward
+  (DDP decides at forward time whether the next backward all-reduces). A window of several backward
+  passes in which a pass other than the last all-reduced is reported at that backward.
+- GL007: `GradScaler.scale` marks its output; a backward of a marked loss leaves the gradients it wrote
+  "scaled" until `unscale_` (seen by the probe), a clear or a step. A clip
+  (`torch.nn.utils.clip_grad_norm_` / `clip_grad_value_`, looked up at call time) of scaled gradients, a
+  step of an optimizer whose gradients are still scaled (it bypassed `scaler.step`), a clip followed by
+  another backward before any step (it clipped a partial window), and `unscale_` raising "already been
+  called" are reported.
+- GL008: the root of each backward's graph carries a small sentinel in its metadata; graphs of three or
+  more backward passes of one line still alive two steps later are kept by something that outlives the
+  loop (a running total, a list of losses).
+- GL009: a backward that raises PyTorch's in-place error, through parameters an optimizer stepped, is
+  reported at that backward; the error itself propagates, with the diagnostic added as a note.
+
+GL010 needs no monitor: a loss divided by the accumulation window by hand and again by a framework's
+backward (`accelerator.backward`) is the ledger's "divided twice", worded as GL010 (see `wording.py`).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+import torch
+
+from .. import messages
+from .ledger import Site
+from .report import Finding
+from .sites import user_site
+
+FindingSink = Callable[[Finding, object, bool], None]  # (finding, step token, may raise)
+
+_KEPT_GRAPHS = 3  # live graphs of one backward line, two steps old, that make GL008
+_INPLACE_ERROR = "modified by an inplace operation"
+_UNSCALE_TWICE = "unscale_() has already been called"
+
+_ACTIVE: list["Monitors"] = []
+_ORIGINALS: dict[tuple[Any, str], Any] = {}
+
+
+def _finding(code: str, name: str, site: Site, msg_help: tuple[str, str], optimizer: str = "") -> Finding:
+    msg, help_ = msg_help
+    return Finding(code=code, name=name, path=site.path, line=max(site.line, 1), col=max(site.col, 1),
+                   message=msg, help=help_, optimizer=optimizer)
+
+
+class Monitors:
+    """Per-probe state of the GL006-GL009 monitors."""
+
+    def __init__(self, sink: FindingSink, names: Callable[[torch.Tensor], str]) -> None:
+        self.sink = sink
+        self.owner_name = names  # the model's name of a parameter, as the probe knows it
+        self.opt_names: dict[int, str] = {}  # optimizer id -> its name at its last step call
+        self.opt_params: dict[int, set[int]] = {}
+        self.last_step: dict[int, Site] = {}
+        self._step_order: dict[int, int] = {}  # optimizer id -> the count of steps at its last step
+        self.steps = 0
+        # GL007
+        self.scaled_outputs: dict[int, weakref.ReferenceType[torch.Tensor]] = {}
+        self.scaled: set[int] = set()  # parameter ids whose .grad is still multiplied by a scaler's scale
+        self.scaled_by: Site | None = None
+        self.pass_scaled = False
+        self.collect = False  # the probe tells `wrote` which parameters this backward pass wrote
+        self.clip: tuple[Site, set[int]] | None = None  # the last clip, until a step or a clear
+        # GL006
+        self.ddp_forwards: list[tuple[bool, str]] = []  # (sync on, model) since the last backward
+        self.window: list[tuple[Site, bool, str]] = []  # backward passes since the last step
+        # GL008
+        self.graphs: list[tuple[weakref.ReferenceType[Any], Site, int]] = []
+        self.kept_reported: set[Site] = set()
+
+    # -- lifecycle
+    def open(self) -> None:
+        if not _ACTIVE:
+            _patch()
+        _ACTIVE.append(self)
+
+    def close(self) -> None:
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
+            if not _ACTIVE:
+                _unpatch()
+
+    # -- from the probe
+    def before_backward(self, site: Site, tensors: Any) -> None:
+        ref = self.scaled_outputs.get(id(tensors))
+        self.pass_scaled = ref is not None and ref() is tensors
+        if self.pass_scaled:
+            self.scaled_by = site
+        self.collect = self.pass_scaled or self.clip is not None
+        if self.ddp_forwards:
+            synced = any(on for on, _m in self.ddp_forwards)
+            model = next((m for on, m in self.ddp_forwards if on), self.ddp_forwards[-1][1])
+            self.window.append((site, synced, model))
+            self.ddp_forwards.clear()
+        if isinstance(tensors, torch.Tensor) and tensors.grad_fn is not None and site not in self.kept_reported:
+            sentinel = _Sentinel()
+            try:
+                tensors.grad_fn.metadata["gradcheck_lint"] = sentinel
+            except (AttributeError, RuntimeError, TypeError):
+                return
+            self.graphs.append((weakref.ref(sentinel), site, self.steps))
+
+    def wrote(self, site: Site, keys: list[int]) -> None:
+        """Parameters this backward pass accumulated into (told only when `collect` is set)."""
+        if self.pass_scaled:
+            self.scaled.update(keys)
+        if self.clip is not None and self.clip[1].intersection(keys):
+            # clipped, then more gradients into the same parameters before any step (a step inside
+            # this backward, from a parameter hook, cleared `clip`): the clip saw a partial window
+            clip_site, clipped = self.clip
+            self.clip = None
+            opt = next((o for o, ps in self.opt_params.items() if ps & clipped), None)
+            name = self.opt_names.get(opt, "optimizer") if opt is not None else "optimizer"
+            self._report("GL007", clip_site, messages.amp_scaled_gradients("partial", clip_site.text or "clip_grad_norm_(...)",
+                                                                           name, site.text or None, site.line), name)
+
+    def backward_failed(self, site: Site, tensors: Any, err: BaseException) -> None:
+        """GL009: PyTorch's in-place error, through parameters an optimizer stepped since the forward."""
+        if not isinstance(err, RuntimeError) or _INPLACE_ERROR not in str(err) or not self.last_step:
+            return
+        leaves = _leaf_ids(tensors)
+        stepped = [(o, s) for o, s in self.last_step.items() if self.opt_params.get(o, set()) & leaves]
+        if not stepped:
+            return
+        opt, step = max(stepped, key=lambda item: self._step_order.get(item[0], 0))
+        param = next((p for p in _leaf_tensors(tensors) if id(p) in self.opt_params[opt]), None)
+        model = self.owner_name(param) if param is not None else ""
+        finding = _finding("GL009", "backward-after-step", site, messages.backward_after_step(
+            site.text or "backward()", model, None, None, step.text or "step()", step.line), self.opt_names.get(opt, ""))
+        err.add_note(f"gradcheck_lint: {finding.path}:{finding.line}:{finding.col}: GL009 {finding.message}")
+        self.sink(finding, None, False)
+
+    def cleared(self, key: int) -> None:
+        self.scaled.discard(key)
+        if self.clip is not None and key in self.clip[1]:
+            self.clip = None
+
+    def unscaled(self, keys: set[int]) -> None:
+        self.scaled -= keys
+
+    def before_step(self, opt_id: int, site: Site, name: str, params: list[torch.Tensor]) -> None:
+        keys = {id(p) for p in params}
+        self.opt_names[opt_id] = name
+        self.opt_params[opt_id] = keys
+        if self.scaled & keys:  # GL007: applied while still multiplied by the scale
+            by = self.scaled_by
+            self._report("GL007", site, messages.amp_scaled_gradients("bypass", site.text or "step()", name,
+                                                                      by.text if by else None, by.line if by else None), name)
+            self.scaled -= keys
+
+    def after_step(self, opt_id: int, site: Site, params: list[torch.Tensor]) -> None:
+        self.steps += 1
+        self.last_step[opt_id] = site
+        self._step_order[opt_id] = self.steps
+        keys = {id(p) for p in params}
+        self.scaled -= keys
+        if self.clip is not None and self.clip[1] & keys:
+            self.clip = None
+        self._check_window(site)
+        self._check_graphs()
+
+    # -- GL006
+    def ddp_forward(self, sync: bool, model: str) -> None:
+        self.ddp_forwards.append((sync, model))
+
+    def _check_window(self, step: Site) -> None:
+        window, self.window = self.window, []
+        for site, synced, model in window[:-1]:
+            if synced:
+                self._report("GL006", site, messages.ddp_accumulation_without_no_sync(
+                    site.text or "backward()", model, step.text or "step()", step.line))
+                return
+
+    # -- GL007
+    def clipped(self, site: Site, params: Any) -> None:
+        keys = {id(p) for p in _as_tensors(params)}
+        self.clip = (site, keys)
+        stale = self.scaled & keys
+        if stale:
+            opt = next((o for o, ps in self.opt_params.items() if ps & stale), None)
+            name = self.opt_names.get(opt, "optimizer") if opt is not None else "optimizer"
+            by = self.scaled_by
+            self._report("GL007", site, messages.amp_scaled_gradients("clip_before_unscale", site.text or "clip_grad_norm_(...)",
+                                                                      name, by.text if by else None, by.line if by else None), name)
+
+    def unscale_failed(self, site: Site, err: BaseException) -> None:
+        finding = _finding("GL007", "amp-scaled-gradients", site,
+                           messages.amp_scaled_gradients("unscale_twice", site.text or "scaler.unscale_(optimizer)",
+                                                         site.first_arg or "optimizer", None, None))
+        err.add_note(f"gradcheck_lint: {finding.path}:{finding.line}:{finding.col}: GL007 {finding.message}")
+        self.sink(finding, None, False)
+
+    # -- GL008
+    def _check_graphs(self) -> None:
+        old = self.steps - 2
+        live: list[tuple[weakref.ReferenceType[Any], Site, int]] = []
+        counts: dict[Site, int] = {}
+        for ref, site, epoch in self.graphs:
+            if ref() is None:
+                continue
+            live.append((ref, site, epoch))
+            if epoch <= old:
+                counts[site] = counts.get(site, 0) + 1
+        for site, n in counts.items():
+            if n >= _KEPT_GRAPHS and site not in self.kept_reported:
+                self.kept_reported.add(site)
+                self._report("GL008", site, messages.loss_graph_kept_alive_at_run(site.text or "backward()", n))
+        self.graphs = [g for g in live if g[1] not in self.kept_reported]
+
+    def _report(self, code: str, site: Site, msg_help: tuple[str, str], optimizer: str = "") -> None:
+        name = {"GL006": "ddp-accumulation-without-no-sync", "GL007": "amp-scaled-gradients",
+                "GL008": "loss-graph-kept-alive"}[code]
+        self.sink(_finding(code, name, site, msg_help, optimizer), ("step", self.steps), True)
+
+
+class _Sentinel:
+    """Lives exactly as long as the autograd node whose metadata holds it."""
+
+    __slots__ = ("__weakref__",)
+
+
+def _as_tensors(params: Any) -> list[torch.Tensor]:
+    if isinstance(params, torch.Tensor):
+        return [params]
+    try:
+        return [p for p in params if isinstance(p, torch.Tensor)]
+    except TypeError:
+        return []
+
+
+def _leaf_tensors(tensors: Any) -> list[torch.Tensor]:
+    roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or [])
+    stack = [t.grad_fn for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+    seen: set[int] = set()
+    out: list[torch.Tensor] = []
+    while stack:
+        fn = stack.pop()
+        if fn is None or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        variable = getattr(fn, "variable", None)
+        if isinstance(variable, torch.Tensor):
+            out.append(variable)
+        stack.extend(nf for nf, _ in fn.next_functions)
+    return out
+
+
+def _leaf_ids(tensors: Any) -> set[int]:
+    return {id(t) for t in _leaf_tensors(tensors)}
+
+
+# -- entry points watched while a monitor is active ------------------------------------------------
+def _scale(self: Any, outputs: Any) -> Any:
+    result = _ORIGINALS[(torch.amp.GradScaler, "scale")](self, outputs)
+    if isinstance(result, torch.Tensor) and self.is_enabled():
+        for m in _ACTIVE:
+            m.scaled_outputs = {k: r for k, r in m.scaled_outputs.items() if r() is not None}
+            m.scaled_outputs[id(result)] = weakref.ref(result)
+    return result
+
+
+def _unscale(self: Any, optimizer: Any) -> Any:
+    try:
+        return _ORIGINALS[(torch.amp.GradScaler, "unscale_")](self, optimizer)
+    except RuntimeError as err:
+        if _UNSCALE_TWICE in str(err) and _ACTIVE:
+            site = user_site(2, ("unscale_",))
+            for m in _ACTIVE:
+                m.unscale_failed(site, err)
+        raise
+
+
+def _clip(original_key: tuple[Any, str]) -> Callable[..., Any]:
+    def clip(parameters: Any, *args: Any, **kwargs: Any) -> Any:
+        if _ACTIVE:
+            parameters = list(parameters) if not isinstance(parameters, torch.Tensor) else parameters
+            site = user_site(2, ("clip_grad_norm_", "clip_grad_value_"))
+            for m in _ACTIVE:
+                m.clipped(site, parameters)
+        return _ORIGINALS[original_key](parameters, *args, **kwargs)
+
+    return clip
+
+
+def _ddp_forward(self: Any, *args: Any, **kwargs: Any) -> Any:
+    if _ACTIVE:
+        sync = bool(torch.is_grad_enabled() and getattr(self, "require_backward_grad_sync", True))
+        name = type(getattr(self, "module", self)).__name__
+        for m in _ACTIVE:
+            m.ddp_forward(sync, name)
+    return _ORIGINALS[(torch.nn.parallel.DistributedDataParallel, "forward")](self, *args, **kwargs)
+
+
+def _targets() -> list[tuple[Any, str, Any]]:
+    out: list[tuple[Any, str, Any]] = [(torch.amp.GradScaler, "scale", _scale), (torch.amp.GradScaler, "unscale_", _unscale)]
+    utils = torch.nn.utils
+    for name in ("clip_grad_norm_", "clip_grad_value_"):
+        for owner in (utils, getattr(utils, "clip_grad", None)):
+            if owner is not None and hasattr(owner, name):
+                out.append((owner, name, _clip((owner, name))))
+    if torch.distributed.is_available():
+        out.append((torch.nn.parallel.DistributedDataParallel, "forward", _ddp_forward))
+    return out
+
+
+def _patch() -> None:
+    for owner, name, replacement in _targets():
+        _ORIGINALS[(owner, name)] = owner.__dict__.get(name, getattr(owner, name))
+        setattr(owner, name, replacement)
+
+
+def _unpatch() -> None:
+    for (owner, name), original in list(_ORIGINALS.items()):
+        setattr(owner, name, original)
+    _ORIGINALS.clear()

@@ -1,0 +1,263 @@
+"""The runtime counterparts of GL006-GL009 (gradcheck_lint/runtime/monitors.py), on real models."""
+
+from __future__ import annotations
+
+import tempfile
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+from gradcheck_lint.runtime import guard  # noqa: E402
+from gradcheck_lint.runtime.guard import GradientContractError  # noqa: E402
+from gradcheck_lint.runtime.ledger import UNKNOWN_SITE  # noqa: E402
+
+
+def _model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+
+
+def _batches(n: int = 6) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    return [(torch.randn(4, 8), torch.randn(4, 1)) for _ in range(n)]
+
+
+def _amp_loop(unscale_first: bool, through_scaler: bool = True) -> list[tuple[str, int]]:
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cpu")
+    with guard(model, opt, mode="record") as g:
+        for x, y in _batches():
+            opt.zero_grad()
+            scaler.scale(nn.functional.mse_loss(model(x), y)).backward()
+            if unscale_first:
+                scaler.unscale_(opt)
+            clip_line = _line_of_next() + 1
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            if through_scaler:
+                scaler.step(opt)
+                scaler.update()
+            else:
+                opt.step()
+    return [(f.code, f.line - clip_line) for f in g.report()]
+
+
+def _line_of_next() -> int:
+    import sys
+
+    return sys._getframe(1).f_lineno
+
+
+def test_gl007_clip_of_scaled_gradients_is_reported_at_the_clip_and_unscale_first_is_silent() -> None:
+    assert _amp_loop(unscale_first=False) == [("GL007", 0)]
+    assert _amp_loop(unscale_first=True) == []
+
+
+def test_gl007_step_that_bypasses_the_scaler() -> None:
+    found = _amp_loop(unscale_first=False, through_scaler=False)
+    assert [code for code, _ in found] == ["GL007", "GL007"]  # the clip, then the bypassing step
+    assert found[1][1] == 5  # `opt.step()`, five lines below the clip
+
+
+def test_gl007_clip_of_a_partial_window_and_clip_on_the_boundary() -> None:
+    def run(clip_every_micro_batch: bool) -> list[str]:
+        model = _model()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        with guard(model, opt, mode="record") as g:
+            for i, (x, y) in enumerate(_batches(8)):
+                (nn.functional.mse_loss(model(x), y) / 4).backward()
+                if clip_every_micro_batch:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                if (i + 1) % 4 == 0:
+                    if not clip_every_micro_batch:
+                        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    opt.step()
+                    opt.zero_grad()
+        return [f.code for f in g.report()]
+
+    assert run(True) == ["GL007"]
+    assert run(False) == []
+
+
+def test_gl007_in_raise_mode_raises_at_the_clip() -> None:
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    scaler = torch.amp.GradScaler("cpu")
+    x, y = _batches(1)[0]
+    with pytest.raises(GradientContractError, match="GL007"), guard(model, opt):
+        scaler.scale(nn.functional.mse_loss(model(x), y)).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+
+
+def test_gl009_inplace_error_after_a_step_keeps_propagating_with_the_diagnostic_as_a_note() -> None:
+    torch.manual_seed(0)
+    gen, disc = nn.Linear(4, 8), nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 1))
+    opt_g, opt_d = torch.optim.Adam(gen.parameters()), torch.optim.Adam(disc.parameters())
+    with guard({"G": gen, "D": disc}, [opt_g, opt_d], mode="record") as g:
+        fake = gen(torch.randn(4, 4))
+        d_out = disc(fake)
+        opt_d.zero_grad()
+        d_out.mean().backward(retain_graph=True)
+        opt_d.step()
+        with pytest.raises(RuntimeError, match="inplace operation") as info:
+            (-d_out.mean()).backward()
+    assert [f.code for f in g.report()] == ["GL009"]
+    assert "`opt_d.step()`" in g.report()[0].message and "`D`'s parameters" in g.report()[0].message
+    assert any("GL009" in note for note in getattr(info.value, "__notes__", []))
+
+
+def test_gl009_is_not_claimed_for_an_inplace_error_no_step_caused() -> None:
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with guard(model, opt, mode="record") as g:
+        x = torch.randn(4, 8, requires_grad=True)
+        h = torch.sigmoid(x)
+        loss = (h * 2).sum() + model(x).sum()
+        h.add_(1)  # the user's own in-place change, no optimizer step involved
+        with pytest.raises(RuntimeError, match="inplace operation"):
+            loss.backward()
+    assert list(g.report()) == []
+
+
+@pytest.mark.parametrize(("keep", "expected"), [("tensor", ["GL008"]), ("list", ["GL008"]), ("item", []),
+                                                 ("last", []), ("detach", [])])
+def test_gl008_graphs_kept_by_a_running_total_or_a_list(keep: str, expected: list[str]) -> None:
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    total: object = 0.0
+    kept: list[object] = []
+    last = None
+    with guard(model, opt, mode="record") as g:
+        for x, y in _batches(8):
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            if keep == "tensor":
+                total = total + loss
+            elif keep == "list":
+                kept.append(loss)
+            elif keep == "item":
+                total += loss.item()
+            elif keep == "last":
+                last = loss  # one graph at a time: not growing
+            else:
+                kept.append(loss.detach())
+    assert [f.code for f in g.report()] == expected
+    del last
+
+
+def _ddp_run(no_sync: bool) -> list[tuple[str, int]]:
+    import contextlib
+
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    if not dist.is_available():
+        pytest.skip("torch.distributed is not available")
+    with tempfile.NamedTemporaryFile() as rendezvous:
+        dist.init_process_group("gloo", init_method=f"file://{rendezvous.name}", rank=0, world_size=1)
+        try:
+            model = DDP(_model())
+            opt = torch.optim.SGD(model.parameters(), lr=0.01)
+            with guard(model, opt, mode="record") as g:
+                for i, (x, y) in enumerate(_batches(8)):
+                    last = (i + 1) % 4 == 0
+                    with (model.no_sync() if no_sync and not last else contextlib.nullcontext()):
+                        backward_line = _line_of_next() + 1
+                        (nn.functional.mse_loss(model(x), y) / 4).backward()
+                    if last:
+                        opt.step()
+                        opt.zero_grad()
+        finally:
+            dist.destroy_process_group()
+    return [(f.code, f.line - backward_line) for f in g.report()]
+
+
+def test_gl006_ddp_accumulation_without_no_sync_and_with_it() -> None:
+    assert _ddp_run(no_sync=False) == [("GL006", 0)]
+    assert _ddp_run(no_sync=True) == []
+
+
+def test_monitors_put_back_every_torch_entry_point_they_watch() -> None:
+    from torch.nn.parallel import DistributedDataParallel
+
+    before = (torch.nn.utils.clip_grad_norm_, torch.nn.utils.clip_grad_value_, torch.amp.GradScaler.scale,
+              torch.amp.GradScaler.unscale_, DistributedDataParallel.forward, torch.autograd.backward)
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    outer = guard(model, opt, mode="record")
+    with outer:
+        assert torch.nn.utils.clip_grad_norm_ is not before[0]
+        with guard(model, opt, mode="record"):  # nested: the outer one keeps watching when it ends
+            pass
+        assert torch.nn.utils.clip_grad_norm_ is not before[0]
+    after = (torch.nn.utils.clip_grad_norm_, torch.nn.utils.clip_grad_value_, torch.amp.GradScaler.scale,
+             torch.amp.GradScaler.unscale_, DistributedDataParallel.forward, torch.autograd.backward)
+    assert after == before
+    with pytest.raises(ValueError), guard(model, opt, mode="record"):
+        raise ValueError("the body fails")
+    assert torch.nn.utils.clip_grad_norm_ is before[0] and torch.amp.GradScaler.scale is before[2]
+
+
+def test_ids_of_dead_parameters_and_optimizers_reused_by_new_ones_start_clean() -> None:
+    """First-order meta-learning makes a model copy and an optimizer per task: CPython gives the new
+    objects the ids of the dead ones, which must not inherit their gradient history."""
+    import copy
+
+    from gradcheck_lint.runtime.guard import disable, enable
+
+    torch.manual_seed(0)
+    model = _model()
+    meta_optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    enable(mode="record")
+    try:
+        for _meta_iteration in range(6):
+            meta_optimizer.zero_grad()
+            for p in model.parameters():
+                p.grad = torch.zeros_like(p)
+            for _task in range(4):
+                x, y = torch.randn(8, 8), torch.randn(8, 1)
+                local_model = copy.deepcopy(model)
+                local_optim = torch.optim.SGD(local_model.parameters(), lr=0.1)
+                for _ in range(2):
+                    local_optim.zero_grad()
+                    nn.functional.mse_loss(local_model(x[:4]), y[:4]).backward()
+                    local_optim.step()
+                local_optim.zero_grad()
+                nn.functional.mse_loss(local_model(x[4:]), y[4:]).backward()
+                for p_global, p_local in zip(model.parameters(), local_model.parameters()):
+                    p_global.grad += p_local.grad
+                del local_model, local_optim
+            meta_optimizer.step()
+    finally:
+        report = disable()
+    assert list(report) == []
+
+
+def test_a_reused_parameter_id_does_not_inherit_the_dead_parameters_contributions() -> None:
+    """The same, made deterministic: a new tensor under the id of a dead watched parameter."""
+    from gradcheck_lint.runtime.probe import Probe
+
+    probe = Probe(lambda *_: None)
+    dead = nn.Parameter(torch.zeros(3))
+    key = id(dead)
+    probe.watch_param(dead)
+    probe.ledger.begin_backward(UNKNOWN_SITE)
+    probe.ledger.accumulated(key)
+    probe.ledger.end_backward()
+    assert probe.ledger.params[key].contributions
+    del dead
+    reused = None
+    for _ in range(1000):  # CPython hands the freed slot to the next object of that size
+        candidate = nn.Parameter(torch.zeros(3))
+        if id(candidate) == key:
+            reused = candidate
+            break
+        del candidate
+    if reused is None:
+        pytest.skip("this interpreter did not reuse the id")
+    probe.watch_param(reused)
+    assert probe.observed[key].param() is reused
+    assert key not in probe.ledger.params or not probe.ledger.params[key].contributions
