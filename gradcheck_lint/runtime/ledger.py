@@ -168,6 +168,20 @@ class Ledger:
             self.discards[opt] = pending
 
     # -- steps
+    def forget_param(self, pid: int) -> None:
+        """The parameter with this id is gone (its id now names a new tensor): drop what it held."""
+        st = self.params.pop(pid, None)
+        if st is not None:
+            for bid in st.contributions:
+                self._held[bid] = self._held.get(bid, 1) - 1
+
+    def forget_optimizer(self, opt: int) -> None:
+        """The optimizer with this id is gone (its id now names a new optimizer)."""
+        for table in (self.step_sites, self.discards, self.windows, self._since_step):
+            table.pop(opt, None)  # type: ignore[attr-defined]
+        for st in self.params.values():
+            st.optimizers.discard(opt)
+
     def register(self, opt: int, pids: list[int]) -> None:
         for pid in pids:
             st = self.params.get(pid)
