@@ -539,7 +539,10 @@ class Calls:
             if p.name in kw:
                 env[p.name] = kw[p.name]
             elif p.default is not None:
-                env[p.name] = interp.eval(p.default, flow.copy(), frame)
+                default = interp.eval(p.default, flow.copy(), frame)
+                # a flag left at its default stays open: only a literal the caller passes fixes a branch
+                # (`forward_backward(batch, do_backward=False)`; `_wrap_model(model)` keeps both arms)
+                env[p.name] = replace(default, const=None) if default.const in ("True", "False") else default
             else:
                 env[p.name] = objects.entity_for_unknown_ref(p.name) or OPAQUE
         for star in stars:

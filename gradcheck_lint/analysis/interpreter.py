@@ -234,6 +234,8 @@ class Interpreter:
     def exec_if(self, stmt: ast.If, flow: Flow, frame: Frame) -> Outcome:
         flags = self.expressions.gate_flags(stmt.test, flow, frame)
         fixed = grad_existence_test(stmt.test)
+        if fixed is None:
+            fixed = self._constant_flag(stmt.test, flow, frame)
         if fixed is None and self._missing_attribute_test(stmt.test):
             fixed = False  # `if hasattr(self, "_training_step"):` where nothing defines it: a deprecated hook
         orelse = stmt.orelse
@@ -264,6 +266,19 @@ class Interpreter:
         else:
             f = self.exec_block(orelse, fflow, inner)
         return Outcome.merge([t, f])
+
+    def _constant_flag(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
+        """`if do_backward:` in a helper called with `do_backward=False` (or left at its default): the
+        flag's value on this call, when it is a literal True/False/None."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        name = test.operand if negated else test  # type: ignore[attr-defined]
+        if not isinstance(name, ast.Name):
+            return None
+        v = self.expressions.lookup(name.id, flow, frame)
+        if v is None or v.const not in ("True", "False", "None"):
+            return None
+        truth = v.const == "True"
+        return not truth if negated else truth
 
     def _missing_attribute_test(self, test: ast.expr) -> bool:
         """`hasattr(self, "name")` for a name no class here defines and nothing here assigns."""

@@ -145,6 +145,14 @@ class Recorder:
         for k, v in self.interp.module_env.items():
             if k not in flow.env:
                 visit(v)
+        if not found:
+            # none in sight: an optimizer attribute the class never sets (its base class, out of sight,
+            # does: `self.optimizers.step()` of a torchtitan engine), named like one and used in this file
+            for text in sorted(self.interp.optimizer_refs):
+                if text.startswith("self.") and text.count(".") == 1 and text not in flow.env:
+                    minted = self.interp.objects.entity_for_unknown_ref(text)
+                    if minted is not None:
+                        visit(minted)
         return sorted(found.values(), key=lambda e: e.uid)
 
     # -- step

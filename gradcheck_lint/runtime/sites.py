@@ -17,7 +17,10 @@ _SKIP_PARTS = (
     os.sep + "contextlib.py", os.sep + "functools.py",
 )
 _INTERNAL: dict[str, bool] = {}
-_SITES: dict[tuple[CodeType, int], Site] = {}
+# (id of the code object, instruction) -> (that code object, kept alive so its id is not reused; site).
+# Not keyed by the code object itself: code objects compare by value, and the same source run from
+# two paths (a script copied, a generated program run twice) gives equal code with another filename.
+_SITES: dict[tuple[int, int], tuple[CodeType, Site]] = {}
 
 
 def _is_internal(filename: str) -> bool:
@@ -41,8 +44,9 @@ def user_site(depth: int = 1, methods: tuple[str, ...] = ()) -> Site:
         frame = frame.f_back  # type: ignore[assignment]
     if frame is None:
         return UNKNOWN_SITE
-    key = (frame.f_code, frame.f_lasti)
-    site = _SITES.get(key)
+    key = (id(frame.f_code), frame.f_lasti)
+    known = _SITES.get(key)
+    site = known[1] if known is not None and known[0] is frame.f_code else None
     if site is None:
         path, line = frame.f_code.co_filename, frame.f_lineno or 0
         call = call_at(path, frame.f_code, frame.f_lasti, line, methods)
@@ -52,5 +56,5 @@ def user_site(depth: int = 1, methods: tuple[str, ...] = ()) -> Site:
             site = Site(path, call.line, call.text, col=call.col, receiver=call.receiver,
                         first_arg=call.first_arg, method=call.method)
         if len(_SITES) < 100_000:
-            _SITES[key] = site
+            _SITES[key] = (frame.f_code, site)
     return site
