@@ -69,6 +69,19 @@ def load_fixtures() -> list[Fixture]:
     return fixtures
 
 
+_PROCESS_STATE = re.compile(r"^\s*(?:import|from)\s+(?:torch\.distributed|lightning|pytorch_lightning|accelerate|transformers)\b", re.M)
+
+
+def run_groups(fixtures: list[Fixture]) -> list[list[Fixture]]:
+    """Fixtures grouped for running in worker processes: those that set up process-wide state (a
+    torch.distributed process group, Lightning, Accelerate, Transformers) each in a process of their
+    own, all the others together in one. Run one after another in one process, a gloo process group
+    once hung for minutes after a framework fixture."""
+    isolated = [f for f in fixtures if _PROCESS_STATE.search(f.path.read_text(encoding="utf-8"))]
+    rest = [f for f in fixtures if f not in isolated]
+    return ([rest] if rest else []) + [[f] for f in isolated]
+
+
 BUGGY = """\
 import torch
 model = torch.nn.Linear(4, 1)

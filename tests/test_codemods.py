@@ -200,11 +200,11 @@ def test_json_carries_the_codemod_and_reads_back(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "double_scaling/accelerate_accumulate_divided_again.py", tmp_path / "t.py")
     out = run("--format", "json", "t.py", cwd=tmp_path)
     [d] = json.loads(out.stdout)
-    assert d["fix"]["codemod"] == {"kind": "drop_division", "spans": [{"line": 18, "column": 9, "end_line": 18, "end_column": 50}],
+    assert d["fix"]["codemod"] == {"kind": "drop_division", "spans": [{"line": 17, "column": 9, "end_line": 17, "end_column": 50}],
                                    "args": {"remove": "1"}}
     assert d["fix"]["edits"] == [] and d["fix"]["applicability"] == "safe"
     back = Diagnostic.from_json(d)
-    assert back.fix is not None and back.fix.codemod == Codemod("drop_division", (Span(18, 9, 18, 50),), (("remove", "1"),))
+    assert back.fix is not None and back.fix.codemod == Codemod("drop_division", (Span(17, 9, 17, 50),), (("remove", "1"),))
 
 
 def test_codemod_that_does_not_fit_changes_nothing() -> None:

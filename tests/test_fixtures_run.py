@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from support import load_fixtures
+from support import load_fixtures, run_groups
 
 pytest.importorskip("torch")
 
@@ -30,12 +30,15 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def results() -> dict[str, list[object]]:
-    proc = subprocess.run(
-        [sys.executable, "-c", _WORKER, *(str(f.path) for f in RUNNABLE)],
-        capture_output=True, text=True, timeout=900,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    out: dict[str, list[object]] = {}
+    for group in run_groups(RUNNABLE):
+        proc = subprocess.run(
+            [sys.executable, "-c", _WORKER, *(str(f.path) for f in group)],
+            capture_output=True, text=True, timeout=900,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        out.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return out
 
 
 @pytest.mark.parametrize("fixture", RUNNABLE, ids=lambda f: f.id)

@@ -237,27 +237,53 @@ def test_ids_of_dead_parameters_and_optimizers_reused_by_new_ones_start_clean() 
 
 
 def test_a_reused_parameter_id_does_not_inherit_the_dead_parameters_contributions() -> None:
-    """The same, made deterministic: a new tensor under the id of a dead watched parameter."""
+    """The same, made deterministic: the probe's state of a dead parameter filed under the id of a new
+    tensor (what CPython does when it hands the freed slot to the next object of that size)."""
     from gradcheck_lint.runtime.probe import Probe
 
     probe = Probe(lambda *_: None)
     dead = nn.Parameter(torch.zeros(3))
-    key = id(dead)
     probe.watch_param(dead)
     probe.ledger.begin_backward(UNKNOWN_SITE)
-    probe.ledger.accumulated(key)
+    probe.ledger.accumulated(id(dead))
     probe.ledger.end_backward()
-    assert probe.ledger.params[key].contributions
+    new = nn.Parameter(torch.zeros(3))
+    key = id(new)
+    probe.observed[key] = probe.observed.pop(id(dead))
+    probe.watched = [(key, obs) for _k, obs in probe.watched]
+    probe.ledger.params[key] = probe.ledger.params.pop(id(dead))
     del dead
-    reused = None
-    for _ in range(1000):  # CPython hands the freed slot to the next object of that size
-        candidate = nn.Parameter(torch.zeros(3))
-        if id(candidate) == key:
-            reused = candidate
-            break
-        del candidate
-    if reused is None:
-        pytest.skip("this interpreter did not reuse the id")
-    probe.watch_param(reused)
-    assert probe.observed[key].param() is reused
+    assert probe.ledger.params[key].contributions
+    probe.watch_param(new)
+    assert probe.observed[key].param() is new
     assert key not in probe.ledger.params or not probe.ledger.params[key].contributions
+    assert [k for k, _obs in probe.watched] == [key]
+
+
+def test_the_same_source_run_from_two_paths_is_reported_at_each_path(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Code objects compare by value: the guard's cache of call sites must not give the second copy of
+    a script the first copy's file (the differential tests run generated programs over and over)."""
+    import runpy
+
+    from gradcheck_lint.runtime.guard import disable, enable
+
+    source = (
+        "import torch\n"
+        "model = torch.nn.Linear(3, 1)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for x in torch.randn(4, 2, 3):\n"
+        "    model(x).sum().backward()\n"
+        "    opt.step()\n"
+    )
+    seen = []
+    for name in ("first", "second"):
+        path = tmp_path / name / "train.py"
+        path.parent.mkdir()
+        path.write_text(source)
+        enable(mode="record")
+        try:
+            runpy.run_path(str(path), run_name="__main__")
+        finally:
+            report = disable()
+        seen.append([(f.code, f.path) for f in report])
+    assert seen == [[("GL001", str(tmp_path / "first" / "train.py"))], [("GL001", str(tmp_path / "second" / "train.py"))]]

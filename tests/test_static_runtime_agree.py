@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import load_fixtures
+from support import load_fixtures, run_groups
 
 pytest.importorskip("torch")
 
@@ -19,10 +19,13 @@ WORKER = Path(__file__).with_name("runtime_worker.py")
 
 
 def _record(*flags: str) -> dict[str, dict[str, object]]:
-    proc = subprocess.run([sys.executable, str(WORKER), *flags, *(str(f.path) for f in RUNNABLE)],
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    out: dict[str, dict[str, object]] = {}
+    for group in run_groups(RUNNABLE):
+        proc = subprocess.run([sys.executable, str(WORKER), *flags, *(str(f.path) for f in group)],
+                              capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+    return out
 
 
 @pytest.fixture(scope="module")
