@@ -8,10 +8,12 @@ log-probabilities, a sum of micro-batch losses), and a memory leak otherwise.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .flow import Flow, Frame
+from .syntax import code
 from .values import Value
 from .walk import iter_tree
 
@@ -53,6 +55,12 @@ class KeepAlives:
             return value  # a local of a step function: it does not outlive the call
         if target in self._resets_in(self.interp.loops[loop].node):
             return value  # reset in the same loop: one iteration's graph at a time
+        if _over_models(self.interp.loops[loop].node):
+            outer = next((lid for lid in reversed(frame.loops[:frame.loops.index(loop)]) if lid in self.interp.loops), None)
+            if outer is not None and target in self._resets_in(self.interp.loops[outer].node):
+                # `errD_total = 0; for i in range(self.num_Ds): errD_total += train_Dnet(i)` in each
+                # batch: the graphs of one batch's few models, dropped at the next batch
+                return value
         event = self.events.get(id(node))
         if event is None:
             event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target)
@@ -94,6 +102,22 @@ class KeepAlives:
                                 out.add(text)
             found = self._resets[id(loop)] = frozenset(out)
         return found
+
+
+_MODEL_COUNT = re.compile(r"(?i)(?:^|[._])(?:(?:num|n)_?(?:ds|gs|nets?|models?|discriminators?|generators?|critics?|heads?|agents?|experts?|scales|stages)"
+                          r"|nets_?d|models|discriminators|generators|critics|heads|agents|experts)$")
+
+
+def _over_models(loop: ast.AST) -> bool:
+    """`for i in range(self.num_Ds):`: a loop over a few models, not over data."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    it = loop.iter
+    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and len(it.args) == 1:
+        arg = it.args[0]
+        text = code(arg.args[0]) if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "len" and arg.args else code(arg)
+        return bool(_MODEL_COUNT.search(text))
+    return False
 
 
 def _mentions(expr: ast.AST, name: str) -> bool:
