@@ -78,6 +78,11 @@ class Expressions:
         if kind is ast.IfExp:
             self.eval(expr.test, flow, frame)  # type: ignore[attr-defined]
             arms = [self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)]  # type: ignore[attr-defined]
+            unwrapped = self._not_a_sync_wrapper(expr.test, expr.orelse)  # type: ignore[attr-defined]
+            if unwrapped:
+                # `m.module if isinstance(m, DistributedDataParallel) else m`: the bare module either way
+                wrappers = set(self.interp.objects.sync_wrappers(arms[1]))
+                arms[1] = replace(arms[1], entities=frozenset(e for e in arms[1].entities if e.uid not in wrappers))
             syncs = [v.const for v in arms if isinstance(v.const, tuple) and v.const[:2] == ("context", "sync")]
             if syncs:  # `nullcontext() if last else model.no_sync()`: sync off on some micro-batches
                 return Value(const=("context", "sync", frozenset().union(*(c[2] for c in syncs)), False))
@@ -255,6 +260,16 @@ class Expressions:
                 flow.env[key] = minted
                 return minted
         return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague, built=base.built, kept=base.kept)
+
+    def _not_a_sync_wrapper(self, test: ast.expr, orelse: ast.expr) -> bool:
+        """`isinstance(m, DistributedDataParallel)` tested, and `m` the else arm: there it is not one."""
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2):
+            return False
+        subject, kinds = test.args
+        names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+        qualified = [self.interp.imports.qualify(n) or N.ref_text(n) or "" for n in names]
+        return N.ref_text(subject) == N.ref_text(orelse) and any(
+            q.endswith(("DistributedDataParallel", "FullyShardedDataParallel", "DataParallel")) for q in qualified)
 
     def reciprocal(self, expr: ast.expr) -> str | None:
         """`1 / N` or `1.0 / N` -> `N`."""
