@@ -89,7 +89,11 @@ def _base(expr: ast.AST) -> ast.AST:
 
 
 def _escapes(scope: ast.AST, name: str) -> bool:
-    """The name leaves its scope: returned or yielded as is, declared global/nonlocal, used by a nested definition."""
+    """The name leaves its scope: returned or yielded as is, declared global/nonlocal, used by a nested
+    definition, or it came in from the caller (a parameter: `def log(history, loss): history.append(loss)`)."""
+    args = getattr(scope, "args", None)
+    if isinstance(args, ast.arguments) and name in {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}:
+        return True
     for node in _scope_nodes(scope):
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return True

@@ -51,6 +51,10 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
                                                     ["    train_losses.append(loss.detach())  # expect: GL008"]),
     "graph_kept_alive/running_sum_assignment.py": ("safe", ["        running = running + loss * inputs.size(0)  # expect: GL008"],
                                                    ["        running = running + (loss * inputs.size(0)).detach()  # expect: GL008"]),
+    "graph_kept_alive/helper_appends_to_callers_list.py": ("unsafe", ["    hist.append(loss)  # expect: GL008"],
+                                                          ["    hist.append(loss.detach())  # expect: GL008"]),
+    "graph_kept_alive/multi_discriminator_losses_summed_over_epoch.py": ("safe", ["                    errD_total += errD  # expect: GL008"],
+                                                                         ["                    errD_total += errD.detach()  # expect: GL008"]),
     "graph_kept_alive/trainer_history_dict.py": ("unsafe", ['        self.history["loss"].append(loss)  # expect: GL008'],
                                                  ['        self.history["loss"].append(loss.detach())  # expect: GL008']),
     "double_scaling/accelerate_accumulate_divided_again.py": ("safe", ["        loss = loss / gradient_accumulation_steps"], []),
@@ -142,7 +146,7 @@ def test_unsafe_diff_round_trips_with_patch(tmp_path: Path) -> None:
     applied = subprocess.run(["patch", "-p0", "--batch", "--silent"], input=diff.stdout, text=True, cwd=tmp_path / "a", capture_output=True)
     assert applied.returncode == 0, applied.stdout + applied.stderr
     fixed = run("--fix", "--unsafe-fixes", *DIRS, cwd=tmp_path / "b")
-    assert "Fixed 8 problems." in fixed.stdout, fixed.stdout + fixed.stderr
+    assert "Fixed 10 problems." in fixed.stdout, fixed.stdout + fixed.stderr
     for d in DIRS:
         for p in sorted((tmp_path / "b" / d).glob("*.py")):
             assert (tmp_path / "a" / d / p.name).read_bytes() == p.read_bytes(), p.name

@@ -53,6 +53,10 @@ class KeepAlives:
             return value  # not a training loop: evaluation code has its own rules (and often no_grad)
         if self.interp.loops[loop].implicit and not target.startswith("self."):
             return value  # a local of a step function: it does not outlive the call
+        fn = frame.function
+        if fn is not None and "." not in target and "[" not in target and not _within(self.interp.loops[loop].node, fn) \
+                and not _declared_global(fn, target) and target not in _parameters(fn):
+            return value  # a local of a function called in the loop (`rewards = rewards + log_pi`): gone at its return
         if target in self._resets_in(self.interp.loops[loop].node):
             return value  # reset in the same loop: one iteration's graph at a time
         if _over_models(self.interp.loops[loop].node):
@@ -118,6 +122,25 @@ def _over_models(loop: ast.AST) -> bool:
         text = code(arg.args[0]) if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "len" and arg.args else code(arg)
         return bool(_MODEL_COUNT.search(text))
     return False
+
+
+def _within(node: ast.AST, fn: object) -> bool:
+    """Whether the loop `node` is in the body of the function `fn` (a definitions.Function or its node)."""
+    root = getattr(fn, "node", fn)
+    return any(n is node for n in iter_tree(root)) if isinstance(root, ast.AST) else True
+
+
+def _parameters(fn: object) -> set[str]:
+    """A parameter may be the caller's list (`def log(history, loss): history.append(loss)`)."""
+    args = getattr(fn, "args", None)
+    if not isinstance(args, ast.arguments):
+        return set()
+    return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]}
+
+
+def _declared_global(fn: object, name: str) -> bool:
+    root = getattr(fn, "node", fn)
+    return isinstance(root, ast.AST) and any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in iter_tree(root))
 
 
 def _mentions(expr: ast.AST, name: str) -> bool:
