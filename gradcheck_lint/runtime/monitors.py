@@ -131,7 +131,7 @@ class Monitors:
         if not stepped:
             return
         opt, step = max(stepped, key=lambda item: self._step_order.get(item[0], 0))
-        param = next((p for p in _leaf_tensors(tensors) if id(p) in self.opt_params[opt]), None)
+        param = next((p for p in leaf_tensors(tensors) if id(p) in self.opt_params[opt]), None)
         model = self.owner_name(param) if param is not None else ""
         finding = _finding("GL009", "backward-after-step", site, messages.backward_after_step(
             site.text or "backward()", model, None, None, step.text or "step()", step.line), self.opt_names.get(opt, ""))
@@ -236,7 +236,8 @@ def _as_tensors(params: Any) -> list[torch.Tensor]:
         return []
 
 
-def _leaf_tensors(tensors: Any) -> list[torch.Tensor]:
+def leaf_tensors(tensors: Any) -> list[torch.Tensor]:
+    """The leaf tensors (parameters) a loss's autograd graph reaches."""
     roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or [])
     stack = [t.grad_fn for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is not None]
     seen: set[int] = set()
@@ -254,7 +255,7 @@ def _leaf_tensors(tensors: Any) -> list[torch.Tensor]:
 
 
 def _leaf_ids(tensors: Any) -> set[int]:
-    return {id(t) for t in _leaf_tensors(tensors)}
+    return {id(t) for t in leaf_tensors(tensors)}
 
 
 # -- entry points watched while a monitor is active ------------------------------------------------

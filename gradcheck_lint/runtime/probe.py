@@ -18,7 +18,7 @@ from torch.utils.hooks import RemovableHandle
 from .clear_sites import clear_between
 from .ledger import UNKNOWN_SITE, Ledger, Site, Violation
 from .loss_scale import loss_scale
-from .monitors import FindingSink, Monitors
+from .monitors import FindingSink, Monitors, leaf_tensors
 from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES, rescale_factor, uniform_factor
 from .sites import user_site
 from .wording import optimizer_name
@@ -202,18 +202,8 @@ class Probe:
 
     def discover_leaves(self, tensors: Any) -> None:
         """Watch the leaf parameters a loss depends on (walks the graph once per backward line)."""
-        roots = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors or [])
-        stack = [t.grad_fn for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is not None]
-        seen: set[int] = set()
-        while stack:
-            fn = stack.pop()
-            if fn is None or id(fn) in seen:
-                continue
-            seen.add(id(fn))
-            variable = getattr(fn, "variable", None)
-            if isinstance(variable, torch.Tensor):
-                self.watch_param(variable)
-            stack.extend(next_fn for next_fn, _ in fn.next_functions)
+        for p in leaf_tensors(tensors):
+            self.watch_param(p)
 
     def _owner_name(self, p: torch.Tensor) -> str:
         return self.owner_of.get(id(p), "")

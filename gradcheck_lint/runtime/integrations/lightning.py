@@ -16,10 +16,10 @@ except ImportError:  # pragma: no cover - the older package name
     from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef]
 
 from ..guard import Mode, guard
-from ..report import Report
+from .holder import GuardHolder
 
 
-class GradientContractCallback(Callback):  # type: ignore[misc]
+class GradientContractCallback(Callback, GuardHolder):  # type: ignore[misc]
     """Check every optimizer step of `trainer.fit` against the gradient contract.
 
     Args:
@@ -29,19 +29,12 @@ class GradientContractCallback(Callback):  # type: ignore[misc]
     """
 
     def __init__(self, mode: Mode = "raise", strict: bool = False) -> None:
-        super().__init__()
-        self.mode: Mode = mode
-        self.strict = strict
-        self._guard: guard | None = None
-        self._last: Report = Report()
-        self._last_steps = 0
+        Callback.__init__(self)
+        GuardHolder.__init__(self, mode, strict)
 
     def on_fit_start(self, trainer: Any, pl_module: Any) -> None:
-        self._stop()
         # the window is Lightning's to keep (accumulate_grad_batches): GL004 is inferred, not declared
-        g = guard(pl_module, list(trainer.optimizers), mode=self.mode, strict=self.strict)
-        g.start()
-        self._guard = g
+        self._start(guard(pl_module, list(trainer.optimizers), mode=self.mode, strict=self.strict))
 
     def on_fit_end(self, trainer: Any, pl_module: Any) -> None:
         self._stop()
@@ -51,17 +44,3 @@ class GradientContractCallback(Callback):  # type: ignore[misc]
 
     def teardown(self, trainer: Any, pl_module: Any, stage: str) -> None:
         self._stop()
-
-    def _stop(self) -> None:
-        g, self._guard = self._guard, None
-        if g is not None:
-            g.stop()
-            self._last, self._last_steps = g.report(), g.steps_checked()
-
-    def report(self) -> Report:
-        """What the guard found during the current (or last) fit."""
-        return self._guard.report() if self._guard is not None else self._last
-
-    def steps_checked(self) -> int:
-        """How many optimizer steps the guard checked during the current (or last) run."""
-        return self._guard.steps_checked() if self._guard is not None else self._last_steps
