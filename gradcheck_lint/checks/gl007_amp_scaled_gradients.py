@@ -61,6 +61,8 @@ for x in torch.randn(8, 2, 4):
                 continue  # `xm.optimizer_step(opt)`: torch_xla's own step (its AMP has a scaler of its own)
             if misuse.kind in ("bypass", "clip_before_unscale") and misuse.other is not None and model.exclusive(misuse.node, misuse.other):
                 continue  # `if use_amp: scaler.scale(loss).backward()` ... `else: optimizer.step()`: never on one run
+            if not model.steps_of(misuse.optimizer.uid):
+                continue  # every rule is about gradients a step applies: an optimizer never stepped has no window
             if misuse.kind == "partial" and any(h.overlaps(x) for h in model.optimizer_holders(misuse.optimizer) for x in model.table.hooked):
                 continue  # gradient hooks (`register_post_accumulate_grad_hook`) may step inside backward
             reported.add(id(misuse.node))
