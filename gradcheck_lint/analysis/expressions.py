@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -292,9 +293,12 @@ class Expressions:
         if isinstance(target, (ast.Tuple, ast.List)):
             elems = target.elts
             positional = [value.item(str(i)) for i in range(len(elems))]
+            known = all(p is not None for p in positional)
+            named = None if known else _named_element(elems, value)
             for i, elem in enumerate(elems):
-                # without known members, an element is some part of the value: never the objects themselves
-                sub = positional[i] if all(p is not None for p in positional) else Value(reach=value.reach | value.modules, params=value.params, opaque=True, vague=value.vague)
+                # without known members, an element is some part of the value: never the objects themselves,
+                # except the one element named for the single object a builder made (`optimizer, msg = build_optimizer(...)`)
+                sub = positional[i] if known else value if i == named else Value(reach=value.reach | value.modules, params=value.params, opaque=True, vague=value.vague)
                 if isinstance(elem, ast.Starred):
                     elem = elem.value
                 self.assign(elem, sub if sub is not None else value, flow, frame, source, stmt, keep_phases)
@@ -460,3 +464,23 @@ def grad_assignment_kind(source: ast.AST | None) -> str:
         return "rescale"
     return "replace"
 
+
+
+# A name that ends like the object first (`optimizer`, `g_optim`), then one that only mentions it (`opt_g`).
+_ELEMENT_NAMES = {
+    Kind.OPTIMIZER: (re.compile(r"(?i)(?:^|_)(?:optimi[sz]er|optim|opt)$"), re.compile(r"(?i)optim|^opt(?:_|$)")),
+    Kind.SCHEDULER: (re.compile(r"(?i)(?:^|_)(?:\w*sched\w*|lr_?\w*)$"), re.compile(r"(?i)sched")),
+}
+
+
+def _named_element(elems: list[ast.expr], value: Value) -> int | None:
+    """`optimizer, optim_msg = build_optimizer(...)`: a value that is one optimizer (or scheduler), made by a
+    call whose result is unpacked, goes to the one element named like it."""
+    kinds = {e.kind for e in value.entities}
+    if len(kinds) != 1 or value.items:
+        return None
+    for pattern in _ELEMENT_NAMES.get(kinds.pop(), ()):
+        hits = [i for i, e in enumerate(elems) if isinstance(e, ast.Name) and pattern.search(e.id)]
+        if hits:
+            return hits[0] if len(hits) == 1 else None
+    return None
