@@ -446,23 +446,24 @@ def modulo_atoms(test: ast.expr) -> list[tuple[str, str]]:
     return out
 
 
-def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str) -> bool | None:
-    """Truth of `test` when `counter` is at `phase` of windows of size `modulus` (None: unknown)."""
+def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: int = 0) -> bool | None:
+    """Truth of `test` when `counter` is at `phase` of windows of size `modulus` (None: unknown); the
+    windows start at the counter's first value `start` (0 for `enumerate(loader)`, 1 for `enumerate(loader, 1)`)."""
     kind = type(test)
     if kind is ast.UnaryOp and type(test.op) is ast.Not:  # type: ignore[attr-defined]
-        v = phase_truth(test.operand, counter, modulus, phase)  # type: ignore[attr-defined]
+        v = phase_truth(test.operand, counter, modulus, phase, start)  # type: ignore[attr-defined]
         return None if v is None else not v
     if kind is ast.BoolOp:
-        return _kleene(test.values, type(test.op) is ast.And, lambda e: phase_truth(e, counter, modulus, phase))  # type: ignore[attr-defined]
-    residue = _residue_phase(test, counter, modulus)
+        return _kleene(test.values, type(test.op) is ast.And, lambda e: phase_truth(e, counter, modulus, phase, start))  # type: ignore[attr-defined]
+    residue = _residue_phase(test, counter, modulus, start)
     if residue is not None:  # bare `i % N` used as a truth value: true unless at the first position
         return phase != residue if residue == FIRST else None
     if kind is ast.Compare and len(test.ops) == 1:  # type: ignore[attr-defined]
         left, right = test.left, test.comparators[0]  # type: ignore[attr-defined]
-        target = _residue_phase(left, counter, modulus)
+        target = _residue_phase(left, counter, modulus, start)
         other = right
         if target is None:
-            target = _residue_phase(right, counter, modulus)
+            target = _residue_phase(right, counter, modulus, start)
             other = left
         if target is None:
             return None
@@ -477,18 +478,21 @@ def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str) -> bool 
     return None
 
 
-def _residue_phase(expr: ast.expr, counter: str, modulus: str) -> str | None:
-    """For `(counter + a) % N`, the phase at which it is zero: a=0 -> first, a=1 -> last."""
+def _residue_phase(expr: ast.expr, counter: str, modulus: str, start: int = 0) -> str | None:
+    """For `(counter + a) % N`, the phase at which it is zero, phases counted from the counter's first
+    value `start`: a + start = 0 -> first, a + start = 1 -> last (`i % N` from 0, `(i - 1) % N` from 1: first)."""
     if not _is_mod(expr):
         return None
     if code(expr.right) != modulus:  # type: ignore[attr-defined]
         return None
     left = expr.left  # type: ignore[attr-defined]
     if isinstance(left, (ast.Name, ast.Attribute)) and dotted(left) == counter:
-        return FIRST
-    if type(left) is ast.BinOp and type(left.op) is ast.Add and dotted(left.left) == counter and is_int(left.right, 1):
-        return LAST
-    return None
+        shift = 0
+    elif type(left) is ast.BinOp and type(left.op) in (ast.Add, ast.Sub) and dotted(left.left) == counter and is_int(left.right):
+        shift = left.right.value if type(left.op) is ast.Add else -left.right.value
+    else:
+        return None
+    return {0: FIRST, 1: LAST}.get(shift + start)
 
 
 def _phase_of_value(zero_phase: str, value: ast.expr, modulus: str) -> str | None:
@@ -497,4 +501,6 @@ def _phase_of_value(zero_phase: str, value: ast.expr, modulus: str) -> str | Non
         return zero_phase
     if zero_phase == FIRST and code(value).replace(" ", "") == f"{modulus}-1".replace(" ", ""):
         return LAST
+    if zero_phase == LAST and is_int(value, 1):
+        return FIRST  # `i % N == 1` counting from 1, `(i + 1) % N == 1` from 0 (N >= 2: never for N = 1)
     return None

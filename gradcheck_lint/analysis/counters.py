@@ -29,25 +29,26 @@ class Counters:
     def __init__(self, interp: "Interpreter") -> None:
         self.interp = interp
         self._trains: dict[int, bool] = {}
-        self._truths: dict[tuple[int, str, str, str], tuple[ast.expr, bool | None]] = {}
+        self._truths: dict[tuple[int, str, str, str, int], tuple[ast.expr, bool | None]] = {}
         self._atoms: dict[int, tuple[ast.expr, list[tuple[str, str]]]] = {}
 
     # -- phases
     @staticmethod
-    def first_phase(zero: bool) -> frozenset[str] | None:
-        """The phase of a counter that starts at 0 (the first position of a window); None: unknown."""
-        return frozenset({FIRST}) if zero else None
+    def first_phase(start: int | None) -> frozenset[str] | None:
+        """The phase of a counter on its first value (the first position of a window, phases being
+        counted from that value); None: unknown."""
+        return frozenset({FIRST}) if start is not None else None
 
     @staticmethod
     def advance_phases(phases: frozenset[str]) -> frozenset[str]:
         return frozenset().union(*(NEXT_PHASE[p] for p in phases)) if phases else phases
 
-    def phase_truth(self, test: ast.expr, counter: str, window: str, phase: str) -> bool | None:
+    def phase_truth(self, test: ast.expr, counter: str, window: str, phase: str, start: int = 0) -> bool | None:
         """`phase_truth`, remembered: a pure function of the test, asked again for every path state."""
-        key = (id(test), counter, window, phase)
+        key = (id(test), counter, window, phase, start)
         hit = self._truths.get(key)
         if hit is None or hit[0] is not test:
-            hit = self._truths[key] = (test, phase_truth(test, counter, window, phase))
+            hit = self._truths[key] = (test, phase_truth(test, counter, window, phase, start))
         return hit[1]
 
     def modulo_atoms(self, test: ast.expr) -> list[tuple[str, str]]:
@@ -164,16 +165,16 @@ class Counters:
         unknown = {n for n in _SELF_CALL.findall(whole) if n not in methods and n not in attributes}
         return frozenset(training | unknown)
 
-    def loop_counter(self, stmt: ast.For, element: Value) -> tuple[str, bool] | None:
-        """The integer counter a `for` loop advances by one per iteration, and whether it starts at 0:
-        `i` of `for i, b in enumerate(...)` (however the enumerate was stored or wrapped), `k` of `range`."""
+    def loop_counter(self, stmt: ast.For, element: Value) -> tuple[str, int | None] | None:
+        """The integer counter a `for` loop advances by one per iteration, and its first value (None:
+        unknown): `i` of `for i, b in enumerate(...)` (however the enumerate was stored or wrapped), `k` of `range`."""
         target = stmt.target
         if isinstance(target, (ast.Tuple, ast.List)) and target.elts and isinstance(target.elts[0], ast.Name):
             first = element.item("0")
             if first is not None and first.counter is not None:
-                return target.elts[0].id, first.counter.zero_based
+                return target.elts[0].id, _first_value(first.counter)
         if isinstance(target, ast.Name) and element.counter is not None and not element.items:
-            return target.id, element.counter.zero_based
+            return target.id, _first_value(element.counter)
         return None
 
     # -- iterables
@@ -273,6 +274,10 @@ def _reads_as_rollout(it: ast.expr) -> bool:
 # The tasks of a meta-batch (`for task_batch in batch`, `for task in tasks`): meta-learning sums (or
 # averages, by its own convention) the task losses; it is not accumulation over micro-batches.
 _TASK = re.compile(r"(?i)(?:^|_)tasks?(?:_|$)")
+
+
+def _first_value(counter: Counter) -> int | None:
+    return 0 if counter.zero_based else counter.start
 
 
 def _resume_offset(start: ast.expr) -> int | None:

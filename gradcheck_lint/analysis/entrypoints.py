@@ -136,7 +136,7 @@ class EntryPoints:
                 env[counter] = Value(counter=Counter(counter, zero_based=True, start=0))
                 loop.counter = counter
             interp.run_loop(flow, frame, loop, lambda f, fr: interp.exec_block(body, f, fr), None,
-                            (counter, True) if counter is not None else None, calls=True)
+                            (counter, 0) if counter is not None else None, calls=True)
         else:
             interp.exec_block(body, flow, frame)
 

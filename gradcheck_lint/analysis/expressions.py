@@ -345,8 +345,8 @@ class Expressions:
         if isinstance(source, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and "." not in key:
             interp.cond_aliases[key] = source  # type: ignore[assignment]
         if key in interp.windows and not keep_phases:
-            zero = value.const == 0 and is_int(source)
-            flow.map(lambda s: s.restart(key, interp.windows[key], interp.counters.first_phase(zero)))
+            first = 0 if value.const == 0 and is_int(source) else None  # `step = 0`: the window's first position
+            flow.map(lambda s: s.restart(key, interp.windows[key], interp.counters.first_phase(first)))
         for ent in value.entities:
             self.table.name_after(ent.uid, key)
         for m in value.modules:

@@ -68,6 +68,7 @@ class Interpreter:
         self.called_names, self.called_attrs = scan.called_names, scan.called_attrs
         self.model_refs, self.optimizer_refs = scan.evidence()
         self.windows = {k: frozenset(v) for k, v in scan.windows.items()}
+        self.counter_starts: dict[str, int] = {}  # a window counter's first value, where its phases start
         self.conditions: dict[int, Condition] = {}
         self.loops: dict[int, Loop] = {}
         self.module_env: dict[str, Value] = {}
@@ -333,7 +334,8 @@ class Interpreter:
             f_s: PathState | None = s if known is not True else None
             for counter, window in atoms[:1]:
                 current = s.phase(counter, window) or ALL_PHASES
-                truths = {p: self.counters.phase_truth(cond.test, counter, window, p) for p in current}
+                start = self.counter_starts.get(counter, 0)
+                truths = {p: self.counters.phase_truth(cond.test, counter, window, p, start) for p in current}
                 t_ph = frozenset(p for p, v in truths.items() if v is not False)
                 f_ph = frozenset(p for p, v in truths.items() if v is not True)
                 t_s = t_s.with_phase(counter, window, t_ph) if t_s is not None and t_ph else None
@@ -375,7 +377,7 @@ class Interpreter:
         return loop is None or self.counters.trains(loop.node)
 
     def run_loop(self, flow: Flow, frame: Frame, loop: Loop, body: Callable[[Flow, Frame], Outcome],
-                 cond: Condition | None, counter: tuple[str, bool] | None = None, calls: bool = False) -> Outcome:
+                 cond: Condition | None, counter: tuple[str, int | None] | None = None, calls: bool = False) -> Outcome:
         """Run a loop body to a fixed point; the loop is assumed to run at least once. With `calls`, the
         body is a function called once per batch: each return starts the next call."""
         inner = replace(frame, loops=frame.loops + (loop.id,))
@@ -383,8 +385,9 @@ class Interpreter:
         if self.counters.trains(loop.node):
             head.map(PathState.enter_loop)
         if counter is not None and counter[0] in self.windows:
-            name, zero = counter
-            head.map(lambda s: s.restart(name, self.windows[name], self.counters.first_phase(zero)))
+            name, start = counter
+            self.counter_starts[name] = start or 0  # phases count from the first value
+            head.map(lambda s: s.restart(name, self.windows[name], self.counters.first_phase(start)))
         breaks: list[Flow] = []
         returns: list[tuple[Flow, Value]] = []
         back: Flow | None = None
