@@ -125,6 +125,14 @@ def accumulation_first_window(step: str, first: int, n: int) -> tuple[str, str]:
     return msg, help_
 
 
+def clear_gate_never_true(step: str, clear: str, clear_line: int | None, gate: str, window: str, opt: str) -> tuple[str, str]:
+    msg = (f"`{step}` applies gradients that earlier steps already applied whenever `{window}` is 1: "
+           f"`{clear}`{_at(clear_line)} runs only when `{gate}`, which is never true for `{window}` = 1, so "
+           f"nothing clears `{opt}`'s gradients between its steps.")
+    help_ = f"clear whatever the window is: call `{opt}.zero_grad()` right after `{step}`, under the same condition."
+    return msg, help_
+
+
 def skipped_step_leftover(step: str, backward: str, backward_line: int | None, opt: str) -> tuple[str, str]:
     msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote in an earlier iteration that skipped "
            f"the step: nothing clears `{opt}`'s gradients on that path, so they are added to this step's.")

@@ -83,3 +83,4 @@ class Clear:
     holders: set[Holder] = field(default_factory=set)
     everything: bool = False  # the target is unknown: treated as clearing every gradient
     loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
+    if_stacks: set[tuple[int, ...]] = field(default_factory=set)

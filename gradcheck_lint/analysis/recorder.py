@@ -200,6 +200,7 @@ class Recorder:
             ev.holders |= holders
         # a loop over parameters (`for p in model.parameters(): p.grad = None`) is part of the clear
         ev.loop_stacks.add(tuple(loop for loop in frame.loops if self.interp.loop_trains(loop)))
+        ev.if_stacks.add(frame.ifs)
         optimizers = self.all_optimizers()
         stepped = frozenset().union(*(self.table.optimizer_holders(o) for o in optimizers)) if optimizers else None
         owners: dict[Holder, frozenset[int]] = {}
