@@ -11,6 +11,9 @@ right before the call's `(`:
   is one (`loss_scaler(loss, optimizer)`: the name the catalogue's heuristic recognises);
 - a step: `opt.step()`, `scaler.step(opt)`, `xm.optimizer_step(opt)`, `update_params(...)`, ...
 
+A file that defines a loss hook the catalogue models with a `normaliser` (`def compute_loss(`: the
+framework backpropagates and steps on what it returns) passes too: its backward and step are the framework's.
+
 Spaces, line continuations and closing parentheses may stand between the word and the call's `(`
 (`(loss.backward)()`), as the parser allows. A file with no such call of either kind is never parsed.
 `tests/test_prefilter.py` proves on every fixture, every rule example, generated training programs
@@ -40,8 +43,11 @@ class Triggers:
     step: re.Pattern[str]
     backward_patterns: re.Pattern[str] | None  # objects whose call is a backward pass, by name
     step_patterns: re.Pattern[str] | None
+    loss_hooks: re.Pattern[str] | None = None  # `def compute_loss(`: a hook whose loss the framework trains on
 
     def might_train(self, text: str) -> bool:
+        if self.loss_hooks is not None and "def" in text and self.loss_hooks.search(text) is not None:
+            return True
         return self._has(text, self.backward_words, self.backward, self.backward_patterns) and self._has(
             text, self.step_words, self.step, self.step_patterns)
 
@@ -86,8 +92,10 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
     def named(kind: str) -> re.Pattern[str] | None:
         return re.compile("|".join(f"(?:{p}){_CALL}" for p in patterns[kind])) if patterns[kind] else None
 
+    hooks = sorted({h.method for h in catalogue.hooks() if h.normaliser})
+    loss_hooks = re.compile(rf"\bdef[ \t]+(?:{'|'.join(map(re.escape, hooks))})[ \t]*\(") if hooks else None
     return Triggers(tuple(sorted(words["backward"])), tuple(sorted(words["step"])), exact("backward"), exact("step"),
-                    named("backward"), named("step"))
+                    named("backward"), named("step"), loss_hooks)
 
 
 def _scoped(pattern: re.Pattern[str]) -> str:

@@ -184,6 +184,44 @@ def test_hf_trainer_with_gradient_accumulation_is_silent(tmp_path: Path, accumul
     assert torch.autograd.backward.__module__ == "torch.autograd"
 
 
+class _KwargsRegressor(_HFRegressor):
+    """A forward that accepts loss kwargs, as Hugging Face models do: the Trainer then passes
+    `num_items_in_batch` to `compute_loss` and stops dividing its loss by the accumulation steps."""
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor | None = None, **kwargs: object) -> dict[str, torch.Tensor]:
+        return {"logits": self.net(x)}
+
+
+@pytest.mark.parametrize("divides", [False, True])
+def test_hf_compute_loss_that_ignores_num_items_in_batch_is_gl003(tmp_path: Path, divides: bool) -> None:
+    """The runtime side of the static GL003 on a `compute_loss` override (clipping off: a clip rescales
+    the window in place, which hides the missing 1/N from the guard)."""
+    transformers = pytest.importorskip("transformers")
+    from gradcheck_lint.runtime.integrations.transformers import GradientContractCallback
+
+    class Distiller(transformers.Trainer):
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):  # type: ignore[no-untyped-def]
+            outputs = model(x=inputs["x"])
+            loss = nn.functional.mse_loss(outputs["logits"], inputs["labels"])
+            if divides and model.training:
+                loss = loss / self.args.gradient_accumulation_steps
+            return (loss, outputs) if return_outputs else loss
+
+    torch.manual_seed(0)
+    callback = GradientContractCallback(mode="record")
+    args = transformers.TrainingArguments(
+        output_dir=str(tmp_path), per_device_train_batch_size=4, gradient_accumulation_steps=3, max_grad_norm=0.0,
+        num_train_epochs=1, learning_rate=1e-3, report_to=[], save_strategy="no", logging_strategy="no",
+        use_cpu=True, disable_tqdm=True, dataloader_num_workers=0,
+    )
+    trainer = Distiller(model=_KwargsRegressor(), args=args, train_dataset=_Rows(), callbacks=[callback])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trainer.train()
+    assert callback.steps_checked() == 2
+    assert {d.code for d in callback.report()} == (set() if divides else {"GL003"}), str(callback.report())
+
+
 # -- Accelerate -------------------------------------------------------------------------------
 
 def _accelerate_loop(accumulation: int, through_accelerator: bool, process_wide: bool):  # type: ignore[no-untyped-def]

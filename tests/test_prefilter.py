@@ -7,11 +7,14 @@ flags passes the prefilter: the fixtures, every rule's own examples, generated t
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fuzzing
 import loopgen
+from gradcheck_lint.analysis.apimodels import catalogue_for
 from gradcheck_lint.engine import analyse_text
 from gradcheck_lint.notebooks import VirtualModule, parse_notebook, python_cells
 from gradcheck_lint.prefilter import REQUIRED_WORDS, might_train
@@ -19,6 +22,7 @@ from gradcheck_lint.registry import all_rules
 from support import FIXTURES, load_fixtures, load_notebook_fixtures
 
 ANALYSIS_CODES = frozenset(all_rules())
+LOSS_HOOKS = sorted({h.method for h in catalogue_for().hooks() if h.normaliser})
 SETTINGS = dict(derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 
 
@@ -82,12 +86,30 @@ def test_mutated_fixtures_pass_the_prefilter(path, steps) -> None:  # type: igno
 @settings(max_examples=60, **SETTINGS)  # type: ignore[arg-type]
 @given(st.sampled_from(sorted(p for p in FIXTURES.rglob("*.py"))), st.sampled_from(REQUIRED_WORDS), st.data())
 def test_a_file_without_a_required_word_is_never_flagged(path, word, data) -> None:  # type: ignore[no-untyped-def]
-    """Removing one required word everywhere (renaming it) leaves nothing any rule reports."""
+    """Removing one required word everywhere (renaming it) leaves nothing any rule reports.
+
+    A framework loss hook (`def compute_loss(` in a Trainer subclass) is the third trigger: the
+    framework's own backward and step train on what it returns, so its definitions are renamed too.
+    """
     text = path.read_text(encoding="utf-8")
     replacement = data.draw(st.sampled_from(["bwd", "update", "apply", word.upper()]))
     mutated = text.replace(word, replacement)
+    for hook in LOSS_HOOKS:
+        mutated = re.sub(rf"\bdef(\s+){hook}\b", rf"def\g<1>{hook}_renamed", mutated)
     assert not might_train(mutated)
     assert flagged(mutated) == set()
+
+
+def test_a_loss_hook_alone_passes_the_prefilter() -> None:
+    """A Trainer subclass whose `compute_loss` ignores `num_items_in_batch` calls no backward and no step
+    itself, yet GL003 reports it: the hook's definition is what lets it through."""
+    assert "compute_loss" in LOSS_HOOKS
+    text = (FIXTURES / "unscaled_accumulation" / "hf_compute_loss_ignores_num_items.py").read_text(encoding="utf-8")
+    bare = text.replace("backward", "bwd").replace("step", "update")
+    assert flagged(bare) == {"GL003"}
+    assert might_train(bare)
+    renamed = re.sub(r"\bdef(\s+)compute_loss\b", r"def\g<1>compute_loss_renamed", bare)
+    assert not might_train(renamed) and flagged(renamed) == set()
 
 
 def test_the_prefilter_really_skips_parsing(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -10,6 +10,7 @@ from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
 from .gradstate import CAP, PathState
 from .interpreter import Interpreter
+from .losshooks import unnormalised_losses
 from .syntax import Source, code
 from .values import Entity, EntityTable, Holder
 from .walk import children, iter_tree
@@ -37,6 +38,7 @@ class TrainingModel:
         self.forward_sites: dict[int, ast.Call | None] = interp.forward_sites
         self.keepalives = list(interp.keepalives.events.values())
         self.amp_misuses = list(interp.amp.misuses.values())
+        self.unnormalised_losses = unnormalised_losses(interp)
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
         # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
         self.out_of_time: bool = interp.out_of_time

@@ -12,6 +12,7 @@ from ..analysis.conditions import Condition, code
 from ..analysis.syntax import arguments, is_int, starts_with_paren
 from ..analysis.events import Backward, Loop
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, is_reference, scope_of, source
+from ..diagnostics import Certainty
 from ..registry import Finding, Rule, register
 
 # A divisor counting the samples or tokens of the whole window (all micro-batches, all ranks), which
@@ -101,6 +102,10 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
+        for hook in model.unnormalised_losses:
+            msg, help_ = messages.loss_hook_not_normalised(hook.method, hook.loss_text, hook.hook.normaliser,
+                                                           hook.hook.normalised_flags)
+            yield Finding(hook.returned, msg, help_, Certainty.POSSIBLE)
         reported: set[int] = set()
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             holders = model.optimizer_holders(step.optimizer)

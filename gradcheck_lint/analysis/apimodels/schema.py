@@ -162,6 +162,10 @@ class Hook:
     (`manual`), the framework after the method returns (`automatic`), and `manual_flag` is the
     attribute that switches an automatic hook to manual (`automatic_optimization = False`).
     `argument_types` gives API types to parameters (`optim_wrapper` of mmengine's `train_step`).
+    `normaliser` names the argument of a hook whose returned loss the framework backpropagates, which
+    tells the hook how to normalise that loss for the accumulation window: given it, the framework
+    does not divide by the window itself (`num_items_in_batch` of transformers' `compute_loss`), and
+    `normalised_flags` are the class attributes that settle the question explicitly instead.
     """
 
     type: str
@@ -171,6 +175,8 @@ class Hook:
     manual_flag: str = ""
     argument_types: tuple[tuple[str, str], ...] = ()
     origin: str = ""
+    normaliser: str = ""
+    normalised_flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +300,8 @@ def _attribute(row: Mapping[str, Any], where: str) -> AttributeModel:
 
 
 def _hook(row: Mapping[str, Any], where: str) -> Hook:
-    _keys(row, where, {"type", "method", "counter", "optimization", "manual_flag", "argument_types"})
+    _keys(row, where, {"type", "method", "counter", "optimization", "manual_flag", "argument_types", "normaliser",
+                       "normalised_flags"})
     optimization = _string(row, "optimization", where, required=False) or "manual"
     if optimization not in ("manual", "automatic"):
         raise ModelError(f"{where}: optimization must be 'manual' or 'automatic'")
@@ -306,7 +313,14 @@ def _hook(row: Mapping[str, Any], where: str) -> Hook:
         _name(row, "type", where), _ident(row, "method", where),
         ArgRef.parse(counter, f"{where} counter") if isinstance(counter, str) else None,
         optimization, _string(row, "manual_flag", where, required=False), tuple(sorted(types.items())), where,
+        _string(row, "normaliser", where, required=False), _identifiers(row.get("normalised_flags", []), f"{where} normalised_flags"),
     )
+
+
+def _identifiers(value: object, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.isidentifier() for v in value):
+        raise ModelError(f"{where}: give a list of attribute names")
+    return tuple(value)
 
 
 def _heuristic(row: Mapping[str, Any], where: str) -> Heuristic:

@@ -1,0 +1,129 @@
+"""Loss hooks: methods whose returned loss a framework backpropagates, and divides by its accumulation
+window only when the hook does not normalise it itself.
+
+transformers' `Trainer.compute_loss` is the one modelled (`normaliser` in `apimodels/transformers.toml`):
+given `num_items_in_batch`, the Trainer takes the returned loss as normalised over the whole window and
+does not divide it. An override that ignores the argument and returns a per-batch mean therefore
+makes every window's gradient the sum of its micro-batches' means (GL003). Read from the syntax of the
+override alone; nothing in the file needs to run.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .apimodels import Hook
+from .syntax import code
+from .walk import iter_tree
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+_WINDOW = re.compile(r"(?i)accum|gradient_accumulation")
+
+
+@dataclass(frozen=True)
+class UnnormalisedLoss:
+    """A loss hook's `return` whose loss ignores the argument the framework gave for normalising it."""
+
+    returned: ast.Return
+    method: str  # `LogitsTrainer.compute_loss`
+    loss_text: str
+    hook: Hook
+
+
+def unnormalised_losses(interp: "Interpreter") -> list[UnnormalisedLoss]:
+    out: list[UnnormalisedLoss] = []
+    flags_set: set[str] | None = None
+    for info in interp.classes.values():
+        if not info.api:
+            continue
+        for name, fn in info.methods.items():
+            hook = interp.catalogue.hook(info.api, name)
+            if hook is None or not hook.normaliser:
+                continue
+            if flags_set is None:
+                flags_set = _assigned_names(interp.module)
+            if flags_set & set(hook.normalised_flags):
+                continue  # the class says itself whether the framework divides
+            found = _ignored_normaliser(fn, hook)
+            if found is not None:
+                out.append(UnnormalisedLoss(found, f"{info.name}.{name}", _loss_text(found.value), hook))
+    return out
+
+
+def _ignored_normaliser(fn: ast.FunctionDef | ast.AsyncFunctionDef, hook: Hook) -> ast.Return | None:
+    """The last `return` of a loss, when `fn` receives the normaliser and never reads it, never delegates
+    to the framework's own method and never divides by an accumulation window."""
+    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    if hook.normaliser in params:
+        received = hook.normaliser
+    elif fn.args.kwarg is not None:
+        received = fn.args.kwarg.arg  # `**kwargs`: the framework passes it by keyword
+    else:
+        return None  # a signature from before the framework passed it: the framework divides
+    returns: list[ast.Return] = []
+    for node in _own_nodes(fn):
+        if isinstance(node, ast.Name) and node.id == received and isinstance(node.ctx, ast.Load):
+            return None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == fn.name \
+                and isinstance(node.func.value, ast.Call) and code(node.func.value.func) == "super":
+            return None  # `super().compute_loss(...)`: the framework's own normalisation
+        if _divides_by_window(node):
+            return None
+        if isinstance(node, ast.Return) and node.value is not None and not _is_none(node.value):
+            returns.append(node)
+    return returns[-1] if returns else None
+
+
+def _own_nodes(fn: ast.AST):  # type: ignore[no-untyped-def]
+    """The nodes of a function's body, not those of functions or classes nested in it."""
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _divides_by_window(node: ast.AST) -> bool:
+    if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, (ast.Div, ast.FloorDiv)):
+        return bool(_WINDOW.search(code(node.right if isinstance(node, ast.BinOp) else node.value)))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("div", "div_", "true_divide"):
+        return any(_WINDOW.search(code(a)) for a in node.args)
+    return False
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _loss_text(value: ast.expr | None) -> str:
+    """`(loss, outputs) if return_outputs else loss` -> `loss`."""
+    if isinstance(value, ast.IfExp):
+        value = value.orelse
+    if isinstance(value, ast.Tuple) and value.elts:
+        value = value.elts[0]
+    return code(value) if value is not None else ""
+
+
+def _assigned_names(module: ast.Module) -> set[str]:
+    """Every attribute or name assigned anywhere in the module, and every keyword argument passed."""
+    out: set[str] = set()
+    for node in iter_tree(module):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.keyword) and node.arg:
+            out.add(node.arg)
+        for t in targets:
+            if isinstance(t, ast.Attribute):
+                out.add(t.attr)
+            elif isinstance(t, ast.Name):
+                out.add(t.id)
+    return out

@@ -1,0 +1,82 @@
+"""GL003 on a transformers `compute_loss` override whose loss the Trainer no longer divides
+(`analysis/losshooks.py`, the `normaliser` of the hook row in `apimodels/transformers.toml`)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gradcheck_lint.engine import analyse_text
+
+HEADER = "from transformers import Trainer\n\n\nclass Distiller(Trainer):\n"
+
+
+def codes(body: str, header: str = HEADER) -> list[tuple[int, str]]:
+    text = header + textwrap.indent(textwrap.dedent(body), "    ")
+    return [(d.span.line, d.code) for d in analyse_text(text, "trainer.py").diagnostics]
+
+
+def test_ignored_num_items_in_batch_is_reported_at_the_return() -> None:
+    assert codes("""
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            outputs = model(**inputs)
+            loss = kl_divergence(outputs.logits, inputs["teacher_logits"])
+            return (loss, outputs) if return_outputs else loss
+    """) == [(9, "GL003")]
+
+
+def test_kwargs_that_swallow_it_are_reported() -> None:
+    assert codes("""
+        def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+            return model(**inputs).loss.mean()
+    """) == [(7, "GL003")]
+
+
+@pytest.mark.parametrize("body", [
+    # normalised by the window's item count
+    """
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        loss = token_losses(model(**inputs), inputs["labels"]).sum() / num_items_in_batch
+        return loss
+    """,
+    # divided by the accumulation steps, as distillKitPlus's fix does
+    """
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        loss = distill(model(**inputs))
+        if model.training:
+            loss = loss / self.args.gradient_accumulation_steps
+        return loss
+    """,
+    # the framework's own normalisation
+    """
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        return super().compute_loss(model, inputs, return_outputs, num_items_in_batch)
+    """,
+    # passed on to a helper
+    """
+    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+        return self.loss_fn(model, inputs, **kwargs)
+    """,
+    # a signature from before the Trainer passed the argument: the Trainer divides
+    """
+    def compute_loss(self, model, inputs, return_outputs=False):
+        return model(**inputs).loss
+    """,
+    # the class tells the Trainer to divide
+    """
+    model_accepts_loss_kwargs = False
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        return model(**inputs).loss
+    """,
+])
+def test_normalised_or_divided_losses_are_silent(body: str) -> None:
+    assert codes(body) == []
+
+
+def test_a_class_that_is_no_trainer_is_silent() -> None:
+    assert codes("""
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            return model(**inputs).loss
+    """, header="class Distiller:\n") == []
