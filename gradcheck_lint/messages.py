@@ -71,7 +71,7 @@ def unscaled_accumulated_loss(backward: str, loss: str, step: str, step_line: in
 
 def loss_hook_not_normalised(method: str, loss: str, normaliser: str, flags: tuple[str, ...]) -> tuple[str, str]:
     msg = (f"`{method}` returns `{loss}` and ignores `{normaliser}`: when the Trainer passes `{normaliser}` "
-           f"(transformers 4.46 and later, for a model that accepts loss kwargs) it takes the returned loss as "
+           f"(transformers 4.46 and later, for a model that accepts loss kwargs and a batch with `labels`) it takes the returned loss as "
            f"normalised over the whole accumulation window and does not divide it by the number of micro-batches, "
            f"so each window's gradient is the sum of their means: gradient_accumulation_steps times too large.")
     switch = f"; or set `{flags[0]} = False` on the class so that the Trainer divides it" if flags else ""

@@ -26,6 +26,15 @@ def test_ignored_num_items_in_batch_is_reported_at_the_return() -> None:
     """) == [(9, "GL003")]
 
 
+def test_labels_read_by_name_are_reported() -> None:
+    assert codes("""
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            labels = inputs.pop("labels")
+            logits = model(input_ids=inputs["input_ids"]).logits
+            return cross_entropy(logits.flatten(0, 1), labels.flatten())
+    """) == [(9, "GL003")]
+
+
 def test_kwargs_that_swallow_it_are_reported() -> None:
     assert codes("""
         def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
@@ -62,6 +71,20 @@ def test_kwargs_that_swallow_it_are_reported() -> None:
     """
     def compute_loss(self, model, inputs, return_outputs=False):
         return model(**inputs).loss
+    """,
+    # a batch without `labels` (a distillation collator's own keys): the Trainer passes None and divides
+    """
+    def compute_loss(self, model, inputs, return_outputs=False, **kwargs):
+        student = model(input_ids=inputs["student_input_ids"], attention_mask=inputs["student_attention_mask"])
+        loss = kl_divergence(student.logits, inputs["teacher_logits"])
+        return (loss, student) if return_outputs else loss
+    """,
+    # sentence-transformers: the batch goes to its own helper and holds a "label" column, not "labels"
+    """
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        features, labels = self.collect_features(inputs)
+        loss = self.loss(features, labels)
+        return (loss, {}) if return_outputs else loss
     """,
     # the class tells the Trainer to divide
     """

@@ -4,8 +4,10 @@ window only when the hook does not normalise it itself.
 transformers' `Trainer.compute_loss` is the one modelled (`normaliser` in `apimodels/transformers.toml`):
 given `num_items_in_batch`, the Trainer takes the returned loss as normalised over the whole window and
 does not divide it. An override that ignores the argument and returns a per-batch mean therefore
-makes every window's gradient the sum of its micro-batches' means (GL003). Read from the syntax of the
-override alone; nothing in the file needs to run.
+makes every window's gradient the sum of its micro-batches' means (GL003). The Trainer counts that
+number over the batch's `labels` only (`counted_key`): an override whose batch shows none gets None
+and its loss is divided as before. Read from the syntax of the override alone; nothing in the file
+needs to run.
 """
 
 from __future__ import annotations
@@ -66,6 +68,8 @@ def _ignored_normaliser(fn: ast.FunctionDef | ast.AsyncFunctionDef, hook: Hook) 
     else:
         return None  # a signature from before the framework passed it: the framework divides
     returns: list[ast.Return] = []
+    if hook.counted_key and not _may_hold(fn, hook.counted_key, params - {received}):
+        return None  # the framework passes no normaliser for such a batch, and divides the loss itself
     for node in _own_nodes(fn):
         if isinstance(node, ast.Name) and node.id == received and isinstance(node.ctx, ast.Load):
             return None
@@ -77,6 +81,20 @@ def _ignored_normaliser(fn: ast.FunctionDef | ast.AsyncFunctionDef, hook: Hook) 
         if isinstance(node, ast.Return) and node.value is not None and not _is_none(node.value):
             returns.append(node)
     return returns[-1] if returns else None
+
+
+def _may_hold(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, params: set[str]) -> bool:
+    """Does the batch the hook receives show `key`? It is read by name (`inputs["labels"]`,
+    `inputs.pop("labels")`), or a parameter is passed whole as keywords (`model(**inputs)`), where
+    the model takes its labels. A hook that reads other keys only (`inputs["student_input_ids"]`)
+    trains on batches without it."""
+    for node in _own_nodes(fn):
+        if isinstance(node, ast.Constant) and node.value == key:
+            return True
+        if isinstance(node, ast.keyword) and node.arg is None and isinstance(node.value, ast.Name) \
+                and node.value.id in params:
+            return True
+    return False
 
 
 def _own_nodes(fn: ast.AST):  # type: ignore[no-untyped-def]

@@ -165,7 +165,9 @@ class Hook:
     `normaliser` names the argument of a hook whose returned loss the framework backpropagates, which
     tells the hook how to normalise that loss for the accumulation window: given it, the framework
     does not divide by the window itself (`num_items_in_batch` of transformers' `compute_loss`), and
-    `normalised_flags` are the class attributes that settle the question explicitly instead.
+    `normalised_flags` are the class attributes that settle the question explicitly instead, and
+    `counted_key` the batch key without which the framework passes no normaliser (transformers counts
+    `num_items_in_batch` only over a batch's `labels`: a batch without them is divided as before).
     """
 
     type: str
@@ -177,6 +179,7 @@ class Hook:
     origin: str = ""
     normaliser: str = ""
     normalised_flags: tuple[str, ...] = ()
+    counted_key: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,7 +304,7 @@ def _attribute(row: Mapping[str, Any], where: str) -> AttributeModel:
 
 def _hook(row: Mapping[str, Any], where: str) -> Hook:
     _keys(row, where, {"type", "method", "counter", "optimization", "manual_flag", "argument_types", "normaliser",
-                       "normalised_flags"})
+                       "normalised_flags", "counted_key"})
     optimization = _string(row, "optimization", where, required=False) or "manual"
     if optimization not in ("manual", "automatic"):
         raise ModelError(f"{where}: optimization must be 'manual' or 'automatic'")
@@ -314,6 +317,7 @@ def _hook(row: Mapping[str, Any], where: str) -> Hook:
         ArgRef.parse(counter, f"{where} counter") if isinstance(counter, str) else None,
         optimization, _string(row, "manual_flag", where, required=False), tuple(sorted(types.items())), where,
         _string(row, "normaliser", where, required=False), _identifiers(row.get("normalised_flags", []), f"{where} normalised_flags"),
+        _string(row, "counted_key", where, required=False),
     )
 
 
