@@ -171,9 +171,26 @@ class Expressions:
             for this, other, other_node in ((left, right, expr.right), (right, left, expr.left)):
                 if this.counter is not None and other.counter is None and isinstance(other_node, ast.BinOp) \
                         and isinstance(other_node.op, ast.Mult):
-                    result = replace(result, counter=this.counter)
+                    counter = this.counter
+                    if self._starts_past_zero(other_node, flow, frame):
+                        # `for epoch in range(1, n)`: the first epoch's offset is len(loader), whose
+                        # place in a window is unknown
+                        counter = replace(counter, zero_based=False, start=None)
+                    result = replace(result, counter=counter)
                     break
         return result
+
+    def _starts_past_zero(self, product: ast.BinOp, flow: Flow, frame: Frame) -> bool:
+        """`len(loader) * epoch` where every factor is known to be non-zero at first (`epoch` from
+        `range(1, ...)`); a factor of unknown first value counts as zero, as before."""
+        for factor in (product.left, product.right):
+            value = self.eval(factor, flow.copy(), frame)
+            c = value.counter
+            if value.const == 0 or (c is not None and (c.zero_based or c.start == 0)):
+                return False
+            if c is not None and c.start is not None and c.start != 0:
+                return True
+        return False
 
     def eval_comprehension(self, expr: ast.expr, elt: ast.expr, flow: Flow, frame: Frame) -> Value:
         interp = self.interp

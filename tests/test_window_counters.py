@@ -1,0 +1,47 @@
+"""Where a window counter starts decides whether a step gate fires on a window's first micro-batch
+(`analysis/counters.py`, `analysis/expressions.py`): a batch count kept across epochs,
+`len(loader) * epoch + i`, counts like `i` only when the first epoch is number 0."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradcheck_lint.engine import analyse_text
+
+LOOP = """\
+import torch
+from torch import nn
+
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [torch.randn(3, 4) for _ in range(6)]
+N = 3
+for epoch in {epochs}:
+    for i, x in enumerate(loader):
+        batches_done = len(loader) * epoch + i
+        loss = model(x).pow(2).mean() / N
+        loss.backward()
+        if batches_done % N == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+
+
+def codes(text: str) -> set[tuple[int, str]]:
+    return {(d.span.line, d.code) for d in analyse_text(text, "train.py").diagnostics}
+
+
+def test_a_batch_count_from_epoch_zero_steps_on_the_first_micro_batch() -> None:
+    assert (13, "GL004") in codes(LOOP.format(epochs="range(2)"))
+
+
+@pytest.mark.parametrize("epochs", ["range(1, 3)", "range(1, args_epochs + 1)"])
+def test_a_batch_count_from_epoch_one_starts_at_the_loader_length(epochs: str) -> None:
+    # The first micro-batch is number len(loader): whether it ends a window depends on the loader's
+    # length, which the rule does not judge (PyTorch-YOLOv3's pytorchyolo/train.py, a sweep false alarm).
+    assert not any(code == "GL004" for _, code in codes(LOOP.format(epochs=epochs).replace("args_epochs", "2")))
+
+
+def test_an_epoch_of_unknown_origin_still_counts_from_zero() -> None:
+    text = LOOP.format(epochs="range(start_epoch, 3)").replace("N = 3\n", "N = 3\nstart_epoch = int(input())\n")
+    assert any(code == "GL004" for _, code in codes(text))
