@@ -8,6 +8,7 @@ from typing import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conditions import Condition, code, modulo_operations
+from ..analysis.events import Step
 from ..analysis.syntax import is_int, starts_with_paren
 from ..analysis.names import dotted
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, source
@@ -74,6 +75,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue
                     if not isinstance(cond.statement, ast.If) or not cond.moduli:
                         continue
+                    if _steps_either_way(model, step, cond, value, holders):
+                        continue  # the optimizer steps on both branches: the test is no window of it
                     if _flushes_after_loop(model, cond):
                         continue  # `if i % N != 0: step()` after the loop steps the last, partial window
                     accumulating = any(
@@ -172,3 +175,16 @@ def _plain_window_test(test: ast.expr) -> bool:
         modulo = [s for s in sides if isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mod)]
         return isinstance(test.ops[0], (ast.Eq, ast.NotEq)) and len(zero) == 1 and len(modulo) == 1
     return False
+
+
+def _steps_either_way(model: TrainingModel, step: Step, cond: Condition, value: bool | None, holders) -> bool:  # type: ignore[no-untyped-def]
+    """Another step of the same parameters runs when the test goes the other way (`if step % 2 == 0:
+    muon.step() else: for opt in optimizers: opt.step()`): those parameters step on every micro-batch."""
+    for other in model.steps.values():
+        if other is step or not any(h.overlaps(x) for h in model.optimizer_holders(other.optimizer) for x in holders):
+            continue
+        for state in other.states():
+            if cond in model.guards(other, state) and state.assumption(cond.akey) is (not value):
+                return True
+    return False
+
