@@ -214,9 +214,15 @@ class Ledger:
                 if opt in bp.consumers:
                     code = "GL001"
                 elif bp.consumers and not bp.live:
+                    same_line = any(c.site == bp.site for c in current)
+                    if same_line and not bp.consumers & st.optimizers:
+                        # no optimizer of this parameter applied it: another one applied the same
+                        # pass to its own parameters, stepping more often (Muon on every micro-batch,
+                        # Adam on every second), and here it belongs to this optimizer's window
+                        continue
                     # an older pass of the same backward line as this step's own: stale gradients
                     # (another part of the model stepped on it), not another model's loss
-                    code = "GL001" if any(c.site == bp.site for c in current) else "GL005"
+                    code = "GL001" if same_line else "GL005"
                 else:
                     continue
                 if (code, bid) in seen:
@@ -238,7 +244,10 @@ class Ledger:
             out.append(Violation("GL002", where, self.passes.get(d.backward), other_step=site))
             break
         applied = {bid for pid in pids for bid in self.params.get(pid, _Param()).contributions}
-        newly = {bid for bid in applied if not self.passes[bid].consumers}
+        # first applied to these parameters by this step (another optimizer may have applied the same
+        # pass to its own parameters: Muon stepping every micro-batch, Adam every second one)
+        newly = {bid for pid in pids for bid in self.params.get(pid, _Param()).contributions
+                 if not self.passes[bid].consumers & self.params[pid].optimizers}
         for bid in applied:
             bp = self.passes[bid]
             bp.consumers.add(opt)
