@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -98,6 +99,22 @@ def test_a_file_without_a_required_word_is_never_flagged(path, word, data) -> No
         mutated = re.sub(rf"\bdef(\s+){hook}\b", rf"def\g<1>{hook}_renamed", mutated)
     assert not might_train(mutated)
     assert flagged(mutated) == set()
+
+
+@pytest.mark.parametrize("word", REQUIRED_WORDS)
+def test_no_fixture_without_a_required_word_is_flagged(word: str) -> None:
+    """Every fixture, not a sample: a rule that fires with no backward pass or no step in the file
+    (a GL006 late sync switch, a GL010 double division, a GL008 list, a GL001 clear gate) would be
+    dropped by the prefilter, and so would differ with and without it."""
+    offenders = []
+    for path in sorted(FIXTURES.rglob("*.py")):
+        mutated = path.read_text(encoding="utf-8").replace(word, "bwd" if word == "backward" else "update")
+        for hook in LOSS_HOOKS:
+            mutated = re.sub(rf"\bdef(\s+){hook}\b", rf"def\g<1>{hook}_renamed", mutated)
+        codes = flagged(mutated)
+        if codes:
+            offenders.append((path.relative_to(FIXTURES).as_posix(), sorted(codes)))
+    assert offenders == []
 
 
 def test_a_loss_hook_alone_passes_the_prefilter() -> None:

@@ -52,6 +52,8 @@ for x in torch.randn(8, 2, 4):
                 continue
             if not any(event.loop in stack for step in model.steps.values() for stack in step.loop_stacks):
                 continue  # kept only until the step after the loop (the tasks of a meta-batch): bounded, not a leak
+            if not any(event.loop in stack for b in model.backwards.values() for stack in b.loop_stacks):
+                continue  # a loop that never backpropagates trains nothing (an evaluation loop that steps a scheduler)
             loop = model.loops.get(event.loop)
             msg, help_ = messages.loss_graph_kept_alive(
                 code(event.node), event.shown, code(event.stored), model.line(loop.node) if loop is not None else None,
