@@ -88,6 +88,7 @@ class Ledger:
         self._since_step: dict[int, set[int]] = {}
         self._scaling_reported: set[Site] = set()  # backward lines already reported for GL003
         self.clear_runs: dict[Site, int] = {}  # clearing call -> how many times it ran
+        self._live: list[BackwardPass] = []  # passes marked live since the last backward pass
 
     def clear_ran(self, site: Site) -> None:
         """One run of a clearing call (whatever the number of parameters it cleared)."""
@@ -97,8 +98,9 @@ class Ledger:
     def begin_backward(self, site: Site, scale: tuple[float, ...] | None = None) -> int:
         bid = self._next
         self._next += 1
-        for p in self.passes.values():
+        for p in self._live:  # the passes the last group of steps applied, not every pass kept
             p.live = False
+        self._live.clear()
         self.passes[bid] = BackwardPass(bid, site, scale=scale)
         self.current = bid
         self._forget_unheld()
@@ -166,6 +168,39 @@ class Ledger:
                 if not (bp.consumers & st.optimizers) and not self._held.get(bid) and not any(d.backward == bid for d in pending):
                     pending.append(Discard(bid, site))
             self.discards[opt] = pending
+
+    def cleared_many(self, pids: list[int], site: Site, discard: bool = True) -> None:
+        """`cleared` for all the parameters one clearing call cleared, with each optimizer's pending
+        discards filtered once per call instead of once per parameter."""
+        params, held, passes = self.params, self._held, self.passes
+        drops: list[tuple[_Param, list[int]]] = []
+        opts: set[int] = set()
+        for pid in pids:
+            st = params.get(pid)
+            if st is None:
+                continue
+            dropped, st.contributions = st.contributions, []
+            for bid in dropped:
+                held[bid] -= 1
+            if discard:
+                opts |= st.optimizers
+                if dropped:
+                    drops.append((st, dropped))
+        if not discard:
+            return
+        # A second clear before the step: what an earlier clear dropped is no evidence any more.
+        pending = {opt: [d for d in self.discards.get(opt, []) if d.clear == site and not d.refilled] for opt in opts}
+        for st, dropped in drops:
+            for bid in dropped:
+                bp = passes[bid]
+                # not applied by any optimizer of this parameter (another optimizer's step does not count)
+                if bp.consumers & st.optimizers or held.get(bid):
+                    continue
+                for opt in st.optimizers:
+                    if not any(d.backward == bid for d in pending[opt]):
+                        pending[opt].append(Discard(bid, site))
+        for opt, ds in pending.items():
+            self.discards[opt] = ds
 
     # -- steps
     def forget_param(self, pid: int) -> None:
@@ -251,7 +286,9 @@ class Ledger:
         for bid in applied:
             bp = self.passes[bid]
             bp.consumers.add(opt)
-            bp.live = True
+            if not bp.live:
+                bp.live = True
+                self._live.append(bp)
         # window size: how many passes of the most repeated backward line the step applies
         per_site: dict[Site, int] = {}
         for bid in newly:  # first applied by this step
@@ -310,7 +347,9 @@ class Ledger:
                 bp = self.passes[bid]
                 if opt not in bp.consumers:
                     bp.consumers.add(opt)
-                    bp.live = True
+                    if not bp.live:
+                        bp.live = True
+                        self._live.append(bp)
 
     def window_violation(self, opt: int, n: int | None) -> Violation | None:
         """The first window of this optimizer held fewer micro-batches than the accumulation window.

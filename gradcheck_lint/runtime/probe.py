@@ -254,8 +254,7 @@ class Probe:
             skipped = bool(pending) and not all(bool(torch.isfinite(p.grad).all()) for p in pending)
             result = original(*args, **kwargs)
             probe.ledger.clear_ran(site)
-            for p in ps:
-                probe._mark_cleared(p, site, discard=not skipped)
+            probe._mark_all_cleared(ps, site, discard=not skipped)
             probe.last_event = site
             return result
 
@@ -323,6 +322,20 @@ class Probe:
             obs.grad_id = id(g) if g is not None else None
             obs.version = g._version if g is not None else -1
 
+    def _mark_all_cleared(self, ps: list[torch.Tensor], site: Site, discard: bool = True) -> None:
+        """`_mark_cleared` for every parameter one clearing call cleared."""
+        self.ledger.cleared_many([id(p) for p in ps], site, discard=discard)
+        observed, monitors = self.observed, self.monitors
+        for p in ps:
+            key = id(p)
+            if monitors is not None:
+                monitors.cleared(key)
+            obs = observed.get(key)
+            if obs is not None:
+                g = p.grad
+                obs.grad_id = id(g) if g is not None else None
+                obs.version = g._version if g is not None else -1
+
     def _sync(self, params: list[torch.Tensor] | None, now: Site) -> None:
         """Notice clears made behind the probe's back (`p.grad = None`, `p.grad.zero_()`, a model's
         `zero_grad()`) and in-place rescaling, since the last look; `now` is the call that looks."""
@@ -382,6 +395,10 @@ class Probe:
                         pairs.append((obs.view(p.grad), obs.snapshot))
                 elif not measured:  # the default: the first small CPU parameter
                     rescale, measured = rescale_factor(obs), True
+                elif not self.strict:
+                    # another parameter of this optimizer is measured: stop copying this one after
+                    # every backward pass (one sentinel per optimizer is all the default mode reads)
+                    self.sentinels.discard(key)
                 obs.snapshot = None
         if pairs:
             rescale, measured = uniform_factor(pairs), True
