@@ -8,7 +8,8 @@ and cache effects land on both alike. Each pair gives the ratio B/A; the figure 
 those ratios minus one, per run. A's backward is torch's own (`torch.autograd.backward` as it was
 before the guard started), so A pays nothing for B's guard. A control run pits A against an unguarded
 copy (A vs A): its spread is the noise floor of this machine. The guard's own time is also measured
-directly (`--self-time`: its backward wrapper and step hooks, timed from the inside).
+directly (its backward wrapper and step hooks, timed from the inside; the zero_grad wrapper is not
+counted), and printed with each model's line.
 
 Two processes (one per mode) were tried first: an A-vs-A control then differed by +30 %, so the two
 models always share the process.
