@@ -55,6 +55,8 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
                                                           ["    hist.append(loss.detach())  # expect: GL008"]),
     "graph_kept_alive/multi_discriminator_losses_summed_over_epoch.py": ("safe", ["                    errD_total += errD  # expect: GL008"],
                                                                          ["                    errD_total += errD.detach()  # expect: GL008"]),
+    "graph_kept_alive/running_loss_from_loss_function_argument.py": ("unsafe", ["        running_loss += loss  # expect: GL008"],
+                                                                     ["        running_loss += loss.item()  # expect: GL008"]),
     "graph_kept_alive/trainer_history_dict.py": ("unsafe", ['        self.history["loss"].append(loss)  # expect: GL008'],
                                                  ['        self.history["loss"].append(loss.detach())  # expect: GL008']),
     "double_scaling/accelerate_accumulate_divided_again.py": ("safe", ["        loss = loss / gradient_accumulation_steps"], []),
@@ -146,7 +148,7 @@ def test_unsafe_diff_round_trips_with_patch(tmp_path: Path) -> None:
     applied = subprocess.run(["patch", "-p0", "--batch", "--silent"], input=diff.stdout, text=True, cwd=tmp_path / "a", capture_output=True)
     assert applied.returncode == 0, applied.stdout + applied.stderr
     fixed = run("--fix", "--unsafe-fixes", *DIRS, cwd=tmp_path / "b")
-    assert "Fixed 10 problems." in fixed.stdout, fixed.stdout + fixed.stderr
+    assert "Fixed 11 problems." in fixed.stdout, fixed.stdout + fixed.stderr
     for d in DIRS:
         for p in sorted((tmp_path / "b" / d).glob("*.py")):
             assert (tmp_path / "a" / d / p.name).read_bytes() == p.read_bytes(), p.name

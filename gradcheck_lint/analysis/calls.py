@@ -267,7 +267,7 @@ class Calls:
             if key is not None:
                 flow.env[key] = value
             return [(ent, api)]
-        if recv.reach or recv.opaque or recv.params or recv == EMPTY:
+        if recv.reach or recv.opaque or recv.params or recv.graph or recv == EMPTY:
             return [(None, "torch.Tensor")]  # a tensor, or a parameter (`for p in model.parameters(): p.register_hook(...)`)
         return []
 

@@ -459,7 +459,7 @@ class Expressions:
                 new = new.with_divisor(div)
         else:
             new = union_as_tensor([old, rhs])
-            if isinstance(small.op, (ast.Add, ast.Sub)) and rhs.built:  # `total_loss += loss` (not `+= loss.item()`)
+            if isinstance(small.op, (ast.Add, ast.Sub)) and (rhs.built or rhs.graph):  # `total_loss += loss` (not `+= loss.item()`)
                 new = interp.keepalives.note(small, key, small.value, new, frame, code(target))
         flow.env[key] = new
         self.forget(key, flow)

@@ -44,9 +44,9 @@ class KeepAlives:
 
     def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame, shown: str = "") -> Value:
         """`target` accumulates `value` at `node`; return `value` marked as held by the accumulator."""
-        if frame.no_grad or not value.built or not frame.loops:
+        if frame.no_grad or not (value.built or value.graph) or not frame.loops:
             return value  # no graph (only a forward pass of a module makes one), or no loop
-        if value.opaque and not (value.reach - value.vague):
+        if value.opaque and not (value.reach - value.vague) and not value.graph:
             return value  # a graph only an unreadable call might have built (it may well return `.item()`)
         loop = next((lid for lid in reversed(frame.loops) if lid in self.interp.loops), None)
         if loop is None or not self.interp.loop_trains(loop):

@@ -4,6 +4,7 @@ transition it makes on every path, and what the rules later read about it."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -115,6 +116,9 @@ class Recorder:
                     step_call, step_text = self.last_update[key]
                     ev.stale_graphs.add((holder, site, id(step_call), step_text))
         flow.map(lambda s: s.backward(ev.id, written))
+        held = flow.env.get(loss_text) if loss_text.isidentifier() else None
+        if held is not None and not held.graph and not frame.no_grad:
+            flow.env[loss_text] = replace(held, graph=True)  # backpropagated: it holds a graph
 
     def guess_owner(self, opt: Entity, flow: Flow) -> Holder | None:
         """The one model in scope whose name shares a role with the optimizer's (`opt_G` and `G`)."""

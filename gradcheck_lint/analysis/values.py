@@ -75,6 +75,8 @@ class Value:
             parameter sets it overlaps when it ran, the forward call's ordinal).
         kept: names of accumulators across iterations whose contents this value holds (`total_loss`,
             `self.losses`): a backward of it means the graphs were kept on purpose.
+        graph: known to hold an autograd graph, whatever built it: `.backward()` was called on it
+            (`loss = loss_fn(...)` from an unreadable function, then `loss.backward()`).
         divisors: source text of every divisor applied while computing it.
         divided_twice: divisors applied twice along one chain of computation (`(loss / n) / n`).
         items: members of a literal tuple/list/dict, by position or key.
@@ -90,6 +92,7 @@ class Value:
     vague: frozenset[Holder] = frozenset()
     built: frozenset[tuple[Holder, frozenset[tuple[str, int]], int]] = frozenset()
     kept: frozenset[str] = frozenset()
+    graph: bool = False
     amp: bool = False  # multiplied by a GradScaler's scale (`scaler.scale(loss)`)
     summed: bool = False  # a loss reduced by summing over its samples (`reduction="sum"`), not averaged
     # forward passes of data-parallel wrappers it holds: (wrapper uid, "on" | "off" | "maybe" gradient
@@ -112,12 +115,12 @@ class Value:
 
     def as_tensor(self) -> Value:
         """Drop object identity: what flows on when the value is used in arithmetic."""
-        if not (self.reach or self.modules or self.opaque or self.divisors or self.kept):
+        if not (self.reach or self.modules or self.opaque or self.divisors or self.kept or self.graph):
             return EMPTY  # a constant, a name of nothing known: no gradient flows through it
-        if self.opaque and not (self.reach or self.modules or self.divisors or self.kept):
+        if self.opaque and not (self.reach or self.modules or self.divisors or self.kept or self.graph):
             return OPAQUE
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
-        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, amp=self.amp,
+        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, graph=self.graph, amp=self.amp,
                      summed=self.summed, sync=self.sync, divisors=self.divisors, divided_twice=self.divided_twice)
 
     def with_divisor(self, text: str) -> Value:
@@ -164,6 +167,7 @@ def join(values: Iterable[Value]) -> Value:
         vague=frozenset().union(*(v.vague for v in vals)),
         built=frozenset().union(*(v.built for v in vals)),
         kept=frozenset().union(*(v.kept for v in vals)),
+        graph=any(v.graph for v in vals),
         amp=any(v.amp for v in vals),
         summed=any(v.summed for v in vals),
         sync=frozenset().union(*(v.sync for v in vals)),
