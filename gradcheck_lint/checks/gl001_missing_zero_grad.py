@@ -149,8 +149,8 @@ for x in torch.randn(8, 4).split(2):
     def _clear_never_at_window_one(model: TrainingModel, step: Step, holders):  # type: ignore[no-untyped-def]
         """Every clear of these gradients runs only when `x % N == r` for a literal r >= 1, while the step
         runs every N micro-batches: with N = 1 (a usual default) that test is never true and nothing clears."""
-        if not any(True for state in step.states() for _ in state.held(holders)):
-            return None  # no backward pass writes what this step applies
+        if not model.backwards:
+            return None  # no backward pass in the file: nothing accumulates
         clears = [c for c in model.clears.values()
                   if c.everything or any(h.overlaps(x) for h in c.holders for x in holders)]
         step_windows = {w for stack in step.if_stacks for c in stack if c in model.conditions
