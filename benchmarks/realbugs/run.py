@@ -12,7 +12,8 @@ committed: each repository is read from a fetched snapshot, a bare git directory
 `bugs`: each buggy version is linted (every analysis rule on, as a new user would, with no
 configuration). A bug counts as *found* when a diagnostic of its category is reported on one of its
 labelled lines, or names one of them ("at line N"). Its fixed version is *clean* when it has no
-diagnostic of that category. `sweep`: every Python file of each repository at its recorded commit is
+diagnostic of that category, except at a line `fixed_still_buggy` lists: another instance of the
+same bug that the fix commit left, read by hand (each with why). `sweep`: every Python file of each repository at its recorded commit is
 linted; each finding is matched with `verdicts.toml` (`true`, `false`, or not yet read). Both print
 figures and exit 0; nothing here is a test.
 """
@@ -119,7 +120,10 @@ def check_bug(bug: dict, chosen: Settings) -> Outcome:  # type: ignore[type-arg]
         fixed = git_show(repo_dir, bug["fixed_commit"], bug["fixed_path"])
         if fixed is not None:
             fixed_reported = [d for d in check_source(fixed, bug["fixed_path"], settings=chosen) if d.code in ANALYSIS]
-            clean = not any(d.code == bug["category"] for d in fixed_reported)
+            # a finding read by hand as another, real instance the fix left (`fixed_still_buggy`) is no
+            # false alarm: the fixed version is clean when every finding of the category is one of those
+            still = {entry["line"] for entry in bug.get("fixed_still_buggy", [])}
+            clean = not any(d.code == bug["category"] and d.line not in still for d in fixed_reported)
     return Outcome(bug, "found" if found else "missed", clean, reported, fixed_reported)
 
 
