@@ -15,7 +15,7 @@ from .analysis.gradstate import forget_canonical
 from .config import Settings
 from .diagnostics import Applicability, Diagnostic, Severity, Span
 from .fixplan import resolve as resolve_fix
-from .prefilter import might_train
+from .prefilter import might_train, trains_itself
 from .registry import PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .sources import universal_newlines
 from .suppressions import UnusedSuppression, apply_suppressions
@@ -59,7 +59,8 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     settings = settings or Settings.default()
     enabled = settings.codes_for(path)
     text = universal_newlines(text)  # files are read so already; text given directly may not be
-    if prefilter and not might_train(text, catalogue_for(settings.api_models())):
+    catalogue = catalogue_for(settings.api_models())
+    if prefilter and not might_train(text, catalogue):
         # No rule can fire without a backward pass and a step: the file is not parsed, only its
         # suppression comments are read (a blanket one is still reported), unless it is generated-size.
         if len(text) > MAX_ANALYSED_CHARS:
@@ -81,7 +82,10 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     if not rules:
         return FileReport(_finish(apply_suppressions([], text, lambda: tree, path, enabled), enabled))
     try:
-        out, out_of_time = _run_rules(tree, text, path, rules, settings.api_models())
+        # A file that only defines a framework's loss hook (`def compute_loss(`) has nothing else to check:
+        # without a backward and a step of its own no other rule fires, so the interpreter does not run.
+        hooks_only = prefilter and not trains_itself(text, catalogue)
+        out, out_of_time = _run_rules(tree, text, path, rules, settings.api_models(), hooks_only=hooks_only)
         out = apply_suppressions(out, text, lambda: tree, path, enabled)
     except RecursionError:
         return FileReport([unanalysable(path, "is nested too deeply to analyse (recursion limit)")])
@@ -106,10 +110,10 @@ def syntax_problems(text: str, path: str) -> list[Diagnostic]:
 
 
 def _run_rules(module: ast.Module, text: str, path: str, rules: list[type[Rule]],
-               models: tuple[ModelFile, ...] = ()) -> tuple[list[Diagnostic], bool]:
+               models: tuple[ModelFile, ...] = (), *, hooks_only: bool = False) -> tuple[list[Diagnostic], bool]:
     """Build the semantic model once and run `rules` over it; also say whether time ran out."""
     try:
-        model = TrainingModel(module, text, models)
+        model = TrainingModel(module, text, models, hooks_only=hooks_only)
         return _findings(model, text, path, rules), model.out_of_time
     finally:
         forget_code()

@@ -46,10 +46,15 @@ class Triggers:
     loss_hooks: re.Pattern[str] | None = None  # `def compute_loss(`: a hook whose loss the framework trains on
 
     def might_train(self, text: str) -> bool:
-        if self.loss_hooks is not None and "def" in text and self.loss_hooks.search(text) is not None:
-            return True
+        return self.trains_itself(text) or self.defines_loss_hook(text)
+
+    def trains_itself(self, text: str) -> bool:
+        """The file calls a backward pass and a step of its own."""
         return self._has(text, self.backward_words, self.backward, self.backward_patterns) and self._has(
             text, self.step_words, self.step, self.step_patterns)
+
+    def defines_loss_hook(self, text: str) -> bool:
+        return self.loss_hooks is not None and "def" in text and self.loss_hooks.search(text) is not None
 
     @staticmethod
     def _has(text: str, words: tuple[str, ...], exact: re.Pattern[str], patterns: re.Pattern[str] | None) -> bool:
@@ -110,3 +115,8 @@ def _scoped(pattern: re.Pattern[str]) -> str:
 def might_train(text: str, catalogue: Catalogue | None = None) -> bool:
     """Cheap textual test: can this file contain a training step at all?"""
     return triggers_for(catalogue or catalogue_for()).might_train(text)
+
+
+def trains_itself(text: str, catalogue: Catalogue | None = None) -> bool:
+    """Does the file call a backward pass and a step itself (not only define a framework's loss hook)?"""
+    return triggers_for(catalogue or catalogue_for()).trains_itself(text)

@@ -103,3 +103,15 @@ def test_a_class_that_is_no_trainer_is_silent() -> None:
         def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
             return model(**inputs).loss
     """, header="class Distiller:\n") == []
+
+
+def test_a_file_that_only_defines_the_hook_is_read_without_running_the_interpreter() -> None:
+    """The prefilter's hook trigger analyses only the class definitions: same finding as a full analysis."""
+    from gradcheck_lint.prefilter import might_train, trains_itself
+    from support import FIXTURES
+
+    text = (FIXTURES / "unscaled_accumulation" / "hf_compute_loss_ignores_num_items.py").read_text(encoding="utf-8")
+    assert might_train(text) and not trains_itself(text)
+    light = [(d.span.line, d.code) for d in analyse_text(text, "t.py").diagnostics]
+    full = [(d.span.line, d.code) for d in analyse_text(text, "t.py", prefilter=False).diagnostics]
+    assert light == full and [code for _line, code in light] == ["GL003"]

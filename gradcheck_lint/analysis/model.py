@@ -19,12 +19,16 @@ from .walk import children, iter_tree
 class TrainingModel:
     """Training events of a module (backward, step, clear) and the gradient states seen at each."""
 
-    def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = ()) -> None:
+    def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = (), *,
+                 hooks_only: bool = False) -> None:
+        """`hooks_only`: the file calls no backward and no step of its own (the prefilter says so), so
+        only what the class definitions say is read: loss hooks the framework trains on."""
         self.module = module
         interp = Interpreter(module, source, models)
         self.source: Source = interp.text
         CAP.hits = 0
-        interp.run()
+        if not hooks_only:
+            interp.run()
         # how many times path states were dropped at the cap while analysing this file (benchmarks read it)
         self.cap_hits = CAP.hits
         self.table: EntityTable = interp.table
