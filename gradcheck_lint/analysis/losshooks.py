@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .apimodels import Hook
-from .syntax import code
+from .syntax import assignment_targets, code
 from .walk import iter_tree
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ class UnnormalisedLoss:
     hook: Hook
 
 
-def unnormalised_losses(interp: "Interpreter") -> list[UnnormalisedLoss]:
+def unnormalised_losses(interp: Interpreter) -> list[UnnormalisedLoss]:
     out: list[UnnormalisedLoss] = []
     flags_set: set[str] | None = None
     for info in interp.classes.values():
@@ -132,14 +132,9 @@ def _assigned_names(module: ast.Module) -> set[str]:
     """Every attribute or name assigned anywhere in the module, and every keyword argument passed."""
     out: set[str] = set()
     for node in iter_tree(module):
-        targets: list[ast.AST] = []
-        if isinstance(node, ast.Assign):
-            targets = list(node.targets)
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-            targets = [node.target]
-        elif isinstance(node, ast.keyword) and node.arg:
+        if isinstance(node, ast.keyword) and node.arg:
             out.add(node.arg)
-        for t in targets:
+        for t in assignment_targets(node):
             if isinstance(t, ast.Attribute):
                 out.add(t.attr)
             elif isinstance(t, ast.Name):

@@ -14,6 +14,7 @@ from .apimodels.schema import AttributeModel, MethodModel
 from .definitions import ClassInfo
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, generations
 from .gradstate import PathState
+from .syntax import assignment_targets
 from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 from .walk import iter_tree
 
@@ -245,12 +246,7 @@ class Objects:
                 if name == "__init__":
                     continue
                 for node in iter_tree(fn):
-                    targets: list[ast.AST] = []
-                    if isinstance(node, ast.Assign):
-                        targets = list(node.targets)
-                    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-                        targets = [node.target]
-                    for t in targets:
+                    for t in assignment_targets(node):
                         text = N.ref_text(t)
                         if text is not None and text.startswith("self."):
                             out.add(text)

@@ -4,8 +4,8 @@ transition it makes on every path, and what the rules later read about it."""
 from __future__ import annotations
 
 import ast
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import names as N

@@ -170,3 +170,13 @@ def parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> tuple
     kwonly = [Param(p.arg, d) for p, d in zip(a.kwonlyargs, a.kw_defaults)]
     stars = [s.arg for s in (a.vararg, a.kwarg) if s is not None]
     return pos, kwonly, stars
+
+
+def assignment_targets(node: ast.AST) -> list[ast.expr]:
+    """What an assignment statement assigns to (`a = b = x`: both; `a += x`, `a: int = x`: `a`); [] for
+    any other node."""
+    if isinstance(node, ast.Assign):
+        return list(node.targets)
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        return [node.target]
+    return []
