@@ -45,3 +45,34 @@ def test_a_batch_count_from_epoch_one_starts_at_the_loader_length(epochs: str) -
 def test_an_epoch_of_unknown_origin_still_counts_from_zero() -> None:
     text = LOOP.format(epochs="range(start_epoch, 3)").replace("N = 3\n", "N = 3\nstart_epoch = int(input())\n")
     assert any(code == "GL004" for _, code in codes(text))
+
+
+GENERATOR_LOOP = """\
+import torch
+from torch import nn
+
+GENER_ITERS = {iters}
+G = nn.Linear(4, 4)
+opt_g = torch.optim.Adam(G.parameters())
+for iteration in range(100):
+    for i in range(GENER_ITERS):
+        G.zero_grad()
+        loss = G(torch.randn(2, 4)).pow(2).mean()
+        loss.backward()
+    opt_g.step()
+"""
+
+
+def test_a_loop_bounded_by_the_module_constant_one_runs_once() -> None:
+    # improved-wgan-pytorch's generator loop: with GENER_ITERS = 1 the clear never drops a backward
+    assert codes(GENERATOR_LOOP.format(iters=1)) == set()
+
+
+@pytest.mark.parametrize("iters", ["2", "int(input())"])
+def test_a_loop_that_may_run_twice_still_loses_the_first_backward(iters: str) -> None:
+    assert (9, "GL002") in codes(GENERATOR_LOOP.format(iters=iters))
+
+
+def test_a_constant_rebound_elsewhere_is_no_constant() -> None:
+    text = GENERATOR_LOOP.format(iters=1).replace("for iteration in range(100):\n", "for iteration in range(100):\n    GENER_ITERS = 1 + iteration % 2\n")
+    assert any(code == "GL002" for _line, code in codes(text))

@@ -68,6 +68,7 @@ class Interpreter:
         self.called_names, self.called_attrs = scan.called_names, scan.called_attrs
         self.model_refs, self.optimizer_refs = scan.evidence()
         self.windows = {k: frozenset(v) for k, v in scan.windows.items()}
+        self._module_constants: dict[str, int] | None = None
         self.counter_starts: dict[str, int] = {}  # a window counter's first value, where its phases start
         self.conditions: dict[int, Condition] = {}
         self.loops: dict[int, Loop] = {}
@@ -401,7 +402,7 @@ class Interpreter:
             breaks += res.breaks
             returns += res.returns
             back = Flow.join([res.normal, *res.continues, *(f for f, _ in res.returns if calls)])
-            if back is None:
+            if back is None or self._runs_once(loop):
                 break
             if counter is not None and counter[0] in self.windows:
                 back.map(lambda s: s.advance(counter[0], self.counters.advance_phases))
@@ -411,6 +412,38 @@ class Interpreter:
                 break
             head = new_head
         return Outcome(normal=back, breaks=breaks, returns=returns)
+
+    def _runs_once(self, loop: Loop) -> bool:
+        """`for _ in range(1)`, or `range(GENER_ITERS)` with the module constant `GENER_ITERS = 1`: the
+        body runs exactly once, and no second iteration sees what the first left."""
+        count = loop.count
+        if count is None or loop.implicit:
+            return False
+        return count == "1" or (count.isidentifier() and self.module_constant(count) == 1)
+
+    def module_constant(self, name: str) -> int | None:
+        """The int a module-level name is bound to once (`GENER_ITERS = 1`) and never rebound anywhere."""
+        if self._module_constants is None:
+            bound: dict[str, list[object]] = {}
+            for node in iter_tree(self.module):
+                targets: list[ast.AST] = []
+                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                    targets = list(node.targets) if isinstance(node, ast.Assign) else [node.target]
+                elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)):
+                    targets = [node.target]
+                elif isinstance(node, ast.Global):
+                    for n in node.names:
+                        bound.setdefault(n, []).append(None)
+                for t in targets:
+                    for sub in iter_tree(t):
+                        if isinstance(sub, ast.Name):
+                            value = node.value if isinstance(node, ast.Assign) and node in self.module.body else None
+                            bound.setdefault(sub.id, []).append(value)
+            self._module_constants = {
+                k: v[0].value for k, v in bound.items()
+                if len(v) == 1 and isinstance(v[0], ast.Constant) and type(v[0].value) is int
+            }
+        return self._module_constants.get(name)
 
     def _forget_iteration(self, flow: Flow, loop: Loop) -> None:
         """What a path assumed of a test that changes from one iteration to the next is not known
