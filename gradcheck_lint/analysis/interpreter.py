@@ -38,7 +38,7 @@ from .names import ImportMap
 from .objects import Objects
 from .prescan import Prescan
 from .recorder import Recorder
-from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, is_int, read_source
+from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, assignment_targets, is_int, read_source
 from .values import EMPTY, EntityTable, Value
 from .walk import iter_tree
 
@@ -426,10 +426,8 @@ class Interpreter:
         if self._module_constants is None:
             bound: dict[str, list[object]] = {}
             for node in iter_tree(self.module):
-                targets: list[ast.AST] = []
-                if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
-                    targets = list(node.targets) if isinstance(node, ast.Assign) else [node.target]
-                elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)):
+                targets: list[ast.AST] = list(assignment_targets(node))
+                if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)):
                     targets = [node.target]
                 elif isinstance(node, ast.Global):
                     for n in node.names:
