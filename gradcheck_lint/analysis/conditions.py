@@ -504,3 +504,14 @@ def _phase_of_value(zero_phase: str, value: ast.expr, modulus: str) -> str | Non
     if zero_phase == LAST and is_int(value, 1):
         return FIRST  # `i % N == 1` counting from 1, `(i + 1) % N == 1` from 0 (N >= 2: never for N = 1)
     return None
+
+
+def remainder_gate(test: ast.expr) -> tuple[str, str] | None:
+    """`x % N == r` with a literal r >= 1 and an N that is not a literal: (the test, N). With N = 1 the
+    remainder is always 0, so the test is never true."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    for mod, rest in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        if _is_mod(mod) and not is_int(mod.right) and is_int(rest) and rest.value >= 1:  # type: ignore[attr-defined]
+            return code(test), code(mod.right)  # type: ignore[attr-defined]
+    return None

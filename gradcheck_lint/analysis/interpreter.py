@@ -38,7 +38,7 @@ from .names import ImportMap
 from .objects import Objects
 from .prescan import Prescan
 from .recorder import Recorder
-from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, assignment_targets, is_int, read_source
+from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, binding_targets, is_int, read_source
 from .values import EMPTY, EntityTable, Value
 from .walk import iter_tree
 
@@ -426,13 +426,10 @@ class Interpreter:
         if self._module_constants is None:
             bound: dict[str, list[object]] = {}
             for node in iter_tree(self.module):
-                targets: list[ast.AST] = list(assignment_targets(node))
-                if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension, ast.NamedExpr)):
-                    targets = [node.target]
-                elif isinstance(node, ast.Global):
+                if isinstance(node, ast.Global):
                     for n in node.names:
                         bound.setdefault(n, []).append(None)
-                for t in targets:
+                for t in binding_targets(node):
                     for sub in iter_tree(t):
                         if isinstance(sub, ast.Name):
                             value = node.value if isinstance(node, ast.Assign) and node in self.module.body else None
@@ -462,14 +459,7 @@ class Interpreter:
                     receiver = n.func.value if isinstance(n.func, ast.Attribute) else None
                     if isinstance(receiver, ast.Name) and receiver.id == "self" or isinstance(n.func, ast.Name) and n.func.id in self.functions:
                         out |= self.objects.mutable_attributes  # a method it calls may change them
-                targets: list[ast.AST] = []
-                if isinstance(n, ast.Assign):
-                    targets = list(n.targets)
-                elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.NamedExpr)):
-                    targets = [n.target]
-                elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
-                    targets = [n.target]
-                for t in targets:
+                for t in binding_targets(n):
                     for sub in iter_tree(t):
                         text = self.ref(sub) if isinstance(sub, (ast.Name, ast.Attribute, ast.Subscript)) else None
                         if text is not None:

@@ -48,6 +48,12 @@ class TrainingModel:
         self.out_of_time: bool = interp.out_of_time
         self._parents: dict[int, ast.AST] | None = None
 
+    @property
+    def trains(self) -> bool:
+        """The file issues a backward pass and a step: only then can gradients accumulate into a step
+        (the prefilter's premise; a loss hook alone is read from the class definitions)."""
+        return bool(self.backwards) and bool(self.steps)
+
     def span(self, node: ast.AST) -> Span:
         """Where a node is (CPython's parser records it; columns are converted to characters)."""
         return self.source.span(node)

@@ -180,3 +180,10 @@ def assignment_targets(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
         return [node.target]
     return []
+
+
+def binding_targets(node: ast.AST) -> list[ast.expr]:
+    """Everything a node binds: an assignment's targets, a walrus's, a `for` loop's or comprehension's."""
+    if isinstance(node, (ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)):
+        return [node.target]
+    return assignment_targets(node)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import ast
 from typing import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.conditions import remainder_gate
 from ..analysis.events import Step
-from ..analysis.syntax import code, is_int
 from ..fixplan import SAFE, UNSAFE, FixPlan, InsertAfter, after_step, alone_on_line, following, is_reference, source
 from ..diagnostics import Certainty
 from ..registry import Finding, Rule, register
@@ -149,7 +148,7 @@ for x in torch.randn(8, 4).split(2):
     def _clear_never_at_window_one(model: TrainingModel, step: Step, holders):  # type: ignore[no-untyped-def]
         """Every clear of these gradients runs only when `x % N == r` for a literal r >= 1, while the step
         runs every N micro-batches: with N = 1 (a usual default) that test is never true and nothing clears."""
-        if not model.backwards:
+        if not model.trains:
             return None  # no backward pass in the file: nothing accumulates
         clears = [c for c in model.clears.values()
                   if c.everything or any(h.overlaps(x) for h in c.holders for x in holders)]
@@ -159,7 +158,7 @@ for x in torch.randn(8, 4).split(2):
         for clear in clears:
             for stack in clear.if_stacks or {()}:
                 gate = next((g for c in stack if c in model.conditions
-                             for g in [_remainder_gate(model.conditions[c].test)] if g is not None), None)
+                             for g in [remainder_gate(model.conditions[c].test)] if g is not None), None)
                 if gate is None or gate[1] not in step_windows:
                     return None  # a path clears whatever the window is
                 found = found or (clear, *gate)
@@ -176,14 +175,3 @@ for x in torch.randn(8, 4).split(2):
             if model.in_same_loop(clear.loop_stacks, step.loop_stacks):
                 return clear
         return None
-
-
-def _remainder_gate(test: ast.expr) -> tuple[str, str] | None:
-    """`x % N == r` with a literal r >= 1 and an N that is not a literal: (the test, N)."""
-    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-        return None
-    for mod, rest in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
-        if isinstance(mod, ast.BinOp) and isinstance(mod.op, ast.Mod) and not is_int(mod.right) \
-                and is_int(rest) and rest.value >= 1:  # type: ignore[attr-defined]
-            return code(test), code(mod.right)
-    return None

@@ -59,7 +59,7 @@ for x in torch.randn(16, 2, 4):
     def check(self, model: TrainingModel) -> Iterable[Finding]:
         reported: set[int] = set()
         for backward in sorted(model.backwards.values(), key=lambda b: model.order(b.node)):
-            if not model.steps:
+            if not model.trains:
                 break  # nothing in the file applies these gradients: no window to judge
             if id(backward.node) in reported:
                 continue
