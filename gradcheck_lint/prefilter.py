@@ -39,8 +39,9 @@ class Triggers:
 
     backward_words: tuple[str, ...]
     step_words: tuple[str, ...]
-    backward: re.Pattern[str]
+    backward: re.Pattern[str]  # the words before a call's `(`, found at a word's start by `_at_word_start`
     step: re.Pattern[str]
+    backward_imports: re.Pattern[str]  # `from torch.autograd import backward as bw`
     backward_patterns: re.Pattern[str] | None  # objects whose call is a backward pass, by name
     step_patterns: re.Pattern[str] | None
     loss_hooks: re.Pattern[str] | None = None  # `def compute_loss(`: a hook whose loss the framework trains on
@@ -50,18 +51,33 @@ class Triggers:
 
     def trains_itself(self, text: str) -> bool:
         """The file calls a backward pass and a step of its own."""
-        return self._has(text, self.backward_words, self.backward, self.backward_patterns) and self._has(
+        return self._has(text, self.backward_words, self.backward, self.backward_patterns, self.backward_imports) and self._has(
             text, self.step_words, self.step, self.step_patterns)
 
     def defines_loss_hook(self, text: str) -> bool:
-        return self.loss_hooks is not None and "def" in text and self.loss_hooks.search(text) is not None
+        return self.loss_hooks is not None and "def" in text and _at_word_start(self.loss_hooks, text)
 
     @staticmethod
-    def _has(text: str, words: tuple[str, ...], exact: re.Pattern[str], patterns: re.Pattern[str] | None) -> bool:
+    def _has(text: str, words: tuple[str, ...], exact: re.Pattern[str], patterns: re.Pattern[str] | None,
+             imports: re.Pattern[str] | None = None) -> bool:
         # The plain substring tests first: most files fail them, and they are faster than any regex.
-        if any(w in text for w in words) and exact.search(text) is not None:
+        if any(w in text for w in words) and (_at_word_start(exact, text) or imports is not None and imports.search(text)):
             return True
         return patterns is not None and patterns.search(text) is not None
+
+
+def _at_word_start(pattern: re.Pattern[str], text: str) -> bool:
+    """`pattern` (which starts with a word character) matches somewhere at the start of a word: the
+    same as searching `\\b` + pattern, but a pattern that starts with a literal lets the regex engine
+    skip ahead to it, several times faster on files that do not match."""
+    for m in pattern.finditer(text):
+        start = m.start()
+        if start == 0:
+            return True
+        before = text[start - 1]
+        if not (before.isalnum() or before == "_"):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=8)
@@ -87,20 +103,23 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
                 if h.target == "receiver" and catalogue.canonical(h.type) in types:
                     patterns[kind].append(_scoped(h.pattern))
 
+    def alternatives(kind: str) -> str:
+        return "|".join(sorted(map(re.escape, words[kind])))
+
     def exact(kind: str) -> re.Pattern[str]:
-        alternatives = "|".join(sorted(map(re.escape, words[kind])))
-        call = rf"\b(?:{alternatives}){_CALL}"
-        if kind == "backward":  # or an import naming one: `from torch.autograd import (grad, backward as bw)`
-            call += rf"|^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*|(?:[^\n]|\\\n)*)\b(?:{alternatives})\b"
-        return re.compile(call, re.MULTILINE)
+        return re.compile(rf"(?:{alternatives(kind)}){_CALL}")  # at a word's start: see `_at_word_start`
+
+    # or an import naming a backward pass: `from torch.autograd import (grad, backward as bw)`
+    imports = re.compile(rf"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*|(?:[^\n]|\\\n)*)\b(?:{alternatives('backward')})\b",
+                         re.MULTILINE)
 
     def named(kind: str) -> re.Pattern[str] | None:
         return re.compile("|".join(f"(?:{p}){_CALL}" for p in patterns[kind])) if patterns[kind] else None
 
     hooks = sorted({h.method for h in catalogue.hooks() if h.normaliser})
-    loss_hooks = re.compile(rf"\bdef[ \t]+(?:{'|'.join(map(re.escape, hooks))})[ \t]*\(") if hooks else None
+    loss_hooks = re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, hooks))})[ \t]*\(") if hooks else None
     return Triggers(tuple(sorted(words["backward"])), tuple(sorted(words["step"])), exact("backward"), exact("step"),
-                    named("backward"), named("step"), loss_hooks)
+                    imports, named("backward"), named("step"), loss_hooks)
 
 
 def _scoped(pattern: re.Pattern[str]) -> str:
@@ -109,7 +128,10 @@ def _scoped(pattern: re.Pattern[str]) -> str:
     text = text[1:] if text.startswith("^") else text
     flags = "i" if pattern.flags & re.IGNORECASE else ""
     text = re.sub(r"^\(\?[a-zA-Z]+\)", "", text)
-    return rf"(?{flags}:\b\w*{text})" if flags else rf"\b\w*{text}"
+    # `\b\w*` before a pattern that starts with a word character matches wherever the pattern does:
+    # left out, the engine can skip ahead to the pattern's literal start
+    prefix = "" if re.match(r"\w", text) else r"\b\w*"
+    return rf"(?{flags}:{prefix}{text})" if flags else rf"{prefix}{text}"
 
 
 def might_train(text: str, catalogue: Catalogue | None = None) -> bool:

@@ -22,7 +22,8 @@ from .registry import PARSE_ERROR_CODE, SuppressionRule, catalogue, register
 Kind = Literal["ignore", "file-ignore", "noqa"]
 
 # Cheap textual test before tokenizing: no directive can exist without one of these words.
-_MAYBE = re.compile(r"#\s*(?:gradlint|noqa)", re.I)
+# A file worth tokenizing for its comments: one mentions gradlint, or a noqa lists one of its codes.
+_MAYBE = re.compile(r"#\s*gradlint|#\s*noqa\s*:[^\n]*GL\d", re.I)
 _GRADLINT = re.compile(
     r"#\s*gradlint\s*:\s*(?P<kind>file-ignore|ignore)(?![\w-])(?:\s*\[(?P<codes>[^\]\n]*)\])?", re.I
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .values import Holder
 
@@ -39,6 +39,21 @@ class Contribution:
     @property
     def fresh(self) -> bool:
         return not self.consumers
+
+    def but(self, *, consumers: frozenset[int] | None = None, live: bool | None = None, repeated: bool | None = None,
+            certain: bool | None = None, rescaled: bool | None = None, carried: bool | None = None,
+            decayed: bool | None = None) -> Contribution:
+        """`dataclasses.replace` without its per-call introspection (path states copy these constantly)."""
+        return Contribution(
+            self.backward,
+            self.consumers if consumers is None else consumers,
+            self.live if live is None else live,
+            self.repeated if repeated is None else repeated,
+            self.certain if certain is None else certain,
+            self.rescaled if rescaled is None else rescaled,
+            self.carried if carried is None else carried,
+            self.decayed if decayed is None else decayed,
+        )
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -117,7 +132,7 @@ class PathState:
         grads: set[tuple[Holder, Contribution]] = set()
         for h, c in self.grads:
             if c.live:
-                c = replace(c, live=False)
+                c = c.but(live=False)
             grads.add((h, c))
         touched: list[Holder] = []
         for holder, certain in written.items():
@@ -128,11 +143,11 @@ class PathState:
             if existing:
                 for c in existing:
                     grads.discard((holder, c))
-                    grads.add((holder, replace(c, repeated=True, rescaled=False, certain=c.certain and certain)))
+                    grads.add((holder, c.but(repeated=True, rescaled=False, certain=c.certain and certain)))
             else:
                 grads.add((holder, Contribution(event, certain=certain)))
         discards = frozenset(
-            replace(d, refilled=True, refilled_same=d.refilled_same or d.backward == event)
+            Discard(d.clear, d.backward, d.holder, True, d.refilled_same or d.backward == event)
             if any(d.holder.overlaps(t) for t in touched) else d
             for d in self.discards
         )
@@ -188,7 +203,7 @@ class PathState:
         grads = set()
         for h, c in self.grads:
             if c.backward in applied and (any(h.overlaps(x) for x in hs) or c.fresh or c.live):
-                c = replace(c, consumers=c.consumers | {optimizer}, live=True)
+                c = c.but(consumers=c.consumers | {optimizer}, live=True)
             grads.add((h, c))
         discards = frozenset(d for d in self.discards if not any(d.holder.overlaps(x) for x in hs))
         return self._with(grads=frozenset(grads), discards=discards)
@@ -197,19 +212,19 @@ class PathState:
         """Mark what the gradients hold as left over from before this loop started."""
         if not any(c.fresh and not c.carried for _, c in self.grads):
             return self
-        return self._with(grads=frozenset((h, replace(c, carried=True) if c.fresh else c) for h, c in self.grads))
+        return self._with(grads=frozenset((h, c.but(carried=True) if c.fresh else c) for h, c in self.grads))
 
     def exceptional(self) -> PathState:
         """Enter an exception handler: what the gradients hold here is not certain (the exception may
         have come from anywhere in the `try`), so no discard or leak is recorded on this path alone."""
-        return self._with(grads=frozenset((h, replace(c, certain=False)) for h, c in self.grads))
+        return self._with(grads=frozenset((h, c.but(certain=False)) for h, c in self.grads))
 
     def rescale(self, holders: Iterable[Holder]) -> PathState:
         """`p.grad /= n`: fresh gradients are rescaled (accumulation done by hand); gradients a step
         already applied are decayed, a deliberate way of keeping part of them."""
         hs = list(holders)
         grads = frozenset(
-            (h, (replace(c, rescaled=True) if c.fresh else replace(c, decayed=True)) if any(h.overlaps(x) for x in hs) else c)
+            (h, (c.but(rescaled=True) if c.fresh else c.but(decayed=True)) if any(h.overlaps(x) for x in hs) else c)
             for h, c in self.grads
         )
         return self._with(grads=grads)

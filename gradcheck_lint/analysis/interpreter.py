@@ -40,7 +40,7 @@ from .prescan import Prescan
 from .recorder import Recorder
 from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, binding_targets, is_int, read_source
 from .values import EMPTY, EntityTable, Value
-from .walk import iter_tree
+from .walk import iter_tree, parents
 
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* from Python 3.11
 _SMALL = frozenset(SIMPLE_STATEMENTS)
@@ -115,7 +115,7 @@ class Interpreter:
     def parent(self, node: ast.AST) -> ast.AST | None:
         """The node that holds `node` in this module (built on first use)."""
         if self._parents is None:
-            self._parents = {id(child): n for n in iter_tree(self.module) for child in ast.iter_child_nodes(n)}
+            self._parents = parents(self.module)
         return self._parents.get(id(node))
 
     def check_deadline(self) -> None:
@@ -302,7 +302,7 @@ class Interpreter:
             return True
         statement = cond.statement
         test = statement.test if isinstance(statement, (ast.If, ast.While)) else cond.test
-        return self.prescan.test_keys.get(ast.dump(test), 0) > 1 or self._invariant_flag(statement, test)
+        return self.prescan.tests_of(test) > 1 or self._invariant_flag(statement, test)
 
     def _invariant_flag(self, statement: ast.AST, test: ast.expr) -> bool:
         """A configuration flag tested in a loop that never assigns it (`if cfg.use_fp16:`): every

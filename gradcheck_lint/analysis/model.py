@@ -13,7 +13,6 @@ from .interpreter import Interpreter
 from .losshooks import unnormalised_losses
 from .syntax import Source, code
 from .values import Entity, EntityTable, Holder
-from .walk import children, iter_tree
 
 
 class TrainingModel:
@@ -46,7 +45,7 @@ class TrainingModel:
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
         # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
         self.out_of_time: bool = interp.out_of_time
-        self._parents: dict[int, ast.AST] | None = None
+        self.parent = interp.parent  # one map of the module's nodes to their parents, built on first use
 
     @property
     def trains(self) -> bool:
@@ -67,12 +66,6 @@ class TrainingModel:
         """A key putting nodes in source order (an enclosing node before the nodes it starts with)."""
         line = getattr(node, "lineno", -1)
         return line, getattr(node, "col_offset", -1), -(getattr(node, "end_lineno", None) or line), -(getattr(node, "end_col_offset", None) or 0)
-
-    def parent(self, node: ast.AST) -> ast.AST | None:
-        """The syntax node holding `node` (None for the module or a node not in it); mapped on first use."""
-        if self._parents is None:
-            self._parents = {id(child): n for n in iter_tree(self.module) for child in children(n)}
-        return self._parents.get(id(node))
 
     # -- helpers shared by the rules
     def optimizer_holders(self, opt: Entity) -> frozenset[Holder]:

@@ -44,6 +44,7 @@ class Prescan:
         self.zeroed: set[str] = set()
         self.windows: dict[str, set[str]] = {}
         self.test_keys: dict[str, int] = {}  # how many `if`/`while` statements test each text
+        self._keys: dict[int, str] = {}  # id of such a test -> its text (`ast.dump`)
         self.assigned_calls: dict[int, str] = {}  # id of a call -> the name its result is assigned to
         self._marks: dict[int, _Marks] = {}
         self._defs: dict[str, list[_Marks]] = {}  # every function and method of the module, by name
@@ -58,6 +59,11 @@ class Prescan:
                 for counter, window in atoms:
                     self.windows.setdefault(counter, set()).add(window)
 
+    def tests_of(self, test: ast.expr) -> int:
+        """How many `if`/`while` statements of the module test the text of `test`."""
+        key = self._keys.get(id(test))
+        return self.test_keys.get(key if key is not None else ast.dump(test), 0)
+
     def _scan(self, module: ast.Module) -> None:
         """Every node, each carrying the `if`s and comprehensions around it and its function's marks."""
         todo: list[tuple[ast.AST, tuple[int, ...], _Marks | None]] = [(module, (), None)]
@@ -68,7 +74,7 @@ class Prescan:
             here = [marks[k] for k in around] + ([fn] if fn is not None else [])
             if kind is ast.If or kind is ast.While:
                 test = node.test  # type: ignore[attr-defined]
-                key = ast.dump(test)
+                key = self._keys[id(test)] = ast.dump(test)
                 self.test_keys[key] = self.test_keys.get(key, 0) + 1
                 atoms = modulo_atoms(test)
                 if kind is ast.If:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Any, Iterator
 
-__all__ = ["children", "iter_tree", "statements", "walk"]
+__all__ = ["children", "iter_tree", "parents", "statements", "walk"]
 
 # Fields that never hold a node (names, flags, operators, contexts): never read.
 _SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "module", "level", "kind",
@@ -68,6 +68,18 @@ def iter_tree(node: ast.AST) -> Iterator[ast.AST]:
         current = stack.pop()
         yield current
         stack.extend(reversed(children(current)))
+
+
+def parents(node: ast.AST) -> dict[int, ast.AST]:
+    """The node holding each node under `node`, by the held node's id (one pass)."""
+    out: dict[int, ast.AST] = {}
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        for child in children(current):
+            out[id(child)] = current
+            stack.append(child)
+    return out
 
 
 # What holds statements besides statements: handlers and match cases (never an expression).
