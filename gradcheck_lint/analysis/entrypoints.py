@@ -91,11 +91,17 @@ class EntryPoints:
         that clears gradients nowhere, or that clear some gradients themselves (a GAN's `step()` that
         clears the generator: the caller leaves clearing to it)."""
         interp = self.interp
-        anywhere = _clears_somewhere(interp.module)
+        anywhere: list[bool] = []  # whether the module clears anywhere: walked for the first candidate only
+
+        def clears_anywhere() -> bool:
+            if not anywhere:
+                anywhere.append(_clears_somewhere(interp.module))
+            return anywhere[0]
 
         def candidate(fn: Function) -> bool:
             # a test (`test_backward`) runs once, on objects its fixture builds afresh
-            return _steps_once(fn) and (not anywhere or _clears_somewhere(fn)) and not fn.name.startswith("test")
+            return (not fn.name.startswith("test") and interp.prescan.calls_events(fn, "step", "backward") and _steps_once(fn)
+                    and (not clears_anywhere() or _clears_somewhere(fn)))
 
         out: list[tuple[Function, ClassInfo | None]] = [(fn, None) for fn in interp.functions.values() if candidate(fn)]
         for info in interp.classes.values():

@@ -10,13 +10,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .values import Holder
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Contribution:
-    """Gradients written into a holder by one backward call site.
+class Contribution(NamedTuple):
+    """Gradients written into a holder by one backward call site (a named tuple, like `Holder`, so
+    that path states compare in C).
 
     Attributes:
         backward: id of the backward event.
@@ -56,8 +57,7 @@ class Contribution:
         )
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Discard:
+class Discard(NamedTuple):
     """A clear that wiped out gradients no step had applied yet."""
 
     clear: int
@@ -67,8 +67,7 @@ class Discard:
     refilled_same: bool = False  # ... the same backward call: the next micro-batch of one loss
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Assumption:
+class Assumption(NamedTuple):
     """A branch condition known to hold (or not) on this path."""
 
     cond: int
@@ -340,7 +339,8 @@ def canonical(value: object, memo: dict[int, str] | None = None) -> str:
         names = _FIELD_NAMES.get(cls)
         if names is None:
             names = _FIELD_NAMES[cls] = (
-                tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls) else _NOT_A_DATACLASS
+                tuple(f.name for f in dataclasses.fields(cls)) if dataclasses.is_dataclass(cls)
+                else getattr(cls, "_fields", _NOT_A_DATACLASS)  # a named tuple
             )
         if names:
             text = cls.__name__ + "(" + ",".join([canonical(getattr(value, n), memo) for n in names]) + ")"

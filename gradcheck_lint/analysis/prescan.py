@@ -48,6 +48,7 @@ class Prescan:
         self.assigned_calls: dict[int, str] = {}  # id of a call -> the name its result is assigned to
         self._marks: dict[int, _Marks] = {}
         self._defs: dict[str, list[_Marks]] = {}  # every function and method of the module, by name
+        self._bodies: dict[int, _Marks] = {}  # the same, by the id of the definition
         self._gates: list[tuple[int, list[tuple[str, str]]]] = []  # `if` statements testing `counter % N`
         self._scan(module)
         self.touching = self._touching()
@@ -71,7 +72,6 @@ class Prescan:
         while todo:
             node, around, fn = todo.pop()
             kind = node.__class__
-            here = [marks[k] for k in around] + ([fn] if fn is not None else [])
             if kind is ast.If or kind is ast.While:
                 test = node.test  # type: ignore[attr-defined]
                 key = self._keys[id(test)] = ast.dump(test)
@@ -86,7 +86,7 @@ class Prescan:
                     for counter, window in atoms:
                         self.windows.setdefault(counter, set()).add(window)
             elif kind in FUNCTIONS:
-                body = _Marks()
+                body = self._bodies[id(node)] = _Marks()
                 self._defs.setdefault(node.name, []).append(body)  # type: ignore[attr-defined]
                 for decorator in node.decorator_list:  # type: ignore[attr-defined]
                     todo.append((decorator, around, fn))
@@ -105,13 +105,13 @@ class Prescan:
                 todo.extend((clause, inner, fn) for clause in node.generators)  # type: ignore[attr-defined]
                 continue
             elif kind is ast.Call:
-                self._call(node, here)  # type: ignore[arg-type]
+                self._call(node, [marks[k] for k in around] + ([fn] if fn is not None else []))  # type: ignore[arg-type]
             elif kind in _LEAVING:
                 for key in around:
                     marks[key].direct = True
             elif kind is ast.Attribute:
                 if node.attr in ("grad", "requires_grad"):  # type: ignore[attr-defined]
-                    for m in here:
+                    for m in [marks[k] for k in around] + ([fn] if fn is not None else []):
                         m.direct = True
             elif kind is ast.Assign:
                 value = node.value  # type: ignore[attr-defined]
@@ -201,6 +201,12 @@ class Prescan:
 
     def _matters(self, m: _Marks) -> bool:
         return m.direct or self._reaches(m, self.touching)
+
+    def calls_events(self, fn: ast.AST, *words: str) -> bool:
+        """Whether the body of function `fn` (nested functions aside) calls, for each word, a training
+        event whose method name contains it (`step` and `backward`)."""
+        marks = self._bodies.get(id(fn))
+        return marks is None or all(any(w in a for a in marks.attrs if a in EVENT_ATTRS) for w in words)
 
     def trains(self, name: str) -> bool:
         """Whether a function or method of this name can touch gradients."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 
 class Kind(str, enum.Enum):
@@ -34,9 +35,11 @@ class Entity:
         return f"{self.kind.value}:{self.name}#{self.uid}"
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Holder:
-    """A set of parameters whose `.grad` accumulate: a (sub)module of a model, or an optimizer's own."""
+class Holder(NamedTuple):
+    """A set of parameters whose `.grad` accumulate: a (sub)module of a model, or an optimizer's own.
+
+    A named tuple, not a dataclass: path states are sets of these, and a tuple's comparison and hash
+    run in C (the analysis compares them hundreds of thousands of times per file)."""
 
     uid: int
     path: tuple[str, ...] = ()
