@@ -53,6 +53,7 @@ class Interpreter:
     def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = ()) -> None:
         self.module = module
         self._parents: dict[int, ast.AST] | None = None
+        self._loop_stores: dict[int, set[str]] = {}  # id of a loop -> names it stores into (`_stored_names`)
         self._flags: dict[int, bool] = {}
         self._defined_names: set[str] | None = None
         self.source = source  # the text `module` was parsed from
@@ -317,11 +318,17 @@ class Interpreter:
             while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
                 node = self.parent(node)
                 if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):  # every enclosing loop keeps it
-                    if any(_assigns(n, names) for n in ast.walk(node)):
+                    if self._stored_in(node) & names:
                         found = False
                         break
                     found = True
         self._flags[id(statement)] = found
+        return found
+
+    def _stored_in(self, loop: ast.AST) -> set[str]:
+        found = self._loop_stores.get(id(loop))
+        if found is None:
+            found = self._loop_stores[id(loop)] = _stored_names(loop)
         return found
 
     def split(self, flow: Flow, cond: Condition) -> tuple[Flow | None, Flow | None]:
@@ -513,25 +520,31 @@ _FLAG_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.UnaryOp, ast.BoolOp, a
                ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 
 
-def _assigns(node: ast.AST, names: set[str]) -> bool:
-    """Whether `node` stores into one of `names` (`x = ...`, `args.x += 1`, `cfg[k] = ...`; not `args.other = ...`)."""
-    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)) else []
-    return any(_stored_name(t, names) for t in targets)
+def _stored_names(node: ast.AST) -> set[str]:
+    """The names a loop stores into, as a flag's test names them (`x = ...`: `x`; `args.x += 1`: `x`;
+    `cfg[k] = ...`: `cfg`, whose contents change)."""
+    out: set[str] = set()
+    for n in ast.walk(node):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)) else []
+        for t in targets:
+            _store_names(t, out)
+    return out
 
 
-def _stored_name(target: ast.AST, names: set[str]) -> bool:
+def _store_names(target: ast.AST, out: set[str]) -> None:
     if isinstance(target, (ast.Tuple, ast.List)):
-        return any(_stored_name(e, names) for e in target.elts)
-    if isinstance(target, ast.Starred):
-        return _stored_name(target.value, names)
-    if isinstance(target, ast.Name):
-        return target.id in names
-    if isinstance(target, ast.Attribute):
-        return target.attr in names
-    if isinstance(target, ast.Subscript):  # `flags["fp16"] = ...` changes what `flags` holds
+        for e in target.elts:
+            _store_names(e, out)
+    elif isinstance(target, ast.Starred):
+        _store_names(target.value, out)
+    elif isinstance(target, ast.Name):
+        out.add(target.id)
+    elif isinstance(target, ast.Attribute):
+        out.add(target.attr)
+    elif isinstance(target, ast.Subscript):  # `flags["fp16"] = ...` changes what `flags` holds
         base = target.value
         while isinstance(base, (ast.Subscript, ast.Attribute)):
             base = base.value
-        return isinstance(base, ast.Name) and base.id in names
-    return False
+        if isinstance(base, ast.Name):
+            out.add(base.id)
 
