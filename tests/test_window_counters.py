@@ -76,3 +76,45 @@ def test_a_loop_that_may_run_twice_still_loses_the_first_backward(iters: str) ->
 def test_a_constant_rebound_elsewhere_is_no_constant() -> None:
     text = GENERATOR_LOOP.format(iters=1).replace("for iteration in range(100):\n", "for iteration in range(100):\n    GENER_ITERS = 1 + iteration % 2\n")
     assert any(code == "GL002" for _line, code in codes(text))
+
+
+SIZE_ARMS = """\
+import torch
+from torch import nn
+
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+N = int(input())
+for idx, x in enumerate([torch.randn(3, 4) for _ in range(6)]):
+    if {test}:
+        loss = model(x).pow(2).mean() / N
+        loss.backward()
+        if (idx + 1) % N == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+    else:
+        optimizer.zero_grad()
+        model(x).pow(2).mean().backward()
+        if {gate}:
+            optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("test", ["N > 1", "N != 1", "1 < N", "not N <= 1"])
+@pytest.mark.parametrize("gate", ["(idx + 1) % N == 0", "idx % N == 0", "not (idx + 1) % N", "(idx + 1) % N == 0 or idx == 5"])
+def test_in_the_arm_where_the_window_is_one_every_modulo_gate_holds(test: str, gate: str) -> None:
+    # InternImage's classification/main.py: the `else:` of `if ACCUMULATION_STEPS > 1:` clears before
+    # every backward and steps under the accumulating arm's gate, which there always holds
+    assert codes(SIZE_ARMS.format(test=test, gate=gate)) == set()
+
+
+def test_a_gate_on_another_window_still_drops_gradients() -> None:
+    # only `N` is known to be 1 in the `else:` arm: a window of another name may be larger
+    text = SIZE_ARMS.format(test="N > 1", gate="(idx + 1) % M == 0").replace("N = int(input())\n", "N = int(input())\nM = int(input())\n")
+    assert (16, "GL002") in codes(text)
+
+
+def test_the_window_is_not_known_to_be_one_in_the_accumulating_arm() -> None:
+    text = SIZE_ARMS.format(test="N > 1", gate="(idx + 1) % N == 0").replace(
+        "        loss.backward()\n", "        optimizer.zero_grad()\n        loss.backward()\n", 1)
+    assert (10, "GL002") in codes(text)

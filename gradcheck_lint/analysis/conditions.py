@@ -515,3 +515,46 @@ def remainder_gate(test: ast.expr) -> tuple[str, str] | None:
         if _is_mod(mod) and not is_int(mod.right) and is_int(rest) and rest.value >= 1:  # type: ignore[attr-defined]
             return code(test), code(mod.right)  # type: ignore[attr-defined]
     return None
+
+
+# `W > 1` is false, `W == 1` true...: the arm of a test of a window size `W` where it is 1, by operator
+# (the window on the left; a window of 0 or less would divide by zero, so it is taken to be 1).
+_UNIT_ARM = {ast.Gt: (1, False), ast.GtE: (2, False), ast.NotEq: (1, False), ast.Eq: (1, True), ast.LtE: (1, True), ast.Lt: (2, True)}
+_MIRRORED = {ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
+
+
+def unit_window(test: ast.expr) -> tuple[str, bool] | None:
+    """A test of a window size against 1 (`if config.ACCUMULATION_STEPS > 1:`): (the size's text, the
+    truth of the test in the arm where the size is 1), else None."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op, left, right = type(test.ops[0]), test.left, test.comparators[0]
+    if is_int(left) and not is_int(right):
+        op, left, right = _MIRRORED.get(op), right, left  # type: ignore[assignment]
+    arm = _UNIT_ARM.get(op)  # type: ignore[arg-type]
+    if arm is None or not is_int(right) or right.value != arm[0] or dotted(left) is None:  # type: ignore[attr-defined]
+        return None
+    return code(left), arm[1]
+
+
+def unit_truth(test: ast.expr, window: str) -> bool | None:
+    """The truth of `test` when the window size `window` is 1: every `x % window` is 0 (None: unknown)."""
+    kind = type(test)
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:  # type: ignore[attr-defined]
+        v = unit_truth(test.operand, window)  # type: ignore[attr-defined]
+        return None if v is None else not v
+    if kind is ast.BoolOp:
+        return _kleene(test.values, type(test.op) is ast.And, lambda e: unit_truth(e, window))  # type: ignore[attr-defined]
+    if _is_mod(test) and code(test.right) == window:  # type: ignore[attr-defined]
+        return False  # `if i % N:`
+    if kind is ast.Compare and len(test.ops) == 1:  # type: ignore[attr-defined]
+        sides = (test.left, test.comparators[0])  # type: ignore[attr-defined]
+        for mod, other, flipped in ((sides[0], sides[1], False), (sides[1], sides[0], True)):
+            if _is_mod(mod) and code(mod.right) == window and is_int(other):  # type: ignore[attr-defined]
+                a, b = (other.value, 0) if flipped else (0, other.value)  # type: ignore[attr-defined]
+                return _compare(type(test.ops[0]), a, b)  # type: ignore[attr-defined]
+    return None
+
+
+def _compare(op: type, a: int, b: int) -> bool | None:
+    return {ast.Eq: a == b, ast.NotEq: a != b, ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b}.get(op)

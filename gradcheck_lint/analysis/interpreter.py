@@ -20,13 +20,13 @@ from dataclasses import replace
 from typing import Callable, Sequence
 
 from .apimodels import Catalogue, ModelFile, catalogue_for
-from .conditions import ALL_PHASES, Condition, analyse_test, grad_existence_test
+from .conditions import ALL_PHASES, Condition, analyse_test, grad_existence_test, unit_truth, unit_window
 from .counters import Counters
 from .definitions import Definitions
 from .events import Loop
 from .expressions import Expressions
 from .flow import (
-    GENERATION, MAX_LOOP_ITERATIONS, TIME_BUDGET, WORK_BUDGET, BudgetExhausted, Flow, Frame, Outcome,
+    GENERATION, MAX_LOOP_ITERATIONS, TIME_BUDGET, UNIT_WINDOW, WORK_BUDGET, BudgetExhausted, Flow, Frame, Outcome,
 )
 from .calls import Calls
 from .effects import Effects
@@ -333,6 +333,11 @@ class Interpreter:
 
     def split(self, flow: Flow, cond: Condition) -> tuple[Flow | None, Flow | None]:
         """Split a flow on a condition, keeping only the paths consistent with what they assumed."""
+        for window in cond.moduli:  # `else:` of `if N > 1:`: every `x % N` is 0, the gate's truth is known
+            marker = flow.env.get(UNIT_WINDOW + window)
+            truth = unit_truth(cond.test, window) if marker is not None and marker.const == "True" else None
+            if truth is not None:
+                return (flow.copy(), None) if truth else (None, flow.copy())
         t_states, f_states = [], []
         atoms = [(c, w) for c, w in self.counters.modulo_atoms(cond.test) if c in self.windows]
         remember = self.correlated(cond)
@@ -354,6 +359,12 @@ class Interpreter:
                 f_states.append(f_s if known is not None or not remember else f_s.assume(cond.akey, False))
         t = Flow(dict(flow.env), frozenset(t_states)) if t_states else None
         f = Flow(dict(flow.env), frozenset(f_states)) if f_states else None
+        unit = unit_window(cond.test) if isinstance(cond.test, ast.Compare) else None
+        if unit is not None:  # remember in each arm whether the window size is 1 there
+            window, arm = unit
+            for part, truth in ((t, True), (f, False)):
+                if part is not None:
+                    part.env[UNIT_WINDOW + window] = Value(const=str(truth == arm))
         return t, f
 
     # -- loops
