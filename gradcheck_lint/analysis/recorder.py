@@ -87,9 +87,11 @@ class Recorder:
                     written[h] = sole and not loss.kept
         if only is not None:
             written = {h: c for h, c in written.items() if any(h.overlaps(o) for o in only)} if only else {}
-        # One event per call site and set of parameters written: a helper called for two models is two
-        # backward passes, the same helper called from two places for one model is one.
-        key = (id(call), frozenset(written))
+        # One event per call site, chain of calls that reached it, and set of parameters written: a helper
+        # called for two models is two backward passes, and so is a helper called twice in a row for one
+        # model (`backward_D(D, real, fake1)`, then `backward_D(D, real, fake2)`: two losses summed into one
+        # step, not a micro-batch accumulated from an earlier iteration).
+        key = (id(call), frozenset(written), self.interp.calls.call_path)
         ev = self.backwards.get(key)
         if ev is None:
             retain = keyword_value(call, "retain_graph")

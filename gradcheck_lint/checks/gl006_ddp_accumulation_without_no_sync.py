@@ -55,6 +55,7 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
         reported: set[int] = set()
+        forwards: dict[int, set[tuple[int, str, int]]] = {}  # id of a backward call -> its forwards' sync states
         # Sync switched off for a backward only after its forward pass: meant for a micro-batch that does
         # not step, too late to act.
         for backward in sorted(model.backwards.values(), key=lambda b: model.order(b.node)):
@@ -79,7 +80,7 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     source = model.accumulation_source(state, backward, step)
                     if source is None and not gated:
                         continue  # repeated without a window: a missing clear (GL001), not accumulation
-                    wrapper = self._syncing(backward)
+                    wrapper = self._syncing(forwards.setdefault(id(backward.node), self._forwards_at(model, backward)))
                     if wrapper is None:
                         continue
                     reported.add(id(backward.node))
@@ -89,10 +90,17 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     yield Finding(backward.node, msg, help_, fix=fix)
 
     @staticmethod
-    def _syncing(backward: Backward) -> int | None:
-        """A wrapper whose forward passes for this backward always ran with gradient sync on."""
+    def _forwards_at(model: TrainingModel, backward: Backward) -> set[tuple[int, str, int]]:
+        """The forward passes of every backward event of this call: a helper called once under
+        `model.no_sync()` and once without (HF Trainer's `training_step`) is one call site whose sync
+        is managed by its callers."""
+        return {f for b in model.backwards.values() if b.node is backward.node for f in b.sync_forwards}
+
+    @staticmethod
+    def _syncing(sync_forwards: set[tuple[int, str, int]]) -> int | None:
+        """A wrapper whose forward passes for this backward call always ran with gradient sync on."""
         states: dict[int, set[str]] = {}
-        for uid, state, _site in backward.sync_forwards:
+        for uid, state, _site in sync_forwards:
             states.setdefault(uid, set()).add(state)
         for uid, seen in sorted(states.items()):
             if seen == {"on"}:
