@@ -79,6 +79,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue  # the optimizer steps on both branches: the test is no window of it
                     if _flushes_after_loop(model, cond):
                         continue  # `if i % N != 0: step()` after the loop steps the last, partial window
+                    if _window_set_in_loop(model, cond):
+                        continue  # `accumulate = max(1, interp(ni, ...))`: a warm-up grows the window from 1
                     accumulating = any(
                         c.fresh and (c.repeated or not any(cond.id in s for s in model.backwards[c.backward].if_stacks))
                         for _h, c in state.held(holders)
@@ -150,6 +152,23 @@ def _flushes_after_loop(model: TrainingModel, cond: Condition) -> bool:
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
             return False  # inside a loop: a gate of that loop's micro-batches
         node = parent
+
+
+def _window_set_in_loop(model: TrainingModel, cond: Condition) -> bool:
+    """The loop around the test assigns the window size itself (yolov7's warm-up grows `accumulate` from
+    1 as `ni` grows): with a window of 1 on the first micro-batches, stepping on the first one is right,
+    and where windows start is not the fixed phase the rule judges."""
+    window = cond.moduli[0]
+    node: ast.AST | None = cond.statement
+    while node is not None and not isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)):
+        node = model.parent(node)
+    if not isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+        return False
+    for n in ast.walk(node):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
+        if any(code(t) == window for t in targets):
+            return True
+    return False
 
 
 def _advances(loop: ast.AST, counters: set[str]) -> bool:

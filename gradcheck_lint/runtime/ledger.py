@@ -300,10 +300,15 @@ class Ledger:
         # A loop that stepped on every micro-batch so far (two windows of one at least, so not an
         # accumulation loop), until a step was skipped (`continue` after backward): this step
         # applies the skipped pass too.
+        # Unless each of its passes was divided by the new window's size: a warm-up that grows the window
+        # from 1 (yolov7's `accumulate`), an accumulation window meant as such.
         if len(sizes) >= 3 and sizes[-1] > 1 and all(k == 1 for k in sizes[:-1]):
             repeated = max(per_site, key=lambda k: per_site[k])
-            rep_pass = next((self.passes[b] for b in applied if self.passes[b].site == repeated), None)
-            out.append(Violation("GL001", site, rep_pass, leftover=True))
+            window = [self.passes[b] for b in newly if self.passes[b].site == repeated]
+            factor = rescale if rescale is not None else 1.0
+            if not all(_scaling_kind(bp.scale, factor, size) == "scaled" for bp in window):
+                rep_pass = next((self.passes[b] for b in applied if self.passes[b].site == repeated), None)
+                out.append(Violation("GL001", site, rep_pass, leftover=True))
         scaling = self._scaling_violation(opt, pids, newly, per_site, size, site, rescale, measured)
         if scaling is not None:
             out.append(scaling)
