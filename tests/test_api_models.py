@@ -206,3 +206,25 @@ def test_readme_models_example_works(tmp_path: Path) -> None:
     by_name = by_name.replace("engine.", "trainer.")  # a receiver of unknown origin, recognised by its name
     found = check_source(by_name, settings=settings)
     assert [d.code for d in found] == ["GL001"]
+
+
+@pytest.mark.parametrize("cls", ["DistributedShampoo", "Shampoo", "DistMuon", "Muon"])
+def test_optimizers_of_other_libraries_are_named_like_optimizers(cls: str) -> None:
+    # modded-nanogpt's Shampoo record: `DistributedShampoo(...)` stepped through a list of optimizers and
+    # cleared by `model.zero_grad()`; read as an opaque object, its gradients looked never cleared (GL001)
+    text = textwrap.dedent(f"""\
+        import torch
+        from some_library import {cls}
+
+        model = torch.nn.Linear(4, 2)
+        adam = torch.optim.AdamW([model.bias])
+        other = {cls}([model.weight], lr=0.01)
+        optimizers = [adam, other]
+        for x in torch.randn(8, 3, 4):
+            model(x).sum().backward()
+            for opt in optimizers:
+                opt.step()
+            model.zero_grad(set_to_none=True)
+        """)
+    assert check_source(text) == []
+    assert [d.code for d in check_source(text.replace("    model.zero_grad(set_to_none=True)\n", ""))] == ["GL001"]
