@@ -131,7 +131,9 @@ class Calls:
             for v in pos:
                 interp.keepalives.consumed(v)
         if self._requires_grad_leaf(call, qual):  # `torch.randn(3, requires_grad=True)`: a trained leaf
-            return interp.model_value(interp.mint(Kind.PARAM, code(call.func), ("param", id(call)), api="torch.Tensor"))
+            leaf = interp.model_value(interp.mint(Kind.PARAM, code(call.func), ("param", id(call)), api="torch.Tensor"))
+            interp.effects.fresh(leaf, flow)  # a new tensor each time the call runs: no gradient yet
+            return leaf
         if last in _CONTAINERS:
             vals = pos[1:] if last == "filter" else pos
             j = join(vals) if vals else EMPTY

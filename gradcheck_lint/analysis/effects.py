@@ -139,7 +139,7 @@ class Effects:
             if found is not None and found[0].modules:
                 ent = self.interp.mint(Kind.MODEL, code(site.call.func), ("ctor", id(site.call)), api="torch.nn.Module")
                 value = self.interp.model_value(ent)
-                self._fresh(value, flow)
+                self.fresh(value, flow)
                 return value
             return found[0] if found else EMPTY
         if kind == "backward":
@@ -250,7 +250,7 @@ class Effects:
         else:
             value = Value(entities=frozenset({ent}))
         if effect.value("fresh"):
-            self._fresh(value, flow)
+            self.fresh(value, flow)
         if kind is Kind.MODEL and model is None:
             # `nn.Sequential(body, head)`, `nn.ModuleList([a, b])`: the new module holds the ones it is given
             held = frozenset(h for v in [*site.pos, *site.kw.values()] for h in self.interp.holders_of_modules([v]) if not h.pseudo)
@@ -299,7 +299,7 @@ class Effects:
                     self.table.prepared.setdefault(o.uid, site.owner.uid)
         return result
 
-    def _fresh(self, value: Value, flow: Flow) -> None:
+    def fresh(self, value: Value, flow: Flow) -> None:
         """New parameters hold no gradient, whatever an earlier object made at this site held."""
         holders = set(value.modules) | set(value.params)
         if holders:
