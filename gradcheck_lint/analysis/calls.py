@@ -184,6 +184,8 @@ class Calls:
         target = self._assigned_name(call)
         if target is None or target not in self.interp.prescan.stepped:
             return None
+        if _AVERAGE.search(code(call.func).rsplit(".", 1)[-1]):
+            return None  # `ExponentialMovingAverage(model.parameters())`: its `step()` averages weights, not gradients
         ent = self.interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer")
         self.interp.own(ent, params, None)
         return Value(entities=frozenset({ent}))
@@ -596,6 +598,9 @@ class Calls:
         """An object made from a local class here: a plain instance, or a local nn.Module's model value."""
         return isinstance(value.const, tuple) and value.const[:1] == ("instance",) or any(e.uid in self.instance_class for e in value.entities)
 
+
+# A class keeping an average of weights (EMA, SWA, Polyak): built from parameters and stepped, yet no optimizer.
+_AVERAGE = re.compile(r"(?i)ema|averag|moving|swa|polyak")
 
 # An argument that names what a library loss function divides by (`masked_mean(x, mask, denominator)`,
 # `loss_fn(..., num_items_in_batch=n)`): the analysis cannot see the division, but it is there.
