@@ -471,9 +471,10 @@ class Effects:
         holders: set[Holder] = set()
         for v in targets:
             holders |= self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
-        if not holders:
-            return
         frozen = effect.value("frozen")
+        if not holders:
+            self._new_leaf(effect, site, flow, frozen)
+            return
         if frozen is None:
             found = site.arg(effect.ref("flag"))
             if found is None:
@@ -486,6 +487,22 @@ class Effects:
                     return
                 frozen = not flag
         flow.map(lambda s: s.freeze(holders, bool(frozen)))
+
+    def _new_leaf(self, effect: Effect, site: CallSite, flow: Flow, frozen: object) -> None:
+        """`x = latents.detach().clone().requires_grad_()` (or `True`): a tensor of no model made a leaf
+        that requires grad, new each time this runs, with no gradient yet; the call and the name hold it."""
+        receiver = site.receiver
+        if receiver is None or receiver.entities or receiver.modules or receiver.params or site.attr != "requires_grad_":
+            return
+        found = site.arg(effect.ref("flag"))
+        if frozen is not None or found is not None and literal_bool(found[1]) is not True:
+            return
+        leaf = self.interp.model_value(self.interp.mint(Kind.PARAM, code(site.call.func), ("param", id(site.call)), api="torch.Tensor"))
+        self.fresh(leaf, flow)
+        site.receiver = leaf  # what the call returns (`returns self`)
+        key = self.interp.ref(site.receiver_node) if isinstance(site.receiver_node, ast.Name) else None
+        if key is not None:
+            flow.env[key] = leaf
 
     def arithmetic(self, kind: str, effect: Effect, site: CallSite) -> Value:
         found = site.arg(effect.ref("by"))

@@ -331,6 +331,12 @@ class Expressions:
                 flag = value.const == "True"
             if holders and flag is not None:
                 flow.map(lambda s: s.freeze(holders, not flag))
+            elif flag is True and isinstance(target.value, ast.Name) and not owner.entities and not owner.modules:
+                # `x = latents.detach().clone(); x.requires_grad = True`: a new leaf each time this runs,
+                # with no gradient yet (diffusers' pix2pix-zero optimizes such a latent every timestep)
+                leaf = interp.model_value(interp.mint(Kind.PARAM, target.value.id, ("param", id(stmt)), api="torch.Tensor"))
+                interp.effects.fresh(leaf, flow)
+                flow.env[target.value.id] = leaf
             return
         if isinstance(target, ast.Attribute) and self._sync_flag(target, source, value, flow, frame):
             return
