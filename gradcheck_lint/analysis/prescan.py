@@ -17,7 +17,8 @@ _LEAVING = frozenset({ast.Continue, ast.Break, ast.Return, ast.Raise})
 # Calls that are training events whatever their receiver (backward, step, clears, freezing).
 EVENT_ATTRS = frozenset(
     {"backward", "manual_backward", "step", "zero_grad", "zero_", "requires_grad_", "optimizer_step",
-     "toggle_optimizer", "untoggle_optimizer", "fill_", "mul_", "div_", "detach_", "unscale_", "update_params"}
+     "toggle_optimizer", "untoggle_optimizer", "fill_", "mul_", "div_", "detach_", "unscale_", "update_params",
+     "clip_grad_norm_", "clip_grad_value_", "clip_gradients"}
 )
 
 
