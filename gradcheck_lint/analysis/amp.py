@@ -36,6 +36,7 @@ class AmpMisuse:
     optimizer: Entity
     other: ast.AST | None = None  # the call on the other side (the scaled backward, the first unscale_)
     ifs: set[tuple[int, ...]] = field(default_factory=set)
+    paths: set[frozenset] = field(default_factory=set)  # the branch assumptions of the paths it happened on
 
 
 class Amp:
@@ -54,11 +55,14 @@ class Amp:
         self._nodes[ordinal] = node
         return ordinal
 
-    def _record(self, kind: str, node: ast.AST, opt: Entity, other: ast.AST | None, ifs: tuple[int, ...]) -> None:
+    def _record(self, kind: str, node: ast.AST, opt: Entity, other: ast.AST | None, ifs: tuple[int, ...],
+                state: PathState | None = None) -> None:
         misuse = self.misuses.get((kind, id(node)))
         if misuse is None:
             misuse = self.misuses[(kind, id(node))] = AmpMisuse(kind, node, opt, other)
         misuse.ifs.add(ifs)
+        if state is not None:
+            misuse.paths.add(state.assumptions)
 
     def _each(self, flow: Flow, fn: Callable[[PathState], PathState]) -> None:
         flow.states = frozenset(fn(s) for s in flow.states)
@@ -81,7 +85,7 @@ class Amp:
                 for stage, node in s.amp_marks(o.uid):
                     earlier = self.node(node)
                     if stage in ("unscaled", "clipped") and earlier is not None:
-                        self._record("partial", earlier, o, call, ifs)
+                        self._record("partial", earlier, o, call, ifs, s)
                 if scaled:
                     s = s.with_amp_mark(o.uid, "scaled", here)
             return s
