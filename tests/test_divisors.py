@@ -1,0 +1,44 @@
+"""Which divisions scale a loss (`analysis/expressions.py`): `loss / N` and `loss * (1 / N)` do; a number
+picked from a table computed with a division (`loss_weights[t]`, weights of a schedule whose length is
+`steps / N`) does not (diffusers' consistency-training example, a GL010 false alarm on unseen code)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradcheck_lint.engine import analyse_text
+
+
+def codes(text: str) -> set[str]:
+    return {d.code for d in analyse_text(text, "train.py").diagnostics}
+
+
+LOOP = """\
+import math
+import torch
+from accelerate import Accelerator
+
+accelerator = Accelerator(gradient_accumulation_steps=args.gradient_accumulation_steps)
+model = torch.nn.Linear(4, 4)
+optimizer = torch.optim.AdamW(model.parameters())
+model, optimizer = accelerator.prepare(model, optimizer)
+steps = math.ceil(len(loader) / args.gradient_accumulation_steps) * args.epochs
+loss_weights = 1.0 / (torch.linspace(1, 2, steps) / args.gradient_accumulation_steps)
+for step, batch in enumerate(loader):
+    with accelerator.accumulate(model):
+        loss = {loss}
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+def test_a_weight_picked_from_a_schedule_built_with_the_window_is_no_division() -> None:
+    assert "GL010" not in codes(LOOP.format(loss="(loss_weights[step] * model(batch)).mean()"))
+
+
+@pytest.mark.parametrize("loss", ["model(batch).mean() / args.gradient_accumulation_steps",
+                                  "model(batch).mean() * (1.0 / args.gradient_accumulation_steps)",
+                                  "(loss_weights[step] * model(batch)).mean() / args.gradient_accumulation_steps"])
+def test_a_loss_divided_by_the_window_before_accelerate_divides_it_again_is_gl010(loss: str) -> None:
+    assert "GL010" in codes(LOOP.format(loss=loss))
