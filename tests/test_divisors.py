@@ -1,6 +1,7 @@
-"""Which divisions scale a loss (`analysis/expressions.py`): `loss / N` and `loss * (1 / N)` do; a number
-picked from a table computed with a division (`loss_weights[t]`, weights of a schedule whose length is
-`steps / N`) does not (diffusers' consistency-training example, a GL010 false alarm on unseen code)."""
+"""Which divisions scale a loss: `loss / N` and `loss * (1 / N)` do; a count rounded to an integer
+(`math.ceil(len(loader) / N)` optimizer steps per epoch) does not, nor does anything computed from it,
+such as the length of a noise schedule whose values weight the loss (diffusers' consistency-training
+example, a GL010 false alarm on unseen code)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ model = torch.nn.Linear(4, 4)
 optimizer = torch.optim.AdamW(model.parameters())
 model, optimizer = accelerator.prepare(model, optimizer)
 steps = math.ceil(len(loader) / args.gradient_accumulation_steps) * args.epochs
-loss_weights = 1.0 / (torch.linspace(1, 2, steps) / args.gradient_accumulation_steps)
+loss_weights = 1.0 / torch.linspace(1, 2, steps)
 for step, batch in enumerate(loader):
     with accelerator.accumulate(model):
         loss = {loss}
@@ -33,7 +34,7 @@ for step, batch in enumerate(loader):
 """
 
 
-def test_a_weight_picked_from_a_schedule_built_with_the_window_is_no_division() -> None:
+def test_a_weight_from_a_schedule_whose_length_counts_optimizer_steps_is_no_division() -> None:
     assert "GL010" not in codes(LOOP.format(loss="(loss_weights[step] * model(batch)).mean()"))
 
 

@@ -148,10 +148,6 @@ class Expressions:
                 return item
         if base.items:
             return join([v for _, v in base.items])
-        if not base.reach and base.divisors:
-            # an element of a schedule computed with a division (`loss_weights[t]` of weights built from
-            # `steps / N`): a number picked from a table, not a loss divided by N
-            return replace(base, items=(), counter=None, const=None, divisors=frozenset(), divided_twice=False)
         return replace(base, items=(), counter=None, const=None)
 
     def eval_binop(self, expr: ast.BinOp, flow: Flow, frame: Frame) -> Value:
