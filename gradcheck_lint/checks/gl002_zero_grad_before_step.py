@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import Clear, Step
+from ..analysis.syntax import code
 from ..analysis.values import Holder
 from ..fixplan import SAFE, UNSAFE, FixPlan, MoveAfter, after_step, alone_on_line, block_of, body_of, exits_between, on_one_line, scope_of, source, statement_of
 from ..registry import Finding, Rule, register
@@ -85,6 +87,8 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                     if discard.refilled and not (clear.loop_stacks & backward.loop_stacks):
                         # A clear outside the micro-batch loop drops at most a trailing partial window.
                         continue
+                    if _skips_non_finite(model, clear):
+                        continue  # `if grad_norm.isnan(): zero_grad(); continue`: a corrupted window dropped on purpose
                     reported.add(discard.clear)
                     msg, help_ = messages.zero_grad_before_step(
                         clear.call_text,
@@ -128,3 +132,21 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
 def _within(holder: Holder, holders: Iterable[Holder]) -> bool:
     """The parameters of `holder` all belong to one of `holders`."""
     return any(h.uid == holder.uid and h.pseudo == holder.pseudo and holder.path[: len(h.path)] == h.path for h in holders)
+
+
+_NON_FINITE = re.compile(r"\b(?:isnan|isinf|isfinite|isneginf|isposinf|nan|inf|found_inf|overflow)\b", re.I)
+
+
+def _skips_non_finite(model: TrainingModel, clear: Clear) -> bool:
+    """The clear sits in a branch taken when a loss or gradient norm is not finite, and the branch leaves
+    the iteration: the window's gradients are dropped on purpose (sana-sprint's `if torch.logical_or(
+    grad_norm.isnan(), grad_norm.isinf()): ...zero_grad(); continue`)."""
+    node: ast.AST | None = clear.node
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        parent = model.parent(node)
+        if isinstance(parent, ast.If) and node in parent.body and _NON_FINITE.search(code(parent.test)) \
+                and isinstance(parent.body[-1], (ast.Continue, ast.Break, ast.Return, ast.Raise)):
+            return True
+        node = parent
+    return False
+

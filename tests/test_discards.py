@@ -1,0 +1,44 @@
+"""GL002 and deliberate drops: a window whose gradient norm (or loss) is not finite is cleared and
+skipped on purpose (diffusers' sana-sprint example, a false alarm on unseen code); the same clear
+under any other test still drops micro-batches a step should have applied."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradcheck_lint.engine import analyse_text
+
+
+def codes(text: str) -> set[tuple[int, str]]:
+    return {(d.span.line, d.code) for d in analyse_text(text, "train.py").diagnostics}
+
+
+LOOP = """\
+import torch
+
+model = torch.nn.Linear(4, 4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+N = 4
+for i, x in enumerate(torch.randn(16, 2, 4)):
+    (model(x).mean() / N).backward()
+    if (i + 1) % N == 0:
+        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if {test}:
+            optimizer.zero_grad(set_to_none=True)
+            continue
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+@pytest.mark.parametrize("test", ["torch.logical_or(grad_norm.isnan(), grad_norm.isinf())",
+                                  "not torch.isfinite(grad_norm)", "math.isnan(grad_norm.item())"])
+def test_a_non_finite_window_cleared_and_skipped_is_deliberate(test: str) -> None:
+    assert not any(code == "GL002" for _line, code in codes(LOOP.format(test=test)))
+
+
+def test_a_window_cleared_and_skipped_on_another_test_is_still_dropped() -> None:
+    # with the test inside the window, not at its end, the clear drops earlier micro-batches
+    text = LOOP.format(test="i % 3 == 0").replace("    if (i + 1) % N == 0:\n        grad_norm", "    if True:\n        grad_norm")
+    text = text.replace("        optimizer.step()", "        if (i + 1) % N == 0:\n            optimizer.step()")
+    assert (11, "GL002") in codes(text)
