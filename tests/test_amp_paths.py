@@ -58,3 +58,68 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
 def test_a_clip_on_every_micro_batch_is_reported_whatever_flag_guards_the_step() -> None:
     for flag in ("args.use_step", "not args.deepspeed", "True"):
         assert (8, "GL007") in codes(PLAIN.format(flag=flag)), flag
+
+
+EPOCH = """\
+import torch
+
+
+def train_one_epoch(model, loader, optimizer, scaler, grad_max_norm):
+    for x, y in loader:
+        optimizer.zero_grad()
+        with torch.autocast("cuda"):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+        scaler.scale(loss).backward()
+{unscale}        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_max_norm)
+        scaler.step(optimizer)
+        scaler.update()
+"""
+
+
+def test_a_clip_of_scaled_gradients_in_a_function_given_model_optimizer_and_scaler() -> None:
+    # NCAR/miles-credit's trainers: everything comes in as parameters; the one optimizer updates the model
+    assert (10, "GL007") in codes(EPOCH.format(unscale=""))
+    assert codes(EPOCH.format(unscale="        scaler.unscale_(optimizer)\n")) == set()
+
+
+KOHYA = """\
+import torch
+
+accelerator = train_util.prepare_accelerator(args)
+optimizer = torch.optim.AdamW(unet.parameters())
+unet, optimizer = accelerator.prepare(unet, optimizer)
+for step, batch in enumerate(loader):
+    with accelerator.accumulate(unet):
+        accelerator.backward(unet(batch).mean())
+        if {test}:
+            accelerator.clip_grad_norm_(unet.parameters(), args.max_grad_norm)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+"""
+
+
+def test_a_clip_on_the_boundary_and_a_flag_is_on_the_boundary() -> None:
+    # kohya-ss/sd-scripts: `if accelerator.sync_gradients and args.max_grad_norm != 0.0:`
+    assert codes(KOHYA.format(test="accelerator.sync_gradients and args.max_grad_norm != 0.0")) == set()
+    assert (10, "GL007") in codes(KOHYA.format(test="args.max_grad_norm != 0.0"))
+
+
+TIMM = """\
+import torch
+from timm.utils import NativeScaler
+
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.AdamW(model.parameters())
+loss_scaler = NativeScaler()
+N = 4
+for idx, x in enumerate(torch.randn(16, 3, 4)):
+    loss = model(x).pow(2).mean() / N
+    loss_scaler(loss, optimizer, clip_grad=1.0, parameters=model.parameters(), update_grad=(idx + 1) % N == 0)
+    if (idx + 1) % N == 0:
+        optimizer.zero_grad()
+"""
+
+
+def test_a_timm_loss_scaler_clips_only_when_it_steps() -> None:
+    # InternImage, Swin, DeiT: `loss_scaler(..., clip_grad=..., update_grad=...)` unscales and clips on updates only
+    assert not any(code == "GL007" for _line, code in codes(TIMM))

@@ -71,7 +71,16 @@ class Amp:
         """The optimizers the code here can name that update any of these parameters."""
         hs = [h for h in holders]
         table = self.interp.table
-        return [o for o in self.interp.recorder.optimizers_in_scope(flow) if any(h.overlaps(x) for h in hs for x in table.optimizer_holders(o))]
+        in_scope = self.interp.recorder.optimizers_in_scope(flow)
+        found = [o for o in in_scope if any(h.overlaps(x) for h in hs for x in table.optimizer_holders(o))]
+        if not found and len(in_scope) == 1 and any(not h.pseudo for h in hs):
+            # the one optimizer here, of parameters the analysis cannot name (`train_one_epoch(model,
+            # optimizer, scaler)`): it updates this model, as a backward through the model assumes too
+            sole = in_scope[0]
+            own = table.ownership.get(sole.uid)
+            if own is not None and own.unknown:
+                return [sole]
+        return found
 
     # -- transitions (a path keeps, per optimizer, ("scaled" | "unscaled" | "clipped", node) marks)
     def backward(self, call: ast.Call, written: Iterable[Holder], scaled: bool, flow: Flow, ifs: tuple[int, ...]) -> None:

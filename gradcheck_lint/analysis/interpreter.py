@@ -38,7 +38,7 @@ from .names import ImportMap
 from .objects import Objects
 from .prescan import Prescan
 from .recorder import Recorder
-from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, binding_targets, is_int, read_source
+from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, binding_targets, code, is_int, read_source
 from .values import EMPTY, EntityTable, Value
 from .walk import iter_tree, parents
 
@@ -325,6 +325,14 @@ class Interpreter:
         self._flags[id(statement)] = found
         return found
 
+    def _boundary_operands(self, test: ast.expr) -> list[int]:
+        """Assumption keys of the framework boundaries (`x.sync_gradients`) an `and` test requires: its
+        true arm is on a boundary, as the step's gate will ask (the keys are shared by text)."""
+        if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+            return []
+        return [self._akeys.setdefault(code(v), len(self._akeys) + 1) for v in test.values
+                if isinstance(v, ast.Attribute) and v.attr == "sync_gradients"]
+
     def _stored_in(self, loop: ast.AST) -> set[str]:
         found = self._loop_stores.get(id(loop))
         if found is None:
@@ -339,6 +347,7 @@ class Interpreter:
             if truth is not None:
                 return (flow.copy(), None) if truth else (None, flow.copy())
         t_states, f_states = [], []
+        gates = self._boundary_operands(cond.test)
         atoms = [(c, w) for c, w in self.counters.modulo_atoms(cond.test) if c in self.windows]
         remember = self.correlated(cond)
         for s in flow.states:
@@ -353,6 +362,9 @@ class Interpreter:
                 f_ph = frozenset(p for p, v in truths.items() if v is not True)
                 t_s = t_s.with_phase(counter, window, t_ph) if t_s is not None and t_ph else None
                 f_s = f_s.with_phase(counter, window, f_ph) if f_s is not None and f_ph else None
+            if t_s is not None and gates:  # `if accelerator.sync_gradients and clip:`: the boundary holds too
+                for gate in gates:
+                    t_s = t_s.assume(gate, True) if t_s.assumption(gate) is None else t_s if t_s.assumption(gate) else None
             if t_s is not None:
                 t_states.append(t_s if known is not None or not remember else t_s.assume(cond.akey, True))
             if f_s is not None:
