@@ -123,3 +123,12 @@ for idx, x in enumerate(torch.randn(16, 3, 4)):
 def test_a_timm_loss_scaler_clips_only_when_it_steps() -> None:
     # InternImage, Swin, DeiT: `loss_scaler(..., clip_grad=..., update_grad=...)` unscales and clips on updates only
     assert not any(code == "GL007" for _line, code in codes(TIMM))
+
+
+SAVED_SCALER = EPOCH.replace("        scaler.update()\n", "        scaler.update()\n    torch.save([scaler.state_dict(), optimizer.state_dict()], \"ckpt.pt\")\n")
+
+
+def test_a_scaler_whose_state_is_saved_is_still_a_scaler() -> None:
+    # miles-credit saves `scaler.state_dict()` with the checkpoint: a state_dict alone made it a model
+    assert (10, "GL007") in codes(SAVED_SCALER.format(unscale=""))
+    assert codes(SAVED_SCALER.format(unscale="        scaler.unscale_(optimizer)\n")) == set()

@@ -73,9 +73,10 @@ class Amp:
         table = self.interp.table
         in_scope = self.interp.recorder.optimizers_in_scope(flow)
         found = [o for o in in_scope if any(h.overlaps(x) for h in hs for x in table.optimizer_holders(o))]
-        if not found and len(in_scope) == 1 and any(not h.pseudo for h in hs):
+        if not found and len(in_scope) == 1 and (not hs or any(not h.pseudo for h in hs)):
             # the one optimizer here, of parameters the analysis cannot name (`train_one_epoch(model,
-            # optimizer, scaler)`): it updates this model, as a backward through the model assumes too
+            # optimizer, scaler)`): it updates this model (or these parameters of unknown origin,
+            # `self.model.parameters()`), as a backward through them assumes too
             sole = in_scope[0]
             own = table.ownership.get(sole.uid)
             if own is not None and own.unknown:

@@ -280,7 +280,7 @@ class Calls:
         steps and clears: a wrapper used as the optimizer, of the parameters of the optimizers it is given."""
         target = self._assigned_name(call)
         prescan = self.interp.prescan
-        if target is None or target not in prescan.stepped or target not in prescan.zeroed or target in prescan.models:
+        if target is None or target not in prescan.stepped or target not in prescan.zeroed or target in prescan.models | prescan.saved:
             return None
         if not last[:1].isupper():
             return None  # a factory function: `build_optimizer(...)` is handled as any call
@@ -300,7 +300,7 @@ class Calls:
             return None
         text = code(recv_node)
         prescan = self.interp.prescan
-        if text not in prescan.stepped or text not in prescan.zeroed or text in prescan.models:
+        if text not in prescan.stepped or text not in prescan.zeroed or text in prescan.models | prescan.saved:
             return None
         for e in recv.entities:
             if e.uid in self.table.wraps:

@@ -41,6 +41,7 @@ class Prescan:
         self.called_attrs: set[str] = set()
         self.models: set[str] = set()
         self.called_models: set[str] = set()
+        self.saved: set[str] = set()  # texts whose `state_dict()` is taken: models, unless named otherwise
         self.stepped: set[str] = set()
         self.zeroed: set[str] = set()
         self.windows: dict[str, set[str]] = {}
@@ -149,8 +150,10 @@ class Prescan:
                     m.direct = True
             recv = N.ref_text(receiver)
             if recv is not None:
-                if attr in ("parameters", "named_parameters", "requires_grad_", "train", "eval", "state_dict", "modules", "children"):
+                if attr in ("parameters", "named_parameters", "requires_grad_", "train", "eval", "modules", "children"):
                     self.models.add(recv)
+                elif attr == "state_dict":  # models have one, and so do optimizers, schedulers and scalers
+                    self.saved.add(recv)
                 elif attr == "step":
                     self.stepped.add(recv)
                     optimizer = self._stepped_argument(recv, node)
@@ -213,11 +216,16 @@ class Prescan:
         """Whether a function or method of this name can touch gradients."""
         return name in self.touching
 
+    def _named_as_other(self, text: str) -> bool:
+        """A name the catalogue types as something other than a model (`scaler`: a GradScaler)."""
+        api = self.catalogue.receiver_type(text)
+        return api is not None and self.catalogue.kind(api) not in (None, "model")
+
     def evidence(self) -> tuple[frozenset[str], frozenset[str]]:
         """Texts used like models (`x.parameters()`) and like optimizers (`x.step()` and zero_grad)."""
         optimizers = {s for s in self.stepped if N.OPTIMIZER_NAME.search(s.rsplit(".", 1)[-1]) and not N.SCHEDULER_NAME.search(s)}
         optimizers |= {s for s in self.stepped & self.zeroed if s not in self.models}
-        models = self.models | self.called_models
+        models = self.models | self.called_models | {s for s in self.saved if not self._named_as_other(s)}
         # `loss_fn.discriminator.parameters()`: `loss_fn` holds a model, so calling it may run that model
         models |= {m.rsplit(".", 1)[0] for m in self.models if m.count(".") == 1 and not m.startswith("self.")}
         return frozenset(models - optimizers), frozenset(optimizers)
