@@ -344,6 +344,7 @@ class Expressions:
         if key is None:
             if isinstance(target, ast.Subscript):
                 self.eval(target.value, flow, frame)
+                self._store_item(target, source, value, flow, frame, stmt)
             return
         if frame.no_grad:
             value = replace(value, reach=frozenset(), vague=frozenset(), opaque=False) if not value.entities and not value.modules else value
@@ -376,6 +377,19 @@ class Expressions:
             if not m.path and not m.pseudo:
                 self.table.name_after(m.uid, key)
         self.forget(key, flow)
+
+    def _store_item(self, target: ast.Subscript, source: ast.expr | None, value: Value, flow: Flow, frame: Frame,
+                    stmt: ast.AST | None) -> None:
+        """`losses[idx] = loss`, `values[step] = critic(obs)`: a slot of a buffer that outlives the loop now
+        holds this iteration's graph (a memory leak, or a graph a later step makes stale)."""
+        base = N.ref_text(target.value)
+        if base is None or frame.no_grad or not (value.built or value.graph) or source is None or stmt is None:
+            return
+        held = self.interp.keepalives.note(stmt, base, source, value, frame, code(target.value))
+        if held is value:
+            return  # not kept across iterations (reset in the loop, no training loop, a local)
+        old = self.lookup(base, flow, frame)
+        flow.env[base] = join([old, held]) if old is not None else held
 
     def _sync_flag(self, target: ast.Attribute, source: ast.AST | None, value: Value, flow: Flow, frame: Frame) -> bool:
         """`model.require_backward_grad_sync = False`: a sync flag of a data-parallel wrapper (an API attribute)."""
