@@ -39,6 +39,12 @@ class BackwardPass:
     consumers: set[int] = field(default_factory=set)  # optimizers whose step applied it
     live: bool = False  # applied by the current group of steps (no backward since)
     scale: tuple[float, ...] | None = None  # constant factors of the loss's terms ((1.0,): none; None: unknown)
+    via: object = None  # where the user's code running the backward line was called from (see `user_caller`)
+
+    @property
+    def line_and_caller(self) -> tuple[Site, object]:
+        """What repeats from micro-batch to micro-batch: one backward line reached from one place."""
+        return self.site, self.via
 
 
 @dataclass
@@ -95,13 +101,13 @@ class Ledger:
         self.clear_runs[site] = self.clear_runs.get(site, 0) + 1
 
     # -- backward passes
-    def begin_backward(self, site: Site, scale: tuple[float, ...] | None = None) -> int:
+    def begin_backward(self, site: Site, scale: tuple[float, ...] | None = None, via: object = None) -> int:
         bid = self._next
         self._next += 1
         for p in self._live:  # the passes the last group of steps applied, not every pass kept
             p.live = False
         self._live.clear()
-        self.passes[bid] = BackwardPass(bid, site, scale=scale)
+        self.passes[bid] = BackwardPass(bid, site, scale=scale, via=via)
         self.current = bid
         self._forget_unheld()
         return bid
@@ -289,11 +295,11 @@ class Ledger:
             if not bp.live:
                 bp.live = True
                 self._live.append(bp)
-        # window size: how many passes of the most repeated backward line the step applies
-        per_site: dict[Site, int] = {}
+        # window size: how many passes of the most repeated backward line (reached from one place) the step applies
+        per_site: dict[tuple[Site, object], int] = {}
         for bid in newly:  # first applied by this step
             bp = self.passes[bid]
-            per_site[bp.site] = per_site.get(bp.site, 0) + 1
+            per_site[bp.line_and_caller] = per_site.get(bp.line_and_caller, 0) + 1
         size = max(per_site.values(), default=0)
         sizes = self.windows.setdefault(opt, [])
         sizes.append(size)
@@ -304,10 +310,10 @@ class Ledger:
         # from 1 (yolov7's `accumulate`), an accumulation window meant as such.
         if len(sizes) >= 3 and sizes[-1] > 1 and all(k == 1 for k in sizes[:-1]):
             repeated = max(per_site, key=lambda k: per_site[k])
-            window = [self.passes[b] for b in newly if self.passes[b].site == repeated]
+            window = [self.passes[b] for b in newly if self.passes[b].line_and_caller == repeated]
             factor = rescale if rescale is not None else 1.0
             if not all(_scaling_kind(bp.scale, factor, size) == "scaled" for bp in window):
-                rep_pass = next((self.passes[b] for b in applied if self.passes[b].site == repeated), None)
+                rep_pass = next((self.passes[b] for b in applied if self.passes[b].line_and_caller == repeated), None)
                 out.append(Violation("GL001", site, rep_pass, leftover=True))
         scaling = self._scaling_violation(opt, pids, newly, per_site, size, site, rescale, measured)
         if scaling is not None:
@@ -321,7 +327,7 @@ class Ledger:
             v.step_index = len(sizes)
         return out
 
-    def _scaling_violation(self, opt: int, pids: list[int], newly: set[int], per_site: dict[Site, int], size: int,
+    def _scaling_violation(self, opt: int, pids: list[int], newly: set[int], per_site: dict[tuple[Site, object], int], size: int,
                            site: Site, rescale: float | None, measured: bool) -> Violation | None:
         """GL003: a window of N passes of one backward line whose loss is not divided by N (or twice)."""
         if size < 2:
@@ -334,13 +340,13 @@ class Ledger:
         else:
             rescale = 1.0
         repeated = max(per_site, key=lambda k: per_site[k])
-        window = [self.passes[b] for b in newly if self.passes[b].site == repeated]
-        if repeated in self._scaling_reported:
+        window = [self.passes[b] for b in newly if self.passes[b].line_and_caller == repeated]
+        if repeated[0] in self._scaling_reported:
             return None
         kinds = {_scaling_kind(bp.scale, rescale, size) for bp in window}
         if len(kinds) != 1 or kinds & {"scaled", "unknown"}:
             return None
-        self._scaling_reported.add(repeated)
+        self._scaling_reported.add(repeated[0])
         first = min(window, key=lambda bp: bp.id)
         return Violation("GL003", first.site, first, other_step=site, window=(size, size), scaled_twice=kinds == {"twice"})
 

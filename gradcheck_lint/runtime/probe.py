@@ -20,7 +20,7 @@ from .ledger import UNKNOWN_SITE, Ledger, Site, Violation
 from .loss_scale import loss_scale
 from .monitors import FindingSink, Monitors, leaf_tensors
 from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES, rescale_factor, uniform_factor
-from .sites import user_site
+from .sites import user_caller, user_site
 from .wording import optimizer_name
 
 __all__ = ["Probe", "iter_models", "loss_scale", "SENTINEL_MAX_NUMEL"]
@@ -38,10 +38,11 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     if not probes:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     site = user_site(2, ("backward",))
+    via = user_caller(2)
     tensors = args[0] if args else kwargs.get("tensors")
     scale = loss_scale(tensors)
     for probe in probes:
-        probe.before_backward(site, tensors, scale)
+        probe.before_backward(site, tensors, scale, via)
     try:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     except RuntimeError as err:
@@ -278,13 +279,13 @@ class Probe:
         if self.monitors is not None and unscaled:
             self.monitors.unscaled(unscaled)
 
-    def before_backward(self, site: Site, tensors: Any, scale: tuple[float, ...] | None) -> None:
+    def before_backward(self, site: Site, tensors: Any, scale: tuple[float, ...] | None, via: object = None) -> None:
         if self.discover and self.discovered_sites.get(site, 0) < 4:
             # the first few passes of each backward line: enough to meet every model it reaches
             self.discovered_sites[site] = self.discovered_sites.get(site, 0) + 1
             self.discover_leaves(tensors)
         self._sync(None, site)
-        self.ledger.begin_backward(site, scale)
+        self.ledger.begin_backward(site, scale, via)
         if self.monitors is not None:
             self.monitors.before_backward(site, tensors)
 

@@ -58,3 +58,17 @@ def user_site(depth: int = 1, methods: tuple[str, ...] = ()) -> Site:
         if len(_SITES) < 100_000:
             _SITES[key] = (frame.f_code, site)
     return site
+
+
+def user_caller(depth: int = 1) -> tuple[int, int] | None:
+    """Where the user's code that runs the current operation was itself called from (the code object's
+    id and instruction of the next user frame up), or None: `backward_d(D, real, fake1)` and
+    `backward_d(D, real, fake2)` run one backward line from two places, two losses of one step."""
+    frame = sys._getframe(depth)
+    while frame is not None and _is_internal(frame.f_code.co_filename):
+        frame = frame.f_back  # type: ignore[assignment]
+    caller = frame.f_back if frame is not None else None
+    while caller is not None and _is_internal(caller.f_code.co_filename):
+        caller = caller.f_back
+    return (id(caller.f_code), caller.f_lasti) if caller is not None else None
+
