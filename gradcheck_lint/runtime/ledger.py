@@ -10,6 +10,7 @@ applied, before the step it was meant for, is GL002.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable, Iterable
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,9 @@ class Violation:
 class _Param:
     contributions: list[int] = field(default_factory=list)  # backward ids, oldest first
     optimizers: set[int] = field(default_factory=set)
-    rescaled: bool = False  # `.grad` changed in place (`/= N`, clipping) since the last step
+
+
+Rescale = float | None | Callable[[], float | None]  # a factor, or how to measure it when it is needed
 
 
 class Ledger:
@@ -95,6 +98,8 @@ class Ledger:
         self._scaling_reported: set[Site] = set()  # backward lines already reported for GL003
         self.clear_runs: dict[Site, int] = {}  # clearing call -> how many times it ran
         self._live: list[BackwardPass] = []  # passes marked live since the last backward pass
+        self._rescaled: set[int] = set()  # parameters whose `.grad` changed in place (`/= N`, clipping) since the last step
+        self._registered: dict[int, list[int]] = {}  # optimizer -> the parameters its last `register` named
 
     def clear_ran(self, site: Site) -> None:
         """One run of a clearing call (whatever the number of parameters it cleared)."""
@@ -124,16 +129,32 @@ class Ledger:
 
     def accumulated(self, pid: int) -> None:
         """A backward pass added into this parameter's `.grad`."""
+        self.accumulated_many((pid,))
+
+    def accumulated_many(self, pids: Iterable[int]) -> None:
+        """`accumulated` for every parameter one backward pass wrote, with each optimizer of those
+        parameters updated once per call instead of once per parameter."""
         bid = self.current if self.current is not None else self.begin_backward(UNKNOWN_SITE)
-        st = self.params.get(pid)
-        if st is None:
-            st = self.params[pid] = _Param()
-        if bid in st.contributions:
+        params = self.params
+        added = 0
+        opts: set[int] = set()
+        for pid in pids:
+            st = params.get(pid)
+            if st is None:
+                st = params[pid] = _Param()
+            contributions = st.contributions
+            if bid in contributions:
+                continue
+            contributions.append(bid)
+            added += 1
+            if st.optimizers:
+                opts |= st.optimizers
+        if added:
+            self._held[bid] = self._held.get(bid, 0) + added
+        if not opts:
             return
-        st.contributions.append(bid)
-        self._held[bid] = self._held.get(bid, 0) + 1
         site = self.passes[bid].site
-        for opt in st.optimizers:
+        for opt in opts:
             self._since_step.setdefault(opt, set()).add(bid)
             for d in self.discards.get(opt, ()):
                 d.refilled = True
@@ -143,14 +164,23 @@ class Ledger:
 
     def rescaled(self, pid: int) -> None:
         """The parameter's `.grad` was changed in place by something other than a backward or a clear."""
-        st = self.params.get(pid)
-        if st is not None:
-            st.rescaled = True
+        if pid in self.params:
+            self._rescaled.add(pid)
 
     # -- clears
     def holds_unapplied(self, pid: int) -> bool:
         st = self.params.get(pid)
         return st is not None and any(not self.passes[b].consumers for b in st.contributions)
+
+    def unapplied(self, pids: Iterable[int]) -> list[int]:
+        """The parameters (of `pids`, in order) whose `.grad` holds a pass no step applied."""
+        params, passes = self.params, self.passes
+        out: list[int] = []
+        for pid in pids:
+            st = params.get(pid)
+            if st is not None and st.contributions and any(not passes[b].consumers for b in st.contributions):
+                out.append(pid)
+        return out
 
     def cleared(self, pid: int, site: Site, discard: bool = True) -> None:
         """The parameter's `.grad` was cleared (set to None, zeroed, replaced by zeros)."""
@@ -185,13 +215,15 @@ class Ledger:
             st = params.get(pid)
             if st is None:
                 continue
-            dropped, st.contributions = st.contributions, []
-            for bid in dropped:
-                held[bid] -= 1
-            if discard:
-                opts |= st.optimizers
-                if dropped:
+            dropped = st.contributions
+            if dropped:
+                st.contributions = []
+                for bid in dropped:
+                    held[bid] -= 1
+                if discard:
                     drops.append((st, dropped))
+            if discard and st.optimizers:
+                opts |= st.optimizers
         if not discard:
             return
         # A second clear before the step: what an earlier clear dropped is no evidence any more.
@@ -212,18 +244,24 @@ class Ledger:
     def forget_param(self, pid: int) -> None:
         """The parameter with this id is gone (its id now names a new tensor): drop what it held."""
         st = self.params.pop(pid, None)
+        self._rescaled.discard(pid)
+        self._registered.clear()
         if st is not None:
             for bid in st.contributions:
                 self._held[bid] = self._held.get(bid, 1) - 1
 
     def forget_optimizer(self, opt: int) -> None:
         """The optimizer with this id is gone (its id now names a new optimizer)."""
-        for table in (self.step_sites, self.discards, self.windows, self._since_step):
+        for table in (self.step_sites, self.discards, self.windows, self._since_step, self._registered):
             table.pop(opt, None)  # type: ignore[attr-defined]
         for st in self.params.values():
             st.optimizers.discard(opt)
 
     def register(self, opt: int, pids: list[int]) -> None:
+        """These parameters are `opt`'s. Named again with the same list (every step), nothing to do:
+        only `forget_param` and `forget_optimizer` take an optimizer off a parameter."""
+        if self._registered.get(opt) == pids:
+            return
         for pid in pids:
             st = self.params.get(pid)
             if st is None:
@@ -232,31 +270,45 @@ class Ledger:
                 st.optimizers.add(opt)
                 # passes already held count towards this optimizer's first window
                 self._since_step.setdefault(opt, set()).update(b for b in st.contributions if not self.passes[b].consumers)
+        self._registered[opt] = list(pids)
 
     def step(self, opt: int, pids: list[int], site: Site, owner_of: dict[int, str] | None = None,
-             rescale: float | None = None, measured: bool = False) -> list[Violation]:
+             rescale: Rescale = None, measured: bool = False) -> list[Violation]:
         """Check and record `opt.step()` over its parameters.
 
         `rescale`: the factor by which the gradients were changed in place since the last backward
-        pass (`p.grad /= N`), when the probe measured it (`measured`; None then: not uniform).
+        pass (`p.grad /= N`), when the probe measured it (`measured`; None then: not uniform), or a
+        function measuring it, called only for a window of several passes (the only use of it).
         A measurement also sees changes no version counter shows (`p.grad.data /= N`).
         """
+        params, passes = self.params, self.passes
         out: list[Violation] = []
         seen: set[tuple[str, int]] = set()
-        fresh = [self.passes[b] for pid in pids for b in self.params.get(pid, _Param()).contributions if not self.passes[b].consumers]
-        current = [self.passes[b] for pid in pids for b in self.params.get(pid, _Param()).contributions
-                   if not self.passes[b].consumers or self.passes[b].live]
+        current_sites: set[Site] | None = None
+        applied: set[int] = set()
+        # first applied to these parameters by this step (another optimizer may have applied the same
+        # pass to its own parameters: Muon stepping every micro-batch, Adam every second one)
+        newly: set[int] = set()
         for pid in pids:
-            st = self.params.get(pid)
-            if st is None:
+            st = params.get(pid)
+            if st is None or not st.contributions:
                 continue
             for bid in st.contributions:
-                bp = self.passes[bid]
-                if opt in bp.consumers:
+                bp = passes[bid]
+                consumers = bp.consumers
+                applied.add(bid)
+                if not consumers:
+                    newly.add(bid)
+                    continue
+                if not consumers & st.optimizers:
+                    newly.add(bid)
+                if opt in consumers:
                     code = "GL001"
-                elif bp.consumers and not bp.live:
-                    same_line = any(c.site == bp.site for c in current)
-                    if same_line and not bp.consumers & st.optimizers:
+                elif not bp.live:
+                    if current_sites is None:
+                        current_sites = self._current_sites(pids)
+                    same_line = bp.site in current_sites
+                    if same_line and not consumers & st.optimizers:
                         # no optimizer of this parameter applied it: another one applied the same
                         # pass to its own parameters, stepping more often (Muon on every micro-batch,
                         # Adam on every second), and here it belongs to this optimizer's window
@@ -269,8 +321,8 @@ class Ledger:
                 if (code, bid) in seen:
                     continue
                 seen.add((code, bid))
-                other = self.step_sites.get(opt) if code == "GL001" else self.step_sites.get(min(bp.consumers))
-                out.append(Violation(code, site, bp, other_step=other, own_backward=fresh[0] if fresh else None,
+                other = self.step_sites.get(opt) if code == "GL001" else self.step_sites.get(min(consumers))
+                out.append(Violation(code, site, bp, other_step=other, own_backward=self._first_fresh(pids),
                                      param_owner=(owner_of or {}).get(pid)))
         for d in self.discards.pop(opt, []):
             if d.refilled and not d.refilled_by_same_site:
@@ -282,15 +334,10 @@ class Ledger:
                 # which training went on: it dropped a trailing partial window on purpose
                 continue
             where = d.clear if d.clear.line else site  # a clear the probe saw only by its effect
-            out.append(Violation("GL002", where, self.passes.get(d.backward), other_step=site))
+            out.append(Violation("GL002", where, passes.get(d.backward), other_step=site))
             break
-        applied = {bid for pid in pids for bid in self.params.get(pid, _Param()).contributions}
-        # first applied to these parameters by this step (another optimizer may have applied the same
-        # pass to its own parameters: Muon stepping every micro-batch, Adam every second one)
-        newly = {bid for pid in pids for bid in self.params.get(pid, _Param()).contributions
-                 if not self.passes[bid].consumers & self.params[pid].optimizers}
         for bid in applied:
-            bp = self.passes[bid]
+            bp = passes[bid]
             bp.consumers.add(opt)
             if not bp.live:
                 bp.live = True
@@ -298,7 +345,7 @@ class Ledger:
         # window size: how many passes of the most repeated backward line (reached from one place) the step applies
         per_site: dict[tuple[Site, object], int] = {}
         for bid in newly:  # first applied by this step
-            bp = self.passes[bid]
+            bp = passes[bid]
             per_site[bp.line_and_caller] = per_site.get(bp.line_and_caller, 0) + 1
         size = max(per_site.values(), default=0)
         sizes = self.windows.setdefault(opt, [])
@@ -310,32 +357,46 @@ class Ledger:
         # from 1 (yolov7's `accumulate`), an accumulation window meant as such.
         if len(sizes) >= 3 and sizes[-1] > 1 and all(k == 1 for k in sizes[:-1]):
             repeated = max(per_site, key=lambda k: per_site[k])
-            window = [self.passes[b] for b in newly if self.passes[b].line_and_caller == repeated]
-            factor = rescale if rescale is not None else 1.0
-            if not all(_scaling_kind(bp.scale, factor, size) == "scaled" for bp in window):
-                rep_pass = next((self.passes[b] for b in applied if self.passes[b].line_and_caller == repeated), None)
+            window = [passes[b] for b in newly if passes[b].line_and_caller == repeated]
+            factor = rescale() if callable(rescale) else rescale
+            if not all(_scaling_kind(bp.scale, factor if factor is not None else 1.0, size) == "scaled" for bp in window):
+                rep_pass = next((passes[b] for b in applied if passes[b].line_and_caller == repeated), None)
                 out.append(Violation("GL001", site, rep_pass, leftover=True))
         scaling = self._scaling_violation(opt, pids, newly, per_site, size, site, rescale, measured)
         if scaling is not None:
             out.append(scaling)
-        for pid in pids:
-            if pid in self.params:
-                self.params[pid].rescaled = False
+        if self._rescaled:
+            self._rescaled.difference_update(pids)
         self._since_step[opt] = set()
         self.step_sites.setdefault(opt, site)
         for v in out:
             v.step_index = len(sizes)
         return out
 
+    def _contributions(self, pids: list[int]) -> list[BackwardPass]:
+        """The passes these parameters hold, in order (one entry per parameter holding it)."""
+        params, passes = self.params, self.passes
+        return [passes[b] for pid in pids if pid in params for b in params[pid].contributions]
+
+    def _first_fresh(self, pids: list[int]) -> BackwardPass | None:
+        """The first pass these parameters hold that no step applied yet."""
+        return next((bp for bp in self._contributions(pids) if not bp.consumers), None)
+
+    def _current_sites(self, pids: list[int]) -> set[Site]:
+        """The backward lines of the passes this step applies first or the last group of steps applied."""
+        return {bp.site for bp in self._contributions(pids) if not bp.consumers or bp.live}
+
     def _scaling_violation(self, opt: int, pids: list[int], newly: set[int], per_site: dict[tuple[Site, object], int], size: int,
-                           site: Site, rescale: float | None, measured: bool) -> Violation | None:
+                           site: Site, rescale: Rescale, measured: bool) -> Violation | None:
         """GL003: a window of N passes of one backward line whose loss is not divided by N (or twice)."""
         if size < 2:
             return None
         if measured:
+            if callable(rescale):
+                rescale = rescale()
             if rescale is None:
                 return None  # changed in place, not uniformly
-        elif any(self.params[p].rescaled for p in pids if p in self.params):
+        elif not self._rescaled.isdisjoint(pids):
             return None  # changed in place by a factor that could not be measured (a parameter on a device)
         else:
             rescale = 1.0
@@ -353,9 +414,13 @@ class Ledger:
     def consume(self, opt: int, pids: list[int]) -> None:
         """Mark what these parameters hold as applied by `opt` (after a step that ran a closure)."""
         self.discards.pop(opt, None)
+        params, passes = self.params, self.passes
         for pid in pids:
-            for bid in self.params.get(pid, _Param()).contributions:
-                bp = self.passes[bid]
+            st = params.get(pid)
+            if st is None:
+                continue
+            for bid in st.contributions:
+                bp = passes[bid]
                 if opt not in bp.consumers:
                     bp.consumers.add(opt)
                     if not bp.live:

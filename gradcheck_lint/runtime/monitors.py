@@ -58,7 +58,7 @@ class Monitors:
         self.sink = sink
         self.owner_name = names  # the model's name of a parameter, as the probe knows it
         self.opt_names: dict[int, str] = {}  # optimizer id -> its name at its last step call
-        self.opt_params: dict[int, set[int]] = {}
+        self.opt_params: dict[int, frozenset[int]] = {}
         self.last_step: dict[int, Site] = {}
         self._step_order: dict[int, int] = {}  # optimizer id -> the count of steps at its last step
         self.steps = 0
@@ -143,11 +143,18 @@ class Monitors:
         if self.clip is not None and key in self.clip[1]:
             self.clip = None
 
+    def cleared_many(self, keys: frozenset[int]) -> None:
+        """`cleared` for every parameter of one clearing call."""
+        if self.scaled:
+            self.scaled -= keys
+        if self.clip is not None and not self.clip[1].isdisjoint(keys):
+            self.clip = None
+
     def unscaled(self, keys: set[int]) -> None:
         self.scaled -= keys
 
-    def before_step(self, opt_id: int, site: Site, name: str, params: list[torch.Tensor]) -> None:
-        keys = {id(p) for p in params}
+    def before_step(self, opt_id: int, site: Site, name: str, keys: frozenset[int]) -> None:
+        """`keys`: the ids of the optimizer's parameters."""
         self.opt_names[opt_id] = name
         self.opt_params[opt_id] = keys
         if self.scaled & keys:  # GL007: applied while still multiplied by the scale
@@ -156,12 +163,13 @@ class Monitors:
                                                                       by.text if by else None, by.line if by else None), name)
             self.scaled -= keys
 
-    def after_step(self, opt_id: int, site: Site, params: list[torch.Tensor]) -> None:
+    def after_step(self, opt_id: int, site: Site, keys: frozenset[int]) -> None:
+        """`keys`: the ids of the optimizer's parameters."""
         self.steps += 1
         self.last_step[opt_id] = site
         self._step_order[opt_id] = self.steps
-        keys = {id(p) for p in params}
-        self.scaled -= keys
+        if self.scaled:
+            self.scaled -= keys
         if self.clip is not None and self.clip[1] & keys:
             self.clip = None
         self._check_window(site)

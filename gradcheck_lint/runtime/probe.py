@@ -9,6 +9,8 @@ cleared; one changed otherwise was rescaled in place.
 
 from __future__ import annotations
 
+import functools
+import operator
 import weakref
 from typing import Any, Callable, Iterable
 
@@ -16,7 +18,7 @@ import torch
 from torch.utils.hooks import RemovableHandle
 
 from .clear_sites import clear_between
-from .ledger import UNKNOWN_SITE, Ledger, Site, Violation
+from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
 from .loss_scale import loss_scale
 from .monitors import FindingSink, Monitors, leaf_tensors
 from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES, rescale_factor, uniform_factor
@@ -92,14 +94,17 @@ def _deactivate(probe: "Probe") -> None:
             _ORIGINAL_UNSCALE = None
 
 
+_NO_GRAD = id(None)  # the `grad_id` of a parameter whose `.grad` is None: `id(p.grad)` then
+
+
 class _Observed:
-    """What the probe last saw of one parameter's `.grad`: which tensor, at which version."""
+    """What the probe last saw of one parameter's `.grad`: which tensor (`id(p.grad)`), at which version."""
 
     __slots__ = ("grad_id", "version", "param", "snapshot", "sample")
 
     def __init__(self, param: torch.Tensor) -> None:
         self.param = weakref.ref(param)
-        self.grad_id: int | None = None
+        self.grad_id = _NO_GRAD
         self.version = -1
         # a copy of `.grad` after the last backward pass, kept for one small CPU parameter per
         # optimizer: measures in-place rescaling (`p.grad /= N`) without any device sync
@@ -116,6 +121,34 @@ class _Observed:
 
     def take(self, grad: torch.Tensor) -> None:
         self.snapshot = self.view(grad).clone() if self.sample is None else self.view(grad)
+
+
+class _Group:
+    """The parameters of one optimizer (or model) as last listed, with their ids and observations.
+
+    Kept per optimizer so that a step does not look every parameter up again: valid while the
+    optimizer lists the same tensors and the probe watches the same ones (`Probe.generation`).
+    """
+
+    __slots__ = ("refs", "keys", "keyset", "obs", "generation", "checked", "unwatched")
+
+    def __init__(self, params: list[torch.Tensor], observed: dict[int, _Observed], generation: int, checked: bool) -> None:
+        self.refs = [weakref.ref(p) for p in params]
+        self.keys = [id(p) for p in params]
+        self.keyset = frozenset(self.keys)
+        self.obs = [observed.get(k) for k in self.keys]  # None: not watched (frozen)
+        self.generation = generation
+        self.checked = checked  # every parameter went through `watch_param` at this generation
+        self.unwatched = [i for i, o in enumerate(self.obs) if o is None]
+
+    def lists(self, params: list[torch.Tensor], generation: int) -> bool:
+        """These are the same tensors, in the same order, and the watched ones have not changed."""
+        return (generation == self.generation and len(params) == len(self.refs)
+                and all(map(operator.is_, params, map(_DEREF, self.refs))))
+
+
+_DEREF = weakref.ref.__call__
+_MAX_GROUPS = 64  # optimizers and models whose parameter lists are kept (one optimizer per task: many)
 
 
 class Probe:
@@ -143,6 +176,8 @@ class Probe:
         self.sentinels: set[int] = set()  # parameters whose gradient is snapshotted (one per optimizer)
         self.discovered_sites: dict[Site, int] = {}
         self.last_event: Site | None = None  # the last backward, step or clear the probe saw
+        self.generation = 0  # changes whenever a parameter starts or stops being watched
+        self._groups: dict[int, _Group] = {}  # id of an optimizer or model -> its parameters
 
     def steps_checked(self) -> int:
         return sum(len(sizes) for sizes in self.ledger.windows.values())
@@ -182,6 +217,7 @@ class Probe:
             if known() is opt:
                 return
             self.ledger.forget_optimizer(id(opt))  # a dead optimizer's id, reused (one per task in meta-learning)
+            self._groups.pop(id(opt), None)
         self.optimizers[id(opt)] = weakref.ref(opt)
         params = self._params_of(opt)
         for p in params:
@@ -224,9 +260,11 @@ class Probe:
             self.watched = [(k, o) for k, o in self.watched if k != key]
             self.sentinels.discard(key)
             del self.observed[key]
+            self.generation += 1
         if not p.requires_grad:
             return
         obs = self.observed[key] = _Observed(p)
+        self.generation += 1
         g = p.grad
         if g is not None:  # what it holds now was there before the guard: the baseline
             obs.grad_id, obs.version = id(g), g._version
@@ -236,12 +274,28 @@ class Probe:
             if p.numel() > SENTINEL_MAX_NUMEL:  # strict: a fixed sample of a large gradient
                 obs.sample = torch.linspace(0, p.numel() - 1, STRICT_SAMPLES, device=p.device).long()
 
+    def _group(self, owner: int, params: list[torch.Tensor], watch: bool = False) -> _Group:
+        """The kept `_Group` of these parameters (of the optimizer or model whose id is `owner`);
+        `watch`: first make sure each parameter is watched (new ones, a new tensor under a dead one's id)."""
+        group = self._groups.get(owner)
+        if (group is not None and group.lists(params, self.generation)
+                and (not watch or (group.checked and not any(params[i].requires_grad for i in group.unwatched)))):
+            return group
+        if watch:
+            for p in params:
+                self.watch_param(p)
+        if len(self._groups) >= _MAX_GROUPS and owner not in self._groups:
+            self._groups.clear()
+        group = self._groups[owner] = _Group(params, self.observed, self.generation, watch)
+        return group
+
     def _wrap_zero_grad(self, obj: Any, params: Callable[[], list[torch.Tensor]]) -> None:
         """Give this instance a zero_grad that tells the ledger where the clear happened."""
         if "zero_grad" in getattr(obj, "__dict__", {}):
             return
         original = obj.zero_grad  # the bound method of the class
         probe_ref = weakref.ref(self)
+        owner = id(obj)
 
         def zero_grad(*args: Any, **kwargs: Any) -> Any:
             probe = probe_ref()
@@ -249,13 +303,18 @@ class Probe:
                 return original(*args, **kwargs)
             site = user_site(2, ("zero_grad",))
             ps = params()
-            probe._sync(ps, site)  # what changed since the last look happened before this clear
+            group = probe._group(owner, ps)
+            probe._sync(group.obs, site)  # what changed since the last look happened before this clear
             # Gradients no step applied, and not finite: a GradScaler skipped the step on purpose.
-            pending = [p for p in ps if p.grad is not None and probe.ledger.holds_unapplied(id(p))]
-            skipped = bool(pending) and not all(bool(torch.isfinite(p.grad).all()) for p in pending)
+            pending = probe.ledger.unapplied([k for k, p in zip(group.keys, ps) if p.grad is not None])
+            skipped = False
+            if pending:
+                held = set(pending)
+                skipped = not all(bool(torch.isfinite(p.grad).all())
+                                  for k, p in zip(group.keys, ps) if k in held and p.grad is not None)
             result = original(*args, **kwargs)
             probe.ledger.clear_ran(site)
-            probe._mark_all_cleared(ps, site, discard=not skipped)
+            probe._mark_all_cleared(group, ps, site, discard=not skipped)
             probe.last_event = site
             return result
 
@@ -293,7 +352,7 @@ class Probe:
         """Every watched `.grad` the pass changed was accumulated into."""
         ledger = self.ledger
         sentinels = self.sentinels
-        wrote: list[int] | None = [] if self.monitors is not None and self.monitors.collect else None
+        wrote: list[int] = []
         for key, obs in self.watched:
             param = obs.param()
             g = param.grad if param is not None else None
@@ -301,14 +360,14 @@ class Probe:
                 continue
             gid, version = id(g), g._version
             if gid != obs.grad_id or version != obs.version:
-                ledger.accumulated(key)
+                wrote.append(key)
                 obs.grad_id, obs.version = gid, version
                 if key in sentinels:
                     obs.take(g)
-                if wrote is not None:
-                    wrote.append(key)
         if wrote:
-            self.monitors.wrote(site, wrote)  # type: ignore[union-attr]
+            ledger.accumulated_many(wrote)
+            if self.monitors is not None and self.monitors.collect:
+                self.monitors.wrote(site, wrote)
         ledger.end_backward()
         self.last_event = site
 
@@ -320,30 +379,29 @@ class Probe:
         obs = self.observed.get(key)
         if obs is not None:
             g = p.grad
-            obs.grad_id = id(g) if g is not None else None
+            obs.grad_id = id(g)
             obs.version = g._version if g is not None else -1
 
-    def _mark_all_cleared(self, ps: list[torch.Tensor], site: Site, discard: bool = True) -> None:
-        """`_mark_cleared` for every parameter one clearing call cleared."""
-        self.ledger.cleared_many([id(p) for p in ps], site, discard=discard)
-        observed, monitors = self.observed, self.monitors
-        for p in ps:
-            key = id(p)
-            if monitors is not None:
-                monitors.cleared(key)
-            obs = observed.get(key)
+    def _mark_all_cleared(self, group: _Group, ps: list[torch.Tensor], site: Site, discard: bool = True) -> None:
+        """`_mark_cleared` for every parameter one clearing call cleared (`ps`, listed by `group`)."""
+        self.ledger.cleared_many(group.keys, site, discard=discard)
+        if self.monitors is not None:
+            self.monitors.cleared_many(group.keyset)
+        for p, obs in zip(ps, group.obs):
             if obs is not None:
                 g = p.grad
-                obs.grad_id = id(g) if g is not None else None
+                obs.grad_id = id(g)
                 obs.version = g._version if g is not None else -1
 
-    def _sync(self, params: list[torch.Tensor] | None, now: Site) -> None:
+    def _sync(self, observations: list[_Observed | None] | None, now: Site) -> None:
         """Notice clears made behind the probe's back (`p.grad = None`, `p.grad.zero_()`, a model's
-        `zero_grad()`) and in-place rescaling, since the last look; `now` is the call that looks."""
+        `zero_grad()`) and in-place rescaling, since the last look; `now` is the call that looks.
+        `observations`: of some parameters (None: not watched), or None for every watched one."""
         where: Site | None = None
-        items = self.watched if params is None else [(id(p), self.observed.get(id(p))) for p in params]
-        for key, obs in items:
-            if obs is None or obs.grad_id is None:
+        if observations is None:
+            observations = [obs for _key, obs in self.watched]
+        for obs in observations:
+            if obs is None or obs.grad_id == _NO_GRAD:
                 continue
             p = obs.param()
             if p is None:
@@ -351,6 +409,7 @@ class Probe:
             g = p.grad
             if g is not None and id(g) == obs.grad_id and g._version == obs.version:
                 continue
+            key = id(p)
             # replaced or modified in place: zeroed means cleared; anything else (clipping, unscale_,
             # `/= N`) rescales the same gradients
             if g is None or not bool(g.any()):
@@ -379,36 +438,34 @@ class Probe:
 
     def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str) -> None:
         params = self._params_of(opt)
-        for p in params:
-            self.watch_param(p)  # new, or a new tensor under a dead parameter's id
-        self._sync(params, site)
-        rescale = None
+        group = self._group(id(opt), params, watch=True)  # new parameters, or a new tensor under a dead one's id
+        self._sync(group.obs, site)
+        rescale: Rescale = None
         measured = False
         pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
-        for p in params:
-            key = id(p)
-            if key not in self.sentinels:
+        sentinels = self.sentinels
+        for key, p, obs in zip(group.keys, params, group.obs):
+            if key not in sentinels:
                 continue
-            obs = self.observed.get(key)
             if obs is not None and obs.snapshot is not None:
                 if self.strict:  # every parameter, measured together: they must all be rescaled alike
                     if p.grad is not None and (obs.sample is not None or p.grad.shape == obs.snapshot.shape):
                         pairs.append((obs.view(p.grad), obs.snapshot))
                 elif not measured:  # the default: the first small CPU parameter
-                    rescale, measured = rescale_factor(obs), True
-                elif not self.strict:
+                    # measured only if the step applies a window of several passes (GL003's case)
+                    rescale, measured = functools.partial(rescale_factor, obs, obs.snapshot), True
+                else:
                     # another parameter of this optimizer is measured: stop copying this one after
                     # every backward pass (one sentinel per optimizer is all the default mode reads)
-                    self.sentinels.discard(key)
+                    sentinels.discard(key)
                 obs.snapshot = None
         if pairs:
-            rescale, measured = uniform_factor(pairs), True
-        pids = [id(p) for p in params]
+            rescale, measured = functools.partial(uniform_factor, pairs), True
         if self.monitors is not None:
-            self.monitors.before_step(id(opt), site, name, params)
-        self.ledger.register(id(opt), pids)
-        violations = self.ledger.step(id(opt), [id(p) for p in params if p.grad is not None], site, self.owner_of,
-                                      rescale, measured=measured)
+            self.monitors.before_step(id(opt), site, name, group.keyset)
+        self.ledger.register(id(opt), group.keys)
+        violations = self.ledger.step(id(opt), [k for k, p in zip(group.keys, params) if p.grad is not None], site,
+                                      self.owner_of, rescale, measured=measured)
         window = self.ledger.window_violation(id(opt), self.accumulation_steps)
         if window is not None and id(opt) not in self._reported_windows:
             self._reported_windows.add(id(opt))
@@ -435,12 +492,12 @@ class Probe:
 
     def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         params = self._params_of(opt)
-        self._sync(params, self.last_event or UNKNOWN_SITE)
-        self.ledger.consume(id(opt), [id(p) for p in params if p.grad is not None])
+        group = self._group(id(opt), params)
+        self._sync(group.obs, self.last_event or UNKNOWN_SITE)
+        self.ledger.consume(id(opt), [k for k, p in zip(group.keys, params) if p.grad is not None])
         if self.monitors is not None:
-            self.monitors.after_step(id(opt), self.last_event or UNKNOWN_SITE, params)
-        for p in params:
-            obs = self.observed.get(id(p))
+            self.monitors.after_step(id(opt), self.last_event or UNKNOWN_SITE, group.keyset)
+        for p, obs in zip(params, group.obs):
             g = p.grad
             if obs is not None and g is not None:
                 obs.grad_id, obs.version = id(g), g._version

@@ -14,10 +14,10 @@ MAX_SENTINELS = 16
 STRICT_SAMPLES = 64  # elements per large parameter compared in strict mode
 
 
-def rescale_factor(obs: "_Observed") -> float | None:
-    """The uniform factor `.grad` was multiplied by in place since its snapshot; None if not uniform."""
+def rescale_factor(obs: "_Observed", snap: torch.Tensor | None) -> float | None:
+    """The uniform factor `.grad` was multiplied by in place since its snapshot `snap` (taken by
+    `obs` after the last backward pass); None if not uniform."""
     param = obs.param()
-    snap = obs.snapshot
     if param is None or snap is None or param.grad is None or (obs.sample is None and param.grad.shape != snap.shape):
         return None
     now = obs.view(param.grad)
