@@ -8,8 +8,9 @@ and cache effects land on both alike. Each pair gives the ratio B/A; the figure 
 those ratios minus one, per run. A's backward is torch's own (`torch.autograd.backward` as it was
 before the guard started), so A pays nothing for B's guard. A control run pits A against an unguarded
 copy (A vs A): its spread is the noise floor of this machine. The guard's own time is also measured
-directly (its backward wrapper and step hooks, timed from the inside; the zero_grad wrapper is not
-counted), and printed with each model's line.
+directly, timed from the inside over `--own-steps` steps of a guarded model (median per step): its
+`zero_grad` and `torch.autograd.backward` wrappers minus the torch functions they call, and its step
+pre- and post-hooks; printed with each model's line, as a share of the step and per entry point.
 
 Two processes (one per mode) were tried first: an A-vs-A control then differed by +30 %, so the two
 models always share the process.
@@ -100,38 +101,80 @@ def run_pairs(make: Callable[[], tuple[nn.Module, LossOf]], pairs: int, guarded:
     return (statistics.median(ratios) - 1) * 100
 
 
-def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, strict: bool) -> tuple[float, float]:
-    """(median µs per step spent in the guard's own code, median step ms), timed from the inside."""
+def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, strict: bool) -> tuple[dict[str, float], float]:
+    """The guard's own time per step, timed from the inside: {entry point: median µs} and the median
+    step in ms. Entry points: its `zero_grad` wrapper and its `torch.autograd.backward` wrapper (each
+    minus the time of the torch function it wraps), its step pre- and post-hooks, and their sum."""
     torch.manual_seed(0)
     model, loss_of = make()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    spent = [0.0]
-    wrapped = []
-    for name in ("before_backward", "after_backward", "_before_step", "_after_step"):
-        original = getattr(probe_module.Probe, name)
+    clock = time.perf_counter
+    spent = dict.fromkeys(("zero_grad", "backward", "step", "total"), 0.0)
+    inner = [0.0]  # time inside the torch function a wrapper called
 
-        def timed(self, *args, _original=original, **kwargs):  # type: ignore[no-untyped-def]
-            start = time.perf_counter()
+    def timed_inner(fn: Callable[..., object]) -> Callable[..., object]:
+        def call(*args: object, **kwargs: object) -> object:
+            start = clock()
             try:
-                return _original(self, *args, **kwargs)
+                return fn(*args, **kwargs)
             finally:
-                spent[0] += time.perf_counter() - start
+                inner[0] += clock() - start
 
-        wrapped.append((name, original))
-        setattr(probe_module.Probe, name, timed)
-    per_step, step_times = [], []
+        return call
+
+    def timed_hook(fn: Callable[..., object]) -> Callable[..., object]:
+        def call(*args: object, **kwargs: object) -> object:
+            start = clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent["step"] += clock() - start
+
+        return call
+
+    # patched before the guard starts: it binds these (the optimizer class's zero_grad, the probe's hooks)
+    saved = [(type(opt), "zero_grad", type(opt).__dict__.get("zero_grad")),
+             (probe_module.Probe, "_before_step", probe_module.Probe.__dict__["_before_step"]),
+             (probe_module.Probe, "_after_step", probe_module.Probe.__dict__["_after_step"])]
+    type(opt).zero_grad = timed_inner(type(opt).zero_grad)  # type: ignore[method-assign]
+    probe_module.Probe._before_step = timed_hook(probe_module.Probe._before_step)  # type: ignore[method-assign]
+    probe_module.Probe._after_step = timed_hook(probe_module.Probe._after_step)  # type: ignore[method-assign]
+    per_step: dict[str, list[float]] = {k: [] for k in spent}
+    step_times = []
     try:
         with guard(model, opt, strict=strict):
-            for i in range(steps + 3):
-                spent[0] = 0.0
-                t = one_step(model, opt, loss_of, lambda loss: loss.backward())
-                if i >= 3:
-                    per_step.append(spent[0])
-                    step_times.append(t)
+            torch_backward = probe_module._ORIGINAL_BACKWARD
+            probe_module._ORIGINAL_BACKWARD = timed_inner(torch_backward)  # type: ignore[arg-type]
+            try:
+                for i in range(steps + 3):
+                    for k in spent:
+                        spent[k] = 0.0
+                    step_start = clock()
+                    inner[0] = 0.0
+                    start = clock()
+                    opt.zero_grad(set_to_none=True)
+                    spent["zero_grad"] = clock() - start - inner[0]
+                    loss = loss_of(model)
+                    inner[0] = 0.0
+                    start = clock()
+                    loss.backward()
+                    spent["backward"] = clock() - start - inner[0]
+                    opt.step()
+                    step_time = clock() - step_start
+                    spent["total"] = spent["zero_grad"] + spent["backward"] + spent["step"]
+                    if i >= 3:
+                        for k, v in spent.items():
+                            per_step[k].append(v)
+                        step_times.append(step_time)
+            finally:
+                probe_module._ORIGINAL_BACKWARD = torch_backward
     finally:
-        for name, original in wrapped:
-            setattr(probe_module.Probe, name, original)
-    return statistics.median(per_step) * 1e6, statistics.median(step_times) * 1e3
+        for owner, name, original in saved:
+            if original is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+    return {k: statistics.median(v) * 1e6 for k, v in per_step.items()}, statistics.median(step_times) * 1e3
 
 
 def main() -> None:
@@ -141,6 +184,7 @@ def main() -> None:
     parser.add_argument("--strict", action="store_true", help="measure strict mode instead of the default guard")
     parser.add_argument("--models", default="cnn,transformer")
     parser.add_argument("--no-control", action="store_true", help="skip the A-vs-A control runs")
+    parser.add_argument("--own-steps", type=int, default=100, help="steps timed from the inside (median per step)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     mode = "strict" if args.strict else "default"
@@ -154,8 +198,10 @@ def main() -> None:
         if not args.no_control:
             control = [run_pairs(make, args.pairs, False, False) for _ in range(args.runs)]
             line += "  | control A vs A " + ", ".join(f"{r:+.2f} %" for r in control)
-        own, step_ms = guard_self_time(make, max(10, args.pairs // 2), args.strict)
-        line += f"  | guard's own code {own:.0f} µs of a {step_ms:.1f} ms step ({own / 1e3 / step_ms * 100:.2f} %)"
+        own, step_ms = guard_self_time(make, max(args.own_steps, args.pairs // 2), args.strict)
+        line += (f"  | guard's own code {own['total']:.0f} µs of a {step_ms:.1f} ms step "
+                 f"({own['total'] / 1e3 / step_ms * 100:.2f} %: zero_grad {own['zero_grad']:.0f}, "
+                 f"backward {own['backward']:.0f}, step hooks {own['step']:.0f} µs)")
         print(line, flush=True)
 
 

@@ -251,12 +251,12 @@ def test_a_reused_parameter_id_does_not_inherit_the_dead_parameters_contribution
     key = id(new)
     probe.observed[key] = probe.observed.pop(id(dead))
     probe.watched = [(key, obs) for _k, obs in probe.watched]
-    probe.ledger.params[key] = probe.ledger.params.pop(id(dead))
+    probe.ledger.held[key] = probe.ledger.held.pop(id(dead))
     del dead
-    assert probe.ledger.params[key].contributions
+    assert probe.ledger.contributions(key)
     probe.watch_param(new)
     assert probe.observed[key].param() is new
-    assert key not in probe.ledger.params or not probe.ledger.params[key].contributions
+    assert not probe.ledger.contributions(key)
     assert [k for k, _obs in probe.watched] == [key]
 
 

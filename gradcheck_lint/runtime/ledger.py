@@ -33,7 +33,7 @@ class Site:
 UNKNOWN_SITE = Site("<unknown>", 0, "")
 
 
-@dataclass
+@dataclass(slots=True)
 class BackwardPass:
     id: int
     site: Site
@@ -48,7 +48,7 @@ class BackwardPass:
         return self.site, self.via
 
 
-@dataclass
+@dataclass(slots=True)
 class Discard:
     """A clear that dropped the gradients of a backward pass no step had applied."""
 
@@ -73,21 +73,24 @@ class Violation:
     step_index: int = 0  # which step of its optimizer (from 1) showed it
 
 
-@dataclass
-class _Param:
-    contributions: list[int] = field(default_factory=list)  # backward ids, oldest first
-    optimizers: set[int] = field(default_factory=set)
-
-
 Rescale = float | None | Callable[[], float | None]  # a factor, or how to measure it when it is needed
+_NONE: frozenset[int] = frozenset()
 
 
 class Ledger:
-    """Per-parameter contributions, per-optimizer pending discards and windows."""
+    """Per-parameter contributions, per-optimizer pending discards and windows.
+
+    A parameter's state is two entries, keyed by its id: the backward passes its `.grad` holds
+    (`held`: a tuple, oldest first) and its optimizers (`optimizers_of`: a frozenset). Parameters in
+    the same state share the same tuple and frozenset, so what is done to many parameters at once (a
+    backward pass writing them, a clear, a step) is worked out once per distinct state.
+    """
 
     def __init__(self) -> None:
         self.passes: dict[int, BackwardPass] = {}
-        self.params: dict[int, _Param] = {}
+        self.held: dict[int, tuple[int, ...]] = {}  # parameter -> backward ids its `.grad` holds, oldest first
+        self.optimizers_of: dict[int, frozenset[int]] = {}  # parameter -> its optimizers (absent: none)
+        self._opt_sets: dict[frozenset[int], frozenset[int]] = {}  # one frozenset object per set of optimizers
         self.current: int | None = None
         self._next = 1
         self._held: dict[int, int] = {}  # backward id -> number of parameters holding it
@@ -101,6 +104,10 @@ class Ledger:
         self._rescaled: set[int] = set()  # parameters whose `.grad` changed in place (`/= N`, clipping) since the last step
         self._registered: dict[int, list[int]] = {}  # optimizer -> the parameters its last `register` named
 
+    def contributions(self, pid: int) -> tuple[int, ...]:
+        """The backward passes this parameter's `.grad` holds, oldest first."""
+        return self.held.get(pid, ())
+
     def clear_ran(self, site: Site) -> None:
         """One run of a clearing call (whatever the number of parameters it cleared)."""
         self.clear_runs[site] = self.clear_runs.get(site, 0) + 1
@@ -109,12 +116,14 @@ class Ledger:
     def begin_backward(self, site: Site, scale: tuple[float, ...] | None = None, via: object = None) -> int:
         bid = self._next
         self._next += 1
-        for p in self._live:  # the passes the last group of steps applied, not every pass kept
-            p.live = False
-        self._live.clear()
+        if self._live:
+            for p in self._live:  # the passes the last group of steps applied, not every pass kept
+                p.live = False
+            self._live.clear()
         self.passes[bid] = BackwardPass(bid, site, scale=scale, via=via)
         self.current = bid
-        self._forget_unheld()
+        if len(self.passes) > 256:
+            self._forget_unheld()
         return bid
 
     def end_backward(self) -> None:
@@ -135,26 +144,36 @@ class Ledger:
         """`accumulated` for every parameter one backward pass wrote, with each optimizer of those
         parameters updated once per call instead of once per parameter."""
         bid = self.current if self.current is not None else self.begin_backward(UNKNOWN_SITE)
-        params = self.params
+        held, optimizers_of = self.held, self.optimizers_of
+        grown: dict[tuple[int, ...], tuple[int, ...]] = {}  # what a held tuple becomes with this pass
         added = 0
-        opts: set[int] = set()
+        opt_sets: set[frozenset[int]] = set()
+        last: tuple[int, ...] | None = None  # the previous parameter's tuple (usually the same object)
+        last_after: tuple[int, ...] = ()
+        last_opts: frozenset[int] | None = None
         for pid in pids:
-            st = params.get(pid)
-            if st is None:
-                st = params[pid] = _Param()
-            contributions = st.contributions
-            if bid in contributions:
-                continue
-            contributions.append(bid)
+            before = held.get(pid)
+            if before is last and before is not None:
+                after = last_after
+            else:
+                if before is not None and bid in before:
+                    continue
+                after = grown.get(before or ())
+                if after is None:
+                    after = grown[before or ()] = (*(before or ()), bid)
+                last, last_after = before, after
+            held[pid] = after
             added += 1
-            if st.optimizers:
-                opts |= st.optimizers
+            opts = optimizers_of.get(pid)
+            if opts and opts is not last_opts:
+                opt_sets.add(opts)
+                last_opts = opts
         if added:
             self._held[bid] = self._held.get(bid, 0) + added
-        if not opts:
+        if not opt_sets:
             return
         site = self.passes[bid].site
-        for opt in opts:
+        for opt in frozenset().union(*opt_sets):
             self._since_step.setdefault(opt, set()).add(bid)
             for d in self.discards.get(opt, ()):
                 d.refilled = True
@@ -164,77 +183,98 @@ class Ledger:
 
     def rescaled(self, pid: int) -> None:
         """The parameter's `.grad` was changed in place by something other than a backward or a clear."""
-        if pid in self.params:
+        if pid in self.held:
             self._rescaled.add(pid)
 
     # -- clears
     def holds_unapplied(self, pid: int) -> bool:
-        st = self.params.get(pid)
-        return st is not None and any(not self.passes[b].consumers for b in st.contributions)
+        return any(not self.passes[b].consumers for b in self.held.get(pid, ()))
 
     def unapplied(self, pids: Iterable[int]) -> list[int]:
         """The parameters (of `pids`, in order) whose `.grad` holds a pass no step applied."""
-        params, passes = self.params, self.passes
+        held, passes = self.held, self.passes
         out: list[int] = []
+        last: tuple[int, ...] = ()
+        unapplied = False
         for pid in pids:
-            st = params.get(pid)
-            if st is not None and st.contributions and any(not passes[b].consumers for b in st.contributions):
+            bids = held.get(pid)
+            if not bids:
+                continue
+            if bids is not last:
+                last, unapplied = bids, any(not passes[b].consumers for b in bids)
+            if unapplied:
                 out.append(pid)
         return out
 
     def cleared(self, pid: int, site: Site, discard: bool = True) -> None:
         """The parameter's `.grad` was cleared (set to None, zeroed, replaced by zeros)."""
-        st = self.params.get(pid)
-        if st is None:
+        dropped = self.held.get(pid)
+        if dropped is None:
             return
-        if not discard:
-            for bid in st.contributions:
-                self._held[bid] -= 1
-            st.contributions = []
-            return
-        dropped, st.contributions = st.contributions, []
+        self.held[pid] = ()
         for bid in dropped:
             self._held[bid] -= 1
-        for opt in st.optimizers:
+        if not discard:
+            return
+        opts = self.optimizers_of.get(pid, _NONE)
+        for opt in opts:
             # A second clear before the step: what an earlier clear dropped is no evidence any more.
             pending = [d for d in self.discards.get(opt, []) if d.clear == site and not d.refilled]
             for bid in dropped:
                 bp = self.passes[bid]
                 # not applied by any optimizer of this parameter (another optimizer's step does not count)
-                if not (bp.consumers & st.optimizers) and not self._held.get(bid) and not any(d.backward == bid for d in pending):
+                if not (bp.consumers & opts) and not self._held.get(bid) and not any(d.backward == bid for d in pending):
                     pending.append(Discard(bid, site))
             self.discards[opt] = pending
 
     def cleared_many(self, pids: list[int], site: Site, discard: bool = True) -> None:
         """`cleared` for all the parameters one clearing call cleared, with each optimizer's pending
         discards filtered once per call instead of once per parameter."""
-        params, held, passes = self.params, self._held, self.passes
-        drops: list[tuple[_Param, list[int]]] = []
-        opts: set[int] = set()
+        held, optimizers_of, passes = self.held, self.optimizers_of, self.passes
+        dropped_by: dict[tuple[int, ...], int] = {}  # what was held -> how many parameters held it
+        drops: dict[tuple[frozenset[int], tuple[int, ...]], None] = {}  # (optimizers, dropped), in order
+        opt_sets: set[frozenset[int]] = set()
+        # runs of parameters in the same state (the same tuple and frozenset objects) are counted as one
+        last: tuple[int, ...] | None = None
+        last_opts: frozenset[int] = _NONE
+        run = 0
         for pid in pids:
-            st = params.get(pid)
-            if st is None:
+            dropped = held.get(pid)
+            if dropped is None:
                 continue
-            dropped = st.contributions
+            opts = optimizers_of.get(pid, _NONE) if discard else _NONE
             if dropped:
-                st.contributions = []
-                for bid in dropped:
-                    held[bid] -= 1
+                held[pid] = ()
+            if dropped is last and opts is last_opts:
+                run += 1
+                continue
+            if last:
+                dropped_by[last] = dropped_by.get(last, 0) + run
                 if discard:
-                    drops.append((st, dropped))
-            if discard and st.optimizers:
-                opts |= st.optimizers
+                    drops[(last_opts, last)] = None
+            if opts:
+                opt_sets.add(opts)
+            last, last_opts, run = dropped, opts, 1
+        if last:
+            dropped_by[last] = dropped_by.get(last, 0) + run
+            if discard:
+                drops[(last_opts, last)] = None
+        counts = self._held
+        for dropped, n in dropped_by.items():
+            for bid in dropped:
+                counts[bid] -= n
         if not discard:
             return
         # A second clear before the step: what an earlier clear dropped is no evidence any more.
-        pending = {opt: [d for d in self.discards.get(opt, []) if d.clear == site and not d.refilled] for opt in opts}
-        for st, dropped in drops:
+        pending = {opt: [d for d in self.discards.get(opt, []) if d.clear == site and not d.refilled]
+                   for opt in frozenset().union(*opt_sets)}
+        for opts, dropped in drops:
             for bid in dropped:
                 bp = passes[bid]
                 # not applied by any optimizer of this parameter (another optimizer's step does not count)
-                if bp.consumers & st.optimizers or held.get(bid):
+                if bp.consumers & opts or counts.get(bid):
                     continue
-                for opt in st.optimizers:
+                for opt in opts:
                     if not any(d.backward == bid for d in pending[opt]):
                         pending[opt].append(Discard(bid, site))
         for opt, ds in pending.items():
@@ -243,33 +283,37 @@ class Ledger:
     # -- steps
     def forget_param(self, pid: int) -> None:
         """The parameter with this id is gone (its id now names a new tensor): drop what it held."""
-        st = self.params.pop(pid, None)
+        dropped = self.held.pop(pid, None)
+        self.optimizers_of.pop(pid, None)
         self._rescaled.discard(pid)
         self._registered.clear()
-        if st is not None:
-            for bid in st.contributions:
-                self._held[bid] = self._held.get(bid, 1) - 1
+        for bid in dropped or ():
+            self._held[bid] = self._held.get(bid, 1) - 1
 
     def forget_optimizer(self, opt: int) -> None:
         """The optimizer with this id is gone (its id now names a new optimizer)."""
         for table in (self.step_sites, self.discards, self.windows, self._since_step, self._registered):
             table.pop(opt, None)  # type: ignore[attr-defined]
-        for st in self.params.values():
-            st.optimizers.discard(opt)
+        for pid, opts in list(self.optimizers_of.items()):
+            if opt in opts:
+                self.optimizers_of[pid] = self._interned(opts - {opt})
+
+    def _interned(self, opts: frozenset[int]) -> frozenset[int]:
+        return self._opt_sets.setdefault(opts, opts)
 
     def register(self, opt: int, pids: list[int]) -> None:
         """These parameters are `opt`'s. Named again with the same list (every step), nothing to do:
         only `forget_param` and `forget_optimizer` take an optimizer off a parameter."""
         if self._registered.get(opt) == pids:
             return
+        held, optimizers_of = self.held, self.optimizers_of
         for pid in pids:
-            st = self.params.get(pid)
-            if st is None:
-                st = self.params[pid] = _Param()
-            if opt not in st.optimizers:
-                st.optimizers.add(opt)
+            bids = held.setdefault(pid, ())
+            opts = optimizers_of.get(pid, _NONE)
+            if opt not in opts:
+                optimizers_of[pid] = self._interned(opts | {opt})
                 # passes already held count towards this optimizer's first window
-                self._since_step.setdefault(opt, set()).update(b for b in st.contributions if not self.passes[b].consumers)
+                self._since_step.setdefault(opt, set()).update(b for b in bids if not self.passes[b].consumers)
         self._registered[opt] = list(pids)
 
     def step(self, opt: int, pids: list[int], site: Site, owner_of: dict[int, str] | None = None,
@@ -281,7 +325,7 @@ class Ledger:
         function measuring it, called only for a window of several passes (the only use of it).
         A measurement also sees changes no version counter shows (`p.grad.data /= N`).
         """
-        params, passes = self.params, self.passes
+        held, optimizers_of, passes = self.held, self.optimizers_of, self.passes
         out: list[Violation] = []
         seen: set[tuple[str, int]] = set()
         current_sites: set[Site] | None = None
@@ -289,18 +333,28 @@ class Ledger:
         # first applied to these parameters by this step (another optimizer may have applied the same
         # pass to its own parameters: Muon stepping every micro-batch, Adam every second one)
         newly: set[int] = set()
+        states: set[tuple[tuple[int, ...], frozenset[int]]] = set()
+        last: tuple[int, ...] = ()
+        last_opts: frozenset[int] | None = None
         for pid in pids:
-            st = params.get(pid)
-            if st is None or not st.contributions:
+            bids = held.get(pid)
+            if not bids:
                 continue
-            for bid in st.contributions:
+            opts = optimizers_of.get(pid, _NONE)
+            if bids is last and opts is last_opts:
+                continue
+            last, last_opts = bids, opts
+            if (bids, opts) in states:
+                continue  # a parameter in the same state as an earlier one adds nothing (the first names the owner)
+            states.add((bids, opts))
+            for bid in bids:
                 bp = passes[bid]
                 consumers = bp.consumers
                 applied.add(bid)
                 if not consumers:
                     newly.add(bid)
                     continue
-                if not consumers & st.optimizers:
+                if not consumers & opts:
                     newly.add(bid)
                 if opt in consumers:
                     code = "GL001"
@@ -308,7 +362,7 @@ class Ledger:
                     if current_sites is None:
                         current_sites = self._current_sites(pids)
                     same_line = bp.site in current_sites
-                    if same_line and not consumers & st.optimizers:
+                    if same_line and not consumers & opts:
                         # no optimizer of this parameter applied it: another one applied the same
                         # pass to its own parameters, stepping more often (Muon on every micro-batch,
                         # Adam on every second), and here it belongs to this optimizer's window
@@ -375,8 +429,8 @@ class Ledger:
 
     def _contributions(self, pids: list[int]) -> list[BackwardPass]:
         """The passes these parameters hold, in order (one entry per parameter holding it)."""
-        params, passes = self.params, self.passes
-        return [passes[b] for pid in pids if pid in params for b in params[pid].contributions]
+        held, passes = self.held, self.passes
+        return [passes[b] for pid in pids for b in held.get(pid, ())]
 
     def _first_fresh(self, pids: list[int]) -> BackwardPass | None:
         """The first pass these parameters hold that no step applied yet."""
@@ -414,12 +468,16 @@ class Ledger:
     def consume(self, opt: int, pids: list[int]) -> None:
         """Mark what these parameters hold as applied by `opt` (after a step that ran a closure)."""
         self.discards.pop(opt, None)
-        params, passes = self.params, self.passes
+        held, passes = self.held, self.passes
+        done: set[tuple[int, ...]] = set()
+        last: tuple[int, ...] = ()
         for pid in pids:
-            st = params.get(pid)
-            if st is None:
+            bids = held.get(pid)
+            if not bids or bids is last or bids in done:
                 continue
-            for bid in st.contributions:
+            last = bids
+            done.add(bids)
+            for bid in bids:
                 bp = passes[bid]
                 if opt not in bp.consumers:
                     bp.consumers.add(opt)

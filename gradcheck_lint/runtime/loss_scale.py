@@ -24,9 +24,16 @@ def loss_scale(tensors: Any) -> tuple[float, ...] | None:
     library loss reduced by summing over its samples (`reduction="sum"`): micro-batch sums add up to
     the whole batch's sum, so such a loss is not to be divided by N (the static side's rule too).
     """
-    if not isinstance(tensors, torch.Tensor) or tensors.grad_fn is None:
+    if not isinstance(tensors, torch.Tensor):
         return None
-    terms = _factors(tensors.grad_fn, 0)
+    return graph_scale(tensors.grad_fn)
+
+
+def graph_scale(grad_fn: Any) -> tuple[float, ...] | None:
+    """`loss_scale` of the loss whose `grad_fn` this is (None: no graph)."""
+    if grad_fn is None:
+        return None
+    terms = _factors(grad_fn, 0)
     return None if terms is None else tuple(sorted(terms))
 
 

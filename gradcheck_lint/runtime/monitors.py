@@ -89,21 +89,25 @@ class Monitors:
                 _unpatch()
 
     # -- from the probe
-    def before_backward(self, site: Site, tensors: Any) -> None:
-        ref = self.scaled_outputs.get(id(tensors))
-        self.pass_scaled = ref is not None and ref() is tensors
-        if self.pass_scaled:
-            self.scaled_by = site
+    def before_backward(self, site: Site, tensors: Any, grad_fn: Any = None) -> None:
+        """`grad_fn`: the graph's root, when `tensors` is one tensor (read once by the caller)."""
+        if self.scaled_outputs:
+            ref = self.scaled_outputs.get(id(tensors))
+            self.pass_scaled = ref is not None and ref() is tensors
+            if self.pass_scaled:
+                self.scaled_by = site
+        else:
+            self.pass_scaled = False
         self.collect = self.pass_scaled or self.clip is not None
         if self.ddp_forwards:
             synced = any(on for on, _m in self.ddp_forwards)
             model = next((m for on, m in self.ddp_forwards if on), self.ddp_forwards[-1][1])
             self.window.append((site, synced, model))
             self.ddp_forwards.clear()
-        if isinstance(tensors, torch.Tensor) and tensors.grad_fn is not None and site not in self.kept_reported:
+        if grad_fn is not None and site not in self.kept_reported:
             sentinel = _Sentinel()
             try:
-                tensors.grad_fn.metadata["gradcheck_lint"] = sentinel
+                grad_fn.metadata["gradcheck_lint"] = sentinel
             except (AttributeError, RuntimeError, TypeError):
                 return
             self.graphs.append((weakref.ref(sentinel), site, self.steps))
@@ -180,6 +184,8 @@ class Monitors:
         self.ddp_forwards.append((sync, model))
 
     def _check_window(self, step: Site) -> None:
+        if not self.window:
+            return
         window, self.window = self.window, []
         for site, synced, model in window[:-1]:
             if synced:

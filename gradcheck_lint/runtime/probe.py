@@ -19,7 +19,7 @@ from torch.utils.hooks import RemovableHandle
 
 from .clear_sites import clear_between
 from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
-from .loss_scale import loss_scale
+from .loss_scale import graph_scale, loss_scale
 from .monitors import FindingSink, Monitors, leaf_tensors
 from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES, rescale_factor, uniform_factor
 from .sites import user_caller, user_site
@@ -42,9 +42,11 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     site = user_site(2, ("backward",))
     via = user_caller(2)
     tensors = args[0] if args else kwargs.get("tensors")
-    scale = loss_scale(tensors)
+    grad_fn = tensors.grad_fn if isinstance(tensors, torch.Tensor) else None  # read once: each read wraps the node anew
+    scale = graph_scale(grad_fn)
     for probe in probes:
-        probe.before_backward(site, tensors, scale, via)
+        probe.before_backward(site, tensors, scale, grad_fn, via)
+    del grad_fn
     try:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     except RuntimeError as err:
@@ -148,6 +150,24 @@ class _Group:
 
 
 _DEREF = weakref.ref.__call__
+
+
+def _look(group: _Group, params: list[torch.Tensor]) -> tuple[list[int], bool, bool]:
+    """One pass over a group's parameters: the ids of those with a `.grad`; whether `Probe._sync`
+    has anything to notice (a watched gradient seen before is gone, replaced or modified: a sufficient
+    test, `_sync` itself decides); whether any `.grad` differs from what was last seen of it."""
+    with_grad: list[int] = []
+    stale = differs = False
+    for key, p, obs in zip(group.keys, params, group.obs):
+        g = p.grad
+        if g is not None:
+            with_grad.append(key)
+            if obs is not None and (id(g) != obs.grad_id or g._version != obs.version):
+                differs = True
+                stale = stale or obs.grad_id != _NO_GRAD
+        elif obs is not None and obs.grad_id != _NO_GRAD:
+            stale = True
+    return with_grad, stale, differs
 _MAX_GROUPS = 64  # optimizers and models whose parameter lists are kept (one optimizer per task: many)
 
 
@@ -304,9 +324,11 @@ class Probe:
             site = user_site(2, ("zero_grad",))
             ps = params()
             group = probe._group(owner, ps)
-            probe._sync(group.obs, site)  # what changed since the last look happened before this clear
+            with_grad, stale, _differs = _look(group, ps)
+            if stale:
+                probe._sync(group.obs, site)  # what changed since the last look happened before this clear
             # Gradients no step applied, and not finite: a GradScaler skipped the step on purpose.
-            pending = probe.ledger.unapplied([k for k, p in zip(group.keys, ps) if p.grad is not None])
+            pending = probe.ledger.unapplied(with_grad)
             skipped = False
             if pending:
                 held = set(pending)
@@ -338,15 +360,26 @@ class Probe:
         if self.monitors is not None and unscaled:
             self.monitors.unscaled(unscaled)
 
-    def before_backward(self, site: Site, tensors: Any, scale: tuple[float, ...] | None, via: object = None) -> None:
+    def before_backward(self, site: Site, tensors: Any, scale: tuple[float, ...] | None, grad_fn: Any = None,
+                        via: object = None) -> None:
+        """`grad_fn`: the root of the graph of `tensors` when it is one tensor; `via`: where the user's
+        code running the backward line was called from (`sites.user_caller`)."""
         if self.discover and self.discovered_sites.get(site, 0) < 4:
             # the first few passes of each backward line: enough to meet every model it reaches
             self.discovered_sites[site] = self.discovered_sites.get(site, 0) + 1
             self.discover_leaves(tensors)
-        self._sync(None, site)
+        for _key, obs in self.watched:  # `_sync` only when it has something to notice (a sufficient test)
+            gid = obs.grad_id
+            if gid == _NO_GRAD:
+                continue
+            p = obs.param()
+            g = p.grad if p is not None else None
+            if p is not None and (g is None or id(g) != gid or g._version != obs.version):
+                self._sync(None, site)
+                break
         self.ledger.begin_backward(site, scale, via)
         if self.monitors is not None:
-            self.monitors.before_backward(site, tensors)
+            self.monitors.before_backward(site, tensors, grad_fn)
 
     def after_backward(self, site: Site) -> None:
         """Every watched `.grad` the pass changed was accumulated into."""
@@ -398,9 +431,7 @@ class Probe:
         `zero_grad()`) and in-place rescaling, since the last look; `now` is the call that looks.
         `observations`: of some parameters (None: not watched), or None for every watched one."""
         where: Site | None = None
-        if observations is None:
-            observations = [obs for _key, obs in self.watched]
-        for obs in observations:
+        for obs in [obs for _key, obs in self.watched] if observations is None else observations:
             if obs is None or obs.grad_id == _NO_GRAD:
                 continue
             p = obs.param()
@@ -439,7 +470,9 @@ class Probe:
     def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str) -> None:
         params = self._params_of(opt)
         group = self._group(id(opt), params, watch=True)  # new parameters, or a new tensor under a dead one's id
-        self._sync(group.obs, site)
+        with_grad, stale, _differs = _look(group, params)
+        if stale:
+            self._sync(group.obs, site)
         rescale: Rescale = None
         measured = False
         pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
@@ -464,8 +497,7 @@ class Probe:
         if self.monitors is not None:
             self.monitors.before_step(id(opt), site, name, group.keyset)
         self.ledger.register(id(opt), group.keys)
-        violations = self.ledger.step(id(opt), [k for k, p in zip(group.keys, params) if p.grad is not None], site,
-                                      self.owner_of, rescale, measured=measured)
+        violations = self.ledger.step(id(opt), with_grad, site, self.owner_of, rescale, measured=measured)
         window = self.ledger.window_violation(id(opt), self.accumulation_steps)
         if window is not None and id(opt) not in self._reported_windows:
             self._reported_windows.add(id(opt))
@@ -493,14 +525,17 @@ class Probe:
     def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         params = self._params_of(opt)
         group = self._group(id(opt), params)
-        self._sync(group.obs, self.last_event or UNKNOWN_SITE)
-        self.ledger.consume(id(opt), [k for k, p in zip(group.keys, params) if p.grad is not None])
+        with_grad, stale, differs = _look(group, params)
+        if stale:
+            self._sync(group.obs, self.last_event or UNKNOWN_SITE)
+        self.ledger.consume(id(opt), with_grad)
         if self.monitors is not None:
             self.monitors.after_step(id(opt), self.last_event or UNKNOWN_SITE, group.keyset)
-        for p, obs in zip(params, group.obs):
-            g = p.grad
-            if obs is not None and g is not None:
-                obs.grad_id, obs.version = id(g), g._version
+        if differs:  # a gradient the probe has not seen yet (or one `_sync` just noted): the new baseline
+            for p, obs in zip(params, group.obs):
+                g = p.grad
+                if obs is not None and g is not None:
+                    obs.grad_id, obs.version = id(g), g._version
 
     def _global_before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         known = self.optimizers.get(id(opt))
