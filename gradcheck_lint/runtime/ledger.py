@@ -175,6 +175,21 @@ class Ledger:
                 if d.backward in self.passes and self.passes[d.backward].site == site:
                     d.refilled_by_same_site = True
 
+    def may_accumulate(self, pid: int, bid: int) -> bool:
+        """Whether the next step of this parameter's optimizers may apply pass `bid` together with
+        other passes (a window of several): call after `bid` wrote it. No only when every optimizer
+        of the parameter has stepped, its last step applied a window of at most one pass, and `bid`
+        is the only pass into its parameters since."""
+        opts = self.optimizers_of.get(pid)
+        if not opts:
+            return True
+        for opt in opts:
+            sizes = self.windows.get(opt)
+            since = self._since_step.get(opt)
+            if not sizes or sizes[-1] > 1 or since is None or len(since) != 1 or bid not in since:
+                return True
+        return False
+
     def rescaled(self, pid: int) -> None:
         """The parameter's `.grad` was changed in place by something other than a backward or a clear."""
         if pid in self.held:
