@@ -308,7 +308,7 @@ class Probe:
         `watch`: first make sure each parameter is watched (new ones, a new tensor under a dead one's id)."""
         group = self._groups.get(owner)
         if (group is not None and group.lists(params, self.generation)
-                and (not watch or (group.checked and not any(params[i].requires_grad for i in group.unwatched)))):
+                and (not watch or (group.checked and not (group.unwatched and any(params[i].requires_grad for i in group.unwatched))))):
             return group
         if watch:
             for p in params:
@@ -496,7 +496,7 @@ class Probe:
     def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         site = user_site(2, ("step",))
         rest = args[1:] if args and args[0] is opt else args
-        closure = kwargs.get("closure") or next((a for a in rest if callable(a)), None)
+        closure = kwargs.get("closure") or (next((a for a in rest if callable(a)), None) if rest else None)
         name = optimizer_name(site, len(rest))
         if closure is not None:
             # `step(closure)` (LBFGS): the closure clears and runs backward inside the step, maybe
