@@ -156,8 +156,14 @@ class _Group:
         return (generation == self.generation and len(params) == len(self.refs)
                 and all(map(operator.is_, params, map(_DEREF, self.refs))))
 
+    def all_watched(self, params: list[torch.Tensor]) -> bool:
+        """`watch_param` would do nothing to any of these (listed) parameters: each went through it at
+        this generation, and those it did not watch are still frozen."""
+        return self.checked and not (self.unwatched and any(params[i].requires_grad for i in self.unwatched))
+
 
 _DEREF = weakref.ref.__call__
+_MAX_GROUPS = 64  # optimizers and models whose parameter lists are kept (one optimizer per task: many)
 
 
 def _look(group: _Group, params: list[torch.Tensor]) -> tuple[list[int], bool, bool]:
@@ -176,7 +182,6 @@ def _look(group: _Group, params: list[torch.Tensor]) -> tuple[list[int], bool, b
         elif obs is not None and obs.grad_id != _NO_GRAD:
             stale = True
     return with_grad, stale, differs
-_MAX_GROUPS = 64  # optimizers and models whose parameter lists are kept (one optimizer per task: many)
 
 
 class Probe:
@@ -307,8 +312,7 @@ class Probe:
         """The kept `_Group` of these parameters (of the optimizer or model whose id is `owner`);
         `watch`: first make sure each parameter is watched (new ones, a new tensor under a dead one's id)."""
         group = self._groups.get(owner)
-        if (group is not None and group.lists(params, self.generation)
-                and (not watch or (group.checked and not (group.unwatched and any(params[i].requires_grad for i in group.unwatched))))):
+        if group is not None and group.lists(params, self.generation) and (not watch or group.all_watched(params)):
             return group
         if watch:
             for p in params:
