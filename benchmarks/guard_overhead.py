@@ -1,11 +1,13 @@
 """Print the runtime guard's overhead per training step, measured with the modes interleaved.
 
-    python benchmarks/guard_overhead.py [--pairs 60] [--runs 3] [--strict] [--models cnn,transformer]
+    python benchmarks/guard_overhead.py [--pairs 60] [--min-seconds 20] [--runs 3] [--strict] [--models cnn,transformer]
 
 In ONE process, an unguarded model (A) and a guarded deep copy of it (B), each with its own AdamW,
 are stepped alternately in pairs (A then B, then B then A for the next pair, ...), so machine drift
 and cache effects land on both alike. Each pair gives the ratio B/A; the figure is the median of
-those ratios minus one, per run. A's backward is torch's own (`torch.autograd.backward` as it was
+those ratios minus one, per run. A run has at least `--pairs` pairs, and more until it lasted
+`--min-seconds`: 60 pairs of the small CNN take a second, and on a shared machine their median
+moved by several percent from run to run (the transformer's 60 pairs take about 14 s). A's backward is torch's own (`torch.autograd.backward` as it was
 before the guard started), so A pays nothing for B's guard. A control run pits A against an unguarded
 copy (A vs A): its spread is the noise floor of this machine. The guard's own time is also measured
 directly, timed from the inside over `--own-steps` steps of a guarded model (median per step): its
@@ -63,8 +65,10 @@ def one_step(model: nn.Module, opt: torch.optim.Optimizer, loss_of: LossOf, back
     return time.perf_counter() - start
 
 
-def run_pairs(make: Callable[[], tuple[nn.Module, LossOf]], pairs: int, guarded: bool, strict: bool) -> float:
-    """Median over pairs of (B step time / A step time) - 1, in percent."""
+def run_pairs(make: Callable[[], tuple[nn.Module, LossOf]], pairs: int, guarded: bool, strict: bool,
+              min_seconds: float = 0.0) -> tuple[float, int]:
+    """Median over pairs of (B step time / A step time) - 1, in percent, and the number of pairs:
+    at least `pairs`, more until the pairs took `min_seconds`."""
     torch.manual_seed(0)
     model_a, loss_of = make()
     model_b = copy.deepcopy(model_a)
@@ -86,7 +90,9 @@ def run_pairs(make: Callable[[], tuple[nn.Module, LossOf]], pairs: int, guarded:
             one_step(model_a, opt_a, loss_of, backward_a)
             one_step(model_b, opt_b, loss_of, backward_b)
         ratios = []
-        for i in range(pairs):
+        start = time.perf_counter()
+        i = 0
+        while i < pairs or time.perf_counter() - start < min_seconds:
             if i % 2 == 0:
                 a = one_step(model_a, opt_a, loss_of, backward_a)
                 b = one_step(model_b, opt_b, loss_of, backward_b)
@@ -94,11 +100,12 @@ def run_pairs(make: Callable[[], tuple[nn.Module, LossOf]], pairs: int, guarded:
                 b = one_step(model_b, opt_b, loss_of, backward_b)
                 a = one_step(model_a, opt_a, loss_of, backward_a)
             ratios.append(b / a)
+            i += 1
     finally:
         if g is not None:
             g.stop()
             assert len(g.report()) == 0, str(g.report())
-    return (statistics.median(ratios) - 1) * 100
+    return (statistics.median(ratios) - 1) * 100, len(ratios)
 
 
 def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, strict: bool) -> tuple[dict[str, float], float]:
@@ -111,6 +118,7 @@ def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, st
     clock = time.perf_counter
     spent = dict.fromkeys(("zero_grad", "backward", "step", "total"), 0.0)
     inner = [0.0]  # time inside the torch function a wrapper called
+    outer = [0.0]  # time inside the guard's backward wrapper (not Tensor.backward's own preamble)
 
     def timed_inner(fn: Callable[..., object]) -> Callable[..., object]:
         def call(*args: object, **kwargs: object) -> object:
@@ -119,6 +127,16 @@ def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, st
                 return fn(*args, **kwargs)
             finally:
                 inner[0] += clock() - start
+
+        return call
+
+    def timed_outer(fn: Callable[..., object]) -> Callable[..., object]:
+        def call(*args: object, **kwargs: object) -> object:
+            start = clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                outer[0] += clock() - start
 
         return call
 
@@ -143,8 +161,9 @@ def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, st
     step_times = []
     try:
         with guard(model, opt, strict=strict):
-            torch_backward = probe_module._ORIGINAL_BACKWARD
+            torch_backward, guard_backward = probe_module._ORIGINAL_BACKWARD, torch.autograd.backward
             probe_module._ORIGINAL_BACKWARD = timed_inner(torch_backward)  # type: ignore[arg-type]
+            torch.autograd.backward = timed_outer(guard_backward)  # type: ignore[assignment]
             try:
                 for i in range(steps + 3):
                     for k in spent:
@@ -155,10 +174,9 @@ def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, st
                     opt.zero_grad(set_to_none=True)
                     spent["zero_grad"] = clock() - start - inner[0]
                     loss = loss_of(model)
-                    inner[0] = 0.0
-                    start = clock()
+                    inner[0] = outer[0] = 0.0
                     loss.backward()
-                    spent["backward"] = clock() - start - inner[0]
+                    spent["backward"] = outer[0] - inner[0]
                     opt.step()
                     step_time = clock() - step_start
                     spent["total"] = spent["zero_grad"] + spent["backward"] + spent["step"]
@@ -168,6 +186,7 @@ def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, st
                         step_times.append(step_time)
             finally:
                 probe_module._ORIGINAL_BACKWARD = torch_backward
+                torch.autograd.backward = guard_backward  # type: ignore[assignment]
     finally:
         for owner, name, original in saved:
             if original is None:
@@ -184,6 +203,8 @@ def main() -> None:
     parser.add_argument("--strict", action="store_true", help="measure strict mode instead of the default guard")
     parser.add_argument("--models", default="cnn,transformer")
     parser.add_argument("--no-control", action="store_true", help="skip the A-vs-A control runs")
+    parser.add_argument("--min-seconds", type=float, default=20.0,
+                        help="keep adding pairs until a run lasted this long (a fast model gets more pairs)")
     parser.add_argument("--own-steps", type=int, default=100, help="steps timed from the inside (median per step)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
@@ -193,11 +214,12 @@ def main() -> None:
     for key in args.models.split(","):
         name, make = MODELS[key]
         params = sum(p.numel() for p in make()[0].parameters())
-        guarded = [run_pairs(make, args.pairs, True, args.strict) for _ in range(args.runs)]
-        line = f"{name:12s} {params / 1e6:5.2f}M params  guard " + ", ".join(f"{r:+.2f} %" for r in guarded)
+        guarded = [run_pairs(make, args.pairs, True, args.strict, args.min_seconds) for _ in range(args.runs)]
+        line = (f"{name:12s} {params / 1e6:5.2f}M params  guard " + ", ".join(f"{r:+.2f} %" for r, _n in guarded)
+                + " (" + ", ".join(str(n) for _r, n in guarded) + " pairs)")
         if not args.no_control:
-            control = [run_pairs(make, args.pairs, False, False) for _ in range(args.runs)]
-            line += "  | control A vs A " + ", ".join(f"{r:+.2f} %" for r in control)
+            control = [run_pairs(make, args.pairs, False, False, args.min_seconds) for _ in range(args.runs)]
+            line += "  | control A vs A " + ", ".join(f"{r:+.2f} %" for r, _n in control)
         own, step_ms = guard_self_time(make, max(args.own_steps, args.pairs // 2), args.strict)
         line += (f"  | guard's own code {own['total']:.0f} µs of a {step_ms:.1f} ms step "
                  f"({own['total'] / 1e3 / step_ms * 100:.2f} %: zero_grad {own['zero_grad']:.0f}, "

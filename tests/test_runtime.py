@@ -458,6 +458,34 @@ def _rescaled_window(strict: bool, loss_divisor: float, device: str = "cpu") -> 
     return [d.code for d in g.report()]
 
 
+def _window_after_single_passes(loss_divisor: float, first_only: bool) -> list[str]:
+    """Windows of one pass and of three passes in turn, the gradients of a window of three divided by
+    3 through `.data` (no version counter shows it: only the default mode's copy of a small
+    CPU parameter measures it), the loss maybe divided too. With `first_only`, the measured parameter
+    gets a gradient from the first pass of each window only."""
+    torch.manual_seed(0)
+    model, head = torch.nn.Linear(4, 4), torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD([*model.parameters(), *head.parameters()], lr=0.01)
+    with guard([model, head], opt, mode="record") as g:
+        for n in (1, 3, 1, 3):
+            for k, x in enumerate(torch.randn(n, 2, 4)):
+                features = model(x) if k == 0 or not first_only else x
+                (head(features).pow(2).mean() / (loss_divisor if n > 1 else 1)).backward()
+            for p in opt.param_groups[0]["params"]:
+                p.grad.data /= n
+            opt.step()
+            opt.zero_grad()
+    return [d.code for d in g.report()]
+
+
+def test_the_default_copy_of_a_window_that_follows_single_pass_steps_is_measured() -> None:
+    """No copy is made of a pass after a step of a single pass; when the window accumulates after
+    all, the first pass gets its copy when the next pass starts, so `.data /= N` is measured as before."""
+    for first_only in (False, True):
+        assert _window_after_single_passes(loss_divisor=1, first_only=first_only) == []  # divided once, in place
+        assert _window_after_single_passes(loss_divisor=3, first_only=first_only) == ["GL003"]  # divided twice
+
+
 def test_strict_mode_measures_in_place_rescaling_of_any_parameter() -> None:
     from gradcheck_lint.runtime.probe import SENTINEL_MAX_NUMEL
 

@@ -25,6 +25,15 @@ class Site:
     receiver: str = ""
     first_arg: str = ""
     method: str = ""  # `step` in `opt.step()`
+    # Sites key the ledger's tables several times a step: hashed once, not each time from the fields
+    _hash: int = field(default=0, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.path, self.line, self.text, self.col, self.receiver,
+                                                 self.first_arg, self.method)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line}"
@@ -181,6 +190,21 @@ class Ledger:
                 if d.backward in self.passes and self.passes[d.backward].site == site:
                     d.refilled_by_same_site = True
 
+    def may_accumulate(self, pid: int, bid: int) -> bool:
+        """Whether the next step of this parameter's optimizers may apply pass `bid` together with
+        other passes (a window of several): call after `bid` wrote it. No only when every optimizer
+        of the parameter has stepped, its last step applied a window of at most one pass, and `bid`
+        is the only pass into its parameters since."""
+        opts = self.optimizers_of.get(pid)
+        if not opts:
+            return True
+        for opt in opts:
+            sizes = self.windows.get(opt)
+            since = self._since_step.get(opt)
+            if not sizes or sizes[-1] > 1 or since is None or len(since) != 1 or bid not in since:
+                return True
+        return False
+
     def rescaled(self, pid: int) -> None:
         """The parameter's `.grad` was changed in place by something other than a backward or a clear."""
         if pid in self.held:
@@ -265,20 +289,22 @@ class Ledger:
                 counts[bid] -= n
         if not discard:
             return
-        # A second clear before the step: what an earlier clear dropped is no evidence any more.
-        pending = {opt: [d for d in self.discards.get(opt, []) if d.clear == site and not d.refilled]
-                   for opt in frozenset().union(*opt_sets)}
+        dropped_unapplied: list[tuple[frozenset[int], int]] = []  # (optimizers of the parameter, pass)
         for opts, dropped in drops:
             for bid in dropped:
-                bp = passes[bid]
                 # not applied by any optimizer of this parameter (another optimizer's step does not count)
-                if bp.consumers & opts or counts.get(bid):
-                    continue
-                for opt in opts:
-                    if not any(d.backward == bid for d in pending[opt]):
-                        pending[opt].append(Discard(bid, site))
-        for opt, ds in pending.items():
-            self.discards[opt] = ds
+                if not (passes[bid].consumers & opts or counts.get(bid)):
+                    dropped_unapplied.append((opts, bid))
+        discards = self.discards
+        for opt in frozenset().union(*opt_sets):
+            if not discards.get(opt) and not any(opt in opts for opts, _bid in dropped_unapplied):
+                continue  # no discard to filter, none to add (no entry is the same as an empty one)
+            # A second clear before the step: what an earlier clear dropped is no evidence any more.
+            pending = [d for d in discards.get(opt, []) if d.clear == site and not d.refilled]
+            for opts, bid in dropped_unapplied:
+                if opt in opts and not any(d.backward == bid for d in pending):
+                    pending.append(Discard(bid, site))
+            discards[opt] = pending
 
     # -- steps
     def forget_param(self, pid: int) -> None:
@@ -378,7 +404,7 @@ class Ledger:
                 other = self.step_sites.get(opt) if code == "GL001" else self.step_sites.get(min(consumers))
                 out.append(Violation(code, site, bp, other_step=other, own_backward=self._first_fresh(pids),
                                      param_owner=(owner_of or {}).get(pid)))
-        for d in self.discards.pop(opt, []):
+        for d in self.discards.pop(opt, None) or ():
             if d.refilled and not d.refilled_by_same_site:
                 continue  # a by-product backward cleared on purpose, then the real one
             if len(d.refills) >= 2:
@@ -421,8 +447,13 @@ class Ledger:
             out.append(scaling)
         if self._rescaled:
             self._rescaled.difference_update(pids)
-        self._since_step[opt] = set()
-        self.step_sites.setdefault(opt, site)
+        since = self._since_step.get(opt)
+        if since is None:
+            self._since_step[opt] = set()
+        else:
+            since.clear()
+        if opt not in self.step_sites:
+            self.step_sites[opt] = site
         for v in out:
             v.step_index = len(sizes)
         return out

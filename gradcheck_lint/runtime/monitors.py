@@ -214,6 +214,8 @@ class Monitors:
 
     # -- GL008
     def _check_graphs(self) -> None:
+        if not self.graphs:
+            return
         old = self.steps - 2
         live: list[tuple[weakref.ReferenceType[Any], Site, int]] = []
         counts: dict[Site, int] = {}

@@ -97,12 +97,18 @@ def _deactivate(probe: "Probe") -> None:
 
 
 _NO_GRAD = id(None)  # the `grad_id` of a parameter whose `.grad` is None: `id(p.grad)` then
+_LOST = (-1, -1)  # `_Observed.pending` when the deferred copy could not be taken: the rescaling is not measured
+
+
+def _unmeasured() -> None:
+    """The rescaling factor of a sentinel whose copy was lost: not measured (GL003 stays silent)."""
+    return None
 
 
 class _Observed:
     """What the probe last saw of one parameter's `.grad`: which tensor (`id(p.grad)`), at which version."""
 
-    __slots__ = ("grad_id", "version", "param", "snapshot", "sample")
+    __slots__ = ("grad_id", "version", "param", "snapshot", "pending", "sample")
 
     def __init__(self, param: torch.Tensor) -> None:
         self.param = weakref.ref(param)
@@ -111,6 +117,9 @@ class _Observed:
         # a copy of `.grad` after the last backward pass, kept for one small CPU parameter per
         # optimizer: measures in-place rescaling (`p.grad /= N`) without any device sync
         self.snapshot: torch.Tensor | None = None
+        # default mode, a pass that may be a window of one: the copy is deferred to the next backward
+        # pass (`.grad`'s id and version when it was written), or `_LOST` if `.grad` changed meanwhile
+        self.pending: tuple[int, int] | None = None
         # strict mode, large parameters: the fixed elements copied instead of the whole gradient
         self.sample: torch.Tensor | None = None
 
@@ -148,8 +157,14 @@ class _Group:
         return (generation == self.generation and len(params) == len(self.refs)
                 and all(map(operator.is_, params, map(_DEREF, self.refs))))
 
+    def all_watched(self, params: list[torch.Tensor]) -> bool:
+        """`watch_param` would do nothing to any of these (listed) parameters: each went through it at
+        this generation, and those it did not watch are still frozen."""
+        return self.checked and not (self.unwatched and any(params[i].requires_grad for i in self.unwatched))
+
 
 _DEREF = weakref.ref.__call__
+_MAX_GROUPS = 64  # optimizers and models whose parameter lists are kept (one optimizer per task: many)
 
 
 def _look(group: _Group, params: list[torch.Tensor]) -> tuple[list[int], bool, bool]:
@@ -168,7 +183,6 @@ def _look(group: _Group, params: list[torch.Tensor]) -> tuple[list[int], bool, b
         elif obs is not None and obs.grad_id != _NO_GRAD:
             stale = True
     return with_grad, stale, differs
-_MAX_GROUPS = 64  # optimizers and models whose parameter lists are kept (one optimizer per task: many)
 
 
 class Probe:
@@ -197,6 +211,7 @@ class Probe:
         self.discovered_sites: dict[Site, int] = {}
         self.last_event: Site | None = None  # the last backward, step or clear the probe saw
         self.generation = 0  # changes whenever a parameter starts or stops being watched
+        self._deferred: list[_Observed] = []  # sentinels whose copy waits for the next backward pass
         self._groups: dict[int, _Group] = {}  # id of an optimizer or model -> its parameters
 
     def steps_checked(self) -> int:
@@ -298,8 +313,7 @@ class Probe:
         """The kept `_Group` of these parameters (of the optimizer or model whose id is `owner`);
         `watch`: first make sure each parameter is watched (new ones, a new tensor under a dead one's id)."""
         group = self._groups.get(owner)
-        if (group is not None and group.lists(params, self.generation)
-                and (not watch or (group.checked and not any(params[i].requires_grad for i in group.unwatched)))):
+        if group is not None and group.lists(params, self.generation) and (not watch or group.all_watched(params)):
             return group
         if watch:
             for p in params:
@@ -355,8 +369,9 @@ class Probe:
                 g = param.grad if param is not None else None
                 if g is not None:
                     obs.version = g._version
-                    if obs.snapshot is not None:
+                    if obs.snapshot is not None or obs.pending is not None:
                         obs.take(g)  # the unscaled gradient is the new baseline
+                        obs.pending = None
         if self.monitors is not None and unscaled:
             self.monitors.unscaled(unscaled)
 
@@ -364,6 +379,8 @@ class Probe:
                         via: object = None) -> None:
         """`grad_fn`: the root of the graph of `tensors` when it is one tensor; `via`: where the user's
         code running the backward line was called from (`sites.user_caller`)."""
+        if self._deferred:
+            self._take_deferred()
         if self.discover and self.discovered_sites.get(site, 0) < 4:
             # the first few passes of each backward line: enough to meet every model it reaches
             self.discovered_sites[site] = self.discovered_sites.get(site, 0) + 1
@@ -386,6 +403,7 @@ class Probe:
         ledger = self.ledger
         sentinels = self.sentinels
         wrote: list[int] = []
+        written: list[tuple[int, _Observed, torch.Tensor]] = []  # sentinels this pass wrote
         for key, obs in self.watched:
             param = obs.param()
             g = param.grad if param is not None else None
@@ -396,13 +414,40 @@ class Probe:
                 wrote.append(key)
                 obs.grad_id, obs.version = gid, version
                 if key in sentinels:
-                    obs.take(g)
+                    written.append((key, obs, g))
         if wrote:
+            bid = ledger.current
             ledger.accumulated_many(wrote)
+            for key, obs, g in written:
+                if self.strict or bid is None or ledger.may_accumulate(key, bid):
+                    obs.take(g)
+                    obs.pending = None
+                else:
+                    # A step of a loop that steps after every pass does not use the copy (GL003 needs a
+                    # window of several passes), so it waits for the next backward pass: if one comes
+                    # before the step, the window may grow, and the copy is taken then
+                    obs.snapshot, obs.pending = None, (id(g), g._version)
+                    self._deferred.append(obs)
             if self.monitors is not None and self.monitors.collect:
                 self.monitors.wrote(site, wrote)
         ledger.end_backward()
         self.last_event = site
+
+    def _take_deferred(self) -> None:
+        """Another backward pass starts: take the deferred copies, of the same gradients as right after
+        the pass that wrote them (else the copy is lost, and that window's rescaling is not measured)."""
+        for obs in self._deferred:
+            pending = obs.pending
+            if pending is None or pending is _LOST:
+                continue
+            p = obs.param()
+            g = p.grad if p is not None else None
+            if g is not None and id(g) == pending[0] and g._version == pending[1]:
+                obs.take(g)
+                obs.pending = None
+            else:
+                obs.pending = _LOST
+        self._deferred.clear()
 
     def _mark_cleared(self, p: torch.Tensor, site: Site, discard: bool = True) -> None:
         key = id(p)
@@ -458,7 +503,7 @@ class Probe:
     def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         site = user_site(2, ("step",))
         rest = args[1:] if args and args[0] is opt else args
-        closure = kwargs.get("closure") or next((a for a in rest if callable(a)), None)
+        closure = kwargs.get("closure") or (next((a for a in rest if callable(a)), None) if rest else None)
         name = optimizer_name(site, len(rest))
         if closure is not None:
             # `step(closure)` (LBFGS): the closure clears and runs backward inside the step, maybe
@@ -480,18 +525,22 @@ class Probe:
         for key, p, obs in zip(group.keys, params, group.obs):
             if key not in sentinels:
                 continue
-            if obs is not None and obs.snapshot is not None:
+            if obs is not None and (obs.snapshot is not None or obs.pending is not None):
                 if self.strict:  # every parameter, measured together: they must all be rescaled alike
-                    if p.grad is not None and (obs.sample is not None or p.grad.shape == obs.snapshot.shape):
+                    if obs.snapshot is not None and p.grad is not None and (
+                            obs.sample is not None or p.grad.shape == obs.snapshot.shape):
                         pairs.append((obs.view(p.grad), obs.snapshot))
                 elif not measured:  # the default: the first small CPU parameter
                     # measured only if the step applies a window of several passes (GL003's case)
-                    rescale, measured = functools.partial(rescale_factor, obs, obs.snapshot), True
+                    measured = True
+                    rescale = (functools.partial(rescale_factor, obs, obs.snapshot) if obs.snapshot is not None
+                               else _unmeasured)  # a deferred copy: a window of one pass, unless lost
                 else:
                     # another parameter of this optimizer is measured: stop copying this one after
                     # every backward pass (one sentinel per optimizer is all the default mode reads)
                     sentinels.discard(key)
                 obs.snapshot = None
+                obs.pending = None
         if pairs:
             rescale, measured = functools.partial(uniform_factor, pairs), True
         if self.monitors is not None:

@@ -40,13 +40,20 @@ def user_site(depth: int = 1, methods: tuple[str, ...] = ()) -> Site:
             when the interpreter gives no column.
     """
     frame = sys._getframe(depth)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
+    internal = _INTERNAL
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        known_internal = internal.get(filename)
+        if known_internal is None:
+            known_internal = _is_internal(filename)
+        if not known_internal:
+            break
         frame = frame.f_back  # type: ignore[assignment]
     if frame is None:
         return UNKNOWN_SITE
-    key = (id(frame.f_code), frame.f_lasti)
-    known = _SITES.get(key)
-    site = known[1] if known is not None and known[0] is frame.f_code else None
+    code = frame.f_code
+    known = _SITES.get((id(code), frame.f_lasti))
+    site = known[1] if known is not None and known[0] is code else None
     if site is None:
         path, line = frame.f_code.co_filename, frame.f_lineno or 0
         call = call_at(path, frame.f_code, frame.f_lasti, line, methods)
@@ -56,7 +63,7 @@ def user_site(depth: int = 1, methods: tuple[str, ...] = ()) -> Site:
             site = Site(path, call.line, call.text, col=call.col, receiver=call.receiver,
                         first_arg=call.first_arg, method=call.method)
         if len(_SITES) < 100_000:
-            _SITES[key] = (frame.f_code, site)
+            _SITES[(id(code), frame.f_lasti)] = (code, site)
     return site
 
 
