@@ -15,6 +15,7 @@ from .apimodels import ArgRef, Effect
 from .definitions import ClassInfo, is_abstract
 from .effects import CallSite, literal_bool
 from .flow import MAX_DEPTH, Flow, Frame, Function
+from .reductions import sums_samples
 from .syntax import arguments, code, keyword_value, parameters
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
 
@@ -69,7 +70,7 @@ class Calls:
                 out = self.method_call(call, call.func, flow, frame)
             else:
                 out = self.function_call(call, flow, frame)
-            if out.reach and _sums_samples(call):  # `F.cross_entropy(logits, y, reduction="sum")`
+            if out.reach and sums_samples(call):  # `F.cross_entropy(logits, y, reduction="sum")`
                 out = replace(out, summed=True)
             if out.opaque or out.reach:
                 normaliser = _normaliser_argument(call)
@@ -609,15 +610,6 @@ _NORMALISER = re.compile(r"(?i)denom|normali[sz]|num_items_in_batch|(?:num|n)_?t
 
 _DATA_HANDLER = re.compile(r"(?i)batch|slice|split|chunk|shard|device|loader|collate")
 _QUERY = re.compile(r"(?i)(?:get|num|count|current|is|has)_")
-
-
-def _sums_samples(call: ast.Call) -> bool:
-    for k in call.keywords:
-        if k.arg == "reduction" and isinstance(k.value, ast.Constant) and k.value.value == "sum":
-            return True
-        if k.arg == "size_average" and isinstance(k.value, ast.Constant) and k.value.value is False:
-            return True
-    return False
 
 
 def _normaliser_argument(call: ast.Call) -> str | None:

@@ -315,7 +315,8 @@ class Expressions:
             for i, elem in enumerate(elems):
                 # without known members, an element is some part of the value: never the objects themselves,
                 # except the one element named for the single object a builder made (`optimizer, msg = build_optimizer(...)`)
-                sub = positional[i] if known else value if i == named else Value(reach=value.reach | value.modules, params=value.params, opaque=True, vague=value.vague)
+                sub = (positional[i] if known else value if i == named
+                       else Value(reach=value.reach | value.modules, params=value.params, opaque=True, vague=value.vague, summed=value.summed))
                 if isinstance(elem, ast.Starred):
                     elem = elem.value
                 self.assign(elem, sub if sub is not None else value, flow, frame, source, stmt, keep_phases)

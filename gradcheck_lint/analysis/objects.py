@@ -3,7 +3,6 @@ optimizer owns, and what a call the analysis cannot read may do with them."""
 
 from __future__ import annotations
 
-import ast
 import functools
 from collections.abc import Iterable
 from dataclasses import replace
@@ -14,6 +13,7 @@ from .apimodels.schema import AttributeModel, MethodModel
 from .definitions import ClassInfo
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, generations
 from .gradstate import PathState
+from .reductions import returns_summed
 from .syntax import assignment_targets
 from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 from .walk import iter_tree
@@ -110,15 +110,7 @@ class Objects:
         """A local module whose `forward` returns a loss reduced by a sum (`reduction="sum"`)."""
         info = self.interp.calls.instance_class.get(uid)
         forward = self.interp.definitions.find_method(info, "forward") if info is not None else None
-        if forward is None:
-            return False
-        for node in iter_tree(forward):
-            if isinstance(node, ast.Return) and node.value is not None:
-                for call in iter_tree(node.value):
-                    if isinstance(call, ast.Call) and any(
-                            k.arg == "reduction" and isinstance(k.value, ast.Constant) and k.value.value == "sum" for k in call.keywords):
-                        return True
-        return False
+        return forward is not None and returns_summed(forward)
 
     def sync_wrappers(self, value: Value) -> list[int]:
         """Uids of the data-parallel wrappers (DDP, FSDP) a value may be: those whose gradient sync can be switched."""

@@ -1,0 +1,59 @@
+"""How a loss is reduced over its samples, read from syntax: summed (`reduction="sum"`) or not.
+
+A loss summed over its samples is not to be divided by an accumulation window: the micro-batch sums
+add up to the whole batch's sum (the runtime side reads the same from the graph, `loss_scale.py`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .syntax import assignment_targets
+from .walk import iter_tree
+
+
+def sums_samples(call: ast.Call) -> bool:
+    """`F.cross_entropy(logits, y, reduction="sum")`, `nn.MSELoss(size_average=False)`."""
+    for k in call.keywords:
+        if k.arg == "reduction" and isinstance(k.value, ast.Constant) and k.value.value == "sum":
+            return True
+        if k.arg == "size_average" and isinstance(k.value, ast.Constant) and k.value.value is False:
+            return True
+    return False
+
+
+def returns_summed(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether a value the function returns is built from a sum-reduced loss: in the returned
+    expression itself, or through the local names it reads, followed back through their assignments
+    in the function (`loss_xy += F.binary_cross_entropy(..., reduction="sum")`, then
+    `loss = loss_xy + loss_wh`, then `return loss, loss_xy`)."""
+    sources: dict[str, list[ast.expr]] = {}  # local name -> the expressions assigned to it
+    returned: list[ast.expr] = []
+    for node in iter_tree(fn):
+        if isinstance(node, ast.Return) and node.value is not None:
+            returned.append(node.value)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            for target in assignment_targets(node):
+                for name in _names_bound(target):
+                    sources.setdefault(name, []).append(node.value)
+    seen: set[str] = set()
+    todo = returned
+    while todo:
+        expr = todo.pop()
+        for sub in iter_tree(expr):
+            if isinstance(sub, ast.Call) and sums_samples(sub):
+                return True
+            if isinstance(sub, ast.Name) and sub.id not in seen and sub.id in sources:
+                seen.add(sub.id)
+                todo.extend(sources[sub.id])
+    return False
+
+
+def _names_bound(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for elt in target.elts for n in _names_bound(elt)]
+    if isinstance(target, ast.Starred):
+        return _names_bound(target.value)
+    return []
