@@ -38,6 +38,7 @@ from .names import ImportMap
 from .objects import Objects
 from .prescan import Prescan
 from .recorder import Recorder
+from .relations import Relation, implied, relation
 from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, binding_targets, code, is_int, read_source
 from .values import EMPTY, EntityTable, Value
 from .walk import iter_tree, parents
@@ -77,6 +78,8 @@ class Interpreter:
         self.cond_aliases: dict[str, ast.expr] = {}
         self.by_akey: dict[int, list[Condition]] = {}
         self._akeys: dict[str, int] = {}
+        self._relation: dict[int, Relation] = {}  # assumption key -> its test as a comparison of two operands
+        self._compared: dict[tuple[str, str], dict[int, Relation]] = {}  # operands -> assumption keys comparing them
         self._boundaries: dict[int, Condition] = {}
         self._assigned_in: dict[int, frozenset[str]] = {}
         self.work = 0
@@ -219,6 +222,10 @@ class Interpreter:
     def _register(self, cond: Condition) -> None:
         cond.akey = self._akeys.setdefault(cond.key, len(self._akeys) + 1)
         self.conditions[cond.id] = cond
+        rel = relation(cond.test)
+        if rel is not None:
+            self._relation[cond.akey] = rel
+            self._compared.setdefault(rel[:2], {})[cond.akey] = rel
         self.by_akey.setdefault(cond.akey, []).append(cond)
 
     def boundary(self, gate: int) -> Condition:
@@ -303,7 +310,25 @@ class Interpreter:
             return True
         statement = cond.statement
         test = statement.test if isinstance(statement, (ast.If, ast.While)) else cond.test
-        return self.prescan.tests_of(test) > 1 or self._invariant_flag(statement, test)
+        return (self.prescan.tests_of(test) > 1 or self.prescan.compares_otherwise(test)
+                or self._invariant_flag(statement, test))
+
+    def known_truth(self, state: PathState, cond: Condition) -> bool | None:
+        """What the path knows of the test: assumed at an earlier test of the same text, or implied by
+        what it assumed at a test comparing the same operands (`relations.py`)."""
+        known = state.assumption(cond.akey)
+        if known is not None or not state.assumptions:
+            return known
+        rel = self._relation.get(cond.akey)
+        if rel is None:
+            return None
+        for akey, other in self._compared[rel[:2]].items():
+            truth = state.assumption(akey) if akey != cond.akey else None
+            if truth is not None:
+                implied_truth = implied(other, truth, rel)
+                if implied_truth is not None:
+                    return implied_truth
+        return None
 
     def _invariant_flag(self, statement: ast.AST, test: ast.expr) -> bool:
         """A configuration flag tested in a loop that never assigns it (`if cfg.use_fp16:`): every
@@ -351,7 +376,7 @@ class Interpreter:
         atoms = [(c, w) for c, w in self.counters.modulo_atoms(cond.test) if c in self.windows]
         remember = self.correlated(cond)
         for s in flow.states:
-            known = s.assumption(cond.akey)
+            known = self.known_truth(s, cond)
             t_s: PathState | None = s if known is not False else None
             f_s: PathState | None = s if known is not True else None
             for counter, window in atoms[:1]:
@@ -421,6 +446,7 @@ class Interpreter:
             head.map(lambda s: s.restart(name, self.windows[name], self.counters.first_phase(start)))
         breaks: list[Flow] = []
         returns: list[tuple[Flow, Value]] = []
+        stopped: list[Flow] = []  # paths that know the `while` test is false: they leave the loop
         back: Flow | None = None
         for _ in range(MAX_LOOP_ITERATIONS):
             entry = head.copy()
@@ -432,6 +458,8 @@ class Interpreter:
             breaks += res.breaks
             returns += res.returns
             back = Flow.join([res.normal, *res.continues, *(f for f, _ in res.returns if calls)])
+            if back is not None and cond is not None and type(loop.node) is ast.While:
+                back = self._leave_while(back, cond, stopped)
             if back is None or self._runs_once(loop):
                 break
             if counter is not None and counter[0] in self.windows:
@@ -441,7 +469,19 @@ class Interpreter:
             if new_head.states == head.states and new_head.env == head.env:
                 break
             head = new_head
-        return Outcome(normal=back, breaks=breaks, returns=returns)
+        return Outcome(normal=Flow.join([back, *stopped]) if stopped else back, breaks=breaks, returns=returns)
+
+    def _leave_while(self, back: Flow, cond: Condition, stopped: list[Flow]) -> Flow | None:
+        """The paths at the end of a `while` body that know its test is false leave the loop (into
+        `stopped`) instead of running the body again; the others go round."""
+        if not any(s.assumptions for s in back.states):
+            return back
+        leaving = frozenset(s for s in back.states if self.known_truth(s, cond) is False)
+        if not leaving:
+            return back
+        stopped.append(Flow(dict(back.env), leaving))
+        staying = back.states - leaving
+        return Flow(back.env, staying) if staying else None
 
     def _runs_once(self, loop: Loop) -> bool:
         """`for _ in range(1)`, or `range(GENER_ITERS)` with the module constant `GENER_ITERS = 1`: the

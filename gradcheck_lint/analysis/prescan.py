@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from . import names as N
 from .apimodels import Catalogue
 from .conditions import modulo_atoms
+from .relations import relation
 from .syntax import FUNCTIONS, arguments
 from .walk import children
 
@@ -47,6 +48,8 @@ class Prescan:
         self.windows: dict[str, set[str]] = {}
         self.test_keys: dict[str, int] = {}  # how many `if`/`while` statements test each text
         self._keys: dict[int, str] = {}  # id of such a test -> its text (`ast.dump`)
+        # operands of a two-operand comparison (`relations.relation`) -> the texts of the tests comparing them
+        self.compared_pairs: dict[tuple[str, str], set[str]] = {}
         self.assigned_calls: dict[int, str] = {}  # id of a call -> the name its result is assigned to
         self._marks: dict[int, _Marks] = {}
         self._defs: dict[str, list[_Marks]] = {}  # every function and method of the module, by name
@@ -61,6 +64,12 @@ class Prescan:
             if self.interesting.get(key, True):
                 for counter, window in atoms:
                     self.windows.setdefault(counter, set()).add(window)
+
+    def compares_otherwise(self, test: ast.expr) -> bool:
+        """Another `if`/`while` test compares the same two operands differently (`iteration == n`
+        and `iteration < n`): what a path learns at one decides the other."""
+        rel = relation(test) if type(test) is ast.Compare else None
+        return rel is not None and len(self.compared_pairs.get(rel[:2], ())) > 1
 
     def tests_of(self, test: ast.expr) -> int:
         """How many `if`/`while` statements of the module test the text of `test`."""
@@ -78,6 +87,10 @@ class Prescan:
                 test = node.test  # type: ignore[attr-defined]
                 key = self._keys[id(test)] = ast.dump(test)
                 self.test_keys[key] = self.test_keys.get(key, 0) + 1
+                if type(test) is ast.Compare:
+                    rel = relation(test)
+                    if rel is not None:
+                        self.compared_pairs.setdefault(rel[:2], set()).add(key)
                 atoms = modulo_atoms(test)
                 if kind is ast.If:
                     marks[id(node)] = _Marks()

@@ -112,6 +112,7 @@ class Ledger:
         self._live: list[BackwardPass] = []  # passes marked live since the last backward pass
         self._rescaled: set[int] = set()  # parameters whose `.grad` changed in place (`/= N`, clipping) since the last step
         self._registered: dict[int, list[int]] = {}  # optimizer -> the parameters its last `register` named
+        self._leftovers: dict[int, int] = {}  # optimizer -> its steps that applied a skipped step's passes (GL001)
 
     def contributions(self, pid: int) -> tuple[int, ...]:
         """The backward passes this parameter's `.grad` holds, oldest first."""
@@ -318,7 +319,7 @@ class Ledger:
 
     def forget_optimizer(self, opt: int) -> None:
         """The optimizer with this id is gone (its id now names a new optimizer)."""
-        for table in (self.step_sites, self.discards, self.windows, self._since_step, self._registered):
+        for table in (self.step_sites, self.discards, self.windows, self._since_step, self._registered, self._leftovers):
             table.pop(opt, None)  # type: ignore[attr-defined]
         for pid, opts in list(self.optimizers_of.items()):
             if opt in opts:
@@ -435,14 +436,20 @@ class Ledger:
         # applies the skipped pass too.
         # Unless each of its passes was divided by the new window's size: a warm-up that grows the window
         # from 1 (yolov7's `accumulate`), an accumulation window meant as such.
-        if len(sizes) >= 3 and sizes[-1] > 1 and all(k == 1 for k in sizes[:-1]):
+        # (Earlier steps that applied such a leftover do not make it an accumulation loop.)
+        leftover = False
+        if (len(sizes) >= 3 and sizes[-1] > 1
+                and sum(1 for k in sizes[:-1] if k != 1) <= self._leftovers.get(opt, 0)):
             repeated = max(per_site, key=lambda k: per_site[k])
             window = [passes[b] for b in newly if passes[b].line_and_caller == repeated]
             factor = rescale() if callable(rescale) else rescale
             if not all(_scaling_kind(bp.scale, factor if factor is not None else 1.0, size) == "scaled" for bp in window):
                 rep_pass = next((passes[b] for b in applied if passes[b].line_and_caller == repeated), None)
                 out.append(Violation("GL001", site, rep_pass, leftover=True))
-        scaling = self._scaling_violation(opt, pids, newly, per_site, size, site, rescale, measured)
+                self._leftovers[opt] = self._leftovers.get(opt, 0) + 1
+                leftover = True
+        # a leftover is not a window: its undivided losses are GL001's, not also GL003's
+        scaling = None if leftover else self._scaling_violation(opt, pids, newly, per_site, size, site, rescale, measured)
         if scaling is not None:
             out.append(scaling)
         if self._rescaled:
