@@ -217,6 +217,9 @@ class Effects:
             if site.receiver is not None:
                 operands.insert(0, site.receiver)
             return union_as_tensor(operands)
+        if kind == "summed":  # `loss, items = compute_loss(pred, targets)` of the YOLOv5 family: `loss * bs`
+            operands = [*site.pos, *site.kw.values()]
+            return replace(union_as_tensor(operands), summed=True) if operands else EMPTY
         if kind == "invoke":
             found = site.arg(effect.ref("function"))
             if found is not None and isinstance(found[1], ast.Name):

@@ -53,6 +53,7 @@ EFFECTS: dict[str, dict[str, str]] = {
     "divide": {"by": "ref"},                          # the result is the receiver (or first argument) divided
     "multiply": {"by": "ref"},
     "tensor": {},                                     # a tensor computed from the arguments
+    "summed": {},                                     # a loss of the arguments summed over its samples: not to be divided by a window
     "number": {},                                     # a Python number computed from them (`float(loss)`): no graph
     "inert": {},                                      # no gradient effect, nothing of interest returned
     "invoke": {"function": "ref"},                    # calls a function it is given (`fire.Fire(main)`)
