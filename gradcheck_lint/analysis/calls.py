@@ -132,7 +132,7 @@ class Calls:
             for v in pos:
                 interp.keepalives.consumed(v)
         if self._requires_grad_leaf(call, qual):  # `torch.randn(3, requires_grad=True)`: a trained leaf
-            leaf = interp.model_value(interp.mint(Kind.PARAM, code(call.func), ("param", id(call)), api="torch.Tensor"))
+            leaf = interp.model_value(interp.mint(Kind.PARAM, code(call.func), interp.objects.leaf_key(call), api="torch.Tensor"))
             interp.effects.fresh(leaf, flow)  # a new tensor each time the call runs: no gradient yet
             return leaf
         if last in _CONTAINERS:

@@ -232,7 +232,7 @@ class Effects:
         api = self.catalogue.canonical(str(effect.value("type")))
         kind = KIND_OF.get(self.catalogue.kind(api) or "", Kind.TOOL)
         display = code(site.call.func)
-        key = ("param", id(site.call)) if kind is Kind.PARAM else ("ctor", id(site.call))
+        key = self.interp.objects.leaf_key(site.call) if kind is Kind.PARAM else ("ctor", id(site.call))
         ent = self.interp.mint(kind, display, key, api=api, certain=site.certain)
         window = effect.ref("window")
         if window is not None:
@@ -303,8 +303,11 @@ class Effects:
         return result
 
     def fresh(self, value: Value, flow: Flow) -> None:
-        """New parameters hold no gradient, whatever an earlier object made at this site held."""
+        """New parameters hold no gradient, whatever an earlier object made at this site held. For a leaf
+        tensor, that is also one the same call made on another call path: the paths of the two arms of
+        an `if` around two calls of the helper meet again in one variable, which then names both."""
         holders = set(value.modules) | set(value.params)
+        holders |= self.interp.objects.leaves_made_alike(set(value.params))
         if holders:
             flow.map(lambda s: s.clear(0, holders, record_discards=False))
 

@@ -3,6 +3,7 @@ optimizer owns, and what a call the analysis cannot read may do with them."""
 
 from __future__ import annotations
 
+import ast
 import functools
 from collections.abc import Iterable
 from dataclasses import replace
@@ -29,12 +30,16 @@ class Objects:
         self.interp = interp
         self.table = interp.table
         self._minted: dict[object, Entity] = {}
+        # leaf tensors (`Variable(x, requires_grad=True)`) by the call that makes them, whatever the call path
+        self._leaves_made_at: dict[object, set[Holder]] = {}
+        self._leaf_site: dict[int, object] = {}
         self._uid = 0
         self._class_self_env: dict[str, dict[str, Value]] = {}
 
     # -- entities
     def mint(self, kind: Kind, name: str, key: object, api: str = "", certain: bool = True) -> Entity:
         """The entity made at `key` (a call site, inlined at the current call path, or a reference)."""
+        site = key
         if isinstance(key, tuple) and key and key[0] in ("ctor", "param"):
             key = (*key, self.interp.calls.call_path)  # `actor = mlp(...)`, `critic = mlp(...)`: two models
         ent = self._minted.get(key)
@@ -42,10 +47,36 @@ class Objects:
             self._uid += 1
             ent = Entity(kind, name, self._uid, api, certain)
             self._minted[key] = ent
+            if kind is Kind.PARAM and site is not key:
+                self._leaves_made_at.setdefault(site, set()).add(Holder(ent.uid))
+                self._leaf_site[ent.uid] = site
             self.table.add(ent)
             if kind is Kind.OPTIMIZER:
                 self.table.ownership.setdefault(ent.uid, Ownership())
         return ent
+
+    def leaf_key(self, call: ast.Call) -> tuple[object, ...]:
+        """Where a leaf tensor (`Variable(x, requires_grad=True)`) is made, for `mint`: its call, or, when
+        the result is assigned to a name, that name in its function. `if use_cuda: v = Variable(x.cuda(),
+        requires_grad=True) else: v = Variable(x, requires_grad=True)` makes one `v`, not two tensors
+        both of which the paths after the `if` (where `v` names either) would hold gradients in."""
+        target = self.interp.prescan.assigned_calls.get(id(call))
+        if target is None:
+            return ("param", id(call))
+        node: ast.AST | None = call
+        while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            node = self.interp.parent(node)
+        return ("param", "name", id(node), target)
+
+    def leaves_made_alike(self, holders: set[Holder]) -> set[Holder]:
+        """The leaf tensors made by the same calls as these, reached through other call paths: a helper
+        that makes the input to optimise (`preprocess(image)`), called from both arms of an `if`."""
+        out: set[Holder] = set()
+        for h in holders:
+            site = self._leaf_site.get(h.uid)
+            if site is not None:
+                out |= self._leaves_made_at[site]
+        return out
 
     def model_value(self, ent: Entity) -> Value:
         holder = Holder(ent.uid)
