@@ -37,7 +37,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from gradcheck_lint import check_source
-from gradcheck_lint.api import check_paths
+from gradcheck_lint.api import check_file, check_paths
+from gradcheck_lint.discovery import iter_python_files
 from gradcheck_lint.config import Settings
 from gradcheck_lint.diagnostics import Diagnostic
 from gradcheck_lint.registry import all_rules
@@ -211,6 +212,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     counts: collections.Counter[str] = collections.Counter()
     per_code: collections.Counter[str] = collections.Counter()
     unread = []
+    times: list[tuple[float, str, str]] = []  # with --times: (seconds, repo, path) per file
     start = time.perf_counter()
     files = 0
     for entry in repos:
@@ -223,7 +225,15 @@ def run_sweep(args: argparse.Namespace) -> int:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             extract_python_files(repo_dir, entry["commit"], Path(tmp))
-            found, checked = check_paths([tmp], chosen, jobs=args.jobs)
+            if args.times:  # one file at a time, in this process, timed (slower than the pool)
+                found, checked = [], 0
+                for path in iter_python_files([tmp]):
+                    began = time.perf_counter()
+                    found += check_file(path, settings=chosen)
+                    times.append((time.perf_counter() - began, entry["repo"], os.path.relpath(path, tmp)))
+                    checked += 1
+            else:
+                found, checked = check_paths([tmp], chosen, jobs=args.jobs)
             files += checked
             for d in found:
                 if d.code not in ANALYSIS:
@@ -241,6 +251,10 @@ def run_sweep(args: argparse.Namespace) -> int:
           f"{time.perf_counter() - start:.0f} s")
     print("findings:", dict(counts))
     print("per code:", dict(sorted(per_code.items())))
+    if times:
+        print("slowest files (one process, no cache):")
+        for seconds, repo, rel in sorted(times, reverse=True)[:5]:
+            print(f"  {seconds:6.2f} s  {repo} {rel}")
     for line in unread:
         print(line)
     return 0
@@ -257,6 +271,7 @@ def main(argv: list[str]) -> int:
     sweep.add_argument("--set", default="heldout", choices=["heldout", "dev", "fresh", "all"])
     sweep.add_argument("--show", action="store_true", help="list findings that have a verdict too")
     sweep.add_argument("--jobs", type=int, default=2)
+    sweep.add_argument("--times", action="store_true", help="time each file in this process and print the five slowest")
     args = parser.parse_args(argv)
     return run_bugs(args) if args.what == "bugs" else run_sweep(args)
 

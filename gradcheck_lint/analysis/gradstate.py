@@ -195,16 +195,26 @@ class PathState:
         return self._with(grads=frozenset(keep), discards=frozenset(discards))
 
     def step(self, optimizer: int, holders: Iterable[Holder]) -> PathState:
-        hs = list(holders)
+        by_uid: dict[tuple[int, bool], list[Holder]] = {}  # the step's holders, by what `overlaps` needs equal
+        for x in holders:
+            by_uid.setdefault((x.uid, x.pseudo), []).append(x)
+        touched: dict[Holder, bool] = {}  # holder of the state -> whether the step's holders overlap it
+
+        def steps_on(h: Holder) -> bool:
+            hit = touched.get(h)
+            if hit is None:
+                hit = touched[h] = any(h.overlaps(x) for x in by_uid.get((h.uid, h.pseudo), ()))
+            return hit
+
         # A step consumes whole backward passes: the part of `g_loss.backward()` that went into D is
         # "the generator's backward" once opt_G has stepped on it, whoever steps on it later.
-        applied = {c.backward for h, c in self.grads if c.fresh or c.live or optimizer not in c.consumers if any(h.overlaps(x) for x in hs)}
+        applied = {c.backward for h, c in self.grads if (c.fresh or c.live or optimizer not in c.consumers) and steps_on(h)}
         grads = set()
         for h, c in self.grads:
-            if c.backward in applied and (any(h.overlaps(x) for x in hs) or c.fresh or c.live):
+            if c.backward in applied and (c.fresh or c.live or steps_on(h)):
                 c = c.but(consumers=c.consumers | {optimizer}, live=True)
             grads.add((h, c))
-        discards = frozenset(d for d in self.discards if not any(d.holder.overlaps(x) for x in hs))
+        discards = frozenset(d for d in self.discards if not steps_on(d.holder))
         return self._with(grads=frozenset(grads), discards=discards)
 
     def enter_loop(self) -> PathState:
@@ -331,6 +341,13 @@ def canonical(value: object, memo: dict[int, str] | None = None) -> str:
     if known is not None:
         return known
     cls = value.__class__
+    by_value = _BY_VALUE if memo is _CANONICAL and cls in _VALUE_KEYED else None
+    if by_value is not None:
+        # an equal part met in another state (states are rebuilt, their parts equal): the same text
+        known = by_value.get(value)
+        if known is not None:
+            memo[id(value)] = known
+            return known
     if cls is frozenset or cls is set:
         text = "{" + ",".join(sorted([canonical(v, memo) for v in value])) + "}"  # type: ignore[attr-defined]
     elif cls is tuple:
@@ -348,12 +365,18 @@ def canonical(value: object, memo: dict[int, str] | None = None) -> str:
             text = repr(value)
     if cls is not int and cls is not str and cls is not bool and value is not None:
         memo[id(value)] = text  # the objects stay alive for the whole sort, so ids are not reused
+        if by_value is not None:
+            by_value[value] = text
     return text
 
 
 # Texts of the parts of the states of the file being checked: steps share most of them. The model
 # keeps the objects alive until `forget_canonical()`, called when the file's analysis ends.
 _CANONICAL: dict[int, str] = {}
+# The same texts by value, for the hashable parts whose fields are all of fixed types (two equal
+# parts have the same text): holders, contributions, discards, assumptions and sets of them.
+_BY_VALUE: dict[object, str] = {}
+_VALUE_KEYED: frozenset[type] = frozenset({tuple, frozenset, Holder, Contribution, Discard, Assumption})
 
 
 def in_order(states: Iterable[PathState]) -> list[PathState]:
@@ -363,4 +386,5 @@ def in_order(states: Iterable[PathState]) -> list[PathState]:
 
 def forget_canonical() -> None:
     _CANONICAL.clear()
+    _BY_VALUE.clear()
 
