@@ -307,19 +307,26 @@ class Expressions:
     def assign(self, target: ast.expr, value: Value, flow: Flow, frame: Frame, source: ast.AST | None, stmt: ast.AST,
                keep_phases: bool = False) -> None:
         interp = self.interp
+        if type(target) is ast.Name:
+            interp.keepalives.tuple_parts.discard(target.id)
         if isinstance(target, (ast.Tuple, ast.List)):
             elems = target.elts
             positional = [value.item(str(i)) for i in range(len(elems))]
             known = all(p is not None for p in positional)
             named = None if known else _named_element(elems, value)
+            # the forward passes whose graph the parts carry, unless one part is indices (`_, idx = x.max(1)`)
+            built = value.built if not _returns_indices(source) else frozenset()
             for i, elem in enumerate(elems):
                 # without known members, an element is some part of the value: never the objects themselves,
                 # except the one element named for the single object a builder made (`optimizer, msg = build_optimizer(...)`)
                 sub = (positional[i] if known else value if i == named
-                       else Value(reach=value.reach | value.modules, params=value.params, opaque=True, vague=value.vague, summed=value.summed))
+                       else Value(reach=value.reach | value.modules, params=value.params, opaque=True, vague=value.vague,
+                                  summed=value.summed, built=built))
                 if isinstance(elem, ast.Starred):
                     elem = elem.value
                 self.assign(elem, sub if sub is not None else value, flow, frame, source, stmt, keep_phases)
+                if not known and i != named and built and type(elem) is ast.Name and not _LOSS_NAME.search(elem.id):
+                    interp.keepalives.tuple_parts.add(elem.id)  # `loss, hits = model(x)`: `hits` may hold no graph
             return
         if isinstance(target, ast.Attribute) and target.attr == "grad":
             self.assign_grad(target, source, flow, frame, stmt)
@@ -522,3 +529,13 @@ def _named_element(elems: list[ast.expr], value: Value) -> int | None:
         if hits:
             return hits[0] if len(hits) == 1 else None
     return None
+
+
+_LOSS_NAME = re.compile(r"(?i)loss|nll|elbo|objective")
+
+# Tensor functions returning (values, indices): the indices carry no graph.
+_WITH_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin", "unique", "aminmax"})
+
+
+def _returns_indices(source: ast.AST | None) -> bool:
+    return isinstance(source, ast.Call) and (N.last_name(source.func) or "") in _WITH_INDICES

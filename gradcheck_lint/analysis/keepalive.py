@@ -41,6 +41,9 @@ class KeepAlives:
         self.events: dict[int, KeepAlive] = {}
         self._trained: set[str] = set()
         self._resets: dict[int, frozenset[str]] = {}
+        # names last bound to an element of a tuple the analysis cannot split (`loss, hits = model(x)`,
+        # `obs, reward, done, info = env.step(action)`): a graph is likely for some elements, not each
+        self.tuple_parts: set[str] = set()
 
     def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame, shown: str = "") -> Value:
         """`target` accumulates `value` at `node`; return `value` marked as held by the accumulator."""
@@ -48,6 +51,10 @@ class KeepAlives:
             return value  # no graph (only a forward pass of a module makes one), or no loop
         if value.opaque and not (value.reach - value.vague) and not value.graph:
             return value  # a graph only an unreadable call might have built (it may well return `.item()`)
+        if type(stored) is ast.Name and stored.id in self.tuple_parts and not value.graph:
+            if "." not in target and "[" not in target:
+                self.tuple_parts.add(target)  # `score += reward`: what it sums is no clearer
+            return value  # maybe the metric of `loss, hits = model(x)`, not the loss
         loop = next((lid for lid in reversed(frame.loops) if lid in self.interp.loops), None)
         if loop is None or not self.interp.loop_trains(loop):
             return value  # not a training loop: evaluation code has its own rules (and often no_grad)
@@ -64,6 +71,14 @@ class KeepAlives:
             if outer is not None and target in self._resets_in(self.interp.loops[outer].node):
                 # `errD_total = 0; for i in range(self.num_Ds): errD_total += train_Dnet(i)` in each
                 # batch: the graphs of one batch's few models, dropped at the next batch
+                return value
+        if _over_window(self.interp.loops[loop].node):
+            up = self.interp.parent(self.interp.loops[loop].node)
+            while up is not None and not isinstance(up, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)):
+                up = self.interp.parent(up)  # the step's function or loop, around the `if`s
+            if up is not None and target in self._resets_in(up):
+                # `losses = []; for _ in range(gradient_accumulation_steps): losses.append(loss)` in each
+                # step: the graphs of one accumulation window, dropped at the next step
                 return value
         event = self.events.get(id(node))
         if event is None:
@@ -122,6 +137,18 @@ def _over_models(loop: ast.AST) -> bool:
         text = code(arg.args[0]) if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "len" and arg.args else code(arg)
         return bool(_MODEL_COUNT.search(text))
     return False
+
+
+_WINDOW_COUNT = re.compile(r"(?i)accum|micro_?batch|micro_?steps")
+
+
+def _over_window(loop: ast.AST) -> bool:
+    """`for _ in range(args.gradient_accumulation_steps):`: a loop over one window's micro-batches."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    it = loop.iter
+    return (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and len(it.args) == 1
+            and bool(_WINDOW_COUNT.search(code(it.args[0]))))
 
 
 def _within(node: ast.AST, fn: object) -> bool:
