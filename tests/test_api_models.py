@@ -18,7 +18,7 @@ from gradcheck_lint.prefilter import might_train
 FRAMEWORK_FILES = {
     "torch.toml", "torch_amp.toml", "torch_distributed.toml", "accelerate.toml", "lightning.toml", "fabric.toml",
     "deepspeed.toml", "apex.toml", "torch_xla.toml", "timm.toml", "mmengine.toml", "transformers.toml", "python.toml",
-    "diffusers.toml", "yolo.toml",
+    "diffusers.toml", "yolo.toml", "horovod.toml",
 }
 
 TRAINER_MODELS = """
@@ -81,6 +81,7 @@ def test_every_builtin_model_file_parses_and_covers_its_framework() -> None:
         ("fire.Fire", "invoke"),
         ("diffusers.training_utils.EMAModel", "construct"),
         ("utils.loss.ComputeLossOTA", "construct"),
+        ("horovod.torch.allreduce", "tensor"),
     ],
 )
 def test_qualified_names_resolve_to_their_rows(qualified: str, effect: str) -> None:

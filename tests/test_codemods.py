@@ -59,6 +59,8 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
                                                                      ["        running_loss += loss.item()  # expect: GL008"]),
     "graph_kept_alive/model_returns_loss_and_hit_count_total_loss_tensor.py": ("safe", ["            tot_loss += loss  # expect: GL008"],
                                                                               ["            tot_loss += loss.detach()  # expect: GL008"]),
+    "graph_kept_alive/horovod_metric_sums_loss_tensor.py": ("unsafe", ["        self.sum += hvd.allreduce(val.cpu(), name=self.name)  # expect: GL008"],
+                                                             ["        self.sum += hvd.allreduce(val.cpu(), name=self.name).detach()  # expect: GL008"]),
     "graph_kept_alive/trainer_history_dict.py": ("unsafe", ['        self.history["loss"].append(loss)  # expect: GL008'],
                                                  ['        self.history["loss"].append(loss.detach())  # expect: GL008']),
     "double_scaling/accelerate_accumulate_divided_again.py": ("safe", ["        loss = loss / gradient_accumulation_steps"], []),
