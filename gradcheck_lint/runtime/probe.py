@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 import torch
 from torch.utils.hooks import RemovableHandle
 
+from . import cycle as _cycle
 from .clear_sites import clear_between
 from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
 from .loss_scale import graph_scale, loss_scale
@@ -123,6 +124,8 @@ class Probe:
         self.generation = 0  # changes whenever a parameter starts or stops being watched
         self._deferred: list[_Observed] = []  # sentinels whose copy waits for the next backward pass
         self._groups: dict[int, _Group] = {}  # id of an optimizer or model -> its parameters
+        self._cycle: _cycle.Cycle | None = None  # the fast path (cycle.py), while the training cycle is steady
+        self._plain_step: int | None = None  # the optimizer whose step is running without a closure
 
     def steps_checked(self) -> int:
         return sum(len(sizes) for sizes in self.ledger.windows.values())
@@ -144,6 +147,7 @@ class Probe:
             if obj is not None and attr in getattr(obj, "__dict__", {}):
                 delattr(obj, attr)  # the class's method shows through again
         self._patched.clear()
+        self._cycle = None
         if self.monitors is not None:
             self.monitors.close()
         _deactivate(self)
@@ -157,6 +161,7 @@ class Probe:
         self._wrap_zero_grad(model, lambda: list(model.parameters()))
 
     def watch_optimizer(self, opt: torch.optim.Optimizer, own_hooks: bool = True) -> None:
+        self._cycle = None
         known = self.optimizers.get(id(opt))
         if known is not None:
             if known() is opt:
@@ -200,6 +205,7 @@ class Probe:
         if known is not None:
             if known.param() is p:
                 return
+            self._cycle = None
             # a dead parameter's id, reused by a new tensor (`copy.deepcopy(model)` per task)
             self.ledger.forget_param(key)
             self.watched = [(k, o) for k, o in self.watched if k != key]
@@ -248,6 +254,13 @@ class Probe:
             site = user_site(2, ("zero_grad",))
             ps = params()
             group = probe._group(owner, ps)
+            cycle = probe._cycle
+            if cycle is not None:
+                if cycle.phase <= _cycle.CLEARED:
+                    result = cycle.zero_grad(probe, site, group, ps, original, args, kwargs)
+                    if result is not _cycle.MISS:
+                        return result
+                probe._cycle = None
             with_grad, stale, _differs = _look(group, ps)
             if stale:
                 probe._sync(group.obs, site)  # what changed since the last look happened before this clear
@@ -289,6 +302,11 @@ class Probe:
                         via: object = None) -> None:
         """`grad_fn`: the root of the graph of `tensors` when it is one tensor; `via`: where the user's
         code running the backward line was called from (`sites.user_caller`)."""
+        cycle = self._cycle
+        if cycle is not None:
+            if cycle.phase == _cycle.CLEARED and cycle.before_backward(self, site, tensors, scale, grad_fn, via):
+                return
+            self._cycle = None
         if self._deferred:
             self._take_deferred()
         if self.discover and self.discovered_sites.get(site, 0) < 4:
@@ -310,6 +328,11 @@ class Probe:
 
     def after_backward(self, site: Site) -> None:
         """Every watched `.grad` the pass changed was accumulated into."""
+        cycle = self._cycle
+        if cycle is not None:
+            if cycle.phase == _cycle.IN_BACKWARD and cycle.after_backward(self, site):
+                return
+            self._cycle = None
         ledger = self.ledger
         sentinels = self.sentinels
         wrote: list[int] = []
@@ -414,6 +437,14 @@ class Probe:
         site = user_site(2, ("step",))
         rest = args[1:] if args and args[0] is opt else args
         closure = kwargs.get("closure") or (next((a for a in rest if callable(a)), None) if rest else None)
+        cycle = self._cycle
+        if cycle is not None:
+            if (closure is None and not rest and cycle.phase == _cycle.BACKWARD_DONE and cycle.opt_id == id(opt)
+                    and cycle.before_step(self, opt, site)):
+                self._plain_step = id(opt)
+                return None
+            self._cycle = None
+        self._plain_step = None if closure is not None else id(opt)
         name = optimizer_name(site, len(rest))
         if closure is not None:
             # `step(closure)` (LBFGS): the closure clears and runs backward inside the step, maybe
@@ -423,6 +454,7 @@ class Probe:
         return None
 
     def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str) -> None:
+        self._cycle = None
         params = self._params_of(opt)
         group = self._group(id(opt), params, watch=True)  # new parameters, or a new tensor under a dead one's id
         with_grad, stale, _differs = _look(group, params)
@@ -482,6 +514,11 @@ class Probe:
         return tuple(evaluated if a is closure else a for a in args), kwargs
 
     def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        cycle = self._cycle
+        if cycle is not None:
+            if cycle.phase == _cycle.STEPPING and cycle.opt_id == id(opt) and cycle.after_step(self, opt):
+                return
+            self._cycle = None
         params = self._params_of(opt)
         group = self._group(id(opt), params)
         with_grad, stale, differs = _look(group, params)
@@ -495,6 +532,8 @@ class Probe:
                 g = p.grad
                 if obs is not None and g is not None:
                     obs.grad_id, obs.version = id(g), g._version
+        if self._plain_step == id(opt):  # the state the fast path starts from, if it is steady
+            self._cycle = _cycle.establish(self, id(opt), group)
 
     def _global_before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         known = self.optimizers.get(id(opt))
