@@ -13,10 +13,10 @@ from typing import Callable
 import pytest
 
 torch = pytest.importorskip("torch")
+from runtime_models import SmallCNN, cnn_batch  # noqa: E402
 from torch import nn  # noqa: E402
 
 from gradcheck_lint.runtime import cycle, guard  # noqa: E402
-from runtime_models import SmallCNN, cnn_batch  # noqa: E402
 
 
 def _loss(model: nn.Module, scale: float = 1.0) -> torch.Tensor:

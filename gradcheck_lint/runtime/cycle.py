@@ -51,7 +51,7 @@ class Cycle:
         self.name_site: Site | None = None
 
     # -- a clear: opt.zero_grad() (or a model's, over the same parameters)
-    def zero_grad(self, probe: "Probe", site: Site, group: _Group, ps: list[torch.Tensor],
+    def zero_grad(self, probe: Probe, site: Site, group: _Group, ps: list[torch.Tensor],
                   original: Callable[..., Any], args: Any, kwargs: Any) -> Any:
         if probe.generation != self.generation or group.keyset != self.group.keyset or not _unchanged(ps, group.obs):
             return MISS
@@ -78,7 +78,7 @@ class Cycle:
         return result
 
     # -- a backward pass
-    def before_backward(self, probe: "Probe", site: Site, tensors: Any, scale: tuple[float, ...] | None,
+    def before_backward(self, probe: Probe, site: Site, tensors: Any, scale: tuple[float, ...] | None,
                         grad_fn: Any, via: object) -> bool:
         if probe.generation != self.generation or (probe.discover and probe.discovered_sites.get(site, 0) < 4):
             return False
@@ -97,7 +97,7 @@ class Cycle:
         self.phase = IN_BACKWARD
         return True
 
-    def after_backward(self, probe: "Probe", site: Site) -> bool:
+    def after_backward(self, probe: Probe, site: Site) -> bool:
         """False when the pass did not write every parameter: the full `after_backward` then runs."""
         group = self.group
         written: list[tuple[Any, torch.Tensor]] = []
@@ -136,7 +136,7 @@ class Cycle:
         return True
 
     # -- a step without a closure
-    def before_step(self, probe: "Probe", opt: torch.optim.Optimizer, site: Site) -> bool:
+    def before_step(self, probe: Probe, opt: torch.optim.Optimizer, site: Site) -> bool:
         params = probe._params_of(opt)
         group = self.group
         if not (group.lists(params, probe.generation) and group.all_watched(params)) or not _all_unchanged(params, group.obs):
@@ -162,7 +162,7 @@ class Cycle:
         self.phase = STEPPING
         return True
 
-    def after_step(self, probe: "Probe", opt: torch.optim.Optimizer) -> bool:
+    def after_step(self, probe: Probe, opt: torch.optim.Optimizer) -> bool:
         params = probe._params_of(opt)
         group = self.group
         if not group.lists(params, probe.generation) or not _all_unchanged(params, group.obs):
@@ -195,7 +195,7 @@ def _all_unchanged(ps: list[torch.Tensor], observations: list[Any]) -> bool:
     return True
 
 
-def establish(probe: "Probe", opt_id: int, group: _Group) -> Cycle | None:
+def establish(probe: Probe, opt_id: int, group: _Group) -> Cycle | None:
     """The cycle of this optimizer, if the ledger is in its steady state after this step (see the
     module's docstring); None otherwise."""
     if not ENABLED or probe.strict:
