@@ -10,19 +10,20 @@ cleared; one changed otherwise was rescaled in place.
 from __future__ import annotations
 
 import functools
-import operator
 import weakref
 from typing import Any, Callable, Iterable
 
 import torch
 from torch.utils.hooks import RemovableHandle
 
+from . import cycle as _cycle
 from .clear_sites import clear_between
 from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
 from .loss_scale import graph_scale, loss_scale
 from .monitors import FindingSink, Monitors, leaf_tensors
+from .observed import _LOST, _NO_GRAD, _MAX_GROUPS, _Group, _look, _Observed, _unmeasured
 from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES, rescale_factor, uniform_factor
-from .sites import user_caller, user_site
+from .sites import user_site, user_site_and_caller
 from .wording import optimizer_name
 
 __all__ = ["Probe", "iter_models", "loss_scale", "SENTINEL_MAX_NUMEL"]
@@ -39,8 +40,7 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     probes = tuple(_ACTIVE)
     if not probes:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
-    site = user_site(2, ("backward",))
-    via = user_caller(2)
+    site, via = user_site_and_caller(2, ("backward",))
     tensors = args[0] if args else kwargs.get("tensors")
     grad_fn = tensors.grad_fn if isinstance(tensors, torch.Tensor) else None  # read once: each read wraps the node anew
     scale = graph_scale(grad_fn)
@@ -96,95 +96,6 @@ def _deactivate(probe: "Probe") -> None:
             _ORIGINAL_UNSCALE = None
 
 
-_NO_GRAD = id(None)  # the `grad_id` of a parameter whose `.grad` is None: `id(p.grad)` then
-_LOST = (-1, -1)  # `_Observed.pending` when the deferred copy could not be taken: the rescaling is not measured
-
-
-def _unmeasured() -> None:
-    """The rescaling factor of a sentinel whose copy was lost: not measured (GL003 stays silent)."""
-    return None
-
-
-class _Observed:
-    """What the probe last saw of one parameter's `.grad`: which tensor (`id(p.grad)`), at which version."""
-
-    __slots__ = ("grad_id", "version", "param", "snapshot", "pending", "sample")
-
-    def __init__(self, param: torch.Tensor) -> None:
-        self.param = weakref.ref(param)
-        self.grad_id = _NO_GRAD
-        self.version = -1
-        # a copy of `.grad` after the last backward pass, kept for one small CPU parameter per
-        # optimizer: measures in-place rescaling (`p.grad /= N`) without any device sync
-        self.snapshot: torch.Tensor | None = None
-        # default mode, a pass that may be a window of one: the copy is deferred to the next backward
-        # pass (`.grad`'s id and version when it was written), or `_LOST` if `.grad` changed meanwhile
-        self.pending: tuple[int, int] | None = None
-        # strict mode, large parameters: the fixed elements copied instead of the whole gradient
-        self.sample: torch.Tensor | None = None
-
-    def view(self, grad: torch.Tensor) -> torch.Tensor:
-        """The part of a gradient that is snapshotted: all of it, or the sampled elements (as float)."""
-        g = grad.detach()
-        if self.sample is None:
-            return g
-        return g.reshape(-1).index_select(0, self.sample).float()
-
-    def take(self, grad: torch.Tensor) -> None:
-        self.snapshot = self.view(grad).clone() if self.sample is None else self.view(grad)
-
-
-class _Group:
-    """The parameters of one optimizer (or model) as last listed, with their ids and observations.
-
-    Kept per optimizer so that a step does not look every parameter up again: valid while the
-    optimizer lists the same tensors and the probe watches the same ones (`Probe.generation`).
-    """
-
-    __slots__ = ("refs", "keys", "keyset", "obs", "generation", "checked", "unwatched")
-
-    def __init__(self, params: list[torch.Tensor], observed: dict[int, _Observed], generation: int, checked: bool) -> None:
-        self.refs = [weakref.ref(p) for p in params]
-        self.keys = [id(p) for p in params]
-        self.keyset = frozenset(self.keys)
-        self.obs = [observed.get(k) for k in self.keys]  # None: not watched (frozen)
-        self.generation = generation
-        self.checked = checked  # every parameter went through `watch_param` at this generation
-        self.unwatched = [i for i, o in enumerate(self.obs) if o is None]
-
-    def lists(self, params: list[torch.Tensor], generation: int) -> bool:
-        """These are the same tensors, in the same order, and the watched ones have not changed."""
-        return (generation == self.generation and len(params) == len(self.refs)
-                and all(map(operator.is_, params, map(_DEREF, self.refs))))
-
-    def all_watched(self, params: list[torch.Tensor]) -> bool:
-        """`watch_param` would do nothing to any of these (listed) parameters: each went through it at
-        this generation, and those it did not watch are still frozen."""
-        return self.checked and not (self.unwatched and any(params[i].requires_grad for i in self.unwatched))
-
-
-_DEREF = weakref.ref.__call__
-_MAX_GROUPS = 64  # optimizers and models whose parameter lists are kept (one optimizer per task: many)
-
-
-def _look(group: _Group, params: list[torch.Tensor]) -> tuple[list[int], bool, bool]:
-    """One pass over a group's parameters: the ids of those with a `.grad`; whether `Probe._sync`
-    has anything to notice (a watched gradient seen before is gone, replaced or modified: a sufficient
-    test, `_sync` itself decides); whether any `.grad` differs from what was last seen of it."""
-    with_grad: list[int] = []
-    stale = differs = False
-    for key, p, obs in zip(group.keys, params, group.obs):
-        g = p.grad
-        if g is not None:
-            with_grad.append(key)
-            if obs is not None and (id(g) != obs.grad_id or g._version != obs.version):
-                differs = True
-                stale = stale or obs.grad_id != _NO_GRAD
-        elif obs is not None and obs.grad_id != _NO_GRAD:
-            stale = True
-    return with_grad, stale, differs
-
-
 class Probe:
     """Watch parameters and optimizers; report contract violations to `sink(violations, optimizer, step)`."""
 
@@ -213,6 +124,8 @@ class Probe:
         self.generation = 0  # changes whenever a parameter starts or stops being watched
         self._deferred: list[_Observed] = []  # sentinels whose copy waits for the next backward pass
         self._groups: dict[int, _Group] = {}  # id of an optimizer or model -> its parameters
+        self._cycle: _cycle.Cycle | None = None  # the fast path (cycle.py), while the training cycle is steady
+        self._plain_step: int | None = None  # the optimizer whose step is running without a closure
 
     def steps_checked(self) -> int:
         return sum(len(sizes) for sizes in self.ledger.windows.values())
@@ -234,6 +147,7 @@ class Probe:
             if obj is not None and attr in getattr(obj, "__dict__", {}):
                 delattr(obj, attr)  # the class's method shows through again
         self._patched.clear()
+        self._cycle = None
         if self.monitors is not None:
             self.monitors.close()
         _deactivate(self)
@@ -247,6 +161,7 @@ class Probe:
         self._wrap_zero_grad(model, lambda: list(model.parameters()))
 
     def watch_optimizer(self, opt: torch.optim.Optimizer, own_hooks: bool = True) -> None:
+        self._cycle = None
         known = self.optimizers.get(id(opt))
         if known is not None:
             if known() is opt:
@@ -290,6 +205,7 @@ class Probe:
         if known is not None:
             if known.param() is p:
                 return
+            self._cycle = None
             # a dead parameter's id, reused by a new tensor (`copy.deepcopy(model)` per task)
             self.ledger.forget_param(key)
             self.watched = [(k, o) for k, o in self.watched if k != key]
@@ -338,6 +254,13 @@ class Probe:
             site = user_site(2, ("zero_grad",))
             ps = params()
             group = probe._group(owner, ps)
+            cycle = probe._cycle
+            if cycle is not None:
+                if cycle.phase <= _cycle.CLEARED:
+                    result = cycle.zero_grad(probe, site, group, ps, original, args, kwargs)
+                    if result is not _cycle.MISS:
+                        return result
+                probe._cycle = None
             with_grad, stale, _differs = _look(group, ps)
             if stale:
                 probe._sync(group.obs, site)  # what changed since the last look happened before this clear
@@ -379,6 +302,11 @@ class Probe:
                         via: object = None) -> None:
         """`grad_fn`: the root of the graph of `tensors` when it is one tensor; `via`: where the user's
         code running the backward line was called from (`sites.user_caller`)."""
+        cycle = self._cycle
+        if cycle is not None:
+            if cycle.phase == _cycle.CLEARED and cycle.before_backward(self, site, tensors, scale, grad_fn, via):
+                return
+            self._cycle = None
         if self._deferred:
             self._take_deferred()
         if self.discover and self.discovered_sites.get(site, 0) < 4:
@@ -400,6 +328,11 @@ class Probe:
 
     def after_backward(self, site: Site) -> None:
         """Every watched `.grad` the pass changed was accumulated into."""
+        cycle = self._cycle
+        if cycle is not None:
+            if cycle.phase == _cycle.IN_BACKWARD and cycle.after_backward(self, site):
+                return
+            self._cycle = None
         ledger = self.ledger
         sentinels = self.sentinels
         wrote: list[int] = []
@@ -504,6 +437,14 @@ class Probe:
         site = user_site(2, ("step",))
         rest = args[1:] if args and args[0] is opt else args
         closure = kwargs.get("closure") or (next((a for a in rest if callable(a)), None) if rest else None)
+        cycle = self._cycle
+        if cycle is not None:
+            if (closure is None and not rest and cycle.phase == _cycle.BACKWARD_DONE and cycle.opt_id == id(opt)
+                    and cycle.before_step(self, opt, site)):
+                self._plain_step = id(opt)
+                return None
+            self._cycle = None
+        self._plain_step = None if closure is not None else id(opt)
         name = optimizer_name(site, len(rest))
         if closure is not None:
             # `step(closure)` (LBFGS): the closure clears and runs backward inside the step, maybe
@@ -513,6 +454,7 @@ class Probe:
         return None
 
     def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str) -> None:
+        self._cycle = None
         params = self._params_of(opt)
         group = self._group(id(opt), params, watch=True)  # new parameters, or a new tensor under a dead one's id
         with_grad, stale, _differs = _look(group, params)
@@ -572,6 +514,11 @@ class Probe:
         return tuple(evaluated if a is closure else a for a in args), kwargs
 
     def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        cycle = self._cycle
+        if cycle is not None:
+            if cycle.phase == _cycle.STEPPING and cycle.opt_id == id(opt) and cycle.after_step(self, opt):
+                return
+            self._cycle = None
         params = self._params_of(opt)
         group = self._group(id(opt), params)
         with_grad, stale, differs = _look(group, params)
@@ -585,6 +532,8 @@ class Probe:
                 g = p.grad
                 if obs is not None and g is not None:
                     obs.grad_id, obs.version = id(g), g._version
+        if self._plain_step == id(opt):  # the state the fast path starts from, if it is steady
+            self._cycle = _cycle.establish(self, id(opt), group)
 
     def _global_before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         known = self.optimizers.get(id(opt))

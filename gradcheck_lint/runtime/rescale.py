@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import torch
 
 if TYPE_CHECKING:
-    from .probe import _Observed
+    from .observed import _Observed
 
 SENTINEL_MAX_NUMEL = 4096
 MAX_SENTINELS = 16

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from types import CodeType
+from types import CodeType, FrameType
 
 from .ledger import UNKNOWN_SITE, Site
 from .source_calls import call_at
@@ -39,7 +39,30 @@ def user_site(depth: int = 1, methods: tuple[str, ...] = ()) -> Site:
         methods: method names the user's call probably has (`step`), to choose among calls of a line
             when the interpreter gives no column.
     """
-    frame = sys._getframe(depth)
+    frame = _user_frame(sys._getframe(depth))
+    return UNKNOWN_SITE if frame is None else _site_of(frame, methods)
+
+
+def user_site_and_caller(depth: int = 1, methods: tuple[str, ...] = ()) -> tuple[Site, tuple[int, int] | None]:
+    """`user_site` and `user_caller` of the same operation, from one walk up the stack."""
+    frame = _user_frame(sys._getframe(depth))
+    if frame is None:
+        return UNKNOWN_SITE, None
+    caller = _user_frame(frame.f_back)
+    return _site_of(frame, methods), (id(caller.f_code), caller.f_lasti) if caller is not None else None
+
+
+def user_caller(depth: int = 1) -> tuple[int, int] | None:
+    """Where the user's code that runs the current operation was itself called from (the code object's
+    id and instruction of the next user frame up), or None: `backward_d(D, real, fake1)` and
+    `backward_d(D, real, fake2)` run one backward line from two places, two losses of one step."""
+    frame = _user_frame(sys._getframe(depth))
+    caller = _user_frame(frame.f_back) if frame is not None else None
+    return (id(caller.f_code), caller.f_lasti) if caller is not None else None
+
+
+def _user_frame(frame: FrameType | None) -> FrameType | None:
+    """This frame or the first one up from it outside torch, frameworks and this package."""
     internal = _INTERNAL
     while frame is not None:
         filename = frame.f_code.co_filename
@@ -47,16 +70,18 @@ def user_site(depth: int = 1, methods: tuple[str, ...] = ()) -> Site:
         if known_internal is None:
             known_internal = _is_internal(filename)
         if not known_internal:
-            break
-        frame = frame.f_back  # type: ignore[assignment]
-    if frame is None:
-        return UNKNOWN_SITE
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def _site_of(frame: FrameType, methods: tuple[str, ...]) -> Site:
     code = frame.f_code
     known = _SITES.get((id(code), frame.f_lasti))
     site = known[1] if known is not None and known[0] is code else None
     if site is None:
-        path, line = frame.f_code.co_filename, frame.f_lineno or 0
-        call = call_at(path, frame.f_code, frame.f_lasti, line, methods)
+        path, line = code.co_filename, frame.f_lineno or 0
+        call = call_at(path, code, frame.f_lasti, line, methods)
         if call is None:
             site = Site(path, line, "", col=1)
         else:
@@ -65,17 +90,3 @@ def user_site(depth: int = 1, methods: tuple[str, ...] = ()) -> Site:
         if len(_SITES) < 100_000:
             _SITES[(id(code), frame.f_lasti)] = (code, site)
     return site
-
-
-def user_caller(depth: int = 1) -> tuple[int, int] | None:
-    """Where the user's code that runs the current operation was itself called from (the code object's
-    id and instruction of the next user frame up), or None: `backward_d(D, real, fake1)` and
-    `backward_d(D, real, fake2)` run one backward line from two places, two losses of one step."""
-    frame = sys._getframe(depth)
-    while frame is not None and _is_internal(frame.f_code.co_filename):
-        frame = frame.f_back  # type: ignore[assignment]
-    caller = frame.f_back if frame is not None else None
-    while caller is not None and _is_internal(caller.f_code.co_filename):
-        caller = caller.f_back
-    return (id(caller.f_code), caller.f_lasti) if caller is not None else None
-
