@@ -438,7 +438,7 @@ class Ledger:
         # from 1 (yolov7's `accumulate`), an accumulation window meant as such.
         # (Earlier steps that applied such a leftover do not make it an accumulation loop.)
         leftover = False
-        if (len(sizes) >= 3 and sizes[-1] > 1
+        if (len(sizes) >= 3 and sizes[-1] > 1 and sizes[-2] == 1
                 and sum(1 for k in sizes[:-1] if k != 1) <= self._leftovers.get(opt, 0)):
             repeated = max(per_site, key=lambda k: per_site[k])
             window = [passes[b] for b in newly if passes[b].line_and_caller == repeated]
