@@ -15,7 +15,7 @@ from .apimodels import ArgRef, Effect
 from .definitions import ClassInfo, is_abstract
 from .effects import CallSite, literal_bool
 from .flow import MAX_DEPTH, Flow, Frame, Function
-from .reductions import sums_samples
+from .reductions import normaliser_argument, sums_samples
 from .syntax import arguments, code, keyword_value, parameters
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
 
@@ -73,7 +73,7 @@ class Calls:
             if out.reach and sums_samples(call):  # `F.cross_entropy(logits, y, reduction="sum")`
                 out = replace(out, summed=True)
             if out.opaque or out.reach:
-                normaliser = _normaliser_argument(call)
+                normaliser = normaliser_argument(call)
                 if normaliser is not None:  # `masked_mean(loss, mask, None, loss_denominator)`
                     out = replace(out, divisors=out.divisors | {normaliser})
             return out
@@ -603,25 +603,7 @@ class Calls:
 # A class keeping an average of weights (EMA, SWA, Polyak): built from parameters and stepped, yet no optimizer.
 _AVERAGE = re.compile(r"(?i)ema|averag|moving|swa|polyak")
 
-# An argument that names what a library loss function divides by (`masked_mean(x, mask, denominator)`,
-# `loss_fn(..., num_items_in_batch=n)`): the analysis cannot see the division, but it is there.
-_NORMALISER = re.compile(r"(?i)denom|normali[sz]|num_items_in_batch|(?:num|n)_?tokens|token_?counts?|num_?(?:valid|items)|accum")
-
-
-_DATA_HANDLER = re.compile(r"(?i)batch|slice|split|chunk|shard|device|loader|collate")
 _QUERY = re.compile(r"(?i)(?:get|num|count|current|is|has)_")
-
-
-def _normaliser_argument(call: ast.Call) -> str | None:
-    if _DATA_HANDLER.search(N.last_name(call.func) or ""):
-        return None  # `slice_and_move_batch_for_device(batch, i, grad_accum_steps, rank)` cuts data, divides no loss
-    for a in [*call.args, *(k.value for k in call.keywords)]:
-        if isinstance(a, (ast.Name, ast.Attribute, ast.Subscript)) and _NORMALISER.search(code(a)):
-            return code(a)
-    for k in call.keywords:
-        if k.arg and _NORMALISER.search(k.arg):
-            return code(k.value)
-    return None
 
 
 def _is_generator(fn: Function) -> bool:

@@ -1,4 +1,5 @@
-"""How a loss is reduced over its samples, read from syntax: summed (`reduction="sum"`) or not.
+"""How a loss is reduced over its samples, read from syntax: summed (`reduction="sum"`) or not, and
+what a library loss call says it divides by (`masked_mean(x, mask, denominator)`).
 
 A loss summed over its samples is not to be divided by an accumulation window: the micro-batch sums
 add up to the whole batch's sum (the runtime side reads the same from the graph, `loss_scale.py`).
@@ -7,8 +8,10 @@ add up to the whole batch's sum (the runtime side reads the same from the graph,
 from __future__ import annotations
 
 import ast
+import re
 
-from .syntax import assignment_targets
+from . import names as N
+from .syntax import assignment_targets, code
 from .walk import iter_tree
 
 
@@ -57,3 +60,24 @@ def _names_bound(target: ast.expr) -> list[str]:
     if isinstance(target, ast.Starred):
         return _names_bound(target.value)
     return []
+
+
+# An argument that names what a library loss function divides by (`masked_mean(x, mask, denominator)`,
+# `loss_fn(..., num_items_in_batch=n)`): the analysis cannot see the division, but it is there.
+_NORMALISER = re.compile(r"(?i)denom|normali[sz]|num_items_in_batch|(?:num|n)_?tokens|token_?counts?|num_?(?:valid|items)|accum")
+
+
+_DATA_HANDLER = re.compile(r"(?i)batch|slice|split|chunk|shard|device|loader|collate")
+
+
+def normaliser_argument(call: ast.Call) -> str | None:
+    """The argument of a library loss call that names what the loss is divided by, as written."""
+    if _DATA_HANDLER.search(N.last_name(call.func) or ""):
+        return None  # `slice_and_move_batch_for_device(batch, i, grad_accum_steps, rank)` cuts data, divides no loss
+    for a in [*call.args, *(k.value for k in call.keywords)]:
+        if isinstance(a, (ast.Name, ast.Attribute, ast.Subscript)) and _NORMALISER.search(code(a)):
+            return code(a)
+    for k in call.keywords:
+        if k.arg and _NORMALISER.search(k.arg):
+            return code(k.value)
+    return None
