@@ -212,14 +212,13 @@ class Effects:
             return Value(divisors=number.divisors, counter=number.counter, const=number.const)
         if kind == "join":  # `itertools.chain(G.parameters(), D.parameters())`: both parameter sets
             return join([*site.pos, *site.kw.values()]) if site.pos or site.kw else EMPTY
-        if kind == "tensor":
+        if kind in ("tensor", "summed"):
             operands = [*site.pos, *site.kw.values()]
-            if site.receiver is not None:
+            if site.receiver is not None and kind == "tensor":
                 operands.insert(0, site.receiver)
-            return union_as_tensor(operands)
-        if kind == "summed":  # `loss, items = compute_loss(pred, targets)` of the YOLOv5 family: `loss * bs`
-            operands = [*site.pos, *site.kw.values()]
-            return replace(union_as_tensor(operands), summed=True) if operands else EMPTY
+            out = union_as_tensor(operands)
+            # `loss, items = compute_loss(pred, targets)` of the YOLOv5 family returns `loss * bs`
+            return replace(out, summed=True) if kind == "summed" and out is not EMPTY else out
         if kind == "invoke":
             found = site.arg(effect.ref("function"))
             if found is not None and isinstance(found[1], ast.Name):

@@ -127,16 +127,21 @@ _MODEL_COUNT = re.compile(r"(?i)(?:^|[._])(?:(?:num|n)_?(?:ds|gs|nets?|models?|d
                           r"|nets_?d|models|discriminators|generators|critics|heads|agents|experts)$")
 
 
+def _range_count(loop: ast.AST) -> str | None:
+    """The text of N in `for ... in range(N):` (of `x` in `range(len(x))`), or None for any other loop."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return None
+    it = loop.iter
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and len(it.args) == 1):
+        return None
+    arg = it.args[0]
+    return code(arg.args[0]) if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "len" and arg.args else code(arg)
+
+
 def _over_models(loop: ast.AST) -> bool:
     """`for i in range(self.num_Ds):`: a loop over a few models, not over data."""
-    if not isinstance(loop, (ast.For, ast.AsyncFor)):
-        return False
-    it = loop.iter
-    if isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and len(it.args) == 1:
-        arg = it.args[0]
-        text = code(arg.args[0]) if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id == "len" and arg.args else code(arg)
-        return bool(_MODEL_COUNT.search(text))
-    return False
+    count = _range_count(loop)
+    return count is not None and bool(_MODEL_COUNT.search(count))
 
 
 _WINDOW_COUNT = re.compile(r"(?i)accum|micro_?batch|micro_?steps")
@@ -144,11 +149,8 @@ _WINDOW_COUNT = re.compile(r"(?i)accum|micro_?batch|micro_?steps")
 
 def _over_window(loop: ast.AST) -> bool:
     """`for _ in range(args.gradient_accumulation_steps):`: a loop over one window's micro-batches."""
-    if not isinstance(loop, (ast.For, ast.AsyncFor)):
-        return False
-    it = loop.iter
-    return (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and len(it.args) == 1
-            and bool(_WINDOW_COUNT.search(code(it.args[0]))))
+    count = _range_count(loop)
+    return count is not None and bool(_WINDOW_COUNT.search(count))
 
 
 def _within(node: ast.AST, fn: object) -> bool:

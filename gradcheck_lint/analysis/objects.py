@@ -39,15 +39,16 @@ class Objects:
     # -- entities
     def mint(self, kind: Kind, name: str, key: object, api: str = "", certain: bool = True) -> Entity:
         """The entity made at `key` (a call site, inlined at the current call path, or a reference)."""
-        site = key
-        if isinstance(key, tuple) and key and key[0] in ("ctor", "param"):
+        site = key  # without the call path
+        per_call_path = isinstance(key, tuple) and bool(key) and key[0] in ("ctor", "param")
+        if per_call_path:
             key = (*key, self.interp.calls.call_path)  # `actor = mlp(...)`, `critic = mlp(...)`: two models
         ent = self._minted.get(key)
         if ent is None:
             self._uid += 1
             ent = Entity(kind, name, self._uid, api, certain)
             self._minted[key] = ent
-            if kind is Kind.PARAM and site is not key:
+            if kind is Kind.PARAM and per_call_path:
                 self._leaves_made_at.setdefault(site, set()).add(Holder(ent.uid))
                 self._leaf_site[ent.uid] = site
             self.table.add(ent)
