@@ -203,7 +203,7 @@ def _steps_either_way(model: TrainingModel, step: Step, cond: Condition, value: 
         if other is step or not any(h.overlaps(x) for h in model.optimizer_holders(other.optimizer) for x in holders):
             continue
         for state in other.states():
-            if cond in model.guards(other, state) and state.assumption(cond.akey) is (not value):
+            if state.assumption(cond.akey) is (not value) and cond in model.guards(other, state):
                 return True
     return False
 
