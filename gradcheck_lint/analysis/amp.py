@@ -65,7 +65,7 @@ class Amp:
             misuse.paths.add(state.assumptions)
 
     def _each(self, flow: Flow, fn: Callable[[PathState], PathState]) -> None:
-        flow.states = frozenset(fn(s) for s in flow.states)
+        flow.map(fn)
 
     def owners(self, holders: Iterable[Holder], flow: Flow) -> list[Entity]:
         """The optimizers the code here can name that update any of these parameters."""

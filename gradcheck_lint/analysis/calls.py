@@ -4,9 +4,7 @@ answered by the catalogue of API models (through `effects`); anything else is an
 from __future__ import annotations
 
 import ast
-import contextlib
 import re
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -14,9 +12,10 @@ from . import names as N
 from .apimodels import ArgRef, Effect
 from .definitions import ClassInfo, is_abstract
 from .effects import CallSite, literal_bool
-from .flow import MAX_DEPTH, Flow, Frame, Function
+from .flow import Flow, Frame, Function
+from .inlining import Inliner
 from .reductions import normaliser_argument, sums_samples
-from .syntax import arguments, code, keyword_value, parameters
+from .syntax import arguments, code, keyword_value
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
 
 if TYPE_CHECKING:
@@ -41,6 +40,7 @@ class Calls:
         self._call_nodes: list[ast.Call] = []
         self.inlined: set[int] = set()
         self.instance_class: dict[int, ClassInfo] = {}  # model entity made from a local nn.Module class
+        self.inline = Inliner(interp, self).inline
 
     def current_call(self) -> object:
         """A key of the call being evaluated (the innermost one)."""
@@ -402,9 +402,9 @@ class Calls:
         if is_zero:
             interp.recorder.clear(call, code(call), code(owner_node), holders, flow, frame)
         elif attr in ("mul_", "div_"):
-            flow.map(lambda s: s.rescale(holders))
+            flow.map_gradients(lambda s: s.rescale(holders))
         else:  # `p.grad.fill_(0.01)` replaces the gradient outright
-            flow.map(lambda s: s.clear(0, holders, record_discards=False))
+            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
         return EMPTY
 
     # ------------------------------------------------------------------ local definitions
@@ -427,7 +427,7 @@ class Calls:
             ent = interp.mint(Kind.MODEL, info.name, ("ctor", id(call)), api=info.api or "torch.nn.Module")
             self.instance_class[ent.uid] = info
             value = interp.model_value(ent)
-            flow.map(lambda s: s.clear(0, set(value.modules), record_discards=False))  # fresh parameters
+            flow.map_gradients(lambda s: s.clear(0, set(value.modules), record_discards=False))  # fresh parameters
             return self.instantiate(info, pos, kw, flow, frame, value)
         return self.instantiate(info, pos, kw, flow, frame)
 
@@ -497,94 +497,6 @@ class Calls:
         others = {h for o in self.interp.recorder.all_optimizers() for h in self.table.optimizer_holders(o) if h not in owned and not h.pseudo}
         flow.map(lambda s: s.freeze(others, on))
 
-    # -- inlining
-    def inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
-               flow: Flow, frame: Frame, instance_key: str | None = None) -> Value:
-        """Run a same-file function or method at its call site, with the caller's values bound."""
-        if frame.depth >= MAX_DEPTH or id(fn) in frame.active:
-            return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
-        self.inlined.add(id(fn))
-        with self._at_call_site(fn):
-            return self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key)
-
-    @contextlib.contextmanager
-    def _at_call_site(self, fn: Function) -> Iterator[None]:
-        """Entities made inside the callee belong to this call site (`mlp(...)` twice: two models)."""
-        outer = self.call_path
-        self.call_path = outer + (self._calls[-1] if self._calls else id(fn),)
-        try:
-            yield
-        finally:
-            self.call_path = outer
-
-    def _run_inlined(
-        self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value],
-        kw: dict[str, Value], flow: Flow, frame: Frame, instance_key: str | None,
-    ) -> Value:
-        interp = self.interp
-        objects = interp.objects
-        local_instance = self_value is not None and self._is_instance(self_value)
-        env: dict[str, Value] = {}
-        if local_instance and self_value is not None and self_value.items:
-            env.update({f"self.{k}": v for k, v in self_value.items})  # a local instance: `trainer.fit()`
-        elif cls is not None:
-            if frame.cls is cls:  # `self.update_D()` from another method: the same `self`
-                env.update({k: v for k, v in flow.env.items() if k.startswith("self.")})
-            if not any(k.startswith("self.") for k in env):
-                env.update(objects.class_self_env(cls))
-        params, kwonly, stars = parameters(fn)
-        if cls is not None and params and params[0].name in ("self", "cls") and not _is_static(fn):
-            params = params[1:]
-        for p, v in zip(params, pos):
-            if not v.entities and not v.modules:
-                # an argument of unknown origin, used in the callee like a model or an optimizer
-                v = objects.entity_for_unknown_ref(p.name) or v
-            env[p.name] = v
-        for p in [*params[len(pos):], *kwonly]:
-            if p.name in kw:
-                env[p.name] = kw[p.name]
-            elif p.default is not None:
-                default = interp.eval(p.default, flow.copy(), frame)
-                # a flag left at its default stays open: only a literal the caller passes fixes a branch
-                # (`forward_backward(batch, do_backward=False)`; `_wrap_model(model)` keeps both arms)
-                env[p.name] = replace(default, const=None) if default.const in ("True", "False") else default
-            else:
-                env[p.name] = objects.entity_for_unknown_ref(p.name) or OPAQUE
-        for star in stars:
-            env[star] = OPAQUE
-        env.update({k: v for k, v in flow.env.items() if k.startswith("@")})  # step counts go in and out
-        # Globals stay visible through the caller's environment when called from module level, and a
-        # nested function (a closure) sees the variables of the function that defines it.
-        closure = frame.local_defs.get(fn.name) is fn
-        outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if frame.function is None or closure else {}
-        env.update(outer_globals)
-        callee = Frame(function=fn, cls=cls, self_value=self_value, depth=frame.depth + 1, local_defs={}, loops=frame.loops,
-                       ifs=frame.ifs, no_grad=frame.no_grad or self.without_grad(fn), gates=frame.gates, sync_off=frame.sync_off,
-                       sync_maybe=frame.sync_maybe, active=frame.active + (id(fn),),
-                       arguments=(*pos, *kw.values()))
-        if cls is not None and cls.is_module and (self_value is None or not self_value.modules):
-            callee.self_value = objects.self_value_for(cls)
-        out = interp.exec_block(fn.body, Flow(env, flow.states), callee)
-        final = Flow.join([out.normal, *(f for f, _ in out.returns)])
-        ret = join([v for _, v in out.returns]) if out.returns else EMPTY
-        if final is None and _is_generator(fn):
-            # `def cycle(dl): while True: yield from dl`: calling a generator runs nothing yet, and
-            # the caller goes on however its body would end.
-            return ret if out.returns else interp.objects.opaque_call(fn.name, pos, kw, flow)
-        if final is None:
-            flow.states = frozenset()
-            return ret
-        flow.states = final.states
-        for k, v in final.env.items():
-            if k.startswith("self.") and self_value is not None and not local_instance or k.startswith("self.") and cls is not None and frame.cls is cls or k in outer_globals and v is not outer_globals[k] or k.startswith("@"):
-                flow.env[k] = v
-        if instance_key is not None and local_instance and self_value is not None:
-            items = dict(self_value.items)
-            items.update({k[5:]: v for k, v in final.env.items() if k.startswith("self.")})
-            flow.env[instance_key] = replace(self_value, items=tuple(items.items()))
-        return ret
-
-
     def without_grad(self, fn: Function) -> bool:
         """`@torch.no_grad()` / `@torch.inference_mode()` on the function: its body builds no graph."""
         for decorator in fn.decorator_list:
@@ -604,20 +516,3 @@ class Calls:
 _AVERAGE = re.compile(r"(?i)ema|averag|moving|swa|polyak")
 
 _QUERY = re.compile(r"(?i)(?:get|num|count|current|is|has)_")
-
-
-def _is_generator(fn: Function) -> bool:
-    """Whether `fn` has a `yield` of its own (not one of a nested function's)."""
-    todo: list[ast.AST] = list(fn.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return True
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
-    return False
-
-
-def _is_static(fn: Function) -> bool:
-    return any(N.last_name(d) == "staticmethod" for d in fn.decorator_list)
-

@@ -308,7 +308,7 @@ class Effects:
         holders = set(value.modules) | set(value.params)
         holders |= self.interp.objects.leaves_made_alike(set(value.params))
         if holders:
-            flow.map(lambda s: s.clear(0, holders, record_discards=False))
+            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
 
     # -- gradient events
     def backward(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
@@ -379,7 +379,7 @@ class Effects:
             # `optim.step(loss)`: a wrapper that clears, back-propagates `loss` and steps (tianshou, RL libraries)
             for o in opts:
                 holders = set(self.table.optimizer_holders(o))
-                flow.map(lambda s, hs=holders: s.clear(0, hs, record_discards=False))  # type: ignore[misc]
+                flow.map_gradients(lambda s, hs=holders: s.clear(0, hs, record_discards=False))  # type: ignore[misc]
             self.interp.recorder.backward(site.call, site.pos[0], code(first), flow, frame, False)
             effect = Effect(effect.kind, tuple((k, r) for k, r in effect.refs if k != "closure"), effect.values, effect.when)
         closure = site.arg(effect.ref("closure"))

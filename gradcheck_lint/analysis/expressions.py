@@ -423,15 +423,15 @@ class Expressions:
         if kind == "clear" and self.selective(stmt):
             # `for name, p in model.named_parameters(): if "head" in name: p.grad = None` cancels the
             # gradients of some parameters on purpose (a per-parameter freeze): not a clear of the step's.
-            flow.map(lambda s: s.clear(0, holders, record_discards=False))
+            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
             return
         if kind == "clear":
             text = f"{code(target)} = {code(source) if source is not None else '...'}"
             interp.recorder.clear(stmt, text, code(target.value), holders, flow, frame)
         elif kind == "rescale":
-            flow.map(lambda s: s.rescale(holders))
+            flow.map_gradients(lambda s: s.rescale(holders))
         else:
-            flow.map(lambda s: s.clear(0, holders, record_discards=False))
+            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
 
     def selective(self, stmt: ast.AST) -> bool:
         """Whether a write to `p.grad` sits under an `if` that tests the loop's parameter (or its name)."""
@@ -452,7 +452,7 @@ class Expressions:
     def forget(self, name: str, flow: Flow) -> None:
         drop = [c.akey for c in self.interp.conditions.values() if name in c.names]
         if drop:
-            flow.map(lambda s: s.forget(drop))
+            flow.forget(drop)
 
     def augassign(self, small: ast.AugAssign, flow: Flow, frame: Frame) -> None:
         interp = self.interp
@@ -464,7 +464,7 @@ class Expressions:
             owner = self.eval(target.value, flow.copy(), frame)
             holders = interp.grad_holders(owner)
             if holders and isinstance(small.op, (ast.Div, ast.Mult)):
-                flow.map(lambda s: s.rescale(holders))
+                flow.map_gradients(lambda s: s.rescale(holders))
             return
         key = N.ref_text(target)
         if key is None:

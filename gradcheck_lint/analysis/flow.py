@@ -19,6 +19,19 @@ Function = ast.FunctionDef | ast.AsyncFunctionDef
 _MISSING = object()
 
 
+class _Transitions:
+    """How many path-state transitions (training events, counter updates) ran so far: a callee run on
+    one stand-in path checks that it made none (`inlining.Inliner`). What such a run makes paths
+    forget of their branch tests (a flag assigned anew) is collected in `forgotten`, for the caller's
+    paths to forget too."""
+
+    count = 0
+    forgotten: set[int] | None = None
+
+
+TRANSITIONS = _Transitions()
+
+
 class BudgetExhausted(Exception):
     """The file needs more interpretation than the budget allows; findings so far stand."""
 
@@ -36,7 +49,37 @@ class Flow:
         return Flow(dict(self.env), self.states)
 
     def map(self, fn: Callable[[PathState], PathState]) -> None:
+        """Apply a transition to every path state."""
+        TRANSITIONS.count += 1
         self.states = frozenset(fn(s) for s in self.states)
+
+    def forget(self, conds: list[int]) -> None:
+        """What the paths assumed at these tests no longer holds (a name they test was assigned)."""
+        if TRANSITIONS.forgotten is not None:
+            TRANSITIONS.forgotten.update(conds)
+        self.states = frozenset(s.forget(conds) for s in self.states)
+
+    def map_quiet(self, fn: Callable[[PathState], PathState]) -> None:
+        """Apply a transition that only annotates what the paths already hold (entering a loop, an
+        exception handler): it changes nothing on a path that holds no gradient."""
+        self.states = frozenset(fn(s) for s in self.states)
+
+    def map_gradients(self, fn: Callable[[PathState], PathState]) -> None:
+        """Apply a training event's transition, which reads only what the gradients hold (grads,
+        discards, frozen sets) and changes only grads and discards, once per distinct holding: paths
+        that differ only in their branch assumptions, phases or AMP marks share the result."""
+        TRANSITIONS.count += 1
+        memo: dict[tuple[object, ...], PathState] = {}
+        out = []
+        for s in self.states:
+            key = (s.grads, s.discards, s.frozen)
+            r = memo.get(key)
+            if r is None:
+                r = memo[key] = fn(s)
+                out.append(r)
+            else:
+                out.append(s._with(grads=r.grads, discards=r.discards))
+        self.states = frozenset(out)
 
     def absorb(self, other: Flow | None) -> None:
         """Become the join of this flow and `other` (two arms of one expression)."""

@@ -439,7 +439,7 @@ class Interpreter:
         inner = replace(frame, loops=frame.loops + (loop.id,))
         head = flow.copy()
         if self.counters.trains(loop.node):
-            head.map(PathState.enter_loop)
+            head.map_quiet(PathState.enter_loop)
         if counter is not None and counter[0] in self.windows:
             name, start = counter
             self.counter_starts[name] = start or 0  # phases count from the first value
@@ -517,7 +517,7 @@ class Interpreter:
         trains = self.counters.trains(loop.node)  # a loop over parameters leaves the window where it is
         drop = [c.akey for c in self.conditions.values() if (c.volatile and trains) or c.names & assigned]
         if drop:
-            flow.map(lambda s: s.forget(drop))
+            flow.forget(drop)
 
     def assigned_in(self, node: ast.AST) -> frozenset[str]:
         """Names (and `self.x` attributes) a loop assigns, directly or in the methods of its class."""
@@ -570,7 +570,7 @@ class Interpreter:
         for handler in stmt.handlers:
             start = Flow.join([entry, body.normal])
             if start is not None:
-                start.map(PathState.exceptional)
+                start.map_quiet(PathState.exceptional)
                 outs.append(self.exec_block(handler.body, start, frame))
         merged = Outcome.merge(outs)
         if stmt.finalbody and merged.normal is not None:

@@ -31,6 +31,7 @@ class _Marks:
     names: set[str] = field(default_factory=set)  # functions it calls by name
     attrs: set[str] = field(default_factory=set)  # methods it calls (`self.m(...)`, `trainer.m(...)`)
     self_attrs: set[str] = field(default_factory=set)  # of which called on `self`
+    passed: set[str] = field(default_factory=set)  # of `names`, those only passed as arguments (callbacks?)
 
 
 class Prescan:
@@ -55,8 +56,10 @@ class Prescan:
         self._defs: dict[str, list[_Marks]] = {}  # every function and method of the module, by name
         self._bodies: dict[int, _Marks] = {}  # the same, by the id of the definition
         self._gates: list[tuple[int, list[tuple[str, str]]]] = []  # `if` statements testing `counter % N`
+        self._self_stored: set[str] = set()  # attributes assigned on `self` somewhere (`self.model = ...`)
         self._scan(module)
         self.touching = self._touching()
+        self._inert: set[str] | None = None
         self.interesting = {key: self._matters(m) for key, m in self._marks.items()}
         # A counter's window phase is followed only where a test of it guards something that touches
         # gradients: `if step % log_interval == 0: log(...)` would multiply the paths for nothing.
@@ -125,11 +128,16 @@ class Prescan:
                 for key in around:
                     marks[key].direct = True
             elif kind is ast.Attribute:
-                if node.attr in ("grad", "requires_grad"):  # type: ignore[attr-defined]
+                # `.grad` read or written; `.requires_grad` set (a freeze), not merely read (`if p.requires_grad:`)
+                attr = node.attr  # type: ignore[attr-defined]
+                if attr == "grad" or attr == "requires_grad" and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
                     for m in [marks[k] for k in around] + ([fn] if fn is not None else []):
                         m.direct = True
             elif kind is ast.Assign:
                 value = node.value  # type: ignore[attr-defined]
+                for target in node.targets:  # type: ignore[attr-defined]
+                    if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                        self._self_stored.add(target.attr)
                 if type(value) is ast.Call and len(node.targets) == 1:  # type: ignore[attr-defined]
                     target = N.ref_text(node.targets[0])  # type: ignore[attr-defined]
                     if target is not None:
@@ -149,6 +157,7 @@ class Prescan:
             self.called_names.add(func.id)
             for m in here:
                 m.names.add(func.id)
+                m.passed.discard(func.id)
         elif isinstance(func, ast.Attribute):
             attr = func.attr
             receiver = func.value
@@ -177,9 +186,12 @@ class Prescan:
                     self.zeroed.add(recv)
         for arg in arguments(node):  # functions passed as callbacks (closures, map, Thread)
             if isinstance(arg.value, ast.Name):
-                self.called_names.add(arg.value.id)
+                name = arg.value.id
+                self.called_names.add(name)
                 for m in here:
-                    m.names.add(arg.value.id)
+                    if name not in m.names:
+                        m.passed.add(name)
+                    m.names.add(name)
 
     def _stepped_argument(self, receiver: str, node: ast.Call) -> str | None:
         """The optimizer a `step(...)` of a framework object applies (`scaler.step(optimizer)`)."""
@@ -195,26 +207,29 @@ class Prescan:
                     return N.ref_text(args[ref.positions[0]].value)
         return None
 
-    def _touching(self) -> set[str]:
-        """Functions and method names of this module that can (transitively) touch gradients."""
+    def _touching(self, strict: bool = False) -> set[str]:
+        """Functions and method names of this module that can (transitively) touch gradients; `strict`:
+        names only passed as arguments count only when they name a function of this module."""
         touching = {name for name, ms in self._defs.items() if any(m.direct for m in ms)}
         changed = True
         while changed:
             changed = False
             for name, ms in self._defs.items():
-                if name not in touching and any(self._reaches(m, touching) for m in ms):
+                if name not in touching and any(self._reaches(m, touching, strict) for m in ms):
                     touching.add(name)
                     changed = True
         return touching
 
-    def _reaches(self, m: _Marks, touching: set[str]) -> bool:
+    def _reaches(self, m: _Marks, touching: set[str], strict: bool = False) -> bool:
         """Calls a touching function, an unknown function named for a gradient effect, or an
         inherited `self` method (defined elsewhere: it may do anything)."""
         if (m.names | m.attrs) & touching:
             return True
-        if any(n not in self._defs and N.callee_suggests_grad_effect(n) for n in m.names):
+        if any(n not in self._defs and N.callee_suggests_grad_effect(n) and not (strict and n in m.passed) for n in m.names):
             return True
-        return any(a not in self._defs and self.catalogue.method("torch.nn.Module", a) is None for a in m.self_attrs)
+        # (strict: `self.model(x)` calls an object stored on `self`, not an inherited method)
+        return any(a not in self._defs and self.catalogue.method("torch.nn.Module", a) is None and not (strict and a in self._self_stored)
+                   for a in m.self_attrs)
 
     def _matters(self, m: _Marks) -> bool:
         return m.direct or self._reaches(m, self.touching)
@@ -228,6 +243,14 @@ class Prescan:
     def trains(self, name: str) -> bool:
         """Whether a function or method of this name can touch gradients."""
         return name in self.touching
+
+    def surely_inert(self, name: str) -> bool:
+        """Whether a function or method of this name is expected to touch no gradient even by the
+        names of what it is handed (`isinstance(m, PreTrainedModel)`, `save(optimizer=opt)` do not
+        call `PreTrainedModel` or `opt`). A prediction only: `inlining` checks it as the callee runs."""
+        if self._inert is None:
+            self._inert = set(self._defs) - self._touching(strict=True)
+        return name in self._inert
 
     def _named_as_other(self, text: str) -> bool:
         """A name the catalogue types as something other than a model (`scaler`: a GradScaler)."""

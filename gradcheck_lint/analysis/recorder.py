@@ -117,7 +117,7 @@ class Recorder:
                 if count > seen.get(key, 0) and key in self.last_update:
                     step_call, step_text = self.last_update[key]
                     ev.stale_graphs.add((holder, site, id(step_call), step_text))
-        flow.map(lambda s: s.backward(ev.id, written))
+        flow.map_gradients(lambda s: s.backward(ev.id, written))
         held = flow.env.get(loss_text) if loss_text.isidentifier() else None
         if held is not None and not held.graph and not frame.no_grad:
             flow.env[loss_text] = replace(held, graph=True)  # backpropagated: it holds a graph
@@ -178,7 +178,7 @@ class Recorder:
         ev.if_stacks.add(frame.ifs)
         ev.framework_gated = ev.framework_gated or framework_gated
         holders = self.table.optimizer_holders(opt)
-        flow.map(lambda s: s.step(opt.uid, holders))
+        flow.map_gradients(lambda s: s.step(opt.uid, holders))
 
     def updated(self, opt: Entity, call: ast.Call, flow: Flow) -> None:
         """The step changed the parameters of `opt` in place: graphs built before it are stale."""
@@ -220,4 +220,4 @@ class Recorder:
             transition = lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped, owners=owners, memo=memo)
         else:
             transition = lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners, memo=memo)
-        flow.map(transition)
+        flow.map_gradients(transition)

@@ -1,0 +1,191 @@
+"""Inlining: a same-file function or method runs at its call site, with the caller's values bound.
+
+A callee that cannot touch gradients (`_inert`) runs on one stand-in path instead of each of the
+caller's, and its result is remembered: a trainer's `evaluate()` or `_save()` called from a training
+loop that follows 64 paths, once per iteration of the loop's fixpoint, is interpreted once per distinct
+input, on one path.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from . import names as N
+from .definitions import ClassInfo
+from .flow import MAX_DEPTH, TRANSITIONS, Flow, Frame, Function
+from .gradstate import PathState
+from .syntax import parameters
+from .values import EMPTY, OPAQUE, Value, join
+
+if TYPE_CHECKING:
+    from .calls import Calls
+    from .interpreter import Interpreter
+
+_ONE_PATH = frozenset({PathState()})
+
+
+class Inliner:
+    """Runs same-file callees for the call evaluator (`calls.Calls`), which keeps the call path."""
+
+    def __init__(self, interp: Interpreter, calls: Calls) -> None:
+        self.interp = interp
+        self.calls = calls
+        # what an inert callee did, by everything it could see: (env updates, returned value, ends)
+        self._inert_runs: dict[tuple[object, ...], tuple[dict[str, Value], Value, bool, frozenset[int]]] = {}
+
+    def inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
+               flow: Flow, frame: Frame, instance_key: str | None = None) -> Value:
+        """Run a same-file function or method at its call site, with the caller's values bound."""
+        if frame.depth >= MAX_DEPTH or id(fn) in frame.active:
+            return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
+        self.calls.inlined.add(id(fn))
+        with self._at_call_site(fn):
+            if not self._inert(fn):
+                return self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key)
+            key = (id(fn), id(cls), id(frame.cls), id(frame.function), self.calls.call_path, frame.depth, frame.active, frame.loops,
+                   frame.ifs, frame.no_grad, frame.gates, frame.sync_off, frame.sync_maybe, self_value, instance_key,
+                   tuple(pos), frozenset(kw.items()), frozenset(flow.env.items()))
+            known = self._inert_runs.get(key)
+            if known is None:
+                before, states, count, outer = dict(flow.env), flow.states, TRANSITIONS.count, TRANSITIONS.forgotten
+                TRANSITIONS.forgotten = set()
+                try:
+                    ret = self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, stand_in=True)
+                    forgotten = frozenset(TRANSITIONS.forgotten)
+                finally:
+                    TRANSITIONS.forgotten = outer
+                if TRANSITIONS.count != count or not (flow.states is states or not flow.states):
+                    return ret  # it did change path states: it ran again on the caller's own paths
+                # what it did to the caller: its updates of the caller's names, whether it ends, and
+                # the tests whose assumptions it made stale
+                known = ({k: v for k, v in flow.env.items() if before.get(k) is not v}, ret, bool(flow.states), forgotten)
+                self._inert_runs[key] = known
+                flow.states = states
+            updates, ret, ends, forgotten = known
+            flow.env.update(updates)
+            if forgotten:
+                flow.forget(list(forgotten))
+            if not ends:
+                flow.states = frozenset()
+            return ret
+
+    def _inert(self, fn: Function) -> bool:
+        """A callee that cannot touch gradients (nothing it calls, transitively, is a training event or
+        may be one) and sets no counter of an accumulation window: it changes no path state, so it
+        runs on one empty path instead of each of the caller's. Its values and how it ends still count."""
+        interp = self.interp
+        if not interp.prescan.surely_inert(fn.name):
+            return False
+        stored = interp._stored_in(fn)
+        return not any(counter.rsplit(".", 1)[-1] in stored for counter in interp.windows)
+
+    @contextlib.contextmanager
+    def _at_call_site(self, fn: Function) -> Iterator[None]:
+        """Entities made inside the callee belong to this call site (`mlp(...)` twice: two models)."""
+        calls = self.calls
+        outer = calls.call_path
+        calls.call_path = outer + (calls._calls[-1] if calls._calls else id(fn),)
+        try:
+            yield
+        finally:
+            calls.call_path = outer
+
+    def _run_inlined(
+        self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value],
+        kw: dict[str, Value], flow: Flow, frame: Frame, instance_key: str | None, stand_in: bool = False,
+    ) -> Value:
+        interp = self.interp
+        objects = interp.objects
+        local_instance = self_value is not None and self.calls._is_instance(self_value)
+        env: dict[str, Value] = {}
+        if local_instance and self_value is not None and self_value.items:
+            env.update({f"self.{k}": v for k, v in self_value.items})  # a local instance: `trainer.fit()`
+        elif cls is not None:
+            if frame.cls is cls:  # `self.update_D()` from another method: the same `self`
+                env.update({k: v for k, v in flow.env.items() if k.startswith("self.")})
+            if not any(k.startswith("self.") for k in env):
+                env.update(objects.class_self_env(cls))
+        params, kwonly, stars = parameters(fn)
+        if cls is not None and params and params[0].name in ("self", "cls") and not _is_static(fn):
+            params = params[1:]
+        for p, v in zip(params, pos):
+            if not v.entities and not v.modules:
+                # an argument of unknown origin, used in the callee like a model or an optimizer
+                v = objects.entity_for_unknown_ref(p.name) or v
+            env[p.name] = v
+        for p in [*params[len(pos):], *kwonly]:
+            if p.name in kw:
+                env[p.name] = kw[p.name]
+            elif p.default is not None:
+                default = interp.eval(p.default, flow.copy(), frame)
+                # a flag left at its default stays open: only a literal the caller passes fixes a branch
+                # (`forward_backward(batch, do_backward=False)`; `_wrap_model(model)` keeps both arms)
+                env[p.name] = replace(default, const=None) if default.const in ("True", "False") else default
+            else:
+                env[p.name] = objects.entity_for_unknown_ref(p.name) or OPAQUE
+        for star in stars:
+            env[star] = OPAQUE
+        env.update({k: v for k, v in flow.env.items() if k.startswith("@")})  # step counts go in and out
+        # Globals stay visible through the caller's environment when called from module level, and a
+        # nested function (a closure) sees the variables of the function that defines it.
+        closure = frame.local_defs.get(fn.name) is fn
+        outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if frame.function is None or closure else {}
+        env.update(outer_globals)
+        callee = Frame(function=fn, cls=cls, self_value=self_value, depth=frame.depth + 1, local_defs={}, loops=frame.loops,
+                       ifs=frame.ifs, no_grad=frame.no_grad or self.calls.without_grad(fn), gates=frame.gates, sync_off=frame.sync_off,
+                       sync_maybe=frame.sync_maybe, active=frame.active + (id(fn),),
+                       arguments=(*pos, *kw.values()))
+        if cls is not None and cls.is_module and (self_value is None or not self_value.modules):
+            callee.self_value = objects.self_value_for(cls)
+        out = None
+        if stand_in:
+            # One empty path stands for all of the caller's; if the callee changes a path state after
+            # all (a new leaf tensor clears its `.grad`), it runs again on the caller's paths.
+            count = TRANSITIONS.count
+            out = interp.exec_block(fn.body, Flow(dict(env), _ONE_PATH), callee)
+            if TRANSITIONS.count != count:
+                out = None
+        if out is None:
+            out = interp.exec_block(fn.body, Flow(env, flow.states), callee)
+            final = Flow.join([out.normal, *(f for f, _ in out.returns)])
+        else:
+            final = Flow.join([out.normal, *(f for f, _ in out.returns)])
+            if final is not None:
+                final.states = flow.states
+        ret = join([v for _, v in out.returns]) if out.returns else EMPTY
+        if final is None and _is_generator(fn):
+            # `def cycle(dl): while True: yield from dl`: calling a generator runs nothing yet, and
+            # the caller goes on however its body would end.
+            return ret if out.returns else interp.objects.opaque_call(fn.name, pos, kw, flow)
+        if final is None:
+            flow.states = frozenset()
+            return ret
+        flow.states = final.states
+        for k, v in final.env.items():
+            if k.startswith("self.") and self_value is not None and not local_instance or k.startswith("self.") and cls is not None and frame.cls is cls or k in outer_globals and v is not outer_globals[k] or k.startswith("@"):
+                flow.env[k] = v
+        if instance_key is not None and local_instance and self_value is not None:
+            items = dict(self_value.items)
+            items.update({k[5:]: v for k, v in final.env.items() if k.startswith("self.")})
+            flow.env[instance_key] = replace(self_value, items=tuple(items.items()))
+        return ret
+
+
+def _is_generator(fn: Function) -> bool:
+    """Whether `fn` has a `yield` of its own (not one of a nested function's)."""
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _is_static(fn: Function) -> bool:
+    return any(N.last_name(d) == "staticmethod" for d in fn.decorator_list)
