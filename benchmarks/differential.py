@@ -23,6 +23,7 @@ from collections import Counter
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
 import loopgen  # noqa: E402
+import loopgen_run  # noqa: E402
 
 RULES = ["GL001", "GL002", "GL003", "GL004", "GL005"]
 
@@ -56,7 +57,7 @@ def main() -> int:
     crashed = disagreeing = 0
     start = time.perf_counter()
     for i, spec in enumerate(programs):
-        j = loopgen.judge(spec, work, f"p{i}")
+        j = loopgen_run.judge(spec, work, f"p{i}")
         if j.outcome.error:
             crashed += 1
         numbers_agree += j.numerically_buggy == j.verdict.buggy

@@ -17,13 +17,14 @@ from hypothesis import strategies as st
 pytest.importorskip("torch")
 
 import loopgen  # noqa: E402 - after the torch check
+import loopgen_run  # noqa: E402
 
 SETTINGS = dict(derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
 def _check(spec: loopgen.SingleModel | loopgen.Gan) -> None:
     with tempfile.TemporaryDirectory() as directory:
-        judgement = loopgen.judge(spec, directory)
+        judgement = loopgen_run.judge(spec, directory)
     assert not judgement.disagreements(), judgement.report()
 
 
