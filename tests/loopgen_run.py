@@ -1,4 +1,4 @@
-"""Run and judge the generated programs of `loopgen`, three ways.
+"""Run and judge the generated programs of `loopgen` and `loopgen_contract`, three ways.
 
 A program is linted statically, executed under the process-wide runtime guard (record mode), and its
 final parameters are compared with its spec's reference implementation. `Judgement.disagreements`
@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import loopgen
+import loopgen_contract
 from loopgen import Verdict
 
 
@@ -143,3 +145,7 @@ def judge(spec: Spec, directory: str, name: str = "program") -> Judgement:
     static = {d.code for d in check_source(source, path)}
     return Judgement(spec, source, spec.verdict(), static, run(spec, path))
 
+
+def every_program() -> list[Any]:
+    """Every program of both grammars: the accumulation contract's and GL007-GL010's."""
+    return [*loopgen.all_programs(), *loopgen_contract.all_programs()]
