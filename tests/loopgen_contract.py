@@ -6,11 +6,14 @@ accumulation contract:
 
 - `AmpClip` (GL007): fp32 or a CPU `GradScaler`, a clip (`clip_grad_norm_` / `clip_grad_value_`) at
   the step or on every micro-batch, `scaler.unscale_(opt)` right before the clip or in the step's block,
-  `scaler.step(opt)` or a plain `opt.step()` that bypasses the scaler. The reference clips the window's
-  mean gradient and steps on it. Unscaling on every micro-batch raises at the second `unscale_`.
+  `scaler.step(opt)` or a plain `opt.step()` that bypasses the scaler; the clip spelled through
+  `torch.nn.utils` or imported by name. The reference clips the window's mean gradient and steps on
+  it. Unscaling on every micro-batch raises at the second `unscale_`. A norm clip at the step of scaled
+  gradients then applied by a bypassing `opt.step()` cuts them to the reference's norm: its numbers are
+  not compared.
 - `KeptLoss` (GL008): the loss kept across iterations in a running total (`+=` or `= ... +`), a list or
-  a dict of lists, as the tensor, `.item()` or `.detach()`; the last loss only; micro-batch losses
-  summed on purpose for one backward. GL008 is about memory: the numbers are the reference's in every
+  a dict of lists, as the tensor (or `loss * x.size(0)`), `.item()` or `.detach()`, over the run or
+  made afresh in each epoch; the last loss only; micro-batch losses summed on purpose for one backward. GL008 is about memory: the numbers are the reference's in every
   program, and the rule's verdict comes from the static analyzer and the guard alone.
 - `StaleGan` (GL009): a GAN whose second backward goes through a forward pass made before the first
   model's step (D's output on the fakes reused after `opt_D.step()` with `retain_graph=True`, or the
@@ -21,14 +24,17 @@ accumulation contract:
   `grad_accum`, `update_freq`, `gradient_accumulation_steps`) when the optimizer steps after every
   backward (static only: the guard cannot tell such a division from a loss weight, as the rule's
   fixtures say), or when Accelerate's `accelerator.backward` divides by its window too (1/N², seen by
-  both), against the undivided twins; and the plain window loop, where the division is required (GL003
-  without it).
+  both), against the undivided twins; and the loops that accumulate by hand (plain, or through an
+  Accelerator built without a window, whose backward divides nothing), where the division is required
+  (GL003 without it).
 
-GL006 is not generated: it needs a DDP process group, and a program that builds one in the test
-process leaves gloo threads behind whose destructors abort the interpreter at exit now and then
-(`tests/ddp_worker.py`, `tests/runtime_worker.py` leave with `os._exit` for that reason). Its verdicts
-are covered by `tests/test_runtime_monitors.py` (one gloo rank, with and without `no_sync`), the two-rank
-`tests/ddp_worker.py` run and the `fixtures/ddp_no_sync/` pairs.
+GL006 is not generated: each program would need a DDP process group of its own. Built in the test
+process, every one would leave gloo threads in pytest's interpreter (whose destructors abort the exit
+now and then under load: `tests/ddp_worker.py` and `tests/runtime_worker.py` leave with `os._exit` for
+that reason), and a subprocess runner for generated programs did not fit this round. GL006's verdicts
+are covered by `tests/test_runtime_monitors.py` (one gloo rank, with and without `no_sync`), the
+two-rank `tests/ddp_worker.py` run and the `fixtures/ddp_no_sync/` pairs; its numbers are the
+reference's by design (no_sync changes communication, not gradients).
 """
 
 from __future__ import annotations
