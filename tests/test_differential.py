@@ -17,13 +17,14 @@ from hypothesis import strategies as st
 pytest.importorskip("torch")
 
 import loopgen  # noqa: E402 - after the torch check
+import loopgen_run  # noqa: E402
 
 SETTINGS = dict(derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
 def _check(spec: loopgen.SingleModel | loopgen.Gan) -> None:
     with tempfile.TemporaryDirectory() as directory:
-        judgement = loopgen.judge(spec, directory)
+        judgement = loopgen_run.judge(spec, directory)
     assert not judgement.disagreements(), judgement.report()
 
 
@@ -61,9 +62,12 @@ def test_gan_loops_agree(spec: loopgen.Gan) -> None:
 
 def test_the_grammar_covers_every_rule_and_correct_code() -> None:
     """The generated space holds programs for every rule and correct ones; each verdict is one of them."""
-    programs = loopgen.all_programs()
+    programs = loopgen_run.every_program()
     expected = {code for p in programs for code in p.verdict().expected}
-    assert expected == {"GL001", "GL002", "GL003", "GL004", "GL005"}
+    # GL006 is left out: see loopgen_contract's docstring
+    assert expected == {"GL001", "GL002", "GL003", "GL004", "GL005", "GL007", "GL008", "GL009", "GL010"}
+    for kind in ("amp_clip", "kept_loss", "stale_gan", "double_scaling"):
+        assert any(not p.verdict().buggy for p in programs if p.kind == kind)
     assert any(not p.verdict().buggy for p in programs if p.kind == "gan")
     assert any(not p.verdict().buggy for p in programs if p.kind == "single")
 
@@ -85,3 +89,14 @@ def test_the_grammar_covers_every_rule_and_correct_code() -> None:
 )
 def test_regressions(spec: loopgen.SingleModel | loopgen.Gan) -> None:
     _check(spec)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "static GL002 miss (found by benchmarks/differential.py --examples 3000 --seed 2, 21 programs): a "
+    "`for p in model.parameters(): p.grad = None` loop right before `opt.step()` in the block of an "
+    "enumerate-counted window test (`if (i + 1) % accum == 0:`, also `i % accum` and enumerate(..., 1)) is "
+    "not reported; the guard reports GL002 there, and opt.zero_grad() / model.zero_grad() in the same "
+    "place, or the same loop under a flag, a counter or an inner loop, are found statically"))
+@pytest.mark.parametrize("style", ["script", "function", "trainer"])
+def test_regression_parameter_loop_clear_in_the_step_block_of_an_enumerate_window(style: str) -> None:
+    _check(loopgen.SingleModel("modulo", 2, "between", "params_none", "none", style))  # type: ignore[arg-type]
