@@ -420,7 +420,7 @@ class Expressions:
         if not holders:
             return
         kind = grad_assignment_kind(source)
-        if kind == "clear" and self.selective(stmt):
+        if kind == "clear" and self.selective(stmt, target.value):
             # `for name, p in model.named_parameters(): if "head" in name: p.grad = None` cancels the
             # gradients of some parameters on purpose (a per-parameter freeze): not a clear of the step's.
             flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
@@ -433,19 +433,22 @@ class Expressions:
         else:
             flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
 
-    def selective(self, stmt: ast.AST) -> bool:
-        """Whether a write to `p.grad` sits under an `if` that tests the loop's parameter (or its name)."""
+    def selective(self, stmt: ast.AST, param: ast.expr) -> bool:
+        """Whether a write to `p.grad` sits under an `if` that tests the loop's parameter (or its name),
+        inside the loop over parameters that binds `p` (not an accumulation gate of the batch loop:
+        `for i, x in enumerate(loader): ... if (i + 1) % n == 0: for p in params: p.grad = None`)."""
         parent = self.interp.parent
         node: ast.AST | None = stmt
         tested: set[str] = set()
+        named = {n.id for n in ast.walk(param) if isinstance(n, ast.Name)}  # `p`, `params[i]`
         while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
             up = parent(node)
             if isinstance(up, ast.If) and node in up.body + up.orelse:
                 tested |= {n.id for n in ast.walk(up.test) if isinstance(n, ast.Name)}
             if isinstance(up, (ast.For, ast.AsyncFor)) and node in up.body and tested:
                 bound = {n.id for n in ast.walk(up.target) if isinstance(n, ast.Name)}
-                if bound & tested:
-                    return True
+                if named & bound:
+                    return bool(bound & tested)
             node = up
         return False
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 
@@ -84,7 +85,7 @@ for x in torch.randn(16, 2, 4):
                     if model.accumulation_source(state, backward, step) is not None or not model.in_same_loop(backward.loop_stacks, step.loop_stacks):
                         continue
                     named = sorted(d for d in backward.loss.divisors if _ACCUMULATION.search(d))
-                    if not named:
+                    if not named or _summed_over_inner_loop(model, backward):
                         continue
                     reported.add(id(backward.node))
                     msg, help_ = messages.divided_not_accumulated(backward.call_text, backward.loss_text, named[0], step.call_text, model.line(step.node))
@@ -102,3 +103,32 @@ for x in torch.randn(16, 2, 4):
             if window is None and _ACCUMULATION.search(d):
                 return d
         return None
+
+
+def _summed_over_inner_loop(model: TrainingModel, backward: Backward) -> bool:
+    """The loss is a running sum over a loop that ends before its backward (`for x, y in window:
+    window_loss = window_loss + criterion(model(x), y) / accum`, then `window_loss.backward()`): the
+    micro-batches are summed into one backward, so dividing each by the window is the mean."""
+    name = backward.loss_text
+    if not name.isidentifier():
+        return False
+    scope = model.parent(backward.node)
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        scope = model.parent(scope)
+    if scope is None:
+        return False
+    for node in ast.walk(scope):
+        if not isinstance(node, (ast.For, ast.AsyncFor, ast.While)) or any(n is backward.node for n in ast.walk(node)):
+            continue
+        for stmt in ast.walk(node):
+            if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and _is_name(stmt.target, name):
+                return True
+            if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_name(stmt.targets[0], name)
+                    and isinstance(stmt.value, ast.BinOp) and isinstance(stmt.value.op, ast.Add)
+                    and (_is_name(stmt.value.left, name) or _is_name(stmt.value.right, name))):
+                return True
+    return False
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
