@@ -453,9 +453,9 @@ class Expressions:
         return False
 
     def forget(self, name: str, flow: Flow) -> None:
-        drop = [c.akey for c in self.interp.conditions.values() if name in c.names]
+        drop = self.interp.akeys_testing.get(name)
         if drop:
-            flow.forget(drop)
+            flow.forget(list(drop))
 
     def augassign(self, small: ast.AugAssign, flow: Flow, frame: Frame) -> None:
         interp = self.interp

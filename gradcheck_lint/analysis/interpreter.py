@@ -73,6 +73,7 @@ class Interpreter:
         self._module_constants: dict[str, int] | None = None
         self.counter_starts: dict[str, int] = {}  # a window counter's first value, where its phases start
         self.conditions: dict[int, Condition] = {}
+        self.akeys_testing: dict[str, list[int]] = {}  # a name -> the tests (akeys) that read it
         self.loops: dict[int, Loop] = {}
         self.module_env: dict[str, Value] = {}
         self.cond_aliases: dict[str, ast.expr] = {}
@@ -227,6 +228,10 @@ class Interpreter:
             self._relation[cond.akey] = rel
             self._compared.setdefault(rel[:2], {})[cond.akey] = rel
         self.by_akey.setdefault(cond.akey, []).append(cond)
+        for name in cond.names:
+            keys = self.akeys_testing.setdefault(name, [])
+            if cond.akey not in keys:
+                keys.append(cond.akey)
 
     def boundary(self, gate: int) -> Condition:
         """The condition `this micro-batch ends the window of framework object `gate`` (synthetic)."""
