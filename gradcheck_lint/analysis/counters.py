@@ -31,6 +31,9 @@ class Counters:
         self._trains: dict[int, bool] = {}
         self._truths: dict[tuple[int, str, str, str, int], tuple[ast.expr, bool | None]] = {}
         self._atoms: dict[int, tuple[ast.expr, list[tuple[str, str]]]] = {}
+        # (id of a test, counter, first value, question) -> answer: the window arithmetic of a test is
+        # the same every time the loop's fixpoint comes back to it
+        self._windows: dict[tuple[int, str, int, str], object] = {}
 
     # -- phases
     @staticmethod
@@ -74,18 +77,18 @@ class Counters:
             c = value.counter
             if c.start is not None:
                 start = c.start + (1 if c.incremented else 0)
-                if fires_on_most(ast.UnaryOp(op=ast.Not(), operand=cond.test), name, start):
+                if self._ask(cond, name, start, "false_on_most"):
                     cond.false_on_most = True
                     cond.counter_sources[name] = c.source
                     cond.counter_starts[name] = start
-                elif fires_on_most(cond.test, name, start):
+                elif self._ask(cond, name, start, "true_on_most"):
                     cond.true_on_most = True
                     cond.counter_sources[name] = c.source
                     cond.counter_starts[name] = start
             if c.zero_based and not c.incremented:
-                first = truth_at_zero(cond.test, name)
+                first = self._ask(cond, name, 0, "at_zero")
                 if first is not None:
-                    cond.first_value = first
+                    cond.first_value = first  # type: ignore[assignment]
                     cond.counter_sources[name] = c.source
                     cond.counter_starts[name] = 0
                 if first:
@@ -94,12 +97,31 @@ class Counters:
                 continue
             # a counter from 1, or incremented before the test: does the first window hold N micro-batches?
             start = c.start + (1 if c.incremented else 0)
-            if first_window(cond.test, name, start) is False:
+            if self._ask(cond, name, start, "first_window") is False:
                 cond.short_first_window = True
-                size = first_window_size(cond.test, name, start, 4)
-                cond.long_first_window = size is not None and size > 4
+                size = self._ask(cond, name, start, "size_at_4")
+                cond.long_first_window = size is not None and size > 4  # type: ignore[operator]
                 cond.counter_sources[name] = c.source
                 cond.counter_starts[name] = start
+
+    def _ask(self, cond: Condition, counter: str, start: int, question: str) -> object:
+        """One question of window arithmetic about a test, answered once per test, counter and start."""
+        key = (id(cond.test), counter, start, question)
+        if key in self._windows:
+            return self._windows[key]
+        test = cond.test
+        if question == "false_on_most":
+            answer: object = fires_on_most(ast.UnaryOp(op=ast.Not(), operand=test), counter, start)
+        elif question == "true_on_most":
+            answer = fires_on_most(test, counter, start)
+        elif question == "at_zero":
+            answer = truth_at_zero(test, counter)
+        elif question == "first_window":
+            answer = first_window(test, counter, start)
+        else:
+            answer = first_window_size(test, counter, start, 4)
+        self._windows[key] = answer
+        return answer
 
     # -- loops
     def exec_for(self, stmt: ast.For, flow: Flow, frame: Frame) -> Outcome:

@@ -35,10 +35,15 @@ _PASSIVE_NAME = re.compile(r"(?i)^(?:get|log|print|save|load|clip|report|record|
 _ACTIVE_NAME = re.compile(r"(?i)zero|clear|reset|step|backward|train|fit|accum")
 
 
+# A checkpoint is written (or read) wherever the word sits: `lm_checkpoint(model=m, optimizer=opt)`,
+# `write_ckpt(...)` save the optimizer's state, they do not clear its gradients.
+_CHECKPOINT_NAME = re.compile(r"(?i)checkpoint|ckpt")
+
+
 def callee_is_passive(name: str) -> bool:
     """Tell whether an opaque function's name says it only reads what it is given (or sets a rate)."""
     last = name.rsplit(".", 1)[-1]
-    return bool(_PASSIVE_NAME.search(last)) and not _ACTIVE_NAME.search(last)
+    return bool(_PASSIVE_NAME.search(last) or _CHECKPOINT_NAME.search(last)) and not _ACTIVE_NAME.search(last)
 
 
 def callee_suggests_grad_effect(name: str) -> bool:

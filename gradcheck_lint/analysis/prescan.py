@@ -184,6 +184,8 @@ class Prescan:
                         self.zeroed.add(optimizer)
                 elif attr == "zero_grad":
                     self.zeroed.add(recv)
+        if called is not None and N.callee_is_passive(called) and called.rsplit(".", 1)[-1] not in self._defs:
+            return  # `save_checkpoint(model, optimizer)`, `lm_checkpoint(...)`: reads what it is handed
         for arg in arguments(node):  # functions passed as callbacks (closures, map, Thread)
             if isinstance(arg.value, ast.Name):
                 name = arg.value.id
