@@ -229,3 +229,28 @@ def test_calling_an_endless_generator_does_not_end_the_caller() -> None:
         """
     )
     assert [(d.line, d.code) for d in check_source(src, "t.py")] == [(15, "GL001")]
+
+
+@pytest.mark.parametrize(
+    ("call", "codes"),
+    [
+        ("persist_state(model=model, optimizer=opt)", []),  # an unreadable function given the optimizer may clear it
+        ("lm_checkpoint(model=model, optimizer=opt)", ["GL001"]),  # one named for a checkpoint saves it
+        ("write_ckpt(opt)", ["GL001"]),
+        ("save_state(model, opt)", ["GL001"]),
+        ("reset_checkpoint_grads(opt)", []),  # ... unless its name also says it clears
+    ],
+)
+def test_what_an_unreadable_function_given_the_optimizer_may_do_follows_its_name(call: str, codes: list[str]) -> None:
+    src = f"""\
+import torch
+from mylib import persist_state, lm_checkpoint, write_ckpt, save_state, reset_checkpoint_grads
+
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(6, 4, 3):
+    model(x).sum().backward()
+    opt.step()
+    {call}
+"""
+    assert [d.code for d in check_source(src)] == codes
