@@ -204,12 +204,12 @@ def measure(tree: Path, args: argparse.Namespace) -> None:
 
 # CPython 3.11/3.12 allocates the frames' data stack in 16 KiB chunks and unmaps a chunk as soon as
 # its first frame returns, so a hot call that lands on a chunk boundary costs an mmap and a munmap
-# each time (python/cpython#142183, fixed by a cached chunk in 3.13 and 3.14). Where the boundaries
-# fall depends on how deep the stack already is: `python -m` (runpy's frames) and the installed
-# script start at different depths, and the same analysis then thrashes in one and not the other.
-_MODULE_NOTE = ("On this Python the frames' data stack is mapped in 16 KiB chunks and unmapped as soon as "
-                "a chunk empties (python/cpython#142183): which entry point lands a hot call on a chunk "
-                "boundary is luck of the stack depth; `strace -c -f` shows it as mmap/munmap counts.")
+# each time (python/cpython#142183, fixed by a cached chunk in 3.13 and 3.14). The analysis runs from
+# a frame that opens a chunk of its own (`gradcheck_lint/framestack.py`), so where the boundaries fall
+# no longer depends on the entry point; a gap between `python -m` and the command means that broke.
+_MODULE_NOTE = ("The analysis should start at the same place of a frame-stack chunk from either entry point "
+                "(gradcheck_lint/framestack.py, python/cpython#142183): `strace -c -f -e trace=mmap,munmap` "
+                "on both shows whether one of them thrashes.")
 
 
 def main() -> None:

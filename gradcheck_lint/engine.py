@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .analysis import TrainingModel
 from .analysis.apimodels import ModelFile, catalogue_for
 from .analysis.syntax import forget_code
+from .framestack import on_roomy_stack
 from .analysis.gradstate import forget_canonical
 from .config import Settings
 from .diagnostics import Applicability, Diagnostic, Severity, Span
@@ -88,7 +89,7 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
         # A file that only defines a framework's loss hook (`def compute_loss(`) has nothing else to check:
         # without a backward and a step of its own no other rule fires, so the interpreter does not run.
         hooks_only = prefilter and not trains_itself(text, catalogue)
-        out, out_of_time = _run_rules(tree, text, path, rules, settings.api_models(), hooks_only=hooks_only)
+        out, out_of_time = on_roomy_stack(_run_rules, tree, text, path, rules, settings.api_models(), hooks_only=hooks_only)
         out = apply_suppressions(out, text, lambda: tree, path, enabled)
     except RecursionError:
         return FileReport([unanalysable(path, "is nested too deeply to analyse (recursion limit)")])
