@@ -171,3 +171,60 @@ def test_a_steady_loop_runs_on_the_fast_path() -> None:
     # four windows of one pass, then the cycle is steady: it stays on the fast path
     assert phases[:3] == [None, None, None] and phases[3:] == [cycle.STEPPED] * 5
     assert list(g.report()) == []
+
+
+def test_a_pass_whose_factors_the_cycle_did_not_read_takes_those_of_the_next_pass_of_its_line() -> None:
+    from gradcheck_lint.runtime.ledger import BackwardPass, Site
+    from gradcheck_lint.runtime.windows import UNREAD, scales_of as _scales
+
+    site = Site("train.py", 7, "loss.backward()", col=5)
+    unread, half, other = BackwardPass(1, site, scale=UNREAD), BackwardPass(2, site, scale=(0.5,)), BackwardPass(3, site, scale=(1.0,))
+    assert _scales([half, unread]) == [(0.5,), (0.5,)]  # in the order of the passes, whatever the window's
+    assert _scales([unread, half, other]) == [(0.5,), (0.5,), (1.0,)]
+    assert _scales([unread]) == [None]  # nothing read after it: unknown, no finding
+
+
+def test_the_cycle_reads_the_loss_factors_on_one_pass_in_graph_every(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradcheck_lint.runtime import loss_scale
+
+    reads = []
+    scale = loss_scale.LossGraph.scale
+    monkeypatch.setattr(loss_scale.LossGraph, "scale", property(lambda self: (reads.append(1), scale.fget(self))[1]))  # type: ignore[attr-defined]
+    torch.manual_seed(0)
+    model = SmallCNN()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    with guard(model, opt, mode="record") as g:
+        for _ in range(40):
+            opt.zero_grad()
+            _loss(model).backward()
+            opt.step()
+    assert len(g.report()) == 0
+    assert 40 // cycle.GRAPH_EVERY <= len(reads) < 40 // 2
+
+
+def test_window_sizes_keep_constant_memory() -> None:
+    from gradcheck_lint.runtime.windows import WindowSizes
+
+    sizes = WindowSizes()
+    for k in [3, 1, 1] + [1] * 100_000 + [2]:
+        sizes.append(k)
+    assert len(sizes) == 100_004
+    assert (sizes[0], sizes[1], sizes[2], sizes[-2], sizes[-1]) == (3, 1, 1, 1, 2)
+    assert sizes.non_unit == 2
+    assert len(sizes.head) == 3
+    with pytest.raises(IndexError):
+        sizes[50]
+
+
+def test_a_long_steady_run_keeps_the_ledger_small() -> None:
+    torch.manual_seed(0)
+    model = SmallCNN()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    x, y = cnn_batch(4)
+    with guard(model, opt, mode="record") as g:
+        for _ in range(600):
+            opt.zero_grad()
+            nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        ledger = g._probe.ledger
+        assert len(ledger.passes) <= 300 and len(ledger._held) <= 300

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 from .ledger import UNKNOWN_SITE, Site
+from .windows import UNREAD, WindowSizes
+from .loss_scale import LossGraph
 from .observed import _NO_GRAD, _Group
 from .wording import optimizer_name
 
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     from .probe import Probe
 
 ENABLED = True  # off: the full path every time (tests compare the two)
+GRAPH_EVERY = 8  # a steady cycle reads the loss's constant factors on one backward pass in this many
 
 # the phase of the cycle: the call the probe has seen last
 STEPPED, CLEARED, IN_BACKWARD, BACKWARD_DONE, STEPPING = range(5)
@@ -34,9 +37,10 @@ MISS = object()  # `zero_grad` returns this when the fast path does not apply
 class Cycle:
     """The steady cycle of one optimizer, whose parameters are all the probe watches."""
 
-    __slots__ = ("opt_id", "group", "n", "held", "sizes", "since", "sentinel", "phase", "generation", "name", "name_site")
+    __slots__ = ("opt_id", "group", "n", "held", "sizes", "since", "sentinel", "phase", "generation", "name", "name_site",
+                 "passes")
 
-    def __init__(self, opt_id: int, group: _Group, held: tuple[int, ...], sizes: list[int], since: set[int],
+    def __init__(self, opt_id: int, group: _Group, held: tuple[int, ...], sizes: WindowSizes, since: set[int],
                  sentinel: Any, generation: int) -> None:
         self.opt_id = opt_id
         self.group = group
@@ -49,6 +53,7 @@ class Cycle:
         self.generation = generation
         self.name = ""
         self.name_site: Site | None = None
+        self.passes = 0  # backward passes of this cycle so far
 
     # -- a clear: opt.zero_grad() (or a model's, over the same parameters)
     def zero_grad(self, probe: Probe, site: Site, group: _Group, ps: list[torch.Tensor],
@@ -78,8 +83,11 @@ class Cycle:
         return result
 
     # -- a backward pass
-    def before_backward(self, probe: Probe, site: Site, tensors: Any, scale: tuple[float, ...] | None,
-                        grad_fn: Any, via: object) -> bool:
+    def before_backward(self, probe: Probe, site: Site, tensors: Any, graph: LossGraph, via: object) -> bool:
+        """The loss's constant factors are read on one pass in `GRAPH_EVERY` only: in a cycle of windows
+        of one they matter to no check (GL003 needs a window of several passes), and when a window does
+        grow, a pass left unread takes the factors of the next pass of its line (`windows.UNREAD`). The
+        first pass after the cycle is established is read; strict mode, which has no cycle, reads all."""
         if probe.generation != self.generation or (probe.discover and probe.discovered_sites.get(site, 0) < 4):
             return False
         for obs in self.group.obs:  # what `Probe._sync` would notice: none
@@ -91,9 +99,11 @@ class Cycle:
                     return False
         if probe._deferred:
             probe._take_deferred()
-        probe.ledger.begin_backward(site, scale, via)
+        sampled = self.passes % GRAPH_EVERY == 0
+        self.passes += 1
+        probe.ledger.begin_backward(site, graph.scale if sampled else UNREAD, via)
         if probe.monitors is not None:
-            probe.monitors.before_backward(site, tensors, grad_fn)
+            probe.monitors.before_backward(site, tensors, graph.grad_fn)
         self.phase = IN_BACKWARD
         return True
 

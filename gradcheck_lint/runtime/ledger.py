@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
+from .windows import WindowSizes, scales_of, scaling_kind
+
 
 @dataclass(frozen=True, slots=True)
 class Site:
@@ -48,7 +50,7 @@ class BackwardPass:
     site: Site
     consumers: set[int] = field(default_factory=set)  # optimizers whose step applied it
     live: bool = False  # applied by the current group of steps (no backward since)
-    scale: tuple[float, ...] | None = None  # constant factors of the loss's terms ((1.0,): none; None: unknown)
+    scale: tuple[float, ...] | None = None  # constant factors of the loss's terms ((1.0,): none; None: unknown; (): not read)
     via: object = None  # where the user's code running the backward line was called from (see `user_caller`)
 
     @property
@@ -105,7 +107,7 @@ class Ledger:
         self._held: dict[int, int] = {}  # backward id -> number of parameters holding it
         self.step_sites: dict[int, Site] = {}  # optimizer -> its first step's site
         self.discards: dict[int, list[Discard]] = {}
-        self.windows: dict[int, list[int]] = {}  # optimizer -> backward passes per step
+        self.windows: dict[int, WindowSizes] = {}  # optimizer -> backward passes per step
         self._since_step: dict[int, set[int]] = {}
         self._scaling_reported: set[Site] = set()  # backward lines already reported for GL003
         self.clear_runs: dict[Site, int] = {}  # clearing call -> how many times it ran
@@ -145,6 +147,10 @@ class Ledger:
             keep = {d.backward for ds in self.discards.values() for d in ds}
             for bid in [b for b in self.passes if not self._held.get(b) and b not in keep and b != self.current]:
                 del self.passes[bid]
+                self._held.pop(bid, None)
+            # counts of passes forgotten earlier (the fast path counts without a pass to forget)
+            for bid in [b for b, n in self._held.items() if not n and b not in self.passes]:
+                del self._held[bid]
 
     def accumulated(self, pid: int) -> None:
         """A backward pass added into this parameter's `.grad`."""
@@ -429,7 +435,9 @@ class Ledger:
             bp = passes[bid]
             per_site[bp.line_and_caller] = per_site.get(bp.line_and_caller, 0) + 1
         size = max(per_site.values(), default=0)
-        sizes = self.windows.setdefault(opt, [])
+        sizes = self.windows.get(opt)
+        if sizes is None:
+            sizes = self.windows[opt] = WindowSizes()
         sizes.append(size)
         # A loop that stepped on every micro-batch so far (two windows of one at least, so not an
         # accumulation loop), until a step was skipped (`continue` after backward): this step
@@ -439,11 +447,11 @@ class Ledger:
         # (Earlier steps that applied such a leftover do not make it an accumulation loop.)
         leftover = False
         if (len(sizes) >= 3 and sizes[-1] > 1 and sizes[-2] == 1
-                and sum(1 for k in sizes[:-1] if k != 1) <= self._leftovers.get(opt, 0)):
+                and sizes.non_unit - (sizes[-1] != 1) <= self._leftovers.get(opt, 0)):
             repeated = max(per_site, key=lambda k: per_site[k])
             window = [passes[b] for b in newly if passes[b].line_and_caller == repeated]
             factor = rescale() if callable(rescale) else rescale
-            if not all(_scaling_kind(bp.scale, factor if factor is not None else 1.0, size) == "scaled" for bp in window):
+            if not all(scaling_kind(scale, factor if factor is not None else 1.0, size) == "scaled" for scale in scales_of(window)):
                 rep_pass = next((passes[b] for b in applied if passes[b].line_and_caller == repeated), None)
                 out.append(Violation("GL001", site, rep_pass, leftover=True))
                 self._leftovers[opt] = self._leftovers.get(opt, 0) + 1
@@ -496,7 +504,7 @@ class Ledger:
         window = [self.passes[b] for b in newly if self.passes[b].line_and_caller == repeated]
         if repeated[0] in self._scaling_reported:
             return None
-        kinds = {_scaling_kind(bp.scale, rescale, size) for bp in window}
+        kinds = {scaling_kind(scale, rescale, size) for scale in scales_of(window)}
         if len(kinds) != 1 or kinds & {"scaled", "unknown"}:
             return None
         self._scaling_reported.add(repeated[0])
@@ -530,7 +538,7 @@ class Ledger:
         shorter or longer first one (`if i % N == 0` with a zero-based counter, `if i > 0 and i % N == 0`).
         Call after each step.
         """
-        sizes = self.windows.get(opt, [])
+        sizes = self.windows.get(opt) or WindowSizes()
         site = self.step_sites.get(opt, UNKNOWN_SITE)
         v = self._window_violation(sizes, site, n)
         if v is not None:
@@ -538,7 +546,7 @@ class Ledger:
         return v
 
     @staticmethod
-    def _window_violation(sizes: list[int], site: Site, n: int | None) -> Violation | None:
+    def _window_violation(sizes: WindowSizes, site: Site, n: int | None) -> Violation | None:
         if n is not None and n > 1 and len(sizes) == 1 and sizes[0] < n:
             return Violation("GL004", site, None, window=(sizes[0], n))
         if n is not None and n > 1 and sizes and sizes[-1] > n:  # a window longer than N: a late step
@@ -546,23 +554,3 @@ class Ledger:
         if n is None and len(sizes) == 3 and sizes[0] != sizes[1] == sizes[2] and sizes[1] > 1 and sizes[0] > 0:
             return Violation("GL004", site, None, window=(sizes[0], sizes[1]))
         return None
-
-
-def _scaling_kind(terms: tuple[float, ...] | None, rescale: float, n: int) -> str:
-    """How one pass's loss relates to a window of n: "scaled" (a term is divided by n), "twice" (by
-    n * n), "unscaled" (its main term carries no factor), or "unknown" (another factor: a per-token
-    normalisation, say, which may well be intended)."""
-    if terms is None:
-        return "unknown"
-    factors = [t * rescale for t in terms]
-
-    def near(a: float, b: float) -> bool:
-        return abs(a - b) <= 1e-6 * max(abs(b), 1e-12)
-
-    if any(near(f, 1.0 / n) for f in factors):
-        return "scaled"
-    if near(max(factors), 1.0 / (n * n)):
-        return "twice"
-    if near(max(factors), 1.0):
-        return "unscaled"
-    return "unknown"

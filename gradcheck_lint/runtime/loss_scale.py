@@ -71,3 +71,36 @@ def _factors(fn: Any, depth: int) -> set[float] | None:
     if getattr(fn, "_saved_reduction", None) == _REDUCTION_SUM:
         return None  # `F.cross_entropy(..., reduction="sum")`: summed over samples on purpose
     return {1.0}
+
+
+class LossGraph:
+    """The graph root of the tensors a backward pass starts from, and its constant factors, read on
+    first use only: after the forward pass the root is cold, and wrapping it (and reading a saved
+    attribute of it) costs more than the rest of the guard's work on a small model's step. The probe's
+    steady cycle reads it on some passes only (see `cycle.Cycle.before_backward`)."""
+
+    __slots__ = ("_tensors", "_fn", "_scale", "_state")
+
+    def __init__(self, tensors: Any) -> None:
+        self._tensors = tensors
+        self._fn: Any = None
+        self._scale: tuple[float, ...] | None = None
+        self._state = 0  # 1: the root was read; 2: the factors too
+
+    @property
+    def grad_fn(self) -> Any:
+        """The root (`grad_fn`) when the pass starts from one tensor, else None; read once (each read
+        of `tensor.grad_fn` wraps the node anew)."""
+        if self._state == 0:
+            t = self._tensors
+            self._fn = t.grad_fn if isinstance(t, torch.Tensor) else None
+            self._state = 1
+        return self._fn
+
+    @property
+    def scale(self) -> tuple[float, ...] | None:
+        """`graph_scale` of the root."""
+        if self._state < 2:
+            self._scale = graph_scale(self.grad_fn)
+            self._state = 2
+        return self._scale

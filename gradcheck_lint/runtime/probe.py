@@ -19,7 +19,7 @@ from torch.utils.hooks import RemovableHandle
 from . import cycle as _cycle
 from .clear_sites import clear_between
 from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
-from .loss_scale import graph_scale, loss_scale
+from .loss_scale import LossGraph, loss_scale
 from .monitors import FindingSink, Monitors, leaf_tensors
 from .observed import _LOST, _NO_GRAD, _MAX_GROUPS, _Group, _look, _Observed, _unmeasured
 from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES, rescale_factor, uniform_factor
@@ -42,11 +42,10 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     site, via = user_site_and_caller(2, ("backward",))
     tensors = args[0] if args else kwargs.get("tensors")
-    grad_fn = tensors.grad_fn if isinstance(tensors, torch.Tensor) else None  # read once: each read wraps the node anew
-    scale = graph_scale(grad_fn)
+    graph = LossGraph(tensors)
     for probe in probes:
-        probe.before_backward(site, tensors, scale, grad_fn, via)
-    del grad_fn
+        probe.before_backward(site, tensors, graph, via)
+    del graph  # the graph's root is not held past the pass
     try:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     except RuntimeError as err:
@@ -298,13 +297,13 @@ class Probe:
         if self.monitors is not None and unscaled:
             self.monitors.unscaled(unscaled)
 
-    def before_backward(self, site: Site, tensors: Any, scale: tuple[float, ...] | None, grad_fn: Any = None,
-                        via: object = None) -> None:
-        """`grad_fn`: the root of the graph of `tensors` when it is one tensor; `via`: where the user's
-        code running the backward line was called from (`sites.user_caller`)."""
+    def before_backward(self, site: Site, tensors: Any, graph: LossGraph | None = None, via: object = None) -> None:
+        """`graph`: the root of the graph of `tensors` and its constant factors, read on demand; `via`:
+        where the user's code running the backward line was called from (`sites.user_caller`)."""
+        graph = graph if graph is not None else LossGraph(tensors)
         cycle = self._cycle
         if cycle is not None:
-            if cycle.phase == _cycle.CLEARED and cycle.before_backward(self, site, tensors, scale, grad_fn, via):
+            if cycle.phase == _cycle.CLEARED and cycle.before_backward(self, site, tensors, graph, via):
                 return
             self._cycle = None
         if self._deferred:
@@ -322,9 +321,9 @@ class Probe:
             if p is not None and (g is None or id(g) != gid or g._version != obs.version):
                 self._sync(None, site)
                 break
-        self.ledger.begin_backward(site, scale, via)
+        self.ledger.begin_backward(site, graph.scale, via)
         if self.monitors is not None:
-            self.monitors.before_backward(site, tensors, grad_fn)
+            self.monitors.before_backward(site, tensors, graph.grad_fn)
 
     def after_backward(self, site: Site) -> None:
         """Every watched `.grad` the pass changed was accumulated into."""
