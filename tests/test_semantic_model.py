@@ -254,3 +254,33 @@ for x in torch.randn(6, 4, 3):
     {call}
 """
     assert [d.code for d in check_source(src)] == codes
+
+
+MMENGINE_LOOP = """\
+from torch.optim import SGD
+from mmengine.optim import OptimWrapper
+from mmengine.testing.runner_test_case import ToyModel
+
+
+def run_strategy(strategy, data):
+    for cfg in ["local", "full"]:
+        model = ToyModel()
+        optim = OptimWrapper(SGD(model.parameters(), lr=0.1))
+        model, optim = strategy.prepare(model=model, optim_wrapper=optim)
+        model(data)["loss"].backward()
+        optim.step(){second}
+    model = ToyModel()
+    optim = OptimWrapper(SGD(model.parameters(), lr=0.1))
+    model, optim = strategy.prepare(model=model, optim_wrapper=optim)
+    model(data)["loss"].backward()
+    optim.step()
+"""
+
+
+@pytest.mark.parametrize(("second", "codes"), [("", []), ("\n        model(data)['loss'].backward()\n        optim.step()", [("GL001", 14)])])
+def test_models_of_other_files_are_new_at_each_construction(second: str, codes: list[tuple[str, int]]) -> None:
+    """mmengine's FSDP test: `ToyModel()` (a class of another file) makes a new model each time it runs,
+    an `OptimWrapper` updates what its optimizer updates, and `strategy.prepare(model=model, ...)` gives
+    back the objects it is handed. Only a second step with no clear in between is GL001."""
+    found = [(d.code, d.span.line) for d in check_source(MMENGINE_LOOP.format(second=second))]
+    assert found == codes

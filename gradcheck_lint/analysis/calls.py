@@ -164,7 +164,24 @@ class Calls:
         optimizer = self._built_from_parameters(call, pos, kw, flow, frame)
         if optimizer is not None:
             return optimizer
+        model = self._constructs_model(call, last, pos, kw, flow)
+        if model is not None:
+            return model
         return interp.objects.opaque_call(last, pos, kw, flow)
+
+    def _constructs_model(self, call: ast.Call, last: str, pos: list[Value], kw: dict[str, Value], flow: Flow) -> Value | None:
+        """`model = ToyModel()`, a class of another file, given no model, assigned to a name used as a
+        model here: a new model each time the call runs (one per call site, with no gradient yet), not
+        the one object a name of unknown origin stands for in the whole function."""
+        target = self._assigned_name(call)
+        if target is None or not last[:1].isupper() or target not in self.interp.model_refs:
+            return None
+        if any(v.modules or v.entities or v.params for v in [*pos, *kw.values()]):
+            return None  # `Wrapper(backbone)`: what it is made of is known, the opaque value keeps it
+        ent = self.interp.mint(Kind.MODEL, code(call.func), ("ctor", id(call)), api="torch.nn.Module", certain=False)
+        value = self.interp.model_value(ent)
+        self.interp.effects.fresh(value, flow)
+        return value
 
     @staticmethod
     def _requires_grad_leaf(call: ast.Call, qual: str) -> bool:

@@ -240,7 +240,12 @@ class Effects:
         model = site.arg(effect.ref("model"))
         if kind is Kind.OPTIMIZER:
             params = site.arg(effect.ref("params"))
-            self.interp.own(ent, params[0] if params else None, model[0] if model else None)
+            given = params[0] if params else None
+            inner = given.of_kind(Kind.OPTIMIZER) if given is not None and not given.params else []
+            if inner:  # `OptimWrapper(SGD(...))`: the wrapper updates the parameters of the optimizer it owns
+                self.table.wraps[ent.uid] = frozenset(o.uid for o in inner)
+                given = Value(params=frozenset().union(*(self.table.optimizer_holders(o) for o in inner)))
+            self.interp.own(ent, given, model[0] if model else None)
         if kind in (Kind.SCHEDULER, Kind.TOOL):
             wrapped = frozenset(o.uid for v in site.pos + list(site.kw.values()) for o in v.of_kind(Kind.OPTIMIZER))
             if wrapped:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from . import names as N
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
-from .syntax import code, int_value, is_int, is_number
+from .syntax import arguments, code, int_value, is_int, is_number
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
 
 if TYPE_CHECKING:
@@ -314,6 +314,19 @@ class Expressions:
             positional = [value.item(str(i)) for i in range(len(elems))]
             known = all(p is not None for p in positional)
             named = None if known else _named_element(elems, value)
+            if not known and named is None and type(source) is ast.Call and not value.entities:
+                # `model, optim = strategy.prepare(model=model, optim_wrapper=optim)`, an unknown call
+                # handed the objects it gives back under the same names: a wrapper returns what it wraps
+                passed = {a.value.id for a in arguments(source) if type(a.value) is ast.Name}
+                through = {i: self.lookup(e.id, flow, frame) for i, e in enumerate(elems) if type(e) is ast.Name and e.id in passed}
+                through = {i: v for i, v in through.items() if v is not None and (v.entities or v.modules)}
+                if through:
+                    for i, v in through.items():
+                        self.assign(elems[i], v, flow, frame, source, stmt, keep_phases)
+                    rest = [e for i, e in enumerate(elems) if i not in through]
+                    if rest:
+                        self.assign(ast.Tuple(elts=rest, ctx=ast.Store()), value, flow, frame, source, stmt, keep_phases)
+                    return
             # the forward passes whose graph the parts carry, unless one part is indices (`_, idx = x.max(1)`)
             built = value.built if not _returns_indices(source) else frozenset()
             for i, elem in enumerate(elems):

@@ -16,6 +16,9 @@ from .walk import statements
 # Names a parameter or attribute gets when it holds an optimizer.
 OPTIMIZER_NAME = re.compile(r"(?:^|[_.])(?:opt|optim|optimi[sz]er|optimi[sz]ers|opts)(?:[_.]?[A-Za-z0-9]*)?$|optimi[sz]er", re.I)
 SCHEDULER_NAME = re.compile(r"sched|lr_?s|warmup", re.I)
+# An object keeping an average of weights (EMA, SWA, Polyak), stepped like an optimizer but reading no
+# gradient: `ema_optimizer.step()` of a `WeightEMA`.
+AVERAGE_NAME = re.compile(r"(?:^|[_.])(?:ema|swa)(?:[_.]|$)|averag|moving_?avg|polyak", re.I)
 # Names a parameter or attribute gets when it holds a model.
 MODEL_NAME = re.compile(
     r"(?i:(?:^|[_.])(?:model|models|net|network|netg|netd|net_g|net_d|gen|disc|generator|discriminator|"

@@ -131,7 +131,11 @@ for x in torch.randn(8, 4).split(2):
         shared = any(h.overlaps(x) for hs in others for h in hs for x in holders) or bool(others and any(h.pseudo for h in holders))
         # Under an unrelated `if` (not an accumulation gate), skipped steps would still accumulate.
         gated = all(model.conditions[c].is_accumulation_gate for stack in step.if_stacks for c in stack if c in model.conditions)
-        safe = alone_on_line(model, anchor) and is_reference(opt_node) and gated and not shared
+        # Another step of the same optimizer in the loop (two backward-step pairs per iteration): a clear
+        # after this one leaves the other pair's gradients to the next step.
+        again = any(s is not step and s.optimizer.uid == step.optimizer.uid and model.in_same_loop(s.loop_stacks, step.loop_stacks)
+                    for s in model.steps.values())
+        safe = alone_on_line(model, anchor) and is_reference(opt_node) and gated and not shared and not again
         return FixPlan(f"Insert `{clear}` after `{source(model, anchor)}`", (InsertAfter(anchor, clear),), SAFE if safe else UNSAFE)
 
     @staticmethod
