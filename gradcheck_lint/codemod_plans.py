@@ -137,6 +137,8 @@ def _number_total(scope: ast.AST, name: str, node: ast.AST) -> bool:
 def keep_values_only(model: TrainingModel, event: KeepAlive) -> FixPlan | None:
     """`total += loss` -> `total += loss.item()` (a number total), else `.detach()` on the stored tensor."""
     node, stored = event.node, event.stored
+    if event.via_item:
+        return None  # a dict or object holding the graph in one item: `.detach()` of the container is no method of it
     stmt = node if isinstance(node, ast.stmt) else statement_of(model, node)
     if stmt is None or not starts_line(model, stmt):
         return None

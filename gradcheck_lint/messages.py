@@ -165,11 +165,16 @@ def backward_after_step(backward: str, model: str, forward: str | None, forward_
     return msg, help_
 
 
-def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: int | None) -> tuple[str, str]:
-    msg = (f"`{statement}` keeps the autograd graph of `{stored}` alive in `{target}`, which outlives the iterations "
+def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: int | None, via_item: str = "") -> tuple[str, str]:
+    """`via_item`: `stored` is a dict or object that holds the graph in this item (`output["loss"]`)."""
+    holder = f"`{stored}`" if not via_item else f"`{via_item}` in `{stored}`"
+    msg = (f"`{statement}` keeps the autograd graph of {holder} alive in `{target}`, which outlives the iterations "
            f"of the loop{_at(loop_line)}: every iteration's graph and activations stay in memory until `{target}` is "
            f"dropped, and memory grows until it runs out.")
-    help_ = f"store the value, not the graph: `{stored}.item()` for a number, or `{stored}.detach()` to keep a tensor."
+    if via_item:
+        help_ = f"store the value, not the graph: replace `{via_item}` by `{via_item}.detach()` (or `.item()`) before storing `{stored}`."
+    else:
+        help_ = f"store the value, not the graph: `{stored}.item()` for a number, or `{stored}.detach()` to keep a tensor."
     return msg, help_
 
 

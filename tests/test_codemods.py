@@ -61,6 +61,7 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
                                                                               ["            tot_loss += loss.detach()  # expect: GL008"]),
     "graph_kept_alive/horovod_metric_sums_loss_tensor.py": ("unsafe", ["        self.sum += hvd.allreduce(val.cpu(), name=self.name)  # expect: GL008"],
                                                              ["        self.sum += hvd.allreduce(val.cpu(), name=self.name).detach()  # expect: GL008"]),
+    "graph_kept_alive/step_outputs_dict_appended_with_its_loss.py": None,  # the dict holds the graph in one item: no `.detach()` of it
     "graph_kept_alive/trainer_history_dict.py": ("unsafe", ['        self.history["loss"].append(loss)  # expect: GL008'],
                                                  ['        self.history["loss"].append(loss.detach())  # expect: GL008']),
     "double_scaling/accelerate_accumulate_divided_again.py": ("safe", ["        loss = loss / gradient_accumulation_steps"], []),

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import names as N
-from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
+from .flow import GRAPH_ITEM, SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
 from .syntax import arguments, code, int_value, is_int, is_number
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
 
@@ -387,6 +387,8 @@ class Expressions:
             if minted is not None:
                 value = minted
         flow.env[key] = value
+        if "[" in key or "." in key:
+            self._item_replaced(key, value, flow)
         if isinstance(source, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and "." not in key:
             interp.cond_aliases[key] = source  # type: ignore[assignment]
         if key in interp.windows and not keep_phases:
@@ -398,6 +400,19 @@ class Expressions:
             if not m.path and not m.pseudo:
                 self.table.name_after(m.uid, key)
         self.forget(key, flow)
+
+    @staticmethod
+    def _item_replaced(key: str, value: Value, flow: Flow) -> None:
+        """`output["loss"] = output["loss"].detach()`: the item through which `output` held a graph
+        (`recorder._container_holds_graph`) now holds none, and neither does `output`."""
+        base = key.split("[", 1)[0].split(".", 1)[0]
+        marker = flow.env.get(GRAPH_ITEM + base)
+        if marker is None or marker.const != key or value.graph or value.built:
+            return
+        container = flow.env.get(base)
+        if container is not None and container.graph:
+            flow.env[base] = replace(container, graph=False)
+        del flow.env[GRAPH_ITEM + base]
 
     def _store_item(self, target: ast.Subscript, source: ast.expr | None, value: Value, flow: Flow, frame: Frame,
                     stmt: ast.AST | None) -> None:

@@ -31,6 +31,7 @@ class KeepAlive:
     loop: int  # the loop whose iterations it spans
     trained: bool = False  # a backward pass of the accumulator ran: the graphs were kept on purpose
     shown: str = ""  # the accumulator as written (`self.history["loss"]`)
+    via_item: str = ""  # the stored value is a container holding the graph through this item (`output[loss]`)
 
 
 class KeepAlives:
@@ -44,6 +45,8 @@ class KeepAlives:
         # names last bound to an element of a tuple the analysis cannot split (`loss, hits = model(x)`,
         # `obs, reward, done, info = env.step(action)`): a graph is likely for some elements, not each
         self.tuple_parts: set[str] = set()
+        # containers backpropagated through one item (`output["loss"].backward()`): name -> the item
+        self.item_graphs: dict[str, str] = {}
 
     def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame, shown: str = "") -> Value:
         """`target` accumulates `value` at `node`; return `value` marked as held by the accumulator."""
@@ -82,7 +85,8 @@ class KeepAlives:
                 return value
         event = self.events.get(id(node))
         if event is None:
-            event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target)
+            via = self.item_graphs.get(stored.id, "") if type(stored) is ast.Name and not value.built else ""
+            event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target, via_item=via)
         if target in self._trained:
             event.trained = True
         return replace(value, kept=value.kept | {target})

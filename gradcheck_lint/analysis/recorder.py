@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from . import names as N
 from .events import Backward, Clear, Step
-from .flow import SYNC_SET, Flow, Frame, generation, generation_key, generations
+from .flow import GRAPH_ITEM, SYNC_SET, Flow, Frame, generation, generation_key, generations
 from .gradstate import PathState
 from .syntax import code, keyword_value
 from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
@@ -121,6 +121,26 @@ class Recorder:
         held = flow.env.get(loss_text) if loss_text.isidentifier() else None
         if held is not None and not held.graph and not frame.no_grad:
             flow.env[loss_text] = replace(held, graph=True)  # backpropagated: it holds a graph
+        elif not frame.no_grad and not loss_text.isidentifier():
+            self._container_holds_graph(loss_text, flow)
+
+    def _container_holds_graph(self, loss_text: str, flow: Flow) -> None:
+        """`output["loss"].backward()`: the dict (or object) `output` holds a graph through that item, so
+        storing `output` across iterations keeps it (`outputs.append(output)`), until the item is
+        replaced by a value without one (`output["loss"] = output["loss"].detach()`)."""
+        try:
+            node = ast.parse(loss_text, mode="eval").body
+        except SyntaxError:
+            return
+        if not (isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.value, ast.Name) and node.value.id != "self"):
+            return
+        base, item = node.value.id, N.ref_text(node)
+        container = flow.env.get(base)
+        if item is None or container is None or container.graph or container.entities or container.modules:
+            return
+        flow.env[base] = replace(container, graph=True)
+        flow.env[GRAPH_ITEM + base] = Value(const=item)
+        self.interp.keepalives.item_graphs[base] = item
 
     def guess_owner(self, opt: Entity, flow: Flow) -> Holder | None:
         """The one model in scope whose name shares a role with the optimizer's (`opt_G` and `G`)."""

@@ -57,5 +57,15 @@ for x in torch.randn(8, 2, 4):
             loop = model.loops.get(event.loop)
             msg, help_ = messages.loss_graph_kept_alive(
                 code(event.node), event.shown, code(event.stored), model.line(loop.node) if loop is not None else None,
+                via_item=_as_written(event.via_item),
             )
             yield Finding(event.node, msg, help_, fix=keep_values_only(model, event))
+
+
+def _as_written(item: str) -> str:
+    """`output[loss]` (an item key) as the code writes it: `output["loss"]`."""
+    if "[" not in item:
+        return item
+    base, _, key = item.partition("[")
+    key = key.rstrip("]")
+    return f'{base}["{key}"]' if key.isidentifier() else f"{base}[{key}]"
