@@ -422,9 +422,13 @@ class Expressions:
         if base is None or frame.no_grad or not (value.built or value.graph) or source is None or stmt is None:
             return
         held = self.interp.keepalives.note(stmt, base, source, value, frame, code(target.value))
-        if held is value:
-            return  # not kept across iterations (reset in the loop, no training loop, a local)
         old = self.lookup(base, flow, frame)
+        if held is value:
+            # not kept across iterations (reset in the loop, no training loop, a local), yet the buffer
+            # holds this graph now: a step before it is backpropagated makes it stale (GL009)
+            if old is None or old.entities or old.modules or not value.built:
+                return
+            held = Value(built=value.built, reach=value.reach, vague=value.vague)
         flow.env[base] = join([old, held]) if old is not None else held
 
     def _sync_flag(self, target: ast.Attribute, source: ast.AST | None, value: Value, flow: Flow, frame: Frame) -> bool:

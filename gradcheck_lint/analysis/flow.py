@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .gradstate import PathState, merge_states
 from .values import Holder, Value, join
@@ -140,6 +140,37 @@ def generations(env: dict[str, Value], holder: Holder) -> frozenset[tuple[str, i
     """The step counts of every stepped parameter set that overlaps `holder` (a module's graph needs them)."""
     return frozenset((k, v.const) for k, v in env.items()
                      if k.startswith(GENERATION) and isinstance(v.const, int) and v.const and holder_of_key(k).overlaps(holder))
+
+
+def rebase_graphs(env: dict[str, Value], counts: dict[str, int], assigned: set[str], direct: Callable[[Holder, int], bool]) -> None:
+    """A loop iteration begins and step counts restart from 0: a graph some step has made stale since
+    it was built (`values` of a rollout, backpropagated again in each update epoch) keeps that fact as a
+    count of -1 for the parameter set. Only plain variables the loop never assigns (nor clears): one it
+    assigns holds this iteration's graph by the time it is used (a path that skips every assignment,
+    `if objective == "H": ... elif objective == "B": ...`, is not a real one), and attributes and items
+    are rebuilt by code the loop calls (a module's forward storing its activations on `self`). Only
+    graphs of a module called as such (`vf(obs)`, `vf.forward(obs)`; `direct` says which forward
+    ordinals those are): another method (`model.norm_obs(obs)`) may well build none."""
+    for name, value in list(env.items()):
+        if value.built:
+            kept = name.isidentifier() and name not in assigned
+            if kept or any(c < 0 for _h, before, _s in value.built for _k, c in before):
+                env[name] = _rebased(value, counts, kept, direct)
+
+
+def _rebased(value: Value, counts: dict[str, int], kept: bool, direct: Callable[[Holder, int], bool]) -> Value:
+    """`kept`: the loop does not rebuild the value, so a step since it was built marks it stale; else
+    marks an inner loop gave it are dropped (this loop's iteration builds it anew)."""
+    built = set()
+    for holder, before, site in value.built:
+        seen = {k: c for k, c in before if c >= 0 or kept}
+        if kept and direct(holder, site):
+            for key, count in counts.items():
+                if count > seen.get(key, 0) and holder_of_key(key).overlaps(holder):
+                    seen[key] = -1
+        built.add((holder, frozenset(seen.items()), site))
+    items = tuple((k, _rebased(v, counts, kept, direct) if v.built else v) for k, v in value.items)
+    return replace(value, built=frozenset(built), items=items)
 
 
 def generation(env: dict[str, Value], key: str) -> int:

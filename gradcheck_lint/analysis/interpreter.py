@@ -19,6 +19,7 @@ import time
 from dataclasses import replace
 from typing import Callable, Sequence
 
+from . import names as N
 from .apimodels import Catalogue, ModelFile, catalogue_for
 from .conditions import ALL_PHASES, Condition, analyse_test, grad_existence_test, unit_truth, unit_window
 from .counters import Counters
@@ -26,7 +27,7 @@ from .definitions import Definitions
 from .events import Loop
 from .expressions import Expressions
 from .flow import (
-    GENERATION, MAX_LOOP_ITERATIONS, TIME_BUDGET, UNIT_WINDOW, WORK_BUDGET, BudgetExhausted, Flow, Frame, Outcome,
+    GENERATION, MAX_LOOP_ITERATIONS, TIME_BUDGET, UNIT_WINDOW, WORK_BUDGET, BudgetExhausted, Flow, Frame, Outcome, rebase_graphs,
 )
 from .calls import Calls
 from .effects import Effects
@@ -39,8 +40,8 @@ from .objects import Objects
 from .prescan import Prescan
 from .recorder import Recorder
 from .relations import Relation, implied, relation
-from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, binding_targets, code, is_int, read_source
-from .values import EMPTY, EntityTable, Value
+from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, binding_targets, code, is_int, read_source, stored_names
+from .values import EMPTY, EntityTable, Holder, Value
 from .walk import iter_tree, parents
 
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* from Python 3.11
@@ -54,7 +55,7 @@ class Interpreter:
     def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = ()) -> None:
         self.module = module
         self._parents: dict[int, ast.AST] | None = None
-        self._loop_stores: dict[int, set[str]] = {}  # id of a loop -> names it stores into (`_stored_names`)
+        self._loop_stores: dict[int, set[str]] = {}  # id of a loop -> names it stores into (`syntax.stored_names`)
         self._flags: dict[int, bool] = {}
         self._defined_names: set[str] | None = None
         self.source = source  # the text `module` was parsed from
@@ -363,10 +364,21 @@ class Interpreter:
         return [self._akeys.setdefault(code(v), len(self._akeys) + 1) for v in test.values
                 if isinstance(v, ast.Attribute) and v.attr == "sync_gradients"]
 
+    def _direct_forward(self, holder: Holder, ordinal: int) -> bool:
+        """The forward pass of this ordinal called the module itself (`vf(obs)`, `vf.forward(obs)`,
+        `self.fc1(x)`), not another method of it (`self.model.norm_obs(obs)`)."""
+        call = self.forward_sites.get(ordinal)
+        func = call.func if isinstance(call, ast.Call) else None
+        if func is None:
+            return False
+        if isinstance(func, ast.Name) or isinstance(func, ast.Attribute) and func.attr == "forward":
+            return True
+        return isinstance(func, ast.Attribute) and (func.attr in holder.path[-1:] or N.ref_text(func) in self.model_refs)
+
     def _stored_in(self, loop: ast.AST) -> set[str]:
         found = self._loop_stores.get(id(loop))
         if found is None:
-            found = self._loop_stores[id(loop)] = _stored_names(loop)
+            found = self._loop_stores[id(loop)] = stored_names(loop)
         return found
 
     def split(self, flow: Flow, cond: Condition) -> tuple[Flow | None, Flow | None]:
@@ -456,6 +468,9 @@ class Interpreter:
         for _ in range(MAX_LOOP_ITERATIONS):
             entry = head.copy()
             self.counters.reset_increments(entry)
+            counts = {k: v.const for k, v in entry.env.items() if k.startswith(GENERATION) and isinstance(v.const, int) and v.const}
+            # graphs the loop does not rebuild (made before it, backpropagated in it) and those it does
+            rebase_graphs(entry.env, counts, self._stored_in(loop.node) | self.keepalives.resets_in(loop.node), self._direct_forward)
             for key in [k for k in entry.env if k.startswith(GENERATION)]:
                 entry.env[key] = Value(const=0)  # a new iteration: steps are counted from here
             self._forget_iteration(entry, loop)
@@ -586,33 +601,3 @@ class Interpreter:
 # What a configuration-flag test is made of: names, attributes, constants, `not`, `and`/`or`, comparisons.
 _FLAG_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Load, ast.Not, ast.And, ast.Or,
                ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.Gt, ast.GtE, ast.Lt, ast.LtE)
-
-
-def _stored_names(node: ast.AST) -> set[str]:
-    """The names a loop stores into, as a flag's test names them (`x = ...`: `x`; `args.x += 1`: `x`;
-    `cfg[k] = ...`: `cfg`, whose contents change)."""
-    out: set[str] = set()
-    for n in ast.walk(node):
-        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)) else []
-        for t in targets:
-            _store_names(t, out)
-    return out
-
-
-def _store_names(target: ast.AST, out: set[str]) -> None:
-    if isinstance(target, (ast.Tuple, ast.List)):
-        for e in target.elts:
-            _store_names(e, out)
-    elif isinstance(target, ast.Starred):
-        _store_names(target.value, out)
-    elif isinstance(target, ast.Name):
-        out.add(target.id)
-    elif isinstance(target, ast.Attribute):
-        out.add(target.attr)
-    elif isinstance(target, ast.Subscript):  # `flags["fp16"] = ...` changes what `flags` holds
-        base = target.value
-        while isinstance(base, (ast.Subscript, ast.Attribute)):
-            base = base.value
-        if isinstance(base, ast.Name):
-            out.add(base.id)
-

@@ -67,11 +67,11 @@ class KeepAlives:
         if fn is not None and "." not in target and "[" not in target and not _within(self.interp.loops[loop].node, fn) \
                 and not _declared_global(fn, target) and target not in _parameters(fn):
             return value  # a local of a function called in the loop (`rewards = rewards + log_pi`): gone at its return
-        if target in self._resets_in(self.interp.loops[loop].node):
+        if target in self.resets_in(self.interp.loops[loop].node):
             return value  # reset in the same loop: one iteration's graph at a time
         if _over_models(self.interp.loops[loop].node):
             outer = next((lid for lid in reversed(frame.loops[:frame.loops.index(loop)]) if lid in self.interp.loops), None)
-            if outer is not None and target in self._resets_in(self.interp.loops[outer].node):
+            if outer is not None and target in self.resets_in(self.interp.loops[outer].node):
                 # `errD_total = 0; for i in range(self.num_Ds): errD_total += train_Dnet(i)` in each
                 # batch: the graphs of one batch's few models, dropped at the next batch
                 return value
@@ -79,7 +79,7 @@ class KeepAlives:
             up = self.interp.parent(self.interp.loops[loop].node)
             while up is not None and not isinstance(up, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)):
                 up = self.interp.parent(up)  # the step's function or loop, around the `if`s
-            if up is not None and target in self._resets_in(up):
+            if up is not None and target in self.resets_in(up):
                 # `losses = []; for _ in range(gradient_accumulation_steps): losses.append(loss)` in each
                 # step: the graphs of one accumulation window, dropped at the next step
                 return value
@@ -99,7 +99,7 @@ class KeepAlives:
                 if event.target == name:
                     event.trained = True
 
-    def _resets_in(self, loop: ast.AST) -> frozenset[str]:
+    def resets_in(self, loop: ast.AST) -> frozenset[str]:
         """Names a loop assigns afresh (`losses = []`, `total = 0`, `losses.clear()`) in each iteration."""
         found = self._resets.get(id(loop))
         if found is None:

@@ -112,9 +112,10 @@ class Recorder:
         self.interp.amp.backward(call, written, loss.amp, flow, frame.ifs)
         # A graph built by a forward pass before a step updated that module's parameters in place.
         for holder, before, site in loss.built:
-            seen = dict(before)
-            for key, count in generations(flow.env, holder):
-                if count > seen.get(key, 0) and key in self.last_update:
+            seen = dict(before)  # a count of -1: stale already when the current loop iteration began
+            now = dict(generations(flow.env, holder))
+            for key in now.keys() | {k for k, c in seen.items() if c < 0}:
+                if now.get(key, 0) > seen.get(key, 0) and key in self.last_update:
                     step_call, step_text = self.last_update[key]
                     ev.stale_graphs.add((holder, site, id(step_call), step_text))
         flow.map_gradients(lambda s: s.backward(ev.id, written))

@@ -187,3 +187,32 @@ def binding_targets(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, (ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)):
         return [node.target]
     return assignment_targets(node)
+
+
+def stored_names(node: ast.AST) -> set[str]:
+    """The names a loop stores into, as a flag's test names them (`x = ...`: `x`; `args.x += 1`: `x`;
+    `cfg[k] = ...`: `cfg`, whose contents change)."""
+    out: set[str] = set()
+    for n in ast.walk(node):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)) else []
+        for t in targets:
+            _store_names(t, out)
+    return out
+
+
+def _store_names(target: ast.AST, out: set[str]) -> None:
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for e in target.elts:
+            _store_names(e, out)
+    elif isinstance(target, ast.Starred):
+        _store_names(target.value, out)
+    elif isinstance(target, ast.Name):
+        out.add(target.id)
+    elif isinstance(target, ast.Attribute):
+        out.add(target.attr)
+    elif isinstance(target, ast.Subscript):  # `flags["fp16"] = ...` changes what `flags` holds
+        base = target.value
+        while isinstance(base, (ast.Subscript, ast.Attribute)):
+            base = base.value
+        if isinstance(base, ast.Name):
+            out.add(base.id)
