@@ -45,20 +45,12 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hypothesis import strategies as st
-from loopgen import GAN_SETUP, LR, Verdict
+from loopgen import GAN_SETUP, LR, SINGLE_SETUP, Verdict
 
 Style = Literal["script", "function", "trainer"]
 
-SETUP = """\
-import torch
-
-torch.manual_seed(0)
-model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1)).double()
-opt = torch.optim.SGD(model.parameters(), lr={lr})
-criterion = torch.nn.MSELoss()
-batches = [(torch.randn(2, 3, dtype=torch.float64), torch.randn(2, 1, dtype=torch.float64)) for _ in range({k})]
-{n_name} = {n}
-"""
+# the single-model programs' set-up, with the window's name and size free (`accum_iter = 3`)
+SETUP = SINGLE_SETUP.replace("accum = {accum}", "{n_name} = {n}")
 MAX_NORM, CLIP_VALUE = 0.05, 0.02  # small enough to bind on these gradients, so a misplaced clip shows
 
 
