@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import names as N
-from .flow import GRAPH_ITEM, SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
+from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
 from .syntax import arguments, code, int_value, is_int, is_number
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
 
@@ -401,18 +401,17 @@ class Expressions:
                 self.table.name_after(m.uid, key)
         self.forget(key, flow)
 
-    @staticmethod
-    def _item_replaced(key: str, value: Value, flow: Flow) -> None:
+    def _item_replaced(self, key: str, value: Value, flow: Flow) -> None:
         """`output["loss"] = output["loss"].detach()`: the item through which `output` held a graph
         (`recorder._container_holds_graph`) now holds none, and neither does `output`."""
         base = key.split("[", 1)[0].split(".", 1)[0]
-        marker = flow.env.get(GRAPH_ITEM + base)
-        if marker is None or marker.const != key or value.graph or value.built:
+        items = self.interp.keepalives.item_graphs
+        if items.get(base) != key or value.graph or value.built:
             return
         container = flow.env.get(base)
         if container is not None and container.graph:
             flow.env[base] = replace(container, graph=False)
-        del flow.env[GRAPH_ITEM + base]
+        del items[base]
 
     def _store_item(self, target: ast.Subscript, source: ast.expr | None, value: Value, flow: Flow, frame: Frame,
                     stmt: ast.AST | None) -> None:

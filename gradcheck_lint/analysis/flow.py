@@ -124,7 +124,6 @@ SYNC_OFF = "@nosync:"  # env key prefix: a data-parallel wrapper's gradient sync
 SYNC_SET = "@syncset:"  # env key prefix: how many times the code assigned a wrapper's sync flag so far
 UNIT_WINDOW = "@unit:"  # env key prefix: a window size known to be 1 on this flow ("True": `else:` of `if N > 1:`)
 GENERATION = "@gen:"  # env key prefix: how many optimizer steps updated a set of parameters so far
-GRAPH_ITEM = "@graphitem:"  # env key prefix: the item (`output[loss]`) through which a container holds a graph
 
 
 def generation_key(holder: Holder) -> str:

@@ -45,7 +45,8 @@ class KeepAlives:
         # names last bound to an element of a tuple the analysis cannot split (`loss, hits = model(x)`,
         # `obs, reward, done, info = env.step(action)`): a graph is likely for some elements, not each
         self.tuple_parts: set[str] = set()
-        # containers backpropagated through one item (`output["loss"].backward()`): name -> the item
+        # containers backpropagated through one item (`output["loss"].backward()`): name -> the item,
+        # until the item is replaced by a value without a graph (`expressions._item_replaced`)
         self.item_graphs: dict[str, str] = {}
 
     def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame, shown: str = "") -> Value:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from . import names as N
 from .events import Backward, Clear, Step
-from .flow import GRAPH_ITEM, SYNC_SET, Flow, Frame, generation, generation_key, generations
+from .flow import SYNC_SET, Flow, Frame, generation, generation_key, generations
 from .gradstate import PathState
 from .syntax import code, keyword_value
 from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
@@ -140,7 +140,6 @@ class Recorder:
         if item is None or container is None or container.graph or container.entities or container.modules:
             return
         flow.env[base] = replace(container, graph=True)
-        flow.env[GRAPH_ITEM + base] = Value(const=item)
         self.interp.keepalives.item_graphs[base] = item
 
     def guess_owner(self, opt: Entity, flow: Flow) -> Holder | None:
