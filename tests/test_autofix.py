@@ -627,3 +627,13 @@ def test_possible_findings_get_unsafe_fixes_and_unplaceable_plans_none() -> None
     assert resolve(model, BUGGY, finding.fix, Certainty.POSSIBLE).applicability is Applicability.UNSAFE  # type: ignore[union-attr]
     stray = FixPlan("not in this module", (ReplaceNode(ast.Name("elsewhere"), "x"),))
     assert resolve(model, BUGGY, stray, Certainty.CERTAIN) is None
+
+
+@pytest.mark.parametrize(("second", "safety"), [("", Applicability.SAFE), ("    model(x).sum().backward()\n    opt.step()\n", Applicability.UNSAFE)])
+def test_the_gl001_fix_is_unsafe_when_the_optimizer_steps_twice_in_the_loop(second: str, safety: Applicability) -> None:
+    """A clear inserted after one of two steps of the same optimizer in a loop leaves the other pair's
+    gradients to the next step (mmengine's FSDP test, wrapper_returns_model_second_step_without_clear.py)."""
+    src = ("import torch\nmodel = torch.nn.Linear(3, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+           "for x in torch.randn(4, 2, 3):\n    model(x).sum().backward()\n    opt.step()\n" + second)
+    found = [d for d in check_source(src) if d.code == "GL001"]
+    assert found and all(d.fix is not None and d.fix.applicability is safety for d in found)

@@ -284,3 +284,31 @@ def test_models_of_other_files_are_new_at_each_construction(second: str, codes: 
     back the objects it is handed. Only a second step with no clear in between is GL001."""
     found = [(d.code, d.span.line) for d in check_source(MMENGINE_LOOP.format(second=second))]
     assert found == codes
+
+
+@pytest.mark.parametrize(
+    ("stored", "codes"),
+    [
+        ("loss", ["GL008"]),
+        ("torch.tensor([loss])", []),  # a copy of the values: no graph comes along
+        ("torch.from_numpy(loss.detach().numpy())", []),
+        ("logits.argmax(dim=1)", []),  # indices
+        ("torch.distributions.Categorical(logits=logits).sample()", []),  # a draw
+        ("torch.distributions.Categorical(logits=logits).log_prob(y)", ["GL008"]),  # through the logits' graph
+    ],
+)
+def test_copies_draws_and_indices_carry_no_graph(stored: str, codes: list[str]) -> None:
+    src = f"""\
+import torch
+model = torch.nn.Linear(3, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+kept = []
+for x, y in [(torch.randn(4, 3), torch.randint(0, 2, (4,))) for _ in range(5)]:
+    logits = model(x)
+    loss = torch.nn.functional.cross_entropy(logits, y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    kept.append({stored})
+"""
+    assert [d.code for d in check_source(src)] == codes
