@@ -208,6 +208,12 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
                f"threshold applies to gradients tens of thousands of times too large, so the clip either does nothing useful or "
                f"cuts every step.")
         help_ = f"call `scaler.unscale_({opt})` right before `{call}` (once per step, where the step runs)."
+    elif kind == "clip_before_scaler_step":
+        msg = (f"`{call}` clips gradients of `{opt}` that `{other}`{_at(other_line)} then unscales: gradients a GradScaler "
+               f"steps on are still multiplied by its scale until `unscale_`, so the threshold applies to gradients tens of "
+               f"thousands of times too large, and the clip either does nothing useful or cuts every step.")
+        scaler = other.split(".step(", 1)[0] if other and ".step(" in other else "scaler"
+        help_ = f"call `{scaler}.unscale_({opt})` right before `{call}`, under the same condition as `{other or 'scaler.step'}`."
     elif kind == "unscale_twice":
         first = f" (`{other}`{_at(other_line)} already unscaled them)" if other else ""
         msg = (f"`{call}` unscales `{opt}`'s gradients a second time before its step{first}: `unscale_` runs on every "

@@ -13,6 +13,8 @@ right before the call's `(`:
 
 A file that defines a loss hook the catalogue models with a `normaliser` (`def compute_loss(`: the
 framework backpropagates and steps on what it returns) passes too: its backward and step are the framework's.
+So does a file that clips gradients and steps (`clip_grad_norm_(...)` then `scaler.step(opt)`): GL007 flags a
+clip of gradients a GradScaler then steps on, whichever file ran their backward.
 
 Spaces, line continuations and closing parentheses may stand between the word and the call's `(`
 (`(loss.backward)()`), as the parser allows. A file with no such call of either kind is never parsed.
@@ -45,9 +47,16 @@ class Triggers:
     backward_patterns: re.Pattern[str] | None  # objects whose call is a backward pass, by name
     step_patterns: re.Pattern[str] | None
     loss_hooks: re.Pattern[str] | None = None  # `def compute_loss(`: a hook whose loss the framework trains on
+    clip_words: tuple[str, ...] = ()
+    clip: re.Pattern[str] | None = None  # a clip that does not unscale (`clip_grad_norm_(`)
 
     def might_train(self, text: str) -> bool:
-        return self.trains_itself(text) or self.defines_loss_hook(text)
+        return self.trains_itself(text) or self.defines_loss_hook(text) or self.clips_and_steps(text)
+
+    def clips_and_steps(self, text: str) -> bool:
+        """The file clips gradients and steps, with the backward elsewhere (a step helper handed the scaler)."""
+        return self.clip is not None and any(w in text for w in self.clip_words) and _at_word_start(self.clip, text) \
+            and self._has(text, self.step_words, self.step, self.step_patterns)
 
     def trains_itself(self, text: str) -> bool:
         """The file calls a backward pass and a step of its own."""
@@ -83,20 +92,20 @@ def _at_word_start(pattern: re.Pattern[str], text: str) -> bool:
 @functools.lru_cache(maxsize=8)
 def triggers_for(catalogue: Catalogue) -> Triggers:
     """The trigger words of a catalogue: names of the calls modelled as a backward pass or a step."""
-    words: dict[str, set[str]] = {"backward": set(REQUIRED_WORDS[:1]), "step": set(REQUIRED_WORDS[1:])}
-    called: dict[str, set[str]] = {"backward": set(), "step": set()}  # types whose objects are called
+    words: dict[str, set[str]] = {"backward": set(REQUIRED_WORDS[:1]), "step": set(REQUIRED_WORDS[1:]), "clip": set()}
+    called: dict[str, set[str]] = {"backward": set(), "step": set(), "clip": set()}  # types whose objects are called
     for f in catalogue.files:
         rows = [(c.name, "", c.effects) for c in f.calls] + [(m.name, m.type, m.effects) for m in f.methods]
         for name, owner, effects in rows:
             last = name.rsplit(".", 1)[-1]
             for effect in effects:
-                if effect.kind not in words:
+                if effect.kind not in words or effect.kind == "clip" and effect.value("unscales"):
                     continue
                 if last == "__call__":
                     called[effect.kind].add(catalogue.canonical(owner))
                 elif "*" not in last:
                     words[effect.kind].add(last)
-    patterns: dict[str, list[str]] = {"backward": [], "step": []}
+    patterns: dict[str, list[str]] = {"backward": [], "step": [], "clip": []}
     for f in catalogue.files:
         for h in f.heuristics:
             for kind, types in called.items():
@@ -119,7 +128,8 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
     hooks = sorted({h.method for h in catalogue.hooks() if h.normaliser})
     loss_hooks = re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, hooks))})[ \t]*\(") if hooks else None
     return Triggers(tuple(sorted(words["backward"])), tuple(sorted(words["step"])), exact("backward"), exact("step"),
-                    imports, named("backward"), named("step"), loss_hooks)
+                    imports, named("backward"), named("step"), loss_hooks, tuple(sorted(words["clip"])),
+                    exact("clip") if words["clip"] else None)
 
 
 def _scoped(pattern: re.Pattern[str]) -> str:
@@ -142,3 +152,8 @@ def might_train(text: str, catalogue: Catalogue | None = None) -> bool:
 def trains_itself(text: str, catalogue: Catalogue | None = None) -> bool:
     """Does the file call a backward pass and a step itself (not only define a framework's loss hook)?"""
     return triggers_for(catalogue or catalogue_for()).trains_itself(text)
+
+
+def clips_and_steps(text: str, catalogue: Catalogue | None = None) -> bool:
+    """Does the file clip gradients and step (its backward elsewhere)?"""
+    return triggers_for(catalogue or catalogue_for()).clips_and_steps(text)

@@ -132,3 +132,85 @@ def test_a_scaler_whose_state_is_saved_is_still_a_scaler() -> None:
     # miles-credit saves `scaler.state_dict()` with the checkpoint: a state_dict alone made it a model
     assert (10, "GL007") in codes(SAVED_SCALER.format(unscale=""))
     assert codes(SAVED_SCALER.format(unscale="        scaler.unscale_(optimizer)\n")) == set()
+
+
+STEP_HELPER = """\
+import torch
+
+
+class Updater:
+    def __init__(self, network, config):
+        self.network = network
+        self.optimizer = None  # built by create_optimizer()
+        self._grad_clip = config.get("gradient_clip", 0.0)
+
+    def create_optimizer(self):
+        self.optimizer = self._create_optimizer()
+
+    def _create_optimizer(self):
+        cls = get_optimizer_class("adam")
+        return cls(self.network.parameters(), lr=1e-3)
+
+    def step(self, *, grad_scaler=None):
+{unscale}        if self._grad_clip:
+            torch.nn.utils.clip_grad_norm_(self.network.parameters(), self._grad_clip)
+        if grad_scaler is not None:
+            grad_scaler.step(self.optimizer)
+            grad_scaler.update()
+        else:
+            self.optimizer.step()
+"""
+
+
+def test_a_clip_before_the_scaler_step_of_a_helper_whose_backward_is_elsewhere() -> None:
+    """returnn's `Updater.step(grad_scaler=...)`: the scaled backward is in another file, so the file has no
+    backward at all; the clip still sees the gradients `grad_scaler.step` unscales (GL007 at the clip). The
+    optimizer is a `None` placeholder in `__init__`, built by another method."""
+    assert codes(STEP_HELPER.format(unscale="")) == {(19, "GL007")}
+    fixed = "        if grad_scaler is not None:\n            grad_scaler.unscale_(self.optimizer)\n"
+    assert codes(STEP_HELPER.format(unscale=fixed)) == set()
+
+
+def test_a_clip_before_the_scaler_step_is_not_judged_where_the_function_unscales_on_some_path() -> None:
+    """HF Trainer's copies: `if self.do_grad_scaling: self.scaler.unscale_(...)` before the clip, the
+    scaler's step under a later test of the same flag. With the backward out of sight it stays silent."""
+    src = """\
+import torch
+
+
+class Trainer:
+    def train(self, model, loader, args):
+        for inputs in loader:
+            self.training_step(model, inputs)
+            if self.do_grad_scaling:
+                self.scaler.unscale_(self.optimizer)
+            if hasattr(self.optimizer, "clip_grad_norm"):
+                self.optimizer.clip_grad_norm(args.max_grad_norm)
+            else:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+            if self.do_grad_scaling:
+                self.scaler.step(self.optimizer)
+                self.scaler.update()
+            else:
+                self.optimizer.step()
+            model.zero_grad()
+"""
+    assert codes(src) == set()
+
+
+def test_a_plain_backward_in_sight_then_a_clip_and_a_scaler_step_is_not_this_kind() -> None:
+    """The gradients' backward is in sight and unscaled: the clip sees what it should (whatever the scaler
+    then does to them is another matter), so no clip-before-scaler-step."""
+    src = """\
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu", enabled=False)
+for x in torch.randn(8, 2, 4):
+    opt.zero_grad()
+    model(x).pow(2).mean().backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(opt)
+    scaler.update()
+"""
+    assert codes(src) == set()

@@ -18,12 +18,20 @@ import loopgen
 from gradcheck_lint.analysis.apimodels import catalogue_for
 from gradcheck_lint.engine import analyse_text
 from gradcheck_lint.notebooks import VirtualModule, parse_notebook, python_cells
-from gradcheck_lint.prefilter import REQUIRED_WORDS, might_train
+from gradcheck_lint.prefilter import REQUIRED_WORDS, might_train, triggers_for
 from gradcheck_lint.registry import all_rules
 from support import FIXTURES, load_fixtures, load_notebook_fixtures
 
 ANALYSIS_CODES = frozenset(all_rules())
 LOSS_HOOKS = sorted({h.method for h in catalogue_for().hooks() if h.normaliser})
+CLIPS = re.compile(r"\b(?:" + "|".join(map(re.escape, triggers_for(catalogue_for()).clip_words)) + r")\b")
+
+
+def without_triggers(text: str) -> str:
+    """The other triggers renamed too: loss hooks (`def compute_loss(`) and clips (a clip and a step pass)."""
+    for hook in LOSS_HOOKS:
+        text = re.sub(rf"\bdef(\s+){hook}\b", rf"def\g<1>{hook}_renamed", text)
+    return CLIPS.sub("clip_renamed", text)
 SETTINGS = dict(derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 
 
@@ -90,13 +98,12 @@ def test_a_file_without_a_required_word_is_never_flagged(path, word, data) -> No
     """Removing one required word everywhere (renaming it) leaves nothing any rule reports.
 
     A framework loss hook (`def compute_loss(` in a Trainer subclass) is the third trigger: the
-    framework's own backward and step train on what it returns, so its definitions are renamed too.
+    framework's own backward and step train on what it returns, so its definitions are renamed too; and a
+    clip with a step is the fourth (GL007: a clip of gradients a scaler then steps on, the backward elsewhere).
     """
     text = path.read_text(encoding="utf-8")
     replacement = data.draw(st.sampled_from(["bwd", "update", "apply", word.upper()]))
-    mutated = text.replace(word, replacement)
-    for hook in LOSS_HOOKS:
-        mutated = re.sub(rf"\bdef(\s+){hook}\b", rf"def\g<1>{hook}_renamed", mutated)
+    mutated = without_triggers(text.replace(word, replacement))
     assert not might_train(mutated)
     assert flagged(mutated) == set()
 
@@ -108,9 +115,7 @@ def test_no_fixture_without_a_required_word_is_flagged(word: str) -> None:
     dropped by the prefilter, and so would differ with and without it."""
     offenders = []
     for path in sorted(FIXTURES.rglob("*.py")):
-        mutated = path.read_text(encoding="utf-8").replace(word, "bwd" if word == "backward" else "update")
-        for hook in LOSS_HOOKS:
-            mutated = re.sub(rf"\bdef(\s+){hook}\b", rf"def\g<1>{hook}_renamed", mutated)
+        mutated = without_triggers(path.read_text(encoding="utf-8").replace(word, "bwd" if word == "backward" else "update"))
         codes = flagged(mutated)
         if codes:
             offenders.append((path.relative_to(FIXTURES).as_posix(), sorted(codes)))
@@ -127,6 +132,15 @@ def test_a_loss_hook_alone_passes_the_prefilter() -> None:
     assert might_train(bare)
     renamed = re.sub(r"\bdef(\s+)compute_loss\b", r"def\g<1>compute_loss_renamed", bare)
     assert not might_train(renamed) and flagged(renamed) == set()
+
+
+def test_a_clip_and_a_step_alone_pass_the_prefilter() -> None:
+    """A step helper handed the scaler (returnn's `Updater.step(grad_scaler=...)`) calls no backward: its
+    clip and its `scaler.step` let it through, and GL007 reports the clip of gradients still scaled."""
+    text = (FIXTURES / "amp_scaled_gradients" / "clip_before_unscale.py").read_text(encoding="utf-8")
+    bare = text.replace("backward", "bwd")
+    assert might_train(bare) and "GL007" in flagged(bare)
+    assert not might_train(without_triggers(bare)) and flagged(without_triggers(bare)) == set()
 
 
 def test_the_prefilter_really_skips_parsing(monkeypatch) -> None:  # type: ignore[no-untyped-def]

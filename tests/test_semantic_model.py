@@ -312,3 +312,121 @@ for x, y in [(torch.randn(4, 3), torch.randint(0, 2, (4,))) for _ in range(5)]:
     kept.append({stored})
 """
     assert [d.code for d in check_source(src)] == codes
+
+
+STAR_IMPORT_GAN = """\
+from config import *
+
+
+def train(dataloader):
+    for real in dataloader:
+        noise = torch.randn(4)
+        discriminator.zero_grad()
+        d_loss_real = criterion(discriminator(real), 1)
+        d_loss_real.backward()
+        fake = generator(noise)
+        d_loss_fake = criterion(discriminator(fake.detach()), 0)
+        d_loss_fake.backward()
+        d_optimizer.step()
+{g_clear}
+        g_loss = criterion(discriminator(fake), 1)
+        g_loss.backward()
+        g_optimizer.step()
+
+
+def main():
+    for epoch in range(epochs):
+        train(dataloader)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_globals_of_a_star_import_are_one_object_for_every_call() -> None:
+    """Lornatang/DCGAN-PyTorch: models and optimizers come from `from config import *`. `train()` is called
+    once per epoch; its `d_optimizer` is the same optimizer in every call, so the textbook
+    `discriminator.zero_grad()` at the top of an iteration is seen refilled by D's own losses before the step
+    (it was a false GL002 when each call of `train()` made a new, unseen `d_optimizer`)."""
+    src = STAR_IMPORT_GAN.format(g_clear="        generator.zero_grad()")
+    assert [d.code for d in check_source(src)] == []
+    m = model_of(src)
+    made = sorted(e.name for e in m.table.entities.values())
+    assert made == ["d_optimizer", "discriminator", "g_optimizer", "generator"]  # one of each, not one per call
+
+
+MODULE_LEVEL_MAIN = """\
+import torch
+{amp_import}
+G = torch.nn.Linear(4, 4)
+D = torch.nn.Linear(4, 1)
+opt_g = torch.optim.Adam(G.parameters())
+opt_d = torch.optim.Adam(D.parameters())
+
+
+def train(loader):
+    for x in loader:
+        D.zero_grad()
+        fake = G(torch.randn(4))
+        D(x).mean().backward()
+        D(fake.detach()).mean().backward()
+        opt_d.step()
+{g_clear}
+        {g_backward}
+        opt_g.step()
+
+
+def main():
+    train(loader)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("g_clear", "amp_import", "g_backward", "codes"),
+    [
+        ("        opt_g.zero_grad()", "", "D(fake).mean().backward()", []),
+        ("", "", "D(fake).mean().backward()", [("GL001", 18)]),
+        # the import's fallback (`amp = None`) is no object: `amp.scale_loss` is still apex's
+        ("        opt_g.zero_grad()", "try:\n    from apex import amp\nexcept ImportError:\n    amp = None",
+         "with amp.scale_loss(D(fake).mean(), opt_g) as scaled:\n            scaled.backward()", []),
+        ("", "try:\n    from apex import amp\nexcept ImportError:\n    amp = None",
+         "with amp.scale_loss(D(fake).mean(), opt_g) as scaled:\n            scaled.backward()", [("GL001", 22)]),
+    ],
+)
+def test_a_function_called_from_main_sees_the_module_globals(g_clear: str, amp_import: str, g_backward: str, codes: list[tuple[str, int]]) -> None:
+    """`main()` runs from module level and calls `train(loader)`: `train` steps the optimizers the module
+    built above it. One call deep they were unknown, and a missing `opt_g.zero_grad()` went unreported."""
+    src = MODULE_LEVEL_MAIN.format(g_clear=g_clear, amp_import=amp_import, g_backward=g_backward)
+    assert [(d.code, d.span.line) for d in check_source(src)] == codes
+
+
+def test_a_property_of_the_class_is_not_taken_for_an_unset_attribute() -> None:
+    """`self.denoiser` is a property (minFM's trainer): it is not an attribute `__init__` forgot to set, and is
+    not made a model of its own; `self.optimizer`, set to `None` in `__init__` and built elsewhere, is."""
+    src = """\
+import torch
+
+
+class Trainer:
+    def __init__(self, params):
+        self.params = params
+        self.optimizer = None
+
+    @property
+    def denoiser(self):
+        return self.lfm.denoiser
+
+    def train_one_step(self, batch):
+        self.denoiser.train()
+        clip_grad(self.denoiser, 1.0)
+        self.trainable_ops(batch).loss.backward()
+        self.optimizer.step()
+        self.optimizer.zero_grad()
+"""
+    m = model_of(src)
+    assert sorted(e.name for e in m.table.entities.values()) == ["self.optimizer"]

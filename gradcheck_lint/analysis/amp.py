@@ -9,7 +9,11 @@ the order is recorded here and reported as GL007 (amp-scaled-gradients):
 - `clip_before_unscale`: gradients clipped (or modified) while still scaled;
 - `unscale_twice`: a second `unscale_` before the step (`unscale_` on every micro-batch: PyTorch raises);
 - `partial`: a backward adds to gradients already unscaled or clipped (the clip of a partial window);
-- `bypass`: `optimizer.step()` on scaled gradients, not through `scaler.step(optimizer)`.
+- `bypass`: `optimizer.step()` on scaled gradients, not through `scaler.step(optimizer)`;
+- `clip_before_scaler_step`: gradients whose backward is out of sight (`Updater.step(grad_scaler=...)`),
+  clipped, then handed to `scaler.step(optimizer)` with no `unscale_` in between: what a scaler steps on
+  is scaled, so they were clipped scaled. The clip leaves an `unseen` mark when no gradient of this
+  path was written in sight; any backward drops it.
 """
 
 from __future__ import annotations
@@ -96,6 +100,8 @@ class Amp:
                     earlier = self.node(node)
                     if stage in ("unscaled", "clipped") and earlier is not None:
                         self._record("partial", earlier, o, call, ifs, s)
+                    if stage == "unseen":
+                        s = s.without_amp_mark(o.uid, "unseen")
                 if scaled:
                     s = s.with_amp_mark(o.uid, "scaled", here)
             return s
@@ -122,11 +128,14 @@ class Amp:
 
         def apply(s: PathState) -> PathState:
             for o in opts:
-                scaled = [node for stage, node in s.amp_marks(o.uid) if stage == "scaled"]
+                marks = s.amp_marks(o.uid)
+                scaled = [node for stage, node in marks if stage == "scaled"]
                 if scaled and not unscales:
                     self._record("clip_before_unscale", call, o, self.node(scaled[0]), ifs)
                 if unscales:
                     s = s.without_amp_mark(o.uid, "scaled").with_amp_mark(o.uid, "unscaled", here)
+                elif not marks and not s.grads:  # gradients of a backward out of sight
+                    s = s.with_amp_mark(o.uid, "unseen", here)
                 s = s.with_amp_mark(o.uid, "clipped", here)
             return s
 
@@ -138,6 +147,11 @@ class Amp:
             scaled = [node for stage, node in marks if stage == "scaled"]
             if scaled and not unscales:
                 self._record("bypass", call, opt, self.node(scaled[0]), ifs)
+            if unscales and not any(stage in ("scaled", "unscaled") for stage, _node in marks):
+                for stage, node in marks:
+                    earlier = self.node(node)
+                    if stage == "unseen" and earlier is not None:
+                        self._record("clip_before_scaler_step", earlier, opt, call, ifs, s)
             return s.without_amp_mark(opt.uid) if marks else s
 
         self._each(flow, apply)

@@ -225,8 +225,11 @@ class Calls:
         dotted = N.dotted(recv_node)
         if qual is not None and dotted is not None:
             head = dotted.split(".", 1)[0]
-            if head in interp.imports.aliases and interp.lookup(head, flow, frame) is None:
-                return self.qualified_call(call, qual, flow, frame)
+            if head in interp.imports.aliases:
+                # a fallback bound where the import failed (`except ImportError: amp = None`) is no object
+                shadow = interp.lookup(head, flow, frame)
+                if shadow is None or not (shadow.entities or shadow.modules or shadow.items):
+                    return self.qualified_call(call, qual, flow, frame)
         cls = frame.cls if isinstance(frame.cls, ClassInfo) else None
         # Methods of the class being analysed: `self.train_step(batch)`.
         if isinstance(recv_node, ast.Name) and recv_node.id == "self" and cls is not None:

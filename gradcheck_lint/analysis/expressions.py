@@ -8,8 +8,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import names as N
+from .definitions import ClassInfo
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
-from .syntax import arguments, code, int_value, is_int, is_number
+from .syntax import arguments, code, int_value, is_int, is_number, local_names
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
 
 if TYPE_CHECKING:
@@ -129,9 +130,14 @@ class Expressions:
         interp = self.interp
         if name in interp.imports.aliases or name in interp.functions or name in interp.classes or name in frame.local_defs:
             return EMPTY
-        minted = interp.objects.entity_for_unknown_ref(name)
+        function = frame.function
+        module_global = function is not None and frame.closure_env is None and name not in local_names(function)
+        minted = interp.objects.entity_for_unknown_ref(name, module_global)
         if minted is not None:
-            flow.env[name] = minted
+            if module_global:  # every function, and every later call, sees the same object
+                interp.module_env[name] = minted
+            else:
+                flow.env[name] = minted
             return minted
         return OPAQUE
 
@@ -272,7 +278,11 @@ class Expressions:
         if opts and attr == "param_groups":
             holders = frozenset().union(*(self.table.optimizer_holders(o) for o in opts))
             return Value(params=holders)
-        if key is not None and not base.entities and (base.opaque or base == EMPTY):
+        # an attribute `__init__` did not set (`self.optimizer = None` there, built by `create_optimizer()`),
+        # not a method or property of the class
+        instance = isinstance(base.const, tuple) and base.const[:1] == ("instance",) and not (
+            isinstance(frame.cls, ClassInfo) and interp.definitions.find_method(frame.cls, attr) is not None)
+        if key is not None and not base.entities and (base.opaque or base == EMPTY or instance):
             minted = interp.objects.entity_for_unknown_ref(key)
             if minted is not None:
                 flow.env[key] = minted

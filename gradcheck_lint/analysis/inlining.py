@@ -141,6 +141,19 @@ class Inliner:
                        arguments=(*pos, *kw.values()))
         if cls is not None and cls.is_module and (self_value is None or not self_value.modules):
             callee.self_value = objects.self_value_for(cls)
+        # What the callee calls in turn reads the module's globals as they are at this call: a `main()` run
+        # from module level calls `train(loader)`, which steps the optimizer the module built above it.
+        saved_globals = interp.module_env
+        if frame.function is None and outer_globals:
+            interp.module_env = {**saved_globals, **outer_globals}
+        try:
+            return self._run_body(fn, cls, self_value, pos, kw, flow, frame, env, callee, outer_globals, local_instance, instance_key, stand_in)
+        finally:
+            interp.module_env = saved_globals
+
+    def _run_body(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value], flow: Flow,
+                  frame: Frame, env: dict[str, Value], callee: Frame, outer_globals: dict[str, Value], local_instance: bool, instance_key: str | None, stand_in: bool) -> Value:
+        interp = self.interp
         out = None
         if stand_in:
             # One empty path stands for all of the caller's; if the callee changes a path state after

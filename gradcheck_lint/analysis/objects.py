@@ -85,15 +85,16 @@ class Objects:
             return Value(entities=frozenset({ent}), params=frozenset({holder}), reach=frozenset({holder}))
         return Value(entities=frozenset({ent}), modules=frozenset({holder}))
 
-    def entity_for_unknown_ref(self, text: str) -> Value | None:
+    def entity_for_unknown_ref(self, text: str, module_global: bool = False) -> Value | None:
         """Give a name with no known value an entity, when how it is used says what it is.
 
-        A bare name is one object per function activation; `self.x` one per class. An object used as
+        A bare name is one object per function activation, or one per module when the function does not
+        bind it (a global of a star import: `from config import *`); `self.x` one per class. An object used as
         an optimizer (`x.step()` and `x.zero_grad()`) is sure; one named like an optimizer and
         stepped, less so.
         """
         interp = self.interp
-        scope = ("self",) if text.startswith("self.") else interp.calls.call_path
+        scope = ("self",) if text.startswith("self.") else ("module",) if module_global else interp.calls.call_path
         if text in interp.optimizer_refs:
             used = text in interp.prescan.stepped and text in interp.prescan.zeroed
             ent = self.mint(Kind.OPTIMIZER, text, ("ref", text, scope), api="torch.optim.Optimizer", certain=used)
@@ -257,7 +258,10 @@ class Objects:
             out = interp.exec_block(init.body, flow, frame)
             final = Flow.join([out.normal, *(f for f, _ in out.returns)])
             if final:
-                env = {k: v for k, v in final.env.items() if k.startswith("self.")}
+                # `self.optimizer = None` filled in by another method (`create_optimizer()`): a placeholder,
+                # not what the attribute holds when the other methods run
+                mutable = self.mutable_attributes
+                env = {k: v for k, v in final.env.items() if k.startswith("self.") and not (v.const == "None" and k in mutable)}
         self._class_self_env[cls.name] = env
         return env
 

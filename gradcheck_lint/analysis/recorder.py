@@ -148,7 +148,8 @@ class Recorder:
         if not wanted:
             return None
         found: set[Holder] = set()
-        for v in flow.env.values():
+        module_env = self.interp.module_env
+        for v in [*flow.env.values(), *(v for k, v in module_env.items() if k not in flow.env)]:
             for m in v.modules:
                 if not m.path and not m.pseudo and N.roles(self.table.holder_name(m)) & wanted:
                     found.add(m)

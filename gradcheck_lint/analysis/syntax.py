@@ -86,6 +86,7 @@ def forget_code() -> None:
     _CURRENT.clear()
     _CODE.clear()
     _ARGS.clear()
+    _LOCALS.clear()
 
 
 def code(node: ast.AST) -> str:
@@ -216,3 +217,32 @@ def _store_names(target: ast.AST, out: set[str]) -> None:
             base = base.value
         if isinstance(base, ast.Name):
             out.add(base.id)
+
+
+_LOCALS: dict[int, tuple[ast.AST, frozenset[str]]] = {}
+
+
+def local_names(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> frozenset[str]:
+    """The names a function binds itself (parameters, stores, imports, nested definitions), minus those it
+    declares `global`: any other name it reads is a module global, one object for every call. Names bound in
+    its nested functions count too, which can only make fewer names global."""
+    hit = _LOCALS.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    out: set[str] = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+    out |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+    declared: set[str] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            out.add(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in n.names}
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fn:
+            out.add(n.name)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.add(n.name)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared |= set(n.names)
+    found = frozenset(out - declared)
+    _LOCALS[id(fn)] = (fn, found)
+    return found

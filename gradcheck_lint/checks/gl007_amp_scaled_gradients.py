@@ -8,11 +8,12 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.syntax import code
+from ..analysis.walk import iter_tree
 from ..codemod_plans import unscale_before_clip
 from ..registry import Finding, Rule, register
 
 # When one call breaks the order in several ways, the first of these is what is said about it.
-_PRIORITY = ("clip_before_unscale", "unscale_twice", "bypass", "partial")
+_PRIORITY = ("clip_before_unscale", "clip_before_scaler_step", "unscale_twice", "bypass", "partial")
 
 
 @register
@@ -63,6 +64,8 @@ for x in torch.randn(8, 2, 4):
                 continue  # `if use_amp: scaler.scale(loss).backward()` ... `else: optimizer.step()`: never on one run
             if not model.steps_of(misuse.optimizer.uid):
                 continue  # every rule is about gradients a step applies: an optimizer never stepped has no window
+            if misuse.kind == "clip_before_scaler_step" and _unscales_somewhere(model):
+                continue  # its backward is out of sight, and so may be which path unscales: HF Trainer's copies
             if misuse.kind == "partial" and any(h.overlaps(x) for h in model.optimizer_holders(misuse.optimizer) for x in model.table.hooked):
                 continue  # gradient hooks (`register_post_accumulate_grad_hook`) may step inside backward
             if misuse.kind == "partial" and not _on_a_stepping_run(model, misuse):
@@ -76,6 +79,13 @@ for x in torch.randn(8, 2, 4):
             other_line = model.line(misuse.other) if misuse.other is not None else None
             msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line)
             yield Finding(misuse.node, msg, help_, fix=unscale_before_clip(model, misuse))
+
+
+def _unscales_somewhere(model: TrainingModel) -> bool:
+    """The file calls `unscale_` somewhere (a helper that backpropagates and unscales, a branch before the
+    clip): with the backward out of sight, which path unscales is not known well enough to say the clip
+    sees scaled gradients."""
+    return any(type(n) is ast.Attribute and n.attr == "unscale_" for n in iter_tree(model.module))
 
 
 def _on_a_stepping_run(model: TrainingModel, misuse) -> bool:  # type: ignore[no-untyped-def]
