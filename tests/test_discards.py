@@ -42,3 +42,54 @@ def test_a_window_cleared_and_skipped_on_another_test_is_still_dropped() -> None
     text = LOOP.format(test="i % 3 == 0").replace("    if (i + 1) % N == 0:\n        grad_norm", "    if True:\n        grad_norm")
     text = text.replace("        optimizer.step()", "        if (i + 1) % N == 0:\n            optimizer.step()")
     assert (11, "GL002") in codes(text)
+
+
+FP16_OPTIMIZER = """\
+import math
+import torch
+
+
+class Fp16Optimizer:
+    def __init__(self, model, grad_clip=float("inf"), loss_scale=1024):
+        self.model = model
+        self.loss_scale = loss_scale
+        self.grad_clip = grad_clip
+
+    def step(self, loss, optimizer, update=True):
+        loss *= self.loss_scale
+        loss.backward()
+        if update:
+            for p in self.model.parameters():
+                p.grad.data /= self.loss_scale
+            norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.grad_clip)
+            if math.isfinite(norm):
+                optimizer.step()
+            else:
+                self.loss_scale /= 2
+            self.model.zero_grad()
+"""
+
+
+def test_a_clear_after_a_step_taken_only_on_finite_gradients_is_deliberate() -> None:
+    """NVIDIA GNMT's fp16 optimizer (a false alarm on unseen code): the step runs when the norm is finite;
+    otherwise the loss scale shrinks, and the clear right after drops the overflowed window on purpose."""
+    assert codes(FP16_OPTIMIZER) == set()
+
+
+def test_a_clear_after_a_finite_test_in_another_block_still_drops_micro_batches() -> None:
+    """The same finiteness test around the step does not excuse a clear that runs on every micro-batch,
+    outside the block of the window's step."""
+    src = """\
+import math
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i, x in enumerate(torch.randn(8, 4).split(2)):
+    (model(x).sum() / 4).backward()
+    if (i + 1) % 4 == 0:
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        if math.isfinite(norm):
+            opt.step()
+    opt.zero_grad()
+"""
+    assert codes(src) == {(11, "GL002")}

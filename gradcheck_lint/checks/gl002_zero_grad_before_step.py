@@ -87,7 +87,7 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                     if discard.refilled and not (clear.loop_stacks & backward.loop_stacks):
                         # A clear outside the micro-batch loop drops at most a trailing partial window.
                         continue
-                    if _skips_non_finite(model, clear):
+                    if _skips_non_finite(model, clear) or _step_only_if_finite(model, step, clear):
                         continue  # `if grad_norm.isnan(): zero_grad(); continue`: a corrupted window dropped on purpose
                     reported.add(discard.clear)
                     msg, help_ = messages.zero_grad_before_step(
@@ -135,6 +135,26 @@ def _within(holder: Holder, holders: Iterable[Holder]) -> bool:
 
 
 _NON_FINITE = re.compile(r"\b(?:isnan|isinf|isfinite|isneginf|isposinf|nan|inf|found_inf|overflow)\b", re.I)
+
+
+def _step_only_if_finite(model: TrainingModel, step: Step, clear: Clear) -> bool:
+    """The step runs under a test of the gradients' finiteness, and the clear comes after that test, outside
+    it (GNMT's fp16 optimizer: `if math.isfinite(norm): optimizer.step() else: loss_scale /= 2`, then
+    `model.zero_grad()`): the gradients the clear drops without a step are those of an overflowed window,
+    skipped on purpose, as a GradScaler skips them."""
+    clear_stmt = statement_of(model, clear.node)
+    block = block_of(model, clear_stmt) if clear_stmt is not None else None
+    if block is None:
+        return False
+    node: ast.AST | None = step.node
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        parent = model.parent(node)
+        # the test and the clear are statements of one block, the clear after it: it runs whatever the test said
+        if isinstance(parent, ast.If) and _NON_FINITE.search(code(parent.test)) and any(x is parent for x in block) \
+                and block.index(clear_stmt) > next(i for i, x in enumerate(block) if x is parent):
+            return True
+        node = parent
+    return False
 
 
 def _skips_non_finite(model: TrainingModel, clear: Clear) -> bool:
