@@ -19,7 +19,7 @@ from .analysis.gradstate import forget_canonical
 from .config import Settings
 from .diagnostics import Applicability, Diagnostic, Severity, Span
 from .fixplan import resolve as resolve_fix
-from .prefilter import clips_and_steps, might_train, trains_itself
+from .prefilter import clips_and_steps, might_train, syncs_backward, trains_itself
 from .registry import PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .sources import universal_newlines
 from .suppressions import UnusedSuppression, apply_suppressions
@@ -87,9 +87,9 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
         return FileReport(_finish(apply_suppressions([], text, lambda: tree, path, enabled), enabled))
     try:
         # A file that only defines a framework's loss hook (`def compute_loss(`) has nothing else to check:
-        # without a backward and a step of its own (or a clip and a step: GL007) no other rule fires, so the
-        # interpreter does not run.
-        hooks_only = prefilter and not trains_itself(text, catalogue) and not clips_and_steps(text, catalogue)
+        # without a backward and a step of its own (or a clip and a step: GL007; a backward and a sync switch:
+        # GL006) no other rule fires, so the interpreter does not run.
+        hooks_only = prefilter and not (trains_itself(text, catalogue) or clips_and_steps(text, catalogue) or syncs_backward(text, catalogue))
         out, out_of_time = on_roomy_stack(_run_rules, tree, text, path, rules, settings.api_models(), hooks_only=hooks_only)
         out = apply_suppressions(out, text, lambda: tree, path, enabled)
     except RecursionError:

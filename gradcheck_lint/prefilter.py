@@ -14,7 +14,9 @@ right before the call's `(`:
 A file that defines a loss hook the catalogue models with a `normaliser` (`def compute_loss(`: the
 framework backpropagates and steps on what it returns) passes too: its backward and step are the framework's.
 So does a file that clips gradients and steps (`clip_grad_norm_(...)` then `scaler.step(opt)`): GL007 flags a
-clip of gradients a GradScaler then steps on, whichever file ran their backward.
+clip of gradients a GradScaler then steps on, whichever file ran their backward. And a file that calls a
+backward and switches a data-parallel wrapper's sync (`with model.no_sync(): loss.backward()`): GL006 flags a
+switch made only after the forward pass, whichever file steps.
 
 Spaces, line continuations and closing parentheses may stand between the word and the call's `(`
 (`(loss.backward)()`), as the parser allows. A file with no such call of either kind is never parsed.
@@ -50,8 +52,16 @@ class Triggers:
     clip_words: tuple[str, ...] = ()
     clip: re.Pattern[str] | None = None  # a clip that does not unscale (`clip_grad_norm_(`)
 
+    sync_words: tuple[str, ...] = ()  # calls and attributes that switch a data-parallel wrapper's gradient sync
+
     def might_train(self, text: str) -> bool:
-        return self.trains_itself(text) or self.defines_loss_hook(text) or self.clips_and_steps(text)
+        return self.trains_itself(text) or self.defines_loss_hook(text) or self.clips_and_steps(text) or self.syncs_backward(text)
+
+    def syncs_backward(self, text: str) -> bool:
+        """The file switches gradient sync and calls a backward pass (GL006: sync switched off only after the
+        forward), with the step elsewhere (a trainer's base class)."""
+        return any(w in text for w in self.sync_words) and self._has(
+            text, self.backward_words, self.backward, self.backward_patterns, self.backward_imports)
 
     def clips_and_steps(self, text: str) -> bool:
         """The file clips gradients and steps, with the backward elsewhere (a step helper handed the scaler)."""
@@ -92,8 +102,8 @@ def _at_word_start(pattern: re.Pattern[str], text: str) -> bool:
 @functools.lru_cache(maxsize=8)
 def triggers_for(catalogue: Catalogue) -> Triggers:
     """The trigger words of a catalogue: names of the calls modelled as a backward pass or a step."""
-    words: dict[str, set[str]] = {"backward": set(REQUIRED_WORDS[:1]), "step": set(REQUIRED_WORDS[1:]), "clip": set()}
-    called: dict[str, set[str]] = {"backward": set(), "step": set(), "clip": set()}  # types whose objects are called
+    words: dict[str, set[str]] = {"backward": set(REQUIRED_WORDS[:1]), "step": set(REQUIRED_WORDS[1:]), "clip": set(), "sync": set()}
+    called: dict[str, set[str]] = {"backward": set(), "step": set(), "clip": set(), "sync": set()}  # types whose objects are called
     for f in catalogue.files:
         rows = [(c.name, "", c.effects) for c in f.calls] + [(m.name, m.type, m.effects) for m in f.methods]
         for name, owner, effects in rows:
@@ -105,7 +115,9 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
                     called[effect.kind].add(catalogue.canonical(owner))
                 elif "*" not in last:
                     words[effect.kind].add(last)
-    patterns: dict[str, list[str]] = {"backward": [], "step": [], "clip": []}
+    patterns: dict[str, list[str]] = {"backward": [], "step": [], "clip": [], "sync": []}
+    # attributes that switch sync when set (`model.require_backward_grad_sync = last`): found as plain words
+    sync_attributes = {a.name for f in catalogue.files for a in f.attributes if any(e.kind == "sync" for e in a.effects)}
     for f in catalogue.files:
         for h in f.heuristics:
             for kind, types in called.items():
@@ -129,7 +141,7 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
     loss_hooks = re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, hooks))})[ \t]*\(") if hooks else None
     return Triggers(tuple(sorted(words["backward"])), tuple(sorted(words["step"])), exact("backward"), exact("step"),
                     imports, named("backward"), named("step"), loss_hooks, tuple(sorted(words["clip"])),
-                    exact("clip") if words["clip"] else None)
+                    exact("clip") if words["clip"] else None, tuple(sorted(words["sync"] | sync_attributes)))
 
 
 def _scoped(pattern: re.Pattern[str]) -> str:
@@ -152,6 +164,11 @@ def might_train(text: str, catalogue: Catalogue | None = None) -> bool:
 def trains_itself(text: str, catalogue: Catalogue | None = None) -> bool:
     """Does the file call a backward pass and a step itself (not only define a framework's loss hook)?"""
     return triggers_for(catalogue or catalogue_for()).trains_itself(text)
+
+
+def syncs_backward(text: str, catalogue: Catalogue | None = None) -> bool:
+    """Does the file switch gradient sync and call a backward pass (its step elsewhere)?"""
+    return triggers_for(catalogue or catalogue_for()).syncs_backward(text)
 
 
 def clips_and_steps(text: str, catalogue: Catalogue | None = None) -> bool:

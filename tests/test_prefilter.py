@@ -25,13 +25,15 @@ from support import FIXTURES, load_fixtures, load_notebook_fixtures
 ANALYSIS_CODES = frozenset(all_rules())
 LOSS_HOOKS = sorted({h.method for h in catalogue_for().hooks() if h.normaliser})
 CLIPS = re.compile(r"\b(?:" + "|".join(map(re.escape, triggers_for(catalogue_for()).clip_words)) + r")\b")
+SYNCS = re.compile("|".join(map(re.escape, triggers_for(catalogue_for()).sync_words)))
 
 
 def without_triggers(text: str) -> str:
-    """The other triggers renamed too: loss hooks (`def compute_loss(`) and clips (a clip and a step pass)."""
+    """The other triggers renamed too: loss hooks (`def compute_loss(`), clips (a clip and a step pass) and
+    sync switches (a backward and `no_sync()` pass)."""
     for hook in LOSS_HOOKS:
         text = re.sub(rf"\bdef(\s+){hook}\b", rf"def\g<1>{hook}_renamed", text)
-    return CLIPS.sub("clip_renamed", text)
+    return SYNCS.sub("sync_renamed", CLIPS.sub("clip_renamed", text))
 SETTINGS = dict(derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 
 
@@ -99,7 +101,8 @@ def test_a_file_without_a_required_word_is_never_flagged(path, word, data) -> No
 
     A framework loss hook (`def compute_loss(` in a Trainer subclass) is the third trigger: the
     framework's own backward and step train on what it returns, so its definitions are renamed too; and a
-    clip with a step is the fourth (GL007: a clip of gradients a scaler then steps on, the backward elsewhere).
+    clip with a step is the fourth (GL007: a clip of gradients a scaler then steps on, the backward elsewhere),
+    and a backward with a sync switch the fifth (GL006: `no_sync()` only after the forward, the step elsewhere).
     """
     text = path.read_text(encoding="utf-8")
     replacement = data.draw(st.sampled_from(["bwd", "update", "apply", word.upper()]))
@@ -140,6 +143,15 @@ def test_a_clip_and_a_step_alone_pass_the_prefilter() -> None:
     text = (FIXTURES / "amp_scaled_gradients" / "clip_before_unscale.py").read_text(encoding="utf-8")
     bare = text.replace("backward", "bwd")
     assert might_train(bare) and "GL007" in flagged(bare)
+    assert not might_train(without_triggers(bare)) and flagged(without_triggers(bare)) == set()
+
+
+def test_a_backward_and_a_sync_switch_alone_pass_the_prefilter() -> None:
+    """A trainer whose step is in its base class (LoongForge) calls a backward and `no_sync()`: it passes, and
+    GL006 reports `no_sync()` wrapping the backward only."""
+    text = (FIXTURES / "ddp_no_sync" / "no_sync_around_backward_only.py").read_text(encoding="utf-8")
+    bare = text.replace("step", "update")
+    assert might_train(bare) and "GL006" in flagged(bare)
     assert not might_train(without_triggers(bare)) and flagged(without_triggers(bare)) == set()
 
 

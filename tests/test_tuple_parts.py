@@ -94,3 +94,76 @@ def test_a_window_loop_keeps_one_windows_losses(reset: str, codes: list[str]) ->
     """gpt-neox's train_step: a list made afresh for each step holds one window's losses; a list the
     caller passes in and gets back grows over the whole run."""
     assert [d.code for d in check_source(WINDOW.format(reset=reset))] == codes
+
+
+NO_SYNC_AROUND_BACKWARD = """\
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(torch.nn.Linear(4, 4))
+optimizer = torch.optim.AdamW(model.parameters())
+N = 4
+for i in range(100):
+{outer}    if (i + 1) % N != 0:
+        with model.no_sync():
+{inner}            (loss / N).backward()
+    else:
+{inner_else}        (loss / N).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+FORWARD = "_, loss = model(torch.randn(2, 4)).sum(0).unbind(0)\n"
+
+
+@pytest.mark.parametrize(
+    ("outer", "inner", "inner_else", "codes"),
+    [
+        # modded-nanogpt: the tuple's parts carry the forward's sync state; no_sync() around the backward only
+        ("    " + FORWARD, "", "", [("GL006", 10)]),
+        ("", "            " + FORWARD, "        " + FORWARD, []),
+    ],
+)
+def test_the_parts_of_a_tuple_keep_the_forward_s_sync_state(outer: str, inner: str, inner_else: str, codes: list[tuple[str, int]]) -> None:
+    src = NO_SYNC_AROUND_BACKWARD.format(outer=outer, inner=inner, inner_else=inner_else)
+    assert [(d.code, d.span.line) for d in check_source(src)] == codes
+
+
+TRAINER_WITHOUT_STEP = """\
+import torch
+
+
+class FinetuneTrainer(BaseTrainer):
+    def _train_forward(self, batch):
+        loss, log = self.model(batch)
+        return loss, log
+
+    def _forward_backward(self):
+        for micro in range(self.grad_accum):
+            batch = next(self.loader)
+{body}
+
+    def _backward_loss(self, loss, sync_grads):
+        loss = loss / self.grad_accum
+        if not sync_grads:
+            with self.model.no_sync():
+                loss.backward()
+        else:
+            loss.backward()
+"""
+
+
+def test_no_sync_around_the_backward_only_in_a_trainer_whose_step_is_elsewhere() -> None:
+    """LoongForge's fine-tune trainer: the optimizer steps in the base class (another file), `self.model` is
+    wrapped out of sight, the forward runs in one method and `no_sync()` wraps only the backward in another:
+    GL006 (too late), found in a file with a backward and a sync switch but no step."""
+    late = TRAINER_WITHOUT_STEP.format(body="            loss, log = self._train_forward(batch)\n"
+                                            "            self._backward_loss(loss, micro == self.grad_accum - 1)")
+    assert [(d.code, d.span.line) for d in check_source(late)] == [("GL006", 19)]
+    assert "`self.model`" in check_source(late)[0].message
+    early = TRAINER_WITHOUT_STEP.format(body="            if micro < self.grad_accum - 1:\n"
+                                             "                with self.model.no_sync():\n"
+                                             "                    loss, log = self._train_forward(batch)\n"
+                                             "                    (loss / self.grad_accum).backward()\n"
+                                             "            else:\n"
+                                             "                loss, log = self._train_forward(batch)\n"
+                                             "                (loss / self.grad_accum).backward()")
+    assert [d.code for d in check_source(early)] == []

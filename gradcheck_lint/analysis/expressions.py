@@ -344,7 +344,7 @@ class Expressions:
                 # except the one element named for the single object a builder made (`optimizer, msg = build_optimizer(...)`)
                 sub = (positional[i] if known else value if i == named
                        else Value(reach=value.reach | value.modules, params=value.params, opaque=True, vague=value.vague,
-                                  summed=value.summed, built=built))
+                                  summed=value.summed, built=built, sync=value.sync, amp=value.amp))
                 if isinstance(elem, ast.Starred):
                     elem = elem.value
                 self.assign(elem, sub if sub is not None else value, flow, frame, source, stmt, keep_phases)
@@ -396,6 +396,9 @@ class Expressions:
             minted = interp.objects.entity_for_unknown_ref(key)
             if minted is not None:
                 value = minted
+        if key in interp.prescan.synced and value.entities:
+            # `self.model = build_model(...)`, later `self.model.no_sync()`: wrapped for data parallelism out of sight
+            interp.table.sync_capable.update(e.uid for e in value.entities if e.kind is Kind.MODEL)
         flow.env[key] = value
         if "[" in key or "." in key:
             self._item_replaced(key, value, flow)

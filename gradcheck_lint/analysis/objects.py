@@ -98,9 +98,15 @@ class Objects:
         if text in interp.optimizer_refs:
             used = text in interp.prescan.stepped and text in interp.prescan.zeroed
             ent = self.mint(Kind.OPTIMIZER, text, ("ref", text, scope), api="torch.optim.Optimizer", certain=used)
+            self.table.name_after(ent.uid, text)  # named as the code refers to it, not after a later alias
             return Value(entities=frozenset({ent}))
         if text in interp.model_refs:
-            return self.model_value(self.mint(Kind.MODEL, text, ("ref", text, scope), api="torch.nn.Module"))
+            # a model whose gradient sync the code switches (`self.model.no_sync()`) is a DDP/FSDP wrapper built
+            # out of sight: its forward passes decide whether their backward all-reduces
+            api = "torch.nn.parallel.DistributedDataParallel" if text in interp.prescan.synced else "torch.nn.Module"
+            ent = self.mint(Kind.MODEL, text, ("ref", text, scope), api=api)
+            self.table.name_after(ent.uid, text)
+            return self.model_value(ent)
         return None
 
     def own(self, ent: Entity, params: Value | None, model: Value | None, *more: Value) -> None:

@@ -46,6 +46,7 @@ class Prescan:
         self.saved: set[str] = set()  # texts whose `state_dict()` is taken: models, unless named otherwise
         self.stepped: set[str] = set()
         self.zeroed: set[str] = set()
+        self.synced: set[str] = set()  # texts whose gradient sync is switched (`x.no_sync()`): data-parallel wrappers
         self.windows: dict[str, set[str]] = {}
         self.test_keys: dict[str, int] = {}  # how many `if`/`while` statements test each text
         self._keys: dict[int, str] = {}  # id of such a test -> its text (`ast.dump`)
@@ -184,6 +185,8 @@ class Prescan:
                         self.zeroed.add(optimizer)
                 elif attr == "zero_grad":
                     self.zeroed.add(recv)
+                elif attr in ("no_sync", "set_requires_gradient_sync"):
+                    self.synced.add(recv)
         if called is not None and N.callee_is_passive(called) and called.rsplit(".", 1)[-1] not in self._defs:
             return  # `save_checkpoint(model, optimizer)`, `lm_checkpoint(...)`: reads what it is handed
         for arg in arguments(node):  # functions passed as callbacks (closures, map, Thread)
