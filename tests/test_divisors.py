@@ -43,3 +43,27 @@ def test_a_weight_from_a_schedule_whose_length_counts_optimizer_steps_is_no_divi
                                   "(loss_weights[step] * model(batch)).mean() / args.gradient_accumulation_steps"])
 def test_a_loss_divided_by_the_window_before_accelerate_divides_it_again_is_gl010(loss: str) -> None:
     assert "GL010" in codes(LOOP.format(loss=loss))
+
+
+UNREADABLE_DIVISION = """\
+import torch
+from mylib import extract_loss
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+N = 4
+for idx, x in enumerate(torch.randn(16, 2, 4)):
+    loss = extract_loss(model(x), {arg})
+    loss.backward()
+    if (idx + 1) % N == 0:
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+@pytest.mark.parametrize(("arg", "codes"), [("loss_divisor", []), ("normalizer=N", []), ("x", ["GL003"]), ("N", ["GL003"])])
+def test_an_unreadable_function_handed_a_divisor_by_name_divides_the_loss(arg: str, codes: list[str]) -> None:
+    """mmf's `loss = extract_loss(report, loss_divisor)` (another file divides): a divisor handed over by name
+    is taken as dividing the loss; an argument named otherwise is not (a false GL003 on unseen code)."""
+    from gradcheck_lint import check_source
+
+    assert [d.code for d in check_source(UNREADABLE_DIVISION.format(arg=arg))] == codes

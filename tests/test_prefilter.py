@@ -33,6 +33,10 @@ def without_triggers(text: str) -> str:
     sync switches (a backward and `no_sync()` pass)."""
     for hook in LOSS_HOOKS:
         text = re.sub(rf"\bdef(\s+){hook}\b", rf"def\g<1>{hook}_renamed", text)
+    triggers = triggers_for(catalogue_for())
+    for named in (triggers.backward_patterns, triggers.step_patterns):  # objects whose call is one, by name
+        if named is not None:  # (`loss_scaler(` in a docstring, too)
+            text = named.sub("renamed(", text)
     return SYNCS.sub("sync_renamed", CLIPS.sub("clip_renamed", text))
 SETTINGS = dict(derandomize=True, deadline=None, suppress_health_check=list(HealthCheck))
 

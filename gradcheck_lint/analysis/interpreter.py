@@ -19,6 +19,7 @@ import time
 from dataclasses import replace
 from typing import Callable, Sequence
 
+from . import flags
 from . import names as N
 from .apimodels import Catalogue, ModelFile, catalogue_for
 from .conditions import ALL_PHASES, Condition, analyse_test, grad_existence_test, unit_truth, unit_window
@@ -37,7 +38,7 @@ from .amp import Amp
 from .keepalive import KeepAlives
 from .names import ImportMap
 from .objects import Objects
-from .prescan import Prescan
+from .prescan import EVENT_ATTRS, Prescan
 from .recorder import Recorder
 from .relations import Relation, implied, relation
 from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, binding_targets, code, is_int, read_source, stored_names
@@ -248,7 +249,13 @@ class Interpreter:
         return cond
 
     def exec_if(self, stmt: ast.If, flow: Flow, frame: Frame) -> Outcome:
-        flags = self.expressions.gate_flags(stmt.test, flow, frame)
+        flag = flags.flag_test(stmt.test, frame.function or self.module, self.touches_gradients)
+        if flag is not None:  # `if should_start_update:`: each path knows its flag (see `flags`)
+            tflow, fflow = flags.split(flow, *flag)
+            t = self.exec_block(stmt.body, tflow, frame) if tflow is not None else Outcome(normal=None)
+            f = Outcome(normal=None) if fflow is None else self.exec_block(stmt.orelse, fflow, frame) if stmt.orelse else Outcome(normal=fflow)
+            return Outcome.merge([t, f])
+        gates = self.expressions.gate_flags(stmt.test, flow, frame)
         fixed = grad_existence_test(stmt.test)
         if fixed is None:
             fixed = self._constant_flag(stmt.test, flow, frame)
@@ -266,9 +273,9 @@ class Interpreter:
         test = stmt.test
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not self.counters.modulo_atoms(test)
         cond = self.condition(stmt, test.operand if negated else stmt.test)  # type: ignore[attr-defined]
-        if flags and not cond.framework_gate:  # `if accelerator.sync_gradients:`
+        if gates and not cond.framework_gate:  # `if accelerator.sync_gradients:`
             cond.framework_gate, cond.volatile = True, True
-            cond.framework_window = next((self.table.windows.get(g) for g in flags if self.table.windows.get(g)), None)
+            cond.framework_window = next((self.table.windows.get(g) for g in gates if self.table.windows.get(g)), None)
         self.counters.note_counter(cond, flow)
         tflow, fflow = self.split(flow, cond)
         if negated:
@@ -282,6 +289,10 @@ class Interpreter:
         else:
             f = self.exec_block(orelse, fflow, inner)
         return Outcome.merge([t, f])
+
+    def touches_gradients(self, name: str) -> bool:
+        """A call of this name may be a training event: `zero_grad`, `step`, or a function here that reaches one."""
+        return name in EVENT_ATTRS or self.prescan.trains(name)
 
     def _constant_flag(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
         """`if do_backward:` in a helper called with `do_backward=False` (or left at its default): the

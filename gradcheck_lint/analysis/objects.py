@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -15,12 +16,15 @@ from .definitions import ClassInfo
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, generations
 from .gradstate import PathState
 from .reductions import returns_summed
-from .syntax import assignment_targets
+from .syntax import arguments, assignment_targets, code
 from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 from .walk import iter_tree
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
+
+
+_DIVISOR_NAME = re.compile(r"(?i)divisor|normali[sz]er|denominator")
 
 
 class Objects:
@@ -217,7 +221,18 @@ class Objects:
         params = frozenset().union(*(v.params for v in vals)) if vals else frozenset()
         # what an unreadable function makes of a divided loss (`amp.scale_loss(loss / n, opt)`) keeps the division
         divisors = frozenset().union(*(v.divisors for v in vals if v.reach)) if vals else frozenset()
+        if reach:
+            divisors |= self._divisor_arguments()
         return Value(reach=reach, params=params, opaque=True, vague=vague, divisors=divisors)
+
+    def _divisor_arguments(self) -> frozenset[str]:
+        """An unreadable function handed a loss and a divisor by name (mmf's `extract_loss(report, loss_divisor)`,
+        `normalize(loss, normalizer=n)`) returns the loss divided by it."""
+        call = self.interp.calls.current_call_node()
+        if call is None:
+            return frozenset()
+        return frozenset(code(a.value) for a in arguments(call)
+                         if _DIVISOR_NAME.search(a.keyword or "") or type(a.value) in (ast.Name, ast.Attribute) and _DIVISOR_NAME.search(code(a.value)))
 
     # -- self
     def self_value_for(self, cls: ClassInfo) -> Value:

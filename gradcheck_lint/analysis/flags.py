@@ -1,0 +1,112 @@
+"""Boolean flags a training loop keeps across iterations, followed per path.
+
+    should_start_update = True
+    for idx, batch in enumerate(loader):
+        if should_start_update:
+            optimizer.zero_grad()            # once per update
+            should_start_update = False
+        (loss / n).backward()
+        if (idx + 1) % n:
+            continue
+        optimizer.step()
+        should_start_update = True           # the next micro-batch starts a new window
+
+The environment keeps one value per name for all paths, so after the first iteration the flag is
+"True or False" and the clear looked as if it could run on any micro-batch (mmf's training loop: a
+false GL002, and a false GL001 on the path that skipped it). A *literal flag* is a plain name that a
+function only ever assigns `True` or `False` and tests bare (`if flag:`, `if not flag:`): each path
+state carries its value (a phase keyed `@flag:<name>`), set at every assignment and read at every test,
+so the path that stepped starts the next iteration with the flag set.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from .flow import Flow, Function
+from .gradstate import PathState
+
+PREFIX = "@flag:"
+_CACHE: dict[int, tuple[ast.AST, frozenset[str]]] = {}
+
+
+def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> frozenset[str]:
+    """Names `fn` (a function, or a module's top level) assigns only literal booleans, at least once inside a
+    loop, and tests bare in an `if` whose body calls something `touches` says can touch gradients (a clear, a
+    step, a method that clears): only such flags are worth keeping paths apart for (a flag that reloads an
+    RNG state would only multiply the paths)."""
+    hit = _CACHE.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    literal: set[str] = set()
+    other: set[str] = set()
+    in_loop: set[str] = set()
+    tested: set[str] = set()
+
+    def visit(node: ast.AST, looped: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            if isinstance(child, ast.Assign):
+                is_bool = isinstance(child.value, ast.Constant) and isinstance(child.value.value, bool)
+                for t in child.targets:
+                    if isinstance(t, ast.Name):
+                        (literal if is_bool else other).add(t.id)
+                        if looped:
+                            in_loop.add(t.id)
+            elif isinstance(child, ast.Name) and not isinstance(child.ctx, ast.Load) and not isinstance(node, ast.Assign):
+                other.add(child.id)  # a loop target, `x += 1`, `with ... as x`, an annotated or walrus store
+            elif isinstance(child, ast.If):
+                test = child.test.operand if isinstance(child.test, ast.UnaryOp) and isinstance(child.test.op, ast.Not) else child.test
+                if isinstance(test, ast.Name) and any(
+                        isinstance(n, ast.Call) and touches(_last_name(n.func)) for part in (*child.body, *child.orelse) for n in ast.walk(part)):
+                    tested.add(test.id)
+            visit(child, looped or isinstance(child, (ast.For, ast.AsyncFor, ast.While)))
+
+    visit(fn, False)
+    args = getattr(fn, "args", None)
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} if args is not None else set()
+    found = frozenset((literal & in_loop & tested) - other - params)
+    if len(_CACHE) > 10_000:
+        _CACHE.clear()
+    _CACHE[id(fn)] = (fn, found)
+    return found
+
+
+def _last_name(func: ast.expr) -> str:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def flag_test(test: ast.expr, fn: Function | ast.Module, touches: Callable[[str], bool]) -> tuple[str, bool] | None:
+    """`if flag:` / `if not flag:` of a literal flag: its name and whether the test is negated."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    name = test.operand if negated else test  # type: ignore[attr-defined]
+    if isinstance(name, ast.Name) and name.id in literal_flags(fn, touches):
+        return name.id, negated
+    return None
+
+
+def assign(flow: Flow, name: str, value: bool) -> None:
+    """Every path now holds this value of the flag."""
+    phase = frozenset({str(value)})
+    flow.map(lambda s: s.with_phase(PREFIX + name, "", phase))
+
+
+def split(flow: Flow, name: str, negated: bool) -> tuple[Flow | None, Flow | None]:
+    """The paths on which the test holds, and those on which it does not. A path that has not set the flag
+    (it came in from the caller) follows the environment's value, or takes both arms when that is unknown."""
+    const = flow.env[name].const if name in flow.env else None
+    default = True if const == "True" else False if const == "False" else None
+    taken: list[PathState] = []
+    skipped: list[PathState] = []
+    for s in flow.states:
+        phase = s.phase(PREFIX + name, "")
+        value = ("True" in phase) if phase is not None and len(phase) == 1 else default
+        if value is None or value != negated:
+            taken.append(s)
+        if value is None or value == negated:
+            skipped.append(s)
+    t = Flow(dict(flow.env), frozenset(taken)) if taken else None
+    f = Flow(dict(flow.env), frozenset(skipped)) if skipped else None
+    return t, f
