@@ -13,14 +13,15 @@ backward pass the caches are cold, and each distinct table or object read then c
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
-from .ledger import UNKNOWN_SITE, Site
+from .ledger import UNKNOWN_SITE, BackwardPass, Site
 from .windows import UNREAD, WindowSizes
 from .loss_scale import LossGraph
-from .observed import _NO_GRAD, _Group
+from .observed import _DEREF, _NO_GRAD, _Group
 from .wording import optimizer_name
 
 if TYPE_CHECKING:
@@ -35,49 +36,139 @@ MISS = object()  # `zero_grad` returns this when the fast path does not apply
 
 
 class Cycle:
-    """The steady cycle of one optimizer, whose parameters are all the probe watches."""
+    """The steady cycle of one optimizer, whose parameters are all the probe watches.
 
-    __slots__ = ("opt_id", "group", "n", "held", "sizes", "since", "sentinel", "phase", "generation", "name", "name_site",
-                 "passes")
+    Lazy: while the cycle holds, what the ledger and the observations would record is kept here in
+    a few fields (`gids` and `vers`: each parameter's `.grad` as last seen; the latest pass; counts of
+    clears and steps), and written to them by `flush` when anything else reads them: the full path
+    (every fallback flushes first: `Probe._drop_cycle`), `Probe.unscaled`, `Probe.steps_checked`.
+    """
+
+    __slots__ = ("opt_id", "group", "keys", "refs", "n", "gids", "vers", "held", "holds", "sizes", "since", "sentinel",
+                 "sentinel_i", "phase", "generation", "name", "name_site", "passes", "next_bid", "bid", "bp", "pass_site",
+                 "pass_scale", "pass_via", "stepped", "clear_site", "clears", "steps", "sentinel_state", "dirty")
 
     def __init__(self, opt_id: int, group: _Group, held: tuple[int, ...], sizes: WindowSizes, since: set[int],
-                 sentinel: Any, generation: int) -> None:
+                 sentinel: Any, generation: int, next_bid: int) -> None:
         self.opt_id = opt_id
         self.group = group
+        self.keys = group.keys
+        self.refs = group.refs
         self.n = len(group.keys)
-        self.held = held  # the tuple of passes every parameter holds (the ledger shares one object)
+        self.gids = [obs.grad_id for obs in group.obs]  # each `.grad` as last seen: its id (`_NO_GRAD`: None) ...
+        self.vers = [obs.version for obs in group.obs]  # ... and its version (-1: None)
+        self.held = held  # the tuple of passes every parameter holds in the ledger (the ledger shares one object)
+        self.holds = held  # ... and in fact (written to the ledger by `flush`)
         self.sizes = sizes  # the ledger's windows of this optimizer
         self.since = since  # the ledger's passes since this optimizer's last step
         self.sentinel = sentinel  # the one `_Observed` whose gradient is copied, or None
+        self.sentinel_i = group.obs.index(sentinel) if sentinel is not None else -1
         self.phase = STEPPED
         self.generation = generation
         self.name = ""
         self.name_site: Site | None = None
         self.passes = 0  # backward passes of this cycle so far
+        self.next_bid = next_bid  # the ledger's next pass id
+        self.bid: int | None = None  # the latest pass of this cycle ...
+        self.bp: BackwardPass | None = None  # ... once in the ledger
+        self.pass_site: Site = UNKNOWN_SITE
+        self.pass_scale: tuple[float, ...] | None = None
+        self.pass_via: object = None
+        self.stepped = False  # the latest pass was applied by this optimizer's step
+        self.clear_site: Site | None = None
+        self.clears = 0  # runs of `clear_site` not yet counted in the ledger
+        self.steps = 0  # windows of one not yet appended to `sizes`
+        self.sentinel_state = 0  # 1: its copy waits (written, not stepped); 2: no copy (stepped); 0: as flushed
+        self.dirty = False  # something to `flush`
 
-    # -- a clear: opt.zero_grad() (or a model's, over the same parameters)
+    def flush(self, probe: Probe) -> None:
+        """Write to the ledger and the observations what the cycle kept since the last flush: after it,
+        they are what the eager bookkeeping of every call would have made them."""
+        if not self.dirty:
+            return
+        self.dirty = False
+        ledger = probe.ledger
+        opt = self.opt_id
+        if self.clears:
+            site = self.clear_site
+            assert site is not None
+            ledger.clear_runs[site] = ledger.clear_runs.get(site, 0) + self.clears
+            self.clears = 0
+        bid = self.bid
+        if bid is not None:
+            bp = self.bp
+            if bp is None:  # `Ledger.begin_backward`
+                for old in ledger._live:
+                    old.live = False
+                ledger._live.clear()
+                bp = self.bp = BackwardPass(bid, self.pass_site, scale=self.pass_scale, via=self.pass_via)
+                ledger.passes[bid] = bp
+                ledger._next = self.next_bid
+            if self.stepped and opt not in bp.consumers:  # `Ledger.step` of one pass
+                bp.consumers.add(opt)
+                if not bp.live:
+                    bp.live = True
+                    ledger._live.append(bp)
+        ledger.current = bid if self.phase == IN_BACKWARD else None
+        holds = self.holds
+        if holds is not self.held:  # every parameter holds the same passes: one tuple
+            table = ledger.held
+            for key in self.keys:
+                table[key] = holds
+            counts, n = ledger._held, self.n
+            for b in self.held:
+                counts[b] -= n
+            for b in holds:
+                counts[b] = counts.get(b, 0) + n
+            self.held = holds
+        self.since.clear()  # empty but after a backward pass that no step applied yet
+        if self.phase == BACKWARD_DONE and bid is not None:
+            self.since.add(bid)
+        if self.steps:
+            self.sizes.append_ones(self.steps)
+            self.steps = 0
+            ledger.discards.pop(opt, None)
+        sentinel = self.sentinel
+        if sentinel is not None and self.sentinel_state:
+            if self.sentinel_state == 1:  # the copy waits for the next backward pass (`Probe.after_backward`)
+                i = self.sentinel_i
+                sentinel.snapshot, sentinel.pending = None, (self.gids[i], self.vers[i])
+                if not any(o is sentinel for o in probe._deferred):
+                    probe._deferred.append(sentinel)
+            else:  # a window of one pass: its rescaling is not measured (`Ledger.step`)
+                sentinel.snapshot = sentinel.pending = None
+            self.sentinel_state = 0
+        for obs, gid, version in zip(self.group.obs, self.gids, self.vers):
+            obs.grad_id, obs.version = gid, version
+
+    def reload(self) -> None:
+        """Take the observations as they are now (after `flush`, changed by `Probe.unscaled`)."""
+        self.gids = [obs.grad_id for obs in self.group.obs]
+        self.vers = [obs.version for obs in self.group.obs]
+
+    # -- a clear: opt.zero_grad() (or a model's, over the same parameters in the same order)
     def zero_grad(self, probe: Probe, site: Site, group: _Group, ps: list[torch.Tensor],
                   original: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-        if probe.generation != self.generation or group.keyset != self.group.keyset or not _unchanged(ps, group.obs):
+        if probe.generation != self.generation or (group is not self.group and group.keys != self.keys):
+            return MISS
+        if not _seen(list(map(_GRAD, ps)), self.gids, self.vers):  # each `.grad` as last seen
             return MISS
         result = original(*args, **kwargs)
-        ledger = probe.ledger
-        ledger.clear_runs[site] = ledger.clear_runs.get(site, 0) + 1
-        held = self.held
-        if held:  # every parameter drops the passes it held, all applied: nothing discarded
-            table = ledger.held
-            for key in group.keys:
-                table[key] = ()
-            counts = ledger._held
-            for bid in held:
-                counts[bid] -= self.n
-            self.held = ()
-        if probe.monitors is not None:
-            probe.monitors.cleared_many(group.keyset)
-        for p, obs in zip(ps, group.obs):
-            g = p.grad
-            obs.grad_id = id(g)
-            obs.version = g._version if g is not None else -1
+        grads = list(map(_GRAD, ps))
+        self.gids = gids = list(map(id, grads))
+        self.vers = [-1] * self.n if gids.count(_NO_GRAD) == self.n else [-1 if g is None else g._version for g in grads]
+        if site is not self.clear_site:
+            if self.clears:  # the runs of the clear before, counted now
+                runs = probe.ledger.clear_runs
+                runs[self.clear_site] = runs.get(self.clear_site, 0) + self.clears  # type: ignore[index]
+                self.clears = 0
+            self.clear_site = site
+        self.clears += 1
+        self.holds = ()  # every parameter drops the passes it held, all applied: nothing discarded
+        self.dirty = True
+        monitors = probe.monitors
+        if monitors is not None and (monitors.scaled or monitors.clip is not None):
+            monitors.cleared_many(group.keyset)
         probe.last_event = site
         self.phase = CLEARED
         return result
@@ -90,18 +181,23 @@ class Cycle:
         first pass after the cycle is established is read; strict mode, which has no cycle, reads all."""
         if probe.generation != self.generation or (probe.discover and probe.discovered_sites.get(site, 0) < 4):
             return False
-        for obs in self.group.obs:  # what `Probe._sync` would notice: none
-            gid = obs.grad_id
-            if gid != _NO_GRAD:
-                p = obs.param()
-                g = p.grad if p is not None else None
-                if p is not None and (g is None or id(g) != gid or g._version != obs.version):
-                    return False
-        if probe._deferred:
-            probe._take_deferred()
+        gids = self.gids
+        if gids.count(_NO_GRAD) != self.n:  # what `Probe._sync` would notice: none
+            for ref, gid, version in zip(self.refs, gids, self.vers):
+                if gid != _NO_GRAD:
+                    p = ref()
+                    g = p.grad if p is not None else None
+                    if p is not None and (g is None or id(g) != gid or g._version != version):
+                        return False
+        # `Probe._take_deferred` has nothing to take: the last step dropped the copy (`sentinel_state`)
         sampled = self.passes % GRAPH_EVERY == 0
         self.passes += 1
-        probe.ledger.begin_backward(site, graph.scale if sampled else UNREAD, via)
+        self.pass_scale = graph.scale if sampled else UNREAD
+        self.bid = self.next_bid  # `Ledger.begin_backward`, written by `flush`
+        self.next_bid += 1
+        self.bp = None
+        self.pass_site, self.pass_via, self.stepped = site, via, False
+        self.dirty = True
         if probe.monitors is not None:
             probe.monitors.before_backward(site, tensors, graph.grad_fn)
         self.phase = IN_BACKWARD
@@ -109,38 +205,25 @@ class Cycle:
 
     def after_backward(self, probe: Probe, site: Site) -> bool:
         """False when the pass did not write every parameter: the full `after_backward` then runs."""
-        group = self.group
-        written: list[tuple[Any, torch.Tensor]] = []
-        for obs in group.obs:
-            p = obs.param()
-            g = p.grad if p is not None else None
-            if g is not None and (id(g) != obs.grad_id or g._version != obs.version):
-                written.append((obs, g))
-        if len(written) != self.n:
+        ps = list(map(_DEREF, self.refs))
+        if _NO_GRAD in map(id, ps):  # a parameter is gone
             return False
-        sentinel = self.sentinel
-        for obs, g in written:
-            obs.grad_id, obs.version = id(g), g._version
-        ledger = probe.ledger
-        bid = ledger.current
-        assert bid is not None
-        held = (bid,)  # what `Ledger.accumulated_many` makes of parameters holding nothing
-        table = ledger.held
-        for key in group.keys:
-            table[key] = held
-        ledger._held[bid] = ledger._held.get(bid, 0) + self.n
-        self.since.add(bid)
-        self.held = held
-        if sentinel is not None:
+        grads = list(map(_GRAD, ps))
+        gids = list(map(id, grads))
+        if _NO_GRAD in gids:
+            return False
+        vers = list(map(_VERSION, grads))
+        if any(map(operator.and_, map(operator.eq, gids, self.gids), map(operator.eq, vers, self.vers))):
+            return False  # a parameter this pass did not write
+        self.gids, self.vers = gids, vers
+        self.holds = (self.bid,)  # what `Ledger.accumulated_many` makes of parameters holding nothing
+        if self.sentinel is not None:
             # `Ledger.may_accumulate` is False: the optimizer stepped after its last pass, and this is
             # the only pass since; the copy waits for the next backward pass (see `Probe.after_backward`)
-            g = next(g for obs, g in written if obs is sentinel)
-            sentinel.snapshot, sentinel.pending = None, (id(g), g._version)
-            probe._deferred.append(sentinel)
+            self.sentinel_state = 1
         monitors = probe.monitors
         if monitors is not None and monitors.collect:
-            monitors.wrote(site, list(group.keys))
-        ledger.current = None
+            monitors.wrote(site, list(self.keys))
         probe.last_event = site
         self.phase = BACKWARD_DONE
         return True
@@ -149,25 +232,18 @@ class Cycle:
     def before_step(self, probe: Probe, opt: torch.optim.Optimizer, site: Site) -> bool:
         params = probe._params_of(opt)
         group = self.group
-        if not (group.lists(params, probe.generation) and group.all_watched(params)) or not _all_unchanged(params, group.obs):
+        if not (group.lists(params, probe.generation) and group.all_watched(params)) or not _all_unchanged(params, self.gids, self.vers):
             return False
         if site is not self.name_site:
             self.name, self.name_site = optimizer_name(site, 0), site
-        sentinel = self.sentinel
-        if sentinel is not None:  # a window of one pass: its rescaling is not measured (`Ledger.step`)
-            sentinel.snapshot = sentinel.pending = None
+        if self.sentinel is not None:  # a window of one pass: its rescaling is not measured (`Ledger.step`)
+            self.sentinel_state = 2
         if probe.monitors is not None:
             probe.monitors.before_step(self.opt_id, site, self.name, group.keyset)
         # `Ledger.step` of one pass that no step applied yet, after a window of one: nothing to report
-        ledger = probe.ledger
-        ledger.discards.pop(self.opt_id, None)
-        bp = ledger.passes[self.held[0]]
-        bp.consumers.add(self.opt_id)
-        if not bp.live:
-            bp.live = True
-            ledger._live.append(bp)
-        self.sizes.append(1)
-        self.since.clear()
+        self.stepped = True
+        self.steps += 1
+        self.dirty = True
         probe.last_event = site
         self.phase = STEPPING
         return True
@@ -175,7 +251,7 @@ class Cycle:
     def after_step(self, probe: Probe, opt: torch.optim.Optimizer) -> bool:
         params = probe._params_of(opt)
         group = self.group
-        if not group.lists(params, probe.generation) or not _all_unchanged(params, group.obs):
+        if not group.lists(params, probe.generation) or not _all_unchanged(params, self.gids, self.vers):
             return False
         # `Ledger.consume` has nothing to do: the step applied every pass held
         if probe.monitors is not None:
@@ -184,25 +260,23 @@ class Cycle:
         return True
 
 
-def _unchanged(ps: list[torch.Tensor], observations: list[Any]) -> bool:
-    """Each `.grad` is the tensor last seen, at the version last seen (None if it was None)."""
-    for p, obs in zip(ps, observations):
-        g = p.grad
-        if g is None:
-            if obs.grad_id != _NO_GRAD:
-                return False
-        elif id(g) != obs.grad_id or g._version != obs.version:
-            return False
-    return True
+def _all_unchanged(ps: list[torch.Tensor], gids: list[int], vers: list[int]) -> bool:
+    """Each `.grad` is the tensor last seen, at the version last seen, and none is None."""
+    grads = list(map(_GRAD, ps))
+    return list(map(id, grads)) == gids and _NO_GRAD not in gids and list(map(_VERSION, grads)) == vers
 
 
-def _all_unchanged(ps: list[torch.Tensor], observations: list[Any]) -> bool:
-    """`_unchanged`, and every parameter has a `.grad`."""
-    for p, obs in zip(ps, observations):
-        g = p.grad
-        if g is None or id(g) != obs.grad_id or g._version != obs.version:
-            return False
-    return True
+def _seen(grads: list[Any], gids: list[int], vers: list[int]) -> bool:
+    """Each of these `.grad` is the tensor last seen (None if it was None), at the version last seen."""
+    if list(map(id, grads)) != gids:
+        return False
+    if _NO_GRAD in gids:
+        return all(g is None or g._version == v for g, v in zip(grads, vers))
+    return list(map(_VERSION, grads)) == vers
+
+
+_GRAD = operator.attrgetter("grad")
+_VERSION = operator.attrgetter("_version")
 
 
 def establish(probe: Probe, opt_id: int, group: _Group) -> Cycle | None:
@@ -234,4 +308,4 @@ def establish(probe: Probe, opt_id: int, group: _Group) -> Cycle | None:
     sentinels = [obs for key, obs in zip(keys, observations) if key in probe.sentinels]
     if len(sentinels) > 1 or any(obs.snapshot is not None or obs.pending is not None for obs in sentinels):
         return None
-    return Cycle(opt_id, group, held, sizes, since, sentinels[0] if sentinels else None, probe.generation)
+    return Cycle(opt_id, group, held, sizes, since, sentinels[0] if sentinels else None, probe.generation, ledger._next)

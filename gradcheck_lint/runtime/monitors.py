@@ -104,7 +104,7 @@ class Monitors:
             model = next((m for on, m in self.ddp_forwards if on), self.ddp_forwards[-1][1])
             self.window.append((site, synced, model))
             self.ddp_forwards.clear()
-        if grad_fn is not None and site not in self.kept_reported:
+        if grad_fn is not None and not (self.kept_reported and site in self.kept_reported):
             sentinel = _Sentinel()
             try:
                 grad_fn.metadata["gradcheck_lint"] = sentinel
@@ -161,7 +161,7 @@ class Monitors:
         """`keys`: the ids of the optimizer's parameters."""
         self.opt_names[opt_id] = name
         self.opt_params[opt_id] = keys
-        if self.scaled & keys:  # GL007: applied while still multiplied by the scale
+        if self.scaled and not self.scaled.isdisjoint(keys):  # GL007: applied while still multiplied by the scale
             by = self.scaled_by
             self._report("GL007", site, messages.amp_scaled_gradients("bypass", site.text or "step()", name,
                                                                       by.text if by else None, by.line if by else None), name)
@@ -176,8 +176,10 @@ class Monitors:
             self.scaled -= keys
         if self.clip is not None and self.clip[1] & keys:
             self.clip = None
-        self._check_window(site)
-        self._check_graphs()
+        if self.window:
+            self._check_window(site)
+        if self.graphs:
+            self._check_graphs()
 
     # -- GL006
     def ddp_forward(self, sync: bool, model: str) -> None:
@@ -217,19 +219,17 @@ class Monitors:
         if not self.graphs:
             return
         old = self.steps - 2
-        live: list[tuple[weakref.ReferenceType[Any], Site, int]] = []
-        counts: dict[Site, int] = {}
-        for ref, site, epoch in self.graphs:
-            if ref() is None:
-                continue
-            live.append((ref, site, epoch))
-            if epoch <= old:
-                counts[site] = counts.get(site, 0) + 1
-        for site, n in counts.items():
-            if n >= _KEPT_GRAPHS and site not in self.kept_reported:
-                self.kept_reported.add(site)
-                self._report("GL008", site, messages.loss_graph_kept_alive_at_run(site.text or "backward()", n))
-        self.graphs = [g for g in live if g[1] not in self.kept_reported]
+        live = [g for g in self.graphs if g[0]() is not None]
+        if live and live[0][2] <= old:  # appended in order of their epochs: the oldest first
+            counts: dict[Site, int] = {}
+            for _ref, site, epoch in live:
+                if epoch <= old:
+                    counts[site] = counts.get(site, 0) + 1
+            for site, n in counts.items():
+                if n >= _KEPT_GRAPHS and site not in self.kept_reported:
+                    self.kept_reported.add(site)
+                    self._report("GL008", site, messages.loss_graph_kept_alive_at_run(site.text or "backward()", n))
+        self.graphs = [g for g in live if g[1] not in self.kept_reported] if self.kept_reported else live
 
     def _report(self, code: str, site: Site, msg_help: tuple[str, str], optimizer: str = "") -> None:
         name = {"GL006": "ddp-accumulation-without-no-sync", "GL007": "amp-scaled-gradients",

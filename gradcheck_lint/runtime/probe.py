@@ -10,6 +10,7 @@ cleared; one changed otherwise was rescaled in place.
 from __future__ import annotations
 
 import functools
+import sys
 import weakref
 from typing import Any, Callable, Iterable
 
@@ -23,7 +24,7 @@ from .loss_scale import LossGraph, loss_scale
 from .monitors import FindingSink, Monitors, leaf_tensors
 from .observed import _LOST, _NO_GRAD, _MAX_GROUPS, _Group, _look, _Observed, _unmeasured
 from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES, rescale_factor, uniform_factor
-from .sites import user_site, user_site_and_caller
+from .sites import SiteMemo, memo_site
 from .wording import optimizer_name
 
 __all__ = ["Probe", "iter_models", "loss_scale", "SENTINEL_MAX_NUMEL"]
@@ -33,6 +34,7 @@ Sink = Callable[[list[Violation], str, object], None]
 # -- one wrapper around torch.autograd.backward, shared by every active probe -------------------
 _ACTIVE: list["Probe"] = []
 _ORIGINAL_BACKWARD: Callable[..., Any] | None = None
+_BACKWARD_SITE = SiteMemo()  # the last backward call's place (`sites.memo_site`)
 
 
 def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
@@ -40,7 +42,7 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     probes = tuple(_ACTIVE)
     if not probes:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
-    site, via = user_site_and_caller(2, ("backward",))
+    site, via = memo_site(sys._getframe(1), _BACKWARD_SITE, ("backward",), True)
     tensors = args[0] if args else kwargs.get("tensors")
     graph = LossGraph(tensors)
     for probe in probes:
@@ -125,8 +127,11 @@ class Probe:
         self._groups: dict[int, _Group] = {}  # id of an optimizer or model -> its parameters
         self._cycle: _cycle.Cycle | None = None  # the fast path (cycle.py), while the training cycle is steady
         self._plain_step: int | None = None  # the optimizer whose step is running without a closure
+        self._step_site = SiteMemo()  # the last step call's place
 
     def steps_checked(self) -> int:
+        if self._cycle is not None:
+            self._cycle.flush(self)
         return sum(len(sizes) for sizes in self.ledger.windows.values())
 
     # -- lifecycle
@@ -146,7 +151,7 @@ class Probe:
             if obj is not None and attr in getattr(obj, "__dict__", {}):
                 delattr(obj, attr)  # the class's method shows through again
         self._patched.clear()
-        self._cycle = None
+        self._drop_cycle()
         if self.monitors is not None:
             self.monitors.close()
         _deactivate(self)
@@ -160,7 +165,7 @@ class Probe:
         self._wrap_zero_grad(model, lambda: list(model.parameters()))
 
     def watch_optimizer(self, opt: torch.optim.Optimizer, own_hooks: bool = True) -> None:
-        self._cycle = None
+        self._drop_cycle()
         known = self.optimizers.get(id(opt))
         if known is not None:
             if known() is opt:
@@ -191,6 +196,12 @@ class Probe:
         for p in leaf_tensors(tensors):
             self.watch_param(p)
 
+    def _drop_cycle(self) -> None:
+        """Leave the fast path: the cycle's bookkeeping is written to the ledger first (`Cycle.flush`)."""
+        cycle, self._cycle = self._cycle, None
+        if cycle is not None:
+            cycle.flush(self)
+
     def _owner_name(self, p: torch.Tensor) -> str:
         return self.owner_of.get(id(p), "")
 
@@ -204,7 +215,7 @@ class Probe:
         if known is not None:
             if known.param() is p:
                 return
-            self._cycle = None
+            self._drop_cycle()
             # a dead parameter's id, reused by a new tensor (`copy.deepcopy(model)` per task)
             self.ledger.forget_param(key)
             self.watched = [(k, o) for k, o in self.watched if k != key]
@@ -245,12 +256,13 @@ class Probe:
         original = obj.zero_grad  # the bound method of the class
         probe_ref = weakref.ref(self)
         owner = id(obj)
+        memo = SiteMemo()  # the last call's place
 
         def zero_grad(*args: Any, **kwargs: Any) -> Any:
             probe = probe_ref()
             if probe is None or not probe.active:
                 return original(*args, **kwargs)
-            site = user_site(2, ("zero_grad",))
+            site = memo_site(sys._getframe(1), memo, ("zero_grad",), False)[0]
             ps = params()
             group = probe._group(owner, ps)
             cycle = probe._cycle
@@ -259,7 +271,7 @@ class Probe:
                     result = cycle.zero_grad(probe, site, group, ps, original, args, kwargs)
                     if result is not _cycle.MISS:
                         return result
-                probe._cycle = None
+                probe._drop_cycle()
             with_grad, stale, _differs = _look(group, ps)
             if stale:
                 probe._sync(group.obs, site)  # what changed since the last look happened before this clear
@@ -283,6 +295,9 @@ class Probe:
     def unscaled(self, grads: Any) -> None:
         """These gradient tensors were unscaled by a GradScaler: take their new version as seen."""
         ids = {id(g) for g in grads} if isinstance(grads, (list, tuple)) else set()
+        cycle = self._cycle
+        if cycle is not None:
+            cycle.flush(self)
         unscaled: set[int] = set()
         for key, obs in self.watched:
             if obs.grad_id in ids:
@@ -294,6 +309,8 @@ class Probe:
                     if obs.snapshot is not None or obs.pending is not None:
                         obs.take(g)  # the unscaled gradient is the new baseline
                         obs.pending = None
+        if cycle is not None and unscaled:
+            cycle.reload()
         if self.monitors is not None and unscaled:
             self.monitors.unscaled(unscaled)
 
@@ -305,7 +322,7 @@ class Probe:
         if cycle is not None:
             if cycle.phase == _cycle.CLEARED and cycle.before_backward(self, site, tensors, graph, via):
                 return
-            self._cycle = None
+            self._drop_cycle()
         if self._deferred:
             self._take_deferred()
         if self.discover and self.discovered_sites.get(site, 0) < 4:
@@ -331,7 +348,7 @@ class Probe:
         if cycle is not None:
             if cycle.phase == _cycle.IN_BACKWARD and cycle.after_backward(self, site):
                 return
-            self._cycle = None
+            self._drop_cycle()
         ledger = self.ledger
         sentinels = self.sentinels
         wrote: list[int] = []
@@ -433,7 +450,7 @@ class Probe:
 
     # -- steps
     def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
-        site = user_site(2, ("step",))
+        site = memo_site(sys._getframe(1), self._step_site, ("step",), False)[0]
         rest = args[1:] if args and args[0] is opt else args
         closure = kwargs.get("closure") or (next((a for a in rest if callable(a)), None) if rest else None)
         cycle = self._cycle
@@ -442,7 +459,7 @@ class Probe:
                     and cycle.before_step(self, opt, site)):
                 self._plain_step = id(opt)
                 return None
-            self._cycle = None
+            self._drop_cycle()
         self._plain_step = None if closure is not None else id(opt)
         name = optimizer_name(site, len(rest))
         if closure is not None:
@@ -453,7 +470,7 @@ class Probe:
         return None
 
     def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str) -> None:
-        self._cycle = None
+        self._drop_cycle()
         params = self._params_of(opt)
         group = self._group(id(opt), params, watch=True)  # new parameters, or a new tensor under a dead one's id
         with_grad, stale, _differs = _look(group, params)
@@ -517,7 +534,7 @@ class Probe:
         if cycle is not None:
             if cycle.phase == _cycle.STEPPING and cycle.opt_id == id(opt) and cycle.after_step(self, opt):
                 return
-            self._cycle = None
+            self._drop_cycle()
         params = self._params_of(opt)
         group = self._group(id(opt), params)
         with_grad, stale, differs = _look(group, params)

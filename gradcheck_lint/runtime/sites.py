@@ -52,6 +52,62 @@ def user_site_and_caller(depth: int = 1, methods: tuple[str, ...] = ()) -> tuple
     return _site_of(frame, methods), (id(caller.f_code), caller.f_lasti) if caller is not None else None
 
 
+class SiteMemo:
+    """The last answer of `memo_site` for one entry point (a backward wrapper, a step hook), and the
+    frames it was read from: the code object of each frame walked, and the instruction of each user
+    frame. The same frames again give the same answer: whether a frame is the user's depends on its
+    code object's file only, and a site on the user frame's code object and instruction."""
+
+    __slots__ = ("chain", "site", "via")
+
+    def __init__(self) -> None:
+        self.chain: tuple[tuple[CodeType | None, int], ...] = ()  # (None, -2): the top of the stack
+        self.site: Site = UNKNOWN_SITE
+        self.via: tuple[int, int] | None = None
+
+
+def memo_site(frame: FrameType | None, memo: SiteMemo, methods: tuple[str, ...], caller: bool) -> tuple[Site, tuple[int, int] | None]:
+    """`user_site` (and with `caller`, `user_caller`) of the operation run from `frame` (the first frame
+    `user_site` would look at), answered from `memo` when the frames walked are the same as last time."""
+    chain = memo.chain
+    if chain:
+        f = frame
+        for code, lasti in chain:
+            if code is None:  # the walk went to the top of the stack: it must end there again
+                if f is not None:
+                    break
+            elif f is None or f.f_code is not code or (lasti >= 0 and f.f_lasti != lasti):
+                break
+            else:
+                f = f.f_back
+        else:
+            return memo.site, memo.via
+    walked: list[tuple[CodeType | None, int]] = []
+    user = None
+    via = None
+    f = frame
+    while f is not None:
+        code = f.f_code
+        internal = _INTERNAL.get(code.co_filename)
+        if internal is None:
+            internal = _is_internal(code.co_filename)
+        walked.append((code, -1 if internal else f.f_lasti))
+        if not internal:
+            if user is None:
+                user = f
+                if not caller:
+                    break
+            else:
+                via = (id(code), f.f_lasti)
+                break
+        f = f.f_back
+    if f is None:
+        walked.append((None, -2))  # type: ignore[arg-type]
+    site = UNKNOWN_SITE if user is None else _site_of(user, methods)
+    memo.chain, memo.site, memo.via = tuple(walked), site, via
+    return site, via
+
+
 def user_caller(depth: int = 1) -> tuple[int, int] | None:
     """Where the user's code that runs the current operation was itself called from (the code object's
     id and instruction of the next user frame up), or None: `backward_d(D, real, fake1)` and

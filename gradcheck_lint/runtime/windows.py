@@ -29,6 +29,15 @@ class WindowSizes:
         self.before_last, self.last = self.last, size
         self.non_unit += size != 1
 
+    def append_ones(self, k: int) -> None:
+        """`append(1)` k times (the steady cycle's steps, written at once)."""
+        if k > 0:
+            for _ in range(min(k, 3 - len(self.head))):
+                self.head.append(1)
+            self.count += k
+            self.before_last = self.last if k == 1 else 1
+            self.last = 1
+
     def __len__(self) -> int:
         return self.count
 

@@ -1,0 +1,231 @@
+"""The steady cycle's lazy bookkeeping (runtime/cycle.py): what it keeps in place of the ledger's
+tables is written back exactly, and a deviation after a long steady run is reported as the full path
+reports it, at the same step.
+
+The full path (`cycle.ENABLED = False`) is the reference: after any call of a steady loop, the ledger
+and the observations of a guard on the fast path, once flushed, are those of a guard on the full
+path; and the findings of loops that leave the steady cycle late are the same, step for step.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from runtime_models import SmallCNN, cnn_batch  # noqa: E402
+from torch import nn  # noqa: E402
+
+from gradcheck_lint.runtime import cycle, guard  # noqa: E402
+from gradcheck_lint.runtime.windows import UNREAD  # noqa: E402
+
+STEADY = 40  # steps on the fast path before the loop changes (the cycle starts after four)
+
+
+def _loss(model: nn.Module, scale: float = 1.0) -> torch.Tensor:
+    x, y = cnn_batch()
+    return nn.functional.cross_entropy(model(x), y) * scale
+
+
+def _state(g: guard) -> dict[str, Any]:
+    """What the full path reads of the ledger and the observations, after a flush."""
+    probe = g._probe
+    assert probe is not None
+    probe.steps_checked()  # flushes the cycle's bookkeeping (and keeps the cycle)
+    ledger = probe.ledger
+    keys = [k for k, _obs in probe.watched]
+    held = {bid for k in keys for bid in ledger.held.get(k, ())}
+
+    def pass_state(bid: int) -> tuple[object, ...]:
+        bp = ledger.passes[bid]
+        return (bp.id, bp.site, bp.scale, bp.via, sorted(opts[o] for o in bp.consumers), bp.live)
+
+    index = {k: i for i, k in enumerate(keys)}
+    opts = {o: f"optimizer {i}" for i, o in enumerate(probe.optimizers)}
+
+    def grad(key: int, gid: int) -> str:
+        """An observed `.grad`, by what it is now (the ids differ from run to run)."""
+        p = probe.observed[key].param()
+        return "none" if gid == id(None) else "current" if p is not None and gid == id(p.grad) else "other"
+
+    def pending(key: int, value: Any) -> Any:
+        return value if value is None or value == (-1, -1) else (grad(key, value[0]), value[1])
+
+    return {
+        "held": [ledger.held.get(k) for k in keys],
+        "held_counts": {bid: n for bid, n in ledger._held.items() if n},
+        "passes": sorted(pass_state(bid) for bid in held),
+        "live": sorted(bp.id for bp in ledger._live if bp.live),
+        "current": ledger.current,
+        "next": ledger._next,
+        "clear_runs": dict(ledger.clear_runs),
+        "windows": {opts[o]: (len(s), list(s.head), s[-1], s.non_unit) for o, s in ledger.windows.items()},
+        "since": {opts[o]: sorted(s) for o, s in ledger._since_step.items()},
+        "discards": {opts[o]: [(d.backward, d.clear) for d in ds] for o, ds in ledger.discards.items() if ds},
+        "rescaled": sorted(index[k] for k in ledger._rescaled),
+        "observed": [(grad(k, obs.grad_id), obs.version, pending(k, obs.pending), obs.snapshot is not None)
+                     for k, obs in probe.watched],
+        "deferred": [(index[id(obs.param())], pending(id(obs.param()), obs.pending)) for obs in probe._deferred
+                     if obs.pending is not None],
+        "last_event": probe.last_event,
+        "steps": probe.monitors.steps if probe.monitors is not None else None,
+    }
+
+
+def _trace(fast: bool, look_every_call: bool, set_to_none: bool) -> list[dict[str, Any]]:
+    """A steady loop; the state after each call of the last three steps (and, with `look_every_call`,
+    of every step: the cycle is then flushed at every call)."""
+    torch.manual_seed(0)
+    model = SmallCNN()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    was, cycle.ENABLED = cycle.ENABLED, fast
+    states = []
+    try:
+        with guard(model, opt, mode="record") as g:
+            for i in range(STEADY):
+                look = look_every_call or i >= STEADY - 3
+                opt.zero_grad(set_to_none=set_to_none)
+                if look:
+                    states.append(_state(g))
+                loss = _loss(model)
+                loss.backward()
+                if look:
+                    states.append(_state(g))
+                opt.step()
+                if look:
+                    states.append(_state(g))
+            assert (g._probe._cycle is not None) == fast  # type: ignore[union-attr]
+    finally:
+        cycle.ENABLED = was
+    return states
+
+
+@pytest.mark.parametrize("set_to_none", [True, False], ids=["set_to_none", "zeroed"])
+@pytest.mark.parametrize("look_every_call", [False, True], ids=["flushed-late", "flushed-every-call"])
+def test_the_flushed_ledger_is_the_full_paths(look_every_call: bool, set_to_none: bool) -> None:
+    fast, full = [_trace(f, look_every_call, set_to_none) for f in (True, False)]  # one call site: the same `via`
+    assert len(fast) == len(full)
+    for i, (a, b) in enumerate(zip(fast, full)):
+        # the cycle reads a loss's factors on some passes only (`cycle.GRAPH_EVERY`): unread is `()`
+        b["passes"] = [bp[:2] + (UNREAD,) + bp[3:] if ap[2] == UNREAD else bp for ap, bp in zip(a["passes"], b["passes"])]
+        assert a == b, f"state {i} differs"
+
+
+def test_steps_checked_counts_the_steps_of_the_cycle() -> None:
+    torch.manual_seed(0)
+    model = SmallCNN()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    with guard(model, opt) as g:
+        for i in range(1, 31):
+            opt.zero_grad()
+            _loss(model).backward()
+            opt.step()
+            if i % 10 == 0:
+                assert g.steps_checked() == i
+        assert g._probe is not None and g._probe._cycle is not None
+    assert g.steps_checked() == 30
+
+
+# -- loops that leave the steady cycle after a long run -------------------------------------------
+def late_missing_clear(model: nn.Module, opt: torch.optim.Optimizer) -> None:
+    for i in range(STEADY + 5):
+        if i != STEADY:  # one clear missing: the step after applies the pass before again (GL001)
+            opt.zero_grad()
+        _loss(model).backward()
+        opt.step()
+
+
+def late_window_of_two_undivided(model: nn.Module, opt: torch.optim.Optimizer) -> None:
+    for i in range(STEADY + 12):
+        _loss(model).backward()
+        if i < STEADY or i % 2 == 1:  # from here, two passes a step, the loss not divided (GL001, GL003)
+            opt.step()
+            opt.zero_grad()
+
+
+def late_clear_between_backward_and_step(model: nn.Module, opt: torch.optim.Optimizer) -> None:
+    for i in range(STEADY + 5):
+        opt.zero_grad()
+        _loss(model).backward()
+        if i == STEADY:
+            opt.zero_grad()  # drops the pass before its step (GL002)
+        opt.step()
+
+
+def late_new_clear_site(model: nn.Module, opt: torch.optim.Optimizer) -> None:
+    for i in range(STEADY + 10):
+        if i < STEADY:
+            opt.zero_grad()
+        else:
+            model.zero_grad()  # another clearing call, over the same parameters
+        _loss(model).backward()
+        opt.step()
+        if i == STEADY + 5:
+            opt.zero_grad()  # and a clear right after a step, then another before the backward
+
+
+def late_rescale_between_backward_and_step(model: nn.Module, opt: torch.optim.Optimizer) -> None:
+    for i in range(STEADY + 12):
+        _loss(model).backward()
+        if i >= STEADY:
+            for p in model.parameters():
+                p.grad /= 2  # in place, between the pass and the step
+        if i < STEADY or i % 2 == 1:
+            opt.step()
+            opt.zero_grad()
+
+
+def late_kept_losses(model: nn.Module, opt: torch.optim.Optimizer) -> None:
+    kept = []
+    for i in range(STEADY + 8):
+        opt.zero_grad()
+        loss = _loss(model)
+        loss.backward()
+        if i >= STEADY:
+            kept.append(loss)  # graphs kept alive from here (GL008)
+        opt.step()
+
+
+def late_frozen_layer(model: nn.Module, opt: torch.optim.Optimizer) -> None:
+    for i in range(STEADY + 6):
+        opt.zero_grad()
+        if i == STEADY:
+            model.head.weight.requires_grad_(False)  # a pass that does not write every parameter
+        if i == STEADY + 3:
+            model.head.weight.requires_grad_(True)
+        _loss(model).backward()
+        opt.step()
+
+
+LATE = [late_missing_clear, late_window_of_two_undivided, late_clear_between_backward_and_step, late_new_clear_site,
+        late_rescale_between_backward_and_step, late_kept_losses, late_frozen_layer]
+
+
+def _report(loop: Callable[[nn.Module, torch.optim.Optimizer], None], fast: bool) -> list[tuple[object, ...]]:
+    torch.manual_seed(0)
+    model = SmallCNN()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    was, cycle.ENABLED = cycle.ENABLED, fast
+    try:
+        with guard(model, opt, mode="record") as g:
+            loop(model, opt)
+    finally:
+        cycle.ENABLED = was
+    return [(f.path, f.line, f.col, f.code, f.steps, f.first_step, f.message, f.optimizer) for f in g.report()]
+
+
+@pytest.mark.parametrize("loop", LATE, ids=lambda f: f.__name__)
+def test_a_late_deviation_is_reported_as_by_the_full_path(loop: Callable[[nn.Module, torch.optim.Optimizer], None]) -> None:
+    assert _report(loop, True) == _report(loop, False)
+
+
+def test_late_deviations_are_found_at_their_step() -> None:
+    found = {loop.__name__: sorted((f[3], f[5]) for f in _report(loop, True))
+             for loop in (late_missing_clear, late_window_of_two_undivided, late_clear_between_backward_and_step,
+                          late_kept_losses)}
+    assert found["late_missing_clear"] == [("GL001", STEADY + 1)]
+    assert found["late_clear_between_backward_and_step"] == [("GL002", STEADY + 1)]
+    # the first window of two passes comes after STEADY windows of one
+    assert found["late_window_of_two_undivided"] == [("GL001", STEADY + 1), ("GL003", STEADY + 2)]
+    assert [code for code, _step in found["late_kept_losses"]] == ["GL008"]
