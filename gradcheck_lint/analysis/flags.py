@@ -28,7 +28,6 @@ from .flow import Flow, Function
 from .gradstate import PathState
 
 PREFIX = "@flag:"
-_CACHE: dict[int, tuple[ast.AST, frozenset[str]]] = {}
 
 
 def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> frozenset[str]:
@@ -36,9 +35,9 @@ def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> 
     loop, and tests bare in an `if` whose body calls something `touches` says can touch gradients (a clear, a
     step, a method that clears): only such flags are worth keeping paths apart for (a flag that reloads an
     RNG state would only multiply the paths)."""
-    hit = _CACHE.get(id(fn))
-    if hit is not None and hit[0] is fn:
-        return hit[1]
+    hit: frozenset[str] | None = getattr(fn, "_literal_flags", None)  # kept on the node: freed with its tree
+    if hit is not None:
+        return hit
     literal: set[str] = set()
     other: set[str] = set()
     in_loop: set[str] = set()
@@ -68,9 +67,7 @@ def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> 
     args = getattr(fn, "args", None)
     params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} if args is not None else set()
     found = frozenset((literal & in_loop & tested) - other - params)
-    if len(_CACHE) > 10_000:
-        _CACHE.clear()
-    _CACHE[id(fn)] = (fn, found)
+    fn._literal_flags = found  # type: ignore[union-attr]
     return found
 
 
