@@ -67,3 +67,29 @@ def test_an_unreadable_function_handed_a_divisor_by_name_divides_the_loss(arg: s
     from gradcheck_lint import check_source
 
     assert [d.code for d in check_source(UNREADABLE_DIVISION.format(arg=arg))] == codes
+
+
+def test_a_bad_gradient_test_is_not_taken_for_the_window_size() -> None:
+    """minFM's trainer: `has_bad_grad = not isfinite(norm) or (step >= spike_start and norm > threshold)`
+    guards the step; the micro-batches come from an inner loop. The GL003 message names no window (it
+    named `spike_start`, a warm-up, before): the inner loop says it, `len(batch)`."""
+    from gradcheck_lint import check_source
+
+    src = """\
+import math
+import torch
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+spike_start = 100
+for step, batch in enumerate(torch.randn(10, 4, 2, 4)):
+    for x in batch:
+        model(x).mean().backward()
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    has_bad_grad = (not math.isfinite(grad_norm)) or (step >= spike_start and grad_norm > 10.0)
+    if not has_bad_grad:
+        optimizer.step()
+    optimizer.zero_grad()
+"""
+    found = check_source(src)
+    assert [d.code for d in found] == ["GL003"]
+    assert "spike_start" not in found[0].message and "`len(batch)`" in found[0].message

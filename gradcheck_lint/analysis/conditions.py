@@ -132,6 +132,10 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
                 sync = True
 
     walk(test, V())
+    if compared and _NON_FINITE.search(code(test)):
+        # `has_bad_grad = not isfinite(norm) or (step >= warmup and norm > spike)`: a test that skips a step
+        # on a bad gradient compares a counter with a warm-up, not with a window size
+        compared = []
     return Condition(
         id=cid,
         statement=statement,
@@ -145,6 +149,9 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
         early_exit=_exits_early(statement),
         volatile=bool(moduli or compared or sync),
     )
+
+
+_NON_FINITE = re.compile(r"\b(?:isnan|isinf|isfinite|nan|inf)\b")
 
 
 def _exits_early(statement: ast.stmt) -> bool:
