@@ -167,3 +167,26 @@ def test_no_sync_around_the_backward_only_in_a_trainer_whose_step_is_elsewhere()
                                              "                loss, log = self._train_forward(batch)\n"
                                              "                (loss / self.grad_accum).backward()")
     assert [d.code for d in check_source(early)] == []
+
+
+def test_a_model_built_in_init_whose_sync_the_code_switches_is_a_wrapper() -> None:
+    """`self.model = build_model(cfg)` in `__init__` (wrapped for data parallelism by code out of sight), then
+    `with self.model.no_sync(): loss.backward()` after a forward outside it: GL006 (too late)."""
+    src = """\
+import torch
+
+
+class Trainer(BaseTrainer):
+    def __init__(self, cfg):
+        self.model = build_model(cfg)
+
+    def _forward_backward(self):
+        for micro in range(self.grad_accum):
+            loss = self.model(next(self.loader)) / self.grad_accum
+            if micro < self.grad_accum - 1:
+                with self.model.no_sync():
+                    loss.backward()
+            else:
+                loss.backward()
+"""
+    assert [(d.code, d.span.line) for d in check_source(src)] == [("GL006", 13)]

@@ -28,9 +28,6 @@ _GRAD_METHODS = frozenset({"zero_", "fill_", "mul_", "div_"})
 _ARG0 = ArgRef(positions=(0,))
 
 
-_DDP = "torch.nn.parallel.DistributedDataParallel"
-
-
 class Calls:
     """Resolve and interpret calls."""
 
@@ -278,8 +275,9 @@ class Calls:
     def _receiver_types(self, recv: Value, recv_node: ast.expr, flow: Flow) -> list[tuple[Entity | None, str]]:
         """API types the receiver may have: its entities' types, a module's, a tensor's, or by its name."""
         out: list[tuple[Entity | None, str]] = [(e, e.api) for e in sorted(recv.entities, key=lambda e: e.uid) if e.api]
-        # a model whose sync the code switches is a data-parallel wrapper of it (see `prescan.synced`)
-        out += [(e, _DDP) for e in sorted(recv.entities, key=lambda e: e.uid) if e.uid in self.table.sync_capable and e.api == "torch.nn.Module"]
+        # a model whose sync the code switches is a data-parallel wrapper of it (see `prescan.synced`):
+        # its `no_sync()` is DDP's
+        out += [(e, "torch.nn.parallel.DistributedDataParallel") for e in sorted(recv.entities, key=lambda e: e.uid) if e.uid in self.table.sync_capable and e.api == "torch.nn.Module"]
         if recv.modules and not any(e.kind in (Kind.MODEL, Kind.PARAM) for e in recv.entities):
             out.append((None, "torch.nn.Module"))
         if out:

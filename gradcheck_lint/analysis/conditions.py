@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from .names import dotted
+from .names import NON_FINITE, dotted
 from .syntax import code, forget_code, is_int
 from .walk import walk
 
@@ -132,7 +132,7 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
                 sync = True
 
     walk(test, V())
-    if compared and _NON_FINITE.search(code(test)):
+    if compared and NON_FINITE.search(code(test)):
         # `has_bad_grad = not isfinite(norm) or (step >= warmup and norm > spike)`: a test that skips a step
         # on a bad gradient compares a counter with a warm-up, not with a window size
         compared = []
@@ -149,9 +149,6 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
         early_exit=_exits_early(statement),
         volatile=bool(moduli or compared or sync),
     )
-
-
-_NON_FINITE = re.compile(r"\b(?:isnan|isinf|isfinite|nan|inf)\b")
 
 
 def _exits_early(statement: ast.stmt) -> bool:

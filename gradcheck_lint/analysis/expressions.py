@@ -8,8 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import names as N
-from .flags import assign as assign_flag
-from .flags import literal_flags
+from .flags import assign as assign_flag, literal_flags
 from .definitions import ClassInfo
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
 from .syntax import arguments, code, int_value, is_int, is_number, local_names
@@ -322,8 +321,8 @@ class Expressions:
         if type(target) is ast.Name:
             interp.keepalives.tuple_parts.discard(target.id)
             if type(source) is ast.Constant and type(source.value) is bool \
-                    and target.id in literal_flags(frame.function or interp.module, interp.touches_gradients):  # type: ignore[attr-defined]
-                assign_flag(flow, target.id, source.value)  # type: ignore[attr-defined]
+                    and target.id in literal_flags(frame.function or interp.module, interp.touches_gradients):
+                assign_flag(flow, target.id, source.value)
         if isinstance(target, (ast.Tuple, ast.List)):
             elems = target.elts
             positional = [value.item(str(i)) for i in range(len(elems))]

@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 from .flow import Flow, Function
 from .gradstate import PathState
+from .names import last_name
 
 PREFIX = "@flag:"
 
@@ -59,7 +60,7 @@ def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> 
             elif isinstance(child, ast.If):
                 test = child.test.operand if isinstance(child.test, ast.UnaryOp) and isinstance(child.test.op, ast.Not) else child.test
                 if isinstance(test, ast.Name) and any(
-                        isinstance(n, ast.Call) and touches(_last_name(n.func)) for part in (*child.body, *child.orelse) for n in ast.walk(part)):
+                        isinstance(n, ast.Call) and touches(last_name(n.func) or "") for part in (*child.body, *child.orelse) for n in ast.walk(part)):
                     tested.add(test.id)
             visit(child, looped or isinstance(child, (ast.For, ast.AsyncFor, ast.While)))
 
@@ -69,10 +70,6 @@ def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> 
     found = frozenset((literal & in_loop & tested) - other - params)
     fn._literal_flags = found  # type: ignore[union-attr]
     return found
-
-
-def _last_name(func: ast.expr) -> str:
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def flag_test(test: ast.expr, fn: Function | ast.Module, touches: Callable[[str], bool]) -> tuple[str, bool] | None:

@@ -84,6 +84,17 @@ class Inliner:
         return not any(counter.rsplit(".", 1)[-1] in stored for counter in interp.windows)
 
     @contextlib.contextmanager
+    def _module_globals(self, frame: Frame, outer_globals: dict[str, Value]) -> Iterator[None]:
+        interp = self.interp
+        saved = interp.module_env
+        if frame.function is None and outer_globals:
+            interp.module_env = {**saved, **outer_globals}
+        try:
+            yield
+        finally:
+            interp.module_env = saved
+
+    @contextlib.contextmanager
     def _at_call_site(self, fn: Function) -> Iterator[None]:
         """Entities made inside the callee belong to this call site (`mlp(...)` twice: two models)."""
         calls = self.calls
@@ -143,32 +154,22 @@ class Inliner:
             callee.self_value = objects.self_value_for(cls)
         # What the callee calls in turn reads the module's globals as they are at this call: a `main()` run
         # from module level calls `train(loader)`, which steps the optimizer the module built above it.
-        saved_globals = interp.module_env
-        if frame.function is None and outer_globals:
-            interp.module_env = {**saved_globals, **outer_globals}
-        try:
-            return self._run_body(fn, cls, self_value, pos, kw, flow, frame, env, callee, outer_globals, local_instance, instance_key, stand_in)
-        finally:
-            interp.module_env = saved_globals
-
-    def _run_body(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value], flow: Flow,
-                  frame: Frame, env: dict[str, Value], callee: Frame, outer_globals: dict[str, Value], local_instance: bool, instance_key: str | None, stand_in: bool) -> Value:
-        interp = self.interp
-        out = None
-        if stand_in:
-            # One empty path stands for all of the caller's; if the callee changes a path state after
-            # all (a new leaf tensor clears its `.grad`), it runs again on the caller's paths.
-            count = TRANSITIONS.count
-            out = interp.exec_block(fn.body, Flow(dict(env), _ONE_PATH), callee)
-            if TRANSITIONS.count != count:
-                out = None
-        if out is None:
-            out = interp.exec_block(fn.body, Flow(env, flow.states), callee)
-            final = Flow.join([out.normal, *(f for f, _ in out.returns)])
-        else:
-            final = Flow.join([out.normal, *(f for f, _ in out.returns)])
-            if final is not None:
-                final.states = flow.states
+        with self._module_globals(frame, outer_globals):
+            out = None
+            if stand_in:
+                # One empty path stands for all of the caller's; if the callee changes a path state after
+                # all (a new leaf tensor clears its `.grad`), it runs again on the caller's paths.
+                count = TRANSITIONS.count
+                out = interp.exec_block(fn.body, Flow(dict(env), _ONE_PATH), callee)
+                if TRANSITIONS.count != count:
+                    out = None
+            if out is None:
+                out = interp.exec_block(fn.body, Flow(env, flow.states), callee)
+                final = Flow.join([out.normal, *(f for f, _ in out.returns)])
+            else:
+                final = Flow.join([out.normal, *(f for f, _ in out.returns)])
+                if final is not None:
+                    final.states = flow.states
         ret = join([v for _, v in out.returns]) if out.returns else EMPTY
         if final is None and _is_generator(fn):
             # `def cycle(dl): while True: yield from dl`: calling a generator runs nothing yet, and

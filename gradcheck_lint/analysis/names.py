@@ -138,6 +138,10 @@ def literal_key(expr: ast.AST | None) -> str | None:
     return None
 
 
+# A test of a non-finite loss or gradient norm (`isfinite(norm)`, `found_inf`): a step skipped on a bad gradient.
+NON_FINITE = re.compile(r"\b(?:isnan|isinf|isfinite|isneginf|isposinf|nan|inf|found_inf|overflow)\b", re.I)
+
+
 def last_name(expr: ast.AST) -> str | None:
     if type(expr) is ast.Name:
         return expr.id  # type: ignore[attr-defined]

@@ -105,11 +105,10 @@ class Objects:
             self.table.name_after(ent.uid, text)  # named as the code refers to it, not after a later alias
             return Value(entities=frozenset({ent}))
         if text in interp.model_refs:
-            # a model whose gradient sync the code switches (`self.model.no_sync()`) is a DDP/FSDP wrapper built
-            # out of sight: its forward passes decide whether their backward all-reduces
-            api = "torch.nn.parallel.DistributedDataParallel" if text in interp.prescan.synced else "torch.nn.Module"
-            ent = self.mint(Kind.MODEL, text, ("ref", text, scope), api=api)
+            ent = self.mint(Kind.MODEL, text, ("ref", text, scope), api="torch.nn.Module")
             self.table.name_after(ent.uid, text)
+            if text in interp.prescan.synced:  # `self.model.no_sync()`: a DDP/FSDP wrapper built out of sight
+                self.table.sync_capable.add(ent.uid)
             return self.model_value(ent)
         return None
 

@@ -148,12 +148,16 @@ class Recorder:
         if not wanted:
             return None
         found: set[Holder] = set()
-        module_env = self.interp.module_env
-        for v in [*flow.env.values(), *(v for k, v in module_env.items() if k not in flow.env)]:
+        for v in self._in_sight(flow):
             for m in v.modules:
                 if not m.path and not m.pseudo and N.roles(self.table.holder_name(m)) & wanted:
                     found.add(m)
         return next(iter(found)) if len(found) == 1 else None
+
+    def _in_sight(self, flow: Flow) -> list[Value]:
+        """The values the code here can name: its variables, then the module globals they do not shadow."""
+        module_env = self.interp.module_env
+        return [*flow.env.values(), *(v for k, v in module_env.items() if k not in flow.env)]
 
     def optimizers_in_scope(self, flow: Flow) -> list[Entity]:
         """Optimizers the code at this point can name (its variables, `self.*`, module globals)."""
@@ -167,11 +171,8 @@ class Recorder:
                 for _, item in v.items:
                     visit(item, depth + 1)
 
-        for v in flow.env.values():
+        for v in self._in_sight(flow):
             visit(v)
-        for k, v in self.interp.module_env.items():
-            if k not in flow.env:
-                visit(v)
         if not found:
             # none in sight: an optimizer attribute the class never sets (its base class, out of sight,
             # does: `self.optimizers.step()` of a torchtitan engine), named like one and used in this file

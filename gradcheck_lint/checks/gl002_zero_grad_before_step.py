@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ast
-import re
 from typing import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import Clear, Step
+from ..analysis.names import NON_FINITE
 from ..analysis.syntax import code
 from ..analysis.values import Holder
 from ..fixplan import SAFE, UNSAFE, FixPlan, MoveAfter, after_step, alone_on_line, block_of, body_of, exits_between, on_one_line, scope_of, source, statement_of
@@ -134,7 +134,6 @@ def _within(holder: Holder, holders: Iterable[Holder]) -> bool:
     return any(h.uid == holder.uid and h.pseudo == holder.pseudo and holder.path[: len(h.path)] == h.path for h in holders)
 
 
-_NON_FINITE = re.compile(r"\b(?:isnan|isinf|isfinite|isneginf|isposinf|nan|inf|found_inf|overflow)\b", re.I)
 
 
 def _step_only_if_finite(model: TrainingModel, step: Step, clear: Clear) -> bool:
@@ -150,7 +149,7 @@ def _step_only_if_finite(model: TrainingModel, step: Step, clear: Clear) -> bool
     while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
         parent = model.parent(node)
         # the test and the clear are statements of one block, the clear after it: it runs whatever the test said
-        if isinstance(parent, ast.If) and _NON_FINITE.search(code(parent.test)) and any(x is parent for x in block) \
+        if isinstance(parent, ast.If) and NON_FINITE.search(code(parent.test)) and any(x is parent for x in block) \
                 and block.index(clear_stmt) > next(i for i, x in enumerate(block) if x is parent):
             return True
         node = parent
@@ -164,7 +163,7 @@ def _skips_non_finite(model: TrainingModel, clear: Clear) -> bool:
     node: ast.AST | None = clear.node
     while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
         parent = model.parent(node)
-        if isinstance(parent, ast.If) and node in parent.body and _NON_FINITE.search(code(parent.test)) \
+        if isinstance(parent, ast.If) and node in parent.body and NON_FINITE.search(code(parent.test)) \
                 and isinstance(parent.body[-1], (ast.Continue, ast.Break, ast.Return, ast.Raise)):
             return True
         node = parent
