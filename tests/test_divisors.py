@@ -93,3 +93,30 @@ for step, batch in enumerate(torch.randn(10, 4, 2, 4)):
     found = check_source(src)
     assert [d.code for d in found] == ["GL003"]
     assert "spike_start" not in found[0].message and "`len(batch)`" in found[0].message
+
+
+@pytest.mark.parametrize(
+    ("backward", "codes"),
+    [
+        ("y.backward(dy)", []),  # apex's optimizer tests: vector-Jacobian products summed on purpose
+        ("torch.autograd.backward([y], [dy])", []),
+        ("y.sum().backward()", ["GL003"]),
+        ("y.sum().backward(torch.ones_like(y.sum()))", ["GL003"]),  # a gradient of ones leaves the loss as it is
+    ],
+)
+def test_a_backward_handed_its_gradient_is_no_loss_to_average(backward: str, codes: list[str]) -> None:
+    from gradcheck_lint import check_source
+
+    src = f"""\
+import torch
+model = torch.nn.Linear(4, 4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    optimizer.zero_grad()
+    for micro_step in range(4):
+        x, dy = torch.randn(2, 4), torch.randn(2, 4)
+        y = model(x)
+        {backward}
+    optimizer.step()
+"""
+    assert [d.code for d in check_source(src)] == codes

@@ -32,6 +32,23 @@ def _counters_of(gate: Condition | Loop) -> set[str]:
     return {c.rsplit(".", 1)[-1] for c in gate.counters} | set(gate.counters)
 
 
+def _explicit_gradient(backward: Backward) -> bool:
+    """The backward is handed the gradient of what it differentiates (`y.backward(dy)`,
+    `torch.autograd.backward(ys, grads)`): apex's optimizer tests accumulate vector-Jacobian products on
+    purpose; a gradient of ones (`torch.ones_like(loss)`) leaves the loss as it is."""
+    call = backward.node
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr != "backward":
+        return False
+    receiver = code(call.func.value)
+    if backward.loss_text == receiver:  # `y.backward(dy)`
+        given = call.args[:1] + [k.value for k in call.keywords if k.arg == "gradient"]
+    elif receiver in ("torch.autograd", "autograd") and call.args and backward.loss_text == code(call.args[0]):
+        given = call.args[1:2] + [k.value for k in call.keywords if k.arg == "grad_tensors"]
+    else:
+        return False  # `accelerator.backward(loss)`: the argument is the loss
+    return any(not re.search(r"\bones(?:_like)?\(", code(g)) and not (isinstance(g, ast.Constant) and g.value is None) for g in given)
+
+
 def divides_by_window(divisors: frozenset[str], window: str | None, counters: set[str] | frozenset[str] = frozenset()) -> bool:
     """Tell whether one of the divisors applied to a loss can be the accumulation window size (a divisor
     made of the running counter, `loss / (i + 1)`, is not)."""
@@ -118,6 +135,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue  # a gradient hook, a communication hook or a gradient-scaling helper may divide them
                     if backward.framework_scaled or step.framework_gated:
                         continue
+                    if _explicit_gradient(backward):
+                        continue  # `y.backward(dy)`: what accumulates is scaled by `dy`, which is no loss to average
                     found = model.accumulation_source(state, backward, step)
                     if found is None:
                         continue
