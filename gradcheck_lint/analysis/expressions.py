@@ -315,6 +315,31 @@ class Expressions:
         return code(node)
 
     # ------------------------------------------------------------------ assignment
+    def _built_with_optimizer(self, elems: list[ast.expr], source: ast.AST | None, value: Value, flow: Flow) -> tuple[int, ...]:
+        """`netD_img, netD_seq, optimizer_netD = create_netD(opt)`: a builder out of sight gives back models
+        and the optimizer that steps them, named for the same role (`d`). Binds the models and that
+        optimizer, owning them (less certain: known by names); returns the positions bound."""
+        if type(source) is not ast.Call or value.entities or value.modules:
+            return ()
+        interp = self.interp
+        opt_at, models_at = _models_beside_optimizer(elems, interp.optimizer_refs)
+        if opt_at is None or not models_at:
+            return ()
+        scope = interp.calls.call_path
+        models = []
+        for i in models_at:
+            name = elems[i].id  # type: ignore[attr-defined]
+            ent = interp.mint(Kind.MODEL, name, ("ref", name, scope), api="torch.nn.Module", certain=False)
+            interp.table.name_after(ent.uid, name)
+            flow.env[name] = interp.model_value(ent)
+            models.append(flow.env[name])
+        name = elems[opt_at].id  # type: ignore[attr-defined]
+        opt = interp.mint(Kind.OPTIMIZER, name, ("ref", name, scope), api="torch.optim.Optimizer", certain=False)
+        interp.table.name_after(opt.uid, name)
+        interp.own(opt, None, join(models))
+        flow.env[name] = Value(entities=frozenset({opt}))
+        return (*models_at, opt_at)
+
     def assign(self, target: ast.expr, value: Value, flow: Flow, frame: Frame, source: ast.AST | None, stmt: ast.AST,
                keep_phases: bool = False) -> None:
         interp = self.interp
@@ -343,7 +368,10 @@ class Expressions:
                     return
             # the forward passes whose graph the parts carry, unless one part is indices (`_, idx = x.max(1)`)
             built = value.built if not _returns_indices(source) else frozenset()
+            beside = self._built_with_optimizer(elems, source, value, flow) if not known else ()
             for i, elem in enumerate(elems):
+                if i in beside:
+                    continue
                 # without known members, an element is some part of the value: never the objects themselves,
                 # except the one element named for the single object a builder made (`optimizer, msg = build_optimizer(...)`)
                 sub = (positional[i] if known else value if i == named
@@ -580,6 +608,20 @@ def _named_element(elems: list[ast.expr], value: Value) -> int | None:
         if hits:
             return hits[0] if len(hits) == 1 else None
     return None
+
+
+def _models_beside_optimizer(elems: list[ast.expr], optimizer_refs: frozenset[str]) -> tuple[int | None, tuple[int, ...]]:
+    """In the names a call's result is unpacked into, the one optimizer (`optimizer_netD`) and the names
+    that share its role (`netD_img`, `netD_seq`: `d`), which are the models it steps."""
+    names = [e.id if type(e) is ast.Name else None for e in elems]
+    opts = [i for i, n in enumerate(names) if n is not None and n in optimizer_refs]
+    if len(opts) != 1:
+        return None, ()
+    roles = N.roles(names[opts[0]] or "") - {"optimizers", "optim", "opts"}
+    if not roles:
+        return None, ()
+    return opts[0], tuple(i for i, n in enumerate(names) if n is not None and i != opts[0] and not _LOSS_NAME.search(n)
+                          and not N.SCHEDULER_NAME.search(n) and N.roles(n) & roles)
 
 
 _LOSS_NAME = re.compile(r"(?i)loss|nll|elbo|objective")

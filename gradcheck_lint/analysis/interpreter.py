@@ -48,6 +48,7 @@ from .walk import iter_tree, parents
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* from Python 3.11
 _SMALL = frozenset(SIMPLE_STATEMENTS)
 _ASSIGNING = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor)
+_ZERO = Value(const=0)  # a step count of none
 
 
 class Interpreter:
@@ -476,6 +477,10 @@ class Interpreter:
         returns: list[tuple[Flow, Value]] = []
         stopped: list[Flow] = []  # paths that know the `while` test is false: they leave the loop
         back: Flow | None = None
+        # Step counts restart at each iteration from where they stood before the loop, not from 0: the
+        # graphs of a caller a helper's loop cannot see (`d_z`, built before `_permute_dims(z)` loops)
+        # still compare with the counts they were built at.
+        before_loop = {k: v for k, v in head.env.items() if k.startswith(GENERATION)}
         for _ in range(MAX_LOOP_ITERATIONS):
             entry = head.copy()
             self.counters.reset_increments(entry)
@@ -483,7 +488,7 @@ class Interpreter:
             # graphs the loop does not rebuild (made before it, backpropagated in it) and those it does
             rebase_graphs(entry.env, counts, self._stored_in(loop.node) | self.keepalives.resets_in(loop.node), self._direct_forward)
             for key in [k for k in entry.env if k.startswith(GENERATION)]:
-                entry.env[key] = Value(const=0)  # a new iteration: steps are counted from here
+                entry.env[key] = before_loop.get(key, _ZERO)  # a new iteration: steps are counted from here
             self._forget_iteration(entry, loop)
             res = body(entry, inner)
             breaks += res.breaks

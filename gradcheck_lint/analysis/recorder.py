@@ -4,6 +4,7 @@ transition it makes on every path, and what the rules later read about it."""
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -17,6 +18,9 @@ from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
+
+
+_GRAPH_METHOD = re.compile(r"(?i)^forward|loss")
 
 
 class Recorder:
@@ -112,6 +116,8 @@ class Recorder:
         self.interp.amp.backward(call, written, loss.amp, flow, frame.ifs)
         # A graph built by a forward pass before a step updated that module's parameters in place.
         for holder, before, site in loss.built:
+            if not self._builds_graph(holder, site):
+                continue
             seen = dict(before)  # a count of -1: stale already when the current loop iteration began
             now = dict(generations(flow.env, holder))
             for key in now.keys() | {k for k, c in seen.items() if c < 0}:
@@ -124,6 +130,16 @@ class Recorder:
             flow.env[loss_text] = replace(held, graph=True)  # backpropagated: it holds a graph
         elif not frame.no_grad and not loss_text.isidentifier():
             self._container_holds_graph(loss_text, flow)
+
+    def _builds_graph(self, holder: Holder, site: int) -> bool:
+        """The forward pass of this ordinal surely ran the module's parameters: the module itself
+        (`D(x)`, `D.forward(x)`), or a method that is a forward or a loss of its own (`self.gen.forward_a(z)`,
+        `netD.netG_adv_loss(fake)`); not a helper that may use none (`self.model.norm_obs(obs)`)."""
+        if self.interp._direct_forward(holder, site):
+            return True
+        call = self.interp.forward_sites.get(site)
+        func = call.func if isinstance(call, ast.Call) else None
+        return isinstance(func, ast.Attribute) and bool(_GRAPH_METHOD.search(func.attr))
 
     def _container_holds_graph(self, loss_text: str, flow: Flow) -> None:
         """`output["loss"].backward()`: the dict (or object) `output` holds a graph through that item, so
@@ -153,6 +169,24 @@ class Recorder:
                 if not m.path and not m.pseudo and N.roles(self.table.holder_name(m)) & wanted:
                     found.add(m)
         return next(iter(found)) if len(found) == 1 else None
+
+    def guess_stepped(self, opt: Entity, flow: Flow) -> frozenset[Holder]:
+        """The model an optimizer handed in as a plain name (`call_optimize(self, data, model, optimizer)`)
+        most likely steps: the one model in sight that no other optimizer owns (`model`, next to
+        `self.discriminator`, which `self.optimizer_d` steps). Only graphs built before the step read it.
+        An attribute (`self.actor_opt`) is left alone: it is often built for a part of a model."""
+        label = self.table.label(opt.uid)
+        if not label.isidentifier():
+            return frozenset()
+        models: set[Holder] = set()
+        for v in self._in_sight(flow):
+            models |= {m for m in v.modules if not m.path and not m.pseudo}
+        owned: set[Holder] = set()
+        for o in self.optimizers_in_scope(flow):
+            if o.uid != opt.uid:
+                owned |= {h for h in self.table.optimizer_holders(o) if not h.pseudo}
+        free = {m for m in models if not any(m.overlaps(h) for h in owned)}
+        return frozenset(free) if len(free) == 1 and owned else frozenset()
 
     def _in_sight(self, flow: Flow) -> list[Value]:
         """The values the code here can name: its variables, then the module globals they do not shadow."""
@@ -204,7 +238,10 @@ class Recorder:
 
     def updated(self, opt: Entity, call: ast.Call, flow: Flow) -> None:
         """The step changed the parameters of `opt` in place: graphs built before it are stale."""
-        for h in self.table.optimizer_holders(opt):
+        holders = self.table.optimizer_holders(opt)
+        if all(h.pseudo for h in holders):
+            holders = self.guess_stepped(opt, flow)
+        for h in holders:
             if not h.pseudo:
                 key = generation_key(h)
                 flow.env[key] = Value(const=generation(flow.env, key) + 1)
