@@ -173,7 +173,7 @@ class EntryPoints:
         saved_path, interp.calls.call_path = interp.calls.call_path, (id(cls),)
         try:
             for name, fn in cls.methods.items():
-                if name.startswith(("__", "test")) or interp.prescan.trains(name) or interp.calls.without_grad(fn) or not _assigns_self(fn):
+                if name.startswith(("__", "test")) or not interp.prescan.surely_inert(name) or interp.calls.without_grad(fn) or not _assigns_self(fn):
                     continue
                 env = dict(base)
                 for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs][1:]:

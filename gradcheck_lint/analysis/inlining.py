@@ -113,13 +113,13 @@ class Inliner:
         objects = interp.objects
         local_instance = self_value is not None and self.calls._is_instance(self_value)
         env: dict[str, Value] = {}
-        if local_instance and self_value is not None and self_value.items:
+        if cls is not None and frame.cls is cls and any(k.startswith("self.") for k in flow.env):
+            # `self.update_D()` from another method: the same `self`, as the caller has left it so far
+            env.update({k: v for k, v in flow.env.items() if k.startswith("self.")})
+        elif local_instance and self_value is not None and self_value.items:
             env.update({f"self.{k}": v for k, v in self_value.items})  # a local instance: `trainer.fit()`
-        elif cls is not None:
-            if frame.cls is cls:  # `self.update_D()` from another method: the same `self`
-                env.update({k: v for k, v in flow.env.items() if k.startswith("self.")})
-            if not any(k.startswith("self.") for k in env):
-                env.update(objects.class_self_env(cls))
+        elif cls is not None and not any(k.startswith("self.") for k in env):
+            env.update(objects.class_self_env(cls))
         params, kwonly, stars = parameters(fn)
         if cls is not None and params and params[0].name in ("self", "cls") and not _is_static(fn):
             params = params[1:]

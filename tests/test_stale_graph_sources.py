@@ -1,0 +1,162 @@
+"""GL009 where real code hides the stale graph (`analysis/entrypoints.attribute_graphs`,
+`recorder.guess_stepped`, `expressions._built_with_optimizer`, `recorder._builds_graph`), and the
+neighbouring correct code each heuristic must leave alone."""
+
+from __future__ import annotations
+
+from gradcheck_lint.engine import analyse_text
+
+
+def gl009_lines(text: str) -> list[int]:
+    return sorted(d.span.line for d in analyse_text(text, "train.py").diagnostics if d.code == "GL009")
+
+
+CLASS = """\
+import torch
+from torch import nn
+
+
+class Model:
+    def __init__(self):
+        self.gen = nn.Linear(4, 8)
+        self.enc = nn.Linear(8, 4)
+        self.gen_opt = torch.optim.Adam(self.gen.parameters())
+
+    def forward(self, z):
+        self.z = z
+        self.fake = self.gen(z)
+        self.z_recon = self.enc(self.fake)
+
+    def update(self):
+        self.gen_opt.zero_grad()
+        self.fake.pow(2).mean().backward(retain_graph=True)
+        self.gen_opt.step()
+{between}
+        self.gen_opt.zero_grad()
+        (self.z_recon - self.z).abs().mean().backward()
+        self.gen_opt.step()
+"""
+
+
+def test_a_graph_another_method_left_on_self_is_stale_after_a_step_here() -> None:
+    assert gl009_lines(CLASS.format(between="")) == [22]
+
+
+def test_running_the_forward_again_after_the_step_refreshes_it() -> None:
+    assert gl009_lines(CLASS.format(between="        self.forward(self.z)")) == []
+
+
+def test_an_attribute_built_without_grad_holds_no_graph() -> None:
+    text = CLASS.format(between="").replace("    def forward(self, z):", "    @torch.no_grad()\n    def forward(self, z):")
+    assert gl009_lines(text) == []
+
+
+HANDED_IN = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class FactorLoss:
+    def __init__(self):
+        self.discriminator = nn.Linear(4, 2)
+        self.optimizer_d = torch.optim.Adam(self.discriminator.parameters())
+
+    def call_optimize(self, data, model, {optimizer}):
+        recon, latent = model(data)
+        d_z = self.discriminator(latent)
+        vae_loss = F.mse_loss(recon, data) + d_z.mean()
+        {optimizer}.zero_grad()
+        vae_loss.backward(retain_graph=True)
+        {optimizer}.step()
+        self.optimizer_d.zero_grad()
+        F.cross_entropy(d_z, torch.zeros(4, dtype=torch.long)).backward()
+        self.optimizer_d.step()
+"""
+
+
+def test_an_optimizer_handed_in_beside_the_one_free_model_steps_it() -> None:
+    assert gl009_lines(HANDED_IN.format(optimizer="optimizer")) == [19]
+
+
+def test_an_optimizer_attribute_of_unknown_parameters_is_not_guessed() -> None:
+    """`self.actor_opt` is often built for a part of a model (DeepRL): no guess, no finding."""
+    text = HANDED_IN.format(optimizer="self.vae_opt").replace("model, self.vae_opt)", "model)")
+    assert gl009_lines(text) == []
+
+
+def test_with_two_free_models_the_handed_in_optimizer_is_not_guessed() -> None:
+    text = HANDED_IN.format(optimizer="optimizer").replace("d_z = self.discriminator(latent)",
+                                                           "d_z = self.discriminator(self.prior(latent))")
+    text = text.replace("        self.optimizer_d = ", "        self.prior = nn.Linear(4, 4)\n        self.optimizer_d = ")
+    assert gl009_lines(text) == []
+
+
+BUILDER = """\
+import torch
+from models import create_netD, create_netG
+
+
+def train(opt, loader):
+    netG = create_netG(opt)
+    optimizer_netG = torch.optim.Adam(netG.parameters())
+    {targets} = create_netD(opt)
+    for real, noise in loader:
+        fake = netG(noise)
+        loss_netD = netD_seq.netD_adv_loss(real, fake.detach())
+        loss_adv = netD_seq.{method}(fake)
+        optimizer_netD.zero_grad()
+        loss_netD.backward()
+        optimizer_netD.step()
+        optimizer_netG.zero_grad()
+        loss_adv.backward()
+        optimizer_netG.step()
+"""
+
+
+def test_models_unpacked_beside_their_optimizer_from_a_builder() -> None:
+    assert gl009_lines(BUILDER.format(targets="netD_img, netD_seq, optimizer_netD", method="netG_adv_loss")) == [17]
+
+
+def test_an_optimizer_named_for_no_role_binds_no_model() -> None:
+    """`optimizer` names no role: nothing says which of the unpacked names it steps."""
+    text = BUILDER.format(targets="netD_img, netD_seq, optimizer", method="netG_adv_loss").replace("optimizer_netD.", "optimizer.")
+    assert gl009_lines(text) == []
+
+
+def test_a_helper_method_of_a_model_is_not_a_forward_that_goes_stale() -> None:
+    """`netD_seq.norm_input(fake)` may use no parameter (rl_games' `self.model.norm_obs(obs)`)."""
+    assert gl009_lines(BUILDER.format(targets="netD_img, netD_seq, optimizer_netD", method="norm_input")) == []
+
+
+def test_a_loop_in_a_helper_keeps_the_callers_step_counts() -> None:
+    """`_permute_dims(z)` loops; the caller's graph built before the step stays stale after it."""
+    text = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def permute(z):
+    out = []
+    for i in range(z.size(1)):
+        out.append(z[torch.randperm(z.size(0)), i])
+    return torch.stack(out, 1)
+
+
+def train(loader):
+    vae, disc = nn.Linear(8, 4), nn.Linear(4, 2)
+    opt_vae = torch.optim.Adam(vae.parameters())
+    opt_d = torch.optim.Adam(disc.parameters())
+    for x in loader:
+        z = vae(x)
+        d_z = disc(z)
+        opt_vae.zero_grad()
+        d_z.mean().backward(retain_graph=True)
+        opt_vae.step()
+        d_perm = disc(permute(vae(x)).detach())
+        opt_d.zero_grad()
+        (F.cross_entropy(d_z, torch.zeros(4, dtype=torch.long)) + d_perm.mean()).backward()
+        opt_d.step()
+"""
+    assert gl009_lines(text) == [25]
