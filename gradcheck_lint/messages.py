@@ -201,6 +201,17 @@ def divided_not_accumulated(backward: str, loss: str, divisor: str, step: str, s
     return msg, help_
 
 
+def framework_divided_not_accumulated(backward: str, window: str, step: str, step_line: int | None, assumed: bool = False) -> tuple[str, str]:
+    divides = (f"most likely divides the loss by `{window}` (its framework object is built out of sight, and this file reads "
+               f"that window setting)" if assumed else f"divides the loss by the framework's accumulation window (`{window}`)")
+    msg = (f"`{backward}` {divides}, but `{step}`{_at(step_line)} "
+           f"runs after every micro-batch, outside the framework's accumulation context: nothing accumulates, so every step "
+           f"is `{window}` times too small (the learning rate is silently divided).")
+    help_ = ("run the forward, the backward and the step inside `with accelerator.accumulate(model):`, which steps once per "
+             "window, or build the accelerator without a window.")
+    return msg, help_
+
+
 def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, other_line: int | None) -> tuple[str, str]:
     if kind == "clip_before_unscale":
         by = f" by `{other}`{_at(other_line)}" if other else ""

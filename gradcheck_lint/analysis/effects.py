@@ -331,6 +331,7 @@ class Effects:
             configured = self.table.windows.get(site.owner.uid, _UNKNOWN) if site.owner is not None else _UNKNOWN
             if configured is _UNKNOWN:
                 scaled = assumed = True  # built where the analysis cannot see: it may well divide
+                window = self._window_read_here(site.owner)
             elif configured is not None:
                 scaled, window = True, str(configured)
         only = None
@@ -338,6 +339,22 @@ class Effects:
         if inputs is not None:  # `loss.backward(inputs=d_params)` accumulates into those alone
             only = self.interp.holders_of_params(inputs[0])
         self.interp.recorder.backward(site.call, loss, loss_text, flow, frame, scaled, only, window, assumed)
+
+    def _window_read_here(self, owner: Entity | None) -> str | None:
+        """For a framework object built out of sight (`accelerator = train_util.prepare_accelerator(args)`),
+        the window setting this file reads from a configuration under the constructor's own keyword
+        (`args.gradient_accumulation_steps`): what it was most likely configured with. The keyword comes
+        from the catalogue (the construct effect's `window`); only those named for accumulation."""
+        if owner is None or not owner.api:
+            return None
+        row = self.interp.catalogue.call(owner.api)
+        keywords = {k for e in (row.effects if row else ()) if e.kind == "construct" and e.ref("window")
+                    for k in e.ref("window").keywords if "accum" in k and "plugin" not in k}  # type: ignore[union-attr]
+        if not keywords:
+            return None
+        found = [(n.lineno, n.col_offset, f"{n.value.id}.{n.attr}") for n in ast.walk(self.interp.module)
+                 if type(n) is ast.Attribute and n.attr in keywords and type(n.value) is ast.Name]
+        return min(found)[2] if found else None
 
     def _optimizers(self, value: Value) -> list[Entity]:
         opts = value.of_kind(Kind.OPTIMIZER)

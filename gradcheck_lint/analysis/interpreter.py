@@ -257,7 +257,7 @@ class Interpreter:
             f = Outcome(normal=None) if fflow is None else self.exec_block(stmt.orelse, fflow, frame) if stmt.orelse else Outcome(normal=fflow)
             return Outcome.merge([t, f])
         gates = self.expressions.gate_flags(stmt.test, flow, frame)
-        fixed = grad_existence_test(stmt.test)
+        fixed = True if type(stmt.test) is ast.Constant and stmt.test.value is True else grad_existence_test(stmt.test)  # `if True:`
         if fixed is None:
             fixed = self._constant_flag(stmt.test, flow, frame)
         if fixed is None and self._missing_attribute_test(stmt.test):
@@ -316,9 +316,13 @@ class Interpreter:
             return False
         name = test.args[1].value
         if self._defined_names is None:
+            # the names `hasattr` tests are not definitions: every such test is left out, not only this one (the
+            # same test in two methods made the answer depend on which method ran first)
+            tested = {id(n.args[1]) for n in iter_tree(self.module) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                      and n.func.id == "hasattr" and len(n.args) == 2}
             self._defined_names = {n.name for n in iter_tree(self.module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} | {
                 n.attr for n in iter_tree(self.module) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)} | {
-                n.value for n in iter_tree(self.module) if isinstance(n, ast.Constant) and isinstance(n.value, str) and n is not test.args[1]}
+                n.value for n in iter_tree(self.module) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in tested}
         return name not in self._defined_names
 
     def correlated(self, cond: Condition) -> bool:

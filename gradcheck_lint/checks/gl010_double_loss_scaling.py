@@ -80,9 +80,20 @@ for x in torch.randn(16, 2, 4):
             for state in states:
                 for _h, c in state.held(holders):
                     backward = model.backwards[c.backward]
-                    if id(backward.node) in reported or not c.fresh or c.repeated or backward.framework_scaled:
+                    if id(backward.node) in reported or not c.fresh or c.repeated:
                         continue
                     if model.accumulation_source(state, backward, step) is not None or not model.in_same_loop(backward.loop_stacks, step.loop_stacks):
+                        continue
+                    if backward.framework_scaled:
+                        # the framework divides by its window (kohya's sdxl_train.py, `accelerator.accumulate`
+                        # replaced by `if True:`): outside its accumulation context every step is too small
+                        window = backward.framework_window
+                        if window is None or not (_ACCUMULATION.search(window) or window.isdigit()) or backward.loss.divisors & {window}:
+                            continue
+                        reported.add(id(backward.node))
+                        msg, help_ = messages.framework_divided_not_accumulated(backward.call_text, window, step.call_text, model.line(step.node),
+                                                                              backward.framework_assumed)
+                        yield Finding(backward.node, msg, help_)
                         continue
                     named = sorted(d for d in backward.loss.divisors if _ACCUMULATION.search(d))
                     if not named or _summed_over_inner_loop(model, backward):
