@@ -68,6 +68,9 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "double_scaling/deepspeed_engine_divided_again.py": ("unsafe", ["        loss = loss / args.gradient_accumulation_steps"], []),
     "double_scaling/divided_but_steps_every_batch.py": None,
     "double_scaling/trainer_divides_by_grad_accum_without_accumulating.py": None,
+    # the framework divides while nothing accumulates: wrapping the loop in `accelerator.accumulate` is the author's call
+    "double_scaling/accelerate_window_without_accumulate_context.py": None,
+    "double_scaling/accelerator_built_out_of_sight_steps_every_batch.py": None,
 }
 
 

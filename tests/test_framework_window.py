@@ -114,3 +114,28 @@ def test_a_hasattr_test_repeated_in_two_methods_is_decided_alike_in_both() -> No
         tests = [n.test for n in ast.walk(module) if isinstance(n, ast.If)]
         interp = Interpreter(module, HASATTR)
         assert [interp._missing_attribute_test(tests[i]) for i in order] == [True, True]
+
+
+ITEM = """\
+import torch
+
+
+def train(model, loader, accum):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step, (x, y) in enumerate(loader):
+        out = {{"loss": torch.nn.functional.mse_loss(model(x), y), "n": 1}}
+        out[{key}] {op}= {by}
+        out["loss"].backward()
+        if (step + 1) % accum == 0:
+            opt.step()
+            opt.zero_grad()
+"""
+
+
+def test_a_dict_item_divided_in_place_is_the_loss_divided() -> None:
+    """pytorch-accelerated: `batch_output["loss"] /= gradient_accumulation_steps` (GL003 was reported)."""
+    assert found(ITEM.format(key='"loss"', op="/", by="accum")) == []
+
+
+def test_another_item_divided_leaves_the_loss_undivided() -> None:
+    assert found(ITEM.format(key='"n"', op="/", by="accum")) == [(9, "GL003")]

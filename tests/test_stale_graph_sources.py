@@ -160,3 +160,74 @@ def train(loader):
         opt_d.step()
 """
     assert gl009_lines(text) == [25]
+
+
+RETURNED = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class EdgeModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        discriminator = nn.Linear(8, 1)
+        self.add_module("generator", nn.Linear(8, 8))
+        self.add_module("discriminator", discriminator)
+        self.gen_optimizer = torch.optim.Adam(self.generator.parameters())
+        self.dis_optimizer = torch.optim.Adam(discriminator.parameters())
+
+    def process(self, images):
+        outputs = self.generator(images)
+        dis_loss = F.softplus(self.discriminator(outputs.detach())).mean()
+        gen_loss = F.softplus(-self.discriminator(outputs)).mean()
+        return outputs, {returned}, dis_loss
+
+    def backward(self, gen_loss, dis_loss):
+        dis_loss.backward()
+        self.dis_optimizer.step()
+        gen_loss.backward()
+        self.gen_optimizer.step()
+"""
+
+
+def test_a_loss_another_method_returns_under_the_parameters_name_is_its_graph() -> None:
+    """No caller in the file (edge-connect's script is elsewhere); `add_module` names `self.discriminator`."""
+    assert gl009_lines(RETURNED.format(returned="gen_loss")) == [24]
+
+
+def test_a_parameter_named_for_nothing_returned_is_of_unknown_origin() -> None:
+    text = RETURNED.format(returned="gen_loss").replace("return outputs, gen_loss, dis_loss", "return outputs, adv_loss, dis_loss")
+    text = text.replace("gen_loss = F.softplus", "adv_loss = F.softplus")
+    assert gl009_lines(text) == []
+
+
+def test_a_side_run_that_reaches_a_step_leaves_the_roots_events_alone() -> None:
+    """XLM's trainer: a method run for its values inlines one that steps; the step event the root
+    recorded must not take paths from that run (it did, and a rule then met a dropped backward)."""
+    text = """\
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def optimize(self, loss):
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+
+    def step(self, x):
+        self.last = self.model(x)
+        self.optimize(self.last.sum())
+
+    def mt_step(self, x):
+        loss = self.model(x).mean()
+        self.optimize(loss)
+        return loss
+"""
+    diagnostics = analyse_text(text, "trainer.py").diagnostics
+    assert not [d for d in diagnostics if d.code == "GL000"]

@@ -134,6 +134,15 @@ class Effects:
             return self.construct(effect, site, flow)
         if kind == "returns":
             return self.returns(effect, site)
+        if kind == "set_attribute":
+            # `self.add_module("discriminator", discriminator)` in a class: as `self.discriminator = discriminator`.
+            # On a model value (`model.add_module("features", ...)`) the part stays a path of that model.
+            named, found = site.arg(effect.ref("name")), site.arg(effect.ref("value"))
+            node = named[1] if named is not None else None
+            if found is not None and isinstance(site.receiver_node, ast.Name) and site.receiver_node.id == "self" \
+                    and isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+                flow.env[f"self.{node.value}"] = found[0]
+            return EMPTY
         if kind == "clone":
             found = site.arg(effect.ref("value"))
             if found is not None and found[0].modules:

@@ -8,10 +8,11 @@ import ast
 from typing import TYPE_CHECKING, Iterable
 
 from .definitions import ClassInfo
-from .flow import Flow, Frame, Function
+from .flow import Flow, Frame, Function, Outcome
 from .gradstate import PathState
 from .prescan import EVENT_ATTRS
-from .values import OPAQUE, Counter, Value, join
+from .siblings import Siblings
+from .values import OPAQUE, Counter, Value
 from .walk import iter_tree
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ class EntryPoints:
         self.interp = interp
         self._nested: list[tuple[Function, dict[str, Value], Frame]] = []
         self._roots: set[int] = set()
-        self._attribute_graphs: dict[str, dict[str, Value]] = {}
+        self.siblings = Siblings(interp)
 
     def run(self) -> None:
         interp = self.interp
@@ -126,18 +127,22 @@ class EntryPoints:
         objects = interp.objects
         self_value = outer.self_value if outer is not None else (objects.self_value_for(cls) if cls else None)
         env: dict[str, Value] = dict(objects.class_self_env(cls)) if cls and outer is None else {}
-        if cls and outer is None:
-            for key, graph in self.attribute_graphs(cls).items():
+        siblings = self.siblings.left_by_others(cls, fn) if cls and outer is None else None
+        if siblings is not None:
+            for key, graph in siblings.attributes.items():
                 held = env.get(key)
                 if held is None or not (held.modules or held.entities):
                     env[key] = graph
         frame = Frame(function=fn, cls=cls, self_value=self_value, depth=1, local_defs={}, active=(id(fn),), closure_env=closure,
                       no_grad=interp.calls.without_grad(fn))
         a = fn.args
+        seeded: dict[str, Value] = {}
         for i, p in enumerate([*a.posonlyargs, *a.args, *a.kwonlyargs]):
             if i == 0 and cls is not None and outer is None and p.arg in ("self", "cls"):
                 continue
             env[p.arg] = objects.entity_for_unknown_ref(p.arg) or OPAQUE
+            if siblings is not None and p.arg in siblings.returned:
+                env[p.arg] = seeded[p.arg] = siblings.returned[p.arg]  # `backward(self, gen_loss)`: what `process()` returns
         flow = Flow(env, frozenset({PathState()}))
         body = fn.body
         if implicit_loop:
@@ -147,61 +152,15 @@ class EntryPoints:
             if counter is not None:  # Lightning's `batch_idx`: 0 on the first batch, one more per call
                 env[counter] = Value(counter=Counter(counter, zero_based=True, start=0))
                 loop.counter = counter
-            interp.run_loop(flow, frame, loop, lambda f, fr: interp.exec_block(body, f, fr), None,
+
+            def each_call(f: Flow, fr: Frame) -> Outcome:
+                f.env.update(seeded)  # each call is handed new losses: not the graphs of the call before
+                return interp.exec_block(body, f, fr)
+
+            interp.run_loop(flow, frame, loop, each_call, None,
                             (counter, 0) if counter is not None else None, calls=True)
         else:
             interp.exec_block(body, flow, frame)
-
-    def attribute_graphs(self, cls: ClassInfo) -> dict[str, Value]:
-        """Graphs the class's other methods leave in `self` attributes, for a method analysed on its own.
-
-        A model class keeps its forward pass's outputs on `self` (`self.fake_A_random`, split from
-        `self.gen.forward_a(...)` in `forward()`) and backpropagates them in a method a script elsewhere
-        calls (DRIT's `update_EG()`). That method starts with the attributes holding graphs built before
-        it began: a step of its own, then a backward through them, goes through updated weights. Each
-        method that touches no gradient and builds graphs (no `no_grad`) runs once, from `__init__`'s
-        attributes; what it records is dropped (only the attributes' values are kept)."""
-        cached = self._attribute_graphs.get(cls.name)
-        if cached is not None:
-            return cached
-        self._attribute_graphs[cls.name] = {}
-        interp = self.interp
-        objects = interp.objects
-        base = objects.class_self_env(cls)
-        found: dict[str, list[Value]] = {}
-        keepalives, misuses, inlined = dict(interp.keepalives.events), dict(interp.amp.misuses), set(interp.calls.inlined)
-        saved_path, interp.calls.call_path = interp.calls.call_path, (id(cls),)
-        try:
-            for name, fn in cls.methods.items():
-                if name.startswith(("__", "test")) or not interp.prescan.surely_inert(name) or interp.calls.without_grad(fn) or not _assigns_self(fn):
-                    continue
-                env = dict(base)
-                for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs][1:]:
-                    env[p.arg] = objects.entity_for_unknown_ref(p.arg) or OPAQUE
-                frame = Frame(function=fn, cls=cls, self_value=objects.self_value_for(cls), depth=1, local_defs={}, active=(id(fn),))
-                out = interp.exec_block(fn.body, Flow(env, frozenset({PathState()})), frame)
-                final = Flow.join([out.normal, *(f for f, _ in out.returns)])
-                for key, value in (final.env.items() if final else ()):
-                    if key.startswith("self.") and value.built and value is not base.get(key):
-                        found.setdefault(key, []).append(value)
-        finally:
-            interp.calls.call_path = saved_path
-            interp.keepalives.events.clear()
-            interp.keepalives.events.update(keepalives)
-            interp.amp.misuses.clear()
-            interp.amp.misuses.update(misuses)
-            interp.calls.inlined.intersection_update(inlined)
-        graphs = {key: join(values) for key, values in found.items()}
-        self._attribute_graphs[cls.name] = graphs
-        return graphs
-
-
-def _assigns_self(fn: Function) -> bool:
-    """Whether the function's own body assigns a `self.x` attribute."""
-    for node in iter_tree(fn):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self":
-            return True
-    return False
 
 
 _CLEARS = frozenset({"zero_grad", "zero_", "update_params", "toggle_optimizer"})

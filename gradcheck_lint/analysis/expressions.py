@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -11,7 +10,8 @@ from . import names as N
 from .flags import assign as assign_flag, literal_flags
 from .definitions import ClassInfo
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
-from .syntax import arguments, code, int_value, is_int, is_number, local_names
+from .syntax import code, int_value, is_int, is_number, local_names
+from .unpacking import unpack
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
 
 if TYPE_CHECKING:
@@ -315,31 +315,6 @@ class Expressions:
         return code(node)
 
     # ------------------------------------------------------------------ assignment
-    def _built_with_optimizer(self, elems: list[ast.expr], source: ast.AST | None, value: Value, flow: Flow) -> tuple[int, ...]:
-        """`netD_img, netD_seq, optimizer_netD = create_netD(opt)`: a builder out of sight gives back models
-        and the optimizer that steps them, named for the same role (`d`). Binds the models and that
-        optimizer, owning them (less certain: known by names); returns the positions bound."""
-        if type(source) is not ast.Call or value.entities or value.modules:
-            return ()
-        interp = self.interp
-        opt_at, models_at = _models_beside_optimizer(elems, interp.optimizer_refs)
-        if opt_at is None or not models_at:
-            return ()
-        scope = interp.calls.call_path
-        models = []
-        for i in models_at:
-            name = elems[i].id  # type: ignore[attr-defined]
-            ent = interp.mint(Kind.MODEL, name, ("ref", name, scope), api="torch.nn.Module", certain=False)
-            interp.table.name_after(ent.uid, name)
-            flow.env[name] = interp.model_value(ent)
-            models.append(flow.env[name])
-        name = elems[opt_at].id  # type: ignore[attr-defined]
-        opt = interp.mint(Kind.OPTIMIZER, name, ("ref", name, scope), api="torch.optim.Optimizer", certain=False)
-        interp.table.name_after(opt.uid, name)
-        interp.own(opt, None, join(models))
-        flow.env[name] = Value(entities=frozenset({opt}))
-        return (*models_at, opt_at)
-
     def assign(self, target: ast.expr, value: Value, flow: Flow, frame: Frame, source: ast.AST | None, stmt: ast.AST,
                keep_phases: bool = False) -> None:
         interp = self.interp
@@ -349,39 +324,7 @@ class Expressions:
                     and target.id in literal_flags(frame.function or interp.module, interp.touches_gradients):
                 assign_flag(flow, target.id, source.value)
         if isinstance(target, (ast.Tuple, ast.List)):
-            elems = target.elts
-            positional = [value.item(str(i)) for i in range(len(elems))]
-            known = all(p is not None for p in positional)
-            named = None if known else _named_element(elems, value)
-            if not known and named is None and type(source) is ast.Call and not value.entities:
-                # `model, optim = strategy.prepare(model=model, optim_wrapper=optim)`, an unknown call
-                # handed the objects it gives back under the same names: a wrapper returns what it wraps
-                passed = {a.value.id for a in arguments(source) if type(a.value) is ast.Name}
-                through = {i: self.lookup(e.id, flow, frame) for i, e in enumerate(elems) if type(e) is ast.Name and e.id in passed}
-                through = {i: v for i, v in through.items() if v is not None and (v.entities or v.modules)}
-                if through:
-                    for i, v in through.items():
-                        self.assign(elems[i], v, flow, frame, source, stmt, keep_phases)
-                    rest = [e for i, e in enumerate(elems) if i not in through]
-                    if rest:
-                        self.assign(ast.Tuple(elts=rest, ctx=ast.Store()), value, flow, frame, source, stmt, keep_phases)
-                    return
-            # the forward passes whose graph the parts carry, unless one part is indices (`_, idx = x.max(1)`)
-            built = value.built if not _returns_indices(source) else frozenset()
-            beside = self._built_with_optimizer(elems, source, value, flow) if not known else ()
-            for i, elem in enumerate(elems):
-                if i in beside:
-                    continue
-                # without known members, an element is some part of the value: never the objects themselves,
-                # except the one element named for the single object a builder made (`optimizer, msg = build_optimizer(...)`)
-                sub = (positional[i] if known else value if i == named
-                       else Value(reach=value.reach | value.modules, params=value.params, opaque=True, vague=value.vague,
-                                  summed=value.summed, built=built, sync=value.sync, amp=value.amp))
-                if isinstance(elem, ast.Starred):
-                    elem = elem.value
-                self.assign(elem, sub if sub is not None else value, flow, frame, source, stmt, keep_phases)
-                if not known and i != named and built and type(elem) is ast.Name and not _LOSS_NAME.search(elem.id):
-                    interp.keepalives.tuple_parts.add(elem.id)  # `loss, hits = model(x)`: `hits` may hold no graph
+            unpack(self, target.elts, value, flow, frame, source, stmt, keep_phases)
             return
         if isinstance(target, ast.Attribute) and target.attr == "grad":
             self.assign_grad(target, source, flow, frame, stmt)
@@ -545,6 +488,8 @@ class Expressions:
             if holders and isinstance(small.op, (ast.Div, ast.Mult)):
                 flow.map_gradients(lambda s: s.rescale(holders))
             return
+        if isinstance(target, ast.Subscript) and isinstance(small.op, (ast.Div, ast.Mult)) and self._rescale_item(target, small, rhs, flow, frame):
+            return
         key = N.ref_text(target)
         if key is None:
             return
@@ -571,6 +516,24 @@ class Expressions:
         flow.env[key] = new
         self.forget(key, flow)
 
+    def _rescale_item(self, target: ast.Subscript, small: ast.AugAssign, rhs: Value, flow: Flow, frame: Frame) -> bool:
+        """`batch_output["loss"] /= accumulation_steps`: the item the container holds is divided (the loss
+        `batch_output["loss"]` later backpropagates), not a name of its own."""
+        base = N.ref_text(target.value)
+        k = N.literal_key(target.slice) if type(target.slice) not in (ast.Tuple, ast.Slice) else None
+        held = self.lookup(base, flow, frame) if base is not None and k is not None else None
+        item = held.item(k) if held is not None and k is not None else None
+        if held is None or item is None:
+            return False
+        if isinstance(small.op, ast.Div):
+            new = union_as_tensor([item, rhs]).with_divisor(code(small.value))
+        else:
+            div = self.reciprocal(small.value)
+            new = union_as_tensor([item, rhs])
+            new = new.with_divisor(div) if div is not None else new
+        flow.env[base] = replace(held, items=tuple((key, new if key == k else v) for key, v in held.items))  # type: ignore[index]
+        return True
+
 
 def grad_assignment_kind(source: ast.AST | None) -> str:
     """`p.grad = None`/zeros clears; `p.grad = g / n` rescales; anything else replaces the gradient."""
@@ -587,48 +550,3 @@ def grad_assignment_kind(source: ast.AST | None) -> str:
     if isinstance(source, ast.Call) and N.last_name(source.func) in ("div", "mul", "true_divide"):
         return "rescale"
     return "replace"
-
-
-
-# A name that ends like the object first (`optimizer`, `g_optim`), then one that only mentions it (`opt_g`).
-_ELEMENT_NAMES = {
-    Kind.OPTIMIZER: (re.compile(r"(?i)(?:^|_)(?:optimi[sz]er|optim|opt)$"), re.compile(r"(?i)optim|^opt(?:_|$)")),
-    Kind.SCHEDULER: (re.compile(r"(?i)(?:^|_)(?:\w*sched\w*|lr_?\w*)$"), re.compile(r"(?i)sched")),
-}
-
-
-def _named_element(elems: list[ast.expr], value: Value) -> int | None:
-    """`optimizer, optim_msg = build_optimizer(...)`: a value that is one optimizer (or scheduler), made by a
-    call whose result is unpacked, goes to the one element named like it."""
-    kinds = {e.kind for e in value.entities}
-    if len(kinds) != 1 or value.items:
-        return None
-    for pattern in _ELEMENT_NAMES.get(kinds.pop(), ()):
-        hits = [i for i, e in enumerate(elems) if isinstance(e, ast.Name) and pattern.search(e.id)]
-        if hits:
-            return hits[0] if len(hits) == 1 else None
-    return None
-
-
-def _models_beside_optimizer(elems: list[ast.expr], optimizer_refs: frozenset[str]) -> tuple[int | None, tuple[int, ...]]:
-    """In the names a call's result is unpacked into, the one optimizer (`optimizer_netD`) and the names
-    that share its role (`netD_img`, `netD_seq`: `d`), which are the models it steps."""
-    names = [e.id if type(e) is ast.Name else None for e in elems]
-    opts = [i for i, n in enumerate(names) if n is not None and n in optimizer_refs]
-    if len(opts) != 1:
-        return None, ()
-    roles = N.roles(names[opts[0]] or "") - {"optimizers", "optim", "opts"}
-    if not roles:
-        return None, ()
-    return opts[0], tuple(i for i, n in enumerate(names) if n is not None and i != opts[0] and not _LOSS_NAME.search(n)
-                          and not N.SCHEDULER_NAME.search(n) and N.roles(n) & roles)
-
-
-_LOSS_NAME = re.compile(r"(?i)loss|nll|elbo|objective")
-
-# Tensor functions returning (values, indices): the indices carry no graph.
-_WITH_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin", "unique", "aminmax"})
-
-
-def _returns_indices(source: ast.AST | None) -> bool:
-    return isinstance(source, ast.Call) and (N.last_name(source.func) or "") in _WITH_INDICES

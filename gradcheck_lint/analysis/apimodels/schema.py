@@ -57,6 +57,7 @@ EFFECTS: dict[str, dict[str, str]] = {
     "number": {},                                     # a Python number computed from them (`float(loss)`): no graph
     "inert": {},                                      # no gradient effect, nothing of interest returned
     "invoke": {"function": "ref"},                    # calls a function it is given (`fire.Fire(main)`)
+    "set_attribute": {"name": "ref", "value": "ref"},  # the receiver's attribute `name` (a literal) is `value` (`add_module`)
 }
 _SCALES = ("none", "window", "framework")
 _NAME = re.compile(r"[A-Za-z_*][\w*]*(\.[A-Za-z_*][\w*]*)*")
