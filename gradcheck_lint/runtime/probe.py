@@ -44,7 +44,7 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     site, via = memo_site(sys._getframe(1), _BACKWARD_SITE, ("backward",), True)
     tensors = args[0] if args else kwargs.get("tensors")
-    graph = LossGraph(tensors)
+    graph = LossGraph(tensors) if len(probes) > 1 else None  # one probe: made only if it is needed
     for probe in probes:
         probe.before_backward(site, tensors, graph, via)
     del graph  # the graph's root is not held past the pass
@@ -207,7 +207,11 @@ class Probe:
 
     @staticmethod
     def _params_of(opt: torch.optim.Optimizer) -> list[torch.Tensor]:
-        return [p for group in opt.param_groups for p in group["params"]]
+        """A new list of the optimizer's parameters, in order."""
+        groups = opt.param_groups
+        if len(groups) == 1:
+            return list(groups[0]["params"])
+        return [p for group in groups for p in group["params"]]
 
     def watch_param(self, p: torch.Tensor) -> None:
         key = id(p)
@@ -264,14 +268,14 @@ class Probe:
                 return original(*args, **kwargs)
             site = memo_site(sys._getframe(1), memo, ("zero_grad",), False)[0]
             ps = params()
-            group = probe._group(owner, ps)
             cycle = probe._cycle
             if cycle is not None:
                 if cycle.phase <= _cycle.CLEARED:
-                    result = cycle.zero_grad(probe, site, group, ps, original, args, kwargs)
+                    result = cycle.zero_grad(probe, site, ps, original, args, kwargs)
                     if result is not _cycle.MISS:
                         return result
                 probe._drop_cycle()
+            group = probe._group(owner, ps)
             with_grad, stale, _differs = _look(group, ps)
             if stale:
                 probe._sync(group.obs, site)  # what changed since the last look happened before this clear
@@ -317,12 +321,12 @@ class Probe:
     def before_backward(self, site: Site, tensors: Any, graph: LossGraph | None = None, via: object = None) -> None:
         """`graph`: the root of the graph of `tensors` and its constant factors, read on demand; `via`:
         where the user's code running the backward line was called from (`sites.user_caller`)."""
-        graph = graph if graph is not None else LossGraph(tensors)
         cycle = self._cycle
         if cycle is not None:
             if cycle.phase == _cycle.CLEARED and cycle.before_backward(self, site, tensors, graph, via):
                 return
             self._drop_cycle()
+        graph = graph if graph is not None else LossGraph(tensors)
         if self._deferred:
             self._take_deferred()
         if self.discover and self.discovered_sites.get(site, 0) < 4:
