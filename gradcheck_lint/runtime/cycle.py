@@ -20,7 +20,7 @@ import torch
 
 from .ledger import UNKNOWN_SITE, BackwardPass, Site
 from .windows import UNREAD, WindowSizes
-from .loss_scale import LossGraph
+from .loss_scale import LossGraph, graph_scale
 from .observed import _DEREF, _NO_GRAD, _Group
 from .wording import optimizer_name
 
@@ -46,7 +46,7 @@ class Cycle:
 
     __slots__ = ("opt_id", "group", "keys", "refs", "n", "gids", "vers", "held", "holds", "sizes", "since", "sentinel",
                  "sentinel_i", "phase", "generation", "name", "name_site", "passes", "next_bid", "bid", "bp", "pass_site",
-                 "pass_scale", "pass_via", "stepped", "clear_site", "clears", "steps", "sentinel_state", "dirty")
+                 "pass_scale", "pass_via", "stepped", "clear_site", "clears", "steps", "sentinel_state", "dirty", "params", "none")
 
     def __init__(self, opt_id: int, group: _Group, held: tuple[int, ...], sizes: WindowSizes, since: set[int],
                  sentinel: Any, generation: int, next_bid: int) -> None:
@@ -80,6 +80,10 @@ class Cycle:
         self.steps = 0  # windows of one not yet appended to `sizes`
         self.sentinel_state = 0  # 1: its copy waits (written, not stepped); 2: no copy (stepped); 0: as flushed
         self.dirty = False  # something to `flush`
+        # the parameters, held from a clear to the step that follows it (not longer: models are held
+        # weakly), so that the checks after the backward pass and at the step need no weak reference
+        self.params: list[torch.Tensor] | None = None
+        self.none = False  # the last clear left every `.grad` None: any `.grad` now was written since
 
     def flush(self, probe: Probe) -> None:
         """Write to the ledger and the observations what the cycle kept since the last flush: after it,
@@ -147,16 +151,20 @@ class Cycle:
         self.vers = [obs.version for obs in self.group.obs]
 
     # -- a clear: opt.zero_grad() (or a model's, over the same parameters in the same order)
-    def zero_grad(self, probe: Probe, site: Site, group: _Group, ps: list[torch.Tensor],
+    def zero_grad(self, probe: Probe, site: Site, ps: list[torch.Tensor],
                   original: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-        if probe.generation != self.generation or (group is not self.group and group.keys != self.keys):
+        """`ps`: the parameters the clearing call lists (`_Group.lists` of the cycle's group: the same)."""
+        if (probe.generation != self.generation or len(ps) != self.n
+                or not all(map(operator.is_, ps, map(_DEREF, self.refs)))):
             return MISS
         if not _seen(list(map(_GRAD, ps)), self.gids, self.vers):  # each `.grad` as last seen
             return MISS
         result = original(*args, **kwargs)
         grads = list(map(_GRAD, ps))
         self.gids = gids = list(map(id, grads))
-        self.vers = [-1] * self.n if gids.count(_NO_GRAD) == self.n else [-1 if g is None else g._version for g in grads]
+        self.none = none = gids.count(_NO_GRAD) == self.n
+        self.vers = [-1] * self.n if none else [-1 if g is None else g._version for g in grads]
+        self.params = ps
         if site is not self.clear_site:
             if self.clears:  # the runs of the clear before, counted now
                 runs = probe.ledger.clear_runs
@@ -168,52 +176,55 @@ class Cycle:
         self.dirty = True
         monitors = probe.monitors
         if monitors is not None and (monitors.scaled or monitors.clip is not None):
-            monitors.cleared_many(group.keyset)
+            monitors.cleared_many(self.group.keyset)
         probe.last_event = site
         self.phase = CLEARED
         return result
 
     # -- a backward pass
-    def before_backward(self, probe: Probe, site: Site, tensors: Any, graph: LossGraph, via: object) -> bool:
+    def before_backward(self, probe: Probe, site: Site, tensors: Any, graph: LossGraph | None, via: object) -> bool:
         """The loss's constant factors are read on one pass in `GRAPH_EVERY` only: in a cycle of windows
         of one they matter to no check (GL003 needs a window of several passes), and when a window does
         grow, a pass left unread takes the factors of the next pass of its line (`windows.UNREAD`). The
-        first pass after the cycle is established is read; strict mode, which has no cycle, reads all."""
+        first pass after the cycle is established is read; strict mode, which has no cycle, reads all.
+        `graph`: the `LossGraph` of `tensors` shared by several probes, or None: the root is read here,
+        once (each read of `tensor.grad_fn` wraps the node anew), and only if it is needed."""
         if probe.generation != self.generation or (probe.discover and probe.discovered_sites.get(site, 0) < 4):
             return False
-        gids = self.gids
-        if gids.count(_NO_GRAD) != self.n:  # what `Probe._sync` would notice: none
-            for ref, gid, version in zip(self.refs, gids, self.vers):
-                if gid != _NO_GRAD:
-                    p = ref()
-                    g = p.grad if p is not None else None
-                    if p is not None and (g is None or id(g) != gid or g._version != version):
-                        return False
+        ps = self.params
+        if ps is None:
+            return False
+        if not self.none and not _seen(list(map(_GRAD, ps)), self.gids, self.vers):  # what `Probe._sync` would notice: none
+            return False
         # `Probe._take_deferred` has nothing to take: the last step dropped the copy (`sentinel_state`)
         sampled = self.passes % GRAPH_EVERY == 0
         self.passes += 1
-        self.pass_scale = graph.scale if sampled else UNREAD
+        monitors = probe.monitors
+        if graph is not None:
+            grad_fn = graph.grad_fn if monitors is not None else None
+            self.pass_scale = graph.scale if sampled else UNREAD
+        else:
+            grad_fn = tensors.grad_fn if (monitors is not None or sampled) and isinstance(tensors, torch.Tensor) else None
+            self.pass_scale = graph_scale(grad_fn) if sampled else UNREAD
         self.bid = self.next_bid  # `Ledger.begin_backward`, written by `flush`
         self.next_bid += 1
         self.bp = None
         self.pass_site, self.pass_via, self.stepped = site, via, False
         self.dirty = True
-        if probe.monitors is not None:
-            probe.monitors.before_backward(site, tensors, graph.grad_fn)
+        if monitors is not None:
+            monitors.before_backward(site, tensors, grad_fn)
         self.phase = IN_BACKWARD
         return True
 
     def after_backward(self, probe: Probe, site: Site) -> bool:
         """False when the pass did not write every parameter: the full `after_backward` then runs."""
-        ps = list(map(_DEREF, self.refs))
-        if _NO_GRAD in map(id, ps):  # a parameter is gone
-            return False
-        grads = list(map(_GRAD, ps))
+        grads = list(map(_GRAD, self.params))  # type: ignore[arg-type]
         gids = list(map(id, grads))
         if _NO_GRAD in gids:
             return False
         vers = list(map(_VERSION, grads))
-        if any(map(operator.and_, map(operator.eq, gids, self.gids), map(operator.eq, vers, self.vers))):
+        # every `.grad` was None before the pass, else each must differ from what it was
+        if not self.none and any(map(operator.and_, map(operator.eq, gids, self.gids), map(operator.eq, vers, self.vers))):
             return False  # a parameter this pass did not write
         self.gids, self.vers = gids, vers
         self.holds = (self.bid,)  # what `Ledger.accumulated_many` makes of parameters holding nothing
@@ -230,9 +241,12 @@ class Cycle:
 
     # -- a step without a closure
     def before_step(self, probe: Probe, opt: torch.optim.Optimizer, site: Site) -> bool:
+        # `_Group.lists` and `_Group.all_watched` (true of the cycle's group when it lists them: each
+        # parameter is watched, `establish`), and each `.grad` as after the pass (`after_backward`:
+        # none is None)
         params = probe._params_of(opt)
         group = self.group
-        if not (group.lists(params, probe.generation) and group.all_watched(params)) or not _all_unchanged(params, self.gids, self.vers):
+        if not (self._lists(params, probe.generation) and _unchanged(params, self.gids, self.vers)):
             return False
         if site is not self.name_site:
             self.name, self.name_site = optimizer_name(site, 0), site
@@ -251,8 +265,9 @@ class Cycle:
     def after_step(self, probe: Probe, opt: torch.optim.Optimizer) -> bool:
         params = probe._params_of(opt)
         group = self.group
-        if not group.lists(params, probe.generation) or not _all_unchanged(params, self.gids, self.vers):
+        if not (self._lists(params, probe.generation) and _unchanged(params, self.gids, self.vers)):
             return False
+        self.params = None
         # `Ledger.consume` has nothing to do: the step applied every pass held
         if probe.monitors is not None:
             probe.monitors.after_step(self.opt_id, probe.last_event or UNKNOWN_SITE, group.keyset)
@@ -260,10 +275,17 @@ class Cycle:
         return True
 
 
-def _all_unchanged(ps: list[torch.Tensor], gids: list[int], vers: list[int]) -> bool:
-    """Each `.grad` is the tensor last seen, at the version last seen, and none is None."""
+    def _lists(self, params: list[torch.Tensor], generation: int) -> bool:
+        """`_Group.lists` of the cycle's group, against the parameters held since the clear."""
+        held = self.params
+        return (held is not None and generation == self.generation and len(params) == self.n
+                and all(map(operator.is_, params, held)))
+
+
+def _unchanged(ps: list[torch.Tensor], gids: list[int], vers: list[int]) -> bool:
+    """Each `.grad` is the tensor last seen, at the version last seen (`gids` holds no None)."""
     grads = list(map(_GRAD, ps))
-    return list(map(id, grads)) == gids and _NO_GRAD not in gids and list(map(_VERSION, grads)) == vers
+    return list(map(id, grads)) == gids and list(map(_VERSION, grads)) == vers
 
 
 def _seen(grads: list[Any], gids: list[int], vers: list[int]) -> bool:

@@ -44,9 +44,11 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     site, via = memo_site(sys._getframe(1), _BACKWARD_SITE, ("backward",), True)
     tensors = args[0] if args else kwargs.get("tensors")
-    graph = LossGraph(tensors)
-    for probe in probes:
-        probe.before_backward(site, tensors, graph, via)
+    graph = LossGraph(tensors) if len(probes) > 1 else None  # one probe: made only if it is needed
+    for probe in probes:  # `Probe.before_backward`, the steady cycle's case without a call of its own
+        cycle = probe._cycle
+        if cycle is None or cycle.phase != _cycle.CLEARED or not cycle.before_backward(probe, site, tensors, graph, via):
+            probe.full_before_backward(site, tensors, graph, via)
     del graph  # the graph's root is not held past the pass
     try:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
@@ -56,8 +58,10 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
                 probe.monitors.backward_failed(site, tensors, err)
         raise
     finally:
-        for probe in probes:
-            probe.after_backward(site)
+        for probe in probes:  # `Probe.after_backward`, likewise
+            cycle = probe._cycle
+            if cycle is None or cycle.phase != _cycle.IN_BACKWARD or not cycle.after_backward(probe, site):
+                probe.full_after_backward(site)
 
 
 _ORIGINAL_UNSCALE: Callable[..., Any] | None = None
@@ -207,7 +211,11 @@ class Probe:
 
     @staticmethod
     def _params_of(opt: torch.optim.Optimizer) -> list[torch.Tensor]:
-        return [p for group in opt.param_groups for p in group["params"]]
+        """A new list of the optimizer's parameters, in order."""
+        groups = opt.param_groups
+        if len(groups) == 1:
+            return list(groups[0]["params"])
+        return [p for group in groups for p in group["params"]]
 
     def watch_param(self, p: torch.Tensor) -> None:
         key = id(p)
@@ -264,14 +272,14 @@ class Probe:
                 return original(*args, **kwargs)
             site = memo_site(sys._getframe(1), memo, ("zero_grad",), False)[0]
             ps = params()
-            group = probe._group(owner, ps)
             cycle = probe._cycle
             if cycle is not None:
                 if cycle.phase <= _cycle.CLEARED:
-                    result = cycle.zero_grad(probe, site, group, ps, original, args, kwargs)
+                    result = cycle.zero_grad(probe, site, ps, original, args, kwargs)
                     if result is not _cycle.MISS:
                         return result
                 probe._drop_cycle()
+            group = probe._group(owner, ps)
             with_grad, stale, _differs = _look(group, ps)
             if stale:
                 probe._sync(group.obs, site)  # what changed since the last look happened before this clear
@@ -317,12 +325,14 @@ class Probe:
     def before_backward(self, site: Site, tensors: Any, graph: LossGraph | None = None, via: object = None) -> None:
         """`graph`: the root of the graph of `tensors` and its constant factors, read on demand; `via`:
         where the user's code running the backward line was called from (`sites.user_caller`)."""
-        graph = graph if graph is not None else LossGraph(tensors)
         cycle = self._cycle
-        if cycle is not None:
-            if cycle.phase == _cycle.CLEARED and cycle.before_backward(self, site, tensors, graph, via):
-                return
-            self._drop_cycle()
+        if cycle is None or cycle.phase != _cycle.CLEARED or not cycle.before_backward(self, site, tensors, graph, via):
+            self.full_before_backward(site, tensors, graph, via)
+
+    def full_before_backward(self, site: Site, tensors: Any, graph: LossGraph | None = None, via: object = None) -> None:
+        """`before_backward` on the full path (leaving the steady cycle first, if any)."""
+        self._drop_cycle()
+        graph = graph if graph is not None else LossGraph(tensors)
         if self._deferred:
             self._take_deferred()
         if self.discover and self.discovered_sites.get(site, 0) < 4:
@@ -345,10 +355,12 @@ class Probe:
     def after_backward(self, site: Site) -> None:
         """Every watched `.grad` the pass changed was accumulated into."""
         cycle = self._cycle
-        if cycle is not None:
-            if cycle.phase == _cycle.IN_BACKWARD and cycle.after_backward(self, site):
-                return
-            self._drop_cycle()
+        if cycle is None or cycle.phase != _cycle.IN_BACKWARD or not cycle.after_backward(self, site):
+            self.full_after_backward(site)
+
+    def full_after_backward(self, site: Site) -> None:
+        """`after_backward` on the full path (leaving the steady cycle first, if any)."""
+        self._drop_cycle()
         ledger = self.ledger
         sentinels = self.sentinels
         wrote: list[int] = []
