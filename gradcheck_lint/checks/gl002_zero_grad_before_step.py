@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterable
 
 from .. import messages
@@ -157,15 +158,21 @@ def _step_only_if_finite(model: TrainingModel, step: Step, clear: Clear) -> bool
 
 
 def _skips_non_finite(model: TrainingModel, clear: Clear) -> bool:
-    """The clear sits in a branch taken when a loss or gradient norm is not finite, and the branch leaves
-    the iteration: the window's gradients are dropped on purpose (sana-sprint's `if torch.logical_or(
-    grad_norm.isnan(), grad_norm.isinf()): ...zero_grad(); continue`)."""
+    """The clear sits in a branch that leaves the iteration, taken when a loss or gradient norm is not
+    finite or too large to step on: the window's gradients are dropped on purpose (sana-sprint's
+    `if torch.logical_or(grad_norm.isnan(), grad_norm.isinf()): ...zero_grad(); continue`; imaginaire's
+    `if torch.isfinite(total_norm) and total_norm > clip: if skip_grad: zero_grad(); scaler.step(opt); break`)."""
     node: ast.AST | None = clear.node
+    leaves = False
     while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
         parent = model.parent(node)
-        if isinstance(parent, ast.If) and node in parent.body and NON_FINITE.search(code(parent.test)) \
-                and isinstance(parent.body[-1], (ast.Continue, ast.Break, ast.Return, ast.Raise)):
-            return True
+        if isinstance(parent, ast.If) and node in parent.body:
+            leaves = leaves or isinstance(parent.body[-1], (ast.Continue, ast.Break, ast.Return, ast.Raise))
+            if leaves and (NON_FINITE.search(code(parent.test)) or _SKIP_TEST.search(code(parent.test))):
+                return True
         node = parent
     return False
 
+
+# A test that asks to skip this update (`if skip_grad:`, `if cfg.skip_step_on_large_norm:`).
+_SKIP_TEST = re.compile(r"(?i)\bskip")

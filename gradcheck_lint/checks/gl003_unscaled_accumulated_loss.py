@@ -143,8 +143,11 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     window, gate = found
                     if backward.loss.summed and not backward.loss.divisors:
                         continue  # a sum over samples (`reduction="sum"`): summing micro-batches gives the batch's sum
-                    if isinstance(gate, Loop) and (gate.rollout or backward.retain_graph):
-                        continue  # the terms of a rollout are summed over time, not averaged over micro-batches
+                    if isinstance(gate, Loop) and (gate.rollout or _keeps_graph(backward)):
+                        # the terms of a rollout are summed over time, and terms that share one graph (a loop over
+                        # feature extractors on one generator output, `retain_graph=retainGraph`) are one objective's
+                        # parts: neither is averaged over micro-batches
+                        continue
                     twice = sorted(d for d in backward.loss.divided_twice if divides_by_window(frozenset({d}), window))
                     if twice:
                         reported.add(c.backward)
@@ -186,6 +189,16 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         simple = is_int(n) or is_reference(n)
         partial = isinstance(gate, Condition) and isinstance(gate.test, ast.BoolOp)
         return FixPlan(f"Divide the loss by `{window}`", (ReplaceNode(loss, replacement),), SAFE if simple and not partial else UNSAFE)
+
+
+def _keeps_graph(backward: Backward) -> bool:
+    """`backward(retain_graph=...)` with anything but a literal False: the graph outlives this pass, shared with
+    the next terms (micro-batches each have a graph of their own and never need it)."""
+    if backward.retain_graph:
+        return True
+    node = backward.node
+    value = next((k.value for k in node.keywords if k.arg == "retain_graph"), None) if isinstance(node, ast.Call) else None
+    return value is not None and not (isinstance(value, ast.Constant) and value.value in (False, None))
 
 
 _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
