@@ -1,6 +1,7 @@
 """GL010 when a framework divides by its window and nothing accumulates (`effects._window_read_here`,
-`checks/gl010`), and two interpreter fixes found with it: `if True:` is no branch, and `hasattr(self, "x")`
-for a name nothing defines is decided the same way whichever method runs first."""
+`checks/gl010`), with two fixes found on the way: a step under `if True:` is not gated (GL010 reads it; the
+interpreter still takes both arms), and `hasattr(self, "x")` for a name nothing defines is decided the
+same way whichever method runs first."""
 
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ for x in torch.randn(8, 2, 4):
 """
 
 
-def test_if_true_is_no_branch_and_the_step_runs_every_micro_batch() -> None:
+def test_a_step_under_if_true_runs_every_micro_batch() -> None:
     assert found(IN_SIGHT.format(test="True")) == [(11, "GL010")]
 
 

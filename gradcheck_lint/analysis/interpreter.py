@@ -257,7 +257,7 @@ class Interpreter:
             f = Outcome(normal=None) if fflow is None else self.exec_block(stmt.orelse, fflow, frame) if stmt.orelse else Outcome(normal=fflow)
             return Outcome.merge([t, f])
         gates = self.expressions.gate_flags(stmt.test, flow, frame)
-        fixed = True if type(stmt.test) is ast.Constant and stmt.test.value is True else grad_existence_test(stmt.test)  # `if True:`
+        fixed = grad_existence_test(stmt.test)
         if fixed is None:
             fixed = self._constant_flag(stmt.test, flow, frame)
         if fixed is None and self._missing_attribute_test(stmt.test):

@@ -70,7 +70,7 @@ for x in torch.randn(16, 2, 4):
                 msg, help_ = messages.double_loss_scaling(backward.call_text, backward.loss_text, divisor, backward.framework_window)
                 yield Finding(backward.node, msg, help_, fix=drop_manual_division(model, backward, divisor))
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
-            if any(step.if_stacks) or step.framework_gated:
+            if any(not _always_true(model, c) for stack in step.if_stacks for c in stack) or step.framework_gated:
                 continue  # a gated step: a window may well accumulate
             holders = model.optimizer_holders(step.optimizer)
             states = step.states()
@@ -114,6 +114,14 @@ for x in torch.randn(16, 2, 4):
             if window is None and _ACCUMULATION.search(d):
                 return d
         return None
+
+
+def _always_true(model: TrainingModel, cond_id: int) -> bool:
+    """`if True:` (kohya's sd-scripts, where `with accelerator.accumulate(...)` was): no gate. (The
+    interpreter still takes both arms of such a test; deciding it there changed which paths long files
+    explore within their work budget.)"""
+    cond = model.conditions.get(cond_id)
+    return cond is not None and isinstance(cond.test, ast.Constant) and cond.test.value is True
 
 
 def _summed_over_inner_loop(model: TrainingModel, backward: Backward) -> bool:
