@@ -144,6 +144,8 @@ def _findings(model: TrainingModel, text: str, path: str, rules: list[type[Rule]
     out: list[Diagnostic] = []
     for rule_cls in rules:
         for finding in rule_cls().check(model):
+            if id(finding.node) in model.unreliable:
+                continue  # at an event of a root the work budget cut short (see EntryPoints.root)
             out.append(
                 Diagnostic(
                     path=path,

@@ -140,3 +140,39 @@ def test_a_dict_item_divided_in_place_is_the_loss_divided() -> None:
 
 def test_another_item_divided_leaves_the_loss_undivided() -> None:
     assert found(ITEM.format(key='"n"', op="/", by="accum")) == [(9, "GL003")]
+
+
+def test_findings_of_a_root_the_work_budget_cut_short_are_dropped(monkeypatch) -> None:
+    """PrefixTuning's 3,600-line Trainer: the budget ran out in `train()` part-way through its loop, and
+    GL001/GL006 were reported on events that loop's completed passes would not condemn. Simulated here:
+    the second root is cut after it ran; the first root's finding stands, the second's goes."""
+    from gradcheck_lint.analysis import entrypoints
+    from gradcheck_lint.analysis.flow import BudgetExhausted
+
+    text = """\
+import torch
+
+
+def first(model, loader):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in loader:
+        model(x).sum().backward()
+        opt.step()
+
+
+def second(model, loader):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in loader:
+        model(x).sum().backward()
+        opt.step()
+"""
+    assert found(text) == [(8, "GL001"), (15, "GL001")]
+    run_root = entrypoints.EntryPoints._run_root
+
+    def cut(self, fn, cls, *args, **kwargs):
+        run_root(self, fn, cls, *args, **kwargs)
+        if fn.name == "second":
+            raise BudgetExhausted
+
+    monkeypatch.setattr(entrypoints.EntryPoints, "_run_root", cut)
+    assert found(text) == [(8, "GL001")]

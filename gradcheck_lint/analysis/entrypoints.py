@@ -8,7 +8,7 @@ import ast
 from typing import TYPE_CHECKING, Iterable
 
 from .definitions import ClassInfo
-from .flow import Flow, Frame, Function, Outcome
+from .flow import BudgetExhausted, Flow, Frame, Function, Outcome
 from .gradstate import PathState
 from .prescan import EVENT_ATTRS
 from .siblings import Siblings
@@ -116,8 +116,20 @@ class EntryPoints:
         calls = self.interp.calls
         self._roots.add(id(fn))
         saved, calls.call_path = calls.call_path, (id(fn),)  # names of unknown origin are per function
+        interp = self.interp
+        recorder, kept, misused = interp.recorder, set(interp.keepalives.events), set(interp.amp.misuses)
+        recorder.touched = set()
         try:
             self._run_root(fn, cls, implicit_loop, closure, outer, assumed)
+        except BudgetExhausted:
+            # The budget ran out in this root, part-way through a loop's iterations: what it recorded may
+            # stand on paths the loop's later iterations would have joined (PrefixTuning's 3,600-line
+            # `train()` gave GL001 and GL006 on a step a completed pass clears). Findings at the events it
+            # met are dropped; those of the roots that completed stand.
+            interp.unreliable |= recorder.touched
+            interp.unreliable |= {k for k in interp.keepalives.events if k not in kept}
+            interp.unreliable |= {id(m.node) for k, m in interp.amp.misuses.items() if k not in misused}
+            raise
         finally:
             calls.call_path = saved
 

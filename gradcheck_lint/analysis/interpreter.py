@@ -88,6 +88,7 @@ class Interpreter:
         self._assigned_in: dict[int, frozenset[str]] = {}
         self.work = 0
         self.exhausted = False
+        self.unreliable: set[int] = set()  # ids of the event nodes of a root the work budget cut short
         self.out_of_time = False
         self._deadline = time.perf_counter() + TIME_BUDGET
         self.objects = Objects(self)

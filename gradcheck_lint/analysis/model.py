@@ -45,6 +45,7 @@ class TrainingModel:
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
         # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
         self.out_of_time: bool = interp.out_of_time
+        self.unreliable: set[int] = interp.unreliable  # findings anchored at these nodes are dropped (engine)
         self.parent = interp.parent  # one map of the module's nodes to their parents, built on first use
 
     @property

@@ -35,6 +35,7 @@ class Recorder:
         self._ordinals: dict[object, int] = {}
         self.backward_calls = 0
         self.last_update: dict[str, tuple[ast.Call, str]] = {}  # parameter set -> the last step that updated it
+        self.touched: set[int] = set()  # nodes of the events the root being analysed met (see EntryPoints.root)
 
     def ordinal(self, node: ast.AST) -> int:
         """A small integer per event node, in order of first meeting: deterministic across runs."""
@@ -54,6 +55,7 @@ class Recorder:
         # (`f(a.backward(), b.backward(), ...)`), so the time budget is checked here too, every 256th
         # call as between statements: the first ones always run, however long the set-up took.
         self.backward_calls += 1
+        self.touched.add(id(call))
         if self.backward_calls & 255 == 0:
             self.interp.check_deadline()
         self.interp.keepalives.consumed(loss)
@@ -220,6 +222,7 @@ class Recorder:
     # -- step
     def step(self, call: ast.Call, opt: Entity, text: str, flow: Flow, frame: Frame, framework_gated: bool = False) -> None:
         """`opt` applies the gradients of its parameters on every path reaching the call."""
+        self.touched.add(id(call))
         ev = self.steps.get(id(call))
         key = (id(call), opt.uid)
         if ev is None or ev.optimizer.uid != opt.uid:
@@ -257,6 +260,7 @@ class Recorder:
     def clear(self, node: ast.AST, text: str, target: str, holders: set[Holder], flow: Flow, frame: Frame,
               everything: bool = False) -> None:
         """Gradients of `holders` (or of everything, when the target is unknown) are cleared."""
+        self.touched.add(id(node))
         ev = self.clears.get(id(node))
         if ev is None:
             ev = Clear(self.ordinal(node), node, text, target, set(holders), everything)
