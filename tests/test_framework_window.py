@@ -114,7 +114,7 @@ def test_a_hasattr_test_repeated_in_two_methods_is_decided_alike_in_both() -> No
         module = ast.parse(HASATTR)
         tests = [n.test for n in ast.walk(module) if isinstance(n, ast.If)]
         interp = Interpreter(module, HASATTR)
-        assert [interp._missing_attribute_test(tests[i]) for i in order] == [True, True]
+        assert [interp.fixed_tests.missing_attribute(tests[i]) for i in order] == [True, True]
 
 
 ITEM = """\

@@ -22,11 +22,12 @@ from typing import Callable, Sequence
 from . import flags
 from . import names as N
 from .apimodels import Catalogue, ModelFile, catalogue_for
-from .conditions import ALL_PHASES, Condition, analyse_test, grad_existence_test, unit_truth, unit_window
+from .conditions import ALL_PHASES, Condition, analyse_test, unit_truth, unit_window
 from .counters import Counters
 from .definitions import Definitions
 from .events import Loop
 from .expressions import Expressions
+from .fixed_tests import FixedTests
 from .flow import (
     GENERATION, MAX_LOOP_ITERATIONS, TIME_BUDGET, UNIT_WINDOW, WORK_BUDGET, BudgetExhausted, Flow, Frame, Outcome, rebase_graphs,
 )
@@ -59,7 +60,7 @@ class Interpreter:
         self._parents: dict[int, ast.AST] | None = None
         self._loop_stores: dict[int, set[str]] = {}  # id of a loop -> names it stores into (`syntax.stored_names`)
         self._flags: dict[int, bool] = {}
-        self._defined_names: set[str] | None = None
+        self.fixed_tests = FixedTests(self)
         self.source = source  # the text `module` was parsed from
         self.text: Source = read_source(source)  # what `code()` reads nodes' text from, until forget_code()
         self.catalogue: Catalogue = catalogue_for(models)
@@ -258,11 +259,7 @@ class Interpreter:
             f = Outcome(normal=None) if fflow is None else self.exec_block(stmt.orelse, fflow, frame) if stmt.orelse else Outcome(normal=fflow)
             return Outcome.merge([t, f])
         gates = self.expressions.gate_flags(stmt.test, flow, frame)
-        fixed = grad_existence_test(stmt.test)
-        if fixed is None:
-            fixed = self._constant_flag(stmt.test, flow, frame)
-        if fixed is None and self._missing_attribute_test(stmt.test):
-            fixed = False  # `if hasattr(self, "_training_step"):` where nothing defines it: a deprecated hook
+        fixed = self.fixed_tests.outcome(stmt.test, flow, frame)
         orelse = stmt.orelse
         if fixed is not None:
             if fixed:
@@ -295,36 +292,6 @@ class Interpreter:
     def touches_gradients(self, name: str) -> bool:
         """A call of this name may be a training event: `zero_grad`, `step`, or a function here that reaches one."""
         return name in EVENT_ATTRS or self.prescan.trains(name)
-
-    def _constant_flag(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
-        """`if do_backward:` in a helper called with `do_backward=False` (or left at its default): the
-        flag's value on this call, when it is a literal True/False/None."""
-        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-        name = test.operand if negated else test  # type: ignore[attr-defined]
-        if not isinstance(name, ast.Name):
-            return None
-        v = self.expressions.lookup(name.id, flow, frame)
-        if v is None or v.const not in ("True", "False", "None"):
-            return None
-        truth = v.const == "True"
-        return not truth if negated else truth
-
-    def _missing_attribute_test(self, test: ast.expr) -> bool:
-        """`hasattr(self, "name")` for a name no class here defines and nothing here assigns."""
-        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and len(test.args) == 2
-                and isinstance(test.args[0], ast.Name) and test.args[0].id == "self"
-                and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str)):
-            return False
-        name = test.args[1].value
-        if self._defined_names is None:
-            # the names `hasattr` tests are not definitions: every such test is left out, not only this one (the
-            # same test in two methods made the answer depend on which method ran first)
-            tested = {id(n.args[1]) for n in iter_tree(self.module) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                      and n.func.id == "hasattr" and len(n.args) == 2}
-            self._defined_names = {n.name for n in iter_tree(self.module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} | {
-                n.attr for n in iter_tree(self.module) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)} | {
-                n.value for n in iter_tree(self.module) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in tested}
-        return name not in self._defined_names
 
     def correlated(self, cond: Condition) -> bool:
         """Whether a path must remember which way it went at this test: another statement tests the

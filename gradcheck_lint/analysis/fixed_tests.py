@@ -1,0 +1,61 @@
+"""Branch tests whose outcome this call already fixes: `if p.grad is not None:` for gradients that
+exist, a literal flag the function was handed (`do_backward=False`), `hasattr(self, "x")` for a name
+nothing in the file defines."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from .conditions import grad_existence_test
+from .flow import Flow, Frame
+from .walk import iter_tree
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+
+class FixedTests:
+    def __init__(self, interp: Interpreter) -> None:
+        self.interp = interp
+        self._defined_names: set[str] | None = None
+
+    def outcome(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
+        """True or False when the test goes one way on this call; None when both may happen."""
+        fixed = grad_existence_test(test)
+        if fixed is None:
+            fixed = self.constant_flag(test, flow, frame)
+        if fixed is None and self.missing_attribute(test):
+            fixed = False  # `if hasattr(self, "_training_step"):` where nothing defines it: a deprecated hook
+        return fixed
+
+    def constant_flag(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
+        """`if do_backward:` in a helper called with `do_backward=False` (or left at its default): the
+        flag's value on this call, when it is a literal True/False/None."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        name = test.operand if negated else test  # type: ignore[attr-defined]
+        if not isinstance(name, ast.Name):
+            return None
+        v = self.interp.expressions.lookup(name.id, flow, frame)
+        if v is None or v.const not in ("True", "False", "None"):
+            return None
+        truth = v.const == "True"
+        return not truth if negated else truth
+
+    def missing_attribute(self, test: ast.expr) -> bool:
+        """`hasattr(self, "name")` for a name no class here defines and nothing here assigns."""
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and len(test.args) == 2
+                and isinstance(test.args[0], ast.Name) and test.args[0].id == "self"
+                and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str)):
+            return False
+        name = test.args[1].value
+        if self._defined_names is None:
+            # the names `hasattr` tests are not definitions: every such test is left out, not only this one (the
+            # same test in two methods made the answer depend on which method ran first)
+            module = self.interp.module
+            tested = {id(n.args[1]) for n in iter_tree(module) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                      and n.func.id == "hasattr" and len(n.args) == 2}
+            self._defined_names = {n.name for n in iter_tree(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} | {
+                n.attr for n in iter_tree(module) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)} | {
+                n.value for n in iter_tree(module) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in tested}
+        return name not in self._defined_names
