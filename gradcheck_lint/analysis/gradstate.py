@@ -322,8 +322,17 @@ def merge_states(states: Iterable[PathState], limit: int | None = None) -> froze
     by_size = sorted(s, key=sizes)
     cut = sizes(by_size[limit - 1])
     kept = [p for p in by_size if sizes(p) < cut]
-    tied = sorted((p for p in by_size if sizes(p) == cut), key=lambda p: (sorted(p.grads), sorted(p.assumptions)))
+    tied = sorted((p for p in by_size if sizes(p) == cut), key=_contents)
     return frozenset(kept + tied[: limit - len(kept)])
+
+
+def _contents(p: PathState) -> tuple[object, ...]:
+    """A total order of path states that does not depend on hashing: ties at the cap are cut the same
+    way whatever order the set iterates in (string hashes differ from one process to the next, so a
+    key that left states with equal gradients but different phases tied kept different paths, and a
+    loop at the cap could take another iteration and exhaust the work budget in some processes only)."""
+    return (sorted(p.grads), sorted(p.assumptions), sorted(p.discards), sorted(p.frozen),
+            sorted((counter, window, tuple(sorted(at))) for counter, window, at in p.phases), sorted(p.amp))
 
 
 _NOT_A_DATACLASS = ()

@@ -34,7 +34,7 @@ from .flow import (
 from .calls import Calls
 from .effects import Effects
 from .entrypoints import EntryPoints
-from .gradstate import PathState
+from .gradstate import STATE_CAP, PathState
 from .amp import Amp
 from .keepalive import KeepAlives
 from .names import ImportMap
@@ -474,7 +474,9 @@ class Interpreter:
                 back.map(lambda s: s.advance(counter[0], self.counters.advance_phases))
             new_head = Flow.join([head, back])
             assert new_head is not None
-            if new_head.states == head.states and new_head.env == head.env:
+            if new_head.env == head.env and (new_head.states == head.states or len(new_head.states) >= STATE_CAP == len(head.states)):
+                # a fixed point; or the paths are at the cap on both turns: which ones the cap keeps may go on
+                # changing without end, and what it drops can only hide findings
                 break
             head = new_head
         return Outcome(normal=Flow.join([back, *stopped]) if stopped else back, breaks=breaks, returns=returns)
