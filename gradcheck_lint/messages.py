@@ -13,6 +13,11 @@ def _at(line: int | None) -> str:
     return f" at line {line}" if line else ""
 
 
+def _via(call: tuple[str, int | None] | None) -> str:
+    """For a call in a helper: the call, in the loop elsewhere, that runs it once per micro-batch."""
+    return f" (run by `{call[0]}`{_at(call[1])})" if call else ""
+
+
 def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: str, wrong_clear: str | None = None,
                       wrong_clear_line: int | None = None, owned: str | None = None, decayed: bool = False,
                       may: bool = False) -> tuple[str, str]:
@@ -244,7 +249,8 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
 
 
 def ddp_accumulation_without_no_sync(backward: str, model: str, step: str | None, step_line: int | None, late: bool = False,
-                                     forward_line: int | None = None) -> tuple[str, str]:
+                                     forward_line: int | None = None, prepared_by: tuple[str, str] | None = None,
+                                     via: tuple[str, int | None] | None = None) -> tuple[str, str]:
     if late:
         msg = (f"`{backward}` runs with `{model}`'s gradient sync switched off only after the forward pass{_at(forward_line)} that made its "
                f"graph: DDP decides at forward time whether a backward all-reduces, so this micro-batch still communicates "
@@ -253,7 +259,15 @@ def ddp_accumulation_without_no_sync(backward: str, model: str, step: str | None
                  f"(`{model}.no_sync()`, `fabric.no_backward_sync({model}, ...)`, `accelerator.no_sync({model})`), or set "
                  f"`{model}.require_backward_grad_sync` before calling `{model}(...)`.")
         return msg, help_
-    msg = (f"`{backward}` accumulates micro-batches for `{step}`{_at(step_line)} through `{model}`, which all-reduces its "
+    if prepared_by is not None:
+        # a model a framework prepared: DDP only when launched on several processes, so `model.no_sync()` may not exist
+        call, context = prepared_by
+        msg = (f"`{backward}`{_via(via)} accumulates micro-batches for `{step}`{_at(step_line)} through `{model}`, which `{call}` "
+               f"wraps in DDP when the script runs on several processes; nothing switches its gradient sync off, so every "
+               f"micro-batch all-reduces, also those that do not step (correct gradients, N times the communication).")
+        help_ = f"switch `{model}`'s gradient sync off on the micro-batches that do not step: {context.replace('{model}', model)}."
+        return msg, help_
+    msg = (f"`{backward}`{_via(via)} accumulates micro-batches for `{step}`{_at(step_line)} through `{model}`, which all-reduces its "
            f"gradients on every backward: the micro-batches that do not step communicate for nothing (correct gradients, "
            f"N times the communication).")
     help_ = (f"run the forward and backward of the micro-batches that do not step under `{model}.no_sync()`: "

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from . import names as N
 from .apimodels import ArgRef, Effect
 from .definitions import ClassInfo, is_abstract
+from .deferred import entered, makes_context_only
 from .effects import CallSite, literal_bool
 from .flow import Flow, Frame, Function
 from .inlining import Inliner
@@ -49,6 +50,10 @@ class Calls:
     def current_call_node(self) -> ast.Call | None:
         return self._call_nodes[-1] if self._call_nodes else None
 
+    def enclosing_calls(self) -> tuple[ast.Call, ...]:
+        """The calls being evaluated around the innermost one, outermost first."""
+        return tuple(self._call_nodes[:-1])
+
     def args_of(self, call: ast.Call, flow: Flow, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
         pos: list[Value] = []
         kw: dict[str, Value] = {}
@@ -57,7 +62,10 @@ class Calls:
             if a.keyword is not None:
                 kw[a.keyword] = v
             elif a.star:
-                pos.append(replace(v, items=()))
+                # `f(*parts)`: one value for unknown positions; a list built in sight keeps its items, which
+                # an effect over every positional argument reads as the arguments (`accelerator.prepare(*parts)`)
+                exact = [k for k, _ in v.items] == [str(i) for i in range(len(v.items))]
+                pos.append(v if exact else replace(v, items=()))
             else:
                 pos.append(v)
         return pos, kw
@@ -88,6 +96,10 @@ class Calls:
         if isinstance(func, ast.Name):
             name = func.id
             bound = interp.lookup(name, flow, frame)
+            context = entered(bound)
+            if context is not None:  # `with ctx():` of `ctx = model.no_sync if ... else nullcontext`
+                self.args_of(call, flow, frame)
+                return context
             if bound is not None and (bound.modules or bound.entities):
                 return self.call_object(call, bound, func, flow, frame)
             local = frame.local_defs.get(name) or (interp.functions.get(name) if bound is None else None)
@@ -264,6 +276,14 @@ class Calls:
                 return delegated
         return self.unmodelled_method(call, attr, recv, recv_node, pos, kw, flow, frame)
 
+    def makes_context(self, recv: Value, recv_node: ast.expr, attr: str, flow: Flow) -> bool:
+        """The receiver's method `attr` only makes a context (`model.no_sync`, `accelerator.no_sync`)."""
+        for _owner, api in self._receiver_types(recv, recv_node, flow):
+            row = self.catalogue.method(api, attr)
+            if row is not None and makes_context_only(row.effects):
+                return True
+        return False
+
     def _local_class_of(self, recv: Value) -> ClassInfo | None:
         if isinstance(recv.const, tuple) and recv.const[:1] == ("instance",):
             return self.interp.classes.get(str(recv.const[1]))
@@ -372,6 +392,13 @@ class Calls:
             # `something.backward(loss)` of an unknown object: a framework's backward of its argument
             site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
             return interp.effects.apply((Effect("backward", (("loss", _ARG0),)),), site, flow, frame)
+        if attr in ("append", "extend", "insert") and pos:
+            # a list (or an `nn.ModuleList`) grows: not a forward pass, also when it holds modules
+            key = N.ref_text(recv_node)
+            if key is not None:
+                stored = [a.value for a in arguments(call) if a.keyword is None][-1]
+                flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame, code(recv_node))
+            return EMPTY
         if recv.modules and not call.args and not call.keywords and _QUERY.match(attr):
             return Value()  # `model.scheduler.get_current_seq()`: a query without inputs, not a forward pass
         if recv.modules:
@@ -385,12 +412,6 @@ class Calls:
             return interp.forward(recv, pos, kw, flow, frame, vague=True)
         if attr in ("items", "values", "keys") and recv.items:
             return recv
-        if attr in ("append", "extend", "insert") and pos:
-            key = N.ref_text(recv_node)
-            if key is not None:
-                stored = [a.value for a in arguments(call) if a.keyword is None][-1]
-                flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame, code(recv_node))
-            return EMPTY
         if attr in ("get", "pop") and recv.items and arguments(call):
             k = N.literal_key(arguments(call)[0].value)
             item = recv.item(k) if k is not None else None

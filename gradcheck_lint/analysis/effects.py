@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Iterable
 
 from .apimodels import ArgRef, Effect
+from .deferred import defer, may_make_context, synthetic_call
 from .flow import SYNC_OFF, Flow, Frame
 from .syntax import Arg, arguments, code
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
@@ -78,7 +79,13 @@ class CallSite:
         """Every value an argument reference names (`args`: each positional argument)."""
         if ref is not None and ref.all_positional:
             unnamed = [a for a in arguments(self.call) if a.keyword is None]
-            return [v for a, v in zip(unnamed, self.pos) if not a.star]
+            out: list[Value] = []
+            for a, v in zip(unnamed, self.pos):
+                if not a.star:
+                    out.append(v)
+                elif v.items and [k for k, _ in v.items] == [str(i) for i in range(len(v.items))]:
+                    out += [item for _, item in v.items]  # `prepare(*[model, optimizer])`: a list built in sight
+            return out
         found = self.arg(ref)
         return [found[0]] if found else []
 
@@ -161,7 +168,10 @@ class Effects:
             self.clear(effect, site, flow, frame)
             return EMPTY
         if kind == "gate":
-            return Value(const=("context", "gate", site.owner.uid if site.owner else 0))
+            # `accelerator.accumulate(model)` also switches the model's gradient sync off on micro-batches that do not step
+            models = frozenset(e.uid for v in site.values(effect.ref("model")) for e in v.entities if e.kind is Kind.MODEL)
+            self.table.gated_models |= models
+            return Value(const=("context", "gate", site.owner.uid if site.owner else 0, models))
         if kind == "hook_grads":
             for v in site.values(effect.ref("target")):
                 self.table.hooked |= self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
@@ -228,6 +238,16 @@ class Effects:
             out = union_as_tensor(operands)
             # `loss, items = compute_loss(pred, targets)` of the YOLOv5 family returns `loss * bs`
             return replace(out, summed=True) if kind == "summed" and out is not EMPTY else out
+        if kind == "defer":
+            found = site.arg(effect.ref("function"))
+            func = found[1] if found is not None else None
+            if isinstance(func, ast.Attribute) and may_make_context(self.catalogue, func.attr) and self.interp.calls.makes_context(
+                    self.interp.eval(func.value, flow, frame), func.value, func.attr, flow):
+                rest = [a for a in site.call.args if a is not func]
+                keywords = [k for k in site.call.keywords if k.value is not func]
+                return defer(self.interp.calls.eval_call(synthetic_call(site.call, func, rest, keywords), flow, frame))
+            # `partial(train_step, model)`: nothing runs until it is called; read as any unmodelled call
+            return self.interp.objects.opaque_call(code(site.call.func), site.pos, site.kw, flow)
         if kind == "invoke":
             found = site.arg(effect.ref("function"))
             if found is not None and isinstance(found[1], ast.Name):
@@ -313,6 +333,14 @@ class Effects:
             for v in [result, *(item for _, item in result.items)]:
                 for o in v.of_kind(Kind.OPTIMIZER):
                     self.table.prepared.setdefault(o.uid, site.owner.uid)
+            context = effect.value("data_parallel")
+            if context:
+                # and the models it is given are DDP (or FSDP) wrappers when the script is launched on several
+                # processes (also those of a list passed starred, whose positions are unknown: `prepare(*parts)`)
+                for v in [result, *(item for _, item in result.items), *site.pos]:
+                    for m in v.of_kind(Kind.MODEL):
+                        self.table.sync_capable.add(m.uid)
+                        self.table.parallelised_by.setdefault(m.uid, (code(site.call.func), context.replace("{owner}", site.receiver_text)))
         return result
 
     def fresh(self, value: Value, flow: Flow) -> None:

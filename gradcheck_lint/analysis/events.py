@@ -46,6 +46,8 @@ class Backward:
     loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
     if_stacks: set[tuple[int, ...]] = field(default_factory=set)
     written: set[Holder] = field(default_factory=set)
+    # the calls being evaluated when it ran, outermost first (`self.backward_step(loss)` for a backward in a helper)
+    callers: set[tuple[ast.Call, ...]] = field(default_factory=set)
 
 
 @dataclass(eq=False)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from . import names as N
 from .flags import assign as assign_flag, literal_flags
 from .definitions import ClassInfo
+from .deferred import defer, may_make_context, sync_choice, synthetic_call
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
 from .syntax import code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
@@ -86,6 +87,9 @@ class Expressions:
                 # `m.module if isinstance(m, DistributedDataParallel) else m`: the bare module either way
                 wrappers = set(self.interp.objects.sync_wrappers(arms[1]))
                 arms[1] = replace(arms[1], entities=frozenset(e for e in arms[1].entities if e.uid not in wrappers))
+            chosen = sync_choice(arms)
+            if chosen is not None:  # `partial(accelerator.no_sync, model) if not last else nullcontext`
+                return chosen
             syncs = [v.const for v in arms if isinstance(v.const, tuple) and v.const[:2] == ("context", "sync")]
             if syncs:  # `nullcontext() if last else model.no_sync()`: sync off on some micro-batches
                 return Value(const=("context", "sync", frozenset().union(*(c[2] for c in syncs)), False))
@@ -243,6 +247,9 @@ class Expressions:
         attr = expr.attr
         if attr in _NO_GRADIENT_ATTRS:
             return EMPTY
+        if may_make_context(interp.catalogue, attr) and interp.calls.makes_context(base, expr.value, attr, flow):
+            # `model.no_sync` referenced, entered later (`ctx = model.no_sync if ... else nullcontext; with ctx():`)
+            return defer(interp.calls.eval_call(synthetic_call(expr, expr, [], []), flow, frame))
         if isinstance(base.const, tuple) and base.const[:1] == ("instance",):
             inst = base.item(attr)
             if inst is not None:
@@ -510,7 +517,10 @@ class Expressions:
             if div is not None:
                 new = new.with_divisor(div)
         else:
-            new = union_as_tensor([old, rhs])
+            # `params += list(project.named_parameters())`: a collection grows and keeps what it holds (an
+            # optimizer built from it owns both models); a number or a tensor is summed
+            grows = isinstance(small.op, ast.Add) and _builds_collection(small.value)
+            new = join([replace(old, items=()), replace(rhs, items=())]) if grows else union_as_tensor([old, rhs])
             if isinstance(small.op, (ast.Add, ast.Sub)) and (rhs.built or rhs.graph):  # `total_loss += loss` (not `+= loss.item()`)
                 new = interp.keepalives.note(small, key, small.value, new, frame, code(target))
         flow.env[key] = new
@@ -550,3 +560,10 @@ def grad_assignment_kind(source: ast.AST | None) -> str:
     if isinstance(source, ast.Call) and N.last_name(source.func) in ("div", "mul", "true_divide"):
         return "rescale"
     return "replace"
+
+
+def _builds_collection(node: ast.expr) -> bool:
+    """A list or tuple display, a comprehension, or `list(...)` / `tuple(...)`."""
+    if isinstance(node, (ast.List, ast.Tuple, ast.ListComp)):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple") and len(node.args) == 1

@@ -560,7 +560,7 @@ class Interpreter:
                 elif what == "enable_grad":
                     inner = replace(inner, no_grad=False)
                 elif what == "gate":
-                    inner = replace(inner, gates=inner.gates + (uid,))
+                    inner = replace(inner, gates=inner.gates + (uid,), sync_maybe=inner.sync_maybe | context[3])
                     self.table.accumulating.add(uid)
                 elif what == "sync":
                     wrappers, sure = context[2], context[3]

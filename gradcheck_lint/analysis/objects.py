@@ -143,7 +143,10 @@ class Objects:
             site = self.interp.recorder.ordinal(self.interp.calls.current_call())
             self.interp.forward_sites[site] = self.interp.calls.current_call_node()
             built = built | {(h, generations(flow.env, h), site) for h in own if not h.pseudo}
-            sync = sync | {(uid, self.sync_state(uid, flow, frame), site, _count(flow, uid)) for uid in self.sync_wrappers(module)}
+            wrappers = self.sync_wrappers(module)
+            sync = sync | {(uid, self.sync_state(uid, flow, frame), site, _count(flow, uid)) for uid in wrappers}
+            for uid in wrappers:
+                self.table.sync_modules.setdefault(uid, set()).update(h for h in module.modules if not h.pseudo)
         summed = any(self._forward_sums(e.uid) for e in module.entities)
         return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else frozenset()), built=built, summed=summed,
                      sync=sync)

@@ -108,6 +108,7 @@ class Recorder:
             ev.loss = join([ev.loss, loss])
         ev.loop_stacks.add(frame.loops)
         ev.if_stacks.add(frame.ifs)
+        ev.callers.add(self.interp.calls.enclosing_calls())
         ev.written |= set(written)
         ev.amp_scaled = ev.amp_scaled or loss.amp
         for uid, state, site, flag_sets in loss.sync:

@@ -157,6 +157,7 @@ def join(values: Iterable[Value]) -> Value:
             counter = Counter(source=sorted(sources)[0], zero_based=zb.pop(), incremented=any(c.incremented for c in counters if c),
                               start=starts.pop() if len(starts) == 1 else None)
     consts = {repr(v.const) for v in vals}
+    const = first.const if len(consts) == 1 else _joined_context(vals)
     items: dict[str, list[Value]] = {}
     for v in vals:
         for k, iv in v.items:
@@ -179,8 +180,26 @@ def join(values: Iterable[Value]) -> Value:
         divided_twice=frozenset.intersection(*(v.divided_twice for v in vals)),
         items=tuple((k, join(vs)) for k, vs in items.items()),
         counter=counter,
-        const=first.const if len(consts) == 1 else None,
+        const=const,
     )
+
+
+def _joined_context(vals: list[Value]) -> object:
+    """Different constants join to None, except a gradient-sync context chosen on some paths only
+    (`ctx = nullcontext; if not last: ctx = model.no_sync`): a context whose sync is off on some
+    micro-batches (deferred when chosen without being called, see `deferred`)."""
+    syncs, deferred = [], False
+    for v in vals:
+        c = v.const
+        if isinstance(c, tuple) and c[:1] == ("deferred",) and c[1][:2] == ("context", "sync"):
+            deferred = True
+            c = c[1]
+        if isinstance(c, tuple) and c[:2] == ("context", "sync"):
+            syncs.append(c)
+    if not syncs:
+        return None
+    inner = ("context", "sync", frozenset().union(*(c[2] for c in syncs)), False)
+    return ("deferred", inner) if deferred else inner
 
 
 def union_as_tensor(values: Iterable[Value]) -> Value:
@@ -223,6 +242,9 @@ class EntityTable:
     windows: dict[int, str | None] = field(default_factory=dict)
     # optimizer uid -> uid of the framework object that prepared it (its steps follow that object's gates)
     prepared: dict[int, int] = field(default_factory=dict)
+    # model uid -> the framework call that may have wrapped it for data parallelism (`accelerator.prepare`),
+    # and that framework's sync context (a template with `{model}` to fill in)
+    parallelised_by: dict[int, tuple[str, str]] = field(default_factory=dict)
     # uid of an object built from optimizers (a scheduler or a wrapper) -> those optimizers' uids
     wraps: dict[int, frozenset[int]] = field(default_factory=dict)
     # framework objects whose accumulation context was entered: their sync state now gates their
@@ -233,6 +255,10 @@ class EntityTable:
     # models a framework's sync context was given (`fabric.no_backward_sync(model)`): wrapped for data
     # parallelism by that framework, whatever their type says
     sync_capable: set[int] = field(default_factory=set)
+    # data-parallel wrapper uid -> the modules whose parameters its forward passes ran (DDP(model): model's)
+    sync_modules: dict[int, set[Holder]] = field(default_factory=dict)
+    # models some accumulation context was given (`accelerator.accumulate(discriminator)`): trained in windows of their own
+    gated_models: set[int] = field(default_factory=set)
 
     def name_after(self, uid: int, label: str) -> None:
         """Name an entity after the first variable or attribute it is assigned to."""

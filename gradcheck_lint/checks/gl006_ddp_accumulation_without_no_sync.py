@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
-from ..analysis.events import Backward
+from ..analysis.events import Backward, Step
+from ..analysis.syntax import code
+from ..analysis.values import Holder
 from ..codemod_plans import wrap_in_no_sync
 from ..diagnostics import Severity
 from ..registry import Finding, Rule, register
@@ -79,14 +82,34 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     source = model.accumulation_source(state, backward, step)
                     if source is None and not gated:
                         continue  # repeated without a window: a missing clear (GL001), not accumulation
-                    wrapper = self._syncing(forwards.setdefault(id(backward.node), self._forwards_at(model, backward)))
+                    wrapper = self._syncing(forwards.setdefault(id(backward.node), self._forwards_at(model, backward)), model, _h)
                     if wrapper is None:
                         continue
                     reported.add(id(backward.node))
+                    prepared_by = model.table.parallelised_by.get(wrapper)
                     msg, help_ = messages.ddp_accumulation_without_no_sync(
-                        backward.call_text, model.table.label(wrapper), step.call_text, model.line(step.node))
-                    fix = wrap_in_no_sync(model, backward, step, source[1], wrapper) if source is not None else None
+                        backward.call_text, model.table.label(wrapper), step.call_text, model.line(step.node), prepared_by=prepared_by,
+                        via=self._reached_via(model, backward, step))
+                    # (a framework-prepared model is a plain module on one process: it may have no `no_sync()`)
+                    fix = wrap_in_no_sync(model, backward, step, source[1], wrapper) if source is not None and prepared_by is None else None
                     yield Finding(backward.node, msg, help_, fix=fix)
+
+    @staticmethod
+    def _reached_via(model: TrainingModel, backward: Backward, step: Step) -> tuple[str, int | None] | None:
+        """For a backward in a helper (`self.backward_step(loss)` called in `_run_train_epoch`'s loop), the
+        call in the accumulating loop that runs it: where the reader finds the window."""
+        for bstack in sorted(backward.loop_stacks):
+            for sstack in sorted(step.loop_stacks):
+                common = [lid for lid, other in zip(bstack, sstack) if lid == other]
+                loop = model.loops.get(common[-1]) if common else None
+                if loop is None or loop.implicit or any(n is backward.node for n in ast.walk(loop.node)):
+                    continue
+                inside = {id(n) for n in ast.walk(loop.node) if isinstance(n, ast.Call)}
+                for chain in sorted(backward.callers, key=len):
+                    via = next((c for c in chain if id(c) in inside), None)
+                    if via is not None:
+                        return code(via), model.line(via)
+        return None
 
     @staticmethod
     def _forwards_at(model: TrainingModel, backward: Backward) -> set[tuple[int, str, int]]:
@@ -96,12 +119,26 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
         return {f for b in model.backwards.values() if b.node is backward.node for f in b.sync_forwards}
 
     @staticmethod
-    def _syncing(sync_forwards: set[tuple[int, str, int]]) -> int | None:
-        """A wrapper whose forward passes for this backward call always ran with gradient sync on."""
+    def _syncing(sync_forwards: set[tuple[int, str, int]], model: TrainingModel, held: Holder) -> int | None:
+        """A wrapper of the accumulated parameters (`held`) whose forward passes for this backward call
+        always ran with gradient sync on. A wrapper of another model the loss went through (a GAN's
+        discriminator under the generator's loss) accumulates nothing for this step."""
         states: dict[int, set[str]] = {}
         for uid, state, _site in sync_forwards:
             states.setdefault(uid, set()).add(state)
+        table = model.table
         for uid, seen in sorted(states.items()):
-            if seen == {"on"}:
+            wrapped = table.sync_modules.get(uid)
+            if seen != {"on"}:
+                continue
+            if not wrapped or any(m.overlaps(held) for m in wrapped):
+                return uid
+            # parameters of an optimizer the analysis could not read (`filter(..., vae.parameters())`): any
+            # wrapper, unless another optimizer owns what it wraps (not another value of the same variable,
+            # `self.optimizer` built here or handed in), or the file accumulates it in windows of its own
+            # (`accelerator.accumulate(discriminator)` elsewhere: here it only feeds another model's loss)
+            others = [own for other, own in table.ownership.items() if table.label(other) != table.label(held.uid)]
+            if held.pseudo and uid not in table.gated_models and not all(
+                    any(m.overlaps(o) for own in others for o in own.holders) for m in wrapped):
                 return uid
         return None

@@ -64,6 +64,7 @@ class Catalogue:
     _methods: dict[tuple[str, str], MethodModel] = field(default_factory=dict)
     _attributes: dict[tuple[str, str], AttributeModel] = field(default_factory=dict)
     _hooks: list[Hook] = field(default_factory=list)
+    _methods_by_name: dict[str, list[MethodModel]] = field(default_factory=dict)
     _receivers: list[Heuristic] = field(default_factory=list)
     _callees: list[Heuristic] = field(default_factory=list)
 
@@ -83,6 +84,7 @@ class Catalogue:
                     self._calls.setdefault(c.name, c)
             for m in f.methods:
                 self._methods.setdefault((self.canonical(m.type), m.name), m)
+                self._methods_by_name.setdefault(m.name, []).append(m)
             for a in f.attributes:
                 self._attributes.setdefault((self.canonical(a.type), a.name), a)
             self._hooks.extend(f.hooks)
@@ -144,6 +146,10 @@ class Catalogue:
             if found is not None:
                 return found
         return None
+
+    def methods_named(self, name: str) -> list[MethodModel]:
+        """Every type's method of this name (a cheap test before resolving a receiver's type)."""
+        return self._methods_by_name.get(name, [])
 
     def attribute(self, type_name: str, name: str) -> AttributeModel | None:
         for t in self.lineage(type_name):

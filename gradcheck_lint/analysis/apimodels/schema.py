@@ -29,7 +29,10 @@ EFFECTS: dict[str, dict[str, str]] = {
     # parameters; `window` is the accumulation window its backward divides by and its gates count;
     # `fresh`: new parameters with no gradient yet; `tuple`: the call returns (this object, its optimizer, ...)
     "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str"},
-    "returns": {"value": "ref"},                     # the call returns an argument (`.to()`, DDP(model))
+    # the call returns an argument (`.to()`, DDP(model)); `data_parallel`: a model returned may be wrapped for
+    # data parallelism when launched on several processes (`accelerator.prepare`, `fabric.setup`), and the
+    # framework's way to switch its gradient sync off, for messages (`{owner}` and `{model}` are filled in)
+    "returns": {"value": "ref", "data_parallel": "str"},
     "join": {},                                       # the call returns any of its arguments (`itertools.chain(a, b)`)
     "clone": {"value": "ref"},                       # a copy of a model with fresh parameters (deepcopy)
     "backward": {"loss": "ref", "inputs": "ref", "scales": "str"},  # scales: none | window | framework
@@ -57,6 +60,7 @@ EFFECTS: dict[str, dict[str, str]] = {
     "number": {},                                     # a Python number computed from them (`float(loss)`): no graph
     "inert": {},                                      # no gradient effect, nothing of interest returned
     "invoke": {"function": "ref"},                    # calls a function it is given (`fire.Fire(main)`)
+    "defer": {"function": "ref"},                     # a callable of `function` and the other arguments (`partial`)
     "set_attribute": {"name": "ref", "value": "ref"},  # the receiver's attribute `name` (a literal) is `value` (`add_module`)
 }
 _SCALES = ("none", "window", "framework")
