@@ -113,3 +113,117 @@ def test_a_bound_no_sync_chosen_on_some_paths_only_is_off_on_some_micro_batches(
 
 def test_without_the_choice_the_wrapper_syncs_on_every_micro_batch() -> None:
     assert found(DDP_CHOSEN.replace("        context = model.no_sync\n", "        context = nullcontext\n").format(test="(step + 1) % 4 != 0")) == [(12, "GL006")]
+
+
+HF_CHOSEN = """\
+import contextlib
+import torch
+from accelerate import Accelerator
+from transformers import AutoModelForCausalLM
+
+accelerator = Accelerator()
+model = AutoModelForCausalLM.from_pretrained("gpt2")
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+model, optimizer = accelerator.prepare(model, optimizer)
+for batch_samples in loader:
+    for i, batch in enumerate(batch_samples):
+        ctx = {choice}
+        with ctx():
+            outputs = model(**batch)
+            accelerator.backward(outputs.loss / len(batch_samples))
+    optimizer.step()
+    optimizer.zero_grad()
+"""
+
+
+def test_a_prepared_library_model_has_the_wrappers_no_sync_and_its_outputs_keep_the_sync_state() -> None:
+    # accelerate's gradient_accumulation_for_autoregressive_models.py: `model.no_sync` of a prepared
+    # transformers model, chosen for all micro-batches but the last; `outputs.loss` keeps the forward's sync
+    chosen = "model.no_sync if i < len(batch_samples) - 1 else contextlib.nullcontext"
+    assert found(HF_CHOSEN.format(choice=chosen)) == []
+    assert found(HF_CHOSEN.format(choice="contextlib.nullcontext")) == [(15, "GL006")]
+
+
+DREAMBOOTH = """\
+import torch
+from accelerate import Accelerator
+
+accelerator = Accelerator(gradient_accumulation_steps=args.gradient_accumulation_steps)
+{guard}
+unet, text_encoder = torch.nn.Linear(4, 4), torch.nn.Linear(4, 4)
+params = list(unet.parameters()) + list(text_encoder.parameters())
+optimizer = torch.optim.AdamW(params)
+unet, text_encoder, optimizer = accelerator.prepare(unet, text_encoder, optimizer)
+for batch in loader:
+    with accelerator.accumulate(unet):
+        loss = unet(text_encoder(batch)).pow(2).mean()
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+GUARD = """\
+if args.train_text_encoder and args.gradient_accumulation_steps > 1 and accelerator.num_processes > 1:
+    raise ValueError("Gradient accumulation is not supported when training the text encoder in distributed training.")
+"""
+
+
+def test_a_script_that_refuses_the_configuration_is_not_told_about_it() -> None:
+    # diffusers' and peft's DreamBooth scripts: only `unet` goes to `accumulate`, and the script raises
+    # before training the text encoder with accumulation on several processes
+    assert found(DREAMBOOTH.format(guard=GUARD)) == []
+    assert found(DREAMBOOTH.format(guard="")) == [(13, "GL006")]
+
+
+HANDED_IN = """\
+import torch
+from accelerate import Accelerator
+
+accelerator = Accelerator(gradient_accumulation_steps=4)
+unet = torch.nn.Linear(4, 1)
+optimizer = torch.optim.AdamW(unet.parameters())
+unet, optimizer = accelerator.prepare(unet, optimizer)
+
+
+def train_func(model):
+    for batch in loader:
+        with accelerator.accumulate(model):
+            loss = {forward}(batch).pow(2).mean()
+            accelerator.backward(loss)
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+train_func(unet)
+"""
+
+
+def test_an_accumulation_context_of_a_model_handed_in_may_cover_any_prepared_model() -> None:
+    # diffusers' textual_inversion_dfq: `train_func(model)` accumulates `model`, which is `unet` when
+    # called, and runs `unet_ = model` (here: `unet` itself). Nothing says which model it was given.
+    assert found(HANDED_IN.format(forward="unet")) == []
+
+
+UNWRAPPED = """\
+import torch
+from accelerate import Accelerator
+
+accelerator = Accelerator(gradient_accumulation_steps=4)
+vae = torch.nn.Linear(4, 4)
+optimizer = torch.optim.AdamW(vae.parameters())
+vae, optimizer = accelerator.prepare(vae, optimizer)
+for batch in loader:
+    out = {forward}(batch)
+    with accelerator.accumulate(vae):
+        accelerator.backward(out.pow(2).mean())
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+def test_a_forward_of_the_unwrapped_module_runs_no_ddp_forward() -> None:
+    # diffusers' AutoencoderKL script: `accelerator.unwrap_model(vae).encode(...)` before the context. The
+    # bare module's forward never syncs (no GL006 claim of late communication; its gradients are then not
+    # averaged across processes at all, which is another problem than GL006's)
+    assert found(UNWRAPPED.format(forward="accelerator.unwrap_model(vae)")) == []
+    assert found(UNWRAPPED.format(forward="vae")) == [(11, "GL006")]

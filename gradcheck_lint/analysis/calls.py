@@ -297,7 +297,7 @@ class Calls:
         out: list[tuple[Entity | None, str]] = [(e, e.api) for e in sorted(recv.entities, key=lambda e: e.uid) if e.api]
         # a model whose sync the code switches is a data-parallel wrapper of it (see `prescan.synced`):
         # its `no_sync()` is DDP's
-        out += [(e, "torch.nn.parallel.DistributedDataParallel") for e in sorted(recv.entities, key=lambda e: e.uid) if e.uid in self.table.sync_capable and e.api == "torch.nn.Module"]
+        out += [(e, "torch.nn.parallel.DistributedDataParallel") for e in sorted(recv.entities, key=lambda e: e.uid) if e.uid in self.table.sync_capable and e.kind is Kind.MODEL and e.api != "torch.nn.parallel.DistributedDataParallel"]
         if recv.modules and not any(e.kind in (Kind.MODEL, Kind.PARAM) for e in recv.entities):
             out.append((None, "torch.nn.Module"))
         if out:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from .apimodels import ArgRef, Effect
 from .deferred import defer, may_make_context, synthetic_call
-from .flow import SYNC_OFF, Flow, Frame
+from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
 from .syntax import Arg, arguments, code
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
 
@@ -171,6 +171,8 @@ class Effects:
             # `accelerator.accumulate(model)` also switches the model's gradient sync off on micro-batches that do not step
             models = frozenset(e.uid for v in site.values(effect.ref("model")) for e in v.entities if e.kind is Kind.MODEL)
             self.table.gated_models |= models
+            if not models & self.table.sync_capable and (not models or models & self.table.unknown_origin):
+                models |= {ANY_WRAPPER}  # `accumulate(model)` of a model handed in: it may be any prepared one
             return Value(const=("context", "gate", site.owner.uid if site.owner else 0, models))
         if kind == "hook_grads":
             for v in site.values(effect.ref("target")):
@@ -328,6 +330,9 @@ class Effects:
         else:
             found = site.arg(ref)
             result = found[0] if found else EMPTY
+        if effect.value("unwraps"):
+            # `accelerator.unwrap_model(model)`: the module inside the DDP wrapper (as `model.module`)
+            result = replace(result, entities=frozenset(e for e in result.entities if e.uid not in self.table.sync_capable))
         if site.owner is not None and site.owner.kind is Kind.TOOL:
             # `accelerator.prepare(model, optimizer)`: its steps now follow the accelerator's gates
             for v in [result, *(item for _, item in result.items)]:

@@ -295,7 +295,9 @@ class Expressions:
             if minted is not None:
                 flow.env[key] = minted
                 return minted
-        return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague, built=base.built, kept=base.kept)
+        # (`outputs.loss` of a model's output keeps the sync state of the forward that made it)
+        return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague, built=base.built, kept=base.kept,
+                     sync=base.sync)
 
     def _not_a_sync_wrapper(self, test: ast.expr, orelse: ast.expr) -> bool:
         """`isinstance(m, DistributedDataParallel)` tested, and `m` the else arm: there it is not one."""

@@ -121,6 +121,9 @@ class Flow:
 
 
 SYNC_OFF = "@nosync:"  # env key prefix: a data-parallel wrapper's gradient sync set off ("True"), on ("False"), unknown (None)
+# in a frame's `sync_maybe`: sync may be off for any wrapper (`accelerator.accumulate(model)` of a model of
+# unknown origin, a function's parameter: it may be any prepared model)
+ANY_WRAPPER = 0
 SYNC_SET = "@syncset:"  # env key prefix: how many times the code assigned a wrapper's sync flag so far
 UNIT_WINDOW = "@unit:"  # env key prefix: a window size known to be 1 on this flow ("True": `else:` of `if N > 1:`)
 GENERATION = "@gen:"  # env key prefix: how many optimizer steps updated a set of parameters so far

@@ -46,6 +46,7 @@ class TrainingModel:
         # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
         self.out_of_time: bool = interp.out_of_time
         self.unreliable: set[int] = interp.unreliable  # findings anchored at these nodes are dropped (engine)
+        self.refuses_distributed_accumulation: bool = interp.prescan.refuses_distributed_accumulation
         self.parent = interp.parent  # one map of the module's nodes to their parents, built on first use
 
     @property

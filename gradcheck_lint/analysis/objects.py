@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from . import names as N
 from .apimodels.schema import AttributeModel, MethodModel
 from .definitions import ClassInfo
-from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, generations
+from .flow import ANY_WRAPPER, SYNC_OFF, SYNC_SET, Flow, Frame, generations
 from .gradstate import PathState
 from .reductions import returns_summed
 from .syntax import arguments, assignment_targets, code
@@ -52,6 +52,8 @@ class Objects:
             self._uid += 1
             ent = Entity(kind, name, self._uid, api, certain)
             self._minted[key] = ent
+            if isinstance(site, tuple) and site[:1] == ("ref",):
+                self.table.unknown_origin.add(ent.uid)
             if kind is Kind.PARAM and per_call_path:
                 self._leaves_made_at.setdefault(site, set()).add(Holder(ent.uid))
                 self._leaf_site[ent.uid] = site
@@ -176,7 +178,7 @@ class Objects:
         flag = flow.env.get(f"{SYNC_OFF}{uid}")
         if flag is not None:
             return {"True": "off", "False": "on"}.get(str(flag.const), "maybe")
-        return "maybe" if uid in frame.sync_maybe else "on"
+        return "maybe" if uid in frame.sync_maybe or ANY_WRAPPER in frame.sync_maybe else "on"
 
     def holders_of_modules(self, vals: Iterable[Value]) -> set[Holder]:
         out: set[Holder] = set()

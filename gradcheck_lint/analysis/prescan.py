@@ -58,6 +58,10 @@ class Prescan:
         self._bodies: dict[int, _Marks] = {}  # the same, by the id of the definition
         self._gates: list[tuple[int, list[tuple[str, str]]]] = []  # `if` statements testing `counter % N`
         self._self_stored: set[str] = set()  # attributes assigned on `self` somewhere (`self.model = ...`)
+        # `if args.train_text_encoder and args.gradient_accumulation_steps > 1 and accelerator.num_processes > 1:
+        # raise ValueError(...)`: the script refuses some accumulation on several processes (diffusers' and
+        # peft's DreamBooth scripts), so a model the accumulation context leaves out is not synced there
+        self.refuses_distributed_accumulation = False
         self._scan(module)
         self.touching = self._touching()
         self._inert: set[str] | None = None
@@ -96,6 +100,8 @@ class Prescan:
                     if rel is not None:
                         self.compared_pairs.setdefault(rel[:2], set()).add(key)
                 atoms = modulo_atoms(test)
+                if kind is ast.If and not self.refuses_distributed_accumulation:
+                    self.refuses_distributed_accumulation = _refuses_distributed_accumulation(node)  # type: ignore[arg-type]
                 if kind is ast.If:
                     marks[id(node)] = _Marks()
                     around = around + (id(node),)
@@ -271,3 +277,14 @@ class Prescan:
         # `loss_fn.discriminator.parameters()`: `loss_fn` holds a model, so calling it may run that model
         models |= {m.rsplit(".", 1)[0] for m in self.models if m.count(".") == 1 and not m.startswith("self.")}
         return frozenset(models - optimizers), frozenset(optimizers)
+
+
+_PROCESS_COUNTS = frozenset({"num_processes", "world_size", "n_gpu", "num_gpus"})
+
+
+def _refuses_distributed_accumulation(node: ast.If) -> bool:
+    """An `if` testing an accumulation count and a process count whose body raises."""
+    if not any(type(stmt) is ast.Raise for stmt in node.body):
+        return False
+    names = {n.id if type(n) is ast.Name else n.attr for n in ast.walk(node.test) if type(n) in (ast.Name, ast.Attribute)}  # type: ignore[union-attr]
+    return bool(names & _PROCESS_COUNTS) and any("accum" in n for n in names)

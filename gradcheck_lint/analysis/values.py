@@ -259,6 +259,8 @@ class EntityTable:
     sync_modules: dict[int, set[Holder]] = field(default_factory=dict)
     # models some accumulation context was given (`accelerator.accumulate(discriminator)`): trained in windows of their own
     gated_models: set[int] = field(default_factory=set)
+    # objects made out of sight, known only by how the code uses a name (`model` handed in, `self.model`)
+    unknown_origin: set[int] = field(default_factory=set)
 
     def name_after(self, uid: int, label: str) -> None:
         """Name an entity after the first variable or attribute it is assigned to."""

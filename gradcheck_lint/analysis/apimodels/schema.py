@@ -31,8 +31,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str"},
     # the call returns an argument (`.to()`, DDP(model)); `data_parallel`: a model returned may be wrapped for
     # data parallelism when launched on several processes (`accelerator.prepare`, `fabric.setup`), and the
-    # framework's way to switch its gradient sync off, for messages (`{owner}` and `{model}` are filled in)
-    "returns": {"value": "ref", "data_parallel": "str"},
+    # framework's way to switch its gradient sync off, for messages (`{owner}` and `{model}` are filled in);
+    # `unwraps`: the bare module inside such a wrapper (`accelerator.unwrap_model(m)`): its forward syncs nothing
+    "returns": {"value": "ref", "data_parallel": "str", "unwraps": "bool"},
     "join": {},                                       # the call returns any of its arguments (`itertools.chain(a, b)`)
     "clone": {"value": "ref"},                       # a copy of a model with fresh parameters (deepcopy)
     "backward": {"loss": "ref", "inputs": "ref", "scales": "str"},  # scales: none | window | framework
