@@ -7,8 +7,10 @@ are stepped alternately in pairs (A then B, then B then A for the next pair, ...
 and cache effects land on both alike. Each pair gives the ratio B/A; the figure is the median of
 those ratios minus one, per run. A run has at least `--pairs` pairs, and more until it lasted
 `--min-seconds`: 60 pairs of the small CNN take a second, and on a shared machine their median
-moved by several percent from run to run (the transformer's 60 pairs take about 14 s). A's backward is torch's own (`torch.autograd.backward` as it was
-before the guard started), so A pays nothing for B's guard. A control run pits A against an unguarded
+moved by several percent from run to run (the transformer's 60 pairs take about 14 s). Both call `loss.backward()`; for A's
+call `torch.autograd.backward` is torch's own (as it was before the guard started), so A pays nothing for
+B's guard, and B is not charged for `Tensor.backward`'s own preamble (before 2026-11-26's fifth session A
+called torch's function directly, and that preamble counted as the guard's). A control run pits A against an unguarded
 copy (A vs A): its spread is the noise floor of this machine. The guard's own time is also measured
 directly, timed from the inside over `--own-steps` steps of a guarded model (median per step): its
 `zero_grad` and `torch.autograd.backward` wrappers minus the torch functions they call, and its step
@@ -77,7 +79,14 @@ def run_pairs(make: Callable[[], tuple[nn.Module, LossOf]], pairs: int, guarded:
     plain_backward = torch.autograd.backward  # torch's own, saved before any guard starts
 
     def backward_a(loss: torch.Tensor) -> None:
-        plain_backward(loss)
+        # through `Tensor.backward` as B, with torch's own `torch.autograd.backward` for this call
+        # (calling `plain_backward(loss)` directly counted Tensor.backward's preamble as the guard's)
+        guarded = torch.autograd.backward
+        torch.autograd.backward = plain_backward  # type: ignore[assignment]
+        try:
+            loss.backward()
+        finally:
+            torch.autograd.backward = guarded  # type: ignore[assignment]
 
     def backward_b(loss: torch.Tensor) -> None:
         loss.backward()  # through the guard's wrapper when it is on

@@ -198,8 +198,32 @@ def late_frozen_layer(model: nn.Module, opt: torch.optim.Optimizer) -> None:
         opt.step()
 
 
+def _late_step_writes(model: nn.Module, opt: torch.optim.Optimizer, write: Callable[[torch.Tensor], None]) -> None:
+    """From STEADY on, the step itself changes the gradients (a hook registered after the guard's runs
+    inside `opt.step()`, after the guard's check): the cycle's step no longer re-reads them, the next
+    call does."""
+    for i in range(STEADY + 6):
+        if i == STEADY:
+            opt.register_step_pre_hook(lambda o, args, kwargs: [write(p) for p in model.parameters()] and None)
+        if i != STEADY + 3:  # and once a clear missing after such a step (GL001)
+            opt.zero_grad()
+        _loss(model).backward()
+        opt.step()
+
+
+def late_step_rescales_in_place(model: nn.Module, opt: torch.optim.Optimizer) -> None:
+    _late_step_writes(model, opt, lambda p: p.grad.mul_(0.5))  # type: ignore[union-attr]
+
+
+def late_step_drops_gradients(model: nn.Module, opt: torch.optim.Optimizer) -> None:
+    def drop(p: torch.Tensor) -> None:
+        p.grad = None
+    _late_step_writes(model, opt, drop)
+
+
 LATE = [late_missing_clear, late_window_of_two_undivided, late_clear_between_backward_and_step, late_new_clear_site,
-        late_rescale_between_backward_and_step, late_kept_losses, late_frozen_layer]
+        late_rescale_between_backward_and_step, late_kept_losses, late_frozen_layer, late_step_rescales_in_place,
+        late_step_drops_gradients]
 
 
 def _report(loop: Callable[[nn.Module, torch.optim.Optimizer], None], fast: bool) -> list[tuple[object, ...]]:

@@ -161,9 +161,13 @@ class Cycle:
             return MISS
         result = original(*args, **kwargs)
         grads = list(map(_GRAD, ps))
-        self.gids = gids = list(map(id, grads))
-        self.none = none = gids.count(_NO_GRAD) == self.n
-        self.vers = [-1] * self.n if none else [-1 if g is None else g._version for g in grads]
+        n = self.n
+        self.none = none = grads.count(None) == n
+        if none:
+            self.gids, self.vers = [_NO_GRAD] * n, [-1] * n
+        else:
+            self.gids = list(map(id, grads))
+            self.vers = [-1 if g is None else g._version for g in grads]
         self.params = ps
         if site is not self.clear_site:
             if self.clears:  # the runs of the clear before, counted now
@@ -244,7 +248,8 @@ class Cycle:
         # `_Group.lists` and `_Group.all_watched` (true of the cycle's group when it lists them: each
         # parameter is watched, `establish`), and each `.grad` as after the pass (`after_backward`:
         # none is None)
-        params = probe._params_of(opt)
+        groups = opt.param_groups
+        params = groups[0]["params"] if len(groups) == 1 else probe._params_of(opt)
         group = self.group
         if not (self._lists(params, probe.generation) and _unchanged(params, self.gids, self.vers)):
             return False
@@ -262,17 +267,18 @@ class Cycle:
         self.phase = STEPPING
         return True
 
-    def after_step(self, probe: Probe, opt: torch.optim.Optimizer) -> bool:
-        params = probe._params_of(opt)
-        group = self.group
-        if not (self._lists(params, probe.generation) and _unchanged(params, self.gids, self.vers)):
-            return False
+    def after_step(self, probe: Probe) -> None:
+        """The step's own writes to `.grad` (an optimizer that changes or drops them in place) are left
+        to the next call's check of each `.grad` as last seen (`zero_grad`, or the full path's
+        `before_backward`), which falls back to the full path before any change, as a check here would:
+        nothing but the step runs between the two, and a clear or rescale after a step that applied
+        every pass held reports nothing either way."""
         self.params = None
         # `Ledger.consume` has nothing to do: the step applied every pass held
-        if probe.monitors is not None:
-            probe.monitors.after_step(self.opt_id, probe.last_event or UNKNOWN_SITE, group.keyset)
+        monitors = probe.monitors
+        if monitors is not None:
+            monitors.after_step(self.opt_id, probe.last_event or UNKNOWN_SITE, self.group.keyset)
         self.phase = STEPPED
-        return True
 
 
     def _lists(self, params: list[torch.Tensor], generation: int) -> bool:

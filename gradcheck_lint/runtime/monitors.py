@@ -178,7 +178,7 @@ class Monitors:
             self.clip = None
         if self.window:
             self._check_window(site)
-        if self.graphs:
+        if len(self.graphs) >= _KEPT_GRAPHS:  # fewer cannot make GL008 (pruned once they are this many)
             self._check_graphs()
 
     # -- GL006

@@ -270,7 +270,11 @@ class Probe:
             probe = probe_ref()
             if probe is None or not probe.active:
                 return original(*args, **kwargs)
-            site = memo_site(sys._getframe(1), memo, ("zero_grad",), False)[0]
+            frame = sys._getframe(1)
+            if frame.f_code is memo.code and frame.f_lasti == memo.lasti:  # `memo_site`'s answer, inline
+                site = memo.site
+            else:
+                site = memo_site(frame, memo, ("zero_grad",), False)[0]
             ps = params()
             cycle = probe._cycle
             if cycle is not None:
@@ -544,7 +548,8 @@ class Probe:
     def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         cycle = self._cycle
         if cycle is not None:
-            if cycle.phase == _cycle.STEPPING and cycle.opt_id == id(opt) and cycle.after_step(self, opt):
+            if cycle.phase == _cycle.STEPPING and cycle.opt_id == id(opt):
+                cycle.after_step(self)
                 return
             self._drop_cycle()
         params = self._params_of(opt)

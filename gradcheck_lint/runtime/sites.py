@@ -58,12 +58,16 @@ class SiteMemo:
     frame. The same frames again give the same answer: whether a frame is the user's depends on its
     code object's file only, and a site on the user frame's code object and instruction."""
 
-    __slots__ = ("chain", "site", "via")
+    __slots__ = ("chain", "site", "via", "code", "lasti")
 
     def __init__(self) -> None:
         self.chain: tuple[tuple[CodeType | None, int], ...] = ()  # (None, -2): the top of the stack
         self.site: Site = UNKNOWN_SITE
         self.via: tuple[int, int] | None = None
+        # when the chain is the first frame alone, a user frame (a clear called by the user's code):
+        # its code object and instruction, for a caller to compare inline (`probe._wrap_zero_grad`)
+        self.code: CodeType | None = None
+        self.lasti = -1
 
 
 def memo_site(frame: FrameType | None, memo: SiteMemo, methods: tuple[str, ...], caller: bool) -> tuple[Site, tuple[int, int] | None]:
@@ -105,6 +109,10 @@ def memo_site(frame: FrameType | None, memo: SiteMemo, methods: tuple[str, ...],
         walked.append((None, -2))  # type: ignore[arg-type]
     site = UNKNOWN_SITE if user is None else _site_of(user, methods)
     memo.chain, memo.site, memo.via = tuple(walked), site, via
+    if len(walked) == 1 and walked[0][1] >= 0 and not caller:
+        memo.code, memo.lasti = walked[0]
+    else:
+        memo.code, memo.lasti = None, -1
     return site, via
 
 
