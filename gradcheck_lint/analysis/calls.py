@@ -64,8 +64,7 @@ class Calls:
             elif a.star:
                 # `f(*parts)`: one value for unknown positions; a list built in sight keeps its items, which
                 # an effect over every positional argument reads as the arguments (`accelerator.prepare(*parts)`)
-                exact = [k for k, _ in v.items] == [str(i) for i in range(len(v.items))]
-                pos.append(v if exact else replace(v, items=()))
+                pos.append(v if v.spread() is not None else replace(v, items=()))
             else:
                 pos.append(v)
         return pos, kw

@@ -47,15 +47,6 @@ def entered(value: Value | None) -> Value | None:
     return None
 
 
-def sync_choice(arms: list[Value]) -> Value | None:
-    """`partial(accelerator.no_sync, model) if not last else nullcontext`: a deferred context whose
-    sync is off on some micro-batches only (None when no arm defers a sync context)."""
-    syncs = [c[1] for v in arms if (c := v.const) and isinstance(c, tuple) and c[:1] == (_DEFERRED,) and c[1][:2] == ("context", "sync")]
-    if not syncs:
-        return None
-    return Value(const=(_DEFERRED, ("context", "sync", frozenset().union(*(c[2] for c in syncs)), False)))
-
-
 def makes_context_only(effects: tuple[object, ...]) -> bool:
     return bool(effects) and all(getattr(e, "kind", None) in _CONTEXT_EFFECTS for e in effects)
 

@@ -83,8 +83,8 @@ class CallSite:
             for a, v in zip(unnamed, self.pos):
                 if not a.star:
                     out.append(v)
-                elif v.items and [k for k, _ in v.items] == [str(i) for i in range(len(v.items))]:
-                    out += [item for _, item in v.items]  # `prepare(*[model, optimizer])`: a list built in sight
+                elif (parts := v.spread()) is not None:
+                    out += parts  # `prepare(*[model, optimizer])`: a list built in sight
             return out
         found = self.arg(ref)
         return [found[0]] if found else []

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from . import names as N
 from .flags import assign as assign_flag, literal_flags
 from .definitions import ClassInfo
-from .deferred import defer, may_make_context, sync_choice, synthetic_call
+from .deferred import defer, may_make_context, synthetic_call
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
 from .syntax import code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
@@ -87,12 +87,11 @@ class Expressions:
                 # `m.module if isinstance(m, DistributedDataParallel) else m`: the bare module either way
                 wrappers = set(self.interp.objects.sync_wrappers(arms[1]))
                 arms[1] = replace(arms[1], entities=frozenset(e for e in arms[1].entities if e.uid not in wrappers))
-            chosen = sync_choice(arms)
-            if chosen is not None:  # `partial(accelerator.no_sync, model) if not last else nullcontext`
-                return chosen
             syncs = [v.const for v in arms if isinstance(v.const, tuple) and v.const[:2] == ("context", "sync")]
             if syncs:  # `nullcontext() if last else model.no_sync()`: sync off on some micro-batches
                 return Value(const=("context", "sync", frozenset().union(*(c[2] for c in syncs)), False))
+            # (`partial(accelerator.no_sync, model) if not last else nullcontext`: the join of a deferred context
+            # with another value is that context, off on some micro-batches; see `values._joined_context`)
             return join(arms)
         if kind in (ast.Tuple, ast.List, ast.Set):
             items = [(str(i), self.eval(el, flow, frame)) for i, el in enumerate(expr.elts)]  # type: ignore[attr-defined]

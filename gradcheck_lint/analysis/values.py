@@ -113,6 +113,12 @@ class Value:
                 return v
         return None
 
+    def spread(self) -> list[Value] | None:
+        """The items of a list or tuple built in sight, in order (None when positions are unknown)."""
+        if not self.items or [k for k, _ in self.items] != [str(i) for i in range(len(self.items))]:
+            return None
+        return [v for _, v in self.items]
+
     def of_kind(self, kind: Kind) -> list[Entity]:
         return sorted((e for e in self.entities if e.kind is kind), key=lambda e: e.uid)
 

@@ -107,7 +107,8 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                 if loop is None or loop.implicit or any(n is backward.node for n in ast.walk(loop.node)):
                     continue
                 inside = {id(n) for n in ast.walk(loop.node) if isinstance(n, ast.Call)}
-                for chain in sorted(backward.callers, key=len):
+                # (chains of one length in source order: a set of node tuples iterates in address order)
+                for chain in sorted(backward.callers, key=lambda ch: (len(ch), [(c.lineno, c.col_offset) for c in ch])):
                     via = next((c for c in chain if id(c) in inside), None)
                     if via is not None:
                         return code(via), model.line(via)
