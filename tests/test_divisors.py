@@ -120,3 +120,39 @@ for step in range(10):
     optimizer.step()
 """
     assert [d.code for d in check_source(src)] == codes
+
+
+# LLaMA-Factory's v1 trainer weights each micro-batch's loss by its share of the window's valid tokens:
+# a GL003 false alarm on unseen code, where the divisor's name read as a per-sample count.
+TOKEN_WINDOW = """\
+import torch
+
+def train(model, optimizer, loader, count_tokens, dp_size):
+    for micro_batches in loader:
+        step_valid_tokens = count_tokens(micro_batches)
+        for i, micro_batch in enumerate(micro_batches):
+            {before}
+            loss = model(micro_batch)
+            loss = {loss}
+            loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+@pytest.mark.parametrize("before, loss", [
+    ("mini = count_tokens([micro_batch])", "loss * mini * dp_size / (step_valid_tokens + 1e-6)"),
+    ("pass", "loss / step_valid_tokens"),
+    ("valid_tokens = (micro_batch != -100).sum()", "loss / valid_tokens / len(micro_batches)"),
+])
+def test_a_divisor_counted_over_the_window_scales_the_micro_batch_losses(before: str, loss: str) -> None:
+    assert "GL003" not in codes(TOKEN_WINDOW.format(before=before, loss=loss))
+
+
+@pytest.mark.parametrize("before, loss", [
+    ("micro_tokens = (micro_batch != -100).sum()", "loss / micro_tokens"),
+    ("n_tokens = int((micro_batch != -100).sum())", "loss / n_tokens"),
+    ("pass", "loss / micro_batch.numel()"),
+])
+def test_a_divisor_counted_over_the_micro_batch_alone_leaves_the_window_unscaled(before: str, loss: str) -> None:
+    assert "GL003" in codes(TOKEN_WINDOW.format(before=before, loss=loss))

@@ -158,16 +158,21 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue
                     counters = _counters_of(gate)
                     running = sorted(d for d in backward.loss.divisors if counters & set(_IDENT.findall(d)))
-                    if divides_by_window(backward.loss.divisors - frozenset(running), window, counters):
+                    per_micro = sorted(_counted_per_micro_batch(gate, backward.loss.divisors - frozenset(running)))
+                    rest = backward.loss.divisors - frozenset(running) - frozenset(per_micro)
+                    if divides_by_window(rest, window, counters):
                         continue
-                    if any(_WINDOW_NORMALISER.search(d) for d in backward.loss.divisors - frozenset(running)):
+                    if any(_WINDOW_NORMALISER.search(d) for d in rest):
                         continue  # divided by the token count of the whole window (`loss_sum / global_valid_tokens`)
+                    if _counted_over_window(model, backward, rest, window, counters):
+                        continue
                     reported.add(c.backward)
                     msg, help_ = messages.unscaled_accumulated_loss(
                         backward.call_text, backward.loss_text, step.call_text, model.line(step.node), window,
-                        counter_divisor=running[0] if running else None,
+                        counter_divisor=running[0] if running else None, micro_divisor=per_micro[0] if per_micro and not running else None,
                     )
-                    yield Finding(backward.node, msg, help_, fix=None if running else self._fix(model, backward, window, gate))
+                    fix = None if running or per_micro else self._fix(model, backward, window, gate)
+                    yield Finding(backward.node, msg, help_, fix=fix)
 
     @staticmethod
     def _fix(model: TrainingModel, backward: Backward, window: str | None, gate: Condition | Loop) -> FixPlan | None:
@@ -189,6 +194,59 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         simple = is_int(n) or is_reference(n)
         partial = isinstance(gate, Condition) and isinstance(gate.test, ast.BoolOp)
         return FixPlan(f"Divide the loss by `{window}`", (ReplaceNode(loss, replacement),), SAFE if simple and not partial else UNSAFE)
+
+
+def _counted_over_window(model: TrainingModel, backward: Backward, divisors: frozenset[str], window: str | None,
+                         counters: set[str]) -> bool:
+    """A divisor named in the backward's function and assigned there from what the window is counted over
+    (`total = count_tokens(micro_batches)` where the window is `len(micro_batches)`; `n = accum * bsz` where
+    it is `accum`): the micro-batch losses are weighted by their share of the whole window, so they add up
+    to its mean (`loss * micro_tokens / total`). A divisor assigned from the micro-batch alone is not."""
+    if window is None:
+        return False
+    window_names = set(_IDENT.findall(window)) - _GENERIC - counters
+    scope = scope_of(model, backward.node)
+    if not window_names or scope is None:
+        return False
+    names = {n for d in divisors for n in _IDENT.findall(d)} - _GENERIC - counters
+    if not names:
+        return False
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id in names for t in targets):
+                if window_names & {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}:
+                    return True
+    return False
+
+
+def _counted_per_micro_batch(gate: Condition | Loop, divisors: frozenset[str]) -> set[str]:
+    """Divisors assigned in the micro-batch loop from that micro-batch's own data alone
+    (`micro_tokens = (labels != -100).sum()` in `for tokens, labels in micro_batches:`): each loss is the
+    micro-batch's own mean, whatever the divisor is called, and the window's means still add up."""
+    loop = gate.node if isinstance(gate, Loop) else None
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return set()
+    targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    per_micro: set[str] = set()
+    for node in ast.walk(loop):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in divisors:
+                used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} - _BUILTINS
+                if used and used <= targets | per_micro:
+                    per_micro.add(name)
+    for d in divisors - per_micro:  # `loss / micro.numel()`, `loss / len(micro)`: the divisor is written in place
+        try:
+            used = {n.id for n in ast.walk(ast.parse(d.strip(), mode="eval")) if isinstance(n, ast.Name)} - _BUILTINS
+        except SyntaxError:
+            continue
+        if used and used <= targets | per_micro:
+            per_micro.add(d)
+    return per_micro
+
+
+_BUILTINS = frozenset({"int", "float", "len", "sum", "max", "min", "torch"})
 
 
 def _keeps_graph(backward: Backward) -> bool:
