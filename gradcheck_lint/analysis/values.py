@@ -155,6 +155,11 @@ def join(values: Iterable[Value]) -> Value:
     counter = None
     if len(counters) == 1:
         counter = next(iter(counters))
+    elif len(counters) == 2 and None in counters and all(
+            v.const is None and not (v.entities or v.modules or v.items) for v in vals if v.counter is None):
+        # `step = 0`, then `if resume: step = ckpt["step"]`: a fresh run still counts from 0, and a test of
+        # the counter is judged on that run (the resumed start is not known)
+        counter = next(c for c in counters if c is not None)
     elif None not in counters:
         sources = {c.source for c in counters if c}
         zb = {c.zero_based for c in counters if c}
