@@ -26,6 +26,7 @@ class EntryPoints:
         self.interp = interp
         self._nested: list[tuple[Function, dict[str, Value], Frame]] = []
         self._roots: set[int] = set()
+        self._clears_anywhere: bool | None = None  # whether the module clears gradients anywhere
         self.siblings = Siblings(interp)
 
     def run(self) -> None:
@@ -69,8 +70,13 @@ class EntryPoints:
                 self.root(fn, info, implicit_loop=True, assumed=True)
         while self._nested:
             fn, env, frame = self._nested.pop(0)
-            if id(fn) not in inlined and id(fn) not in self._roots and interp.prescan.trains(fn.name):
-                self.root(fn, frame.cls if isinstance(frame.cls, ClassInfo) else None, closure=env, outer=frame)
+            if id(fn) in inlined or id(fn) in self._roots:
+                continue
+            cls = frame.cls if isinstance(frame.cls, ClassInfo) else None
+            if self._step_function(fn):  # `def make_train(model, opt): def train(x): ...; return train`
+                self.root(fn, cls, implicit_loop=True, assumed=True, closure=env, outer=frame)
+            elif interp.prescan.trains(fn.name):
+                self.root(fn, cls, closure=env, outer=frame)
 
     def _hook_counter(self, fn: Function, cls: ClassInfo | None) -> str | None:
         """The parameter of a framework hook that counts batches (`batch_idx` of `training_step`)."""
@@ -93,23 +99,22 @@ class EntryPoints:
         that clears gradients nowhere, or that clear some gradients themselves (a GAN's `step()` that
         clears the generator: the caller leaves clearing to it)."""
         interp = self.interp
-        anywhere: list[bool] = []  # whether the module clears anywhere: walked for the first candidate only
-
-        def clears_anywhere() -> bool:
-            if not anywhere:
-                anywhere.append(_clears_somewhere(interp.module))
-            return anywhere[0]
-
-        def candidate(fn: Function) -> bool:
-            # a test (`test_backward`) runs once, on objects its fixture builds afresh
-            return (not fn.name.startswith("test") and interp.prescan.calls_events(fn, "step", "backward") and _steps_once(fn)
-                    and (not clears_anywhere() or _clears_somewhere(fn)))
-
-        out: list[tuple[Function, ClassInfo | None]] = [(fn, None) for fn in interp.functions.values() if candidate(fn)]
+        out: list[tuple[Function, ClassInfo | None]] = [(fn, None) for fn in interp.functions.values() if self._step_function(fn)]
         for info in interp.classes.values():
-            out += [(fn, info) for name, fn in info.methods.items() if not name.startswith("__") and candidate(fn)
+            out += [(fn, info) for name, fn in info.methods.items() if not name.startswith("__") and self._step_function(fn)
                     and interp.catalogue.hook(info.api, name) is None]
         return out
+
+    def _step_function(self, fn: Function) -> bool:
+        """Its own body (no loop) runs a backward pass and a step, in a file that clears gradients
+        nowhere, or it clears some itself. A test (`test_backward`) runs once, on objects its fixture
+        builds afresh."""
+        interp = self.interp
+        if fn.name.startswith("test") or not interp.prescan.calls_events(fn, "step", "backward") or not _steps_once(fn):
+            return False
+        if self._clears_anywhere is None:  # walked for the first candidate only
+            self._clears_anywhere = _clears_somewhere(interp.module)
+        return not self._clears_anywhere or _clears_somewhere(fn)
 
     def root(self, fn: Function, cls: ClassInfo | None, implicit_loop: bool = False,
              closure: dict[str, Value] | None = None, outer: Frame | None = None, assumed: bool = False) -> None:

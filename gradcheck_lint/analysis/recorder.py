@@ -63,7 +63,7 @@ class Recorder:
         reach = {h for h in loss.reach if not h.pseudo}
         if frame.no_grad:
             reach = set()
-        in_scope = self.optimizers_in_scope(flow)
+        in_scope = self.optimizers_in_scope(flow, frame)
         unknown_opts = [o for o in in_scope if self.table.ownership.get(o.uid, Ownership()).unknown]
         if reach:
             for h in reach:
@@ -79,7 +79,7 @@ class Recorder:
             # Optimizers whose parameters we cannot name may own what this loss reaches; a name
             # (`decoder_optimizer` next to `decoder`) says which model it most likely updates.
             for o in unknown_opts:
-                owner = self.guess_owner(o, flow)
+                owner = self.guess_owner(o, flow, frame)
                 if owner is None:
                     written[Holder(o.uid, (), pseudo=True)] = len(in_scope) == 1
                 elif any(owner.overlaps(h) for h in reach):
@@ -161,13 +161,13 @@ class Recorder:
         flow.env[base] = replace(container, graph=True)
         self.interp.keepalives.item_graphs[base] = item
 
-    def guess_owner(self, opt: Entity, flow: Flow) -> Holder | None:
+    def guess_owner(self, opt: Entity, flow: Flow, frame: Frame | None = None) -> Holder | None:
         """The one model in scope whose name shares a role with the optimizer's (`opt_G` and `G`)."""
         wanted = N.roles(self.table.label(opt.uid)) - {"optimizers", "optim", "opts"}
         if not wanted:
             return None
         found: set[Holder] = set()
-        for v in self._in_sight(flow):
+        for v in self._in_sight(flow, frame):
             for m in v.modules:
                 if not m.path and not m.pseudo and N.roles(self.table.holder_name(m)) & wanted:
                     found.add(m)
@@ -191,12 +191,15 @@ class Recorder:
         free = {m for m in models if not any(m.overlaps(h) for h in owned)}
         return frozenset(free) if len(free) == 1 and owned else frozenset()
 
-    def _in_sight(self, flow: Flow) -> list[Value]:
-        """The values the code here can name: its variables, then the module globals they do not shadow."""
+    def _in_sight(self, flow: Flow, frame: Frame | None = None) -> list[Value]:
+        """The values the code here can name: its variables, then what a nested function sees of its
+        definer (`frame`'s closure), then the module globals neither shadows."""
         module_env = self.interp.module_env
-        return [*flow.env.values(), *(v for k, v in module_env.items() if k not in flow.env)]
+        closure = frame.closure_env if frame is not None and frame.closure_env else {}
+        return [*flow.env.values(), *(v for k, v in closure.items() if k not in flow.env),
+                *(v for k, v in module_env.items() if k not in flow.env and k not in closure)]
 
-    def optimizers_in_scope(self, flow: Flow) -> list[Entity]:
+    def optimizers_in_scope(self, flow: Flow, frame: Frame | None = None) -> list[Entity]:
         """Optimizers the code at this point can name (its variables, `self.*`, module globals)."""
         found: dict[int, Entity] = {}
 
@@ -208,7 +211,7 @@ class Recorder:
                 for _, item in v.items:
                     visit(item, depth + 1)
 
-        for v in self._in_sight(flow):
+        for v in self._in_sight(flow, frame):
             visit(v)
         if not found:
             # none in sight: an optimizer attribute the class never sets (its base class, out of sight,
