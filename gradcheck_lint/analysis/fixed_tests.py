@@ -32,6 +32,8 @@ class FixedTests:
     def constant_flag(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
         """`if do_backward:` in a helper called with `do_backward=False` (or left at its default): the
         flag's value on this call, when it is a literal True/False/None."""
+        if isinstance(test, ast.Compare):
+            return self.constant_comparison(test, flow, frame)
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         name = test.operand if negated else test  # type: ignore[attr-defined]
         if not isinstance(name, ast.Name):
@@ -41,6 +43,21 @@ class FixedTests:
             return None
         truth = v.const == "True"
         return not truth if negated else truth
+
+    def constant_comparison(self, test: ast.Compare, flow: Flow, frame: Frame) -> bool | None:
+        """`if optimizer_idx == 0:` in a loss module's `forward` called with `optimizer_idx=1`: a name this
+        call bound to a literal int, compared with a literal int."""
+        if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            return None
+        left, right = test.left, test.comparators[0]
+        if isinstance(left, ast.Constant):
+            left, right = right, left
+        if not (isinstance(left, ast.Name) and isinstance(right, ast.Constant) and type(right.value) is int):
+            return None
+        v = self.interp.expressions.lookup(left.id, flow, frame)
+        if v is None or type(v.const) is not int or v.counter is not None:
+            return None
+        return (v.const == right.value) == isinstance(test.ops[0], ast.Eq)
 
     def missing_attribute(self, test: ast.expr) -> bool:
         """`hasattr(self, "name")` for a name no class here defines and nothing here assigns."""
