@@ -206,6 +206,21 @@ def double_loss_scaling(backward: str, loss: str, divisor: str, framework_window
     return msg, help_
 
 
+def framework_loop_divided_twice(call: str, divisor: str) -> tuple[str, str]:
+    msg = (f"`{call}` backpropagates a loss already divided by `{divisor}`, and the framework's loop divides it by its "
+           f"accumulation window again: each micro-batch counts 1/N² and every step is N times too small.")
+    help_ = f"drop the manual `/ {divisor}` from the loss your hook returns: the framework scales it for its accumulation window."
+    return msg, help_
+
+
+def hook_loss_divided_twice(method: str, loss: str, divisor: str, setting: str) -> tuple[str, str]:
+    msg = (f"`{method}` returns `{loss}` divided by `{divisor}`, and the framework divides the loss its automatic "
+           f"optimization backpropagates by `{setting}` itself: with accumulation each micro-batch counts 1/N², and "
+           f"without it every step is `{divisor}` times too small.")
+    help_ = f"drop the `/ {divisor}`: set `{setting}` on the Trainer and return the micro-batch's loss as it is."
+    return msg, help_
+
+
 def divided_not_accumulated(backward: str, loss: str, divisor: str, step: str, step_line: int | None) -> tuple[str, str]:
     msg = (f"`{loss}` is divided by `{divisor}` for accumulation, but `{step}`{_at(step_line)} runs after every "
            f"`{backward}`: nothing accumulates, so every step is `{divisor}` times too small (the learning rate is silently divided).")

@@ -12,7 +12,9 @@ right before the call's `(`:
 - a step: `opt.step()`, `scaler.step(opt)`, `xm.optimizer_step(opt)`, `update_params(...)`, ...
 
 A file that defines a loss hook the catalogue models with a `normaliser` (`def compute_loss(`: the
-framework backpropagates and steps on what it returns) passes too: its backward and step are the framework's.
+framework backpropagates and steps on what it returns) passes too: its backward and step are the framework's;
+so does one that defines a hook whose returned loss the framework divides by its window (`def training_step(`,
+`divides_returned`) and names accumulation (GL010: the hook divides it too).
 So does a file that clips gradients and steps (`clip_grad_norm_(...)` then `scaler.step(opt)`): GL007 flags a
 clip of gradients a GradScaler then steps on, whichever file ran their backward. And a file that calls a
 backward and switches a data-parallel wrapper's sync (`with model.no_sync(): loss.backward()`): GL006 flags a
@@ -53,6 +55,7 @@ class Triggers:
     clip: re.Pattern[str] | None = None  # a clip that does not unscale (`clip_grad_norm_(`)
 
     sync_words: tuple[str, ...] = ()  # calls and attributes that switch a data-parallel wrapper's gradient sync
+    divided_hooks: re.Pattern[str] | None = None  # `def training_step(`: a hook whose loss the framework divides
 
     def might_train(self, text: str) -> bool:
         return self.trains_itself(text) or self.defines_loss_hook(text) or self.clips_and_steps(text) or self.syncs_backward(text)
@@ -74,7 +77,12 @@ class Triggers:
             text, self.step_words, self.step, self.step_patterns)
 
     def defines_loss_hook(self, text: str) -> bool:
-        return self.loss_hooks is not None and "def" in text and _at_word_start(self.loss_hooks, text)
+        if "def" not in text:
+            return False
+        if self.loss_hooks is not None and _at_word_start(self.loss_hooks, text):
+            return True
+        # a hook whose returned loss the framework divides by its window, in a file that names accumulation
+        return self.divided_hooks is not None and "accum" in text and _at_word_start(self.divided_hooks, text)
 
     @staticmethod
     def _has(text: str, words: tuple[str, ...], exact: re.Pattern[str], patterns: re.Pattern[str] | None,
@@ -139,9 +147,11 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
 
     hooks = sorted({h.method for h in catalogue.hooks() if h.normaliser})
     loss_hooks = re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, hooks))})[ \t]*\(") if hooks else None
+    divided = sorted({h.method for h in catalogue.hooks() if h.divides_returned})
+    divided_hooks = re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, divided))})[ \t]*\(") if divided else None
     return Triggers(tuple(sorted(words["backward"])), tuple(sorted(words["step"])), exact("backward"), exact("step"),
                     imports, named("backward"), named("step"), loss_hooks, tuple(sorted(words["clip"])),
-                    exact("clip") if words["clip"] else None, tuple(sorted(words["sync"] | sync_attributes)))
+                    exact("clip") if words["clip"] else None, tuple(sorted(words["sync"] | sync_attributes)), divided_hooks)
 
 
 def _scoped(pattern: re.Pattern[str]) -> str:

@@ -23,7 +23,7 @@ from gradcheck_lint.registry import all_rules
 from support import FIXTURES, load_fixtures, load_notebook_fixtures
 
 ANALYSIS_CODES = frozenset(all_rules())
-LOSS_HOOKS = sorted({h.method for h in catalogue_for().hooks() if h.normaliser})
+LOSS_HOOKS = sorted({h.method for h in catalogue_for().hooks() if h.normaliser or h.divides_returned})
 CLIPS = re.compile(r"\b(?:" + "|".join(map(re.escape, triggers_for(catalogue_for()).clip_words)) + r")\b")
 SYNCS = re.compile("|".join(map(re.escape, triggers_for(catalogue_for()).sync_words)))
 
@@ -139,6 +139,18 @@ def test_a_loss_hook_alone_passes_the_prefilter() -> None:
     assert might_train(bare)
     renamed = re.sub(r"\bdef(\s+)compute_loss\b", r"def\g<1>compute_loss_renamed", bare)
     assert not might_train(renamed) and flagged(renamed) == set()
+
+
+def test_a_hook_whose_loss_the_framework_divides_passes_the_prefilter_where_accumulation_is_named() -> None:
+    """A LightningModule's `training_step` that divides its returned loss by `accumulate_grad_batches`
+    calls no backward and no step itself, yet GL010 reports it; without "accum" in the file it is skipped."""
+    text = (FIXTURES / "double_scaling" / "lightning_training_step_divides_by_accumulation.py").read_text(encoding="utf-8")
+    bare = text.replace("backward", "bwd").replace(".step(", ".update(")
+    assert flagged(bare) == {"GL010"}
+    assert might_train(bare)
+    renamed = re.sub(r"\bdef(\s+)training_step\b", r"def\g<1>training_step_renamed", bare)
+    assert not might_train(renamed) and flagged(renamed) == set()
+    assert not might_train(re.sub(r"accumulate_grad_batches", "n", bare, flags=re.I))
 
 
 def test_a_clip_and_a_step_alone_pass_the_prefilter() -> None:

@@ -57,6 +57,85 @@ def unnormalised_losses(interp: Interpreter) -> list[UnnormalisedLoss]:
     return out
 
 
+@dataclass(frozen=True)
+class DividedReturn:
+    """An automatic hook's `return` of a loss it divided by an accumulation count, which the framework
+    divides again by its own window (`divides_returned`)."""
+
+    returned: ast.Return
+    method: str  # `LitModel.training_step`
+    loss_text: str
+    divisor: str
+    hook: Hook
+
+
+def framework_divided_returns(interp: Interpreter) -> list[DividedReturn]:
+    """Lightning's automatic optimization divides what `training_step` returns by
+    `accumulate_grad_batches`: a `training_step` that divides it by an accumulation count too makes each
+    micro-batch count 1/N² (and, with `accumulate_grad_batches` left at 1, every step 1/N)."""
+    out: list[DividedReturn] = []
+    for info in interp.classes.values():
+        if not info.api or info.manual_optimization:
+            continue
+        for name, fn in info.methods.items():
+            hook = interp.catalogue.hook(info.api, name)
+            if hook is None or not hook.divides_returned or hook.optimization != "automatic":
+                continue
+            found = _window_divided_return(fn, hook.divides_returned)
+            if found is not None:
+                returned, divisor = found
+                out.append(DividedReturn(returned, f"{info.name}.{name}", _returned_loss_text(returned.value), divisor, hook))
+    return out
+
+
+def _window_divided_return(fn: ast.FunctionDef | ast.AsyncFunctionDef, setting: str) -> tuple[ast.Return, str] | None:
+    """The last `return` whose loss is divided by an accumulation count in this method (`loss /
+    self.hparams.accumulate_grad_batches`, directly, through local names, or in the `"loss"` entry of
+    a returned dict), with that divisor."""
+    divided: dict[str, str] = {}  # local name -> the accumulation divisor it was divided by
+    last: tuple[ast.Return, str] | None = None
+    for node in sorted(_own_nodes(fn), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            d = _accumulation_divisor(node.value, divided, setting)
+            if d is not None:
+                divided[node.targets[0].id] = d
+            else:
+                divided.pop(node.targets[0].id, None)
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and isinstance(node.op, ast.Div) \
+                and _is_accumulation(node.value, setting):
+            divided[node.target.id] = code(node.value)
+        elif isinstance(node, ast.Return) and node.value is not None:
+            value = node.value
+            if isinstance(value, ast.Dict):
+                value = next((v for k, v in zip(value.keys, value.values)
+                              if isinstance(k, ast.Constant) and k.value == "loss"), None)
+            d = _accumulation_divisor(value, divided, setting) if value is not None else None
+            last = (node, d) if d is not None else None
+    return last
+
+
+def _accumulation_divisor(expr: ast.expr, divided: dict[str, str], setting: str) -> str | None:
+    """The accumulation count `expr` is divided by: in a division it holds, or through a local name
+    divided before (`loss = loss / n`, then `return loss * 1.0`)."""
+    for node in ast.walk(expr):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_accumulation(node.right, setting):
+            return code(node.right)
+        if isinstance(node, ast.Name) and node.id in divided:
+            return divided[node.id]
+    return None
+
+
+def _is_accumulation(expr: ast.expr, setting: str) -> bool:
+    text = code(expr)
+    return setting in text or bool(_WINDOW.search(text))
+
+
+def _returned_loss_text(value: ast.expr | None) -> str:
+    if isinstance(value, ast.Dict):
+        value = next((v for k, v in zip(value.keys, value.values) if isinstance(k, ast.Constant) and k.value == "loss"), None)
+    return code(value) if value is not None else ""
+
+
 def _ignored_normaliser(fn: ast.FunctionDef | ast.AsyncFunctionDef, hook: Hook) -> ast.Return | None:
     """The last `return` of a loss, when `fn` receives the normaliser and never reads it, never delegates
     to the framework's own method and never divides by an accumulation window."""

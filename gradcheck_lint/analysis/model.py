@@ -10,7 +10,7 @@ from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
 from .gradstate import CAP, PathState
 from .interpreter import Interpreter
-from .losshooks import unnormalised_losses
+from .losshooks import framework_divided_returns, unnormalised_losses
 from .syntax import Source, code
 from .values import Entity, EntityTable, Holder
 
@@ -42,6 +42,7 @@ class TrainingModel:
         self.keepalives = list(interp.keepalives.events.values())
         self.amp_misuses = list(interp.amp.misuses.values())
         self.unnormalised_losses = unnormalised_losses(interp)
+        self.framework_divided_returns = framework_divided_returns(interp)
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
         # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
         self.out_of_time: bool = interp.out_of_time

@@ -58,6 +58,9 @@ for x in torch.randn(16, 2, 4):
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
+        for hook in model.framework_divided_returns:
+            msg, help_ = messages.hook_loss_divided_twice(hook.method, hook.loss_text, hook.divisor, hook.hook.divides_returned)
+            yield Finding(hook.returned, msg, help_)
         reported: set[int] = set()
         for backward in sorted(model.backwards.values(), key=lambda b: model.order(b.node)):
             if not model.trains:

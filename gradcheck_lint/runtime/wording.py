@@ -52,8 +52,15 @@ def loss_text(backward: Site | None) -> str:
 
 def framework_backward(site: Site | None) -> bool:
     """`accelerator.backward(loss)`, `engine.backward(loss)`: a framework's backward given the loss (it
-    may divide the loss by its own accumulation window), not `loss.backward()` or `torch.autograd.backward`."""
-    if site is None or site.method != "backward" or not site.first_arg:
+    may divide the loss by its own accumulation window), not `loss.backward()` or `torch.autograd.backward`.
+    Also a backward the user's line does not call at all (`trainer.fit(model, loader)`: Lightning's or
+    the Hugging Face Trainer's loop backpropagates the loss a hook returned, divided by its window), but
+    not a framework's plain backward called by name (`self.manual_backward(loss)`)."""
+    if site is None:
+        return False
+    if site.method != "backward":
+        return bool(site.text) and not site.method.endswith("backward")
+    if not site.first_arg:
         return False
     receiver = site.receiver
     return bool(receiver) and receiver not in ("torch.autograd", "autograd") and not receiver.endswith(".autograd")
@@ -90,8 +97,11 @@ def to_finding(v: Violation, optimizer: str) -> Finding:
         if v.scaled_twice and framework_backward(backward):
             # divided by hand, and again by the framework's backward: GL010, as the static side says
             code = "GL010"
-            msg, help_ = messages.double_loss_scaling(b_text, backward.first_arg if backward else loss,
-                                                      str(v.window[0]) if v.window else "N", None)
+            if backward is not None and backward.method != "backward":  # the framework's loop ran the backward
+                msg, help_ = messages.framework_loop_divided_twice(b_text, str(v.window[0]) if v.window else "N")
+            else:
+                msg, help_ = messages.double_loss_scaling(b_text, backward.first_arg if backward else loss,
+                                                          str(v.window[0]) if v.window else "N", None)
         elif v.scaled_twice:
             msg, help_ = messages.loss_scaled_twice(b_text, loss, str(v.window[0]) if v.window else "N",
                                                     call_text(step, "step()"), step.line if step else None)

@@ -175,6 +175,9 @@ class Hook:
     `normalised_flags` are the class attributes that settle the question explicitly instead, and
     `counted_key` the batch key without which the framework passes no normaliser (transformers counts
     `num_items_in_batch` only over a batch's `labels`: a batch without them is divided as before).
+    `divides_returned` names the framework setting by whose value the framework divides the loss an
+    automatic hook returns (Lightning's `accumulate_grad_batches`): the hook's own division by an
+    accumulation count divides twice.
     """
 
     type: str
@@ -187,6 +190,7 @@ class Hook:
     normaliser: str = ""
     normalised_flags: tuple[str, ...] = ()
     counted_key: str = ""
+    divides_returned: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,7 +315,7 @@ def _attribute(row: Mapping[str, Any], where: str) -> AttributeModel:
 
 def _hook(row: Mapping[str, Any], where: str) -> Hook:
     _keys(row, where, {"type", "method", "counter", "optimization", "manual_flag", "argument_types", "normaliser",
-                       "normalised_flags", "counted_key"})
+                       "normalised_flags", "counted_key", "divides_returned"})
     optimization = _string(row, "optimization", where, required=False) or "manual"
     if optimization not in ("manual", "automatic"):
         raise ModelError(f"{where}: optimization must be 'manual' or 'automatic'")
@@ -324,7 +328,7 @@ def _hook(row: Mapping[str, Any], where: str) -> Hook:
         ArgRef.parse(counter, f"{where} counter") if isinstance(counter, str) else None,
         optimization, _string(row, "manual_flag", where, required=False), tuple(sorted(types.items())), where,
         _string(row, "normaliser", where, required=False), _identifiers(row.get("normalised_flags", []), f"{where} normalised_flags"),
-        _string(row, "counted_key", where, required=False),
+        _string(row, "counted_key", where, required=False), _string(row, "divides_returned", where, required=False),
     )
 
 
