@@ -78,6 +78,9 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "double_scaling/accelerate_window_without_accumulate_context.py": None,
     "double_scaling/accelerate_without_accumulation_steps_divided.py": None,
     "double_scaling/accelerator_built_out_of_sight_steps_every_batch.py": None,
+    # a norm read or noise added while scaled: where `unscale_` belongs (in a loop over parameters) is the author's call
+    "amp_scaled_gradients/grad_norm_logged_before_unscale.py": None,
+    "amp_scaled_gradients/gradient_noise_added_before_unscale.py": None,
     # a hook's returned loss that the framework divides again: where the division sits is the author's call
     "double_scaling/lightning_training_step_divides_by_accumulation.py": None,
 }

@@ -6,7 +6,9 @@ back. Stages, kept per optimizer in each path state: `scaled` (scaled gradients,
 `unscaled` (`unscale_` ran since the last step), `clipped` (a clip ran since the last step). Breaking
 the order is recorded here and reported as GL007 (amp-scaled-gradients):
 
-- `clip_before_unscale`: gradients clipped (or modified) while still scaled;
+- `clip_before_unscale`: gradients clipped while still scaled;
+- `norm_before_unscale`, `modify_before_unscale`: their norm read, or noise added or values clamped, while
+  still scaled (a factor, `mul_`/`div_`, commutes with the unscaling and is fine);
 - `unscale_twice`: a second `unscale_` before the step (`unscale_` on every micro-batch: PyTorch raises);
 - `partial`: a backward adds to gradients already unscaled or clipped (the clip of a partial window);
 - `bypass`: `optimizer.step()` on scaled gradients, not through `scaler.step(optimizer)`;
@@ -137,6 +139,23 @@ class Amp:
                 elif not marks and not s.grads:  # gradients of a backward out of sight
                     s = s.with_amp_mark(o.uid, "unseen", here)
                 s = s.with_amp_mark(o.uid, "clipped", here)
+            return s
+
+        self._each(flow, apply)
+
+    def touched(self, call: ast.AST, holders: Iterable[Holder], kind: str, flow: Flow, ifs: tuple[int, ...]) -> None:
+        """Gradients read (`norm_before_unscale`: a norm logged or compared) or changed other than by a
+        factor (`modify_before_unscale`: noise added, values clamped) while still scaled; a factor
+        (`p.grad.mul_(x)`) commutes with the unscaling and is no misuse."""
+        opts = self.owners(holders, flow)
+        if not opts:
+            return
+
+        def apply(s: PathState) -> PathState:
+            for o in opts:
+                scaled = [node for stage, node in s.amp_marks(o.uid) if stage == "scaled"]
+                if scaled:
+                    self._record(kind, call, o, self.node(scaled[0]), ifs, s)
             return s
 
         self._each(flow, apply)

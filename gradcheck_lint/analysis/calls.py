@@ -25,7 +25,10 @@ if TYPE_CHECKING:
 # Built-ins that pass their arguments' objects through (`list(model.parameters())`, `chain(a, b)`).
 _CONTAINERS = frozenset({"chain", "list", "tuple", "filter", "sorted", "iter", "set", "reversed"})
 _TENSOR_BUILTINS = frozenset({"sum", "max", "min", "abs"})
-_GRAD_METHODS = frozenset({"zero_", "fill_", "mul_", "div_"})
+_GRAD_METHODS = frozenset({"zero_", "fill_", "mul_", "div_", "add_", "sub_", "clamp_", "clip_", "addcmul_", "addcdiv_",
+                           "copy_", "norm"})
+# in-place changes of `.grad` other than by a factor: wrong on gradients a GradScaler still scales
+_GRAD_MODIFIERS = frozenset({"fill_", "add_", "sub_", "clamp_", "clip_", "addcmul_", "addcdiv_", "copy_"})
 _ARG0 = ArgRef(positions=(0,))
 
 
@@ -442,13 +445,39 @@ class Calls:
             return EMPTY
         args = arguments(call)
         is_zero = attr == "zero_" or (attr == "fill_" and bool(args) and code(args[0].value) in ("0", "0.0", "0."))
-        if is_zero:
+        if attr == "norm":  # `p.grad.norm()`: a read, logged or compared
+            interp.amp.touched(call, holders, "norm_before_unscale", flow, frame.ifs)
+        elif is_zero:
             interp.recorder.clear(call, code(call), code(owner_node), holders, flow, frame)
         elif attr in ("mul_", "div_"):
             flow.map_gradients(lambda s: s.rescale(holders))
+        elif attr in ("add_", "sub_", "addcmul_", "addcdiv_", "clamp_", "clip_"):  # noise added, values clamped: changed in place
+            interp.amp.touched(call, holders, "modify_before_unscale", flow, frame.ifs)
         else:  # `p.grad.fill_(0.01)` replaces the gradient outright
+            if attr in _GRAD_MODIFIERS:
+                interp.amp.touched(call, holders, "modify_before_unscale", flow, frame.ifs)
             flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
         return EMPTY
+
+    def grads_listed(self, node: ast.expr, flow: Flow, frame: Frame) -> set:
+        """Whose `.grad` an expression lists: `[p.grad for p in model.parameters()]` (the comprehension's
+        iterable), `(a.grad, b.grad)`, `p.grad`."""
+        interp = self.interp
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)) and len(node.generators) == 1:
+            gen = node.generators[0]
+            bound = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+            for sub in ast.walk(node.elt):
+                owner = self._grad_receiver(sub) if isinstance(sub, ast.Attribute) else None
+                if isinstance(owner, ast.Name) and owner.id in bound:
+                    return interp.grad_holders(interp.eval(gen.iter, flow.copy(), frame))
+            return set()
+        if isinstance(node, (ast.List, ast.Tuple)):
+            out: set = set()
+            for elt in node.elts:
+                out |= self.grads_listed(elt, flow, frame)
+            return out
+        owner = self._grad_receiver(node)
+        return interp.grad_holders(interp.eval(owner, flow.copy(), frame)) if owner is not None else set()
 
     # ------------------------------------------------------------------ local definitions
     def construct_local(self, call: ast.Call, info: ClassInfo, flow: Flow, frame: Frame) -> Value:

@@ -191,6 +191,13 @@ class Effects:
         if kind == "clip":
             self.clip(effect, site, flow, frame)
             return EMPTY
+        if kind == "grad_norm":
+            found = site.arg(effect.ref("tensors"))
+            if found is not None and found[1] is not None:
+                holders = self.interp.calls.grads_listed(found[1], flow, frame)
+                if holders:
+                    self.interp.amp.touched(site.call, holders, "norm_before_unscale", flow, frame.ifs)
+            return EMPTY
         if kind == "scale":
             found = site.arg(effect.ref("value"))
             return replace(found[0], amp=True) if found else EMPTY

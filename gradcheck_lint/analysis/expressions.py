@@ -495,6 +495,8 @@ class Expressions:
             holders = interp.grad_holders(owner)
             if holders and isinstance(small.op, (ast.Div, ast.Mult)):
                 flow.map_gradients(lambda s: s.rescale(holders))
+            elif holders and isinstance(small.op, (ast.Add, ast.Sub)):  # `p.grad += noise`
+                interp.amp.touched(small, holders, "modify_before_unscale", flow, frame.ifs)
             return
         if isinstance(target, ast.Subscript) and isinstance(small.op, (ast.Div, ast.Mult)) and self._rescale_item(target, small, rhs, flow, frame):
             return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 from .. import messages
@@ -13,7 +14,8 @@ from ..codemod_plans import unscale_before_clip
 from ..registry import Finding, Rule, register
 
 # When one call breaks the order in several ways, the first of these is what is said about it.
-_PRIORITY = ("clip_before_unscale", "clip_before_scaler_step", "unscale_twice", "bypass", "partial")
+_PRIORITY = ("clip_before_unscale", "clip_before_scaler_step", "modify_before_unscale", "norm_before_unscale", "unscale_twice",
+             "bypass", "partial")
 
 
 @register
@@ -64,6 +66,8 @@ for x in torch.randn(8, 2, 4):
                 continue  # `if use_amp: scaler.scale(loss).backward()` ... `else: optimizer.step()`: never on one run
             if not model.steps_of(misuse.optimizer.uid):
                 continue  # every rule is about gradients a step applies: an optimizer never stepped has no window
+            if misuse.kind == "norm_before_unscale" and _SCALE_READ.search(code(_statement_of(model, misuse.node))):
+                continue  # `p.grad.norm() / scaler.get_scale()`: the norm is unscaled by hand
             if misuse.kind == "clip_before_scaler_step" and _unscales_somewhere(model):
                 continue  # its backward is out of sight, and so may be which path unscales: HF Trainer's copies
             if misuse.kind == "partial" and any(h.overlaps(x) for h in model.optimizer_holders(misuse.optimizer) for x in model.table.hooked):
@@ -79,6 +83,18 @@ for x in torch.randn(8, 2, 4):
             other_line = model.line(misuse.other) if misuse.other is not None else None
             msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line)
             yield Finding(misuse.node, msg, help_, fix=unscale_before_clip(model, misuse))
+
+
+_SCALE_READ = re.compile(r"get_scale\(|loss_scale|cur_scale|inv_scale")
+
+
+def _statement_of(model: TrainingModel, node: ast.AST) -> ast.AST:
+    while not isinstance(node, ast.stmt):
+        up = model.parent(node)
+        if up is None:
+            break
+        node = up
+    return node
 
 
 def _unscales_somewhere(model: TrainingModel) -> bool:

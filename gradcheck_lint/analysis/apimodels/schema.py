@@ -45,6 +45,7 @@ EFFECTS: dict[str, dict[str, str]] = {
     "hook_grads": {"target": "ref"},                  # a hook may rescale the target's gradients (DDP comm hooks)
     "unscale": {"optimizer": "ref"},
     "clip": {"params": "ref", "optimizer": "ref", "unscales": "bool"},
+    "grad_norm": {"tensors": "ref"},                  # reads the norm of the gradients given (`[p.grad for p in ...]`)
     "scale": {"value": "ref"},                        # the loss multiplied by an AMP loss scale
     "freeze": {"target": "ref", "flag": "ref", "frozen": "bool"},  # flag: requires_grad (frozen = not flag)
     "toggle": {"optimizer": "ref", "on": "bool"},     # Lightning: freeze every other optimizer's parameters
