@@ -156,3 +156,30 @@ def test_a_divisor_counted_over_the_window_scales_the_micro_batch_losses(before:
 ])
 def test_a_divisor_counted_over_the_micro_batch_alone_leaves_the_window_unscaled(before: str, loss: str) -> None:
     assert "GL003" in codes(TOKEN_WINDOW.format(before=before, loss=loss))
+
+
+# NVlabs/edm's training loop (unseen code): the per-GPU batch is split into rounds, and each round's summed
+# loss is divided by the per-GPU batch of the whole window, from which the number of rounds is derived.
+# Reported with a *safe* fix before, which would have divided by the window twice.
+EDM = """\
+import torch
+
+def training_loop(net, optimizer, dataset_iterator, loss_fn, batch_size, batch_gpu, world_size, loss_scaling=1):
+    batch_gpu_total = batch_size // world_size
+    num_accumulation_rounds = batch_gpu_total // batch_gpu
+    while True:
+        optimizer.zero_grad(set_to_none=True)
+        for round_idx in range(num_accumulation_rounds):
+            images = next(dataset_iterator)
+            loss = loss_fn(net=net, images=images)
+            loss.sum().mul(loss_scaling / {divisor}).backward()
+        optimizer.step()
+"""
+
+
+def test_a_divisor_the_window_is_split_from_counts_the_whole_window() -> None:
+    assert "GL003" not in codes(EDM.format(divisor="batch_gpu_total"))
+
+
+def test_the_micro_batch_size_the_window_is_split_into_does_not() -> None:
+    assert "GL003" in codes(EDM.format(divisor="batch_gpu"))

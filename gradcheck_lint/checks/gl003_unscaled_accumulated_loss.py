@@ -214,10 +214,24 @@ def _counted_over_window(model: TrainingModel, backward: Backward, divisors: fro
     for node in ast.walk(scope):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id in names for t in targets):
-                if window_names & {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}:
-                    return True
+            assigned = {t.id for t in targets if isinstance(t, ast.Name)}
+            used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
+            if assigned & names and window_names & used:
+                return True
+            if assigned & window_names and _numerator_names(node.value) & names:
+                # `num_accumulation_rounds = batch_gpu_total // batch_gpu`: the window is the divisor's count
+                # split into micro-batches, so the divisor counts the whole window (EDM's training loop)
+                return True
     return False
+
+
+def _numerator_names(expr: ast.expr) -> set[str]:
+    """The names on the left of a division (`total // per_micro`, `int(total / per_micro)`)."""
+    out: set[str] = set()
+    for node in ast.walk(expr):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv)):
+            out |= {n.id for n in ast.walk(node.left) if isinstance(n, ast.Name)}
+    return out
 
 
 def _counted_per_micro_batch(gate: Condition | Loop, divisors: frozenset[str]) -> set[str]:
