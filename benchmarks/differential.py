@@ -3,7 +3,7 @@
 Usage: python benchmarks/differential.py [--examples N] [--seed S] [--all] [--save DIR]
 
 Draws N programs from the grammars of `tests/loopgen.py` (GANs and single-model loops, GL001-GL005)
-and `tests/loopgen_contract.py` (GL007-GL010) in three equal parts, the last capped at the size of its
+and `tests/loopgen_contract.py` (GL006-GL010) in three equal parts, the last capped at the size of its
 grammar (`--all` runs every program of both), and prints, per rule, how often the static analyzer
 and the runtime guard report it when the program has that bug (recall; the guard's counts leave out
 programs whose spec says the guard cannot observe the bug) and when it does not (false alarms), plus

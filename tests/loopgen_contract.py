@@ -1,4 +1,4 @@
-"""Generated programs for GL007-GL010, each with a bug-free twin, for differential testing.
+"""Generated programs for GL006-GL010, each with a bug-free twin, for differential testing.
 
 The same idea as `loopgen` (a frozen spec rendered to a small float64 training program, a verdict
 derived from the spec, a reference written with `torch.autograd.grad`), for the rules beyond the
@@ -28,15 +28,14 @@ accumulation contract:
   Accelerator built without a window, whose backward divides nothing), where the division is required
   (GL003 without it).
 
-GL006 is not generated: each program would need a DDP process group of its own. Built in the test
-process, every one would leave gloo threads in pytest's interpreter (whose destructors abort the exit
-now and then under load: `tests/ddp_worker.py` and `tests/runtime_worker.py` leave with `os._exit` for
-that reason), and a subprocess runner for generated programs did not fit this round. GL006's verdicts
-are covered by `tests/test_runtime_monitors.py` (one gloo rank, with and without `no_sync`), the
-two-rank `tests/ddp_worker.py` run and the `fixtures/ddp_no_sync/` pairs; its numbers are the
-reference's by design (no_sync changes communication, not gradients). The one GL006 the grammar holds is
-static only: the hand-accumulated loop through a model Accelerate prepared (DDP when launched on several
-processes; a plain module on the one process the runtime side runs here).
+- `DdpAccum` (GL006): one model wrapped in DDP on a one-process gloo group that the program makes and
+  destroys itself (a file rendezvous, as `tests/test_runtime_monitors.py` does), accumulating with no
+  sync control, under `no_sync()` around forward and backward (correct) or around the backward only
+  (too late: DDP decides at forward time), or through `require_backward_grad_sync` set before the
+  forward (correct) or after it (too late). One rank: the numbers are the reference's in every program.
+  The two-rank check against the all-reduces DDP really makes is `tests/ddp_worker.py`. The grammar's
+  other GL006 is static only: the hand-accumulated loop through a model Accelerate prepared (DDP when
+  launched on several processes; a plain module on the one process the runtime side runs here).
 """
 
 from __future__ import annotations
@@ -460,6 +459,77 @@ double_scalings = st.builds(
 programs = st.one_of(amp_clips, kept_losses, stale_gans, double_scalings)
 
 
+# -- GL006: DDP accumulation with and without sync control ---------------------------------------------
+DDP_SETUP = """\
+import contextlib
+import tempfile
+
+import torch.distributed as dist
+
+_rendezvous = tempfile.NamedTemporaryFile(delete=False)
+dist.init_process_group("gloo", init_method=f"file://{_rendezvous.name}", rank=0, world_size=1)
+ddp = torch.nn.parallel.DistributedDataParallel(model)
+"""
+
+
+@dataclass(frozen=True)
+class DdpAccum:
+    """One model wrapped in DDP on a one-process gloo group (made and torn down by the program),
+    accumulating over `accum` micro-batches with or without switching gradient sync off."""
+
+    sync: Literal["none", "no_sync_both", "no_sync_backward", "flag_before", "flag_after"]
+    accum: int  # 1: a step per batch, nothing to switch off
+    style: Literal["script", "function"]
+
+    kind = "ddp_accum"
+    compared = ("model",)
+
+    def verdict(self) -> Verdict:
+        # `no_sync_backward` and `flag_after` switch sync off only after the forward, when DDP has decided
+        bug = self.accum > 1 and self.sync in ("none", "no_sync_backward", "flag_after")
+        return Verdict(frozenset({"GL006"} if bug else set()), numbers="same")  # one rank: sync changes no number
+
+    def render(self) -> str:
+        setup = self.setup_source() + DDP_SETUP
+        names = {"model": "", "opt": "", "n": "accum", "ddp": ""}
+        boundary = "(i + 1) % {n} == 0"
+        forward = "loss = criterion({ddp}(x), y)" + (" / {n}" if self.accum > 1 else "")
+        if self.accum == 1 or self.sync == "none":
+            body = _window_loop(self.accum, [forward, "loss.backward()"], ["{opt}.step()", "{opt}.zero_grad()"])
+        else:
+            head = ["for i, (x, y) in enumerate(batches):", f"    last = {boundary}"]
+            context = "    ctx = contextlib.nullcontext() if last else {ddp}.no_sync()"
+            if self.sync == "no_sync_both":
+                inner = [context, "    with ctx:", "        " + forward, "        loss.backward()"]
+            elif self.sync == "no_sync_backward":
+                inner = ["    " + forward, context, "    with ctx:", "        loss.backward()"]
+            elif self.sync == "flag_before":
+                inner = ["    {ddp}.require_backward_grad_sync = last", "    " + forward, "    loss.backward()"]
+            else:  # flag_after
+                inner = ["    " + forward, "    {ddp}.require_backward_grad_sync = last", "    loss.backward()"]
+            body = head + inner + ["    if last:", "        {opt}.step()", "        {opt}.zero_grad()"]
+        return _in_style(self.style, setup, body, names) + "dist.destroy_process_group()\n"
+
+    def setup_source(self) -> str:
+        return SETUP.format(lr=LR, k=4 * self.accum, n_name="accum", n=self.accum)
+
+    def reference(self, ns: dict[str, Any]) -> None:
+        _mean_gradient_steps(ns, self.accum)
+
+    def describe(self) -> str:
+        return f"ddp_accum(sync={self.sync}, accum={self.accum}, style={self.style})"
+
+
+def _valid_ddp_accum(s: DdpAccum) -> bool:
+    return s.accum > 1 or s.sync == "none"
+
+
+ddp_accums = st.builds(
+    DdpAccum, sync=st.sampled_from(["none", "no_sync_both", "no_sync_backward", "flag_before", "flag_after"]),
+    accum=st.sampled_from([1, 2, 3]), style=st.sampled_from(["script", "function"]),
+).filter(_valid_ddp_accum)
+
+
 def all_programs() -> list[Any]:
     """Every program of this grammar (the strategies above draw from the same space)."""
     out: list[Any] = []
@@ -482,6 +552,9 @@ def all_programs() -> list[Any]:
         ("script", "function", "trainer"),
     ):
         out.append(DoubleScaling(loop, divided, division, divisor, accum, style))  # type: ignore[arg-type]
+    for sync, accum, style in itertools.product(("none", "no_sync_both", "no_sync_backward", "flag_before", "flag_after"),
+                                                (1, 2, 3), ("script", "function")):
+        out.append(DdpAccum(sync, accum, style))  # type: ignore[arg-type]
     valid = {AmpClip: _valid_amp_clip, KeptLoss: _valid_kept_loss, StaleGan: _valid_stale_gan,
-             DoubleScaling: _valid_double_scaling}
+             DoubleScaling: _valid_double_scaling, DdpAccum: _valid_ddp_accum}
     return [p for p in out if valid[type(p)](p)]

@@ -147,5 +147,5 @@ def judge(spec: Spec, directory: str, name: str = "program") -> Judgement:
 
 
 def every_program() -> list[Any]:
-    """Every program of both grammars: the accumulation contract's and GL007-GL010's."""
+    """Every program of both grammars: the accumulation contract's and GL006-GL010's."""
     return [*loopgen.all_programs(), *loopgen_contract.all_programs()]

@@ -1,4 +1,4 @@
-"""Differential testing of GL007-GL010: generated programs and their bug-free twins, judged three ways.
+"""Differential testing of GL006-GL010: generated programs and their bug-free twins, judged three ways.
 
 Each program of `loopgen_contract` is linted statically, run under the runtime guard and compared with
 its reference (see `loopgen_run`); the verdicts must agree with one another and with the spec's.
@@ -52,6 +52,12 @@ def test_loss_divisions_agree(spec: lc.DoubleScaling) -> None:
     _check(spec)
 
 
+@pytest.mark.parametrize("spec", [p for p in lc.all_programs() if isinstance(p, lc.DdpAccum)], ids=lambda s: s.describe())
+def test_ddp_accumulation_loops_agree(spec: lc.DdpAccum) -> None:
+    """All of them (a one-process gloo group each): sync off before the forward, too late, or never."""
+    _check(spec)
+
+
 # The twins: correct programs are a third of this grammar, and false alarms matter most.
 correct_programs = st.one_of(lc.amp_clips, lc.kept_losses, lc.double_scalings).filter(
     lambda s: not s.verdict().buggy)
@@ -66,7 +72,8 @@ def test_correct_twins_are_clean_three_ways(spec: loopgen_run.Spec) -> None:
 
 def test_every_rule_has_bugs_and_twins_in_each_style() -> None:
     programs = lc.all_programs()
-    for kind, code in (("amp_clip", "GL007"), ("kept_loss", "GL008"), ("stale_gan", "GL009"), ("double_scaling", "GL010")):
+    for kind, code in (("ddp_accum", "GL006"), ("amp_clip", "GL007"), ("kept_loss", "GL008"), ("stale_gan", "GL009"),
+                       ("double_scaling", "GL010")):
         of_kind = [p for p in programs if p.kind == kind]
         for style in {p.style for p in of_kind}:
             assert any(code in p.verdict().expected for p in of_kind if p.style == style), (kind, style)
