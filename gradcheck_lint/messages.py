@@ -284,7 +284,7 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
 
 def ddp_accumulation_without_no_sync(backward: str, model: str, step: str | None, step_line: int | None, late: bool = False,
                                      forward_line: int | None = None, prepared_by: tuple[str, str] | None = None,
-                                     via: tuple[str, int | None] | None = None) -> tuple[str, str]:
+                                     via: tuple[str, int | None] | None = None, by_flag: bool = False) -> tuple[str, str]:
     if late:
         msg = (f"`{backward}` runs with `{model}`'s gradient sync switched off only after the forward pass{_at(forward_line)} that made its "
                f"graph: DDP decides at forward time whether a backward all-reduces, so this micro-batch still communicates "
@@ -300,6 +300,13 @@ def ddp_accumulation_without_no_sync(backward: str, model: str, step: str | None
                f"wraps in DDP when the script runs on several processes; nothing switches its gradient sync off, so every "
                f"micro-batch all-reduces, also those that do not step (correct gradients, N times the communication).")
         help_ = f"switch `{model}`'s gradient sync off on the micro-batches that do not step: {context.replace('{model}', model)}."
+        return msg, help_
+    if by_flag:  # FSDP2 (`fully_shard`): reduce-scatters, switched with a method, not a context
+        msg = (f"`{backward}`{_via(via)} accumulates micro-batches for `{step}`{_at(step_line)} through `{model}`, which "
+               f"reduce-scatters its gradients on every backward: the micro-batches that do not step communicate for nothing "
+               f"(correct gradients, N times the communication).")
+        help_ = (f"switch `{model}`'s gradient sync off before the forward of the micro-batches that do not step: "
+                 f"`{model}.set_requires_gradient_sync(last_micro_batch)`.")
         return msg, help_
     msg = (f"`{backward}`{_via(via)} accumulates micro-batches for `{step}`{_at(step_line)} through `{model}`, which all-reduces its "
            f"gradients on every backward: the micro-batches that do not step communicate for nothing (correct gradients, "

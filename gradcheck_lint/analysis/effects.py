@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Iterable
 from .apimodels import ArgRef, Effect
 from .deferred import defer, may_make_context, synthetic_call
 from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
+from .names import ref_text
 from .syntax import Arg, arguments, code
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
 
@@ -296,6 +297,13 @@ class Effects:
             value = Value(entities=frozenset({ent}))
         if effect.value("fresh"):
             self.fresh(value, flow)
+        if effect.value("in_place") and model is not None and model[1] is not None:
+            # `fully_shard(model)`: FSDP2 changes the module's class in place and returns it; the name
+            # given now holds the wrapper, as after `model = fully_shard(model)`
+            key = ref_text(model[1])
+            if key is not None and key in flow.env:
+                flow.env[key] = value
+                self.table.name_after(ent.uid, key)
         if kind is Kind.MODEL and model is None:
             # `nn.Sequential(body, head)`, `nn.ModuleList([a, b])`: the new module holds the ones it is given
             held = frozenset(h for v in [*site.pos, *site.kw.values()] for h in self.interp.holders_of_modules([v]) if not h.pseudo)

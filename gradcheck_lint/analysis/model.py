@@ -43,6 +43,11 @@ class TrainingModel:
         self.amp_misuses = list(interp.amp.misuses.values())
         self.unnormalised_losses = unnormalised_losses(interp)
         self.framework_divided_returns = framework_divided_returns(interp)
+        # wrappers whose API switches sync with `set_requires_gradient_sync`, not `no_sync()` (FSDP2's modules)
+        cat = interp.catalogue
+        self.sync_by_flag_method: set[int] = {
+            e.uid for e in interp.table.entities.values()
+            if e.api and cat.method(e.api, "no_sync") is None and cat.method(e.api, "set_requires_gradient_sync") is not None}
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
         # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
         self.out_of_time: bool = interp.out_of_time

@@ -89,11 +89,13 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                         continue  # a prepared model left out of `accumulate()`, in a script that refuses that case on several processes
                     reported.add(id(backward.node))
                     prepared_by = model.table.parallelised_by.get(wrapper)
+                    by_flag = wrapper in model.sync_by_flag_method  # FSDP2: `set_requires_gradient_sync`, no `no_sync()`
                     msg, help_ = messages.ddp_accumulation_without_no_sync(
                         backward.call_text, model.table.label(wrapper), step.call_text, model.line(step.node), prepared_by=prepared_by,
-                        via=self._reached_via(model, backward, step))
+                        via=self._reached_via(model, backward, step), by_flag=by_flag)
                     # (a framework-prepared model is a plain module on one process: it may have no `no_sync()`)
-                    fix = wrap_in_no_sync(model, backward, step, source[1], wrapper) if source is not None and prepared_by is None else None
+                    fix = (wrap_in_no_sync(model, backward, step, source[1], wrapper)
+                           if source is not None and prepared_by is None and not by_flag else None)
                     yield Finding(backward.node, msg, help_, fix=fix)
 
     @staticmethod

@@ -28,7 +28,8 @@ EFFECTS: dict[str, dict[str, str]] = {
     # a new object: `type` names its API type; an optimizer owns `params`; a wrapper holds `model`'s
     # parameters; `window` is the accumulation window its backward divides by and its gates count;
     # `fresh`: new parameters with no gradient yet; `tuple`: the call returns (this object, its optimizer, ...)
-    "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str"},
+    "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str",
+                  "in_place": "bool"},  # in_place: the `model` argument becomes the new object (FSDP2's `fully_shard(m)`)
     # the call returns an argument (`.to()`, DDP(model)); `data_parallel`: a model returned may be wrapped for
     # data parallelism when launched on several processes (`accelerator.prepare`, `fabric.setup`), and the
     # framework's way to switch its gradient sync off, for messages (`{owner}` and `{model}` are filled in);
