@@ -1,0 +1,12 @@
+import torch
+import cProfile
+def main(*a, **k):
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x in torch.randn(8, 2, 4):
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+if __name__ == '__main__':
+    cProfile.Profile().runcall(main)

@@ -1,0 +1,8 @@
+import torch
+def make_train(model, opt):
+    def train(x):
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.zero_grad()
+        opt.step()
+    return train

@@ -1,0 +1,7 @@
+import torch
+def make_train(model, opt):
+    def train(x):
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+    return train

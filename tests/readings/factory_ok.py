@@ -1,0 +1,8 @@
+import torch
+def make_train(model, opt):
+    def train(x):
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+    return train

@@ -1,0 +1,10 @@
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+accum = 4
+for i, x in enumerate(torch.randn(16, 2, 4)):
+    loss = model(x).pow(2).mean()
+    ((loss + 1) / accum).backward()
+    if (i + 1) % accum == 0:
+        opt.step()
+        opt.zero_grad()

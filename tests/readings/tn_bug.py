@@ -1,0 +1,12 @@
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler()
+for x in torch.randn(8, 2, 4):
+    opt.zero_grad()
+    loss = model(x).pow(2).mean()
+    scaler.scale(loss).backward()
+    norm = torch.nn.utils.get_total_norm([p.grad for p in model.parameters()])
+    print(norm)
+    scaler.step(opt)
+    scaler.update()

@@ -1,0 +1,14 @@
+import torch
+from tqdm import tqdm
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+data = torch.randn(16, 2, 4)
+N = 4
+i = 0
+while i < 16:
+    loss = model(data[i]).pow(2).mean() / N
+    loss.backward()
+    if (i + 1) % N == 0:
+        opt.step()
+        opt.zero_grad()
+    i += 1
