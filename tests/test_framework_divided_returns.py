@@ -63,3 +63,9 @@ def test_manual_optimization_divides_by_hand() -> None:
             "        if (batch_idx + 1) % self.hparams.accumulate_grad_batches == 0:\n"
             "            opt.step()\n            opt.zero_grad()\n        return loss")
     assert found(body, manual="self.automatic_optimization = False") == []
+
+
+@pytest.mark.parametrize("configured, expected", [(4, ["GL010"]), (2, [])])
+def test_a_literal_divisor_counts_when_the_trainer_is_configured_with_it(configured: int, expected: list[str]) -> None:
+    text = MODULE.format(body="        return loss / 4", manual="pass").replace("accumulate_grad_batches=4)", f"accumulate_grad_batches={configured})")
+    assert [d.code for d in analyse_text(text, "lit.py").diagnostics] == expected

@@ -35,6 +35,7 @@ READINGS: dict[str, tuple[list[str], list[str] | None]] = {
     'mmengine': (['GL001@9'], []),
     'mmengine_up': (['GL010@8'], []),
     'pl_auto': (['GL010@9'], []),
+    'lightning_auto_literal': (['GL010@8'], []),
     'timm': (['GL003@8'], []),
     'xla': (['GL001@8'], []),
     # roles decided by construction and use

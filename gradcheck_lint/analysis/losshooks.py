@@ -74,6 +74,7 @@ def framework_divided_returns(interp: Interpreter) -> list[DividedReturn]:
     `accumulate_grad_batches`: a `training_step` that divides it by an accumulation count too makes each
     micro-batch count 1/N² (and, with `accumulate_grad_batches` left at 1, every step 1/N)."""
     out: list[DividedReturn] = []
+    configured: dict[str, frozenset[int]] = {}  # setting -> the ints the file configures it with (`Trainer(accumulate_grad_batches=4)`)
     for info in interp.classes.values():
         if not info.api or info.manual_optimization:
             continue
@@ -81,14 +82,20 @@ def framework_divided_returns(interp: Interpreter) -> list[DividedReturn]:
             hook = interp.catalogue.hook(info.api, name)
             if hook is None or not hook.divides_returned or hook.optimization != "automatic":
                 continue
-            found = _window_divided_return(fn, hook.divides_returned)
+            setting = hook.divides_returned
+            if setting not in configured:
+                configured[setting] = frozenset(
+                    k.value.value for k in iter_tree(interp.module) if isinstance(k, ast.keyword) and k.arg == setting
+                    and isinstance(k.value, ast.Constant) and type(k.value.value) is int and k.value.value > 1)
+            found = _window_divided_return(fn, setting, configured[setting])
             if found is not None:
                 returned, divisor = found
                 out.append(DividedReturn(returned, f"{info.name}.{name}", _returned_loss_text(returned.value), divisor, hook))
     return out
 
 
-def _window_divided_return(fn: ast.FunctionDef | ast.AsyncFunctionDef, setting: str) -> tuple[ast.Return, str] | None:
+def _window_divided_return(fn: ast.FunctionDef | ast.AsyncFunctionDef, setting: str,
+                           literals: frozenset[int] = frozenset()) -> tuple[ast.Return, str] | None:
     """The last `return` whose loss is divided by an accumulation count in this method (`loss /
     self.hparams.accumulate_grad_batches`, directly, through local names, or in the `"loss"` entry of
     a returned dict), with that divisor."""
@@ -96,36 +103,40 @@ def _window_divided_return(fn: ast.FunctionDef | ast.AsyncFunctionDef, setting: 
     last: tuple[ast.Return, str] | None = None
     for node in sorted(_own_nodes(fn), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            d = _accumulation_divisor(node.value, divided, setting)
+            d = _accumulation_divisor(node.value, divided, setting, literals)
             if d is not None:
                 divided[node.targets[0].id] = d
             else:
                 divided.pop(node.targets[0].id, None)
         elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and isinstance(node.op, ast.Div) \
-                and _is_accumulation(node.value, setting):
+                and _is_accumulation(node.value, setting, literals):
             divided[node.target.id] = code(node.value)
         elif isinstance(node, ast.Return) and node.value is not None:
             value = node.value
             if isinstance(value, ast.Dict):
                 value = next((v for k, v in zip(value.keys, value.values)
                               if isinstance(k, ast.Constant) and k.value == "loss"), None)
-            d = _accumulation_divisor(value, divided, setting) if value is not None else None
+            d = _accumulation_divisor(value, divided, setting, literals) if value is not None else None
             last = (node, d) if d is not None else None
     return last
 
 
-def _accumulation_divisor(expr: ast.expr, divided: dict[str, str], setting: str) -> str | None:
+def _accumulation_divisor(expr: ast.expr, divided: dict[str, str], setting: str, literals: frozenset[int] = frozenset()) -> str | None:
     """The accumulation count `expr` is divided by: in a division it holds, or through a local name
     divided before (`loss = loss / n`, then `return loss * 1.0`)."""
     for node in ast.walk(expr):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_accumulation(node.right, setting):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_accumulation(node.right, setting, literals):
             return code(node.right)
         if isinstance(node, ast.Name) and node.id in divided:
             return divided[node.id]
     return None
 
 
-def _is_accumulation(expr: ast.expr, setting: str) -> bool:
+def _is_accumulation(expr: ast.expr, setting: str, literals: frozenset[int] = frozenset()) -> bool:
+    """Named for accumulation, or the literal the file configures the setting with (`/ 4` and
+    `Trainer(accumulate_grad_batches=4)`)."""
+    if isinstance(expr, ast.Constant) and type(expr.value) is int and expr.value in literals:
+        return True
     text = code(expr)
     return setting in text or bool(_WINDOW.search(text))
 
