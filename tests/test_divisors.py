@@ -183,3 +183,36 @@ def test_a_divisor_the_window_is_split_from_counts_the_whole_window() -> None:
 
 def test_the_micro_batch_size_the_window_is_split_into_does_not() -> None:
     assert "GL003" in codes(EDM.format(divisor="batch_gpu"))
+
+
+# ReStyle's encoder (unseen code) refines its own output n times on one batch, the first iteration special:
+# its backward passes are one objective's terms, summed on purpose. GL003 said "not divided by
+# n_iters_per_batch", with a safe fix.
+REFINE = """\
+import torch
+
+def train_step(net, optimizer, x, y, n_iters_per_batch, calc_loss):
+    optimizer.zero_grad()
+    y_hat = None
+    for it in range(n_iters_per_batch):
+        {first}
+        if it == 0:
+            y_hat = net(x)
+        else:
+            y_hat = net(torch.cat([x, y_hat.detach()], dim=1))
+        loss = calc_loss({target}, y_hat)
+        loss.backward()
+    optimizer.step()
+
+for x, y in loader:
+    train_step(net, optimizer, x, y, 3, calc_loss)
+"""
+
+
+def test_refining_one_batch_with_a_special_first_iteration_is_not_accumulation() -> None:
+    assert "GL003" not in codes(REFINE.format(first="pass", target="y"))
+
+
+@pytest.mark.parametrize("first, target", [("x, y = next(batches)", "y"), ("pass", "y[it]")])
+def test_a_loop_that_takes_a_new_micro_batch_each_iteration_is_accumulation(first: str, target: str) -> None:
+    assert "GL003" in codes(REFINE.format(first=first, target=target))

@@ -131,7 +131,8 @@ class Counters:
         loop = interp.loop_for(stmt, self.loop_count(stmt.iter, iter_value))
         counter = self.loop_counter(stmt, element)
         loop.counter = counter[0] if counter else (stmt.target.id if isinstance(stmt.target, ast.Name) else None)
-        loop.rollout = _reads_as_rollout(stmt.iter) or _names_tasks(stmt.target) or _names_tasks(stmt.iter)
+        loop.rollout = (_reads_as_rollout(stmt.iter) or _names_tasks(stmt.target) or _names_tasks(stmt.iter)
+                        or _refines_one_batch(stmt))
         if element.entities and not element.params and not element.reach and not element.opaque:
             # `for opt in optimizers.values(): opt.zero_grad()`: the abstract element already stands for
             # every member, so one pass over the body covers the whole loop.
@@ -291,6 +292,33 @@ def _reads_as_rollout(it: ast.expr) -> bool:
         name = code(inner) if inner is not None else text.removesuffix(".size(1)").removesuffix(".shape[1]")
         return bool(_TIME.search(name.split("(")[0])) and not _MICRO.search(text)
     return False
+
+
+# What fetches data: a loop body that calls one of these takes a new micro-batch on each iteration.
+_FETCH = re.compile(r"(?i)next|batch|sample|data|load|fetch|read|get_item|getitem")
+
+
+def _refines_one_batch(stmt: ast.For) -> bool:
+    """`for it in range(n_iters_per_batch): if it == 0: ... else: ...` (ReStyle's encoder refining its own
+    output): iterations over one batch, the first one special, none fetching data or indexing by the
+    counter. Their backward passes are the terms of one objective, summed on purpose, not micro-batches."""
+    if not (isinstance(stmt.iter, ast.Call) and N.last_name(stmt.iter.func) == "range" and isinstance(stmt.target, ast.Name)):
+        return False
+    var = stmt.target.id
+    compared = False
+    for node in (n for s in stmt.body for n in ast.walk(s)):
+        if isinstance(node, ast.Call) and _FETCH.search(N.last_name(node.func) or ""):
+            return False  # `x, y = next(it)`, `get_batch()`: a new micro-batch each time
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            sides = [node.left, node.comparators[0]]
+            if any(isinstance(s, ast.Name) and s.id == var for s in sides):
+                if not any(isinstance(s, ast.Constant) and s.value in (0, 1) for s in sides):
+                    return False  # `micro_step == accum - 1`: the last micro-batch of a window
+                compared = True
+    uses = sum(1 for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == var)
+    tests = sum(1 for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Compare) and len(n.ops) == 1
+                and any(isinstance(x, ast.Name) and x.id == var for x in (n.left, n.comparators[0])))
+    return compared and uses == tests  # the counter is read only to single out the first iterations
 
 
 # The tasks of a meta-batch (`for task_batch in batch`, `for task in tasks`): meta-learning sums (or
