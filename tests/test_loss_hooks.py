@@ -116,3 +116,17 @@ def test_a_file_that_only_defines_the_hook_is_read_without_running_the_interpret
     light = [(d.span.line, d.code) for d in analyse_text(text, "t.py").diagnostics]
     full = [(d.span.line, d.code) for d in analyse_text(text, "t.py", prefilter=False).diagnostics]
     assert light == full and [code for _line, code in light] == ["GL003"]
+
+
+def test_the_finding_is_at_the_last_return_not_an_early_one() -> None:
+    """axolotl's strided EBFT trainer (unseen code) returns a zero dummy loss early for short sequences;
+    the finding named that `return` instead of the one that returns the training loss."""
+    assert codes("""
+        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+            if inputs["input_ids"].shape[1] < 8:
+                dummy_loss = inputs["input_ids"].float().mean() * 0.0
+                return (dummy_loss, None) if return_outputs else dummy_loss
+            outputs = model(**inputs)
+            loss = outputs.loss * 0.5 + extra(inputs["labels"])
+            return (loss, outputs) if return_outputs else loss
+    """) == [(12, "GL003")]

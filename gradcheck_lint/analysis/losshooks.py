@@ -170,7 +170,7 @@ def _ignored_normaliser(fn: ast.FunctionDef | ast.AsyncFunctionDef, hook: Hook) 
             return None
         if isinstance(node, ast.Return) and node.value is not None and not _is_none(node.value):
             returns.append(node)
-    return returns[-1] if returns else None
+    return max(returns, key=lambda r: (r.lineno, r.col_offset)) if returns else None  # the last in the source
 
 
 def _may_hold(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, params: set[str]) -> bool:
