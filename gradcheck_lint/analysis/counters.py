@@ -34,6 +34,7 @@ class Counters:
         # (id of a test, counter, first value, question) -> answer: the window arithmetic of a test is
         # the same every time the loop's fixpoint comes back to it
         self._windows: dict[tuple[int, str, int, str], object] = {}
+        self._rollouts: dict[int, bool] = {}  # id of a `for` -> whether its passes are the terms of one objective
 
     # -- phases
     @staticmethod
@@ -131,8 +132,11 @@ class Counters:
         loop = interp.loop_for(stmt, self.loop_count(stmt.iter, iter_value))
         counter = self.loop_counter(stmt, element)
         loop.counter = counter[0] if counter else (stmt.target.id if isinstance(stmt.target, ast.Name) else None)
-        loop.rollout = (_reads_as_rollout(stmt.iter) or _names_tasks(stmt.target) or _names_tasks(stmt.iter)
-                        or _refines_one_batch(stmt))
+        rollout = self._rollouts.get(id(stmt))
+        if rollout is None:  # read from the syntax once per loop, not on every pass of the fixed point
+            rollout = self._rollouts[id(stmt)] = (_reads_as_rollout(stmt.iter) or _names_tasks(stmt.target)
+                                                  or _names_tasks(stmt.iter) or _refines_one_batch(stmt))
+        loop.rollout = rollout
         if element.entities and not element.params and not element.reach and not element.opaque:
             # `for opt in optimizers.values(): opt.zero_grad()`: the abstract element already stands for
             # every member, so one pass over the body covers the whole loop.

@@ -69,10 +69,18 @@ class FixedTests:
         if self._defined_names is None:
             # the names `hasattr` tests are not definitions: every such test is left out, not only this one (the
             # same test in two methods made the answer depend on which method ran first)
-            module = self.interp.module
-            tested = {id(n.args[1]) for n in iter_tree(module) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                      and n.func.id == "hasattr" and len(n.args) == 2}
-            self._defined_names = {n.name for n in iter_tree(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} | {
-                n.attr for n in iter_tree(module) if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)} | {
-                n.value for n in iter_tree(module) if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in tested}
+            tested: set[int] = set()
+            strings: list[ast.Constant] = []
+            defined: set[str] = set()
+            for n in iter_tree(self.interp.module):  # one walk of a file that may be thousands of lines long
+                kind = type(n)
+                if kind is ast.Call and isinstance(n.func, ast.Name) and n.func.id == "hasattr" and len(n.args) == 2:  # type: ignore[attr-defined]
+                    tested.add(id(n.args[1]))  # type: ignore[attr-defined]
+                elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                    defined.add(n.name)  # type: ignore[attr-defined]
+                elif kind is ast.Attribute and isinstance(n.ctx, ast.Store):  # type: ignore[attr-defined]
+                    defined.add(n.attr)  # type: ignore[attr-defined]
+                elif kind is ast.Constant and isinstance(n.value, str):  # type: ignore[attr-defined]
+                    strings.append(n)  # type: ignore[arg-type]
+            self._defined_names = defined | {n.value for n in strings if id(n) not in tested}
         return name not in self._defined_names
