@@ -240,20 +240,18 @@ def framework_divided_not_accumulated(backward: str, window: str, step: str, ste
 
 
 def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, other_line: int | None) -> tuple[str, str]:
+    by = f" by `{other}`{_at(other_line)}" if other else ""  # the scaled backward that wrote the gradients
     if kind == "clip_before_unscale":
-        by = f" by `{other}`{_at(other_line)}" if other else ""
         msg = (f"`{call}` clips gradients of `{opt}` that are still multiplied by the GradScaler's scale (written{by}): the "
                f"threshold applies to gradients tens of thousands of times too large, so the clip either does nothing useful or "
                f"cuts every step.")
         help_ = f"call `scaler.unscale_({opt})` right before `{call}` (once per step, where the step runs)."
     elif kind == "norm_before_unscale":
-        by = f" by `{other}`{_at(other_line)}" if other else ""
         msg = (f"`{call}` reads the norm of `{opt}`'s gradients while they are still multiplied by the GradScaler's scale "
                f"(written{by}): the norm is the scale (65536 at first, changing as the scaler adapts) times too large, so "
                f"whatever logs or compares it is wrong.")
         help_ = f"read the norm after `scaler.unscale_({opt})` (once per step, where the step runs), or divide it by `scaler.get_scale()`."
     elif kind == "modify_before_unscale":
-        by = f" by `{other}`{_at(other_line)}" if other else ""
         msg = (f"`{call}` changes `{opt}`'s gradients while they are still multiplied by the GradScaler's scale (written{by}): "
                f"what it adds or clamps is applied at the scale, and unscaling then divides it by tens of thousands, so the "
                f"noise or the bound is lost (a factor, `mul_`, would commute with the unscaling; this does not).")
