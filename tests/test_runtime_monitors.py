@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import tempfile
 
 import pytest
@@ -104,6 +106,9 @@ def test_gl009_inplace_error_after_a_step_keeps_propagating_with_the_diagnostic_
             (-d_out.mean()).backward()
     assert [f.code for f in g.report()] == ["GL009"]
     assert "`opt_d.step()`" in g.report()[0].message and "`D`'s parameters" in g.report()[0].message
+    # the forward whose graph was reused, found in the source on the error path: `d_out = disc(fake)`
+    line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1) if "d_out = disc(fake)" in text)
+    assert f"the graph of `disc(fake)` at line {line}" in g.report()[0].message, g.report()[0].message
     assert any("GL009" in note for note in getattr(info.value, "__notes__", []))
 
 

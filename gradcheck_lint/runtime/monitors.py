@@ -26,6 +26,7 @@ backward (`accelerator.backward`) is the ledger's "divided twice", worded as GL0
 from __future__ import annotations
 
 import weakref
+from types import FrameType
 from typing import Any, Callable
 
 import torch
@@ -33,7 +34,8 @@ import torch
 from .. import messages
 from .ledger import Site
 from .report import Finding
-from .sites import user_site
+from .sites import _user_frame, user_site
+from .stale_forward import stale_forward
 
 FindingSink = Callable[[Finding, object, bool], None]  # (finding, step token, may raise)
 
@@ -126,8 +128,9 @@ class Monitors:
             self._report("GL007", clip_site, messages.amp_scaled_gradients("partial", clip_site.text or "clip_grad_norm_(...)",
                                                                            name, site.text or None, site.line), name)
 
-    def backward_failed(self, site: Site, tensors: Any, err: BaseException) -> None:
-        """GL009: PyTorch's in-place error, through parameters an optimizer stepped since the forward."""
+    def backward_failed(self, site: Site, tensors: Any, err: BaseException, frame: FrameType | None = None) -> None:
+        """GL009: PyTorch's in-place error, through parameters an optimizer stepped since the forward.
+        `frame`: where the backward was called from (the forward is looked up in its source)."""
         if not isinstance(err, RuntimeError) or _INPLACE_ERROR not in str(err) or not self.last_step:
             return
         leaves = _leaf_ids(tensors)
@@ -137,8 +140,10 @@ class Monitors:
         opt, step = max(stepped, key=lambda item: self._step_order.get(item[0], 0))
         param = next((p for p in leaf_tensors(tensors) if id(p) in self.opt_params[opt]), None)
         model = self.owner_name(param) if param is not None else ""
+        forward = stale_forward(_user_frame(frame), param, step, site, tensors)
         finding = _finding("GL009", "backward-after-step", site, messages.backward_after_step(
-            site.text or "backward()", model, None, None, step.text or "step()", step.line), self.opt_names.get(opt, ""))
+            site.text or "backward()", model, forward[0] if forward else None, forward[1] if forward else None,
+            step.text or "step()", step.line), self.opt_names.get(opt, ""))
         err.add_note(f"gradcheck_lint: {finding.path}:{finding.line}:{finding.col}: GL009 {finding.message}")
         self.sink(finding, None, False)
 

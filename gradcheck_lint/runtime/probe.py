@@ -55,7 +55,7 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     except RuntimeError as err:
         for probe in probes:
             if probe.monitors is not None:
-                probe.monitors.backward_failed(site, tensors, err)
+                probe.monitors.backward_failed(site, tensors, err, sys._getframe(1))
         raise
     finally:
         for probe in probes:  # `Probe.after_backward`, likewise
