@@ -291,22 +291,24 @@ def ddp_accumulation_without_no_sync(backward: str, model: str, step: str | None
                  f"(`{model}.no_sync()`, `fabric.no_backward_sync({model}, ...)`, `accelerator.no_sync({model})`), or set "
                  f"`{model}.require_backward_grad_sync` before calling `{model}(...)`.")
         return msg, help_
+    # a call that backpropagates and steps at the window's end itself (timm's `loss_scaler(..., update_grad=...)`)
+    for_step = "(it steps itself on the last of each window)" if step == backward else f"for `{step}`{_at(step_line)}"
     if prepared_by is not None:
         # a model a framework prepared: DDP only when launched on several processes, so `model.no_sync()` may not exist
         call, context = prepared_by
-        msg = (f"`{backward}`{_via(via)} accumulates micro-batches for `{step}`{_at(step_line)} through `{model}`, which `{call}` "
+        msg = (f"`{backward}`{_via(via)} accumulates micro-batches {for_step} through `{model}`, which `{call}` "
                f"wraps in DDP when the script runs on several processes; nothing switches its gradient sync off, so every "
                f"micro-batch all-reduces, also those that do not step (correct gradients, N times the communication).")
         help_ = f"switch `{model}`'s gradient sync off on the micro-batches that do not step: {context.replace('{model}', model)}."
         return msg, help_
     if by_flag:  # FSDP2 (`fully_shard`): reduce-scatters, switched with a method, not a context
-        msg = (f"`{backward}`{_via(via)} accumulates micro-batches for `{step}`{_at(step_line)} through `{model}`, which "
+        msg = (f"`{backward}`{_via(via)} accumulates micro-batches {for_step} through `{model}`, which "
                f"reduce-scatters its gradients on every backward: the micro-batches that do not step communicate for nothing "
                f"(correct gradients, N times the communication).")
         help_ = (f"switch `{model}`'s gradient sync off before the forward of the micro-batches that do not step: "
                  f"`{model}.set_requires_gradient_sync(last_micro_batch)`.")
         return msg, help_
-    msg = (f"`{backward}`{_via(via)} accumulates micro-batches for `{step}`{_at(step_line)} through `{model}`, which all-reduces its "
+    msg = (f"`{backward}`{_via(via)} accumulates micro-batches {for_step} through `{model}`, which all-reduces its "
            f"gradients on every backward: the micro-batches that do not step communicate for nothing (correct gradients, "
            f"N times the communication).")
     help_ = (f"run the forward and backward of the micro-batches that do not step under `{model}.no_sync()`: "

@@ -40,7 +40,7 @@ def test_segments_and_code() -> None:
     try:
         call = tree.body[0].value
         assert source.segment(call) == "(a +\n     b) .  c(  1,\n k = 2)"
-        assert code(call) == "(a + b) . c( 1, k = 2)"
+        assert code(call) == "(a + b) . c(1, k = 2)"  # a multi-line call reads as one line: no space after `(`
         assert starts_with_paren(call.func, call.func.value)  # `(a + b)` is in parentheses
         assert code(tree.body[1].value.right) == "f(é)"
         span = source.span(tree.body[1].value.right)

@@ -10,6 +10,7 @@ rules ask of nodes (is this the integer 1? what are this call's arguments, in or
 from __future__ import annotations
 
 import ast
+import re
 from typing import NamedTuple
 
 from ..diagnostics import Span
@@ -97,11 +98,18 @@ def code(node: ast.AST) -> str:
     if hit is not None and hit[0] is node:
         return hit[1]
     if _CURRENT and hasattr(node, "lineno"):
-        text = " ".join(_CURRENT[-1].segment(node).split())
+        segment = _CURRENT[-1].segment(node)
+        text = " ".join(segment.split())
+        if "\n" in segment:  # a call written over several lines reads as one: `clip(model.parameters(), 1.0)`
+            text = _SPACE_BEFORE_CLOSE.sub("", _SPACE_AFTER_OPEN.sub(r"\1", text))
     else:  # a node made by the analysis itself, or a comprehension clause (which has no position)
         text = " ".join(ast.unparse(node).split())
     _CODE[id(node)] = (node, text)
     return text
+
+
+_SPACE_AFTER_OPEN = re.compile(r"([(\[{]) ")
+_SPACE_BEFORE_CLOSE = re.compile(r" (?=[)\]}])")
 
 
 def starts_with_paren(outer: ast.AST, inner: ast.AST) -> bool:
