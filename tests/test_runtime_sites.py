@@ -91,3 +91,51 @@ def test_the_step_hooks_inline_memo_gives_the_site_of_a_fresh_walk() -> None:
             lines.append((memo.site.line, expected))
     assert all(got == want for got, want in lines), lines
     assert len(g.report()) == 0
+
+
+_MODULE_LEVEL = """
+import json, sys, torch
+from gradcheck_lint.runtime import probe as probe_module
+from gradcheck_lint.runtime.sites import SiteMemo
+
+class Recorder:
+    _cycle = None
+    monitors = None
+    def __init__(self):
+        self.seen = []
+    def full_before_backward(self, site, tensors, graph, via):
+        self.seen.append((site.line, via))
+    def full_after_backward(self, site):
+        pass
+
+out = []
+for fresh in (False, True):
+    recorder = Recorder()
+    probe_module._activate(recorder)
+    for i in range(6):
+        if fresh:
+            probe_module._BACKWARD_SITE = SiteMemo()
+        if i % 3:
+            (torch.ones(2, requires_grad=True) * 3).sum().backward()
+        else:
+            (torch.ones(2, requires_grad=True) * 2).sum().backward()
+    probe_module._deactivate(recorder)
+    out.append(recorder.seen)
+print(json.dumps(out))
+"""
+
+
+def test_the_backward_wrappers_inline_memo_at_a_scripts_module_level() -> None:
+    # the user's frame is the top of the stack (`python train.py`): no caller above it
+    import json
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _MODULE_LEVEL], capture_output=True, text=True, cwd=root, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    memoised, fresh = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert memoised == fresh
+    assert len({line for line, _via in memoised}) == 2 and all(via is None for _line, via in memoised)

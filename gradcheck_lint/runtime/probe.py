@@ -44,10 +44,11 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     frame = sys._getframe(1)
     memo = _BACKWARD_SITE
-    # `memo_site`'s answer, inline for the usual chain: torch's `Tensor.backward`, the user's frame, its caller
+    # `memo_site`'s answer, inline for the usual chain: torch's `Tensor.backward`, the user's frame, its
+    # caller (or none: a script's module code)
     if (frame.f_code is memo.skip and (user := frame.f_back) is not None and user.f_code is memo.code
-            and user.f_lasti == memo.lasti and (up := user.f_back) is not None and up.f_code is memo.via_code
-            and up.f_lasti == memo.via_lasti):
+            and user.f_lasti == memo.lasti and ((up := user.f_back) is None) is (memo.via_code is None)
+            and (up is None or (up.f_code is memo.via_code and up.f_lasti == memo.via_lasti))):
         site, via = memo.site, memo.via
     else:
         site, via = memo_site(frame, memo, ("backward",), True)

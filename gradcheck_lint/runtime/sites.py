@@ -68,7 +68,8 @@ class SiteMemo:
         # `Probe._before_step`), when the chain is short: the user frame's code object and instruction
         # (the site depends on them alone); `skip`: the code of the one internal frame below it (torch's
         # `Tensor.backward`, the optimizer's step wrapper), or None when the chain starts at the user
-        # frame; with `caller`, `via_code` and `via_lasti`: the user frame right above it (`via`).
+        # frame; with `caller`, `via_code` and `via_lasti`: the user frame right above it (`via`), or
+        # None and -2 when the user frame is the top of the stack (a script's module code).
         self.code: CodeType | None = None
         self.lasti = -1
         self.skip: CodeType | None = None
@@ -119,7 +120,7 @@ def memo_site(frame: FrameType | None, memo: SiteMemo, methods: tuple[str, ...],
     n = len(walked)
     if not caller and n == 1 and walked[0][1] >= 0:
         memo.code, memo.lasti = walked[0]
-    elif n == (3 if caller else 2) and walked[0][1] == -1 and walked[1][1] >= 0 and (not caller or walked[2][1] >= 0):
+    elif n == (3 if caller else 2) and walked[0][1] == -1 and walked[1][1] >= 0 and (not caller or walked[2][1] != -1):
         memo.skip = walked[0][0]
         memo.code, memo.lasti = walked[1]
         if caller:
