@@ -83,6 +83,7 @@ class Monitors:
         self.kept_reported: set[Site] = set()
         self.tag_counts: dict[Site, int] = {}  # the steady cycle's passes of each backward line (`tag_due`)
         self._tag_bits = random.Random(_TAG_SEED).getrandbits
+        self._sampled_site: Site | None = None  # the last line `tag_due` sampled (not in `kept_reported`)
 
     # -- lifecycle
     def open(self) -> None:
@@ -128,6 +129,8 @@ class Monitors:
         so a loop that keeps every loss's graph is reported once three tagged ones are two steps old (on
         average 3 x `TAG_EVERY` passes after it starts keeping them, once past the first `TAG_ALL`), one
         that keeps every k-th loss k times later; nothing is reported that every tag would not report."""
+        if site is self._sampled_site:  # the line of the last pass, past its first passes and not reported
+            return self._tag_bits(3) == 0
         if self.kept_reported and site in self.kept_reported:
             return False
         counts = self.tag_counts
@@ -135,6 +138,7 @@ class Monitors:
         if n < TAG_ALL:
             counts[site] = n + 1
             return True
+        self._sampled_site = site
         return self._tag_bits(3) == 0
 
     def wrote(self, site: Site, keys: list[int]) -> None:
@@ -256,6 +260,8 @@ class Monitors:
             for site, n in counts.items():
                 if n >= _KEPT_GRAPHS and site not in self.kept_reported:
                     self.kept_reported.add(site)
+                    if site is self._sampled_site:
+                        self._sampled_site = None
                     self._report("GL008", site, messages.loss_graph_kept_alive_at_run(site.text or "backward()", n))
         self.graphs = [g for g in live if g[1] not in self.kept_reported] if self.kept_reported else live
 
