@@ -153,6 +153,47 @@ def test_gl008_graphs_kept_by_a_running_total_or_a_list(keep: str, expected: lis
     del last
 
 
+def _kept_late(start: int, every: int, steps: int) -> int | None:
+    """A steady loop that starts keeping every `every`-th loss's graph at step `start`: the step at
+    which GL008 is first reported (None: not within `steps`)."""
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(4, 8), torch.randn(4, 1)
+    kept: list[torch.Tensor] = []
+    with guard(model, opt, mode="record") as g:
+        for i in range(steps):
+            opt.zero_grad()
+            loss = nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            if i >= start and (i - start) % every == 0:
+                kept.append(loss)
+            if g.report():
+                assert [f.code for f in g.report()] == ["GL008"]
+                return i
+    return None
+
+
+def test_gl008_graphs_kept_from_late_in_a_steady_run_are_reported() -> None:
+    # past the first `TAG_ALL` passes of the line the steady cycle tags one pass in `TAG_EVERY`: a
+    # loop that starts keeping every graph late is reported a few dozen steps later, not at once
+    from gradcheck_lint.runtime import monitors
+
+    start = 2 * monitors.TAG_ALL
+    found = _kept_late(start, 1, start + 20 * monitors.TAG_EVERY)
+    assert found is not None and start + 2 <= found < start + 10 * monitors.TAG_EVERY
+
+
+@pytest.mark.parametrize("offset", [0, 3, 7])
+def test_gl008_every_tenth_graph_kept_from_late_in_a_steady_run_is_reported(offset: int) -> None:
+    # a loop that keeps one loss in ten (a logging interval) meets the sampled tags too, at any
+    # offset: three tagged kept graphs take about 3 x `TAG_EVERY` kept losses, 240 steps on average
+    from gradcheck_lint.runtime import monitors
+
+    start = 2 * monitors.TAG_ALL + offset
+    assert _kept_late(start, 10, start + 1500) is not None
+
+
 def _ddp_run(no_sync: bool) -> list[tuple[str, int]]:
     import contextlib
 

@@ -191,6 +191,7 @@ class Cycle:
         of one they matter to no check (GL003 needs a window of several passes), and when a window does
         grow, a pass left unread takes the factors of the next pass of its line (`windows.UNREAD`). The
         first pass after the cycle is established is read; strict mode, which has no cycle, reads all.
+        GL008's tag is sampled too, after the first passes of each line (`Monitors.tag_due`).
         `graph`: the `LossGraph` of `tensors` shared by several probes, or None: the root is read here,
         once (each read of `tensor.grad_fn` wraps the node anew), and only if it is needed."""
         if probe.generation != self.generation or (probe.discover and probe.discovered_sites.get(site, 0) < 4):
@@ -204,12 +205,15 @@ class Cycle:
         sampled = self.passes % GRAPH_EVERY == 0
         self.passes += 1
         monitors = probe.monitors
+        tag = monitors is not None and monitors.tag_due(site)  # GL008's tag, on some passes only (`Monitors.tag_due`)
         if graph is not None:
-            grad_fn = graph.grad_fn if monitors is not None else None
+            grad_fn = graph.grad_fn if tag else None
             self.pass_scale = graph.scale if sampled else UNREAD
         else:
-            grad_fn = tensors.grad_fn if (monitors is not None or sampled) and isinstance(tensors, torch.Tensor) else None
+            grad_fn = tensors.grad_fn if (tag or sampled) and isinstance(tensors, torch.Tensor) else None
             self.pass_scale = graph_scale(grad_fn) if sampled else UNREAD
+            if not tag:
+                grad_fn = None
         self.bid = self.next_bid  # `Ledger.begin_backward`, written by `flush`
         self.next_bid += 1
         self.bp = None

@@ -15,7 +15,9 @@ module level, restored when the last probe closes):
   called" are reported.
 - GL008: the root of each backward's graph carries a small sentinel in its metadata; graphs of three or
   more backward passes of one line still alive two steps later are kept by something that outlives the
-  loop (a running total, a list of losses).
+  loop (a running total, a list of losses). The probe's steady cycle (default mode) tags the first
+  `TAG_ALL` of its passes of each line, then a pseudo-random one in `TAG_EVERY` (`tag_due`): a loop
+  that keeps graphs is still reported, later; the full path and strict mode tag every pass.
 - GL009: a backward that raises PyTorch's in-place error, through parameters an optimizer stepped, is
   reported at that backward; the error itself propagates, with the diagnostic added as a note.
 
@@ -25,6 +27,7 @@ backward (`accelerator.backward`) is the ledger's "divided twice", worded as GL0
 
 from __future__ import annotations
 
+import random
 import weakref
 from types import FrameType
 from typing import Any, Callable
@@ -40,6 +43,9 @@ from .stale_forward import stale_forward
 FindingSink = Callable[[Finding, object, bool], None]  # (finding, step token, may raise)
 
 _KEPT_GRAPHS = 3  # live graphs of one backward line, two steps old, that make GL008
+TAG_ALL = 64  # passes of each backward line the steady cycle tags before it samples (`Monitors.tag_due`)
+TAG_EVERY = 8  # ... then one pass in this many, on average
+_TAG_SEED = 0x6C08  # the sampled passes are pseudo-random, and the same in every run
 _INPLACE_ERROR = "modified by an inplace operation"
 _UNSCALE_TWICE = "unscale_() has already been called"
 
@@ -75,8 +81,11 @@ class Monitors:
         self.ddp_forwards: list[tuple[bool, str]] = []  # (sync on, model) since the last backward
         self.window: list[tuple[Site, bool, str]] = []  # backward passes since the last step
         # GL008
-        self.graphs: list[tuple[weakref.ReferenceType[Any], Site, int]] = []
+        self.graphs: list[tuple[weakref.ReferenceType[Any], Site, int]] = []  # in order of their epochs
         self.kept_reported: set[Site] = set()
+        self.tag_counts: dict[Site, int] = {}  # the steady cycle's passes of each backward line (`tag_due`)
+        self._tag_bits = random.Random(_TAG_SEED).getrandbits
+        self._sampled_site: Site | None = None  # the last line `tag_due` sampled (not in `kept_reported`)
 
     # -- lifecycle
     def open(self) -> None:
@@ -113,6 +122,26 @@ class Monitors:
             except (AttributeError, RuntimeError, TypeError):
                 return
             self.graphs.append((weakref.ref(sentinel), site, self.steps))
+
+    def tag_due(self, site: Site) -> bool:
+        """Whether this pass of the probe's steady cycle gets GL008's tag (`before_backward` with its
+        graph's root; without it, none): the first `TAG_ALL` passes of each line, then one in
+        `TAG_EVERY`, chosen pseudo-randomly (a fixed rotation would never meet a loop that keeps every
+        k-th loss at another offset). Sampling only delays a report: a graph not tagged is not counted,
+        so a loop that keeps every loss's graph is reported once three tagged ones are two steps old (on
+        average 3 x `TAG_EVERY` passes after it starts keeping them, once past the first `TAG_ALL`), one
+        that keeps every k-th loss k times later; nothing is reported that every tag would not report."""
+        if site is self._sampled_site:  # the line of the last pass, past its first passes and not reported
+            return self._tag_bits(3) == 0
+        if self.kept_reported and site in self.kept_reported:
+            return False
+        counts = self.tag_counts
+        n = counts.get(site, 0)
+        if n < TAG_ALL:
+            counts[site] = n + 1
+            return True
+        self._sampled_site = site
+        return self._tag_bits(3) == 0
 
     def wrote(self, site: Site, keys: list[int]) -> None:
         """Parameters this backward pass accumulated into (told only when `collect` is set)."""
@@ -183,7 +212,10 @@ class Monitors:
             self.clip = None
         if self.window:
             self._check_window(site)
-        if len(self.graphs) >= _KEPT_GRAPHS:  # fewer cannot make GL008 (pruned once they are this many)
+        graphs = self.graphs
+        # GL008 needs three graphs two steps old: the third oldest tagged (live or not) must be, and
+        # until it is, `_check_graphs` can report nothing (the dead ones are pruned then)
+        if len(graphs) >= _KEPT_GRAPHS and graphs[_KEPT_GRAPHS - 1][2] <= self.steps - 2:
             self._check_graphs()
 
     # -- GL006
@@ -233,6 +265,8 @@ class Monitors:
             for site, n in counts.items():
                 if n >= _KEPT_GRAPHS and site not in self.kept_reported:
                     self.kept_reported.add(site)
+                    if site is self._sampled_site:
+                        self._sampled_site = None
                     self._report("GL008", site, messages.loss_graph_kept_alive_at_run(site.text or "backward()", n))
         self.graphs = [g for g in live if g[1] not in self.kept_reported] if self.kept_reported else live
 

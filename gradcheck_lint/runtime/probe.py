@@ -42,7 +42,16 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     probes = tuple(_ACTIVE)
     if not probes:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
-    site, via = memo_site(sys._getframe(1), _BACKWARD_SITE, ("backward",), True)
+    frame = sys._getframe(1)
+    memo = _BACKWARD_SITE
+    # `memo_site`'s answer, inline for the usual chain: torch's `Tensor.backward`, the user's frame, its
+    # caller (or none: a script's module code)
+    if (frame.f_code is memo.skip and (user := frame.f_back) is not None and user.f_code is memo.code
+            and user.f_lasti == memo.lasti and ((up := user.f_back) is None) is (memo.via_code is None)
+            and (up is None or (up.f_code is memo.via_code and up.f_lasti == memo.via_lasti))):
+        site, via = memo.site, memo.via
+    else:
+        site, via = memo_site(frame, memo, ("backward",), True)
     tensors = args[0] if args else kwargs.get("tensors")
     graph = LossGraph(tensors) if len(probes) > 1 else None  # one probe: made only if it is needed
     for probe in probes:  # `Probe.before_backward`, the steady cycle's case without a call of its own
@@ -466,7 +475,13 @@ class Probe:
 
     # -- steps
     def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
-        site = memo_site(sys._getframe(1), self._step_site, ("step",), False)[0]
+        frame = sys._getframe(1)
+        memo = self._step_site
+        # `memo_site`'s answer, inline for the usual chain: the optimizer's step wrapper, the user's frame
+        if frame.f_code is memo.skip and (user := frame.f_back) is not None and user.f_code is memo.code and user.f_lasti == memo.lasti:
+            site = memo.site
+        else:
+            site = memo_site(frame, memo, ("step",), False)[0]
         rest = args[1:] if args and args[0] is opt else args
         closure = kwargs.get("closure") or (next((a for a in rest if callable(a)), None) if rest else None)
         cycle = self._cycle

@@ -58,16 +58,23 @@ class SiteMemo:
     frame. The same frames again give the same answer: whether a frame is the user's depends on its
     code object's file only, and a site on the user frame's code object and instruction."""
 
-    __slots__ = ("chain", "site", "via", "code", "lasti")
+    __slots__ = ("chain", "site", "via", "code", "lasti", "skip", "via_code", "via_lasti")
 
     def __init__(self) -> None:
         self.chain: tuple[tuple[CodeType | None, int], ...] = ()  # (None, -2): the top of the stack
         self.site: Site = UNKNOWN_SITE
         self.via: tuple[int, int] | None = None
-        # when the chain is the first frame alone, a user frame (a clear called by the user's code):
-        # its code object and instruction, for a caller to compare inline (`probe._wrap_zero_grad`)
+        # For a caller to compare inline (`probe._wrap_zero_grad`, `probe._backward_with_ids`,
+        # `Probe._before_step`), when the chain is short: the user frame's code object and instruction
+        # (the site depends on them alone); `skip`: the code of the one internal frame below it (torch's
+        # `Tensor.backward`, the optimizer's step wrapper), or None when the chain starts at the user
+        # frame; with `caller`, `via_code` and `via_lasti`: the user frame right above it (`via`), or
+        # None and -2 when the user frame is the top of the stack (a script's module code).
         self.code: CodeType | None = None
         self.lasti = -1
+        self.skip: CodeType | None = None
+        self.via_code: CodeType | None = None
+        self.via_lasti = -1
 
 
 def memo_site(frame: FrameType | None, memo: SiteMemo, methods: tuple[str, ...], caller: bool) -> tuple[Site, tuple[int, int] | None]:
@@ -109,10 +116,15 @@ def memo_site(frame: FrameType | None, memo: SiteMemo, methods: tuple[str, ...],
         walked.append((None, -2))  # type: ignore[arg-type]
     site = UNKNOWN_SITE if user is None else _site_of(user, methods)
     memo.chain, memo.site, memo.via = tuple(walked), site, via
-    if len(walked) == 1 and walked[0][1] >= 0 and not caller:
+    memo.code, memo.lasti, memo.skip, memo.via_code, memo.via_lasti = None, -1, None, None, -1
+    n = len(walked)
+    if not caller and n == 1 and walked[0][1] >= 0:
         memo.code, memo.lasti = walked[0]
-    else:
-        memo.code, memo.lasti = None, -1
+    elif n == (3 if caller else 2) and walked[0][1] == -1 and walked[1][1] >= 0 and (not caller or walked[2][1] != -1):
+        memo.skip = walked[0][0]
+        memo.code, memo.lasti = walked[1]
+        if caller:
+            memo.via_code, memo.via_lasti = walked[2]
     return site, via
 
 
