@@ -213,6 +213,14 @@ def framework_loop_divided_twice(call: str, divisor: str) -> tuple[str, str]:
     return msg, help_
 
 
+def clear_in_automatic_hook(call: str, method: str) -> tuple[str, str]:
+    msg = (f"`{call}` in `{method}` runs on every micro-batch, but under automatic optimization the framework steps and "
+           f"clears only at the end of each accumulation window: with a window of more than one micro-batch it discards "
+           f"the gradients of the window's earlier micro-batches, and the step applies the last one alone.")
+    help_ = f"remove `{call}`: the framework clears the gradients itself after each step."
+    return msg, help_
+
+
 def hook_loss_divided_twice(method: str, loss: str, divisor: str, setting: str) -> tuple[str, str]:
     msg = (f"`{method}` returns `{loss}` divided by `{divisor}`, and the framework divides the loss its automatic "
            f"optimization backpropagates by `{setting}` itself: with accumulation each micro-batch counts 1/N², and "

@@ -56,6 +56,7 @@ class Triggers:
 
     sync_words: tuple[str, ...] = ()  # calls and attributes that switch a data-parallel wrapper's gradient sync
     divided_hooks: re.Pattern[str] | None = None  # `def training_step(`: a hook whose loss the framework divides
+    automatic_hooks: re.Pattern[str] | None = None  # `def training_step(`: a hook the framework steps and clears after
 
     def might_train(self, text: str) -> bool:
         return self.trains_itself(text) or self.defines_loss_hook(text) or self.clips_and_steps(text) or self.syncs_backward(text)
@@ -82,7 +83,10 @@ class Triggers:
         if self.loss_hooks is not None and _at_word_start(self.loss_hooks, text):
             return True
         # a hook whose returned loss the framework divides by its window, in a file that names accumulation
-        return self.divided_hooks is not None and "accum" in text and _at_word_start(self.divided_hooks, text)
+        if self.divided_hooks is not None and "accum" in text and _at_word_start(self.divided_hooks, text):
+            return True
+        # an automatic hook that clears (GL002: the framework clears only after its window's step)
+        return self.automatic_hooks is not None and "zero_grad" in text and _at_word_start(self.automatic_hooks, text)
 
     @staticmethod
     def _has(text: str, words: tuple[str, ...], exact: re.Pattern[str], patterns: re.Pattern[str] | None,
@@ -149,9 +153,12 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
     loss_hooks = re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, hooks))})[ \t]*\(") if hooks else None
     divided = sorted({h.method for h in catalogue.hooks() if h.divides_returned})
     divided_hooks = re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, divided))})[ \t]*\(") if divided else None
+    automatic = sorted({h.method for h in catalogue.hooks() if h.optimization == "automatic"})
+    automatic_hooks = re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, automatic))})[ \t]*\(") if automatic else None
     return Triggers(tuple(sorted(words["backward"])), tuple(sorted(words["step"])), exact("backward"), exact("step"),
                     imports, named("backward"), named("step"), loss_hooks, tuple(sorted(words["clip"])),
-                    exact("clip") if words["clip"] else None, tuple(sorted(words["sync"] | sync_attributes)), divided_hooks)
+                    exact("clip") if words["clip"] else None, tuple(sorted(words["sync"] | sync_attributes)), divided_hooks,
+                    automatic_hooks)
 
 
 def _scoped(pattern: re.Pattern[str]) -> str:

@@ -10,6 +10,7 @@ from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
 from .gradstate import CAP, PathState
 from .interpreter import Interpreter
+from .hook_clears import hook_clears
 from .losshooks import framework_divided_returns, unnormalised_losses
 from .syntax import Source, code
 from .values import Entity, EntityTable, Holder
@@ -43,6 +44,7 @@ class TrainingModel:
         self.amp_misuses = list(interp.amp.misuses.values())
         self.unnormalised_losses = unnormalised_losses(interp)
         self.framework_divided_returns = framework_divided_returns(interp)
+        self.hook_clears = hook_clears(interp)
         # wrappers whose API switches sync with `set_requires_gradient_sync`, not `no_sync()` (FSDP2's modules)
         cat = interp.catalogue
         self.sync_by_flag_method: set[int] = {

@@ -13,6 +13,7 @@ from ..analysis.names import NON_FINITE
 from ..analysis.syntax import code
 from ..analysis.values import Holder
 from ..fixplan import SAFE, UNSAFE, FixPlan, MoveAfter, after_step, alone_on_line, block_of, body_of, exits_between, on_one_line, scope_of, source, statement_of
+from ..diagnostics import Certainty
 from ..registry import Finding, Rule, register
 
 
@@ -67,6 +68,10 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
         reported: set[int] = set()
+        for clear in model.hook_clears:  # `self.optimizer.zero_grad()` in a Trainer's `training_step`
+            reported.add(id(clear.call))
+            msg, help_ = messages.clear_in_automatic_hook(code(clear.call), clear.method)
+            yield Finding(clear.call, msg, help_, Certainty.POSSIBLE)
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             holders = model.optimizer_holders(step.optimizer)
             for state in step.states():

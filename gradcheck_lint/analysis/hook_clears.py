@@ -1,0 +1,57 @@
+"""Clears inside a framework's automatic hook: `self.optimizer.zero_grad()` in a Trainer's `training_step`.
+
+Under automatic optimization the framework calls the hook once per micro-batch, runs the backward of
+what it returns (or the hook runs it), and steps and clears only at the end of each accumulation window
+(`gradient_accumulation_steps` of transformers' Trainer, `accumulate_grad_batches` of Lightning's). A clear
+made by the hook itself runs on every micro-batch: with a window of more than one it discards the
+gradients of the window's earlier micro-batches, and the step applies the last one alone (GL002). With a
+window of one it is harmless, and the window is configured out of sight (a command line, a config file):
+the finding is possible. Read from the class definitions alone.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+
+@dataclass(frozen=True)
+class HookClear:
+    """A `zero_grad()` call in the body of an automatic framework hook."""
+
+    call: ast.Call
+    method: str  # `MyTrainer.training_step`
+
+
+def hook_clears(interp: Interpreter) -> list[HookClear]:
+    out: list[HookClear] = []
+    for info in interp.classes.values():
+        if not info.api or info.manual_optimization:
+            continue
+        for name, fn in info.methods.items():
+            hook = interp.catalogue.hook(info.api, name)
+            if hook is None or hook.optimization != "automatic":
+                continue
+            calls = [n for n in _own_nodes(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+            if any(c.func.attr == "step" for c in calls):  # type: ignore[attr-defined]
+                continue  # the override steps itself (an RL trainer's `training_step`): its clear may be its own window's
+            out += [HookClear(c, f"{info.name}.{name}") for c in calls if c.func.attr == "zero_grad"]  # type: ignore[attr-defined]
+    return sorted(out, key=lambda c: (c.call.lineno, c.call.col_offset))
+
+
+def _own_nodes(fn: ast.AST):  # type: ignore[no-untyped-def]
+    """The nodes of a function's body, not those of functions or classes nested in it."""
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+
