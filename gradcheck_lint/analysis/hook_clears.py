@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 
+from .walk import own_nodes
+
 if TYPE_CHECKING:
     from .interpreter import Interpreter
 
@@ -37,21 +39,8 @@ def hook_clears(interp: Interpreter) -> list[HookClear]:
             hook = interp.catalogue.hook(info.api, name)
             if hook is None or hook.optimization != "automatic":
                 continue
-            calls = [n for n in _own_nodes(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+            calls = [n for n in own_nodes(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
             if any(c.func.attr == "step" for c in calls):  # type: ignore[attr-defined]
                 continue  # the override steps itself (an RL trainer's `training_step`): its clear may be its own window's
             out += [HookClear(c, f"{info.name}.{name}") for c in calls if c.func.attr == "zero_grad"]  # type: ignore[attr-defined]
     return sorted(out, key=lambda c: (c.call.lineno, c.call.col_offset))
-
-
-def _own_nodes(fn: ast.AST):  # type: ignore[no-untyped-def]
-    """The nodes of a function's body, not those of functions or classes nested in it."""
-    todo = list(ast.iter_child_nodes(fn))
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
-
-
-

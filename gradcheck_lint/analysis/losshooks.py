@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from .apimodels import Hook
 from .syntax import assignment_targets, code
-from .walk import iter_tree
+from .walk import iter_tree, own_nodes
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -101,7 +101,7 @@ def _window_divided_return(fn: ast.FunctionDef | ast.AsyncFunctionDef, setting: 
     a returned dict), with that divisor."""
     divided: dict[str, str] = {}  # local name -> the accumulation divisor it was divided by
     last: tuple[ast.Return, str] | None = None
-    for node in sorted(_own_nodes(fn), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+    for node in sorted(own_nodes(fn), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             d = _accumulation_divisor(node.value, divided, setting, literals)
             if d is not None:
@@ -160,7 +160,7 @@ def _ignored_normaliser(fn: ast.FunctionDef | ast.AsyncFunctionDef, hook: Hook) 
     returns: list[ast.Return] = []
     if hook.counted_key and not _may_hold(fn, hook.counted_key, params - {received}):
         return None  # the framework passes no normaliser for such a batch, and divides the loss itself
-    for node in _own_nodes(fn):
+    for node in own_nodes(fn):
         if isinstance(node, ast.Name) and node.id == received and isinstance(node.ctx, ast.Load):
             return None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == fn.name \
@@ -178,23 +178,13 @@ def _may_hold(fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str, params: set[
     `inputs.pop("labels")`), or a parameter is passed whole as keywords (`model(**inputs)`), where
     the model takes its labels. A hook that reads other keys only (`inputs["student_input_ids"]`)
     trains on batches without it."""
-    for node in _own_nodes(fn):
+    for node in own_nodes(fn):
         if isinstance(node, ast.Constant) and node.value == key:
             return True
         if isinstance(node, ast.keyword) and node.arg is None and isinstance(node.value, ast.Name) \
                 and node.value.id in params:
             return True
     return False
-
-
-def _own_nodes(fn: ast.AST):  # type: ignore[no-untyped-def]
-    """The nodes of a function's body, not those of functions or classes nested in it."""
-    todo = list(ast.iter_child_nodes(fn))
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
 
 
 def _divides_by_window(node: ast.AST) -> bool:

@@ -94,3 +94,14 @@ def statements(node: ast.AST) -> Iterator[ast.stmt]:
         if isinstance(current, ast.stmt):
             yield current
         stack.extend(reversed([c for c in children(current) if isinstance(c, _STATEMENT_HOLDERS)]))
+
+
+def own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's body, not those of functions, classes or lambdas nested in it (in no
+    particular order: sort by position where order matters)."""
+    todo = list(ast.iter_child_nodes(fn))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(node))
