@@ -55,6 +55,7 @@ class TrainingModel:
         self.out_of_time: bool = interp.out_of_time
         self.unreliable: set[int] = interp.unreliable  # findings anchored at these nodes are dropped (engine)
         self.refuses_distributed_accumulation: bool = interp.prescan.refuses_distributed_accumulation
+        self.module_constant = interp.module_constant  # the int a module-level name is bound to once (`N = 4`)
         self.parent = interp.parent  # one map of the module's nodes to their parents, built on first use
 
     @property

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 from typing import Iterable
 
 from .. import messages
@@ -166,7 +165,7 @@ for x in torch.randn(8, 4).split(2):
                              for g in [remainder_gate(model.conditions[c].test)] if g is not None), None)
                 if gate is None or gate[1] not in step_windows:
                     return None  # a path clears whatever the window is
-                if _module_int(model.module, gate[1]) not in (None, 1):
+                if model.module_constant(gate[1]) not in (None, 1):
                     return None  # `N = 4` at module level, never rebound: N is not 1 in this file
                 found = found or (clear, *gate)
         return found
@@ -182,17 +181,3 @@ for x in torch.randn(8, 4).split(2):
             if model.in_same_loop(clear.loop_stacks, step.loop_stacks):
                 return clear
         return None
-
-
-def _module_int(module: ast.Module, name: str) -> int | None:
-    """The int a module-level name is bound to once (`N = 4`) and never rebound anywhere in the file."""
-    if not name.isidentifier():
-        return None
-    bound = [n for n in ast.walk(module) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
-    if len(bound) != 1:
-        return None
-    for stmt in module.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and stmt.targets[0] is bound[0] \
-                and isinstance(stmt.value, ast.Constant) and type(stmt.value.value) is int:
-            return stmt.value.value
-    return None
