@@ -11,7 +11,7 @@ from ..analysis.conditions import Condition, code, modulo_operations
 from ..analysis.events import Step
 from ..analysis.syntax import is_int, starts_with_paren
 from ..analysis.names import dotted
-from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, source
+from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, scope_of, source
 from ..registry import Finding, Rule, register
 
 
@@ -111,7 +111,9 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         ]
         edits = tuple(ReplaceNode(node, text) for node, text in replacements)
         fixed = _spliced(model, cond.test, replacements)
-        safe = len(moduli) == 1 and _plain_window_test(cond.test)
+        # a counter assigned more than once (`global_step = checkpoint["global_step"]` on resume) may start
+        # elsewhere than 0: the fix is right for a fresh run, and the author should check the resumed one
+        safe = len(moduli) == 1 and _plain_window_test(cond.test) and _assigned_once(model, cond, counter)
         return FixPlan(f"Count from one: `if {fixed}:`", edits, SAFE if safe else UNSAFE)
 
 
@@ -207,3 +209,13 @@ def _steps_either_way(model: TrainingModel, step: Step, cond: Condition, value: 
                 return True
     return False
 
+
+def _assigned_once(model: TrainingModel, cond: Condition, counter: str) -> bool:
+    """The counter is bound by at most one plain assignment in the test's function (its loop target or an
+    increment aside)."""
+    scope = scope_of(model, cond.statement)
+    if scope is None or not counter.isidentifier():
+        return True
+    bound = [n for n in ast.walk(scope) if isinstance(n, ast.Assign)
+             and any(isinstance(t, ast.Name) and t.id == counter for t in n.targets)]
+    return len(bound) <= 1
