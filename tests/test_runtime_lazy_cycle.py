@@ -73,12 +73,21 @@ def _state(g: guard) -> dict[str, Any]:
     }
 
 
-def _trace(fast: bool, look_every_call: bool, set_to_none: bool) -> list[dict[str, Any]]:
+class ZeroingSGD(torch.optim.SGD):
+    """An optimizer whose own `zero_grad` zeroes the gradients whatever `set_to_none` says: not torch's
+    clear, so the steady cycle must read what it left (`cycle._sets_none` holds for torch's only)."""
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        super().zero_grad(set_to_none=False)
+
+
+def _trace(fast: bool, look_every_call: bool, set_to_none: bool,
+           opt_class: type[torch.optim.Optimizer] = torch.optim.SGD) -> list[dict[str, Any]]:
     """A steady loop; the state after each call of the last three steps (and, with `look_every_call`,
     of every step: the cycle is then flushed at every call)."""
     torch.manual_seed(0)
     model = SmallCNN()
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    opt = opt_class(model.parameters(), lr=1e-3)
     was, cycle.ENABLED = cycle.ENABLED, fast
     states = []
     try:
@@ -110,6 +119,40 @@ def test_the_flushed_ledger_is_the_full_paths(look_every_call: bool, set_to_none
         # the cycle reads a loss's factors on some passes only (`cycle.GRAPH_EVERY`): unread is `()`
         b["passes"] = [bp[:2] + (UNREAD,) + bp[3:] if ap[2] == UNREAD else bp for ap, bp in zip(a["passes"], b["passes"])]
         assert a == b, f"state {i} differs"
+
+
+@pytest.mark.parametrize("look_every_call", [False, True], ids=["flushed-late", "flushed-every-call"])
+def test_a_zero_grad_of_the_optimizers_own_is_read_after_the_clear(look_every_call: bool) -> None:
+    fast, full = [_trace(f, look_every_call, True, ZeroingSGD) for f in (True, False)]
+    for i, (a, b) in enumerate(zip(fast, full)):
+        b["passes"] = [bp[:2] + (UNREAD,) + bp[3:] if ap[2] == UNREAD else bp for ap, bp in zip(a["passes"], b["passes"])]
+        assert a == b, f"state {i} differs"
+    # after its clear every `.grad` is a zeroed tensor, not None, and the flushed state says so
+    assert all(grad == "current" for grad, *_rest in fast[-3]["observed"])
+
+
+def test_torchs_own_clears_are_known_to_leave_none() -> None:
+    assert cycle._sets_none((), {}) and cycle._sets_none((True,), {}) and cycle._sets_none((), {"set_to_none": True})
+    assert not cycle._sets_none((False,), {}) and not cycle._sets_none((), {"set_to_none": False})
+    assert not cycle._sets_none((), {"set_to_none": torch.tensor(True)})  # not `True` itself: not assumed
+
+
+def test_a_watched_parameter_that_dies_changes_the_generation() -> None:
+    """The steady cycle compares a clear's parameters with its own by id: sound only while none of them
+    died (a dead tensor's id can name a new one), which `Probe.generation` then says."""
+    import gc
+
+    model = SmallCNN()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    extra = nn.Parameter(torch.zeros(3))
+    with guard(model, opt) as g:
+        probe = g._probe
+        assert probe is not None
+        probe.watch_param(extra)
+        before = probe.generation
+        del extra
+        gc.collect()
+        assert probe.generation > before
 
 
 def test_steps_checked_counts_the_steps_of_the_cycle() -> None:

@@ -21,7 +21,7 @@ import torch
 from .ledger import UNKNOWN_SITE, BackwardPass, Site
 from .windows import UNREAD, WindowSizes
 from .loss_scale import LossGraph, graph_scale
-from .observed import _DEREF, _NO_GRAD, _Group
+from .observed import _NO_GRAD, _Group
 from .wording import optimizer_name
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ class Cycle:
     (every fallback flushes first: `Probe._drop_cycle`), `Probe.unscaled`, `Probe.steps_checked`.
     """
 
-    __slots__ = ("opt_id", "group", "keys", "refs", "n", "gids", "vers", "held", "holds", "sizes", "since", "sentinel",
+    __slots__ = ("opt_id", "group", "keys", "n", "gids", "vers", "held", "holds", "sizes", "since", "sentinel",
                  "sentinel_i", "phase", "generation", "name", "name_site", "passes", "next_bid", "bid", "bp", "pass_site",
                  "pass_scale", "pass_via", "stepped", "clear_site", "clears", "steps", "sentinel_state", "dirty", "params", "none")
 
@@ -53,7 +53,6 @@ class Cycle:
         self.opt_id = opt_id
         self.group = group
         self.keys = group.keys
-        self.refs = group.refs
         self.n = len(group.keys)
         self.gids = [obs.grad_id for obs in group.obs]  # each `.grad` as last seen: its id (`_NO_GRAD`: None) ...
         self.vers = [obs.version for obs in group.obs]  # ... and its version (-1: None)
@@ -152,20 +151,28 @@ class Cycle:
 
     # -- a clear: opt.zero_grad() (or a model's, over the same parameters in the same order)
     def zero_grad(self, probe: Probe, site: Site, ps: list[torch.Tensor],
-                  original: Callable[..., Any], args: Any, kwargs: Any) -> Any:
-        """`ps`: the parameters the clearing call lists (`_Group.lists` of the cycle's group: the same)."""
-        if (probe.generation != self.generation or len(ps) != self.n
-                or not all(map(operator.is_, ps, map(_DEREF, self.refs)))):
+                  original: Callable[..., Any], args: Any, kwargs: Any, stock: bool = False) -> Any:
+        """`ps`: the parameters the clearing call lists (`_Group.lists` of the cycle's group: the same);
+        `stock`: `original` is torch's own `Optimizer.zero_grad` or `Module.zero_grad`, which leave every
+        `.grad` of `ps` None when `set_to_none` is true (so they are not read again after it)."""
+        # the same tensors, in the same order: by id, as no watched parameter died since the cycle was
+        # established (a death changes `probe.generation`: `Probe.param_died`), and each of them is watched
+        if probe.generation != self.generation or len(ps) != self.n or list(map(id, ps)) != self.keys:
             return MISS
         if not _seen(list(map(_GRAD, ps)), self.gids, self.vers):  # each `.grad` as last seen
             return MISS
         result = original(*args, **kwargs)
-        grads = list(map(_GRAD, ps))
         n = self.n
-        self.none = none = grads.count(None) == n
+        if stock and _sets_none(args, kwargs):
+            grads = None
+            self.none = none = True
+        else:
+            grads = list(map(_GRAD, ps))
+            self.none = none = grads.count(None) == n
         if none:
             self.gids, self.vers = [_NO_GRAD] * n, [-1] * n
         else:
+            assert grads is not None
             self.gids = list(map(id, grads))
             self.vers = [-1 if g is None else g._version for g in grads]
         self.params = ps
@@ -290,6 +297,13 @@ class Cycle:
         held = self.params
         return (held is not None and generation == self.generation and len(params) == self.n
                 and all(map(operator.is_, params, held)))
+
+
+def _sets_none(args: Any, kwargs: Any) -> bool:
+    """torch's `zero_grad(set_to_none)` called with `set_to_none` true: `()`, `(True)`, `(set_to_none=True)`."""
+    if args:
+        return len(args) == 1 and not kwargs and args[0] is True
+    return not kwargs or (len(kwargs) == 1 and kwargs.get("set_to_none") is True)
 
 
 def _unchanged(ps: list[torch.Tensor], gids: list[int], vers: list[int]) -> bool:

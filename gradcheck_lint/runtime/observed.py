@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 import weakref
+from typing import Callable
 
 import torch
 
@@ -21,8 +22,9 @@ class _Observed:
 
     __slots__ = ("grad_id", "version", "param", "snapshot", "pending", "sample")
 
-    def __init__(self, param: torch.Tensor) -> None:
-        self.param = weakref.ref(param)
+    def __init__(self, param: torch.Tensor, on_death: Callable[[weakref.ReferenceType[torch.Tensor]], None] | None = None) -> None:
+        # `on_death`: called when the parameter is freed (before its id can name another tensor)
+        self.param = weakref.ref(param, on_death)
         self.grad_id = _NO_GRAD
         self.version = -1
         # a copy of `.grad` after the last backward pass, kept for one small CPU parameter per

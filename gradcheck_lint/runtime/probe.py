@@ -73,6 +73,9 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
                 probe.full_after_backward(site)
 
 
+# torch's own clears: with `set_to_none` true they leave every `.grad` they list None
+_STOCK_ZERO_GRADS = (torch.optim.Optimizer.zero_grad, torch.nn.Module.zero_grad)
+
 _ORIGINAL_UNSCALE: Callable[..., Any] | None = None
 _UNSCALE = "_amp_foreach_non_finite_check_and_unscale_"
 
@@ -135,12 +138,22 @@ class Probe:
         self.sentinels: set[int] = set()  # parameters whose gradient is snapshotted (one per optimizer)
         self.discovered_sites: dict[Site, int] = {}
         self.last_event: Site | None = None  # the last backward, step or clear the probe saw
-        self.generation = 0  # changes whenever a parameter starts or stops being watched
+        self.generation = 0  # changes whenever a parameter starts or stops being watched, or dies
         self._deferred: list[_Observed] = []  # sentinels whose copy waits for the next backward pass
         self._groups: dict[int, _Group] = {}  # id of an optimizer or model -> its parameters
         self._cycle: _cycle.Cycle | None = None  # the fast path (cycle.py), while the training cycle is steady
         self._plain_step: int | None = None  # the optimizer whose step is running without a closure
         self._step_site = SiteMemo()  # the last step call's place
+        probe_ref = weakref.ref(self)
+
+        def param_died(_ref: object) -> None:
+            # A watched parameter was freed: its id may now name another tensor. `generation` changes,
+            # so no kept list of ids (`_Group`, the steady cycle's) is taken for the same tensors.
+            probe = probe_ref()
+            if probe is not None:
+                probe.generation += 1
+
+        self._param_died = param_died
 
     def steps_checked(self) -> int:
         if self._cycle is not None:
@@ -241,7 +254,7 @@ class Probe:
             self.generation += 1
         if not p.requires_grad:
             return
-        obs = self.observed[key] = _Observed(p)
+        obs = self.observed[key] = _Observed(p, self._param_died)
         self.generation += 1
         g = p.grad
         if g is not None:  # what it holds now was there before the guard: the baseline
@@ -271,6 +284,7 @@ class Probe:
         if "zero_grad" in getattr(obj, "__dict__", {}):
             return
         original = obj.zero_grad  # the bound method of the class
+        stock = getattr(type(obj), "zero_grad", None) in _STOCK_ZERO_GRADS
         probe_ref = weakref.ref(self)
         owner = id(obj)
         memo = SiteMemo()  # the last call's place
@@ -288,7 +302,7 @@ class Probe:
             cycle = probe._cycle
             if cycle is not None:
                 if cycle.phase <= _cycle.CLEARED:
-                    result = cycle.zero_grad(probe, site, ps, original, args, kwargs)
+                    result = cycle.zero_grad(probe, site, ps, original, args, kwargs, stock)
                     if result is not _cycle.MISS:
                         return result
                 probe._drop_cycle()
