@@ -194,6 +194,50 @@ def test_gl008_every_tenth_graph_kept_from_late_in_a_steady_run_is_reported(offs
     assert _kept_late(start, 10, start + 1500) is not None
 
 
+def test_gl008_the_steady_cycle_tags_the_passes_of_one_draw_per_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The draws are made ahead (`Monitors.tag_left`, decremented inline by the steady cycle): the passes
+    tagged are still the first `TAG_ALL`, then those whose own 3-bit draw from the seed is zero."""
+    import random
+
+    from gradcheck_lint.runtime import monitors
+    from gradcheck_lint.runtime.probe import Probe
+
+    tagged: list[bool] = []
+    before_backward = monitors.Monitors.before_backward
+
+    def recording(self: monitors.Monitors, site: object, tensors: object, grad_fn: object = None) -> None:
+        tagged.append(grad_fn is not None)
+        before_backward(self, site, tensors, grad_fn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(monitors.Monitors, "before_backward", recording)
+    full_passes = [0]
+    full_before_backward = Probe.full_before_backward
+
+    def counting(self: Probe, *args: object, **kwargs: object) -> None:
+        full_passes[0] += 1
+        full_before_backward(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Probe, "full_before_backward", counting)
+    torch.manual_seed(0)
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(4, 8), torch.randn(4, 1)
+    steps = monitors.TAG_ALL + 40 * monitors.TAG_EVERY
+    with guard(model, opt) as g:
+        for _ in range(steps):
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            opt.step()
+        assert g._probe is not None and g._probe._cycle is not None
+    # the full path calls `before_backward` on every pass and tags it; the cycle only on the passes it
+    # tags: its first `TAG_ALL`, then those whose draw from the seed is zero, one draw per pass
+    cycle_passes = steps - full_passes[0]
+    assert 0 < full_passes[0] < 8
+    bits = random.Random(monitors._TAG_SEED).getrandbits
+    expected = full_passes[0] + monitors.TAG_ALL + sum(bits(3) == 0 for _ in range(cycle_passes - monitors.TAG_ALL))
+    assert len(tagged) == expected and all(tagged)
+
+
 def _ddp_run(no_sync: bool) -> list[tuple[str, int]]:
     import contextlib
 

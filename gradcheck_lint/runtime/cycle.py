@@ -212,7 +212,13 @@ class Cycle:
         sampled = self.passes % GRAPH_EVERY == 0
         self.passes += 1
         monitors = probe.monitors
-        tag = monitors is not None and monitors.tag_due(site)  # GL008's tag, on some passes only (`Monitors.tag_due`)
+        if monitors is None:
+            tag = False
+        elif site is monitors._sampled_site and monitors.tag_left > 1:  # `Monitors.tag_due`'s case, inline
+            monitors.tag_left -= 1
+            tag = False
+        else:
+            tag = monitors.tag_due(site)  # GL008's tag, on some passes only
         if graph is not None:
             grad_fn = graph.grad_fn if tag else None
             self.pass_scale = graph.scale if sampled else UNREAD
@@ -226,7 +232,10 @@ class Cycle:
         self.bp = None
         self.pass_site, self.pass_via, self.stepped = site, via, False
         self.dirty = True
-        if monitors is not None:
+        # `Monitors.before_backward` changes nothing when this pass is not tagged, no GradScaler output
+        # or DDP forward is pending and its flags are already off: not called then
+        if monitors is not None and (grad_fn is not None or monitors.pass_scaled or monitors.collect
+                                     or monitors.scaled_outputs or monitors.ddp_forwards or monitors.clip is not None):
             monitors.before_backward(site, tensors, grad_fn)
         self.phase = IN_BACKWARD
         return True
@@ -264,12 +273,15 @@ class Cycle:
         group = self.group
         if not (self._lists(params, probe.generation) and _unchanged(params, self.gids, self.vers)):
             return False
-        if site is not self.name_site:
+        told = site is self.name_site  # this cycle told the monitors this step's name and parameters
+        if not told:
             self.name, self.name_site = optimizer_name(site, 0), site
         if self.sentinel is not None:  # a window of one pass: its rescaling is not measured (`Ledger.step`)
             self.sentinel_state = 2
-        if probe.monitors is not None:
-            probe.monitors.before_step(self.opt_id, site, self.name, group.keyset)
+        monitors = probe.monitors
+        if monitors is not None and (not told or monitors.scaled):
+            # told already, and nothing still scaled: `Monitors.before_step` would change nothing
+            monitors.before_step(self.opt_id, site, self.name, group.keyset)
         # `Ledger.step` of one pass that no step applied yet, after a window of one: nothing to report
         self.stepped = True
         self.steps += 1

@@ -86,6 +86,7 @@ class Monitors:
         self.tag_counts: dict[Site, int] = {}  # the steady cycle's passes of each backward line (`tag_due`)
         self._tag_bits = random.Random(_TAG_SEED).getrandbits
         self._sampled_site: Site | None = None  # the last line `tag_due` sampled (not in `kept_reported`)
+        self.tag_left = 0  # ... and its passes until the next sampled tag, counting the coming one
 
     # -- lifecycle
     def open(self) -> None:
@@ -130,9 +131,18 @@ class Monitors:
         k-th loss at another offset). Sampling only delays a report: a graph not tagged is not counted,
         so a loop that keeps every loss's graph is reported once three tagged ones are two steps old (on
         average 3 x `TAG_EVERY` passes after it starts keeping them, once past the first `TAG_ALL`), one
-        that keeps every k-th loss k times later; nothing is reported that every tag would not report."""
+        that keeps every k-th loss k times later; nothing is reported that every tag would not report.
+
+        The draws are made ahead: `tag_left` counts the passes of the sampled line until the next 3-bit
+        draw of zero, so the steady cycle decrements it in place on the passes in between
+        (`cycle.Cycle.before_backward`); the passes tagged are those of one draw per pass."""
         if site is self._sampled_site:  # the line of the last pass, past its first passes and not reported
-            return self._tag_bits(3) == 0
+            left = self.tag_left - 1
+            if left:
+                self.tag_left = left
+                return False
+            self.tag_left = self._gap()
+            return True
         if self.kept_reported and site in self.kept_reported:
             return False
         counts = self.tag_counts
@@ -141,7 +151,20 @@ class Monitors:
             counts[site] = n + 1
             return True
         self._sampled_site = site
-        return self._tag_bits(3) == 0
+        self.tag_left = self._gap()  # this pass is the first of the gap
+        left = self.tag_left - 1
+        if left:
+            self.tag_left = left
+            return False
+        self.tag_left = self._gap()
+        return True
+
+    def _gap(self) -> int:
+        """Passes until the next one whose 3-bit draw is zero, that one included (1 in `TAG_EVERY`)."""
+        n = 1
+        while self._tag_bits(3):
+            n += 1
+        return n
 
     def wrote(self, site: Site, keys: list[int]) -> None:
         """Parameters this backward pass accumulated into (told only when `collect` is set)."""
