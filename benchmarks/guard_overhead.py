@@ -50,6 +50,7 @@ from runtime_models import SmallCNN, TinyTransformer  # noqa: E402
 
 from gradcheck_lint.runtime import guard  # noqa: E402
 from gradcheck_lint.runtime import probe as probe_module  # noqa: E402
+from gradcheck_lint.runtime import torch_patches  # noqa: E402
 
 LossOf = Callable[[nn.Module], torch.Tensor]
 
@@ -181,8 +182,8 @@ def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, st
     step_times = []
     try:
         with guard(model, opt, strict=strict):
-            torch_backward, guard_backward = probe_module._ORIGINAL_BACKWARD, torch.autograd.backward
-            probe_module._ORIGINAL_BACKWARD = timed_inner(torch_backward)  # type: ignore[arg-type]
+            torch_backward, guard_backward = torch_patches._ORIGINAL_BACKWARD, torch.autograd.backward
+            torch_patches._ORIGINAL_BACKWARD = timed_inner(torch_backward)  # type: ignore[arg-type]
             torch.autograd.backward = timed_outer(guard_backward)  # type: ignore[assignment]
             try:
                 for i in range(steps + 3):
@@ -205,7 +206,7 @@ def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, st
                             per_step[k].append(v)
                         step_times.append(step_time)
             finally:
-                probe_module._ORIGINAL_BACKWARD = torch_backward
+                torch_patches._ORIGINAL_BACKWARD = torch_backward
                 torch.autograd.backward = guard_backward  # type: ignore[assignment]
     finally:
         for owner, name, original in saved:

@@ -12,12 +12,12 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 from gradcheck_lint.runtime import guard  # noqa: E402
-from gradcheck_lint.runtime import probe as probe_module  # noqa: E402
+from gradcheck_lint.runtime import torch_patches  # noqa: E402
 from gradcheck_lint.runtime.sites import SiteMemo  # noqa: E402
 
 
 class _Recorder:
-    """Stands in for a probe in `probe._ACTIVE`: records what the backward wrapper tells it."""
+    """Stands in for a probe in `torch_patches._ACTIVE`: records what the backward wrapper tells it."""
 
     def __init__(self) -> None:
         self._cycle = None
@@ -49,15 +49,15 @@ def _from_b() -> None:
 
 def _backward_sites(fresh: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, Any]]:
     recorder = _Recorder()
-    probe_module._activate(recorder)  # type: ignore[arg-type]
+    torch_patches.activate(recorder)  # type: ignore[arg-type]
     try:
         for i in range(4):
             for run in (_from_a, _from_b, _from_a, _from_a, lambda: _loss().backward(), lambda: _helper(_loss())):
                 if fresh:  # no memo: every call walks the stack
-                    monkeypatch.setattr(probe_module, "_BACKWARD_SITE", SiteMemo())
+                    monkeypatch.setattr(torch_patches, "_BACKWARD_SITE", SiteMemo())
                 run()
     finally:
-        probe_module._deactivate(recorder)  # type: ignore[arg-type]
+        torch_patches.deactivate(recorder)  # type: ignore[arg-type]
     return recorder.seen
 
 
@@ -95,7 +95,7 @@ def test_the_step_hooks_inline_memo_gives_the_site_of_a_fresh_walk() -> None:
 
 _MODULE_LEVEL = """
 import json, sys, torch
-from gradcheck_lint.runtime import probe as probe_module
+from gradcheck_lint.runtime import torch_patches
 from gradcheck_lint.runtime.sites import SiteMemo
 
 class Recorder:
@@ -111,15 +111,15 @@ class Recorder:
 out = []
 for fresh in (False, True):
     recorder = Recorder()
-    probe_module._activate(recorder)
+    torch_patches.activate(recorder)
     for i in range(6):
         if fresh:
-            probe_module._BACKWARD_SITE = SiteMemo()
+            torch_patches._BACKWARD_SITE = SiteMemo()
         if i % 3:
             (torch.ones(2, requires_grad=True) * 3).sum().backward()
         else:
             (torch.ones(2, requires_grad=True) * 2).sum().backward()
-    probe_module._deactivate(recorder)
+    torch_patches.deactivate(recorder)
     out.append(recorder.seen)
 print(json.dumps(out))
 """

@@ -64,7 +64,7 @@ class SiteMemo:
         self.chain: tuple[tuple[CodeType | None, int], ...] = ()  # (None, -2): the top of the stack
         self.site: Site = UNKNOWN_SITE
         self.via: tuple[int, int] | None = None
-        # For a caller to compare inline (`probe._wrap_zero_grad`, `probe._backward_with_ids`,
+        # For a caller to compare inline (`probe._wrap_zero_grad`, `torch_patches._backward_with_ids`,
         # `Probe._before_step`), when the chain is short: the user frame's code object and instruction
         # (the site depends on them alone); `skip`: the code of the one internal frame below it (torch's
         # `Tensor.backward`, the optimizer's step wrapper), or None when the chain starts at the user
