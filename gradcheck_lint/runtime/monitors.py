@@ -136,22 +136,16 @@ class Monitors:
         The draws are made ahead: `tag_left` counts the passes of the sampled line until the next 3-bit
         draw of zero, so the steady cycle decrements it in place on the passes in between
         (`cycle.Cycle.before_backward`); the passes tagged are those of one draw per pass."""
-        if site is self._sampled_site:  # the line of the last pass, past its first passes and not reported
-            left = self.tag_left - 1
-            if left:
-                self.tag_left = left
+        if site is not self._sampled_site:  # else: the line of the last pass, past its first passes and not reported
+            if self.kept_reported and site in self.kept_reported:
                 return False
-            self.tag_left = self._gap()
-            return True
-        if self.kept_reported and site in self.kept_reported:
-            return False
-        counts = self.tag_counts
-        n = counts.get(site, 0)
-        if n < TAG_ALL:
-            counts[site] = n + 1
-            return True
-        self._sampled_site = site
-        self.tag_left = self._gap()  # this pass is the first of the gap
+            counts = self.tag_counts
+            n = counts.get(site, 0)
+            if n < TAG_ALL:
+                counts[site] = n + 1
+                return True
+            self._sampled_site = site
+            self.tag_left = self._gap()  # this pass is the first of the gap
         left = self.tag_left - 1
         if left:
             self.tag_left = left
