@@ -149,12 +149,13 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
     def named(kind: str) -> re.Pattern[str] | None:
         return re.compile("|".join(f"(?:{p}){_CALL}" for p in patterns[kind])) if patterns[kind] else None
 
-    hooks = sorted({h.method for h in catalogue.hooks() if h.normaliser})
-    loss_hooks = re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, hooks))})[ \t]*\(") if hooks else None
-    divided = sorted({h.method for h in catalogue.hooks() if h.divides_returned})
-    divided_hooks = re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, divided))})[ \t]*\(") if divided else None
-    automatic = sorted({h.method for h in catalogue.hooks() if h.optimization == "automatic"})
-    automatic_hooks = re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, automatic))})[ \t]*\(") if automatic else None
+    def defining(methods: set[str]) -> re.Pattern[str] | None:
+        """`def name(` of any of these methods."""
+        return re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, sorted(methods)))})[ \t]*\(") if methods else None
+
+    loss_hooks = defining({h.method for h in catalogue.hooks() if h.normaliser})
+    divided_hooks = defining({h.method for h in catalogue.hooks() if h.divides_returned})
+    automatic_hooks = defining({h.method for h in catalogue.hooks() if h.optimization == "automatic"})
     return Triggers(tuple(sorted(words["backward"])), tuple(sorted(words["step"])), exact("backward"), exact("step"),
                     imports, named("backward"), named("step"), loss_hooks, tuple(sorted(words["clip"])),
                     exact("clip") if words["clip"] else None, tuple(sorted(words["sync"] | sync_attributes)), divided_hooks,

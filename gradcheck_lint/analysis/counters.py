@@ -309,20 +309,19 @@ def _refines_one_batch(stmt: ast.For) -> bool:
     if not (isinstance(stmt.iter, ast.Call) and N.last_name(stmt.iter.func) == "range" and isinstance(stmt.target, ast.Name)):
         return False
     var = stmt.target.id
-    compared = False
+    uses = tests = 0
     for node in (n for s in stmt.body for n in ast.walk(s)):
         if isinstance(node, ast.Call) and _FETCH.search(N.last_name(node.func) or ""):
             return False  # `x, y = next(it)`, `get_batch()`: a new micro-batch each time
-        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        if isinstance(node, ast.Name) and node.id == var:
+            uses += 1
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1:
             sides = [node.left, node.comparators[0]]
             if any(isinstance(s, ast.Name) and s.id == var for s in sides):
                 if not any(isinstance(s, ast.Constant) and s.value in (0, 1) for s in sides):
                     return False  # `micro_step == accum - 1`: the last micro-batch of a window
-                compared = True
-    uses = sum(1 for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == var)
-    tests = sum(1 for s in stmt.body for n in ast.walk(s) if isinstance(n, ast.Compare) and len(n.ops) == 1
-                and any(isinstance(x, ast.Name) and x.id == var for x in (n.left, n.comparators[0])))
-    return compared and uses == tests  # the counter is read only to single out the first iterations
+                tests += 1
+    return tests > 0 and uses == tests  # the counter is read only to single out the first iterations
 
 
 # The tasks of a meta-batch (`for task_batch in batch`, `for task in tasks`): meta-learning sums (or

@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-
+from .losshooks import automatic_hooks
 from .walk import own_nodes
 
 if TYPE_CHECKING:
@@ -32,15 +32,9 @@ class HookClear:
 
 def hook_clears(interp: Interpreter) -> list[HookClear]:
     out: list[HookClear] = []
-    for info in interp.classes.values():
-        if not info.api or info.manual_optimization:
-            continue
-        for name, fn in info.methods.items():
-            hook = interp.catalogue.hook(info.api, name)
-            if hook is None or hook.optimization != "automatic":
-                continue
-            calls = [n for n in own_nodes(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
-            if any(c.func.attr == "step" for c in calls):  # type: ignore[attr-defined]
-                continue  # the override steps itself (an RL trainer's `training_step`): its clear may be its own window's
-            out += [HookClear(c, f"{info.name}.{name}") for c in calls if c.func.attr == "zero_grad"]  # type: ignore[attr-defined]
+    for method, fn, _hook in automatic_hooks(interp):
+        calls = [n for n in own_nodes(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+        if any(c.func.attr == "step" for c in calls):  # type: ignore[attr-defined]
+            continue  # the override steps itself (an RL trainer's `training_step`): its clear may be its own window's
+        out += [HookClear(c, method) for c in calls if c.func.attr == "zero_grad"]  # type: ignore[attr-defined]
     return sorted(out, key=lambda c: (c.call.lineno, c.call.col_offset))

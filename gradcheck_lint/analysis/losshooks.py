@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from .apimodels import Hook
 from .syntax import assignment_targets, code
@@ -69,28 +69,37 @@ class DividedReturn:
     hook: Hook
 
 
+def automatic_hooks(interp: Interpreter) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, Hook]]:
+    """The methods of this file's framework classes under automatic optimization that override a hook
+    the framework calls itself: (`Class.method`, its definition, the catalogue's hook)."""
+    for info in interp.classes.values():
+        if not info.api or info.manual_optimization:
+            continue
+        for name, fn in info.methods.items():
+            hook = interp.catalogue.hook(info.api, name)
+            if hook is not None and hook.optimization == "automatic":
+                yield f"{info.name}.{name}", fn, hook
+
+
 def framework_divided_returns(interp: Interpreter) -> list[DividedReturn]:
     """Lightning's automatic optimization divides what `training_step` returns by
     `accumulate_grad_batches`: a `training_step` that divides it by an accumulation count too makes each
     micro-batch count 1/N² (and, with `accumulate_grad_batches` left at 1, every step 1/N)."""
     out: list[DividedReturn] = []
     configured: dict[str, frozenset[int]] = {}  # setting -> the ints the file configures it with (`Trainer(accumulate_grad_batches=4)`)
-    for info in interp.classes.values():
-        if not info.api or info.manual_optimization:
+    for method, fn, hook in automatic_hooks(interp):
+        setting = hook.divides_returned
+        if not setting:
             continue
-        for name, fn in info.methods.items():
-            hook = interp.catalogue.hook(info.api, name)
-            if hook is None or not hook.divides_returned or hook.optimization != "automatic":
-                continue
-            setting = hook.divides_returned
-            if setting not in configured:
-                configured[setting] = frozenset(
-                    k.value.value for k in iter_tree(interp.module) if isinstance(k, ast.keyword) and k.arg == setting
-                    and isinstance(k.value, ast.Constant) and type(k.value.value) is int and k.value.value > 1)
-            found = _window_divided_return(fn, setting, configured[setting])
-            if found is not None:
-                returned, divisor = found
-                out.append(DividedReturn(returned, f"{info.name}.{name}", _returned_loss_text(returned.value), divisor, hook))
+        if setting not in configured:
+            configured[setting] = frozenset(
+                k.value.value for k in iter_tree(interp.module) if isinstance(k, ast.keyword) and k.arg == setting
+                and isinstance(k.value, ast.Constant) and type(k.value.value) is int and k.value.value > 1)
+        found = _window_divided_return(fn, setting, configured[setting])
+        if found is not None:
+            returned, divisor = found
+            loss = _returned_loss(returned.value)
+            out.append(DividedReturn(returned, method, code(loss) if loss is not None else "", divisor, hook))
     return out
 
 
@@ -112,10 +121,7 @@ def _window_divided_return(fn: ast.FunctionDef | ast.AsyncFunctionDef, setting: 
                 and _is_accumulation(node.value, setting, literals):
             divided[node.target.id] = code(node.value)
         elif isinstance(node, ast.Return) and node.value is not None:
-            value = node.value
-            if isinstance(value, ast.Dict):
-                value = next((v for k, v in zip(value.keys, value.values)
-                              if isinstance(k, ast.Constant) and k.value == "loss"), None)
+            value = _returned_loss(node.value)
             d = _accumulation_divisor(value, divided, setting, literals) if value is not None else None
             last = (node, d) if d is not None else None
     return last
@@ -141,10 +147,11 @@ def _is_accumulation(expr: ast.expr, setting: str, literals: frozenset[int] = fr
     return setting in text or bool(_WINDOW.search(text))
 
 
-def _returned_loss_text(value: ast.expr | None) -> str:
+def _returned_loss(value: ast.expr | None) -> ast.expr | None:
+    """The loss a hook returns: the value itself, or the `"loss"` entry of a returned dict."""
     if isinstance(value, ast.Dict):
-        value = next((v for k, v in zip(value.keys, value.values) if isinstance(k, ast.Constant) and k.value == "loss"), None)
-    return code(value) if value is not None else ""
+        return next((v for k, v in zip(value.keys, value.values) if isinstance(k, ast.Constant) and k.value == "loss"), None)
+    return value
 
 
 def _ignored_normaliser(fn: ast.FunctionDef | ast.AsyncFunctionDef, hook: Hook) -> ast.Return | None:

@@ -163,16 +163,11 @@ class Cycle:
             return MISS
         result = original(*args, **kwargs)
         n = self.n
-        if stock and _sets_none(args, kwargs):
-            grads = None
-            self.none = none = True
-        else:
-            grads = list(map(_GRAD, ps))
-            self.none = none = grads.count(None) == n
-        if none:
+        grads = None if stock and _sets_none(args, kwargs) else list(map(_GRAD, ps))
+        self.none = grads is None or grads.count(None) == n
+        if grads is None or self.none:
             self.gids, self.vers = [_NO_GRAD] * n, [-1] * n
         else:
-            assert grads is not None
             self.gids = list(map(id, grads))
             self.vers = [-1 if g is None else g._version for g in grads]
         self.params = ps
