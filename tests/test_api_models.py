@@ -11,6 +11,7 @@ import pytest
 
 from gradcheck_lint import check_source
 from gradcheck_lint.analysis.apimodels import EFFECTS, ModelError, builtin_files, catalogue_for, parse_model_file
+from gradcheck_lint.analysis.apimodels import rows as rows_of
 from gradcheck_lint.cache import cache_key
 from gradcheck_lint.config import ConfigError, load_settings
 from gradcheck_lint.prefilter import might_train
@@ -20,6 +21,7 @@ FRAMEWORK_FILES = {
     "deepspeed.toml", "apex.toml", "torch_xla.toml", "timm.toml", "mmengine.toml", "transformers.toml", "python.toml",
     "diffusers.toml", "yolo.toml", "horovod.toml",
 }
+FOREIGN_FILE = "other_frameworks.toml"  # no rows: the packages of other deep-learning frameworks
 
 TRAINER_MODELS = """
 [tool.gradlint]
@@ -58,10 +60,17 @@ for x in torch.randn(8, 2, 4):
 
 def test_every_builtin_model_file_parses_and_covers_its_framework() -> None:
     files = {f.origin.rsplit("/", 1)[-1]: f for f in builtin_files()}
-    assert set(files) == FRAMEWORK_FILES
+    assert set(files) == FRAMEWORK_FILES | {FOREIGN_FILE}
+    foreign = files.pop(FOREIGN_FILE)
+    assert rows_of([foreign]) == 0 and {"tensorflow", "jax", "mxnet"} <= set(foreign.foreign_packages)
     for name, f in files.items():
-        rows = len(f.types) + len(f.calls) + len(f.methods) + len(f.attributes) + len(f.hooks) + len(f.heuristics)
-        assert rows >= 4, name
+        assert rows_of([f]) >= 4, name
+        assert not f.foreign_packages, name
+    # each framework names the packages that make a file PyTorch code (torch's own AMP and
+    # distributed files are inside `torch`; Horovod and diffusers also serve other frameworks)
+    declared = {name for name, f in files.items() if f.packages}
+    assert declared == {"torch.toml", "lightning.toml", "fabric.toml", "accelerate.toml", "deepspeed.toml", "timm.toml",
+                        "transformers.toml", "apex.toml", "torch_xla.toml", "mmengine.toml"}
 
 
 @pytest.mark.parametrize(
@@ -119,6 +128,8 @@ def test_heuristics_come_last_and_name_types() -> None:
         ({"calls": []}, "unknown section 'calls'"),
         ({"call": [{"name": "a.b", "effect": "inert", "effects": ["inert"]}]}, "either 'effect'"),
         ({"call": [{"name": "a.b", "effect": {"effect": "backward", "scales": "twice"}}]}, "scales must be one of"),
+        ({"type": [{"name": "a.B", "kind": "model", "bare": "a.B"}]}, "bare 'a.B' is not an identifier"),
+        ({"packages": "torch"}, "'packages' must be a list of dotted names"),
     ],
 )
 def test_invalid_rows_name_the_row_and_field(rows: dict, message: str) -> None:  # type: ignore[type-arg]
@@ -274,3 +285,120 @@ for x in torch.randn(8, 3, 4):
 """
     assert [d.code for d in check_source(text)] == ["GL001"]
     assert check_source(text.replace("Tuner", "WeightAverager")) == []
+
+
+# -- what the analyzer knows of frameworks by name comes from the rows: packages, bare names, methods
+
+MIXED = """
+import {framework} as fw
+{extra}
+model = Net()
+opt = Opt(model.parameters())
+for x in data:
+    loss = model(x)
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_a_file_of_another_framework_is_not_analysed_unless_it_imports_pytorch(tmp_path: Path) -> None:
+    """A TensorFlow or MXNet trainer's `backward`/`step` follow other rules: such a file is skipped,
+    unless it also imports a package of a PyTorch framework (a model file's `packages`)."""
+    tf_only = MIXED.format(framework="tensorflow", extra="")
+    assert check_source(tf_only) == []
+    with_torch = MIXED.format(framework="tensorflow", extra="import torch")
+    assert [d.code for d in check_source(with_torch)] == ["GL001"]
+    assert [d.code for d in check_source(MIXED.format(framework="mxnet.gluon", extra="import lightning"))] == ["GL001"]
+    # a team's own framework, declared in their rows, counts as PyTorch code too
+    (tmp_path / "pyproject.toml").write_text('[tool.gradlint.models]\npackages = ["mylab"]\n', encoding="utf-8")
+    settings = load_settings([str(tmp_path)])
+    mylab = MIXED.format(framework="tensorflow", extra="import mylab.engine")
+    assert check_source(mylab) == []
+    assert [d.code for d in check_source(mylab, settings=settings)] == ["GL001"]
+
+
+STAR = """
+from {package} import *
+
+class Net({base}):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 1)
+
+    def training_step(self, batch, batch_idx):
+        opt = self.optimizers()
+        loss = self.fc(batch).sum()
+        self.manual_backward(loss)
+        opt.step()
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+"""
+
+
+def test_a_base_named_with_no_import_is_the_type_whose_bare_name_it_is() -> None:
+    """`from pytorch_lightning import *` then `class Net(LightningModule)`: the type whose row says
+    `bare = "LightningModule"`, so its manual optimization is checked (the step never clears)."""
+    found = check_source(STAR.format(package="pytorch_lightning", base="LightningModule")
+                         .replace("        opt = self.optimizers()", "        self.automatic_optimization = False\n        opt = self.optimizers()"))
+    assert [d.code for d in found] == ["GL001"]
+    cat = catalogue_for()
+    assert cat.bare_type("LightningModule") == "lightning.pytorch.LightningModule"
+    assert cat.bare_type("Module") == "torch.nn.Module"
+    assert cat.bare_type("Trainer") is None  # no row names a bare `Trainer`
+
+
+CONFIGURED = """
+import torch
+from mylab import LabModule
+
+class Net(LabModule):
+    def __init__(self):
+        super().__init__()
+        self.g, self.d = torch.nn.Linear(4, 4), torch.nn.Linear(4, 1)
+
+    def make_optimizers(self):
+        return [torch.optim.Adam(self.g.parameters()), torch.optim.Adam(self.d.parameters())]
+
+    def train_batch(self, x):
+        opt_g, opt_d = self.optimizers()
+        fake = self.g(x)
+        opt_g.zero_grad()
+        (-self.d(fake)).mean().backward()
+        opt_g.step()
+{clear_d}        (self.d(fake.detach()).mean() - self.d(x).mean()).backward()
+        opt_d.step()
+        opt_d.zero_grad()
+"""
+
+LAB_MODELS = """
+[tool.gradlint]
+[[tool.gradlint.models.type]]
+name = "mylab.LabModule"
+kind = "model"
+bases = ["torch.nn.Module"]
+
+[[tool.gradlint.models.method]]
+type = "mylab.LabModule"
+name = "optimizers"
+effect = { effect = "optimizers", configured_by = "make_optimizers" }
+
+[[tool.gradlint.models.hook]]
+type = "mylab.LabModule"
+method = "train_batch"
+counter = "1|step"
+optimization = "manual"
+"""
+
+
+def test_the_optimizers_effect_reads_the_method_its_row_names(tmp_path: Path) -> None:
+    """`configured_by`: which method of the class makes the optimizers `self.optimizers()` returns
+    (Lightning's row says `configure_optimizers`; a team's framework names its own)."""
+    buggy, fixed = CONFIGURED.format(clear_d=""), CONFIGURED.format(clear_d="        opt_d.zero_grad()\n")
+    for method, found in (("make_optimizers", [("GL001", 20)]), ("configure_optimizers", [])):
+        # the generator's loss writes into the discriminator, whose step then applies it: seen only
+        # when the rows say which method makes the two optimizers (else their parameters are unknown)
+        (tmp_path / "pyproject.toml").write_text(LAB_MODELS.replace("make_optimizers", method), encoding="utf-8")
+        settings = load_settings([str(tmp_path)])
+        assert [(d.code, d.line) for d in check_source(buggy, settings=settings)] == found, method
+        assert check_source(fixed, settings=settings) == []

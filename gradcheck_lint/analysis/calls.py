@@ -536,12 +536,16 @@ class Calls:
         if fn is not None:
             self.inline(fn, None, None, [], {}, flow, frame)
 
-    # -- Lightning
-    def lightning_optimizers(self, frame: Frame, flow: Flow) -> Value:
+    # -- optimizers a framework made from a method of the model class
+    def configured_optimizers(self, frame: Frame, flow: Flow, method_name: str) -> Value:
+        """What `self.optimizers()` returns in a method of a framework's model class (Lightning's): the
+        optimizers `method_name` (`configure_optimizers`) of the class returns, first or under the
+        key `optimizer` of its result (a list, a tuple of lists, a dict); else one optimizer of the
+        class, its parameters unknown."""
         cls = frame.cls if isinstance(frame.cls, ClassInfo) else None
         if cls is None:
             return OPAQUE
-        method = self.interp.definitions.find_method(cls, "configure_optimizers")
+        method = self.interp.definitions.find_method(cls, method_name) if method_name else None
         if method is not None:
             scratch = flow.copy()
             result = self.inline(method, cls, frame.self_value, [], {}, scratch, frame)
@@ -553,7 +557,7 @@ class Calls:
                 opts = result.item("optimizer")
             if opts is not None and opts.of_kind(Kind.OPTIMIZER):
                 return opts
-        ent = self.interp.mint(Kind.OPTIMIZER, "self.optimizers()", ("lightning", cls.name), api="torch.optim.Optimizer")
+        ent = self.interp.mint(Kind.OPTIMIZER, "self.optimizers()", ("configured", cls.name), api="torch.optim.Optimizer")
         return Value(entities=frozenset({ent}))
 
     def toggle(self, on: bool, value: Value, flow: Flow, frame: Frame) -> None:

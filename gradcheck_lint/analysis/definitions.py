@@ -12,8 +12,6 @@ from .names import ImportMap, dotted
 from .syntax import FUNCTIONS
 
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
-# Bases named so with no import that says where they come from (`from pytorch_lightning import *`).
-_UNRESOLVED_MODULE_BASES = {"Module": "torch.nn.Module", "LightningModule": "lightning.pytorch.LightningModule"}
 
 
 @dataclass
@@ -66,9 +64,9 @@ class Definitions:
                     continue
                 head = base.split(".", 1)[0]
                 known = cat.type(base) is not None
-                if not known and head not in imports.aliases and base in _UNRESOLVED_MODULE_BASES:
-                    base = _UNRESOLVED_MODULE_BASES[base]
-                    known = True
+                bare = None if known or head in imports.aliases else cat.bare_type(base)
+                if bare is not None:  # `from pytorch_lightning import *`: named with no import
+                    base, known = bare, True
                 if known and not info.api:
                     info.api = cat.canonical(base)
         changed = True

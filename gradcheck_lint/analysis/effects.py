@@ -214,7 +214,7 @@ class Effects:
             base = site.receiver if site.receiver is not None else (site.pos[0] if site.pos else EMPTY)
             return Value(params=frozenset(base.modules) | base.params) if base.modules or base.params else EMPTY
         if kind == "optimizers":
-            return self.interp.lightning_optimizers(frame, flow)
+            return self.interp.configured_optimizers(frame, flow, effect.value("configured_by", ""))
         if kind == "detach":
             if site.attr.endswith("_") and site.receiver_node is not None:
                 key = self.interp.ref(site.receiver_node)

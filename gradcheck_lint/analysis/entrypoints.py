@@ -5,7 +5,7 @@ were handed to something the analysis cannot follow."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from .definitions import ClassInfo
 from .flow import BudgetExhausted, Flow, Frame, Function, Outcome
@@ -31,7 +31,7 @@ class EntryPoints:
 
     def run(self) -> None:
         interp = self.interp
-        if _another_framework(interp.imports.aliases.values()):
+        if interp.catalogue.another_framework(interp.imports.aliases.values()):
             return  # MXNet, TensorFlow, JAX...: their `backward` and `step` follow other rules
         top = Frame(function=None, cls=None, self_value=None, depth=0, local_defs={})
         out = interp.exec_block(interp.module.body, Flow({}, frozenset({PathState()})), top)
@@ -207,15 +207,3 @@ def _steps_once(fn: Function) -> bool:
             found.add("step" if "step" in node.func.attr else "backward" if "backward" in node.func.attr else "")
         todo.extend(ast.iter_child_nodes(node))
     return {"step", "backward"} <= found
-
-
-# Deep-learning frameworks other than PyTorch: a file that imports one of them and nothing of PyTorch's
-# world is not analysed (DeepLearningExamples keeps MXNet and TensorFlow trainers next to PyTorch ones).
-_OTHER_FRAMEWORKS = frozenset({"mxnet", "tensorflow", "jax", "flax", "paddle", "mindspore", "oneflow", "chainer", "keras", "tf_keras", "theano"})
-_PYTORCH_WORLD = frozenset({"torch", "lightning", "pytorch_lightning", "lightning_fabric", "accelerate", "deepspeed", "timm",
-                            "transformers", "apex", "torch_xla", "mmengine", "torchvision", "torchaudio"})
-
-
-def _another_framework(qualified: "Iterable[str]") -> bool:
-    roots = {q.split(".", 1)[0] for q in qualified}
-    return bool(roots & _OTHER_FRAMEWORKS) and not roots & _PYTORCH_WORLD

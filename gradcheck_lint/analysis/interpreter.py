@@ -116,7 +116,7 @@ class Interpreter:
         self.ref = self.expressions.ref
         self.run_closure = self.calls.run_closure
         self.invoke = self.calls.invoke
-        self.lightning_optimizers = self.calls.lightning_optimizers
+        self.configured_optimizers = self.calls.configured_optimizers
         self.toggle = self.calls.toggle
         self.lookup = self.expressions.lookup
         self.forward_sites: dict[int, ast.Call | None] = {}  # forward ordinal -> the call that ran the module

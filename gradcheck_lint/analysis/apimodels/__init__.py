@@ -67,6 +67,9 @@ class Catalogue:
     _methods_by_name: dict[str, list[MethodModel]] = field(default_factory=dict)
     _receivers: list[Heuristic] = field(default_factory=list)
     _callees: list[Heuristic] = field(default_factory=list)
+    _bare: dict[str, str] = field(default_factory=dict)
+    _packages: frozenset[str] = frozenset()
+    _foreign: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         # Earlier files win: the user's rows are given first and replace built-in rows of the same name.
@@ -76,6 +79,10 @@ class Catalogue:
                     self._types[t.name] = t
                 for name in (t.name, *t.aliases):
                     self._canonical.setdefault(name, t.name)
+                if t.bare:
+                    self._bare.setdefault(t.bare, t.name)
+        self._packages = frozenset(p for f in self.files for p in f.packages)
+        self._foreign = frozenset(p for f in self.files for p in f.foreign_packages)
         for f in self.files:
             for c in f.calls:
                 if "*" in c.name:
@@ -119,6 +126,18 @@ class Catalogue:
         """Whether `name` is `ancestor` or extends it."""
         target = self.canonical(ancestor)
         return any(t == target for t in self.lineage(name))
+
+    def bare_type(self, name: str) -> str | None:
+        """The type a class base named `name` with no import stands for (`LightningModule` after
+        `from pytorch_lightning import *`), by the rows' `bare` names; None if none is named so."""
+        return self._bare.get(name)
+
+    def another_framework(self, imported: Iterable[str]) -> bool:
+        """Whether a source file importing these qualified names is code of another deep-learning
+        framework (MXNet, TensorFlow, JAX...): it imports one of the `foreign_packages` and none of the
+        `packages` of a PyTorch framework (DeepLearningExamples keeps trainers of several side by side)."""
+        names = list(imported)
+        return any(_under(n, self._foreign) for n in names) and not any(_under(n, self._packages) for n in names)
 
     def kind(self, name: str) -> str | None:
         for t in self.lineage(name):
@@ -185,6 +204,12 @@ class Catalogue:
             if h.pattern.search(last_name):
                 return h
         return None
+
+
+def _under(name: str, packages: frozenset[str]) -> bool:
+    """`name` is one of `packages` or inside one (`torch.nn.Module` is inside `torch`)."""
+    parts = name.split(".")
+    return any(".".join(parts[:i]) in packages for i in range(1, len(parts) + 1))
 
 
 def builtin_files() -> tuple[ModelFile, ...]:

@@ -51,7 +51,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "freeze": {"target": "ref", "flag": "ref", "frozen": "bool"},  # flag: requires_grad (frozen = not flag)
     "toggle": {"optimizer": "ref", "on": "bool"},     # Lightning: freeze every other optimizer's parameters
     "parameters": {},                                 # the receiver's parameters (`model.parameters()`)
-    "optimizers": {},                                 # Lightning's `self.optimizers()`
+    # the optimizers a framework made from a method of the model class (Lightning's `self.optimizers()`,
+    # from `configure_optimizers`, named by `configured_by`)
+    "optimizers": {"configured_by": "str"},
     "detach": {},                                     # the result carries no gradient
     "no_grad": {"flag": "ref"},                       # context; with `flag`, only when the flag is a literal False
     "enable_grad": {},
@@ -131,6 +133,9 @@ class ApiType:
     kind: str
     aliases: tuple[str, ...] = ()
     bases: tuple[str, ...] = ()
+    # the bare name a star import leaves it under (`from pytorch_lightning import *`: `LightningModule`):
+    # a class base named so, with no import saying where it comes from, is this type
+    bare: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,9 +226,16 @@ class ModelFile:
     attributes: tuple[AttributeModel, ...] = ()
     hooks: tuple[Hook, ...] = ()
     heuristics: tuple[Heuristic, ...] = ()
+    # top-level packages (dotted prefixes) of the framework the file describes: a source file importing
+    # one of them is PyTorch code, whatever else it imports ...
+    packages: tuple[str, ...] = ()
+    # ... and of deep-learning frameworks other than PyTorch: a file importing one of them and none of
+    # the former is not analysed (their `backward` and `step` follow other rules)
+    foreign_packages: tuple[str, ...] = ()
 
 
-_SECTIONS = {"framework", "description", "type", "call", "method", "attribute", "hook", "heuristic"}
+_SECTIONS = {"framework", "description", "packages", "foreign_packages", "type", "call", "method", "attribute", "hook", "heuristic"}
+_HEADER = {"framework", "description", "packages", "foreign_packages"}
 
 
 def parse_model_file(data: Mapping[str, Any], origin: str) -> ModelFile:
@@ -234,7 +246,7 @@ def parse_model_file(data: Mapping[str, Any], origin: str) -> ModelFile:
     """
     for key in data:
         if key not in _SECTIONS:
-            raise ModelError(f"{origin}: unknown section {key!r}; sections: {', '.join(sorted(_SECTIONS - {'framework', 'description'}))}")
+            raise ModelError(f"{origin}: unknown section {key!r}; sections: {', '.join(sorted(_SECTIONS - _HEADER))}")
     rows = {key: _table_list(data.get(key, []), f"{origin}: {key}") for key in ("type", "call", "method", "attribute", "hook", "heuristic")}
     types = tuple(_type(r, f"{origin}: type #{i + 1}") for i, r in enumerate(rows["type"]))
     calls = tuple(_call(r, f"{origin}: call #{i + 1}") for i, r in enumerate(rows["call"]))
@@ -242,7 +254,9 @@ def parse_model_file(data: Mapping[str, Any], origin: str) -> ModelFile:
     attributes = tuple(_attribute(r, f"{origin}: attribute #{i + 1}") for i, r in enumerate(rows["attribute"]))
     hooks = tuple(_hook(r, f"{origin}: hook #{i + 1}") for i, r in enumerate(rows["hook"]))
     heuristics = tuple(_heuristic(r, f"{origin}: heuristic #{i + 1}") for i, r in enumerate(rows["heuristic"]))
-    return ModelFile(origin, types, calls, methods, attributes, hooks, heuristics)
+    packages = _names(data, "packages", origin)
+    foreign = _names(data, "foreign_packages", origin)
+    return ModelFile(origin, types, calls, methods, attributes, hooks, heuristics, packages, foreign)
 
 
 def _table_list(value: Any, where: str) -> list[Mapping[str, Any]]:
@@ -282,11 +296,12 @@ def _ident(row: Mapping[str, Any], key: str, where: str) -> str:
 
 
 def _type(row: Mapping[str, Any], where: str) -> ApiType:
-    _keys(row, where, {"name", "kind", "aliases", "bases"})
+    _keys(row, where, {"name", "kind", "aliases", "bases", "bare"})
     kind = _string(row, "kind", where)
     if kind not in KINDS:
         raise ModelError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
-    return ApiType(_name(row, "name", where), kind, _names(row, "aliases", where), _names(row, "bases", where))
+    bare = _ident(row, "bare", where) if "bare" in row else ""
+    return ApiType(_name(row, "name", where), kind, _names(row, "aliases", where), _names(row, "bases", where), bare)
 
 
 def _names(row: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
