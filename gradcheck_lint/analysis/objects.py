@@ -39,6 +39,7 @@ class Objects:
         self._leaf_site: dict[int, object] = {}
         self._uid = 0
         self._class_self_env: dict[str, dict[str, Value]] = {}
+        self._cuts: dict[int, bool] = {}  # id of a local `forward` -> whether it may cut graphs
 
     # -- entities
     def mint(self, kind: Kind, name: str, key: object, api: str = "", certain: bool = True) -> Entity:
@@ -137,7 +138,7 @@ class Objects:
     def forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame, vague: bool = False) -> Value:
         """Calling a module: the result depends on its parameters and on its inputs, and holds the
         graph of this forward pass (unless autograd is off)."""
-        args = union_as_tensor([*pos, *kw.values()])
+        args = self._through_local_forward(module, pos, kw, flow, frame, union_as_tensor([*pos, *kw.values()]))
         own = frozenset(module.modules)
         built = args.built
         sync = args.sync
@@ -152,6 +153,44 @@ class Objects:
         summed = any(self._forward_sums(e.uid) for e in module.entities)
         return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else frozenset()), built=built, summed=summed,
                      sync=sync)
+
+    def _through_local_forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
+                               args: Value) -> Value:
+        """`args` as far as the result of a module of this file still holds them, when its `forward` may
+        cut graphs on some calls (a VQGAN loss detaches the reconstruction on the discriminator's turn,
+        `loss_fn(x, xrec, optimizer_idx=1)`): that `forward` runs on a copy of the caller's paths with
+        these arguments, and the graphs and parameters of the arguments its result does not hold are
+        dropped. Any other module, or a `forward` that may touch gradients: `args` unchanged."""
+        if len(module.entities) != 1 or not (args.reach or args.built):
+            return args
+        calls = self.interp.calls
+        info = calls.instance_class.get(next(iter(module.entities)).uid)
+        fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
+        if fn is None or id(fn) in frame.active or not self._may_cut_graphs(fn) or not self.interp.prescan.surely_inert(fn.name):
+            return args
+        out = union_as_tensor([calls.inline(fn, info, module, pos, kw, flow.copy(), frame)])
+        if args.reach <= out.reach and args.built <= out.built:
+            return args
+        return replace(args, reach=args.reach & out.reach, built=args.built & out.built)
+
+    def _may_cut_graphs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether the function calls a method the catalogue says detaches (`x.detach()`, `.item()`),
+        reads `.data`, or turns autograd off (`with torch.no_grad():`)."""
+        cut = self._cuts.get(id(fn))
+        if cut is None:
+            cut = False
+            for node in iter_tree(fn):
+                if isinstance(node, ast.Attribute) and (node.attr == "data" or any(
+                        e.kind == "detach" for m in self.interp.catalogue.methods_named(node.attr) for e in m.effects)):
+                    cut = True
+                elif isinstance(node, ast.Call):
+                    qual = self.interp.imports.qualify(node.func)
+                    row = self.interp.catalogue.call(qual) if qual else None
+                    cut = row is not None and any(e.kind == "no_grad" for e in row.effects)
+                if cut:
+                    break
+            self._cuts[id(fn)] = cut
+        return cut
 
     def _forward_sums(self, uid: int) -> bool:
         """A local module whose `forward` returns a loss reduced by a sum (`reduction="sum"`)."""
