@@ -194,6 +194,46 @@ def test_unsafe_fix_under_an_unrelated_condition_is_unsafe_for_a_reason(tmp_path
     assert [f[4] for f in steps] == [1]  # only the first unfrozen step: the inserted clear fixed the others
 
 
+UNMODELLED = """
+import torch
+from torch import nn
+{imports}
+model = nn.Linear(8, 1)
+{build}
+for x in torch.randn(10, 4, 8):
+    loss = model(x).sum()
+    loss.backward()
+    optimizer.step()
+"""
+
+LOCAL_WRAPPER = """
+class SphericalOptimizer(Optimizer):
+    def __init__(self, optimizer, params, **kwargs):
+        self.opt = optimizer(params, **kwargs)
+
+    def step(self, closure=None):
+        return self.opt.step(closure)
+"""
+
+
+@pytest.mark.parametrize("imports,build,safe", [
+    ("", "optimizer = torch.optim.Adam(model.parameters())", True),
+    # a class named like an optimizer (a name heuristic), of a library the catalogue does not describe
+    ("from mylab.optim import SphericalOptimizer", "optimizer = SphericalOptimizer(torch.optim.Adam, list(model.parameters()))", False),
+    # a class of unknown name built from parameters and used as an optimizer
+    ("from mylab.optim import Spherical", "optimizer = Spherical(model.parameters())", False),
+    # a subclass of torch's Optimizer defined here, which never calls `Optimizer.__init__`
+    ("from torch.optim import Optimizer\n" + LOCAL_WRAPPER,
+     "optimizer = SphericalOptimizer(torch.optim.Adam, list(model.parameters()))", False),
+])
+def test_gl001_fix_is_safe_only_for_an_optimizer_class_an_api_model_describes(imports: str, build: str, safe: bool) -> None:
+    """What `zero_grad()` does on an optimizer of an unmodelled class is unknown: PULSE's SphericalOptimizer
+    never calls `Optimizer.__init__`, so the inserted `optimizer.zero_grad()` would raise AttributeError."""
+    [d] = check_source(UNMODELLED.format(imports=imports, build=build))
+    assert d.code == "GL001" and d.fix is not None
+    assert d.fix.applicability is (Applicability.SAFE if safe else Applicability.UNSAFE)
+
+
 # -- the command on hand-made files ----------------------------------------------------------------
 def test_fix_then_clean_exit_zero(tmp_path: Path) -> None:
     f = tmp_path / "train.py"

@@ -12,7 +12,7 @@ from . import names as N
 from .apimodels import ArgRef, Effect
 from .definitions import ClassInfo, is_abstract
 from .deferred import entered, makes_context_only
-from .effects import CallSite, literal_bool
+from .callsite import CallSite, literal_bool
 from .flow import Flow, Frame, Function
 from .inlining import Inliner
 from .reductions import normaliser_argument, sums_samples
@@ -219,6 +219,7 @@ class Calls:
         if _AVERAGE.search(code(call.func).rsplit(".", 1)[-1]):
             return None  # `ExponentialMovingAverage(model.parameters())`: its `step()` averages weights, not gradients
         ent = self.interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer")
+        self.table.unmodelled_class.add(ent.uid)
         self.interp.own(ent, params, None)
         return Value(entities=frozenset({ent}))
 
@@ -488,6 +489,7 @@ class Calls:
             # `class Muon(torch.optim.Optimizer)`: an optimizer of the parameters it is given (its own
             # `step()` is the update rule, not training code to follow)
             ent = interp.mint(Kind.OPTIMIZER, info.name, ("ctor", id(call)), api=info.api)
+            self.table.unmodelled_class.add(ent.uid)
             params = pos[0] if pos else kw.get("params")
             inner = [o for v in [*pos, *kw.values()] for o in v.of_kind(Kind.OPTIMIZER)]
             if inner and (params is None or not params.params):  # `Lookahead(base_optimizer)`: the same parameters

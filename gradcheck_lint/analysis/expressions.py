@@ -285,6 +285,11 @@ class Expressions:
         if opts and attr == "param_groups":
             holders = frozenset().union(*(self.table.optimizer_holders(o) for o in opts))
             return Value(params=holders)
+        if opts and key is not None and (key in interp.prescan.zeroed or key in interp.prescan.stepped):
+            # an optimizer's attribute used as one (`optimizer_x.opt.zero_grad()`, `wrapper.optimizer.step()`):
+            # the optimizer it wraps (PULSE's SphericalOptimizer, SAM's base_optimizer, ScheduledOptim's
+            # _optimizer), built from the same parameters
+            return Value(entities=frozenset(opts))
         # an attribute `__init__` did not set (`self.optimizer = None` there, built by `create_optimizer()`),
         # not a method or property of the class
         instance = isinstance(base.const, tuple) and base.const[:1] == ("instance",) and not (

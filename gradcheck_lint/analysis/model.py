@@ -82,6 +82,11 @@ class TrainingModel:
     def optimizer_holders(self, opt: Entity) -> frozenset[Holder]:
         return self.table.optimizer_holders(opt)
 
+    def unmodelled_class(self, opt: Entity) -> bool:
+        """The optimizer was built in sight from a class no API model describes: its `zero_grad()` may
+        not clear what its `step()` applies, or may not work at all."""
+        return opt.uid in self.table.unmodelled_class
+
     def owned_names(self, opt: Entity) -> str:
         own = self.table.ownership.get(opt.uid)
         if own is None or not own.holders:

@@ -272,6 +272,10 @@ class EntityTable:
     gated_models: set[int] = field(default_factory=set)
     # objects made out of sight, known only by how the code uses a name (`model` handed in, `self.model`)
     unknown_origin: set[int] = field(default_factory=set)
+    # optimizers built in sight from a class no catalogue row describes (named like one, used as one, or
+    # defined in this file): what their `zero_grad()` does is not known (PULSE's SphericalOptimizer
+    # never calls `Optimizer.__init__`, so its inherited `zero_grad()` raises)
+    unmodelled_class: set[int] = field(default_factory=set)
 
     def name_after(self, uid: int, label: str) -> None:
         """Name an entity after the first variable or attribute it is assigned to."""

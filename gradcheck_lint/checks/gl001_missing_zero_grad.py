@@ -135,7 +135,10 @@ for x in torch.randn(8, 4).split(2):
         # after this one leaves the other pair's gradients to the next step.
         again = any(s is not step and s.optimizer.uid == step.optimizer.uid and model.in_same_loop(s.loop_stacks, step.loop_stacks)
                     for s in model.steps.values())
-        safe = alone_on_line(model, anchor) and is_reference(opt_node) and gated and not shared and not again
+        # An optimizer of a class no API model describes may not clear with `zero_grad()` (a wrapper that
+        # never calls `Optimizer.__init__` raises there; one that holds another optimizer clears that one).
+        known = not model.unmodelled_class(step.optimizer)
+        safe = alone_on_line(model, anchor) and is_reference(opt_node) and gated and not shared and not again and known
         return FixPlan(f"Insert `{clear}` after `{source(model, anchor)}`", (InsertAfter(anchor, clear),), SAFE if safe else UNSAFE)
 
     @staticmethod

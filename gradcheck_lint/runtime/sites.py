@@ -102,6 +102,8 @@ def memo_site(frame: FrameType | None, memo: SiteMemo, methods: tuple[str, ...],
         internal = _INTERNAL.get(code.co_filename)
         if internal is None:
             internal = _is_internal(code.co_filename)
+        if not internal and code.co_name in _OPTIMIZER_METHODS and code.co_name in methods and _optimizer_method(f):
+            internal = True  # a wrapper optimizer's own `step`/`zero_grad` forwarding to the one it wraps
         walked.append((code, -1 if internal else f.f_lasti))
         if not internal:
             if user is None:
@@ -126,6 +128,19 @@ def memo_site(frame: FrameType | None, memo: SiteMemo, methods: tuple[str, ...],
         if caller:
             memo.via_code, memo.via_lasti = walked[2]
     return site, via
+
+
+_OPTIMIZER_METHODS = ("step", "zero_grad")
+
+
+def _optimizer_method(frame: FrameType) -> bool:
+    """The frame runs a method of a `torch.optim.Optimizer` (a wrapper defined in the user's code, such as
+    PULSE's SphericalOptimizer, whose `step` calls the step of the optimizer it wraps): the user's call
+    is the one of the wrapper, up the stack, where the static analysis also anchors it. Read on the
+    slow path only (`memo_site` remembers the frames walked)."""
+    import torch  # the runtime side only (this module is not imported by the static analysis)
+
+    return isinstance(frame.f_locals.get("self"), torch.optim.Optimizer)
 
 
 def user_caller(depth: int = 1) -> tuple[int, int] | None:
