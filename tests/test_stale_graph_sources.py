@@ -235,3 +235,40 @@ class Trainer:
 """
     diagnostics = analyse_text(text, "trainer.py").diagnostics
     assert not [d for d in diagnostics if d.code == "GL000"]
+
+
+# -- tensors that carry no graph of their argument: labels shaped like an output, star-imported torch
+GAIL = """\
+{imports}
+G, D = nn.Linear(4, 2), nn.Linear(6, 1)
+opt_G, opt_D = torch.optim.Adam(G.parameters()), torch.optim.Adam(D.parameters())
+bce = nn.BCEWithLogitsLoss()
+for states in torch.randn(5, 8, 4):
+    actions = G(states)
+    expert = D(torch.cat([states, torch.randn(8, 2)], 1))
+    fake = D(torch.cat([states, actions], 1))
+    opt_D.zero_grad()
+    (bce(expert, torch.ones_like(expert)) + bce(fake, torch.zeros_like(fake))).backward(retain_graph=True)
+    opt_D.step()
+    opt_G.zero_grad()
+    bce(D(torch.cat([states, actions], 1)), {label}).backward()
+    opt_G.step()
+"""
+
+
+def test_a_label_shaped_like_a_stale_output_carries_no_graph() -> None:
+    """yama1to/gail: `torch.zeros_like(generator_preds)` as the generator's target, after D's step: a new
+    tensor with no history (PyTorch raises nothing). Reusing `fake` itself is the bug."""
+    imports = "import torch\nfrom torch import nn"
+    assert gl009_lines(GAIL.format(imports=imports, label="torch.zeros_like(fake)")) == []
+    assert gl009_lines(GAIL.format(imports=imports, label="fake.new_ones(fake.shape)")) == []
+    assert gl009_lines(GAIL.format(imports=imports, label="fake")) == [14]
+
+
+def test_torch_from_a_star_import_is_the_package() -> None:
+    """oscardong0813/ml_projects: `from network import *` brings `torch`; `torch.tensor(log_probs)` then
+    copies the rollout's log-probabilities with no graph, as with `import torch`."""
+    star = "from network import *\nfrom torch import nn"
+    assert gl009_lines(GAIL.format(imports=star, label="torch.zeros_like(fake)")) == []
+    assert gl009_lines(GAIL.format(imports=star, label="torch.tensor(fake.tolist())")) == []
+    assert gl009_lines(GAIL.format(imports=star, label="fake")) == [14]

@@ -245,6 +245,9 @@ class Calls:
                 shadow = interp.lookup(head, flow, frame)
                 if shadow is None or not (shadow.entities or shadow.modules or shadow.items):
                     return self.qualified_call(call, qual, flow, frame)
+            elif self.catalogue.is_package(head) and interp.lookup(head, flow, frame) is None:
+                # `torch.tensor(...)` with `torch` from a star import (`from network import *`): the package
+                return self.qualified_call(call, qual, flow, frame)
         cls = frame.cls if isinstance(frame.cls, ClassInfo) else None
         # Methods of the class being analysed: `self.train_step(batch)`.
         if isinstance(recv_node, ast.Name) and recv_node.id == "self" and cls is not None:

@@ -100,9 +100,11 @@ class Recorder:
         key = (id(call), frozenset(written), self.interp.calls.call_path)
         ev = self.backwards.get(key)
         if ev is None:
+            # `retain_graph=` anything but a literal False or None (`retain_graph=retainGraph`): kept
             retain = keyword_value(call, "retain_graph")
+            kept = retain is not None and not (isinstance(retain, ast.Constant) and retain.value in (False, None))
             ev = Backward(self._ordinal_of(key), call, code(call), loss_text, loss, framework_scaled, framework_assumed=assumed, framework_window=window,
-                          retain_graph=isinstance(retain, ast.Constant) and retain.value is True)
+                          retain_graph=kept)
             self.backwards[key] = ev
         else:
             ev.loss = join([ev.loss, loss])

@@ -143,7 +143,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     window, gate = found
                     if backward.loss.summed and not backward.loss.divisors:
                         continue  # a sum over samples (`reduction="sum"`): summing micro-batches gives the batch's sum
-                    if isinstance(gate, Loop) and (gate.rollout or _keeps_graph(backward)):
+                    if isinstance(gate, Loop) and (gate.rollout or backward.retain_graph):
                         # the terms of a rollout are summed over time, and terms that share one graph (a loop over
                         # feature extractors on one generator output, `retain_graph=retainGraph`) are one objective's
                         # parts: neither is averaged over micro-batches
@@ -261,16 +261,6 @@ def _counted_per_micro_batch(gate: Condition | Loop, divisors: frozenset[str]) -
 
 
 _BUILTINS = frozenset({"int", "float", "len", "sum", "max", "min", "torch"})
-
-
-def _keeps_graph(backward: Backward) -> bool:
-    """`backward(retain_graph=...)` with anything but a literal False: the graph outlives this pass, shared with
-    the next terms (micro-batches each have a graph of their own and never need it)."""
-    if backward.retain_graph:
-        return True
-    node = backward.node
-    value = next((k.value for k in node.keywords if k.arg == "retain_graph"), None) if isinstance(node, ast.Call) else None
-    return value is not None and not (isinstance(value, ast.Constant) and value.value in (False, None))
 
 
 _ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)

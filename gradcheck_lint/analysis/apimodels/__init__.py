@@ -132,6 +132,10 @@ class Catalogue:
         `from pytorch_lightning import *`), by the rows' `bare` names; None if none is named so."""
         return self._bare.get(name)
 
+    def is_package(self, name: str) -> bool:
+        """`name` is a top-level package of a PyTorch framework (a model file's `packages`: `torch`)."""
+        return name in self._packages
+
     def another_framework(self, imported: Iterable[str]) -> bool:
         """Whether a source file importing these qualified names is code of another deep-learning
         framework (MXNet, TensorFlow, JAX...): it imports one of the `foreign_packages` and none of the
