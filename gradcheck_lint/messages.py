@@ -20,7 +20,16 @@ def _via(call: tuple[str, int | None] | None) -> str:
 
 def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: str, wrong_clear: str | None = None,
                       wrong_clear_line: int | None = None, owned: str | None = None, decayed: bool = False,
-                      may: bool = False) -> tuple[str, str]:
+                      may: bool = False, applied_by: str | None = None, applied_by_line: int | None = None) -> tuple[str, str]:
+    """`applied_by`: another optimizer's step that applied these gradients first (it updates some of the
+    same parameters), when this optimizer's own step had not."""
+    if applied_by and not decayed:
+        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to "
+               f"`{applied_by}`{_at(applied_by_line)}, which updates some of the same parameters: nothing clears them "
+               f"between that step and this one, so they are applied twice.")
+        help_ = (f"give each parameter to one optimizer, or call `{opt}.zero_grad()` after `{applied_by}`, before the "
+                 f"backward pass `{step}` should apply.")
+        return msg, help_
     if decayed:
         msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
                f"`{opt}`'s gradients are decayed in place after each step, not cleared, so a share of every earlier "

@@ -99,6 +99,12 @@ for x in torch.randn(8, 4).split(2):
             backward = model.backwards[stale.backward]
             wrong = self._wrong_clear(model, step, holders)
             may = model.assumed_repeated(step)
+            # applied first by the step of another optimizer over some of the same parameters (InfoGAN's
+            # `q_optimizer` over D's and G's), not by this one's: not for another part of the model
+            firsts = [] if opt.uid in stale.consumers else [
+                s for s in model.steps.values() if s.optimizer.uid in stale.consumers and s.node is not step.node
+                and any(h.overlaps(x) for h in model.optimizer_holders(s.optimizer) for x in holders if not h.pseudo and not x.pseudo)]
+            first = min(firsts, key=lambda s: model.order(s.node)) if firsts else None
             msg, help_ = messages.missing_zero_grad(
                 step.call_text,
                 backward.call_text,
@@ -109,10 +115,13 @@ for x in torch.randn(8, 4).split(2):
                 owned=model.owned_names(opt),
                 decayed=stale.decayed,
                 may=may,
+                applied_by=first.call_text if first else None,
+                applied_by_line=model.line(first.node) if first else None,
             )
             sure = not (stale.decayed or may)
+            # a clear after this step cannot help where another optimizer's step applied them first
             yield Finding(step.node, msg, help_, Certainty.CERTAIN if sure else Certainty.POSSIBLE,
-                          fix=None if stale.decayed else self._fix(model, step))
+                          fix=None if stale.decayed or first else self._fix(model, step))
 
     @staticmethod
     def _fix(model: TrainingModel, step: Step) -> FixPlan | None:
