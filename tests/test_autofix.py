@@ -715,3 +715,17 @@ def test_gl001_names_the_other_optimizer_that_applied_shared_gradients_first() -
     assert not [d for d in check_source(INFOGAN.format(between="    q_optimizer.zero_grad()\n")) if d.code in ("GL001", "GL005") and d.line == 21]
     [other] = check_file(str(FIXTURES / "missing_zero_grad/discriminative_lr_second_optimizer_never_cleared.py"))
     assert "already contributed to an earlier step: `head_opt.zero_grad()` at line 20 clears other parameters" in other.message
+
+
+def test_gl001_fix_is_unsafe_for_an_optimizer_made_out_of_sight() -> None:
+    """An optimizer handed in (`def train(model, optimizer)`) may be any class, a wrapper whose
+    `zero_grad()` raises among them: the inserted clear is not sure to work."""
+    loop = """
+import torch
+def train(model, optimizer, batches):
+    for x in batches:
+        model(x).sum().backward()
+        optimizer.step()
+"""
+    [d] = check_source(loop)
+    assert d.code == "GL001" and d.fix is not None and d.fix.applicability is Applicability.UNSAFE

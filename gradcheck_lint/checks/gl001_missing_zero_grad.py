@@ -145,8 +145,9 @@ for x in torch.randn(8, 4).split(2):
         again = any(s is not step and s.optimizer.uid == step.optimizer.uid and model.in_same_loop(s.loop_stacks, step.loop_stacks)
                     for s in model.steps.values())
         # An optimizer of a class no API model describes may not clear with `zero_grad()` (a wrapper that
-        # never calls `Optimizer.__init__` raises there; one that holds another optimizer clears that one).
-        known = not model.unmodelled_class(step.optimizer)
+        # never calls `Optimizer.__init__` raises there; one that holds another optimizer clears that one),
+        # nor one made out of sight (handed in as an argument, kept in an attribute): its class is unknown too.
+        known = not model.unmodelled_class(step.optimizer) and step.optimizer.uid not in model.table.unknown_origin
         safe = alone_on_line(model, anchor) and is_reference(opt_node) and gated and not shared and not again and known
         return FixPlan(f"Insert `{clear}` after `{source(model, anchor)}`", (InsertAfter(anchor, clear),), SAFE if safe else UNSAFE)
 
