@@ -10,16 +10,22 @@ import signal
 import subprocess
 import sys
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner, Result
 
-ROOT = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 FIXTURES = ROOT / "fixtures"
 RULES_DIR = ROOT / "rules"
-_EXPECT = re.compile(r"#\s*expect:\s*(GL\d{3}(?:\s*,\s*GL\d{3})*)")
+# One way to write an expected finding, everywhere (fixtures, blind programs, readings, rule folders):
+# `# expect: GL003` on the very line the diagnostic anchors to, a certain finding; `GL003 (possible)`
+# for one the analysis reports as only possible. Several on one line: `# expect: GL001, GL005`.
+_ONE_EXPECT = r"GL\d{3}(?:\s*\(possible\))?"
+_EXPECT = re.compile(rf"#\s*expect:\s*({_ONE_EXPECT}(?:\s*,\s*{_ONE_EXPECT})*)")
 _STATIC_ONLY = re.compile(r"#\s*gradlint-fixture:\s*static-only\b")
 _RUNTIME_BLIND = re.compile(r"#\s*gradlint-fixture:\s*runtime-blind\s+(GL\d{3}(?:\s*,\s*GL\d{3})*)\s+--\s*\S")
 _RAISES = re.compile(r"#\s*gradlint-fixture:\s*raises\s+(\w+)\s+--\s*(\S.*)")
@@ -34,23 +40,38 @@ class Fixture:
     runtime_blind: frozenset[str] = frozenset()  # codes the guard cannot see in this script (documented why)
     runtime_also: frozenset[str] = frozenset()  # codes the guard reports as it sees the run (documented why)
     raises: tuple[str, str] | None = None  # (exception type, text of its message) the script raises by design
+    possible: frozenset[tuple[int, str]] = frozenset()  # the expected findings written `GLxxx (possible)`
 
     @property
     def id(self) -> str:
         return str(self.path.relative_to(FIXTURES))
 
 
-def parse_expectations(source: str) -> frozenset[tuple[int, str]]:
-    """Return the (line, code) pairs written as `# expect: GL001, GL005` comments."""
-    out: set[tuple[int, str]] = set()
+def parse_expected_findings(source: str) -> frozenset[tuple[int, str, str]]:
+    """Return the (line, code, certainty) triples written as `# expect: GL001, GL005 (possible)` comments."""
+    out: set[tuple[int, str, str]] = set()
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type != tokenize.COMMENT:
             continue
         m = _EXPECT.search(tok.string)
         if m:
-            for code in m.group(1).split(","):
-                out.add((tok.start[0], code.strip()))
+            out.update((tok.start[0], *_code_and_certainty(part)) for part in m.group(1).split(","))
     return frozenset(out)
+
+
+def _code_and_certainty(part: str) -> tuple[str, str]:
+    code = part.strip()[:5]
+    return code, "possible" if "possible" in part else "certain"
+
+
+def parse_expectations(source: str) -> frozenset[tuple[int, str]]:
+    """Return the (line, code) pairs written as `# expect: GL001, GL005` comments."""
+    return frozenset((line, code) for line, code, _certainty in parse_expected_findings(source))
+
+
+def found_findings(diagnostics: Iterable[Any]) -> frozenset[tuple[int, str, str]]:
+    """The (line, code, certainty) triples of diagnostics, to compare with `parse_expected_findings`."""
+    return frozenset((d.line, d.code, d.certainty.value) for d in diagnostics)
 
 
 def load_fixtures() -> list[Fixture]:
@@ -65,7 +86,9 @@ def load_fixtures() -> list[Fixture]:
         extra = frozenset(c.strip() for c in also.group(1).split(",")) if also else frozenset()
         raised = _RAISES.search(head)
         raises = (raised.group(1), raised.group(2).strip()) if raised else None
-        fixtures.append(Fixture(path, parse_expectations(text), bool(_STATIC_ONLY.search(head)), codes, extra, raises))
+        expected = parse_expected_findings(text)
+        fixtures.append(Fixture(path, frozenset((line, code) for line, code, _ in expected), bool(_STATIC_ONLY.search(head)),
+                                codes, extra, raises, frozenset((line, code) for line, code, c in expected if c == "possible")))
     return fixtures
 
 
@@ -152,7 +175,7 @@ def parse_notebook_expectations(sources: list[str], cell_types: list[str]) -> fr
         for line_number, line in enumerate(source.split("\n"), 1):
             m = _EXPECT.search(line)
             if m:
-                out.update((cell, line_number, code.strip()) for code in m.group(1).split(","))
+                out.update((cell, line_number, _code_and_certainty(part)[0]) for part in m.group(1).split(","))
     return frozenset(out)
 
 

@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: textbook loop -- zero_grad, backward, step on every batch; each step sees exactly its own batch's gradient.
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL003
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: accumulates 4 micro-batches per step with enumerate and (i+1)%4, but the loss is never divided by 4, so each step sees 4x the mean gradient.
 import torch
 from torch import nn
@@ -18,7 +18,7 @@ for epoch in range(3):
     for i, (inputs, targets) in enumerate(batches):
         preds = net(inputs)
         loss = criterion(preds, targets)
-        loss.backward()
+        loss.backward()  # expect: GL003
         if (i + 1) % ACCUM_STEPS == 0:
             opt.step()
             opt.zero_grad()

@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: clears at the END of each iteration (after step); the fresh model has no grads before the first backward, so every step sees only its own batch.
 import torch
 import torch.nn as nn

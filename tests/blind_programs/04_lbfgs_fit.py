@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL001
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: LBFGS (max_iter=1, so one closure call per step) with a closure that never clears grads; every step's gradient still holds all earlier steps' backward passes.
 import torch
 import torch.nn as nn
@@ -22,5 +22,5 @@ def closure():
 
 
 for step in range(8):
-    loss = lbfgs.step(closure)
+    loss = lbfgs.step(closure)  # expect: GL001
     print(step, float(loss))

@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: small Trainer class; each train_step clears with set_to_none=True, backprops, clips, steps and advances a StepLR -- one fresh gradient per step.
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL001
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: one model, two optimizers (SGD on body, Adam on head); only the head optimizer is cleared, so the body optimizer steps on gradients accumulated over all previous iterations.
 import torch
 import torch.nn as nn
@@ -21,7 +21,7 @@ for step in range(7):
     out = model(xs[step])
     loss = nn.functional.cross_entropy(out, ys[step])
     loss.backward()
-    opt_body.step()
+    opt_body.step()  # expect: GL001
     opt_head.step()
 
 print("done", loss.item())

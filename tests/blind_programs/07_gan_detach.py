@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: standard GAN loop -- D is cleared before its loss (fake detached), G is cleared before its loss; G's backward dirties D's grads but D clears them before its next step.
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL003
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: splits each batch into 4 chunks and accumulates; the helper already divides by ACC and the caller divides by ACC again, so the loss is scaled by 1/16.
 import torch
 import torch.nn as nn
@@ -22,7 +22,7 @@ def train_on_batch(x, y):
     total = 0.0
     for xc, yc in zip(x.chunk(ACC), y.chunk(ACC)):
         loss = micro_loss(model, xc, yc)
-        (loss / ACC).backward()
+        (loss / ACC).backward()  # expect: GL003
         total += loss.item()
     optimizer.step()
     return total

@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: clears by setting p.grad = None at the START of each 4-micro-batch window, loss divided by 4, steps on the last micro-batch of the window; 16 batches per epoch so no partial window.
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL005
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: generator is updated first; its loss backprops through D and fills D's grads, then D backprops its own loss on top and steps without clearing first (D is only cleared after its step), so D steps on G-loss gradients.
 import torch
 import torch.nn as nn
@@ -29,7 +29,7 @@ for it in range(8):
     # discriminator update
     d_loss = 0.5 * (criterion(disc(real), valid) + criterion(disc(fake.detach()), fake_lbl))
     d_loss.backward()
-    d_opt.step()
+    d_opt.step()  # expect: GL005
     d_opt.zero_grad()
 
 print(g_loss.item(), d_loss.item())

@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: accumulates 3 unscaled micro-batch losses, then divides every p.grad by 3 in place before the step and clears with set_to_none after -- equivalent to scaling the loss.
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL004
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: loss divided by 4 and 4-step accumulation intended, but `if i % 4 == 0` with i from 0 steps right after the first micro-batch, so the first window has 1 micro-batch (later windows have 4).
 import torch
 import torch.nn as nn
@@ -18,7 +18,7 @@ for i in range(21):
     out = model(inputs[i])
     loss = loss_fn(out, targets[i]) / accumulation
     loss.backward()
-    if i % accumulation == 0:
+    if i % accumulation == 0:  # expect: GL004
         optimizer.step()
         optimizer.zero_grad()
 

@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL001
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: a shared fit_step(net, opt, ...) helper clears the global `model` instead of its `net` argument; fine for the first model, but the second model is never cleared and steps on stale gradients.
 import torch
 import torch.nn as nn
@@ -17,7 +17,7 @@ def fit_step(net, opt, x, y):
     model.zero_grad()
     loss = F.mse_loss(net(x), y)
     loss.backward()
-    opt.step()
+    opt.step()  # expect: GL001
     return loss.item()
 
 

@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: LBFGS with the default max_iter; the closure clears grads itself before each backward, so every evaluation sees a fresh gradient.
 import torch
 import torch.nn as nn

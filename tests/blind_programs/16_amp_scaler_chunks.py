@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: bf16 autocast + GradScaler; each batch is split into 2 chunks, each chunk loss divided by 2, unscale+clip, scaler.step, then zero_grad(set_to_none=True).
 import torch
 import torch.nn as nn

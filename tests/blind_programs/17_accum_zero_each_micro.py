@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL002
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: intends 3-micro-batch accumulation (loss / 3, step when (i+1)%3==0) but calls zero_grad at the top of every micro-batch, wiping the first two backward passes of each window before the step.
 import torch
 import torch.nn as nn
@@ -13,7 +13,7 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.02, momentum=0.9)
 loader = [(torch.randn(4, 9), torch.randn(4, 1)) for _ in range(24)]
 
 for i, (x, y) in enumerate(loader):
-    optimizer.zero_grad()
+    optimizer.zero_grad()  # expect: GL002
     pred = model(x)
     loss = nn.functional.l1_loss(pred, y) / grad_accum
     loss.backward()

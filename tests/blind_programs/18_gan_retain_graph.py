@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL005
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: D's loss uses the undetached G(z) (backward with retain_graph=True), writing D-loss gradients into G; G's optimizer is only cleared after its step, so it steps on D-loss + G-loss gradients.
 import torch
 import torch.nn as nn
@@ -25,7 +25,7 @@ for it in range(7):
 
     loss_G = bce(critic(fake), torch.ones(8, 1))
     loss_G.backward()
-    opt_G.step()
+    opt_G.step()  # expect: GL005
     opt_G.zero_grad()
 
 print(loss_D.item(), loss_G.item())

@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: 3-micro-batch accumulation with loss/3 over 10 batches per epoch; model.zero_grad() at each epoch start drops the trailing 1-batch partial window by design, every step sees exactly 3 micro-batches.
 import torch
 import torch.nn as nn

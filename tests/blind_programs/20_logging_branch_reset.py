@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL001
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: zero_grad only happens inside the every-4-steps logging branch; on the other iterations grads are not cleared, so e.g. step 2 sees step 1's backward as well.
 import torch
 import torch.nn as nn
@@ -17,7 +17,7 @@ for step in range(12):
     y = torch.randint(0, 2, (10,))
     loss = ce(model(x), y)
     loss.backward()
-    opt.step()
+    opt.step()  # expect: GL001
     running += loss.item()
     if step % LOG_EVERY == 0:
         print(f"step {step} avg loss {running / (step + 1):.4f}")

@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL003
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: GradScaler + manual micro-batch counter accumulating 2 micro-batches per step; scaler.scale(loss) is used but the loss is never divided by 2.
 import torch
 import torch.nn as nn
@@ -17,7 +17,7 @@ for x, y in [(torch.randn(4, 8), torch.randn(4, 1)) for _ in range(14)]:
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out = net(x)
     loss = nn.functional.mse_loss(out.float(), y)
-    scaler.scale(loss).backward()
+    scaler.scale(loss).backward()  # expect: GL003
     micro += 1
     if micro == MICRO_PER_STEP:
         scaler.step(opt)

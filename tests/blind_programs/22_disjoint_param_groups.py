@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: one model, two optimizers over disjoint parameters (SGD for the embedding, AdamW with decay/no-decay param groups for the rest); both are cleared every iteration (one before backward, one after its step).
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL002
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: trainer method logs the gradient norm and then "resets" state including model.zero_grad(), called between backward() and step(), so the optimizer steps on cleared gradients.
 import torch
 import torch.nn as nn
@@ -19,7 +19,7 @@ class Runner:
             if p.grad is not None:
                 total += p.grad.detach().pow(2).sum().item()
         self.grad_norms.append(total ** 0.5)
-        self.model.zero_grad()
+        self.model.zero_grad()  # expect: GL002
 
     def step(self, x, y):
         self.optimizer.zero_grad()

@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL004
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: while loop with a micro-batch counter that starts at 1 and is incremented before the `% 4` check, so the first window steps after 3 micro-batches (later windows have 4); loss is divided by 4.
 import torch
 import torch.nn as nn
@@ -21,7 +21,7 @@ while it < TOTAL_MICRO:
     loss = nn.functional.cross_entropy(model(xs[it]), ys[it]) / ACCUM
     loss.backward()
     micro_step += 1
-    if micro_step % ACCUM == 0:
+    if micro_step % ACCUM == 0:  # expect: GL004
         optimizer.step()
         optimizer.zero_grad()
         n_updates += 1

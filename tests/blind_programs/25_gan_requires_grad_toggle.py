@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: GAN where D is frozen with requires_grad_(False) during the G update (so G's loss never writes D grads); each optimizer is cleared right before its own backward; fake is detached for D.
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: shared trunk + two heads, one optimizer per part kept in a dict; all cleared, summed multi-task loss backpropagated with torch.autograd.backward, all stepped.
 import torch
 import torch.nn as nn

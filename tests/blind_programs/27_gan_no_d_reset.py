@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL001, GL005
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: GAN trainer class that clears D only once before training; D keeps its own earlier losses' grads (stale) and also receives G-loss grads through D(fake) before its next step.
 import torch
 import torch.nn as nn
@@ -21,7 +21,7 @@ class GANTrainer:
         loss = self.crit(self.D(real), torch.ones(len(real), 1)) + \
             self.crit(self.D(fake.detach()), torch.zeros(len(fake), 1))
         loss.backward()
-        self.opts["d"].step()
+        self.opts["d"].step()  # expect: GL001, GL005
         return loss.item()
 
     def g_step(self, fake):

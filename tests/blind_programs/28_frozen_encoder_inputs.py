@@ -1,5 +1,5 @@
 # blind-program
-# expect: none
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: frozen embedding (requires_grad False) + encoder kept out of the optimizer; backward(inputs=head params) so only the head gets grads; while loop over a global step, 2-micro-batch accumulation with loss/2, clear after each step.
 import torch
 import torch.nn as nn

@@ -1,5 +1,5 @@
 # blind-program
-# expect: GL001
+# (a blind program: its expected findings, if any, are `# expect:` comments on their lines)
 # why: the train() helper calls zero_grad once before the epoch loop and never again, so from the second step on every step includes all previous batches' gradients.
 import torch
 import torch.nn as nn
@@ -22,7 +22,7 @@ def train(model, optimizer, scheduler, x, y, epochs=2, bs=16):
             idx = perm[s:s + bs]
             loss = nn.functional.cross_entropy(model(x[idx]), y[idx])
             loss.backward()
-            optimizer.step()
+            optimizer.step()  # expect: GL001
         scheduler.step()
         print("epoch", epoch, loss.item())
 

@@ -6,6 +6,6 @@ for x in torch.randn(8, 2, 4):
     opt.zero_grad()
     loss = model(x).pow(2).mean()
     scaler.scale(loss).backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # expect: GL007
     scaler.step(opt)
     scaler.update()

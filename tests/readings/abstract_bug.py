@@ -9,4 +9,4 @@ class Base:
         for x in self.get_batches():
             loss = self.model(x).pow(2).mean()
             loss.backward()
-            self.opt.step()
+            self.opt.step()  # expect: GL001

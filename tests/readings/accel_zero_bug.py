@@ -8,5 +8,5 @@ for x in torch.randn(16, 2, 4):
     with accelerator.accumulate(model):
         loss = model(x).pow(2).mean()
         accelerator.backward(loss)
-        model.zero_grad()
+        model.zero_grad()  # expect: GL002
         opt.step()

@@ -7,4 +7,4 @@ for x in torch.randn(8, 2, 4):
     loss = model(x).pow(2).mean()
     with amp.scale_loss(loss, opt) as scaled:
         scaled.backward()
-    opt.step()
+    opt.step()  # expect: GL001

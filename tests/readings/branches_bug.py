@@ -47,7 +47,7 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
         print("log 9", loss.item())
     if rank == 0 and i % 11 == 0:
         torch.save(model.state_dict(), "ckpt9.pt")
-    loss.backward()
+    loss.backward()  # expect: GL003
     if (i + 1) % N == 0:
         opt.step()
         opt.zero_grad()

@@ -5,5 +5,5 @@ class Trainer:
     def train_step(self, x):
         loss = self.model(x).pow(2).mean()
         loss.backward()
-        self.opt.zero_grad()
+        self.opt.zero_grad()  # expect: GL002
         self.opt.step()

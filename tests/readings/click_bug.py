@@ -7,6 +7,6 @@ def main(*a, **k):
     for x in torch.randn(8, 2, 4):
         loss = model(x).pow(2).mean()
         loss.backward()
-        opt.step()
+        opt.step()  # expect: GL001
 if __name__ == '__main__':
     main()

@@ -6,5 +6,5 @@ for x in torch.randn(8, 2, 4):
     loss = engine(x).pow(2).mean()
     engine.backward(loss)
     if engine.is_gradient_accumulation_boundary():
-        opt.zero_grad()
+        opt.zero_grad()  # expect: GL002
     engine.step()

@@ -8,6 +8,6 @@ it = enumerate(data)
 for i, x in it:
     loss = model(x).pow(2).mean() / N
     loss.backward()
-    if i % N == 0:
+    if i % N == 0:  # expect: GL004
         opt.step()
         opt.zero_grad()

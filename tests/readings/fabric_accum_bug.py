@@ -8,7 +8,7 @@ for i, x in enumerate(torch.randn(8, 2, 4)):
     boundary = (i + 1) % 4 == 0
     with fabric.no_backward_sync(model, enabled=not boundary):
         loss = model(x).pow(2).mean()
-        fabric.backward(loss)
+        fabric.backward(loss)  # expect: GL003
     if boundary:
         opt.step()
         opt.zero_grad()

@@ -8,4 +8,4 @@ for x in torch.randn(8, 2, 4):
     loss = model(x).pow(2).mean()
     fabric.backward(loss)
     fabric.clip_gradients(model, opt, max_norm=1.0)
-    opt.step()
+    opt.step()  # expect: GL001

@@ -3,5 +3,5 @@ def make_train(model, opt):
     def train(x):
         loss = model(x).pow(2).mean()
         loss.backward()
-        opt.step()
+        opt.step()  # expect: GL001 (possible)
     return train

@@ -6,6 +6,6 @@ def main(*args):
     for x in torch.randn(8, 2, 4):
         loss = model(x).pow(2).mean()
         loss.backward()
-        opt.step()
+        opt.step()  # expect: GL001
 if __name__ == "__main__":
     fire.Fire(main)

@@ -5,7 +5,7 @@ fully_shard(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for i, x in enumerate(torch.randn(16, 2, 4)):
     loss = model(x).pow(2).mean() / 4
-    loss.backward()
+    loss.backward()  # expect: GL006
     if (i + 1) % 4 == 0:
         opt.step()
         opt.zero_grad()

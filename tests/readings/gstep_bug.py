@@ -13,5 +13,5 @@ class T:
         for i, x in enumerate(data):
             loss = self.model(x).pow(2).mean() / self.N
             loss.backward()
-            if i % self.N == 0:
+            if i % self.N == 0:  # expect: GL004
                 self.optimize()

@@ -10,6 +10,6 @@ class M(pl.LightningModule):
         loss = self.net(batch).pow(2).mean()
         self.manual_backward(loss)
         self.clip_gradients(opt, gradient_clip_val=1.0)
-        opt.step()
+        opt.step()  # expect: GL001
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.1)

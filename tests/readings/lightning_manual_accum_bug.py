@@ -8,8 +8,8 @@ class M(pl.LightningModule):
     def training_step(self, batch, batch_idx):
         opt = self.optimizers()
         loss = self.net(batch).pow(2).mean()
-        self.manual_backward(loss)
-        if batch_idx % 4 == 0:
+        self.manual_backward(loss)  # expect: GL003
+        if batch_idx % 4 == 0:  # expect: GL004
             opt.step()
             opt.zero_grad()
     def configure_optimizers(self):

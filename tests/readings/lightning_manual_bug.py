@@ -9,6 +9,6 @@ class M(pl.LightningModule):
         opt = self.optimizers()
         loss = self.net(batch).pow(2).mean()
         self.manual_backward(loss)
-        opt.step()
+        opt.step()  # expect: GL001
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.1)

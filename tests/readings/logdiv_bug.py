@@ -5,7 +5,7 @@ N = 4
 for i, x in enumerate(torch.randn(16, 2, 4)):
     loss = model(x).pow(2).mean()
     print("loss", (loss / N).item())
-    loss.backward()
+    loss.backward()  # expect: GL003
     if (i + 1) % N == 0:
         opt.step()
         opt.zero_grad()

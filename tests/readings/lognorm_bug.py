@@ -6,7 +6,7 @@ for x in torch.randn(8, 2, 4):
     opt.zero_grad()
     loss = model(x).pow(2).mean()
     scaler.scale(loss).backward()
-    norm = torch.norm(torch.stack([p.grad.norm() for p in model.parameters()]))
+    norm = torch.norm(torch.stack([p.grad.norm() for p in model.parameters()]))  # expect: GL007
     print('grad norm', norm.item())
     scaler.step(opt)
     scaler.update()

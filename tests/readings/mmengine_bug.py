@@ -6,4 +6,4 @@ for x in torch.randn(8, 2, 4):
     with optim_wrapper.optim_context(model):
         loss = model(x).pow(2).mean()
     loss.backward()
-    optim_wrapper.step()
+    optim_wrapper.step()  # expect: GL001

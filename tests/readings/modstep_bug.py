@@ -8,4 +8,4 @@ class Agent(nn.Module):
     def step(self, x):
         loss = self.fc(x).pow(2).mean()
         loss.backward()
-        self.opt.step()
+        self.opt.step()  # expect: GL001 (possible)

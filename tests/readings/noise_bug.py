@@ -7,6 +7,6 @@ for x in torch.randn(8, 2, 4):
     loss = model(x).pow(2).mean()
     scaler.scale(loss).backward()
     for p in model.parameters():
-        p.grad += 0.01 * torch.randn_like(p.grad)
+        p.grad += 0.01 * torch.randn_like(p.grad)  # expect: GL007
     scaler.step(opt)
     scaler.update()

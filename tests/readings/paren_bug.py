@@ -4,7 +4,7 @@ opt = torch.optim.SGD(model.parameters(), lr=0.1)
 accum = 4
 for i, x in enumerate(torch.randn(16, 2, 4)):
     loss = model(x).pow(2).mean()
-    (loss + 1).backward()
+    (loss + 1).backward()  # expect: GL003
     if (i + 1) % accum == 0:
         opt.step()
         opt.zero_grad()

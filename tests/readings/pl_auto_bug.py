@@ -6,6 +6,6 @@ class M(pl.LightningModule):
         self.net = torch.nn.Linear(4, 1)
     def training_step(self, batch, batch_idx):
         loss = self.net(batch).pow(2).mean()
-        return loss / self.trainer.accumulate_grad_batches
+        return loss / self.trainer.accumulate_grad_batches  # expect: GL010
     def configure_optimizers(self):
         return torch.optim.SGD(self.parameters(), lr=0.1)

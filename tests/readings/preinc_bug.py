@@ -9,6 +9,6 @@ for x in data:
     step += 1
     loss = model(x).pow(2).mean() / N
     loss.backward()
-    if step % N == 1:
+    if step % N == 1:  # expect: GL004
         opt.step()
         opt.zero_grad()

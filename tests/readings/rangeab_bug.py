@@ -7,6 +7,6 @@ N = 4
 for x in data:
     for k in range(1, 3):
         loss = model(x[k-1:k]).pow(2).mean()
-        loss.backward()
+        loss.backward()  # expect: GL003
     opt.step()
     opt.zero_grad()

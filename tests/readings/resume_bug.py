@@ -12,7 +12,7 @@ step = start
 for x in data:
     loss = model(x).pow(2).mean() / N
     loss.backward()
-    if step % N == 0:
+    if step % N == 0:  # expect: GL004
         opt.step()
         opt.zero_grad()
     step += 1

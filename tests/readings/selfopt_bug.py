@@ -11,6 +11,6 @@ class Net(nn.Module):
         for x in data:
             loss = self(x).pow(2).mean()
             loss.backward()
-            self.optimizer.step()
+            self.optimizer.step()  # expect: GL001
 net = Net()
 net.fit(torch.randn(8, 2, 4))

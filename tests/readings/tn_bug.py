@@ -6,7 +6,7 @@ for x in torch.randn(8, 2, 4):
     opt.zero_grad()
     loss = model(x).pow(2).mean()
     scaler.scale(loss).backward()
-    norm = torch.nn.utils.get_total_norm([p.grad for p in model.parameters()])
+    norm = torch.nn.utils.get_total_norm([p.grad for p in model.parameters()])  # expect: GL007
     print(norm)
     scaler.step(opt)
     scaler.update()

@@ -7,6 +7,6 @@ N = 4
 for i, x in tqdm(enumerate(data)):
     loss = model(x).pow(2).mean() / N
     loss.backward()
-    if i % N == 0:
+    if i % N == 0:  # expect: GL004
         opt.step()
         opt.zero_grad()

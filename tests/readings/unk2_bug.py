@@ -5,7 +5,7 @@ N = 4
 def train(loader, start):
     for step, x in enumerate(loader, start=start):
         loss = model(x).pow(2).mean()
-        loss.backward()
+        loss.backward()  # expect: GL003
         if (step + 1) % N == 0:
             opt.step()
             opt.zero_grad()

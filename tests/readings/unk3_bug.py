@@ -5,7 +5,7 @@ N = 4
 def train(loader, global_step):
     for x in loader:
         loss = model(x).pow(2).mean()
-        loss.backward()
+        loss.backward()  # expect: GL003
         global_step += 1
         if global_step % N == 0:
             opt.step()

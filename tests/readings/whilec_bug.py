@@ -8,7 +8,7 @@ i = 0
 while i < 16:
     loss = model(data[i]).pow(2).mean() / N
     loss.backward()
-    if i % N == 0:
+    if i % N == 0:  # expect: GL004
         opt.step()
         opt.zero_grad()
     i += 1

@@ -5,4 +5,4 @@ opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for x in torch.randn(8, 2, 4):
     loss = model(x).pow(2).mean()
     loss.backward()
-    xm.optimizer_step(opt)
+    xm.optimizer_step(opt)  # expect: GL001

@@ -1,0 +1,141 @@
+"""The memoised user sites of backward passes and steps (`sites.memo_site`, and its answer compared
+inline by the probe's wrappers) are the sites a fresh walk of the stack finds."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch import nn  # noqa: E402
+
+from gradcheck_lint.runtime import guard  # noqa: E402
+from gradcheck_lint.runtime import torch_patches  # noqa: E402
+from gradcheck_lint.runtime.sites import SiteMemo  # noqa: E402
+
+
+class _Recorder:
+    """Stands in for a probe in `torch_patches._ACTIVE`: records what the backward wrapper tells it."""
+
+    def __init__(self) -> None:
+        self._cycle = None
+        self.monitors = None
+        self.seen: list[tuple[int, Any]] = []
+
+    def full_before_backward(self, site: Any, tensors: Any, graph: Any, via: Any) -> None:
+        self.seen.append((site.line, via))
+
+    def full_after_backward(self, site: Any) -> None:
+        pass
+
+
+def _loss() -> torch.Tensor:
+    return (torch.ones(2, requires_grad=True) * 3).sum()
+
+
+def _helper(loss: torch.Tensor) -> None:
+    loss.backward()
+
+
+def _from_a() -> None:
+    _helper(_loss())
+
+
+def _from_b() -> None:
+    _helper(_loss())
+
+
+def _backward_sites(fresh: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, Any]]:
+    recorder = _Recorder()
+    torch_patches.activate(recorder)  # type: ignore[arg-type]
+    try:
+        for i in range(4):
+            for run in (_from_a, _from_b, _from_a, _from_a, lambda: _loss().backward(), lambda: _helper(_loss())):
+                if fresh:  # no memo: every call walks the stack
+                    monkeypatch.setattr(torch_patches, "_BACKWARD_SITE", SiteMemo())
+                run()
+    finally:
+        torch_patches.deactivate(recorder)  # type: ignore[arg-type]
+    return recorder.seen
+
+
+def test_the_backward_wrappers_inline_memo_gives_the_sites_and_callers_of_a_fresh_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    memoised = _backward_sites(False, monkeypatch)
+    fresh = _backward_sites(True, monkeypatch)
+    assert memoised == fresh
+    assert len({via for _line, via in memoised}) >= 3  # `_from_a`, `_from_b` and the lambda: three callers
+
+
+def test_the_step_hooks_inline_memo_gives_the_site_of_a_fresh_walk() -> None:
+    torch.manual_seed(0)
+    model = nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    lines: list[tuple[int, int]] = []
+
+    def step_here() -> None:
+        opt.step()
+
+    with guard(model, opt, mode="record") as g:
+        memo = g._probe._step_site  # type: ignore[attr-defined]
+        for i in range(12):
+            opt.zero_grad()
+            model(torch.randn(3, 4)).sum().backward()
+            if i % 3 == 0:
+                opt.step(); expected = sys._getframe().f_lineno  # noqa: E702
+            elif i % 3 == 1:
+                step_here(); expected = step_here.__code__.co_firstlineno + 1  # noqa: E702
+            else:
+                opt.step(); expected = sys._getframe().f_lineno  # noqa: E702
+            lines.append((memo.site.line, expected))
+    assert all(got == want for got, want in lines), lines
+    assert len(g.report()) == 0
+
+
+_MODULE_LEVEL = """
+import json, sys, torch
+from gradcheck_lint.runtime import torch_patches
+from gradcheck_lint.runtime.sites import SiteMemo
+
+class Recorder:
+    _cycle = None
+    monitors = None
+    def __init__(self):
+        self.seen = []
+    def full_before_backward(self, site, tensors, graph, via):
+        self.seen.append((site.line, via))
+    def full_after_backward(self, site):
+        pass
+
+out = []
+for fresh in (False, True):
+    recorder = Recorder()
+    torch_patches.activate(recorder)
+    for i in range(6):
+        if fresh:
+            torch_patches._BACKWARD_SITE = SiteMemo()
+        if i % 3:
+            (torch.ones(2, requires_grad=True) * 3).sum().backward()
+        else:
+            (torch.ones(2, requires_grad=True) * 2).sum().backward()
+    torch_patches.deactivate(recorder)
+    out.append(recorder.seen)
+print(json.dumps(out))
+"""
+
+
+def test_the_backward_wrappers_inline_memo_at_a_scripts_module_level() -> None:
+    # the user's frame is the top of the stack (`python train.py`): no caller above it
+    import json
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", _MODULE_LEVEL], capture_output=True, text=True, cwd=root, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    memoised, fresh = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert memoised == fresh
+    assert len({line for line, _via in memoised}) == 2 and all(via is None for _line, via in memoised)
