@@ -45,6 +45,18 @@ class Finding:
     fix: "FixPlan | None" = None
 
 
+@dataclass(frozen=True, slots=True)
+class Invalid:
+    """A snippet a rule must flag (Fixit style): once, at `line`, with this certainty; `fixed` is the
+    snippet after the rule's fix (`fix` says whether that fix is "safe" or "unsafe"; no fix: None)."""
+
+    source: str
+    line: int
+    fixed: str | None = None
+    fix: str | None = None
+    certainty: str = "certain"
+
+
 class RuleSpec:
     """What every code of the catalogue declares: identity, wording, default selection, own cases."""
 
@@ -56,7 +68,7 @@ class RuleSpec:
     default_enabled: ClassVar[bool] = True
     # Snippets the code must stay silent on / must flag when selected (Fixit style); tested over the catalogue.
     VALID: ClassVar[tuple[str, ...]] = ()
-    INVALID: ClassVar[tuple[str, ...]] = ()
+    INVALID: ClassVar[tuple[Invalid, ...]] = ()
 
 
 class Rule(RuleSpec, abc.ABC):

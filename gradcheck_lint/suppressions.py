@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Literal, Sequence
 
 from .diagnostics import Diagnostic, Severity, Span
-from .registry import PARSE_ERROR_CODE, SuppressionRule, catalogue, register
+from .registry import Invalid, PARSE_ERROR_CODE, SuppressionRule, catalogue, register
 
 Kind = Literal["ignore", "file-ignore", "noqa"]
 
@@ -61,7 +61,8 @@ text = "# gradlint: ignore[GL003]"
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import torch
 model = torch.nn.Linear(4, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -70,7 +71,10 @@ for x in torch.randn(8, 4).split(2):
     model(x).sum().backward()
     opt.step()  # gradlint: ignore[GL001]
 """,
-        """
+            line=8,
+        ),
+        Invalid(
+            """
 import torch
 model = torch.nn.Linear(4, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -78,6 +82,8 @@ for x in torch.randn(8, 4).split(2):
     model(x).sum().backward()
     opt.step()  # noqa: E501, GL001, GL003
 """,
+            line=7,
+        ),
     )
 
 
@@ -99,7 +105,8 @@ for x in torch.randn(8, 4).split(2):
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 # gradlint: file-ignore
 import torch
 model = torch.nn.Linear(4, 1)
@@ -109,6 +116,8 @@ for x in torch.randn(8, 4).split(2):
     model(x).sum().backward()
     opt.step()
 """,
+            line=2,
+        ),
     )
 
 

@@ -10,7 +10,7 @@ from ..analysis.conditions import remainder_gate
 from ..analysis.events import Step
 from ..fixplan import SAFE, UNSAFE, FixPlan, InsertAfter, after_step, alone_on_line, following, is_reference, source
 from ..diagnostics import Certainty
-from ..registry import Finding, Rule, register
+from ..registry import Finding, Invalid, Rule, register
 
 
 @register
@@ -42,7 +42,8 @@ for x in torch.randn(8, 4).split(2):
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import torch
 model = torch.nn.Linear(4, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -52,7 +53,22 @@ for x in torch.randn(8, 4).split(2):
     loss.backward()
     opt.step()
 """,
-        """
+            line=9,
+            fixed="""
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+opt.zero_grad()
+for x in torch.randn(8, 4).split(2):
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+""",
+            fix="safe",
+        ),
+        Invalid(
+            """
 import torch
 a, b = torch.nn.Linear(4, 1), torch.nn.Linear(4, 1)
 opt_a = torch.optim.SGD(a.parameters(), lr=0.1)
@@ -63,6 +79,21 @@ for x in torch.randn(8, 4).split(2):
     opt_a.step()
     opt_b.step()
 """,
+            line=10,
+            fixed="""
+import torch
+a, b = torch.nn.Linear(4, 1), torch.nn.Linear(4, 1)
+opt_a = torch.optim.SGD(a.parameters(), lr=0.1)
+opt_b = torch.optim.SGD(b.parameters(), lr=0.1)
+for x in torch.randn(8, 4).split(2):
+    opt_a.zero_grad()
+    (a(x) + b(x)).sum().backward()
+    opt_a.step()
+    opt_b.step()
+    opt_b.zero_grad()
+""",
+            fix="safe",
+        ),
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:

@@ -14,7 +14,7 @@ from ..analysis.syntax import code
 from ..analysis.values import Holder
 from ..fixplan import SAFE, UNSAFE, FixPlan, MoveAfter, after_step, alone_on_line, block_of, body_of, exits_between, on_one_line, scope_of, source, statement_of
 from ..diagnostics import Certainty
-from ..registry import Finding, Rule, register
+from ..registry import Finding, Invalid, Rule, register
 
 
 @register
@@ -45,7 +45,8 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import torch
 model = torch.nn.Linear(4, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -54,7 +55,20 @@ for x in torch.randn(8, 4).split(2):
     opt.zero_grad()
     opt.step()
 """,
-        """
+            line=7,
+            fixed="""
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in torch.randn(8, 4).split(2):
+    model(x).sum().backward()
+    opt.step()
+    opt.zero_grad()
+""",
+            fix="safe",
+        ),
+        Invalid(
+            """
 import torch
 model = torch.nn.Linear(4, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -64,6 +78,19 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
         opt.step()
     opt.zero_grad()
 """,
+            line=9,
+            fixed="""
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i, x in enumerate(torch.randn(8, 4).split(2)):
+    (model(x).sum() / 4).backward()
+    if (i + 1) % 4 == 0:
+        opt.step()
+        opt.zero_grad()
+""",
+            fix="unsafe",
+        ),
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:

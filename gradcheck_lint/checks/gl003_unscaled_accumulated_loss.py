@@ -13,7 +13,7 @@ from ..analysis.syntax import arguments, is_int, starts_with_paren
 from ..analysis.events import Backward, Loop
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, is_reference, scope_of, source
 from ..diagnostics import Certainty
-from ..registry import Finding, Rule, register
+from ..registry import Finding, Invalid, Rule, register
 
 # A divisor counting the samples or tokens of the whole window (all micro-batches, all ranks), which
 # makes the micro-batch losses add up to the window's mean.
@@ -104,7 +104,8 @@ for batch in torch.randn(16, 8, 4):
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import torch
 model = torch.nn.Linear(4, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -116,6 +117,21 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         opt.step()
         opt.zero_grad()
 """,
+            line=8,
+            fixed="""
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+accum = 4
+for i, x in enumerate(torch.randn(16, 4).split(2)):
+    loss = model(x).pow(2).mean()
+    (loss / accum).backward()
+    if (i + 1) % accum == 0:
+        opt.step()
+        opt.zero_grad()
+""",
+            fix="safe",
+        ),
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:

@@ -12,7 +12,7 @@ from ..analysis.events import Step
 from ..analysis.syntax import is_int, starts_with_paren
 from ..analysis.names import dotted
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, scope_of, source
-from ..registry import Finding, Rule, register
+from ..registry import Finding, Invalid, Rule, register
 
 
 @register
@@ -44,7 +44,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2), start=1):
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import torch
 model = torch.nn.Linear(4, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -54,6 +55,19 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         opt.step()
         opt.zero_grad()
 """,
+            line=7,
+            fixed="""
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for i, x in enumerate(torch.randn(16, 4).split(2)):
+    (model(x).sum() / 4).backward()
+    if (i + 1) % 4 == 0:
+        opt.step()
+        opt.zero_grad()
+""",
+            fix="safe",
+        ),
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:

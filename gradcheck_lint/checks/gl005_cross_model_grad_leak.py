@@ -8,7 +8,7 @@ from typing import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.names import roles
-from ..registry import Finding, Rule, register
+from ..registry import Finding, Invalid, Rule, register
 
 
 @register
@@ -38,7 +38,8 @@ for real in torch.randn(8, 4, 4):
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import torch
 from torch import nn
 G, D = nn.Linear(2, 4), nn.Linear(4, 1)
@@ -56,6 +57,8 @@ for real in torch.randn(8, 4, 4):
     opt_D.step()
     opt_D.zero_grad()
 """,
+            line=16,
+        ),
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:

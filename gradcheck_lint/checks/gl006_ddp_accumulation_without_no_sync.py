@@ -12,7 +12,7 @@ from ..analysis.syntax import code
 from ..analysis.values import Holder
 from ..codemod_plans import wrap_in_no_sync
 from ..diagnostics import Severity
-from ..registry import Finding, Rule, register
+from ..registry import Finding, Invalid, Rule, register
 
 
 @register
@@ -41,7 +41,8 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import torch
 from torch.nn.parallel import DistributedDataParallel as DDP
 model = DDP(torch.nn.Linear(4, 1))
@@ -54,6 +55,24 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
         opt.step()
         opt.zero_grad()
 """,
+            line=9,
+            fixed="""
+import contextlib
+import torch
+from torch.nn.parallel import DistributedDataParallel as DDP
+model = DDP(torch.nn.Linear(4, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+accum = 4
+for i, x in enumerate(torch.randn(16, 2, 4)):
+    with (contextlib.nullcontext() if (i + 1) % accum == 0 else model.no_sync()):
+        loss = model(x).pow(2).mean() / accum
+        loss.backward()
+    if (i + 1) % accum == 0:
+        opt.step()
+        opt.zero_grad()
+""",
+            fix="unsafe",
+        ),
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:

@@ -11,7 +11,7 @@ from ..analysis import TrainingModel
 from ..analysis.syntax import code
 from ..analysis.walk import iter_tree
 from ..codemod_plans import unscale_before_clip
-from ..registry import Finding, Rule, register
+from ..registry import Finding, Invalid, Rule, register
 
 # When one call breaks the order in several ways, the first of these is what is said about it.
 _PRIORITY = ("clip_before_unscale", "clip_before_scaler_step", "modify_before_unscale", "norm_before_unscale", "unscale_twice",
@@ -40,7 +40,8 @@ for x in torch.randn(8, 2, 4):
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import torch
 model = torch.nn.Linear(4, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -52,6 +53,22 @@ for x in torch.randn(8, 2, 4):
     scaler.step(opt)
     scaler.update()
 """,
+            line=9,
+            fixed="""
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cpu")
+for x in torch.randn(8, 2, 4):
+    opt.zero_grad()
+    scaler.scale(model(x).pow(2).mean()).backward()
+    scaler.unscale_(opt)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(opt)
+    scaler.update()
+""",
+            fix="safe",
+        ),
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:

@@ -8,7 +8,7 @@ from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.syntax import code
 from ..codemod_plans import keep_values_only
-from ..registry import Finding, Rule, register
+from ..registry import Finding, Invalid, Rule, register
 
 
 @register
@@ -32,7 +32,8 @@ for x in torch.randn(8, 2, 4):
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import torch
 model = torch.nn.Linear(4, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -44,6 +45,21 @@ for x in torch.randn(8, 2, 4):
     opt.step()
     total_loss += loss
 """,
+            line=11,
+            fixed="""
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+total_loss = 0.0
+for x in torch.randn(8, 2, 4):
+    opt.zero_grad()
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    opt.step()
+    total_loss += loss.item()
+""",
+            fix="unsafe",
+        ),
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.syntax import code
-from ..registry import Finding, Rule, register
+from ..registry import Finding, Invalid, Rule, register
 
 
 @register
@@ -36,7 +36,8 @@ for real in torch.randn(8, 4, 4):
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 import torch
 from torch import nn
 G, D = nn.Linear(2, 4), nn.Linear(4, 1)
@@ -54,6 +55,8 @@ for real in torch.randn(8, 4, 4):
     g_loss.backward()
     opt_G.step()
 """,
+            line=16,
+        ),
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:

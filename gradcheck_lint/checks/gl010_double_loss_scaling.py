@@ -10,7 +10,7 @@ from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import Backward
 from ..codemod_plans import drop_manual_division
-from ..registry import Finding, Rule, register
+from ..registry import Finding, Invalid, Rule, register
 from .gl003_unscaled_accumulated_loss import divides_by_window
 
 # A divisor named for accumulation (`gradient_accumulation_steps`, `accum_iter`, `update_freq`).
@@ -40,7 +40,8 @@ for x in torch.randn(16, 2, 4):
 """,
     )
     INVALID = (
-        """
+        Invalid(
+            """
 from accelerate import Accelerator
 import torch
 accumulation_steps = 4
@@ -55,6 +56,24 @@ for x in torch.randn(16, 2, 4):
         optimizer.step()
         optimizer.zero_grad()
 """,
+            line=12,
+            fixed="""
+from accelerate import Accelerator
+import torch
+accumulation_steps = 4
+accelerator = Accelerator(gradient_accumulation_steps=accumulation_steps)
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+model, optimizer = accelerator.prepare(model, optimizer)
+for x in torch.randn(16, 2, 4):
+    with accelerator.accumulate(model):
+        loss = model(x).pow(2).mean()
+        accelerator.backward(loss)
+        optimizer.step()
+        optimizer.zero_grad()
+""",
+            fix="safe",
+        ),
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
