@@ -22,12 +22,12 @@ from gradcheck_lint.cli import check as check_command
 from gradcheck_lint.diagnostics import Applicability, Certainty, Diagnostic, Edit, Fix, Span
 from gradcheck_lint.fixes import apply_edits, fix_file, fix_source, select_fixes, write_fixed
 from gradcheck_lint.fixplan import FixPlan, ReplaceNode, resolve
-from support import BUGGY, FIXTURES, TESTS, load_fixtures
+from script_runs import run_scripts
+from support import BUGGY, FIXTURES, load_fixtures
 
 FIXABLE_CODES = {"GL001", "GL002", "GL003", "GL004"}
 RUNTIME_CODES = {"GL001", "GL002", "GL004"}  # what the guard checks among the fixable codes
 CANDIDATES = [f for f in load_fixtures() if any(code in FIXABLE_CODES for _line, code in f.expected)]
-WORKER = TESTS / "runtime_worker.py"
 
 FIXED = BUGGY + "    opt.zero_grad()\n"
 
@@ -158,9 +158,7 @@ def test_unsafe_fixes_need_the_flag(fix_run: FixRun, tmp_path: Path) -> None:
 def runtime_after_fix(fix_run: FixRun) -> dict[str, dict[str, object]]:
     pytest.importorskip("torch")
     paths = [f.id for f in CANDIDATES if not f.static_only and safe_fixes(fix_run.before[f.id])]
-    proc = subprocess.run([sys.executable, str(WORKER), *paths], capture_output=True, text=True, cwd=fix_run.root / "fixtures", timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    return run_scripts(paths, "guard", cwd=fix_run.root / "fixtures")
 
 
 def test_fixed_scripts_keep_the_contract_at_runtime(fix_run: FixRun, runtime_after_fix: dict[str, dict[str, object]]) -> None:
@@ -187,10 +185,9 @@ def test_unsafe_fix_under_an_unrelated_condition_is_unsafe_for_a_reason(tmp_path
     shutil.copy(FIXTURES / rel, target)
     assert run("--fix", "--unsafe-fixes", str(target)).returncode == 1  # still reported
     assert "backbone_opt.zero_grad()" in target.read_text()
-    proc = subprocess.run([sys.executable, str(WORKER), str(target)], capture_output=True, text=True, timeout=300)
-    found = json.loads(proc.stdout.strip().splitlines()[-1])[str(target)]["found"]
-    assert ["GL003"] == sorted({code for _line, code in found})
-    steps = [f for f in json.loads(proc.stdout.strip().splitlines()[-1])[str(target)]["findings"] if f[3] == "GL003"]
+    result = run_scripts([target], "guard")[str(target)]
+    assert ["GL003"] == sorted({code for _line, code in result["found"]})  # type: ignore[attr-defined]
+    steps = [f for f in result["findings"] if f[3] == "GL003"]  # type: ignore[attr-defined]
     assert [f[4] for f in steps] == [1]  # only the first unfrozen step: the inserted clear fixed the others
 
 
