@@ -75,8 +75,14 @@ server = GradlintServer()
 
 
 def _settings_for(path: str) -> Settings:
-    """The settings `gradlint` would use for `path` (its nearest `[tool.gradlint]`)."""
-    return load_settings([path])
+    """The settings `gradlint` would use for `path` (its nearest `[tool.gradlint]`). Without a configuration
+    file the project root is the workspace folder holding the file, else the file's directory."""
+    settings = load_settings([path])
+    if settings.config_file is not None:
+        return settings
+    folders = [to_fs_path(f.uri) for f in server.workspace.folders.values()] if server.protocol.workspace else []
+    holding = [f for f in folders if f and relative_to(path, f) is not None]
+    return replace(settings, root=max(holding, key=len) if holding else os.path.dirname(path))
 
 
 def lint_document(uri: str, text: str, version: int | None) -> Linted:
