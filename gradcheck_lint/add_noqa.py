@@ -6,16 +6,21 @@ A line that already carries a `# gradlint: ignore[...]` gets the new codes added
 on the line the diagnostic is reported on; when that line ends inside a multi-line string or with a
 backslash, it goes on the first line of the statement holding it (the directive covers that statement
 too); when neither can carry a comment the finding is left as it is and counted. GL000 (a file that could
-not be analysed) cannot be suppressed, and notebooks are not rewritten.
+not be analysed) cannot be suppressed. A notebook gets its comments in its code cells, and is written
+back only when the JSON it holds is the form Jupyter writes (one-space indentation), read back
+unchanged: anything else is left as it is and said so.
 """
 
 from __future__ import annotations
 
 import io
+import json
+import os
+import re
 import tokenize
 import warnings
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .api import check_paths
 from .cache import ResultCache
@@ -23,7 +28,9 @@ from .config import Settings
 from .diagnostics import Diagnostic, Edit, Span
 from .fixes import FileResult, apply_edits, read_rewritable, write_fixed
 from .notebooks import is_notebook
+from .output import write_bytes_atomic
 from .registry import PARSE_ERROR_CODE
+from .sources import read_bytes
 from .suppressions import find_directives, statement_starts
 
 __all__ = ["NoqaPlan", "add_noqa_paths", "directive_edits", "plan_noqa"]
@@ -128,7 +135,7 @@ class NoqaReport:
         if d.code in _NOT_SUPPRESSIBLE:
             return f"{d.code} is about a suppression comment: edit that comment"
         if is_notebook(d.path):
-            return "notebooks are not rewritten"
+            return "the notebook is not in the JSON form Jupyter writes, or no line of its statement can carry a comment"
         return "no line of its statement can carry a comment, or the file cannot be rewritten byte for byte"
 
     @property
@@ -149,7 +156,23 @@ def add_noqa_paths(paths: list[str], settings: Settings, cache: ResultCache | No
     left: list[Diagnostic] = []
     failed: list[tuple[str, str]] = []
     for path, found in by_path.items():
-        rewritable, linted = (None, None) if is_notebook(path) else read_rewritable(path)
+        if is_notebook(path):
+            done = _notebook(path, found)
+            if done is None:
+                left.extend(found)
+                continue
+            data, plan_left, suppressed = done
+            left.extend(plan_left)
+            if suppressed:
+                try:
+                    write_bytes_atomic(os.path.realpath(path), data, suffix=".gradlint-tmp")
+                except OSError as exc:
+                    failed.append((path, str(exc)))
+                    continue
+                added += suppressed
+                files += 1
+            continue
+        rewritable, linted = read_rewritable(path)
         if rewritable is None or linted is None:
             left.extend(found)
             continue
@@ -167,3 +190,48 @@ def add_noqa_paths(paths: list[str], settings: Settings, cache: ResultCache | No
         added += plan.suppressed
         files += 1
     return NoqaReport(added, files, tuple(left), tuple(failed))
+
+
+_MAGIC = re.compile(r"^[ \t]*[%!]|\?[ \t]*$")
+
+
+def _notebook(path: str, found: list[Diagnostic]) -> tuple[bytes, list[Diagnostic], int] | None:
+    """The notebook's new bytes with comments in its code cells, the findings left, how many were suppressed;
+    None when it cannot be rewritten exactly."""
+    data = read_bytes(path)
+    if isinstance(data, str):
+        return None
+    try:
+        text = data.decode("utf-8")
+        notebook = json.loads(text)
+        cells = notebook["cells"]
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return None
+    ascii_only = next((flag for flag in (False, True) if json.dumps(notebook, indent=1, ensure_ascii=flag) + "\n" == text), None)
+    if ascii_only is None:
+        return None  # not Jupyter's own layout: a rewrite would change more than the comments
+    left: list[Diagnostic] = []
+    suppressed = 0
+    by_cell: dict[int, list[Diagnostic]] = {}
+    for d in found:
+        if d.cell is None or not 1 <= d.cell <= len(cells) or not isinstance(cells[d.cell - 1], dict):
+            left.append(d)
+        else:
+            by_cell.setdefault(d.cell, []).append(d)
+    for index, wanted in by_cell.items():
+        cell = cells[index - 1]
+        source = cell.get("source")
+        joined = "".join(source) if isinstance(source, list) else source
+        if not isinstance(joined, str) or "\r" in joined:
+            left.extend(wanted)
+            continue
+        # Magics and shell lines are not Python: blank them for reading where comments may go.
+        readable = "\n".join("" if _MAGIC.search(line) else line for line in joined.split("\n"))
+        plan = plan_noqa(readable, [replace(d, cell=None) for d in wanted])
+        left.extend(plan.left)
+        if not plan.edits:
+            continue
+        new = apply_edits(joined, plan.edits)
+        cell["source"] = new.splitlines(keepends=True) if isinstance(source, list) else new
+        suppressed += plan.suppressed
+    return (json.dumps(notebook, indent=1, ensure_ascii=ascii_only) + "\n").encode("utf-8"), left, suppressed
