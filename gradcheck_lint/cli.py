@@ -174,7 +174,7 @@ def check(
         diagnostics, files = check_paths(list(paths), settings, jobs=jobs or available_cores(), cache=cache, stats=stats)
         if fmt == "text" and not statistics or fmt == "json":
             # A fix that would not remove its finding is not offered: the `[*]` marks agree with --fix and --diff.
-            diagnostics = sorted(verify_fixes(diagnostics, unsafe_fixes, settings), key=Diagnostic.sort_key)
+            diagnostics = sorted(verify_fixes(diagnostics, unsafe_fixes, settings, cache), key=Diagnostic.sort_key)
         failed = False
     if files == 0:
         _note("warning: no Python file (*.py, *.ipynb) was found under " + ", ".join(paths)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from .api import check_file, check_source
+from .cache import ResultCache, cache_key
 from .config import Settings
 from .diagnostics import Diagnostic, Edit, Fix
 from .discovery import iter_python_files
@@ -27,7 +28,7 @@ from .engine import unanalysable
 from .notebooks import is_notebook
 from .output import write_bytes_atomic
 from .registry import PARSE_ERROR_CODE
-from .sources import read_source
+from .sources import read_bytes, read_source
 
 # Each pass applies every fix that does not overlap another; later passes pick up the rest.
 MAX_PASSES = 10
@@ -354,19 +355,34 @@ def fix_file(path: str, codes: Iterable[str] | None = None, unsafe: bool = False
                       rewritable.encoding, rewritable.bom, rewritable.data, result.error)
 
 
-def verify_fixes(diagnostics: Sequence[Diagnostic], unsafe: bool, settings: Settings | None = None) -> list[Diagnostic]:
+def verify_fixes(diagnostics: Sequence[Diagnostic], unsafe: bool, settings: Settings | None = None,
+                 cache: ResultCache | None = None) -> list[Diagnostic]:
     """`diagnostics` with the fixes that would not remove their findings dropped, so that a listing marks
     `[*]` exactly where `--fix` would fix (`--diff` shows the same). Only files with an applicable fix are
-    read again and fixed in memory; nothing is written."""
+    read again and fixed in memory; nothing is written. With a `cache`, the verified result of a file is
+    kept under a key of its own (its bytes, path, codes, and whether unsafe fixes count)."""
+    chosen = settings or Settings.default()
     by_path: dict[str, list[Diagnostic]] = {}
     for d in diagnostics:
         by_path.setdefault(d.path, []).append(d)
     out: list[Diagnostic] = []
     for path, found in by_path.items():
         if not is_notebook(path) and any(d.fix is not None and d.fix.applies(unsafe) for d in found):
-            result = fix_file(path, None, unsafe, settings, found)
-            if result.error is None and len(result.before) == len(found):
-                found = list(result.before)
+            key = None
+            if cache is not None:
+                data = read_bytes(path)
+                if isinstance(data, bytes):
+                    # A path never holds NUL: no file's own entry can have this key.
+                    key = cache_key(data, f"{path}\0fixes verified, unsafe={unsafe}", chosen.codes_for(path), chosen.models)
+            known = cache.get(key) if cache is not None and key is not None else None
+            if known is not None and len(known) == len(found):
+                found = known
+            else:
+                result = fix_file(path, None, unsafe, settings, found)
+                if result.error is None and len(result.before) == len(found):
+                    found = list(result.before)
+                    if cache is not None and key is not None:
+                        cache.put(key, found)
         out.extend(found)
     return out
 
