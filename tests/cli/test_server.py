@@ -106,6 +106,17 @@ async def test_changes_are_relinted_with_fixes_and_close_clears(client: Language
              and a.kind == lsp.CodeActionKind.QuickFix]
     assert fixes, [a.title for a in actions or []]
     assert all(a.edit is not None for a in fixes)
+    # Saving lints again (the buffer is what was saved); a burst of changes is linted once typing pauses,
+    # on the last text.
+    client.text_document_did_save(lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert [d.code for d in client.diagnostics[uri]] == ["GL003"]
+    for version, text in ((3, BUGGY), (4, UNSCALED), (5, CLEAN)):
+        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+    await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    assert list(client.diagnostics[uri]) == []
     client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
     await client.wait_for_notification(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     assert list(client.diagnostics[uri]) == []
