@@ -150,7 +150,9 @@ def check(
         check_stdin(named[0], settings, options=replace(options, unsafe_fixes=unsafe_fixes), fix=fix, diff=diff,
                     unsafe=unsafe_fixes, cache=None if no_cache else ResultCache(cache_directory),
                     exit_zero=exit_zero, output_file=output_file, quiet=quiet,
-                    baseline=None if baseline_file is None else lambda found: _apply_baseline(found, baseline_file, update_baseline, quiet))
+                    # one buffer never writes the project's baseline: it is only read, when it exists
+                    baseline=None if baseline_file is None or update_baseline or not os.path.exists(baseline_file)
+                    else lambda found: _apply_baseline(found, baseline_file, False, quiet))
     if add_noqa:
         from .add_noqa import add_noqa_paths
 
@@ -172,7 +174,7 @@ def check(
     else:
         cache = None if no_cache else ResultCache(cache_directory)
         diagnostics, files = check_paths(list(paths), settings, jobs=jobs or available_cores(), cache=cache, stats=stats)
-        if fmt == "text" and not statistics or fmt == "json":
+        if (fmt == "text" and not statistics) or fmt == "json":
             # A fix that would not remove its finding is not offered: the `[*]` marks agree with --fix and --diff.
             diagnostics = sorted(verify_fixes(diagnostics, unsafe_fixes, settings, cache), key=Diagnostic.sort_key)
         failed = False
