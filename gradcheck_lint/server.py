@@ -29,7 +29,7 @@ from typing import Any, Iterator
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
-from pygls.workspace import TextDocument
+from pygls.workspace import ServerTextPosition, ServerTextRange, TextDocument
 
 from . import __version__
 from .add_noqa import directive_edits
@@ -114,9 +114,9 @@ def _at_root(settings: Settings) -> Iterator[None]:
 
 def to_lsp(d: Diagnostic, document: TextDocument) -> lsp.Diagnostic:
     """The LSP form of a diagnostic (positions in the client's encoding)."""
-    rng = document.range_to_client_units(lsp.Range(
-        start=lsp.Position(line=max(d.span.line - 1, 0), character=max(d.span.column - 1, 0)),
-        end=lsp.Position(line=max(d.span.end_line - 1, 0), character=max(d.span.end_column - 1, 0)),
+    rng = document.range_to_client_units(ServerTextRange(
+        start=ServerTextPosition(line=max(d.span.line - 1, 0), character=max(d.span.column - 1, 0)),
+        end=ServerTextPosition(line=max(d.span.end_line - 1, 0), character=max(d.span.end_column - 1, 0)),
     ))
     doc = doc_path(d.code)
     fix = d.fix
@@ -135,9 +135,9 @@ def to_lsp(d: Diagnostic, document: TextDocument) -> lsp.Diagnostic:
 
 def _edit_to_lsp(edit: Edit, document: TextDocument) -> lsp.TextEdit:
     s = edit.span
-    rng = document.range_to_client_units(lsp.Range(
-        start=lsp.Position(line=s.line - 1, character=s.column - 1),
-        end=lsp.Position(line=s.end_line - 1, character=s.end_column - 1),
+    rng = document.range_to_client_units(ServerTextRange(
+        start=ServerTextPosition(line=s.line - 1, character=s.column - 1),
+        end=ServerTextPosition(line=s.end_line - 1, character=s.end_column - 1),
     ))
     return lsp.TextEdit(range=rng, new_text=edit.content)
 

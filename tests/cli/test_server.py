@@ -146,3 +146,13 @@ async def test_project_configuration_is_honoured(client: LanguageClient, tmp_pat
     (tmp_path / "scripts").mkdir()
     assert await _open(client, tmp_path / "scripts" / "train.py", BUGGY) == []
     assert [d.code for d in await _open(client, tmp_path / "train.py", BUGGY)] == ["GL001"]
+
+
+@pytest.mark.asyncio
+async def test_positions_are_in_the_clients_encoding(client: LanguageClient, tmp_path: Path) -> None:
+    """VS Code counts UTF-16 code units: a character outside the BMP before the finding counts two."""
+    prefix = '    s = "\U0001f600"; '
+    found = await _open(client, tmp_path / "wide.py", BUGGY.replace("    opt.step()\n", prefix + "opt.step()\n"))
+    [d] = [d for d in found if d.code == "GL001"]
+    assert (d.range.start.line, d.range.start.character) == (5, len(prefix.encode("utf-16-le")) // 2)
+    assert d.range.end.character == d.range.start.character + len("opt.step()")
