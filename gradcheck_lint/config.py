@@ -132,23 +132,59 @@ class Settings:
         return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class PathOptions:
+    """The command line's `--exclude` (replaces the configured excludes), `--extend-exclude` (adds to them)
+    and `--per-file-ignores PATTERN:CODES` (adds to the configured table), as written."""
+
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[str, ...] = ()
+
+    def parsed_ignores(self) -> tuple[PerFileIgnore, ...]:
+        """The `PATTERN:CODES` entries, validated.
+
+        Raises:
+            ConfigError: an entry without a colon, an unusable pattern, or an unknown code.
+        """
+        out = []
+        for entry in self.per_file_ignores:
+            pattern, colon, codes = entry.rpartition(":")
+            where = f"--per-file-ignores {entry!r}"
+            if not colon or not pattern.strip():
+                raise ConfigError(f"{where}: write PATTERN:CODES, for example 'tests/*.py:GL001,GL003'")
+            _check_patterns((pattern,), where)
+            selectors = [c.strip() for c in codes.split(",") if c.strip()]
+            if not selectors:
+                raise ConfigError(f"{where}: no code after the colon")
+            _check_selectors(selectors, where)
+            out.append(PerFileIgnore(pattern, frozenset(c for sel in selectors for c in expand_selector(sel)[1])))
+        return tuple(out)
+
+
 def resolve(file_config: FileConfig | None, cli: Selection = Selection(), *, root: str | None = None,
-            force_exclude: bool = False) -> Settings:
+            force_exclude: bool = False, paths: PathOptions = PathOptions()) -> Settings:
     """Layer the command line over a config file (or the defaults) into `Settings`.
 
+    Command-line patterns are relative to the same directory as the configured ones (the configuration
+    file's, else the current directory).
+
     Raises:
-        ConfigError: a command-line selector matches no code.
+        ConfigError: a command-line selector matches no code, or a command-line pattern is unusable.
     """
     for option, values in (("--select", cli.select or ()), ("--extend-select", cli.extend_select), ("--ignore", cli.ignore)):
         _check_selectors(values, option)
+    for option, patterns in (("--exclude", paths.exclude or ()), ("--extend-exclude", paths.extend_exclude)):
+        _check_patterns(patterns, option)
     layers = [file_config.selection] if file_config else []
     base = root if root is not None else (file_config.root if file_config else os.getcwd())
+    configured = file_config.exclude if file_config and file_config.exclude is not None else DEFAULT_EXCLUDE
     return Settings(
         enabled=resolve_selection([*layers, cli]),
         root=os.path.abspath(base),
-        exclude=file_config.exclude if file_config and file_config.exclude is not None else DEFAULT_EXCLUDE,
-        extend_exclude=file_config.extend_exclude if file_config else (),
-        per_file_ignores=file_config.per_file_ignores if file_config else (),
+        exclude=paths.exclude if paths.exclude is not None else configured,
+        extend_exclude=(*(file_config.extend_exclude if file_config else ()), *paths.extend_exclude),
+        per_file_ignores=(*(file_config.per_file_ignores if file_config else ()), *paths.parsed_ignores()),
         force_exclude=force_exclude,
         config_file=file_config.path if file_config else None,
         models=file_config.models if file_config else "",
@@ -156,7 +192,7 @@ def resolve(file_config: FileConfig | None, cli: Selection = Selection(), *, roo
 
 
 def load_settings(paths: Iterable[str], cli: Selection = Selection(), *, config: str | None = None,
-                  isolated: bool = False, force_exclude: bool = False) -> Settings:
+                  isolated: bool = False, force_exclude: bool = False, path_options: PathOptions = PathOptions()) -> Settings:
     """Find and read the configuration for `paths` and layer the command line over it.
 
     Raises:
@@ -175,7 +211,7 @@ def load_settings(paths: Iterable[str], cli: Selection = Selection(), *, config:
         file_config = parse_table(table, config)
     elif not isolated:
         file_config = discover(start_directory(paths))
-    return resolve(file_config, cli, force_exclude=force_exclude)
+    return resolve(file_config, cli, force_exclude=force_exclude, paths=path_options)
 
 
 def start_directory(paths: Iterable[str]) -> str:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from .api import check_file, check_source
+from .cache import ResultCache, cache_key
 from .config import Settings
 from .diagnostics import Diagnostic, Edit, Fix
 from .discovery import iter_python_files
@@ -27,7 +28,7 @@ from .engine import unanalysable
 from .notebooks import is_notebook
 from .output import write_bytes_atomic
 from .registry import PARSE_ERROR_CODE
-from .sources import read_source
+from .sources import read_bytes, read_source
 
 # Each pass applies every fix that does not overlap another; later passes pick up the rest.
 MAX_PASSES = 10
@@ -163,17 +164,58 @@ def materialise(text: str, diagnostics: Iterable[Diagnostic], unsafe: bool) -> l
 
 def select_fixes(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Fix]:
     """Pick the applicable fixes in file order, leaving out any that overlaps one already taken."""
-    chosen: list[Fix] = []
+    return [d.fix for d in select_fixed(diagnostics, unsafe) if d.fix is not None]
+
+
+def select_fixed(diagnostics: Iterable[Diagnostic], unsafe: bool) -> list[Diagnostic]:
+    """The diagnostics whose fixes `select_fixes` picks (one per fix), in file order."""
+    chosen: list[Diagnostic] = []
+    fixes: list[Fix] = []
     taken: list[Edit] = []
     for d in sorted(diagnostics, key=Diagnostic.sort_key):
         fix = d.fix
-        if fix is None or not fix.edits or not fix.applies(unsafe) or fix in chosen:
+        if fix is None or not fix.edits or not fix.applies(unsafe) or fix in fixes:
             continue
         if any(_overlaps(e, t) for e in fix.edits for t in taken):
             continue
-        chosen.append(fix)
+        chosen.append(d)
+        fixes.append(fix)
         taken.extend(fix.edits)
     return chosen
+
+
+FindingKey = tuple[str, str]
+
+
+def finding_key(d: Diagnostic, lines: Sequence[str]) -> FindingKey:
+    """What identifies a finding across an edit elsewhere in its file: its code and the text of its line,
+    whitespace-trimmed (line numbers move when a fix inserts or deletes lines above it)."""
+    text = lines[d.line - 1].strip() if 1 <= d.line <= len(lines) else ""
+    return d.code, text
+
+
+def _counts(diagnostics: Iterable[Diagnostic], lines: Sequence[str]) -> dict[FindingKey, int]:
+    out: dict[FindingKey, int] = {}
+    for d in diagnostics:
+        key = finding_key(d, lines)
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def _unremoved(applied: Sequence[Diagnostic], before: Sequence[Diagnostic], before_text: str,
+               after: Sequence[Diagnostic], after_text: str) -> set[FindingKey]:
+    """The keys of the applied fixes' findings that the fixed text still reports as often as before."""
+    old_lines, new_lines = normalise(before_text).split("\n"), normalise(after_text).split("\n")
+    old, new = _counts(before, old_lines), _counts(after, new_lines)
+    return {key for key in (finding_key(d, old_lines) for d in applied) if new.get(key, 0) >= old.get(key, 0)}
+
+
+def _without_fixes(diagnostics: Iterable[Diagnostic], text: str, keys: set[FindingKey]) -> tuple[Diagnostic, ...]:
+    """`diagnostics` with the fixes of findings `keys` dropped: they were tried and did not remove them."""
+    if not keys:
+        return tuple(diagnostics)
+    lines = normalise(text).split("\n")
+    return tuple(replace(d, fix=None) if d.fix is not None and finding_key(d, lines) in keys else d for d in diagnostics)
 
 
 def _parses(text: str) -> bool:
@@ -186,75 +228,168 @@ def _parses(text: str) -> bool:
     return True
 
 
-def _apply_checked(text: str, fixes: list[Fix]) -> tuple[str, int]:
-    """Apply the fixes if the text still parses after them, else the first fix that keeps it parsing."""
-    for group in ([fixes] if len(fixes) == 1 else [fixes, *([f] for f in fixes)]):
+def _apply_checked(text: str, chosen: list[Diagnostic]) -> tuple[str, list[Diagnostic]]:
+    """Apply the fixes if the text still parses after them, else the first fix that keeps it parsing;
+    return the new text and the diagnostics whose fixes went in."""
+    for group in ([chosen] if len(chosen) == 1 else [chosen, *([d] for d in chosen)]):
         try:
-            candidate = apply_edits(text, [e for f in group for e in f.edits])
+            candidate = apply_edits(text, [e for d in group for e in (d.fix.edits if d.fix else ())])
         except ValueError:
             continue
         if _parses(candidate):
-            return candidate, len(group)
-    return text, 0
+            return candidate, group
+    return text, []
 
 
-def fix_source(text: str, path: str, codes: Iterable[str] | None, unsafe: bool, settings: Settings | None = None) -> FixedSource:
-    """Apply fixes to a source text until none applies (at most MAX_PASSES rounds); never raises."""
+def fix_source(text: str, path: str, codes: Iterable[str] | None, unsafe: bool, settings: Settings | None = None,
+               diagnostics: Sequence[Diagnostic] | None = None) -> FixedSource:
+    """Apply fixes to a source text until none applies (at most MAX_PASSES rounds); never raises.
+
+    A fix counts only if it removes its finding: one after which the fixed text still reports that finding
+    (same code on the same line text, as often as before) is taken back, and the finding is left without a
+    fix in `before` and `after`, so that the listing's `[*]`, `--diff` and `--fix` agree. `diagnostics`, when
+    given, are those of `text` under the same settings (the first lint is then skipped).
+    """
     selected = list(codes) if codes is not None else None
-    diagnostics = check_source(normalise(text), path, selected, settings)
-    before = tuple(diagnostics)
+    found = list(diagnostics) if diagnostics is not None else check_source(normalise(text), path, selected, settings)
+    before = tuple(found)
     applied = 0
-    if any(d.code == PARSE_ERROR_CODE for d in diagnostics):
+    if any(d.code == PARSE_ERROR_CODE for d in found):
         return FixedSource(text, 0, before, before)
     seen = {text}
     original = text
-    for _ in range(MAX_PASSES):
+    futile: set[FindingKey] = set()  # findings (keys in the original text) whose fix did not remove them
+    futile_here: set[FindingKey] = set()  # the same findings, keyed in the current text
+    attempts = 0
+    while attempts < MAX_PASSES + len(futile_here):
+        attempts += 1
         try:
-            diagnostics = materialise(text, diagnostics, unsafe)
+            found = materialise(text, found, unsafe)
         except CodemodsUnavailable as exc:
             return FixedSource(original, 0, before, before, str(exc))
-        fixes = select_fixes(diagnostics, unsafe)
-        if not fixes:
+        lines = normalise(text).split("\n")
+        chosen = select_fixed([d for d in found if finding_key(d, lines) not in futile_here], unsafe)
+        if not chosen:
             break
-        candidate, count = _apply_checked(text, fixes)
-        if count == 0 or candidate in seen:
+        candidate, group = _apply_checked(text, chosen)
+        if not group or candidate in seen:
             break
         relinted = check_source(normalise(candidate), path, selected, settings)
         if any(d.code == PARSE_ERROR_CODE for d in relinted):
             break  # the fixed text could not be analysed: keep the last text that could
+        stale = _unremoved(group, found, text, relinted, candidate)
+        if stale:
+            futile_here |= stale
+            futile |= {key for key in stale if key in _keys(before, original)}
+            continue  # try again without them
         seen.add(candidate)
-        text, diagnostics, applied = candidate, relinted, applied + count
-    return FixedSource(text, applied, before, tuple(diagnostics))
+        text, found, applied = candidate, relinted, applied + len(group)
+    return FixedSource(text, applied, _without_fixes(before, original, futile), _without_fixes(found, text, futile_here))
 
 
-def fix_file(path: str, codes: Iterable[str] | None = None, unsafe: bool = False, settings: Settings | None = None) -> FileResult:
-    """Compute the fixed text of one file without writing it; unreadable or odd files stay untouched.
+def _keys(diagnostics: Iterable[Diagnostic], text: str) -> set[FindingKey]:
+    lines = normalise(text).split("\n")
+    return {finding_key(d, lines) for d in diagnostics}
 
-    Notebooks are checked but never rewritten.
-    """
-    if is_notebook(path):
-        found = tuple(check_file(path, list(codes) if codes is not None else None, settings))
-        return FileResult(path, None, None, 0, found, found)
+
+@dataclass(frozen=True, slots=True)
+class Rewritable:
+    """A file's text as it holds it (its newlines, no BOM), with what it takes to write it back byte for byte."""
+
+    raw: str
+    encoding: str
+    bom: bool
+    data: bytes
+
+
+def decode_exactly(data: bytes, linted: str) -> Rewritable | None:
+    """The text of `data` if it decodes and re-encodes to the very same bytes and reads as `linted`
+    (the newline-normalised text the linter saw); None for anything else (never rewrite it)."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        raw = data.decode(encoding)
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+    bom = data.startswith(codecs.BOM_UTF8)
+    if raw.startswith("\ufeff"):
+        raw = raw[1:]
+    if normalise(raw) != linted or _encode(raw, encoding, bom) != data:
+        return None
+    return Rewritable(raw, encoding, bom, data)
+
+
+def read_rewritable(path: str) -> tuple[Rewritable | None, str | None]:
+    """A file's rewritable text (None when it cannot be rewritten exactly), and the text the linter reads
+    (None when it cannot be read: the second item is then the reason)."""
     src = read_source(path)
     if src.text is None:
-        bad = (unanalysable(path, src.error or "cannot be read"),)
-        return FileResult(path, None, None, 0, bad, bad)
+        return None, None
     try:
         with open(path, "rb") as fh:
             data = fh.read()
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        raw = data.decode(encoding)
-    except (OSError, SyntaxError, UnicodeDecodeError, LookupError):
-        raw, encoding, data = None, "utf-8", b""
-    bom = data.startswith(codecs.BOM_UTF8)
-    if raw is not None and raw.startswith("\ufeff"):
-        raw = raw[1:]
-    if raw is None or normalise(raw) != src.text or _encode(raw, encoding, bom) != data:
-        # Not a text whose bytes can be reproduced exactly: report, never rewrite.
-        found = tuple(check_source(src.text, path, list(codes) if codes is not None else None, settings))
+    except OSError:
+        return None, src.text
+    return decode_exactly(data, src.text), src.text
+
+
+def fix_file(path: str, codes: Iterable[str] | None = None, unsafe: bool = False, settings: Settings | None = None,
+             diagnostics: Sequence[Diagnostic] | None = None) -> FileResult:
+    """Compute the fixed text of one file without writing it; unreadable or odd files stay untouched.
+
+    Notebooks are checked but never rewritten. `diagnostics`, when given, are the file's current ones.
+    """
+    selected = list(codes) if codes is not None else None
+    if is_notebook(path):
+        found = tuple(diagnostics) if diagnostics is not None else tuple(check_file(path, selected, settings))
         return FileResult(path, None, None, 0, found, found)
-    result = fix_source(raw, path, codes, unsafe, settings)
-    return FileResult(path, raw, result.text, result.applied, result.before, result.after, encoding, bom, data, result.error)
+    rewritable, linted = read_rewritable(path)
+    if linted is None:
+        bad = (unanalysable(path, read_source(path).error or "cannot be read"),)
+        return FileResult(path, None, None, 0, bad, bad)
+    if rewritable is None:
+        # Not a text whose bytes can be reproduced exactly: report, never rewrite.
+        found = tuple(diagnostics) if diagnostics is not None else tuple(check_source(linted, path, selected, settings))
+        return FileResult(path, None, None, 0, found, found)
+    result = fix_source(rewritable.raw, path, codes, unsafe, settings, diagnostics)
+    return FileResult(path, rewritable.raw, result.text, result.applied, result.before, result.after,
+                      rewritable.encoding, rewritable.bom, rewritable.data, result.error)
+
+
+def verify_fixes(diagnostics: Sequence[Diagnostic], unsafe: bool, settings: Settings | None = None,
+                 cache: ResultCache | None = None) -> list[Diagnostic]:
+    """`diagnostics` with the fixes that would not remove their findings dropped, so that a listing marks
+    `[*]` exactly where `--fix` would fix (`--diff` shows the same). Only files with an applicable fix are
+    read again and fixed in memory; nothing is written. With a `cache`, the verified result of a file is
+    kept under a key of its own (its bytes, path, codes, and whether unsafe fixes count)."""
+    chosen = settings or Settings.default()
+    by_path: dict[str, list[Diagnostic]] = {}
+    for d in diagnostics:
+        by_path.setdefault(d.path, []).append(d)
+    out: list[Diagnostic] = []
+    for path, found in by_path.items():
+        if not is_notebook(path) and any(d.fix is not None and d.fix.applies(unsafe) for d in found):
+            key = None
+            if cache is not None:
+                data = read_bytes(path)
+                if isinstance(data, bytes):
+                    # A path never holds NUL: no file's own entry can have this key.
+                    key = cache_key(data, f"{path}\0fixes verified, unsafe={unsafe}", chosen.codes_for(path), chosen.models)
+            known = cache.get(key) if cache is not None and key is not None else None
+            if known is not None and len(known) == len(found):
+                found = known
+            else:
+                result = fix_file(path, None, unsafe, settings, found)
+                if result.error is None and len(result.before) == len(found):
+                    found = list(result.before)
+                    if cache is not None and key is not None:
+                        cache.put(key, found)
+        out.extend(found)
+    return out
+
+
+def encode_like(text: str, like: Rewritable) -> bytes | None:
+    """`text` encoded as the file it came from was (its encoding and BOM); None if it cannot be."""
+    return _encode(text, like.encoding, like.bom)
 
 
 def _encode(text: str, encoding: str, bom: bool) -> bytes | None:

@@ -14,6 +14,7 @@ import os
 import runpy
 import sys
 import traceback
+from typing import Any
 
 USAGE = "gradlint run [--mode raise|warn|record] [--strict] script.py [args...]"
 
@@ -39,6 +40,22 @@ def _exit_code(exc: SystemExit) -> int:
         return code
     print(code, file=sys.stderr)  # `sys.exit("message")`, as Python itself prints it
     return 1
+
+
+def _as_given(report: Any, script: str, given: str) -> Any:
+    """The report with paths spelt as the static side spells them: the script as it was named on the
+    command line, other files relative to the working directory when they lie inside it."""
+    import dataclasses
+
+    from .render.location import relative_to
+    from .runtime.report import Report
+
+    def shown(path: str) -> str:
+        if os.path.abspath(path) == script:
+            return given
+        return relative_to(path, os.getcwd()) or path if os.path.isabs(path) else path
+
+    return Report([dataclasses.replace(f, path=shown(f.path)) for f in report])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -79,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         if saved_path0 is not None:
             sys.path[0] = saved_path0
     sys.stdout.flush()
+    report = _as_given(report, script, opts.script)
     print(report, file=sys.stderr)
     if code == -1:
         return 1

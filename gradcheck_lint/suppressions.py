@@ -2,8 +2,9 @@
 
 Comments are read with `tokenize`, so text inside a string literal is never taken for a directive.
 A line directive covers diagnostics on its own line and on the statement that starts on its line
-(the innermost statement, as `ast` spans it). GL000 is never suppressed. A bare `# noqa` belongs to
-other tools and is ignored. The catalogue codes of this module: GL100 (a directive, or a code in it,
+(the innermost statement, as `ast` spans it). GL000 is never suppressed. A bare `# noqa` (no codes)
+suppresses every code on its line, as it does in flake8 and ruff; a `# noqa:` listing only other tools'
+codes suppresses nothing of gradlint's. The catalogue codes of this module: GL100 (a directive, or a code in it,
 that suppressed nothing) and GL101 (a directive that names no code).
 """
 
@@ -23,11 +24,13 @@ Kind = Literal["ignore", "file-ignore", "noqa"]
 
 # Cheap textual test before tokenizing: no directive can exist without one of these words.
 # A file worth tokenizing for its comments: one mentions gradlint, or a noqa lists one of its codes.
-_MAYBE = re.compile(r"#\s*gradlint|#\s*noqa\s*:[^\n]*GL\d", re.I)
+_MAYBE = re.compile(r"#\s*gradlint|#\s*noqa\s*:[^\n]*GL\d|#\s*noqa(?![\w-])(?!\s*:)", re.I)
 _GRADLINT = re.compile(
     r"#\s*gradlint\s*:\s*(?P<kind>file-ignore|ignore)(?![\w-])(?:\s*\[(?P<codes>[^\]\n]*)\])?", re.I
 )
 _NOQA = re.compile(r"#\s*noqa\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.I)
+# flake8's and ruff's blanket form: the word noqa with no colon after it (a colon starts a list of codes).
+_BARE_NOQA = re.compile(r"#\s*noqa(?![\w-])(?!\s*:)", re.I)
 _SEPARATORS = re.compile(r"[\s,]+")
 _OWN_CODE = re.compile(r"GL\d*", re.I)
 _EXAMPLE_CODE = "GL001"
@@ -135,7 +138,18 @@ class Directive:
 
     @property
     def blanket(self) -> bool:
+        """A gradlint directive naming no code (reported as GL101; it suppresses nothing)."""
         return not self.codes and self.kind != "noqa"
+
+    @property
+    def bare_noqa(self) -> bool:
+        """A `# noqa` naming no code: it suppresses every code on its line."""
+        return self.kind == "noqa" and not self.codes
+
+    def covers(self, code: str) -> bool:
+        """Whether the directive suppresses `code` on its lines (a bare noqa: every code but the reports
+        about suppression comments, its own among them)."""
+        return code in self.codes or (self.bare_noqa and code not in (UnusedSuppression.code, BlanketSuppression.code))
 
     def span(self) -> Span:
         return Span(self.line, self.column, self.line, self.end_column)
@@ -167,6 +181,8 @@ def _parse_comment(comment: str, line: int, offset: int) -> Iterable[Directive]:
         if own:
             yield Directive("noqa", line, offset + m.start() + 1, offset + m.end() + 1, m.group(0), own,
                             other_tools=len(own) < len(listed))
+    for m in _BARE_NOQA.finditer(comment):
+        yield Directive("noqa", line, offset + m.start() + 1, offset + m.end() + 1, m.group(0), ())
 
 
 def statement_starts(tree: ast.AST) -> dict[int, int]:
@@ -211,7 +227,7 @@ class _Index:
         hits = [i for i in self.file_wide if d.code in self.directives[i].codes]
         if self.by_line:
             for line in self.scope_lines(d.line):
-                hits.extend(i for i in self.by_line.get(line, ()) if d.code in self.directives[i].codes)
+                hits.extend(i for i in self.by_line.get(line, ()) if self.directives[i].covers(d.code))
         self.used.update((i, d.code) for i in hits)
         return bool(hits)
 
@@ -268,6 +284,10 @@ def _blanket(directive: Directive, path: str, index: _Index, visible: Sequence[D
 def _unused(directives: Sequence[Directive], used: set[tuple[int, str]], path: str) -> Iterable[Diagnostic]:
     known = set(catalogue())
     for i, d in enumerate(directives):
+        if d.bare_noqa:
+            if not any(j == i for j, _ in used):
+                yield _unused_bare_noqa(d, path)
+            continue
         unused = [c for c in dict.fromkeys(d.codes) if (i, c) not in used and c != UnusedSuppression.code]
         if not unused:
             continue
@@ -298,6 +318,19 @@ def _unused(directives: Sequence[Directive], used: set[tuple[int, str]], path: s
             help=help_,
             severity=UnusedSuppression.severity,
         )
+
+
+def _unused_bare_noqa(d: Directive, path: str) -> Diagnostic:
+    return Diagnostic(
+        path=path,
+        span=d.span(),
+        code=UnusedSuppression.code,
+        name=UnusedSuppression.name,
+        message=(f"`{d.text.strip()}` suppresses nothing: no gradlint diagnostic is reported on this line or on the "
+                 "statement it starts, and a bare `# noqa` would hide every future one there."),
+        help="remove the comment, or, if it is meant for another tool, name that tool's codes (`# noqa: E501`).",
+        severity=UnusedSuppression.severity,
+    )
 
 
 def _codes(codes: Sequence[str]) -> str:

@@ -61,8 +61,9 @@ def render_text(
     sources: SourceLines | None = None,
     unsafe_fixes: bool = False,
     fixed: int | None = None,
+    quiet: bool = False,
 ) -> str:
-    """Render `path:line:col: CODE message` and a `help:` line per diagnostic, then a summary.
+    """Render `path:line:col: CODE message` and a `help:` line per diagnostic, then a summary (not when `quiet`).
 
     `[*]` marks the diagnostics `--fix` would fix; `fixed` counts the fixes applied by this run.
     """
@@ -81,6 +82,8 @@ def render_text(
             if snippet is not None:
                 lines.extend(_snippet_lines(snippet, color, style))
         lines.append(f"    {style.paint('help', CYAN, BOLD)}: {d.help}")
+    if quiet:
+        return "\n".join(lines)
     if fixed:
         lines.append(f"Fixed {_plural(fixed, 'problem')}.")
     lines.append(style.paint(summary_line(len(diagnostics), files, fixed), BOLD))

@@ -121,9 +121,12 @@ def test_try_repo_passes_on_the_clean_script(repos: tuple[Path, str, Path, Path]
 
 def _readme_config(repo: Path, rev: str) -> str:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"### pre-commit\n.*?```yaml\n(.*?)```", readme, re.S)
-    assert block is not None, "README has no pre-commit snippet"
-    config = yaml.safe_load(block.group(1))
+    section = re.search(r"### pre-commit\n(.*?)\n## ", readme, re.S)
+    assert section is not None, "README has no pre-commit section"
+    # the snippet that names this repository (the other one is `repo: local`, tested in test_readme.py)
+    block = next((b for b in re.findall(r"```yaml\n(.*?)```", section.group(1), re.S) if "rev:" in b), None)
+    assert block is not None, "README has no pre-commit snippet for this repository"
+    config = yaml.safe_load(block)
     [entry] = config["repos"]
     assert [h["id"] for h in entry["hooks"]] == [h["id"] for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())]
     entry.update(repo=str(repo), rev=rev)

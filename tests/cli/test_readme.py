@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
 
 import pytest
 
-from support import ROOT
+from support import BUGGY, FIXTURES, ROOT, write
 
 pytest.importorskip("torch")
 
@@ -29,3 +35,83 @@ def test_readme_runtime_example(block: str) -> None:
 
 def test_readme_has_both_runtime_examples() -> None:
     assert len(_blocks()) == 2
+
+
+# --- every shell and Python block, in a fresh virtual environment ----------------------------------------
+
+_COPY_IGNORE = shutil.ignore_patterns(".git", ".ci-venv", ".venv", "venv", "__pycache__", "*.egg-info", "build", "dist",
+                                      ".pytest_cache", ".mypy_cache", ".ruff_cache", ".gradlint_cache", ".hypothesis")
+# The line that runs the whole test-suite would run this test again: it runs the collection instead.
+_SUITE = "python -m pytest"
+_SUITE_STAND_IN = "python -m pytest --collect-only -q -p no:cacheprovider tests/cli"
+
+
+def _shell_lines(text: str) -> list[str]:
+    """The commands of the README's ```bash blocks, one per line, comments kept (bash ignores them)."""
+    lines = []
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        lines.extend(line for line in block.splitlines() if line.strip() and not line.lstrip().startswith("#"))
+    return lines
+
+
+def _fresh_venv(where: Path) -> Path:
+    """A new virtual environment whose heavy third-party packages (torch, the frameworks, pygls) come from
+    this one through a `.pth` line, so that nothing of gigabytes is downloaded; gradcheck_lint itself is
+    not there until a README line installs it (pip never uninstalls outside its own environment)."""
+    venv = where / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    purelib = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (Path(purelib) / "readme-test-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return venv
+
+
+@pytest.mark.slow
+@pytest.mark.network  # `pip install .` builds the wheel with hatchling, fetched by pip's build isolation
+def test_every_shell_and_python_block_runs_in_a_fresh_venv(tmp_path: Path) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    repo = tmp_path / "gradcheck_lint"
+    shutil.copytree(ROOT, repo, ignore=_COPY_IGNORE)
+    # What the Usage lines name: a script, a directory, a notebook, a configuration file.
+    write(repo, {"train.py": BUGGY, "src/train.py": BUGGY, "ci/lint.toml": "[tool.gradlint]\nignore = []\n"})
+    shutil.copy(FIXTURES / "notebooks" / "regression_missing_zero_grad.ipynb", repo / "nb.ipynb")
+    venv = _fresh_venv(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}", VIRTUAL_ENV=str(venv), PIP_DISABLE_PIP_VERSION_CHECK="1")
+    lines = _shell_lines(text)
+    assert lines[1].startswith("pip install . && gradlint fixtures/") and _SUITE in lines[2]
+    for number, line in enumerate(lines):
+        command = line.replace(_SUITE, _SUITE_STAND_IN) if _SUITE in line and "pytest --" not in line else line
+        res = subprocess.run(["bash", "-c", command], cwd=repo, env=env, capture_output=True, text=True, timeout=1800)
+        expected = {1} if number == 1 else {0, 1}  # the fixtures hold bugs on purpose; else findings or none
+        assert res.returncode in expected, f"README line {line!r} exited {res.returncode}:\n{res.stdout[-2000:]}\n{res.stderr[-3000:]}"
+        assert "Traceback" not in res.stderr, (line, res.stderr[-3000:])
+    assert (venv / "bin" / "gradlint").exists(), "no README line installed gradlint into the environment"
+    for block in re.findall(r"```python\n(.*?)```", text, re.S):
+        script = tmp_path / "block.py"
+        script.write_text(block, encoding="utf-8")
+        res = subprocess.run([str(venv / "bin" / "python"), str(script)], cwd=repo, env=env, capture_output=True,
+                             text=True, timeout=900)
+        assert res.returncode == 0, f"README block failed:\n{block}\n{res.stderr[-3000:]}"
+
+
+def test_readme_local_pre_commit_hook_runs(tmp_path: Path) -> None:
+    """The README's `repo: local` pre-commit snippet, run by the real pre-commit with this gradlint on PATH."""
+    pre_commit = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
+    if not Path(pre_commit).exists():
+        pytest.skip("pre-commit is not installed")
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"### pre-commit\n.*?```yaml\n(.*?)```", text, re.S)
+    assert block is not None and "repo: local" in block.group(1)
+    write(tmp_path, {".pre-commit-config.yaml": block.group(1), "buggy.py": (FIXTURES / "missing_zero_grad" / "no_zero_grad_plain_loop.py").read_text()})
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", "-c", "commit.gpgsign=false"]
+    for args in (["init", "-q"], ["add", "."]):
+        subprocess.run([*git, *args], cwd=tmp_path, check=True, capture_output=True)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    shim = bindir / "gradlint"
+    shim.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT} exec {sys.executable} -m gradcheck_lint \"$@\"\n")
+    shim.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", PRE_COMMIT_HOME=str(tmp_path / "home"))
+    res = subprocess.run([pre_commit, "run", "--files", "buggy.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 1 and "buggy.py:24:9: GL001" in res.stdout, res.stdout + res.stderr

@@ -54,6 +54,9 @@ def test_unsuppressed_baseline(tmp_path: Path) -> None:
         "# noqa: E501,W291 GL001",
         "# type: ignore[attr-defined]  # noqa: GL001",
         "# noqa: E501  # gradlint: ignore[GL001]",
+        "# noqa",                               # bare noqa: every code on the line, as in flake8 and ruff
+        "# NOQA",
+        "# noqa -- fine here",
     ],
 )
 def test_line_suppressions(tmp_path: Path, comment: str) -> None:
@@ -64,7 +67,6 @@ def test_line_suppressions(tmp_path: Path, comment: str) -> None:
     "comment",
     [
         "# gradlint: ignore[GL003]",            # another code
-        "# noqa",                               # bare noqa: other tools' business
         "# noqa: E501",                         # other tools' codes only
         "# gradlint: ignored[GL001]",           # not the directive
         "# TODO gradlint: ignore[GL001]",       # the directive must start the comment part
@@ -221,8 +223,18 @@ def test_unused_noqa_code_keeps_other_tools_codes(tmp_path: Path) -> None:
     assert [(d["line"], d["code"]) for d in found] == [(6, "GL100")]
     assert str(found[0]["message"]).startswith("`GL003` in `# noqa: E501, GL003` suppresses nothing")
     assert found[0]["help"] == "remove `GL003` from the comment; keep the other tools' codes."
-    # other tools' codes and bare noqa are never reported
-    assert lint(tmp_path, STALE.replace("# gradlint: ignore[GL001]", "# noqa: E501  # noqa"), "--select", "ALL") == []
+    # other tools' codes are never reported
+    assert lint(tmp_path, STALE.replace("# gradlint: ignore[GL001]", "# noqa: E501"), "--select", "ALL") == []
+
+
+def test_bare_noqa_is_reported_when_it_suppresses_nothing(tmp_path: Path) -> None:
+    """A bare `# noqa` suppresses every code on its line (flake8, ruff); GL100 reports it where nothing is suppressed."""
+    stale = STALE.replace("# gradlint: ignore[GL001]", "# noqa")
+    found = messages(tmp_path, stale, "--select", "ALL")
+    assert [(d["line"], d["code"]) for d in found] == [(6, "GL100")]
+    assert str(found[0]["message"]).startswith("`# noqa` suppresses nothing")
+    # where it suppresses a finding it is used, and the finding is gone
+    assert lint(tmp_path, with_step("# noqa"), "--select", "ALL") == []
 
 
 def test_unused_file_ignore(tmp_path: Path) -> None:

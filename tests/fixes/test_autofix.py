@@ -145,13 +145,35 @@ def test_unsafe_fixes_need_the_flag(fix_run: FixRun, tmp_path: Path) -> None:
     shown = run(*unsafe_only, cwd=tmp_path)
     assert "[*]" not in shown.stdout and "fixable with `gradlint --fix --unsafe-fixes`" in shown.stdout
     marked = run("--unsafe-fixes", *unsafe_only, cwd=tmp_path)
-    assert marked.stdout.count("[*]") >= len(unsafe_only)
+    marks = [line.split(":")[0] for line in marked.stdout.splitlines() if " [*] " in line and not line.startswith("[*]")]
+    assert len(set(marks)) >= 5
     assert tree_bytes(tmp_path) == {rel: (FIXTURES / rel).read_bytes() for rel in unsafe_only}, "--unsafe-fixes alone wrote files"
+    diff = run("--diff", "--unsafe-fixes", *unsafe_only, cwd=tmp_path)
+    assert sorted(line[4:] for line in diff.stdout.splitlines() if line.startswith("--- ")) == sorted(set(marks)), "--diff and [*] disagree"
     res = run("--fix", "--unsafe-fixes", *unsafe_only, cwd=tmp_path)
-    assert f"Fixed {len(unsafe_only)} problems." in res.stdout
+    # Counted as fixed: exactly the marked findings; a fix that would leave its finding is neither marked nor made.
+    assert f"Fixed {len(marks)} problem{'s' if len(marks) != 1 else ''}." in res.stdout
+    assert "[*]" not in res.stdout
     for rel in unsafe_only:
         text = (tmp_path / rel).read_text(encoding="utf-8")
-        assert text != (FIXTURES / rel).read_text(encoding="utf-8") and parses(text), rel
+        assert (text != (FIXTURES / rel).read_text(encoding="utf-8")) == (rel in marks), rel
+        assert parses(text), rel
+
+
+def test_a_fix_that_leaves_its_finding_is_not_counted_or_made(tmp_path: Path) -> None:
+    """D3: `--fix --unsafe-fixes` once printed "Fixed 1 problem" and reported the same GL001 again. This GL001's
+    fix (a clear after the step inside `if epoch >= UNFREEZE_AT:`) does not remove it: it is not offered."""
+    rel = "missing_zero_grad/discriminative_lr_second_optimizer_never_cleared.py"
+    (tmp_path / "t.py").write_bytes((FIXTURES / rel).read_bytes())
+    listed = run("--unsafe-fixes", "t.py", cwd=tmp_path)
+    assert listed.returncode == 1 and "GL001" in listed.stdout and "[*]" not in listed.stdout
+    diff = run("--diff", "--unsafe-fixes", "t.py", cwd=tmp_path)
+    assert diff.stdout == "" and "No fixes to apply." in diff.stderr
+    fixed = run("--fix", "--unsafe-fixes", "t.py", cwd=tmp_path)
+    assert "Fixed" not in fixed.stdout and "GL001" in fixed.stdout and fixed.returncode == 1
+    assert (tmp_path / "t.py").read_bytes() == (FIXTURES / rel).read_bytes()
+    result = fix_source((FIXTURES / rel).read_text(encoding="utf-8"), "t.py", None, unsafe=True)
+    assert result.applied == 0 and all(d.fix is None for d in result.before + result.after)
 
 
 @pytest.fixture(scope="module")
@@ -183,8 +205,12 @@ def test_unsafe_fix_under_an_unrelated_condition_is_unsafe_for_a_reason(tmp_path
     assert d.code == "GL001" and d.fix is not None and d.fix.applicability is Applicability.UNSAFE
     target = tmp_path / "script.py"
     shutil.copy(FIXTURES / rel, target)
+    # The fix does not remove its finding, so --fix does not make it (D3); applied by hand, it leaves GL003 at runtime.
     assert run("--fix", "--unsafe-fixes", str(target)).returncode == 1  # still reported
+    assert target.read_bytes() == (FIXTURES / rel).read_bytes()
+    target.write_text(apply_edits(target.read_text(), d.fix.edits))
     assert "backbone_opt.zero_grad()" in target.read_text()
+    assert [x.code for x in check_file(str(target))] == ["GL001"]  # still reported
     result = run_scripts([target], "guard")[str(target)]
     assert ["GL003"] == sorted({code for _line, code in result["found"]})  # type: ignore[attr-defined]
     steps = [f for f in result["findings"] if f[3] == "GL003"]  # type: ignore[attr-defined]

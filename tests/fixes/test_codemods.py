@@ -197,17 +197,28 @@ print("LIBCST" if sys.modules.get("libcst") is not None else "NO-LIBCST", code)
 """
 
 
-def _probe(tmp_path: Path, *args: str, block: str = "") -> tuple[str, str]:
+def _probe(tmp_path: Path, *args: str, block: str = "", cache: str | None = None) -> tuple[str, str]:
     script = tmp_path / "probe.py"
     script.write_text(_PROBE.format(block=block), encoding="utf-8")
-    proc = subprocess.run([sys.executable, str(script), "--no-cache", "--jobs", "1", *args], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    caching = ["--cache-dir", cache] if cache else ["--no-cache"]
+    proc = subprocess.run([sys.executable, str(script), *caching, "--jobs", "1", *args], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     return proc.stdout.strip().splitlines()[-1], proc.stderr
 
 
 def test_libcst_is_imported_only_when_fixing(tmp_path: Path) -> None:
+    """libcst is imported to apply a codemod fix, or to try one whose finding a listing marks `[*]` (a fix is
+    offered only if it removes its finding); a listing with nothing of the kind, or answered from the cache,
+    never imports it."""
     shutil.copy(FIXTURES / "amp_scaled_gradients/clip_before_unscale.py", tmp_path / "t.py")
-    assert _probe(tmp_path, "t.py")[0] == "NO-LIBCST 1"
-    assert _probe(tmp_path, "--unsafe-fixes", "--format", "json", "t.py")[0] == "NO-LIBCST 1"
+    shutil.copy(FIXTURES / "missing_zero_grad/no_zero_grad_plain_loop.py", tmp_path / "plain.py")
+    assert _probe(tmp_path, "plain.py")[0] == "NO-LIBCST 1"
+    assert _probe(tmp_path, "t.py")[0] == "LIBCST 1"  # the codemod is tried, in memory
+    cache = str(tmp_path / "cache")
+    assert _probe(tmp_path, "t.py", cache=cache)[0] == "LIBCST 1"
+    assert _probe(tmp_path, "t.py", cache=cache)[0] == "NO-LIBCST 1"
+    assert _probe(tmp_path, "--unsafe-fixes", "--format", "json", "t.py", cache=cache)[0] == "LIBCST 1"
+    assert _probe(tmp_path, "--unsafe-fixes", "--format", "json", "t.py", cache=cache)[0] == "NO-LIBCST 1"
+    assert _probe(tmp_path, "--statistics", "t.py")[0] == "NO-LIBCST 1"  # no fix is shown
     assert _probe(tmp_path, "--diff", "t.py")[0] == "LIBCST 1"  # the probe does see an import
     plain = subprocess.run([sys.executable, "-c", "import sys, gradcheck_lint, gradcheck_lint.fixes, gradcheck_lint.cli; print('libcst' in sys.modules)"],
                            capture_output=True, text=True, timeout=120)
