@@ -31,10 +31,11 @@ class FindingFilter:
     def keeps(self, finding: Finding) -> bool:
         """Whether `finding` is reported: its code is enabled for its file, and no comment suppresses it."""
         path = finding.path
-        if not path or not os.path.isfile(path):
-            return True  # an unknown place (`<stdin>`, a notebook cell): nothing to read
         codes = self._codes.get(path, ())
         if codes == ():
+            if not path or not os.path.isfile(path):
+                self._codes[path], self._comments[path] = None, None  # `<stdin>`, a notebook cell: nothing to read
+                return True
             codes = self._codes[path] = self._enabled_codes(path)
         if codes is not None and finding.code not in codes:
             return False
