@@ -1,6 +1,11 @@
 """Print the runtime guard's overhead per training step, measured with the modes interleaved.
 
-    python benchmarks/guard_overhead.py [--pairs 60] [--min-seconds 20] [--runs 3] [--strict] [--models cnn,transformer]
+    python benchmarks/guard_overhead.py [--pairs 60] [--min-seconds 20] [--runs 3] [--strict] [--models cnn,transformer,gan]
+        [--threads N]
+
+`gan` is a loop, not one model: a small MLP GAN (0.17M parameters) with two Adam optimizers and an
+accumulation window of 2 for each (`GanLoop`), an iteration of about 4 ms on an idle core; its A and B
+are built alike from one seed, and its own time is timed per iteration (`loop_self_time`).
 
 In ONE process, an unguarded model (A) and a guarded deep copy of it (B), each with its own AdamW,
 are stepped alternately in pairs (A then B, then B then A for the next pair, ...), so machine drift
@@ -69,6 +74,148 @@ def make_transformer() -> tuple[nn.Module, LossOf]:
 
 
 MODELS = {"cnn": ("small CNN", make_cnn), "transformer": ("transformer", make_transformer)}
+
+
+class GanLoop:
+    """One iteration of a small MLP GAN with gradient accumulation and two optimizers (about 4 ms here):
+    the discriminator's window of `accum` micro-batches (real vs detached fakes), its step, then the
+    generator's window (its loss also writes the discriminator's gradients, which the next iteration's
+    `opt_D.zero_grad()` clears), its step. A correct loop: the guard must stay silent on it."""
+
+    def __init__(self, seed: int = 0, accum: int = 2, batch: int = 64, noise: int = 32, width: int = 256, data: int = 64) -> None:
+        torch.manual_seed(seed)
+        self.G = nn.Sequential(nn.Linear(noise, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, data))
+        self.D = nn.Sequential(nn.Linear(data, width), nn.LeakyReLU(0.2), nn.Linear(width, width), nn.LeakyReLU(0.2),
+                               nn.Linear(width, 1))
+        self.opt_G = torch.optim.Adam(self.G.parameters(), lr=2e-4, betas=(0.5, 0.999))
+        self.opt_D = torch.optim.Adam(self.D.parameters(), lr=2e-4, betas=(0.5, 0.999))
+        self.accum = accum
+        self.real = torch.randn(accum, batch, data)
+        self.z = torch.randn(accum, batch, noise)
+        self.ones, self.zeros = torch.ones(batch, 1), torch.zeros(batch, 1)
+
+    def step(self, backward: Callable[[torch.Tensor], None]) -> float:
+        bce = nn.functional.binary_cross_entropy_with_logits
+        start = time.perf_counter()
+        self.opt_D.zero_grad(set_to_none=True)
+        for k in range(self.accum):
+            fake = self.G(self.z[k]).detach()
+            d_loss = (bce(self.D(self.real[k]), self.ones) + bce(self.D(fake), self.zeros)) / self.accum
+            backward(d_loss)
+        self.opt_D.step()
+        self.opt_G.zero_grad(set_to_none=True)
+        for k in range(self.accum):
+            g_loss = bce(self.D(self.G(self.z[k])), self.ones) / self.accum
+            backward(g_loss)
+        self.opt_G.step()
+        return time.perf_counter() - start
+
+
+LOOPS = {"gan": ("MLP GAN, 2 optimizers, accumulation 2", GanLoop)}
+
+
+def run_loop_pairs(make: Callable[[], GanLoop], pairs: int, guarded: bool, strict: bool,
+                   min_seconds: float = 0.0) -> tuple[float, int]:
+    """`run_pairs` for a loop of several models and optimizers: A and B built alike from one seed."""
+    loop_a, loop_b = make(), make()
+    plain_backward = torch.autograd.backward
+
+    def backward_a(loss: torch.Tensor) -> None:
+        hooked = torch.autograd.backward
+        torch.autograd.backward = plain_backward  # type: ignore[assignment]
+        try:
+            loss.backward()
+        finally:
+            torch.autograd.backward = hooked  # type: ignore[assignment]
+
+    def backward_b(loss: torch.Tensor) -> None:
+        loss.backward()
+
+    g = guard({"G": loop_b.G, "D": loop_b.D}, [loop_b.opt_G, loop_b.opt_D], strict=strict) if guarded else None
+    if g is not None:
+        g.start()
+    try:
+        for _ in range(3):
+            loop_a.step(backward_a)
+            loop_b.step(backward_b)
+        ratios = []
+        start = time.perf_counter()
+        i = 0
+        while i < pairs or time.perf_counter() - start < min_seconds:
+            if i % 2 == 0:
+                a = loop_a.step(backward_a)
+                b = loop_b.step(backward_b)
+            else:
+                b = loop_b.step(backward_b)
+                a = loop_a.step(backward_a)
+            ratios.append(b / a)
+            i += 1
+    finally:
+        if g is not None:
+            g.stop()
+            assert len(g.report()) == 0, str(g.report())
+    return (statistics.median(ratios) - 1) * 100, len(ratios)
+
+
+def loop_self_time(make: Callable[[], GanLoop], steps: int, strict: bool) -> tuple[dict[str, float], float]:
+    """`guard_self_time` for a loop: the guard's own time per iteration, timed from the inside: its
+    `torch.autograd.backward` wrapper minus torch's function, its step pre- and post-hooks, and its
+    `zero_grad` wrappers minus the optimizers' own `zero_grad` (each wrapper timed from a class-level
+    patch of the optimizer's `zero_grad`, which the wrapper calls, and an instance-level one around it)."""
+    loop = make()
+    clock = time.perf_counter
+    spent = dict.fromkeys(("zero_grad", "backward", "step"), 0.0)
+    inner = {"zero_grad": 0.0, "backward": 0.0}
+
+    def timed(fn: Callable[..., object], key: str, bucket: dict[str, float], sign: float = 1.0) -> Callable[..., object]:
+        def call(*args: object, **kwargs: object) -> object:
+            start = clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                bucket[key] += sign * (clock() - start)
+
+        return call
+
+    opt_cls = type(loop.opt_G)
+    saved = [(opt_cls, "zero_grad", opt_cls.__dict__.get("zero_grad")),
+             (probe_module.Probe, "_before_step", probe_module.Probe.__dict__["_before_step"]),
+             (probe_module.Probe, "_after_step", probe_module.Probe.__dict__["_after_step"])]
+    opt_cls.zero_grad = timed(opt_cls.zero_grad, "zero_grad", inner)  # type: ignore[method-assign]
+    probe_module.Probe._before_step = timed(probe_module.Probe._before_step, "step", spent)  # type: ignore[method-assign]
+    probe_module.Probe._after_step = timed(probe_module.Probe._after_step, "step", spent)  # type: ignore[method-assign]
+    per_step: dict[str, list[float]] = {k: [] for k in (*spent, "total")}
+    times = []
+    try:
+        with guard({"G": loop.G, "D": loop.D}, [loop.opt_G, loop.opt_D], strict=strict):
+            for opt in (loop.opt_G, loop.opt_D):  # around the guard's instance wrapper
+                opt.zero_grad = timed(opt.zero_grad, "zero_grad", spent)  # type: ignore[method-assign]
+            torch_backward, guard_backward = torch_patches._ORIGINAL_BACKWARD, torch.autograd.backward
+            torch_patches._ORIGINAL_BACKWARD = timed(torch_backward, "backward", inner)  # type: ignore[arg-type]
+            torch.autograd.backward = timed(guard_backward, "backward", spent)  # type: ignore[assignment]
+            try:
+                for i in range(steps + 3):
+                    for k in spent:
+                        spent[k] = 0.0
+                    for k in inner:
+                        inner[k] = 0.0
+                    t = loop.step(lambda loss: loss.backward())
+                    if i >= 3:
+                        own = {k: spent[k] - inner.get(k, 0.0) for k in spent}
+                        own["total"] = sum(own.values())
+                        for k, v in own.items():
+                            per_step[k].append(v)
+                        times.append(t)
+            finally:
+                torch_patches._ORIGINAL_BACKWARD = torch_backward
+                torch.autograd.backward = guard_backward  # type: ignore[assignment]
+    finally:
+        for owner, name, original in saved:
+            if original is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+    return {k: statistics.median(v) * 1e6 for k, v in per_step.items()}, statistics.median(times) * 1e3
 
 
 def one_step(model: nn.Module, opt: torch.optim.Optimizer, loss_of: LossOf, backward: Callable[..., None]) -> float:
@@ -229,32 +376,45 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=60)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--strict", action="store_true", help="measure strict mode instead of the default guard")
-    parser.add_argument("--models", default="cnn,transformer")
+    parser.add_argument("--models", default="cnn,transformer,gan")
     parser.add_argument("--no-control", action="store_true", help="skip the A-vs-A control runs")
     parser.add_argument("--min-seconds", type=float, default=20.0,
                         help="keep adding pairs until a run lasted this long (a fast model gets more pairs)")
     parser.add_argument("--own-steps", type=int, default=100, help="steps timed from the inside (median per step)")
     parser.add_argument("--system-malloc", action="store_true",
                         help="keep glibc's allocator defaults (noisier: see the module's docstring)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="torch's intra-op threads (0: torch's default); 1 keeps a small step measurable on a loaded machine")
     args = parser.parse_args()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     warnings.simplefilter("ignore")
     mode = "strict" if args.strict else "default"
     allocator = "glibc defaults" if args.system_malloc else "glibc thresholds held still"
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, {args.pairs} interleaved pairs per run, "
           f"{args.runs} runs, guard mode: {mode}, allocator: {allocator}")
     for key in args.models.split(","):
-        name, make = MODELS[key]
-        params = sum(p.numel() for p in make()[0].parameters())
+        if key in LOOPS:
+            name, make_loop = LOOPS[key]
+            probe_loop = make_loop()
+            params = sum(p.numel() for m in (probe_loop.G, probe_loop.D) for p in m.parameters())
+            pairs_of: Callable[..., tuple[float, int]] = run_loop_pairs
+            self_time: Callable[..., tuple[dict[str, float], float]] = loop_self_time
+            make: Callable[..., object] = make_loop
+        else:
+            name, make = MODELS[key]
+            params = sum(p.numel() for p in make()[0].parameters())  # type: ignore[index]
+            pairs_of, self_time = run_pairs, guard_self_time  # type: ignore[assignment]
         guarded, control = [], []
         for _ in range(args.runs):  # guard and control runs interleaved: drift lands on both
-            guarded.append(run_pairs(make, args.pairs, True, args.strict, args.min_seconds))
+            guarded.append(pairs_of(make, args.pairs, True, args.strict, args.min_seconds))
             if not args.no_control:
-                control.append(run_pairs(make, args.pairs, False, False, args.min_seconds))
+                control.append(pairs_of(make, args.pairs, False, False, args.min_seconds))
         line = (f"{name:12s} {params / 1e6:5.2f}M params  guard " + ", ".join(f"{r:+.2f} %" for r, _n in guarded)
                 + " (" + ", ".join(str(n) for _r, n in guarded) + " pairs)")
         if control:
             line += "  | control A vs A " + ", ".join(f"{r:+.2f} %" for r, _n in control)
-        own, step_ms = guard_self_time(make, max(args.own_steps, args.pairs // 2), args.strict)
+        own, step_ms = self_time(make, max(args.own_steps, args.pairs // 2), args.strict)
         line += (f"  | guard's own code {own['total']:.0f} µs of a {step_ms:.1f} ms step "
                  f"({own['total'] / 1e3 / step_ms * 100:.2f} %: zero_grad {own['zero_grad']:.0f}, "
                  f"backward {own['backward']:.0f}, step hooks {own['step']:.0f} µs)")

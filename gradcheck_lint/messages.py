@@ -333,6 +333,16 @@ def ddp_accumulation_without_no_sync(backward: str, model: str, step: str | None
     return msg, help_
 
 
+def ddp_last_micro_batch_unsynced(backward: str, model: str, step: str | None, step_line: int | None) -> tuple[str, str]:
+    """GL006 the wrong way round: sync switched off on the micro-batch that steps, on on the others."""
+    msg = (f"`{backward}` is the last micro-batch before `{step or 'step()'}`{_at(step_line)}, but it runs with `{model}`'s "
+           f"gradient sync switched off while the micro-batches before it all-reduce: its gradients stay on each rank, so "
+           f"the gradients the step applies differ between ranks and the replicas diverge.")
+    help_ = (f"switch sync off on the micro-batches that do not step and leave it on for the last one: "
+             f"`with (contextlib.nullcontext() if last_micro_batch else {model}.no_sync()):`.")
+    return msg, help_
+
+
 def zero_grad_before_step_unseen_clear(backward: str, backward_line: int | None, step: str,
                                        step_line: int | None) -> tuple[str, str]:
     msg = (f"The gradients that `{backward}`{_at(backward_line)} just computed were cleared before `{step}`"

@@ -222,17 +222,29 @@ class _Index:
 
     def suppressed(self, d: Diagnostic) -> bool:
         """Whether a directive covers `d`; record every directive that does."""
-        if d.code == PARSE_ERROR_CODE:
+        return self.covers(d.code, d.line)
+
+    def covers(self, code: str, line: int) -> bool:
+        """Whether a directive covers a diagnostic of `code` on `line`; record every directive that does."""
+        if code == PARSE_ERROR_CODE:
             return False
-        hits = [i for i in self.file_wide if d.code in self.directives[i].codes]
+        hits = [i for i in self.file_wide if code in self.directives[i].codes]
         if self.by_line:
-            for line in self.scope_lines(d.line):
-                hits.extend(i for i in self.by_line.get(line, ()) if self.directives[i].covers(d.code))
-        self.used.update((i, d.code) for i in hits)
+            for scope in self.scope_lines(line):
+                hits.extend(i for i in self.by_line.get(scope, ()) if self.directives[i].covers(code))
+        self.used.update((i, code) for i in hits)
         return bool(hits)
 
     def keep(self, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
         return [d for d in diagnostics if not self.suppressed(d)]
+
+
+def suppression_test(text: str, tree: Callable[[], ast.AST | None]) -> Callable[[str, int], bool] | None:
+    """Whether the directives of `text` cover a diagnostic of a code on a line (the runtime guard's
+    findings, which are not `Diagnostic`s), as `apply_suppressions` decides; None when `text` has none.
+    `tree` returns the file's CPython tree (or None), and is called only if statement ranges are needed."""
+    directives = find_directives(text)
+    return _Index(directives, tree).covers if directives else None
 
 
 def apply_suppressions(

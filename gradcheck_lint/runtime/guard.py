@@ -13,6 +13,7 @@ import torch
 from .ledger import Violation
 from .probe import Probe, iter_models
 from .report import Finding, FindingLog, Report
+from .suppress import FindingFilter
 from .wording import to_finding
 
 Mode = Literal["raise", "warn", "record"]
@@ -23,7 +24,7 @@ class GradientContractError(AssertionError):
 
     def __init__(self, findings: list[Finding]) -> None:
         self.findings = findings
-        super().__init__("\n".join(f"{f.path}:{f.line}:{f.col}: {f.code} {f.message}\n    help: {f.help}" for f in findings))
+        super().__init__("\n".join(f"{f.location}: {f.code} {f.message}\n    help: {f.help}" for f in findings))
 
     @property
     def diagnostics(self) -> list[Finding]:
@@ -69,6 +70,7 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
         self.mode: Mode = mode
         self.strict = strict
         self._log = FindingLog()
+        self._filter = FindingFilter()
         self._steps_checked = 0
         self._probe: Probe | None = None
         self._global = False
@@ -124,12 +126,16 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
     # -- results
     def _collect(self, violations: list[Violation], optimizer: str, step: object) -> None:
         new: list[Finding] = []
+        kept: list[Finding] = []
         for v in violations:
             finding = to_finding(v, optimizer)
-            if self.add_finding(finding, step).steps == 1:
+            if not self._filter.keeps(finding):
+                continue  # suppressed in the source, or left out by the settings, as `gradlint` does
+            kept.append(finding)
+            if self._log.add(finding, step).steps == 1:
                 new.append(finding)
-        if self.mode == "raise" and violations:
-            raise GradientContractError([to_finding(v, optimizer) for v in violations])
+        if self.mode == "raise" and kept:
+            raise GradientContractError(kept)
         if self.mode == "warn":
             for f in new:  # once per code and place
                 warnings.warn_explicit(f"{f.code} {f.message}", GradientContractWarning, f.path, f.line)
@@ -137,7 +143,9 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
     def _collect_finding(self, finding: Finding, step: object, may_raise: bool) -> None:
         """A finding of the GL006-GL009 monitors. `may_raise` is False when PyTorch itself is raising
         (GL009, a second unscale_): its error propagates, with the diagnostic added as a note."""
-        merged = self.add_finding(finding, step)
+        if not self._filter.keeps(finding):
+            return
+        merged = self._log.add(finding, step)
         if self.mode == "raise" and may_raise:
             raise GradientContractError([finding])
         if self.mode == "warn" and merged.steps == 1:
@@ -149,12 +157,17 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
         Args:
             finding: what was seen, with `steps=1`.
             step: a hashable token of the optimizer step that showed it (the same step counts once).
+
+        A finding suppressed by a comment in its file, or whose code that file's `[tool.gradlint]`
+        settings leave out, is not added (the finding is returned as given).
         """
+        if not self._filter.keeps(finding):
+            return finding
         return self._log.add(finding, step)
 
     def report(self) -> Report:
         """The findings so far (all modes): one per code and place, with step counts."""
-        return self._log.report()
+        return self._log.report(self.steps_checked())
 
 
 class GradientContractWarning(UserWarning):

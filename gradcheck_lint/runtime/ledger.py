@@ -109,7 +109,6 @@ class Ledger:
         self.discards: dict[int, list[Discard]] = {}
         self.windows: dict[int, WindowSizes] = {}  # optimizer -> backward passes per step
         self._since_step: dict[int, set[int]] = {}
-        self._scaling_reported: set[Site] = set()  # backward lines already reported for GL003
         self.clear_runs: dict[Site, int] = {}  # clearing call -> how many times it ran
         self._live: list[BackwardPass] = []  # passes marked live since the last backward pass
         self._rescaled: set[int] = set()  # parameters whose `.grad` changed in place (`/= N`, clipping) since the last step
@@ -502,12 +501,9 @@ class Ledger:
             rescale = 1.0
         repeated = max(per_site, key=lambda k: per_site[k])
         window = [self.passes[b] for b in newly if self.passes[b].line_and_caller == repeated]
-        if repeated[0] in self._scaling_reported:
-            return None
         kinds = {scaling_kind(scale, rescale, size) for scale in scales_of(window)}
         if len(kinds) != 1 or kinds & {"scaled", "unknown"}:
             return None
-        self._scaling_reported.add(repeated[0])
         first = min(window, key=lambda bp: bp.id)
         return Violation("GL003", first.site, first, other_step=site, window=(size, size), scaled_twice=kinds == {"twice"})
 
@@ -541,16 +537,17 @@ class Ledger:
         sizes = self.windows.get(opt) or WindowSizes()
         site = self.step_sites.get(opt, UNKNOWN_SITE)
         v = self._window_violation(sizes, site, n)
-        if v is not None:
+        if v is not None and not v.step_index:
             v.step_index = len(sizes)
         return v
 
     @staticmethod
     def _window_violation(sizes: WindowSizes, site: Site, n: int | None) -> Violation | None:
         if n is not None and n > 1 and len(sizes) == 1 and sizes[0] < n:
-            return Violation("GL004", site, None, window=(sizes[0], n))
+            return Violation("GL004", site, None, window=(sizes[0], n), step_index=1)
         if n is not None and n > 1 and sizes and sizes[-1] > n:  # a window longer than N: a late step
             return Violation("GL004", site, None, window=(sizes[-1], n))
         if n is None and len(sizes) == 3 and sizes[0] != sizes[1] == sizes[2] and sizes[1] > 1 and sizes[0] > 0:
-            return Violation("GL004", site, None, window=(sizes[0], sizes[1]))
+            # seen at the third step, but the wrong window is the first: the first step applied it
+            return Violation("GL004", site, None, window=(sizes[0], sizes[1]), step_index=1)
         return None

@@ -36,6 +36,7 @@ import torch
 
 from .. import messages
 from .ledger import Site
+from .names import module_name
 from .report import Finding
 from .sites import _user_frame, user_site
 from .stale_forward import stale_forward
@@ -78,8 +79,8 @@ class Monitors:
         self.collect = False  # the probe tells `wrote` which parameters this backward pass wrote
         self.clip: tuple[Site, set[int]] | None = None  # the last clip, until a step or a clear
         # GL006
-        self.ddp_forwards: list[tuple[bool, str]] = []  # (sync on, model) since the last backward
-        self.window: list[tuple[Site, bool, str]] = []  # backward passes since the last step
+        self.ddp_forwards: list[tuple[bool, _ModelRef]] = []  # (sync on, model) since the last backward
+        self.window: list[tuple[Site, bool, _ModelRef]] = []  # backward passes since the last step
         # GL008
         self.graphs: list[tuple[weakref.ReferenceType[Any], Site, int]] = []  # in order of their epochs
         self.kept_reported: set[Site] = set()
@@ -236,17 +237,23 @@ class Monitors:
             self._check_graphs()
 
     # -- GL006
-    def ddp_forward(self, sync: bool, model: str) -> None:
-        self.ddp_forwards.append((sync, model))
+    def ddp_forward(self, sync: bool, model: Any) -> None:
+        self.ddp_forwards.append((sync, _ModelRef(model)))
 
     def _check_window(self, step: Site) -> None:
         if not self.window:
             return
         window, self.window = self.window, []
+        last, last_synced, last_model = window[-1]
+        if not last_synced and any(synced for _site, synced, _m in window[:-1]):
+            # the wrong way round: the micro-batch that steps keeps its gradients on each rank
+            self._report("GL006", last, messages.ddp_last_micro_batch_unsynced(
+                last.text or "backward()", last_model.name(), step.text or "step()", step.line))
+            return
         for site, synced, model in window[:-1]:
             if synced:
                 self._report("GL006", site, messages.ddp_accumulation_without_no_sync(
-                    site.text or "backward()", model, step.text or "step()", step.line))
+                    site.text or "backward()", model.name(), step.text or "step()", step.line))
                 return
 
     # -- GL007
@@ -291,6 +298,20 @@ class Monitors:
         name = {"GL006": "ddp-accumulation-without-no-sync", "GL007": "amp-scaled-gradients",
                 "GL008": "loss-graph-kept-alive"}[code]
         self.sink(_finding(code, name, site, msg_help, optimizer), ("step", self.steps), True)
+
+
+class _ModelRef:
+    """A DDP model seen in a forward pass, held weakly; named as the user's code names it when reported."""
+
+    __slots__ = ("ref", "kind")
+
+    def __init__(self, model: Any) -> None:
+        self.ref = weakref.ref(model)
+        self.kind = type(getattr(model, "module", model)).__name__
+
+    def name(self) -> str:
+        model = self.ref()
+        return (module_name(model) if model is not None else None) or self.kind
 
 
 class _Sentinel:
@@ -366,9 +387,8 @@ def _clip(original_key: tuple[Any, str]) -> Callable[..., Any]:
 def _ddp_forward(self: Any, *args: Any, **kwargs: Any) -> Any:
     if _ACTIVE:
         sync = bool(torch.is_grad_enabled() and getattr(self, "require_backward_grad_sync", True))
-        name = type(getattr(self, "module", self)).__name__
         for m in _ACTIVE:
-            m.ddp_forward(sync, name)
+            m.ddp_forward(sync, self)
     return _ORIGINALS[(torch.nn.parallel.DistributedDataParallel, "forward")](self, *args, **kwargs)
 
 

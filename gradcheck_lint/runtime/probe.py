@@ -22,6 +22,7 @@ from .clear_sites import clear_between
 from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
 from .loss_scale import LossGraph, loss_scale
 from .monitors import FindingSink, Monitors, leaf_tensors
+from .names import owner_name
 from .observed import _LOST, _NO_GRAD, _MAX_GROUPS, _Group, _look, _Observed, _unmeasured
 from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES, rescale_factor, uniform_factor
 from .sites import SiteMemo, memo_site
@@ -66,6 +67,7 @@ class Probe:
         self._cycle: _cycle.Cycle | None = None  # the fast path (cycle.py), while the training cycle is steady
         self._plain_step: int | None = None  # the optimizer whose step is running without a closure
         self._step_site = SiteMemo()  # the last step call's place
+        self._owner_names: dict[frozenset[int], str] = {}  # GL005: parameters -> their model's name in the source
         probe_ref = weakref.ref(self)
 
         def param_died(_ref: object) -> None:
@@ -478,7 +480,23 @@ class Probe:
             violations.append(window)
         self.last_event = site
         if violations:
+            for v in violations:
+                if v.code == "GL005" and not v.param_owner:
+                    v.param_owner = self._owner_in_source(v, group.keys)
             self.sink(violations, name, (id(opt), len(self.ledger.windows.get(id(opt), ()))))
+
+    def _owner_in_source(self, v: Violation, keys: list[int]) -> str | None:
+        """GL005: the user's name of the model whose parameters hold the other model's pass (`critic`)."""
+        held = self.ledger.held
+        bid = v.backward.id if v.backward is not None else None
+        written = [k for k in keys if bid in held.get(k, ())] or keys
+        key = frozenset(written)
+        known = self._owner_names.get(key)
+        if known is None:
+            if len(self._owner_names) >= 64:  # ids of dead parameters may name new ones: keep it short
+                self._owner_names.clear()
+            known = self._owner_names[key] = owner_name(written) or ""
+        return known or None
 
     def _wrap_closure(self, opt: torch.optim.Optimizer, closure: Callable[[], Any], site: Site, name: str,
                       args: Any, kwargs: Any) -> tuple[Any, Any]:

@@ -72,6 +72,7 @@ def to_finding(v: Violation, optimizer: str) -> Finding:
     backward = v.backward.site if v.backward is not None else None
     b_text, b_line = call_text(backward, "backward()"), backward.line if backward else None
     step_text = call_text(v.site, "step()")
+    subsumed_by = refines = ""
     if v.code == "GL001" and v.leftover:
         msg, help_ = messages.skipped_step_leftover(step_text, b_text, b_line, optimizer)
     elif v.code == "GL001":
@@ -86,8 +87,12 @@ def to_finding(v: Violation, optimizer: str) -> Finding:
     elif v.code == "GL002" and (not v.site.text or v.site == v.other_step):  # a clear not found in the source
         step = v.other_step
         msg, help_ = messages.zero_grad_before_step_unseen_clear(b_text, b_line, call_text(step, "step()"), step.line if step else None)
+        # the same misplaced clear, at a step where the guard could not tell which call cleared
+        # (two clears between the backward and the step): one line with the precise sighting
+        subsumed_by = _backward_key(backward)
     elif v.code == "GL002":
         step = v.other_step
+        refines = _backward_key(backward)
         msg, help_ = messages.zero_grad_before_step(
             call_text(v.site, f"{optimizer}.zero_grad()"), b_text, b_line, call_text(step, "step()"), step.line if step else None,
         )
@@ -111,4 +116,9 @@ def to_finding(v: Violation, optimizer: str) -> Finding:
         first, n = v.window or (0, 0)
         msg, help_ = messages.accumulation_first_window(step_text, first, n)
     return Finding(code=code, name=RULE_NAMES[code], path=v.site.path, line=max(v.site.line, 1), col=max(v.site.col, 1),
-                   message=msg, help=help_, first_step=max(v.step_index, 1), optimizer=optimizer)
+                   message=msg, help=help_, first_step=max(v.step_index, 1), optimizer=optimizer,
+                   subsumed_by=subsumed_by, refines=refines)
+
+
+def _backward_key(backward: Site | None) -> str:
+    return f"{backward.path}:{backward.line}:{backward.col}" if backward is not None else ""

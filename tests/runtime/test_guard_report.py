@@ -117,7 +117,7 @@ def test_report_text_and_summary() -> None:
     assert isinstance(report, Report) and report.codes == {"GL001"}
     lines = str(report).splitlines()
     assert len(lines) == 2
-    assert lines[0].startswith(f"{HERE}:") and lines[0].endswith("[2 steps, first at step 2 of `opt`]")
+    assert lines[0].startswith(f"{os.path.relpath(HERE)}:") and lines[0].endswith("[2 steps, first at step 2 of `opt`]")
     assert lines[1] == "gradlint guard: 1 problem found (GL001)."
     assert str(Report()) == "gradlint guard: the gradient contract held on every step."
 

@@ -1,0 +1,137 @@
+"""The guard's report lines: one per finding, honest step counts, the user's names, relative paths.
+
+The programs are in `report_programs/`, each with `# expect:` comments where the static side anchors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from gradcheck_lint.runtime.guard import disable, enable  # noqa: E402
+from gradcheck_lint.runtime.report import Finding, FindingLog, Report  # noqa: E402
+from support import ROOT, invoke, parse_expectations  # noqa: E402
+
+PROGRAMS = Path(__file__).resolve().with_name("report_programs")
+
+
+def run_guarded(name: str) -> Report:
+    enable(mode="record")
+    try:
+        runpy.run_path(str(PROGRAMS / name), run_name="__main__")
+    finally:
+        report = disable()
+    return report
+
+
+def static_messages(name: str) -> dict[tuple[int, str], str]:
+    result = invoke(str(PROGRAMS / name), "--format", "json")
+    return {(d["line"], d["code"]): d["message"] for d in json.loads(result.stdout)}
+
+
+def test_one_line_for_a_clear_first_seen_only_by_its_effect() -> None:
+    # Two clears between the backward and the steps: at the first step the guard cannot tell which
+    # one cleared (its hooks on `opt_D.zero_grad` come with that step), later it can. One line.
+    report = run_guarded("gan_two_clears_after_backward.py")
+    assert [(f.line, f.code) for f in report] == [(15, "GL002")]
+    f = report[0]
+    assert (f.steps, f.first_step, f.optimizer) == (4, 1, "opt_D")  # all four steps, from the first
+    assert "saw only by its effect" not in f.message
+    assert static_messages("gan_two_clears_after_backward.py")[(15, "GL002")] == f.message
+
+
+def test_a_vague_sighting_without_its_precise_finding_stays() -> None:
+    log = FindingLog()
+    vague = Finding("GL002", "zero-grad-before-step", "a.py", 9, 5, "vague", "h", optimizer="opt", subsumed_by="a.py:5:5")
+    log.add(vague, 1)
+    assert [f.message for f in log.report()] == ["vague"]
+    log.add(Finding("GL002", "zero-grad-before-step", "a.py", 7, 5, "other", "h", optimizer="opt", refines="a.py:6:5"), 2)
+    assert [f.message for f in log.report()] == ["vague", "other"]  # another backward: another finding
+
+
+def test_every_unscaled_window_is_counted() -> None:
+    report = run_guarded("unscaled_window_every_step.py")
+    namespace = runpy.run_path(str(PROGRAMS / "unscaled_window_every_step.py"))
+    windows = len(namespace["data"]) // namespace["accum"]
+    assert [(f.code, f.steps, f.first_step) for f in report] == [("GL003", windows, 1)]
+
+
+def test_the_off_by_one_window_is_the_first_step() -> None:
+    report = run_guarded("off_by_one_zero_based.py")
+    assert [(f.code, f.first_step, f.steps) for f in report] == [("GL004", 1, 1)]
+
+
+def test_gl005_names_the_model_as_the_code_does() -> None:
+    report = run_guarded("ddpg_critic_leak.py")
+    leak = next(f for f in report if f.code == "GL005")
+    assert "`critic`" in leak.message and "these parameters" not in leak.message
+    assert static_messages("ddpg_critic_leak.py")[(leak.line, "GL005")] == leak.message
+
+
+@pytest.mark.parametrize("fixture", ["trainer_class_update_d_update_g.py", "gan_g_first_d_zeroed_after_step.py",
+                                     "gan_d_loss_undetached_fake.py"])
+def test_gl005_words_equal_the_static_sides_on_fixtures(fixture: str) -> None:
+    path = ROOT / "fixtures" / "cross_model_leak" / fixture
+    enable(mode="record")
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    finally:
+        report = disable()
+    static = {(d["line"], d["code"]): d["message"] for d in json.loads(invoke(str(path), "--format", "json").stdout)}
+    leaks = [f for f in report if f.code == "GL005"]
+    assert leaks and all(static[(f.line, f.code)] == f.message for f in leaks)
+
+
+def _gradlint_run(script: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, "-m", "gradcheck_lint.run", str(script)], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=300)
+
+
+def test_gl006_names_the_ddp_model_and_says_an_inverted_no_sync_diverges() -> None:
+    done = _gradlint_run(PROGRAMS / "ddp_no_sync_inverted.py", PROGRAMS)
+    lines = [line for line in done.stderr.splitlines() if " GL006 " in line]
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    assert lines[0].startswith("ddp_no_sync_inverted.py:24:17: GL006 ")  # relative to the working directory
+    assert "`ddp_model`" in lines[0] and "Sequential" not in lines[0]
+    assert "diverge" in lines[0] and "correct gradients" not in lines[0]
+
+
+def test_gl006_names_the_model_variable_not_its_class() -> None:
+    fixture = ROOT / "fixtures" / "ddp_no_sync" / "accumulate_without_no_sync.py"
+    done = _gradlint_run(fixture, ROOT)
+    lines = [line for line in done.stderr.splitlines() if " GL006 " in line]
+    assert len(lines) == 1 and lines[0].startswith("fixtures/ddp_no_sync/accumulate_without_no_sync.py:21:13: "), done.stderr
+    assert "through `model`" in lines[0] and "Sequential" not in lines[0]
+
+
+def test_paths_relative_under_the_working_directory_absolute_outside(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    finding = Finding("GL001", "missing-zero-grad", str(PROGRAMS / "x.py"), 3, 5, "m", "h")
+    monkeypatch.chdir(PROGRAMS)
+    assert finding.format().startswith("x.py:3:5: GL001 m")
+    monkeypatch.chdir(tmp_path)
+    assert finding.format().startswith(f"{PROGRAMS / 'x.py'}:3:5: GL001 m")
+
+
+def test_no_optimizer_step_is_not_a_contract_that_held() -> None:
+    report = run_guarded("backward_without_optimizer.py")
+    assert list(report) == [] and report.steps_checked == 0
+    assert "held" not in report.summary() and "no optimizer step ran" in report.summary()
+    assert "held on every step" in Report([], steps_checked=3).summary()
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in PROGRAMS.glob("*.py") if "ddp" not in p.name))
+def test_programs_report_exactly_their_expected_codes_once(name: str) -> None:
+    expected = parse_expectations((PROGRAMS / name).read_text(encoding="utf-8"))
+    report = run_guarded(name)
+    codes = [f.code for f in report]
+    assert len(codes) == len(set(codes)), str(report)  # one line per finding
+    assert set(codes) == {code for _line, code in expected}
