@@ -37,13 +37,13 @@ def before(probe: Probe, params: list[Any]) -> Any:
     if cycle is not None:
         cycle.flush(probe)
     observed = [probe.observed.get(id(p)) for p in params if isinstance(p, torch.Tensor)]
-    watched = [obs for obs in observed if obs is not None and obs.param() is not None]
+    watched: list[_Observed | None] = [obs for obs in observed if obs is not None and obs.param() is not None]
     if not watched:
         return None
     probe._sync(watched, probe.last_event or UNKNOWN_SITE)  # changes since the last look: before the clip
     factors: list[tuple[_Observed, float | None]] = []
     for obs in watched:
-        if obs.snapshot is not None:
+        if obs is not None and obs.snapshot is not None:
             factors.append((obs, rescale_factor(obs, obs.snapshot)))
     return watched, factors
 
@@ -66,11 +66,11 @@ def after(probe: Probe, params: list[Any], state: Any) -> None:
             obs.snapshot, obs.pending = None, _LOST  # not uniform before the clip: not measured
         else:
             obs.snapshot = obs.view(g) / factor  # a new tensor: measures the factor before the clip
-    for obs in watched:
-        p = obs.param()
+    for seen in watched:
+        p = seen.param()
         g = p.grad if p is not None else None
         if g is not None:
-            obs.grad_id, obs.version = id(g), g._version
+            seen.grad_id, seen.version = id(g), g._version
     if cycle is not None:
         cycle.reload()
 

@@ -52,7 +52,7 @@ class BackwardPass:
     live: bool = False  # applied by the current group of steps (no backward since)
     scale: Scale | None = None  # constant factors of the loss's terms (`((),)`: none; None: unknown; (): not read)
     via: object = None  # where the user's code running the backward line was called from (see `user_caller`)
-    writes: int | None = None  # which parameters it wrote (a hash of their ids; None: not told)
+    writes: frozenset[int] | None = None  # the parameters it wrote (None: not told)
     batch: int = 0  # the pass whose forward graph it shares (`batches.py`), 0: its own
 
     @property

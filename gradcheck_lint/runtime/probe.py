@@ -69,6 +69,7 @@ class Probe:
         self._plain_step: int | None = None  # the optimizer whose step is running without a closure
         self._step_site = SiteMemo()  # the last step call's place
         self.retained = False  # a pass since the last step retained its graph: later passes look for its mark
+        self._write_sets: dict[frozenset[int], frozenset[int]] = {}  # the parameters passes wrote, interned
         probe_ref = weakref.ref(self)
 
         def param_died(_ref: object) -> None:
@@ -340,8 +341,12 @@ class Probe:
         if wrote:
             bid = ledger.current
             ledger.accumulated_many(wrote)
-            if bid is not None:
-                ledger.passes[bid].writes = hash(tuple(wrote))  # one task head or another (`windows.micro_batches`)
+            if bid is not None:  # one task head or another (`windows.micro_batches`), one object per set
+                sets = self._write_sets
+                ws = frozenset(wrote)
+                if len(sets) > 64 and ws not in sets:
+                    sets.clear()
+                ledger.passes[bid].writes = sets.setdefault(ws, ws)
             for key, obs, g in written:
                 if self.strict or bid is None or ledger.may_accumulate(key, bid):
                     obs.take(g)

@@ -142,12 +142,15 @@ def window_kind(scales: list[Scale | None], rescale: float, n: int) -> str:
 def micro_batches(passes: list[BackwardPass]) -> int:
     """How many micro-batches these passes of one backward line in one window are. Passes that share
     their forward graph (`BackwardPass.batch`: losses of one batch, the graph retained between them)
-    are one; passes that wrote different parameters (one task head each on a shared encoder) are
-    several losses of one batch, not a window: the count is that of the largest set of passes that
-    wrote the same parameters. A pass whose writes were not told (the steady cycle's) counts with all."""
-    by_writes: dict[int | None, set[int]] = {}
+    are one. Passes that wrote parameters the others did not, each (one task head each on a shared
+    encoder), are several losses of one batch, not a window: the count is then that of the largest
+    set of passes that wrote the same parameters. Passes whose parameters only grow or shrink (a
+    layer some micro-batches do not reach) and passes whose writes were not told (the steady
+    cycle's) count together."""
+    sets = {bp.writes for bp in passes}
+    if None in sets or all(a <= b or b <= a for a in sets for b in sets if a is not None and b is not None):
+        return len({bp.batch or bp.id for bp in passes})
+    by_writes: dict[frozenset[int] | None, set[int]] = {}
     for bp in passes:
         by_writes.setdefault(bp.writes, set()).add(bp.batch or bp.id)
-    if None in by_writes and len(by_writes) > 1:
-        return len({bp.batch or bp.id for bp in passes})
-    return max((len(b) for b in by_writes.values()), default=0)
+    return max(len(b) for b in by_writes.values())
