@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import torch
 
 from .ledger import UNKNOWN_SITE, BackwardPass, Site
-from .windows import UNREAD, WindowSizes
+from .windows import UNREAD, Scale, WindowSizes
 from .loss_scale import LossGraph, graph_scale
 from .observed import _NO_GRAD, _Group
 from .wording import optimizer_name
@@ -71,7 +71,7 @@ class Cycle:
         self.bid: int | None = None  # the latest pass of this cycle ...
         self.bp: BackwardPass | None = None  # ... once in the ledger
         self.pass_site: Site = UNKNOWN_SITE
-        self.pass_scale: tuple[float, ...] | None = None
+        self.pass_scale: Scale | None = None
         self.pass_via: object = None
         self.stepped = False  # the latest pass was applied by this optimizer's step
         self.clear_site: Site | None = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from .windows import WindowSizes, scales_of, scaling_kind
+from .windows import Scale, WindowSizes, micro_batches, scales_of, scaling_kind, window_kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +50,10 @@ class BackwardPass:
     site: Site
     consumers: set[int] = field(default_factory=set)  # optimizers whose step applied it
     live: bool = False  # applied by the current group of steps (no backward since)
-    scale: tuple[float, ...] | None = None  # constant factors of the loss's terms ((1.0,): none; None: unknown; (): not read)
+    scale: Scale | None = None  # constant factors of the loss's terms (`((),)`: none; None: unknown; (): not read)
     via: object = None  # where the user's code running the backward line was called from (see `user_caller`)
+    writes: frozenset[int] | None = None  # the parameters it wrote (None: not told)
+    batch: int = 0  # the pass whose forward graph it shares (`batches.py`), 0: its own
 
     @property
     def line_and_caller(self) -> tuple[Site, object]:
@@ -109,6 +111,7 @@ class Ledger:
         self.discards: dict[int, list[Discard]] = {}
         self.windows: dict[int, WindowSizes] = {}  # optimizer -> backward passes per step
         self._since_step: dict[int, set[int]] = {}
+        self._weighted: dict[Site, Scale | None] = {}  # backward line -> the constant factors of its last weighted window
         self.clear_runs: dict[Site, int] = {}  # clearing call -> how many times it ran
         self._live: list[BackwardPass] = []  # passes marked live since the last backward pass
         self._rescaled: set[int] = set()  # parameters whose `.grad` changed in place (`/= N`, clipping) since the last step
@@ -124,7 +127,7 @@ class Ledger:
         self.clear_runs[site] = self.clear_runs.get(site, 0) + 1
 
     # -- backward passes
-    def begin_backward(self, site: Site, scale: tuple[float, ...] | None = None, via: object = None) -> int:
+    def begin_backward(self, site: Site, scale: Scale | None = None, via: object = None) -> int:
         bid = self._next
         self._next += 1
         if self._live:
@@ -253,7 +256,8 @@ class Ledger:
             for bid in dropped:
                 bp = self.passes[bid]
                 # not applied by any optimizer of this parameter (another optimizer's step does not count)
-                if not (bp.consumers & opts) and not self._held.get(bid) and not any(d.backward == bid for d in pending):
+                if (not (bp.consumers & opts) and not self._held_by_optimizer(opt, bid)
+                        and not any(d.backward == bid for d in pending)):
                     pending.append(Discard(bid, site))
             self.discards[opt] = pending
 
@@ -299,7 +303,7 @@ class Ledger:
         for opts, dropped in drops:
             for bid in dropped:
                 # not applied by any optimizer of this parameter (another optimizer's step does not count)
-                if not (passes[bid].consumers & opts or counts.get(bid)):
+                if not passes[bid].consumers & opts:
                     dropped_unapplied.append((opts, bid))
         discards = self.discards
         for opt in frozenset().union(*opt_sets):
@@ -308,9 +312,19 @@ class Ledger:
             # A second clear before the step: what an earlier clear dropped is no evidence any more.
             pending = [d for d in discards.get(opt, []) if d.clear == site and not d.refilled]
             for opts, bid in dropped_unapplied:
-                if opt in opts and not any(d.backward == bid for d in pending):
+                if opt in opts and not self._held_by_optimizer(opt, bid) and not any(d.backward == bid for d in pending):
                     pending.append(Discard(bid, site))
             discards[opt] = pending
+
+    def _held_by_optimizer(self, opt: int, bid: int) -> bool:
+        """Whether a parameter of `opt` still holds pass `bid`: a clear of some of its parameters only
+        (`p.grad = None` for a frozen part) does not drop the pass from it. Other optimizers' parameters
+        do not count: one backward feeding two optimizers, one clear drops the whole of one's part."""
+        pids = self._registered.get(opt)
+        if pids is None:
+            return bool(self._held.get(bid))
+        held = self.held
+        return any(bid in held.get(pid, ()) for pid in pids)
 
     # -- steps
     def forget_param(self, pid: int) -> None:
@@ -429,10 +443,12 @@ class Ledger:
                 bp.live = True
                 self._live.append(bp)
         # window size: how many passes of the most repeated backward line (reached from one place) the step applies
-        per_site: dict[tuple[Site, object], int] = {}
+        by_site: dict[tuple[Site, object], list[BackwardPass]] = {}
         for bid in newly:  # first applied by this step
             bp = passes[bid]
-            per_site[bp.line_and_caller] = per_site.get(bp.line_and_caller, 0) + 1
+            by_site.setdefault(bp.line_and_caller, []).append(bp)
+        # micro-batches, not passes: several losses of one batch (per-task heads, a retained graph) are one
+        per_site = {key: micro_batches(line) for key, line in by_site.items()}
         size = max(per_site.values(), default=0)
         sizes = self.windows.get(opt)
         if sizes is None:
@@ -501,11 +517,24 @@ class Ledger:
             rescale = 1.0
         repeated = max(per_site, key=lambda k: per_site[k])
         window = [self.passes[b] for b in newly if self.passes[b].line_and_caller == repeated]
-        kinds = {scaling_kind(scale, rescale, size) for scale in scales_of(window)}
-        if len(kinds) != 1 or kinds & {"scaled", "unknown"}:
+        scales = scales_of(window)
+        kind = window_kind(scales, rescale, size)
+        if kind == "weighted":
+            # the same constant factors on every micro-batch, none of them the window: a weight of the
+            # objective (`0.5 * mse`), if an earlier window of this line carried the very same ones
+            # (a normalisation by the window's own token count changes from window to window), and
+            # the window holds passes of this line only (else its size is not this line's count)
+            if len(per_site) != 1:
+                return None
+            earlier = self._weighted.get(repeated[0])
+            self._weighted[repeated[0]] = scales[0]
+            if earlier != scales[0]:
+                return None
+            kind = "unscaled"
+        if kind not in ("unscaled", "twice"):
             return None
         first = min(window, key=lambda bp: bp.id)
-        return Violation("GL003", first.site, first, other_step=site, window=(size, size), scaled_twice=kinds == {"twice"})
+        return Violation("GL003", first.site, first, other_step=site, window=(size, size), scaled_twice=kind == "twice")
 
     def consume(self, opt: int, pids: list[int]) -> None:
         """Mark what these parameters hold as applied by `opt` (after a step that ran a closure)."""

@@ -6,15 +6,20 @@ from typing import Any
 
 import torch
 
+from .windows import Scale, Term
+
 _SCALAR_OPS = {"MulBackward0": False, "MulBackward1": False, "DivBackward0": True, "DivBackward1": True}
 _REDUCTION_SUM = 2  # torch's at::Reduction::Sum, saved by the backward nodes of its library losses
 _PASS_THROUGH = {"NegBackward0", "CloneBackward0", "ViewBackward0", "SqueezeBackward0", "SqueezeBackward1",
                  "UnsqueezeBackward0", "ToCopyBackward0", "ReshapeAliasBackward0"}
 
 
+
+
 def loss_scale(tensors: Any) -> tuple[float, ...] | None:
     """The constant factors below one applied to the terms of a loss: `loss / 4` -> (0.25,), a bare
-    loss -> (1.0,), `(a + 0.1 * b) / 4` -> (0.025, 0.25).
+    loss -> (1.0,), `(a + 0.1 * b) / 4` -> (0.025, 0.25): the product of each term's factors
+    (`graph_scale` keeps them one by one).
 
     Reads the autograd graph from the root down through multiplications and divisions by a
     constant (a Python number or a CPU scalar: reading it never waits for a device), sums and
@@ -26,27 +31,38 @@ def loss_scale(tensors: Any) -> tuple[float, ...] | None:
     """
     if not isinstance(tensors, torch.Tensor):
         return None
-    return graph_scale(tensors.grad_fn)
+    terms = graph_scale(tensors.grad_fn)
+    return None if terms is None else tuple(sorted({product(term) for term in terms}))
 
 
-def graph_scale(grad_fn: Any) -> tuple[float, ...] | None:
-    """`loss_scale` of the loss whose `grad_fn` this is (None: no graph)."""
+def product(term: Term) -> float:
+    """The factor a term's constants multiply it by."""
+    out = 1.0
+    for factor, _div in term:
+        out *= factor
+    return out
+
+
+def graph_scale(grad_fn: Any) -> Scale | None:
+    """The constant factors below one of each term of the loss whose `grad_fn` this is, each factor
+    kept apart with the way it was written (`(a * 0.5) / 2` -> `(((0.5, True), (0.5, False)),)`:
+    the division by 2 first, from the root); None: no graph, or not understood (`loss_scale`)."""
     if grad_fn is None:
         return None
     terms = _factors(grad_fn, 0)
     return None if terms is None else tuple(sorted(terms))
 
 
-def _factors(fn: Any, depth: int) -> set[float] | None:
+def _factors(fn: Any, depth: int) -> set[Term] | None:
     if fn is None:
-        return {1.0}
+        return {()}
     if depth > 12:
         return None
     name = type(fn).__name__
     if name in _PASS_THROUGH:
-        return _factors(fn.next_functions[0][0], depth + 1) if fn.next_functions else {1.0}
+        return _factors(fn.next_functions[0][0], depth + 1) if fn.next_functions else {()}
     if name in ("AddBackward0", "SubBackward0"):
-        out: set[float] = set()
+        out: set[Term] = set()
         for nf, _ in fn.next_functions:
             if nf is None:
                 continue
@@ -54,7 +70,7 @@ def _factors(fn: Any, depth: int) -> set[float] | None:
             if part is None:
                 return None
             out |= part
-        return out or {1.0}
+        return out or {()}
     if name in _SCALAR_OPS:
         other = getattr(fn, "_saved_other", None)
         if not isinstance(other, torch.Tensor) or other.requires_grad or other.numel() != 1:
@@ -65,12 +81,13 @@ def _factors(fn: Any, depth: int) -> set[float] | None:
         value = abs(float(other.reshape(()).item()))
         if value == 0.0:
             return None
-        shrink = 1.0 / value if _SCALAR_OPS[name] else value
+        div = _SCALAR_OPS[name]
+        shrink = 1.0 / value if div else value
         # only factors below one can be a 1/N; growing ones are undone (GradScaler) or are weights
-        return {f * shrink for f in inner} if shrink < 1.0 else inner
+        return {((shrink, div), *term) for term in inner} if shrink < 1.0 else inner
     if getattr(fn, "_saved_reduction", None) == _REDUCTION_SUM:
         return None  # `F.cross_entropy(..., reduction="sum")`: summed over samples on purpose
-    return {1.0}
+    return {()}
 
 
 class LossGraph:
@@ -84,7 +101,7 @@ class LossGraph:
     def __init__(self, tensors: Any) -> None:
         self._tensors = tensors
         self._fn: Any = None
-        self._scale: tuple[float, ...] | None = None
+        self._scale: Scale | None = None
         self._state = 0  # 1: the root was read; 2: the factors too
 
     @property
@@ -98,7 +115,7 @@ class LossGraph:
         return self._fn
 
     @property
-    def scale(self) -> tuple[float, ...] | None:
+    def scale(self) -> Scale | None:
         """`graph_scale` of the root."""
         if self._state < 2:
             self._scale = graph_scale(self.grad_fn)

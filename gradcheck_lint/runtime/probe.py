@@ -17,8 +17,10 @@ from typing import Any, Callable, Iterable
 import torch
 from torch.utils.hooks import RemovableHandle
 
+from . import batches as _batches
 from . import cycle as _cycle
 from .clear_sites import clear_between
+from .gates import gate_of
 from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
 from .loss_scale import LossGraph, loss_scale
 from .monitors import FindingSink, Monitors, leaf_tensors
@@ -68,6 +70,8 @@ class Probe:
         self._plain_step: int | None = None  # the optimizer whose step is running without a closure
         self._step_site = SiteMemo()  # the last step call's place
         self._owner_names: dict[frozenset[int], str] = {}  # GL005: parameters -> their model's name in the source
+        self.retained = False  # a pass since the last step retained its graph: later passes look for its mark
+        self._write_sets: dict[frozenset[int], frozenset[int]] = {}  # the parameters passes wrote, interned
         probe_ref = weakref.ref(self)
 
         def param_died(_ref: object) -> None:
@@ -280,8 +284,10 @@ class Probe:
         if cycle is None or cycle.phase != _cycle.CLEARED or not cycle.before_backward(self, site, tensors, graph, via):
             self.full_before_backward(site, tensors, graph, via)
 
-    def full_before_backward(self, site: Site, tensors: Any, graph: LossGraph | None = None, via: object = None) -> None:
-        """`before_backward` on the full path (leaving the steady cycle first, if any)."""
+    def full_before_backward(self, site: Site, tensors: Any, graph: LossGraph | None = None, via: object = None,
+                             retain: bool = False) -> None:
+        """`before_backward` on the full path (leaving the steady cycle first, if any); `retain`: the
+        pass keeps its graph for another backward (`batches.py`)."""
         self._drop_cycle()
         graph = graph if graph is not None else LossGraph(tensors)
         if self._deferred:
@@ -299,7 +305,14 @@ class Probe:
             if p is not None and (g is None or id(g) != gid or g._version != obs.version):
                 self._sync(None, site)
                 break
-        self.ledger.begin_backward(site, graph.scale, via)
+        bid = self.ledger.begin_backward(site, graph.scale, via)
+        if retain or self.retained:  # losses of one batch share its forward graph: not micro-batches
+            root = graph.grad_fn
+            batch = _batches.shared(root) if self.retained else None
+            self.ledger.passes[bid].batch = batch or bid
+            if retain:
+                _batches.mark(root, batch or bid)
+                self.retained = True
         if self.monitors is not None:
             self.monitors.before_backward(site, tensors, graph.grad_fn)
 
@@ -330,6 +343,12 @@ class Probe:
         if wrote:
             bid = ledger.current
             ledger.accumulated_many(wrote)
+            if bid is not None:  # one task head or another (`windows.micro_batches`), one object per set
+                sets = self._write_sets
+                ws = frozenset(wrote)
+                if len(sets) > 64 and ws not in sets:
+                    sets.clear()
+                ledger.passes[bid].writes = sets.setdefault(ws, ws)
             for key, obs, g in written:
                 if self.strict or bid is None or ledger.may_accumulate(key, bid):
                     obs.take(g)
@@ -399,7 +418,12 @@ class Probe:
                 continue
             key = id(p)
             # replaced or modified in place: zeroed means cleared; anything else (clipping, unscale_,
-            # `/= N`) rescales the same gradients
+            # `/= N`) rescales the same gradients; during a backward pass (a step or a clear from a
+            # gradient hook, `register_post_accumulate_grad_hook`), a new gradient is that pass's
+            if g is not None and self.ledger.current is not None and bool(g.any()):
+                self.ledger.accumulated(key)
+                obs.grad_id, obs.version = id(g), g._version
+                continue
             if g is None or not bool(g.any()):
                 if where is None:
                     where = clear_between(self.last_event, now) or UNKNOWN_SITE
@@ -440,6 +464,7 @@ class Probe:
 
     def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str) -> None:
         self._drop_cycle()
+        self.retained = False
         params = self._params_of(opt)
         group = self._group(id(opt), params, watch=True)  # new parameters, or a new tensor under a dead one's id
         with_grad, stale, _differs = _look(group, params)
@@ -477,6 +502,7 @@ class Probe:
         window = self.ledger.window_violation(id(opt), self.accumulation_steps)
         if window is not None and id(opt) not in self._reported_windows:
             self._reported_windows.add(id(opt))
+            window.site = gate_of(window.site)  # GL004 anchors at the condition gating the step
             violations.append(window)
         self.last_event = site
         if violations:

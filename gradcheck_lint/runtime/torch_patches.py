@@ -5,8 +5,11 @@
   (`sites.memo_site`); the steady cycle (`cycle.py`) answers first when it applies.
 - GradScaler's unscale kernel: `GradScaler.unscale_` undoes the loss scaling it applied, which is
   not a rescale of the gradients.
+- `torch.nn.utils.clip_grad_norm_` and `clip_grad_value_` (looked up at call time): the window's scale
+  is measured on the gradients entering the clip, and the clip's own change is not a rescale (`clips.py`).
+- `torch.nn.utils.get_total_norm`: a norm of gradients still multiplied by a GradScaler's scale (`norms.py`).
 
-Both are restored when the last probe closes (`deactivate`).
+All are restored when the last probe closes (`deactivate`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
+from . import clips as _clips
+from . import norms as _norms
 from . import cycle as _cycle
 from .loss_scale import LossGraph
 from .sites import SiteMemo, memo_site
@@ -28,10 +33,16 @@ _ORIGINAL_BACKWARD: Callable[..., Any] | None = None
 _BACKWARD_SITE = SiteMemo()  # the last backward call's place (`sites.memo_site`)
 
 
+_RUNNING = [0]  # backward passes running now: a backward inside one is part of it
+
+
 def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     assert _ORIGINAL_BACKWARD is not None
     probes = tuple(_ACTIVE)
-    if not probes:
+    if not probes or _RUNNING[0]:
+        # a backward run by a backward (reentrant checkpointing recomputes a block and backpropagates
+        # through it from inside the outer pass, maybe on the device's autograd thread): what it writes
+        # is the outer pass's, seen when that one ends
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     frame = sys._getframe(1)
     memo = _BACKWARD_SITE
@@ -45,11 +56,18 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
         site, via = memo_site(frame, memo, ("backward",), True)
     tensors = args[0] if args else kwargs.get("tensors")
     graph = LossGraph(tensors) if len(probes) > 1 else None  # one probe: made only if it is needed
+    # `Tensor.backward(gradient, retain_graph, ...)` passes it third: a graph kept for another backward
+    retain = bool(args[2] if len(args) > 2 else kwargs.get("retain_graph"))
+    if retain and graph is None:
+        graph = LossGraph(tensors)
     for probe in probes:  # `Probe.before_backward`, the steady cycle's case without a call of its own
         cycle = probe._cycle
-        if cycle is None or cycle.phase != _cycle.CLEARED or not cycle.before_backward(probe, site, tensors, graph, via):
+        if retain or probe.retained:
+            probe.full_before_backward(site, tensors, graph, via, retain)
+        elif cycle is None or cycle.phase != _cycle.CLEARED or not cycle.before_backward(probe, site, tensors, graph, via):
             probe.full_before_backward(site, tensors, graph, via)
     del graph  # the graph's root is not held past the pass
+    _RUNNING[0] += 1
     try:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     except RuntimeError as err:
@@ -58,6 +76,7 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
                 probe.monitors.backward_failed(site, tensors, err, sys._getframe(1))
         raise
     finally:
+        _RUNNING[0] -= 1
         for probe in probes:  # `Probe.after_backward`, likewise
             cycle = probe._cycle
             if cycle is None or cycle.phase != _cycle.IN_BACKWARD or not cycle.after_backward(probe, site):
@@ -77,9 +96,50 @@ def _unscale_seen(grads: Any, *args: Any, **kwargs: Any) -> Any:
     return result
 
 
+_CLIP_ORIGINALS: dict[tuple[Any, str], Any] = {}
+
+
+def _clip(key: tuple[Any, str]) -> Callable[..., Any]:
+    def clip(parameters: Any, *args: Any, **kwargs: Any) -> Any:
+        original = _CLIP_ORIGINALS[key]
+        probes = tuple(_ACTIVE)
+        if not probes:
+            return original(parameters, *args, **kwargs)
+        params = [parameters] if isinstance(parameters, torch.Tensor) else list(parameters)
+        states = [(probe, _clips.before(probe, params)) for probe in probes]
+        try:
+            return original(params, *args, **kwargs)
+        finally:
+            for probe, state in states:
+                _clips.after(probe, params, state)
+
+    return clip
+
+
+def _norm(key: tuple[Any, str]) -> Callable[..., Any]:
+    def get_total_norm(tensors: Any, *args: Any, **kwargs: Any) -> Any:
+        original = _CLIP_ORIGINALS[key]
+        if _ACTIVE:
+            tensors = [tensors] if isinstance(tensors, torch.Tensor) else list(tensors)
+            for probe in tuple(_ACTIVE):
+                _norms.read(probe, tensors)
+        return original(tensors, *args, **kwargs)
+
+    return get_total_norm
+
+
+def _clip_targets() -> list[tuple[Any, str]]:
+    utils = torch.nn.utils
+    return [(owner, name) for name in ("clip_grad_norm_", "clip_grad_value_", "get_total_norm")
+            for owner in (utils, getattr(utils, "clip_grad", None)) if owner is not None and hasattr(owner, name)]
+
+
 def activate(probe: "Probe") -> None:
     global _ORIGINAL_BACKWARD, _ORIGINAL_UNSCALE
     if not _ACTIVE:
+        for owner, name in _clip_targets():
+            _CLIP_ORIGINALS[(owner, name)] = owner.__dict__.get(name, getattr(owner, name))
+            setattr(owner, name, (_norm if name == "get_total_norm" else _clip)((owner, name)))
         # module functions, looked up by torch at call time; restored by _deactivate
         _ORIGINAL_BACKWARD = torch.autograd.backward
         torch.autograd.backward = _backward_with_ids
@@ -99,3 +159,6 @@ def deactivate(probe: "Probe") -> None:
         if _ORIGINAL_UNSCALE is not None:
             setattr(torch, _UNSCALE, _ORIGINAL_UNSCALE)
             _ORIGINAL_UNSCALE = None
+        for (owner, name), original in list(_CLIP_ORIGINALS.items()):
+            setattr(owner, name, original)
+        _CLIP_ORIGINALS.clear()

@@ -22,6 +22,7 @@ class _Recorder:
     def __init__(self) -> None:
         self._cycle = None
         self.monitors = None
+        self.retained = False
         self.seen: list[tuple[int, Any]] = []
 
     def full_before_backward(self, site: Any, tensors: Any, graph: Any, via: Any) -> None:
@@ -101,6 +102,7 @@ from gradcheck_lint.runtime.sites import SiteMemo
 class Recorder:
     _cycle = None
     monitors = None
+    retained = False
     def __init__(self):
         self.seen = []
     def full_before_backward(self, site, tensors, graph, via):

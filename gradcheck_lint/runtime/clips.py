@@ -1,0 +1,79 @@
+"""Gradient clipping, seen at the clip call: the window's scale is measured on the gradients entering it.
+
+`clip_grad_norm_` and `clip_grad_value_` change the gradients in place by a factor that depends on
+their size. Measured at the step, that change hides whether the window's losses were divided by N
+(an undivided window clipped to `max_norm=1.0` and a divided one look alike). So the probe measures
+what happened to the gradients up to the clip (`before`: an in-place `/= N` before it is measured or
+noted as usual), and then takes the clip's own change as no rescaling at all (`after`): each copy
+of a gradient (`_Observed.snapshot`) becomes the clipped gradient divided by the factor measured
+before the clip, and each gradient's new version is taken as seen. A factor that was not uniform
+before the clip leaves the window's scale unmeasured (no GL003), as without a clip.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from . import cycle as _cycle
+from .ledger import UNKNOWN_SITE
+from .observed import _LOST, _Observed
+from .rescale import rescale_factor
+
+if TYPE_CHECKING:
+    from .probe import Probe
+
+_FAST = object()  # `before`'s answer when the steady cycle takes the clip (a window of one: nothing to measure)
+
+
+def before(probe: Probe, params: list[Any]) -> Any:
+    """Measure the gradients of `params` as they enter the clip; returns what `after` needs."""
+    cycle = probe._cycle
+    if (cycle is not None and cycle.phase == _cycle.BACKWARD_DONE and cycle.params is not None
+            and len(params) == cycle.n and all(map(_same, params, cycle.params))
+            and _cycle._unchanged(params, cycle.gids, cycle.vers)):
+        return _FAST
+    if cycle is not None:
+        cycle.flush(probe)
+    observed = [probe.observed.get(id(p)) for p in params if isinstance(p, torch.Tensor)]
+    watched: list[_Observed | None] = [obs for obs in observed if obs is not None and obs.param() is not None]
+    if not watched:
+        return None
+    probe._sync(watched, probe.last_event or UNKNOWN_SITE)  # changes since the last look: before the clip
+    factors: list[tuple[_Observed, float | None]] = []
+    for obs in watched:
+        if obs is not None and obs.snapshot is not None:
+            factors.append((obs, rescale_factor(obs, obs.snapshot)))
+    return watched, factors
+
+
+def after(probe: Probe, params: list[Any], state: Any) -> None:
+    """The clip ran: its change to the gradients is not a rescaling of the window."""
+    if state is None:
+        return
+    cycle = probe._cycle
+    if state is _FAST:
+        if cycle is not None:
+            cycle.gids = [id(p.grad) for p in params]
+            cycle.vers = [-1 if p.grad is None else p.grad._version for p in params]
+        return
+    watched, factors = state
+    for obs, factor in factors:
+        p = obs.param()
+        g = p.grad if p is not None else None
+        if g is None or factor is None or factor == 0.0:
+            obs.snapshot, obs.pending = None, _LOST  # not uniform before the clip: not measured
+        else:
+            obs.snapshot = obs.view(g) / factor  # a new tensor: measures the factor before the clip
+    for seen in watched:
+        p = seen.param()
+        g = p.grad if p is not None else None
+        if g is not None:
+            seen.grad_id, seen.version = id(g), g._version
+    if cycle is not None:
+        cycle.reload()
+
+
+def _same(a: Any, b: Any) -> bool:
+    return a is b

@@ -1,0 +1,16 @@
+"""Bug: the same per-task backward passes, but nothing clears the gradients between steps (GL001 at the
+step)."""
+import torch
+from torch import nn
+
+torch.manual_seed(14)
+encoder = nn.Sequential(nn.Linear(10, 16), nn.ReLU())
+heads = nn.ModuleList([nn.Linear(16, 1) for _ in range(3)])
+opt = torch.optim.Adam([*encoder.parameters(), *heads.parameters()], lr=1e-3)
+for _ in range(6):
+    x = torch.randn(8, 10)
+    targets = torch.randn(3, 8, 1)
+    for head, y in zip(heads, targets):
+        loss = nn.functional.mse_loss(head(encoder(x)), y)
+        loss.backward()
+    opt.step()  # expect: GL001
