@@ -37,7 +37,9 @@ def fixture_runs_strict() -> dict[str, dict[str, object]]:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests reading the session's fixture runs go to one pytest-xdist worker (`--dist loadgroup`):
-    the runs are made once there (two scripts at a time), while the other worker runs the rest."""
+    the runs are made once there (two scripts at a time), while the other worker runs the rest. They
+    are `slow`: the runs take a minute of CPU when the cache does not hold them."""
     for item in items:
         if {"fixture_runs", "fixture_runs_strict"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group("fixture_runs"))
+            item.add_marker(pytest.mark.slow)
