@@ -501,6 +501,10 @@ def test_readme_workflow_commands_behave_as_described(tmp_path: Path) -> None:
     assert sarif_errors(json.loads((tmp_path / "gradlint.sarif").read_text(encoding="utf-8"))) == []
     res = step(github_step)
     assert res.returncode == 1 and res.stdout.startswith("::error file=train.py,line=6,col=5,")
+    # the checkout of gradcheck_lint the workflow installs from (its fixtures hold bugs) is left out
+    (tmp_path / ".gradcheck_lint" / "fixtures").mkdir(parents=True)
+    (tmp_path / ".gradcheck_lint" / "fixtures" / "bug.py").write_text(BUGGY)
+    assert ".gradcheck_lint" not in step(github_step).stdout
     (tmp_path / "broken.py").write_text("for x in y\n    loss.backward()\n    opt.step()\n")
     assert step(sarif_step).returncode != 0  # a file that could not be analysed fails the step...
     log = json.loads((tmp_path / "gradlint.sarif").read_text(encoding="utf-8"))
