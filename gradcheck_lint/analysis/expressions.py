@@ -42,6 +42,25 @@ class Expressions:
             return frame.closure_env[key]
         return self.interp.module_env.get(key)
 
+    def _arms(self, expr: ast.IfExp, flow: Flow, frame: Frame, gates: list[int]) -> list[Value]:
+        """The values of a conditional expression's two arms. When an arm can touch gradients
+        (`opt.step() if c else opt.step(bs)`), each runs on the paths of its side of the test only, and
+        the flow becomes their join: one step, not two; otherwise both are read on the one flow."""
+        touching = [n for arm in (expr.body, expr.orelse) for n in ast.walk(arm)
+                    if isinstance(n, ast.Call) and self.interp.touches_gradients(N.last_name(n.func) or "")]
+        if not touching:
+            return [self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)]
+        fixed = self.interp.fixed_tests.outcome(expr.test, flow, frame)
+        if fixed is not None:
+            taken = self.eval(expr.body if fixed else expr.orelse, flow, frame)
+            return [taken, EMPTY] if fixed else [EMPTY, taken]
+        _cond, t, f = self.interp.branch(expr, expr.test, flow, gates)
+        values = [self.eval(expr.body, t, frame) if t is not None else EMPTY,
+                  self.eval(expr.orelse, f, frame) if f is not None else EMPTY]
+        joined = Flow.join([t, f])
+        flow.env, flow.states = (joined.env, joined.states) if joined is not None else (flow.env, frozenset())
+        return values
+
     def gate_flags(self, test: ast.expr, flow: Flow, frame: Frame) -> list[int]:
         """Evaluate a branch test; return the framework objects whose window-boundary flag it reads."""
         self._flags = []
@@ -80,8 +99,8 @@ class Expressions:
                 self.eval(c, flow, frame)
             return EMPTY
         if kind is ast.IfExp:
-            self.eval(expr.test, flow, frame)  # type: ignore[attr-defined]
-            arms = [self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)]  # type: ignore[attr-defined]
+            gates = self.gate_flags(expr.test, flow, frame)  # type: ignore[attr-defined]
+            arms = self._arms(expr, flow, frame, gates)  # type: ignore[arg-type]
             unwrapped = self._not_a_sync_wrapper(expr.test, expr.orelse)  # type: ignore[attr-defined]
             if unwrapped:
                 # `m.module if isinstance(m, DistributedDataParallel) else m`: the bare module either way

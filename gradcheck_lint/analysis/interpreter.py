@@ -15,11 +15,13 @@ parameters each optimizer owns; `counters` follows loop counters and accumulatio
 from __future__ import annotations
 
 import ast
+import functools
 import time
+from collections import Counter
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from . import flags
+from . import flags, pathcond
 from . import names as N
 from .apimodels import Catalogue, ModelFile, catalogue_for
 from .conditions import ALL_PHASES, Condition, analyse_test, unit_truth, unit_window
@@ -83,6 +85,7 @@ class Interpreter:
         self.cond_aliases: dict[str, ast.expr] = {}
         self.by_akey: dict[int, list[Condition]] = {}
         self._akeys: dict[str, int] = {}
+        self._atoms: dict[str, dict[int, pathcond.Atom]] = {}  # a subject -> the atoms (by akey) tests read of it
         self._relation: dict[int, Relation] = {}  # assumption key -> its test as a comparison of two operands
         self._compared: dict[tuple[str, str], dict[int, Relation]] = {}  # operands -> assumption keys comparing them
         self._boundaries: dict[int, Condition] = {}
@@ -214,7 +217,8 @@ class Interpreter:
         return Outcome(normal=flow)
 
     # -- branches
-    def condition(self, statement: ast.AST, test: ast.expr) -> Condition:
+    def condition(self, statement: ast.AST, test: ast.expr, lit: pathcond.Literal | None = None) -> Condition:
+        """The condition of a branch statement; with `lit`, the test is that literal of its atom (`pathcond`)."""
         cond = self.conditions.get(id(statement))
         if cond is None:
             alias = None
@@ -222,12 +226,20 @@ class Interpreter:
                 # `sync = (i + 1) % N == 0` ... `if sync:`: read the test through the name
                 alias, test = test.id, self.cond_aliases[test.id]
             cond = analyse_test(id(statement), statement, test, alias)  # type: ignore[arg-type]
+            if lit is None and alias is None and not cond.moduli:
+                lit = pathcond.literal(test)
+                lit = lit if lit.atom.kind == pathcond.TRUTHY and lit.positive else None
+            if lit is not None and lit.atom.kind != pathcond.TEXT:
+                cond.atom, cond.polarity = lit.atom, lit.positive
+                cond.key = lit.atom.key
             self._register(cond)
         return cond
 
     def _register(self, cond: Condition) -> None:
         cond.akey = self._akeys.setdefault(cond.key, len(self._akeys) + 1)
         self.conditions[cond.id] = cond
+        if cond.atom is not None:
+            self._atoms.setdefault(cond.atom.subject, {})[cond.akey] = cond.atom
         rel = relation(cond.test)
         if rel is not None:
             self._relation[cond.akey] = rel
@@ -269,16 +281,7 @@ class Interpreter:
             t = self.exec_block(stmt.body, flow.copy(), frame)
             f = self.exec_block(orelse, flow.copy(), frame) if orelse else Outcome(normal=flow)
             return Outcome.merge([t, f])
-        test = stmt.test
-        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not self.counters.modulo_atoms(test)
-        cond = self.condition(stmt, test.operand if negated else stmt.test)  # type: ignore[attr-defined]
-        if gates and not cond.framework_gate:  # `if accelerator.sync_gradients:`
-            cond.framework_gate, cond.volatile = True, True
-            cond.framework_window = next((self.table.windows.get(g) for g in gates if self.table.windows.get(g)), None)
-        self.counters.note_counter(cond, flow)
-        tflow, fflow = self.split(flow, cond)
-        if negated:
-            tflow, fflow = fflow, tflow
+        cond, tflow, fflow = self.branch(stmt, stmt.test, flow, gates)
         inner = frame if "__name__" in cond.key else replace(frame, ifs=frame.ifs + (cond.id,))
         t = self.exec_block(stmt.body, tflow, inner) if tflow is not None else Outcome(normal=None)
         if not orelse:
@@ -288,6 +291,23 @@ class Interpreter:
         else:
             f = self.exec_block(orelse, fflow, inner)
         return Outcome.merge([t, f])
+
+    def branch(self, node: ast.AST, test: ast.expr, flow: Flow, gates: Sequence[int] = ()) -> tuple[Condition, Flow | None, Flow | None]:
+        """Split a flow at a branch (an `if`, a conditional expression) whose test was evaluated: its
+        condition, the paths on which the test holds and those on which it does not (None: no path)."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not self.counters.modulo_atoms(test)
+        lit = self._literal(test)
+        if lit is not None:  # `if x is not None:`, `if mode != "eval":`: a literal of an atom other tests share
+            negated = False
+            cond = self.condition(node, test, lit)
+        else:
+            cond = self.condition(node, test.operand if negated else test)  # type: ignore[attr-defined]
+        if gates and not cond.framework_gate:  # `if accelerator.sync_gradients:`
+            cond.framework_gate, cond.volatile = True, True
+            cond.framework_window = next((self.table.windows.get(g) for g in gates if self.table.windows.get(g)), None)
+        self.counters.note_counter(cond, flow)
+        tflow, fflow = self.split(flow, cond)
+        return (cond, fflow, tflow) if negated else (cond, tflow, fflow)
 
     def touches_gradients(self, name: str) -> bool:
         """A call of this name may be a training event: `zero_grad`, `step`, or a function here that reaches one."""
@@ -301,14 +321,39 @@ class Interpreter:
         statement = cond.statement
         test = statement.test if isinstance(statement, (ast.If, ast.While)) else cond.test
         return (self.prescan.tests_of(test) > 1 or self.prescan.compares_otherwise(test)
+                or (cond.atom is not None and self.subjects_tested[cond.atom.subject] > 1)
                 or self._invariant_flag(statement, test))
+
+    @functools.cached_property
+    def subjects_tested(self) -> Counter[str]:
+        return pathcond.subjects_tested(self.module)
+
+    def _literal(self, test: ast.expr) -> pathcond.Literal | None:
+        """The test as a literal of an atom that is not its own text (`x is None`, `x == "a"`, `hasattr`),
+        when it has no counter the phase domain reads; else None (the test is its own atom)."""
+        core = test
+        while isinstance(core, ast.UnaryOp) and isinstance(core.op, ast.Not):
+            core = core.operand
+        if not isinstance(core, (ast.Compare, ast.Call)) or self.counters.modulo_atoms(core):
+            return None
+        lit = pathcond.literal(test)
+        return lit if lit.atom.kind in (pathcond.NONE, pathcond.EQUALS, pathcond.HASATTR) else None
 
     def known_truth(self, state: PathState, cond: Condition) -> bool | None:
         """What the path knows of the test: assumed at an earlier test of the same text, or implied by
         what it assumed at a test comparing the same operands (`relations.py`)."""
+        if not state.assumptions:
+            return None
         known = state.assumption(cond.akey)
-        if known is not None or not state.assumptions:
-            return known
+        if known is not None:
+            return known == cond.polarity
+        if cond.atom is not None:  # another atom of the same subject: `x is None` known, `if x:` asked
+            for akey, atom in self._atoms[cond.atom.subject].items():
+                truth = state.assumption(akey) if akey != cond.akey else None
+                if truth is not None:
+                    implied_truth = pathcond.implies(atom, truth, cond.atom)
+                    if implied_truth is not None:
+                        return implied_truth == cond.polarity
         rel = self._relation.get(cond.akey)
         if rel is None:
             return None
@@ -392,9 +437,9 @@ class Interpreter:
                 for gate in gates:
                     t_s = t_s.assume(gate, True) if t_s.assumption(gate) is None else t_s if t_s.assumption(gate) else None
             if t_s is not None:
-                t_states.append(t_s if known is not None or not remember else t_s.assume(cond.akey, True))
+                t_states.append(t_s if known is not None or not remember else t_s.assume(cond.akey, cond.polarity))
             if f_s is not None:
-                f_states.append(f_s if known is not None or not remember else f_s.assume(cond.akey, False))
+                f_states.append(f_s if known is not None or not remember else f_s.assume(cond.akey, not cond.polarity))
         t = Flow(dict(flow.env), frozenset(t_states)) if t_states else None
         f = Flow(dict(flow.env), frozenset(f_states)) if f_states else None
         unit = unit_window(cond.test) if isinstance(cond.test, ast.Compare) else None
