@@ -45,7 +45,7 @@ from .prescan import EVENT_ATTRS, Prescan
 from .recorder import Recorder
 from .relations import Relation, implied, relation
 from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, binding_targets, code, is_int, read_source, stored_names
-from .values import EMPTY, EntityTable, Holder, Value
+from .values import EMPTY, EntityTable, Holder, Kind, Value
 from .walk import iter_tree, parents
 
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* from Python 3.11
@@ -339,7 +339,7 @@ class Interpreter:
         lit = pathcond.literal(test)
         return lit if lit.atom.kind in (pathcond.NONE, pathcond.EQUALS, pathcond.HASATTR) else None
 
-    def known_truth(self, state: PathState, cond: Condition) -> bool | None:
+    def known_truth(self, state: PathState, cond: Condition, env: dict[str, Value] | None = None) -> bool | None:
         """What the path knows of the test: assumed at an earlier test of the same text, or implied by
         what it assumed at a test comparing the same operands (`relations.py`)."""
         if not state.assumptions:
@@ -348,10 +348,11 @@ class Interpreter:
         if known is not None:
             return known == cond.polarity
         if cond.atom is not None:  # another atom of the same subject: `x is None` known, `if x:` asked
+            objects = env is not None and _object_or_none(env.get(cond.atom.subject))
             for akey, atom in self._atoms[cond.atom.subject].items():
                 truth = state.assumption(akey) if akey != cond.akey else None
                 if truth is not None:
-                    implied_truth = pathcond.implies(atom, truth, cond.atom)
+                    implied_truth = pathcond.implies(atom, truth, cond.atom, objects)
                     if implied_truth is not None:
                         return implied_truth == cond.polarity
         rel = self._relation.get(cond.akey)
@@ -422,7 +423,7 @@ class Interpreter:
         atoms = [(c, w) for c, w in self.counters.modulo_atoms(cond.test) if c in self.windows]
         remember = self.correlated(cond)
         for s in flow.states:
-            known = self.known_truth(s, cond)
+            known = self.known_truth(s, cond, flow.env)
             t_s: PathState | None = s if known is not False else None
             f_s: PathState | None = s if known is not True else None
             for counter, window in atoms[:1]:
@@ -531,7 +532,7 @@ class Interpreter:
         `stopped`) instead of running the body again; the others go round."""
         if not any(s.assumptions for s in back.states):
             return back
-        leaving = frozenset(s for s in back.states if self.known_truth(s, cond) is False)
+        leaving = frozenset(s for s in back.states if self.known_truth(s, cond, back.env) is False)
         if not leaving:
             return back
         stopped.append(Flow(dict(back.env), leaving))
@@ -631,6 +632,18 @@ class Interpreter:
         if stmt.finalbody and merged.normal is not None:
             merged = merged.then(self.exec_block(stmt.finalbody, merged.normal, frame))
         return merged
+
+
+_TRUTHLESS = frozenset({Kind.OPTIMIZER, Kind.SCHEDULER, Kind.TOOL, Kind.LOSS})
+
+
+def _object_or_none(value: Value | None) -> bool:
+    """The value is None or one of the objects the analysis made whose classes define no truth (an
+    optimizer, a scheduler, a GradScaler, a loss module): `if x:` then means `if x is not None:`.
+    (Models are left out: an empty `nn.Sequential` is false.)"""
+    if value is None or not value.entities or value.opaque:
+        return False
+    return all(e.kind in _TRUTHLESS for e in value.entities) and value.const in (None, "None")
 
 
 # What a configuration-flag test is made of: names, attributes, constants, `not`, `and`/`or`, comparisons.

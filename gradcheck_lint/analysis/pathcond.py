@@ -126,13 +126,16 @@ def _truth_of_constant(text: str) -> bool | None:
         return None
 
 
-def implies(known: Atom, truth: bool, asked: Atom) -> bool | None:
+def implies(known: Atom, truth: bool, asked: Atom, objects: bool = False) -> bool | None:
     """The truth of `asked` on a path that knows `known` has this truth (None: open). Only atoms of
-    one subject say anything of each other."""
+    one subject say anything of each other. `objects`: the subject is None or an object with no truth
+    of its own (an optimizer, a GradScaler: never false), so `x` and `x is not None` are one fact."""
     if known.subject != asked.subject or known.kind == TEXT or asked.kind == TEXT:
         return None
     if known == asked:
         return truth
+    if objects and {known.kind, asked.kind} == {NONE, TRUTHY}:
+        return not truth
     if not truth:
         if known.kind == TRUTHY and asked.kind == EQUALS and _truth_of_constant(asked.other) is True:
             return False  # a false value equals no truthy literal
@@ -177,27 +180,47 @@ def subjects_tested(module: ast.Module) -> Counter[str]:
 
 
 def sets_on_every_path(body: list[ast.stmt], target: str) -> bool:
-    """Whether every path through `body` that ends normally assigns `target` (`self.optimizer`) before
-    it ends: both arms of an `if`, the body and every handler of a `try` (a loop may run zero times)."""
+    """Whether every path through `body` (a constructor's) that does not raise assigns `target`
+    (`self.optimizer`) before it ends or returns: both arms of an `if`, the body and every handler of a
+    `try`; a loop may run zero times, and a `return` before the assignment leaves it unset."""
+    return _sets(body, target) == _SET
+
+
+_SET, _OPEN, _ESCAPES = "set", "open", "escapes"  # assigned on every path; not on some; returns unassigned
+
+
+def _sets(body: list[ast.stmt], target: str) -> str:
     for stmt in body:
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            if stmt.value is not None and any(code(n) == target for t in targets for n in ast.walk(t)
-                                              if isinstance(n, ast.Attribute)):
-                return True
-        elif isinstance(stmt, ast.If):
-            if sets_on_every_path(stmt.body, target) and sets_on_every_path(stmt.orelse, target):
-                return True
+            if stmt.value is not None and any(isinstance(n, ast.Attribute) and code(n) == target for t in targets for n in ast.walk(t)):
+                return _SET
+            continue
+        if isinstance(stmt, ast.Raise):
+            return _SET  # a path that raises constructs nothing
+        if isinstance(stmt, ast.Return):
+            return _ESCAPES
+        if isinstance(stmt, ast.Delete) and any(code(t) == target for t in stmt.targets):
+            return _ESCAPES
+        if isinstance(stmt, ast.If):
+            arms = [_sets(stmt.body, target), _sets(stmt.orelse, target)]
         elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-            if sets_on_every_path(stmt.body, target):
-                return True
+            arms = [_sets(stmt.body, target)]
         elif isinstance(stmt, ast.Try):
-            if sets_on_every_path(stmt.finalbody, target):
-                return True
-            if sets_on_every_path(stmt.body, target) and all(sets_on_every_path(h.body, target) for h in stmt.handlers):
-                return True
-        elif isinstance(stmt, (ast.Return, ast.Raise)):
-            return isinstance(stmt, ast.Raise)  # a path that raises ends no construction
-        elif isinstance(stmt, ast.Delete) and any(code(t) == target for t in stmt.targets):
-            return False
-    return False
+            if _sets(stmt.finalbody, target) == _SET:
+                return _SET
+            arms = [_sets(stmt.body + stmt.orelse, target), *(_sets(h.body, target) for h in stmt.handlers)]
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+            inner = _sets(stmt.body + stmt.orelse, target)
+            arms = [_ESCAPES if inner == _ESCAPES else _OPEN]
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        else:
+            if any(isinstance(n, (ast.Return,)) for n in ast.walk(stmt)):
+                return _ESCAPES
+            continue
+        if _ESCAPES in arms:
+            return _ESCAPES
+        if all(a == _SET for a in arms):
+            return _SET
+    return _OPEN
