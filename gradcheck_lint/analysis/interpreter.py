@@ -226,7 +226,9 @@ class Interpreter:
                 # `sync = (i + 1) % N == 0` ... `if sync:`: read the test through the name
                 alias, test = test.id, self.cond_aliases[test.id]
             cond = analyse_test(id(statement), statement, test, alias)  # type: ignore[arg-type]
-            if lit is None and alias is None and not cond.moduli:
+            if alias is not None:  # `bad = not isfinite(loss)` ... `if bad:`: the name's truth is the atom
+                lit = pathcond.Literal(pathcond.Atom(pathcond.TRUTHY, alias), True)
+            elif lit is None and not cond.moduli:
                 lit = pathcond.literal(test)
                 lit = lit if lit.atom.kind == pathcond.TRUTHY and lit.positive else None
             if lit is not None and lit.atom.kind != pathcond.TEXT:

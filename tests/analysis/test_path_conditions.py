@@ -215,3 +215,28 @@ def test_hasattr_of_an_attribute_the_constructor_always_sets_is_true() -> None:
 def test_hasattr_of_an_attribute_deleted_somewhere_is_not_known() -> None:
     src = HASATTR.format(init=ALWAYS, name="optimizer") + "\n    def close(self):\n        del self.optimizer\n"
     assert [d.code for d in check_source(src)] == ["GL001"]
+
+
+SKIP = """\
+import torch
+from torch import nn
+
+
+def train(model, loader):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        bad = not torch.isfinite(loss)
+        if not bad:
+            loss.backward()
+        if {skip}:
+            continue
+        optimizer.step()
+"""
+
+
+def test_a_continue_tested_on_the_flag_that_skipped_the_backward_follows_none() -> None:
+    # `bad` names a test (`not isfinite(loss)`): both `if`s read it, so only a path without a backward continues
+    assert [d.code for d in check_source(SKIP.format(skip="bad"))] == []
+    assert [d.code for d in check_source(SKIP.format(skip="not bad"))] == ["GL002"]
