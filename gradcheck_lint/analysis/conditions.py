@@ -401,6 +401,9 @@ def _concrete(expr: ast.expr, env: dict[str, int]) -> int | bool | None:  # noqa
     return None
 
 
+concrete = _concrete  # what `periods` evaluates a test of a counter with
+
+
 def _num(v) -> int | None:
     if isinstance(v, tuple) and v[0] in ("int", "res") and v[1] is not None:
         return v[1]

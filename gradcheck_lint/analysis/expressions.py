@@ -6,7 +6,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import names as N
+from . import names as N, periods
 from .flags import assign as assign_flag, literal_flags
 from .definitions import ClassInfo
 from .deferred import defer, may_make_context, synthetic_call
@@ -54,7 +54,7 @@ class Expressions:
         if fixed is not None:
             taken = self.eval(expr.body if fixed else expr.orelse, flow, frame)
             return [taken, EMPTY] if fixed else [EMPTY, taken]
-        _cond, t, f = self.interp.branch(expr, expr.test, flow, gates)
+        _cond, t, f = self.interp.branch(expr, expr.test, flow, gates, frame)
         values = [self.eval(expr.body, t, frame) if t is not None else EMPTY,
                   self.eval(expr.orelse, f, frame) if f is not None else EMPTY]
         joined = Flow.join([t, f])
@@ -414,6 +414,9 @@ class Expressions:
         if key in interp.windows and not keep_phases:
             first = 0 if value.const == 0 and is_int(source) else None  # `step = 0`: the window's first position
             flow.map(lambda s: s.restart(key, interp.windows[key], interp.counters.first_phase(first)))
+        if key in interp.period_counters and not keep_phases:  # `task_step = 0`: a period starts
+            period, reset_to = periods.key(interp.scope(frame), key), start if is_int(source) else None
+            flow.map_quiet(lambda s: periods.reset(s, period, reset_to) if reset_to is not None else periods.forget(s, period))
         for ent in value.entities:
             self.table.name_after(ent.uid, key)
         for m in value.modules:
@@ -528,6 +531,10 @@ class Expressions:
         if key is None:
             return
         old = self.lookup(key, flow, frame) or EMPTY
+        if key in interp.period_counters:  # `task_step += 1`: past the period's start (any other change: unknown)
+            period = periods.key(interp.scope(frame), key)
+            onward = isinstance(small.op, ast.Add) and is_int(small.value) and small.value.value >= 1  # type: ignore[attr-defined]
+            flow.map_quiet(lambda s: periods.advance(s, period) if onward else periods.forget(s, period))
         if isinstance(small.op, ast.Add) and is_int(small.value, 1) and key in interp.windows:
             flow.map(lambda s: s.advance(key, interp.counters.advance_phases))
             new = replace(old, counter=replace(old.counter, incremented=True), const=None) if old.counter else replace(old, const=None)

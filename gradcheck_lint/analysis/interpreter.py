@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from . import flags, pathcond
+from . import flags, pathcond, periods
 from . import names as N
 from .apimodels import Catalogue, ModelFile, catalogue_for
 from .conditions import ALL_PHASES, Condition, analyse_test, unit_truth, unit_window
@@ -283,7 +283,7 @@ class Interpreter:
             t = self.exec_block(stmt.body, flow.copy(), frame)
             f = self.exec_block(orelse, flow.copy(), frame) if orelse else Outcome(normal=flow)
             return Outcome.merge([t, f])
-        cond, tflow, fflow = self.branch(stmt, stmt.test, flow, gates)
+        cond, tflow, fflow = self.branch(stmt, stmt.test, flow, gates, frame)
         inner = frame if "__name__" in cond.key else replace(frame, ifs=frame.ifs + (cond.id,))
         t = self.exec_block(stmt.body, tflow, inner) if tflow is not None else Outcome(normal=None)
         if not orelse:
@@ -294,7 +294,8 @@ class Interpreter:
             f = self.exec_block(orelse, fflow, inner)
         return Outcome.merge([t, f])
 
-    def branch(self, node: ast.AST, test: ast.expr, flow: Flow, gates: Sequence[int] = ()) -> tuple[Condition, Flow | None, Flow | None]:
+    def branch(self, node: ast.AST, test: ast.expr, flow: Flow, gates: Sequence[int] = (),
+               frame: Frame | None = None) -> tuple[Condition, Flow | None, Flow | None]:
         """Split a flow at a branch (an `if`, a conditional expression) whose test was evaluated: its
         condition, the paths on which the test holds and those on which it does not (None: no path)."""
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not self.counters.modulo_atoms(test)
@@ -308,7 +309,7 @@ class Interpreter:
             cond.framework_gate, cond.volatile = True, True
             cond.framework_window = next((self.table.windows.get(g) for g in gates if self.table.windows.get(g)), None)
         self.counters.note_counter(cond, flow)
-        tflow, fflow = self.split(flow, cond)
+        tflow, fflow = self.split(flow, cond, frame)
         return (cond, fflow, tflow) if negated else (cond, tflow, fflow)
 
     def touches_gradients(self, name: str) -> bool:
@@ -325,6 +326,16 @@ class Interpreter:
         return (self.prescan.tests_of(test) > 1 or self.prescan.compares_otherwise(test)
                 or (cond.atom is not None and self.subjects_tested[cond.atom.subject] > 1)
                 or self._invariant_flag(statement, test))
+
+    @functools.cached_property
+    def period_counters(self) -> frozenset[str]:
+        """Counters whose period start paths follow (`periods`)."""
+        return periods.tested_counters(self.module, lambda node: self.prescan.interesting.get(id(node), True))
+
+    @staticmethod
+    def scope(frame: Frame | None) -> int:
+        """The function a name is local to (0: the module's top level)."""
+        return id(frame.function) if frame is not None and frame.function is not None else 0
 
     @functools.cached_property
     def subjects_tested(self) -> Counter[str]:
@@ -413,7 +424,7 @@ class Interpreter:
             found = self._loop_stores[id(loop)] = stored_names(loop)
         return found
 
-    def split(self, flow: Flow, cond: Condition) -> tuple[Flow | None, Flow | None]:
+    def split(self, flow: Flow, cond: Condition, frame: Frame | None = None) -> tuple[Flow | None, Flow | None]:
         """Split a flow on a condition, keeping only the paths consistent with what they assumed."""
         for window in cond.moduli:  # `else:` of `if N > 1:`: every `x % N` is 0, the gate's truth is known
             marker = flow.env.get(UNIT_WINDOW + window)
@@ -424,8 +435,15 @@ class Interpreter:
         gates = self._boundary_operands(cond.test)
         atoms = [(c, w) for c, w in self.counters.modulo_atoms(cond.test) if c in self.windows]
         remember = self.correlated(cond)
+        periodic = frozenset(self.period_counters & cond.names) if frame is not None else frozenset()
+        scope = self.scope(frame)
         for s in flow.states:
             known = self.known_truth(s, cond, flow.env)
+            if periodic:  # `if i == 0:` on a path that knows whether `i` is still at its reset value
+                at_start = periods.truth(s, cond.test, scope, periodic)
+                if at_start is not None and known is not None and at_start != known:
+                    continue  # infeasible: the path assumed the opposite
+                known = at_start if at_start is not None else known
             t_s: PathState | None = s if known is not False else None
             f_s: PathState | None = s if known is not True else None
             for counter, window in atoms[:1]:
@@ -493,6 +511,10 @@ class Interpreter:
             name, start = counter
             self.counter_starts[name] = start or 0  # phases count from the first value
             head.map(lambda s: s.restart(name, self.windows[name], self.counters.first_phase(start)))
+        period = periods.key(self.scope(frame), counter[0]) if counter is not None and counter[0] in self.period_counters else None
+        if period is not None:  # `for i, x in enumerate(loader)`: `i` starts its period with the loop
+            first = counter[1]  # type: ignore[index]
+            head.map_quiet(lambda s: periods.reset(s, period, first) if first is not None else periods.forget(s, period))
         breaks: list[Flow] = []
         returns: list[tuple[Flow, Value]] = []
         stopped: list[Flow] = []  # paths that know the `while` test is false: they leave the loop
@@ -520,6 +542,8 @@ class Interpreter:
                 break
             if counter is not None and counter[0] in self.windows:
                 back.map(lambda s: s.advance(counter[0], self.counters.advance_phases))
+            if period is not None:
+                back.map_quiet(lambda s: periods.advance(s, period))
             new_head = Flow.join([head, back])
             assert new_head is not None
             if new_head.env == head.env and (new_head.states == head.states or len(new_head.states) >= STATE_CAP == len(head.states)):
