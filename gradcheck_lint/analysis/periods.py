@@ -38,24 +38,37 @@ _SAMPLES = 8  # values past the reset value a test is evaluated at
 
 
 def tested_counters(module: ast.Module, matters: Callable[[ast.If], bool]) -> frozenset[str]:
-    """Plain names that an `if` whose branch `matters` compares with an int literal (`if i == 0:`,
-    `if not task_step:`)."""
+    """Names, and attributes of `self`, that an `if` whose branch `matters` compares with an int literal
+    (`if i == 0:`, `if not task_step:`, `if self.epoch_iteration == 0:`)."""
     out: set[str] = set()
     for node in ast.walk(module):
         if isinstance(node, ast.If) and matters(node):
             for sub in ast.walk(node.test):
-                if isinstance(sub, ast.Compare) and len(sub.ops) == 1 and isinstance(sub.left, ast.Name) \
+                if isinstance(sub, ast.Compare) and len(sub.ops) == 1 \
                         and isinstance(sub.comparators[0], ast.Constant) and type(sub.comparators[0].value) is int:
-                    out.add(sub.left.id)
-                elif isinstance(sub, ast.UnaryOp) and isinstance(sub.op, ast.Not) and isinstance(sub.operand, ast.Name):
-                    out.add(sub.operand.id)
+                    name = _counter(sub.left)
+                elif isinstance(sub, ast.UnaryOp) and isinstance(sub.op, ast.Not):
+                    name = _counter(sub.operand)
+                else:
+                    continue
+                if name is not None:
+                    out.add(name)
     return frozenset(out)
+
+
+def _counter(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return f"self.{node.attr}"
+    return None
 
 
 def key(scope: int, counter: str) -> str:
     """The phase key of a counter of one function (`scope`: the id of its node, 0 for a module's top level):
-    a callee's own `i` is not its caller's."""
-    return f"{PREFIX}{scope}:{counter}"
+    a callee's own `i` is not its caller's. An attribute (`self.epoch_iteration`, reset in a base class's
+    epoch loop and tested in the step method it calls) belongs to no function."""
+    return f"{PREFIX}{0 if '.' in counter else scope}:{counter}"
 
 
 def reset(state: PathState, k: str, value: int) -> PathState:
@@ -81,11 +94,13 @@ def forget(state: PathState, k: str) -> PathState:
 def truth(state: PathState, test: ast.expr, scope: int, names: frozenset[str]) -> bool | None:
     """The truth of `test` on this path from where its counters stand (None: not decided). Only a
     test that reads nothing but one followed counter and literals is decided."""
-    prefix = f"{PREFIX}{scope}:"
     for c, w, p in state.phases:
-        if not c.startswith(prefix) or c[len(prefix):] not in names:
+        if not c.startswith(PREFIX):
             continue
-        counter, start = c[len(prefix):], int(w)
+        counter = c.split(":", 2)[2]
+        if counter not in names or c != key(scope, counter):
+            continue
+        start = int(w)
         values = [start] if p == AT else range(start + 1, start + 1 + _SAMPLES)
         seen = {None if (v := concrete(test, {counter: n})) is None else bool(v) for n in values}
         if len(seen) == 1:

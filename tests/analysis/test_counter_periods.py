@@ -93,3 +93,43 @@ def test_truth_at_and_past_the_reset_value() -> None:
     assert periods.truth(past, ast.parse("i > 3", mode="eval").body, 0, frozenset({"i"})) is None  # 1..8 disagree
     assert periods.truth(periods.forget(past, k), test, 0, frozenset({"i"})) is None
     assert periods.truth(at, ast.parse("i == n", mode="eval").body, 0, frozenset({"i"})) is None  # reads another name
+
+
+TRAINER = """\
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, model, loader, accum):
+        self.model = model
+        self.loader = loader
+        self.accum = accum
+        self.epoch_iteration = 0
+        self.global_step = 0
+        self.optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def run(self, epochs):
+        for _ in range(epochs):
+{reset}
+            for batch in self.loader:
+                self.train_step(batch)
+                self.epoch_iteration += 1
+
+    def train_step(self, batch):
+        x, y = batch
+        if self.epoch_iteration == 0:
+            self.optimizer.zero_grad()
+        loss = nn.functional.mse_loss(self.model(x), y) / self.accum
+        loss.backward()
+        self.global_step += 1
+        if self.global_step % self.accum == 0:
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+"""
+
+
+def test_an_attribute_counter_reset_per_epoch_in_the_loop_method_gates_the_step_method() -> None:
+    assert [d.code for d in check_source(TRAINER.format(reset="            self.epoch_iteration = 0"))] == []
+    # reset on a counter that is not the one tested: the clear's timing is unknown again
+    assert [d.code for d in check_source(TRAINER.format(reset="            self.epoch_iteration = len(self.loader)"))] == ["GL002"]
