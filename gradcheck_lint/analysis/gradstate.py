@@ -15,6 +15,12 @@ from typing import NamedTuple
 from .values import Holder
 
 
+# The consumer a step that does not train leaves on the gradients it applied (a look-ahead undone by
+# restoring the weights, a benchmark's repeated steps; see `trials`): applied, so a later clear discards
+# nothing, but by no optimizer, so the real step after it does not find them already applied.
+UNDONE = -1
+
+
 class Contribution(NamedTuple):
     """Gradients written into a holder by one backward call site (a named tuple, like `Holder`, so
     that path states compare in C).
