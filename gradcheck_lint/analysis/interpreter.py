@@ -339,7 +339,23 @@ class Interpreter:
 
     @functools.cached_property
     def subjects_tested(self) -> Counter[str]:
-        return pathcond.subjects_tested(self.module)
+        """Subjects (`pathcond`) by how many tests that matter read them."""
+        return pathcond.subjects_tested(self.module, self._branch_matters)
+
+    def _branch_matters(self, node: ast.AST) -> bool:
+        """A branch whose arms call something that can touch gradients (a clear, a step, a function here
+        that trains), or leave a loop's iteration or a function early (`continue`, `break`, `return`); not
+        one that only logs, or raises on a bad configuration."""
+        if not self.prescan.interesting.get(id(node), True):
+            return False
+        arms = [node.body, node.orelse] if isinstance(node, ast.IfExp) else [*node.body, *node.orelse]  # type: ignore[attr-defined]
+        for arm in arms:
+            for n in ast.walk(arm):
+                if isinstance(n, (ast.Continue, ast.Break, ast.Return)):
+                    return True
+                if isinstance(n, ast.Call) and self.touches_gradients(N.last_name(n.func) or ""):
+                    return True
+        return False
 
     def _literal(self, test: ast.expr) -> pathcond.Literal | None:
         """The test as a literal of an atom that is not its own text (`x is None`, `x == "a"`, `hasattr`),

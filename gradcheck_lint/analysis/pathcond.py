@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .syntax import code
@@ -165,12 +166,13 @@ def implies(known: Atom, truth: bool, asked: Atom, objects: bool = False) -> boo
     return None
 
 
-def subjects_tested(module: ast.Module) -> Counter[str]:
-    """How many `if`/`while` tests and conditional expressions of the module test each subject (a
-    subject tested once needs no path to remember it)."""
+def subjects_tested(module: ast.Module, matters: Callable[[ast.AST], bool]) -> Counter[str]:
+    """How many `if`/`while` tests and conditional expressions of the module whose branches `matter`
+    (they can touch gradients) test each subject. A subject tested once needs no path to remember it,
+    nor one tested around logging or set-up only: remembering it would only multiply the paths."""
     counts: Counter[str] = Counter()
     for node in iter_tree(module):
-        if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)) and matters(node):
             parts = node.test.values if isinstance(node.test, ast.BoolOp) else [node.test]
             for part in parts:
                 lit = literal(part)

@@ -240,3 +240,30 @@ def test_a_continue_tested_on_the_flag_that_skipped_the_backward_follows_none() 
     # `bad` names a test (`not isfinite(loss)`): both `if`s read it, so only a path without a backward continues
     assert [d.code for d in check_source(SKIP.format(skip="bad"))] == []
     assert [d.code for d in check_source(SKIP.format(skip="not bad"))] == ["GL002"]
+
+
+def test_only_tests_that_guard_training_or_leave_early_make_a_subject_remembered() -> None:
+    from gradcheck_lint.analysis.interpreter import Interpreter
+
+    src = """\
+import torch
+
+def main(args, model, opt, loader):
+    if args.report_to == "wandb":
+        raise ImportError("install wandb")
+    if args.report_to != "wandb":
+        print("no tracker")
+    for x in loader:
+        model(x).sum().backward()
+        if args.clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
+        if args.clip is None:
+            opt.step()
+        if args.skip is not None:
+            continue
+"""
+    counts = Interpreter(ast.parse(src), src).subjects_tested
+    # set-up checks that raise or log would only multiply the paths; the clip/step tests and the `continue` count
+    assert counts["args.report_to"] == 0
+    assert counts["args.clip"] == 2
+    assert counts["args.skip"] == 1
