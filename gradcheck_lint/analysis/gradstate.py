@@ -186,7 +186,7 @@ class PathState:
                 mine = cache.get(("owners", h))
                 if mine is None:
                     mine = cache[("owners", h)] = frozenset().union(*(o for k, o in owners.items() if k.overlaps(h))) if owners else frozenset()
-                return bool(mine) and not (c.consumers & mine)  # type: ignore[operator]
+                return bool(mine) and not (c.consumers & mine) and UNDONE not in c.consumers  # type: ignore[operator]
 
             def is_stepped(h: Holder) -> bool:
                 hit = cache.get(("stepped", h))

@@ -110,3 +110,30 @@ def test_undone_steps_needs_a_snapshot_taken_before_the_step() -> None:
     tree = ast.parse(src)
     steps = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "step"]
     assert undone_steps(tree) == frozenset({id(steps[0])})
+
+
+WARMUP = """\
+import copy
+import torch
+from torch import nn
+
+model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 1))
+optimizers = [torch.optim.Adam(model[0].parameters()), torch.optim.SGD(model[1].parameters(), lr=0.1)]
+initial_state = dict(model=copy.deepcopy(model.state_dict()))  # warm the kernels up, then start afresh
+for step in range(10):
+    model(torch.randn(8, 4)).sum().backward()
+    if step % 2 == 0:
+        optimizers[1].step()
+        optimizers[1].zero_grad(set_to_none=True)
+    else:
+        for opt in optimizers:
+            opt.step()
+        model.zero_grad(set_to_none=True)
+model.load_state_dict(initial_state["model"])
+"""
+
+
+def test_a_clear_after_a_trial_step_discards_nothing() -> None:
+    # modded-nanogpt's kernel warm-up: every step of the loop is undone by the restore after it; the
+    # clear right after a step applied its gradients, though by a step that trains nothing
+    assert [d.code for d in check_source(WARMUP)] == []
