@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from .names import NON_FINITE, dotted
+from .pathcond import Atom
 from .syntax import code, forget_code, is_int
 from .walk import walk
 
@@ -60,6 +61,10 @@ class Condition:
     # Its truth changes from one iteration to the next (a window gate, a framework boundary): what a
     # path assumed of it in one iteration says nothing of the next.
     volatile: bool = False
+    # The test read as a literal over a normalised atom (`pathcond`): paths remember the atom's truth
+    # under `akey`, and the test holds when that truth equals `polarity`.
+    atom: Atom | None = None
+    polarity: bool = True
 
     @property
     def is_accumulation_gate(self) -> bool:
@@ -394,6 +399,9 @@ def _concrete(expr: ast.expr, env: dict[str, int]) -> int | bool | None:  # noqa
             left = right
         return True
     return None
+
+
+concrete = _concrete  # what `periods` evaluates a test of a counter with
 
 
 def _num(v) -> int | None:

@@ -6,7 +6,7 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import names as N
+from . import names as N, periods
 from .flags import assign as assign_flag, literal_flags
 from .definitions import ClassInfo
 from .deferred import defer, may_make_context, synthetic_call
@@ -41,6 +41,25 @@ class Expressions:
         if frame is not None and frame.closure_env is not None and key in frame.closure_env:
             return frame.closure_env[key]
         return self.interp.module_env.get(key)
+
+    def _arms(self, expr: ast.IfExp, flow: Flow, frame: Frame, gates: list[int]) -> list[Value]:
+        """The values of a conditional expression's two arms. When an arm can touch gradients
+        (`opt.step() if c else opt.step(bs)`), each runs on the paths of its side of the test only, and
+        the flow becomes their join: one step, not two; otherwise both are read on the one flow."""
+        touching = [n for arm in (expr.body, expr.orelse) for n in ast.walk(arm)
+                    if isinstance(n, ast.Call) and self.interp.touches_gradients(N.last_name(n.func) or "")]
+        if not touching:
+            return [self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)]
+        fixed = self.interp.fixed_tests.outcome(expr.test, flow, frame)
+        if fixed is not None:
+            taken = self.eval(expr.body if fixed else expr.orelse, flow, frame)
+            return [taken, EMPTY] if fixed else [EMPTY, taken]
+        _cond, t, f = self.interp.branch(expr, expr.test, flow, gates, frame)
+        values = [self.eval(expr.body, t, frame) if t is not None else EMPTY,
+                  self.eval(expr.orelse, f, frame) if f is not None else EMPTY]
+        joined = Flow.join([t, f])
+        flow.env, flow.states = (joined.env, joined.states) if joined is not None else (flow.env, frozenset())
+        return values
 
     def gate_flags(self, test: ast.expr, flow: Flow, frame: Frame) -> list[int]:
         """Evaluate a branch test; return the framework objects whose window-boundary flag it reads."""
@@ -80,8 +99,8 @@ class Expressions:
                 self.eval(c, flow, frame)
             return EMPTY
         if kind is ast.IfExp:
-            self.eval(expr.test, flow, frame)  # type: ignore[attr-defined]
-            arms = [self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)]  # type: ignore[attr-defined]
+            gates = self.gate_flags(expr.test, flow, frame)  # type: ignore[attr-defined]
+            arms = self._arms(expr, flow, frame, gates)  # type: ignore[arg-type]
             unwrapped = self._not_a_sync_wrapper(expr.test, expr.orelse)  # type: ignore[attr-defined]
             if unwrapped:
                 # `m.module if isinstance(m, DistributedDataParallel) else m`: the bare module either way
@@ -395,6 +414,9 @@ class Expressions:
         if key in interp.windows and not keep_phases:
             first = 0 if value.const == 0 and is_int(source) else None  # `step = 0`: the window's first position
             flow.map(lambda s: s.restart(key, interp.windows[key], interp.counters.first_phase(first)))
+        if key in interp.period_counters and not keep_phases:  # `task_step = 0`: a period starts
+            period, reset_to = periods.key(interp.scope(frame), key), start if is_int(source) else None
+            flow.map_quiet(lambda s: periods.reset(s, period, reset_to) if reset_to is not None else periods.forget(s, period))
         for ent in value.entities:
             self.table.name_after(ent.uid, key)
         for m in value.modules:
@@ -509,6 +531,10 @@ class Expressions:
         if key is None:
             return
         old = self.lookup(key, flow, frame) or EMPTY
+        if key in interp.period_counters:  # `task_step += 1`: past the period's start (any other change: unknown)
+            period = periods.key(interp.scope(frame), key)
+            onward = isinstance(small.op, ast.Add) and is_int(small.value) and small.value.value >= 1  # type: ignore[attr-defined]
+            flow.map_quiet(lambda s: periods.advance(s, period) if onward else periods.forget(s, period))
         if isinstance(small.op, ast.Add) and is_int(small.value, 1) and key in interp.windows:
             flow.map(lambda s: s.advance(key, interp.counters.advance_phases))
             new = replace(old, counter=replace(old.counter, incremented=True), const=None) if old.counter else replace(old, const=None)

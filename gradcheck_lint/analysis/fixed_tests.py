@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
+from . import pathcond
 from .conditions import grad_existence_test
 from .flow import Flow, Frame
 from .walk import iter_tree
@@ -27,7 +28,43 @@ class FixedTests:
             fixed = self.constant_flag(test, flow, frame)
         if fixed is None and self.missing_attribute(test):
             fixed = False  # `if hasattr(self, "_training_step"):` where nothing defines it: a deprecated hook
+        if fixed is None and self.constructed_attribute(test, frame):
+            fixed = True  # `if hasattr(self, "optimizer"):` where `__init__` always sets it
         return fixed
+
+    def constructed_attribute(self, test: ast.expr, frame: Frame) -> bool:
+        """`hasattr(self, "name")` (or `not ...`: the caller negates) in a method of a class whose
+        `__init__` (its own, or a base's in this file) sets `self.name` on every path, and which nothing
+        in the file deletes."""
+        if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and len(test.args) == 2
+                and isinstance(test.args[0], ast.Name) and test.args[0].id == "self"
+                and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str)):
+            return False
+        target = f"self.{test.args[1].value}"
+        seen: set[str] = set()
+        todo = [frame.cls] if frame.cls is not None else []
+        while todo:
+            info = todo.pop()
+            if info.name in seen:  # type: ignore[attr-defined]
+                continue
+            seen.add(info.name)  # type: ignore[attr-defined]
+            init = info.methods.get("__init__")  # type: ignore[attr-defined]
+            if init is not None:
+                if not pathcond.sets_on_every_path(init.body, target) or self._deletes(test.args[1].value):
+                    return False  # the `__init__` that runs is the first one found
+                return True
+            todo.extend(self.interp.classes[b] for b in info.bases if b in self.interp.classes)  # type: ignore[attr-defined]
+        return False
+
+    def _deletes(self, name: str) -> bool:
+        """`del self.name` or `delattr(self, "name")` somewhere in the file."""
+        for n in iter_tree(self.interp.module):
+            if isinstance(n, ast.Delete) and any(isinstance(t, ast.Attribute) and t.attr == name for t in n.targets):
+                return True
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "delattr" and len(n.args) == 2 \
+                    and isinstance(n.args[1], ast.Constant) and n.args[1].value == name:
+                return True
+        return False
 
     def constant_flag(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
         """`if do_backward:` in a helper called with `do_backward=False` (or left at its default): the

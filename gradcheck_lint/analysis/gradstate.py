@@ -15,6 +15,12 @@ from typing import NamedTuple
 from .values import Holder
 
 
+# The consumer a step that does not train leaves on the gradients it applied (a look-ahead undone by
+# restoring the weights, a benchmark's repeated steps; see `trials`): applied, so a later clear discards
+# nothing, but by no optimizer, so the real step after it does not find them already applied.
+UNDONE = -1
+
+
 class Contribution(NamedTuple):
     """Gradients written into a holder by one backward call site (a named tuple, like `Holder`, so
     that path states compare in C).
@@ -180,7 +186,7 @@ class PathState:
                 mine = cache.get(("owners", h))
                 if mine is None:
                     mine = cache[("owners", h)] = frozenset().union(*(o for k, o in owners.items() if k.overlaps(h))) if owners else frozenset()
-                return bool(mine) and not (c.consumers & mine)  # type: ignore[operator]
+                return bool(mine) and not (c.consumers & mine) and UNDONE not in c.consumers  # type: ignore[operator]
 
             def is_stepped(h: Holder) -> bool:
                 hit = cache.get(("stepped", h))

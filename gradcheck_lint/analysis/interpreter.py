@@ -15,11 +15,13 @@ parameters each optimizer owns; `counters` follows loop counters and accumulatio
 from __future__ import annotations
 
 import ast
+import functools
 import time
+from collections import Counter
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from . import flags
+from . import flags, pathcond, periods
 from . import names as N
 from .apimodels import Catalogue, ModelFile, catalogue_for
 from .conditions import ALL_PHASES, Condition, analyse_test, unit_truth, unit_window
@@ -43,7 +45,7 @@ from .prescan import EVENT_ATTRS, Prescan
 from .recorder import Recorder
 from .relations import Relation, implied, relation
 from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, binding_targets, code, is_int, read_source, stored_names
-from .values import EMPTY, EntityTable, Holder, Value
+from .values import EMPTY, EntityTable, Holder, Kind, Value
 from .walk import iter_tree, parents
 
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* from Python 3.11
@@ -83,6 +85,7 @@ class Interpreter:
         self.cond_aliases: dict[str, ast.expr] = {}
         self.by_akey: dict[int, list[Condition]] = {}
         self._akeys: dict[str, int] = {}
+        self._atoms: dict[str, dict[int, pathcond.Atom]] = {}  # a subject -> the atoms (by akey) tests read of it
         self._relation: dict[int, Relation] = {}  # assumption key -> its test as a comparison of two operands
         self._compared: dict[tuple[str, str], dict[int, Relation]] = {}  # operands -> assumption keys comparing them
         self._boundaries: dict[int, Condition] = {}
@@ -214,7 +217,8 @@ class Interpreter:
         return Outcome(normal=flow)
 
     # -- branches
-    def condition(self, statement: ast.AST, test: ast.expr) -> Condition:
+    def condition(self, statement: ast.AST, test: ast.expr, lit: pathcond.Literal | None = None) -> Condition:
+        """The condition of a branch statement; with `lit`, the test is that literal of its atom (`pathcond`)."""
         cond = self.conditions.get(id(statement))
         if cond is None:
             alias = None
@@ -222,12 +226,22 @@ class Interpreter:
                 # `sync = (i + 1) % N == 0` ... `if sync:`: read the test through the name
                 alias, test = test.id, self.cond_aliases[test.id]
             cond = analyse_test(id(statement), statement, test, alias)  # type: ignore[arg-type]
+            if alias is not None:  # `bad = not isfinite(loss)` ... `if bad:`: the name's truth is the atom
+                lit = pathcond.Literal(pathcond.Atom(pathcond.TRUTHY, alias), True)
+            elif lit is None and not cond.moduli:
+                lit = pathcond.literal(test)
+                lit = lit if lit.atom.kind == pathcond.TRUTHY and lit.positive else None
+            if lit is not None and lit.atom.kind != pathcond.TEXT:
+                cond.atom, cond.polarity = lit.atom, lit.positive
+                cond.key = lit.atom.key
             self._register(cond)
         return cond
 
     def _register(self, cond: Condition) -> None:
         cond.akey = self._akeys.setdefault(cond.key, len(self._akeys) + 1)
         self.conditions[cond.id] = cond
+        if cond.atom is not None:
+            self._atoms.setdefault(cond.atom.subject, {})[cond.akey] = cond.atom
         rel = relation(cond.test)
         if rel is not None:
             self._relation[cond.akey] = rel
@@ -269,16 +283,7 @@ class Interpreter:
             t = self.exec_block(stmt.body, flow.copy(), frame)
             f = self.exec_block(orelse, flow.copy(), frame) if orelse else Outcome(normal=flow)
             return Outcome.merge([t, f])
-        test = stmt.test
-        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not self.counters.modulo_atoms(test)
-        cond = self.condition(stmt, test.operand if negated else stmt.test)  # type: ignore[attr-defined]
-        if gates and not cond.framework_gate:  # `if accelerator.sync_gradients:`
-            cond.framework_gate, cond.volatile = True, True
-            cond.framework_window = next((self.table.windows.get(g) for g in gates if self.table.windows.get(g)), None)
-        self.counters.note_counter(cond, flow)
-        tflow, fflow = self.split(flow, cond)
-        if negated:
-            tflow, fflow = fflow, tflow
+        cond, tflow, fflow = self.branch(stmt, stmt.test, flow, gates, frame)
         inner = frame if "__name__" in cond.key else replace(frame, ifs=frame.ifs + (cond.id,))
         t = self.exec_block(stmt.body, tflow, inner) if tflow is not None else Outcome(normal=None)
         if not orelse:
@@ -288,6 +293,24 @@ class Interpreter:
         else:
             f = self.exec_block(orelse, fflow, inner)
         return Outcome.merge([t, f])
+
+    def branch(self, node: ast.AST, test: ast.expr, flow: Flow, gates: Sequence[int] = (),
+               frame: Frame | None = None) -> tuple[Condition, Flow | None, Flow | None]:
+        """Split a flow at a branch (an `if`, a conditional expression) whose test was evaluated: its
+        condition, the paths on which the test holds and those on which it does not (None: no path)."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not self.counters.modulo_atoms(test)
+        lit = self._literal(test)
+        if lit is not None:  # `if x is not None:`, `if mode != "eval":`: a literal of an atom other tests share
+            negated = False
+            cond = self.condition(node, test, lit)
+        else:
+            cond = self.condition(node, test.operand if negated else test)  # type: ignore[attr-defined]
+        if gates and not cond.framework_gate:  # `if accelerator.sync_gradients:`
+            cond.framework_gate, cond.volatile = True, True
+            cond.framework_window = next((self.table.windows.get(g) for g in gates if self.table.windows.get(g)), None)
+        self.counters.note_counter(cond, flow)
+        tflow, fflow = self.split(flow, cond, frame)
+        return (cond, fflow, tflow) if negated else (cond, tflow, fflow)
 
     def touches_gradients(self, name: str) -> bool:
         """A call of this name may be a training event: `zero_grad`, `step`, or a function here that reaches one."""
@@ -301,14 +324,66 @@ class Interpreter:
         statement = cond.statement
         test = statement.test if isinstance(statement, (ast.If, ast.While)) else cond.test
         return (self.prescan.tests_of(test) > 1 or self.prescan.compares_otherwise(test)
+                or (cond.atom is not None and self.subjects_tested[cond.atom.subject] > 1)
                 or self._invariant_flag(statement, test))
 
-    def known_truth(self, state: PathState, cond: Condition) -> bool | None:
+    @functools.cached_property
+    def period_counters(self) -> frozenset[str]:
+        """Counters whose period start paths follow (`periods`)."""
+        return periods.tested_counters(self.module, lambda node: self.prescan.interesting.get(id(node), True))
+
+    @staticmethod
+    def scope(frame: Frame | None) -> int:
+        """The function a name is local to (0: the module's top level)."""
+        return id(frame.function) if frame is not None and frame.function is not None else 0
+
+    @functools.cached_property
+    def subjects_tested(self) -> Counter[str]:
+        """Subjects (`pathcond`) by how many tests that matter read them."""
+        return pathcond.subjects_tested(self.module, self._branch_matters)
+
+    def _branch_matters(self, node: ast.AST) -> bool:
+        """A branch whose arms call something that can touch gradients (a clear, a step, a function here
+        that trains), or leave a loop's iteration or a function early (`continue`, `break`, `return`); not
+        one that only logs, or raises on a bad configuration."""
+        if not self.prescan.interesting.get(id(node), True):
+            return False
+        arms = [node.body, node.orelse] if isinstance(node, ast.IfExp) else [*node.body, *node.orelse]  # type: ignore[attr-defined]
+        for arm in arms:
+            for n in ast.walk(arm):
+                if isinstance(n, (ast.Continue, ast.Break, ast.Return)):
+                    return True
+                if isinstance(n, ast.Call) and self.touches_gradients(N.last_name(n.func) or ""):
+                    return True
+        return False
+
+    def _literal(self, test: ast.expr) -> pathcond.Literal | None:
+        """The test as a literal of an atom that is not its own text (`x is None`, `x == "a"`, `hasattr`),
+        when it has no counter the phase domain reads; else None (the test is its own atom)."""
+        core = test
+        while isinstance(core, ast.UnaryOp) and isinstance(core.op, ast.Not):
+            core = core.operand
+        if not isinstance(core, (ast.Compare, ast.Call)) or self.counters.modulo_atoms(core):
+            return None
+        lit = pathcond.literal(test)
+        return lit if lit.atom.kind in (pathcond.NONE, pathcond.EQUALS, pathcond.HASATTR) else None
+
+    def known_truth(self, state: PathState, cond: Condition, env: dict[str, Value] | None = None) -> bool | None:
         """What the path knows of the test: assumed at an earlier test of the same text, or implied by
         what it assumed at a test comparing the same operands (`relations.py`)."""
+        if not state.assumptions:
+            return None
         known = state.assumption(cond.akey)
-        if known is not None or not state.assumptions:
-            return known
+        if known is not None:
+            return known == cond.polarity
+        if cond.atom is not None:  # another atom of the same subject: `x is None` known, `if x:` asked
+            objects = env is not None and _object_or_none(env.get(cond.atom.subject))
+            for akey, atom in self._atoms[cond.atom.subject].items():
+                truth = state.assumption(akey) if akey != cond.akey else None
+                if truth is not None:
+                    implied_truth = pathcond.implies(atom, truth, cond.atom, objects)
+                    if implied_truth is not None:
+                        return implied_truth == cond.polarity
         rel = self._relation.get(cond.akey)
         if rel is None:
             return None
@@ -365,7 +440,7 @@ class Interpreter:
             found = self._loop_stores[id(loop)] = stored_names(loop)
         return found
 
-    def split(self, flow: Flow, cond: Condition) -> tuple[Flow | None, Flow | None]:
+    def split(self, flow: Flow, cond: Condition, frame: Frame | None = None) -> tuple[Flow | None, Flow | None]:
         """Split a flow on a condition, keeping only the paths consistent with what they assumed."""
         for window in cond.moduli:  # `else:` of `if N > 1:`: every `x % N` is 0, the gate's truth is known
             marker = flow.env.get(UNIT_WINDOW + window)
@@ -376,8 +451,15 @@ class Interpreter:
         gates = self._boundary_operands(cond.test)
         atoms = [(c, w) for c, w in self.counters.modulo_atoms(cond.test) if c in self.windows]
         remember = self.correlated(cond)
+        periodic = frozenset(self.period_counters & cond.names) if frame is not None else frozenset()
+        scope = self.scope(frame)
         for s in flow.states:
-            known = self.known_truth(s, cond)
+            known = self.known_truth(s, cond, flow.env)
+            if periodic:  # `if i == 0:` on a path that knows whether `i` is still at its reset value
+                at_start = periods.truth(s, cond.test, scope, periodic)
+                if at_start is not None and known is not None and at_start != known:
+                    continue  # infeasible: the path assumed the opposite
+                known = at_start if at_start is not None else known
             t_s: PathState | None = s if known is not False else None
             f_s: PathState | None = s if known is not True else None
             for counter, window in atoms[:1]:
@@ -392,9 +474,9 @@ class Interpreter:
                 for gate in gates:
                     t_s = t_s.assume(gate, True) if t_s.assumption(gate) is None else t_s if t_s.assumption(gate) else None
             if t_s is not None:
-                t_states.append(t_s if known is not None or not remember else t_s.assume(cond.akey, True))
+                t_states.append(t_s if known is not None or not remember else t_s.assume(cond.akey, cond.polarity))
             if f_s is not None:
-                f_states.append(f_s if known is not None or not remember else f_s.assume(cond.akey, False))
+                f_states.append(f_s if known is not None or not remember else f_s.assume(cond.akey, not cond.polarity))
         t = Flow(dict(flow.env), frozenset(t_states)) if t_states else None
         f = Flow(dict(flow.env), frozenset(f_states)) if f_states else None
         unit = unit_window(cond.test) if isinstance(cond.test, ast.Compare) else None
@@ -445,6 +527,10 @@ class Interpreter:
             name, start = counter
             self.counter_starts[name] = start or 0  # phases count from the first value
             head.map(lambda s: s.restart(name, self.windows[name], self.counters.first_phase(start)))
+        period = periods.key(self.scope(frame), counter[0]) if counter is not None and counter[0] in self.period_counters else None
+        if period is not None:  # `for i, x in enumerate(loader)`: `i` starts its period with the loop
+            first = counter[1]  # type: ignore[index]
+            head.map_quiet(lambda s: periods.reset(s, period, first) if first is not None else periods.forget(s, period))
         breaks: list[Flow] = []
         returns: list[tuple[Flow, Value]] = []
         stopped: list[Flow] = []  # paths that know the `while` test is false: they leave the loop
@@ -472,6 +558,8 @@ class Interpreter:
                 break
             if counter is not None and counter[0] in self.windows:
                 back.map(lambda s: s.advance(counter[0], self.counters.advance_phases))
+            if period is not None:
+                back.map_quiet(lambda s: periods.advance(s, period))
             new_head = Flow.join([head, back])
             assert new_head is not None
             if new_head.env == head.env and (new_head.states == head.states or len(new_head.states) >= STATE_CAP == len(head.states)):
@@ -486,7 +574,7 @@ class Interpreter:
         `stopped`) instead of running the body again; the others go round."""
         if not any(s.assumptions for s in back.states):
             return back
-        leaving = frozenset(s for s in back.states if self.known_truth(s, cond) is False)
+        leaving = frozenset(s for s in back.states if self.known_truth(s, cond, back.env) is False)
         if not leaving:
             return back
         stopped.append(Flow(dict(back.env), leaving))
@@ -586,6 +674,18 @@ class Interpreter:
         if stmt.finalbody and merged.normal is not None:
             merged = merged.then(self.exec_block(stmt.finalbody, merged.normal, frame))
         return merged
+
+
+_TRUTHLESS = frozenset({Kind.OPTIMIZER, Kind.SCHEDULER, Kind.TOOL, Kind.LOSS})
+
+
+def _object_or_none(value: Value | None) -> bool:
+    """The value is None or one of the objects the analysis made whose classes define no truth (an
+    optimizer, a scheduler, a GradScaler, a loss module): `if x:` then means `if x is not None:`.
+    (Models are left out: an empty `nn.Sequential` is false.)"""
+    if value is None or not value.entities or value.opaque:
+        return False
+    return all(e.kind in _TRUTHLESS for e in value.entities) and value.const in (None, "None")
 
 
 # What a configuration-flag test is made of: names, attributes, constants, `not`, `and`/`or`, comparisons.

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 from . import names as N
 from .events import Backward, Clear, Step
 from .flow import SYNC_SET, Flow, Frame, generation, generation_key, generations
-from .gradstate import PathState
+from .gradstate import UNDONE, PathState
 from .syntax import code, keyword_value
+from .trials import steps_without_backward, undone_steps
 from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
 
 if TYPE_CHECKING:
@@ -33,6 +34,7 @@ class Recorder:
         self.steps: dict[int, Step] = {}
         self.clears: dict[int, Clear] = {}
         self._ordinals: dict[object, int] = {}
+        self._benchmarks: dict[int, bool] = {}  # id of a loop -> it steps with nothing in it that can backpropagate
         self.backward_calls = 0
         self.last_update: dict[str, tuple[ast.Call, str]] = {}  # parameter set -> the last step that updated it
         self.touched: set[int] = set()  # nodes of the events the root being analysed met (see EntryPoints.root)
@@ -242,11 +244,36 @@ class Recorder:
         ev.loop_stacks.add(frame.loops)
         ev.if_stacks.add(frame.ifs)
         ev.framework_gated = ev.framework_gated or framework_gated
+        trial = self.trial(call, frame)
+        ev.trial = ev.trial or trial
         holders = self.table.optimizer_holders(opt)
-        flow.map_gradients(lambda s: s.step(opt.uid, holders))
+        consumer = UNDONE if trial else opt.uid
+        flow.map_gradients(lambda s: s.step(consumer, holders))
+
+    def trial(self, call: ast.Call, frame: Frame) -> bool:
+        """The step does not train (`trials`): a later statement restores the weights it changed, or its
+        loop never backpropagates and steps the same optimizer on every iteration (a benchmark)."""
+        if id(call) in undone_steps(self.interp.module):
+            return True
+        loop = self.interp.loops.get(frame.loops[-1]) if frame.loops else None
+        if loop is None or loop.implicit or not self._benchmark(loop.node):
+            return False
+        bound = {n.id for t in _loop_targets(loop.node) for n in ast.walk(t) if isinstance(n, ast.Name)}
+        return not any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(call))  # `for opt in opts: opt.step()` trains
+
+    def _benchmark(self, loop: ast.AST) -> bool:
+        found = self._benchmarks.get(id(loop))
+        if found is None:
+            interp = self.interp
+            defined = set(interp.functions) | set(interp.classes)
+            found = self._benchmarks[id(loop)] = steps_without_backward(loop, interp.imports.aliases, defined)
+        return found
 
     def updated(self, opt: Entity, call: ast.Call, flow: Flow) -> None:
-        """The step changed the parameters of `opt` in place: graphs built before it are stale."""
+        """The step changed the parameters of `opt` in place: graphs built before it are stale (not after a
+        step a later statement undoes)."""
+        if id(call) in undone_steps(self.interp.module):
+            return
         holders = self.table.optimizer_holders(opt)
         if all(h.pseudo for h in holders):
             holders = self.guess_stepped(opt, flow)
@@ -290,3 +317,8 @@ class Recorder:
         else:
             transition = lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners, memo=memo)
         flow.map_gradients(transition)
+
+
+def _loop_targets(node: ast.AST) -> list[ast.AST]:
+    """What a loop binds on each iteration (a `while` binds nothing)."""
+    return [node.target] if isinstance(node, (ast.For, ast.AsyncFor)) else []

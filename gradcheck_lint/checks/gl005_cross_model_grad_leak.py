@@ -7,6 +7,7 @@ from typing import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.gradstate import UNDONE
 from ..analysis.names import roles
 from ..registry import Finding, Invalid, Rule, register
 
@@ -69,6 +70,8 @@ for real in torch.randn(8, 4, 4):
             for state in sorted(step.states(), key=lambda s: len(s.grads)):
                 held = state.held(holders)
                 for holder, c in held:
+                    if UNDONE in c.consumers:
+                        continue  # applied by a step that trains nothing (`trials`): no other model's step used them
                     if (c.consumers and opt.uid not in c.consumers and not c.live and c.certain and not holder.pseudo
                             and not model.applied_within_same_model(holder, c.consumers)
                             and not all(any(s.node is step.node for s in model.steps_of(u)) for u in c.consumers)
