@@ -20,7 +20,7 @@ import ast
 import contextlib
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..analysis.definitions import ClassInfo, Definitions
@@ -38,7 +38,13 @@ __all__ = ["Evidence", "ProjectView"]
 # What the interpreter knows of the module whose code runs: swapped when a call crosses into another file.
 _SWAPPED = ("imports", "definitions", "functions", "classes", "prescan", "called_names", "called_attrs",
             "model_refs", "optimizer_refs", "windows", "module_env")
-MAX_FOREIGN_DEPTH = 6  # files deep a chain of calls is followed
+MAX_FOREIGN_DEPTH = 3  # files deep a chain of calls is followed
+# A function of another file that touches no gradient (its module's prescan says so) is followed only when
+# it is this small (statements and expressions): a loss or a wrapper helper, not a data pipeline.
+MAX_INERT_NODES = 400
+# Statements interpreted in other files' code, over one analysis, past which calls into them stay opaque:
+# code followed in a loop's fixpoint runs again on each iteration and path (keeps a file under 1 s).
+FOREIGN_WORK_BUDGET = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +95,7 @@ class ProjectView:
         self.entry: dict[int, ast.AST] = {}  # id of a function of another file -> the call that first entered it
         self.used: dict[str, str] = {}  # absolute path -> content digest of every other file read
         self.depth = 0
+        self.work = 0  # statements interpreted in other files' code (see FOREIGN_WORK_BUDGET)
 
     # ------------------------------------------------------------------ set-up
     def home_imports(self, module: ast.Module) -> ImportMap:
@@ -188,7 +195,8 @@ class ProjectView:
         if module is self.current or self._home is None:
             yield True
             return
-        if module is not None and self.depth >= MAX_FOREIGN_DEPTH:
+        if module is not None and (self.depth >= MAX_FOREIGN_DEPTH or self.work > FOREIGN_WORK_BUDGET
+                                   or not self._worth_following(module, fn)):
             yield False
             return
         if module is not None and call is not None:
@@ -201,13 +209,27 @@ class ProjectView:
         for k in _SWAPPED:
             setattr(interp, k, values[k])
         self.depth += module is not None
+        started = interp.work
         try:
             yield True
         finally:
             self.depth -= module is not None
+            if module is not None and outer is None:
+                self.work += interp.work - started
             self.current = outer
             for k, v in saved.items():
                 setattr(interp, k, v)
+
+    def _worth_following(self, module: ForeignModule, fn: Function) -> bool:
+        """Follow a function that may touch gradients, or a small one (what it returns may be a loss, a
+        wrapper, an optimizer); a large inert one stays an opaque call, as it was read before."""
+        key = -id(fn)
+        known = self._fn_module.get(key)
+        if known is not None:
+            return known is module
+        worth = not self.context(module).prescan.surely_inert(fn.name) or _size(fn) <= MAX_INERT_NODES
+        self._fn_module[key] = module if worth else None
+        return worth
 
     # ------------------------------------------------------------------ findings
     def anchor(self, node: ast.AST) -> tuple[ast.AST, tuple[Evidence, ...]]:
@@ -242,5 +264,5 @@ class ProjectView:
         return tuple(sorted(self.used.items()))
 
 
-def replaced(info: ClassInfo) -> ClassInfo:
-    return replace(info, subclasses=[])
+def _size(fn: Function) -> int:
+    return sum(1 for _ in ast.walk(fn))

@@ -368,5 +368,16 @@ def index_for(path: str) -> ProjectIndex | None:
     return index
 
 
+def forget_index(root: str) -> None:
+    """Drop the index of the project under `root` (a temporary tree that is about to be deleted)."""
+    index = _INDEXES.pop(os.path.abspath(root), None)
+    if index is not None:
+        for _, module in index._files.values():
+            if module is not None:
+                unregister_foreign(module.nodes)
+    for directory in [d for d, r in _ROOTS.items() if r == os.path.abspath(root)]:
+        del _ROOTS[directory]
+
+
 # ClassInfo is re-exported for the context module's type hints
 __all__ += ["ClassInfo"]
