@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..analysis.apimodels import Catalogue
     from ..analysis.interpreter import Interpreter
 
-__all__ = ["Evidence", "ProjectView"]
+__all__ = ["Evidence", "ForeignBudgetExceeded", "ProjectView"]
 
 # What the interpreter knows of the module whose code runs: swapped when a call crosses into another file.
 _SWAPPED = ("imports", "definitions", "functions", "classes", "prescan", "called_names", "called_attrs",
@@ -45,6 +45,12 @@ MAX_INERT_NODES = 400
 # Statements interpreted in other files' code, over one analysis, past which calls into them stay opaque:
 # code followed in a loop's fixpoint runs again on each iteration and path (keeps a file under 1 s).
 FOREIGN_WORK_BUDGET = 2_000
+# ... and within one call from this file: past it the call is abandoned and stays opaque.
+FOREIGN_CALL_BUDGET = 500
+
+
+class ForeignBudgetExceeded(Exception):
+    """A call into another file needs more interpretation than its budget: it is treated as opaque."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +86,8 @@ class _ModuleContext:
 class ProjectView:
     """The project as seen from the file being analysed (one per analysis)."""
 
+    Exceeded = ForeignBudgetExceeded
+
     def __init__(self, index: ProjectIndex, path: str, catalogue: Catalogue) -> None:
         self.index = index
         self.path = path  # as reported
@@ -96,6 +104,7 @@ class ProjectView:
         self.used: dict[str, str] = {}  # absolute path -> content digest of every other file read
         self.depth = 0
         self.work = 0  # statements interpreted in other files' code (see FOREIGN_WORK_BUDGET)
+        self.started = 0  # the interpreter's work count when the current call from this file entered another
 
     # ------------------------------------------------------------------ set-up
     def home_imports(self, module: ast.Module) -> ImportMap:
@@ -192,6 +201,8 @@ class ProjectView:
         """Run `fn` in the context of the module that defines it; yield False when it may not run
         (a chain of calls too many files deep: the caller treats it as opaque)."""
         module = self.module_of(fn)
+        if self.current is not None and interp.work - self.started > FOREIGN_CALL_BUDGET:
+            raise ForeignBudgetExceeded  # caught where the call from this file entered (`abandons`)
         if module is self.current or self._home is None:
             yield True
             return
@@ -210,6 +221,8 @@ class ProjectView:
             setattr(interp, k, values[k])
         self.depth += module is not None
         started = interp.work
+        if outer is None and module is not None:
+            self.started = started
         try:
             yield True
         finally:
@@ -219,6 +232,11 @@ class ProjectView:
             self.current = outer
             for k, v in saved.items():
                 setattr(interp, k, v)
+
+    def abandons(self, fn: Function) -> bool:
+        """A call of `fn` made from this file's own code into another file: where a call over its budget is
+        abandoned (`ForeignBudgetExceeded`)."""
+        return self.current is None and self.module_of(fn) is not None
 
     def _worth_following(self, module: ForeignModule, fn: Function) -> bool:
         """Follow a function that may touch gradients, or a small one (what it returns may be a loss, a
@@ -245,7 +263,7 @@ class ProjectView:
                 break
             seen.add(id(node))
             chain.append(self.evidence(module, node))
-            owner = module.owner.get(id(node))
+            owner = module.owner(node)
             call = self.entry.get(id(owner)) if owner is not None else None
             if call is None:
                 break

@@ -74,15 +74,14 @@ def module_identity(path: str) -> tuple[str, str, bool]:
     return directory, ".".join(parts), is_init
 
 
-def absolute_imports(module: ast.Module, package: str) -> ImportMap:
+def absolute_imports(module: ast.Module, package: str, relative: list[ast.ImportFrom] | None = None) -> ImportMap:
     """The module's imports, with relative ones made absolute against `package` (`from .losses import f`
-    in package `proj` is `proj.losses.f`); a relative import that climbs out of the package stays bare."""
+    in package `proj` is `proj.losses.f`); a relative import that climbs out of the package stays bare.
+    `relative`: the module's relative imports, when already known."""
     imports = ImportMap.of(module)
-    if not package and not any(isinstance(s, ast.ImportFrom) and s.level for s in ast.walk(module)):
-        return imports
-    for stmt in ast.walk(module):
-        if not isinstance(stmt, ast.ImportFrom) or not stmt.level:
-            continue
+    if relative is None:
+        relative = [s for s in ast.walk(module) if isinstance(s, ast.ImportFrom) and s.level]
+    for stmt in relative:
         base = _relative_base(package, stmt.level, stmt.module)
         if base is None:
             continue
@@ -128,13 +127,22 @@ class ForeignModule:
     functions: dict[str, Function] = field(default_factory=dict)
     class_nodes: dict[str, ast.ClassDef] = field(default_factory=dict)
     stars: list[str] = field(default_factory=list)
-    owner: dict[int, Function] = field(default_factory=dict)  # node id -> the outermost function holding it
     parents: dict[int, ast.AST] = field(default_factory=dict)
     nodes: set[int] = field(default_factory=set)
     _by_catalogue: dict[int, object] = field(default_factory=dict)  # id(catalogue) -> ModuleContext
 
     def holds(self, node: ast.AST) -> bool:
         return id(node) in self.nodes
+
+    def owner(self, node: ast.AST) -> Function | None:
+        """The outermost function (or method) holding `node`."""
+        found = None
+        current: ast.AST | None = node
+        while current is not None:
+            if isinstance(current, FUNCTIONS):
+                found = current
+            current = self.parents.get(id(current))
+        return found  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -155,6 +163,7 @@ class ProjectIndex:
         self._files: dict[str, tuple[tuple[int, int], ForeignModule | None]] = {}
         self._located: dict[tuple[str, str], str | None] = {}
         self._texts: dict[str, str] = {}
+        self._resolved: dict[tuple[str, str], Target | None] = {}
 
     # ------------------------------------------------------------------ files
     def search_dirs(self, home_base: str) -> list[str]:
@@ -205,6 +214,16 @@ class ProjectIndex:
         return self._resolve(qual, home_base, catalogue_packages, 0)
 
     def _resolve(self, qual: str, home_base: str, packages: frozenset[str], hops: int) -> Target | None:
+        key = (qual, home_base)
+        if key in self._resolved:
+            found = self._resolved[key]
+            if found is None or self.load(found.module.path) is found.module:  # still the file's content
+                return found
+        found = self._resolve_now(qual, home_base, packages, hops)
+        self._resolved[key] = found
+        return found
+
+    def _resolve_now(self, qual: str, home_base: str, packages: frozenset[str], hops: int) -> Target | None:
         if hops > _MAX_HOPS:
             return None
         parts = qual.split(".")
@@ -332,9 +351,21 @@ def _parse(path: str) -> ForeignModule | None:
     base, name, is_init = module_identity(path)
     package = name if is_init else name.rpartition(".")[0]
     source = Source(text)
+    parents: dict[int, ast.AST] = {}
+    relative: list[ast.ImportFrom] = []
+    todo: list[ast.AST] = [tree]
+    while todo:  # one walk: every node's parent, and the relative imports
+        node = todo.pop()
+        if type(node) is ast.ImportFrom and node.level:  # type: ignore[attr-defined]
+            relative.append(node)  # type: ignore[arg-type]
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+            todo.append(child)
     module = ForeignModule(path=path, name=name, package=package, base_dir=base, tree=tree, source=source,
-                           digest=hashlib.sha256(data).hexdigest(), imports=absolute_imports(tree, package),
-                           stars=star_imports(tree, package))
+                           digest=hashlib.sha256(data).hexdigest(), imports=absolute_imports(tree, package, relative),
+                           stars=star_imports(tree, package), parents=parents)
+    module.nodes = set(parents)
+    module.nodes.add(id(tree))
     from ..analysis.definitions import toplevel_statements
 
     for stmt in toplevel_statements(tree.body):
@@ -342,13 +373,6 @@ def _parse(path: str) -> ForeignModule | None:
             module.functions[stmt.name] = stmt  # type: ignore[union-attr]
         elif isinstance(stmt, ast.ClassDef):
             module.class_nodes[stmt.name] = stmt
-    for node in ast.walk(tree):
-        module.nodes.add(id(node))
-        for child in ast.iter_child_nodes(node):
-            module.parents[id(child)] = node
-    for outer in [*module.functions.values(), *(m for c in module.class_nodes.values() for m in c.body if isinstance(m, FUNCTIONS))]:
-        for node in ast.walk(outer):
-            module.owner.setdefault(id(node), outer)  # type: ignore[arg-type]
     register_foreign(module.nodes, source)
     return module
 
