@@ -65,6 +65,8 @@ class Step:
     # state is guarded by its own call site's conditions, not by the other's)
     ifs_of: dict[PathState, set[tuple[int, ...]]] = field(default_factory=dict)
     framework_gated: bool = False  # fires on a framework's window boundaries (`accelerator.accumulate(...)`)
+    # ... of a context the code entered (`with accelerator.accumulate(model):`), configured with this window
+    context_window: str | None = None
     _ordered: list[PathState] | None = field(default=None, repr=False)
 
     def states(self) -> list[PathState]:

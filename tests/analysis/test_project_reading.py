@@ -182,3 +182,75 @@ def test_changed_files_only_give_the_whole_tree_findings(tmp_path: Path) -> None
     whole = [d for d in lint_files(everything, Settings.default()) if d.path.endswith("train.py")]
     alone = lint_files([str(root / "train.py")], Settings.default())  # what a pre-commit hook passes
     assert whole == alone and [d.code for d in alone] == ["GL001"]
+
+
+BASE = """\
+    import torch
+
+
+    class BaseTrainer:
+        def __init__(self, model, lr):
+            self.model = model
+            self.optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+
+        def compute_loss(self, batch):
+            raise NotImplementedError
+
+        def train_step(self, batch):
+            loss = self.compute_loss(batch)
+            loss.backward()
+            self.optimizer.step()
+"""
+SUBCLASS = """\
+    import torch
+    from base import BaseTrainer
+
+
+    class MyTrainer(BaseTrainer):
+        def compute_loss(self, batch):
+            x, y = batch
+            return torch.nn.functional.mse_loss(self.model(x), y)
+
+
+    trainer = MyTrainer(torch.nn.Linear(4, 1), 0.1)
+    for batch in [(torch.randn(2, 4), torch.randn(2, 1))] * 4:
+        {clear}trainer.train_step(batch)
+"""
+
+
+def test_a_base_class_of_another_file_runs_with_the_subclass_hook(tmp_path: Path) -> None:
+    # the loop calls a method the subclass inherits from base.py; that method calls the hook the subclass implements
+    root = _tree(tmp_path, {"base.py": BASE, "train.py": SUBCLASS.format(clear=""),
+                            "train_ok.py": SUBCLASS.format(clear="trainer.optimizer.zero_grad()\n        ")})
+    report = analyse_text((root / "train.py").read_text(), str(root / "train.py"), Settings.default())
+    [d] = report.diagnostics
+    assert (d.code, d.line) == ("GL001", 13)
+    assert "base.py:14" in d.message and d.related[0].span.line == 15
+    assert _codes(root / "train.py", project=False) == []
+    assert _codes(root / "train_ok.py") == []
+
+
+def test_a_plain_wrapper_class_of_another_file_is_read_from_its_use(tmp_path: Path) -> None:
+    # a wrapper object (not a module, not an optimizer) built in another file: its attributes are read from how
+    # the loop uses them, as when the file is read alone (following its __init__ would lose `D.net`)
+    wrapper = """\
+        import torch.nn as nn
+
+
+        class Discriminator:
+            def __init__(self, name):
+                self.net = build(name)
+    """
+    loop = """\
+        import torch
+        from wrappers import Discriminator
+
+        D = Discriminator("d")
+        optimizer_D = torch.optim.Adam(D.net.parameters(), lr=1e-3)
+        for x in loader:
+            loss = D.net(x).mean()
+            loss.backward()
+            optimizer_D.step()
+    """
+    root = _tree(tmp_path, {"wrappers.py": wrapper, "train.py": loop})
+    assert _codes(root / "train.py") == _codes(root / "train.py", project=False) == [("GL001", 9)]
