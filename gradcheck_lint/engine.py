@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .analysis import TrainingModel
-from .analysis.apimodels import Catalogue, ModelFile, catalogue_for
+from .analysis.apimodels import ModelFile, catalogue_for
 from .analysis.syntax import forget_code
 from .framestack import on_roomy_stack
 from .analysis.gradstate import forget_canonical
@@ -72,16 +72,19 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     catalogue = catalogue_for(settings.api_models())
     # what the prefilter reads: the file, and the project modules it imports (its training calls may sit there)
     seen_text = text
-    if project and prefilter and not trains_itself(text, catalogue):
-        index = index_for(path)
-        if index is not None:
-            seen_text = text + "\n" + index.imported_text(path, text)
+    index = index_for(path) if project else None
+    read: dict[str, str] = {}  # the other files of the project read (with their SHA-256): the result depends on them
+    if index is not None:
+        index.recording = read
+    if index is not None and prefilter and not trains_itself(text, catalogue):
+        seen_text = text + "\n" + index.imported_text(path, text)
     if prefilter and not might_train(seen_text, catalogue):
         # No rule can fire without a backward pass and a step: the file is not parsed, only its
         # suppression comments are read (a blanket one is still reported), unless it is generated-size.
         if len(text) > MAX_ANALYSED_CHARS:
             return FileReport([])
-        return FileReport(_finish(apply_suppressions([], text, lambda: _statement_tree(text), path, enabled), enabled))
+        return FileReport(_finish(apply_suppressions([], text, lambda: _statement_tree(text), path, enabled), enabled),
+                          dependencies=tuple(sorted(read.items())))
     if len(text) > MAX_ANALYSED_CHARS:
         return FileReport([unanalysable(
             path, f"is too large to analyse ({len(text) / 1e6:.1f} MB; the limit is {MAX_ANALYSED_CHARS / 1e6:.0f} MB)",
@@ -103,7 +106,7 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
         # GL006) no other rule fires, so the interpreter does not run.
         hooks_only = prefilter and not (trains_itself(seen_text, catalogue) or clips_and_steps(seen_text, catalogue)
                                         or syncs_backward(seen_text, catalogue))
-        view = _project_view(path, catalogue) if project and not hooks_only else None
+        view = ProjectView(index, path, catalogue, read) if index is not None and not hooks_only else None
         out, out_of_time = on_roomy_stack(_run_rules, tree, text, path, rules, settings.api_models(), hooks_only=hooks_only,
                                           project=view)
         out = apply_suppressions(out, text, lambda: tree, path, enabled)
@@ -112,17 +115,7 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     except Exception as exc:  # noqa: BLE001 - one file's analysis failure must not end the run
         return FileReport([unanalysable(path, f"could not be analysed: internal error {type(exc).__name__}: {exc}",
                                         help="this is a bug in gradlint; please report it with the file. Other files were still checked.")])
-    return FileReport(_finish(out, enabled), reproducible=not out_of_time,
-                      dependencies=view.dependencies() if view is not None else ())
-
-
-def _project_view(path: str, catalogue: Catalogue) -> ProjectView | None:
-    """The project the file at `path` sits in, or None (text given without a file on disk)."""
-    try:
-        index = index_for(path)
-    except OSError:
-        return None
-    return None if index is None else ProjectView(index, path, catalogue)
+    return FileReport(_finish(out, enabled), reproducible=not out_of_time, dependencies=tuple(sorted(read.items())))
 
 
 def _finish(diagnostics: list[Diagnostic], enabled: frozenset[str]) -> list[Diagnostic]:

@@ -44,17 +44,9 @@ class Inliner:
         project = self.interp.project
         if project is None:
             return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key)
-        if not project.abandons(fn):
-            with project.entered(self.interp, fn, self.calls.current_call_node()) as runs:
-                if runs:
-                    return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key)
-            return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
-        try:
-            with project.entered(self.interp, fn, self.calls.current_call_node()) as runs:
-                if runs:
-                    return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key)
-        except project.Exceeded:
-            pass  # too much code of another file for one call: what it does stays unknown, as before
+        with project.entered(self.interp, fn, self.calls.current_call_node()) as runs:
+            if runs:
+                return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key)
         return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
 
     def _inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],

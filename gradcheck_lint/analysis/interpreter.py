@@ -128,6 +128,7 @@ class Interpreter:
         self.forward_sites: dict[int, ast.Call | None] = {}  # forward ordinal -> the call that ran the module
         if project is not None:
             project.attach(self)
+            self.mint = project.noting_mint(self.objects.mint)  # objects made by other files' code are marked
 
     # ------------------------------------------------------------------ budget
     def parent(self, node: ast.AST) -> ast.AST | None:

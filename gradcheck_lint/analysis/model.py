@@ -41,6 +41,8 @@ class TrainingModel:
         self.module = module
         interp = Interpreter(module, source, models, project)
         self.project = project
+        # entities made by code of another file of the project (a fact read through a call into it)
+        self.made_elsewhere: set[int] = project.made_elsewhere if project is not None else set()
         self.source: Source = interp.text
         CAP.hits = 0
         if not hooks_only:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..analysis.apimodels import Catalogue
     from ..analysis.interpreter import Interpreter
 
-__all__ = ["Evidence", "ForeignBudgetExceeded", "ProjectView"]
+__all__ = ["Evidence", "ProjectView"]
 
 # What the interpreter knows of the module whose code runs: swapped when a call crosses into another file.
 _SWAPPED = ("imports", "definitions", "functions", "classes", "prescan", "called_names", "called_attrs",
@@ -44,13 +44,10 @@ MAX_FOREIGN_DEPTH = 3  # files deep a chain of calls is followed
 MAX_INERT_NODES = 400
 # Statements interpreted in other files' code, over one analysis, past which calls into them stay opaque:
 # code followed in a loop's fixpoint runs again on each iteration and path (keeps a file under 1 s).
-FOREIGN_WORK_BUDGET = 2_000
-# ... and within one call from this file: past it the call is abandoned and stays opaque.
-FOREIGN_CALL_BUDGET = 500
+FOREIGN_WORK_BUDGET = 1_000
+# ... and within one call from this file: past it the calls it makes in turn stay opaque.
+FOREIGN_CALL_BUDGET = 300
 
-
-class ForeignBudgetExceeded(Exception):
-    """A call into another file needs more interpretation than its budget: it is treated as opaque."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +67,7 @@ class _ModuleContext:
     """What the interpreter reads of one project module while its code runs."""
 
     def __init__(self, module: ForeignModule, catalogue: Catalogue, resolve_class: Any) -> None:
+        """Built once per module content and catalogue, kept on the module (`shared_context`)."""
         self.module = module
         self.imports = module.imports
         self.definitions = Definitions(module.tree, module.imports, catalogue, foreign=resolve_class)
@@ -86,9 +84,7 @@ class _ModuleContext:
 class ProjectView:
     """The project as seen from the file being analysed (one per analysis)."""
 
-    Exceeded = ForeignBudgetExceeded
-
-    def __init__(self, index: ProjectIndex, path: str, catalogue: Catalogue) -> None:
+    def __init__(self, index: ProjectIndex, path: str, catalogue: Catalogue, used: dict[str, str] | None = None) -> None:
         self.index = index
         self.path = path  # as reported
         self.abs = os.path.abspath(path)
@@ -99,10 +95,14 @@ class ProjectView:
         self.current: ForeignModule | None = None  # None: the checked file's own code runs
         self._home: dict[str, Any] | None = None
         self._contexts: dict[int, _ModuleContext] = {}
+        self._globals: dict[int, dict[str, Any]] = {}  # module globals another file's code made in this analysis
         self._fn_module: dict[int, ForeignModule | None] = {}
         self.entry: dict[int, ast.AST] = {}  # id of a function of another file -> the call that first entered it
-        self.used: dict[str, str] = {}  # absolute path -> content digest of every other file read
+        self.used: dict[str, str] = used if used is not None else {}  # absolute path -> content digest of every other file read
         self.depth = 0
+        # uids of the models, optimizers, wrappers... made by code of another file (`utils.wrap(model)`'s DDP):
+        # a fact read there, through the summary of a call; the certainty of a finding resting on one can say so
+        self.made_elsewhere: set[int] = set()
         self.work = 0  # statements interpreted in other files' code (see FOREIGN_WORK_BUDGET)
         self.started = 0  # the interpreter's work count when the current call from this file entered another
 
@@ -119,22 +119,27 @@ class ProjectView:
         self._home = {k: getattr(interp, k) for k in _SWAPPED}
 
     def _class_resolver(self, base_dir: str) -> Any:
-        def resolve(qual: str) -> ClassInfo | None:
-            found = self.index.resolve(qual, base_dir, self.packages)
-            if found is None or found.class_name is None or found.method is not None:
-                return None
-            return self.class_info(found.module, found.class_name)
-        return resolve
+        return _class_resolver(self.index, base_dir, self.catalogue, self.packages, self)
 
     def context(self, module: ForeignModule) -> _ModuleContext:
         ctx = self._contexts.get(id(module))
         if ctx is None:
-            ctx = self._contexts[id(module)] = _ModuleContext(module, self.catalogue, self._class_resolver(module.base_dir))
+            ctx = self._contexts[id(module)] = shared_context(self.index, module, self.catalogue, self.packages)
+            self.used[module.path] = module.digest
         return ctx
 
     def class_info(self, module: ForeignModule, name: str) -> ClassInfo | None:
         self.used[module.path] = module.digest
         return self.context(module).classes.get(name)
+
+    def noting_mint(self, mint: Any) -> Any:
+        """`Objects.mint`, noting the entities made while code of another file runs (`made_elsewhere`)."""
+        def noted(*args: Any, **kwargs: Any) -> Any:
+            ent = mint(*args, **kwargs)
+            if self.current is not None:
+                self.made_elsewhere.add(ent.uid)
+            return ent
+        return noted
 
     # ------------------------------------------------------------------ names
     def target(self, qual: str) -> tuple[Function | None, ClassInfo | None] | None:
@@ -202,7 +207,10 @@ class ProjectView:
         (a chain of calls too many files deep: the caller treats it as opaque)."""
         module = self.module_of(fn)
         if self.current is not None and interp.work - self.started > FOREIGN_CALL_BUDGET:
-            raise ForeignBudgetExceeded  # caught where the call from this file entered (`abandons`)
+            # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
+            # the statements it is in, a `with` block's, behind)
+            yield False
+            return
         if module is self.current or self._home is None:
             yield True
             return
@@ -219,6 +227,8 @@ class ProjectView:
         values = self._home if module is None else vars(self.context(module))
         for k in _SWAPPED:
             setattr(interp, k, values[k])
+        if module is not None:
+            interp.module_env = self._globals.setdefault(id(module), {})  # this analysis's own objects
         self.depth += module is not None
         started = interp.work
         if outer is None and module is not None:
@@ -228,15 +238,12 @@ class ProjectView:
         finally:
             self.depth -= module is not None
             if module is not None and outer is None:
+                # other files' code is charged to its own budget, not to the file's (`WORK_BUDGET`)
                 self.work += interp.work - started
+                interp.work = started
             self.current = outer
             for k, v in saved.items():
                 setattr(interp, k, v)
-
-    def abandons(self, fn: Function) -> bool:
-        """A call of `fn` made from this file's own code into another file: where a call over its budget is
-        abandoned (`ForeignBudgetExceeded`)."""
-        return self.current is None and self.module_of(fn) is not None
 
     def _worth_following(self, module: ForeignModule, fn: Function) -> bool:
         """Follow a function that may touch gradients, or a small one (what it returns may be a loss, a
@@ -280,6 +287,28 @@ class ProjectView:
     def dependencies(self) -> tuple[tuple[str, str], ...]:
         """The other files read, with their content digests (what the result depends on besides the file)."""
         return tuple(sorted(self.used.items()))
+
+
+def _class_resolver(index: ProjectIndex, base_dir: str, catalogue: Catalogue, packages: frozenset[str],
+                    view: ProjectView | None = None) -> Any:
+    """The class of another project file a qualified base name names, for `Definitions`; `view` (when the
+    checked file's own classes ask) records the files read."""
+    def resolve(qual: str) -> ClassInfo | None:
+        found = index.resolve(qual, base_dir, packages)
+        if found is None or found.class_name is None or found.method is not None:
+            return None
+        ctx = view.context(found.module) if view is not None else shared_context(index, found.module, catalogue, packages)
+        return ctx.classes.get(found.class_name)
+    return resolve
+
+
+def shared_context(index: ProjectIndex, module: ForeignModule, catalogue: Catalogue, packages: frozenset[str]) -> _ModuleContext:
+    """What the interpreter reads of `module`, built once per content and catalogue for every analysis."""
+    ctx = module._by_catalogue.get(id(catalogue))
+    if ctx is None:
+        ctx = _ModuleContext(module, catalogue, _class_resolver(index, module.base_dir, catalogue, packages))
+        module._by_catalogue[id(catalogue)] = ctx
+    return ctx  # type: ignore[return-value]
 
 
 def _size(fn: Function) -> int:

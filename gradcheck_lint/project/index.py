@@ -164,6 +164,10 @@ class ProjectIndex:
         self._located: dict[tuple[str, str], str | None] = {}
         self._texts: dict[str, str] = {}
         self._resolved: dict[tuple[str, str], Target | None] = {}
+        self._digests: dict[str, str] = {}
+        self._imports: dict[str, list[tuple[str, ...]]] = {}
+        # the files read for the analysis under way, with their SHA-256 (its result depends on them)
+        self.recording: dict[str, str] | None = None
 
     # ------------------------------------------------------------------ files
     def search_dirs(self, home_base: str) -> list[str]:
@@ -200,11 +204,15 @@ class ProjectIndex:
         stamp = (st.st_mtime_ns, st.st_size)
         known = self._files.get(path)
         if known is not None and known[0] == stamp:
+            if known[1] is not None and self.recording is not None:
+                self.recording[path] = known[1].digest
             return known[1]
         if known is not None and known[1] is not None:
             unregister_foreign(known[1].nodes)
         module = _parse(path) if st.st_size <= MAX_FOREIGN_BYTES else None
         self._files[path] = (stamp, module)
+        if module is not None and self.recording is not None:
+            self.recording[path] = module.digest
         return module
 
     # ------------------------------------------------------------------ names
@@ -258,17 +266,22 @@ class ProjectIndex:
                 return found
         return None
 
-    def imported_text(self, path: str, text: str, depth: int = 2) -> str:
+    def imported_text(self, path: str, text: str, depth: int = 1) -> str:
         """The text of the project modules `path` imports (and they import, `depth` levels deep), for
         the textual prefilter: a file whose training calls all sit in imported helpers is still read."""
         home_base, name, is_init = module_identity(path)
         package = name if is_init else name.rpartition(".")[0]
         seen = {os.path.abspath(path)}
         out: list[str] = []
-        todo = [(text, home_base, package, 0)]
+        todo = [(text, home_base, package, 0, "")]
         while todo:
-            body, base, pkg, level = todo.pop()
-            for dotted in _imported_modules(body, pkg):
+            body, base, pkg, level, key = todo.pop()
+            listed = self._imports.get(key) if key else None
+            if listed is None:
+                listed = _imported_modules(body, pkg)
+                if key:
+                    self._imports[key] = listed
+            for dotted in listed:
                 for candidate in dotted:
                     found = self.locate(candidate, base)
                     if found is None or found in seen:
@@ -280,20 +293,26 @@ class ProjectIndex:
                     out.append(other)
                     if level + 1 < depth:
                         obase, oname, oinit = module_identity(found)
-                        todo.append((other, obase, oname if oinit else oname.rpartition(".")[0], level + 1))
+                        todo.append((other, obase, oname if oinit else oname.rpartition(".")[0], level + 1, found))
         return "\n".join(out)
 
     def _text(self, path: str) -> str | None:
         known = self._texts.get(path)
         if known is None:
+            digest = ""
             try:
                 if os.path.getsize(path) > MAX_FOREIGN_BYTES:
                     return None
                 with open(path, "rb") as fh:
-                    known = decode_source(fh.read()).text or ""
+                    data = fh.read()
+                known = decode_source(data).text or ""
+                digest = hashlib.sha256(data).hexdigest()
             except OSError:
                 known = ""
             self._texts[path] = known
+            self._digests[path] = digest
+        if self.recording is not None and self._digests.get(path):
+            self.recording[path] = self._digests[path]
         return known
 
     def module_of_file(self, path: str) -> ForeignModule | None:

@@ -92,8 +92,9 @@ def test_a_step_and_backward_in_an_imported_helper_are_followed(tmp_path: Path) 
     assert "losses.py:10" in d.message and "losses.py:9" in d.message  # the step and the backward, where they are
     assert [(r.path, r.span.line) for r in d.related] == [(str(root / "losses.py"), 10)]
     assert d.fix is None  # a fix would have to edit losses.py
-    assert sorted(p for p, _ in report.dependencies) == sorted(str(root / f) for f in (
-        "losses.py", "models/net.py", "utils/opt.py"))
+    read = {p for p, _ in report.dependencies}  # the result depends on these files (re-exporting __init__s too)
+    assert {str(root / f) for f in ("losses.py", "models/net.py", "models/__init__.py", "utils/opt.py")} <= read
+    assert str(root / "train.py") not in read and all(p.startswith(str(root)) for p in read)
 
 
 def test_the_correct_twin_is_silent(tmp_path: Path) -> None:
@@ -254,3 +255,23 @@ def test_a_plain_wrapper_class_of_another_file_is_read_from_its_use(tmp_path: Pa
     """
     root = _tree(tmp_path, {"wrappers.py": wrapper, "train.py": loop})
     assert _codes(root / "train.py") == _codes(root / "train.py", project=False) == [("GL001", 9)]
+
+
+def test_objects_made_by_another_files_code_are_marked(tmp_path: Path) -> None:
+    from gradcheck_lint.analysis import TrainingModel
+    from gradcheck_lint.project import ProjectView, index_for
+    from gradcheck_lint.analysis.apimodels import catalogue_for
+    import ast
+
+    root = _tree(tmp_path, {**MODELS, "train.py": "from utils import wrap\nimport torch\nm = wrap(torch.nn.Linear(2, 2), 0)\n"
+                            "opt = torch.optim.SGD(m.parameters(), lr=0.1)\nm(x).sum().backward()\nopt.step()\n"})
+    path = str(root / "train.py")
+    text = (root / "train.py").read_text()
+    view = ProjectView(index_for(path), path, catalogue_for(()))  # type: ignore[arg-type]
+    model = TrainingModel(ast.parse(text), text, project=view)
+    kinds = {e.uid: e.api for e in model.table.entities.values()}
+    # the DDP wrapper `wrap` made in utils/dist.py is marked; the optimizer made here is not
+    assert any(kinds.get(uid) == "torch.nn.parallel.DistributedDataParallel" for uid in model.made_elsewhere)
+    assert not any(kinds.get(uid, "").startswith("torch.optim") for uid in model.made_elsewhere)
+    alone = TrainingModel(ast.parse(text), text)
+    assert alone.made_elsewhere == set()
