@@ -291,9 +291,11 @@ class ProjectIndex:
                     if other is None:
                         continue
                     out.append(other)
-                    if level + 1 < depth:
+                    # a package's `__init__.py` only re-exports, mostly: what it imports is read at the same depth
+                    reexports = found.endswith("__init__.py")
+                    if level + 1 < depth or reexports:
                         obase, oname, oinit = module_identity(found)
-                        todo.append((other, obase, oname if oinit else oname.rpartition(".")[0], level + 1, found))
+                        todo.append((other, obase, oname if oinit else oname.rpartition(".")[0], level + (not reexports), found))
         return "\n".join(out)
 
     def _text(self, path: str) -> str | None:
