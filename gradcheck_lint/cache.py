@@ -94,6 +94,8 @@ class ResultCache:
             items = entry["diagnostics"]
             if not isinstance(items, list):
                 raise ValueError("diagnostics are not a list")
+            if not _unchanged(entry.get("dependencies", [])):
+                raise ValueError("a file of the project it read has changed")
             found = [Diagnostic.from_json(item) for item in items]
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
             self.misses += 1
@@ -101,9 +103,12 @@ class ResultCache:
         self.hits += 1
         return found
 
-    def put(self, key: str, diagnostics: Sequence[Diagnostic]) -> None:
-        """Store `diagnostics` under `key` atomically; silently give up if the directory cannot be written."""
-        payload = json.dumps({"format": FORMAT, "key": key, "diagnostics": [d.to_json() for d in diagnostics]},
+    def put(self, key: str, diagnostics: Sequence[Diagnostic], dependencies: Sequence[tuple[str, str]] = ()) -> None:
+        """Store `diagnostics` under `key` atomically; silently give up if the directory cannot be written.
+        `dependencies`: the other files of the project the analysis read, with their contents' SHA-256:
+        the entry holds only while each is unchanged (a change to `losses.py` re-checks `train.py`)."""
+        payload = json.dumps({"format": FORMAT, "key": key, "diagnostics": [d.to_json() for d in diagnostics],
+                              **({"dependencies": [list(d) for d in dependencies]} if dependencies else {})},
                              separators=(",", ":")).encode()
         target = self._entry(key)
         folder = os.path.dirname(target)
@@ -159,6 +164,23 @@ class ResultCache:
         for name in names:
             if name != mine and _BUCKET.fullmatch(name):
                 shutil.rmtree(os.path.join(self.directory, name), ignore_errors=True)
+
+
+def _unchanged(dependencies: object) -> bool:
+    """Every file an entry's analysis read still has the content it had (by SHA-256)."""
+    if not isinstance(dependencies, list):
+        return False
+    for item in dependencies:
+        if not (isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)):
+            return False
+        try:
+            with open(item[0], "rb") as fh:
+                digest = hashlib.sha256(fh.read()).hexdigest()
+        except OSError:
+            return False
+        if digest != item[1]:
+            return False
+    return True
 
 
 def _unlink(path: str) -> None:

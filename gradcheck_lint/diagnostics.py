@@ -99,6 +99,18 @@ class Fix:
 
 
 @dataclass(frozen=True, slots=True)
+class RelatedLocation:
+    """A place in another file a finding rests on (code of the project reached through an import)."""
+
+    path: str
+    span: Span
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, **asdict(self.span), "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
 class Diagnostic:
     """One finding, anchored to a span of one file (of one cell, in a notebook)."""
 
@@ -113,6 +125,9 @@ class Diagnostic:
     # 1-based index of the notebook cell among all cells of the notebook; lines count within it.
     cell: int | None = None
     fix: Fix | None = None
+    # evidence in other files of the project, innermost first; non-empty exactly when the finding rests
+    # on what code of another file does (a fact read there, through a call of this file)
+    related: tuple[RelatedLocation, ...] = ()
 
     @property
     def line(self) -> int:
@@ -139,6 +154,7 @@ class Diagnostic:
             "message": self.message,
             "help": self.help,
             "fix": self.fix.to_json() if self.fix else None,
+            **({"related": [r.to_json() for r in self.related]} if self.related else {}),
         }
 
     @classmethod
@@ -166,6 +182,8 @@ class Diagnostic:
                     applicability=Applicability(fix["applicability"]),
                     codemod=_codemod(fix.get("codemod")),
                 ),
+                related=tuple(RelatedLocation(_typed(r["path"], str), _span(r), _typed(r["message"], str))
+                              for r in _typed(data.get("related", []), list)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a diagnostic: {exc}") from exc

@@ -17,8 +17,9 @@ from .analysis.syntax import forget_code
 from .framestack import on_roomy_stack
 from .analysis.gradstate import forget_canonical
 from .config import Settings
-from .diagnostics import Applicability, Diagnostic, Severity, Span
+from .diagnostics import Applicability, Diagnostic, RelatedLocation, Severity, Span
 from .fixplan import resolve as resolve_fix
+from .project import Evidence, ProjectView, index_for
 from .prefilter import clips_and_steps, might_train, syncs_backward, trains_itself
 from .registry import PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .sources import universal_newlines
@@ -50,6 +51,9 @@ class FileReport:
     diagnostics: list[Diagnostic]
     # False when the wall-clock budget cut the analysis short: a rerun on an idle machine may find more.
     reproducible: bool = True
+    # the other files of the project the analysis read, with their contents' SHA-256: the result holds
+    # while they are unchanged (the result cache checks them)
+    dependencies: tuple[tuple[str, str], ...] = ()
 
 
 def check_text(text: str, path: str, settings: Settings | None = None) -> list[Diagnostic]:
@@ -57,19 +61,30 @@ def check_text(text: str, path: str, settings: Settings | None = None) -> list[D
     return analyse_text(text, path, settings).diagnostics
 
 
-def analyse_text(text: str, path: str, settings: Settings | None = None, *, prefilter: bool = True) -> FileReport:
+def analyse_text(text: str, path: str, settings: Settings | None = None, *, prefilter: bool = True,
+                 project: bool = True) -> FileReport:
     """`check_text` with the result's reproducibility; `prefilter=False` analyses even files the textual
-    prefilter rules out (the prefilter's own tests use it)."""
+    prefilter rules out (the prefilter's own tests use it); `project=False` reads the file alone, not
+    following calls into the other files of its project."""
     settings = settings or Settings.default()
     enabled = settings.codes_for(path)
     text = universal_newlines(text)  # files are read so already; text given directly may not be
     catalogue = catalogue_for(settings.api_models())
-    if prefilter and not might_train(text, catalogue):
+    # what the prefilter reads: the file, and the project modules it imports (its training calls may sit there)
+    seen_text = text
+    index = index_for(path) if project else None
+    read: dict[str, str] = {}  # the other files of the project read (with their SHA-256): the result depends on them
+    if index is not None:
+        index.recording = read
+    if index is not None and prefilter and not trains_itself(text, catalogue):
+        seen_text = text + "\n" + index.imported_text(path, text)
+    if prefilter and not might_train(seen_text, catalogue):
         # No rule can fire without a backward pass and a step: the file is not parsed, only its
         # suppression comments are read (a blanket one is still reported), unless it is generated-size.
         if len(text) > MAX_ANALYSED_CHARS:
             return FileReport([])
-        return FileReport(_finish(apply_suppressions([], text, lambda: _statement_tree(text), path, enabled), enabled))
+        return FileReport(_finish(apply_suppressions([], text, lambda: _statement_tree(text), path, enabled), enabled),
+                          dependencies=tuple(sorted(read.items())))
     if len(text) > MAX_ANALYSED_CHARS:
         return FileReport([unanalysable(
             path, f"is too large to analyse ({len(text) / 1e6:.1f} MB; the limit is {MAX_ANALYSED_CHARS / 1e6:.0f} MB)",
@@ -89,15 +104,18 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
         # A file that only defines a framework's loss hook (`def compute_loss(`) has nothing else to check:
         # without a backward and a step of its own (or a clip and a step: GL007; a backward and a sync switch:
         # GL006) no other rule fires, so the interpreter does not run.
-        hooks_only = prefilter and not (trains_itself(text, catalogue) or clips_and_steps(text, catalogue) or syncs_backward(text, catalogue))
-        out, out_of_time = on_roomy_stack(_run_rules, tree, text, path, rules, settings.api_models(), hooks_only=hooks_only)
+        hooks_only = prefilter and not (trains_itself(seen_text, catalogue) or clips_and_steps(seen_text, catalogue)
+                                        or syncs_backward(seen_text, catalogue))
+        view = ProjectView(index, path, catalogue, read) if index is not None and not hooks_only else None
+        out, out_of_time = on_roomy_stack(_run_rules, tree, text, path, rules, settings.api_models(), hooks_only=hooks_only,
+                                          project=view)
         out = apply_suppressions(out, text, lambda: tree, path, enabled)
     except RecursionError:
         return FileReport([unanalysable(path, "is nested too deeply to analyse (recursion limit)")])
     except Exception as exc:  # noqa: BLE001 - one file's analysis failure must not end the run
         return FileReport([unanalysable(path, f"could not be analysed: internal error {type(exc).__name__}: {exc}",
                                         help="this is a bug in gradlint; please report it with the file. Other files were still checked.")])
-    return FileReport(_finish(out, enabled), reproducible=not out_of_time)
+    return FileReport(_finish(out, enabled), reproducible=not out_of_time, dependencies=tuple(sorted(read.items())))
 
 
 def _finish(diagnostics: list[Diagnostic], enabled: frozenset[str]) -> list[Diagnostic]:
@@ -115,11 +133,12 @@ def syntax_problems(text: str, path: str) -> list[Diagnostic]:
 
 
 def _run_rules(module: ast.Module, text: str, path: str, rules: list[type[Rule]],
-               models: tuple[ModelFile, ...] = (), *, hooks_only: bool = False) -> tuple[list[Diagnostic], bool]:
+               models: tuple[ModelFile, ...] = (), *, hooks_only: bool = False,
+               project: ProjectView | None = None) -> tuple[list[Diagnostic], bool]:
     """Build the semantic model once and run `rules` over it; also say whether time ran out."""
     try:
         with _fewer_collections():
-            model = TrainingModel(module, text, models, hooks_only=hooks_only)
+            model = TrainingModel(module, text, models, hooks_only=hooks_only, project=project)
             return _findings(model, text, path, rules), model.out_of_time
     finally:
         forget_code()
@@ -146,13 +165,18 @@ def _findings(model: TrainingModel, text: str, path: str, rules: list[type[Rule]
         for finding in rule_cls().check(model):
             if id(finding.node) in model.unreliable:
                 continue  # at an event of a root the work budget cut short (see EntryPoints.root)
+            anchor, evidence = model.anchor(finding.node)
+            if model.is_foreign(anchor):
+                continue  # code of another file reached from nowhere in this one: reported with that file
             out.append(
                 Diagnostic(
                     path=path,
-                    span=model.span(finding.node),
+                    span=model.span(anchor),
                     code=rule_cls.code,
                     name=rule_cls.name,
-                    message=finding.message,
+                    message=finding.message + _evidence_note(evidence, path),
+                    related=tuple(RelatedLocation(e.path, Span(e.line, e.column, e.end_line, e.end_column), f"`{e.text}`")
+                                  for e in evidence),
                     help=finding.help,
                     severity=rule_cls.severity,
                     certainty=finding.certainty,
@@ -160,6 +184,14 @@ def _findings(model: TrainingModel, text: str, path: str, rules: list[type[Rule]
                 )
             )
     return _one_per_place(out)
+
+
+def _evidence_note(evidence: tuple[Evidence, ...], path: str) -> str:
+    """The sentence naming where in other files a finding's evidence is (`losses.py:42`)."""
+    if not evidence:
+        return ""
+    places = [f"`{e.text}` at {e.shown}:{e.line}" for e in evidence]
+    return f" (In another file of the project: {', called from '.join(places)}.)"
 
 
 def _one_per_place(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -82,7 +82,7 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 def source(model: TrainingModel, node: ast.AST) -> str:
     """Return the exact source text of a node, without parentheses around it."""
-    return model.source.segment(node)
+    return model.source_of(node).segment(node)
 
 
 def statement_of(model: TrainingModel, node: ast.AST) -> ast.stmt | None:
@@ -115,7 +115,7 @@ def _neighbours(model: TrainingModel, stmt: ast.stmt) -> tuple[ast.stmt | None, 
 
 def starts_line(model: TrainingModel, stmt: ast.stmt) -> bool:
     """Nothing but indentation precedes the statement on its line (not `if x: a`, not `a; b`'s `b`)."""
-    line = model.source.lines[stmt.lineno - 1]
+    line = model.source_of(stmt).lines[stmt.lineno - 1]
     return not line.encode("utf-8")[: stmt.col_offset].strip(b" \t\f")
 
 
@@ -296,10 +296,22 @@ def _overlap(a: Edit, b: Edit) -> bool:
     return start_a < end_b and start_b < end_a
 
 
+def _nodes(action: Action) -> tuple[ast.AST, ...]:
+    if isinstance(action, ReplaceNode):
+        return (action.node,)
+    if isinstance(action, InsertAfter):
+        return (action.anchor,)
+    if isinstance(action, MoveAfter):
+        return (action.moved, action.anchor)
+    return action.nodes
+
+
 def resolve(model: TrainingModel, text: str, plan: FixPlan | None, certainty: Certainty) -> Fix | None:
     """Turn a rule's plan into text edits; None when the plan does not fit the source (never raises)."""
     if plan is None:
         return None
+    if any(model.is_foreign(node) for action in plan.actions for node in _nodes(action)):
+        return None  # it would edit another file of the project: a fix edits the file checked only
     applicability = plan.applicability if certainty is Certainty.CERTAIN else UNSAFE
     transforms = [a for a in plan.actions if isinstance(a, Transform)]
     if transforms:

@@ -10,6 +10,9 @@ import re
 
 
 def _at(line: int | None) -> str:
+    where = getattr(line, "where", None)  # a line of another file of the project (`analysis.model.FileLine`)
+    if where:
+        return f" at {where}"
     return f" at line {line}" if line else ""
 
 

@@ -93,7 +93,7 @@ def lint_files(files: Iterable[str], settings: Settings, *, jobs: int = 1, cache
     def record(index: int, report: FileReport, key: str | None) -> None:
         results[index] = report.diagnostics
         if cache is not None and key is not None and report.reproducible:
-            cache.put(key, report.diagnostics)
+            cache.put(key, report.diagnostics, report.dependencies)
 
     for index, path in enumerate(files):
         stats.files += 1

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import os
 import re
 import subprocess
@@ -41,6 +42,8 @@ from gradcheck_lint.api import check_file, check_paths
 from gradcheck_lint.discovery import iter_python_files
 from gradcheck_lint.config import Settings
 from gradcheck_lint.diagnostics import Diagnostic
+from gradcheck_lint.engine import analyse_text
+from gradcheck_lint.project.index import forget_index
 from gradcheck_lint.registry import all_rules
 
 HERE = Path(__file__).resolve().parent
@@ -105,14 +108,33 @@ def names_line(d: Diagnostic, lines: set[int]) -> bool:
     return d.line in lines or any(int(n) in lines for n in re.findall(r"\bat line (\d+)", d.message))
 
 
-def check_bug(bug: dict, chosen: Settings) -> Outcome:  # type: ignore[type-arg]
+def _lint(text: str, repo_dir: Path, commit: str, path: str, chosen: Settings, tree: bool) -> list[Diagnostic]:
+    """Lint one file's text: alone (`tree` False, as before), or inside the whole tree at `commit` (its
+    `.py` files extracted into a temporary project), so calls into other files of the project are read."""
+    if not tree:
+        return check_source(text, path, settings=chosen)
+    with tempfile.TemporaryDirectory(prefix="gradlint-tree-") as tmp:
+        root = Path(tmp)
+        extract_python_files(repo_dir, commit, root)
+        (root / ".git").mkdir(exist_ok=True)  # the project root marker
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        try:
+            found = analyse_text(text, str(target), chosen).diagnostics
+        finally:
+            forget_index(str(root))
+        return [dataclasses.replace(d, path=path) for d in found]
+
+
+def check_bug(bug: dict, chosen: Settings, tree: bool = True) -> Outcome:  # type: ignore[type-arg]
     repo_dir = snapshot(bug["repo"])
     if repo_dir is None:
         return Outcome(bug, "unavailable", None, [], [])
     buggy = git_show(repo_dir, bug["buggy_commit"], bug["buggy_path"])
     if buggy is None:
         return Outcome(bug, "unavailable", None, [], [])
-    reported = [d for d in check_source(buggy, bug["buggy_path"], settings=chosen) if d.code in ANALYSIS]
+    reported = [d for d in _lint(buggy, repo_dir, bug["buggy_commit"], bug["buggy_path"], chosen, tree) if d.code in ANALYSIS]
     lines = set(bug["lines"])
     found = any(d.code == bug["category"] and names_line(d, lines) for d in reported)
     clean = None
@@ -120,7 +142,7 @@ def check_bug(bug: dict, chosen: Settings) -> Outcome:  # type: ignore[type-arg]
     if bug.get("fixed", True):
         fixed = git_show(repo_dir, bug["fixed_commit"], bug["fixed_path"])
         if fixed is not None:
-            fixed_reported = [d for d in check_source(fixed, bug["fixed_path"], settings=chosen) if d.code in ANALYSIS]
+            fixed_reported = [d for d in _lint(fixed, repo_dir, bug["fixed_commit"], bug["fixed_path"], chosen, tree) if d.code in ANALYSIS]
             # a finding read by hand as another, real instance the fix left (`fixed_still_buggy`) is no
             # false alarm: the fixed version is clean when every finding of the category is one of those
             still = {entry["line"] for entry in bug.get("fixed_still_buggy", [])}
@@ -137,7 +159,7 @@ def run_bugs(args: argparse.Namespace) -> int:
     for bug in manifest:
         if only and bug["category"] not in only:
             continue
-        outcomes.append(check_bug(bug, chosen))
+        outcomes.append(check_bug(bug, chosen, tree=not args.single_file))
         if args.extract:
             _extract(bug, Path(args.extract))
     table: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
@@ -266,6 +288,8 @@ def main(argv: list[str]) -> int:
     bugs = sub.add_parser("bugs")
     bugs.add_argument("--only", help="comma-separated codes")
     bugs.add_argument("--show", action="store_true", help="list found bugs too")
+    bugs.add_argument("--single-file", action="store_true",
+                      help="lint each file alone, as extracted from git (default: inside its whole tree at the commit)")
     bugs.add_argument("--extract", help="write the buggy and fixed files under this directory (never commit them)")
     sweep = sub.add_parser("sweep")
     sweep.add_argument("--set", default="heldout", choices=["heldout", "dev", "fresh", "all"])

@@ -140,6 +140,12 @@ class Calls:
     def qualified_call(self, call: ast.Call, qual: str, flow: Flow, frame: Frame) -> Value:
         """A call of a function or class by its qualified name: the catalogue, then name heuristics."""
         interp = self.interp
+        if interp.project is not None:
+            found = interp.project.target(qual)
+            # functions and static methods; of classes, modules and optimizers (a plain wrapper object of
+            # another file is still read from how it is used, as before)
+            if found is not None and (found[0] is not None or found[1] is not None and (found[1].is_module or bool(found[1].api))):
+                return self.project_call(call, found[0], found[1], flow, frame)
         last = qual.rsplit(".", 1)[-1]
         pos, kw = self.args_of(call, flow, frame)
         if last == "backward":  # any library's backward of what was accumulated: kept to be trained on
@@ -182,6 +188,15 @@ class Calls:
         if model is not None:
             return model
         return interp.objects.opaque_call(last, pos, kw, flow)
+
+    def project_call(self, call: ast.Call, fn: Function | None, info: ClassInfo | None, flow: Flow, frame: Frame) -> Value:
+        """A function, class or static method of another file of the project, run like one of this file."""
+        if fn is None and info is not None:
+            return self.construct_local(call, info, flow, frame)
+        pos, kw = self.args_of(call, flow, frame)
+        if fn is None or is_abstract(fn):
+            return self.interp.objects.opaque_call(code(call.func), pos, kw, flow)
+        return self.inline(fn, info, None, pos, kw, flow, frame)
 
     def _constructs_model(self, call: ast.Call, last: str, pos: list[Value], kw: dict[str, Value], flow: Flow) -> Value | None:
         """`model = ToyModel()`, a class of another file, given no model, assigned to a name used as a
@@ -292,7 +307,11 @@ class Calls:
 
     def _local_class_of(self, recv: Value) -> ClassInfo | None:
         if isinstance(recv.const, tuple) and recv.const[:1] == ("instance",):
-            return self.interp.classes.get(str(recv.const[1]))
+            name = str(recv.const[1])
+            found = self.interp.classes.get(name)
+            if found is None and self.interp.project is not None:
+                found = self.interp.project.class_named(name)  # an instance of a class of another file
+            return found
         for e in recv.entities:
             if e.uid in self.instance_class:
                 return self.instance_class[e.uid]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .apimodels import Catalogue, Hook
 from .flow import Function
@@ -41,8 +41,11 @@ def is_abstract(fn: Function) -> bool:
 class Definitions:
     """Every module-level function and class, with the classes' place in the hierarchy."""
 
-    def __init__(self, module: ast.Module, imports: ImportMap, catalogue: Catalogue) -> None:
+    def __init__(self, module: ast.Module, imports: ImportMap, catalogue: Catalogue,
+                 foreign: Callable[[str], ClassInfo | None] | None = None) -> None:
+        """`foreign`: the class of another project file a qualified base name names (`gradcheck_lint.project`)."""
         self.catalogue = catalogue
+        self.foreign = foreign
         self.functions: dict[str, Function] = {}
         self.classes: dict[str, ClassInfo] = {}
         for stmt in toplevel_statements(module.body):
@@ -64,6 +67,12 @@ class Definitions:
                     continue
                 head = base.split(".", 1)[0]
                 known = cat.type(base) is not None
+                if not known and self.foreign is not None:
+                    other = self.foreign(base)  # `class Trainer(BaseTrainer)` of another file of the project
+                    if other is not None:
+                        if other.api and not info.api:
+                            info.api = other.api
+                        continue
                 bare = None if known or head in imports.aliases else cat.bare_type(base)
                 if bare is not None:  # `from pytorch_lightning import *`: named with no import
                     base, known = bare, True
@@ -100,6 +109,8 @@ class Definitions:
             current = todo.pop()
             for base in current.bases:
                 parent = self.classes.get(base.rsplit(".", 1)[-1])
+                if parent is None and self.foreign is not None:
+                    parent = self.foreign(base)
                 if parent is not None and parent.name not in seen:
                     seen.add(parent.name)
                     yield parent

@@ -401,8 +401,10 @@ class Effects:
         gate = self._gate_for(opts, effect, frame)
         taken, skipped, inner = self._gated(gate, flow, frame)
         text = self._step_text(site, effect)
+        # the window of an accumulation context entered here (not of an engine that gates its own step)
+        window = self.table.windows.get(gate) if gate is not None and not effect.value("gated") and gate in frame.gates else None
         for o in opts:
-            self.interp.recorder.step(site.call, o, text, taken, inner, framework_gated=gate is not None)
+            self.interp.recorder.step(site.call, o, text, taken, inner, framework_gated=gate is not None, context_window=window)
             self.interp.recorder.updated(o, site.call, taken)
             self.interp.amp.step(site.call, o, bool(effect.value("unscales")), taken, inner.ifs)
             if effect.value("clears"):

@@ -67,6 +67,8 @@ class Step:
     framework_gated: bool = False  # fires on a framework's window boundaries (`accelerator.accumulate(...)`)
     # not a training step (`trials`): undone by restoring the weights, or repeated with no backward between
     trial: bool = False
+    # ... of a context the code entered (`with accelerator.accumulate(model):`), configured with this window
+    context_window: str | None = None
     _ordered: list[PathState] | None = field(default=None, repr=False)
 
     def states(self) -> list[PathState]:

@@ -22,6 +22,9 @@ _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp
 _NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim"})
 
 
+# env key prefix: the object a subscript item was stored into (`%item:loss_dict["loss"]` -> `loss_dict`'s value)
+_ITEM_OF = "%item:"
+
 class Expressions:
     """Evaluate expressions to abstract values; store values into names, attributes and `.grad`."""
 
@@ -175,6 +178,9 @@ class Expressions:
             item = base.item(key)
             if item is not None:
                 return item
+            ref = N.ref_text(expr)
+            if ref is not None and flow.env.get(f"{_ITEM_OF}{ref}") is base and ref in flow.env:
+                return flow.env[ref]  # stored into this very object: `d["loss"] = d["loss"] / N`
         if base.items:
             return join([v for _, v in base.items])
         return replace(base, items=(), counter=None, const=None)
@@ -196,6 +202,10 @@ class Expressions:
                     result = result.with_divisor(div)
         if is_int(expr.left) and is_int(expr.right):
             result = replace(result, const=None)
+        if op is ast.FloorDiv and not (left.entities or left.modules or left.params):
+            # `(total + size - 1) // size`: floor division has no gradient (torch's floor_divide is not
+            # differentiable), so the result is a number that carries no graph, whatever it was made from
+            result = Value(divisors=result.divisors, counter=result.counter, const=result.const)
         if op is ast.Add:  # `len(loader) * epoch + i`: the batches done, counted like `i` in the first epoch
             for this, other, other_node in ((left, right, expr.right), (right, left, expr.left)):
                 if this.counter is not None and other.counter is None and isinstance(other_node, ast.BinOp) \
@@ -386,6 +396,8 @@ class Expressions:
             return
         if frame.no_grad:
             value = replace(value, reach=frozenset(), vague=frozenset(), opaque=False) if not value.entities and not value.modules else value
+        if isinstance(target, ast.Subscript):
+            self._replace_item(target, value, flow, frame)
         start = int_value(source)
         if value.const == 0 and start is not None:
             value = replace(value, counter=Counter(f"{key} = 0", zero_based=True, start=0))
@@ -435,6 +447,23 @@ class Expressions:
         if container is not None and container.graph:
             flow.env[base] = replace(container, graph=False)
         del items[base]
+
+    def _replace_item(self, target: ast.Subscript, value: Value, flow: Flow, frame: Frame) -> None:
+        """`loss_dict["loss"] = loss_dict["loss"] / N`: the dict built in sight now holds the new value
+        under that key (read back as `loss_dict["loss"]`, or by whatever the dict is handed to)."""
+        base_key = N.ref_text(target.value)
+        item = N.literal_key(target.slice)
+        base = self.lookup(base_key, flow, frame) if base_key is not None else None
+        if base is None or item is None:
+            return
+        if not base.items or base.item(item) is None:
+            # a dict made out of sight (`loss_dict = model(batch)`): the item stored here is read back
+            # while the name still holds that very object (`eval_subscript`)
+            flow.env[f"{_ITEM_OF}{base_key}[{item}]"] = base
+            return
+        items = dict(base.items)
+        items[item] = value
+        flow.env[base_key] = replace(base, items=tuple(items.items()))  # type: ignore[index]
 
     def _store_item(self, target: ast.Subscript, source: ast.expr | None, value: Value, flow: Flow, frame: Frame,
                     stmt: ast.AST | None) -> None:

@@ -39,7 +39,18 @@ class Inliner:
 
     def inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
                flow: Flow, frame: Frame, instance_key: str | None = None) -> Value:
-        """Run a same-file function or method at its call site, with the caller's values bound."""
+        """Run a function or method at its call site, with the caller's values bound; one of another
+        file of the project runs with the names of its own module (`gradcheck_lint.project`)."""
+        project = self.interp.project
+        if project is None:
+            return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key)
+        with project.entered(self.interp, fn, self.calls.current_call_node()) as runs:
+            if runs:
+                return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key)
+        return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
+
+    def _inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
+                flow: Flow, frame: Frame, instance_key: str | None = None) -> Value:
         if frame.depth >= MAX_DEPTH or id(fn) in frame.active:
             return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
         self.calls.inlined.add(id(fn))
@@ -144,7 +155,9 @@ class Inliner:
         # Globals stay visible through the caller's environment when called from module level, and a
         # nested function (a closure) sees the variables of the function that defines it.
         closure = frame.local_defs.get(fn.name) is fn
-        outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if frame.function is None or closure else {}
+        # (a function of another file sees its own module's globals, not the caller's)
+        foreign = interp.project is not None and interp.project.module_of(fn) is not None
+        outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if (frame.function is None and not foreign) or closure else {}
         env.update(outer_globals)
         callee = Frame(function=fn, cls=cls, self_value=self_value, depth=frame.depth + 1, local_defs={}, loops=frame.loops,
                        ifs=frame.ifs, no_grad=frame.no_grad or self.calls.without_grad(fn), gates=frame.gates, sync_off=frame.sync_off,

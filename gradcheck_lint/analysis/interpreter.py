@@ -19,7 +19,7 @@ import functools
 import time
 from collections import Counter
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from . import flags, pathcond, periods
 from . import names as N
@@ -48,6 +48,9 @@ from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, binding_
 from .values import EMPTY, EntityTable, Holder, Kind, Value
 from .walk import iter_tree, parents
 
+if TYPE_CHECKING:
+    from ..project import ProjectView
+
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* from Python 3.11
 _SMALL = frozenset(SIMPLE_STATEMENTS)
 _ASSIGNING = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor)
@@ -57,7 +60,7 @@ _ZERO = Value(const=0)  # a step count of none
 class Interpreter:
     """Compute the training events of one module and the gradient states seen at each."""
 
-    def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = ()) -> None:
+    def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = (), project: ProjectView | None = None) -> None:
         self.module = module
         self._parents: dict[int, ast.AST] | None = None
         self._loop_stores: dict[int, set[str]] = {}  # id of a loop -> names it stores into (`syntax.stored_names`)
@@ -66,9 +69,12 @@ class Interpreter:
         self.source = source  # the text `module` was parsed from
         self.text: Source = read_source(source)  # what `code()` reads nodes' text from, until forget_code()
         self.catalogue: Catalogue = catalogue_for(models)
-        self.imports = ImportMap.of(module)
+        # the other files of the project, when the file is read inside it (`gradcheck_lint.project`)
+        self.project = project
+        self.imports = ImportMap.of(module) if project is None else project.home_imports(module)
         self.table = EntityTable()
-        self.definitions = Definitions(module, self.imports, self.catalogue)
+        self.definitions = Definitions(module, self.imports, self.catalogue,
+                                       foreign=None if project is None else project.home_class_resolver())
         self.functions = self.definitions.functions
         self.classes = self.definitions.classes
         scan = Prescan(module, self.catalogue)
@@ -123,13 +129,19 @@ class Interpreter:
         self.toggle = self.calls.toggle
         self.lookup = self.expressions.lookup
         self.forward_sites: dict[int, ast.Call | None] = {}  # forward ordinal -> the call that ran the module
+        if project is not None:
+            project.attach(self)
+            self.mint = project.noting_mint(self.objects.mint)  # objects made by other files' code are marked
 
     # ------------------------------------------------------------------ budget
     def parent(self, node: ast.AST) -> ast.AST | None:
         """The node that holds `node` in this module (built on first use)."""
         if self._parents is None:
             self._parents = parents(self.module)
-        return self._parents.get(id(node))
+        found = self._parents.get(id(node))
+        if found is None and self.project is not None:
+            return self.project.parent(node)  # a node of another file of the project
+        return found
 
     def check_deadline(self) -> None:
         """Stop when the wall-clock budget is spent; such a partial result depends on the machine's load."""

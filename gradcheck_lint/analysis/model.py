@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from ..diagnostics import Span
 from .apimodels import ModelFile
@@ -15,16 +16,33 @@ from .losshooks import framework_divided_returns, unnormalised_losses
 from .syntax import Source, code
 from .values import Entity, EntityTable, Holder
 
+if TYPE_CHECKING:
+    from ..project import Evidence, ProjectView
+
+
+class FileLine(int):
+    """A line number of another file of the project: an int for ordering, `where` (`losses.py:42`) for messages."""
+
+    where: str
+
+    def __new__(cls, line: int, where: str) -> "FileLine":
+        made = super().__new__(cls, line)
+        made.where = where
+        return made
+
 
 class TrainingModel:
     """Training events of a module (backward, step, clear) and the gradient states seen at each."""
 
     def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = (), *,
-                 hooks_only: bool = False) -> None:
+                 hooks_only: bool = False, project: ProjectView | None = None) -> None:
         """`hooks_only`: the file calls no backward and no step of its own (the prefilter says so), so
         only what the class definitions say is read: loss hooks the framework trains on."""
         self.module = module
-        interp = Interpreter(module, source, models)
+        interp = Interpreter(module, source, models, project)
+        self.project = project
+        # entities made by code of another file of the project (a fact read through a call into it)
+        self.made_elsewhere: set[int] = project.made_elsewhere if project is not None else set()
         self.source: Source = interp.text
         CAP.hits = 0
         if not hooks_only:
@@ -65,11 +83,38 @@ class TrainingModel:
         return bool(self.backwards) and bool(self.steps)
 
     def span(self, node: ast.AST) -> Span:
-        """Where a node is (CPython's parser records it; columns are converted to characters)."""
+        """Where a node is (CPython's parser records it; columns are converted to characters); a node
+        of another file of the project (see `is_foreign`) has its span in that file."""
+        if self.project is not None:
+            module = self.project.module_of_node(node)
+            if module is not None:
+                return module.source.span(node)
         return self.source.span(node)
 
+    def source_of(self, node: ast.AST) -> Source:
+        """The text the node was parsed from: this file's, or another project file's."""
+        if self.project is not None:
+            module = self.project.module_of_node(node)
+            if module is not None:
+                return module.source
+        return self.source
+
+    def is_foreign(self, node: ast.AST) -> bool:
+        """The node is in another file of the project (code reached through an import)."""
+        return self.project is not None and self.project.is_foreign(node)
+
+    def anchor(self, node: ast.AST) -> tuple[ast.AST, tuple[Evidence, ...]]:
+        """Where a finding at `node` is reported in this file, and the places in other files it rests on."""
+        if self.project is None:
+            return node, ()
+        return self.project.anchor(node)
+
     def line(self, node: ast.AST) -> int:
-        """The node's first line."""
+        """The node's first line (in another file of the project: a `FileLine` naming that file)."""
+        if self.project is not None:
+            module = self.project.module_of_node(node)
+            if module is not None:
+                return FileLine(node.lineno, f"{self.project.evidence(module, node).shown}:{node.lineno}")  # type: ignore[attr-defined]
         return node.lineno  # type: ignore[attr-defined, no-any-return]
 
     @staticmethod

@@ -228,7 +228,8 @@ class Recorder:
         return sorted(found.values(), key=lambda e: e.uid)
 
     # -- step
-    def step(self, call: ast.Call, opt: Entity, text: str, flow: Flow, frame: Frame, framework_gated: bool = False) -> None:
+    def step(self, call: ast.Call, opt: Entity, text: str, flow: Flow, frame: Frame, framework_gated: bool = False,
+             context_window: str | None = None) -> None:
         """`opt` applies the gradients of its parameters on every path reaching the call."""
         self.touched.add(id(call))
         ev = self.steps.get(id(call))
@@ -246,6 +247,7 @@ class Recorder:
         ev.framework_gated = ev.framework_gated or framework_gated
         trial = self.trial(call, frame)
         ev.trial = ev.trial or trial
+        ev.context_window = ev.context_window or context_window
         holders = self.table.optimizer_holders(opt)
         consumer = UNDONE if trial else opt.uid
         flow.map_gradients(lambda s: s.step(consumer, holders))

@@ -74,6 +74,22 @@ _CURRENT: list[Source] = []
 _CODE: dict[int, tuple[ast.AST, str]] = {}
 
 
+# Nodes of other files of the project (read by `gradcheck_lint.project`), whose text is not the current
+# module's: id -> their file's Source. The project index holds their trees, so the ids stay theirs.
+_FOREIGN: dict[int, Source] = {}
+
+
+def register_foreign(ids: "set[int]", source: Source) -> None:
+    """Make `code()` read the nodes `ids` (of another file of the project) from `source`."""
+    for i in ids:
+        _FOREIGN[i] = source
+
+
+def unregister_foreign(ids: "set[int]") -> None:
+    for i in ids:
+        _FOREIGN.pop(i, None)
+
+
 def read_source(text: str) -> Source:
     """Make `text` the module whose nodes `code()` reads (until `forget_code()`)."""
     forget_code()
@@ -97,8 +113,11 @@ def code(node: ast.AST) -> str:
     hit = _CODE.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    if _CURRENT and hasattr(node, "lineno"):
-        segment = _CURRENT[-1].segment(node)
+    source = _FOREIGN.get(id(node)) if _FOREIGN else None
+    if source is None and _CURRENT:
+        source = _CURRENT[-1]
+    if source is not None and hasattr(node, "lineno"):
+        segment = source.segment(node)
         text = " ".join(segment.split())
         if "\n" in segment:  # a call written over several lines reads as one: `clip(model.parameters(), 1.0)`
             text = _SPACE_BEFORE_CLOSE.sub("", _SPACE_AFTER_OPEN.sub(r"\1", text))

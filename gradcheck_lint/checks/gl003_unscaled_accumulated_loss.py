@@ -10,7 +10,7 @@ from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conditions import Condition, code
 from ..analysis.syntax import arguments, is_int, starts_with_paren
-from ..analysis.events import Backward, Loop
+from ..analysis.events import Backward, Loop, Step
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, is_reference, scope_of, source
 from ..diagnostics import Certainty
 from ..registry import Finding, Invalid, Rule, register
@@ -134,6 +134,20 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         ),
     )
 
+    @staticmethod
+    def _plain_backward_in_context(model: TrainingModel, backward: Backward, step: Step) -> Finding | None:
+        window = step.context_window
+        if window is None or window.strip() in ("1", "1.0") or backward.framework_assumed or backward.loss.summed:
+            return None
+        call = backward.node
+        if not (isinstance(call.func, ast.Attribute) and call.func.attr == "backward" and backward.loss_text == code(call.func.value)):
+            return None  # only `loss.backward()`: another library's backward may divide
+        if divides_by_window(backward.loss.divisors, window) or any(_WINDOW_NORMALISER.search(d) for d in backward.loss.divisors):
+            return None
+        msg, help_ = messages.unscaled_accumulated_loss(backward.call_text, backward.loss_text, step.call_text,
+                                                        model.line(step.node), window)
+        return Finding(backward.node, msg, help_)
+
     def check(self, model: TrainingModel) -> Iterable[Finding]:
         for hook in model.unnormalised_losses:
             msg, help_ = messages.loss_hook_not_normalised(hook.method, hook.loss_text, hook.hook.normaliser,
@@ -149,7 +163,15 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     backward = model.backwards[c.backward]
                     if any(w.overlaps(h) for h in model.table.hooked for w in (held, *backward.written)):
                         continue  # a gradient hook, a communication hook or a gradient-scaling helper may divide them
-                    if backward.framework_scaled or step.framework_gated:
+                    if backward.framework_scaled:
+                        continue
+                    if step.framework_gated:
+                        # `with accelerator.accumulate(model):` steps once per window, but only the framework's own
+                        # backward divides by it: a plain `loss.backward()` there adds up N undivided losses
+                        finding = self._plain_backward_in_context(model, backward, step)
+                        if finding is not None:
+                            reported.add(c.backward)
+                            yield finding
                         continue
                     if _explicit_gradient(backward):
                         continue  # `y.backward(dy)`: what accumulates is scaled by `dy`, which is no loss to average

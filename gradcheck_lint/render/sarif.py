@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from urllib.parse import quote
 
 from .. import __version__
-from ..diagnostics import Diagnostic, Severity
+from ..diagnostics import Diagnostic, RelatedLocation, Severity
 from ..registry import (
     PARSE_ERROR_CODE,
     PARSE_ERROR_DESCRIPTION,
@@ -107,6 +107,19 @@ def _physical_location(d: Diagnostic, root: str) -> dict[str, Any]:
     }
 
 
+def _related(r: RelatedLocation, index: int, root: str) -> dict[str, Any]:
+    """A place in another file of the project the finding rests on (SARIF `relatedLocations`)."""
+    s = r.span
+    return {
+        "id": index,
+        "physicalLocation": {
+            "artifactLocation": artifact_location(r.path, root),
+            "region": {"startLine": s.line, "startColumn": s.column, "endLine": s.end_line, "endColumn": s.end_column},
+        },
+        "message": {"text": r.message},
+    }
+
+
 def fingerprint(code: str, uri: str, line_text: str, occurrence: int) -> str:
     """Hash what identifies a finding across edits: code, file, the line's text (whitespace-normalised).
 
@@ -139,6 +152,7 @@ def render_sarif(diagnostics: Sequence[Diagnostic], root: str, sources: SourceLi
             "level": _level(d.severity),
             "message": {"text": f"{d.message}\nhelp: {d.help}"},
             "locations": [location],
+            **({"relatedLocations": [_related(r, i, root) for i, r in enumerate(d.related)]} if d.related else {}),
             "partialFingerprints": {FINGERPRINT_KEY: fingerprint(d.code, uri, line_text, occurrence)},
             "properties": {"certainty": d.certainty.value, **({"cell": d.cell} if d.cell is not None else {})},
         })

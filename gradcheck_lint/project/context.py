@@ -1,0 +1,315 @@
+"""One file's view of its project during its analysis: calls into other files of the project run there.
+
+A function or class of another project file, named through an import, is followed the way a function
+of the same file is: the interpreter inlines it at the call site (`analysis.inlining`), with the
+caller's values bound, while the names inside it resolve against *its* module (its imports, functions,
+classes, the evidence of its own names). What it does to gradients and optimizers (backward, clear,
+step, scale, detach, DDP/FSDP wrapping, no_sync), what it returns (a graph or a number, a divided
+loss, a wrapper, an optimizer over which parameters) and which arguments it touches are thereby
+computed from its code, per call site; a function that cannot be read (a syntax error, too large, too
+deep) stays an opaque call, which the rules treat as an assumption, never as a fact.
+
+The view records which files were read (with their content digests: the result cache checks them)
+and, for each function of another file, the call that first entered it, so that a finding anchored
+inside another file is reported at the call in this file, naming the other file's line.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..analysis.definitions import ClassInfo, Definitions
+from ..analysis.flow import Function
+from ..analysis.names import ImportMap
+from ..analysis.prescan import Prescan
+from .index import ForeignModule, ProjectIndex, absolute_imports, module_identity
+
+if TYPE_CHECKING:
+    from ..analysis.apimodels import Catalogue
+    from ..analysis.interpreter import Interpreter
+
+__all__ = ["Evidence", "ProjectView"]
+
+# What the interpreter knows of the module whose code runs: swapped when a call crosses into another file.
+_SWAPPED = ("imports", "definitions", "functions", "classes", "prescan", "called_names", "called_attrs",
+            "model_refs", "optimizer_refs", "windows", "module_env")
+MAX_FOREIGN_DEPTH = 3  # files deep a chain of calls is followed
+# A function of another file that touches no gradient (its module's prescan says so) is followed only when
+# it is this small (statements and expressions): a loss or a wrapper helper, not a data pipeline.
+MAX_INERT_NODES = 400
+# Statements interpreted in other files' code, over one analysis, past which calls into them stay opaque:
+# code followed in a loop's fixpoint runs again on each iteration and path (keeps a file under 1 s).
+FOREIGN_WORK_BUDGET = 1_000
+# ... and within one call from this file: past it the calls it makes in turn stay opaque.
+FOREIGN_CALL_BUDGET = 300
+
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A place in another file of the project that a finding rests on."""
+
+    path: str  # as reported: the checked file's reported directory joined with the path from there
+    shown: str  # relative to the checked file's directory (`losses.py`, `../utils/opt.py`)
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
+class _ModuleContext:
+    """What the interpreter reads of one project module while its code runs."""
+
+    def __init__(self, module: ForeignModule, catalogue: Catalogue, resolve_class: Any) -> None:
+        """Built once per module content and catalogue, kept on the module (`shared_context`)."""
+        self.module = module
+        self.imports = module.imports
+        self.definitions = Definitions(module.tree, module.imports, catalogue, foreign=resolve_class)
+        self.functions = self.definitions.functions
+        self.classes = self.definitions.classes
+        scan = Prescan(module.tree, catalogue)
+        self.prescan = scan
+        self.called_names, self.called_attrs = scan.called_names, scan.called_attrs
+        self.model_refs, self.optimizer_refs = scan.evidence()
+        self.windows = {k: frozenset(v) for k, v in scan.windows.items()}
+        self.module_env: dict[str, Any] = {}
+
+
+class ProjectView:
+    """The project as seen from the file being analysed (one per analysis)."""
+
+    def __init__(self, index: ProjectIndex, path: str, catalogue: Catalogue, used: dict[str, str] | None = None) -> None:
+        self.index = index
+        self.path = path  # as reported
+        self.abs = os.path.abspath(path)
+        self.home_base, name, is_init = module_identity(self.abs)
+        self.package = name if is_init else name.rpartition(".")[0]
+        self.catalogue = catalogue
+        self.packages = frozenset(catalogue._packages) | frozenset(catalogue._foreign)
+        self.current: ForeignModule | None = None  # None: the checked file's own code runs
+        self._home: dict[str, Any] | None = None
+        self._contexts: dict[int, _ModuleContext] = {}
+        self._globals: dict[int, dict[str, Any]] = {}  # module globals another file's code made in this analysis
+        self._fn_module: dict[int, ForeignModule | None] = {}
+        self.entry: dict[int, ast.AST] = {}  # id of a function of another file -> the call that first entered it
+        self.used: dict[str, str] = used if used is not None else {}  # absolute path -> content digest of every other file read
+        self.depth = 0
+        # uids of the models, optimizers, wrappers... made by code of another file (`utils.wrap(model)`'s DDP):
+        # a fact read there, through the summary of a call; the certainty of a finding resting on one can say so
+        self.made_elsewhere: set[int] = set()
+        self.work = 0  # statements interpreted in other files' code (see FOREIGN_WORK_BUDGET)
+        self.started = 0  # the interpreter's work count when the current call from this file entered another
+
+    # ------------------------------------------------------------------ set-up
+    def home_imports(self, module: ast.Module) -> ImportMap:
+        """The checked file's imports with relative ones made absolute (`from .losses import f`)."""
+        return absolute_imports(module, self.package)
+
+    def home_class_resolver(self) -> Any:
+        return self._class_resolver(self.home_base)
+
+    def attach(self, interp: Interpreter) -> None:
+        """Remember the checked file's own context (restored when a call returns from another file)."""
+        self._home = {k: getattr(interp, k) for k in _SWAPPED}
+
+    def _class_resolver(self, base_dir: str) -> Any:
+        return _class_resolver(self.index, base_dir, self.catalogue, self.packages, self)
+
+    def context(self, module: ForeignModule) -> _ModuleContext:
+        ctx = self._contexts.get(id(module))
+        if ctx is None:
+            ctx = self._contexts[id(module)] = shared_context(self.index, module, self.catalogue, self.packages)
+            self.used[module.path] = module.digest
+        return ctx
+
+    def class_info(self, module: ForeignModule, name: str) -> ClassInfo | None:
+        self.used[module.path] = module.digest
+        return self.context(module).classes.get(name)
+
+    def noting_mint(self, mint: Any) -> Any:
+        """`Objects.mint`, noting the entities made while code of another file runs (`made_elsewhere`)."""
+        def noted(*args: Any, **kwargs: Any) -> Any:
+            ent = mint(*args, **kwargs)
+            if self.current is not None:
+                self.made_elsewhere.add(ent.uid)
+            return ent
+        return noted
+
+    # ------------------------------------------------------------------ names
+    def target(self, qual: str) -> tuple[Function | None, ClassInfo | None] | None:
+        """What a qualified name used in the code now running names in the project: (a function, None),
+        (a method, its class), (None, a class); None when it is no project definition."""
+        base = self.current.base_dir if self.current is not None else self.home_base
+        found = self.index.resolve(qual, base, self.packages)
+        if found is None or (self.current is None and found.module.path == self.abs):
+            return None
+        module = found.module
+        if found.function is not None:
+            self.used[module.path] = module.digest
+            return found.function, None
+        info = self.class_info(module, found.class_name or "")
+        if info is None:
+            return None
+        if found.method is None:
+            return None, info
+        method = self.context(module).definitions.find_method(info, found.method)
+        return (method, info) if method is not None else None
+
+    def module_of(self, fn: ast.AST) -> ForeignModule | None:
+        """The other project file a function (or method) was read from; None for the checked file's own."""
+        key = id(fn)
+        if key in self._fn_module:
+            return self._fn_module[key]
+        found = None
+        for ctx in self._contexts.values():
+            if ctx.module.holds(fn):
+                found = ctx.module
+                break
+        else:
+            for _, module in self.index._files.values():
+                if module is not None and module.holds(fn):
+                    found = module
+                    break
+        self._fn_module[key] = found
+        return found
+
+    def is_foreign(self, node: ast.AST) -> bool:
+        return self.module_of_node(node) is not None
+
+    def module_of_node(self, node: ast.AST) -> ForeignModule | None:
+        for ctx in self._contexts.values():
+            if ctx.module.holds(node):
+                return ctx.module
+        return None
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        module = self.module_of_node(node)
+        return module.parents.get(id(node)) if module is not None else None
+
+    def class_named(self, name: str) -> ClassInfo | None:
+        """A class of another file made here (`Value(const=("instance", name))` of `instantiate`)."""
+        for ctx in self._contexts.values():
+            info = ctx.classes.get(name)
+            if info is not None:
+                return info
+        return None
+
+    # ------------------------------------------------------------------ running code of another file
+    @contextlib.contextmanager
+    def entered(self, interp: Interpreter, fn: Function, call: ast.AST | None) -> Iterator[bool]:
+        """Run `fn` in the context of the module that defines it; yield False when it may not run
+        (a chain of calls too many files deep: the caller treats it as opaque)."""
+        module = self.module_of(fn)
+        if self.current is not None and interp.work - self.started > FOREIGN_CALL_BUDGET:
+            # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
+            # the statements it is in, a `with` block's, behind)
+            yield False
+            return
+        if module is self.current or self._home is None:
+            yield True
+            return
+        if module is not None and (self.depth >= MAX_FOREIGN_DEPTH or self.work > FOREIGN_WORK_BUDGET
+                                   or not self._worth_following(module, fn)):
+            yield False
+            return
+        if module is not None and call is not None:
+            self.entry.setdefault(id(fn), call)
+        saved = {k: getattr(interp, k) for k in _SWAPPED}
+        if self.current is None:
+            self._home = saved  # the checked file's context as it is now (its module globals once run)
+        outer, self.current = self.current, module
+        values = self._home if module is None else vars(self.context(module))
+        for k in _SWAPPED:
+            setattr(interp, k, values[k])
+        if module is not None:
+            interp.module_env = self._globals.setdefault(id(module), {})  # this analysis's own objects
+        self.depth += module is not None
+        started = interp.work
+        if outer is None and module is not None:
+            self.started = started
+        try:
+            yield True
+        finally:
+            self.depth -= module is not None
+            if module is not None and outer is None:
+                # other files' code is charged to its own budget, not to the file's (`WORK_BUDGET`)
+                self.work += interp.work - started
+                interp.work = started
+            self.current = outer
+            for k, v in saved.items():
+                setattr(interp, k, v)
+
+    def _worth_following(self, module: ForeignModule, fn: Function) -> bool:
+        """Follow a function that may touch gradients, or a small one (what it returns may be a loss, a
+        wrapper, an optimizer); a large inert one stays an opaque call, as it was read before."""
+        key = -id(fn)
+        known = self._fn_module.get(key)
+        if known is not None:
+            return known is module
+        worth = not self.context(module).prescan.surely_inert(fn.name) or _size(fn) <= MAX_INERT_NODES
+        self._fn_module[key] = module if worth else None
+        return worth
+
+    # ------------------------------------------------------------------ findings
+    def anchor(self, node: ast.AST) -> tuple[ast.AST, tuple[Evidence, ...]]:
+        """Where a finding at `node` is reported in the checked file, with the places in other files
+        it passed through (innermost first)."""
+        chain: list[Evidence] = []
+        seen: set[int] = set()
+        while True:
+            module = self.module_of_node(node)
+            if module is None:
+                return node, tuple(chain)
+            if id(node) in seen:
+                break
+            seen.add(id(node))
+            chain.append(self.evidence(module, node))
+            owner = module.owner(node)
+            call = self.entry.get(id(owner)) if owner is not None else None
+            if call is None:
+                break
+            node = call
+        return node, tuple(chain)
+
+    def evidence(self, module: ForeignModule, node: ast.AST) -> Evidence:
+        span = module.source.span(node)
+        rel = os.path.relpath(module.path, os.path.dirname(self.abs))
+        shown = os.path.normpath(os.path.join(os.path.dirname(self.path), rel)) if os.path.dirname(self.path) else rel
+        segment = " ".join(module.source.segment(node).split()) if hasattr(node, "lineno") else ""
+        return Evidence(shown.replace(os.sep, "/"), rel.replace(os.sep, "/"), span.line, span.column, span.end_line, span.end_column, segment[:80])
+
+    def dependencies(self) -> tuple[tuple[str, str], ...]:
+        """The other files read, with their content digests (what the result depends on besides the file)."""
+        return tuple(sorted(self.used.items()))
+
+
+def _class_resolver(index: ProjectIndex, base_dir: str, catalogue: Catalogue, packages: frozenset[str],
+                    view: ProjectView | None = None) -> Any:
+    """The class of another project file a qualified base name names, for `Definitions`; `view` (when the
+    checked file's own classes ask) records the files read."""
+    def resolve(qual: str) -> ClassInfo | None:
+        found = index.resolve(qual, base_dir, packages)
+        if found is None or found.class_name is None or found.method is not None:
+            return None
+        ctx = view.context(found.module) if view is not None else shared_context(index, found.module, catalogue, packages)
+        return ctx.classes.get(found.class_name)
+    return resolve
+
+
+def shared_context(index: ProjectIndex, module: ForeignModule, catalogue: Catalogue, packages: frozenset[str]) -> _ModuleContext:
+    """What the interpreter reads of `module`, built once per content and catalogue for every analysis."""
+    ctx = module._by_catalogue.get(id(catalogue))
+    if ctx is None:
+        ctx = _ModuleContext(module, catalogue, _class_resolver(index, module.base_dir, catalogue, packages))
+        module._by_catalogue[id(catalogue)] = ctx
+    return ctx  # type: ignore[return-value]
+
+
+def _size(fn: Function) -> int:
+    return sum(1 for _ in ast.walk(fn))

@@ -1,0 +1,428 @@
+"""The project index: which files make up the project a file sits in, and what its imports name.
+
+A file's project is the nearest directory above it holding `pyproject.toml`, `setup.py`, `setup.cfg` or
+`.git` (else the file's own directory). Imports of the project's own modules (absolute, relative,
+`from x import *`, re-exports in a package's `__init__.py`) are resolved to the function or class they
+name. Only files under the project root are ever read: installed packages, third-party or not, stay in
+the hands of the API-model catalogue. Files are parsed lazily, when a call into them is met, once per
+content (a changed file is parsed again).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import re
+import warnings
+from dataclasses import dataclass, field
+
+from ..analysis.definitions import ClassInfo
+from ..analysis.flow import Function
+from ..analysis.names import ImportMap
+from ..analysis.syntax import FUNCTIONS, Source, register_foreign, unregister_foreign
+from ..sources import decode_source
+
+ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+# A project file larger than this is not read for its definitions (generated code, vendored bundles).
+MAX_FOREIGN_BYTES = 1_000_000
+_MAX_HOPS = 12  # re-exports followed for one name
+
+__all__ = ["ForeignModule", "ProjectIndex", "Target", "find_root", "index_for", "module_identity"]
+
+
+def find_root(path: str) -> str:
+    """The project root of `path`: the nearest directory upwards with a project marker, else its directory."""
+    start = os.path.dirname(os.path.abspath(path))
+    return _root_of(start)
+
+
+_ROOTS: dict[str, str] = {}
+
+
+def _root_of(directory: str) -> str:
+    known = _ROOTS.get(directory)
+    if known is not None:
+        return known
+    current = directory
+    found = directory
+    while True:
+        if any(os.path.exists(os.path.join(current, m)) for m in ROOT_MARKERS):
+            found = current
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    _ROOTS[directory] = found
+    return found
+
+
+def module_identity(path: str) -> tuple[str, str, bool]:
+    """(the directory imports of `path` start from, its dotted module name, whether it is a package's
+    `__init__.py`): the enclosing directories holding an `__init__.py` make the package."""
+    path = os.path.abspath(path)
+    directory, filename = os.path.split(path)
+    stem = filename[:-3] if filename.endswith(".py") else filename
+    is_init = stem == "__init__"
+    parts = [] if is_init else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, package = os.path.split(directory)
+        parts.insert(0, package)
+        if not package:
+            break
+    return directory, ".".join(parts), is_init
+
+
+def absolute_imports(module: ast.Module, package: str, relative: list[ast.ImportFrom] | None = None) -> ImportMap:
+    """The module's imports, with relative ones made absolute against `package` (`from .losses import f`
+    in package `proj` is `proj.losses.f`); a relative import that climbs out of the package stays bare.
+    `relative`: the module's relative imports, when already known."""
+    imports = ImportMap.of(module)
+    if relative is None:
+        relative = [s for s in ast.walk(module) if isinstance(s, ast.ImportFrom) and s.level]
+    for stmt in relative:
+        base = _relative_base(package, stmt.level, stmt.module)
+        if base is None:
+            continue
+        for alias in stmt.names:
+            if alias.name != "*":
+                imports.aliases[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+    return imports
+
+
+def _relative_base(package: str, level: int, module: str | None) -> str | None:
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    parts = parts[: len(parts) - (level - 1)]
+    if module:
+        parts.append(module)
+    return ".".join(parts)
+
+
+def star_imports(module: ast.Module, package: str) -> list[str]:
+    """The modules a module star-imports (`from .layers import *`), absolute."""
+    out = []
+    for stmt in module.body:
+        if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+            base = _relative_base(package, stmt.level, stmt.module) if stmt.level else stmt.module
+            if base:
+                out.append(base)
+    return out
+
+
+@dataclass(eq=False)
+class ForeignModule:
+    """One file of the project read for its definitions: its tree, text, imports, functions and classes."""
+
+    path: str
+    name: str
+    package: str
+    base_dir: str
+    tree: ast.Module
+    source: Source
+    digest: str
+    imports: ImportMap
+    functions: dict[str, Function] = field(default_factory=dict)
+    class_nodes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    stars: list[str] = field(default_factory=list)
+    parents: dict[int, ast.AST] = field(default_factory=dict)
+    nodes: set[int] = field(default_factory=set)
+    _by_catalogue: dict[int, object] = field(default_factory=dict)  # id(catalogue) -> ModuleContext
+
+    def holds(self, node: ast.AST) -> bool:
+        return id(node) in self.nodes
+
+    def owner(self, node: ast.AST) -> Function | None:
+        """The outermost function (or method) holding `node`."""
+        found = None
+        current: ast.AST | None = node
+        while current is not None:
+            if isinstance(current, FUNCTIONS):
+                found = current
+            current = self.parents.get(id(current))
+        return found  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a qualified name of the project resolves to."""
+
+    module: ForeignModule
+    function: Function | None = None
+    class_name: str | None = None
+    method: str | None = None
+
+
+class ProjectIndex:
+    """The project under one root: modules by name, parsed on first use and kept while unchanged."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._files: dict[str, tuple[tuple[int, int], ForeignModule | None]] = {}
+        self._located: dict[tuple[str, str], str | None] = {}
+        self._texts: dict[str, str] = {}
+        self._resolved: dict[tuple[str, str], Target | None] = {}
+        self._digests: dict[str, str] = {}
+        self._imports: dict[str, list[tuple[str, ...]]] = {}
+        # the files read for the analysis under way, with their SHA-256 (its result depends on them)
+        self.recording: dict[str, str] | None = None
+
+    # ------------------------------------------------------------------ files
+    def search_dirs(self, home_base: str) -> list[str]:
+        """Where an absolute import of a file whose imports start at `home_base` is looked for."""
+        out = [home_base]
+        for d in (self.root, os.path.join(self.root, "src")):
+            if d not in out and os.path.isdir(d):
+                out.append(d)
+        return [d for d in out if _inside(d, self.root)]
+
+    def locate(self, dotted: str, home_base: str) -> str | None:
+        """The file of module `dotted` in the project (`a.b` -> `a/b.py` or `a/b/__init__.py`), or None."""
+        key = (dotted, home_base)
+        if key in self._located:
+            return self._located[key]
+        found = None
+        rel = dotted.replace(".", os.sep)
+        for d in self.search_dirs(home_base):
+            for candidate in (os.path.join(d, rel + ".py"), os.path.join(d, rel, "__init__.py")):
+                if os.path.isfile(candidate):
+                    found = candidate
+                    break
+            if found:
+                break
+        self._located[key] = found
+        return found
+
+    def load(self, path: str) -> ForeignModule | None:
+        """The parsed module of `path` (again if the file changed), or None if it cannot be read or parsed."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        stamp = (st.st_mtime_ns, st.st_size)
+        known = self._files.get(path)
+        if known is not None and known[0] == stamp:
+            if known[1] is not None and self.recording is not None:
+                self.recording[path] = known[1].digest
+            return known[1]
+        if known is not None and known[1] is not None:
+            unregister_foreign(known[1].nodes)
+        module = _parse(path) if st.st_size <= MAX_FOREIGN_BYTES else None
+        self._files[path] = (stamp, module)
+        if module is not None and self.recording is not None:
+            self.recording[path] = module.digest
+        return module
+
+    # ------------------------------------------------------------------ names
+    def resolve(self, qual: str, home_base: str, catalogue_packages: frozenset[str] = frozenset()) -> Target | None:
+        """The project function, class or method `qual` names, following re-exports; None when `qual`
+        is not the project's (an installed package, a name of the file itself)."""
+        return self._resolve(qual, home_base, catalogue_packages, 0)
+
+    def _resolve(self, qual: str, home_base: str, packages: frozenset[str], hops: int) -> Target | None:
+        key = (qual, home_base)
+        if key in self._resolved:
+            found = self._resolved[key]
+            if found is None or self.load(found.module.path) is found.module:  # still the file's content
+                return found
+        found = self._resolve_now(qual, home_base, packages, hops)
+        self._resolved[key] = found
+        return found
+
+    def _resolve_now(self, qual: str, home_base: str, packages: frozenset[str], hops: int) -> Target | None:
+        if hops > _MAX_HOPS:
+            return None
+        parts = qual.split(".")
+        if parts[0] in packages:
+            return None
+        for cut in range(len(parts) - 1, 0, -1):
+            path = self.locate(".".join(parts[:cut]), home_base)
+            if path is None:
+                continue
+            module = self.load(path)
+            if module is None:
+                return None
+            return self._member(module, parts[cut:], packages, hops)
+        return None
+
+    def _member(self, module: ForeignModule, rest: list[str], packages: frozenset[str], hops: int) -> Target | None:
+        name = rest[0]
+        if name in module.functions and len(rest) == 1:
+            return Target(module, function=module.functions[name])
+        if name in module.class_nodes and len(rest) <= 2:
+            return Target(module, class_name=name, method=rest[1] if len(rest) == 2 else None)
+        alias = module.imports.aliases.get(name)
+        if alias is not None and alias != name:  # a re-export: `from .losses import compute_loss`
+            return self._resolve(".".join([alias, *rest[1:]]), module.base_dir, packages, hops + 1)
+        sub = self.locate(f"{module.name}.{name}", module.base_dir) if module.path.endswith("__init__.py") else None
+        if sub is not None and len(rest) > 1:  # `import pkg` then `pkg.losses.f(...)`
+            inner = self.load(sub)
+            return None if inner is None else self._member(inner, rest[1:], packages, hops + 1)
+        for star in module.stars:
+            found = self._resolve(".".join([star, *rest]), module.base_dir, packages, hops + 1)
+            if found is not None:
+                return found
+        return None
+
+    def imported_text(self, path: str, text: str, depth: int = 1) -> str:
+        """The text of the project modules `path` imports (and they import, `depth` levels deep), for
+        the textual prefilter: a file whose training calls all sit in imported helpers is still read."""
+        home_base, name, is_init = module_identity(path)
+        package = name if is_init else name.rpartition(".")[0]
+        seen = {os.path.abspath(path)}
+        out: list[str] = []
+        todo = [(text, home_base, package, 0, "")]
+        while todo:
+            body, base, pkg, level, key = todo.pop()
+            listed = self._imports.get(key) if key else None
+            if listed is None:
+                listed = _imported_modules(body, pkg)
+                if key:
+                    self._imports[key] = listed
+            for dotted in listed:
+                for candidate in dotted:
+                    found = self.locate(candidate, base)
+                    if found is None or found in seen:
+                        continue
+                    seen.add(found)
+                    other = self._text(found)
+                    if other is None:
+                        continue
+                    out.append(other)
+                    # a package's `__init__.py` only re-exports, mostly: what it imports is read at the same depth
+                    reexports = found.endswith("__init__.py")
+                    if level + 1 < depth or reexports:
+                        obase, oname, oinit = module_identity(found)
+                        todo.append((other, obase, oname if oinit else oname.rpartition(".")[0], level + (not reexports), found))
+        return "\n".join(out)
+
+    def _text(self, path: str) -> str | None:
+        known = self._texts.get(path)
+        if known is None:
+            digest = ""
+            try:
+                if os.path.getsize(path) > MAX_FOREIGN_BYTES:
+                    return None
+                with open(path, "rb") as fh:
+                    data = fh.read()
+                known = decode_source(data).text or ""
+                digest = hashlib.sha256(data).hexdigest()
+            except OSError:
+                known = ""
+            self._texts[path] = known
+            self._digests[path] = digest
+        if self.recording is not None and self._digests.get(path):
+            self.recording[path] = self._digests[path]
+        return known
+
+    def module_of_file(self, path: str) -> ForeignModule | None:
+        return self.load(os.path.abspath(path))
+
+
+_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([^)#\n]*)", re.M)
+_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
+
+
+def _imported_modules(text: str, package: str) -> list[tuple[str, ...]]:
+    """The modules a text imports, each as its candidates (`from a import b`: `a.b`, then `a`)."""
+    out: list[tuple[str, ...]] = []
+    for m in _FROM.finditer(text):
+        dots, module, names = m.group(1), m.group(2), m.group(3)
+        base = _relative_base(package, len(dots), module or None) if dots else module
+        if not base and not dots:
+            continue
+        for n in names.split(","):
+            n = n.strip().split(" ")[0]
+            if n and n != "*":
+                out.append((f"{base}.{n}" if base else n, *((base,) if base else ())))
+        if "*" in names and base:
+            out.append((base,))
+    for m in _IMPORT.finditer(text):
+        for part in m.group(1).split(","):
+            name = part.strip().split(" ")[0]
+            if name:
+                out.append((name,))
+    return out
+
+
+def _inside(directory: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([os.path.abspath(directory), root]) == root
+    except ValueError:
+        return False
+
+
+def _parse(path: str) -> ForeignModule | None:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    text = decode_source(data).text
+    if text is None:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    base, name, is_init = module_identity(path)
+    package = name if is_init else name.rpartition(".")[0]
+    source = Source(text)
+    parents: dict[int, ast.AST] = {}
+    relative: list[ast.ImportFrom] = []
+    todo: list[ast.AST] = [tree]
+    while todo:  # one walk: every node's parent, and the relative imports
+        node = todo.pop()
+        if type(node) is ast.ImportFrom and node.level:  # type: ignore[attr-defined]
+            relative.append(node)  # type: ignore[arg-type]
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+            todo.append(child)
+    module = ForeignModule(path=path, name=name, package=package, base_dir=base, tree=tree, source=source,
+                           digest=hashlib.sha256(data).hexdigest(), imports=absolute_imports(tree, package, relative),
+                           stars=star_imports(tree, package), parents=parents)
+    module.nodes = set(parents)
+    module.nodes.add(id(tree))
+    from ..analysis.definitions import toplevel_statements
+
+    for stmt in toplevel_statements(tree.body):
+        if isinstance(stmt, FUNCTIONS):
+            module.functions[stmt.name] = stmt  # type: ignore[union-attr]
+        elif isinstance(stmt, ast.ClassDef):
+            module.class_nodes[stmt.name] = stmt
+    register_foreign(module.nodes, source)
+    return module
+
+
+_INDEXES: dict[str, ProjectIndex] = {}
+
+
+def index_for(path: str) -> ProjectIndex | None:
+    """The project index of the file at `path` (one per root, kept for the process); None for a path
+    that is no file on disk (`<string>`, a notebook cell)."""
+    if not path.endswith(".py") or not os.path.isfile(path):
+        return None
+    root = find_root(path)
+    index = _INDEXES.get(root)
+    if index is None:
+        index = _INDEXES[root] = ProjectIndex(root)
+    return index
+
+
+def forget_index(root: str) -> None:
+    """Drop the index of the project under `root` (a temporary tree that is about to be deleted)."""
+    index = _INDEXES.pop(os.path.abspath(root), None)
+    if index is not None:
+        for _, module in index._files.values():
+            if module is not None:
+                unregister_foreign(module.nodes)
+    for directory in [d for d, r in _ROOTS.items() if r == os.path.abspath(root)]:
+        del _ROOTS[directory]
+
+
+# ClassInfo is re-exported for the context module's type hints
+__all__ += ["ClassInfo"]
