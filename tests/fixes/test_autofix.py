@@ -188,6 +188,10 @@ def test_fixed_scripts_keep_the_contract_at_runtime(fix_run: FixRun, runtime_aft
     checked = []
     for rel, result in runtime_after_fix.items():
         fixed_codes = {d.code for d in safe_fixes(fix_run.before[rel])}
+        if "GL004" in {d.code for d in check_file(str(fix_run.root / "fixtures" / rel))}:
+            # an off-by-one window left unfixed: the steps fire on windows of another size than the one
+            # the loss is now divided by, which the guard measures as a wrong scale until GL004 is fixed too
+            fixed_codes.discard("GL003")
         assert not result["error"], (rel, result["error"])
         recorded = {code for _line, code in result["found"]}  # type: ignore[attr-defined]
         assert not recorded & fixed_codes, (rel, result["messages"])

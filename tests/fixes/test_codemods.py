@@ -85,6 +85,10 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "amp_scaled_gradients/gradient_noise_added_before_unscale.py": None,
     # a hook's returned loss that the framework divides again: where the division sits is the author's call
     "double_scaling/lightning_training_step_divides_by_accumulation.py": None,
+    # a plain step in the scaled arm (like step_bypasses_scaler): which step the arm means is the author's call
+    "amp_scaled_gradients/scaler_tested_as_none_plain_step_in_scaled_arm.py": None,
+    # the manual division sits in an assignment to a dict item, read elsewhere too: removing it is the author's call
+    "double_scaling/accelerate_dict_item_divided_again.py": None,
 }
 
 
