@@ -12,7 +12,7 @@ from . import __version__
 from .api import check_paths
 from .cache import CACHE_DIR_ENV, CACHE_DIR_NAME, ResultCache, default_cache_dir
 from .config import ConfigError, Settings, load_settings
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, split_by_certainty
 from .fixes import FileResult, fix_paths, unified_diff, write_fixed
 from .output import write_atomic
 from .registry import PARSE_ERROR_CODE, Selection, catalogue
@@ -44,6 +44,8 @@ def _split(values: tuple[str, ...]) -> list[str]:
               help="Colour text output; auto: on a terminal, honouring NO_COLOR and FORCE_COLOR.")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file (atomically) instead of standard output.")
+@click.option("--show-possible", is_flag=True,
+              help="Also report possible findings: those resting on an assumption (an object known only by its name, code not read).")
 @click.option("--fix", is_flag=True, help="Apply the safe fixes, then report what remains.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (with --fix) or show as fixable the fixes that need review.")
 @click.option("--diff", is_flag=True, help="Print the unified diff --fix would apply, write nothing (exit 1 if it is not empty).")
@@ -56,7 +58,7 @@ def _split(values: tuple[str, ...]) -> list[str]:
 def check(
     paths: tuple[str, ...], fmt: str, select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
     config_file: str | None, isolated: bool, force_exclude: bool, exit_zero: bool,
-    statistics: bool, show_source: bool, color_mode: str, output_file: str | None,
+    statistics: bool, show_source: bool, color_mode: str, output_file: str | None, show_possible: bool,
     fix: bool, unsafe_fixes: bool, diff: bool, jobs: int, no_cache: bool, cache_dir: str | None,
 ) -> None:
     """Check PyTorch training scripts for gradient-accumulation bugs.
@@ -66,7 +68,8 @@ def check(
     """
     cli = Selection(select=tuple(_split(select)) or None, extend_select=tuple(_split(extend_select)), ignore=tuple(_split(ignore)))
     try:
-        settings = load_settings(paths, cli, config=config_file, isolated=isolated, force_exclude=force_exclude)
+        settings = load_settings(paths, cli, config=config_file, isolated=isolated, force_exclude=force_exclude,
+                                 show_possible=show_possible)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
     isatty = output_file is None and sys.stdout is not None and sys.stdout.isatty()
@@ -86,7 +89,9 @@ def check(
         cache = None if no_cache else ResultCache(cache_dir or default_cache_dir(settings.root))
         diagnostics, files = check_paths(list(paths), settings, jobs=jobs or available_cores(), cache=cache)
         failed = False
-    report = render_report(diagnostics, files, replace(options, unsafe_fixes=unsafe_fixes, fixed=fixed))
+    # `certain` findings by default; `possible` ones (resting on an assumption) with --show-possible
+    diagnostics, hidden = split_by_certainty(diagnostics, settings.show_possible)
+    report = render_report(diagnostics, files, replace(options, unsafe_fixes=unsafe_fixes, fixed=fixed, hidden=hidden))
     if output_file is not None:
         try:
             write_atomic(output_file, report + "\n" if report else "")

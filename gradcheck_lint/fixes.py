@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import collections
 import difflib
 import io
 import os
@@ -32,6 +33,7 @@ from .sources import read_source
 # Each pass applies every fix that does not overlap another; later passes pick up the rest.
 MAX_PASSES = 10
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_NUMBER = re.compile(r"\d+")
 NO_LIBCST = ("the fixes that move or wrap code (GL006, GL007, GL008, GL010) need libcst, which is not installed: "
              "`pip install 'gradcheck-lint[fix]'`; files needing them were left untouched")
 
@@ -198,6 +200,39 @@ def _apply_checked(text: str, fixes: list[Fix]) -> tuple[str, int]:
     return text, 0
 
 
+def _shape(d: Diagnostic) -> tuple[str, str]:
+    """What a finding says, without its positions (fixing moves lines): code and message, numbers masked."""
+    return d.code, _NUMBER.sub("#", d.message)
+
+
+def new_findings(before: Iterable[Diagnostic], after: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """The findings of `after` that `before` did not have (compared by code and wording, not position)."""
+    left = collections.Counter(_shape(d) for d in before)
+    out = []
+    for d in after:
+        if left[_shape(d)] > 0:
+            left[_shape(d)] -= 1
+        else:
+            out.append(d)
+    return out
+
+
+def _apply_without_new_findings(text: str, fixes: list[Fix], before: Sequence[Diagnostic], path: str,
+                                selected: list[str] | None, settings: Settings | None) -> tuple[str, int, list[Diagnostic]] | None:
+    """Safe fixes never make a finding appear: apply them together if gradlint reports nothing new on the
+    result, else each one alone that keeps it so (a GAN's clear moved where another model's loss now
+    leaks into it); None when none can go in."""
+    for group in ([fixes] if len(fixes) == 1 else [fixes, *([f] for f in fixes)]):
+        candidate, count = _apply_checked(text, group)
+        if count != len(group):
+            continue
+        relinted = check_source(normalise(candidate), path, selected, settings)
+        if any(d.code == PARSE_ERROR_CODE for d in relinted) or new_findings(before, relinted):
+            continue
+        return candidate, count, relinted
+    return None
+
+
 def fix_source(text: str, path: str, codes: Iterable[str] | None, unsafe: bool, settings: Settings | None = None) -> FixedSource:
     """Apply fixes to a source text until none applies (at most MAX_PASSES rounds); never raises."""
     selected = list(codes) if codes is not None else None
@@ -216,6 +251,13 @@ def fix_source(text: str, path: str, codes: Iterable[str] | None, unsafe: bool, 
         fixes = select_fixes(diagnostics, unsafe)
         if not fixes:
             break
+        if not unsafe:
+            checked = _apply_without_new_findings(text, fixes, diagnostics, path, selected, settings)
+            if checked is None or checked[0] in seen:
+                break
+            seen.add(checked[0])
+            text, diagnostics, applied = checked[0], checked[2], applied + checked[1]
+            continue
         candidate, count = _apply_checked(text, fixes)
         if count == 0 or candidate in seen:
             break

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
 import ast
 
+from .analysis.provenance import Provenance, certainty
 from .diagnostics import Certainty, Severity
 
 if TYPE_CHECKING:
@@ -36,13 +37,20 @@ PARSE_ERROR_DESCRIPTION = (
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """What a rule reports before positions are resolved: an anchor node, the words, and a fix plan."""
+    """What a rule reports before positions are resolved: an anchor node, the words, a fix plan, and
+    the provenance of every fact the finding rests on (its chain: the optimizer that steps, the
+    gradients it holds, the loss, ...). Its certainty is computed from that chain, never asserted."""
 
     node: ast.AST
     message: str
     help: str
-    certainty: Certainty = Certainty.CERTAIN
+    facts: tuple[Provenance, ...] = ()
     fix: "FixPlan | None" = None
+
+    @property
+    def certainty(self) -> Certainty:
+        """`certain` when every fact of the chain was read or modelled; `possible` when one is assumed."""
+        return certainty(self.facts)
 
 
 class RuleSpec:

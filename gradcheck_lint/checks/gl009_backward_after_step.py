@@ -73,4 +73,7 @@ for real in torch.randn(8, 4, 4):
                 step_text,
                 model.line(step) if step is not None else None,
             )
-            yield Finding(backward.node, msg, help_)
+            module = model.table.entities.get(holder.uid)
+            stepper = next((s for s in model.steps.values() if id(s.node) == _step_id), None)
+            facts = tuple(x.provenance for x in (module, stepper) if x is not None)
+            yield Finding(backward.node, msg, help_, facts)

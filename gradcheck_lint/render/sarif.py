@@ -136,7 +136,8 @@ def render_sarif(diagnostics: Sequence[Diagnostic], root: str, sources: SourceLi
         if d.code in index:
             result["ruleIndex"] = index[d.code]
         result.update({
-            "level": _level(d.severity),
+            # a possible finding rests on an assumption: a note to review, not an error to fix
+            "level": "note" if d.possible else _level(d.severity),
             "message": {"text": f"{d.message}\nhelp: {d.help}"},
             "locations": [location],
             "partialFingerprints": {FINGERPRINT_KEY: fingerprint(d.code, uri, line_text, occurrence)},
