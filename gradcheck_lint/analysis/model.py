@@ -57,6 +57,8 @@ class TrainingModel:
         self.refuses_distributed_accumulation: bool = interp.prescan.refuses_distributed_accumulation
         self.module_constant = interp.module_constant  # the int a module-level name is bound to once (`N = 4`)
         self.parent = interp.parent  # one map of the module's nodes to their parents, built on first use
+        self.qualify = interp.imports.qualify  # `nn.Linear` -> `torch.nn.Linear`, by the module's imports
+        self.class_defs: dict[str, ast.ClassDef] = {c.name: c.node for c in interp.classes.values()}
 
     @property
     def trains(self) -> bool:

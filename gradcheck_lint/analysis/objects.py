@@ -56,6 +56,10 @@ class Objects:
             self._minted[key] = ent
             if isinstance(site, tuple) and site[:1] == ("ref",):
                 self.table.unknown_origin.add(ent.uid)
+            elif isinstance(site, tuple) and site[:1] == ("ctor",) and kind is Kind.MODEL:
+                qualified = self._qualified_class(name)
+                if qualified is not None:
+                    self.table.classes[ent.uid] = qualified
             if kind is Kind.PARAM and per_call_path:
                 self._leaves_made_at.setdefault(site, set()).add(Holder(ent.uid))
                 self._leaf_site[ent.uid] = site
@@ -63,6 +67,14 @@ class Objects:
             if kind is Kind.OPTIMIZER:
                 self.table.ownership.setdefault(ent.uid, Ownership())
         return ent
+
+    def _qualified_class(self, text: str) -> str | None:
+        """`nn.Linear` -> `torch.nn.Linear`, by the module's imports (None when not a dotted name)."""
+        try:
+            expr = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            return None
+        return self.interp.imports.qualify(expr)
 
     def leaf_key(self, call: ast.Call) -> tuple[object, ...]:
         """Where a leaf tensor (`Variable(x, requires_grad=True)`) is made, for `mint`: its call, or, when

@@ -36,6 +36,7 @@ class Assumption(str, enum.Enum):
     CONTEXT = "a calling context assumed (a function called once per batch)"
     CONFIG = "a setting whose value is not seen"
     INTENT = "what the code's author meant"
+    SAVED = "what its forward pass saves for backward"
 
 
 @dataclass(frozen=True, slots=True)

@@ -296,6 +296,8 @@ class EntityTable:
     # defined in this file): what their `zero_grad()` does is not known (PULSE's SphericalOptimizer
     # never calls `Optimizer.__init__`, so its inherited `zero_grad()` raises)
     unmodelled_class: set[int] = field(default_factory=set)
+    # uid -> the qualified name of the class an object was constructed from in sight (`torch.nn.Linear`)
+    classes: dict[int, str] = field(default_factory=dict)
 
     def name_after(self, uid: int, label: str) -> None:
         """Name an entity after the first variable or attribute it is assigned to."""
