@@ -105,7 +105,7 @@ def check(
         sys.exit(EXIT_ERROR)
     if any(d.code == PARSE_ERROR_CODE for d in diagnostics):
         sys.exit(EXIT_ERROR)
-    if diagnostics and not exit_zero:
+    if any(not d.notice for d in diagnostics) and not exit_zero:  # a notice alone is no problem
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
 

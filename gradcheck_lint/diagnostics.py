@@ -12,6 +12,13 @@ class Severity(str, enum.Enum):
 
     ERROR = "error"
     WARNING = "warning"
+    NOTE = "note"  # no finding: a notice about the analysis itself (part of a file was not analysed)
+
+
+# The code of the notice that the analysis of a file stopped at its work budget: never selected,
+# ignored or suppressed, and no problem (it does not change the exit code).
+NOTICE_CODE = "GL099"
+NOTICE_NAME = "analysis-incomplete"
 
 
 class Certainty(str, enum.Enum):
@@ -121,6 +128,11 @@ class Diagnostic:
     @property
     def column(self) -> int:
         return self.span.column
+
+    @property
+    def notice(self) -> bool:
+        """A notice about the analysis (part of the file was not analysed), not a finding."""
+        return self.code == NOTICE_CODE
 
     @property
     def possible(self) -> bool:

@@ -17,10 +17,10 @@ from .analysis.syntax import forget_code
 from .framestack import on_roomy_stack
 from .analysis.gradstate import forget_canonical
 from .config import Settings
-from .diagnostics import Applicability, Diagnostic, Severity, Span
+from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Diagnostic, Severity, Span
 from .fixplan import resolve as resolve_fix
 from .prefilter import clips_and_steps, might_train, syncs_backward, trains_itself
-from .registry import PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
+from .registry import NOTICE_HELP, PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .sources import universal_newlines
 from .suppressions import UnusedSuppression, apply_suppressions
 
@@ -90,14 +90,24 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
         # without a backward and a step of its own (or a clip and a step: GL007; a backward and a sync switch:
         # GL006) no other rule fires, so the interpreter does not run.
         hooks_only = prefilter and not (trains_itself(text, catalogue) or clips_and_steps(text, catalogue) or syncs_backward(text, catalogue))
-        out, out_of_time = on_roomy_stack(_run_rules, tree, text, path, rules, settings.api_models(), hooks_only=hooks_only)
+        out, cut_short = on_roomy_stack(_run_rules, tree, text, path, rules, settings.api_models(), hooks_only=hooks_only)
         out = apply_suppressions(out, text, lambda: tree, path, enabled)
     except RecursionError:
         return FileReport([unanalysable(path, "is nested too deeply to analyse (recursion limit)")])
     except Exception as exc:  # noqa: BLE001 - one file's analysis failure must not end the run
         return FileReport([unanalysable(path, f"could not be analysed: internal error {type(exc).__name__}: {exc}",
                                         help="this is a bug in gradlint; please report it with the file. Other files were still checked.")])
-    return FileReport(_finish(out, enabled), reproducible=not out_of_time)
+    # the work budget is counted, so every result is reproducible; a file analysed in part says so
+    notice = [budget_notice(path, cut_short)] if cut_short else []
+    return FileReport(sorted(_finish(out, enabled) + notice, key=Diagnostic.sort_key))
+
+
+def budget_notice(path: str, what: str) -> Diagnostic:
+    """The GL099 notice of a file whose analysis stopped at the work budget: what was left out."""
+    return Diagnostic(
+        path=path, span=Span(1, 1, 1, 1), code=NOTICE_CODE, name=NOTICE_NAME,
+        message=f"{path} was analysed only in part: {what}.", help=NOTICE_HELP, severity=Severity.NOTE,
+    )
 
 
 def _finish(diagnostics: list[Diagnostic], enabled: frozenset[str]) -> list[Diagnostic]:
@@ -115,12 +125,12 @@ def syntax_problems(text: str, path: str) -> list[Diagnostic]:
 
 
 def _run_rules(module: ast.Module, text: str, path: str, rules: list[type[Rule]],
-               models: tuple[ModelFile, ...] = (), *, hooks_only: bool = False) -> tuple[list[Diagnostic], bool]:
-    """Build the semantic model once and run `rules` over it; also say whether time ran out."""
+               models: tuple[ModelFile, ...] = (), *, hooks_only: bool = False) -> tuple[list[Diagnostic], str | None]:
+    """Build the semantic model once and run `rules` over it; also say what the work budget left out."""
     try:
         with _fewer_collections():
             model = TrainingModel(module, text, models, hooks_only=hooks_only)
-            return _findings(model, text, path, rules), model.out_of_time
+            return _findings(model, text, path, rules), model.cut_short
     finally:
         forget_code()
         forget_canonical()

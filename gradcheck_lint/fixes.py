@@ -248,7 +248,9 @@ def fix_source(text: str, path: str, codes: Iterable[str] | None, unsafe: bool, 
             diagnostics = materialise(text, diagnostics, unsafe)
         except CodemodsUnavailable as exc:
             return FixedSource(original, 0, before, before, str(exc))
-        fixes = select_fixes(diagnostics, unsafe)
+        # only the fixes of findings the report shows: possible ones need --show-possible
+        shown = diagnostics if settings is not None and settings.show_possible else [d for d in diagnostics if not d.possible]
+        fixes = select_fixes(shown, unsafe)
         if not fixes:
             break
         if not unsafe:

@@ -142,12 +142,13 @@ def test_unsafe_fixes_need_the_flag(fix_run: FixRun, tmp_path: Path) -> None:
     for rel in unsafe_only:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(FIXTURES / rel, tmp_path / rel)
-    shown = run(*unsafe_only, cwd=tmp_path)
+    # (some of them are possible findings, shown and fixed only with --show-possible)
+    shown = run("--show-possible", *unsafe_only, cwd=tmp_path)
     assert "[*]" not in shown.stdout and "fixable with `gradlint --fix --unsafe-fixes`" in shown.stdout
-    marked = run("--unsafe-fixes", *unsafe_only, cwd=tmp_path)
+    marked = run("--show-possible", "--unsafe-fixes", *unsafe_only, cwd=tmp_path)
     assert marked.stdout.count("[*]") >= len(unsafe_only)
     assert tree_bytes(tmp_path) == {rel: (FIXTURES / rel).read_bytes() for rel in unsafe_only}, "--unsafe-fixes alone wrote files"
-    res = run("--fix", "--unsafe-fixes", *unsafe_only, cwd=tmp_path)
+    res = run("--show-possible", "--fix", "--unsafe-fixes", *unsafe_only, cwd=tmp_path)
     assert f"Fixed {len(unsafe_only)} problems." in res.stdout
     for rel in unsafe_only:
         text = (tmp_path / rel).read_text(encoding="utf-8")

@@ -50,7 +50,7 @@ def rule_infos() -> list[RuleInfo]:
 
 
 def _level(severity: Severity) -> str:
-    return "warning" if severity is Severity.WARNING else "error"
+    return {Severity.WARNING: "warning", Severity.NOTE: "note"}.get(severity, "error")
 
 
 def _unwrap(markdown: str) -> str:
@@ -126,6 +126,7 @@ def render_sarif(diagnostics: Sequence[Diagnostic], root: str, sources: SourceLi
     seen: dict[tuple[str, str, str], int] = {}
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
+    notices: list[dict[str, Any]] = []
     for d in diagnostics:
         location = _physical_location(d, root)
         uri = location["physicalLocation"]["artifactLocation"]["uri"]
@@ -143,6 +144,10 @@ def render_sarif(diagnostics: Sequence[Diagnostic], root: str, sources: SourceLi
             "partialFingerprints": {FINGERPRINT_KEY: fingerprint(d.code, uri, line_text, occurrence)},
             "properties": {"certainty": d.certainty.value, **({"cell": d.cell} if d.cell is not None else {})},
         })
+        if d.notice:  # part of the file was not analysed: a notification about the run, not a result
+            notices.append({"level": "note", "message": {"text": f"{d.message}\nhelp: {d.help}"}, "locations": [location],
+                            "descriptor": {"id": d.code}})
+            continue
         results.append(result)
         if d.code == PARSE_ERROR_CODE:
             notifications.append({
@@ -152,8 +157,8 @@ def render_sarif(diagnostics: Sequence[Diagnostic], root: str, sources: SourceLi
                 "associatedRule": {"id": d.code, "index": index[d.code]},
             })
     invocation: dict[str, Any] = {"executionSuccessful": not notifications}
-    if notifications:
-        invocation["toolExecutionNotifications"] = notifications
+    if notifications or notices:
+        invocation["toolExecutionNotifications"] = notifications + notices
     log = {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,

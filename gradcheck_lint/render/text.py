@@ -17,7 +17,7 @@ def _plural(n: int, word: str) -> str:
 
 
 def _severity_color(d: Diagnostic) -> str:
-    return YELLOW if d.severity is Severity.WARNING else RED
+    return CYAN if d.severity is Severity.NOTE else YELLOW if d.severity is Severity.WARNING else RED
 
 
 def summary_line(problems: int, files: int, fixed: int | None = None, hidden: int = 0) -> str:
@@ -87,7 +87,8 @@ def render_text(
         lines.append(f"    {style.paint('help', CYAN, BOLD)}: {d.help}")
     if fixed:
         lines.append(f"Fixed {_plural(fixed, 'problem')}.")
-    lines.append(style.paint(summary_line(len(diagnostics), files, fixed, hidden), BOLD))
+    # a notice (part of a file not analysed) is said, not counted as a problem
+    lines.append(style.paint(summary_line(sum(not d.notice for d in diagnostics), files, fixed, hidden), BOLD))
     lines.extend(fixable_lines(diagnostics, unsafe_fixes))
     return "\n".join(lines)
 
