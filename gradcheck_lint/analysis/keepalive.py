@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from .flow import Flow, Frame
 from .syntax import code
-from .provenance import READ, Provenance, weakest
+from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .values import Value
 from .walk import iter_tree
 
@@ -60,7 +60,11 @@ class KeepAlives:
         if value.graph:
             return READ
         table = self.interp.table
-        facts = [table.entities[h.uid].provenance for h, _gens, _site in value.built if h.uid in table.entities]
+        # a module made out of sight (handed in, an attribute set elsewhere): what its forward returns, and
+        # which of the outputs carry a graph, is not read, however sure it is that it is a module
+        facts = [assumed(Assumption.ATTRIBUTE if table.label(h.uid).startswith("self.") else Assumption.PARAMETER)
+                 if h.uid in table.unknown_origin else table.entities[h.uid].provenance
+                 for h, _gens, _site in value.built if h.uid in table.entities]
         facts.append(value.provenance)
         return weakest(facts)
 

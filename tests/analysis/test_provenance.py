@@ -91,3 +91,30 @@ def test_loss_read_in_sight_is_certain() -> None:
 def test_loss_of_an_unread_helper_is_possible() -> None:
     """What `compute_loss` of another file divided the loss by is not seen: GL003 rests on that."""
     assert lint(LOSS_OUT_OF_SIGHT) == [("GL003", "possible")]
+
+
+
+# Outputs of a model stored across iterations without being backpropagated themselves: they hold a
+# graph only if the model's forward made one. For a model handed in, that forward is out of sight
+# (CodeBERT's CodeExecutor returns numbers under loss names); for one built in sight, it is read.
+KEPT_OUTPUT = """
+import torch
+def train(model, opt, loader):
+    outputs = []
+    for x in loader:
+        out = model(x)
+        opt.zero_grad()
+        out.mean().backward()
+        opt.step()
+        outputs.append(out)
+"""
+
+
+def test_output_of_a_model_handed_in_is_possibly_a_graph() -> None:
+    assert lint(KEPT_OUTPUT) == [("GL008", "possible")]
+
+
+def test_output_of_a_model_built_in_sight_is_surely_a_graph() -> None:
+    built = KEPT_OUTPUT.replace("def train(model, opt, loader):", "def train(loader):\n    model = torch.nn.Linear(4, 1)\n"
+                                "    opt = torch.optim.SGD(model.parameters(), lr=0.1)")
+    assert lint(built) == [("GL008", "certain")]
