@@ -53,5 +53,5 @@ def check_safe_fixes(text: str, path: str, settings: Settings | None = None) -> 
         after = check_source(fixed, path, settings=settings)
         # positions move with the edits: the finding is gone when fewer say the same (numbers masked)
         resolved = sum(_shape(a) == _shape(d) for a in after) < sum(_shape(b) == _shape(d) for b in before)
-        out.append(FixOutcome(d, True, resolved, tuple(new_findings(before, after))))
+        out.append(FixOutcome(d, True, resolved, tuple(new_findings(before, after, text, fixed))))
     return out

@@ -205,15 +205,35 @@ def _shape(d: Diagnostic) -> tuple[str, str]:
     return d.code, _NUMBER.sub("#", d.message)
 
 
-def new_findings(before: Iterable[Diagnostic], after: Iterable[Diagnostic]) -> list[Diagnostic]:
-    """The findings of `after` that `before` did not have (compared by code and wording, not position)."""
-    left = collections.Counter(_shape(d) for d in before)
+def new_findings(before: Iterable[Diagnostic], after: Iterable[Diagnostic], old_text: str | None = None,
+                 new_text: str | None = None) -> list[Diagnostic]:
+    """The findings of `after` that `before` did not have. With both texts, a finding is old when one of
+    its code stood on the line it came from (lines mapped through the edit: a fix rewrites text other
+    messages quote, `(loss / N).backward()`); without them, by code and wording (numbers masked)."""
+    if old_text is not None and new_text is not None:
+        moved = _line_map(old_text, new_text)
+        left = collections.Counter((d.code, moved.get(d.line, d.line)) for d in before)
+        key = lambda d: (d.code, d.line)  # noqa: E731
+    else:
+        left = collections.Counter(_shape(d) for d in before)
+        key = _shape
     out = []
     for d in after:
-        if left[_shape(d)] > 0:
-            left[_shape(d)] -= 1
+        if left[key(d)] > 0:
+            left[key(d)] -= 1
         else:
             out.append(d)
+    return out
+
+
+def _line_map(old_text: str, new_text: str) -> dict[int, int]:
+    """1-based old line -> new line, for the lines an edit kept or rewrote in place."""
+    a, b = old_text.splitlines(), new_text.splitlines()
+    out: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            for k in range(i2 - i1):
+                out[i1 + k + 1] = j1 + k + 1
     return out
 
 
@@ -227,7 +247,7 @@ def _apply_without_new_findings(text: str, fixes: list[Fix], before: Sequence[Di
         if count != len(group):
             continue
         relinted = check_source(normalise(candidate), path, selected, settings)
-        if any(d.code == PARSE_ERROR_CODE for d in relinted) or new_findings(before, relinted):
+        if any(d.code == PARSE_ERROR_CODE for d in relinted) or new_findings(before, relinted, normalise(text), normalise(candidate)):
             continue
         return candidate, count, relinted
     return None

@@ -110,6 +110,12 @@ def test_new_findings_ignore_moved_positions() -> None:
     after = [diag(6, "GL001", "`opt.step()` at line 6")]
     assert fixes.new_findings(before, after) == []
     assert fixes.new_findings(before, [*after, diag(2, "GL005", "leak")]) == [diag(2, "GL005", "leak")]
+    # with the texts, lines map through the edit: a message quoting rewritten code is still the old finding
+    old_text = "a\nloss.backward()\nb\n"
+    new_text = "x\na\n(loss / n).backward()\nb\n"
+    was = [diag(2, "GL006", "`loss.backward()` ...")]
+    assert fixes.new_findings(was, [diag(3, "GL006", "`(loss / n).backward()` ...")], old_text, new_text) == []
+    assert fixes.new_findings(was, [diag(1, "GL006", "x")], old_text, new_text) == [diag(1, "GL006", "x")]
 
 
 def test_fixer_refuses_a_safe_fix_that_makes_a_new_finding(monkeypatch: pytest.MonkeyPatch) -> None:
