@@ -13,7 +13,7 @@ from . import __version__
 from .api import check_paths
 from .cache import CACHE_DIR_ENV, CACHE_DIR_NAME, ResultCache, default_cache_dir
 from .config import ConfigError, PathOptions, Settings, load_settings
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, split_by_certainty
 from .discovery import iter_python_files
 from .fixes import FileResult, fix_paths, unified_diff, verify_fixes, write_fixed
 from .output import write_atomic
@@ -72,6 +72,8 @@ def _note(message: str, quiet: int) -> None:
               help="Colour text output; auto: on a terminal, honouring NO_COLOR and FORCE_COLOR.")
 @click.option("-o", "--output-file", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file (atomically) instead of standard output.")
+@click.option("--show-possible", is_flag=True,
+              help="Also report possible findings: those resting on an assumption (an object known only by its name, code not read).")
 @click.option("--fix", is_flag=True, help="Apply the safe fixes, then report what remains.")
 @click.option("--unsafe-fixes", is_flag=True, help="Also apply (with --fix) or show as fixable the fixes that need review.")
 @click.option("--diff", is_flag=True, help="Print the unified diff --fix would apply, write nothing (exit 1 if it is not empty).")
@@ -97,7 +99,7 @@ def _note(message: str, quiet: int) -> None:
 def check(
     paths: tuple[str, ...], fmt: str, select: tuple[str, ...], extend_select: tuple[str, ...], ignore: tuple[str, ...],
     config_file: str | None, isolated: bool, force_exclude: bool, exit_zero: bool,
-    statistics: bool, show_source: bool, color_mode: str, output_file: str | None,
+    statistics: bool, show_source: bool, color_mode: str, output_file: str | None, show_possible: bool,
     fix: bool, unsafe_fixes: bool, diff: bool, jobs: int, no_cache: bool, cache_dir: str | None,
     exclude: tuple[str, ...], extend_exclude: tuple[str, ...], per_file_ignores: tuple[str, ...],
     stdin_filename: str | None, add_noqa: bool, baseline_file: str | None, update_baseline: bool,
@@ -124,7 +126,7 @@ def check(
                                per_file_ignores=per_file_ignores)
     try:
         settings = load_settings(named, cli, config=config_file, isolated=isolated, force_exclude=force_exclude,
-                                 path_options=path_options)
+                                 path_options=path_options, show_possible=show_possible)
     except ConfigError as exc:
         _fail(str(exc))
     cache_directory = cache_dir or default_cache_dir(settings.root)
@@ -187,7 +189,9 @@ def check(
         diagnostics = _apply_baseline(diagnostics, baseline_file, update_baseline, quiet)
     if verbose:
         _verbose(settings, stats, files, cache_directory if not no_cache and not fix else None, time.perf_counter() - started)
-    report = render_report(diagnostics, files, replace(options, unsafe_fixes=unsafe_fixes, fixed=fixed))
+    # `certain` findings by default; `possible` ones (resting on an assumption) with --show-possible
+    diagnostics, hidden = split_by_certainty(diagnostics, settings.show_possible)
+    report = render_report(diagnostics, files, replace(options, unsafe_fixes=unsafe_fixes, fixed=fixed, hidden=hidden))
     if quiet > 1:
         report = ""
     if output_file is not None:
@@ -203,7 +207,7 @@ def check(
         sys.exit(EXIT_ERROR)
     if any(d.code == PARSE_ERROR_CODE for d in diagnostics):
         sys.exit(EXIT_ERROR)
-    if diagnostics and not exit_zero:
+    if any(not d.notice for d in diagnostics) and not exit_zero:  # a notice alone is no problem
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_CLEAN)
 

@@ -134,6 +134,32 @@ def _number_total(scope: ast.AST, name: str, node: ast.AST) -> bool:
     return starts
 
 
+_MAYBE_NOT_TENSOR = (ast.IfExp, ast.BoolOp, ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.Compare)
+
+
+def _tensor_on_every_branch(scope: ast.AST | None, stored: ast.expr, node: ast.AST) -> bool:
+    """`stored` is a tensor whichever branch ran, so `.detach()` of it cannot raise: not a conditional
+    expression, `or`/`and`, literal or container (`loss if training else 0.0` is a float on one branch),
+    and, for a name, no assignment in its scope binds it to one of those (`loss = 0.0` on a path that
+    skips the forward pass)."""
+    if isinstance(stored, _MAYBE_NOT_TENSOR):
+        return False
+    if not isinstance(stored, ast.Name):
+        return True
+    if scope is None:
+        return False
+    for n in _scope_nodes(scope):
+        if n is node:
+            continue
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == stored.id for t in n.targets):
+            if isinstance(n.value, _MAYBE_NOT_TENSOR):
+                return False
+        elif isinstance(n, (ast.AnnAssign, ast.AugAssign)) and isinstance(n.target, ast.Name) and n.target.id == stored.id:
+            if n.value is not None and isinstance(n.value, _MAYBE_NOT_TENSOR):
+                return False
+    return True
+
+
 def keep_values_only(model: TrainingModel, event: KeepAlive) -> FixPlan | None:
     """`total += loss` -> `total += loss.item()` (a number total), else `.detach()` on the stored tensor."""
     node, stored = event.node, event.stored
@@ -160,8 +186,10 @@ def keep_values_only(model: TrainingModel, event: KeepAlive) -> FixPlan | None:
     local = isinstance(base, ast.Name) and scope is not None and not _escapes(scope, base.id)
     if running and isinstance(target, ast.Name) and scope is not None and _number_total(scope, target.id, node):
         return FixPlan(f"Add `{code(stored)}.item()` to `{event.shown}`", (Transform("call_method", (stored,), (("method", "item"),)),), UNSAFE)
+    # safe only where `.detach()` exists on every branch: the stored value is a tensor however it was made
+    typed = _tensor_on_every_branch(scope, stored, node)
     return FixPlan(f"Store `{code(stored)}.detach()` in `{event.shown}`", (Transform("call_method", (stored,), (("method", "detach"),)),),
-                   SAFE if local else UNSAFE)
+                   SAFE if local and typed else UNSAFE)
 
 
 # -- GL010: drop the manual `/ N` of a loss the framework divides already --------------------------

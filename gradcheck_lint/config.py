@@ -2,7 +2,8 @@
 
 Keys: `select`, `extend-select`, `ignore` (codes, prefixes such as `GL00`, rule names, `ALL`),
 `exclude`, `extend-exclude` (gitignore-style patterns relative to the config file's directory) and
-`per-file-ignores` (pattern -> codes). The nearest `pyproject.toml` with a `[tool.gradlint]` table,
+`per-file-ignores` (pattern -> codes), `show-possible` (a boolean: report the findings that rest on an
+assumption too, not only the certain ones). The nearest `pyproject.toml` with a `[tool.gradlint]` table,
 walking up from the common parent of the checked paths, is used; `--config` names one, `--isolated`
 ignores them all. Command-line selection is layered over the file's: `--select` replaces,
 `--extend-select` adds, `--ignore` removes.
@@ -32,7 +33,7 @@ else:  # pragma: no cover - Python 3.10
 PYPROJECT = "pyproject.toml"
 TABLE = "[tool.gradlint]"
 LIST_KEYS = ("select", "extend-select", "ignore", "exclude", "extend-exclude")
-VALID_KEYS = (*LIST_KEYS, "per-file-ignores", "models")
+VALID_KEYS = (*LIST_KEYS, "per-file-ignores", "models", "show-possible")
 # The built-in excludes (`exclude` replaces them, `extend-exclude` adds to them). Directories holding
 # a `pyvenv.cfg` and what the walked directory's `.gitignore` ignores are skipped in any case.
 DEFAULT_EXCLUDE = (
@@ -64,6 +65,7 @@ class FileConfig:
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[PerFileIgnore, ...] = ()
     models: str = ""  # the `[tool.gradlint.models]` table, validated, as canonical JSON ("" when absent)
+    show_possible: bool = False
 
     @property
     def root(self) -> str:
@@ -83,6 +85,9 @@ class Settings:
     config_file: str | None = None  # where it came from; not part of the fingerprint
     # The user's API models (`[tool.gradlint.models]`), as canonical JSON: `api_models()` parses them once.
     models: str = ""
+    # Report `possible` findings (resting on an assumption) too; by default only `certain` ones are shown.
+    # It changes what is shown, not what is analysed: not part of the fingerprint.
+    show_possible: bool = False
 
     def api_models(self) -> tuple[ModelFile, ...]:
         """The user's API model rows, which come before the built-in catalogue's."""
@@ -163,7 +168,7 @@ class PathOptions:
 
 
 def resolve(file_config: FileConfig | None, cli: Selection = Selection(), *, root: str | None = None,
-            force_exclude: bool = False, paths: PathOptions = PathOptions()) -> Settings:
+            force_exclude: bool = False, paths: PathOptions = PathOptions(), show_possible: bool = False) -> Settings:
     """Layer the command line over a config file (or the defaults) into `Settings`.
 
     Command-line patterns are relative to the same directory as the configured ones (the configuration
@@ -188,11 +193,13 @@ def resolve(file_config: FileConfig | None, cli: Selection = Selection(), *, roo
         force_exclude=force_exclude,
         config_file=file_config.path if file_config else None,
         models=file_config.models if file_config else "",
+        show_possible=show_possible or bool(file_config and file_config.show_possible),
     )
 
 
 def load_settings(paths: Iterable[str], cli: Selection = Selection(), *, config: str | None = None,
-                  isolated: bool = False, force_exclude: bool = False, path_options: PathOptions = PathOptions()) -> Settings:
+                  isolated: bool = False, force_exclude: bool = False, path_options: PathOptions = PathOptions(),
+                  show_possible: bool = False) -> Settings:
     """Find and read the configuration for `paths` and layer the command line over it.
 
     Raises:
@@ -211,7 +218,7 @@ def load_settings(paths: Iterable[str], cli: Selection = Selection(), *, config:
         file_config = parse_table(table, config)
     elif not isolated:
         file_config = discover(start_directory(paths))
-    return resolve(file_config, cli, force_exclude=force_exclude, paths=path_options)
+    return resolve(file_config, cli, force_exclude=force_exclude, paths=path_options, show_possible=show_possible)
 
 
 def start_directory(paths: Iterable[str]) -> str:
@@ -302,8 +309,12 @@ def parse_table(table: Mapping[str, Any], path: str) -> FileConfig:
         except ModelError as exc:
             raise ConfigError(str(exc)) from exc
         models = json.dumps(raw, sort_keys=True, separators=(",", ":"))
+    show_possible = table.get("show-possible", False)
+    if not isinstance(show_possible, bool):
+        raise ConfigError(f"{where} show-possible must be true or false, not {_describe(show_possible)}")
     return FileConfig(
         path=os.path.abspath(path),
+        show_possible=show_possible,
         models=models,
         selection=Selection(lists.get("select"), lists.get("extend-select", ()), lists.get("ignore", ())),
         exclude=lists.get("exclude"),

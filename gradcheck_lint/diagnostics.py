@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Iterable
 
 
 class Severity(str, enum.Enum):
@@ -12,6 +12,13 @@ class Severity(str, enum.Enum):
 
     ERROR = "error"
     WARNING = "warning"
+    NOTE = "note"  # no finding: a notice about the analysis itself (part of a file was not analysed)
+
+
+# The code of the notice that the analysis of a file stopped at its work budget: never selected,
+# ignored or suppressed, and no problem (it does not change the exit code).
+NOTICE_CODE = "GL099"
+NOTICE_NAME = "analysis-incomplete"
 
 
 class Certainty(str, enum.Enum):
@@ -137,6 +144,16 @@ class Diagnostic:
     def column(self) -> int:
         return self.span.column
 
+    @property
+    def notice(self) -> bool:
+        """A notice about the analysis (part of the file was not analysed), not a finding."""
+        return self.code == NOTICE_CODE
+
+    @property
+    def possible(self) -> bool:
+        """The finding rests on an assumption (shown only with `--show-possible`)."""
+        return self.certainty is Certainty.POSSIBLE
+
     def sort_key(self) -> tuple[str, int, int, int, str]:
         return (self.path, self.cell or 0, self.span.line, self.span.column, self.code)
 
@@ -187,6 +204,19 @@ class Diagnostic:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a diagnostic: {exc}") from exc
+
+
+def split_by_certainty(diagnostics: Iterable[Diagnostic], show_possible: bool) -> tuple[list[Diagnostic], int]:
+    """The diagnostics to show (certain ones, and possible ones when `show_possible`), and how many
+    possible ones were left out. A file that could not be analysed is always shown."""
+    shown: list[Diagnostic] = []
+    hidden = 0
+    for d in diagnostics:
+        if d.possible and not show_possible:
+            hidden += 1
+        else:
+            shown.append(d)
+    return shown, hidden
 
 
 def _span(data: Any) -> Span:

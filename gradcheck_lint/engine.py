@@ -17,11 +17,11 @@ from .analysis.syntax import forget_code
 from .framestack import on_roomy_stack
 from .analysis.gradstate import forget_canonical
 from .config import Settings
-from .diagnostics import Applicability, Diagnostic, RelatedLocation, Severity, Span
+from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Diagnostic, RelatedLocation, Severity, Span
 from .fixplan import resolve as resolve_fix
 from .project import Evidence, ProjectView, index_for
 from .prefilter import clips_and_steps, might_train, syncs_backward, trains_itself
-from .registry import PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
+from .registry import NOTICE_HELP, PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .sources import universal_newlines
 from .suppressions import UnusedSuppression, apply_suppressions
 
@@ -107,15 +107,25 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
         hooks_only = prefilter and not (trains_itself(seen_text, catalogue) or clips_and_steps(seen_text, catalogue)
                                         or syncs_backward(seen_text, catalogue))
         view = ProjectView(index, path, catalogue, read) if index is not None and not hooks_only else None
-        out, out_of_time = on_roomy_stack(_run_rules, tree, text, path, rules, settings.api_models(), hooks_only=hooks_only,
-                                          project=view)
+        out, cut_short = on_roomy_stack(_run_rules, tree, text, path, rules, settings.api_models(), hooks_only=hooks_only,
+                                        project=view)
         out = apply_suppressions(out, text, lambda: tree, path, enabled)
     except RecursionError:
         return FileReport([unanalysable(path, "is nested too deeply to analyse (recursion limit)")])
     except Exception as exc:  # noqa: BLE001 - one file's analysis failure must not end the run
         return FileReport([unanalysable(path, f"could not be analysed: internal error {type(exc).__name__}: {exc}",
                                         help="this is a bug in gradlint; please report it with the file. Other files were still checked.")])
-    return FileReport(_finish(out, enabled), reproducible=not out_of_time, dependencies=tuple(sorted(read.items())))
+    # the work budget is counted, so every result is reproducible; a file analysed in part says so
+    notice = [budget_notice(path, cut_short)] if cut_short else []
+    return FileReport(sorted(_finish(out, enabled) + notice, key=Diagnostic.sort_key), dependencies=tuple(sorted(read.items())))
+
+
+def budget_notice(path: str, what: str) -> Diagnostic:
+    """The GL099 notice of a file whose analysis stopped at the work budget: what was left out."""
+    return Diagnostic(
+        path=path, span=Span(1, 1, 1, 1), code=NOTICE_CODE, name=NOTICE_NAME,
+        message=f"{path} was analysed only in part: {what}.", help=NOTICE_HELP, severity=Severity.NOTE,
+    )
 
 
 def _finish(diagnostics: list[Diagnostic], enabled: frozenset[str]) -> list[Diagnostic]:
@@ -134,12 +144,12 @@ def syntax_problems(text: str, path: str) -> list[Diagnostic]:
 
 def _run_rules(module: ast.Module, text: str, path: str, rules: list[type[Rule]],
                models: tuple[ModelFile, ...] = (), *, hooks_only: bool = False,
-               project: ProjectView | None = None) -> tuple[list[Diagnostic], bool]:
-    """Build the semantic model once and run `rules` over it; also say whether time ran out."""
+               project: ProjectView | None = None) -> tuple[list[Diagnostic], str | None]:
+    """Build the semantic model once and run `rules` over it; also say what the work budget left out."""
     try:
         with _fewer_collections():
             model = TrainingModel(module, text, models, hooks_only=hooks_only, project=project)
-            return _findings(model, text, path, rules), model.out_of_time
+            return _findings(model, text, path, rules), model.cut_short
     finally:
         forget_code()
         forget_canonical()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import codecs
+import collections
 import difflib
 import io
 import os
@@ -33,6 +34,7 @@ from .sources import read_bytes, read_source
 # Each pass applies every fix that does not overlap another; later passes pick up the rest.
 MAX_PASSES = 10
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_NUMBER = re.compile(r"\d+")
 NO_LIBCST = ("the fixes that move or wrap code (GL006, GL007, GL008, GL010) need libcst, which is not installed: "
              "`pip install 'gradcheck-lint[fix]'`; files needing them were left untouched")
 
@@ -241,6 +243,43 @@ def _apply_checked(text: str, chosen: list[Diagnostic]) -> tuple[str, list[Diagn
     return text, []
 
 
+def _shape(d: Diagnostic) -> tuple[str, str]:
+    """What a finding says, without its positions (fixing moves lines): code and message, numbers masked."""
+    return d.code, _NUMBER.sub("#", d.message)
+
+
+def new_findings(before: Iterable[Diagnostic], after: Iterable[Diagnostic], old_text: str | None = None,
+                 new_text: str | None = None) -> list[Diagnostic]:
+    """The findings of `after` that `before` did not have. With both texts, a finding is old when one of
+    its code stood on the line it came from (lines mapped through the edit: a fix rewrites text other
+    messages quote, `(loss / N).backward()`); without them, by code and wording (numbers masked)."""
+    if old_text is not None and new_text is not None:
+        moved = _line_map(old_text, new_text)
+        left = collections.Counter((d.code, moved.get(d.line, d.line)) for d in before)
+        key = lambda d: (d.code, d.line)  # noqa: E731
+    else:
+        left = collections.Counter(_shape(d) for d in before)
+        key = _shape
+    out = []
+    for d in after:
+        if left[key(d)] > 0:
+            left[key(d)] -= 1
+        else:
+            out.append(d)
+    return out
+
+
+def _line_map(old_text: str, new_text: str) -> dict[int, int]:
+    """1-based old line -> new line, for the lines an edit kept or rewrote in place."""
+    a, b = old_text.splitlines(), new_text.splitlines()
+    out: dict[int, int] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal" or (tag == "replace" and i2 - i1 == j2 - j1):
+            for k in range(i2 - i1):
+                out[i1 + k + 1] = j1 + k + 1
+    return out
+
+
 def fix_source(text: str, path: str, codes: Iterable[str] | None, unsafe: bool, settings: Settings | None = None,
                diagnostics: Sequence[Diagnostic] | None = None) -> FixedSource:
     """Apply fixes to a source text until none applies (at most MAX_PASSES rounds); never raises.
@@ -260,6 +299,7 @@ def fix_source(text: str, path: str, codes: Iterable[str] | None, unsafe: bool, 
     original = text
     futile: set[FindingKey] = set()  # findings (keys in the original text) whose fix did not remove them
     futile_here: set[FindingKey] = set()  # the same findings, keyed in the current text
+    one_at_a_time = False  # safe fixes applied together made a finding appear: apply them one by one
     attempts = 0
     while attempts < MAX_PASSES + len(futile_here):
         attempts += 1
@@ -268,7 +308,11 @@ def fix_source(text: str, path: str, codes: Iterable[str] | None, unsafe: bool, 
         except CodemodsUnavailable as exc:
             return FixedSource(original, 0, before, before, str(exc))
         lines = normalise(text).split("\n")
-        chosen = select_fixed([d for d in found if finding_key(d, lines) not in futile_here], unsafe)
+        # only the fixes of findings the report shows: possible ones need --show-possible
+        shown = found if settings is not None and settings.show_possible else [d for d in found if not d.possible]
+        chosen = select_fixed([d for d in shown if finding_key(d, lines) not in futile_here], unsafe)
+        if one_at_a_time:
+            chosen = chosen[:1]
         if not chosen:
             break
         candidate, group = _apply_checked(text, chosen)
@@ -278,6 +322,13 @@ def fix_source(text: str, path: str, codes: Iterable[str] | None, unsafe: bool, 
         if any(d.code == PARSE_ERROR_CODE for d in relinted):
             break  # the fixed text could not be analysed: keep the last text that could
         stale = _unremoved(group, found, text, relinted, candidate)
+        if not unsafe and not stale and new_findings(found, relinted, normalise(text), normalise(candidate)):
+            # a safe fix never makes a finding appear (a GAN's clear moved where another model's loss now
+            # leaks into it): several at once are tried one at a time; one alone is taken back
+            if len(group) > 1:
+                one_at_a_time = True
+                continue
+            stale = _keys(group, text)
         if stale:
             futile_here |= stale
             futile |= {key for key in stale if key in _keys(before, original)}

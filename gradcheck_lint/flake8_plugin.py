@@ -33,4 +33,6 @@ class GradlintChecker:
         from .engine import check_text
 
         for d in check_text(text.replace("\r\n", "\n").replace("\r", "\n"), self._filename):
+            if d.possible or d.notice:
+                continue  # as gradlint's default output: certain findings (a notice is no flake8 error)
             yield d.line, d.column - 1, f"{d.code} {d.message}", type(self)

@@ -176,13 +176,19 @@ def skipped_step_leftover(step: str, backward: str, backward_line: int | None, o
 
 
 def backward_after_step(backward: str, model: str, forward: str | None, forward_line: int | None, step: str,
-                        step_line: int | None) -> tuple[str, str]:
-    """`model` may be "" when unknown (the runtime guard without model names): the step's parameters then."""
+                        step_line: int | None, saved: bool = True) -> tuple[str, str]:
+    """`model` may be "" when unknown (the runtime guard without model names): the step's parameters then.
+    `saved`: an op of the graph is known to have saved those parameters for backward (a linear or
+    convolution layer's weight); when not known, PyTorch raises only if one did."""
     through = f"the graph of `{forward}`{_at(forward_line)}" if forward else f"a forward pass of `{model}`" if model else "a graph"
     changed = f"`{model}`'s parameters" if model else "the parameters it updates"
+    error = ("\"one of the variables needed for gradient computation has been modified by an inplace operation\" "
+             "(before 1.5 it silently used the updated weights)")
+    raises = (f"PyTorch raises {error}" if saved else
+              f"if an op of that forward pass saved them for backward (a linear or convolution layer does; `exp` of "
+              f"them saves only its result), PyTorch raises {error}, else the gradient is computed from the old graph")
     msg = (f"`{backward}` backpropagates through {through}, built before `{step}`{_at(step_line)} changed "
-           f"{changed} in place: PyTorch raises \"one of the variables needed for gradient computation "
-           f"has been modified by an inplace operation\" (before 1.5 it silently used the updated weights).")
+           f"{changed} in place: {raises}.")
     again = f" (recompute `{forward or model + '(...)'}`)" if forward or model else ""
     help_ = (f"run the forward pass again after `{step}`{again}, or call `{step}` "
              f"only after `{backward}`.")

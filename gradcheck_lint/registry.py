@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
 
 import ast
 
-from .diagnostics import Certainty, Severity
+from .analysis.provenance import Provenance, certainty
+from .diagnostics import NOTICE_CODE, NOTICE_NAME, Certainty, Severity
 
 if TYPE_CHECKING:
     from .analysis import TrainingModel
@@ -27,6 +28,9 @@ PARSE_ERROR_NAME = "unanalysable-file"
 ALL_SELECTOR = "ALL"
 PARSE_ERROR_SUMMARY = "A file could not be read or parsed, so it was not analysed."
 PARSE_ERROR_HELP = "fix the file so that Python can parse it, or exclude it from the checked paths."
+NOTICE_SUMMARY = "The analysis of a file stopped at its work budget: part of it was not analysed."
+NOTICE_HELP = ("split the file (a long training function into smaller ones), or exclude generated code; what was "
+               "analysed is reported, what was not is named here.")
 PARSE_ERROR_DESCRIPTION = (
     "The file could not be read, decoded or parsed: a syntax error, undecodable bytes, nesting too deep "
     "for the parser, a directory named like a Python file, a broken symbolic link, or a file too large to "
@@ -36,13 +40,20 @@ PARSE_ERROR_DESCRIPTION = (
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """What a rule reports before positions are resolved: an anchor node, the words, and a fix plan."""
+    """What a rule reports before positions are resolved: an anchor node, the words, a fix plan, and
+    the provenance of every fact the finding rests on (its chain: the optimizer that steps, the
+    gradients it holds, the loss, ...). Its certainty is computed from that chain, never asserted."""
 
     node: ast.AST
     message: str
     help: str
-    certainty: Certainty = Certainty.CERTAIN
+    facts: tuple[Provenance, ...] = ()
     fix: "FixPlan | None" = None
+
+    @property
+    def certainty(self) -> Certainty:
+        """`certain` when every fact of the chain was read or modelled; `possible` when one is assumed."""
+        return certainty(self.facts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +103,7 @@ _loaded = False
 
 def register(cls: type[RuleSpec]) -> type[RuleSpec]:
     """Class decorator adding a code to the catalogue; refuses duplicate codes and names."""
-    if not _CODE.fullmatch(cls.code) or cls.code == PARSE_ERROR_CODE:
+    if not _CODE.fullmatch(cls.code) or cls.code in (PARSE_ERROR_CODE, NOTICE_CODE):
         raise ValueError(f"invalid rule code {cls.code!r}")
     if cls.code in _CATALOGUE and _CATALOGUE[cls.code] is not cls:
         raise ValueError(f"duplicate rule code {cls.code}")
@@ -123,8 +134,8 @@ def all_rules() -> dict[str, type[Rule]]:
 
 
 def known_codes() -> list[str]:
-    """Every code gradlint can report, GL000 included."""
-    return [PARSE_ERROR_CODE, *catalogue()]
+    """Every code gradlint can report, GL000 and the GL099 notice included."""
+    return [PARSE_ERROR_CODE, *catalogue(), NOTICE_CODE]
 
 
 def default_codes() -> frozenset[str]:
@@ -163,6 +174,8 @@ def expand_selector(selector: str) -> tuple[int, frozenset[str]]:
     upper = item.upper()
     if upper == PARSE_ERROR_CODE:
         raise ValueError(f"{PARSE_ERROR_CODE} cannot be selected or ignored: a file that cannot be analysed is always reported")
+    if upper == NOTICE_CODE or item == NOTICE_NAME:
+        raise ValueError(f"{NOTICE_CODE} cannot be selected or ignored: a file analysed only in part is always said")
     matched = frozenset(code for code in specs if upper and code.startswith(upper))
     if not matched:
         raise ValueError(f"unknown rule selector {item!r}; {valid_selectors_text()}")

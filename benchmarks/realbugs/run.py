@@ -11,7 +11,8 @@ committed: each repository is read from a fetched snapshot, a bare git directory
 
 `bugs`: each buggy version is linted (every analysis rule on, as a new user would, with no
 configuration). A bug counts as *found* when a diagnostic of its category is reported on one of its
-labelled lines, or names one of them ("at line N"). Its fixed version is *clean* when it has no
+labelled lines, or names one of them ("at line N"); found *by default* when that diagnostic is
+`certain` (the default output shows only those), else found only with `--show-possible`. Its fixed version is *clean* when it has no
 diagnostic of that category, except at a line `fixed_still_buggy` lists: another instance of the
 same bug that the fix commit left, read by hand (each with why). `sweep`: every Python file of each repository at its recorded commit is
 linted; each finding is matched with `verdicts.toml` (`true`, `false`, or not yet read). Both print
@@ -100,6 +101,7 @@ class Outcome:
     bug: dict  # type: ignore[type-arg]
     status: str  # found | missed | unavailable
     clean: bool | None
+    by_default: bool  # found by a certain diagnostic: in the default output, not only with --show-possible
     reported: list[Diagnostic]
     fixed_reported: list[Diagnostic]
 
@@ -130,13 +132,14 @@ def _lint(text: str, repo_dir: Path, commit: str, path: str, chosen: Settings, t
 def check_bug(bug: dict, chosen: Settings, tree: bool = True) -> Outcome:  # type: ignore[type-arg]
     repo_dir = snapshot(bug["repo"])
     if repo_dir is None:
-        return Outcome(bug, "unavailable", None, [], [])
+        return Outcome(bug, "unavailable", None, False, [], [])
     buggy = git_show(repo_dir, bug["buggy_commit"], bug["buggy_path"])
     if buggy is None:
-        return Outcome(bug, "unavailable", None, [], [])
+        return Outcome(bug, "unavailable", None, False, [], [])
     reported = [d for d in _lint(buggy, repo_dir, bug["buggy_commit"], bug["buggy_path"], chosen, tree) if d.code in ANALYSIS]
     lines = set(bug["lines"])
-    found = any(d.code == bug["category"] and names_line(d, lines) for d in reported)
+    hits = [d for d in reported if d.code == bug["category"] and names_line(d, lines)]
+    found, by_default = bool(hits), any(not d.possible for d in hits)
     clean = None
     fixed_reported: list[Diagnostic] = []
     if bug.get("fixed", True):
@@ -147,7 +150,7 @@ def check_bug(bug: dict, chosen: Settings, tree: bool = True) -> Outcome:  # typ
             # false alarm: the fixed version is clean when every finding of the category is one of those
             still = {entry["line"] for entry in bug.get("fixed_still_buggy", [])}
             clean = not any(d.code == bug["category"] and d.line not in still for d in fixed_reported)
-    return Outcome(bug, "found" if found else "missed", clean, reported, fixed_reported)
+    return Outcome(bug, "found" if found else "missed", clean, by_default, reported, fixed_reported)
 
 
 def run_bugs(args: argparse.Namespace) -> int:
@@ -166,10 +169,12 @@ def run_bugs(args: argparse.Namespace) -> int:
     for o in outcomes:
         row = table[o.bug["category"]]
         row[o.status] += 1
+        row["default"] += o.by_default
         if o.clean is not None:
             row["fixed checked"] += 1
             row["fixed clean"] += o.clean
-    print(f"{'code':6} {'bugs':>5} {'found':>6} {'missed':>7} {'unavail':>8} {'recall':>7} {'fixed clean':>12}")
+    print("found: with --show-possible; default: by a certain finding, in the default output")
+    print(f"{'code':6} {'bugs':>5} {'found':>6} {'default':>8} {'missed':>7} {'unavail':>8} {'recall':>7} {'default':>8} {'fixed clean':>12}")
     totals: collections.Counter[str] = collections.Counter()
     for code in sorted(table):
         row = table[code]
@@ -184,26 +189,28 @@ def run_bugs(args: argparse.Namespace) -> int:
     for o in outcomes:
         b = o.bug
         if o.status != "found" or args.show:
-            mark = {"found": "found ", "missed": "MISSED", "unavailable": "n/a   "}[o.status]
+            mark = {"found": "found " if o.by_default else "found?", "missed": "MISSED", "unavailable": "n/a   "}[o.status]
             print(f"\n{mark} {b['id']} {b['category']} {b['repo']} {b['buggy_path']}@{b['buggy_commit'][:8]} lines {b['lines']}")
             print(f"       why: {b['why']}")
             if b.get("miss_reason") and o.status == "missed":
                 print(f"       miss: {b['miss_reason']}")
             for d in o.reported:
-                print(f"       reported {d.line}:{d.column} {d.code} {d.message[:160]}")
+                print(f"       reported {d.line}:{d.column} {d.code} [{d.certainty.value}] {d.message[:160]}")
         if o.clean is False:
             print(f"\nNOT CLEAN {b['id']} {b['category']} fixed {b['fixed_path']}@{b['fixed_commit'][:8]}")
             for d in o.fixed_reported:
                 if d.code == b["category"]:
-                    print(f"       reported {d.line}:{d.column} {d.code} {d.message[:160]}")
+                    print(f"       reported {d.line}:{d.column} {d.code} [{d.certainty.value}] {d.message[:160]}")
     return 0
 
 
 def _row(code: str, row: collections.Counter[str]) -> None:
     n = row["found"] + row["missed"]
     recall = f"{100 * row['found'] / n:.0f} %" if n else "-"
+    default = f"{100 * row['default'] / n:.0f} %" if n else "-"
     clean = f"{row['fixed clean']}/{row['fixed checked']}" if row["fixed checked"] else "-"
-    print(f"{code:6} {n + row['unavailable']:5d} {row['found']:6d} {row['missed']:7d} {row['unavailable']:8d} {recall:>7} {clean:>12}")
+    print(f"{code:6} {n + row['unavailable']:5d} {row['found']:6d} {row['default']:8d} {row['missed']:7d} {row['unavailable']:8d} {recall:>7} "
+          f"{default:>8} {clean:>12}")
 
 
 def _extract(bug: dict, into: Path) -> None:  # type: ignore[type-arg]
@@ -233,6 +240,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     chosen = settings()
     counts: collections.Counter[str] = collections.Counter()
     per_code: collections.Counter[str] = collections.Counter()
+    by_certainty: collections.Counter[str] = collections.Counter()  # "true certain", "false possible", ...
     unread = []
     times: list[tuple[float, str, str]] = []  # with --times: (seconds, repo, path) per file
     start = time.perf_counter()
@@ -266,12 +274,16 @@ def run_sweep(args: argparse.Namespace) -> int:
                 key = (entry["repo"], rel, d.line, d.code)
                 verdict = verdicts.get(key, {}).get("verdict", "unread")
                 counts[verdict] += 1
+                by_certainty[f"{verdict} {d.certainty.value}"] += 1
                 per_code[f"{d.code} {verdict}"] += 1
                 if verdict == "unread" or args.show:
                     unread.append(f"{verdict:6} {entry['repo']} {rel}:{d.line}:{d.column} {d.code} [{d.certainty.value}] {d.message}")
     print(f"repositories ({args.set}): {sum(1 for e in repos if args.set == 'all' or e['set'] == args.set)}, files {files}, "
           f"{time.perf_counter() - start:.0f} s")
     print("findings:", dict(counts))
+    shown = {k: v for k, v in by_certainty.items() if k.endswith("certain")}
+    print("default output (certain):", dict(sorted(shown.items())), "| only with --show-possible:",
+          dict(sorted((k, v) for k, v in by_certainty.items() if k.endswith("possible"))))
     print("per code:", dict(sorted(per_code.items())))
     if times:
         print("slowest files (one process, no cache):")

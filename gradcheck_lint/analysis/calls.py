@@ -17,6 +17,7 @@ from .flow import Flow, Frame, Function
 from .inlining import Inliner
 from .reductions import normaliser_argument, sums_samples
 from .syntax import arguments, code, keyword_value
+from .provenance import Assumption, assumed
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
 
 if TYPE_CHECKING:
@@ -207,7 +208,8 @@ class Calls:
             return None
         if any(v.modules or v.entities or v.params for v in [*pos, *kw.values()]):
             return None  # `Wrapper(backbone)`: what it is made of is known, the opaque value keeps it
-        ent = self.interp.mint(Kind.MODEL, code(call.func), ("ctor", id(call)), api="torch.nn.Module", certain=False)
+        ent = self.interp.mint(Kind.MODEL, code(call.func), ("ctor", id(call)), api="torch.nn.Module",
+                               provenance=assumed(Assumption.OTHER_FILE))
         value = self.interp.model_value(ent)
         self.interp.effects.fresh(value, flow)
         return value
@@ -333,7 +335,7 @@ class Calls:
             # Known only by its name (`accelerator`, `scaler`, `optimizer`): one object per name, less certain.
             kind = {"optimizer": Kind.OPTIMIZER, "model": Kind.MODEL, "scheduler": Kind.SCHEDULER}.get(self.catalogue.kind(api) or "", Kind.TOOL)
             scope = ("self",) if text.startswith("self.") else self.call_path
-            ent = self.interp.mint(kind, text, ("ref", text, scope), api=api, certain=False)
+            ent = self.interp.mint(kind, text, ("ref", text, scope), api=api, provenance=assumed(Assumption.NAME))
             self.table.name_after(ent.uid, text)
             key = N.ref_text(recv_node)
             value = self.interp.model_value(ent) if kind is Kind.MODEL else Value(entities=frozenset({ent}))
@@ -354,7 +356,8 @@ class Calls:
         if not last[:1].isupper():
             return None  # a factory function: `build_optimizer(...)` is handled as any call
         inner = [o for v in [*pos, *kw.values()] for o in v.of_kind(Kind.OPTIMIZER)]
-        ent = self.interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer", certain=False)
+        ent = self.interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer",
+                               provenance=assumed(Assumption.OTHER_FILE))  # a class no row describes
         if inner:
             self.table.wraps[ent.uid] = frozenset(o.uid for o in inner)
             self.interp.own(ent, Value(params=frozenset().union(*(self.table.optimizer_holders(o) for o in inner))), None)
@@ -375,7 +378,8 @@ class Calls:
             if e.uid in self.table.wraps:
                 return self._delegate(e, attr, call, recv, recv_node, pos, kw, flow, frame)
         scope = ("self",) if text.startswith("self.") else self.call_path
-        ent = self.interp.mint(Kind.OPTIMIZER, text, ("ref", text, scope), api="torch.optim.Optimizer", certain=False)
+        ent = self.interp.mint(Kind.OPTIMIZER, text, ("ref", text, scope), api="torch.optim.Optimizer",
+                               provenance=assumed(Assumption.ATTRIBUTE if text.startswith("self.") else Assumption.PARAMETER))
         self.table.name_after(ent.uid, text)
         key = N.ref_text(recv_node)
         if key is not None:
@@ -428,7 +432,8 @@ class Calls:
             return Value()  # `model.scheduler.get_current_seq()`: a query without inputs, not a forward pass
         if recv.modules:
             if heuristic is not None and any(e.kind == "construct" for e in heuristic.effects):
-                ent = interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer", certain=False)
+                ent = interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer",
+                                  provenance=assumed(Assumption.NAME))
                 interp.own(ent, None, recv)  # nanoGPT's `model.configure_optimizers(...)`
                 return Value(entities=frozenset({ent}))
             if N.callee_suggests_grad_effect(attr) and attr != "forward":

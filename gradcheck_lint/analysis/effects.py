@@ -17,6 +17,7 @@ from .deferred import defer, may_make_context, synthetic_call
 from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
 from .names import ref_text
 from .syntax import code
+from .provenance import MODELLED, Assumption, assumed
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
 
 if TYPE_CHECKING:
@@ -201,7 +202,7 @@ class Effects:
         kind = KIND_OF.get(self.catalogue.kind(api) or "", Kind.TOOL)
         display = code(site.call.func)
         key = self.interp.objects.leaf_key(site.call) if kind is Kind.PARAM else ("ctor", id(site.call))
-        ent = self.interp.mint(kind, display, key, api=api, certain=site.certain)
+        ent = self.interp.mint(kind, display, key, api=api, provenance=MODELLED if site.certain else assumed(Assumption.NAME))
         if kind is Kind.OPTIMIZER and not site.certain:  # a class known by its name alone
             self.table.unmodelled_class.add(ent.uid)
         window = effect.ref("window")

@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from .interpreter import Interpreter
 
 
+def _qualname(fn: Function, cls: ClassInfo | None) -> str:
+    return f"{cls.name}.{fn.name}" if cls is not None else fn.name
+
+
 class EntryPoints:
     """Choose the roots of the analysis and run each from a sensible context."""
 
@@ -28,8 +32,34 @@ class EntryPoints:
         self._roots: set[int] = set()
         self._clears_anywhere: bool | None = None  # whether the module clears gradients anywhere
         self.siblings = Siblings(interp)
+        self._cut_in: tuple[Function, ClassInfo | None] | None = None  # the root the work budget stopped in
 
     def run(self) -> None:
+        """Analyse the roots in order; when the work budget stops it, say what was left out."""
+        try:
+            self._run()
+        except BudgetExhausted:
+            self.interp.cut_short = self._left_out()
+            raise
+
+    def _left_out(self) -> str:
+        """The notice of a cut analysis: where it stopped (its findings there are dropped) and which
+        functions that train were never analysed."""
+        interp = self.interp
+        where = "in the module's top-level code"
+        if self._cut_in is not None:
+            fn, cls = self._cut_in
+            where = f"in `{_qualname(fn, cls)}` (line {fn.lineno}), whose findings are left out"
+        inlined = interp.calls.inlined
+        left = [(fn, None) for fn in interp.functions.values()] + [
+            (fn, info) for info in interp.classes.values() for fn in info.methods.values()]
+        missed = [f"`{_qualname(fn, cls)}` (line {fn.lineno})" for fn, cls in left
+                  if id(fn) not in self._roots and id(fn) not in inlined and interp.prescan.calls_events(fn, "backward")]
+        shown = ", ".join(missed[:5]) + (f" and {len(missed) - 5} more" if len(missed) > 5 else "")
+        rest = f"; not analysed: {shown}" if missed else ""
+        return f"the analysis stopped at its work budget ({interp.work_budget:,} interpretation steps) {where}{rest}"
+
+    def _run(self) -> None:
         interp = self.interp
         if interp.catalogue.another_framework(interp.imports.aliases.values()):
             return  # MXNet, TensorFlow, JAX...: their `backward` and `step` follow other rules
@@ -127,6 +157,7 @@ class EntryPoints:
         try:
             self._run_root(fn, cls, implicit_loop, closure, outer, assumed)
         except BudgetExhausted:
+            self._cut_in = self._cut_in or (fn, cls)
             # The budget ran out in this root, part-way through a loop's iterations: what it recorded may
             # stand on paths the loop's later iterations would have joined (PrefixTuning's 3,600-line
             # `train()` gave GL001 and GL006 on a step a completed pass clears). Findings at the events it

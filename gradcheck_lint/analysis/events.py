@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 
 from .gradstate import PathState, in_order
+from .provenance import READ, Assumption, Provenance, assumed
 from .values import Entity, Holder, Value
 
 
@@ -49,6 +50,12 @@ class Backward:
     # the calls being evaluated when it ran, outermost first (`self.backward_step(loss)` for a backward in a helper)
     callers: set[tuple[ast.Call, ...]] = field(default_factory=set)
 
+    @property
+    def framework(self) -> Provenance:
+        """How the analysis knows what the framework does to this loss (divides it by its window or not):
+        assumed when the framework object was configured out of sight."""
+        return assumed(Assumption.CONFIG) if self.framework_assumed else READ
+
 
 @dataclass(eq=False)
 class Step:
@@ -71,6 +78,11 @@ class Step:
     context_window: str | None = None
     _ordered: list[PathState] | None = field(default=None, repr=False)
 
+    @property
+    def provenance(self) -> Provenance:
+        """How the analysis knows the stepping object is an optimizer, and which one."""
+        return self.optimizer.provenance
+
     def states(self) -> list[PathState]:
         """The incoming path states in a fixed order, so that rules choose the same witness on every run."""
         if self._ordered is None or len(self._ordered) != len(self.incoming):
@@ -90,3 +102,8 @@ class Clear:
     everything: bool = False  # the target is unknown: treated as clearing every gradient
     loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
     if_stacks: set[tuple[int, ...]] = field(default_factory=set)
+
+    @property
+    def provenance(self) -> Provenance:
+        """Read when what it clears is known; assumed when its target is unknown."""
+        return assumed(Assumption.OPAQUE) if self.everything else READ

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from . import provenance as P
 from .values import Holder
 
 
@@ -46,6 +47,12 @@ class Contribution(NamedTuple):
     @property
     def fresh(self) -> bool:
         return not self.consumers
+
+    @property
+    def provenance(self) -> P.Provenance:
+        """Read when the backward certainly writes the holder; else assumed (its loss or its optimizer's
+        parameters came out of sight, or an exception may have skipped it)."""
+        return P.READ if self.certain else P.assumed(P.Assumption.OPAQUE)
 
     def but(self, *, consumers: frozenset[int] | None = None, live: bool | None = None, repeated: bool | None = None,
             certain: bool | None = None, rescaled: bool | None = None, carried: bool | None = None,

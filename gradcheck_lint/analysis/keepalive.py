@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from .flow import Flow, Frame
 from .syntax import code
+from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .values import Value
 from .walk import iter_tree
 
@@ -32,6 +33,9 @@ class KeepAlive:
     trained: bool = False  # a backward pass of the accumulator ran: the graphs were kept on purpose
     shown: str = ""  # the accumulator as written (`self.history["loss"]`)
     via_item: str = ""  # the stored value is a container holding the graph through this item (`output[loss]`)
+    # how the analysis knows the stored value holds a graph: read when a forward pass of a module built
+    # in sight made it or a backward ran on it; else as sure as the modules and calls that made it
+    provenance: Provenance = READ
 
 
 class KeepAlives:
@@ -48,6 +52,21 @@ class KeepAlives:
         # containers backpropagated through one item (`output["loss"].backward()`): name -> the item,
         # until the item is replaced by a value without a graph (`expressions._item_replaced`)
         self.item_graphs: dict[str, str] = {}
+
+    def _graph_provenance(self, value: Value) -> Provenance:
+        """How sure it is that `value` holds an autograd graph: a backward ran on it (read), or the modules
+        whose forward passes built it are what the analysis takes them for (a model of a class of another
+        file may return plain numbers under a loss's name)."""
+        if value.graph:
+            return READ
+        table = self.interp.table
+        # a module made out of sight (handed in, an attribute set elsewhere): what its forward returns, and
+        # which of the outputs carry a graph, is not read, however sure it is that it is a module
+        facts = [assumed(Assumption.ATTRIBUTE if table.label(h.uid).startswith("self.") else Assumption.PARAMETER)
+                 if h.uid in table.unknown_origin else table.entities[h.uid].provenance
+                 for h, _gens, _site in value.built if h.uid in table.entities]
+        facts.append(value.provenance)
+        return weakest(facts)
 
     def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame, shown: str = "") -> Value:
         """`target` accumulates `value` at `node`; return `value` marked as held by the accumulator."""
@@ -87,7 +106,8 @@ class KeepAlives:
         event = self.events.get(id(node))
         if event is None:
             via = self.item_graphs.get(stored.id, "") if type(stored) is ast.Name and not value.built else ""
-            event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target, via_item=via)
+            event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target, via_item=via,
+                                                      provenance=self._graph_provenance(value))
         if target in self._trained:
             event.trained = True
         return replace(value, kept=value.kept | {target})

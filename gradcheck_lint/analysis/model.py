@@ -69,12 +69,16 @@ class TrainingModel:
             e.uid for e in interp.table.entities.values()
             if e.api and cat.method(e.api, "no_sync") is None and cat.method(e.api, "set_requires_gradient_sync") is not None}
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
-        # The wall-clock budget ran out: findings stand but depend on the machine's speed (never cached).
-        self.out_of_time: bool = interp.out_of_time
+        # The wall-clock budget is gone: the work budget is counted, so a result never depends on load.
+        self.out_of_time: bool = False
+        # What the work budget left out of the analysis, for a notice to the user (None: all analysed).
+        self.cut_short: str | None = interp.cut_short
         self.unreliable: set[int] = interp.unreliable  # findings anchored at these nodes are dropped (engine)
         self.refuses_distributed_accumulation: bool = interp.prescan.refuses_distributed_accumulation
         self.module_constant = interp.module_constant  # the int a module-level name is bound to once (`N = 4`)
         self.parent = interp.parent  # one map of the module's nodes to their parents, built on first use
+        self.qualify = interp.imports.qualify  # `nn.Linear` -> `torch.nn.Linear`, by the module's imports
+        self.class_defs: dict[str, ast.ClassDef] = {c.name: c.node for c in interp.classes.values()}
 
     @property
     def trains(self) -> bool:

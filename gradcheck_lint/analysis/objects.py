@@ -17,6 +17,7 @@ from .flow import ANY_WRAPPER, SYNC_OFF, SYNC_SET, Flow, Frame, generations
 from .gradstate import PathState
 from .reductions import returns_summed
 from .syntax import arguments, assignment_targets, code
+from .provenance import READ, Assumption, Provenance, assumed
 from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 from .walk import iter_tree
 
@@ -42,7 +43,7 @@ class Objects:
         self._cuts: dict[int, bool] = {}  # id of a local `forward` -> whether it may cut graphs
 
     # -- entities
-    def mint(self, kind: Kind, name: str, key: object, api: str = "", certain: bool = True) -> Entity:
+    def mint(self, kind: Kind, name: str, key: object, api: str = "", provenance: Provenance = READ) -> Entity:
         """The entity made at `key` (a call site, inlined at the current call path, or a reference)."""
         site = key  # without the call path
         per_call_path = isinstance(key, tuple) and bool(key) and key[0] in ("ctor", "param")
@@ -51,10 +52,14 @@ class Objects:
         ent = self._minted.get(key)
         if ent is None:
             self._uid += 1
-            ent = Entity(kind, name, self._uid, api, certain)
+            ent = Entity(kind, name, self._uid, api, provenance)
             self._minted[key] = ent
             if isinstance(site, tuple) and site[:1] == ("ref",):
                 self.table.unknown_origin.add(ent.uid)
+            elif isinstance(site, tuple) and site[:1] == ("ctor",) and kind is Kind.MODEL:
+                qualified = self._qualified_class(name)
+                if qualified is not None:
+                    self.table.classes[ent.uid] = qualified
             if kind is Kind.PARAM and per_call_path:
                 self._leaves_made_at.setdefault(site, set()).add(Holder(ent.uid))
                 self._leaf_site[ent.uid] = site
@@ -62,6 +67,14 @@ class Objects:
             if kind is Kind.OPTIMIZER:
                 self.table.ownership.setdefault(ent.uid, Ownership())
         return ent
+
+    def _qualified_class(self, text: str) -> str | None:
+        """`nn.Linear` -> `torch.nn.Linear`, by the module's imports (None when not a dotted name)."""
+        try:
+            expr = ast.parse(text, mode="eval").body
+        except SyntaxError:
+            return None
+        return self.interp.imports.qualify(expr)
 
     def leaf_key(self, call: ast.Call) -> tuple[object, ...]:
         """Where a leaf tensor (`Variable(x, requires_grad=True)`) is made, for `mint`: its call, or, when
@@ -104,7 +117,9 @@ class Objects:
         scope = ("self",) if text.startswith("self.") else ("module",) if module_global else interp.calls.call_path
         if text in interp.optimizer_refs:
             used = text in interp.prescan.stepped and text in interp.prescan.zeroed
-            ent = self.mint(Kind.OPTIMIZER, text, ("ref", text, scope), api="torch.optim.Optimizer", certain=used)
+            # used as one in sight: what it is was read; stepped only and named like one: its name says so
+            ent = self.mint(Kind.OPTIMIZER, text, ("ref", text, scope), api="torch.optim.Optimizer",
+                            provenance=READ if used else assumed(Assumption.NAME))
             self.table.name_after(ent.uid, text)  # named as the code refers to it, not after a later alias
             return Value(entities=frozenset({ent}))
         if text in interp.model_refs:

@@ -54,12 +54,10 @@ class Recorder:
                  only: set[Holder] | None = None, window: str | None = None, assumed: bool = False) -> None:
         """A backward pass of `loss`: every parameter set it reaches gets a contribution on every path."""
         # Each backward makes every later one dearer; one statement can hold thousands of them
-        # (`f(a.backward(), b.backward(), ...)`), so the time budget is checked here too, every 256th
-        # call as between statements: the first ones always run, however long the set-up took.
+        # (`f(a.backward(), b.backward(), ...)`), so each counts as work, as a statement does.
         self.backward_calls += 1
         self.touched.add(id(call))
-        if self.backward_calls & 255 == 0:
-            self.interp.check_deadline()
+        self.interp.spend()
         self.interp.keepalives.consumed(loss)
         written: dict[Holder, bool] = {}
         reach = {h for h in loss.reach if not h.pseudo}

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from . import names as N
 from .flow import Flow, Frame
 from .syntax import arguments
+from .provenance import Assumption, assumed
 from .values import Kind, Value, join
 
 if TYPE_CHECKING:
@@ -73,12 +74,12 @@ def _built_with_optimizer(interp: Interpreter, elems: list[ast.expr], source: as
     models = []
     for i in models_at:
         name = elems[i].id  # type: ignore[attr-defined]
-        ent = interp.mint(Kind.MODEL, name, ("ref", name, scope), api="torch.nn.Module", certain=False)
+        ent = interp.mint(Kind.MODEL, name, ("ref", name, scope), api="torch.nn.Module", provenance=assumed(Assumption.OPAQUE))
         interp.table.name_after(ent.uid, name)
         flow.env[name] = interp.model_value(ent)
         models.append(flow.env[name])
     name = elems[opt_at].id  # type: ignore[attr-defined]
-    opt = interp.mint(Kind.OPTIMIZER, name, ("ref", name, scope), api="torch.optim.Optimizer", certain=False)
+    opt = interp.mint(Kind.OPTIMIZER, name, ("ref", name, scope), api="torch.optim.Optimizer", provenance=assumed(Assumption.OPAQUE))
     interp.table.name_after(opt.uid, name)
     interp.own(opt, None, join(models))
     flow.env[name] = Value(entities=frozenset({opt}))

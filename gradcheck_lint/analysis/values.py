@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from .provenance import READ, Assumption, Provenance, assumed, weakest
+
 
 class Kind(str, enum.Enum):
     MODEL = "model"
@@ -22,14 +24,21 @@ class Entity:
     """An object of the training script, identified by where it was made.
 
     `api` is its type in the catalogue of API models (`torch.optim.Optimizer`, `accelerate.Accelerator`),
-    empty when unknown; `certain` is False when only its name says what it is.
+    empty when unknown; `provenance` says how the analysis knows what it is: read (built in sight, or
+    used as one), modelled (a catalogue row by qualified name), or assumed (its name alone, a class of
+    another file, a builder the analysis could not read).
     """
 
     kind: Kind
     name: str
     uid: int
     api: str = ""
-    certain: bool = True
+    provenance: Provenance = READ
+
+    @property
+    def certain(self) -> bool:
+        """What it is was read or modelled, not assumed."""
+        return not self.provenance.assumed
 
     def __repr__(self) -> str:
         return f"{self.kind.value}:{self.name}#{self.uid}"
@@ -118,6 +127,17 @@ class Value:
         if not self.items or [k for k, _ in self.items] != [str(i) for i in range(len(self.items))]:
             return None
         return [v for _, v in self.items]
+
+    @property
+    def provenance(self) -> Provenance:
+        """How the analysis knows what this value is made of: assumed when every parameter it reaches, it
+        reaches only through calls the analysis could not read (`loss = compute_loss(model, batch)` of
+        another file: what that call divided it by, or whether it kept a graph, is unseen), or when it is
+        an object assumed to be what it is. Data from outside (a batch of a loader) is opaque too, but a
+        forward pass read in sight makes what it reaches known."""
+        if self.opaque and not (self.reach - self.vague):
+            return assumed(Assumption.OPAQUE)
+        return weakest(e.provenance for e in self.entities)
 
     def of_kind(self, kind: Kind) -> list[Entity]:
         return sorted((e for e in self.entities if e.kind is kind), key=lambda e: e.uid)
@@ -276,6 +296,8 @@ class EntityTable:
     # defined in this file): what their `zero_grad()` does is not known (PULSE's SphericalOptimizer
     # never calls `Optimizer.__init__`, so its inherited `zero_grad()` raises)
     unmodelled_class: set[int] = field(default_factory=set)
+    # uid -> the qualified name of the class an object was constructed from in sight (`torch.nn.Linear`)
+    classes: dict[int, str] = field(default_factory=dict)
 
     def name_after(self, uid: int, label: str) -> None:
         """Name an entity after the first variable or attribute it is assigned to."""

@@ -9,8 +9,8 @@ from ..analysis import TrainingModel
 from ..analysis.conditions import remainder_gate
 from ..analysis.events import Step
 from ..fixplan import SAFE, UNSAFE, FixPlan, InsertAfter, after_step, alone_on_line, following, is_reference, source
-from ..diagnostics import Certainty
 from ..registry import Finding, Invalid, Rule, register
+from ..analysis.provenance import Assumption, assumed
 
 
 @register
@@ -119,7 +119,7 @@ for x in torch.randn(8, 4).split(2):
             if stale is None and leftover is not None:
                 backward = model.backwards[leftover.backward]
                 msg, help_ = messages.skipped_step_leftover(step.call_text, backward.call_text, model.line(backward.node), model.optimizer_text(step))
-                yield Finding(step.node, msg, help_)
+                yield Finding(step.node, msg, help_, (step.provenance, leftover.provenance))
                 continue
             if stale is None:
                 never = self._clear_never_at_window_one(model, step, holders)
@@ -127,7 +127,8 @@ for x in torch.randn(8, 4).split(2):
                     clear, gate, window = never
                     msg, help_ = messages.clear_gate_never_true(step.call_text, clear.call_text, model.line(clear.node), gate,
                                                                 window, model.optimizer_text(step))
-                    yield Finding(step.node, msg, help_, Certainty.POSSIBLE)
+                    # true only where the window is set to 1, a value the file does not fix
+                    yield Finding(step.node, msg, help_, (step.provenance, assumed(Assumption.CONFIG)))
                 continue
             backward = model.backwards[stale.backward]
             wrong = self._wrong_clear(model, step, holders)
@@ -151,10 +152,13 @@ for x in torch.randn(8, 4).split(2):
                 applied_by=first.call_text if first else None,
                 applied_by_line=model.line(first.node) if first else None,
             )
-            sure = not (stale.decayed or may)
+            facts = [step.provenance, stale.provenance]
+            if may:
+                facts.append(assumed(Assumption.CONTEXT))  # the step function is assumed to run once per batch
+            if stale.decayed:
+                facts.append(assumed(Assumption.INTENT))  # rescaled in place after the step: perhaps kept on purpose
             # a clear after this step cannot help where another optimizer's step applied them first
-            yield Finding(step.node, msg, help_, Certainty.CERTAIN if sure else Certainty.POSSIBLE,
-                          fix=None if stale.decayed or first else self._fix(model, step))
+            yield Finding(step.node, msg, help_, tuple(facts), fix=None if stale.decayed or first else self._fix(model, step))
 
     @staticmethod
     def _fix(model: TrainingModel, step: Step) -> FixPlan | None:

@@ -11,10 +11,11 @@ from ..analysis import TrainingModel
 from ..analysis.events import Clear, Step
 from ..analysis.names import NON_FINITE
 from ..analysis.syntax import code
+from ..analysis.gradstate import PathState
 from ..analysis.values import Holder
 from ..fixplan import SAFE, UNSAFE, FixPlan, MoveAfter, after_step, alone_on_line, block_of, body_of, exits_between, on_one_line, scope_of, source, statement_of
-from ..diagnostics import Certainty
 from ..registry import Finding, Invalid, Rule, register
+from ..analysis.provenance import Assumption, assumed
 
 
 @register
@@ -98,12 +99,15 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
         for clear in model.hook_clears:  # `self.optimizer.zero_grad()` in a Trainer's `training_step`
             reported.add(id(clear.call))
             msg, help_ = messages.clear_in_automatic_hook(code(clear.call), clear.method)
-            yield Finding(clear.call, msg, help_, Certainty.POSSIBLE)
+            # the framework calls the hook with automatic optimization on, a setting made out of sight
+            yield Finding(clear.call, msg, help_, (assumed(Assumption.CONFIG),))
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             holders = model.optimizer_holders(step.optimizer)
             for state in step.states():
                 gates = [c for c in model.guards(step, state) if c.is_accumulation_gate]
-                for discard in sorted(state.discards):
+                # the gradients of this optimizer's own losses first: a clear that also drops what another
+                # model's loss wrote here (a GAN's `g_loss` into D) is named for the loss whose step it spoils
+                for discard in sorted(state.discards, key=lambda d: (_another_models_loss(model, d.backward, step), d)):
                     if discard.clear in reported or not any(discard.holder.overlaps(h) for h in holders):
                         continue
                     clear = model.clears.get(discard.clear)
@@ -131,10 +135,12 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                         model.line(step.node),
                         accumulation=(gates[0].key if gates else "the inner micro-batch loop") if discard.refilled else None,
                     )
-                    yield Finding(clear.node, msg, help_, fix=self._fix(model, clear, step))
+                    lost = next((c for h, c in state.held(holders) if c.backward == discard.backward), None)
+                    facts = (clear.provenance, step.provenance, backward.loss.provenance if lost is None else lost.provenance)
+                    yield Finding(clear.node, msg, help_, facts, fix=self._fix(model, clear, step, state))
 
     @staticmethod
-    def _fix(model: TrainingModel, clear: Clear, step: Step) -> FixPlan | None:
+    def _fix(model: TrainingModel, clear: Clear, step: Step, state: PathState) -> FixPlan | None:
         """Move the clearing call to right after the step (after `scaler.update()` when it follows)."""
         call = clear.node
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "zero_grad"):
@@ -156,10 +162,24 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
             for s in model.steps.values()
         )
         same_block = home is not None and home is target
+        # The clear also drops what another model's loss wrote into these parameters (a GAN's `g_loss.backward()`
+        # through D): after the step it would no longer keep them out of it (GL005 on the moved code).
+        shielding = any(_another_models_loss(model, d.backward, step) for d in state.discards if d.clear == clear.id)
         safe = (alone_on_line(model, moved) and alone_on_line(model, anchor) and same_block and own and not others
-                and not exits_between(model, moved, anchor))
+                and not exits_between(model, moved, anchor) and not shielding)
         description = f"Move `{source(model, call)}` after `{source(model, anchor)}`"
         return FixPlan(description, (MoveAfter(moved, anchor),), SAFE if safe else UNSAFE)
+
+
+def _another_models_loss(model: TrainingModel, backward_id: int, step: Step) -> bool:
+    """The backward also wrote parameters another optimizer steps and this one does not: another model's loss."""
+    backward = model.backwards.get(backward_id)
+    if backward is None:
+        return False
+    mine = model.optimizer_holders(step.optimizer)
+    return any(s.optimizer.uid != step.optimizer.uid and any(
+        w.overlaps(h) and not any(w.overlaps(m) for m in mine) for w in backward.written for h in model.optimizer_holders(s.optimizer))
+        for s in model.steps.values())
 
 
 def _within(holder: Holder, holders: Iterable[Holder]) -> bool:

@@ -12,8 +12,8 @@ from ..analysis.conditions import Condition, code
 from ..analysis.syntax import arguments, is_int, starts_with_paren
 from ..analysis.events import Backward, Loop, Step
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, is_reference, scope_of, source
-from ..diagnostics import Certainty
 from ..registry import Finding, Invalid, Rule, register
+from ..analysis.provenance import Assumption, assumed
 
 # A divisor counting the samples or tokens of the whole window (all micro-batches, all ranks), which
 # makes the micro-batch losses add up to the window's mean.
@@ -152,7 +152,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         for hook in model.unnormalised_losses:
             msg, help_ = messages.loss_hook_not_normalised(hook.method, hook.loss_text, hook.hook.normaliser,
                                                            hook.hook.normalised_flags)
-            yield Finding(hook.returned, msg, help_, Certainty.POSSIBLE)
+            # the framework accumulates only when configured so, out of sight
+            yield Finding(hook.returned, msg, help_, (assumed(Assumption.CONFIG),))
         reported: set[int] = set()
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             holders = model.optimizer_holders(step.optimizer)
@@ -192,7 +193,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         msg, help_ = messages.loss_scaled_twice(
                             backward.call_text, backward.loss_text, twice[0], step.call_text, model.line(step.node)
                         )
-                        yield Finding(backward.node, msg, help_)  # which division to drop is the author's call
+                        facts = (step.provenance, c.provenance, backward.loss.provenance)
+                        yield Finding(backward.node, msg, help_, facts)  # which division to drop is the author's call
                         continue
                     counters = _counters_of(gate)
                     running = sorted(d for d in backward.loss.divisors if counters & set(_IDENT.findall(d)))
@@ -210,7 +212,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         counter_divisor=running[0] if running else None, micro_divisor=per_micro[0] if per_micro and not running else None,
                     )
                     fix = None if running or per_micro else self._fix(model, backward, window, gate)
-                    yield Finding(backward.node, msg, help_, fix=fix)
+                    # the divisors seen are all there are only if the loss was computed in sight
+                    yield Finding(backward.node, msg, help_, (step.provenance, c.provenance, backward.loss.provenance), fix=fix)
 
     @staticmethod
     def _fix(model: TrainingModel, backward: Backward, window: str | None, gate: Condition | Loop) -> FixPlan | None:

@@ -108,7 +108,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         start=cond.counter_starts.get(counter, 0), fires_first=fires_first, longer=cond.long_first_window,
                         most=most, most_when=bool(value),
                     )
-                    yield Finding(cond.test, msg, help_, fix=None if most else self._fix(model, cond, counter))
+                    facts = (step.provenance, *(c.provenance for _h, c in state.held(holders) if c.fresh))
+                    yield Finding(cond.test, msg, help_, facts, fix=None if most else self._fix(model, cond, counter))
 
     @staticmethod
     def _fix(model: TrainingModel, cond: Condition, counter: str) -> FixPlan | None:

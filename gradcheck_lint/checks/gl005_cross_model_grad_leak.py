@@ -108,4 +108,5 @@ for real in torch.randn(8, 4, 4):
                 model.optimizer_text(step),
                 own.call_text if own else None,
             )
-            yield Finding(step.node, msg, help_)
+            others = [model.table.entities[u].provenance for u in sorted(c.consumers) if u in model.table.entities]
+            yield Finding(step.node, msg, help_, (step.provenance, c.provenance, *others))

@@ -13,6 +13,7 @@ from ..analysis.values import Holder
 from ..codemod_plans import wrap_in_no_sync
 from ..diagnostics import Severity
 from ..registry import Finding, Invalid, Rule, register
+from ..analysis.provenance import Assumption, Provenance, assumed
 
 
 @register
@@ -89,7 +90,7 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                 forward = model.forward_sites.get(sites[0]) if sites else None
                 msg, help_ = messages.ddp_accumulation_without_no_sync(backward.call_text, model.table.label(wrapper), None, None, late=True,
                                                                        forward_line=model.line(forward) if forward is not None else None)
-                yield Finding(backward.node, msg, help_)
+                yield Finding(backward.node, msg, help_, _wrapper_facts(model, wrapper))
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             holders = model.optimizer_holders(step.optimizer)
             for state in step.states():
@@ -115,7 +116,7 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     # (a framework-prepared model is a plain module on one process: it may have no `no_sync()`)
                     fix = (wrap_in_no_sync(model, backward, step, source[1], wrapper)
                            if source is not None and prepared_by is None and not by_flag else None)
-                    yield Finding(backward.node, msg, help_, fix=fix)
+                    yield Finding(backward.node, msg, help_, (step.provenance, c.provenance, *_wrapper_facts(model, wrapper)), fix=fix)
 
     @staticmethod
     def _reached_via(model: TrainingModel, backward: Backward, step: Step) -> tuple[str, int | None] | None:
@@ -166,3 +167,10 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     any(m.overlaps(o) for own in others for o in own.holders) for m in wrapped):
                 return uid
         return None
+
+
+def _wrapper_facts(model: TrainingModel, wrapper: int) -> tuple[Provenance, ...]:
+    """How the analysis knows the wrapper synchronises gradients: read or modelled when it was built in
+    sight (`DDP(model)`, `accelerator.prepare(model)`), assumed when known only by its name or its use."""
+    ent = model.table.entities.get(wrapper)
+    return (ent.provenance,) if ent is not None else (assumed(Assumption.OPAQUE),)

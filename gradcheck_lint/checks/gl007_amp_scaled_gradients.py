@@ -99,7 +99,7 @@ for x in torch.randn(8, 2, 4):
             other = code(misuse.other) if misuse.other is not None else None
             other_line = model.line(misuse.other) if misuse.other is not None else None
             msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line)
-            yield Finding(misuse.node, msg, help_, fix=unscale_before_clip(model, misuse))
+            yield Finding(misuse.node, msg, help_, (misuse.optimizer.provenance,), fix=unscale_before_clip(model, misuse))
 
 
 _SCALE_READ = re.compile(r"get_scale\(|loss_scale|cur_scale|inv_scale")

@@ -75,7 +75,7 @@ for x in torch.randn(8, 2, 4):
                 code(event.node), event.shown, code(event.stored), model.line(loop.node) if loop is not None else None,
                 via_item=_as_written(event.via_item),
             )
-            yield Finding(event.node, msg, help_, fix=keep_values_only(model, event))
+            yield Finding(event.node, msg, help_, (event.provenance,), fix=keep_values_only(model, event))
 
 
 def _as_written(item: str) -> str:

@@ -6,8 +6,11 @@ from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.provenance import MODELLED, Assumption, assumed
+from ..analysis.saved_tensors import SavedTable, class_saves, saved_table
 from ..analysis.syntax import code
 from ..registry import Finding, Invalid, Rule, register
+from ..analysis.values import Holder
 
 
 @register
@@ -61,9 +64,21 @@ for real in torch.randn(8, 4, 4):
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
         reported: set[int] = set()
+        table = saved_table()
         for backward in sorted(model.backwards.values(), key=lambda b: model.order(b.node)):
             if not backward.stale_graphs or id(backward.node) in reported:
                 continue
+            # Only a parameter some op saved for backward makes it raise: a layer known to save its weight
+            # (linear, convolution, norm) makes the finding certain; layers known to save none of theirs
+            # (an embedding, activations) make none; a module the table does not know leaves it possible.
+            saves = {g: _saves(model, table, g[0]) for g in backward.stale_graphs}
+            # a container (`nn.Sequential`) runs its children, each in the set on its own: judged by them when
+            # one of them is known, else not known
+            children_known = any(v is not None for g, v in saves.items() if not _container(model, g[0]))
+            saves = {g: (False if children_known else None) if _container(model, g[0]) else v for g, v in saves.items()}
+            if not any(v is not False for v in saves.values()):
+                continue
+            known = any(saves.values())
             holder, site, _step_id, step_text = sorted(backward.stale_graphs)[0]
             forward = model.forward_sites.get(site)
             step = model.step_node(_step_id)
@@ -75,5 +90,31 @@ for real in torch.randn(8, 4, 4):
                 model.line(forward) if forward is not None else None,
                 step_text,
                 model.line(step) if step is not None else None,
+                saved=known,
             )
-            yield Finding(backward.node, msg, help_)
+            module = model.table.entities.get(holder.uid)
+            stepper = next((s for s in model.steps.values() if id(s.node) == _step_id), None)
+            facts = tuple(x.provenance for x in (module, stepper) if x is not None)
+            yield Finding(backward.node, msg, help_, (*facts, MODELLED if known else assumed(Assumption.SAVED)))
+
+
+_CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+
+
+def _container(model: TrainingModel, holder: Holder) -> bool:
+    return not holder.path and model.table.classes.get(holder.uid) in _CONTAINERS
+
+
+def _saves(model: TrainingModel, table: SavedTable, holder: Holder) -> bool | None:
+    """Whether the forward pass of this module saves parameters of its own for backward (the generated
+    table of torch.nn modules); None when not known (a class of the user's, a container, a part of one)."""
+    if holder.pseudo or holder.path:
+        return None
+    qualified = model.table.classes.get(holder.uid)
+    if qualified is None:
+        return None
+    found = table.layer_saves(qualified)
+    if found is not None:
+        return bool(found)
+    cls = model.class_defs.get(qualified)  # a class of this file, built in sight: what layers it is made of
+    return class_saves(cls, model.qualify, table) if cls is not None else None

@@ -90,7 +90,7 @@ for x in torch.randn(16, 2, 4):
             if divisor is not None:
                 reported.add(id(backward.node))
                 msg, help_ = messages.double_loss_scaling(backward.call_text, backward.loss_text, divisor, backward.framework_window)
-                yield Finding(backward.node, msg, help_, fix=drop_manual_division(model, backward, divisor))
+                yield Finding(backward.node, msg, help_, (backward.framework, backward.loss.provenance), fix=drop_manual_division(model, backward, divisor))
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             if any(not _always_true(model, c) for stack in step.if_stacks for c in stack) or step.framework_gated:
                 continue  # a gated step: a window may well accumulate
@@ -115,14 +115,14 @@ for x in torch.randn(16, 2, 4):
                         reported.add(id(backward.node))
                         msg, help_ = messages.framework_divided_not_accumulated(backward.call_text, window, step.call_text, model.line(step.node),
                                                                               backward.framework_assumed)
-                        yield Finding(backward.node, msg, help_)
+                        yield Finding(backward.node, msg, help_, (step.provenance, c.provenance, backward.framework))
                         continue
                     named = sorted(d for d in backward.loss.divisors if _ACCUMULATION.search(d))
                     if not named or _summed_over_inner_loop(model, backward):
                         continue
                     reported.add(id(backward.node))
                     msg, help_ = messages.divided_not_accumulated(backward.call_text, backward.loss_text, named[0], step.call_text, model.line(step.node))
-                    yield Finding(backward.node, msg, help_)
+                    yield Finding(backward.node, msg, help_, (step.provenance, c.provenance, backward.loss.provenance))
 
     @staticmethod
     def _twice(backward: Backward) -> str | None:

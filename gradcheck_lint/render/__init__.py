@@ -34,6 +34,7 @@ class ReportOptions:
     unsafe_fixes: bool = False  # show unsafe fixes as fixable (`[*]`)
     fixed: int | None = None  # fixes applied by this run (`--fix`)
     quiet: bool = False  # text: the diagnostics only, without the summary lines
+    hidden: int = 0  # possible findings left out (shown with `--show-possible`)
 
     def __post_init__(self) -> None:
         if self.format not in FORMATS:
@@ -60,4 +61,4 @@ def render_report(
     if options.format == "github":
         return render_github(diagnostics, options.root)
     return render_text(diagnostics, files, show_source=options.show_source, style=style, sources=sources,
-                       unsafe_fixes=options.unsafe_fixes, fixed=options.fixed, quiet=options.quiet)
+                       unsafe_fixes=options.unsafe_fixes, fixed=options.fixed, quiet=options.quiet, hidden=options.hidden)

@@ -31,8 +31,9 @@ def _location_properties(d: Diagnostic, root: str) -> list[tuple[str, str]]:
 
 def github_command(d: Diagnostic, root: str) -> str:
     """Return the one workflow command that annotates `d`."""
-    command = "warning" if d.severity is Severity.WARNING else "error"
-    props = [*_location_properties(d, root), ("title", f"{d.code} ({d.name})" + (f" in cell {d.cell}" if d.cell is not None else ""))]
+    command = "notice" if d.possible or d.severity is Severity.NOTE else "warning" if d.severity is Severity.WARNING else "error"
+    title = f"{d.code} ({d.name})" + (f" in cell {d.cell}" if d.cell is not None else "") + (", possible" if d.possible else "")
+    props = [*_location_properties(d, root), ("title", title)]
     rendered = ",".join(f"{key}={escape_property(value)}" for key, value in props)
     message = f"{d.message}\nhelp: {d.help}"
     return f"::{command} {rendered}::{escape_data(message)}"

@@ -50,7 +50,7 @@ def rule_infos() -> list[RuleInfo]:
 
 
 def _level(severity: Severity) -> str:
-    return "warning" if severity is Severity.WARNING else "error"
+    return {Severity.WARNING: "warning", Severity.NOTE: "note"}.get(severity, "error")
 
 
 def _unwrap(markdown: str) -> str:
@@ -139,6 +139,7 @@ def render_sarif(diagnostics: Sequence[Diagnostic], root: str, sources: SourceLi
     seen: dict[tuple[str, str, str], int] = {}
     results: list[dict[str, Any]] = []
     notifications: list[dict[str, Any]] = []
+    notices: list[dict[str, Any]] = []
     for d in diagnostics:
         location = _physical_location(d, root)
         uri = location["physicalLocation"]["artifactLocation"]["uri"]
@@ -149,13 +150,18 @@ def render_sarif(diagnostics: Sequence[Diagnostic], root: str, sources: SourceLi
         if d.code in index:
             result["ruleIndex"] = index[d.code]
         result.update({
-            "level": _level(d.severity),
+            # a possible finding rests on an assumption: a note to review, not an error to fix
+            "level": "note" if d.possible else _level(d.severity),
             "message": {"text": f"{d.message}\nhelp: {d.help}"},
             "locations": [location],
             **({"relatedLocations": [_related(r, i, root) for i, r in enumerate(d.related)]} if d.related else {}),
             "partialFingerprints": {FINGERPRINT_KEY: fingerprint(d.code, uri, line_text, occurrence)},
             "properties": {"certainty": d.certainty.value, **({"cell": d.cell} if d.cell is not None else {})},
         })
+        if d.notice:  # part of the file was not analysed: a notification about the run, not a result
+            notices.append({"level": "note", "message": {"text": f"{d.message}\nhelp: {d.help}"}, "locations": [location],
+                            "descriptor": {"id": d.code}})
+            continue
         results.append(result)
         if d.code == PARSE_ERROR_CODE:
             notifications.append({
@@ -165,8 +171,8 @@ def render_sarif(diagnostics: Sequence[Diagnostic], root: str, sources: SourceLi
                 "associatedRule": {"id": d.code, "index": index[d.code]},
             })
     invocation: dict[str, Any] = {"executionSuccessful": not notifications}
-    if notifications:
-        invocation["toolExecutionNotifications"] = notifications
+    if notifications or notices:
+        invocation["toolExecutionNotifications"] = notifications + notices
     log = {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,

@@ -17,15 +17,17 @@ def _plural(n: int, word: str) -> str:
 
 
 def _severity_color(d: Diagnostic) -> str:
-    return YELLOW if d.severity is Severity.WARNING else RED
+    return CYAN if d.severity is Severity.NOTE else YELLOW if d.severity is Severity.WARNING else RED
 
 
-def summary_line(problems: int, files: int, fixed: int | None = None) -> str:
-    """Return the closing line: how many problems (remaining, after `--fix`) in how many files."""
+def summary_line(problems: int, files: int, fixed: int | None = None, hidden: int = 0) -> str:
+    """Return the closing line: how many problems (remaining, after `--fix`) in how many files, and how
+    many possible ones were not shown."""
     remaining = " remaining" if fixed else ""
+    more = f" {_plural(hidden, 'possible problem')} not shown (`--show-possible` shows {'it' if hidden == 1 else 'them'})." if hidden else ""
     if problems:
-        return f"Found {_plural(problems, 'problem')}{remaining} in {_plural(files, 'file')} checked."
-    return f"All checks passed ({_plural(files, 'file')} checked)."
+        return f"Found {_plural(problems, 'problem')}{remaining} in {_plural(files, 'file')} checked.{more}"
+    return f"All checks passed ({_plural(files, 'file')} checked).{more}"
 
 
 def fixable_lines(diagnostics: Sequence[Diagnostic], unsafe_fixes: bool) -> list[str]:
@@ -62,6 +64,7 @@ def render_text(
     unsafe_fixes: bool = False,
     fixed: int | None = None,
     quiet: bool = False,
+    hidden: int = 0,
 ) -> str:
     """Render `path:line:col: CODE message` and a `help:` line per diagnostic, then a summary (not when `quiet`).
 
@@ -74,7 +77,8 @@ def render_text(
         color = _severity_color(d)
         where = style.paint(text_location(d), BOLD)
         mark = "[*] " if d.fix is not None and d.fix.applies(unsafe_fixes) else ""
-        lines.append(f"{where}: {style.paint(d.code, color, BOLD)} {mark}{d.message}")
+        certainty = "(possible) " if d.possible else ""
+        lines.append(f"{where}: {style.paint(d.code, color, BOLD)} {certainty}{mark}{d.message}")
         if sources is not None:
             text = sources.line(d)
             s = d.span
@@ -86,7 +90,8 @@ def render_text(
         return "\n".join(lines)
     if fixed:
         lines.append(f"Fixed {_plural(fixed, 'problem')}.")
-    lines.append(style.paint(summary_line(len(diagnostics), files, fixed), BOLD))
+    # a notice (part of a file not analysed) is said, not counted as a problem
+    lines.append(style.paint(summary_line(sum(not d.notice for d in diagnostics), files, fixed, hidden), BOLD))
     lines.extend(fixable_lines(diagnostics, unsafe_fixes))
     return "\n".join(lines)
 

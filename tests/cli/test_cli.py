@@ -141,12 +141,18 @@ def test_rule_catalogue() -> None:
 
 
 def test_fixtures_directory_run_matches_expectations() -> None:
-    """The README's first command: `gradlint fixtures/` reports exactly the annotated diagnostics, notebooks included."""
+    """The README's first command: `gradlint --show-possible fixtures/` reports exactly the annotated
+    diagnostics, notebooks included; without the flag, exactly the certain ones among them."""
     from support import load_fixtures, load_notebook_fixtures
 
-    res = run("--format", "json", str(FIXTURES), cwd=ROOT)
+    res = run("--show-possible", "--format", "json", str(FIXTURES), cwd=ROOT)
     assert res.returncode == 1
-    got = {(str(Path(i["path"]).resolve()), i["cell"], i["line"], i["code"]) for i in json.loads(res.stdout)}
+    reported = json.loads(res.stdout)
+    got = {(str(Path(i["path"]).resolve()), i["cell"], i["line"], i["code"]) for i in reported}
+    default = run("--format", "json", str(FIXTURES), cwd=ROOT)
+    certain = [i for i in reported if i["certainty"] == "certain"]
+    assert 0 < len(certain) < len(reported)
+    assert json.loads(default.stdout) == certain
     want = {(str(f.path.resolve()), None, line, code) for f in load_fixtures() for line, code in f.expected}
     want |= {(str(f.path.resolve()), cell, line, code) for f in load_notebook_fixtures() for cell, line, code in f.expected}
     assert any(cell is not None for _path, cell, _line, _code in want)

@@ -142,15 +142,16 @@ def test_unsafe_fixes_need_the_flag(fix_run: FixRun, tmp_path: Path) -> None:
     for rel in unsafe_only:
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(FIXTURES / rel, tmp_path / rel)
-    shown = run(*unsafe_only, cwd=tmp_path)
+    # (some of them are possible findings, shown and fixed only with --show-possible)
+    shown = run("--show-possible", *unsafe_only, cwd=tmp_path)
     assert "[*]" not in shown.stdout and "fixable with `gradlint --fix --unsafe-fixes`" in shown.stdout
-    marked = run("--unsafe-fixes", *unsafe_only, cwd=tmp_path)
+    marked = run("--show-possible", "--unsafe-fixes", *unsafe_only, cwd=tmp_path)
     marks = [line.split(":")[0] for line in marked.stdout.splitlines() if " [*] " in line and not line.startswith("[*]")]
     assert len(set(marks)) >= 5
     assert tree_bytes(tmp_path) == {rel: (FIXTURES / rel).read_bytes() for rel in unsafe_only}, "--unsafe-fixes alone wrote files"
-    diff = run("--diff", "--unsafe-fixes", *unsafe_only, cwd=tmp_path)
+    diff = run("--show-possible", "--diff", "--unsafe-fixes", *unsafe_only, cwd=tmp_path)
     assert sorted(line[4:] for line in diff.stdout.splitlines() if line.startswith("--- ")) == sorted(set(marks)), "--diff and [*] disagree"
-    res = run("--fix", "--unsafe-fixes", *unsafe_only, cwd=tmp_path)
+    res = run("--show-possible", "--fix", "--unsafe-fixes", *unsafe_only, cwd=tmp_path)
     # Counted as fixed: exactly the marked findings; a fix that would leave its finding is neither marked nor made.
     assert f"Fixed {len(marks)} problem{'s' if len(marks) != 1 else ''}." in res.stdout
     assert "[*]" not in res.stdout

@@ -1,0 +1,66 @@
+"""Which tensors PyTorch saves for backward, from the table generated out of its `derivatives.yaml`
+(`apimodels/saved/torch_saved_tensors.toml`, made by `benchmarks/gen_saved_tensors.py`).
+
+A backward through a graph raises after an optimizer step only if some op of that graph saved a
+parameter the step changed in place (or a view of it): a linear or convolution layer saves its weight,
+`exp` saves only its result, an embedding only its indices.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_PATH = os.path.join(os.path.dirname(__file__), "apimodels", "saved", "torch_saved_tensors.toml")
+
+
+@dataclass(frozen=True, slots=True)
+class SavedTable:
+    """Saved arguments by operator, by composite Python function, and saved parameters by torch.nn module."""
+
+    ops: dict[str, frozenset[str]]
+    composites: dict[str, frozenset[str]]
+    layers: dict[str, frozenset[str]]
+
+    def layer_saves(self, qualified: str) -> frozenset[str] | None:
+        """The parameters a torch.nn module's forward saves (empty: none); None when the module is not in the table."""
+        return self.layers.get(qualified)
+
+    def op_saves(self, name: str) -> frozenset[str] | None:
+        """The arguments (and `result`) an operator or composite function saves; None when unknown."""
+        base = name.rsplit(".", 1)[-1]
+        found = self.composites.get(base)
+        return found if found is not None else self.ops.get(base)
+
+
+@functools.lru_cache(maxsize=1)
+def saved_table() -> SavedTable:
+    """The generated table, read once."""
+    with open(_PATH, "rb") as fh:
+        data = tomllib.load(fh)
+    return SavedTable(
+        ops={k: frozenset(v) for k, v in data.get("ops", {}).items()},
+        composites={k: frozenset(v["saves"]) for k, v in data.get("composites", {}).items()},
+        layers={k: frozenset(v) for k, v in data.get("layers", {}).items()},
+    )
+
+
+def class_saves(cls: ast.ClassDef, qualify: Callable[[ast.AST], str | None], table: SavedTable) -> bool | None:
+    """A module class of the analysed file builds a torch.nn layer that saves its weight (`self.fc =
+    nn.Linear(...)`, also inside `nn.Sequential(...)`): its forward passes save parameters. None when
+    nothing so built is seen (its own `nn.Parameter`s and the ops on them are not followed)."""
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Call):
+            qualified = qualify(node.func)
+            if qualified is not None and table.layer_saves(qualified):
+                return True
+    return None
