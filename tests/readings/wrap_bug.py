@@ -6,5 +6,5 @@ scheduler = LRScheduler(opt)
 for x in torch.randn(8, 2, 4):
     loss = model(x).pow(2).mean()
     loss.backward()
-    scheduler.zero_grad()  # expect: GL002
+    scheduler.zero_grad()  # expect: GL002 (possible)
     scheduler.step()
