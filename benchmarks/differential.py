@@ -24,7 +24,7 @@ from collections import Counter
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
-import loopgen_run  # noqa: E402
+import loopgen_run
 
 RULES = ["GL001", "GL002", "GL003", "GL004", "GL005", "GL007", "GL008", "GL009", "GL010"]
 

@@ -19,11 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from gradcheck_lint.config import Settings  # noqa: E402
-from gradcheck_lint.discovery import iter_python_files  # noqa: E402
-from gradcheck_lint.fixcheck import FixOutcome, check_safe_fixes  # noqa: E402
-from gradcheck_lint.registry import all_rules  # noqa: E402
-from gradcheck_lint.sources import read_source  # noqa: E402
+from gradcheck_lint.config import Settings
+from gradcheck_lint.discovery import iter_python_files
+from gradcheck_lint.fixcheck import FixOutcome, check_safe_fixes
+from gradcheck_lint.registry import all_rules
+from gradcheck_lint.sources import read_source
 
 
 def check_tree(paths: list[str], settings: Settings, label: str = "") -> tuple[int, list[tuple[str, FixOutcome]]]:

@@ -26,9 +26,9 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -40,7 +40,12 @@ from hypothesis import strategies as st  # noqa: E402
 import gradcheck_lint.analysis.model as model_module  # noqa: E402
 import gradcheck_lint.engine as engine  # noqa: E402
 from fuzzing import (  # noqa: E402
-    INTERNAL_ERROR, contract_violations, mutate, mutation_steps, spliced_programs, training_programs,
+    INTERNAL_ERROR,
+    contract_violations,
+    mutate,
+    mutation_steps,
+    spliced_programs,
+    training_programs,
 )
 from gradcheck_lint import check_file, check_source  # noqa: E402
 from gradcheck_lint.analysis import TrainingModel  # noqa: E402
@@ -130,7 +135,7 @@ def analyse(kind: str, data: bytes, tally: Tally, bugs: dict[str, Bug], hang_sec
             tally.hangs += 1
             record(bugs, Bug("hang", kind, data, f"no answer after {hang_seconds:.0f} s"))
             return
-        except Exception as exc:  # noqa: BLE001 - the API must never raise; count it as a bug
+        except Exception as exc:
             tally.internal += 1
             record(bugs, Bug(f"raised {type(exc).__name__}", kind, data, traceback.format_exc()))
             return
@@ -166,7 +171,7 @@ def explain(text: str, problems: list[str]) -> tuple[str, str]:
         for rule_cls in all_rules().values():
             for finding in rule_cls().check(model):
                 model.span(finding.node)
-    except Exception as exc:  # noqa: BLE001 - this is the error being described
+    except Exception as exc:
         frame = traceback.extract_tb(exc.__traceback__)[-1]
         where = f"{Path(frame.filename).name}:{frame.lineno}"
         return f"{type(exc).__name__} at {where}", traceback.format_exc()

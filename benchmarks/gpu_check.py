@@ -155,9 +155,8 @@ def time_overhead(pairs: int) -> tuple[float, float, float, int]:
     from torch import nn
 
     sys.path.insert(0, str(TESTS))
-    from runtime_models import TinyTransformer
-
     from gradcheck_lint.runtime import guard
+    from runtime_models import TinyTransformer
 
     device = "cuda"
     dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else None

@@ -44,18 +44,19 @@ import statistics
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from runtime_models import SmallCNN, TinyTransformer  # noqa: E402
-
-from gradcheck_lint.runtime import guard  # noqa: E402
-from gradcheck_lint.runtime import probe as probe_module  # noqa: E402
-from gradcheck_lint.runtime import torch_patches  # noqa: E402
+from gradcheck_lint.runtime import (
+    guard,
+    torch_patches,
+)
+from gradcheck_lint.runtime import probe as probe_module
+from runtime_models import SmallCNN, TinyTransformer
 
 LossOf = Callable[[nn.Module], torch.Tensor]
 

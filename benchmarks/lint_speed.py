@@ -187,7 +187,7 @@ def measure(tree: Path, args: argparse.Namespace) -> None:
         print(f"| {label} | {t.seconds:.2f} | {files / t.seconds:,.0f} | {t.peak_mb:.0f} |")
     print()
     cold, warm, one, many = med[cold_label], med["gradlint warm (cache)"], med["gradlint --no-cache --jobs 1"], med[many_label]
-    verdict = lambda ok: "met" if ok else "missed"  # noqa: E731
+    verdict = lambda ok: "met" if ok else "missed"
     speedup = one.seconds / many.seconds
     print(f"- --jobs {jobs} vs --jobs 1: {speedup:.2f}x (target >= 1.7x on a tree large enough to matter: {verdict(speedup >= 1.7)})")
     if "torchfix" in med:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
+from .cache import ResultCache
 from .config import Settings
 from .diagnostics import Diagnostic
-from .cache import ResultCache
 from .discovery import iter_python_files
 from .engine import check_text
 from .runner import RunStats, analyse_bytes, lint_files

@@ -8,7 +8,7 @@ disk is answered from the entry the command line wrote, and the other way round.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from .cache import ResultCache, cache_key
 from .config import Settings

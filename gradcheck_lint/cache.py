@@ -23,8 +23,8 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from . import __version__
 from .diagnostics import Diagnostic
@@ -64,7 +64,7 @@ def cache_key(data: bytes, path: str, codes: Iterable[str], models: str = "") ->
     return h.hexdigest()
 
 
-def default_cache_dir(root: str, environ: "os._Environ[str] | dict[str, str]" = os.environ) -> str:
+def default_cache_dir(root: str, environ: os._Environ[str] | dict[str, str] = os.environ) -> str:
     """`$GRADLINT_CACHE_DIR`, else `.gradlint_cache` in the project root (the config file's directory or the cwd)."""
     return environ.get(CACHE_DIR_ENV) or os.path.join(root, CACHE_DIR_NAME)
 

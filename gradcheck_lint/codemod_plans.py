@@ -17,7 +17,18 @@ from .analysis.keepalive import KeepAlive
 from .analysis.names import dotted
 from .analysis.syntax import arguments, code
 from .analysis.walk import iter_tree
-from .fixplan import SAFE, UNSAFE, FixPlan, Transform, alone_on_line, block_of, scope_of, source, starts_line, statement_of
+from .fixplan import (
+    SAFE,
+    UNSAFE,
+    FixPlan,
+    Transform,
+    alone_on_line,
+    block_of,
+    scope_of,
+    source,
+    starts_line,
+    statement_of,
+)
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 

@@ -18,8 +18,9 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .analysis.apimodels import ModelError, ModelFile, parse_model_file
 from .globs import GlobSet, compile_glob

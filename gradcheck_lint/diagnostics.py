@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable
+from typing import Any
 
 
 class Severity(str, enum.Enum):
@@ -175,7 +176,7 @@ class Diagnostic:
         }
 
     @classmethod
-    def from_json(cls, data: Any) -> "Diagnostic":
+    def from_json(cls, data: Any) -> Diagnostic:
         """Rebuild a diagnostic from `to_json()` output; raise ValueError on anything malformed."""
         try:
             fix = data["fix"]

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 
 from .analysis import TrainingModel
 from .analysis.apimodels import ModelFile, catalogue_for
-from .analysis.syntax import forget_code
-from .framestack import on_roomy_stack
 from .analysis.gradstate import forget_canonical
+from .analysis.syntax import forget_code
 from .config import Settings
 from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Diagnostic, RelatedLocation, Severity, Span
 from .fixplan import resolve as resolve_fix
-from .project import Evidence, ProjectView, index_for
+from .framestack import on_roomy_stack
 from .prefilter import clips_and_steps, might_train, syncs_backward, trains_itself
+from .project import Evidence, ProjectView, index_for
 from .registry import NOTICE_HELP, PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .sources import universal_newlines
 from .suppressions import UnusedSuppression, apply_suppressions
@@ -112,7 +112,7 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
         out = apply_suppressions(out, text, lambda: tree, path, enabled)
     except RecursionError:
         return FileReport([unanalysable(path, "is nested too deeply to analyse (recursion limit)")])
-    except Exception as exc:  # noqa: BLE001 - one file's analysis failure must not end the run
+    except Exception as exc:
         return FileReport([unanalysable(path, f"could not be analysed: internal error {type(exc).__name__}: {exc}",
                                         help="this is a bug in gradlint; please report it with the file. Other files were still checked.")])
     # the work budget is counted, so every result is reproducible; a file analysed in part says so

@@ -17,8 +17,8 @@ import os
 import re
 import tokenize
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Iterable, Sequence
 
 from .api import check_file, check_source
 from .cache import ResultCache, cache_key
@@ -136,7 +136,7 @@ def _overlaps(a: Edit, b: Edit) -> bool:
     return a0 < b1 and b0 < a1
 
 
-def _codemods():  # type: ignore[no-untyped-def]
+def _codemods():
     """Import the codemod module (and libcst) on first use."""
     try:
         from . import codemods
@@ -256,7 +256,7 @@ def new_findings(before: Iterable[Diagnostic], after: Iterable[Diagnostic], old_
     if old_text is not None and new_text is not None:
         moved = _line_map(old_text, new_text)
         left = collections.Counter((d.code, moved.get(d.line, d.line)) for d in before)
-        key = lambda d: (d.code, d.line)  # noqa: E731
+        key = lambda d: (d.code, d.line)
     else:
         left = collections.Counter(_shape(d) for d in before)
         key = _shape

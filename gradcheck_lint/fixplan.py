@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import Union
 
 from .analysis import TrainingModel
 from .analysis.events import Step
@@ -62,7 +61,7 @@ class Transform:
     args: tuple[tuple[str, str], ...] = ()
 
 
-Action = Union[ReplaceNode, InsertAfter, MoveAfter, Transform]
+Action = ReplaceNode | InsertAfter | MoveAfter | Transform
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,13 +318,13 @@ def resolve(model: TrainingModel, text: str, plan: FixPlan | None, certainty: Ce
             return None  # a codemod is the whole fix
         try:
             spans = tuple(model.span(node) for node in transforms[0].nodes)
-        except Exception:  # noqa: BLE001 - a node without a position gets no fix
+        except Exception:
             return None
         return Fix(plan.description, (), applicability, Codemod(transforms[0].kind, spans, transforms[0].args))
     try:
         lines = _Lines(text)
         edits = sorted(e for action in plan.actions for e in _edits(model, lines, action))
-    except Exception:  # noqa: BLE001 - a fix that cannot be placed is dropped, the diagnostic stays
+    except Exception:
         return None
     if not edits or any(_overlap(a, b) for i, a in enumerate(edits) for b in edits[i + 1:]):
         return None

@@ -7,7 +7,7 @@ flake8 handles `# noqa`, `--select`/`--ignore` and output itself. Files that nev
 from __future__ import annotations
 
 import ast
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from . import __version__
 from .prefilter import might_train
@@ -25,7 +25,7 @@ class GradlintChecker:
         self._lines = lines
         self._filename = filename
 
-    def run(self) -> Iterator[tuple[int, int, str, type["GradlintChecker"]]]:
+    def run(self) -> Iterator[tuple[int, int, str, type[GradlintChecker]]]:
         """Yield `(line, 0-based column, "GLxxx message", type)` for each diagnostic of the file."""
         text = "".join(self._lines)
         if not might_train(text):

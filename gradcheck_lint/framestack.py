@@ -14,7 +14,8 @@ place of a fresh chunk whoever called it, and stay in it up to 64 KiB deep (some
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _LOCALS = 8_300  # 8 bytes each: a frame of ~65 KiB, just over half a 128 KiB chunk
 

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Any
 
+from .analysis.apimodels import catalogue_for
 from .config import Settings
 from .diagnostics import Diagnostic, Span
 from .engine import FileReport, analyse_text, syntax_problems, unanalysable
-from .analysis.apimodels import catalogue_for
 from .prefilter import might_train
-from .sources import read_bytes
 
 NOTEBOOK_SUFFIX = ".ipynb"
 # Cell magics whose body IPython runs as Python: the body is analysed, the magic line set aside.
@@ -104,7 +104,7 @@ class VirtualModule:
     origins: tuple[Origin, ...]
 
     @classmethod
-    def join(cls, cells: Iterable[CellCode]) -> "VirtualModule":
+    def join(cls, cells: Iterable[CellCode]) -> VirtualModule:
         """Concatenate cells into one module."""
         parts = list(cells)
         return cls("".join(c.text for c in parts), tuple(o for c in parts for o in c.origins))
@@ -345,10 +345,6 @@ def analyse_notebook(text: str, path: str, settings: Settings | None = None) -> 
     report = analyse_text(module.text, path, settings)
     return FileReport([module.relocate(d) for d in report.diagnostics], report.reproducible)
 
-
-def check_notebook_file(path: str, settings: Settings | None = None) -> list[Diagnostic]:
-    """Lint one `.ipynb` file; an unreadable or invalid notebook gives a single GL000 diagnostic."""
-    return analyse_notebook_bytes(read_bytes(path), path, settings).diagnostics
 
 
 def analyse_notebook_bytes(data: bytes | str, path: str, settings: Settings | None = None) -> FileReport:

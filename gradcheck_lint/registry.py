@@ -8,13 +8,13 @@ engine reports about suppression comments (`SuppressionRule`, in `gradcheck_lint
 from __future__ import annotations
 
 import abc
+import ast
 import importlib
 import pkgutil
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Iterable, Sequence
-
-import ast
+from typing import TYPE_CHECKING, ClassVar
 
 from .analysis.provenance import Provenance, certainty
 from .diagnostics import NOTICE_CODE, NOTICE_NAME, Certainty, Severity
@@ -48,7 +48,7 @@ class Finding:
     message: str
     help: str
     facts: tuple[Provenance, ...] = ()
-    fix: "FixPlan | None" = None
+    fix: FixPlan | None = None
 
     @property
     def certainty(self) -> Certainty:
@@ -133,10 +133,6 @@ def all_rules() -> dict[str, type[Rule]]:
     return {code: cls for code, cls in catalogue().items() if issubclass(cls, Rule)}
 
 
-def known_codes() -> list[str]:
-    """Every code gradlint can report, GL000 and the GL099 notice included."""
-    return [PARSE_ERROR_CODE, *catalogue(), NOTICE_CODE]
-
 
 def default_codes() -> frozenset[str]:
     """The codes enabled when nothing is selected."""
@@ -214,11 +210,3 @@ def resolve_selection(layers: Sequence[Selection]) -> frozenset[str]:
     return frozenset(enabled)
 
 
-def expand_selection(select: Iterable[str] | None, ignore: Iterable[str] | None) -> frozenset[str]:
-    """Resolve one `--select`/`--ignore` pair over the defaults to a set of codes.
-
-    Raises:
-        ValueError: a selector matches no code of the catalogue.
-    """
-    chosen = tuple(select) if select is not None else None
-    return resolve_selection([Selection(select=chosen or None, ignore=tuple(ignore or ()))])

@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         code = _exit_code(exc)
     except GradientContractError:
         code = -1  # the guard stopped the run (raise mode): the report below says why
-    except BaseException:  # noqa: BLE001 - the script's own failure, shown as Python shows it
+    except BaseException:
         traceback.print_exc()
         code = 1
     finally:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
 from .cache import ResultCache, cache_key
 from .config import Settings
@@ -177,7 +177,7 @@ def _isolated(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, s
             )], reproducible=False), None
 
 
-def _context():  # type: ignore[no-untyped-def]
+def _context():
     """`fork` where it exists and is safe enough (Linux): workers start in milliseconds with the
     parser already imported; elsewhere the platform's default (spawn)."""
     import multiprocessing

@@ -10,8 +10,8 @@ formatter pipeline can replace the buffer with the output. `--diff` prints the d
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 import click
 

@@ -14,11 +14,12 @@ import ast
 import io
 import re
 import tokenize
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Literal, Sequence
+from typing import Literal
 
 from .diagnostics import Diagnostic, Severity, Span
-from .registry import Invalid, PARSE_ERROR_CODE, SuppressionRule, catalogue, register
+from .registry import PARSE_ERROR_CODE, Invalid, SuppressionRule, catalogue, register
 
 Kind = Literal["ignore", "file-ignore", "noqa"]
 

@@ -35,6 +35,7 @@ def fixture_runs_strict() -> dict[str, dict[str, object]]:
     return run_scripts(_runnable_fixtures(), "strict")
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests reading the session's fixture runs go to one pytest-xdist worker (`--dist loadgroup`):
     the runs are made once there (two scripts at a time), while the other worker runs the rest. They

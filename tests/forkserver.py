@@ -44,7 +44,7 @@ def _child(path: str, mode: str, write_fd: int) -> None:
         if mode == "plain":
             try:
                 runpy.run_path(path, run_name="__main__")
-            except BaseException as exc:  # noqa: BLE001 - a failing script is reported, not fatal
+            except BaseException as exc:
                 import traceback
 
                 result["error"] = f"{type(exc).__name__}: {exc}\n" + traceback.format_exc(limit=3)
@@ -54,13 +54,13 @@ def _child(path: str, mode: str, write_fd: int) -> None:
             enable(mode="record", strict=mode == "strict")
             try:
                 runpy.run_path(path, run_name="__main__")
-            except BaseException as exc:  # noqa: BLE001
+            except BaseException as exc:
                 result["error"] = f"{type(exc).__name__}: {exc}"
             report = disable()
             result["found"] = sorted({(f.line, f.code) for f in report if f.path == path})
             result["findings"] = [[f.path, f.line, f.col, f.code, f.steps, f.first_step] for f in report]
             result["messages"] = [f.format() for f in report]
-    except BaseException as exc:  # noqa: BLE001 - the guard itself failed
+    except BaseException as exc:
         result["error"] = f"worker: {type(exc).__name__}: {exc}"
     data = json.dumps(result).encode()
     view = memoryview(data)
@@ -81,7 +81,7 @@ def main(argv: list[str]) -> int:
     for name in ("torch._dynamo", "torch.optim", "torch.distributed"):
         try:
             importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - a child will import it itself
+        except Exception:
             pass
 
     stateful: set[str] = set()
@@ -93,7 +93,7 @@ def main(argv: list[str]) -> int:
         for name in found:
             try:
                 importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - the script will say so itself
+            except Exception:
                 pass
     if mode != "plain":
         importlib.import_module("gradcheck_lint.runtime.guard")

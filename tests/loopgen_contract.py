@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from hypothesis import strategies as st
+
 from loopgen import GAN_SETUP, LR, SINGLE_SETUP, Verdict
 
 Style = Literal["script", "function", "trainer"]

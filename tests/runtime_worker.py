@@ -23,7 +23,7 @@ for path in sys.argv[1 + strict:]:
     error = ""
     try:
         runpy.run_path(path, run_name="__main__")
-    except BaseException as exc:  # noqa: BLE001 - a failing fixture is reported, not fatal
+    except BaseException as exc:
         error = f"{type(exc).__name__}: {exc}"
     report = disable()
     out[path] = {"found": sorted({(f.line, f.code) for f in report if f.path == path}), "error": error,

@@ -40,9 +40,9 @@ else:  # pragma: no cover
 
 from gradcheck_lint import check_source
 from gradcheck_lint.api import check_file, check_paths
-from gradcheck_lint.discovery import iter_python_files
 from gradcheck_lint.config import Settings
 from gradcheck_lint.diagnostics import Diagnostic
+from gradcheck_lint.discovery import iter_python_files
 from gradcheck_lint.engine import analyse_text
 from gradcheck_lint.project.index import forget_index
 from gradcheck_lint.registry import all_rules

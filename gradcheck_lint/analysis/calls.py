@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING
 
 from . import names as N
 from .apimodels import ArgRef, Effect
-from .definitions import ClassInfo, is_abstract
-from .deferred import entered, makes_context_only
 from .callsite import CallSite, literal_bool
+from .deferred import entered, makes_context_only
+from .definitions import ClassInfo, is_abstract
 from .flow import Flow, Frame, Function
 from .inlining import Inliner
+from .provenance import Assumption, assumed
 from .reductions import normaliser_argument, sums_samples
 from .syntax import arguments, code, keyword_value
-from .provenance import Assumption, assumed
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
 
 if TYPE_CHECKING:

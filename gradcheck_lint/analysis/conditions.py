@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 from .names import NON_FINITE, dotted
 from .pathcond import Atom
@@ -103,7 +103,7 @@ def names_in(expr: ast.AST) -> frozenset[str]:
 
 
 def _is_mod(node: ast.AST) -> bool:
-    return type(node) is ast.BinOp and type(node.op) is ast.Mod  # type: ignore[attr-defined]
+    return type(node) is ast.BinOp and type(node.op) is ast.Mod
 
 
 def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | None = None) -> Condition:
@@ -126,7 +126,7 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
                     name = dotted(left) or ""
                     right = node.comparators[0]
                     counterish = _COUNTER_NAME.search(name.rsplit(".", 1)[-1])
-                    if counterish and not is_int(right) or (counterish and is_int(right) and right.value > 1):  # type: ignore[attr-defined]
+                    if counterish and not is_int(right) or (counterish and is_int(right) and right.value > 1):
                         if not _mentions_len(right):
                             compared.append(code(right))
                             counters.append(name)
@@ -158,7 +158,7 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
 
 def _exits_early(statement: ast.stmt) -> bool:
     """`if ...: continue` (the micro-batch skips the rest of the iteration, e.g. the step)."""
-    return type(statement) is ast.If and bool(statement.body) and type(statement.body[-1]) is ast.Continue  # type: ignore[attr-defined]
+    return type(statement) is ast.If and bool(statement.body) and type(statement.body[-1]) is ast.Continue
 
 
 def _has_modulo(node: ast.AST) -> bool:
@@ -174,8 +174,8 @@ def _counter_names(expr: ast.expr) -> list[str]:
     if isinstance(expr, (ast.Name, ast.Attribute)):
         d = dotted(expr)
         return [d] if d else []
-    if type(expr) is ast.BinOp and isinstance(expr.op, (ast.Add, ast.Sub)):  # type: ignore[attr-defined]
-        return _counter_names(expr.left)  # type: ignore[attr-defined]
+    if type(expr) is ast.BinOp and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return _counter_names(expr.left)
     return []
 
 
@@ -194,23 +194,23 @@ def truth_at_zero(test: ast.expr, counter: str) -> bool | None:
     return None
 
 
-def _eval(expr: ast.expr, counter: str):  # noqa: C901 - a small interpreter
+def _eval(expr: ast.expr, counter: str):
     kind = type(expr)
-    if kind is ast.UnaryOp and type(expr.op) is ast.Not:  # type: ignore[attr-defined]
-        v = _eval(expr.operand, counter)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp and type(expr.op) is ast.Not:
+        v = _eval(expr.operand, counter)
         if isinstance(v, tuple) and v[0] == "res":
             return None if v[1] is None else v[1] == 0
         return (not v) if isinstance(v, bool) else _U
     if kind is ast.BoolOp:
-        return _kleene(expr.values, type(expr.op) is ast.And, lambda e: _as_bool(_eval(e, counter)))  # type: ignore[attr-defined]
+        return _kleene(expr.values, type(expr.op) is ast.And, lambda e: _as_bool(_eval(e, counter)))
     if kind in (ast.Name, ast.Attribute) and dotted(expr) == counter:
         return ("int", 0)
     if is_int(expr):
-        return ("int", expr.value)  # type: ignore[attr-defined]
+        return ("int", expr.value)
     if kind is ast.BinOp:
-        left = _eval(expr.left, counter)  # type: ignore[attr-defined]
-        right = _eval(expr.right, counter)  # type: ignore[attr-defined]
-        op = type(expr.op)  # type: ignore[attr-defined]
+        left = _eval(expr.left, counter)
+        right = _eval(expr.right, counter)
+        op = type(expr.op)
         if op is ast.Mod:
             if isinstance(left, tuple) and left[0] == "int" and left[1] is not None:
                 if isinstance(right, tuple) and right[0] == "int" and right[1]:
@@ -226,10 +226,10 @@ def _eval(expr: ast.expr, counter: str):  # noqa: C901 - a small interpreter
                 return ("atleast", 1)
             return _U
         return _U
-    if kind is ast.Compare and len(expr.ops) == 1:  # type: ignore[attr-defined]
-        op = type(expr.ops[0])  # type: ignore[attr-defined]
-        left = _eval(expr.left, counter)  # type: ignore[attr-defined]
-        right = _eval(expr.comparators[0], counter)  # type: ignore[attr-defined]
+    if kind is ast.Compare and len(expr.ops) == 1:
+        op = type(expr.ops[0])
+        left = _eval(expr.left, counter)
+        right = _eval(expr.comparators[0], counter)
         lv = _num(left)
         rv = _num(right)
         if op in (ast.Eq, ast.NotEq):
@@ -352,26 +352,26 @@ _COMPARE: dict[type, Callable[[int, int], bool]] = {
 }
 
 
-def _concrete(expr: ast.expr, env: dict[str, int]) -> int | bool | None:  # noqa: C901 - a small evaluator
+def _concrete(expr: ast.expr, env: dict[str, int]) -> int | bool | None:
     """Evaluate an integer/boolean test with the names of `env`; None when anything else is needed."""
     kind = type(expr)
     if is_int(expr):
-        return expr.value  # type: ignore[attr-defined, no-any-return]
+        return expr.value
     if kind in (ast.Name, ast.Attribute):
         name = dotted(expr)
         return env.get(name) if name is not None else None
     if kind is ast.UnaryOp:
-        v = _concrete(expr.operand, env)  # type: ignore[attr-defined]
+        v = _concrete(expr.operand, env)
         if v is None:
             return None
-        if type(expr.op) is ast.Not:  # type: ignore[attr-defined]
+        if type(expr.op) is ast.Not:
             return not v
-        if type(expr.op) is ast.USub:  # type: ignore[attr-defined]
+        if type(expr.op) is ast.USub:
             return -int(v)
         return None
     if kind is ast.BoolOp:
-        is_and = type(expr.op) is ast.And  # type: ignore[attr-defined]
-        values = expr.values  # type: ignore[attr-defined]
+        is_and = type(expr.op) is ast.And
+        values = expr.values
         a = _concrete(values[0], env)
         for operand in values[1:]:
             if is_and and a is not None and not a:
@@ -382,19 +382,19 @@ def _concrete(expr: ast.expr, env: dict[str, int]) -> int | bool | None:  # noqa
             a = None if a is None or b is None else bool(b)
         return a if len(values) > 1 or a is None else bool(a)
     if kind is ast.BinOp:
-        a, b = _concrete(expr.left, env), _concrete(expr.right, env)  # type: ignore[attr-defined]
-        fn = _ARITHMETIC.get(type(expr.op))  # type: ignore[attr-defined]
+        a, b = _concrete(expr.left, env), _concrete(expr.right, env)
+        fn = _ARITHMETIC.get(type(expr.op))
         if a is None or b is None or fn is None:
             return None
         return fn(int(a), int(b))
     if kind is ast.Compare:
-        left = _concrete(expr.left, env)  # type: ignore[attr-defined]
-        for op, comparator in zip(expr.ops, expr.comparators):  # type: ignore[attr-defined]
+        left = _concrete(expr.left, env)
+        for op, comparator in zip(expr.ops, expr.comparators):
             right = _concrete(comparator, env)
             test = _COMPARE.get(type(op))
             if left is None or right is None or test is None:
                 return None
-            if not test(left, right):  # type: ignore[arg-type]
+            if not test(left, right):
                 return False
             left = right
         return True
@@ -421,18 +421,18 @@ def _as_bool(v) -> bool | None:
 def grad_existence_test(test: ast.expr) -> bool | None:
     """Return the assumed truth of `p.grad is not None` style tests (grads exist), else None."""
     kind = type(test)
-    if kind is ast.BoolOp and type(test.op) is ast.And:  # type: ignore[attr-defined]
-        return _kleene(test.values, True, grad_existence_test)  # type: ignore[attr-defined]
-    if kind is ast.Compare and len(test.ops) == 1:  # type: ignore[attr-defined]
-        left = test.left  # type: ignore[attr-defined]
-        op = type(test.ops[0])  # type: ignore[attr-defined]
-        right = test.comparators[0]  # type: ignore[attr-defined]
+    if kind is ast.BoolOp and type(test.op) is ast.And:
+        return _kleene(test.values, True, grad_existence_test)
+    if kind is ast.Compare and len(test.ops) == 1:
+        left = test.left
+        op = type(test.ops[0])
+        right = test.comparators[0]
         if type(left) is ast.Attribute and left.attr == "grad" and type(right) is ast.Constant and right.value is None:
             if op is ast.IsNot:
                 return True
             if op is ast.Is:
                 return False
-    if kind is ast.Attribute and test.attr in ("requires_grad", "grad"):  # type: ignore[attr-defined]
+    if kind is ast.Attribute and test.attr in ("requires_grad", "grad"):
         return True
     return None
 
@@ -462,16 +462,16 @@ def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: i
     """Truth of `test` when `counter` is at `phase` of windows of size `modulus` (None: unknown); the
     windows start at the counter's first value `start` (0 for `enumerate(loader)`, 1 for `enumerate(loader, 1)`)."""
     kind = type(test)
-    if kind is ast.UnaryOp and type(test.op) is ast.Not:  # type: ignore[attr-defined]
-        v = phase_truth(test.operand, counter, modulus, phase, start)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        v = phase_truth(test.operand, counter, modulus, phase, start)
         return None if v is None else not v
     if kind is ast.BoolOp:
-        return _kleene(test.values, type(test.op) is ast.And, lambda e: phase_truth(e, counter, modulus, phase, start))  # type: ignore[attr-defined]
+        return _kleene(test.values, type(test.op) is ast.And, lambda e: phase_truth(e, counter, modulus, phase, start))
     residue = _residue_phase(test, counter, modulus, start)
     if residue is not None:  # bare `i % N` used as a truth value: true unless at the first position
         return phase != residue if residue == FIRST else None
-    if kind is ast.Compare and len(test.ops) == 1:  # type: ignore[attr-defined]
-        left, right = test.left, test.comparators[0]  # type: ignore[attr-defined]
+    if kind is ast.Compare and len(test.ops) == 1:
+        left, right = test.left, test.comparators[0]
         target = _residue_phase(left, counter, modulus, start)
         other = right
         if target is None:
@@ -482,7 +482,7 @@ def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: i
         at = _phase_of_value(target, other, modulus)
         if at is None:
             return None
-        op = type(test.ops[0])  # type: ignore[attr-defined]
+        op = type(test.ops[0])
         if op is ast.Eq:
             return phase == at
         if op is ast.NotEq:
@@ -495,9 +495,9 @@ def _residue_phase(expr: ast.expr, counter: str, modulus: str, start: int = 0) -
     value `start`: a + start = 0 -> first, a + start = 1 -> last (`i % N` from 0, `(i - 1) % N` from 1: first)."""
     if not _is_mod(expr):
         return None
-    if code(expr.right) != modulus:  # type: ignore[attr-defined]
+    if code(expr.right) != modulus:
         return None
-    left = expr.left  # type: ignore[attr-defined]
+    left = expr.left
     if isinstance(left, (ast.Name, ast.Attribute)) and dotted(left) == counter:
         shift = 0
     elif type(left) is ast.BinOp and type(left.op) in (ast.Add, ast.Sub) and dotted(left.left) == counter and is_int(left.right):
@@ -524,8 +524,8 @@ def remainder_gate(test: ast.expr) -> tuple[str, str] | None:
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
         return None
     for mod, rest in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
-        if _is_mod(mod) and not is_int(mod.right) and is_int(rest) and rest.value >= 1:  # type: ignore[attr-defined]
-            return code(test), code(mod.right)  # type: ignore[attr-defined]
+        if _is_mod(mod) and not is_int(mod.right) and is_int(rest) and rest.value >= 1:
+            return code(test), code(mod.right)
     return None
 
 
@@ -543,8 +543,8 @@ def unit_window(test: ast.expr) -> tuple[str, bool] | None:
     op, left, right = type(test.ops[0]), test.left, test.comparators[0]
     if is_int(left) and not is_int(right):
         op, left, right = _MIRRORED.get(op), right, left  # type: ignore[assignment]
-    arm = _UNIT_ARM.get(op)  # type: ignore[arg-type]
-    if arm is None or not is_int(right) or right.value != arm[0] or dotted(left) is None:  # type: ignore[attr-defined]
+    arm = _UNIT_ARM.get(op)
+    if arm is None or not is_int(right) or right.value != arm[0] or dotted(left) is None:
         return None
     return code(left), arm[1]
 
@@ -552,19 +552,19 @@ def unit_window(test: ast.expr) -> tuple[str, bool] | None:
 def unit_truth(test: ast.expr, window: str) -> bool | None:
     """The truth of `test` when the window size `window` is 1: every `x % window` is 0 (None: unknown)."""
     kind = type(test)
-    if kind is ast.UnaryOp and type(test.op) is ast.Not:  # type: ignore[attr-defined]
-        v = unit_truth(test.operand, window)  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        v = unit_truth(test.operand, window)
         return None if v is None else not v
     if kind is ast.BoolOp:
-        return _kleene(test.values, type(test.op) is ast.And, lambda e: unit_truth(e, window))  # type: ignore[attr-defined]
-    if _is_mod(test) and code(test.right) == window:  # type: ignore[attr-defined]
+        return _kleene(test.values, type(test.op) is ast.And, lambda e: unit_truth(e, window))
+    if _is_mod(test) and code(test.right) == window:
         return False  # `if i % N:`
-    if kind is ast.Compare and len(test.ops) == 1:  # type: ignore[attr-defined]
-        sides = (test.left, test.comparators[0])  # type: ignore[attr-defined]
+    if kind is ast.Compare and len(test.ops) == 1:
+        sides = (test.left, test.comparators[0])
         for mod, other, flipped in ((sides[0], sides[1], False), (sides[1], sides[0], True)):
-            if _is_mod(mod) and code(mod.right) == window and is_int(other):  # type: ignore[attr-defined]
-                a, b = (other.value, 0) if flipped else (0, other.value)  # type: ignore[attr-defined]
-                return _compare(type(test.ops[0]), a, b)  # type: ignore[attr-defined]
+            if _is_mod(mod) and code(mod.right) == window and is_int(other):
+                a, b = (other.value, 0) if flipped else (0, other.value)
+                return _compare(type(test.ops[0]), a, b)
     return None
 
 

@@ -10,7 +10,17 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from . import names as N
-from .conditions import FIRST, NEXT_PHASE, Condition, first_window, first_window_size, fires_on_most, modulo_atoms, phase_truth, truth_at_zero
+from .conditions import (
+    FIRST,
+    NEXT_PHASE,
+    Condition,
+    fires_on_most,
+    first_window,
+    first_window_size,
+    modulo_atoms,
+    phase_truth,
+    truth_at_zero,
+)
 from .flow import Flow, Frame, Outcome
 from .syntax import arguments, code, int_value, is_int, keyword_value
 from .values import EMPTY, Counter, Value, join
@@ -26,7 +36,7 @@ _PASS_THROUGH = ("iter", "list", "tuple", "sorted", "reversed")
 class Counters:
     """Run `for` loops; follow loop counters and their window phases."""
 
-    def __init__(self, interp: "Interpreter") -> None:
+    def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
         self._trains: dict[int, bool] = {}
         self._truths: dict[tuple[int, str, str, str, int], tuple[ast.expr, bool | None]] = {}
@@ -157,7 +167,7 @@ class Counters:
         key = id(node)
         if key not in self._trains:
             if isinstance(node, _COMPREHENSIONS):  # the `for` clauses, not the element
-                text = " ".join(code(part) for g in node.generators for part in (g.target, g.iter, *g.ifs))  # type: ignore[attr-defined]
+                text = " ".join(code(part) for g in node.generators for part in (g.target, g.iter, *g.ifs))
             elif isinstance(node, ast.comprehension):
                 text = " ".join(code(part) for part in (node.target, node.iter, *node.ifs))
             else:
@@ -361,7 +371,7 @@ def _is_iterable(value: Value) -> bool:
     return isinstance(value.const, tuple) and value.const[:1] == ("iterable",)
 
 
-def _range_count(args: list) -> str | None:  # type: ignore[type-arg]
+def _range_count(args: list) -> str | None:
     """`range(n)` -> `n`; `range(1, 3)` -> `2`; `range(a, b)` -> `b - a`; with a step: unknown."""
     if len(args) == 1:
         return code(args[0].value)

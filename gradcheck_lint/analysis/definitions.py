@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
 
 from .apimodels import Catalogue, Hook
 from .flow import Function
@@ -25,7 +25,7 @@ class ClassInfo:
     is_module: bool = False
     api: str = ""  # the nearest catalogue type among its bases (`lightning.pytorch.LightningModule`)
     manual_optimization: bool = False
-    subclasses: list["ClassInfo"] = field(default_factory=list)
+    subclasses: list[ClassInfo] = field(default_factory=list)
 
 
 def is_abstract(fn: Function) -> bool:
@@ -50,7 +50,7 @@ class Definitions:
         self.classes: dict[str, ClassInfo] = {}
         for stmt in toplevel_statements(module.body):
             if isinstance(stmt, FUNCTIONS):
-                self.functions[stmt.name] = stmt  # type: ignore[union-attr]
+                self.functions[stmt.name] = stmt
             elif isinstance(stmt, ast.ClassDef):
                 methods = {s.name: s for s in stmt.body if isinstance(s, FUNCTIONS)}
                 bases = tuple(filter(None, (imports.qualify(a) for a in stmt.bases)))
@@ -142,7 +142,7 @@ def toplevel_statements(body: Sequence[ast.AST]) -> Iterable[ast.AST]:
             yield from toplevel_statements(stmt.body)
             yield from toplevel_statements(stmt.orelse)
         elif isinstance(stmt, _TRIES):
-            yield from toplevel_statements(stmt.body)  # type: ignore[attr-defined]
+            yield from toplevel_statements(stmt.body)
 
 
 def _sets_false(cls: ast.ClassDef, flag: str) -> bool:
@@ -153,7 +153,7 @@ def _sets_false(cls: ast.ClassDef, flag: str) -> bool:
                 text = dotted(target)
                 if text in (flag, f"self.{flag}"):
                     return True
-        elif isinstance(node, FUNCTIONS) and node.name == flag:  # type: ignore[attr-defined]
+        elif isinstance(node, FUNCTIONS) and node.name == flag:
             returns = [s for s in ast.walk(node) if isinstance(s, ast.Return)]
             if returns and all(isinstance(r.value, ast.Constant) and r.value.value is False for r in returns):
                 return True

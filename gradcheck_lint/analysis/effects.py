@@ -8,16 +8,17 @@ typestate transition and the abstract value the interpreter carries on.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
 from .deferred import defer, may_make_context, synthetic_call
 from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
 from .names import ref_text
-from .syntax import code
 from .provenance import MODELLED, Assumption, assumed
+from .syntax import code
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ _UNKNOWN = object()
 class Effects:
     """The interpreter's side of the catalogue: each effect kind as a transition."""
 
-    def __init__(self, interp: "Interpreter") -> None:
+    def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
         self.table = interp.table
         self.catalogue = interp.catalogue
@@ -57,7 +58,7 @@ class Effects:
             return None
         if flag is True or node is None:
             return self._one(effect, site, flow, frame)
-        cond = self.interp.condition(node, node)  # type: ignore[arg-type]
+        cond = self.interp.condition(node, node)
         taken, skipped = self.interp.split(flow, cond)
         out = None
         if taken is not None:
@@ -67,7 +68,7 @@ class Effects:
             flow.env, flow.states = merged.env, merged.states
         return out
 
-    def _one(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:  # noqa: C901 - a dispatch table
+    def _one(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         kind = effect.kind
         if kind == "construct":
             return self.construct(effect, site, flow)
@@ -391,7 +392,7 @@ class Effects:
             # `optim.step(loss)`: a wrapper that clears, back-propagates `loss` and steps (tianshou, RL libraries)
             for o in opts:
                 holders = set(self.table.optimizer_holders(o))
-                flow.map_gradients(lambda s, hs=holders: s.clear(0, hs, record_discards=False))  # type: ignore[misc]
+                flow.map_gradients(lambda s, hs=holders: s.clear(0, hs, record_discards=False))
             self.interp.recorder.backward(site.call, site.pos[0], code(first), flow, frame, False)
             effect = Effect(effect.kind, tuple((k, r) for k, r in effect.refs if k != "closure"), effect.values, effect.when)
         closure = site.arg(effect.ref("closure"))

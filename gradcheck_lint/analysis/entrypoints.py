@@ -26,7 +26,7 @@ def _qualname(fn: Function, cls: ClassInfo | None) -> str:
 class EntryPoints:
     """Choose the roots of the analysis and run each from a sensible context."""
 
-    def __init__(self, interp: "Interpreter") -> None:
+    def __init__(self, interp: Interpreter) -> None:
         self.interp = interp
         self._nested: list[tuple[Function, dict[str, Value], Frame]] = []
         self._roots: set[int] = set()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-
 from .gradstate import PathState, in_order
 from .provenance import READ, Assumption, Provenance, assumed
 from .values import Entity, Holder, Value

@@ -6,10 +6,12 @@ import ast
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import names as N, periods
-from .flags import assign as assign_flag, literal_flags
-from .definitions import ClassInfo
+from . import names as N
+from . import periods
 from .deferred import defer, may_make_context, synthetic_call
+from .definitions import ClassInfo
+from .flags import assign as assign_flag
+from .flags import literal_flags
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
 from .syntax import code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
@@ -80,31 +82,31 @@ class Expressions:
             return EMPTY
         kind = type(expr)
         if kind is ast.Name:
-            return self.eval_name(expr.id, flow, frame)  # type: ignore[attr-defined]
+            return self.eval_name(expr.id, flow, frame)
         if kind is ast.Attribute:
-            return self.eval_attribute(expr, flow, frame)  # type: ignore[arg-type]
+            return self.eval_attribute(expr, flow, frame)
         if kind is ast.Call:
-            return self.interp.calls.eval_call(expr, flow, frame)  # type: ignore[arg-type]
+            return self.interp.calls.eval_call(expr, flow, frame)
         if kind is ast.Constant:
-            value = expr.value  # type: ignore[attr-defined]
+            value = expr.value
             if value is None or value is True or value is False:
                 return Value(const=str(value))
             return Value(const=value) if type(value) is int else EMPTY
         if kind is ast.BinOp:
-            return self.eval_binop(expr, flow, frame)  # type: ignore[arg-type]
+            return self.eval_binop(expr, flow, frame)
         if kind is ast.UnaryOp:
-            return self.eval(expr.operand, flow, frame).as_tensor()  # type: ignore[attr-defined]
+            return self.eval(expr.operand, flow, frame).as_tensor()
         if kind is ast.BoolOp:
-            return join([self.eval(v, flow, frame) for v in expr.values])  # type: ignore[attr-defined]
+            return join([self.eval(v, flow, frame) for v in expr.values])
         if kind is ast.Compare:
-            self.eval(expr.left, flow, frame)  # type: ignore[attr-defined]
-            for c in expr.comparators:  # type: ignore[attr-defined]
+            self.eval(expr.left, flow, frame)
+            for c in expr.comparators:
                 self.eval(c, flow, frame)
             return EMPTY
         if kind is ast.IfExp:
-            gates = self.gate_flags(expr.test, flow, frame)  # type: ignore[attr-defined]
-            arms = self._arms(expr, flow, frame, gates)  # type: ignore[arg-type]
-            unwrapped = self._not_a_sync_wrapper(expr.test, expr.orelse)  # type: ignore[attr-defined]
+            gates = self.gate_flags(expr.test, flow, frame)
+            arms = self._arms(expr, flow, frame, gates)
+            unwrapped = self._not_a_sync_wrapper(expr.test, expr.orelse)
             if unwrapped:
                 # `m.module if isinstance(m, DistributedDataParallel) else m`: the bare module either way
                 wrappers = set(self.interp.objects.sync_wrappers(arms[1]))
@@ -116,34 +118,34 @@ class Expressions:
             # with another value is that context, off on some micro-batches; see `values._joined_context`)
             return join(arms)
         if kind in (ast.Tuple, ast.List, ast.Set):
-            items = [(str(i), self.eval(el, flow, frame)) for i, el in enumerate(expr.elts)]  # type: ignore[attr-defined]
+            items = [(str(i), self.eval(el, flow, frame)) for i, el in enumerate(expr.elts)]
             j = join([v for _, v in items]) if items else EMPTY
             return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
                          divisors=j.divisors, divided_twice=j.divided_twice, items=tuple(items))
         if kind is ast.Starred:
-            return self.eval(expr.value, flow, frame)  # type: ignore[attr-defined]
+            return self.eval(expr.value, flow, frame)
         if kind is ast.Dict:
             pairs = []
-            for k_node, v_node in zip(expr.keys, expr.values):  # type: ignore[attr-defined]
+            for k_node, v_node in zip(expr.keys, expr.values):
                 v = self.eval(v_node, flow, frame)
                 k = N.literal_key(k_node) if k_node is not None else None
                 pairs.append((k if k is not None else f"?{len(pairs)}", v))
             j = join([v for _, v in pairs]) if pairs else EMPTY
             return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague, items=tuple(pairs))
         if kind is ast.Subscript:
-            return self.eval_subscript(expr, flow, frame)  # type: ignore[arg-type]
+            return self.eval_subscript(expr, flow, frame)
         if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
-            return self.eval_comprehension(expr, expr.elt, flow, frame)  # type: ignore[arg-type, attr-defined]
+            return self.eval_comprehension(expr, expr.elt, flow, frame)
         if kind is ast.DictComp:
-            return self.eval_comprehension(expr, expr.value, flow, frame)  # type: ignore[arg-type, attr-defined]
+            return self.eval_comprehension(expr, expr.value, flow, frame)
         if kind is ast.Await:
-            return self.eval(expr.value, flow, frame)  # type: ignore[attr-defined]
+            return self.eval(expr.value, flow, frame)
         if kind is ast.NamedExpr:
-            v = self.eval(expr.value, flow, frame)  # type: ignore[attr-defined]
-            self.assign(expr.target, v, flow, frame, expr.value, expr)  # type: ignore[attr-defined]
+            v = self.eval(expr.value, flow, frame)
+            self.assign(expr.target, v, flow, frame, expr.value, expr)
             return v
         if kind is ast.JoinedStr:
-            for part in expr.values:  # type: ignore[attr-defined]
+            for part in expr.values:
                 if type(part) is ast.FormattedValue:
                     self.eval(part.value, flow, frame)
             return EMPTY
@@ -233,7 +235,7 @@ class Expressions:
 
     def eval_comprehension(self, expr: ast.expr, elt: ast.expr, flow: Flow, frame: Frame) -> Value:
         interp = self.interp
-        generators = expr.generators  # type: ignore[attr-defined]
+        generators = expr.generators
         first = generators[0]
         counters = interp.counters
         results: list[Value] = []
@@ -346,7 +348,7 @@ class Expressions:
         """`1 / N` or `1.0 / N` -> `N`."""
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
             left = expr.left
-            if is_number(left) and left.value == 1:  # type: ignore[attr-defined]
+            if is_number(left) and left.value == 1:
                 return code(expr.right)
         return None
 
@@ -402,7 +404,7 @@ class Expressions:
         if value.const == 0 and start is not None:
             value = replace(value, counter=Counter(f"{key} = 0", zero_based=True, start=0))
         elif start is not None and value.counter is None:
-            value = replace(value, counter=Counter(f"{key} = {code(source)}", zero_based=False, start=start))  # type: ignore[arg-type]
+            value = replace(value, counter=Counter(f"{key} = {code(source)}", zero_based=False, start=start))
         value = interp.objects.stored_on_self(key, value, frame)
         if isinstance(source, ast.BinOp) and isinstance(source.op, ast.Add):  # `total = total + loss`
             sides = [source.left, source.right]
@@ -422,7 +424,7 @@ class Expressions:
         if "[" in key or "." in key:
             self._item_replaced(key, value, flow)
         if isinstance(source, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and "." not in key:
-            interp.cond_aliases[key] = source  # type: ignore[assignment]
+            interp.cond_aliases[key] = source
         if key in interp.windows and not keep_phases:
             first = 0 if value.const == 0 and is_int(source) else None  # `step = 0`: the window's first position
             flow.map(lambda s: s.restart(key, interp.windows[key], interp.counters.first_phase(first)))
@@ -562,7 +564,7 @@ class Expressions:
         old = self.lookup(key, flow, frame) or EMPTY
         if key in interp.period_counters:  # `task_step += 1`: past the period's start (any other change: unknown)
             period = periods.key(interp.scope(frame), key)
-            onward = isinstance(small.op, ast.Add) and is_int(small.value) and small.value.value >= 1  # type: ignore[attr-defined]
+            onward = isinstance(small.op, ast.Add) and is_int(small.value) and small.value.value >= 1
             flow.map_quiet(lambda s: periods.advance(s, period) if onward else periods.forget(s, period))
         if isinstance(small.op, ast.Add) and is_int(small.value, 1) and key in interp.windows:
             flow.map(lambda s: s.advance(key, interp.counters.advance_phases))
@@ -612,9 +614,9 @@ def grad_assignment_kind(source: ast.AST | None) -> str:
     """`p.grad = None`/zeros clears; `p.grad = g / n` rescales; anything else replaces the gradient."""
     if source is None:
         return "replace"
-    if type(source) is ast.Constant and source.value is None:  # type: ignore[attr-defined]
+    if type(source) is ast.Constant and source.value is None:
         return "clear"
-    if is_number(source) and source.value == 0:  # type: ignore[attr-defined]
+    if is_number(source) and source.value == 0:
         return "clear"
     if isinstance(source, ast.Call) and N.last_name(source.func) in ("zeros_like", "zeros", "zero_"):
         return "clear"

@@ -81,11 +81,6 @@ class Flow:
                 out.append(s._with(grads=r.grads, discards=r.discards))
         self.states = frozenset(out)
 
-    def absorb(self, other: Flow | None) -> None:
-        """Become the join of this flow and `other` (two arms of one expression)."""
-        joined = Flow.join([self, other])
-        if joined is not None:
-            self.env, self.states = joined.env, joined.states
 
     @staticmethod
     def join(flows: Sequence[Flow | None]) -> Flow | None:

@@ -15,7 +15,6 @@ from typing import NamedTuple
 from . import provenance as P
 from .values import Holder
 
-
 # The consumer a step that does not train leaves on the gradients it applied (a look-ahead undone by
 # restoring the weights, a benchmark's repeated steps; see `trials`): applied, so a later clear discards
 # nothing, but by no optimizer, so the real step after it does not find them already applied.

@@ -17,33 +17,53 @@ from __future__ import annotations
 import ast
 import functools
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from . import flags, pathcond, periods
 from . import names as N
+from .amp import Amp
 from .apimodels import Catalogue, ModelFile, catalogue_for
+from .calls import Calls
 from .conditions import ALL_PHASES, Condition, analyse_test, unit_truth, unit_window
 from .counters import Counters
 from .definitions import Definitions
+from .effects import Effects
+from .entrypoints import EntryPoints
 from .events import Loop
 from .expressions import Expressions
 from .fixed_tests import FixedTests
 from .flow import (
-    GENERATION, MAX_LOOP_ITERATIONS, UNIT_WINDOW, WORK_BUDGET, BudgetExhausted, Flow, Frame, Outcome, rebase_graphs,
+    GENERATION,
+    MAX_LOOP_ITERATIONS,
+    UNIT_WINDOW,
+    WORK_BUDGET,
+    BudgetExhausted,
+    Flow,
+    Frame,
+    Outcome,
+    rebase_graphs,
 )
-from .calls import Calls
-from .effects import Effects
-from .entrypoints import EntryPoints
 from .gradstate import STATE_CAP, PathState
-from .amp import Amp
 from .keepalive import KeepAlives
 from .names import ImportMap
 from .objects import Objects
 from .prescan import EVENT_ATTRS, Prescan
 from .recorder import Recorder
 from .relations import Relation, implied, relation
-from .syntax import FUNCTIONS, LOOPS, SIMPLE_STATEMENTS, WITHS, Source, binding_targets, code, is_int, read_source, stored_names
+from .syntax import (
+    FUNCTIONS,
+    LOOPS,
+    SIMPLE_STATEMENTS,
+    WITHS,
+    Source,
+    binding_targets,
+    code,
+    is_int,
+    read_source,
+    stored_names,
+)
 from .values import EMPTY, EntityTable, Holder, Kind, Value
 from .walk import iter_tree, parents
 
@@ -172,7 +192,7 @@ class Interpreter:
             out.returns += res.returns
         return out
 
-    def exec_stmt(self, stmt: ast.AST, flow: Flow, frame: Frame) -> Outcome:  # noqa: C901 - a dispatch
+    def exec_stmt(self, stmt: ast.AST, flow: Flow, frame: Frame) -> Outcome:
         # A statement costs one unit, more where hundreds of names are in sight (joins and scans of the
         # environment grow with it: 20,000 loops of one module, each binding its own variable).
         self.work += 1 + (len(flow.env) >> 8)
@@ -192,30 +212,30 @@ class Interpreter:
         if kind in _TRIES:
             return self.exec_try(stmt, flow, frame)  # type: ignore[arg-type]
         if kind in FUNCTIONS:
-            frame.local_defs[stmt.name] = stmt  # type: ignore[attr-defined]
+            frame.local_defs[stmt.name] = stmt
             self.entrypoints.defined_here(stmt, flow, frame)  # type: ignore[arg-type]
             return Outcome(normal=flow)
         if kind is ast.Match:
-            branches = [self.exec_block(case.body, flow.copy(), frame) for case in stmt.cases]  # type: ignore[attr-defined]
+            branches = [self.exec_block(case.body, flow.copy(), frame) for case in stmt.cases]
             return Outcome.merge(branches + [Outcome(normal=flow)])
         return Outcome(normal=flow)
 
     def exec_small(self, small: ast.AST, flow: Flow, frame: Frame) -> Outcome:
         kind = type(small)
         if kind is ast.Expr:
-            self.eval(small.value, flow, frame)  # type: ignore[attr-defined]
+            self.eval(small.value, flow, frame)
         elif kind is ast.Assign:
-            value = self.eval(small.value, flow, frame)  # type: ignore[attr-defined]
-            for target in small.targets:  # type: ignore[attr-defined]
-                self.assign(target, value, flow, frame, small.value, small)  # type: ignore[attr-defined]
+            value = self.eval(small.value, flow, frame)
+            for target in small.targets:
+                self.assign(target, value, flow, frame, small.value, small)
         elif kind is ast.AnnAssign:
-            if small.value is not None:  # type: ignore[attr-defined]
-                value = self.eval(small.value, flow, frame)  # type: ignore[attr-defined]
-                self.assign(small.target, value, flow, frame, small.value, small)  # type: ignore[attr-defined]
+            if small.value is not None:
+                value = self.eval(small.value, flow, frame)
+                self.assign(small.target, value, flow, frame, small.value, small)
         elif kind is ast.AugAssign:
             self.expressions.augassign(small, flow, frame)  # type: ignore[arg-type]
         elif kind is ast.Return:
-            value = self.eval(small.value, flow, frame) if small.value is not None else EMPTY  # type: ignore[attr-defined]
+            value = self.eval(small.value, flow, frame) if small.value is not None else EMPTY
             return Outcome(normal=None, returns=[(flow, value)])
         elif kind is ast.Break:
             return Outcome(normal=None, breaks=[flow])
@@ -224,7 +244,7 @@ class Interpreter:
         elif kind is ast.Raise:
             return Outcome(normal=None)
         elif kind is ast.Assert:
-            self.eval(small.test, flow, frame)  # type: ignore[attr-defined]
+            self.eval(small.test, flow, frame)
         return Outcome(normal=flow)
 
     # -- branches
@@ -315,7 +335,7 @@ class Interpreter:
             negated = False
             cond = self.condition(node, test, lit)
         else:
-            cond = self.condition(node, test.operand if negated else test)  # type: ignore[attr-defined]
+            cond = self.condition(node, test.operand if negated else test)
         if gates and not cond.framework_gate:  # `if accelerator.sync_gradients:`
             cond.framework_gate, cond.volatile = True, True
             cond.framework_window = next((self.table.windows.get(g) for g in gates if self.table.windows.get(g)), None)
@@ -359,7 +379,7 @@ class Interpreter:
         one that only logs, or raises on a bad configuration."""
         if not self.prescan.interesting.get(id(node), True):
             return False
-        arms = [node.body, node.orelse] if isinstance(node, ast.IfExp) else [*node.body, *node.orelse]  # type: ignore[attr-defined]
+        arms = [node.body, node.orelse] if isinstance(node, ast.IfExp) else [*node.body, *node.orelse]
         for arm in arms:
             for n in ast.walk(arm):
                 if isinstance(n, (ast.Continue, ast.Break, ast.Return)):

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .flow import Flow, Frame
-from .syntax import code
 from .provenance import READ, Assumption, Provenance, assumed, weakest
+from .syntax import code
 from .values import Value
 from .walk import iter_tree
 

@@ -10,8 +10,8 @@ from .apimodels import ModelFile
 from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
 from .gradstate import CAP, PathState
-from .interpreter import Interpreter
 from .hook_clears import hook_clears
+from .interpreter import Interpreter
 from .losshooks import framework_divided_returns, unnormalised_losses
 from .syntax import Source, code
 from .values import Entity, EntityTable, Holder
@@ -25,7 +25,7 @@ class FileLine(int):
 
     where: str
 
-    def __new__(cls, line: int, where: str) -> "FileLine":
+    def __new__(cls, line: int, where: str) -> FileLine:
         made = super().__new__(cls, line)
         made.where = where
         return made
@@ -118,8 +118,8 @@ class TrainingModel:
         if self.project is not None:
             module = self.project.module_of_node(node)
             if module is not None:
-                return FileLine(node.lineno, f"{self.project.evidence(module, node).shown}:{node.lineno}")  # type: ignore[attr-defined]
-        return node.lineno  # type: ignore[attr-defined, no-any-return]
+                return FileLine(node.lineno, f"{self.project.evidence(module, node).shown}:{node.lineno}")
+        return node.lineno
 
     @staticmethod
     def order(node: ast.AST) -> tuple[int, int, int, int]:
@@ -172,7 +172,7 @@ class TrainingModel:
     def steps_of(self, uid: int) -> list[Step]:
         return sorted((s for s in self.steps.values() if s.optimizer.uid == uid), key=lambda s: self.order(s.node))
 
-    def guards(self, step: Step, state: "PathState") -> list[Condition]:
+    def guards(self, step: Step, state: PathState) -> list[Condition]:
         """Conditions of this path that the step depends on: enclosing ifs and earlier `continue` guards."""
         enclosing = {c for stack in step.ifs_of.get(state, step.if_stacks) for c in stack}
         out = []

@@ -61,7 +61,7 @@ class ImportMap:
     aliases: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, module: ast.Module) -> "ImportMap":
+    def of(cls, module: ast.Module) -> ImportMap:
         m = cls()
         m._collect(module)
         return m
@@ -100,12 +100,12 @@ def dotted(expr: ast.AST | None) -> str | None:
     parts: list[str] = []
     node = expr
     while type(node) is ast.Attribute:
-        parts.append(node.attr)  # type: ignore[union-attr]
-        node = node.value  # type: ignore[union-attr]
+        parts.append(node.attr)
+        node = node.value
     if type(node) is ast.Name:
         if not parts:
-            return node.id  # type: ignore[union-attr]
-        parts.append(node.id)  # type: ignore[union-attr]
+            return node.id
+        parts.append(node.id)
         return ".".join(reversed(parts))
     return None
 
@@ -130,7 +130,7 @@ def ref_text(expr: ast.AST) -> str | None:
 def literal_key(expr: ast.AST | None) -> str | None:
     """The key a literal subscript or dict key names: a string's value, an integer's digits."""
     if type(expr) is ast.Constant:
-        value = expr.value  # type: ignore[union-attr]
+        value = expr.value
         if type(value) is str:
             return value
         if type(value) is int:
@@ -144,9 +144,9 @@ NON_FINITE = re.compile(r"\b(?:isnan|isinf|isfinite|isneginf|isposinf|nan|inf|fo
 
 def last_name(expr: ast.AST) -> str | None:
     if type(expr) is ast.Name:
-        return expr.id  # type: ignore[attr-defined]
+        return expr.id
     if type(expr) is ast.Attribute:
-        return expr.attr  # type: ignore[attr-defined]
+        return expr.attr
     return None
 
 

@@ -15,9 +15,9 @@ from .apimodels.schema import AttributeModel, MethodModel
 from .definitions import ClassInfo
 from .flow import ANY_WRAPPER, SYNC_OFF, SYNC_SET, Flow, Frame, generations
 from .gradstate import PathState
+from .provenance import READ, Assumption, Provenance, assumed
 from .reductions import returns_summed
 from .syntax import arguments, assignment_targets, code
-from .provenance import READ, Assumption, Provenance, assumed
 from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 from .walk import iter_tree
 

@@ -92,7 +92,7 @@ class Prescan:
             node, around, fn = todo.pop()
             kind = node.__class__
             if kind is ast.If or kind is ast.While:
-                test = node.test  # type: ignore[attr-defined]
+                test = node.test
                 key = self._keys[id(test)] = ast.dump(test)
                 self.test_keys[key] = self.test_keys.get(key, 0) + 1
                 if type(test) is ast.Compare:
@@ -112,22 +112,22 @@ class Prescan:
                         self.windows.setdefault(counter, set()).add(window)
             elif kind in FUNCTIONS:
                 body = self._bodies[id(node)] = _Marks()
-                self._defs.setdefault(node.name, []).append(body)  # type: ignore[attr-defined]
-                for decorator in node.decorator_list:  # type: ignore[attr-defined]
+                self._defs.setdefault(node.name, []).append(body)
+                for decorator in node.decorator_list:
                     todo.append((decorator, around, fn))
-                for arg in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:  # type: ignore[attr-defined]
+                for arg in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
                     todo.append((arg, around, fn))
                 # a nested function's body is its own; the ifs around its definition do not hold it
-                todo.extend((stmt, (), body) for stmt in node.body)  # type: ignore[attr-defined]
+                todo.extend((stmt, (), body) for stmt in node.body)
                 continue
             elif kind in _COMPREHENSIONS:
                 # the element is outside the clauses; the `for` clauses are keyed by the first one
-                for part in (node.key, node.value) if kind is ast.DictComp else (node.elt,):  # type: ignore[attr-defined]
+                for part in (node.key, node.value) if kind is ast.DictComp else (node.elt,):
                     todo.append((part, around, fn))
-                key = id(node.generators[0])  # type: ignore[attr-defined]
+                key = id(node.generators[0])
                 marks[key] = _Marks()
                 inner = around + (key,)
-                todo.extend((clause, inner, fn) for clause in node.generators)  # type: ignore[attr-defined]
+                todo.extend((clause, inner, fn) for clause in node.generators)
                 continue
             elif kind is ast.Call:
                 self._call(node, [marks[k] for k in around] + ([fn] if fn is not None else []))  # type: ignore[arg-type]
@@ -136,17 +136,17 @@ class Prescan:
                     marks[key].direct = True
             elif kind is ast.Attribute:
                 # `.grad` read or written; `.requires_grad` set (a freeze), not merely read (`if p.requires_grad:`)
-                attr = node.attr  # type: ignore[attr-defined]
-                if attr == "grad" or attr == "requires_grad" and type(node.ctx) is not ast.Load:  # type: ignore[attr-defined]
+                attr = node.attr
+                if attr == "grad" or attr == "requires_grad" and type(node.ctx) is not ast.Load:
                     for m in [marks[k] for k in around] + ([fn] if fn is not None else []):
                         m.direct = True
             elif kind is ast.Assign:
-                value = node.value  # type: ignore[attr-defined]
-                for target in node.targets:  # type: ignore[attr-defined]
+                value = node.value
+                for target in node.targets:
                     if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
                         self._self_stored.add(target.attr)
-                if type(value) is ast.Call and len(node.targets) == 1:  # type: ignore[attr-defined]
-                    target = N.ref_text(node.targets[0])  # type: ignore[attr-defined]
+                if type(value) is ast.Call and len(node.targets) == 1:
+                    target = N.ref_text(node.targets[0])
                     if target is not None:
                         self.assigned_calls[id(value)] = target
                 elif isinstance(value, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
@@ -286,5 +286,5 @@ def _refuses_distributed_accumulation(node: ast.If) -> bool:
     """An `if` testing an accumulation count and a process count whose body raises."""
     if not any(type(stmt) is ast.Raise for stmt in node.body):
         return False
-    names = {n.id if type(n) is ast.Name else n.attr for n in ast.walk(node.test) if type(n) in (ast.Name, ast.Attribute)}  # type: ignore[union-attr]
+    names = {n.id if type(n) is ast.Name else n.attr for n in ast.walk(node.test) if type(n) in (ast.Name, ast.Attribute)}
     return bool(names & _PROCESS_COUNTS) and any("accum" in n for n in names)

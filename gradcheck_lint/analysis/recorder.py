@@ -44,7 +44,7 @@ class Recorder:
         return self._ordinals.setdefault(id(node), len(self._ordinals) + 1)
 
     def _ordinal_of(self, key: object) -> int:
-        return self._ordinals.setdefault(key, len(self._ordinals) + 1)  # type: ignore[call-overload]
+        return self._ordinals.setdefault(key, len(self._ordinals) + 1)
 
     def all_optimizers(self) -> list[Entity]:
         return [e for e in self.table.entities.values() if e.kind is Kind.OPTIMIZER]

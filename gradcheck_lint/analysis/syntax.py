@@ -79,13 +79,13 @@ _CODE: dict[int, tuple[ast.AST, str]] = {}
 _FOREIGN: dict[int, Source] = {}
 
 
-def register_foreign(ids: "set[int]", source: Source) -> None:
+def register_foreign(ids: set[int], source: Source) -> None:
     """Make `code()` read the nodes `ids` (of another file of the project) from `source`."""
     for i in ids:
         _FOREIGN[i] = source
 
 
-def unregister_foreign(ids: "set[int]") -> None:
+def unregister_foreign(ids: set[int]) -> None:
     for i in ids:
         _FOREIGN.pop(i, None)
 
@@ -109,7 +109,7 @@ def forget_code() -> None:
 def code(node: ast.AST) -> str:
     """Source text of a node, whitespace-normalised (`opt.step()`, `(i + 1) % N == 0`)."""
     if type(node) is ast.Name:
-        return node.id  # type: ignore[attr-defined]
+        return node.id
     hit = _CODE.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
@@ -139,9 +139,9 @@ def starts_with_paren(outer: ast.AST, inner: ast.AST) -> bool:
 
 def is_int(node: ast.AST | None, value: int | None = None) -> bool:
     """An integer literal (not a bool), equal to `value` when given."""
-    if type(node) is not ast.Constant or type(node.value) is not int:  # type: ignore[union-attr]
+    if type(node) is not ast.Constant or type(node.value) is not int:
         return False
-    return value is None or node.value == value  # type: ignore[union-attr]
+    return value is None or node.value == value
 
 
 def int_value(node: ast.AST | None) -> int | None:
@@ -150,7 +150,7 @@ def int_value(node: ast.AST | None) -> int | None:
 
 def is_number(node: ast.AST | None) -> bool:
     """An int or float literal (not a bool)."""
-    return type(node) is ast.Constant and type(node.value) in (int, float)  # type: ignore[union-attr]
+    return type(node) is ast.Constant and type(node.value) in (int, float)
 
 
 class Arg(NamedTuple):

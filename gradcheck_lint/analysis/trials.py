@@ -63,7 +63,7 @@ def _snapshots(scope: ast.AST) -> dict[str, int]:
     return out
 
 
-def _own_nodes(scope: ast.AST):  # type: ignore[no-untyped-def]
+def _own_nodes(scope: ast.AST):
     """The nodes of a function (or a module's top level), nested functions and classes left out."""
     todo = list(ast.iter_child_nodes(scope))
     while todo:
@@ -150,6 +150,8 @@ def steps_without_backward(loop: ast.AST, imports: dict[str, str], defined: set[
         if last == "backward" or last is None:
             return False
         if last == "step":
+            if node.args or node.keywords:  # `opt.step(closure)`: the closure may backpropagate (LBFGS)
+                return False
             stepped = True
             continue
         if last == "zero_grad":

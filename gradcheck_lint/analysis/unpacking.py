@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from . import names as N
 from .flow import Flow, Frame
-from .syntax import arguments
 from .provenance import Assumption, assumed
+from .syntax import arguments
 from .values import Kind, Value, join
 
 if TYPE_CHECKING:

@@ -324,8 +324,6 @@ class EntityTable:
         base = self.module_names.get(holder.uid, "?")
         return ".".join((base, *holder.path))
 
-    def holder_name_of(self, uid: int) -> str:
-        return self.module_names.get(uid) or self.label(uid)
 
     def optimizer_holders(self, opt: Entity) -> frozenset[Holder]:
         own = self.ownership.get(opt.uid)

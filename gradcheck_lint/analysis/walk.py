@@ -8,7 +8,8 @@ of operators and load/store contexts, which no analysis looks at.
 from __future__ import annotations
 
 import ast
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 __all__ = ["children", "iter_tree", "parents", "statements", "walk"]
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conditions import remainder_gate
 from ..analysis.events import Step
+from ..analysis.provenance import Assumption, assumed
 from ..fixplan import SAFE, UNSAFE, FixPlan, InsertAfter, after_step, alone_on_line, following, is_reference, source
 from ..registry import Finding, Invalid, Rule, register
-from ..analysis.provenance import Assumption, assumed
 
 
 @register
@@ -189,7 +189,7 @@ for x in torch.randn(8, 4).split(2):
         return FixPlan(f"Insert `{clear}` after `{source(model, anchor)}`", (InsertAfter(anchor, clear),), SAFE if safe else UNSAFE)
 
     @staticmethod
-    def _unintended_accumulation(model: TrainingModel, state, c, step) -> bool:  # type: ignore[no-untyped-def]
+    def _unintended_accumulation(model: TrainingModel, state, c, step) -> bool:
         """Gradients of an earlier iteration that skipped the step (`continue` after backward)."""
         if not (c.fresh and c.repeated) or c.rescaled:
             return False
@@ -199,7 +199,7 @@ for x in torch.randn(8, 4).split(2):
         return model.accumulation_window(state, backward, step) is False
 
     @staticmethod
-    def _clear_never_at_window_one(model: TrainingModel, step: Step, holders):  # type: ignore[no-untyped-def]
+    def _clear_never_at_window_one(model: TrainingModel, step: Step, holders):
         """Every clear of these gradients runs only when `x % N == r` for a literal r >= 1, while the step
         runs every N micro-batches: with N = 1 (a usual default) that test is never true and nothing clears."""
         if not model.trains:
@@ -221,7 +221,7 @@ for x in torch.randn(8, 4).split(2):
         return found
 
     @staticmethod
-    def _wrong_clear(model: TrainingModel, step, holders):  # type: ignore[no-untyped-def]
+    def _wrong_clear(model: TrainingModel, step, holders):
         """A clear in the same loop that targets other parameters than the stepping optimizer's."""
         for clear in sorted(model.clears.values(), key=lambda c: model.order(c.node)):
             if clear.everything or not clear.holders:

@@ -4,18 +4,32 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import Clear, Step
-from ..analysis.names import NON_FINITE
-from ..analysis.syntax import code
 from ..analysis.gradstate import PathState
-from ..analysis.values import Holder
-from ..fixplan import SAFE, UNSAFE, FixPlan, MoveAfter, after_step, alone_on_line, block_of, body_of, exits_between, on_one_line, scope_of, source, statement_of
-from ..registry import Finding, Invalid, Rule, register
+from ..analysis.names import NON_FINITE
 from ..analysis.provenance import Assumption, assumed
+from ..analysis.syntax import code
+from ..analysis.values import Holder
+from ..fixplan import (
+    SAFE,
+    UNSAFE,
+    FixPlan,
+    MoveAfter,
+    after_step,
+    alone_on_line,
+    block_of,
+    body_of,
+    exits_between,
+    on_one_line,
+    scope_of,
+    source,
+    statement_of,
+)
+from ..registry import Finding, Invalid, Rule, register
 
 
 @register

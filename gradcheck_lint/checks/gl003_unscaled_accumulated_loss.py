@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conditions import Condition, code
-from ..analysis.syntax import arguments, is_int, starts_with_paren
 from ..analysis.events import Backward, Loop, Step
+from ..analysis.provenance import Assumption, assumed
+from ..analysis.syntax import arguments, is_int, starts_with_paren
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, is_reference, scope_of, source
 from ..registry import Finding, Invalid, Rule, register
-from ..analysis.provenance import Assumption, assumed
 
 # A divisor counting the samples or tokens of the whole window (all micro-batches, all ranks), which
 # makes the micro-batch losses add up to the window's mean.
@@ -223,7 +223,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
             return None  # unnamed, or named in another function than the backward (not in scope there)
         try:
             n = ast.parse(window.strip(), mode="eval").body
-        except Exception:  # noqa: BLE001 - a window text that does not parse gets no fix
+        except Exception:
             return None
         found = _loss_operand(backward)
         if found is None:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conditions import Condition, code, modulo_operations
 from ..analysis.events import Step
-from ..analysis.syntax import is_int, starts_with_paren
 from ..analysis.names import dotted
+from ..analysis.syntax import is_int, starts_with_paren
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, scope_of, source
 from ..registry import Finding, Invalid, Rule, register
 
@@ -213,7 +213,7 @@ def _plain_window_test(test: ast.expr) -> bool:
     return False
 
 
-def _steps_either_way(model: TrainingModel, step: Step, cond: Condition, value: bool | None, holders) -> bool:  # type: ignore[no-untyped-def]
+def _steps_either_way(model: TrainingModel, step: Step, cond: Condition, value: bool | None, holders) -> bool:
     """Another step of the same parameters runs when the test goes the other way (`if step % 2 == 0:
     muon.step() else: for opt in optimizers: opt.step()`): those parameters step on every micro-batch."""
     for other in model.steps.values():

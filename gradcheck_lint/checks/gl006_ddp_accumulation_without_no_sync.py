@@ -8,12 +8,12 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import Backward, Step
+from ..analysis.provenance import Assumption, Provenance, assumed
 from ..analysis.syntax import code
 from ..analysis.values import Holder
 from ..codemod_plans import wrap_in_no_sync
 from ..diagnostics import Severity
 from ..registry import Finding, Invalid, Rule, register
-from ..analysis.provenance import Assumption, Provenance, assumed
 
 
 @register

@@ -121,7 +121,7 @@ def _unscales_somewhere(model: TrainingModel) -> bool:
     return any(type(n) is ast.Attribute and n.attr == "unscale_" for n in iter_tree(model.module))
 
 
-def _on_a_stepping_run(model: TrainingModel, misuse) -> bool:  # type: ignore[no-untyped-def]
+def _on_a_stepping_run(model: TrainingModel, misuse) -> bool:
     """Some path the misuse happened on agrees, on every test it remembers, with a path that reaches a
     step of its optimizer: a flag fixed for the run (`if accelerator.state.deepspeed_plugin is None:`
     around the step) can leave the clip's mark only on runs where that optimizer never steps here."""

@@ -9,8 +9,8 @@ from ..analysis import TrainingModel
 from ..analysis.provenance import MODELLED, Assumption, assumed
 from ..analysis.saved_tensors import SavedTable, class_saves, saved_table
 from ..analysis.syntax import code
-from ..registry import Finding, Invalid, Rule, register
 from ..analysis.values import Holder
+from ..registry import Finding, Invalid, Rule, register
 
 
 @register

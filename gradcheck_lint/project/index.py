@@ -377,8 +377,8 @@ def _parse(path: str) -> ForeignModule | None:
     todo: list[ast.AST] = [tree]
     while todo:  # one walk: every node's parent, and the relative imports
         node = todo.pop()
-        if type(node) is ast.ImportFrom and node.level:  # type: ignore[attr-defined]
-            relative.append(node)  # type: ignore[arg-type]
+        if type(node) is ast.ImportFrom and node.level:
+            relative.append(node)
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
             todo.append(child)
@@ -391,7 +391,7 @@ def _parse(path: str) -> ForeignModule | None:
 
     for stmt in toplevel_statements(tree.body):
         if isinstance(stmt, FUNCTIONS):
-            module.functions[stmt.name] = stmt  # type: ignore[union-attr]
+            module.functions[stmt.name] = stmt
         elif isinstance(stmt, ast.ClassDef):
             module.class_nodes[stmt.name] = stmt
     register_foreign(module.nodes, source)

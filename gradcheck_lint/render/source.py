@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from ..diagnostics import Diagnostic
 from ..sources import SourceText, read_source

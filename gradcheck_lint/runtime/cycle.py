@@ -14,14 +14,15 @@ backward pass the caches are cold, and each distinct table or object read then c
 from __future__ import annotations
 
 import operator
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from .ledger import UNKNOWN_SITE, BackwardPass, Site
-from .windows import UNREAD, Scale, WindowSizes
 from .loss_scale import LossGraph, graph_scale
 from .observed import _NO_GRAD, _Group
+from .windows import UNREAD, Scale, WindowSizes
 from .wording import optimizer_name
 
 if TYPE_CHECKING:
@@ -237,7 +238,7 @@ class Cycle:
 
     def after_backward(self, probe: Probe, site: Site) -> bool:
         """False when the pass did not write every parameter: the full `after_backward` then runs."""
-        grads = list(map(_GRAD, self.params))  # type: ignore[arg-type]
+        grads = list(map(_GRAD, self.params))
         gids = list(map(id, grads))
         if _NO_GRAD in gids:
             return False

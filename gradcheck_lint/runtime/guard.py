@@ -6,7 +6,8 @@ import functools
 import os
 import warnings
 import weakref
-from typing import Any, Callable, Literal, TypeVar
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 import torch
 
@@ -32,7 +33,7 @@ class GradientContractError(AssertionError):
         return self.findings
 
 
-class guard:  # noqa: N801 - used like `torch.no_grad`
+class guard:
     """Check the gradient contract of a training run, as a context manager or a decorator.
 
     Args:
@@ -76,7 +77,7 @@ class guard:  # noqa: N801 - used like `torch.no_grad`
         self._global = False
 
     # -- context manager / decorator
-    def __enter__(self) -> "guard":
+    def __enter__(self) -> guard:
         self.start()
         return self
 

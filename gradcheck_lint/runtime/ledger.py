@@ -9,8 +9,8 @@ applied, before the step it was meant for, is GL002.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from .windows import Scale, WindowSizes, micro_batches, scales_of, scaling_kind, window_kind
 
@@ -220,8 +220,6 @@ class Ledger:
             self._rescaled.add(pid)
 
     # -- clears
-    def holds_unapplied(self, pid: int) -> bool:
-        return any(not self.passes[b].consumers for b in self.held.get(pid, ()))
 
     def unapplied(self, pids: Iterable[int]) -> list[int]:
         """The parameters (of `pids`, in order) whose `.grad` holds a pass no step applied."""
@@ -339,7 +337,7 @@ class Ledger:
     def forget_optimizer(self, opt: int) -> None:
         """The optimizer with this id is gone (its id now names a new optimizer)."""
         for table in (self.step_sites, self.discards, self.windows, self._since_step, self._registered, self._leftovers):
-            table.pop(opt, None)  # type: ignore[attr-defined]
+            table.pop(opt, None)
         for pid, opts in list(self.optimizers_of.items()):
             if opt in opts:
                 self.optimizers_of[pid] = self._interned(opts - {opt})

@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import random
 import weakref
+from collections.abc import Callable
 from types import FrameType
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -50,7 +51,7 @@ _TAG_SEED = 0x6C08  # the sampled passes are pseudo-random, and the same in ever
 _INPLACE_ERROR = "modified by an inplace operation"
 _UNSCALE_TWICE = "unscale_() has already been called"
 
-_ACTIVE: list["Monitors"] = []
+_ACTIVE: list[Monitors] = []
 _ORIGINALS: dict[tuple[Any, str], Any] = {}
 
 

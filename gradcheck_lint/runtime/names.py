@@ -8,8 +8,9 @@ holding it. Nothing is read on a step that reports nothing.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Iterator
 from types import FrameType
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import torch
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import sys
 import weakref
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
 from torch.utils.hooks import RemovableHandle
@@ -25,7 +26,7 @@ from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
 from .loss_scale import LossGraph, loss_scale
 from .monitors import FindingSink, Monitors, leaf_tensors
 from .names import owner_name
-from .observed import _LOST, _NO_GRAD, _MAX_GROUPS, _Group, _look, _Observed, _unmeasured
+from .observed import _LOST, _MAX_GROUPS, _NO_GRAD, _Group, _look, _Observed, _unmeasured
 from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES, rescale_factor, uniform_factor
 from .sites import SiteMemo, memo_site
 from .torch_patches import activate, deactivate

@@ -7,8 +7,9 @@ findings of their own and merge them into a guard's report through `FindingLog.a
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Iterator, Sequence, overload
+from typing import overload
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ MAX_SENTINELS = 16
 STRICT_SAMPLES = 64  # elements per large parameter compared in strict mode
 
 
-def rescale_factor(obs: "_Observed", snap: torch.Tensor | None) -> float | None:
+def rescale_factor(obs: _Observed, snap: torch.Tensor | None) -> float | None:
     """The uniform factor `.grad` was multiplied by in place since its snapshot `snap` (taken by
     `obs` after the last backward pass); None if not uniform."""
     param = obs.param()

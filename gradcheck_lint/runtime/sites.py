@@ -43,14 +43,6 @@ def user_site(depth: int = 1, methods: tuple[str, ...] = ()) -> Site:
     return UNKNOWN_SITE if frame is None else _site_of(frame, methods)
 
 
-def user_site_and_caller(depth: int = 1, methods: tuple[str, ...] = ()) -> tuple[Site, tuple[int, int] | None]:
-    """`user_site` and `user_caller` of the same operation, from one walk up the stack."""
-    frame = _user_frame(sys._getframe(depth))
-    if frame is None:
-        return UNKNOWN_SITE, None
-    caller = _user_frame(frame.f_back)
-    return _site_of(frame, methods), (id(caller.f_code), caller.f_lasti) if caller is not None else None
-
 
 class SiteMemo:
     """The last answer of `memo_site` for one entry point (a backward wrapper, a step hook), and the
@@ -115,7 +107,7 @@ def memo_site(frame: FrameType | None, memo: SiteMemo, methods: tuple[str, ...],
                 break
         f = f.f_back
     if f is None:
-        walked.append((None, -2))  # type: ignore[arg-type]
+        walked.append((None, -2))
     site = UNKNOWN_SITE if user is None else _site_of(user, methods)
     memo.chain, memo.site, memo.via = tuple(walked), site, via
     memo.code, memo.lasti, memo.skip, memo.via_code, memo.via_lasti = None, -1, None, None, -1

@@ -105,7 +105,7 @@ def call_at(path: str, code: CodeType, lasti: int, line: int, methods: tuple[str
         except IndexError:
             span = None
         if span is not None and None not in span:
-            node = p.calls_by_span.get(span)  # type: ignore[arg-type]
+            node = p.calls_by_span.get(span)
             if node is not None:
                 return describe(p, node)
     on_line = p.calls_by_line.get(line, [])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import os
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 from .report import Finding
 
@@ -59,7 +59,7 @@ class FindingFilter:
             self._settings[directory] = settings
         if settings is None:
             return None
-        return settings.codes_for(path)  # type: ignore[attr-defined, no-any-return]
+        return settings.codes_for(path)
 
 
 def _unread(code: str, line: int) -> bool:  # a marker: the cache has no entry yet

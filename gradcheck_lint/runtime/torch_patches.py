@@ -15,20 +15,21 @@ All are restored when the last probe closes (`deactivate`).
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from . import clips as _clips
-from . import norms as _norms
 from . import cycle as _cycle
+from . import norms as _norms
 from .loss_scale import LossGraph
 from .sites import SiteMemo, memo_site
 
 if TYPE_CHECKING:
     from .probe import Probe
 
-_ACTIVE: list["Probe"] = []
+_ACTIVE: list[Probe] = []
 _ORIGINAL_BACKWARD: Callable[..., Any] | None = None
 _BACKWARD_SITE = SiteMemo()  # the last backward call's place (`sites.memo_site`)
 
@@ -134,7 +135,7 @@ def _clip_targets() -> list[tuple[Any, str]]:
             for owner in (utils, getattr(utils, "clip_grad", None)) if owner is not None and hasattr(owner, name)]
 
 
-def activate(probe: "Probe") -> None:
+def activate(probe: Probe) -> None:
     global _ORIGINAL_BACKWARD, _ORIGINAL_UNSCALE
     if not _ACTIVE:
         for owner, name in _clip_targets():
@@ -149,7 +150,7 @@ def activate(probe: "Probe") -> None:
     _ACTIVE.append(probe)
 
 
-def deactivate(probe: "Probe") -> None:
+def deactivate(probe: Probe) -> None:
     global _ORIGINAL_BACKWARD, _ORIGINAL_UNSCALE
     if probe in _ACTIVE:
         _ACTIVE.remove(probe)

@@ -4,7 +4,6 @@ Found by an audit of issue 12 (HF `Trainer.training_step` overrides, Lightning a
 
 from __future__ import annotations
 
-
 import pytest
 
 from gradcheck_lint.engine import analyse_text

@@ -107,9 +107,8 @@ def test_a_class_that_is_no_trainer_is_silent() -> None:
 
 def test_a_file_that_only_defines_the_hook_is_read_without_running_the_interpreter() -> None:
     """The prefilter's hook trigger analyses only the class definitions: same finding as a full analysis."""
-    from support import FIXTURES
-
     from gradcheck_lint.prefilter import might_train, trains_itself
+    from support import FIXTURES
 
     text = (FIXTURES / "unscaled_accumulation" / "hf_compute_loss_ignores_num_items.py").read_text(encoding="utf-8")
     assert might_train(text) and not trains_itself(text)

@@ -258,10 +258,11 @@ def test_a_plain_wrapper_class_of_another_file_is_read_from_its_use(tmp_path: Pa
 
 
 def test_objects_made_by_another_files_code_are_marked(tmp_path: Path) -> None:
-    from gradcheck_lint.analysis import TrainingModel
-    from gradcheck_lint.project import ProjectView, index_for
-    from gradcheck_lint.analysis.apimodels import catalogue_for
     import ast
+
+    from gradcheck_lint.analysis import TrainingModel
+    from gradcheck_lint.analysis.apimodels import catalogue_for
+    from gradcheck_lint.project import ProjectView, index_for
 
     root = _tree(tmp_path, {**MODELS, "train.py": "from utils import wrap\nimport torch\nm = wrap(torch.nn.Linear(2, 2), 0)\n"
                             "opt = torch.optim.SGD(m.parameters(), lr=0.1)\nm(x).sum().backward()\nopt.step()\n"})

@@ -7,7 +7,15 @@ import ast
 import pytest
 
 from gradcheck_lint import check_source
-from gradcheck_lint.analysis.syntax import Source, arguments, code, forget_code, parameters, read_source, starts_with_paren
+from gradcheck_lint.analysis.syntax import (
+    Source,
+    arguments,
+    code,
+    forget_code,
+    parameters,
+    read_source,
+    starts_with_paren,
+)
 from gradcheck_lint.fixes import fix_source
 
 HEAD = "import torch\nmodel = torch.nn.Linear(2, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n"

@@ -137,3 +137,23 @@ def test_a_clear_after_a_trial_step_discards_nothing() -> None:
     # modded-nanogpt's kernel warm-up: every step of the loop is undone by the restore after it; the
     # clear right after a step applied its gradients, though by a step that trains nothing
     assert [d.code for d in check_source(WARMUP)] == []
+
+
+def test_a_step_handed_a_closure_trains_though_the_loop_never_calls_backward() -> None:
+    """LBFGS: `opt.step(closure)` runs the closure's backward; the loop is training, not a benchmark."""
+    src = """\
+import torch
+model = torch.nn.Linear(4, 1)
+lbfgs = torch.optim.LBFGS(model.parameters(), max_iter=1)
+x, y = torch.randn(16, 4), torch.randn(16, 1)
+
+def closure():
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    return loss
+
+for step in range(8):
+    loss = lbfgs.step(closure)
+    print(step, float(loss))
+"""
+    assert [(d.code, d.line) for d in check_source(src, "lbfgs.py")] == [("GL001", 12)]

@@ -28,7 +28,7 @@ def _blocks() -> list[str]:
 def test_readme_runtime_example(block: str) -> None:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - our own documentation
+        exec(compile(block, "README.md", "exec"), {})
     if "verify_accumulation" in block:
         assert out.getvalue().splitlines()[0] == "unscaled-loss GL003"
 

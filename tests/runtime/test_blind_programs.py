@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from gradcheck_lint.api import check_file
 from script_runs import run_scripts
 from support import TESTS, found_findings, parse_expectations, parse_expected_findings

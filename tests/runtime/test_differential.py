@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("torch")
 
-import loopgen  # noqa: E402 - after the torch check
-import loopgen_run  # noqa: E402
+import loopgen
+import loopgen_run
 
 SETTINGS = dict(derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 

@@ -7,6 +7,7 @@ when it fails on its own."""
 from __future__ import annotations
 
 import pytest
+
 from support import load_fixtures
 
 pytest.importorskip("torch")

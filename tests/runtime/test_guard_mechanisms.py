@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from support import parse_expectations
 
 pytest.importorskip("torch")

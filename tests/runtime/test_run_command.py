@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from support import load_fixtures
 
 pytest.importorskip("torch")

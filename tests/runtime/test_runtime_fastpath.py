@@ -8,15 +8,15 @@ with the fast path on and off, and the two reports must be equal, finding for fi
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
 
 torch = pytest.importorskip("torch")
-from runtime_models import SmallCNN, cnn_batch  # noqa: E402
 from torch import nn  # noqa: E402
 
 from gradcheck_lint.runtime import cycle, guard  # noqa: E402
+from runtime_models import SmallCNN, cnn_batch  # noqa: E402
 
 
 def _loss(model: nn.Module, scale: float = 1.0) -> torch.Tensor:
@@ -175,7 +175,8 @@ def test_a_steady_loop_runs_on_the_fast_path() -> None:
 
 def test_a_pass_whose_factors_the_cycle_did_not_read_takes_those_of_the_next_pass_of_its_line() -> None:
     from gradcheck_lint.runtime.ledger import BackwardPass, Site
-    from gradcheck_lint.runtime.windows import UNREAD, scales_of as _scales
+    from gradcheck_lint.runtime.windows import UNREAD
+    from gradcheck_lint.runtime.windows import scales_of as _scales
 
     site = Site("train.py", 7, "loss.backward()", col=5)
     unread, half, other = BackwardPass(1, site, scale=UNREAD), BackwardPass(2, site, scale=(0.5,)), BackwardPass(3, site, scale=(1.0,))

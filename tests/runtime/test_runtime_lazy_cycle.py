@@ -9,16 +9,17 @@ path; and the findings of loops that leave the steady cycle late are the same, s
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 torch = pytest.importorskip("torch")
-from runtime_models import SmallCNN, cnn_batch  # noqa: E402
 from torch import nn  # noqa: E402
 
 from gradcheck_lint.runtime import cycle, guard  # noqa: E402
 from gradcheck_lint.runtime.windows import UNREAD  # noqa: E402
+from runtime_models import SmallCNN, cnn_batch  # noqa: E402
 
 STEADY = 40  # steps on the fast path before the loop changes (the cycle starts after four)
 

@@ -11,8 +11,7 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
-from gradcheck_lint.runtime import guard  # noqa: E402
-from gradcheck_lint.runtime import torch_patches  # noqa: E402
+from gradcheck_lint.runtime import guard, torch_patches  # noqa: E402
 from gradcheck_lint.runtime.sites import SiteMemo  # noqa: E402
 
 
@@ -52,7 +51,7 @@ def _backward_sites(fresh: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[
     recorder = _Recorder()
     torch_patches.activate(recorder)  # type: ignore[arg-type]
     try:
-        for i in range(4):
+        for _i in range(4):
             for run in (_from_a, _from_b, _from_a, _from_a, lambda: _loss().backward(), lambda: _helper(_loss())):
                 if fresh:  # no memo: every call walks the stack
                     monkeypatch.setattr(torch_patches, "_BACKWARD_SITE", SiteMemo())

@@ -4,6 +4,7 @@ records exactly the codes (GL001-GL010, less those marked runtime-blind) its `# 
 from __future__ import annotations
 
 import pytest
+
 from support import load_fixtures
 
 pytest.importorskip("torch")

@@ -17,12 +17,23 @@ import functools
 import os
 import re
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 from .schema import (
-    ApiType, ArgRef, AttributeModel, CallModel, EFFECTS, Effect, Heuristic, Hook, KINDS, MethodModel, ModelError,
-    ModelFile, parse_model_file,
+    EFFECTS,
+    KINDS,
+    ApiType,
+    ArgRef,
+    AttributeModel,
+    CallModel,
+    Effect,
+    Heuristic,
+    Hook,
+    MethodModel,
+    ModelError,
+    ModelFile,
+    parse_model_file,
 )
 
 if sys.version_info >= (3, 11):

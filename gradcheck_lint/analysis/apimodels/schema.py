@@ -10,8 +10,9 @@ positional argument), `params` (a keyword), `0|params` (either), `args` (every p
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = [
     "ApiType", "ArgRef", "AttributeModel", "CallModel", "Effect", "EFFECTS", "Heuristic", "Hook", "KINDS",
@@ -87,7 +88,7 @@ class ArgRef:
     all_positional: bool = False
 
     @classmethod
-    def parse(cls, text: str, where: str) -> "ArgRef":
+    def parse(cls, text: str, where: str) -> ArgRef:
         receiver, positions, keywords, every = False, [], [], False
         for part in (p.strip() for p in text.split("|")):
             if not _REF_PART.fullmatch(part):

@@ -13,13 +13,13 @@ from typing import Any
 try:
     from lightning.pytorch.callbacks import Callback
 except ImportError:  # pragma: no cover - the older package name
-    from pytorch_lightning.callbacks import Callback  # type: ignore[no-redef]
+    from pytorch_lightning.callbacks import Callback
 
 from ..guard import Mode, guard
 from .holder import GuardHolder
 
 
-class GradientContractCallback(Callback, GuardHolder):  # type: ignore[misc]
+class GradientContractCallback(Callback, GuardHolder):
     """Check every optimizer step of `trainer.fit` against the gradient contract.
 
     Args:

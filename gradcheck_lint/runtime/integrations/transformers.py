@@ -14,7 +14,7 @@ from ..guard import Mode, guard
 from .holder import GuardHolder
 
 
-class GradientContractCallback(TrainerCallback, GuardHolder):  # type: ignore[misc]
+class GradientContractCallback(TrainerCallback, GuardHolder):
     """Check every optimizer step of `Trainer.train` against the gradient contract.
 
     Args:
