@@ -110,7 +110,7 @@ def test_a_file_that_only_defines_the_hook_is_read_without_running_the_interpret
     from gradcheck_lint.prefilter import might_train, trains_itself
     from support import FIXTURES
 
-    text = (FIXTURES / "unscaled_accumulation" / "hf_compute_loss_ignores_num_items.py").read_text(encoding="utf-8")
+    text = (FIXTURES / "unscaled_accumulated_loss" / "hf_compute_loss_ignores_num_items.py").read_text(encoding="utf-8")
     assert might_train(text) and not trains_itself(text)
     light = [(d.span.line, d.code) for d in analyse_text(text, "t.py").diagnostics]
     full = [(d.span.line, d.code) for d in analyse_text(text, "t.py", prefilter=False).diagnostics]

@@ -133,7 +133,7 @@ def test_a_loss_hook_alone_passes_the_prefilter() -> None:
     """A Trainer subclass whose `compute_loss` ignores `num_items_in_batch` calls no backward and no step
     itself, yet GL003 reports it: the hook's definition is what lets it through."""
     assert "compute_loss" in LOSS_HOOKS
-    text = (FIXTURES / "unscaled_accumulation" / "hf_compute_loss_ignores_num_items.py").read_text(encoding="utf-8")
+    text = (FIXTURES / "unscaled_accumulated_loss" / "hf_compute_loss_ignores_num_items.py").read_text(encoding="utf-8")
     bare = text.replace("backward", "bwd").replace("step", "update")
     assert flagged(bare) == {"GL003"}
     assert might_train(bare)
@@ -144,7 +144,7 @@ def test_a_loss_hook_alone_passes_the_prefilter() -> None:
 def test_a_hook_whose_loss_the_framework_divides_passes_the_prefilter_where_accumulation_is_named() -> None:
     """A LightningModule's `training_step` that divides its returned loss by `accumulate_grad_batches`
     calls no backward and no step itself, yet GL010 reports it; without "accum" in the file it is skipped."""
-    text = (FIXTURES / "double_scaling" / "lightning_training_step_divides_by_accumulation.py").read_text(encoding="utf-8")
+    text = (FIXTURES / "double_loss_scaling" / "lightning_training_step_divides_by_accumulation.py").read_text(encoding="utf-8")
     bare = text.replace("backward", "bwd").replace(".step(", ".update(")
     assert flagged(bare) == {"GL010"}
     assert might_train(bare)
@@ -165,7 +165,7 @@ def test_a_clip_and_a_step_alone_pass_the_prefilter() -> None:
 def test_a_backward_and_a_sync_switch_alone_pass_the_prefilter() -> None:
     """A trainer whose step is in its base class (LoongForge) calls a backward and `no_sync()`: it passes, and
     GL006 reports `no_sync()` wrapping the backward only."""
-    text = (FIXTURES / "ddp_no_sync" / "no_sync_around_backward_only.py").read_text(encoding="utf-8")
+    text = (FIXTURES / "ddp_accumulation_without_no_sync" / "no_sync_around_backward_only.py").read_text(encoding="utf-8")
     bare = text.replace("step", "update")
     assert might_train(bare) and "GL006" in flagged(bare)
     assert not might_train(without_triggers(bare)) and flagged(without_triggers(bare)) == set()

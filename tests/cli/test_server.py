@@ -124,7 +124,7 @@ async def test_changes_are_relinted_with_fixes_and_close_clears(client: Language
 
 @pytest.mark.asyncio
 async def test_unsafe_fixes_are_offered_labelled_never_preferred(client: LanguageClient, tmp_path: Path) -> None:
-    text = (FIXTURES / "unscaled_accumulation" / "split_by_size_unscaled.py").read_text(encoding="utf-8")
+    text = (FIXTURES / "unscaled_accumulated_loss" / "split_by_size_unscaled.py").read_text(encoding="utf-8")
     path = tmp_path / "split.py"
     [d] = [d for d in await _open(client, path, text) if d.code == "GL003"]
     assert "[unsafe fix available]" in d.message

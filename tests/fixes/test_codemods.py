@@ -20,16 +20,17 @@ from gradcheck_lint.codemods import edits as codemod_edits
 from gradcheck_lint.codemods import transform
 from gradcheck_lint.diagnostics import Applicability, Codemod, Diagnostic, Span
 from gradcheck_lint.fixes import fix_file, fix_source
+from script_runs import run_scripts
 from support import FIXTURES, load_fixtures
 
 CODES = {"GL006", "GL007", "GL008", "GL010"}
-DIRS = ("ddp_no_sync", "amp_scaled_gradients", "graph_kept_alive", "double_scaling")
+DIRS = ("ddp_accumulation_without_no_sync", "amp_scaled_gradients", "loss_graph_kept_alive", "double_loss_scaling")
 BUGS = [f for f in load_fixtures() if f.id.split("/")[0] in DIRS and any(code in CODES for _line, code in f.expected)]
 
 # What the fix of each bug fixture does: its applicability, the lines it removes and the lines it adds
 # (None: no fix is offered, and why is in the rule's "Fix safety").
 EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
-    "ddp_no_sync/accumulate_without_no_sync.py": ("unsafe", [
+    "ddp_accumulation_without_no_sync/accumulate_without_no_sync.py": ("unsafe", [
         "            loss = nn.functional.mse_loss(model(x), y) / accum_iter",
         "            loss.backward()  # expect: GL006",
     ], [
@@ -38,57 +39,57 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
         "                loss = nn.functional.mse_loss(model(x), y) / accum_iter",
         "                loss.backward()  # expect: GL006",
     ]),
-    "ddp_no_sync/accelerate_accumulate_given_inner_module.py": None,
-    "ddp_no_sync/accelerate_prepared_model_manual_window.py": None,
-    "ddp_no_sync/accelerate_text_encoder_outside_accumulate.py": None,
-    "ddp_no_sync/fabric_setup_manual_window.py": None,
-    "ddp_no_sync/no_sync_around_backward_only.py": None,
-    "ddp_no_sync/no_sync_chosen_into_variable_around_backward_only.py": None,
-    "ddp_no_sync/sync_flag_set_after_forward.py": None,
-    "ddp_no_sync/trainer_chunks_without_no_sync.py": None,
-    "ddp_no_sync/trainer_prepares_parts_backward_in_helper.py": None,
+    "ddp_accumulation_without_no_sync/accelerate_accumulate_given_inner_module.py": None,
+    "ddp_accumulation_without_no_sync/accelerate_prepared_model_manual_window.py": None,
+    "ddp_accumulation_without_no_sync/accelerate_text_encoder_outside_accumulate.py": None,
+    "ddp_accumulation_without_no_sync/fabric_setup_manual_window.py": None,
+    "ddp_accumulation_without_no_sync/no_sync_around_backward_only.py": None,
+    "ddp_accumulation_without_no_sync/no_sync_chosen_into_variable_around_backward_only.py": None,
+    "ddp_accumulation_without_no_sync/sync_flag_set_after_forward.py": None,
+    "ddp_accumulation_without_no_sync/trainer_chunks_without_no_sync.py": None,
+    "ddp_accumulation_without_no_sync/trainer_prepares_parts_backward_in_helper.py": None,
     "amp_scaled_gradients/clip_before_unscale.py": ("safe", [], ["    scaler.unscale_(optimizer)"]),
     "amp_scaled_gradients/clip_every_micro_batch_fp32.py": None,
     "amp_scaled_gradients/step_bypasses_scaler.py": None,
     "amp_scaled_gradients/unscale_every_micro_batch.py": None,
-    "graph_kept_alive/epoch_total_loss_tensor.py": ("safe", ["        total_loss += loss  # expect: GL008"],
+    "loss_graph_kept_alive/epoch_total_loss_tensor.py": ("safe", ["        total_loss += loss  # expect: GL008"],
                                                     ["        total_loss += loss.detach()  # expect: GL008"]),
-    "graph_kept_alive/losses_list_for_logging.py": ("safe", ["    train_losses.append(loss)  # expect: GL008"],
+    "loss_graph_kept_alive/losses_list_for_logging.py": ("safe", ["    train_losses.append(loss)  # expect: GL008"],
                                                     ["    train_losses.append(loss.detach())  # expect: GL008"]),
-    "graph_kept_alive/running_sum_assignment.py": ("safe", ["        running = running + loss * inputs.size(0)  # expect: GL008"],
+    "loss_graph_kept_alive/running_sum_assignment.py": ("safe", ["        running = running + loss * inputs.size(0)  # expect: GL008"],
                                                    ["        running = running + (loss * inputs.size(0)).detach()  # expect: GL008"]),
-    "graph_kept_alive/helper_appends_to_callers_list.py": ("unsafe", ["    hist.append(loss)  # expect: GL008"],
+    "loss_graph_kept_alive/helper_appends_to_callers_list.py": ("unsafe", ["    hist.append(loss)  # expect: GL008"],
                                                           ["    hist.append(loss.detach())  # expect: GL008"]),
-    "graph_kept_alive/multi_discriminator_losses_summed_over_epoch.py": ("safe", ["                    errD_total += errD  # expect: GL008"],
+    "loss_graph_kept_alive/multi_discriminator_losses_summed_over_epoch.py": ("safe", ["                    errD_total += errD  # expect: GL008"],
                                                                          ["                    errD_total += errD.detach()  # expect: GL008"]),
-    "graph_kept_alive/running_loss_from_loss_function_argument.py": ("unsafe", ["        running_loss += loss  # expect: GL008"],
+    "loss_graph_kept_alive/running_loss_from_loss_function_argument.py": ("unsafe", ["        running_loss += loss  # expect: GL008"],
                                                                      ["        running_loss += loss.item()  # expect: GL008"]),
-    "graph_kept_alive/model_returns_loss_and_hit_count_total_loss_tensor.py": ("safe", ["            tot_loss += loss  # expect: GL008"],
+    "loss_graph_kept_alive/model_returns_loss_and_hit_count_total_loss_tensor.py": ("safe", ["            tot_loss += loss  # expect: GL008"],
                                                                               ["            tot_loss += loss.detach()  # expect: GL008"]),
-    "graph_kept_alive/horovod_metric_sums_loss_tensor.py": ("unsafe", ["        self.sum += hvd.allreduce(val.cpu(), name=self.name)  # expect: GL008"],
+    "loss_graph_kept_alive/horovod_metric_sums_loss_tensor.py": ("unsafe", ["        self.sum += hvd.allreduce(val.cpu(), name=self.name)  # expect: GL008"],
                                                              ["        self.sum += hvd.allreduce(val.cpu(), name=self.name).detach()  # expect: GL008"]),
-    "graph_kept_alive/step_outputs_dict_appended_with_its_loss.py": None,  # the dict holds the graph in one item: no `.detach()` of it
-    "graph_kept_alive/trainer_history_dict.py": ("unsafe", ['        self.history["loss"].append(loss)  # expect: GL008'],
+    "loss_graph_kept_alive/step_outputs_dict_appended_with_its_loss.py": None,  # the dict holds the graph in one item: no `.detach()` of it
+    "loss_graph_kept_alive/trainer_history_dict.py": ("unsafe", ['        self.history["loss"].append(loss)  # expect: GL008'],
                                                  ['        self.history["loss"].append(loss.detach())  # expect: GL008']),
-    "double_scaling/accelerate_accumulate_divided_again.py": ("safe", ["        loss = loss / gradient_accumulation_steps"], []),
-    "double_scaling/deepspeed_engine_divided_again.py": ("unsafe", ["        loss = loss / args.gradient_accumulation_steps"], []),
-    "double_scaling/divided_but_steps_every_batch.py": None,
-    "double_scaling/trainer_divides_by_grad_accum_without_accumulating.py": None,
+    "double_loss_scaling/accelerate_accumulate_divided_again.py": ("safe", ["        loss = loss / gradient_accumulation_steps"], []),
+    "double_loss_scaling/deepspeed_engine_divided_again.py": ("unsafe", ["        loss = loss / args.gradient_accumulation_steps"], []),
+    "double_loss_scaling/divided_but_steps_every_batch.py": None,
+    "double_loss_scaling/trainer_divides_by_grad_accum_without_accumulating.py": None,
     # the framework divides while nothing accumulates: wrapping the loop in `accelerator.accumulate` is the author's call
-    "double_scaling/accelerate_window_without_accumulate_context.py": None,
-    "double_scaling/accelerate_without_accumulation_steps_divided.py": None,
-    "double_scaling/accelerator_built_out_of_sight_steps_every_batch.py": None,
+    "double_loss_scaling/accelerate_window_without_accumulate_context.py": None,
+    "double_loss_scaling/accelerate_without_accumulation_steps_divided.py": None,
+    "double_loss_scaling/accelerator_built_out_of_sight_steps_every_batch.py": None,
     # an FSDP2 module has no `no_sync()`: its sync is a method call the author places before the forward
-    "ddp_no_sync/fsdp2_fully_shard_in_place_accumulates.py": None,
+    "ddp_accumulation_without_no_sync/fsdp2_fully_shard_in_place_accumulates.py": None,
     # a norm read or noise added while scaled: where `unscale_` belongs (in a loop over parameters) is the author's call
     "amp_scaled_gradients/grad_norm_logged_before_unscale.py": None,
     "amp_scaled_gradients/gradient_noise_added_before_unscale.py": None,
     # a hook's returned loss that the framework divides again: where the division sits is the author's call
-    "double_scaling/lightning_training_step_divides_by_accumulation.py": None,
+    "double_loss_scaling/lightning_training_step_divides_by_accumulation.py": None,
     # a plain step in the scaled arm (like step_bypasses_scaler): which step the arm means is the author's call
     "amp_scaled_gradients/scaler_tested_as_none_plain_step_in_scaled_arm.py": None,
     # the manual division sits in an assignment to a dict item, read elsewhere too: removing it is the author's call
-    "double_scaling/accelerate_dict_item_divided_again.py": None,
+    "double_loss_scaling/accelerate_dict_item_divided_again.py": None,
 }
 
 
@@ -150,22 +151,18 @@ def test_fixture_fix(fixture) -> None:  # type: ignore[no-untyped-def]
 def test_fixed_fixtures_still_run(tmp_path: Path) -> None:
     """The fixed scripts that run on CPU still run (`total_loss.item()` after `.detach()`, the unscale, `no_sync` under gloo)."""
     pytest.importorskip("torch")
-    ran = []
+    scripts = {}
     for fixture in BUGS:
         if EXPECTED[fixture.id] is None or fixture.static_only:
             continue
         fixed = tmp_path / fixture.path.name
         fixed.write_text(fix_source(fixture.path.read_text(encoding="utf-8"), fixture.id, None, unsafe=True).text, encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-c", _RUN_TO_THE_END, str(fixed)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-        assert proc.returncode == 0, (fixture.id, proc.stderr[-2000:])
-        ran.append(fixture.id)
-    assert len(ran) >= 5, ran
-
-
-# Run a script as `python script.py` would, and leave without the interpreter's exit: gloo's threads
-# (the DDP fixtures) abort now and then in C++ destructors at exit, under load. An exception in the
-# script still fails the run (run_path raises before the exit).
-_RUN_TO_THE_END = "import os, runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__'); sys.stdout.flush(); sys.stderr.flush(); os._exit(0)"
+        scripts[fixture.id] = fixed
+    # each in a process of its own, forked from one that imported torch (tests/forkserver.py), plainly
+    results = run_scripts(list(scripts.values()), "plain", cwd=tmp_path)
+    for rel, fixed in scripts.items():
+        assert not results[str(fixed)]["error"], (rel, results[str(fixed)]["error"])
+    assert len(scripts) >= 5, scripts
 
 
 def test_unsafe_diff_round_trips_with_patch(tmp_path: Path) -> None:
@@ -247,7 +244,7 @@ def _fix(src: str, unsafe: bool = True) -> str:
 
 
 def test_json_carries_the_codemod_and_reads_back(tmp_path: Path) -> None:
-    shutil.copy(FIXTURES / "double_scaling/accelerate_accumulate_divided_again.py", tmp_path / "t.py")
+    shutil.copy(FIXTURES / "double_loss_scaling/accelerate_accumulate_divided_again.py", tmp_path / "t.py")
     out = run("--format", "json", "t.py", cwd=tmp_path)
     [d] = json.loads(out.stdout)
     assert d["fix"]["codemod"] == {"kind": "drop_division", "spans": [{"line": 17, "column": 9, "end_line": 17, "end_column": 50}],
@@ -391,7 +388,7 @@ def test_unscale_goes_under_the_steps_condition_keeping_the_comment() -> None:
 
 
 def test_no_sync_wrap_keeps_crlf_and_tabs(tmp_path: Path) -> None:
-    src = (FIXTURES / "ddp_no_sync/accumulate_without_no_sync.py").read_text(encoding="utf-8")
+    src = (FIXTURES / "ddp_accumulation_without_no_sync/accumulate_without_no_sync.py").read_text(encoding="utf-8")
     src = src.replace("    ", "\t")
     f = tmp_path / "t.py"
     f.write_bytes(src.replace("\n", "\r\n").encode("utf-8"))

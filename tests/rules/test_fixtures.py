@@ -17,7 +17,7 @@ def test_fixture_corpus_is_big_enough() -> None:
     assert len(FIXTURE_LIST) >= 40
     for code, files in buggy.items():
         assert len(files) >= 4, f"{code} has only {len(files)} buggy fixtures"
-    for theme in ("missing_zero_grad", "zero_grad_before_step", "unscaled_accumulation", "accumulation_off_by_one", "cross_model_leak"):
+    for theme in ("missing_zero_grad", "zero_grad_before_step", "unscaled_accumulated_loss", "accumulation_off_by_one", "cross_model_grad_leak"):
         clean = [f for f in FIXTURE_LIST if f.path.parent.name == theme and not f.expected]
         assert len(clean) >= 4, f"{theme} has only {len(clean)} correct fixtures"
 
@@ -66,3 +66,12 @@ def test_notebook_messages_name_the_users_objects(fixture) -> None:  # type: ign
         assert any(q.split("(")[0].strip() and q.split("(")[0].strip() in line for q in quoted), (d.message, line)
         # the anchored column is where the quoted code starts in the cell
         assert line[d.column - 1:].startswith(quoted[0].split("(")[0]), (d.column, line, d.message)
+
+
+def test_every_rule_has_a_fixture_directory_named_after_it() -> None:
+    from support import RULES_DIR
+
+    rule_names = {doc.stem.split("-", 1)[1].replace("-", "_") for doc in RULES_DIR.glob("GL0*.md")}
+    directories = {d.name for d in FIXTURES.iterdir() if d.is_dir()}
+    assert rule_names <= directories
+    assert directories - rule_names == {"correct_idioms", "seeds", "notebooks"}

@@ -86,7 +86,7 @@ def test_gl005_names_the_model_as_the_code_does() -> None:
 @pytest.mark.parametrize("fixture", ["trainer_class_update_d_update_g.py", "gan_g_first_d_zeroed_after_step.py",
                                      "gan_d_loss_undetached_fake.py"])
 def test_gl005_words_equal_the_static_sides_on_fixtures(fixture: str) -> None:
-    path = ROOT / "fixtures" / "cross_model_leak" / fixture
+    path = ROOT / "fixtures" / "cross_model_grad_leak" / fixture
     enable(mode="record")
     try:
         runpy.run_path(str(path), run_name="__main__")
@@ -113,10 +113,10 @@ def test_gl006_names_the_ddp_model_and_says_an_inverted_no_sync_diverges() -> No
 
 
 def test_gl006_names_the_model_variable_not_its_class() -> None:
-    fixture = ROOT / "fixtures" / "ddp_no_sync" / "accumulate_without_no_sync.py"
+    fixture = ROOT / "fixtures" / "ddp_accumulation_without_no_sync" / "accumulate_without_no_sync.py"
     done = _gradlint_run(fixture, ROOT)
     lines = [line for line in done.stderr.splitlines() if " GL006 " in line]
-    assert len(lines) == 1 and lines[0].startswith("fixtures/ddp_no_sync/accumulate_without_no_sync.py:21:13: "), done.stderr
+    assert len(lines) == 1 and lines[0].startswith("fixtures/ddp_accumulation_without_no_sync/accumulate_without_no_sync.py:21:13: "), done.stderr
     assert "through `model`" in lines[0] and "Sequential" not in lines[0]
 
 

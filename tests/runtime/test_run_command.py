@@ -36,9 +36,9 @@ def _pick(theme: str, name: str):  # type: ignore[no-untyped-def]
 SAMPLES = [
     _pick("missing_zero_grad", "no_zero_grad_plain_loop"),
     _pick("zero_grad_before_step", "zero_grad_between_backward_and_step"),
-    _pick("unscaled_accumulation", "modulo_step_unscaled_loss"),
+    _pick("unscaled_accumulated_loss", "modulo_step_unscaled_loss"),
     _pick("accumulation_off_by_one", "enumerate_mod_zero"),
-    _pick("cross_model_leak", "gan_g_first_d_zeroed_after_step"),
+    _pick("cross_model_grad_leak", "gan_g_first_d_zeroed_after_step"),
     _pick("correct_idioms", "lbfgs_closure"),
     _pick("correct_idioms", "window_start_zero_grad_across_epochs"),
 ]
