@@ -76,18 +76,20 @@ def operand(text: str) -> str:
 def unscaled_accumulated_loss(backward: str, loss: str, step: str, step_line: int | None, window: str | None,
                               counter_divisor: str | None = None, micro_divisor: str | None = None) -> tuple[str, str]:
     n = f"`{window}`" if window else "the number of micro-batches"
+    # one call that both backpropagates and steps (a framework's `trainer.train()`): "into each of its steps"
+    into = "each of its optimizer steps" if step == backward else f"one `{step}`{_at(step_line)}"
     if micro_divisor:
-        msg = (f"`{backward}` accumulates several micro-batches into one `{step}`{_at(step_line)}, but `{loss}` is divided "
+        msg = (f"`{backward}` accumulates several micro-batches into {into}, but `{loss}` is divided "
                f"only by `{micro_divisor}`, counted over its own micro-batch: each loss is its micro-batch's mean, and the step "
                f"applies the sum of those means, {n} times the mean.")
         help_ = (f"divide by a count over the whole window (all its micro-batches) instead of `{micro_divisor}`, "
                  f"or also by {n}: `({operand(loss)} / {operand(window or 'N')}).backward()`.")
         return msg, help_
     if counter_divisor:
-        msg = (f"`{backward}` accumulates several micro-batches into one `{step}`{_at(step_line)}, but `{loss}` is divided "
+        msg = (f"`{backward}` accumulates several micro-batches into {into}, but `{loss}` is divided "
                f"by the running counter `{counter_divisor}`, not by {n}: micro-batch k is weighted 1/k, so the first ones dominate the step.")
     else:
-        msg = (f"`{backward}` accumulates several micro-batches into one `{step}`{_at(step_line)}, but `{loss}` is not "
+        msg = (f"`{backward}` accumulates several micro-batches into {into}, but `{loss}` is not "
                f"divided by {n}: the step applies the sum of the micro-batch gradients, {n} times the mean.")
     help_ = f"scale the loss before backward: `({operand(loss)} / {operand(window or 'N')}).backward()`."
     return msg, help_

@@ -143,3 +143,15 @@ def test_programs_report_exactly_their_expected_codes_once(name: str) -> None:
     codes = [f.code for f in report]
     assert len(codes) == len(set(codes)), str(report)  # one line per finding
     assert set(codes) == {code for _line, code in expected}
+
+
+def test_a_call_that_backpropagates_and_steps_is_not_named_twice() -> None:
+    """A framework's `trainer.train()` is both the backward and the step the guard sees: the message says
+    it accumulates into each of its optimizer steps, never "`trainer.train()` ... into one `trainer.train()`"."""
+    from gradcheck_lint.messages import unscaled_accumulated_loss
+
+    msg, _help = unscaled_accumulated_loss("trainer.train()", "loss", "trainer.train()", 12, "gradient_accumulation_steps")
+    assert "into one `trainer.train()`" not in msg
+    assert msg.startswith("`trainer.train()` accumulates several micro-batches into each of its optimizer steps, but `loss`")
+    msg, _help = unscaled_accumulated_loss("loss.backward()", "loss", "opt.step()", 12, "accum")
+    assert "into one `opt.step()` at line 12" in msg
