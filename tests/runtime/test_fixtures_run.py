@@ -12,6 +12,9 @@ from support import load_fixtures
 
 pytest.importorskip("torch")
 
+# the session's fixture runs are made once, on the one pytest-xdist worker that runs these tests (--dist loadgroup)
+pytestmark = [pytest.mark.xdist_group("fixture_runs"), pytest.mark.slow]
+
 RUNNABLE = [f for f in load_fixtures() if not f.static_only]
 
 
