@@ -64,9 +64,36 @@ def fixture_runs_strict() -> dict[str, dict[str, object]]:
     return run_scripts(_runnable_fixtures(), "strict", cwd=ROOT)
 
 
+# Measured at about 5 s or more on the 2-core machine (`--durations`), or sharing a module fixture that is:
+# `slow`, so that `python -m pytest -m "not slow"` stays a quick loop. Whole modules, then single tests.
+_SLOW_MODULES = {
+    "tests/runtime/test_runtime_lazy_cycle.py", "tests/runtime/test_run_command.py", "tests/runtime/test_guard_mechanisms.py",
+    "tests/runtime/test_blind_programs.py", "tests/runtime/test_frameworks.py", "tests/runtime/test_differential.py",
+    "tests/runtime/test_differential_contract.py", "tests/runtime/test_gpu_check_script.py", "tests/cli/test_server.py",
+    "tests/fixes/test_autofix.py", "tests/analysis/test_fuzz.py", "tests/cli/test_flake8.py", "tests/cli/test_cache_and_jobs.py",
+}
+_SLOW_TESTS = (
+    "test_all_generated_training_loops_pass_the_prefilter", "test_generated_statement_soup_passes_the_prefilter",
+    "test_pytest_plugin", "test_ddp_two_processes_gloo", "test_the_state_cap_decides_no_verdict_on_the_fixtures",
+    "test_twenty_thousand_loops_in_one_file", "test_sarif_on_fixtures_validates_and_matches_json",
+    "test_run_prints_paths_as_the_static_side_does", "test_add_noqa_then_a_run_is_clean_on_the_fixtures",
+    "test_a_long_steady_run_keeps_the_ledger_small", "test_the_buggy_loops_are_found", "test_libcst_is_imported_only_when_fixing",
+    "test_fixed_fixtures_still_run", "test_fixtures_directory_run_matches_expectations", "test_select_ignore_and_exit_zero",
+    "test_unsafe_diff_round_trips_with_patch", "test_every_fixture_passes_the_prefilter", "test_every_flagged_fixture_passes_the_prefilter",
+    "test_no_fixture_without_a_required_word_is_flagged", "test_fast_path_gives_the_full_paths_findings",
+    "test_gl006_names_the_ddp_model_and_says_an_inverted_no_sync_diverges", "test_gl006_names_the_model_variable_not_its_class",
+    "test_environment_variable_without_code_change", "test_record_mode_prints_the_report_at_exit",
+    "test_every_safe_fix_of_the_fixtures_holds", "test_enable_catches_every_optimizer", "test_statistics_equal_json_counts_on_fixtures",
+    "test_mutated_fixtures_pass_the_prefilter",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Any other test reading the session's fixture runs is `slow` too: the runs take a minute of CPU when
-    the cache does not hold them. (The modules that read them put themselves in one xdist group.)"""
+    """Mark `slow` what the lists above name, and every test reading the session's fixture runs (a minute
+    of CPU when the cache does not hold them; their modules put themselves in one xdist group)."""
     for item in items:
-        if {"fixture_runs", "fixture_runs_strict"} & set(getattr(item, "fixturenames", ())):
+        module = item.nodeid.split("::", 1)[0]
+        name = item.name.split("[", 1)[0]
+        if (module in _SLOW_MODULES or name in _SLOW_TESTS
+                or {"fixture_runs", "fixture_runs_strict"} & set(getattr(item, "fixturenames", ()))):
             item.add_marker(pytest.mark.slow)
