@@ -16,13 +16,7 @@ import subprocess  # noqa: E402
 
 import pytest  # noqa: E402 - after the cache variable, which the imports below must see
 
-from script_runs import ROOT, run_scripts  # noqa: E402
-from support import load_fixtures  # noqa: E402
-
-
-def _runnable_fixtures() -> list[str]:
-    return [str(f.path) for f in load_fixtures() if not f.static_only]
-
+from script_runs import ROOT, run_scripts, runnable_fixtures  # noqa: E402
 
 _WARMING: list[subprocess.Popen[bytes]] = []
 
@@ -54,14 +48,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def fixture_runs() -> dict[str, dict[str, object]]:
     """Every runnable fixture, run once under the guard in record mode (cached on its content and the package's)."""
     pytest.importorskip("torch")
-    return run_scripts(_runnable_fixtures(), "guard", cwd=ROOT)
+    return run_scripts(runnable_fixtures(), "guard", cwd=ROOT)
 
 
 @pytest.fixture(scope="session")
 def fixture_runs_strict() -> dict[str, dict[str, object]]:
     """Every runnable fixture, run once under the strict guard."""
     pytest.importorskip("torch")
-    return run_scripts(_runnable_fixtures(), "strict", cwd=ROOT)
+    return run_scripts(runnable_fixtures(), "strict", cwd=ROOT)
 
 
 # Measured at about 5 s or more on the 2-core machine (`--durations`), or sharing a module fixture that is:
