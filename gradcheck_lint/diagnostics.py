@@ -136,6 +136,8 @@ class Diagnostic:
     # evidence in other files of the project, innermost first; non-empty exactly when the finding rests
     # on what code of another file does (a fact read there, through a call of this file)
     related: tuple[RelatedLocation, ...] = ()
+    # why a possible finding is only possible: the assumptions of its chain, in words (`provenance.Assumption`)
+    assumptions: tuple[str, ...] = ()
 
     @property
     def line(self) -> int:
@@ -173,6 +175,7 @@ class Diagnostic:
             "help": self.help,
             "fix": self.fix.to_json() if self.fix else None,
             **({"related": [r.to_json() for r in self.related]} if self.related else {}),
+            **({"assumptions": list(self.assumptions)} if self.assumptions else {}),
         }
 
     @classmethod
@@ -202,6 +205,7 @@ class Diagnostic:
                 ),
                 related=tuple(RelatedLocation(_typed(r["path"], str), _span(r), _typed(r["message"], str))
                               for r in _typed(data.get("related", []), list)),
+                assumptions=tuple(_typed(a, str) for a in _typed(data.get("assumptions", []), list)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a diagnostic: {exc}") from exc

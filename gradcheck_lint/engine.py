@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from .analysis import TrainingModel
 from .analysis.apimodels import ModelFile, catalogue_for
 from .analysis.gradstate import forget_canonical
+from .analysis.provenance import assumptions
 from .analysis.syntax import forget_code
 from .config import Settings
 from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Diagnostic, RelatedLocation, Severity, Span
@@ -21,6 +22,7 @@ from .fixplan import resolve as resolve_fix
 from .framestack import on_roomy_stack
 from .prefilter import clips_and_steps, might_train, syncs_backward, trains_itself
 from .project import Evidence, ProjectView, index_for
+from .project.callers import settle_with_callers
 from .registry import NOTICE_HELP, PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .sources import universal_newlines
 from .suppressions import UnusedSuppression, apply_suppressions
@@ -62,11 +64,27 @@ def check_text(text: str, path: str, settings: Settings | None = None) -> list[D
 
 
 def analyse_text(text: str, path: str, settings: Settings | None = None, *, prefilter: bool = True,
-                 project: bool = True) -> FileReport:
+                 project: bool = True, callers: bool = True) -> FileReport:
     """`check_text` with the result's reproducibility; `prefilter=False` analyses even files the textual
     prefilter rules out (the prefilter's own tests use it); `project=False` reads the file alone, not
-    following calls into the other files of its project."""
+    following calls into the other files of its project; `callers=False` leaves out the settling of its
+    findings with the files that call it (`project.callers`)."""
     settings = settings or Settings.default()
+    report = _analyse(text, path, settings, prefilter, project)
+    index = index_for(path) if project and callers else None
+    if index is None or not any(_settled_by_callers(d) for d in report.diagnostics):
+        return report
+    chosen = settings
+    return settle_with_callers(report, text, path, index, settings,
+                               lambda t, p: analyse_text(t, p, chosen, prefilter=prefilter, callers=False))
+
+
+def _settled_by_callers(d: Diagnostic) -> bool:
+    """A finding of the analysis that rests on an assumption a caller may settle, or on another file's code."""
+    return d.code not in (PARSE_ERROR_CODE, NOTICE_CODE, UnusedSuppression.code) and (d.possible or bool(d.related))
+
+
+def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project: bool) -> FileReport:
     enabled = settings.codes_for(path)
     text = universal_newlines(text)  # files are read so already; text given directly may not be
     catalogue = catalogue_for(settings.api_models())
@@ -190,6 +208,7 @@ def _findings(model: TrainingModel, text: str, path: str, rules: list[type[Rule]
                     help=finding.help,
                     severity=rule_cls.severity,
                     certainty=finding.certainty,
+                    assumptions=tuple(a.value for a in assumptions(finding.facts)),
                     fix=resolve_fix(model, text, finding.fix, finding.certainty),
                 )
             )

@@ -110,9 +110,11 @@ def names_line(d: Diagnostic, lines: set[int]) -> bool:
     return d.line in lines or any(int(n) in lines for n in re.findall(r"\bat line (\d+)", d.message))
 
 
-def _lint(text: str, repo_dir: Path, commit: str, path: str, chosen: Settings, tree: bool) -> list[Diagnostic]:
+def _lint(text: str, repo_dir: Path, commit: str, path: str, chosen: Settings, tree: bool,
+          also: tuple[str, ...] = ()) -> list[Diagnostic]:
     """Lint one file's text: alone (`tree` False, as before), or inside the whole tree at `commit` (its
-    `.py` files extracted into a temporary project), so calls into other files of the project are read."""
+    `.py` files extracted into a temporary project), so calls into other files of the project are read;
+    `also` names other files of the tree linted too (a bug whose evidence spans files)."""
     if not tree:
         return check_source(text, path, settings=chosen)
     with tempfile.TemporaryDirectory(prefix="gradlint-tree-") as tmp:
@@ -122,11 +124,42 @@ def _lint(text: str, repo_dir: Path, commit: str, path: str, chosen: Settings, t
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
+        found: list[Diagnostic] = []
         try:
             found = analyse_text(text, str(target), chosen).diagnostics
+            for other in also:
+                if other != path and (root / other).is_file():
+                    found += analyse_text((root / other).read_text(encoding="utf-8", errors="replace"), str(root / other), chosen).diagnostics
         finally:
             forget_index(str(root))
-        return [dataclasses.replace(d, path=path) for d in found]
+        return [dataclasses.replace(d, path=os.path.relpath(d.path, root),
+                                    related=tuple(dataclasses.replace(r, path=os.path.relpath(r.path, root)) for r in d.related))
+                for d in found]
+
+
+_EVIDENCE = re.compile(r"([\w./-]+\.py):(\d+)")
+
+
+def evidence_places(bug: dict) -> set[tuple[str, int]]:  # type: ignore[type-arg]
+    """The labelled lines of a bug as (path, line): its own lines in its file, and the `path:line` its
+    evidence strings name (a bug whose evidence spans files)."""
+    places = {(bug["buggy_path"], n) for n in bug["lines"]}
+    for text in bug.get("evidence", []):
+        for path, line in _EVIDENCE.findall(text):
+            places.add((path, int(line)))
+    return places
+
+
+def hits_bug(d: Diagnostic, bug: dict, places: set[tuple[str, int]]) -> bool:  # type: ignore[type-arg]
+    """A finding of the bug's code at one of its places, or naming one (its message's `at line N` in
+    the bug's file, or a related location)."""
+    if d.code != bug["category"]:
+        return False
+    def at(path: str, line: int) -> bool:
+        return any(line == n and (path == p or path.endswith("/" + p) or p.endswith("/" + path)) for p, n in places)
+    if at(d.path, d.line) or any(at(r.path, r.span.line) for r in d.related):
+        return True
+    return d.path.endswith(bug["buggy_path"]) and names_line(d, set(bug["lines"]))
 
 
 def check_bug(bug: dict, chosen: Settings, tree: bool = True) -> Outcome:  # type: ignore[type-arg]
@@ -136,9 +169,10 @@ def check_bug(bug: dict, chosen: Settings, tree: bool = True) -> Outcome:  # typ
     buggy = git_show(repo_dir, bug["buggy_commit"], bug["buggy_path"])
     if buggy is None:
         return Outcome(bug, "unavailable", None, False, [], [])
-    reported = [d for d in _lint(buggy, repo_dir, bug["buggy_commit"], bug["buggy_path"], chosen, tree) if d.code in ANALYSIS]
-    lines = set(bug["lines"])
-    hits = [d for d in reported if d.code == bug["category"] and names_line(d, lines)]
+    places = evidence_places(bug)
+    also = tuple(sorted({p for p, _ in places} - {bug["buggy_path"]}))
+    reported = [d for d in _lint(buggy, repo_dir, bug["buggy_commit"], bug["buggy_path"], chosen, tree, also) if d.code in ANALYSIS]
+    hits = [d for d in reported if hits_bug(d, bug, places)]
     found, by_default = bool(hits), any(not d.possible for d in hits)
     clean = None
     fixed_reported: list[Diagnostic] = []
@@ -154,7 +188,7 @@ def check_bug(bug: dict, chosen: Settings, tree: bool = True) -> Outcome:  # typ
 
 
 def run_bugs(args: argparse.Namespace) -> int:
-    manifest = tomllib.loads((HERE / "manifest.toml").read_text(encoding="utf-8"))["bug"]
+    manifest = tomllib.loads(Path(args.manifest).read_text(encoding="utf-8"))["bug"]
     only = set(args.only.split(",")) if args.only else None
     chosen = settings()
     outcomes = []
@@ -226,8 +260,7 @@ def _extract(bug: dict, into: Path) -> None:  # type: ignore[type-arg]
 
 
 # -- the sweep ----------------------------------------------------------------------------------
-def load_verdicts() -> dict[tuple[str, str, int, str], dict]:  # type: ignore[type-arg]
-    path = HERE / "verdicts.toml"
+def load_verdicts(path: Path = HERE / "verdicts.toml") -> dict[tuple[str, str, int, str], dict]:  # type: ignore[type-arg]
     if not path.exists():
         return {}
     rows = tomllib.loads(path.read_text(encoding="utf-8")).get("finding", [])
@@ -235,8 +268,8 @@ def load_verdicts() -> dict[tuple[str, str, int, str], dict]:  # type: ignore[ty
 
 
 def run_sweep(args: argparse.Namespace) -> int:
-    repos = tomllib.loads((HERE / "sweep.toml").read_text(encoding="utf-8"))["repo"]
-    verdicts = load_verdicts()
+    repos = tomllib.loads(Path(args.manifest).read_text(encoding="utf-8"))["repo"]
+    verdicts = load_verdicts(Path(args.verdicts))
     chosen = settings()
     counts: collections.Counter[str] = collections.Counter()
     per_code: collections.Counter[str] = collections.Counter()
@@ -246,7 +279,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     files = 0
     for entry in repos:
-        if args.set != "all" and entry["set"] != args.set:
+        if args.set != "all" and entry.get("set", args.set) != args.set:
             continue
         repo_dir = snapshot(entry["repo"])
         if repo_dir is None:
@@ -278,7 +311,7 @@ def run_sweep(args: argparse.Namespace) -> int:
                 per_code[f"{d.code} {verdict}"] += 1
                 if verdict == "unread" or args.show:
                     unread.append(f"{verdict:6} {entry['repo']} {rel}:{d.line}:{d.column} {d.code} [{d.certainty.value}] {d.message}")
-    print(f"repositories ({args.set}): {sum(1 for e in repos if args.set == 'all' or e['set'] == args.set)}, files {files}, "
+    print(f"repositories ({args.set}): {sum(1 for e in repos if args.set == 'all' or e.get('set', args.set) == args.set)}, files {files}, "
           f"{time.perf_counter() - start:.0f} s")
     print("findings:", dict(counts))
     shown = {k: v for k, v in by_certainty.items() if k.endswith("certain")}
@@ -299,12 +332,15 @@ def main(argv: list[str]) -> int:
     sub = parser.add_subparsers(dest="what", required=True)
     bugs = sub.add_parser("bugs")
     bugs.add_argument("--only", help="comma-separated codes")
+    bugs.add_argument("--manifest", default=str(HERE / "manifest.toml"), help="the bugs (default: this benchmark's manifest.toml)")
     bugs.add_argument("--show", action="store_true", help="list found bugs too")
     bugs.add_argument("--single-file", action="store_true",
                       help="lint each file alone, as extracted from git (default: inside its whole tree at the commit)")
     bugs.add_argument("--extract", help="write the buggy and fixed files under this directory (never commit them)")
     sweep = sub.add_parser("sweep")
     sweep.add_argument("--set", default="heldout", choices=["heldout", "dev", "fresh", "all"])
+    sweep.add_argument("--manifest", default=str(HERE / "sweep.toml"), help="the repositories (default: this benchmark's sweep.toml)")
+    sweep.add_argument("--verdicts", default=str(HERE / "verdicts.toml"), help="the verdicts read so far")
     sweep.add_argument("--show", action="store_true", help="list findings that have a verdict too")
     sweep.add_argument("--jobs", type=int, default=2)
     sweep.add_argument("--times", action="store_true", help="time each file in this process and print the five slowest")

@@ -143,9 +143,8 @@ class Calls:
         interp = self.interp
         if interp.project is not None:
             found = interp.project.target(qual)
-            # functions and static methods; of classes, modules and optimizers (a plain wrapper object of
-            # another file is still read from how it is used, as before)
-            if found is not None and (found[0] is not None or found[1] is not None and (found[1].is_module or bool(found[1].api))):
+            # functions, static methods and classes (a trainer or executor object whose methods train)
+            if found is not None and (found[0] is not None or found[1] is not None):
                 return self.project_call(call, found[0], found[1], flow, frame)
         last = qual.rsplit(".", 1)[-1]
         pos, kw = self.args_of(call, flow, frame)

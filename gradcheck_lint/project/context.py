@@ -200,6 +200,16 @@ class ProjectView:
                 return info
         return None
 
+    def class_source(self, name: str) -> tuple[ast.ClassDef, Any] | None:
+        """The definition of a class of another file read here (by its name, qualified or not), with the
+        qualifier of that file's imports (`nn.Linear` -> `torch.nn.Linear` as *its* imports say)."""
+        short = name.rpartition(".")[2]
+        for ctx in self._contexts.values():
+            info = ctx.classes.get(short)
+            if info is not None:
+                return info.node, ctx.imports.qualify
+        return None
+
     # ------------------------------------------------------------------ running code of another file
     @contextlib.contextmanager
     def entered(self, interp: Interpreter, fn: Function, call: ast.AST | None) -> Iterator[bool]:

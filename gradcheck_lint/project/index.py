@@ -298,6 +298,10 @@ class ProjectIndex:
                         todo.append((other, obase, oname if oinit else oname.rpartition(".")[0], level + (not reexports), found))
         return "\n".join(out)
 
+    def text_of(self, path: str) -> str | None:
+        """The text of a project file (kept while the process runs; its digest is recorded as read)."""
+        return self._text(path)
+
     def _text(self, path: str) -> str | None:
         known = self._texts.get(path)
         if known is None:
