@@ -147,6 +147,10 @@ class ProjectView:
         (a method, its class), (None, a class); None when it is no project definition."""
         base = self.current.base_dir if self.current is not None else self.home_base
         found = self.index.resolve(qual, base, self.packages)
+        if found is None and self.current is None and os.path.dirname(self.abs) != base:
+            # a script inside a package's folder, run as `python folder/script.py`: its own folder comes
+            # first on the import path (`from utils import train` names folder/utils.py)
+            found = self.index.resolve(qual, os.path.dirname(self.abs), self.packages)
         if found is None or (self.current is None and found.module.path == self.abs):
             return None
         module = found.module

@@ -272,6 +272,7 @@ class ProjectIndex:
         home_base, name, is_init = module_identity(path)
         package = name if is_init else name.rpartition(".")[0]
         seen = {os.path.abspath(path)}
+        script_dir = os.path.dirname(os.path.abspath(path))
         out: list[str] = []
         todo = [(text, home_base, package, 0, "")]
         while todo:
@@ -284,6 +285,8 @@ class ProjectIndex:
             for dotted in listed:
                 for candidate in dotted:
                     found = self.locate(candidate, base)
+                    if found is None and not key and script_dir != base:
+                        found = self.locate(candidate, script_dir)  # a script's own folder (see ProjectView.target)
                     if found is None or found in seen:
                         continue
                     seen.add(found)

@@ -223,3 +223,11 @@ def test_layers_of_a_model_class_of_another_file_say_what_its_forward_saves(tmp_
     # backpropagating through `d_fake` raises: certain, as for a class of the same file
     root = _tree(tmp_path, {"nets.py": NETS, "gan.py": GAN})
     assert _found(_lint(root / "gan.py"), root) == [("gan.py", 16, "GL009", "certain")]
+
+
+def test_a_script_in_a_package_folder_imports_its_neighbours(tmp_path: Path) -> None:
+    # `python tuning/tune.py` puts tuning/ first on the import path: `from utils import train_one_epoch`
+    # is tuning/utils.py, although tuning/ is a package
+    root = _tree(tmp_path, {"tuning/__init__.py": "", "tuning/utils.py": ENGINE.format(clear=""),
+                            "tuning/tune.py": MAIN.format(optimizer=SGD, imports="").replace("from pkg.engine import", "from utils import")})
+    assert _found(_lint(root / "tuning" / "utils.py"), root) == [("tuning/utils.py", 7, "GL001", "certain")]
