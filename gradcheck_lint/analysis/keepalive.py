@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from .events import KeepAlive
 from .flow import Flow, Frame
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code
@@ -20,22 +21,6 @@ from .walk import iter_tree
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
-
-
-@dataclass(eq=False)
-class KeepAlive:
-    """A statement that stores a tensor with a graph into an accumulator that outlives the iteration."""
-
-    node: ast.AST  # the statement (`total += loss`) or the call (`losses.append(loss)`)
-    target: str  # the accumulator's key (`total_loss`, `self.history[loss]`)
-    stored: ast.expr  # the stored expression (`loss`)
-    loop: int  # the loop whose iterations it spans
-    trained: bool = False  # a backward pass of the accumulator ran: the graphs were kept on purpose
-    shown: str = ""  # the accumulator as written (`self.history["loss"]`)
-    via_item: str = ""  # the stored value is a container holding the graph through this item (`output[loss]`)
-    # how the analysis knows the stored value holds a graph: read when a forward pass of a module built
-    # in sight made it or a backward ran on it; else as sure as the modules and calls that made it
-    provenance: Provenance = READ
 
 
 class KeepAlives:
