@@ -22,21 +22,18 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 from .events import AmpMisuse
 from .flow import Flow
 from .gradstate import PathState
+from .parts import AmpHost
 from .values import Entity, Holder
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 
 class Amp:
     """Apply the AMP transitions to a flow and record each misuse once per call site."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: AmpHost) -> None:
         self.interp = interp
         self.misuses: dict[tuple[str, int], AmpMisuse] = {}
         self._nodes: dict[int, ast.AST] = {}

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from . import names as N
 from .apimodels import ArgRef, Effect
@@ -15,13 +14,11 @@ from .deferred import entered, makes_context_only
 from .definitions import ClassInfo, is_abstract
 from .flow import Flow, Frame, Function
 from .inlining import Inliner
+from .parts import CallsHost
 from .provenance import Assumption, assumed
 from .reductions import normaliser_argument, sums_samples
 from .syntax import arguments, code, keyword_value
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 # Built-ins that pass their arguments' objects through (`list(model.parameters())`, `chain(a, b)`).
 _CONTAINERS = frozenset({"chain", "list", "tuple", "filter", "sorted", "iter", "set", "reversed"})
@@ -36,7 +33,7 @@ _ARG0 = ArgRef(positions=(0,))
 class Calls:
     """Resolve and interpret calls."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: CallsHost) -> None:
         self.interp = interp
         self.table = interp.table
         self.catalogue = interp.catalogue

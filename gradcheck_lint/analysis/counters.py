@@ -7,7 +7,6 @@ import ast
 import functools
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from . import names as N
 from .conditions import (
@@ -22,11 +21,9 @@ from .conditions import (
     truth_at_zero,
 )
 from .flow import Flow, Frame, Outcome
+from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
 from .values import EMPTY, Counter, Value, join
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
@@ -36,7 +33,7 @@ _PASS_THROUGH = ("iter", "list", "tuple", "sorted", "reversed")
 class Counters:
     """Run `for` loops; follow loop counters and their window phases."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: CountersHost) -> None:
         self.interp = interp
         self._trains: dict[int, bool] = {}
         self._truths: dict[tuple[int, str, str, str, int], tuple[ast.expr, bool | None]] = {}

@@ -10,19 +10,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
 from .deferred import defer, may_make_context, synthetic_call
 from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
 from .names import ref_text
+from .parts import EffectsHost
 from .provenance import MODELLED, Assumption, assumed
 from .syntax import code
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 KIND_OF = {"model": Kind.MODEL, "optimizer": Kind.OPTIMIZER, "scheduler": Kind.SCHEDULER, "tool": Kind.TOOL,
            "tensor": Kind.PARAM, "loss": Kind.LOSS}
@@ -32,7 +29,7 @@ _UNKNOWN = object()
 class Effects:
     """The interpreter's side of the catalogue: each effect kind as a transition."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: EffectsHost) -> None:
         self.interp = interp
         self.table = interp.table
         self.catalogue = interp.catalogue

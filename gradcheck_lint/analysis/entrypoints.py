@@ -5,18 +5,15 @@ were handed to something the analysis cannot follow."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from .definitions import ClassInfo
 from .flow import BudgetExhausted, Flow, Frame, Function, Outcome
 from .gradstate import PathState
+from .parts import EntryPointsHost
 from .prescan import EVENT_ATTRS
 from .siblings import Siblings
 from .values import OPAQUE, Counter, Value
 from .walk import iter_tree
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 
 def _qualname(fn: Function, cls: ClassInfo | None) -> str:
@@ -26,7 +23,7 @@ def _qualname(fn: Function, cls: ClassInfo | None) -> str:
 class EntryPoints:
     """Choose the roots of the analysis and run each from a sensible context."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: EntryPointsHost) -> None:
         self.interp = interp
         self._nested: list[tuple[Function, dict[str, Value], Frame]] = []
         self._roots: set[int] = set()

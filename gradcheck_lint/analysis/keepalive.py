@@ -10,23 +10,20 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from .events import KeepAlive
 from .flow import Flow, Frame
+from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code
 from .values import Value
 from .walk import iter_tree
 
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
-
 
 class KeepAlives:
     """Record accumulations of graph-carrying tensors, and which accumulators a backward consumed."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: KeepAlivesHost) -> None:
         self.interp = interp
         self.events: dict[int, KeepAlive] = {}
         self._trained: set[str] = set()

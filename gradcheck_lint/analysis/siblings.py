@@ -18,17 +18,14 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from . import names as N
 from .definitions import ClassInfo
 from .flow import Flow, Frame, Function
 from .gradstate import PathState
+from .parts import SiblingsHost
 from .values import OPAQUE, Kind, Value, join
 from .walk import iter_tree
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 # Calls that make a method a training step of its own: it is analysed as such, never run on the side.
 _STEPS = frozenset({"backward", "manual_backward", "step", "optimizer_step", "update_params"})
@@ -41,7 +38,7 @@ class SiblingValues:
 
 
 class Siblings:
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: SiblingsHost) -> None:
         self.interp = interp
         self._runs: dict[int, SiblingValues] = {}  # by method: what running it once on the side left
         self._facts: dict[int, tuple[bool, set[str], set[str]]] = {}  # by method: steps itself, assigns, returns
@@ -145,7 +142,7 @@ class _recording_dropped:
     _SWAPPED = (("recorder", "backwards"), ("recorder", "steps"), ("recorder", "clears"), ("recorder", "last_update"),
                 ("keepalives", "events"), ("amp", "misuses"))
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: SiblingsHost) -> None:
         self.interp = interp
 
     def __enter__(self) -> None:

@@ -11,20 +11,16 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING
 
 from . import names as N
 from .flow import Flow, Frame
+from .parts import Unpacker, UnpackingHost
 from .provenance import Assumption, assumed
 from .syntax import arguments
 from .values import Kind, Value, join
 
-if TYPE_CHECKING:
-    from .expressions import Expressions
-    from .interpreter import Interpreter
 
-
-def unpack(ex: Expressions, elems: list[ast.expr], value: Value, flow: Flow, frame: Frame, source: ast.AST | None, stmt: ast.AST,
+def unpack(ex: Unpacker, elems: list[ast.expr], value: Value, flow: Flow, frame: Frame, source: ast.AST | None, stmt: ast.AST,
            keep_phases: bool = False) -> None:
     interp = ex.interp
     positional = [value.item(str(i)) for i in range(len(elems))]
@@ -61,7 +57,7 @@ def unpack(ex: Expressions, elems: list[ast.expr], value: Value, flow: Flow, fra
             interp.keepalives.tuple_parts.add(elem.id)  # `loss, hits = model(x)`: `hits` may hold no graph
 
 
-def _built_with_optimizer(interp: Interpreter, elems: list[ast.expr], source: ast.AST | None, value: Value, flow: Flow) -> tuple[int, ...]:
+def _built_with_optimizer(interp: UnpackingHost, elems: list[ast.expr], source: ast.AST | None, value: Value, flow: Flow) -> tuple[int, ...]:
     """`netD_img, netD_seq, optimizer_netD = create_netD(opt)`: a builder out of sight gives back models
     and the optimizer that steps them, named for the same role (`d`). Binds the models and that
     optimizer, owning them (less certain: known by names); returns the positions bound."""
