@@ -4,12 +4,12 @@ answered by the catalogue of API models (through `effects`); anything else is an
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import replace
 
 from . import names as N
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
+from .conventions import convention
 from .deferred import entered, makes_context_only
 from .definitions import ClassInfo, is_abstract
 from .flow import Flow, Frame, Function
@@ -615,6 +615,6 @@ class Calls:
 
 
 # A class keeping an average of weights (EMA, SWA, Polyak): built from parameters and stepped, yet no optimizer.
-_AVERAGE = re.compile(r"(?i)ema|averag|moving|swa|polyak")
+_AVERAGE = convention("weight_average_class")
 
-_QUERY = re.compile(r"(?i)(?:get|num|count|current|is|has)_")
+_QUERY = convention("query")

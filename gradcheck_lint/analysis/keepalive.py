@@ -8,9 +8,9 @@ log-probabilities, a sum of micro-batch losses), and a memory leak otherwise.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import replace
 
+from .conventions import convention
 from .events import KeepAlive
 from .flow import Flow, Frame
 from .parts import KeepAlivesHost
@@ -130,8 +130,7 @@ class KeepAlives:
         return found
 
 
-_MODEL_COUNT = re.compile(r"(?i)(?:^|[._])(?:(?:num|n)_?(?:ds|gs|nets?|models?|discriminators?|generators?|critics?|heads?|agents?|experts?|scales|stages)"
-                          r"|nets_?d|models|discriminators|generators|critics|heads|agents|experts)$")
+_MODEL_COUNT = convention("model_count")
 
 
 def _range_count(loop: ast.AST) -> str | None:
@@ -151,7 +150,7 @@ def _over_models(loop: ast.AST) -> bool:
     return count is not None and bool(_MODEL_COUNT.search(count))
 
 
-_WINDOW_COUNT = re.compile(r"(?i)accum|micro_?batch|micro_?steps")
+_WINDOW_COUNT = convention("accumulation_window")
 
 
 def _over_window(loop: ast.AST) -> bool:

@@ -13,16 +13,16 @@ needs to run.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .apimodels import Hook
+from .conventions import convention
 from .parts import LossHooksHost
 from .syntax import assignment_targets, code
 from .walk import iter_tree, own_nodes
 
-_WINDOW = re.compile(r"(?i)accum|gradient_accumulation")
+_WINDOW = convention("accumulation_flag")
 
 
 @dataclass(frozen=True)

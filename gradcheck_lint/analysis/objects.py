@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
 from collections.abc import Iterable
 from dataclasses import replace
 
 from . import names as N
 from .apimodels.schema import AttributeModel, MethodModel
+from .conventions import convention
 from .definitions import ClassInfo
 from .flow import ANY_WRAPPER, SYNC_OFF, SYNC_SET, Flow, Frame, generations
 from .gradstate import PathState
@@ -21,7 +21,7 @@ from .syntax import arguments, assignment_targets, code
 from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 from .walk import iter_tree
 
-_DIVISOR_NAME = re.compile(r"(?i)divisor|normali[sz]er|denominator")
+_DIVISOR_NAME = convention("divisor")
 
 
 class Objects:

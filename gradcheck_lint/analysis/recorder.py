@@ -4,11 +4,11 @@ transition it makes on every path, and what the rules later read about it."""
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
 from dataclasses import replace
 
 from . import names as N
+from .conventions import convention
 from .events import Backward, Clear, Step
 from .flow import SYNC_SET, Flow, Frame, generation, generation_key, generations
 from .gradstate import UNDONE, PathState
@@ -17,7 +17,7 @@ from .syntax import code, keyword_value
 from .trials import steps_without_backward, undone_steps
 from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
 
-_GRAPH_METHOD = re.compile(r"(?i)^forward|loss")
+_GRAPH_METHOD = convention("graph_method")
 
 
 class Recorder:

@@ -10,9 +10,9 @@ that steps them (`netD_img, netD_seq, optimizer_netD = create_netD(opt)`).
 from __future__ import annotations
 
 import ast
-import re
 
 from . import names as N
+from .conventions import convention
 from .flow import Flow, Frame
 from .parts import Unpacker, UnpackingHost
 from .provenance import Assumption, assumed
@@ -84,8 +84,8 @@ def _built_with_optimizer(interp: UnpackingHost, elems: list[ast.expr], source: 
 
 # A name that ends like the object first (`optimizer`, `g_optim`), then one that only mentions it (`opt_g`).
 _ELEMENT_NAMES = {
-    Kind.OPTIMIZER: (re.compile(r"(?i)(?:^|_)(?:optimi[sz]er|optim|opt)$"), re.compile(r"(?i)optim|^opt(?:_|$)")),
-    Kind.SCHEDULER: (re.compile(r"(?i)(?:^|_)(?:\w*sched\w*|lr_?\w*)$"), re.compile(r"(?i)sched")),
+    Kind.OPTIMIZER: (convention("optimizer_element"), convention("optimizer_element_mention")),
+    Kind.SCHEDULER: (convention("scheduler_element"), convention("scheduler_element_mention")),
 }
 
 
@@ -116,7 +116,7 @@ def _models_beside_optimizer(elems: list[ast.expr], optimizer_refs: frozenset[st
                           and not N.SCHEDULER_NAME.search(n) and N.roles(n) & roles)
 
 
-_LOSS_NAME = re.compile(r"(?i)loss|nll|elbo|objective")
+_LOSS_NAME = convention("loss")
 
 # Tensor functions returning (values, indices): the indices carry no graph.
 _WITH_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin", "unique", "aminmax"})
