@@ -10,7 +10,6 @@ from .definitions import ClassInfo
 from .flow import BudgetExhausted, Flow, Frame, Function, Outcome
 from .gradstate import PathState
 from .parts import EntryPointsHost
-from .prescan import EVENT_ATTRS
 from .siblings import Siblings
 from .values import OPAQUE, Counter, Value
 from .walk import iter_tree
@@ -137,7 +136,7 @@ class EntryPoints:
         nowhere, or it clears some itself. A test (`test_backward`) runs once, on objects its fixture
         builds afresh."""
         interp = self.interp
-        if fn.name.startswith("test") or not interp.prescan.calls_events(fn, "step", "backward") or not _steps_once(fn):
+        if fn.name.startswith("test") or not interp.prescan.calls_events(fn, "step", "backward") or not _steps_once(fn, interp.prescan.event_attrs):
             return False
         if self._clears_anywhere is None:  # walked for the first candidate only
             self._clears_anywhere = _clears_somewhere(interp.module)
@@ -223,7 +222,7 @@ def _clears_somewhere(module: ast.AST) -> bool:
     return False
 
 
-def _steps_once(fn: Function) -> bool:
+def _steps_once(fn: Function, events: frozenset[str]) -> bool:
     """A backward pass and a step in the function's own body, outside any loop."""
     found: set[str] = set()
     todo: list[ast.AST] = list(fn.body)
@@ -231,7 +230,7 @@ def _steps_once(fn: Function) -> bool:
         node = todo.pop()
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in EVENT_ATTRS:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in events:
             found.add("step" if "step" in node.func.attr else "backward" if "backward" in node.func.attr else "")
         todo.extend(ast.iter_child_nodes(node))
     return {"step", "backward"} <= found

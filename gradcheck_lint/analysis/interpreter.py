@@ -49,7 +49,7 @@ from .keepalive import KeepAlives
 from .names import ImportMap
 from .objects import Objects
 from .parts import Project
-from .prescan import EVENT_ATTRS, Prescan
+from .prescan import Prescan
 from .recorder import Recorder
 from .relations import Relation, implied, relation
 from .syntax import (
@@ -342,7 +342,7 @@ class Interpreter:
 
     def touches_gradients(self, name: str) -> bool:
         """A call of this name may be a training event: `zero_grad`, `step`, or a function here that reaches one."""
-        return name in EVENT_ATTRS or self.prescan.trains(name)
+        return name in self.prescan.event_attrs or self.prescan.trains(name)
 
     def correlated(self, cond: Condition) -> bool:
         """Whether a path must remember which way it went at this test: another statement tests the

@@ -425,6 +425,7 @@ class RecorderHost(Protocol):
 class SiblingsHost(Protocol):
     """What `siblings` uses of the interpreter."""
 
+    catalogue: Catalogue
     @property
     def amp(self) -> AmpFace: ...
     @property

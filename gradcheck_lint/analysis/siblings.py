@@ -27,8 +27,9 @@ from .parts import SiblingsHost
 from .values import OPAQUE, Kind, Value, join
 from .walk import iter_tree
 
-# Calls that make a method a training step of its own: it is analysed as such, never run on the side.
-_STEPS = frozenset({"backward", "manual_backward", "step", "optimizer_step", "update_params"})
+# Calls that make a method a training step of its own (it is analysed as such, never run on the side):
+# the names of the catalogue's rows that run a backward pass or a step.
+STEP_EFFECTS = ("backward", "step")
 
 
 @dataclass
@@ -49,7 +50,7 @@ class Siblings:
         the names it returns (the class is walked for every method analysed on its own)."""
         facts = self._facts.get(id(fn))
         if facts is None:
-            facts = self._facts[id(fn)] = (_steps_itself(fn), _self_assigned(fn), _returned_names(fn))
+            facts = self._facts[id(fn)] = (_steps_itself(fn, self.interp.catalogue.named_by_effect(*STEP_EFFECTS)), _self_assigned(fn), _returned_names(fn))
         return facts
 
     def left_by_others(self, cls: ClassInfo, fn: Function) -> SiblingValues | None:
@@ -163,8 +164,8 @@ class _recording_dropped:
         interp.calls.call_path = self.call_path
 
 
-def _steps_itself(fn: Function) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _STEPS for n in iter_tree(fn))
+def _steps_itself(fn: Function, steps: frozenset[str]) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in steps for n in iter_tree(fn))
 
 
 def _self_assigned(fn: Function) -> set[str]:
