@@ -136,7 +136,8 @@ class EntryPoints:
         nowhere, or it clears some itself. A test (`test_backward`) runs once, on objects its fixture
         builds afresh."""
         interp = self.interp
-        if fn.name.startswith("test") or not interp.prescan.calls_events(fn, "step", "backward") or not _steps_once(fn, interp.prescan.event_attrs):
+        if fn.name.startswith("test") or not interp.prescan.calls_events(fn, "step", "backward") \
+                or not _steps_once(fn, interp.prescan.event_attrs):
             return False
         if self._clears_anywhere is None:  # walked for the first candidate only
             self._clears_anywhere = _clears_somewhere(interp.module)

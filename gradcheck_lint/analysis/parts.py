@@ -165,7 +165,7 @@ class AmpHost(Protocol):
 
 
 class CallsHost(Protocol):
-    """What `calls` uses of the interpreter."""
+    """What `calls` uses of the interpreter, with what it hands on to its inliner (`InliningHost`)."""
 
     @property
     def amp(self) -> AmpFace: ...
@@ -218,7 +218,8 @@ class CountersHost(Protocol):
     def lookup(self, key: str, flow: Flow, frame: Frame | None) -> Value | None: ...
     def loop_for(self, node: ast.AST, count: str | None) -> Loop: ...
     def run_loop(self, flow: Flow, frame: Frame, loop: Loop, body: Callable[[Flow, Frame], Outcome],
-                 cond: Condition | None, counter: tuple[str, int | None] | None = None, calls: bool = False) -> Outcome: ...
+                 cond: Condition | None, counter: tuple[str, int | None] | None = None,
+                 calls: bool = False) -> Outcome: ...
 
 
 class EffectsHost(Protocol):
@@ -257,7 +258,7 @@ class EffectsHost(Protocol):
 
 
 class EntryPointsHost(Protocol):
-    """What `entrypoints` uses of the interpreter."""
+    """What `entrypoints` uses of the interpreter, with what it hands on to `siblings` (`SiblingsHost`)."""
 
     @property
     def amp(self) -> AmpFace: ...
@@ -284,11 +285,12 @@ class EntryPointsHost(Protocol):
     def exec_block(self, body: Sequence[ast.AST], flow: Flow, frame: Frame) -> Outcome: ...
     def loop_for(self, node: ast.AST, count: str | None) -> Loop: ...
     def run_loop(self, flow: Flow, frame: Frame, loop: Loop, body: Callable[[Flow, Frame], Outcome],
-                 cond: Condition | None, counter: tuple[str, int | None] | None = None, calls: bool = False) -> Outcome: ...
+                 cond: Condition | None, counter: tuple[str, int | None] | None = None,
+                 calls: bool = False) -> Outcome: ...
 
 
 class ExpressionsHost(Protocol):
-    """What `expressions` uses of the interpreter."""
+    """What `expressions` uses of the interpreter, with what `unpacking` reads through it (`UnpackingHost`)."""
 
     @property
     def amp(self) -> AmpFace: ...
@@ -333,7 +335,8 @@ class ExpressionsHost(Protocol):
     @property
     def period_counters(self) -> frozenset[str]: ...
     def run_loop(self, flow: Flow, frame: Frame, loop: Loop, body: Callable[[Flow, Frame], Outcome],
-                 cond: Condition | None, counter: tuple[str, int | None] | None = None, calls: bool = False) -> Outcome: ...
+                 cond: Condition | None, counter: tuple[str, int | None] | None = None,
+                 calls: bool = False) -> Outcome: ...
     @staticmethod
     def scope(frame: Frame | None) -> int: ...
     def touches_gradients(self, name: str) -> bool: ...
@@ -423,7 +426,8 @@ class RecorderHost(Protocol):
 
 
 class SiblingsHost(Protocol):
-    """What `siblings` uses of the interpreter."""
+    """What `siblings` uses of the interpreter (of `recorder`, `keepalives` and `amp`: the collections it
+    swaps while it runs methods on the side)."""
 
     catalogue: Catalogue
     @property
@@ -454,7 +458,7 @@ class UnpackingHost(Protocol):
 
 
 class LossHooksHost(Protocol):
-    """What `losshooks` uses of the interpreter."""
+    """What `losshooks` and `hook_clears` use of the interpreter."""
 
     catalogue: Catalogue
     classes: dict[str, ClassInfo]

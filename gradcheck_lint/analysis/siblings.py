@@ -50,7 +50,8 @@ class Siblings:
         the names it returns (the class is walked for every method analysed on its own)."""
         facts = self._facts.get(id(fn))
         if facts is None:
-            facts = self._facts[id(fn)] = (_steps_itself(fn, self.interp.catalogue.named_by_effect(*STEP_EFFECTS)), _self_assigned(fn), _returned_names(fn))
+            steps = self.interp.catalogue.named_by_effect(*STEP_EFFECTS)
+            facts = self._facts[id(fn)] = (_steps_itself(fn, steps), _self_assigned(fn), _returned_names(fn))
         return facts
 
     def left_by_others(self, cls: ClassInfo, fn: Function) -> SiblingValues | None:
