@@ -10,10 +10,8 @@ from __future__ import annotations
 import ast
 
 from .analysis import TrainingModel
-from .analysis.amp import AmpMisuse
 from .analysis.conditions import Condition
-from .analysis.events import Backward, Step
-from .analysis.keepalive import KeepAlive
+from .analysis.events import AmpMisuse, Backward, KeepAlive, Step
 from .analysis.names import dotted
 from .analysis.syntax import arguments, code
 from .analysis.walk import iter_tree

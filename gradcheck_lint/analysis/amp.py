@@ -22,33 +22,18 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from .events import AmpMisuse
 from .flow import Flow
 from .gradstate import PathState
+from .parts import AmpHost
 from .values import Entity, Holder
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
-
-
-@dataclass(eq=False)
-class AmpMisuse:
-    """One call that broke the order of scaled backward, unscale, clip and step."""
-
-    kind: str  # clip_before_unscale | unscale_twice | partial | bypass
-    node: ast.AST  # where it is reported: the clip, the second unscale_, the earlier clip, the step
-    optimizer: Entity
-    other: ast.AST | None = None  # the call on the other side (the scaled backward, the first unscale_)
-    ifs: set[tuple[int, ...]] = field(default_factory=set)
-    paths: set[frozenset] = field(default_factory=set)  # the branch assumptions of the paths it happened on
 
 
 class Amp:
     """Apply the AMP transitions to a flow and record each misuse once per call site."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: AmpHost) -> None:
         self.interp = interp
         self.misuses: dict[tuple[str, int], AmpMisuse] = {}
         self._nodes: dict[int, ast.AST] = {}

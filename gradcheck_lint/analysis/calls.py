@@ -4,24 +4,21 @@ answered by the catalogue of API models (through `effects`); anything else is an
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from . import names as N
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
+from .conventions import convention
 from .deferred import entered, makes_context_only
 from .definitions import ClassInfo, is_abstract
 from .flow import Flow, Frame, Function
 from .inlining import Inliner
+from .parts import CallsHost
 from .provenance import Assumption, assumed
 from .reductions import normaliser_argument, sums_samples
 from .syntax import arguments, code, keyword_value
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 # Built-ins that pass their arguments' objects through (`list(model.parameters())`, `chain(a, b)`).
 _CONTAINERS = frozenset({"chain", "list", "tuple", "filter", "sorted", "iter", "set", "reversed"})
@@ -36,7 +33,7 @@ _ARG0 = ArgRef(positions=(0,))
 class Calls:
     """Resolve and interpret calls."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: CallsHost) -> None:
         self.interp = interp
         self.table = interp.table
         self.catalogue = interp.catalogue
@@ -617,6 +614,6 @@ class Calls:
 
 
 # A class keeping an average of weights (EMA, SWA, Polyak): built from parameters and stepped, yet no optimizer.
-_AVERAGE = re.compile(r"(?i)ema|averag|moving|swa|polyak")
+_AVERAGE = convention("weight_average_class")
 
-_QUERY = re.compile(r"(?i)(?:get|num|count|current|is|has)_")
+_QUERY = convention("query")

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from .conventions import convention
 from .names import NON_FINITE, dotted
 from .pathcond import Atom
 from .syntax import code, forget_code, is_int
@@ -15,7 +15,7 @@ from .walk import walk
 __all__ = ["Condition", "analyse_test", "code", "forget_code", "grad_existence_test", "modulo_atoms", "phase_truth",
            "modulo_operations", "truth_at_zero", "first_window", "first_window_size", "fires_on_most", "ALL_PHASES", "FIRST", "MID", "LAST", "NEXT_PHASE"]
 
-_COUNTER_NAME = re.compile(r"(?:^|_)(?:i|it|idx|step|steps|iter|iters|iteration|batch_idx|batch_i|count|counter|n|k|j|micro|accum|num|global_step)(?:_|$)|step|iter|idx|count|accum|micro|batch", re.I)
+_COUNTER_NAME = convention("counter")
 
 
 def _kleene(values: Sequence[ast.expr], is_and: bool, truth: Callable[[ast.expr], bool | None]) -> bool | None:

@@ -7,7 +7,6 @@ import ast
 import functools
 import re
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from . import names as N
 from .conditions import (
@@ -21,12 +20,11 @@ from .conditions import (
     phase_truth,
     truth_at_zero,
 )
+from .conventions import convention
 from .flow import Flow, Frame, Outcome
+from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
 from .values import EMPTY, Counter, Value, join
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
@@ -36,7 +34,7 @@ _PASS_THROUGH = ("iter", "list", "tuple", "sorted", "reversed")
 class Counters:
     """Run `for` loops; follow loop counters and their window phases."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: CountersHost) -> None:
         self.interp = interp
         self._trains: dict[int, bool] = {}
         self._truths: dict[tuple[int, str, str, str, int], tuple[ast.expr, bool | None]] = {}
@@ -279,14 +277,13 @@ class Counters:
 
 # A loop over the steps of one sequence (`range(seq_len)`, `range(T)`, `range(self.horizon)`): its
 # backward passes are the terms of one objective over time, not micro-batches of one batch.
-_TIME = re.compile(r"(?i)(?:^|[_.])(?:t|seq|seq_?len|sequence|time|timesteps?|horizon|unroll|rollout|max_?len|length|n_?steps_?ahead|tgt_?len|trg_?len)$")
-_MICRO = re.compile(r"(?i)acc|micro|chunk|split|grad_?steps|update_freq")
+_TIME = convention("time_loop")
+_MICRO = convention("micro_batch_loop")
 
 
 # A loop over the transitions of an episode (`for r, prob in self.data[::-1]`, `reversed(rewards)`,
 # `zip(log_probs, returns)`): a policy gradient sums its terms over time, it does not average micro-batches.
-_EPISODE = re.compile(r"(?i)(?:^|[_.])(?:memory|replay|buffer|transitions?|trajector(?:y|ies)|episodes?|rewards?|returns|"
-                      r"log_?probs?|saved_\w+|experiences?|rollouts?|steps_?taken)$")
+_EPISODE = convention("episode_store")
 
 
 def _reads_as_rollout(it: ast.expr) -> bool:
@@ -309,7 +306,7 @@ def _reads_as_rollout(it: ast.expr) -> bool:
 
 
 # What fetches data: a loop body that calls one of these takes a new micro-batch on each iteration.
-_FETCH = re.compile(r"(?i)next|batch|sample|data|load|fetch|read|get_item|getitem")
+_FETCH = convention("batch_fetch")
 
 
 def _refines_one_batch(stmt: ast.For) -> bool:
@@ -336,7 +333,8 @@ def _refines_one_batch(stmt: ast.For) -> bool:
 
 # The tasks of a meta-batch (`for task_batch in batch`, `for task in tasks`): meta-learning sums (or
 # averages, by its own convention) the task losses; it is not accumulation over micro-batches.
-_TASK = re.compile(r"(?i)(?:^|_)tasks?(?:_|$)")
+_TASK = convention("task_loop")
+_RESUME_POINT = convention("resume_point")
 
 
 def _first_value(counter: Counter) -> int | None:
@@ -349,7 +347,7 @@ def _resume_offset(start: ast.expr) -> int | None:
     if isinstance(start, ast.BinOp) and isinstance(start.op, ast.Add):
         for const, other in ((start.right, start.left), (start.left, start.right)):
             if isinstance(const, ast.Constant) and isinstance(const.value, int) and not isinstance(const.value, bool) \
-                    and isinstance(other, (ast.Name, ast.Attribute)) and re.search(r"(?i)start|resume|skip|offset|begin", code(other)):
+                    and isinstance(other, (ast.Name, ast.Attribute)) and _RESUME_POINT.search(code(other)):
                 return const.value
     return None
 

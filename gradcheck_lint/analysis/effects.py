@@ -8,21 +8,18 @@ typestate transition and the abstract value the interpreter carries on.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
 from .deferred import defer, may_make_context, synthetic_call
 from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
 from .names import ref_text
+from .parts import EffectsHost
 from .provenance import MODELLED, Assumption, assumed
 from .syntax import code
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 KIND_OF = {"model": Kind.MODEL, "optimizer": Kind.OPTIMIZER, "scheduler": Kind.SCHEDULER, "tool": Kind.TOOL,
            "tensor": Kind.PARAM, "loss": Kind.LOSS}
@@ -32,7 +29,7 @@ _UNKNOWN = object()
 class Effects:
     """The interpreter's side of the catalogue: each effect kind as a transition."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: EffectsHost) -> None:
         self.interp = interp
         self.table = interp.table
         self.catalogue = interp.catalogue
@@ -69,133 +66,124 @@ class Effects:
         return out
 
     def _one(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
-        kind = effect.kind
-        if kind == "construct":
-            return self.construct(effect, site, flow)
-        if kind == "returns":
-            return self.returns(effect, site)
-        if kind == "set_attribute":
-            # `self.add_module("discriminator", discriminator)` in a class: as `self.discriminator = discriminator`.
-            # On a model value (`model.add_module("features", ...)`) the part stays a path of that model.
-            named, found = site.arg(effect.ref("name")), site.arg(effect.ref("value"))
-            node = named[1] if named is not None else None
-            if found is not None and isinstance(site.receiver_node, ast.Name) and site.receiver_node.id == "self" \
-                    and isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
-                flow.env[f"self.{node.value}"] = found[0]
-            return EMPTY
-        if kind == "clone":
-            found = site.arg(effect.ref("value"))
-            if found is not None and found[0].modules:
-                ent = self.interp.mint(Kind.MODEL, code(site.call.func), ("ctor", id(site.call)), api="torch.nn.Module")
-                value = self.interp.model_value(ent)
-                self.fresh(value, flow)
-                return value
-            return found[0] if found else EMPTY
-        if kind == "backward":
-            self.backward(effect, site, flow, frame)
-            return EMPTY
-        if kind == "step":
-            self.step(effect, site, flow, frame)
-            return EMPTY
-        if kind == "clear":
-            self.clear(effect, site, flow, frame)
-            return EMPTY
-        if kind == "gate":
-            # `accelerator.accumulate(model)` also switches the model's gradient sync off on micro-batches that do not step
-            models = frozenset(e.uid for v in site.values(effect.ref("model")) for e in v.entities if e.kind is Kind.MODEL)
-            self.table.gated_models |= models
-            if not models & self.table.sync_capable and (not models or models & self.table.unknown_origin):
-                models |= {ANY_WRAPPER}  # `accumulate(model)` of a model handed in: it may be any prepared one
-            return Value(const=("context", "gate", site.owner.uid if site.owner else 0, models))
-        if kind == "hook_grads":
-            for v in site.values(effect.ref("target")):
-                self.table.hooked |= self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
-            return EMPTY
-        if kind == "gate_flag":
-            return Value(const=("gate_flag", site.owner.uid if site.owner else 0))
-        if kind == "sync":
-            return self.sync(effect, site, flow)
-        if kind == "unscale":
-            found = site.arg(effect.ref("optimizer"))
-            opts = self._optimizers(found[0]) if found else []
-            if opts:
-                self.interp.amp.unscale(site.call, opts, flow, frame.ifs)
-            return EMPTY
-        if kind == "clip":
-            self.clip(effect, site, flow, frame)
-            return EMPTY
-        if kind == "grad_norm":
-            found = site.arg(effect.ref("tensors"))
-            if found is not None and found[1] is not None:
-                holders = self.interp.calls.grads_listed(found[1], flow, frame)
-                if holders:
-                    self.interp.amp.touched(site.call, holders, "norm_before_unscale", flow, frame.ifs)
-            return EMPTY
-        if kind == "scale":
-            found = site.arg(effect.ref("value"))
-            return replace(found[0], amp=True) if found else EMPTY
-        if kind == "freeze":
-            self.freeze(effect, site, flow)
-            return None
-        if kind == "toggle":
-            found = site.arg(effect.ref("optimizer"))
-            if found is not None:
-                self.interp.toggle(bool(effect.value("on", True)), found[0], flow, frame)
-            return EMPTY
-        if kind == "parameters":
-            base = site.receiver if site.receiver is not None else (site.pos[0] if site.pos else EMPTY)
-            return Value(params=frozenset(base.modules) | base.params) if base.modules or base.params else EMPTY
-        if kind == "optimizers":
-            return self.interp.configured_optimizers(frame, flow, effect.value("configured_by", ""))
-        if kind == "detach":
-            if site.attr.endswith("_") and site.receiver_node is not None:
-                key = self.interp.ref(site.receiver_node)
-                if key is not None:
-                    flow.env[key] = EMPTY  # `x.detach_()`: the name holds a detached tensor from now on
-            return EMPTY
-        if kind == "no_grad":
-            found = site.arg(effect.ref("flag"))
-            if found is not None and literal_bool(found[1]) is not False:
-                return EMPTY  # `set_grad_enabled(True)` or a flag only known at run time
-            return Value(const=("context", "no_grad", 0))
-        if kind == "enable_grad":
-            return Value(const=("context", "enable_grad", 0))
-        if kind == "forward":
-            found = site.arg(effect.ref("module"))
-            module = found[0] if found else EMPTY
-            rest = [v for v in site.pos if v is not module] if site.receiver is None else site.pos
-            return self.interp.forward(module, rest, site.kw, flow, frame) if module.modules else union_as_tensor([*site.pos, *site.kw.values()])
-        if kind in ("divide", "multiply"):
-            return self.arithmetic(kind, effect, site)
-        if kind == "number":  # `float(loss)`, `int(n)`: a Python number, no graph, same counter and divisors
-            operands = [*site.pos, *site.kw.values()]
-            number = union_as_tensor(operands) if operands else EMPTY
-            return Value(divisors=number.divisors, counter=number.counter, const=number.const)
-        if kind == "join":  # `itertools.chain(G.parameters(), D.parameters())`: both parameter sets
-            return join([*site.pos, *site.kw.values()]) if site.pos or site.kw else EMPTY
-        if kind in ("tensor", "summed"):
-            operands = [*site.pos, *site.kw.values()]
-            if site.receiver is not None and kind == "tensor":
-                operands.insert(0, site.receiver)
-            out = union_as_tensor(operands)
-            # `loss, items = compute_loss(pred, targets)` of the YOLOv5 family returns `loss * bs`
-            return replace(out, summed=True) if kind == "summed" and out is not EMPTY else out
-        if kind == "defer":
-            found = site.arg(effect.ref("function"))
-            func = found[1] if found is not None else None
-            if isinstance(func, ast.Attribute) and may_make_context(self.catalogue, func.attr) and self.interp.calls.makes_context(
-                    self.interp.eval(func.value, flow, frame), func.value, func.attr, flow):
-                rest = [a for a in site.call.args if a is not func]
-                keywords = [k for k in site.call.keywords if k.value is not func]
-                return defer(self.interp.calls.eval_call(synthetic_call(site.call, func, rest, keywords), flow, frame))
-            # `partial(train_step, model)`: nothing runs until it is called; read as any unmodelled call
-            return self.interp.objects.opaque_call(code(site.call.func), site.pos, site.kw, flow)
-        if kind == "invoke":
-            found = site.arg(effect.ref("function"))
-            if found is not None and isinstance(found[1], ast.Name):
-                self.interp.invoke(found[1].id, flow, frame)
-            return EMPTY
-        return EMPTY  # inert
+        """The effect's transition: one per kind the schema names (`apimodels.EFFECTS`), from `TRANSITIONS`."""
+        return TRANSITIONS[effect.kind](self, effect, site, flow, frame)
+
+    # -- the transitions of `TRANSITIONS`, each called with (effect, site, flow, frame)
+    def _set_attribute(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        # `self.add_module("discriminator", discriminator)` in a class: as `self.discriminator = discriminator`.
+        # On a model value (`model.add_module("features", ...)`) the part stays a path of that model.
+        named, found = site.arg(effect.ref("name")), site.arg(effect.ref("value"))
+        node = named[1] if named is not None else None
+        if found is not None and isinstance(site.receiver_node, ast.Name) and site.receiver_node.id == "self" \
+                and isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            flow.env[f"self.{node.value}"] = found[0]
+        return EMPTY
+
+    def _clone(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        found = site.arg(effect.ref("value"))
+        if found is not None and found[0].modules:
+            ent = self.interp.mint(Kind.MODEL, code(site.call.func), ("ctor", id(site.call)), api="torch.nn.Module")
+            value = self.interp.model_value(ent)
+            self.fresh(value, flow)
+            return value
+        return found[0] if found else EMPTY
+
+    def _gate(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        # `accelerator.accumulate(model)` also switches the model's gradient sync off on micro-batches that do not step
+        models = frozenset(e.uid for v in site.values(effect.ref("model")) for e in v.entities if e.kind is Kind.MODEL)
+        self.table.gated_models |= models
+        if not models & self.table.sync_capable and (not models or models & self.table.unknown_origin):
+            models |= {ANY_WRAPPER}  # `accumulate(model)` of a model handed in: it may be any prepared one
+        return Value(const=("context", "gate", site.owner.uid if site.owner else 0, models))
+
+    def _hook_grads(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        for v in site.values(effect.ref("target")):
+            self.table.hooked |= self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
+        return EMPTY
+
+    def _unscale(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        found = site.arg(effect.ref("optimizer"))
+        opts = self._optimizers(found[0]) if found else []
+        if opts:
+            self.interp.amp.unscale(site.call, opts, flow, frame.ifs)
+        return EMPTY
+
+    def _grad_norm(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        found = site.arg(effect.ref("tensors"))
+        if found is not None and found[1] is not None:
+            holders = self.interp.calls.grads_listed(found[1], flow, frame)
+            if holders:
+                self.interp.amp.touched(site.call, holders, "norm_before_unscale", flow, frame.ifs)
+        return EMPTY
+
+    def _scale(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        found = site.arg(effect.ref("value"))
+        return replace(found[0], amp=True) if found else EMPTY
+
+    def _toggle(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        found = site.arg(effect.ref("optimizer"))
+        if found is not None:
+            self.interp.toggle(bool(effect.value("on", True)), found[0], flow, frame)
+        return EMPTY
+
+    def _parameters(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        base = site.receiver if site.receiver is not None else (site.pos[0] if site.pos else EMPTY)
+        return Value(params=frozenset(base.modules) | base.params) if base.modules or base.params else EMPTY
+
+    def _detach(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        if site.attr.endswith("_") and site.receiver_node is not None:
+            key = self.interp.ref(site.receiver_node)
+            if key is not None:
+                flow.env[key] = EMPTY  # `x.detach_()`: the name holds a detached tensor from now on
+        return EMPTY
+
+    def _no_grad(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        found = site.arg(effect.ref("flag"))
+        if found is not None and literal_bool(found[1]) is not False:
+            return EMPTY  # `set_grad_enabled(True)` or a flag only known at run time
+        return Value(const=("context", "no_grad", 0))
+
+    def _forward(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        found = site.arg(effect.ref("module"))
+        module = found[0] if found else EMPTY
+        rest = [v for v in site.pos if v is not module] if site.receiver is None else site.pos
+        return self.interp.forward(module, rest, site.kw, flow, frame) if module.modules else union_as_tensor([*site.pos, *site.kw.values()])
+
+    def _number(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        """`float(loss)`, `int(n)`: a Python number, no graph, same counter and divisors."""
+        operands = [*site.pos, *site.kw.values()]
+        number = union_as_tensor(operands) if operands else EMPTY
+        return Value(divisors=number.divisors, counter=number.counter, const=number.const)
+
+    def _join(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        """`itertools.chain(G.parameters(), D.parameters())`: both parameter sets."""
+        return join([*site.pos, *site.kw.values()]) if site.pos or site.kw else EMPTY
+
+    def _tensor(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        operands = [*site.pos, *site.kw.values()]
+        if site.receiver is not None and effect.kind == "tensor":
+            operands.insert(0, site.receiver)
+        out = union_as_tensor(operands)
+        # `loss, items = compute_loss(pred, targets)` of the YOLOv5 family returns `loss * bs`
+        return replace(out, summed=True) if effect.kind == "summed" and out is not EMPTY else out
+
+    def _defer(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        found = site.arg(effect.ref("function"))
+        func = found[1] if found is not None else None
+        if isinstance(func, ast.Attribute) and may_make_context(self.catalogue, func.attr) and self.interp.calls.makes_context(
+                self.interp.eval(func.value, flow, frame), func.value, func.attr, flow):
+            rest = [a for a in site.call.args if a is not func]
+            keywords = [k for k in site.call.keywords if k.value is not func]
+            return defer(self.interp.calls.eval_call(synthetic_call(site.call, func, rest, keywords), flow, frame))
+        # `partial(train_step, model)`: nothing runs until it is called; read as any unmodelled call
+        return self.interp.objects.opaque_call(code(site.call.func), site.pos, site.kw, flow)
+
+    def _invoke(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        found = site.arg(effect.ref("function"))
+        if found is not None and isinstance(found[1], ast.Name):
+            self.interp.invoke(found[1].id, flow, frame)
+        return EMPTY
 
     # -- objects
     def construct(self, effect: Effect, site: CallSite, flow: Flow) -> Value:
@@ -540,3 +528,52 @@ class Effects:
         divisor = self.interp.reciprocal(node) if node is not None else None
         return result.with_divisor(divisor) if divisor else result
 
+
+_Transition = Callable[[Effects, Effect, CallSite, Flow, Frame], "Value | None"]
+
+
+def _then_nothing(method: Callable[[Effects, Effect, CallSite, Flow, Frame], None]) -> _Transition:
+    """A transition of the flow alone: the call's value is nothing of interest."""
+    def transition(self: Effects, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        method(self, effect, site, flow, frame)
+        return EMPTY
+    return transition
+
+
+# Effect kind -> its transition: what the call does to the flow, and the value it returns (None: the
+# flow's names were updated in place). The keys are the schema's effects, no more, no fewer
+# (tests/analysis/test_effect_transitions.py).
+TRANSITIONS: dict[str, _Transition] = {
+    "construct": lambda self, effect, site, flow, frame: self.construct(effect, site, flow),
+    "returns": lambda self, effect, site, flow, frame: self.returns(effect, site),
+    "join": Effects._join,
+    "clone": Effects._clone,
+    "backward": _then_nothing(Effects.backward),
+    "step": _then_nothing(Effects.step),
+    "clear": _then_nothing(Effects.clear),
+    "gate": Effects._gate,
+    "gate_flag": lambda self, effect, site, flow, frame: Value(const=("gate_flag", site.owner.uid if site.owner else 0)),
+    "sync": lambda self, effect, site, flow, frame: self.sync(effect, site, flow),
+    "hook_grads": Effects._hook_grads,
+    "unscale": Effects._unscale,
+    "clip": _then_nothing(Effects.clip),
+    "grad_norm": Effects._grad_norm,
+    "scale": Effects._scale,
+    "freeze": lambda self, effect, site, flow, frame: self.freeze(effect, site, flow),
+    "toggle": Effects._toggle,
+    "parameters": Effects._parameters,
+    "optimizers": lambda self, effect, site, flow, frame: self.interp.configured_optimizers(frame, flow, effect.value("configured_by", "")),
+    "detach": Effects._detach,
+    "no_grad": Effects._no_grad,
+    "enable_grad": lambda self, effect, site, flow, frame: Value(const=("context", "enable_grad", 0)),
+    "forward": Effects._forward,
+    "divide": lambda self, effect, site, flow, frame: self.arithmetic("divide", effect, site),
+    "multiply": lambda self, effect, site, flow, frame: self.arithmetic("multiply", effect, site),
+    "tensor": Effects._tensor,
+    "summed": Effects._tensor,
+    "number": Effects._number,
+    "inert": lambda self, effect, site, flow, frame: EMPTY,
+    "invoke": Effects._invoke,
+    "defer": Effects._defer,
+    "set_attribute": Effects._set_attribute,
+}

@@ -5,18 +5,14 @@ were handed to something the analysis cannot follow."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from .definitions import ClassInfo
 from .flow import BudgetExhausted, Flow, Frame, Function, Outcome
 from .gradstate import PathState
-from .prescan import EVENT_ATTRS
+from .parts import EntryPointsHost
 from .siblings import Siblings
 from .values import OPAQUE, Counter, Value
 from .walk import iter_tree
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 
 def _qualname(fn: Function, cls: ClassInfo | None) -> str:
@@ -26,7 +22,7 @@ def _qualname(fn: Function, cls: ClassInfo | None) -> str:
 class EntryPoints:
     """Choose the roots of the analysis and run each from a sensible context."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: EntryPointsHost) -> None:
         self.interp = interp
         self._nested: list[tuple[Function, dict[str, Value], Frame]] = []
         self._roots: set[int] = set()
@@ -140,7 +136,8 @@ class EntryPoints:
         nowhere, or it clears some itself. A test (`test_backward`) runs once, on objects its fixture
         builds afresh."""
         interp = self.interp
-        if fn.name.startswith("test") or not interp.prescan.calls_events(fn, "step", "backward") or not _steps_once(fn):
+        if fn.name.startswith("test") or not interp.prescan.calls_events(fn, "step", "backward") \
+                or not _steps_once(fn, interp.prescan.event_attrs):
             return False
         if self._clears_anywhere is None:  # walked for the first candidate only
             self._clears_anywhere = _clears_somewhere(interp.module)
@@ -226,7 +223,7 @@ def _clears_somewhere(module: ast.AST) -> bool:
     return False
 
 
-def _steps_once(fn: Function) -> bool:
+def _steps_once(fn: Function, events: frozenset[str]) -> bool:
     """A backward pass and a step in the function's own body, outside any loop."""
     found: set[str] = set()
     todo: list[ast.AST] = list(fn.body)
@@ -234,7 +231,7 @@ def _steps_once(fn: Function) -> bool:
         node = todo.pop()
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in EVENT_ATTRS:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in events:
             found.add("step" if "step" in node.func.attr else "backward" if "backward" in node.func.attr else "")
         todo.extend(ast.iter_child_nodes(node))
     return {"step", "backward"} <= found

@@ -106,3 +106,31 @@ class Clear:
     def provenance(self) -> Provenance:
         """Read when what it clears is known; assumed when its target is unknown."""
         return assumed(Assumption.OPAQUE) if self.everything else READ
+
+
+@dataclass(eq=False)
+class AmpMisuse:
+    """One call that broke the order of scaled backward, unscale, clip and step."""
+
+    kind: str  # clip_before_unscale | unscale_twice | partial | bypass
+    node: ast.AST  # where it is reported: the clip, the second unscale_, the earlier clip, the step
+    optimizer: Entity
+    other: ast.AST | None = None  # the call on the other side (the scaled backward, the first unscale_)
+    ifs: set[tuple[int, ...]] = field(default_factory=set)
+    paths: set[frozenset] = field(default_factory=set)  # the branch assumptions of the paths it happened on
+
+
+@dataclass(eq=False)
+class KeepAlive:
+    """A statement that stores a tensor with a graph into an accumulator that outlives the iteration."""
+
+    node: ast.AST  # the statement (`total += loss`) or the call (`losses.append(loss)`)
+    target: str  # the accumulator's key (`total_loss`, `self.history[loss]`)
+    stored: ast.expr  # the stored expression (`loss`)
+    loop: int  # the loop whose iterations it spans
+    trained: bool = False  # a backward pass of the accumulator ran: the graphs were kept on purpose
+    shown: str = ""  # the accumulator as written (`self.history["loss"]`)
+    via_item: str = ""  # the stored value is a container holding the graph through this item (`output[loss]`)
+    # how the analysis knows the stored value holds a graph: read when a forward pass of a module built
+    # in sight made it or a backward ran on it; else as sure as the modules and calls that made it
+    provenance: Provenance = READ

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from . import names as N
 from . import periods
@@ -13,12 +12,10 @@ from .definitions import ClassInfo
 from .flags import assign as assign_flag
 from .flags import literal_flags
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
+from .parts import ExpressionsHost
 from .syntax import code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim"})
@@ -30,7 +27,7 @@ _ITEM_OF = "%item:"
 class Expressions:
     """Evaluate expressions to abstract values; store values into names, attributes and `.grad`."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: ExpressionsHost) -> None:
         self.interp = interp
         self.table = interp.table
         self._flags: list[int] = []

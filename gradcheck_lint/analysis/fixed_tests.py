@@ -5,19 +5,16 @@ nothing in the file defines."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from . import pathcond
 from .conditions import grad_existence_test
 from .flow import Flow, Frame
+from .parts import FixedTestsHost
 from .walk import iter_tree
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 
 class FixedTests:
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: FixedTestsHost) -> None:
         self.interp = interp
         self._defined_names: set[str] | None = None
 

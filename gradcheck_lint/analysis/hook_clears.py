@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .losshooks import automatic_hooks
+from .parts import LossHooksHost
 from .walk import own_nodes
-
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
 
 
 @dataclass(frozen=True)
@@ -30,7 +27,7 @@ class HookClear:
     method: str  # `MyTrainer.training_step`
 
 
-def hook_clears(interp: Interpreter) -> list[HookClear]:
+def hook_clears(interp: LossHooksHost) -> list[HookClear]:
     out: list[HookClear] = []
     for method, fn, _hook in automatic_hooks(interp):
         calls = [n for n in own_nodes(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]

@@ -12,18 +12,14 @@ import ast
 import contextlib
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from . import names as N
 from .definitions import ClassInfo
 from .flow import MAX_DEPTH, TRANSITIONS, Flow, Frame, Function
 from .gradstate import PathState
+from .parts import CallsFace, InliningHost
 from .syntax import parameters
 from .values import EMPTY, OPAQUE, Value, join
-
-if TYPE_CHECKING:
-    from .calls import Calls
-    from .interpreter import Interpreter
 
 _ONE_PATH = frozenset({PathState()})
 
@@ -31,7 +27,7 @@ _ONE_PATH = frozenset({PathState()})
 class Inliner:
     """Runs same-file callees for the call evaluator (`calls.Calls`), which keeps the call path."""
 
-    def __init__(self, interp: Interpreter, calls: Calls) -> None:
+    def __init__(self, interp: InliningHost, calls: CallsFace) -> None:
         self.interp = interp
         self.calls = calls
         # what an inert callee did, by everything it could see: (env updates, returned value, ends)
@@ -91,7 +87,7 @@ class Inliner:
         interp = self.interp
         if not interp.prescan.surely_inert(fn.name):
             return False
-        stored = interp._stored_in(fn)
+        stored = interp.stored_in(fn)
         return not any(counter.rsplit(".", 1)[-1] in stored for counter in interp.windows)
 
     @contextlib.contextmanager

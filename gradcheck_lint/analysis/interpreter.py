@@ -19,7 +19,6 @@ import functools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from . import flags, pathcond, periods
 from . import names as N
@@ -49,7 +48,8 @@ from .gradstate import STATE_CAP, PathState
 from .keepalive import KeepAlives
 from .names import ImportMap
 from .objects import Objects
-from .prescan import EVENT_ATTRS, Prescan
+from .parts import Project
+from .prescan import Prescan
 from .recorder import Recorder
 from .relations import Relation, implied, relation
 from .syntax import (
@@ -67,9 +67,6 @@ from .syntax import (
 from .values import EMPTY, EntityTable, Holder, Kind, Value
 from .walk import iter_tree, parents
 
-if TYPE_CHECKING:
-    from ..project import ProjectView
-
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* from Python 3.11
 _SMALL = frozenset(SIMPLE_STATEMENTS)
 _ASSIGNING = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.For, ast.AsyncFor)
@@ -79,7 +76,7 @@ _ZERO = Value(const=0)  # a step count of none
 class Interpreter:
     """Compute the training events of one module and the gradient states seen at each."""
 
-    def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = (), project: ProjectView | None = None) -> None:
+    def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = (), project: Project | None = None) -> None:
         self.module = module
         self._parents: dict[int, ast.AST] | None = None
         self._loop_stores: dict[int, set[str]] = {}  # id of a loop -> names it stores into (`syntax.stored_names`)
@@ -345,7 +342,7 @@ class Interpreter:
 
     def touches_gradients(self, name: str) -> bool:
         """A call of this name may be a training event: `zero_grad`, `step`, or a function here that reaches one."""
-        return name in EVENT_ATTRS or self.prescan.trains(name)
+        return name in self.prescan.event_attrs or self.prescan.trains(name)
 
     def correlated(self, cond: Condition) -> bool:
         """Whether a path must remember which way it went at this test: another statement tests the
@@ -439,7 +436,7 @@ class Interpreter:
             while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
                 node = self.parent(node)
                 if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):  # every enclosing loop keeps it
-                    if self._stored_in(node) & names:
+                    if self.stored_in(node) & names:
                         found = False
                         break
                     found = True
@@ -454,7 +451,7 @@ class Interpreter:
         return [self._akeys.setdefault(code(v), len(self._akeys) + 1) for v in test.values
                 if isinstance(v, ast.Attribute) and v.attr == "sync_gradients"]
 
-    def _direct_forward(self, holder: Holder, ordinal: int) -> bool:
+    def direct_forward(self, holder: Holder, ordinal: int) -> bool:
         """The forward pass of this ordinal called the module itself (`vf(obs)`, `vf.forward(obs)`,
         `self.fc1(x)`), not another method of it (`self.model.norm_obs(obs)`)."""
         call = self.forward_sites.get(ordinal)
@@ -465,7 +462,7 @@ class Interpreter:
             return True
         return isinstance(func, ast.Attribute) and (func.attr in holder.path[-1:] or N.ref_text(func) in self.model_refs)
 
-    def _stored_in(self, loop: ast.AST) -> set[str]:
+    def stored_in(self, loop: ast.AST) -> set[str]:
         found = self._loop_stores.get(id(loop))
         if found is None:
             found = self._loop_stores[id(loop)] = stored_names(loop)
@@ -579,7 +576,7 @@ class Interpreter:
             self.counters.reset_increments(entry)
             counts = {k: v.const for k, v in entry.env.items() if k.startswith(GENERATION) and isinstance(v.const, int) and v.const}
             # graphs the loop does not rebuild (made before it, backpropagated in it) and those it does
-            rebase_graphs(entry.env, counts, self._stored_in(loop.node) | self.keepalives.resets_in(loop.node), self._direct_forward)
+            rebase_graphs(entry.env, counts, self.stored_in(loop.node) | self.keepalives.resets_in(loop.node), self.direct_forward)
             for key in [k for k in entry.env if k.startswith(GENERATION)]:
                 entry.env[key] = before_loop.get(key, _ZERO)  # a new iteration: steps are counted from here
             self._forget_iteration(entry, loop)

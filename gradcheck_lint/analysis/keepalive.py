@@ -8,40 +8,22 @@ log-probabilities, a sum of micro-batch losses), and a memory leak otherwise.
 from __future__ import annotations
 
 import ast
-import re
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
+from .conventions import convention
+from .events import KeepAlive
 from .flow import Flow, Frame
+from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code
 from .values import Value
 from .walk import iter_tree
 
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
-
-
-@dataclass(eq=False)
-class KeepAlive:
-    """A statement that stores a tensor with a graph into an accumulator that outlives the iteration."""
-
-    node: ast.AST  # the statement (`total += loss`) or the call (`losses.append(loss)`)
-    target: str  # the accumulator's key (`total_loss`, `self.history[loss]`)
-    stored: ast.expr  # the stored expression (`loss`)
-    loop: int  # the loop whose iterations it spans
-    trained: bool = False  # a backward pass of the accumulator ran: the graphs were kept on purpose
-    shown: str = ""  # the accumulator as written (`self.history["loss"]`)
-    via_item: str = ""  # the stored value is a container holding the graph through this item (`output[loss]`)
-    # how the analysis knows the stored value holds a graph: read when a forward pass of a module built
-    # in sight made it or a backward ran on it; else as sure as the modules and calls that made it
-    provenance: Provenance = READ
-
 
 class KeepAlives:
     """Record accumulations of graph-carrying tensors, and which accumulators a backward consumed."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: KeepAlivesHost) -> None:
         self.interp = interp
         self.events: dict[int, KeepAlive] = {}
         self._trained: set[str] = set()
@@ -148,8 +130,7 @@ class KeepAlives:
         return found
 
 
-_MODEL_COUNT = re.compile(r"(?i)(?:^|[._])(?:(?:num|n)_?(?:ds|gs|nets?|models?|discriminators?|generators?|critics?|heads?|agents?|experts?|scales|stages)"
-                          r"|nets_?d|models|discriminators|generators|critics|heads|agents|experts)$")
+_MODEL_COUNT = convention("model_count")
 
 
 def _range_count(loop: ast.AST) -> str | None:
@@ -169,7 +150,7 @@ def _over_models(loop: ast.AST) -> bool:
     return count is not None and bool(_MODEL_COUNT.search(count))
 
 
-_WINDOW_COUNT = re.compile(r"(?i)accum|micro_?batch|micro_?steps")
+_WINDOW_COUNT = convention("accumulation_window")
 
 
 def _over_window(loop: ast.AST) -> bool:

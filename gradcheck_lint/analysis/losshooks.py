@@ -13,19 +13,16 @@ needs to run.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from .apimodels import Hook
+from .conventions import convention
+from .parts import LossHooksHost
 from .syntax import assignment_targets, code
 from .walk import iter_tree, own_nodes
 
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
-
-_WINDOW = re.compile(r"(?i)accum|gradient_accumulation")
+_WINDOW = convention("accumulation_flag")
 
 
 @dataclass(frozen=True)
@@ -38,7 +35,7 @@ class UnnormalisedLoss:
     hook: Hook
 
 
-def unnormalised_losses(interp: Interpreter) -> list[UnnormalisedLoss]:
+def unnormalised_losses(interp: LossHooksHost) -> list[UnnormalisedLoss]:
     out: list[UnnormalisedLoss] = []
     flags_set: set[str] | None = None
     for info in interp.classes.values():
@@ -70,7 +67,7 @@ class DividedReturn:
     hook: Hook
 
 
-def automatic_hooks(interp: Interpreter) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, Hook]]:
+def automatic_hooks(interp: LossHooksHost) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef, Hook]]:
     """The methods of this file's framework classes under automatic optimization that override a hook
     the framework calls itself: (`Class.method`, its definition, the catalogue's hook)."""
     for info in interp.classes.values():
@@ -82,7 +79,7 @@ def automatic_hooks(interp: Interpreter) -> Iterator[tuple[str, ast.FunctionDef 
                 yield f"{info.name}.{name}", fn, hook
 
 
-def framework_divided_returns(interp: Interpreter) -> list[DividedReturn]:
+def framework_divided_returns(interp: LossHooksHost) -> list[DividedReturn]:
     """Lightning's automatic optimization divides what `training_step` returns by
     `accumulate_grad_batches`: a `training_step` that divides it by an accumulation count too makes each
     micro-batch count 1/N² (and, with `accumulate_grad_batches` left at 1, every step 1/N)."""

@@ -11,36 +11,30 @@ import ast
 import re
 from dataclasses import dataclass, field
 
+from .conventions import convention
 from .walk import statements
 
 # Names a parameter or attribute gets when it holds an optimizer.
-OPTIMIZER_NAME = re.compile(r"(?:^|[_.])(?:opt|optim|optimi[sz]er|optimi[sz]ers|opts)(?:[_.]?[A-Za-z0-9]*)?$|optimi[sz]er", re.I)
-SCHEDULER_NAME = re.compile(r"sched|lr_?s|warmup", re.I)
+OPTIMIZER_NAME = convention("optimizer")
+SCHEDULER_NAME = convention("scheduler")
 # An object keeping an average of weights (EMA, SWA, Polyak), stepped like an optimizer but reading no
 # gradient: `ema_optimizer.step()` of a `WeightEMA`.
-AVERAGE_NAME = re.compile(r"(?:^|[_.])(?:ema|swa)(?:[_.]|$)|averag|moving_?avg|polyak", re.I)
+AVERAGE_NAME = convention("weight_average")
 # Names a parameter or attribute gets when it holds a model.
-MODEL_NAME = re.compile(
-    r"(?i:(?:^|[_.])(?:model|models|net|network|netg|netd|net_g|net_d|gen|disc|generator|discriminator|"
-    r"encoder|decoder|critic|actor|policy|classifier|clf|student|teacher|backbone|module|unet|vae|ae)"
-    r"(?:_?[A-Za-z0-9]*)?$)"
-    # the one-letter names of GANs: `G`, `D`, `D_A`, `G2`, `netD` (not `detach`, `grad`)
-    r"|(?:^|[_.])(?:[GDgd])(?:_[A-Za-z0-9]+|[A-Z0-9]+)?$"
-)
+MODEL_NAME = convention("model")
 
-_EFFECT_NAME = re.compile(r"zero|grad|clear|reset|step|update|optimi|backward|train|fit|freeze|toggle", re.I)
+_EFFECT_NAME = convention("gradient_effect")
 
 
 # Helpers that read an optimizer or its gradients, or set its learning rate, and clear nothing:
 # `adjust_learning_rate(optimizer, epoch)`, `clip_gradient(optimizer, 5)`, `get_privacy_spent(...)`.
-_PASSIVE_NAME = re.compile(r"(?i)^(?:get|log|print|save|load|clip|report|record|summar|show|plot|compute|calc|count|check|is|has|"
-                           r"adjust_learning_rate|adjust_lr|set_lr|update_lr|warmup_lr|lr|learning_rate|write|dump|visuali)")
-_ACTIVE_NAME = re.compile(r"(?i)zero|clear|reset|step|backward|train|fit|accum")
+_PASSIVE_NAME = convention("passive_helper")
+_ACTIVE_NAME = convention("active_helper")
 
 
 # A checkpoint is written (or read) wherever the word sits: `lm_checkpoint(model=m, optimizer=opt)`,
 # `write_ckpt(...)` save the optimizer's state, they do not clear its gradients.
-_CHECKPOINT_NAME = re.compile(r"(?i)checkpoint|ckpt")
+_CHECKPOINT_NAME = convention("checkpoint")
 
 
 def callee_is_passive(name: str) -> bool:
@@ -139,7 +133,7 @@ def literal_key(expr: ast.AST | None) -> str | None:
 
 
 # A test of a non-finite loss or gradient norm (`isfinite(norm)`, `found_inf`): a step skipped on a bad gradient.
-NON_FINITE = re.compile(r"\b(?:isnan|isinf|isfinite|isneginf|isposinf|nan|inf|found_inf|overflow)\b", re.I)
+NON_FINITE = convention("non_finite")
 
 
 def last_name(expr: ast.AST) -> str | None:

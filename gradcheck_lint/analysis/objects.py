@@ -5,33 +5,29 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from . import names as N
 from .apimodels.schema import AttributeModel, MethodModel
+from .conventions import convention
 from .definitions import ClassInfo
 from .flow import ANY_WRAPPER, SYNC_OFF, SYNC_SET, Flow, Frame, generations
 from .gradstate import PathState
+from .parts import ObjectsHost
 from .provenance import READ, Assumption, Provenance, assumed
 from .reductions import returns_summed
 from .syntax import arguments, assignment_targets, code
 from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 from .walk import iter_tree
 
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
-
-
-_DIVISOR_NAME = re.compile(r"(?i)divisor|normali[sz]er|denominator")
+_DIVISOR_NAME = convention("divisor")
 
 
 class Objects:
     """Entities by where they were made, optimizer ownership, module values and `self`."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: ObjectsHost) -> None:
         self.interp = interp
         self.table = interp.table
         self._minted: dict[object, Entity] = {}

@@ -15,12 +15,17 @@ from .walk import children
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _LEAVING = frozenset({ast.Continue, ast.Break, ast.Return, ast.Raise})
-# Calls that are training events whatever their receiver (backward, step, clears, freezing).
-EVENT_ATTRS = frozenset(
-    {"backward", "manual_backward", "step", "zero_grad", "zero_", "requires_grad_", "optimizer_step",
-     "toggle_optimizer", "untoggle_optimizer", "fill_", "mul_", "div_", "detach_", "unscale_", "update_params",
-     "clip_grad_norm_", "clip_grad_value_", "clip_gradients"}
-)
+# The effects that make a call a training event whatever its receiver (backward, step, clears, freezing,
+# toggling, unscaling, clipping): the names of the catalogue's rows with one of them are events ...
+EVENT_EFFECTS = ("backward", "step", "clear", "freeze", "toggle", "unscale", "clip")
+# ... and so are these in-place calls on gradients themselves, which no API row models: `p.grad.zero_()`,
+# `.fill_(0)`, `.mul_(scale)`, `.div_(n)`, and `x.detach_()`
+GRADIENT_CALLS = frozenset({"zero_", "fill_", "mul_", "div_", "detach_"})
+
+
+def event_attrs(catalogue: Catalogue) -> frozenset[str]:
+    """The method names that make a call a training event whatever its receiver, from the catalogue in force."""
+    return catalogue.named_by_effect(*EVENT_EFFECTS) | GRADIENT_CALLS
 
 
 @dataclass
@@ -39,6 +44,7 @@ class Prescan:
 
     def __init__(self, module: ast.Module, catalogue: Catalogue) -> None:
         self.catalogue = catalogue
+        self.event_attrs = event_attrs(catalogue)
         self.called_names: set[str] = set()
         self.called_attrs: set[str] = set()
         self.models: set[str] = set()
@@ -175,7 +181,7 @@ class Prescan:
                 m.attrs.add(attr)
                 if is_self:
                     m.self_attrs.add(attr)
-                if attr in EVENT_ATTRS:
+                if attr in self.event_attrs:
                     m.direct = True
             recv = N.ref_text(receiver)
             if recv is not None:
@@ -249,7 +255,7 @@ class Prescan:
         """Whether the body of function `fn` (nested functions aside) calls, for each word, a training
         event whose method name contains it (`step` and `backward`)."""
         marks = self._bodies.get(id(fn))
-        return marks is None or all(any(w in a for a in marks.attrs if a in EVENT_ATTRS) for w in words)
+        return marks is None or all(any(w in a for a in marks.attrs if a in self.event_attrs) for w in words)
 
     def trains(self, name: str) -> bool:
         """Whether a function or method of this name can touch gradients."""

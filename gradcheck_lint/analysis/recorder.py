@@ -4,30 +4,26 @@ transition it makes on every path, and what the rules later read about it."""
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from . import names as N
+from .conventions import convention
 from .events import Backward, Clear, Step
 from .flow import SYNC_SET, Flow, Frame, generation, generation_key, generations
 from .gradstate import UNDONE, PathState
+from .parts import RecorderHost
 from .syntax import code, keyword_value
 from .trials import steps_without_backward, undone_steps
 from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
 
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
-
-
-_GRAPH_METHOD = re.compile(r"(?i)^forward|loss")
+_GRAPH_METHOD = convention("graph_method")
 
 
 class Recorder:
     """Records backward passes, steps and clears, and applies their transitions to the flow."""
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: RecorderHost) -> None:
         self.interp = interp
         self.table: EntityTable = interp.table
         self.backwards: dict[tuple[int, frozenset[Holder]], Backward] = {}
@@ -140,7 +136,7 @@ class Recorder:
         """The forward pass of this ordinal surely ran the module's parameters: the module itself
         (`D(x)`, `D.forward(x)`), or a method that is a forward or a loss of its own (`self.gen.forward_a(z)`,
         `netD.netG_adv_loss(fake)`); not a helper that may use none (`self.model.norm_obs(obs)`)."""
-        if self.interp._direct_forward(holder, site):
+        if self.interp.direct_forward(holder, site):
             return True
         call = self.interp.forward_sites.get(site)
         func = call.func if isinstance(call, ast.Call) else None

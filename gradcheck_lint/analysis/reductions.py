@@ -8,9 +8,9 @@ add up to the whole batch's sum (the runtime side reads the same from the graph,
 from __future__ import annotations
 
 import ast
-import re
 
 from . import names as N
+from .conventions import convention
 from .syntax import assignment_targets, code
 from .walk import iter_tree
 
@@ -64,10 +64,10 @@ def _names_bound(target: ast.expr) -> list[str]:
 
 # An argument that names what a library loss function divides by (`masked_mean(x, mask, denominator)`,
 # `loss_fn(..., num_items_in_batch=n)`): the analysis cannot see the division, but it is there.
-_NORMALISER = re.compile(r"(?i)denom|normali[sz]|num_items_in_batch|(?:num|n)_?tokens|token_?counts?|num_?(?:valid|items)|accum")
+_NORMALISER = convention("normaliser")
 
 
-_DATA_HANDLER = re.compile(r"(?i)batch|slice|split|chunk|shard|device|loader|collate")
+_DATA_HANDLER = convention("data_handler")
 
 
 def normaliser_argument(call: ast.Call) -> str | None:

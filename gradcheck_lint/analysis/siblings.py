@@ -18,20 +18,18 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from . import names as N
 from .definitions import ClassInfo
 from .flow import Flow, Frame, Function
 from .gradstate import PathState
+from .parts import SiblingsHost
 from .values import OPAQUE, Kind, Value, join
 from .walk import iter_tree
 
-if TYPE_CHECKING:
-    from .interpreter import Interpreter
-
-# Calls that make a method a training step of its own: it is analysed as such, never run on the side.
-_STEPS = frozenset({"backward", "manual_backward", "step", "optimizer_step", "update_params"})
+# Calls that make a method a training step of its own (it is analysed as such, never run on the side):
+# the names of the catalogue's rows that run a backward pass or a step.
+STEP_EFFECTS = ("backward", "step")
 
 
 @dataclass
@@ -41,7 +39,7 @@ class SiblingValues:
 
 
 class Siblings:
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: SiblingsHost) -> None:
         self.interp = interp
         self._runs: dict[int, SiblingValues] = {}  # by method: what running it once on the side left
         self._facts: dict[int, tuple[bool, set[str], set[str]]] = {}  # by method: steps itself, assigns, returns
@@ -52,7 +50,8 @@ class Siblings:
         the names it returns (the class is walked for every method analysed on its own)."""
         facts = self._facts.get(id(fn))
         if facts is None:
-            facts = self._facts[id(fn)] = (_steps_itself(fn), _self_assigned(fn), _returned_names(fn))
+            steps = self.interp.catalogue.named_by_effect(*STEP_EFFECTS)
+            facts = self._facts[id(fn)] = (_steps_itself(fn, steps), _self_assigned(fn), _returned_names(fn))
         return facts
 
     def left_by_others(self, cls: ClassInfo, fn: Function) -> SiblingValues | None:
@@ -145,7 +144,7 @@ class _recording_dropped:
     _SWAPPED = (("recorder", "backwards"), ("recorder", "steps"), ("recorder", "clears"), ("recorder", "last_update"),
                 ("keepalives", "events"), ("amp", "misuses"))
 
-    def __init__(self, interp: Interpreter) -> None:
+    def __init__(self, interp: SiblingsHost) -> None:
         self.interp = interp
 
     def __enter__(self) -> None:
@@ -166,8 +165,8 @@ class _recording_dropped:
         interp.calls.call_path = self.call_path
 
 
-def _steps_itself(fn: Function) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _STEPS for n in iter_tree(fn))
+def _steps_itself(fn: Function, steps: frozenset[str]) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in steps for n in iter_tree(fn))
 
 
 def _self_assigned(fn: Function) -> set[str]:

@@ -10,21 +10,17 @@ that steps them (`netD_img, netD_seq, optimizer_netD = create_netD(opt)`).
 from __future__ import annotations
 
 import ast
-import re
-from typing import TYPE_CHECKING
 
 from . import names as N
+from .conventions import convention
 from .flow import Flow, Frame
+from .parts import Unpacker, UnpackingHost
 from .provenance import Assumption, assumed
 from .syntax import arguments
 from .values import Kind, Value, join
 
-if TYPE_CHECKING:
-    from .expressions import Expressions
-    from .interpreter import Interpreter
 
-
-def unpack(ex: Expressions, elems: list[ast.expr], value: Value, flow: Flow, frame: Frame, source: ast.AST | None, stmt: ast.AST,
+def unpack(ex: Unpacker, elems: list[ast.expr], value: Value, flow: Flow, frame: Frame, source: ast.AST | None, stmt: ast.AST,
            keep_phases: bool = False) -> None:
     interp = ex.interp
     positional = [value.item(str(i)) for i in range(len(elems))]
@@ -61,7 +57,7 @@ def unpack(ex: Expressions, elems: list[ast.expr], value: Value, flow: Flow, fra
             interp.keepalives.tuple_parts.add(elem.id)  # `loss, hits = model(x)`: `hits` may hold no graph
 
 
-def _built_with_optimizer(interp: Interpreter, elems: list[ast.expr], source: ast.AST | None, value: Value, flow: Flow) -> tuple[int, ...]:
+def _built_with_optimizer(interp: UnpackingHost, elems: list[ast.expr], source: ast.AST | None, value: Value, flow: Flow) -> tuple[int, ...]:
     """`netD_img, netD_seq, optimizer_netD = create_netD(opt)`: a builder out of sight gives back models
     and the optimizer that steps them, named for the same role (`d`). Binds the models and that
     optimizer, owning them (less certain: known by names); returns the positions bound."""
@@ -88,8 +84,8 @@ def _built_with_optimizer(interp: Interpreter, elems: list[ast.expr], source: as
 
 # A name that ends like the object first (`optimizer`, `g_optim`), then one that only mentions it (`opt_g`).
 _ELEMENT_NAMES = {
-    Kind.OPTIMIZER: (re.compile(r"(?i)(?:^|_)(?:optimi[sz]er|optim|opt)$"), re.compile(r"(?i)optim|^opt(?:_|$)")),
-    Kind.SCHEDULER: (re.compile(r"(?i)(?:^|_)(?:\w*sched\w*|lr_?\w*)$"), re.compile(r"(?i)sched")),
+    Kind.OPTIMIZER: (convention("optimizer_element"), convention("optimizer_element_mention")),
+    Kind.SCHEDULER: (convention("scheduler_element"), convention("scheduler_element_mention")),
 }
 
 
@@ -120,7 +116,7 @@ def _models_beside_optimizer(elems: list[ast.expr], optimizer_refs: frozenset[st
                           and not N.SCHEDULER_NAME.search(n) and N.roles(n) & roles)
 
 
-_LOSS_NAME = re.compile(r"(?i)loss|nll|elbo|objective")
+_LOSS_NAME = convention("loss")
 
 # Tensor functions returning (values, indices): the indices carry no graph.
 _WITH_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin", "unique", "aminmax"})

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.conventions import convention
 from ..analysis.events import Clear, Step
 from ..analysis.gradstate import PathState
 from ..analysis.names import NON_FINITE
@@ -241,4 +241,4 @@ def _skips_non_finite(model: TrainingModel, clear: Clear) -> bool:
 
 
 # A test that asks to skip this update (`if skip_grad:`, `if cfg.skip_step_on_large_norm:`).
-_SKIP_TEST = re.compile(r"(?i)\bskip")
+_SKIP_TEST = convention("skip_test")

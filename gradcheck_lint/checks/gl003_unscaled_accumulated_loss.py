@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conditions import Condition, code
+from ..analysis.conventions import convention
 from ..analysis.events import Backward, Loop, Step
 from ..analysis.provenance import Assumption, assumed
 from ..analysis.syntax import arguments, is_int, starts_with_paren
@@ -17,10 +18,10 @@ from ..registry import Finding, Invalid, Rule, register
 
 # A divisor counting the samples or tokens of the whole window (all micro-batches, all ranks), which
 # makes the micro-batch losses add up to the window's mean.
-_WINDOW_NORMALISER = re.compile(r"(?i)global_|_in_batch|batch_size_in_tokens|num_items|tokens_per_(?:step|batch)|window_tokens")
+_WINDOW_NORMALISER = convention("window_normaliser")
 
-_PER_SAMPLE = re.compile(r"size\(|\.shape|numel|len\(|batch|\bbs\b|bsz|sample|token|count|num_el", re.I)
-_ACCUM_NAME = re.compile(r"acc|micro|grad_?steps|update_freq|iters_to_accumulate|n_?steps|num_?steps|chunks|split", re.I)
+_PER_SAMPLE = convention("per_sample")
+_ACCUM_NAME = convention("accumulation_count")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _GENERIC = frozenset({"self", "args", "config", "cfg", "len", "opt", "hparams"})
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.conventions import convention
 from ..analysis.syntax import code
 from ..analysis.walk import iter_tree
 from ..codemod_plans import unscale_before_clip
@@ -102,7 +102,7 @@ for x in torch.randn(8, 2, 4):
             yield Finding(misuse.node, msg, help_, (misuse.optimizer.provenance,), fix=unscale_before_clip(model, misuse))
 
 
-_SCALE_READ = re.compile(r"get_scale\(|loss_scale|cur_scale|inv_scale")
+_SCALE_READ = convention("loss_scale_read")
 
 
 def _statement_of(model: TrainingModel, node: ast.AST) -> ast.AST:

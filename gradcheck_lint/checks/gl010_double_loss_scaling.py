@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.conventions import convention
 from ..analysis.events import Backward
 from ..codemod_plans import drop_manual_division
 from ..registry import Finding, Invalid, Rule, register
 from .gl003_unscaled_accumulated_loss import divides_by_window
 
 # A divisor named for accumulation (`gradient_accumulation_steps`, `accum_iter`, `update_freq`).
-_ACCUMULATION = re.compile(r"(?i)accum|grad(?:ient)?_?acc|update_?freq|iters_to_accumulate|micro_?batches|n_?micro")
+_ACCUMULATION = convention("accumulation")
 
 
 @register

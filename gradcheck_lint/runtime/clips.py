@@ -12,22 +12,31 @@ before the clip leaves the window's scale unmeasured (no GL003), as without a cl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
 from . import cycle as _cycle
-from .ledger import UNKNOWN_SITE
+from .cycle import Cycle, CycleHost
+from .ledger import UNKNOWN_SITE, Site
 from .observed import _LOST, _Observed
 from .rescale import rescale_factor
 
-if TYPE_CHECKING:
-    from .probe import Probe
+
+class ClipHost(CycleHost, Protocol):
+    """What watching a clip uses of the probe (`probe.Probe`), with what the steady cycle uses of it."""
+
+    @property
+    def _cycle(self) -> Cycle | None: ...
+    @property
+    def observed(self) -> dict[int, _Observed]: ...
+    def _sync(self, observations: list[_Observed | None] | None, now: Site) -> None: ...
+
 
 _FAST = object()  # `before`'s answer when the steady cycle takes the clip (a window of one: nothing to measure)
 
 
-def before(probe: Probe, params: list[Any]) -> Any:
+def before(probe: ClipHost, params: list[Any]) -> Any:
     """Measure the gradients of `params` as they enter the clip; returns what `after` needs."""
     cycle = probe._cycle
     if (cycle is not None and cycle.phase == _cycle.BACKWARD_DONE and cycle.params is not None
@@ -48,7 +57,7 @@ def before(probe: Probe, params: list[Any]) -> Any:
     return watched, factors
 
 
-def after(probe: Probe, params: list[Any], state: Any) -> None:
+def after(probe: ClipHost, params: list[Any], state: Any) -> None:
     """The clip ran: its change to the gradients is not a rescaling of the window."""
     if state is None:
         return

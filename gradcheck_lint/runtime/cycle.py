@@ -15,18 +15,43 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
-from .ledger import UNKNOWN_SITE, BackwardPass, Site
+from .ledger import UNKNOWN_SITE, BackwardPass, Ledger, Site
 from .loss_scale import LossGraph, graph_scale
-from .observed import _NO_GRAD, _Group
+from .monitors import Monitors
+from .observed import _NO_GRAD, _Group, _Observed
 from .windows import UNREAD, Scale, WindowSizes
 from .wording import optimizer_name
 
-if TYPE_CHECKING:
-    from .probe import Probe
+
+class CycleHost(Protocol):
+    """What the steady cycle uses of the probe (`probe.Probe`) when it leaves or establishes itself."""
+
+    last_event: Site | None
+    @property
+    def ledger(self) -> Ledger: ...
+    @property
+    def monitors(self) -> Monitors | None: ...
+    @property
+    def strict(self) -> bool: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def discover(self) -> bool: ...
+    @property
+    def discovered_sites(self) -> dict[Site, int]: ...
+    @property
+    def sentinels(self) -> set[int]: ...
+    @property
+    def watched(self) -> list[tuple[int, _Observed]]: ...
+    @property
+    def _deferred(self) -> list[_Observed]: ...
+    @staticmethod
+    def _params_of(opt: torch.optim.Optimizer) -> list[torch.Tensor]: ...
+
 
 ENABLED = True  # off: the full path every time (tests compare the two)
 GRAPH_EVERY = 8  # a steady cycle reads the loss's constant factors on one backward pass in this many
@@ -85,7 +110,7 @@ class Cycle:
         self.params: list[torch.Tensor] | None = None
         self.none = False  # the last clear left every `.grad` None: any `.grad` now was written since
 
-    def flush(self, probe: Probe) -> None:
+    def flush(self, probe: CycleHost) -> None:
         """Write to the ledger and the observations what the cycle kept since the last flush: after it,
         they are what the eager bookkeeping of every call would have made them."""
         if not self.dirty:
@@ -151,7 +176,7 @@ class Cycle:
         self.vers = [obs.version for obs in self.group.obs]
 
     # -- a clear: opt.zero_grad() (or a model's, over the same parameters in the same order)
-    def zero_grad(self, probe: Probe, site: Site, ps: list[torch.Tensor],
+    def zero_grad(self, probe: CycleHost, site: Site, ps: list[torch.Tensor],
                   original: Callable[..., Any], args: Any, kwargs: Any, stock: bool = False) -> Any:
         """`ps`: the parameters the clearing call lists (`_Group.lists` of the cycle's group: the same);
         `stock`: `original` is torch's own `Optimizer.zero_grad` or `Module.zero_grad`, which leave every
@@ -189,7 +214,7 @@ class Cycle:
         return result
 
     # -- a backward pass
-    def before_backward(self, probe: Probe, site: Site, tensors: Any, graph: LossGraph | None, via: object) -> bool:
+    def before_backward(self, probe: CycleHost, site: Site, tensors: Any, graph: LossGraph | None, via: object) -> bool:
         """The loss's constant factors are read on one pass in `GRAPH_EVERY` only: in a cycle of windows
         of one they matter to no check (GL003 needs a window of several passes), and when a window does
         grow, a pass left unread takes the factors of the next pass of its line (`windows.UNREAD`). The
@@ -236,7 +261,7 @@ class Cycle:
         self.phase = IN_BACKWARD
         return True
 
-    def after_backward(self, probe: Probe, site: Site) -> bool:
+    def after_backward(self, probe: CycleHost, site: Site) -> bool:
         """False when the pass did not write every parameter: the full `after_backward` then runs."""
         grads = list(map(_GRAD, self.params))
         gids = list(map(id, grads))
@@ -260,7 +285,7 @@ class Cycle:
         return True
 
     # -- a step without a closure
-    def before_step(self, probe: Probe, opt: torch.optim.Optimizer, site: Site) -> bool:
+    def before_step(self, probe: CycleHost, opt: torch.optim.Optimizer, site: Site) -> bool:
         # `_Group.lists` and `_Group.all_watched` (true of the cycle's group when it lists them: each
         # parameter is watched, `establish`), and each `.grad` as after the pass (`after_backward`:
         # none is None)
@@ -286,7 +311,7 @@ class Cycle:
         self.phase = STEPPING
         return True
 
-    def after_step(self, probe: Probe) -> None:
+    def after_step(self, probe: CycleHost) -> None:
         """The step's own writes to `.grad` (an optimizer that changes or drops them in place) are left
         to the next call's check of each `.grad` as last seen (`zero_grad`, or the full path's
         `before_backward`), which falls back to the full path before any change, as a check here would:
@@ -333,7 +358,7 @@ _GRAD = operator.attrgetter("grad")
 _VERSION = operator.attrgetter("_version")
 
 
-def establish(probe: Probe, opt_id: int, group: _Group) -> Cycle | None:
+def establish(probe: CycleHost, opt_id: int, group: _Group) -> Cycle | None:
     """The cycle of this optimizer, if the ledger is in its steady state after this step (see the
     module's docstring); None otherwise."""
     if not ENABLED or probe.strict:

@@ -9,18 +9,27 @@ where the norm is read, as the static side does. A norm computed by hand from `.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
 from .. import messages
+from .monitors import Monitors
+from .observed import _Observed
 from .sites import user_site
 
-if TYPE_CHECKING:
-    from .probe import Probe
+
+class NormHost(Protocol):
+    """What reading gradient norms uses of the probe (`probe.Probe`)."""
+
+    @property
+    def monitors(self) -> Monitors | None: ...
+    @property
+    def watched(self) -> list[tuple[int, _Observed]]: ...
 
 
-def read(probe: Probe, grads: Any) -> None:
+
+def read(probe: NormHost, grads: Any) -> None:
     """`grads` (tensors, or one) are about to be read for their norm."""
     monitors = probe.monitors
     if monitors is None or not monitors.scaled:

@@ -16,20 +16,32 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import torch
 
 from . import clips as _clips
 from . import cycle as _cycle
 from . import norms as _norms
+from .clips import ClipHost
+from .ledger import Site
 from .loss_scale import LossGraph
+from .norms import NormHost
 from .sites import SiteMemo, memo_site
 
-if TYPE_CHECKING:
-    from .probe import Probe
 
-_ACTIVE: list[Probe] = []
+class PatchHost(ClipHost, NormHost, Protocol):
+    """What the patched torch functions use of each active probe (`probe.Probe`), with what they hand it on to."""
+
+    @property
+    def retained(self) -> bool: ...
+    def full_before_backward(self, site: Site, tensors: Any, graph: LossGraph | None = None, via: object = None,
+                             retain: bool = False) -> None: ...
+    def full_after_backward(self, site: Site) -> None: ...
+    def unscaled(self, grads: Any) -> None: ...
+
+
+_ACTIVE: list[PatchHost] = []
 _ORIGINAL_BACKWARD: Callable[..., Any] | None = None
 _BACKWARD_SITE = SiteMemo()  # the last backward call's place (`sites.memo_site`)
 
@@ -135,7 +147,7 @@ def _clip_targets() -> list[tuple[Any, str]]:
             for owner in (utils, getattr(utils, "clip_grad", None)) if owner is not None and hasattr(owner, name)]
 
 
-def activate(probe: Probe) -> None:
+def activate(probe: PatchHost) -> None:
     global _ORIGINAL_BACKWARD, _ORIGINAL_UNSCALE
     if not _ACTIVE:
         for owner, name in _clip_targets():
@@ -150,7 +162,7 @@ def activate(probe: Probe) -> None:
     _ACTIVE.append(probe)
 
 
-def deactivate(probe: Probe) -> None:
+def deactivate(probe: PatchHost) -> None:
     global _ORIGINAL_BACKWARD, _ORIGINAL_UNSCALE
     if probe in _ACTIVE:
         _ACTIVE.remove(probe)

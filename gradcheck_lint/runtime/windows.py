@@ -3,10 +3,8 @@ to a window of N (divided by N, by N twice, not at all, or by something else).""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .ledger import BackwardPass
+from collections.abc import Sequence
+from typing import Protocol
 
 
 class WindowSizes:
@@ -58,7 +56,20 @@ Scale = tuple[Term, ...]  # the terms of a loss (`loss_scale.graph_scale`); `(()
 UNREAD: Scale = ()  # `BackwardPass.scale` of a pass whose graph the steady cycle did not read
 
 
-def scales_of(window: list[BackwardPass]) -> list[Scale | None]:
+class Pass(Protocol):
+    """What a window reads of a backward pass (`ledger.BackwardPass`)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def scale(self) -> Scale | None: ...
+    @property
+    def writes(self) -> frozenset[int] | None: ...
+    @property
+    def batch(self) -> int: ...
+
+
+def scales_of(window: Sequence[Pass]) -> list[Scale | None]:
     """The constant factors of each pass of one backward line in a window; a pass the steady cycle
     did not read (`UNREAD`) has those of the nearest later pass of the line that was read (the same
     expression: `loss / accumulate` divides by what it divided by a pass earlier), else unknown."""
@@ -139,7 +150,7 @@ def window_kind(scales: list[Scale | None], rescale: float, n: int) -> str:
     return kind
 
 
-def micro_batches(passes: list[BackwardPass]) -> int:
+def micro_batches(passes: Sequence[Pass]) -> int:
     """How many micro-batches these passes of one backward line in one window are. Passes that share
     their forward graph (`BackwardPass.batch`: losses of one batch, the graph retained between them)
     are one. Passes that wrote parameters the others did not, each (one task head each on a shared

@@ -81,6 +81,7 @@ class Catalogue:
     _bare: dict[str, str] = field(default_factory=dict)
     _packages: frozenset[str] = frozenset()
     _foreign: frozenset[str] = frozenset()
+    _named_by_effect: dict[tuple[tuple[str, ...], bool], frozenset[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Earlier files win: the user's rows are given first and replace built-in rows of the same name.
@@ -184,6 +185,20 @@ class Catalogue:
     def methods_named(self, name: str) -> list[MethodModel]:
         """Every type's method of this name (a cheap test before resolving a receiver's type)."""
         return self._methods_by_name.get(name, [])
+
+    def named_by_effect(self, *kinds: str, clears: bool = False) -> frozenset[str]:
+        """The method names, and the last names of called functions, whose rows have an effect of one of
+        `kinds` (`step` -> `step`, `optimizer_step`, `update_params`); with `clears`, also a step that
+        clears (`update_params`). The names a call of unknown receiver is a training event by."""
+        key = (kinds, clears)
+        found = self._named_by_effect.get(key)
+        if found is None:
+            rows: list[MethodModel | CallModel] = [*(m for f in self.files for m in f.methods if m.name != "__call__"),
+                                                   *(c for f in self.files for c in f.calls if "*" not in c.name)]
+            found = self._named_by_effect[key] = frozenset(
+                row.name.rsplit(".", 1)[-1] for row in rows
+                if any(e.kind in kinds or clears and e.kind == "step" and e.value("clears") for e in row.effects))
+        return found
 
     def attribute(self, type_name: str, name: str) -> AttributeModel | None:
         for t in self.lineage(type_name):
