@@ -75,8 +75,11 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     if index is None or not any(_settled_by_callers(d) for d in report.diagnostics):
         return report
     chosen = settings
-    return settle_with_callers(report, text, path, index, settings,
-                               lambda t, p: analyse_text(t, p, chosen, prefilter=prefilter, callers=False))
+    settled = settle_with_callers(report, text, path, index, settings,
+                                  lambda t, p: analyse_text(t, p, chosen, prefilter=prefilter, callers=False))
+    if settled is None:
+        return report
+    return dataclasses.replace(report, diagnostics=settled[0], dependencies=settled[1])
 
 
 def _settled_by_callers(d: Diagnostic) -> bool:

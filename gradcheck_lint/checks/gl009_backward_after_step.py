@@ -119,5 +119,5 @@ def _saves(model: TrainingModel, table: SavedTable, holder: Holder) -> bool | No
     cls = model.class_defs.get(qualified)  # a class of this file, built in sight: what layers it is made of
     if cls is not None:
         return class_saves(cls, model.qualify, table)
-    found = model.project.class_source(qualified) if model.project is not None else None  # of another file, read
-    return class_saves(found[0], found[1], table) if found is not None else None
+    other = model.project.class_source(qualified) if model.project is not None else None  # of another file, read
+    return class_saves(other[0], other[1], table) if other is not None else None

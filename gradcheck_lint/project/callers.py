@@ -29,15 +29,21 @@ import os
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..analysis.provenance import Assumption
 from ..diagnostics import Certainty, Diagnostic, RelatedLocation, Span
 from .index import ProjectIndex
 
-if TYPE_CHECKING:
-    from ..engine import FileReport
 
+class FileReport(Protocol):
+    """What the analysis of one file gives (`engine.FileReport`, a frozen dataclass)."""
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]: ...
+
+    @property
+    def dependencies(self) -> tuple[tuple[str, str], ...]: ...
 __all__ = ["MAX_CALLERS", "settle_with_callers"]
 
 MAX_CALLERS = 12  # files analysed as possible callers of one file
@@ -46,15 +52,16 @@ _SKIPPED_DIRS = frozenset({"site-packages", "node_modules", "__pycache__", "buil
 _MEMO_SIZE = 256
 _FILE_LINE = re.compile(r"(?<![\w./-])((?:\.\.?/)*[\w.-]+(?:/[\w.-]+)*\.py):(\d+)")
 
-Analyse = Callable[[str, str], "FileReport"]
+Analyse = Callable[[str, str], FileReport]
 _memo: OrderedDict[tuple[str, str, int], tuple[object, FileReport]] = OrderedDict()
 
 
 def settle_with_callers(report: FileReport, text: str, path: str, index: ProjectIndex, settings: object,
-                        analyse: Analyse) -> FileReport:
-    """`report` (the analysis of `path` alone, following its own calls) with its possible findings that a
-    caller proves made certain, and its findings that a callee reports itself dropped. `analyse(text,
-    path)` analyses another file the same way (without this step)."""
+                        analyse: Analyse) -> tuple[list[Diagnostic], tuple[tuple[str, str], ...]] | None:
+    """The diagnostics and dependencies of `report` (the analysis of `path` alone, following its own
+    calls) with its possible findings that a caller proves made certain, and its findings that a callee
+    reports itself dropped; None when nothing changes. `analyse(text, path)` analyses another file the
+    same way (without this step)."""
     me = os.path.abspath(path)
     _remember(me, text, settings, report)
     kept = _without_callee_duplicates(report.diagnostics, path, me, index, settings, analyse)
@@ -63,9 +70,8 @@ def settle_with_callers(report: FileReport, text: str, path: str, index: Project
         kept, used = _confirmed(kept, text, path, me, index, settings, analyse)
         deps.update(used)
     if kept is report.diagnostics and len(deps) == len(report.dependencies):
-        return report
-    return dataclasses.replace(report, diagnostics=sorted(kept, key=Diagnostic.sort_key),
-                               dependencies=tuple(sorted(deps.items())))
+        return None
+    return sorted(kept, key=Diagnostic.sort_key), tuple(sorted(deps.items()))
 
 
 # ---------------------------------------------------------------------------------------------- callees
