@@ -69,7 +69,7 @@ class Probe:
         self._groups: dict[int, _Group] = {}  # id of an optimizer or model -> its parameters
         self._cycle: _cycle.Cycle | None = None  # the fast path (cycle.py), while the training cycle is steady
         self._plain_step: int | None = None  # the optimizer whose step is running without a closure
-        self._step_site = SiteMemo()  # the last step call's place
+        self._step_sites: dict[int, SiteMemo] = {}  # optimizer id -> its last step call's place
         self._owner_names: dict[frozenset[int], str] = {}  # GL005: parameters -> their model's name in the source
         self.retained = False  # a pass since the last step retained its graph: later passes look for its mark
         self._write_sets: dict[frozenset[int], frozenset[int]] = {}  # the parameters passes wrote, interned
@@ -439,7 +439,11 @@ class Probe:
     # -- steps
     def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         frame = sys._getframe(1)
-        memo = self._step_site
+        memo = self._step_sites.get(id(opt))
+        if memo is None:  # one memo per optimizer: two optimizers stepping in turn keep their answers
+            if len(self._step_sites) >= _MAX_GROUPS:
+                self._step_sites.clear()
+            memo = self._step_sites[id(opt)] = SiteMemo()
         # `memo_site`'s answer, inline for the usual chain: the optimizer's step wrapper, the user's frame
         if frame.f_code is memo.skip and (user := frame.f_back) is not None and user.f_code is memo.code and user.f_lasti == memo.lasti:
             site = memo.site

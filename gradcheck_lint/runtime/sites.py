@@ -69,22 +69,42 @@ class SiteMemo:
         self.via_lasti = -1
 
 
+MEMOS = 4  # memos kept for an entry point called from several places in turn (`memo_sites`)
+
+
+def _walked_again(frame: FrameType | None, chain: tuple[tuple[CodeType | None, int], ...]) -> bool:
+    """The frames from `frame` up are those of `chain` (a memo's walk): the same answer."""
+    if not chain:
+        return False
+    f = frame
+    for code, lasti in chain:
+        if code is None:  # the walk went to the top of the stack: it must end there again
+            if f is not None:
+                return False
+        elif f is None or f.f_code is not code or (lasti >= 0 and f.f_lasti != lasti):
+            return False
+        else:
+            f = f.f_back
+    return True
+
+
+def memo_sites(frame: FrameType | None, memos: list[SiteMemo], methods: tuple[str, ...],
+               caller: bool) -> tuple[Site, tuple[int, int] | None]:
+    """`memo_site` over a few memos, most recently walked first: the one whose frames these are, else a
+    new walk into the least recently walked one (which moves to the front)."""
+    for memo in memos:
+        if _walked_again(frame, memo.chain):
+            return memo.site, memo.via
+    memo = memos.pop()
+    memos.insert(0, memo)
+    return memo_site(frame, memo, methods, caller)
+
+
 def memo_site(frame: FrameType | None, memo: SiteMemo, methods: tuple[str, ...], caller: bool) -> tuple[Site, tuple[int, int] | None]:
     """`user_site` (and with `caller`, `user_caller`) of the operation run from `frame` (the first frame
     `user_site` would look at), answered from `memo` when the frames walked are the same as last time."""
-    chain = memo.chain
-    if chain:
-        f = frame
-        for code, lasti in chain:
-            if code is None:  # the walk went to the top of the stack: it must end there again
-                if f is not None:
-                    break
-            elif f is None or f.f_code is not code or (lasti >= 0 and f.f_lasti != lasti):
-                break
-            else:
-                f = f.f_back
-        else:
-            return memo.site, memo.via
+    if _walked_again(frame, memo.chain):
+        return memo.site, memo.via
     walked: list[tuple[CodeType | None, int]] = []
     user = None
     via = None

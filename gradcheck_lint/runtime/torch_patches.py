@@ -27,7 +27,7 @@ from .clips import ClipHost
 from .ledger import Site
 from .loss_scale import LossGraph
 from .norms import NormHost
-from .sites import SiteMemo, memo_site
+from .sites import MEMOS, SiteMemo, memo_sites
 
 
 class PatchHost(ClipHost, NormHost, Protocol):
@@ -43,7 +43,9 @@ class PatchHost(ClipHost, NormHost, Protocol):
 
 _ACTIVE: list[PatchHost] = []
 _ORIGINAL_BACKWARD: Callable[..., Any] | None = None
-_BACKWARD_SITE = SiteMemo()  # the last backward call's place (`sites.memo_site`)
+# the places of the last few backward calls (`sites.memo_site`): a loop with several backward lines (a
+# GAN's discriminator and generator losses) finds each of them again without walking the stack
+_BACKWARD_SITES = [SiteMemo() for _ in range(MEMOS)]
 
 
 _RUNNING = [0]  # backward passes running now: a backward inside one is part of it
@@ -58,15 +60,18 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
         # is the outer pass's, seen when that one ends
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     frame = sys._getframe(1)
-    memo = _BACKWARD_SITE
     # `memo_site`'s answer, inline for the usual chain: torch's `Tensor.backward`, the user's frame, its
     # caller (or none: a script's module code)
-    if (frame.f_code is memo.skip and (user := frame.f_back) is not None and user.f_code is memo.code
-            and user.f_lasti == memo.lasti and ((up := user.f_back) is None) is (memo.via_code is None)
-            and (up is None or (up.f_code is memo.via_code and up.f_lasti == memo.via_lasti))):
-        site, via = memo.site, memo.via
+    user = frame.f_back
+    up = user.f_back if user is not None else None
+    for memo in _BACKWARD_SITES:
+        if (frame.f_code is memo.skip and user is not None and user.f_code is memo.code
+                and user.f_lasti == memo.lasti and (up is None) is (memo.via_code is None)
+                and (up is None or (up.f_code is memo.via_code and up.f_lasti == memo.via_lasti))):
+            site, via = memo.site, memo.via
+            break
     else:
-        site, via = memo_site(frame, memo, ("backward",), True)
+        site, via = memo_sites(frame, _BACKWARD_SITES, ("backward",), True)
     tensors = args[0] if args else kwargs.get("tensors")
     graph = LossGraph(tensors) if len(probes) > 1 else None  # one probe: made only if it is needed
     # `Tensor.backward(gradient, retain_graph, ...)` passes it third: a graph kept for another backward

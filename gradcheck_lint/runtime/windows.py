@@ -136,11 +136,25 @@ def scaling_kind(terms: Scale | None, rescale: float, n: int) -> str:
     return "weighted"
 
 
+_KINDS: dict[tuple[tuple[Scale | None, ...], float, int], str] = {}  # `window_kind`'s answers: a loop asks the same
+
+
 def window_kind(scales: list[Scale | None], rescale: float, n: int) -> str:
     """How the passes of one backward line in a window of n relate to it, comparing them with each
     other: the `scaling_kind` they share; "weighted" only when every pass carries the very same
     constant factors (a weight of the objective, not a per-micro-batch normalisation such as a
-    token count, which differs from one micro-batch to the next); else "unknown"."""
+    token count, which differs from one micro-batch to the next); else "unknown". A function of its
+    arguments alone: answered from `_KINDS` when asked again (every step of an accumulation loop)."""
+    key = (tuple(scales), rescale, n)
+    kind = _KINDS.get(key)
+    if kind is None:
+        if len(_KINDS) >= 256:
+            _KINDS.clear()
+        kind = _KINDS[key] = _window_kind(scales, rescale, n)
+    return kind
+
+
+def _window_kind(scales: list[Scale | None], rescale: float, n: int) -> str:
     kinds = {scaling_kind(scale, rescale, n) for scale in scales}
     if len(kinds) != 1:
         return "unknown"

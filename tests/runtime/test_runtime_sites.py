@@ -54,7 +54,7 @@ def _backward_sites(fresh: bool, monkeypatch: pytest.MonkeyPatch) -> list[tuple[
         for _i in range(4):
             for run in (_from_a, _from_b, _from_a, _from_a, lambda: _loss().backward(), lambda: _helper(_loss())):
                 if fresh:  # no memo: every call walks the stack
-                    monkeypatch.setattr(torch_patches, "_BACKWARD_SITE", SiteMemo())
+                    monkeypatch.setattr(torch_patches, "_BACKWARD_SITES", [SiteMemo() for _ in range(4)])
                 run()
     finally:
         torch_patches.deactivate(recorder)  # type: ignore[arg-type]
@@ -78,7 +78,7 @@ def test_the_step_hooks_inline_memo_gives_the_site_of_a_fresh_walk() -> None:
         opt.step()
 
     with guard(model, opt, mode="record") as g:
-        memo = g._probe._step_site  # type: ignore[attr-defined]
+        memos = g._probe._step_sites  # type: ignore[attr-defined]
         for i in range(12):
             opt.zero_grad()
             model(torch.randn(3, 4)).sum().backward()
@@ -88,7 +88,7 @@ def test_the_step_hooks_inline_memo_gives_the_site_of_a_fresh_walk() -> None:
                 step_here(); expected = step_here.__code__.co_firstlineno + 1  # noqa: E702
             else:
                 opt.step(); expected = sys._getframe().f_lineno  # noqa: E702
-            lines.append((memo.site.line, expected))
+            lines.append((memos[id(opt)].site.line, expected))
     assert all(got == want for got, want in lines), lines
     assert len(g.report()) == 0
 
@@ -115,7 +115,7 @@ for fresh in (False, True):
     torch_patches.activate(recorder)
     for i in range(6):
         if fresh:
-            torch_patches._BACKWARD_SITE = SiteMemo()
+            torch_patches._BACKWARD_SITES = [SiteMemo() for _ in range(4)]
         if i % 3:
             (torch.ones(2, requires_grad=True) * 3).sum().backward()
         else:
@@ -140,3 +140,48 @@ def test_the_backward_wrappers_inline_memo_at_a_scripts_module_level() -> None:
     memoised, fresh = json.loads(proc.stdout.strip().splitlines()[-1])
     assert memoised == fresh
     assert len({line for line, _via in memoised}) == 2 and all(via is None for _line, via in memoised)
+
+
+def test_backward_lines_called_in_turn_are_each_walked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a GAN's discriminator and generator losses, backpropagated in turn from two places: each place
+    # is walked once, then answered from its own memo (one memo was walked again on every pass)
+    from gradcheck_lint.runtime import sites
+
+    walks: list[int] = []
+    walk = sites.memo_site
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        walks.append(1)
+        return walk(*args, **kwargs)
+
+    monkeypatch.setattr(sites, "memo_site", counted)
+    monkeypatch.setattr(torch_patches, "_BACKWARD_SITES", [SiteMemo() for _ in range(4)])
+    recorder = _Recorder()
+    torch_patches.activate(recorder)  # type: ignore[arg-type]
+    try:
+        for _i in range(10):
+            _from_a()
+            _from_b()
+    finally:
+        torch_patches.deactivate(recorder)  # type: ignore[arg-type]
+    assert len(walks) == 2
+    assert len(set(recorder.seen)) == 2 and len(recorder.seen) == 20
+
+
+def test_two_optimizers_stepping_in_turn_keep_a_step_site_each() -> None:
+    torch.manual_seed(0)
+    g_model, d_model = nn.Linear(4, 4), nn.Linear(4, 1)
+    opt_g = torch.optim.SGD(g_model.parameters(), lr=0.01)
+    opt_d = torch.optim.SGD(d_model.parameters(), lr=0.01)
+    with guard([g_model, d_model], [opt_g, opt_d], mode="record") as g:
+        for _i in range(6):
+            opt_d.zero_grad()
+            d_model(g_model(torch.randn(3, 4)).detach()).sum().backward()
+            opt_d.step(); d_line = sys._getframe().f_lineno  # noqa: E702
+            opt_g.zero_grad()
+            d_model(g_model(torch.randn(3, 4))).sum().backward()
+            opt_g.step(); g_line = sys._getframe().f_lineno  # noqa: E702
+        memos = g._probe._step_sites  # type: ignore[attr-defined]
+        assert (memos[id(opt_d)].site.line, memos[id(opt_g)].site.line) == (d_line, g_line)
+        assert memos[id(opt_d)].chain and memos[id(opt_g)].chain
+    assert len(g.report()) == 0
