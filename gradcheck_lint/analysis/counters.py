@@ -23,7 +23,7 @@ from .conditions import (
 )
 from .flow import Flow, Frame, Outcome
 from .syntax import arguments, code, int_value, is_int, keyword_value
-from .values import EMPTY, Counter, Value, join
+from .values import EMPTY, Counter, Holder, Value, join
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -147,6 +147,7 @@ class Counters:
             rollout = self._rollouts[id(stmt)] = (_reads_as_rollout(stmt.iter) or _names_tasks(stmt.target)
                                                   or _names_tasks(stmt.iter) or _refines_one_batch(stmt))
         loop.rollout = rollout
+        loop.parts = _modules_walked(element)
         if element.entities and not element.params and not element.reach and not element.opaque:
             # `for opt in optimizers.values(): opt.zero_grad()`: the abstract element already stands for
             # every member, so one pass over the body covers the whole loop.
@@ -361,6 +362,14 @@ def _names_tasks(node: ast.expr) -> bool:
 
 def _names_episode(it: ast.expr) -> bool:
     return isinstance(it, (ast.Name, ast.Attribute)) and bool(_EPISODE.search(code(it)))
+
+
+def _modules_walked(element: Value) -> frozenset[Holder]:
+    """The modules an element of a loop over modules is (`head` of `zip(heads, targets)`)."""
+    out = set(element.modules)
+    for _, item in element.items:
+        out |= item.modules
+    return frozenset(out)
 
 
 def _iterable(element: Value, count: str | None) -> Value:

@@ -111,6 +111,13 @@ class Effects:
             for v in site.values(effect.ref("target")):
                 self.table.hooked |= self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
             return EMPTY
+        if kind == "grad_hook":
+            found = site.arg(effect.ref("hook"))
+            given = self.interp.callables.given(found[1], frame) if found is not None else None
+            if given is not None:
+                for v in site.values(effect.ref("target")):
+                    self.interp.callables.hook(given, self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v), v)
+            return EMPTY
         if kind == "gate_flag":
             return Value(const=("gate_flag", site.owner.uid if site.owner else 0))
         if kind == "sync":
@@ -163,6 +170,12 @@ class Effects:
         if kind == "forward":
             found = site.arg(effect.ref("module"))
             module = found[0] if found else EMPTY
+            if not module.modules and found is not None:
+                # `checkpoint(fn, x)`, `checkpoint(lambda t: block(t), x)`: a function of this file runs on the rest
+                given = self.interp.callables.given(found[1], frame)
+                if given is not None:
+                    rest = [v for a, v in zip(site.call.args, site.pos) if a is not found[1]]
+                    return self.interp.callables.call(given, rest, site.kw, flow, frame)
             rest = [v for v in site.pos if v is not module] if site.receiver is None else site.pos
             return self.interp.forward(module, rest, site.kw, flow, frame) if module.modules else union_as_tensor([*site.pos, *site.kw.values()])
         if kind in ("divide", "multiply"):
@@ -330,6 +343,7 @@ class Effects:
         if inputs is not None:  # `loss.backward(inputs=d_params)` accumulates into those alone
             only = self.interp.holders_of_params(inputs[0])
         self.interp.recorder.backward(site.call, loss, loss_text, flow, frame, scaled, only, window, assumed)
+        self.interp.callables.run_grad_hooks(only if only is not None else loss.reach, flow, frame)
 
     def _window_read_here(self, owner: Entity | None) -> str | None:
         """For a framework object built out of sight (`accelerator = train_util.prepare_accelerator(args)`),

@@ -198,10 +198,19 @@ class TrainingModel:
             for sstack in step.loop_stacks:
                 if len(bstack) > len(sstack) and bstack[: len(sstack)] == sstack:
                     loop = self.loops[bstack[len(sstack)]]
-                    if loop.rollout or backward.retain_graph:
-                        return None, loop  # terms of one objective over time: summed on purpose, no window
+                    if self.terms_of_one_objective(loop, backward):
+                        return None, loop  # summed on purpose, no window
                     return loop.count, loop
         return None
+
+    @staticmethod
+    def terms_of_one_objective(loop: Loop, backward: Backward) -> bool:
+        """The loop's backward passes are terms of one objective, not micro-batches: steps of one sequence,
+        passes through one retained graph, or losses of one batch each through a module of its own (a loop
+        over task heads: a pass writes its head, which no other pass of the loop writes)."""
+        if loop.rollout or backward.retain_graph:
+            return True
+        return any(p.overlaps(r) for p in loop.parts for r in backward.loss.reach)
 
     def step_node(self, call_id: int) -> ast.AST | None:
         for step in self.steps.values():
