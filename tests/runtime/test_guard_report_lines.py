@@ -156,3 +156,22 @@ def test_a_clear_is_judged_by_what_optimizers_still_have_to_step() -> None:
     report = run_guarded("clear_before_step_backbone_of_no_optimizer.py")
     assert [(f.line, f.code, f.steps, f.first_step, f.optimizer) for f in report] == [(14, "GL002", 4, 1, "opt")]
 
+
+_KEPT = sorted(p.name for p in (ROOT / "fixtures" / "loss_graph_kept_alive").glob("*.py")
+               if "expect: GL008" in p.read_text(encoding="utf-8") and "static-only" not in p.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("fixture", _KEPT)
+def test_gl008_anchors_at_the_keeping_statement_with_the_static_words(fixture: str) -> None:
+    """The guard sees graphs outlive their steps; the statement keeping them (`total += loss`, `.append`,
+    in a helper the loss is handed to, or in the caller it is returned to) is looked up in the source,
+    and the finding reads as the static one, on its line."""
+    path = ROOT / "fixtures" / "loss_graph_kept_alive" / fixture
+    enable(mode="record")
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    finally:
+        report = disable()
+    static = {(d["line"], d["code"]): d["message"] for d in json.loads(invoke(str(path), "--format", "json").stdout)}
+    kept = [f for f in report if f.code == "GL008"]
+    assert len(kept) == 1 and static.get((kept[0].line, "GL008")) == kept[0].message, (kept, static)
