@@ -134,7 +134,7 @@ def test_programs_report_exactly_their_expected_codes_once(name: str) -> None:
     report = run_guarded(name)
     codes = [f.code for f in report]
     assert len(codes) == len(set(codes)), str(report)  # one line per finding
-    assert set(codes) == {code for _line, code in expected}
+    assert {(f.line, f.code) for f in report} == expected, str(report)  # on the static side's lines
 
 
 def test_a_call_that_backpropagates_and_steps_is_not_named_twice() -> None:
