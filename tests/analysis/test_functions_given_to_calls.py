@@ -120,3 +120,23 @@ def test_one_loss_per_head_of_one_batch_is_not_a_window() -> None:
 def test_micro_batches_through_one_head_still_are() -> None:
     text = HEADS.format(target="micro, y", iterable="zip(x.chunk(3), targets)", forward="heads[0](encoder(micro))")
     assert [(line, code) for line, code, _ in codes(text)] == [(12, "GL003")]
+
+
+ENSEMBLE = """\
+import torch
+from torch import nn
+
+models = nn.ModuleList([nn.Linear(10, 1) for _ in range(3)])
+opt = torch.optim.SGD(models.parameters(), lr=1e-2)
+for x in torch.randn(6, 8, 10):
+    opt.zero_grad()
+    for model in models:
+        for micro in x.chunk(4):
+            model(micro).pow(2).mean().backward()
+    opt.step()
+"""
+
+
+def test_micro_batches_inside_a_loop_over_models_still_are() -> None:
+    # each model's parameters accumulate its four micro-batches: the loop over models is not the window
+    assert [(line, code) for line, code, _ in codes(ENSEMBLE)] == [(10, "GL003")]
