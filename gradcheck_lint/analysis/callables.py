@@ -83,6 +83,7 @@ class Callables:
         if known is not None and known[0] is lam:
             return known[1]
         ret = ast.copy_location(ast.Return(value=lam.body), lam.body)
-        fn = ast.copy_location(ast.FunctionDef(name="<lambda>", args=lam.args, body=[ret], decorator_list=[], returns=None), lam)
+        fn = ast.FunctionDef(name="<lambda>", args=lam.args, body=[ret], decorator_list=[], returns=None)
+        fn = ast.copy_location(fn, lam)
         self._lambdas[id(lam)] = (lam, fn)
         return fn

@@ -116,7 +116,8 @@ class Effects:
             given = self.interp.callables.given(found[1], frame) if found is not None else None
             if given is not None:
                 for v in site.values(effect.ref("target")):
-                    self.interp.callables.hook(given, self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v), v)
+                    holders = self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
+                    self.interp.callables.hook(given, holders, v)
             return EMPTY
         if kind == "gate_flag":
             return Value(const=("gate_flag", site.owner.uid if site.owner else 0))

@@ -66,7 +66,8 @@ class Inliner:
                 before, states, count, outer = dict(flow.env), flow.states, TRANSITIONS.count, TRANSITIONS.forgotten
                 TRANSITIONS.forgotten = set()
                 try:
-                    ret = self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, stand_in=True, closure=closure)
+                    ret = self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, stand_in=True,
+                                            closure=closure)
                     forgotten = frozenset(TRANSITIONS.forgotten)
                 finally:
                     TRANSITIONS.forgotten = outer

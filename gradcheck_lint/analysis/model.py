@@ -201,7 +201,8 @@ class TrainingModel:
                     if loop.rollout or backward.retain_graph:
                         return None, loop  # terms of one objective over time: summed on purpose, no window
                     # a loop over model parts (one head each): the micro-batch loop, if any, is further in
-                    inner = next((self.loops[i] for i in bstack[len(sstack):] if not self._walks_reached_parts(self.loops[i], backward)), None)
+                    inner = next((self.loops[i] for i in bstack[len(sstack):]
+                                  if not self._walks_reached_parts(self.loops[i], backward)), None)
                     if inner is None:
                         return None, loop  # losses of one batch, one per part: summed on purpose, no window
                     return inner.count, inner

@@ -19,6 +19,7 @@ from .source_calls import _Parsed, char_col, parsed, segment
 _STORE = frozenset({"append", "extend", "insert", "add", "appendleft"})
 _OUT_OF_GRAPH = frozenset({"item", "detach", "tolist", "numpy", "cpu_item", "float", "int"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_Loop = ast.For | ast.AsyncFor | ast.While
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +77,12 @@ def _lookup(backward: Site) -> Kept | None:
                 if found is not None:
                     return found
     # a same-file function the loss is handed to (`log_loss(history, loss)`)
-    for node in _own_nodes(scope):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
-            fn = functions[node.func.id]
+    for used in _own_nodes(scope):
+        if isinstance(used, ast.Call) and isinstance(used.func, ast.Name) and used.func.id in functions:
+            fn = functions[used.func.id]
             params = [a.arg for a in fn.args.args]
-            passed = {params[i] for i, a in enumerate(node.args) if i < len(params) and _mentions(a, names)}
-            passed |= {k.arg for k in node.keywords if k.arg and _mentions(k.value, names)}
+            passed = {params[i] for i, a in enumerate(used.args) if i < len(params) and _mentions(a, names)}
+            passed |= {k.arg for k in used.keywords if k.arg and _mentions(k.value, names)}
             if passed:
                 found = _keeping(p, fn, frozenset(passed), 0, backward.path, loop_line)
                 if found is not None:
@@ -98,7 +99,8 @@ def _loss_expr(call: ast.Call) -> ast.expr | None:
     """What the backward differentiates: `loss` of `loss.backward()`, `scaler.scale(loss)` of
     `scaler.scale(loss).backward()`, `loss` of `accelerator.backward(loss)`."""
     func = call.func
-    if isinstance(func, ast.Attribute) and not (call.args and isinstance(func.value, ast.Name) and not _tensorish(func.value)):
+    if isinstance(func, ast.Attribute) and not (call.args and isinstance(func.value, ast.Name)
+                                                and not _tensorish(func.value)):
         return func.value
     return call.args[0] if call.args else None
 
@@ -112,15 +114,15 @@ def _loss_names(expr: ast.expr) -> frozenset[str]:
 
 
 def _tensorish(node: ast.Name) -> bool:
-    """`loss` in `loss.backward(gradient)` (a tensor's own backward), not `accelerator` in `accelerator.backward(loss)`."""
+    """`loss` of `loss.backward(gradient)`, a tensor's own backward; not `accelerator` of `accelerator.backward(x)`."""
     return "loss" in node.id.lower()
 
 
-def _scope_and_loop(tree: ast.AST, call: ast.Call) -> tuple[ast.AST, ast.AST | None]:
+def _scope_and_loop(tree: ast.AST, call: ast.Call) -> tuple[ast.AST, _Loop | None]:
     """The innermost function (else the module) around the call, and the innermost loop around it there."""
     scope: ast.AST = tree
-    loop: ast.AST | None = None
-    stack: list[tuple[ast.AST, ast.AST, ast.AST | None]] = [(tree, tree, None)]
+    loop: _Loop | None = None
+    stack: list[tuple[ast.AST, ast.AST, _Loop | None]] = [(tree, tree, None)]
     while stack:
         node, sc, lp = stack.pop()
         if node is call:
@@ -135,11 +137,14 @@ def _scope_and_loop(tree: ast.AST, call: ast.Call) -> tuple[ast.AST, ast.AST | N
     return scope, loop
 
 
-def _calls_of(tree: ast.AST, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[ast.Call, ast.AST, ast.AST | None]]:
+_Called = tuple[ast.Call, ast.AST, _Loop | None]
+
+
+def _calls_of(tree: ast.AST, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[_Called]:
     """The calls of `fn` by its name (`train_step(...)`, `self.train_step(...)`): each with the function
     (else the module) around it and the innermost loop around it there."""
-    out: list[tuple[ast.Call, ast.AST, ast.AST | None]] = []
-    stack: list[tuple[ast.AST, ast.AST, ast.AST | None]] = [(tree, tree, None)]
+    out: list[_Called] = []
+    stack: list[tuple[ast.AST, ast.AST, _Loop | None]] = [(tree, tree, None)]
     while stack:
         node, sc, lp = stack.pop()
         if isinstance(node, ast.Call) and (isinstance(node.func, ast.Name) and node.func.id == fn.name
@@ -156,20 +161,24 @@ def _calls_of(tree: ast.AST, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list
 def _assigned_from(scope: ast.AST, call: ast.Call) -> str | None:
     """The name a call's result is assigned to (`errD = self.train_Dnet(i, real, fake)`)."""
     for node in _own_nodes(scope):
-        if isinstance(node, ast.Assign) and node.value is call and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            return node.targets[0].id
+        if isinstance(node, ast.Assign) and node.value is call and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                return target.id
     return None
 
 
-def _own_nodes(scope: ast.AST) -> list[ast.AST]:
-    out: list[ast.AST] = []
+def _own_nodes(scope: ast.AST) -> list[ast.stmt | ast.expr]:
+    """The statements and expressions of a scope, not of the functions and classes it defines, in order."""
+    out: list[ast.stmt | ast.expr] = []
     todo = list(ast.iter_child_nodes(scope))
     while todo:
         node = todo.pop()
-        out.append(node)
+        if isinstance(node, (ast.stmt, ast.expr)):
+            out.append(node)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             todo.extend(ast.iter_child_nodes(node))
-    return sorted((n for n in out if hasattr(n, "lineno")), key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+    return sorted(out, key=lambda n: (n.lineno, n.col_offset))
 
 
 def _mentions(expr: ast.AST, names: frozenset[str]) -> bool:
@@ -178,7 +187,8 @@ def _mentions(expr: ast.AST, names: frozenset[str]) -> bool:
         return expr.id in names
     if isinstance(expr, ast.Call):
         func = expr.func
-        if isinstance(func, ast.Attribute) and func.attr in _OUT_OF_GRAPH or isinstance(func, ast.Name) and func.id in _OUT_OF_GRAPH:
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if called in _OUT_OF_GRAPH:
             return False
     if isinstance(expr, ast.Attribute) and expr.attr in ("data", "grad"):
         return False
@@ -188,7 +198,7 @@ def _mentions(expr: ast.AST, names: frozenset[str]) -> bool:
 def _keeping(p: _Parsed, scope: ast.AST, names: frozenset[str], after: int, path: str, loop_line: int | None,
              via: str = "") -> Kept | None:
     """The first keeping statement of the scope after line `after` (else the first before it)."""
-    found: list[tuple[ast.AST, str, str]] = []
+    found: list[tuple[ast.stmt | ast.expr, str, str]] = []
     for node in _own_nodes(scope):
         if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _mentions(node.value, names) \
                 and not (isinstance(node.target, ast.Name) and node.target.id in names):
@@ -199,12 +209,13 @@ def _keeping(p: _Parsed, scope: ast.AST, names: frozenset[str], after: int, path
             left, right = node.value.left, node.value.right
             if segment(p, left) == target and _mentions(right, names):
                 found.append((node, target, segment(p, right)))
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
-                and node.value.func.attr in _STORE and node.value.args and _mentions(node.value.args[-1], names):
-            found.append((node.value, segment(p, node.value.func.value), segment(p, node.value.args[-1])))
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            store, args = node.value.func, node.value.args
+            if isinstance(store, ast.Attribute) and store.attr in _STORE and args and _mentions(args[-1], names):
+                found.append((node.value, segment(p, store.value), segment(p, args[-1])))
     if not found:
         return None
-    node, target, stored = next((f for f in found if f[0].lineno > after), found[0])  # type: ignore[attr-defined]
-    line, col = node.lineno, node.col_offset  # type: ignore[attr-defined]
+    node, target, stored = next((f for f in found if f[0].lineno > after), found[0])
+    line, col = node.lineno, node.col_offset
     via_item = via if via and stored in names and via != stored else ""
     return Kept(Site(path, line, segment(p, node), col=char_col(p, line, col)), target, stored, loop_line, via_item)

@@ -313,8 +313,8 @@ class Ledger:
             # A second clear before the step: what an earlier clear dropped is no evidence any more.
             pending = [d for d in discards.get(opt, []) if d.clear == site and not d.refilled]
             for opts, bid in dropped_unapplied:
-                if (opt in opts and not self._held_by_optimizer(opt, bid) and not any(d.backward == bid for d in pending)
-                        and not self._kept_for_a_step(bid)):
+                if (opt in opts and not self._held_by_optimizer(opt, bid)
+                        and not any(d.backward == bid for d in pending) and not self._kept_for_a_step(bid)):
                     pending.append(Discard(bid, site))
             discards[opt] = pending
 

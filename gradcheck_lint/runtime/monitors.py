@@ -295,8 +295,9 @@ class Monitors:
                         self._sampled_site = None
                     kept = kept_at(site)  # the statement keeping them, where the static side anchors
                     if kept is not None:
-                        self._report("GL008", kept.site, messages.loss_graph_kept_alive(kept.site.text, kept.target, kept.stored,
-                                                                                         kept.loop_line, kept.via_item))
+                        words = messages.loss_graph_kept_alive(kept.site.text, kept.target, kept.stored, kept.loop_line,
+                                                               kept.via_item)
+                        self._report("GL008", kept.site, words)
                     else:
                         self._report("GL008", site, messages.loss_graph_kept_alive_at_run(site.text or "backward()", n))
         self.graphs = [g for g in live if g[1] not in self.kept_reported] if self.kept_reported else live

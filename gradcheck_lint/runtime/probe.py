@@ -155,7 +155,8 @@ class Probe:
 
         wanted = set(pids)
         for obj in gc.get_objects():
-            if not issubclass(type(obj), torch.optim.Optimizer) or id(obj) in self.optimizers:  # (type(): no `__class__` lookup)
+            # type(), not isinstance(): no `__class__` lookup (deprecated lazy module attributes warn on it)
+            if not issubclass(type(obj), torch.optim.Optimizer) or id(obj) in self.optimizers:
                 continue
             try:
                 keys = [id(p) for group in obj.param_groups for p in group["params"]]
