@@ -111,6 +111,11 @@ class Calls:
             if bound is not None and name not in interp.imports.aliases:
                 pos, kw = self.args_of(call, flow, frame)
                 return interp.objects.opaque_call(name, pos, kw, flow)
+        if isinstance(func, ast.Lambda):  # `(lambda t: block(t))(x)`: its body runs on the arguments
+            given = interp.callables.given(func, frame)
+            pos, kw = self.args_of(call, flow, frame)
+            if given is not None:
+                return interp.callables.call(given, pos, kw, flow, frame)
         qual = interp.imports.qualify(func) if isinstance(func, ast.Name) else None
         if qual is None:
             callee = interp.eval(func, flow, frame)

@@ -24,7 +24,7 @@ from .conventions import convention
 from .flow import Flow, Frame, Outcome
 from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
-from .values import EMPTY, Counter, Value, join
+from .values import EMPTY, Counter, Holder, Value, join
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
@@ -145,6 +145,7 @@ class Counters:
             rollout = self._rollouts[id(stmt)] = (_reads_as_rollout(stmt.iter) or _names_tasks(stmt.target)
                                                   or _names_tasks(stmt.iter) or _refines_one_batch(stmt))
         loop.rollout = rollout
+        loop.parts = _modules_walked(element)
         if element.entities and not element.params and not element.reach and not element.opaque:
             # `for opt in optimizers.values(): opt.zero_grad()`: the abstract element already stands for
             # every member, so one pass over the body covers the whole loop.
@@ -359,6 +360,14 @@ def _names_tasks(node: ast.expr) -> bool:
 
 def _names_episode(it: ast.expr) -> bool:
     return isinstance(it, (ast.Name, ast.Attribute)) and bool(_EPISODE.search(code(it)))
+
+
+def _modules_walked(element: Value) -> frozenset[Holder]:
+    """The modules an element of a loop over modules is (`head` of `zip(heads, targets)`)."""
+    out = set(element.modules)
+    for _, item in element.items:
+        out |= item.modules
+    return frozenset(out)
 
 
 def _iterable(element: Value, count: str | None) -> Value:

@@ -97,6 +97,16 @@ class Effects:
             models |= {ANY_WRAPPER}  # `accumulate(model)` of a model handed in: it may be any prepared one
         return Value(const=("context", "gate", site.owner.uid if site.owner else 0, models))
 
+    def _grad_hook(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        # `p.register_post_accumulate_grad_hook(fn)`: each backward pass that writes `p` runs `fn`
+        found = site.arg(effect.ref("hook"))
+        given = self.interp.callables.given(found[1], frame) if found is not None else None
+        if given is not None:
+            for v in site.values(effect.ref("target")):
+                holders = self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
+                self.interp.callables.hook(given, holders, v)
+        return EMPTY
+
     def _hook_grads(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         for v in site.values(effect.ref("target")):
             self.table.hooked |= self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
@@ -147,6 +157,12 @@ class Effects:
     def _forward(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("module"))
         module = found[0] if found else EMPTY
+        if not module.modules and found is not None:
+            # `checkpoint(fn, x)`, `checkpoint(lambda t: block(t), x)`: a function of this file runs on the rest
+            given = self.interp.callables.given(found[1], frame)
+            if given is not None:
+                rest = [v for a, v in zip(site.call.args, site.pos) if a is not found[1]]
+                return self.interp.callables.call(given, rest, site.kw, flow, frame)
         rest = [v for v in site.pos if v is not module] if site.receiver is None else site.pos
         return self.interp.forward(module, rest, site.kw, flow, frame) if module.modules else union_as_tensor([*site.pos, *site.kw.values()])
 
@@ -318,6 +334,7 @@ class Effects:
         if inputs is not None:  # `loss.backward(inputs=d_params)` accumulates into those alone
             only = self.interp.holders_of_params(inputs[0])
         self.interp.recorder.backward(site.call, loss, loss_text, flow, frame, scaled, only, window, assumed)
+        self.interp.callables.run_grad_hooks(only if only is not None else loss.reach, flow, frame)
 
     def _window_read_here(self, owner: Entity | None) -> str | None:
         """For a framework object built out of sight (`accelerator = train_util.prepare_accelerator(args)`),
@@ -555,6 +572,7 @@ TRANSITIONS: dict[str, _Transition] = {
     "gate_flag": lambda self, effect, site, flow, frame: Value(const=("gate_flag", site.owner.uid if site.owner else 0)),
     "sync": lambda self, effect, site, flow, frame: self.sync(effect, site, flow),
     "hook_grads": Effects._hook_grads,
+    "grad_hook": Effects._grad_hook,
     "unscale": Effects._unscale,
     "clip": _then_nothing(Effects.clip),
     "grad_norm": Effects._grad_norm,

@@ -34,34 +34,36 @@ class Inliner:
         self._inert_runs: dict[tuple[object, ...], tuple[dict[str, Value], Value, bool, frozenset[int]]] = {}
 
     def inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
-               flow: Flow, frame: Frame, instance_key: str | None = None) -> Value:
+               flow: Flow, frame: Frame, instance_key: str | None = None, closure: bool | None = None) -> Value:
         """Run a function or method at its call site, with the caller's values bound; one of another
-        file of the project runs with the names of its own module (`gradcheck_lint.project`)."""
+        file of the project runs with the names of its own module (`gradcheck_lint.project`). `closure`:
+        whether it sees the caller's names (by default, when it is a nested `def` of the caller)."""
         project = self.interp.project
         if project is None:
-            return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key)
+            return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure)
         with project.entered(self.interp, fn, self.calls.current_call_node()) as runs:
             if runs:
-                return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key)
+                return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure)
         return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
 
     def _inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
-                flow: Flow, frame: Frame, instance_key: str | None = None) -> Value:
+                flow: Flow, frame: Frame, instance_key: str | None = None, closure: bool | None = None) -> Value:
         if frame.depth >= MAX_DEPTH or id(fn) in frame.active:
             return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
         self.calls.inlined.add(id(fn))
         with self._at_call_site(fn):
             if not self._inert(fn):
-                return self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key)
+                return self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure=closure)
             key = (id(fn), id(cls), id(frame.cls), id(frame.function), self.calls.call_path, frame.depth, frame.active, frame.loops,
                    frame.ifs, frame.no_grad, frame.gates, frame.sync_off, frame.sync_maybe, self_value, instance_key,
-                   tuple(pos), frozenset(kw.items()), frozenset(flow.env.items()))
+                   tuple(pos), frozenset(kw.items()), frozenset(flow.env.items()), closure)
             known = self._inert_runs.get(key)
             if known is None:
                 before, states, count, outer = dict(flow.env), flow.states, TRANSITIONS.count, TRANSITIONS.forgotten
                 TRANSITIONS.forgotten = set()
                 try:
-                    ret = self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, stand_in=True)
+                    ret = self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, stand_in=True,
+                                            closure=closure)
                     forgotten = frozenset(TRANSITIONS.forgotten)
                 finally:
                     TRANSITIONS.forgotten = outer
@@ -115,6 +117,7 @@ class Inliner:
     def _run_inlined(
         self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value],
         kw: dict[str, Value], flow: Flow, frame: Frame, instance_key: str | None, stand_in: bool = False,
+        closure: bool | None = None,
     ) -> Value:
         interp = self.interp
         objects = interp.objects
@@ -150,7 +153,8 @@ class Inliner:
         env.update({k: v for k, v in flow.env.items() if k.startswith("@")})  # step counts go in and out
         # Globals stay visible through the caller's environment when called from module level, and a
         # nested function (a closure) sees the variables of the function that defines it.
-        closure = frame.local_defs.get(fn.name) is fn
+        if closure is None:
+            closure = frame.local_defs.get(fn.name) is fn
         # (a function of another file sees its own module's globals, not the caller's)
         foreign = interp.project is not None and interp.project.module_of(fn) is not None
         outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if (frame.function is None and not foreign) or closure else {}

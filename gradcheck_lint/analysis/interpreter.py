@@ -24,6 +24,7 @@ from . import flags, pathcond, periods
 from . import names as N
 from .amp import Amp
 from .apimodels import Catalogue, ModelFile, catalogue_for
+from .callables import Callables
 from .calls import Calls
 from .conditions import ALL_PHASES, Condition, analyse_test, unit_truth, unit_window
 from .counters import Counters
@@ -121,6 +122,7 @@ class Interpreter:
         self.recorder = Recorder(self)
         self.effects = Effects(self)
         self.calls = Calls(self)
+        self.callables = Callables(self)
         self.expressions = Expressions(self)
         self.counters = Counters(self)
         self.entrypoints = EntryPoints(self)

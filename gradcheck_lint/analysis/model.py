@@ -200,8 +200,25 @@ class TrainingModel:
                     loop = self.loops[bstack[len(sstack)]]
                     if loop.rollout or backward.retain_graph:
                         return None, loop  # terms of one objective over time: summed on purpose, no window
-                    return loop.count, loop
+                    # a loop over model parts (one head each): the micro-batch loop, if any, is further in
+                    inner = next((self.loops[i] for i in bstack[len(sstack):]
+                                  if not self._walks_reached_parts(self.loops[i], backward)), None)
+                    if inner is None:
+                        return None, loop  # losses of one batch, one per part: summed on purpose, no window
+                    return inner.count, inner
         return None
+
+    @staticmethod
+    def terms_of_one_objective(loop: Loop, backward: Backward) -> bool:
+        """The loop's backward passes are terms of one objective, not micro-batches: steps of one sequence,
+        passes through one retained graph, or losses of one batch each through a module of its own (a loop
+        over task heads: a pass writes its head, which no other pass of the loop writes)."""
+        return loop.rollout or backward.retain_graph or TrainingModel._walks_reached_parts(loop, backward)
+
+    @staticmethod
+    def _walks_reached_parts(loop: Loop, backward: Backward) -> bool:
+        """The loop walks over modules the backward's loss reaches (`for head in heads: head(h)...backward()`)."""
+        return any(p.overlaps(r) for p in loop.parts for r in backward.loss.reach)
 
     def step_node(self, call_id: int) -> ast.AST | None:
         for step in self.steps.values():

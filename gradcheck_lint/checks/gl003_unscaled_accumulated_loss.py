@@ -183,10 +183,10 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     window, gate = found
                     if backward.loss.summed and not backward.loss.divisors:
                         continue  # a sum over samples (`reduction="sum"`): summing micro-batches gives the batch's sum
-                    if isinstance(gate, Loop) and (gate.rollout or backward.retain_graph):
-                        # the terms of a rollout are summed over time, and terms that share one graph (a loop over
-                        # feature extractors on one generator output, `retain_graph=retainGraph`) are one objective's
-                        # parts: neither is averaged over micro-batches
+                    if isinstance(gate, Loop) and model.terms_of_one_objective(gate, backward):
+                        # the terms of a rollout are summed over time, terms that share one graph (a loop over
+                        # feature extractors on one generator output, `retain_graph=retainGraph`) and the losses of
+                        # one batch through a head each are one objective's parts: none is averaged over micro-batches
                         continue
                     twice = sorted(d for d in backward.loss.divided_twice if divides_by_window(frozenset({d}), window))
                     if twice:

@@ -117,6 +117,9 @@ class Ledger:
         self._rescaled: set[int] = set()  # parameters whose `.grad` changed in place (`/= N`, clipping) since the last step
         self._registered: dict[int, list[int]] = {}  # optimizer -> the parameters its last `register` named
         self._leftovers: dict[int, int] = {}  # optimizer -> its steps that applied a skipped step's passes (GL001)
+        # finds and registers the optimizers of parameters no optimizer seen so far owns (the probe's)
+        self.find_owners: Callable[[list[int]], None] | None = None
+        self._owners_sought: set[int] = set()  # parameters `find_owners` was asked about
 
     def contributions(self, pid: int) -> tuple[int, ...]:
         """The backward passes this parameter's `.grad` holds, oldest first."""
@@ -255,7 +258,7 @@ class Ledger:
                 bp = self.passes[bid]
                 # not applied by any optimizer of this parameter (another optimizer's step does not count)
                 if (not (bp.consumers & opts) and not self._held_by_optimizer(opt, bid)
-                        and not any(d.backward == bid for d in pending)):
+                        and not any(d.backward == bid for d in pending) and not self._kept_for_a_step(bid)):
                     pending.append(Discard(bid, site))
             self.discards[opt] = pending
 
@@ -310,7 +313,8 @@ class Ledger:
             # A second clear before the step: what an earlier clear dropped is no evidence any more.
             pending = [d for d in discards.get(opt, []) if d.clear == site and not d.refilled]
             for opts, bid in dropped_unapplied:
-                if opt in opts and not self._held_by_optimizer(opt, bid) and not any(d.backward == bid for d in pending):
+                if (opt in opts and not self._held_by_optimizer(opt, bid)
+                        and not any(d.backward == bid for d in pending) and not self._kept_for_a_step(bid)):
                     pending.append(Discard(bid, site))
             discards[opt] = pending
 
@@ -324,11 +328,37 @@ class Ledger:
         held = self.held
         return any(bid in held.get(pid, ()) for pid in pids)
 
+    def _kept_for_a_step(self, bid: int) -> bool:
+        """Whether parameters of another optimizer still hold pass `bid` unapplied: a clear of one part of
+        a pass whose other part is still to be stepped drops a by-product (a GAN's `opt_G.zero_grad()`
+        after `d_loss.backward()` wrote D too), as the static side reads it; the clear that drops the
+        last unapplied part is the one that loses the pass. Parameters of no optimizer seen so far (one
+        that has not stepped yet) are looked up once (`find_owners`). Only a clear that left the pass
+        somewhere pays for the scan."""
+        if not self._held.get(bid):
+            return False
+        consumers = self.passes[bid].consumers
+        held, optimizers_of = self.held, self.optimizers_of
+        unowned: list[int] = []
+        for pid, bids in held.items():
+            if bid in bids:
+                opts = optimizers_of.get(pid, _NONE)
+                if opts and not opts & consumers:
+                    return True
+                if not opts and pid not in self._owners_sought:
+                    unowned.append(pid)
+        if not unowned or self.find_owners is None:
+            return False
+        self._owners_sought.update(unowned)
+        self.find_owners(unowned)  # registers the optimizers it finds
+        return any(optimizers_of.get(pid, _NONE) and not optimizers_of[pid] & consumers for pid in unowned)
+
     # -- steps
     def forget_param(self, pid: int) -> None:
         """The parameter with this id is gone (its id now names a new tensor): drop what it held."""
         dropped = self.held.pop(pid, None)
         self.optimizers_of.pop(pid, None)
+        self._owners_sought.discard(pid)
         self._rescaled.discard(pid)
         self._registered.clear()
         for bid in dropped or ():

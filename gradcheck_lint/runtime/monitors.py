@@ -36,6 +36,7 @@ from typing import Any
 import torch
 
 from .. import messages
+from .kept_sites import kept_at
 from .ledger import Site
 from .names import module_name
 from .report import Finding
@@ -292,7 +293,13 @@ class Monitors:
                     self.kept_reported.add(site)
                     if site is self._sampled_site:
                         self._sampled_site = None
-                    self._report("GL008", site, messages.loss_graph_kept_alive_at_run(site.text or "backward()", n))
+                    kept = kept_at(site)  # the statement keeping them, where the static side anchors
+                    if kept is not None:
+                        words = messages.loss_graph_kept_alive(kept.site.text, kept.target, kept.stored, kept.loop_line,
+                                                               kept.via_item)
+                        self._report("GL008", kept.site, words)
+                    else:
+                        self._report("GL008", site, messages.loss_graph_kept_alive_at_run(site.text or "backward()", n))
         self.graphs = [g for g in live if g[1] not in self.kept_reported] if self.kept_reported else live
 
     def _report(self, code: str, site: Site, msg_help: tuple[str, str], optimizer: str = "") -> None:

@@ -141,10 +141,29 @@ class Probe:
     def watch_all_optimizers(self) -> None:
         """Process-wide: check every optimizer's steps; parameters are found from backward graphs."""
         self.discover = True
+        self.ledger.find_owners = self._find_owners
         from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
         self.handles.append(register_optimizer_step_pre_hook(self._global_before_step))
         self.handles.append(register_optimizer_step_post_hook(self._global_after_step))
+
+    def _find_owners(self, pids: list[int]) -> None:
+        """Process-wide, an optimizer is met at its first step: for parameters no optimizer met so far
+        owns, look among the live optimizers (one scan of the collector's objects, only when a clear
+        leaves a pass in such parameters) and tell the ledger whose they are."""
+        import gc
+
+        wanted = set(pids)
+        for obj in gc.get_objects():
+            # type(), not isinstance(): no `__class__` lookup (deprecated lazy module attributes warn on it)
+            if not issubclass(type(obj), torch.optim.Optimizer) or id(obj) in self.optimizers:
+                continue
+            try:
+                keys = [id(p) for group in obj.param_groups for p in group["params"]]
+            except (AttributeError, KeyError, TypeError):
+                continue
+            if wanted.intersection(keys):
+                self.ledger.register(id(obj), keys)
 
     def discover_leaves(self, tensors: Any) -> None:
         """Watch the leaf parameters a loss depends on (walks the graph once per backward line)."""

@@ -45,6 +45,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "gate_flag": {},                                  # reading it tells whether this micro-batch steps
     "sync": {"model": "ref", "enabled": "ref", "value": "ref"},  # gradient-sync control (context, call or attribute)
     "hook_grads": {"target": "ref"},                  # a hook may rescale the target's gradients (DDP comm hooks)
+    # `hook`, a function, runs inside each backward pass that accumulates into `target`, given `target`
+    # (`p.register_post_accumulate_grad_hook(fn)`: the optimizer-in-backward idiom steps there)
+    "grad_hook": {"target": "ref", "hook": "ref"},
     "unscale": {"optimizer": "ref"},
     "clip": {"params": "ref", "optimizer": "ref", "unscales": "bool"},
     "grad_norm": {"tensors": "ref"},                  # reads the norm of the gradients given (`[p.grad for p in ...]`)

@@ -1,0 +1,89 @@
+"""Functions handed to a call that calls them, run where they run.
+
+`checkpoint(fn, x)` runs `fn(x)` (its backward runs it again, reentrant or not: the same forward); a
+hook registered on a tensor with `register_post_accumulate_grad_hook(fn)` runs `fn(p)` inside each
+backward pass that accumulates into `p` (the optimizer-in-backward idiom steps there). What a call does
+with a function it is given is a catalogue row (`forward`, `grad_hook`); this module finds the function
+of this file an argument names (a `def`, or a `lambda` read as a function of one `return`) and whether
+it sees the names of the scope that made it.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .flow import Flow, Frame, Function
+from .values import Holder, Value
+
+if TYPE_CHECKING:
+    from .parts import CallablesHost
+
+
+@dataclass(frozen=True, slots=True)
+class Given:
+    """A same-file function an argument names; `closure`: it reads the names of the scope that made it."""
+
+    function: Function
+    closure: bool
+    definer: Function | None  # the function whose names it closes over (None: module level)
+
+
+@dataclass(frozen=True, slots=True)
+class GradHook:
+    """A function a backward pass calls with `target` once it has accumulated into `holders`."""
+
+    given: Given
+    holders: frozenset[Holder]
+    target: Value
+
+
+class Callables:
+    """Resolves function arguments for the interpreter; one per analysed file."""
+
+    def __init__(self, interp: CallablesHost) -> None:
+        self.interp = interp
+        # one synthetic `def` per lambda, kept so its id (the inliner's recursion guard) stays the same
+        self._lambdas: dict[int, tuple[ast.Lambda, ast.FunctionDef]] = {}
+        self.grad_hooks: dict[tuple[int, frozenset[Holder]], GradHook] = {}
+
+    def given(self, node: ast.expr | None, frame: Frame) -> Given | None:
+        """The function of this file `node` names (a lambda, a nested or a module-level `def`), or None."""
+        if isinstance(node, ast.Lambda):
+            return Given(self._as_function(node), True, frame.function)
+        if isinstance(node, ast.Name):
+            local = frame.local_defs.get(node.id)
+            if local is not None:
+                return Given(local, True, frame.function)
+            fn = self.interp.functions.get(node.id)
+            if fn is not None:
+                return Given(fn, False, None)
+        return None
+
+    def call(self, given: Given, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame) -> Value:
+        """Run the function with these arguments at this point of the caller's paths."""
+        closure = given.closure and given.definer is frame.function
+        return self.interp.calls.inline(given.function, None, None, pos, kw, flow, frame, closure=closure)
+
+    def hook(self, given: Given, holders: frozenset[Holder] | set[Holder], target: Value) -> None:
+        """Register a function that each backward pass reaching `holders` calls with `target`."""
+        if holders:
+            held = frozenset(holders)
+            self.grad_hooks[(id(given.function), held)] = GradHook(given, held, target)
+
+    def run_grad_hooks(self, written: frozenset[Holder] | set[Holder], flow: Flow, frame: Frame) -> None:
+        """Run, inside a backward pass that wrote into `written`, the hooks registered on those parameters."""
+        for hook in list(self.grad_hooks.values()):
+            if any(h.overlaps(w) for h in hook.holders for w in written) and flow.states:
+                self.call(hook.given, [hook.target], {}, flow, frame)
+
+    def _as_function(self, lam: ast.Lambda) -> ast.FunctionDef:
+        known = self._lambdas.get(id(lam))
+        if known is not None and known[0] is lam:
+            return known[1]
+        ret = ast.copy_location(ast.Return(value=lam.body), lam.body)
+        fn = ast.FunctionDef(name="<lambda>", args=lam.args, body=[ret], decorator_list=[], returns=None)
+        fn = ast.copy_location(fn, lam)
+        self._lambdas[id(lam)] = (lam, fn)
+        return fn

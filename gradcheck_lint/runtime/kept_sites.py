@@ -1,0 +1,221 @@
+"""Name the statement that keeps a loss's graph alive (GL008), where the static side anchors it.
+
+The guard sees that the graphs of a backward line outlive their steps, not which reference keeps them.
+The statement is looked up in the source, from the backward call: in the function around it, a
+statement that adds the loss to a name or a container that outlives the iteration (`total += loss`,
+`total = total + loss * n`, `losses.append(loss)`, `history["loss"].append(loss)`), the loss not taken
+out of its graph there (`.item()`, `.detach()`, `float()`); else in a same-file function the loss is
+passed to (`log_loss(history, loss)`). Not found: None, and the finding stays at the backward.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .ledger import Site
+from .source_calls import _Parsed, char_col, parsed, segment
+
+_STORE = frozenset({"append", "extend", "insert", "add", "appendleft"})
+_OUT_OF_GRAPH = frozenset({"item", "detach", "tolist", "numpy", "cpu_item", "float", "int"})
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_Loop = ast.For | ast.AsyncFor | ast.While
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """The keeping statement: where it is, what keeps (`target`), what it stores, the loop it outlives."""
+
+    site: Site
+    target: str
+    stored: str
+    loop_line: int | None
+    via_item: str = ""  # `stored` holds the graph in this item (`output["loss"]` of `outputs.append(output)`)
+
+
+_FOUND: dict[Site, Kept | None] = {}
+
+
+def kept_at(backward: Site) -> Kept | None:
+    """The statement that most probably keeps the graphs of this backward line (None: not found)."""
+    if backward not in _FOUND:
+        try:
+            _FOUND[backward] = _lookup(backward)
+        except (RecursionError, ValueError):
+            _FOUND[backward] = None
+    return _FOUND[backward]
+
+
+def _lookup(backward: Site) -> Kept | None:
+    p = parsed(backward.path) if backward.path and backward.line else None
+    if p is None:
+        return None
+    call = next((c for c in p.calls_by_line.get(backward.line, ()) if _is_backward(c)), None)
+    if call is None:
+        return None
+    scope, loop = _scope_and_loop(p.tree, call)
+    expr = _loss_expr(call)
+    names = _loss_names(expr) if expr is not None else frozenset()
+    if expr is None or not names:
+        return None
+    via = segment(p, expr) if isinstance(expr, (ast.Subscript, ast.Attribute)) else ""
+    functions = {n.name: n for n in ast.walk(p.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    callers = _calls_of(p.tree, scope) if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
+    if loop is None and callers:  # a step method: the loop that calls it (`for x, y in batches: self.train_step(x, y)`)
+        loop = callers[0][2]
+    loop_line = loop.lineno if loop is not None else None
+    found = _keeping(p, scope, names, call.lineno, backward.path, loop_line, via)
+    if found is not None:
+        return found
+    # the loss returned to a caller that keeps it (`errD = self.train_Dnet(...)`, then `errD_total += errD`)
+    if any(isinstance(n, ast.Return) and n.value is not None and _mentions(n.value, names) for n in _own_nodes(scope)):
+        for node, caller, caller_loop in callers:
+            target = _assigned_from(caller, node)
+            if target is not None:
+                line = caller_loop.lineno if caller_loop is not None else loop_line
+                found = _keeping(p, caller, frozenset({target}), node.lineno, backward.path, line)
+                if found is not None:
+                    return found
+    # a same-file function the loss is handed to (`log_loss(history, loss)`)
+    for used in _own_nodes(scope):
+        if isinstance(used, ast.Call) and isinstance(used.func, ast.Name) and used.func.id in functions:
+            fn = functions[used.func.id]
+            params = [a.arg for a in fn.args.args]
+            passed = {params[i] for i, a in enumerate(used.args) if i < len(params) and _mentions(a, names)}
+            passed |= {k.arg for k in used.keywords if k.arg and _mentions(k.value, names)}
+            if passed:
+                found = _keeping(p, fn, frozenset(passed), 0, backward.path, loop_line)
+                if found is not None:
+                    return found
+    return None
+
+
+def _is_backward(call: ast.Call) -> bool:
+    return isinstance(call.func, ast.Attribute) and call.func.attr == "backward" or \
+        isinstance(call.func, ast.Name) and call.func.id == "backward"
+
+
+def _loss_expr(call: ast.Call) -> ast.expr | None:
+    """What the backward differentiates: `loss` of `loss.backward()`, `scaler.scale(loss)` of
+    `scaler.scale(loss).backward()`, `loss` of `accelerator.backward(loss)`."""
+    func = call.func
+    if isinstance(func, ast.Attribute) and not (call.args and isinstance(func.value, ast.Name)
+                                                and not _tensorish(func.value)):
+        return func.value
+    return call.args[0] if call.args else None
+
+
+def _loss_names(expr: ast.expr) -> frozenset[str]:
+    """The names in the loss expression, not the objects whose methods are called nor called functions."""
+    # not the objects whose methods are called (`scaler` of `scaler.scale(loss)`), nor called functions
+    bases = {id(n.func.value) for n in ast.walk(expr) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    bases |= {id(n.func) for n in ast.walk(expr) if isinstance(n, ast.Call)}
+    return frozenset(n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and (id(n) not in bases or n is expr))
+
+
+def _tensorish(node: ast.Name) -> bool:
+    """`loss` of `loss.backward(gradient)`, a tensor's own backward; not `accelerator` of `accelerator.backward(x)`."""
+    return "loss" in node.id.lower()
+
+
+def _scope_and_loop(tree: ast.AST, call: ast.Call) -> tuple[ast.AST, _Loop | None]:
+    """The innermost function (else the module) around the call, and the innermost loop around it there."""
+    scope: ast.AST = tree
+    loop: _Loop | None = None
+    stack: list[tuple[ast.AST, ast.AST, _Loop | None]] = [(tree, tree, None)]
+    while stack:
+        node, sc, lp = stack.pop()
+        if node is call:
+            return sc, lp
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                stack.append((child, child, None))
+            elif isinstance(child, _LOOPS):
+                stack.append((child, sc, child))
+            else:
+                stack.append((child, sc, lp))
+    return scope, loop
+
+
+_Called = tuple[ast.Call, ast.AST, _Loop | None]
+
+
+def _calls_of(tree: ast.AST, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[_Called]:
+    """The calls of `fn` by its name (`train_step(...)`, `self.train_step(...)`): each with the function
+    (else the module) around it and the innermost loop around it there."""
+    out: list[_Called] = []
+    stack: list[tuple[ast.AST, ast.AST, _Loop | None]] = [(tree, tree, None)]
+    while stack:
+        node, sc, lp = stack.pop()
+        if isinstance(node, ast.Call) and (isinstance(node.func, ast.Name) and node.func.id == fn.name
+                                           or isinstance(node.func, ast.Attribute) and node.func.attr == fn.name):
+            out.append((node, sc, lp))
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                stack.append((child, child, None))
+            else:
+                stack.append((child, sc, child if isinstance(child, _LOOPS) else lp))
+    return sorted(out, key=lambda c: (c[0].lineno, c[0].col_offset))
+
+
+def _assigned_from(scope: ast.AST, call: ast.Call) -> str | None:
+    """The name a call's result is assigned to (`errD = self.train_Dnet(i, real, fake)`)."""
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.Assign) and node.value is call and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                return target.id
+    return None
+
+
+def _own_nodes(scope: ast.AST) -> list[ast.stmt | ast.expr]:
+    """The statements and expressions of a scope, not of the functions and classes it defines, in order."""
+    out: list[ast.stmt | ast.expr] = []
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.stmt, ast.expr)):
+            out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return sorted(out, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _mentions(expr: ast.AST, names: frozenset[str]) -> bool:
+    """`expr` holds one of `names` with its graph (not only inside `.item()`, `.detach()`, `float(...)`)."""
+    if isinstance(expr, ast.Name):
+        return expr.id in names
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if called in _OUT_OF_GRAPH:
+            return False
+    if isinstance(expr, ast.Attribute) and expr.attr in ("data", "grad"):
+        return False
+    return any(_mentions(child, names) for child in ast.iter_child_nodes(expr))
+
+
+def _keeping(p: _Parsed, scope: ast.AST, names: frozenset[str], after: int, path: str, loop_line: int | None,
+             via: str = "") -> Kept | None:
+    """The first keeping statement of the scope after line `after` (else the first before it)."""
+    found: list[tuple[ast.stmt | ast.expr, str, str]] = []
+    for node in _own_nodes(scope):
+        if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _mentions(node.value, names) \
+                and not (isinstance(node.target, ast.Name) and node.target.id in names):
+            found.append((node, segment(p, node.target), segment(p, node.value)))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.BinOp) \
+                and isinstance(node.value.op, ast.Add):
+            target = segment(p, node.targets[0])
+            left, right = node.value.left, node.value.right
+            if segment(p, left) == target and _mentions(right, names):
+                found.append((node, target, segment(p, right)))
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            store, args = node.value.func, node.value.args
+            if isinstance(store, ast.Attribute) and store.attr in _STORE and args and _mentions(args[-1], names):
+                found.append((node.value, segment(p, store.value), segment(p, args[-1])))
+    if not found:
+        return None
+    node, target, stored = next((f for f in found if f[0].lineno > after), found[0])
+    line, col = node.lineno, node.col_offset
+    via_item = via if via and stored in names and via != stored else ""
+    return Kept(Site(path, line, segment(p, node), col=char_col(p, line, col)), target, stored, loop_line, via_item)
