@@ -102,7 +102,8 @@ def _compare(ref: dict[str, torch.Tensor], acc: dict[str, torch.Tensor], rtol: f
 def _neutralise(model: nn.Module, kinds: tuple[type, ...]) -> None:
     for m in model.modules():
         if isinstance(m, kinds):
-            m.eval()
+            part: nn.Module = m  # (torch's types are not read: see pyproject's mypy section)
+            part.eval()
 
 
 _BN = (nn.modules.batchnorm._BatchNorm,)
