@@ -339,7 +339,7 @@ class Objects:
             if final:
                 # `self.optimizer = None` filled in by another method (`create_optimizer()`): a placeholder,
                 # not what the attribute holds when the other methods run
-                mutable = self.mutable_attributes
+                mutable = self.mutable_attributes | self._assigned_by_ancestors(cls)
                 env = {k: v for k, v in final.env.items() if k.startswith("self.") and not (v.const == "None" and k in mutable)}
         self._class_self_env[cls.name] = env
         return env
@@ -347,17 +347,27 @@ class Objects:
     @functools.cached_property
     def mutable_attributes(self) -> frozenset[str]:
         """`self.x` attributes some method other than `__init__` assigns: they change between calls."""
-        out: set[str] = set()
-        for info in self.interp.classes.values():
-            for name, fn in info.methods.items():
-                if name == "__init__":
-                    continue
-                for node in iter_tree(fn):
-                    for t in assignment_targets(node):
-                        text = N.ref_text(t)
-                        if text is not None and text.startswith("self."):
-                            out.add(text)
-        return frozenset(out)
+        return _assigned_outside_init(self.interp.classes.values())
+
+    def _assigned_by_ancestors(self, cls: ClassInfo) -> frozenset[str]:
+        """`self.x` attributes a method of a base class assigns, wherever it is defined: `self.model = None`
+        in a `BaseTrainer.__init__` of another file, built by its `_setup()` there."""
+        return _assigned_outside_init(self.interp.definitions.ancestors(cls))
+
+
+def _assigned_outside_init(classes: Iterable[ClassInfo]) -> frozenset[str]:
+    """The `self.x` attributes the methods of these classes other than `__init__` assign."""
+    out: set[str] = set()
+    for info in classes:
+        for name, fn in info.methods.items():
+            if name == "__init__":
+                continue
+            for node in iter_tree(fn):
+                for t in assignment_targets(node):
+                    text = N.ref_text(t)
+                    if text is not None and text.startswith("self."):
+                        out.add(text)
+    return frozenset(out)
 
 
 def _count(flow: Flow, uid: int) -> int:
