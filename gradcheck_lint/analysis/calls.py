@@ -269,6 +269,9 @@ class Calls:
         # Methods of the class being analysed: `self.train_step(batch)`.
         if isinstance(recv_node, ast.Name) and recv_node.id == "self" and cls is not None:
             method = interp.definitions.find_method(cls, attr)
+            if interp.definitions.find_property(cls, attr) is not None and interp.lookup(f"self.{attr}", flow, frame) is None:
+                # `self.model(x)` of a property `model`: the object its getter returns is called
+                return self.call_object(call, interp.eval(func, flow, frame), func, flow, frame)
             if method is not None and interp.lookup(f"self.{attr}", flow, frame) is None:
                 pos, kw = self.args_of(call, flow, frame)
                 if is_abstract(method):  # a stub a subclass overrides: what it does is not known here
@@ -277,6 +280,9 @@ class Calls:
         recv = interp.eval(recv_node, flow, frame)
         # Methods of local classes called on an instance: `trainer.fit()`, `model.train_step(x)`.
         info = self._local_class_of(recv)
+        if info is not None and interp.definitions.find_property(info, attr) is not None:
+            held = interp.expressions.property_value(func, recv, flow, frame)
+            return self.call_object(call, held if held is not None else OPAQUE, func, flow, frame)
         if info is not None:
             method = interp.definitions.find_method(info, attr)
             if method is not None and not is_abstract(method):

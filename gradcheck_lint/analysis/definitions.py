@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .apimodels import Catalogue, Hook
 from .flow import Function
-from .names import ImportMap, dotted
+from .names import ImportMap, dotted, last_name
 from .syntax import FUNCTIONS
 
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
@@ -26,6 +26,11 @@ class ClassInfo:
     api: str = ""  # the nearest catalogue type among its bases (`lightning.pytorch.LightningModule`)
     manual_optimization: bool = False
     subclasses: list[ClassInfo] = field(default_factory=list)
+
+
+def is_property(fn: Function) -> bool:
+    """`@property` or `@functools.cached_property` on the function: reading the attribute runs it."""
+    return any(last_name(d) in ("property", "cached_property") for d in fn.decorator_list)
 
 
 def is_abstract(fn: Function) -> bool:
@@ -125,6 +130,19 @@ class Definitions:
         for parent in self.ancestors(info):
             if name in parent.methods:
                 return parent.methods[name]
+        return None
+
+    def find_property(self, info: ClassInfo | None, name: str) -> Function | None:
+        """The getter of the property `name` as the class resolves it (its own, then its parents', in any
+        file of the project); None when the name is a plain method, an abstract stub, or not defined."""
+        if info is None:
+            return None
+        for owner in (info, *self.ancestors(info)):
+            getter = next((s for s in owner.node.body if isinstance(s, FUNCTIONS) and s.name == name and is_property(s)), None)
+            if getter is not None:
+                return None if is_abstract(getter) else getter  # type: ignore[return-value]
+            if name in owner.methods:
+                return None
         return None
 
     def owner_of(self, fn: Function) -> ClassInfo | None:

@@ -277,6 +277,9 @@ class Expressions:
         attr = expr.attr
         if attr in _NO_GRADIENT_ATTRS:
             return EMPTY
+        held = self.property_value(expr, base, flow, frame)
+        if held is not None:
+            return held
         if may_make_context(interp.catalogue, attr) and interp.calls.makes_context(base, expr.value, attr, flow):
             # `model.no_sync` referenced, entered later (`ctx = model.no_sync if ... else nullcontext; with ctx():`)
             return defer(interp.calls.eval_call(synthetic_call(expr, expr, [], []), flow, frame))
@@ -333,6 +336,20 @@ class Expressions:
         # (`outputs.loss` of a model's output keeps the sync state of the forward that made it)
         return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague, built=base.built, kept=base.kept,
                      sync=base.sync)
+
+    def property_value(self, expr: ast.Attribute, base: Value, flow: Flow, frame: Frame) -> Value | None:
+        """`self.model` where `model` is a property of the class (or of a base class, in any file of the
+        project): its getter's body runs on `self` and its return value is the attribute's value
+        (`@property def model(self): return self._ddp_model`). None when the attribute is no property."""
+        interp = self.interp
+        if isinstance(expr.value, ast.Name) and expr.value.id == "self" and isinstance(frame.cls, ClassInfo):
+            info: ClassInfo | None = frame.cls
+        else:
+            info = interp.calls._local_class_of(base)
+        getter = interp.definitions.find_property(info, expr.attr)
+        if getter is None:
+            return None
+        return interp.calls.inline(getter, info, base, [], {}, flow, frame)
 
     def _not_a_sync_wrapper(self, test: ast.expr, orelse: ast.expr) -> bool:
         """`isinstance(m, DistributedDataParallel)` tested, and `m` the else arm: there it is not one."""

@@ -4,9 +4,10 @@ optimizer owns, and what a call the analysis cannot read may do with them."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -334,8 +335,10 @@ class Objects:
             for p in [*init.args.args, *init.args.kwonlyargs][1:]:
                 fenv[p.arg] = self.entity_for_unknown_ref(p.arg) or OPAQUE
             flow = Flow(fenv, frozenset({PathState()}))
-            out = interp.exec_block(init.body, flow, frame)
-            final = Flow.join([out.normal, *(f for f, _ in out.returns)])
+            with self._in_module_of(init) as runs:
+                # (an `__init__` of a base class in another file reads that file's names: its `DDP`, its helpers)
+                out = interp.exec_block(init.body, flow, frame) if runs else None
+            final = Flow.join([out.normal, *(f for f, _ in out.returns)]) if out is not None else None
             if final:
                 # `self.optimizer = None` filled in by another method (`create_optimizer()`): a placeholder,
                 # not what the attribute holds when the other methods run
@@ -343,6 +346,16 @@ class Objects:
                 env = {k: v for k, v in final.env.items() if k.startswith("self.") and not (v.const == "None" and k in mutable)}
         self._class_self_env[cls.name] = env
         return env
+
+    @contextlib.contextmanager
+    def _in_module_of(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[bool]:
+        """Run code of `fn` with the names of the module that defines it; yield False when it may not run."""
+        project = self.interp.project
+        if project is None:
+            yield True
+            return
+        with project.entered(self.interp, fn, None) as runs:
+            yield runs
 
     @functools.cached_property
     def mutable_attributes(self) -> frozenset[str]:

@@ -68,3 +68,84 @@ def test_an_attribute_a_base_class_of_another_file_fills_in_is_no_none(tmp_path:
     root = _tree(tmp_path, {"base.py": PLACEHOLDER_BASE, "train.py": buggy, "train_ok.py": fixed})
     assert _found(root / "train.py") == [("GL006", 11)] == _found(root / "train.py", project=False)
     assert _found(root / "train_ok.py", show_possible=True) == []
+
+
+PROPERTY_BASE = """\
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+    class BaseTrainer:
+        def __init__(self, net, rank):
+            self._ddp_model = DDP(net, device_ids=[rank])
+            self.optimizer = torch.optim.SGD(self._ddp_model.parameters(), lr=0.1)
+
+        @property
+        def model(self):
+            return self._ddp_model
+"""
+PROPERTY_LOOP = """\
+    import contextlib
+    from base import BaseTrainer
+
+
+    class Trainer(BaseTrainer):
+        def fit(self, loader, accum):
+            for i, (x, y) in enumerate(loader):
+                with SYNC:
+                    loss = (self.model(x) - y).pow(2).mean() / accum
+                    loss.backward()
+                if (i + 1) % accum == 0:
+                    self.optimizer.step()
+                    self.optimizer.zero_grad()
+"""
+
+
+def test_a_ddp_wrapper_reached_through_a_property_of_a_base_class_in_another_file(tmp_path: Path) -> None:
+    # `self.model` is a property of the base class (base.py) returning the DDP wrapper its `__init__` built there
+    root = _tree(tmp_path, {"base.py": PROPERTY_BASE,
+                            "train.py": PROPERTY_LOOP.replace("SYNC", "contextlib.nullcontext()"),
+                            "train_ok.py": PROPERTY_LOOP.replace("SYNC", "(contextlib.nullcontext() if (i + 1) % accum == 0 else self.model.no_sync())")})
+    assert _found(root / "train.py") == [("GL006", 10)]
+    assert _found(root / "train_ok.py", show_possible=True) == []
+
+
+PROPERTY_OF_INSTANCE = """\
+    import contextlib
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+    class Runner:
+        def __init__(self, net, rank):
+            self._ddp = DDP(net, device_ids=[rank])
+
+        @property
+        def model(self):
+            return self._ddp
+
+        @model.setter
+        def model(self, value):
+            self._ddp = value
+
+
+    def main(net, loader, accum):
+        runner = Runner(net, 0)
+        opt = torch.optim.SGD(runner.model.parameters(), lr=0.1)
+        for i, (x, y) in enumerate(loader):
+            with SYNC:
+                loss = (runner.model(x) - y).pow(2).mean() / accum
+                loss.backward()
+            if (i + 1) % accum == 0:
+                opt.step()
+                opt.zero_grad()
+"""
+
+
+def test_a_property_of_a_local_instance_is_read_as_its_getters_return_value(tmp_path: Path) -> None:
+    # the getter, not the setter defined after it under the same name, gives `runner.model`
+    root = _tree(tmp_path, {"train.py": PROPERTY_OF_INSTANCE.replace("SYNC", "contextlib.nullcontext()"),
+                            "train_ok.py": PROPERTY_OF_INSTANCE.replace(
+                                "SYNC", "(contextlib.nullcontext() if (i + 1) % accum == 0 else runner.model.no_sync())")})
+    assert _found(root / "train.py") == [("GL006", 25)]
+    assert _found(root / "train_ok.py", show_possible=True) == []
