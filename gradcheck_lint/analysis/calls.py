@@ -143,9 +143,10 @@ class Calls:
         interp = self.interp
         if interp.project is not None:
             found = interp.project.target(qual)
-            # functions and static methods; of classes, modules and optimizers (a plain wrapper object of
-            # another file is still read from how it is used, as before)
-            if found is not None and (found[0] is not None or found[1] is not None and (found[1].is_module or bool(found[1].api))):
+            # functions, static methods and classes: a plain object (a delegate holding a model and its
+            # optimizer, `self.base = Base(...)`) runs its `__init__`; an attribute that leaves unreadable
+            # is still read from how it is used (`expressions.eval_attribute`)
+            if found is not None:
                 return self.project_call(call, found[0], found[1], flow, frame)
         last = qual.rsplit(".", 1)[-1]
         pos, kw = self.args_of(call, flow, frame)
@@ -283,6 +284,11 @@ class Calls:
         if info is not None and interp.definitions.find_property(info, attr) is not None:
             held = interp.expressions.property_value(func, recv, flow, frame)
             return self.call_object(call, held if held is not None else OPAQUE, func, flow, frame)
+        held = interp.eval(func, flow, frame) if info is not None and isinstance(recv.const, tuple) and recv.item(attr) is not None else None
+        if held is not None and (held.modules or held.entities):
+            # `self.base.model(x)`: a model its `__init__` stored on a delegate object (an instance attribute
+            # comes before a method of the class)
+            return self.call_object(call, held, func, flow, frame)
         if info is not None:
             method = interp.definitions.find_method(info, attr)
             if method is not None and not is_abstract(method):

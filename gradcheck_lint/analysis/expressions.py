@@ -285,6 +285,12 @@ class Expressions:
             return defer(interp.calls.eval_call(synthetic_call(expr, expr, [], []), flow, frame))
         if isinstance(base.const, tuple) and base.const[:1] == ("instance",):
             inst = base.item(attr)
+            if inst is not None and key is not None and not (inst.entities or inst.modules or inst.items or inst.const is not None):
+                # `self.net = build(name)` in its `__init__`, `build` unreadable: read from how it is used
+                minted = interp.objects.entity_for_unknown_ref(key)
+                if minted is not None:
+                    flow.env[key] = minted
+                    return minted
             if inst is not None:
                 return inst
         if base.modules and base.items:

@@ -149,3 +149,49 @@ def test_a_property_of_a_local_instance_is_read_as_its_getters_return_value(tmp_
                                 "SYNC", "(contextlib.nullcontext() if (i + 1) % accum == 0 else runner.model.no_sync())")})
     assert _found(root / "train.py") == [("GL006", 25)]
     assert _found(root / "train_ok.py", show_possible=True) == []
+
+
+DELEGATE = """\
+    import torch
+
+
+    class Base:
+        def __init__(self, net, lr):
+            self.model = net
+            self.optimizer = torch.optim.SGD(net.parameters(), lr=lr)
+"""
+DELEGATING_TRAINER = """\
+    from delegate import Base
+
+
+    class Trainer:
+        def __init__(self, net, accum):
+            self.base = Base(net, 0.1)
+            self.accum = accum
+
+        def fit(self, loader):
+            for i, (x, y) in enumerate(loader):
+                loss = (self.base.model(x) - y).pow(2).mean()LOSS
+                loss.backward()
+                if (i + 1) % self.accum == 0:
+                    self.base.optimizer.step()
+                    self.base.optimizer.zero_grad()
+"""
+
+
+def test_a_model_and_optimizer_held_by_a_delegate_object_of_another_file(tmp_path: Path) -> None:
+    # `self.base = Base(...)` of delegate.py: its `__init__` runs, so `self.base.optimizer` is the SGD made there
+    # over the model `self.base.model` runs: read, not guessed from the names
+    root = _tree(tmp_path, {"delegate.py": DELEGATE, "train.py": DELEGATING_TRAINER.replace("LOSS", ""),
+                            "train_ok.py": DELEGATING_TRAINER.replace("LOSS", " / self.accum")})
+    assert _found(root / "train.py") == [("GL003", 12)]
+    assert _found(root / "train_ok.py", show_possible=True) == []
+
+
+def test_a_delegate_of_the_same_file_holds_what_its_init_stored(tmp_path: Path) -> None:
+    # the same delegate class in the file itself: calling `self.base.model(x)` runs the stored model
+    single = DELEGATE + "\n\n" + DELEGATING_TRAINER.replace("    from delegate import Base\n", "")
+    root = _tree(tmp_path, {"train.py": single.replace("LOSS", ""), "train_ok.py": single.replace("LOSS", " / self.accum")})
+    [(code, _)] = _found(root / "train.py")
+    assert code == "GL003"
+    assert _found(root / "train_ok.py", show_possible=True) == []
