@@ -13,6 +13,7 @@ from .definitions import ClassInfo
 from .flags import assign as assign_flag
 from .flags import literal_flags
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
+from .sync_choices import choice_of
 from .syntax import code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
@@ -106,6 +107,9 @@ class Expressions:
         if kind is ast.IfExp:
             gates = self.gate_flags(expr.test, flow, frame)
             arms = self._arms(expr, flow, frame, gates)
+            choice = choice_of(expr, arms, self.interp.cond_aliases)
+            if choice is not None:  # `model.no_sync() if <test> else nullcontext()`: compared with the step's gate later
+                self.interp.sync_choices[id(expr)] = choice
             unwrapped = self._not_a_sync_wrapper(expr.test, expr.orelse)
             if unwrapped:
                 # `m.module if isinstance(m, DistributedDataParallel) else m`: the bare module either way

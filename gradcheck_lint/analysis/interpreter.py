@@ -52,6 +52,7 @@ from .objects import Objects
 from .prescan import EVENT_ATTRS, Prescan
 from .recorder import Recorder
 from .relations import Relation, implied, relation
+from .sync_choices import SyncChoice
 from .syntax import (
     FUNCTIONS,
     LOOPS,
@@ -147,6 +148,7 @@ class Interpreter:
         self.configured_optimizers = self.calls.configured_optimizers
         self.toggle = self.calls.toggle
         self.lookup = self.expressions.lookup
+        self.sync_choices: dict[int, SyncChoice] = {}  # id of `a if test else b` choosing a sync-off context -> the choice
         self.forward_sites: dict[int, ast.Call | None] = {}  # forward ordinal -> the call that ran the module
         if project is not None:
             project.attach(self)
