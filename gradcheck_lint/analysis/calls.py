@@ -143,10 +143,12 @@ class Calls:
         interp = self.interp
         if interp.project is not None:
             found = interp.project.target(qual)
-            # functions, static methods and classes: a plain object (a delegate holding a model and its
-            # optimizer, `self.base = Base(...)`) runs its `__init__`; an attribute that leaves unreadable
-            # is still read from how it is used (`expressions.eval_attribute`)
-            if found is not None:
+            # functions, static methods and classes: a module, an optimizer, or a plain object (a delegate
+            # holding a model and its optimizer, `self.base = Base(...)`) runs its `__init__`; an attribute
+            # that leaves unreadable is still read from how it is used (`expressions.eval_attribute`). A class
+            # extending an unknown class of an installed package may be a module: read from its use, as before.
+            if found is not None and (found[0] is not None or found[1] is not None and (
+                    found[1].is_module or bool(found[1].api) or interp.definitions.plain(found[1]))):
                 return self.project_call(call, found[0], found[1], flow, frame)
         last = qual.rsplit(".", 1)[-1]
         pos, kw = self.args_of(call, flow, frame)
@@ -291,7 +293,8 @@ class Calls:
             return self.call_object(call, held, func, flow, frame)
         if info is not None:
             method = interp.definitions.find_method(info, attr)
-            if method is not None and not is_abstract(method):
+            # (a method of another file past the reading budget: the object is read from its use, as unread)
+            if method is not None and not is_abstract(method) and (interp.project is None or interp.project.follows(interp, method)):
                 pos, kw = self.args_of(call, flow, frame)
                 return self.inline(method, info, recv, pos, kw, flow, frame, instance_key=N.ref_text(recv_node))
         if attr in _GRAD_METHODS and self._grad_receiver(recv_node) is not None:

@@ -121,6 +121,26 @@ class Definitions:
                     yield parent
                     todo.append(parent)
 
+    def plain(self, info: ClassInfo) -> bool:
+        """A class known to be a plain object: every base, transitively, is `object` or a class of the
+        project known to be plain (a base of an installed package outside the catalogue may be a module)."""
+        seen = {info.name}
+        todo = [info]
+        while todo:
+            current = todo.pop()
+            for base in current.bases:
+                if base in ("object", "builtins.object"):
+                    continue
+                parent = self.classes.get(base.rsplit(".", 1)[-1])
+                if parent is None and self.foreign is not None:
+                    parent = self.foreign(base)
+                if parent is None or parent.api:
+                    return False
+                if parent.name not in seen:
+                    seen.add(parent.name)
+                    todo.append(parent)
+        return True
+
     def find_method(self, info: ClassInfo | None, name: str) -> Function | None:
         """The method `name` as the class resolves it (its own, then its local parents')."""
         if info is None:

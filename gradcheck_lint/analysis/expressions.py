@@ -485,11 +485,14 @@ class Expressions:
         base = self.lookup(base_key, flow, frame) if base_key is not None else None
         if base is None or item is None:
             return
-        if not base.items or base.item(item) is None:
+        made_here = bool(base.items) or not (base.opaque or base.reach or base.entities or base.modules)
+        if not made_here:
             # a dict made out of sight (`loss_dict = model(batch)`): the item stored here is read back
             # while the name still holds that very object (`eval_subscript`)
             flow.env[f"{_ITEM_OF}{base_key}[{item}]"] = base
             return
+        # a dict built in sight, filled key by key (`terms = {}; terms["loss"] = ...; return terms`): it holds
+        # the item wherever it goes, also out of the function that filled it
         items = dict(base.items)
         items[item] = value
         flow.env[base_key] = replace(base, items=tuple(items.items()))  # type: ignore[index]

@@ -206,17 +206,11 @@ class ProjectView:
         """Run `fn` in the context of the module that defines it; yield False when it may not run
         (a chain of calls too many files deep: the caller treats it as opaque)."""
         module = self.module_of(fn)
-        if self.current is not None and interp.work - self.started > FOREIGN_CALL_BUDGET:
-            # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
-            # the statements it is in, a `with` block's, behind)
+        if not self.follows(interp, fn):
             yield False
             return
         if module is self.current or self._home is None:
             yield True
-            return
-        if module is not None and (self.depth >= MAX_FOREIGN_DEPTH or self.work > FOREIGN_WORK_BUDGET
-                                   or not self._worth_following(module, fn)):
-            yield False
             return
         if module is not None and call is not None:
             self.entry.setdefault(id(fn), call)
@@ -244,6 +238,18 @@ class ProjectView:
             self.current = outer
             for k, v in saved.items():
                 setattr(interp, k, v)
+
+    def follows(self, interp: Interpreter, fn: Function) -> bool:
+        """Whether a call of `fn` would run (`entered`): not past a budget, not too many files deep."""
+        if self.current is not None and interp.work - self.started > FOREIGN_CALL_BUDGET:
+            # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
+            # the statements it is in, a `with` block's, behind)
+            return False
+        module = self.module_of(fn)
+        if module is self.current or self._home is None:
+            return True
+        return module is None or not (self.depth >= MAX_FOREIGN_DEPTH or self.work > FOREIGN_WORK_BUDGET
+                                      or not self._worth_following(module, fn))
 
     def _worth_following(self, module: ForeignModule, fn: Function) -> bool:
         """Follow a function that may touch gradients, or a small one (what it returns may be a loss, a

@@ -195,3 +195,125 @@ def test_a_delegate_of_the_same_file_holds_what_its_init_stored(tmp_path: Path) 
     [(code, _)] = _found(root / "train.py")
     assert code == "GL003"
     assert _found(root / "train_ok.py", show_possible=True) == []
+
+
+LOSSES_DICT = """\
+    class Transport:
+        def __init__(self, weight):
+            self.weight = weight
+
+        def training_losses(self, model, x):
+            terms = {}
+            terms["pred"] = model(x)
+            terms["loss"] = (terms["pred"] ** 2).mean() * self.weight
+            return terms
+"""
+LOOP_WITH_TRANSPORT = """\
+    import torch
+    from transport import Transport
+
+    model = torch.nn.Linear(4, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    transport = Transport(1.0)
+    for step, x in enumerate(loader):
+        CLEAR
+        loss = transport.training_losses(model, x)["loss"]
+        (loss / 4).backward()
+        if step % 4 == 0:
+            opt.step()
+"""
+
+
+def test_a_dict_filled_key_by_key_and_returned_holds_its_items(tmp_path: Path) -> None:
+    # `terms = {}; terms["loss"] = ...; return terms` in a method of a plain class of another file (RAE's
+    # transport): the loss read back as `[...]["loss"]` still holds the model's graph
+    root = _tree(tmp_path, {"transport.py": LOSSES_DICT, "train.py": LOOP_WITH_TRANSPORT.replace("CLEAR", "opt.zero_grad()"),
+                            "train_ok.py": LOOP_WITH_TRANSPORT.replace("        CLEAR\n", "").replace("opt.step()", "opt.step()\n            opt.zero_grad()")})
+    assert ("GL002", 8) in _found(root / "train.py")
+    assert [c for c, _ in _found(root / "train_ok.py", show_possible=True) if c == "GL002"] == []
+
+
+SCHEDULER = """\
+    class Scheduler:
+        def __init__(self, optimizer, lr):
+            self.optimizer = optimizer
+            self.lr = lr
+
+        def step(self):
+            self.optimizer.step()
+
+        def zero_grad(self):
+            self.optimizer.zero_grad()
+"""
+LOOP_WITH_SCHEDULER = """\
+    import torch
+    from mylib import make_optimizer
+    from scheduler import Scheduler
+
+    model = torch.nn.Linear(4, 1)
+    scheduler = Scheduler(make_optimizer(model), 0.1)
+    for x in loader:
+        model(x).mean().backward()
+        scheduler.step()
+        CLEAR
+"""
+
+
+def test_an_attribute_handed_in_unreadable_is_read_from_its_use_in_the_delegates_methods(tmp_path: Path) -> None:
+    # neural_sp's LRScheduler: the optimizer it wraps comes from an installed helper; `self.optimizer.step()`
+    # in its `step()` steps an optimizer (used as one there: stepped and cleared)
+    root = _tree(tmp_path, {"scheduler.py": SCHEDULER, "train.py": LOOP_WITH_SCHEDULER.replace("        CLEAR\n", ""),
+                            "train_ok.py": LOOP_WITH_SCHEDULER.replace("CLEAR", "scheduler.zero_grad()")})
+    assert [c for c, _ in _found(root / "train.py", show_possible=True)] == ["GL001"]
+    assert _found(root / "train_ok.py", show_possible=True) == []
+
+
+def test_a_delegate_past_the_reading_budget_is_read_from_its_use(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # when the budget for other files' code is spent, `scheduler.step()` is no opaque call: the object is
+    # read from its use (stepped and cleared: an optimizer), as when its class is not read at all
+    from gradcheck_lint.project import context
+
+    monkeypatch.setattr(context, "FOREIGN_WORK_BUDGET", -1)
+    root = _tree(tmp_path, {"scheduler.py": SCHEDULER, "train.py": LOOP_WITH_SCHEDULER.replace("CLEAR", "scheduler.zero_grad()").replace(
+        "        scheduler.zero_grad()", "")})
+    (root / "train.py").write_text((root / "train.py").read_text() + "    if False:\n        scheduler.zero_grad()\n")
+    assert [c for c, _ in _found(root / "train.py", show_possible=True)] == ["GL001"]
+
+
+UNKNOWN_BASE = """\
+    from somelib.nets import PatchNet
+
+
+    class Discriminator(PatchNet):
+        def __init__(self, channels):
+            super().__init__(channels)
+            self.channels = channels
+"""
+GAN = """\
+    import torch
+    from discriminator import Discriminator
+
+    G = torch.nn.Linear(4, 4)
+    D = Discriminator(4)
+    opt_g = torch.optim.Adam(G.parameters())
+    opt_d = torch.optim.Adam(D.parameters())
+    for x in loader:
+        opt_g.zero_grad()
+        fake = G(x)
+        loss_g = D(fake).mean()
+        loss_g.backward()
+        opt_g.step()
+        CLEAR
+        loss_d = D(fake.detach()).mean() - D(x).mean()
+        loss_d.backward()
+        opt_d.step()
+"""
+
+
+def test_a_class_extending_an_unknown_installed_class_is_read_from_its_use(tmp_path: Path) -> None:
+    # MONAI's PatchDiscriminator extends a class of an installed package the catalogue does not know: it may be a
+    # module, so `D` is read from its use (called, its parameters optimised), not taken for a plain object
+    root = _tree(tmp_path, {"discriminator.py": UNKNOWN_BASE, "train.py": GAN.replace("        CLEAR\n", ""),
+                            "train_ok.py": GAN.replace("CLEAR", "opt_d.zero_grad()")})
+    assert ("GL005", 16) in _found(root / "train.py")
+    assert _found(root / "train_ok.py", show_possible=True) == []
