@@ -272,7 +272,8 @@ class Calls:
         # Methods of the class being analysed: `self.train_step(batch)`.
         if isinstance(recv_node, ast.Name) and recv_node.id == "self" and cls is not None:
             method = interp.definitions.find_method(cls, attr)
-            if interp.definitions.find_property(cls, attr) is not None and interp.lookup(f"self.{attr}", flow, frame) is None:
+            unset = interp.lookup(f"self.{attr}", flow, frame) is None
+            if unset and interp.definitions.find_property(cls, attr) is not None:
                 # `self.model(x)` of a property `model`: the object its getter returns is called
                 return self.call_object(call, interp.eval(func, flow, frame), func, flow, frame)
             if method is not None and interp.lookup(f"self.{attr}", flow, frame) is None:
@@ -286,7 +287,8 @@ class Calls:
         if info is not None and interp.definitions.find_property(info, attr) is not None:
             held = interp.expressions.property_value(func, recv, flow, frame)
             return self.call_object(call, held if held is not None else OPAQUE, func, flow, frame)
-        held = interp.eval(func, flow, frame) if info is not None and isinstance(recv.const, tuple) and recv.item(attr) is not None else None
+        stored = info is not None and isinstance(recv.const, tuple) and recv.item(attr) is not None
+        held = interp.eval(func, flow, frame) if stored else None
         if held is not None and (held.modules or held.entities):
             # `self.base.model(x)`: a model its `__init__` stored on a delegate object (an instance attribute
             # comes before a method of the class)
@@ -294,7 +296,8 @@ class Calls:
         if info is not None:
             method = interp.definitions.find_method(info, attr)
             # (a method of another file past the reading budget: the object is read from its use, as unread)
-            if method is not None and not is_abstract(method) and (interp.project is None or interp.project.follows(interp, method)):
+            followed = method is not None and (interp.project is None or interp.project.follows(interp, method))
+            if method is not None and not is_abstract(method) and followed:
                 pos, kw = self.args_of(call, flow, frame)
                 return self.inline(method, info, recv, pos, kw, flow, frame, instance_key=N.ref_text(recv_node))
         if attr in _GRAD_METHODS and self._grad_receiver(recv_node) is not None:

@@ -158,9 +158,10 @@ class Definitions:
         if info is None:
             return None
         for owner in (info, *self.ancestors(info)):
-            getter = next((s for s in owner.node.body if isinstance(s, FUNCTIONS) and s.name == name and is_property(s)), None)
-            if getter is not None:
-                return None if is_abstract(getter) else getter  # type: ignore[return-value]
+            for stmt in owner.node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                    if is_property(stmt):
+                        return None if is_abstract(stmt) else stmt
             if name in owner.methods:
                 return None
         return None

@@ -108,7 +108,7 @@ class Expressions:
             gates = self.gate_flags(expr.test, flow, frame)
             arms = self._arms(expr, flow, frame, gates)
             choice = choice_of(expr, arms, self.interp.cond_aliases)
-            if choice is not None:  # `model.no_sync() if <test> else nullcontext()`: compared with the step's gate later
+            if choice is not None:  # `model.no_sync() if <test> else ...`: compared with the step's gate later
                 self.interp.sync_choices[id(expr)] = choice
             unwrapped = self._not_a_sync_wrapper(expr.test, expr.orelse)
             if unwrapped:
@@ -289,7 +289,8 @@ class Expressions:
             return defer(interp.calls.eval_call(synthetic_call(expr, expr, [], []), flow, frame))
         if isinstance(base.const, tuple) and base.const[:1] == ("instance",):
             inst = base.item(attr)
-            if inst is not None and key is not None and not (inst.entities or inst.modules or inst.items or inst.const is not None):
+            unread = inst is not None and not (inst.entities or inst.modules or inst.items or inst.const is not None)
+            if unread and key is not None:
                 # `self.net = build(name)` in its `__init__`, `build` unreadable: read from how it is used
                 minted = interp.objects.entity_for_unknown_ref(key)
                 if minted is not None:

@@ -148,7 +148,8 @@ class Interpreter:
         self.configured_optimizers = self.calls.configured_optimizers
         self.toggle = self.calls.toggle
         self.lookup = self.expressions.lookup
-        self.sync_choices: dict[int, SyncChoice] = {}  # id of `a if test else b` choosing a sync-off context -> the choice
+        # id of an `a if test else b` choosing a sync-off context -> the choice
+        self.sync_choices: dict[int, SyncChoice] = {}
         self.forward_sites: dict[int, ast.Call | None] = {}  # forward ordinal -> the call that ran the module
         if project is not None:
             project.attach(self)

@@ -51,8 +51,9 @@ def choice_of(expr: ast.IfExp, arms: list[Value], aliases: dict[str, ast.expr]) 
     off_when = offs[0] is not None
     wrappers = offs[0] if offs[0] is not None else offs[1]
     test = expr.test
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and isinstance(test.operand, ast.Name) and test.operand.id in aliases:
-        test, off_when = aliases[test.operand.id], not off_when  # `model.no_sync() if not last else ...`
+    operand = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+    if isinstance(operand, ast.Name) and operand.id in aliases:
+        test, off_when = aliases[operand.id], not off_when  # `model.no_sync() if not last else ...`
     elif isinstance(test, ast.Name) and test.id in aliases:
         test = aliases[test.id]
     return SyncChoice(expr, test, off_when, wrappers) if wrappers else None
@@ -75,7 +76,8 @@ def off_when_stepping(choice: SyncChoice, gate: ast.expr) -> bool | None:
     counters, sizes = _roles(gate)
     c2, s2 = _roles(choice.test)
     counters, sizes = counters | c2, sizes | s2
-    if not counters or not sizes or counters & sizes or not (_names(gate) <= counters | sizes) or not (_names(choice.test) <= counters | sizes):
+    known = counters | sizes
+    if not counters or not sizes or counters & sizes or not _names(gate) <= known or not _names(choice.test) <= known:
         return None
     names = set(_dotted_names(gate)) | set(_dotted_names(choice.test))
     verdicts = set()

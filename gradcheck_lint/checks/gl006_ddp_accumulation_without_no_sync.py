@@ -139,16 +139,19 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     gate = source[1]
                     synced = {uid for uid, _state, _site in backward.sync_forwards}
                     for key, choice in sorted(model.sync_choices.items(), key=lambda kv: model.order(kv[1].node)):
-                        if key in reported or not choice.wrappers & synced or off_when_stepping(choice, gate.test) is not True:
+                        if key in reported or not choice.wrappers & synced:
+                            continue
+                        if off_when_stepping(choice, gate.test) is not True:
                             continue
                         reported.add(key)
                         wrapper = min(choice.wrappers & synced)
                         msg, help_ = messages.ddp_no_sync_chosen_on_stepping_micro_batch(
-                            choice.off_text, model.table.label(wrapper), code(choice.test), choice.off_when, step.call_text,
-                            model.line(step.node), backward.call_text, model.line(backward.node))
+                            choice.off_text, model.table.label(wrapper), code(choice.test), choice.off_when,
+                            step.call_text, model.line(step.node), backward.call_text, model.line(backward.node))
                         # the two tests read over one counter; named alike only by their last part: an assumption
                         named = () if same_names(choice, gate.test) else (assumed(Assumption.NAME),)
-                        yield Finding(choice.node, msg, help_, (step.provenance, *_wrapper_facts(model, wrapper), *named))
+                        facts = (step.provenance, *_wrapper_facts(model, wrapper), *named)
+                        yield Finding(choice.node, msg, help_, facts)
 
     @staticmethod
     def _reached_via(model: TrainingModel, backward: Backward, step: Step) -> tuple[str, int | None] | None:
