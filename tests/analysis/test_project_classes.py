@@ -317,3 +317,29 @@ def test_a_class_extending_an_unknown_installed_class_is_read_from_its_use(tmp_p
                             "train_ok.py": GAN.replace("CLEAR", "opt_d.zero_grad()")})
     assert ("GL005", 16) in _found(root / "train.py")
     assert _found(root / "train_ok.py", show_possible=True) == []
+
+
+CLIPPING_LOOP = """\
+    import torch
+    from scheduler import Scheduler
+
+    model = torch.nn.Linear(4, 1)
+    scheduler = Scheduler(torch.optim.SGD(model.parameters(), lr=0.1), 0.1)
+    for i, x in enumerate(loader):
+        (model(x).mean() / 4).backward()
+        if (i + 1) % 4 == 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            scheduler.step()
+            scheduler.zero_grad()
+"""
+
+
+def test_a_followed_delegate_is_read_the_same_way_on_every_iteration(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # the budget for other files' code runs out while the loop's fixpoint iterates: `scheduler.step()`, followed
+    # on the first iteration, is followed again, not read as another object (an optimizer named `scheduler`)
+    # whose step leaves the real optimizer's clipped gradients to the next micro-batch (a false GL007)
+    from gradcheck_lint.project import context
+
+    monkeypatch.setattr(context, "FOREIGN_WORK_BUDGET", 6)
+    root = _tree(tmp_path, {"scheduler.py": SCHEDULER, "train.py": CLIPPING_LOOP})
+    assert _found(root / "train.py", show_possible=True) == []
