@@ -344,6 +344,21 @@ def ddp_accumulation_without_no_sync(backward: str, model: str, step: str | None
     return msg, help_
 
 
+def ddp_no_sync_chosen_on_stepping_micro_batch(choice: str, model: str, test: str, off_when: bool, step: str,
+                                               step_line: int | None, backward: str,
+                                               backward_line: int | None) -> tuple[str, str]:
+    """GL006 the wrong way round, read statically: the sync-off context is chosen on the micro-batch that steps."""
+    when = f"when `{test}` holds" if off_when else f"when `{test}` does not hold"
+    msg = (f"`{choice}` switches `{model}`'s gradient sync off {when}, which includes the micro-batch on which "
+           f"`{step}`{_at(step_line)} steps: `{backward}`{_at(backward_line)} of that micro-batch does not "
+           f"all-reduce, so each rank steps on gradients of its own and the replicas diverge, while micro-batches "
+           f"that do not step all-reduce for nothing.")
+    help_ = (f"choose `{model}.no_sync()` on the micro-batches that do not step and leave sync on for the last one, "
+             f"with the step's own test: "
+             f"`with (contextlib.nullcontext() if last_micro_batch else {model}.no_sync()):`.")
+    return msg, help_
+
+
 def ddp_last_micro_batch_unsynced(backward: str, model: str, step: str | None, step_line: int | None) -> tuple[str, str]:
     """GL006 the wrong way round: sync switched off on the micro-batch that steps, on on the others."""
     msg = (f"`{backward}` is the last micro-batch before `{step or 'step()'}`{_at(step_line)}, but it runs with `{model}`'s "

@@ -145,8 +145,12 @@ class Calls:
         interp = self.interp
         if interp.project is not None:
             found = interp.project.target(qual)
-            # functions, static methods and classes (a trainer or executor object whose methods train)
-            if found is not None and (found[0] is not None or found[1] is not None):
+            # functions, static methods and classes: a module, an optimizer, or a plain object (a delegate
+            # holding a model and its optimizer, `self.base = Base(...)`) runs its `__init__`; an attribute
+            # that leaves unreadable is still read from how it is used (`expressions.eval_attribute`). A class
+            # extending an unknown class of an installed package may be a module: read from its use, as before.
+            if found is not None and (found[0] is not None or found[1] is not None and (
+                    found[1].is_module or bool(found[1].api) or interp.definitions.plain(found[1]))):
                 return self.project_call(call, found[0], found[1], flow, frame)
         last = qual.rsplit(".", 1)[-1]
         pos, kw = self.args_of(call, flow, frame)
@@ -270,6 +274,10 @@ class Calls:
         # Methods of the class being analysed: `self.train_step(batch)`.
         if isinstance(recv_node, ast.Name) and recv_node.id == "self" and cls is not None:
             method = interp.definitions.find_method(cls, attr)
+            unset = interp.lookup(f"self.{attr}", flow, frame) is None
+            if unset and interp.definitions.find_property(cls, attr) is not None:
+                # `self.model(x)` of a property `model`: the object its getter returns is called
+                return self.call_object(call, interp.eval(func, flow, frame), func, flow, frame)
             if method is not None and interp.lookup(f"self.{attr}", flow, frame) is None:
                 pos, kw = self.args_of(call, flow, frame)
                 if is_abstract(method):  # a stub a subclass overrides: what it does is not known here
@@ -278,9 +286,20 @@ class Calls:
         recv = interp.eval(recv_node, flow, frame)
         # Methods of local classes called on an instance: `trainer.fit()`, `model.train_step(x)`.
         info = self._local_class_of(recv)
+        if info is not None and interp.definitions.find_property(info, attr) is not None:
+            held = interp.expressions.property_value(func, recv, flow, frame)
+            return self.call_object(call, held if held is not None else OPAQUE, func, flow, frame)
+        stored = info is not None and isinstance(recv.const, tuple) and recv.item(attr) is not None
+        held = interp.eval(func, flow, frame) if stored else None
+        if held is not None and (held.modules or held.entities):
+            # `self.base.model(x)`: a model its `__init__` stored on a delegate object (an instance attribute
+            # comes before a method of the class)
+            return self.call_object(call, held, func, flow, frame)
         if info is not None:
             method = interp.definitions.find_method(info, attr)
-            if method is not None and not is_abstract(method):
+            # (a method of another file past the reading budget: the object is read from its use, as unread)
+            followed = method is not None and (interp.project is None or interp.project.follows(interp, method))
+            if method is not None and not is_abstract(method) and followed:
                 pos, kw = self.args_of(call, flow, frame)
                 return self.inline(method, info, recv, pos, kw, flow, frame, instance_key=N.ref_text(recv_node))
         if attr in _GRAD_METHODS and self._grad_receiver(recv_node) is not None:

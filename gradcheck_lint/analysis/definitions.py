@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from .apimodels import Catalogue, Hook
 from .flow import Function
-from .names import ImportMap, dotted
+from .names import ImportMap, dotted, last_name
 from .syntax import FUNCTIONS
 
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
@@ -26,6 +26,11 @@ class ClassInfo:
     api: str = ""  # the nearest catalogue type among its bases (`lightning.pytorch.LightningModule`)
     manual_optimization: bool = False
     subclasses: list[ClassInfo] = field(default_factory=list)
+
+
+def is_property(fn: Function) -> bool:
+    """`@property` or `@functools.cached_property` on the function: reading the attribute runs it."""
+    return any(last_name(d) in ("property", "cached_property") for d in fn.decorator_list)
 
 
 def is_abstract(fn: Function) -> bool:
@@ -116,6 +121,26 @@ class Definitions:
                     yield parent
                     todo.append(parent)
 
+    def plain(self, info: ClassInfo) -> bool:
+        """A class known to be a plain object: every base, transitively, is `object` or a class of the
+        project known to be plain (a base of an installed package outside the catalogue may be a module)."""
+        seen = {info.name}
+        todo = [info]
+        while todo:
+            current = todo.pop()
+            for base in current.bases:
+                if base in ("object", "builtins.object"):
+                    continue
+                parent = self.classes.get(base.rsplit(".", 1)[-1])
+                if parent is None and self.foreign is not None:
+                    parent = self.foreign(base)
+                if parent is None or parent.api:
+                    return False
+                if parent.name not in seen:
+                    seen.add(parent.name)
+                    todo.append(parent)
+        return True
+
     def find_method(self, info: ClassInfo | None, name: str) -> Function | None:
         """The method `name` as the class resolves it (its own, then its local parents')."""
         if info is None:
@@ -125,6 +150,20 @@ class Definitions:
         for parent in self.ancestors(info):
             if name in parent.methods:
                 return parent.methods[name]
+        return None
+
+    def find_property(self, info: ClassInfo | None, name: str) -> Function | None:
+        """The getter of the property `name` as the class resolves it (its own, then its parents', in any
+        file of the project); None when the name is a plain method, an abstract stub, or not defined."""
+        if info is None:
+            return None
+        for owner in (info, *self.ancestors(info)):
+            for stmt in owner.node.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                    if is_property(stmt):
+                        return None if is_abstract(stmt) else stmt
+            if name in owner.methods:
+                return None
         return None
 
     def owner_of(self, fn: Function) -> ClassInfo | None:

@@ -13,6 +13,7 @@ from .flags import assign as assign_flag
 from .flags import literal_flags
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
 from .parts import ExpressionsHost
+from .sync_choices import choice_of
 from .syntax import code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
@@ -103,6 +104,9 @@ class Expressions:
         if kind is ast.IfExp:
             gates = self.gate_flags(expr.test, flow, frame)
             arms = self._arms(expr, flow, frame, gates)
+            choice = choice_of(expr, arms, self.interp.cond_aliases)
+            if choice is not None:  # `model.no_sync() if <test> else ...`: compared with the step's gate later
+                self.interp.sync_choices[id(expr)] = choice
             unwrapped = self._not_a_sync_wrapper(expr.test, expr.orelse)
             if unwrapped:
                 # `m.module if isinstance(m, DistributedDataParallel) else m`: the bare module either way
@@ -274,11 +278,21 @@ class Expressions:
         attr = expr.attr
         if attr in _NO_GRADIENT_ATTRS:
             return EMPTY
+        held = self.property_value(expr, base, flow, frame)
+        if held is not None:
+            return held
         if may_make_context(interp.catalogue, attr) and interp.calls.makes_context(base, expr.value, attr, flow):
             # `model.no_sync` referenced, entered later (`ctx = model.no_sync if ... else nullcontext; with ctx():`)
             return defer(interp.calls.eval_call(synthetic_call(expr, expr, [], []), flow, frame))
         if isinstance(base.const, tuple) and base.const[:1] == ("instance",):
             inst = base.item(attr)
+            unread = inst is not None and not (inst.entities or inst.modules or inst.items or inst.const is not None)
+            if unread and key is not None:
+                # `self.net = build(name)` in its `__init__`, `build` unreadable: read from how it is used
+                minted = interp.objects.entity_for_unknown_ref(key)
+                if minted is not None:
+                    flow.env[key] = minted
+                    return minted
             if inst is not None:
                 return inst
         if base.modules and base.items:
@@ -330,6 +344,20 @@ class Expressions:
         # (`outputs.loss` of a model's output keeps the sync state of the forward that made it)
         return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague, built=base.built, kept=base.kept,
                      sync=base.sync)
+
+    def property_value(self, expr: ast.Attribute, base: Value, flow: Flow, frame: Frame) -> Value | None:
+        """`self.model` where `model` is a property of the class (or of a base class, in any file of the
+        project): its getter's body runs on `self` and its return value is the attribute's value
+        (`@property def model(self): return self._ddp_model`). None when the attribute is no property."""
+        interp = self.interp
+        if isinstance(expr.value, ast.Name) and expr.value.id == "self" and isinstance(frame.cls, ClassInfo):
+            info: ClassInfo | None = frame.cls
+        else:
+            info = interp.calls._local_class_of(base)
+        getter = interp.definitions.find_property(info, expr.attr)
+        if getter is None:
+            return None
+        return interp.calls.inline(getter, info, base, [], {}, flow, frame)
 
     def _not_a_sync_wrapper(self, test: ast.expr, orelse: ast.expr) -> bool:
         """`isinstance(m, DistributedDataParallel)` tested, and `m` the else arm: there it is not one."""
@@ -455,11 +483,14 @@ class Expressions:
         base = self.lookup(base_key, flow, frame) if base_key is not None else None
         if base is None or item is None:
             return
-        if not base.items or base.item(item) is None:
+        made_here = bool(base.items) or not (base.opaque or base.reach or base.entities or base.modules)
+        if not made_here:
             # a dict made out of sight (`loss_dict = model(batch)`): the item stored here is read back
             # while the name still holds that very object (`eval_subscript`)
             flow.env[f"{_ITEM_OF}{base_key}[{item}]"] = base
             return
+        # a dict built in sight, filled key by key (`terms = {}; terms["loss"] = ...; return terms`): it holds
+        # the item wherever it goes, also out of the function that filled it
         items = dict(base.items)
         items[item] = value
         flow.env[base_key] = replace(base, items=tuple(items.items()))  # type: ignore[index]

@@ -53,6 +53,7 @@ from .parts import Project
 from .prescan import Prescan
 from .recorder import Recorder
 from .relations import Relation, implied, relation
+from .sync_choices import SyncChoice
 from .syntax import (
     FUNCTIONS,
     LOOPS,
@@ -146,6 +147,8 @@ class Interpreter:
         self.configured_optimizers = self.calls.configured_optimizers
         self.toggle = self.calls.toggle
         self.lookup = self.expressions.lookup
+        # id of an `a if test else b` choosing a sync-off context -> the choice
+        self.sync_choices: dict[int, SyncChoice] = {}
         self.forward_sites: dict[int, ast.Call | None] = {}  # forward ordinal -> the call that ran the module
         if project is not None:
             project.attach(self)

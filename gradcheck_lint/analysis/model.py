@@ -13,6 +13,7 @@ from .gradstate import CAP, PathState
 from .hook_clears import hook_clears
 from .interpreter import Interpreter
 from .losshooks import framework_divided_returns, unnormalised_losses
+from .sync_choices import SyncChoice
 from .syntax import Source, code
 from .values import Entity, EntityTable, Holder
 
@@ -58,6 +59,7 @@ class TrainingModel:
         self.conditions: dict[int, Condition] = interp.conditions
         self.loops: dict[int, Loop] = interp.loops
         self.forward_sites: dict[int, ast.Call | None] = interp.forward_sites
+        self.sync_choices: dict[int, SyncChoice] = interp.sync_choices
         self.keepalives = list(interp.keepalives.events.values())
         self.amp_misuses = list(interp.amp.misuses.values())
         self.unnormalised_losses = unnormalised_losses(interp)

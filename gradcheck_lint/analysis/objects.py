@@ -4,8 +4,9 @@ optimizer owns, and what a call the analysis cannot read may do with them."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from . import names as N
@@ -330,30 +331,52 @@ class Objects:
             for p in [*init.args.args, *init.args.kwonlyargs][1:]:
                 fenv[p.arg] = self.entity_for_unknown_ref(p.arg) or OPAQUE
             flow = Flow(fenv, frozenset({PathState()}))
-            out = interp.exec_block(init.body, flow, frame)
-            final = Flow.join([out.normal, *(f for f, _ in out.returns)])
+            with self._in_module_of(init) as runs:
+                # (an `__init__` of a base class in another file reads that file's names: its `DDP`, its helpers)
+                out = interp.exec_block(init.body, flow, frame) if runs else None
+            final = Flow.join([out.normal, *(f for f, _ in out.returns)]) if out is not None else None
             if final:
                 # `self.optimizer = None` filled in by another method (`create_optimizer()`): a placeholder,
                 # not what the attribute holds when the other methods run
-                mutable = self.mutable_attributes
+                mutable = self.mutable_attributes | self._assigned_by_ancestors(cls)
                 env = {k: v for k, v in final.env.items() if k.startswith("self.") and not (v.const == "None" and k in mutable)}
         self._class_self_env[cls.name] = env
         return env
 
+    @contextlib.contextmanager
+    def _in_module_of(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[bool]:
+        """Run code of `fn` with the names of the module that defines it; yield False when it may not run."""
+        project = self.interp.project
+        if project is None:
+            yield True
+            return
+        with project.entered(self.interp, fn, None) as runs:
+            yield runs
+
     @functools.cached_property
     def mutable_attributes(self) -> frozenset[str]:
         """`self.x` attributes some method other than `__init__` assigns: they change between calls."""
-        out: set[str] = set()
-        for info in self.interp.classes.values():
-            for name, fn in info.methods.items():
-                if name == "__init__":
-                    continue
-                for node in iter_tree(fn):
-                    for t in assignment_targets(node):
-                        text = N.ref_text(t)
-                        if text is not None and text.startswith("self."):
-                            out.add(text)
-        return frozenset(out)
+        return _assigned_outside_init(self.interp.classes.values())
+
+    def _assigned_by_ancestors(self, cls: ClassInfo) -> frozenset[str]:
+        """`self.x` attributes a method of a base class assigns, wherever it is defined: `self.model = None`
+        in a `BaseTrainer.__init__` of another file, built by its `_setup()` there."""
+        return _assigned_outside_init(self.interp.definitions.ancestors(cls))
+
+
+def _assigned_outside_init(classes: Iterable[ClassInfo]) -> frozenset[str]:
+    """The `self.x` attributes the methods of these classes other than `__init__` assign."""
+    out: set[str] = set()
+    for info in classes:
+        for name, fn in info.methods.items():
+            if name == "__init__":
+                continue
+            for node in iter_tree(fn):
+                for t in assignment_targets(node):
+                    text = N.ref_text(t)
+                    if text is not None and text.startswith("self."):
+                        out.add(text)
+    return frozenset(out)
 
 
 def _count(flow: Flow, uid: int) -> int:

@@ -146,6 +146,10 @@ class Prescan:
                 if attr == "grad" or attr == "requires_grad" and type(node.ctx) is not ast.Load:
                     for m in [marks[k] for k in around] + ([fn] if fn is not None else []):
                         m.direct = True
+                elif attr == "no_sync":  # `model.no_sync` chosen into a variable, entered later: a wrapper too
+                    recv = N.ref_text(node.value)
+                    if recv is not None:
+                        self.synced.add(recv)
             elif kind is ast.Assign:
                 value = node.value
                 for target in node.targets:

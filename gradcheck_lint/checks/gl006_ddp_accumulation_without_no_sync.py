@@ -7,8 +7,10 @@ from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.conditions import Condition
 from ..analysis.events import Backward, Step
 from ..analysis.provenance import Assumption, Provenance, assumed
+from ..analysis.sync_choices import off_when_stepping, same_names
 from ..analysis.syntax import code
 from ..analysis.values import Holder
 from ..codemod_plans import wrap_in_no_sync
@@ -77,6 +79,7 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
+        yield from self._chosen_off_when_stepping(model)
         reported: set[int] = set()
         forwards: dict[int, set[tuple[int, str, int]]] = {}  # id of a backward call -> its forwards' sync states
         # Sync switched off for a backward only after its forward pass: meant for a micro-batch that does
@@ -117,6 +120,38 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     fix = (wrap_in_no_sync(model, backward, step, source[1], wrapper)
                            if source is not None and prepared_by is None and not by_flag else None)
                     yield Finding(backward.node, msg, help_, (step.provenance, c.provenance, *_wrapper_facts(model, wrapper)), fix=fix)
+
+    @staticmethod
+    def _chosen_off_when_stepping(model: TrainingModel) -> Iterable[Finding]:
+        """A sync-off context chosen by a test that holds on the micro-batch that steps (`model.no_sync if
+        batch_idx % accum_grad != 0 else nullcontext` with a step on `(batch_idx + 1) % accum_grad == 0`)."""
+        if not model.sync_choices:
+            return
+        reported: set[int] = set()
+        for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
+            holders = model.optimizer_holders(step.optimizer)
+            for state in step.states():
+                for _h, c in state.held(holders):
+                    backward = model.backwards[c.backward]
+                    source = model.accumulation_source(state, backward, step) if c.fresh and c.repeated else None
+                    if source is None or not isinstance(source[1], Condition):
+                        continue
+                    gate = source[1]
+                    synced = {uid for uid, _state, _site in backward.sync_forwards}
+                    for key, choice in sorted(model.sync_choices.items(), key=lambda kv: model.order(kv[1].node)):
+                        if key in reported or not choice.wrappers & synced:
+                            continue
+                        if off_when_stepping(choice, gate.test) is not True:
+                            continue
+                        reported.add(key)
+                        wrapper = min(choice.wrappers & synced)
+                        msg, help_ = messages.ddp_no_sync_chosen_on_stepping_micro_batch(
+                            choice.off_text, model.table.label(wrapper), code(choice.test), choice.off_when,
+                            step.call_text, model.line(step.node), backward.call_text, model.line(backward.node))
+                        # the two tests read over one counter; named alike only by their last part: an assumption
+                        named = () if same_names(choice, gate.test) else (assumed(Assumption.NAME),)
+                        facts = (step.provenance, *_wrapper_facts(model, wrapper), *named)
+                        yield Finding(choice.node, msg, help_, facts)
 
     @staticmethod
     def _reached_via(model: TrainingModel, backward: Backward, step: Step) -> tuple[str, int | None] | None:

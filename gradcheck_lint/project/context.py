@@ -47,6 +47,8 @@ MAX_INERT_NODES = 400
 FOREIGN_WORK_BUDGET = 1_000
 # ... and within one call from this file: past it the calls it makes in turn stay opaque.
 FOREIGN_CALL_BUDGET = 300
+# Past this, even a function followed before stays opaque (see `ProjectView.follows`).
+FOREIGN_WORK_CAP = 4 * FOREIGN_WORK_BUDGET
 
 
 
@@ -220,17 +222,11 @@ class ProjectView:
         """Run `fn` in the context of the module that defines it; yield False when it may not run
         (a chain of calls too many files deep: the caller treats it as opaque)."""
         module = self.module_of(fn)
-        if self.current is not None and interp.work - self.started > FOREIGN_CALL_BUDGET:
-            # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
-            # the statements it is in, a `with` block's, behind)
+        if not self.follows(interp, fn):
             yield False
             return
         if module is self.current or self._home is None:
             yield True
-            return
-        if module is not None and (self.depth >= MAX_FOREIGN_DEPTH or self.work > FOREIGN_WORK_BUDGET
-                                   or not self._worth_following(module, fn)):
-            yield False
             return
         if module is not None and call is not None:
             self.entry.setdefault(id(fn), call)
@@ -258,6 +254,22 @@ class ProjectView:
             self.current = outer
             for k, v in saved.items():
                 setattr(interp, k, v)
+
+    def follows(self, interp: Interpreter, fn: Function) -> bool:
+        """Whether a call of `fn` would run (`entered`): not past a budget, not too many files deep."""
+        # A function followed once is followed again past the budgets (up to FOREIGN_WORK_CAP): a loop's fixpoint
+        # runs its calls once per iteration, and reading one call two ways on two iterations (followed, then
+        # opaque or read from use) mixes two objects for one (neural_sp's scheduler: its optimizer, then itself)
+        again = id(fn) in self.entry and self.work <= FOREIGN_WORK_CAP
+        if self.current is not None and interp.work - self.started > FOREIGN_CALL_BUDGET and not again:
+            # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
+            # the statements it is in, a `with` block's, behind)
+            return False
+        module = self.module_of(fn)
+        if module is self.current or self._home is None:
+            return True
+        return module is None or not (self.depth >= MAX_FOREIGN_DEPTH or self.work > FOREIGN_WORK_BUDGET and not again
+                                      or not self._worth_following(module, fn))
 
     def _worth_following(self, module: ForeignModule, fn: Function) -> bool:
         """Follow a function that may touch gradients, or a small one (what it returns may be a loss, a

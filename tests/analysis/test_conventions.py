@@ -23,6 +23,7 @@ SYNTAX = {
     "globs.py": {"regex"},
     "sources.py": {"_COOKIE"},
     "project/index.py": {"_FROM", "_IMPORT"},
+    "project/callers.py": {"_FILE_LINE", "word", "module_word"},  # `path.py:12` in messages; a project file naming a module
     "registry.py": {"_CODE"},
     "cache.py": {"_BUCKET"},
     "notebooks.py": {"_HELP_AFTER", "_CELL_MAGIC", "_AT_LINE"},

@@ -1,0 +1,132 @@
+"""Gradient-sync contexts chosen by a test: on which micro-batches the choice switches sync off.
+
+    my_context = model.no_sync if batch_idx % accum_grad != 0 else nullcontext    # FunASR, before its fix
+    with my_context():
+        ...
+    if (batch_idx + 1) % accum_grad == 0:
+        optim.step()
+
+The choice switches sync off when its test holds (or when it fails, by the arm the context sits in). Read
+against the test that gates the step, over the same counter, it says whether the micro-batch that steps
+runs with sync off: its backward then does not all-reduce, so each rank steps on gradients of its own
+and the replicas diverge. Both tests are evaluated on every counter value of three windows, for every
+window size from 2 to 8; the choice is wrong only when, for each size, some stepping micro-batch runs with
+sync off.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .conditions import concrete, modulo_operations
+from .names import dotted
+from .syntax import code
+from .values import Value
+
+_SIZES = range(2, 9)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncChoice:
+    """A conditional expression choosing between a sync-off context and another value."""
+
+    node: ast.IfExp
+    test: ast.expr  # its test, read through a name it was assigned to (`last = (i + 1) % N == 0`)
+    off_when: bool  # sync is off when the test is this
+    wrappers: frozenset[int]  # uids of the data-parallel wrappers whose sync it switches
+
+    @property
+    def off_text(self) -> str:
+        """The arm that switches sync off, as written (`model.no_sync`)."""
+        return code(self.node.body if self.off_when else self.node.orelse)
+
+
+def choice_of(expr: ast.IfExp, arms: list[Value], aliases: dict[str, ast.expr]) -> SyncChoice | None:
+    """The sync choice an `a if test else b` makes, when exactly one arm is a sync-off context (called,
+    `model.no_sync()`, or referenced, `model.no_sync`); `aliases`: tests assigned to names."""
+    offs = [_sync_off(v) for v in arms]
+    if len(offs) != 2 or (offs[0] is None) == (offs[1] is None):
+        return None
+    off_when = offs[0] is not None
+    wrappers = offs[0] if offs[0] is not None else offs[1]
+    test = expr.test
+    operand = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
+    if isinstance(operand, ast.Name) and operand.id in aliases:
+        test, off_when = aliases[operand.id], not off_when  # `model.no_sync() if not last else ...`
+    elif isinstance(test, ast.Name) and test.id in aliases:
+        test = aliases[test.id]
+    return SyncChoice(expr, test, off_when, wrappers) if wrappers else None
+
+
+def _sync_off(value: Value) -> frozenset[int] | None:
+    c = value.const
+    if isinstance(c, tuple) and c[:1] == ("deferred",):
+        c = c[1]
+    if isinstance(c, tuple) and c[:2] == ("context", "sync") and c[3]:
+        return frozenset(c[2])
+    return None
+
+
+def off_when_stepping(choice: SyncChoice, gate: ast.expr) -> bool | None:
+    """Whether the micro-batch that steps (`gate` holds) runs with sync off, for every window size: True
+    when it does, False when it never does, None when the two tests cannot be read over one counter."""
+    if code(choice.test) == code(gate):
+        return choice.off_when  # one test: sync off exactly when stepping, or exactly when not
+    counters, sizes = _roles(gate)
+    c2, s2 = _roles(choice.test)
+    counters, sizes = counters | c2, sizes | s2
+    known = counters | sizes
+    if not counters or not sizes or counters & sizes or not _names(gate) <= known or not _names(choice.test) <= known:
+        return None
+    names = set(_dotted_names(gate)) | set(_dotted_names(choice.test))
+    verdicts = set()
+    for n in _SIZES:
+        hit = False
+        for k in range(3 * n):
+            env = {d: n if _last(d) in sizes else k for d in names}
+            steps, test = concrete(gate, env), concrete(choice.test, env)
+            if steps is None or test is None:
+                return None
+            hit = hit or bool(steps) and bool(test) is choice.off_when
+        verdicts.add(hit)
+    return verdicts.pop() if len(verdicts) == 1 else None
+
+
+def same_names(choice: SyncChoice, gate: ast.expr) -> bool:
+    """Both tests name the counter and the window size alike (`batch_idx`, `accum_grad`), not only by the
+    same last part (`accum_grad` and `self.accum_grad`: the same number by its name only)."""
+    return code(choice.test) == code(gate) or set(_dotted_names(choice.test)) <= set(_dotted_names(gate))
+
+
+def _roles(test: ast.expr) -> tuple[set[str], set[str]]:
+    """The counters (left of `%`) and window sizes (right of `%`) of a test, by their last name part."""
+    counters: set[str] = set()
+    sizes: set[str] = set()
+    for mod in modulo_operations(test):
+        sizes |= {_last(n) for n in _dotted_names(mod.right)}
+        counters |= {_last(n) for n in _dotted_names(mod.left)}
+    return counters, sizes
+
+
+def _names(test: ast.expr) -> set[str]:
+    return {_last(n) for n in _dotted_names(test)}
+
+
+def _dotted_names(node: ast.AST) -> list[str]:
+    """The outermost names and dotted attributes under `node` (`self.accum_grad`, not also `self`)."""
+    out: list[str] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.Name, ast.Attribute)):
+            d = dotted(n)
+            if d is not None:
+                out.append(d)
+                continue
+        todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _last(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
