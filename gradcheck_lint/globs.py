@@ -141,6 +141,9 @@ class GlobSet:
         """Whether the path itself matches (its directories are not looked at: a walk prunes them)."""
         if not self.globs:
             return False
+        if not any(glob.anchored for glob in self.globs):  # only the name is read: no relative path needed
+            name = os.path.basename(path) or os.path.basename(os.path.abspath(path))
+            return self._decide(name, is_dir, True)
         rel, inside = self.relative(path)
         return self._decide(rel, is_dir, inside)
 
