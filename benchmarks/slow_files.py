@@ -56,6 +56,8 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--max-lines", type=int, default=1000)
     parser.add_argument("--rerun", type=int, default=0, metavar="N")
+    parser.add_argument("--show-over", type=float, default=0.5, metavar="S",
+                        help="print each file over S CPU seconds as soon as it is timed (a long sweep shows its way)")
     args = parser.parse_args()
     chosen = settings()
     names = args.repos or sorted(p.name for p in args.mirror.iterdir() if (p / "repo").is_dir())
@@ -68,6 +70,8 @@ def main() -> None:
             check_file(path, settings=chosen)
             rows.append((time.process_time() - cpu, lines_of(path), name, os.path.relpath(path, tree)))
             files += 1
+            if rows[-1][0] > args.show_over:
+                print(f"  ... {rows[-1][0]:6.2f} s  {rows[-1][1]:6,} lines  {name} {rows[-1][3]}", flush=True)
         forget_index(str(tree))
     print(f"{len(names)} repositories, {files} files, {time.perf_counter() - began:.0f} s wall, "
           f"{sum(r[0] for r in rows):.1f} s CPU in the analysis")
