@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from .interpreter import Interpreter
 
 _ONE_PATH = frozenset({PathState()})
+# what a run of a callee that trains did: env updates, returned value, path states after, transitions, events met
+_Run = tuple[dict[str, Value], Value, frozenset[PathState], int, frozenset[int]]
 
 
 class Inliner:
@@ -38,7 +40,7 @@ class Inliner:
         self._inert_runs: dict[tuple[object, ...], tuple[dict[str, Value], Value, bool, frozenset[int]]] = {}
         # what a callee that trains did, by everything it could see, its caller's path states included:
         # (env updates, returned value, path states after, transitions made, events met)
-        self._runs: dict[tuple[object, ...], tuple[dict[str, Value], Value, frozenset[PathState], int, frozenset[int]]] = {}
+        self._runs: dict[tuple[object, ...], _Run] = {}
 
     def inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
                flow: Flow, frame: Frame, instance_key: str | None = None) -> Value:
@@ -88,7 +90,8 @@ class Inliner:
             return ret
 
     def _run_remembered(self, key: tuple[object, ...], fn: Function, cls: ClassInfo | None, self_value: Value | None,
-                        pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame, instance_key: str | None) -> Value:
+                        pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
+                        instance_key: str | None) -> Value:
         """Run a callee that may train on the caller's paths, once per distinct input: a loop's fixpoint
         (nested loops: once per iteration of each) calls it again and again with the same values and path
         states, and what it records at its events is recorded on the first run already."""
