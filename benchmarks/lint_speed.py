@@ -1,6 +1,7 @@
 """How fast `gradlint` lints trees: cold, warm (cache), one process and N, against TorchFix and ruff.
 
     python benchmarks/lint_speed.py DIR... [--generate N] [--repeat R] [--jobs N]
+    python benchmarks/lint_speed.py --change-one 2000 [--repeat R]
 
 For every tree (each DIR, and with `--generate N` two generated trees of N and 4N files) it prints
 files per second for:
@@ -13,6 +14,14 @@ then the ratios the performance issue sets as targets, each marked met or missed
 median of `--repeat` rounds (each round runs every mode once, so drift in the machine's speed hits
 them alike) of the real command in a subprocess; peak memory is the largest resident set of any process
 of the run. Nothing here is asserted anywhere: the figures are for reading.
+
+`--change-one N` times the edit loop instead: a generated project of N files (`pyproject.toml` at its
+root; training scripts import a shared `common/losses.py` and one layer module each, so the project
+reading follows them) is linted once to fill the cache; then, in rounds, the warm run with nothing
+changed (the control) and the run after one file was edited (a comment line appended: new bytes), for
+each kind of file: a training script, a layer module one training script imports, a library module
+nothing imports, and the shared helper every training script imports (the worst case: every script
+that read it is checked again). The target: under 1 s warm after a one-file change.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ class Timing:
     seconds: float
     peak_mb: float
     exit_code: int
+    cpu: float = float("nan")  # user + system seconds of the command and its children
 
 
 # Runs the command and reports its children's peak RSS. A separate small process, because a child's
@@ -45,18 +55,19 @@ class Timing:
 _LAUNCHER = """
 import resource, subprocess, sys
 code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(usage.ru_maxrss, code, usage.ru_utime + usage.ru_stime)
 """
 
 
 def run(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> Timing:
-    """Run `cmd`; return its wall time and the peak RSS of its largest process (through a launcher)."""
+    """Run `cmd`; return its wall time, CPU time and the peak RSS of its largest process (through a launcher)."""
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", _LAUNCHER, *cmd], cwd=cwd, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     try:
-        rss, code = proc.stdout.split()
-        return Timing(seconds, int(rss) / 1024, int(code))  # kB on Linux
+        rss, code, cpu = proc.stdout.split()
+        return Timing(seconds, int(rss) / 1024, int(code), float(cpu))  # kB on Linux
     except ValueError:
         return Timing(seconds, float("nan"), proc.returncode)
 
@@ -134,6 +145,152 @@ def generate(directory: Path, files: int) -> Path:
             name = f"layers_{i}.py"
         (package / name).write_text(text, encoding="utf-8")
     return directory
+
+
+TRAIN_SCRIPT = '''\
+"""Generated training script {i}."""
+import torch
+
+from common.losses import compute_loss, log_step
+from pkg{pkg}.layers_{j} import build_{j}
+
+model = build_{j}()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+accum = {accum}
+
+
+def train(batches):
+    model.train()
+    for step, (x, y) in enumerate(batches):
+        loss = compute_loss(model, x, y) / accum
+        loss.backward()
+        if (step + 1) % accum == 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad()
+            log_step(step, loss)
+
+
+if __name__ == "__main__":
+    train([(torch.randn(4, {dim}), torch.randn(4, {dim})) for _ in range(8)])
+'''
+
+COMMON_LOSSES = '''\
+"""Shared helpers of the generated project."""
+import torch
+
+
+def compute_loss(model, x, y):
+    out = model(x)
+    return torch.nn.functional.mse_loss(out, y)
+
+
+def log_step(step, loss):
+    if step % 100 == 0:
+        print(step, float(loss))
+'''
+
+
+def generate_project(directory: Path, files: int) -> dict[str, Path]:
+    """A project of `files` files whose training scripts import shared and layer modules; returns one
+    file of each kind (`train`, `imported_layer`, `library`, `shared`)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "pyproject.toml").write_text("[project]\nname = 'generated'\n", encoding="utf-8")
+    (directory / "common").mkdir(exist_ok=True)
+    (directory / "common" / "__init__.py").write_text("", encoding="utf-8")
+    shared = directory / "common" / "losses.py"
+    shared.write_text(COMMON_LOSSES, encoding="utf-8")
+    kinds: dict[str, Path] = {"shared": shared}
+    for k in range(10):
+        (directory / f"pkg{k}").mkdir(exist_ok=True)
+        (directory / f"pkg{k}" / "__init__.py").write_text("", encoding="utf-8")
+    for i in range(files - 12):
+        package = directory / f"pkg{i % 10}"
+        if i % 4 == 0:  # imports the layer module written next (i + 10 sits in the same package)
+            j = i + 10
+            path = package / f"train_{i}.py"
+            path.write_text(TRAIN_SCRIPT.format(i=i, pkg=i % 10, j=j, accum=2 + i % 3, dim=16 + j % 7), encoding="utf-8")
+            kinds.setdefault("train", path)
+            kinds.setdefault("imported_layer", package / f"layers_{j}.py")
+        else:
+            path = package / f"layers_{i}.py"
+            path.write_text(textwrap.dedent(LIBRARY_MODULE).format(i=i, dim=16 + i % 7, hidden=64 + i % 5, depth=2 + i % 4),
+                            encoding="utf-8")
+            if i % 4 == 1:
+                kinds.setdefault("library", path)
+    return kinds
+
+
+def change_one(files: int, args: argparse.Namespace) -> None:
+    """The edit loop on a generated project of `files` files: warm runs after a one-file change."""
+    script = Path(sys.executable).with_name("gradlint")
+    entry = [str(script)] if script.exists() else [sys.executable, "-m", "gradcheck_lint"]
+    env = {k: v for k, v in os.environ.items() if k != "GRADLINT_CACHE_DIR"}
+    with tempfile.TemporaryDirectory(prefix="gradlint-bench-project-") as tmp:
+        tree = Path(tmp) / "project"
+        kinds = generate_project(tree, files)
+        cache = str(Path(tmp) / "cache")
+        cmd = [*entry, "--exit-zero", "--isolated", "--jobs", str(args.jobs), "--cache-dir", cache, str(tree)]
+        n, lines = count(tree)
+        print(f"\n## one-file change in a generated project ({n} files, {lines:,} lines), `--jobs {args.jobs}`")
+        first = run(cmd, env=env)
+        print(f"cold (fills the cache): {first.seconds:.2f} s ({first.cpu:.2f} s CPU)")
+        runs: dict[str, list[Timing]] = {}
+        for round_ in range(args.repeat):
+            runs.setdefault("nothing changed (control)", []).append(run(cmd, env=env))
+            for kind, path in kinds.items():
+                with open(path, "a", encoding="utf-8") as fh:
+                    fh.write(f"# edit {round_}\n")
+                runs.setdefault(f"one {kind.replace('_', ' ')} file changed", []).append(run(cmd, env=env))
+        print("| run | wall s (median) | min | max | CPU s (median) |\n|---|---|---|---|---|")
+        for label, ts in runs.items():
+            wall = [t.seconds for t in ts]
+            print(f"| {label} | {statistics.median(wall):.2f} | {min(wall):.2f} | {max(wall):.2f} | "
+                  f"{statistics.median(t.cpu for t in ts):.2f} |")
+        for label, ts in runs.items():
+            wall = statistics.median(t.seconds for t in ts)
+            print(f"- {label}: {wall:.2f} s (target < 1 s: {'met' if wall < 1 else 'missed'})")
+
+
+def versus_ruff(tree: Path, args: argparse.Namespace) -> None:
+    """The library-tree targets, interleaved: per round ruff (A), gradlint cold (B), ruff again (A'),
+    gradlint warm (B'), the order reversed every other round; the medians of the per-round ratios B/A,
+    B'/A' and, as the noise floor, A'/A (ruff against itself). Wall and CPU (user + system) seconds."""
+    ruff = tool("ruff", args.ruff)
+    if not ruff:
+        print("ruff not found: --vs-ruff skipped")
+        return
+    files, lines = count(tree)
+    script = Path(sys.executable).with_name("gradlint")
+    entry = [str(script)] if script.exists() else [sys.executable, "-m", "gradcheck_lint"]
+    env = {k: v for k, v in os.environ.items() if k != "GRADLINT_CACHE_DIR"}
+    ruff_cmd = [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "--isolated", str(tree)]
+    print(f"\n## {tree} against ruff, interleaved ({files} files, {lines:,} lines), `--jobs {args.jobs}`, {args.repeat} rounds")
+    ratios: dict[str, list[tuple[float, float]]] = {"cold / ruff": [], "warm / ruff": [], "control: ruff / ruff": []}
+    for round_ in range(args.repeat):
+        cache = tempfile.mkdtemp(prefix="gradlint-bench-cache-")
+        gradlint = [*entry, "--exit-zero", "--isolated", "--jobs", str(args.jobs), "--cache-dir", cache, str(tree)]
+        if round_ % 2 == 0:
+            a, b = run(ruff_cmd), run(gradlint, env=env)
+            a2, b2 = run(ruff_cmd), run(gradlint, env=env)
+        else:  # B before A; the cold run must still come before the warm one
+            b = run(gradlint, env=env)
+            a = run(ruff_cmd)
+            b2 = run(gradlint, env=env)
+            a2 = run(ruff_cmd)
+        shutil.rmtree(cache, ignore_errors=True)
+        for label, x, y in (("cold / ruff", b, a), ("warm / ruff", b2, a2), ("control: ruff / ruff", a2, a)):
+            ratios[label].append((x.seconds / y.seconds, x.cpu / y.cpu))
+        print(f"  round {round_ + 1}: ruff {a.seconds:.2f} s ({a.cpu:.2f} CPU), cold {b.seconds:.2f} s ({b.cpu:.2f}), "
+              f"ruff {a2.seconds:.2f} s ({a2.cpu:.2f}), warm {b2.seconds:.2f} s ({b2.cpu:.2f})", flush=True)
+    print("| ratio | median (wall) | range (wall) | median (CPU) |\n|---|---|---|---|")
+    for label, rs in ratios.items():
+        wall = [r[0] for r in rs]
+        print(f"| {label} | {statistics.median(wall):.2f} | {min(wall):.2f}-{max(wall):.2f} | "
+              f"{statistics.median(r[1] for r in rs):.2f} |")
+    cold, warm = statistics.median(r[0] for r in ratios["cold / ruff"]), statistics.median(r[0] for r in ratios["warm / ruff"])
+    print(f"\n- cold / ruff {cold:.2f} (target <= 2: {'met' if cold <= 2 else 'missed'}); "
+          f"warm / ruff {warm:.2f} (target <= 1: {'met' if warm <= 1 else 'missed'})")
 
 
 def tool(name: str, given: str | None) -> str | None:
@@ -221,18 +378,24 @@ def main() -> None:
     parser.add_argument("--torchfix", default=None, help="the torchfix command (default: found on PATH)")
     parser.add_argument("--torchfix-max-files", type=int, default=400, help="skip TorchFix on larger trees (it takes minutes)")
     parser.add_argument("--ruff", default=None, help="the ruff command (default: found on PATH)")
+    parser.add_argument("--vs-ruff", action="store_true",
+                        help="only the interleaved cold/warm against ruff ratios (median of ratios, A-vs-A control)")
+    parser.add_argument("--change-one", type=int, default=0, metavar="N",
+                        help="time warm runs after a one-file change in a generated project of N files")
     args = parser.parse_args()
-    if not args.trees and not args.generate:
-        parser.error("give a tree to lint, or --generate N")
+    if not args.trees and not args.generate and not args.change_one:
+        parser.error("give a tree to lint, --generate N or --change-one N")
     print(f"python {sys.version.split()[0]}, {args.jobs} jobs, median of {args.repeat}")
     for tree in args.trees:
-        measure(tree, args)
+        (versus_ruff if args.vs_ruff else measure)(tree, args)
     if args.generate:
         with tempfile.TemporaryDirectory(prefix="gradlint-bench-tree-") as tmp:
             for n in (args.generate, 4 * args.generate):
                 measure(generate(Path(tmp) / f"generated_{n}", n), args)
         print("\nPeak memory should be about the same for N and 4N files (results are kept per file, "
               "files are read one by one and analysed a few at a time).")
+    if args.change_one:
+        change_one(args.change_one, args)
 
 
 if __name__ == "__main__":

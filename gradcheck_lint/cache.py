@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -79,6 +80,10 @@ class ResultCache:
         self._folders: set[str] = set()  # entry directories known to exist
         self._serial = 0
         self.hits = self.misses = self.writes = 0
+        # Digests of dependencies already hashed, by (path, size, mtime, inode): many entries name the same
+        # shared module. Only stamps older than `_SETTLED_NS` are kept (a file rewritten within its
+        # timestamp's granularity keeps its stamp, so a fresh stamp proves nothing).
+        self._digests: dict[tuple[str, int, int, int], str] = {}
 
     def _entry(self, key: str) -> str:
         return os.path.join(self._bucket, key[:2], f"{key}.json")
@@ -94,7 +99,7 @@ class ResultCache:
             items = entry["diagnostics"]
             if not isinstance(items, list):
                 raise ValueError("diagnostics are not a list")
-            if not _unchanged(entry.get("dependencies", [])):
+            if not _unchanged(entry.get("dependencies", []), self._digests):
                 raise ValueError("a file of the project it read has changed")
             found = [Diagnostic.from_json(item) for item in items]
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
@@ -166,8 +171,12 @@ class ResultCache:
                 shutil.rmtree(os.path.join(self.directory, name), ignore_errors=True)
 
 
-def _unchanged(dependencies: object) -> bool:
-    """Every file an entry's analysis read still has the content it had (by SHA-256)."""
+_SETTLED_NS = 2_000_000_000
+
+
+def _unchanged(dependencies: object, digests: dict[tuple[str, int, int, int], str] | None = None) -> bool:
+    """Every file an entry's analysis read still has the content it had (by SHA-256). `digests`: those
+    already computed, by the file's stamp (kept only for files not modified in the last two seconds)."""
     if not isinstance(dependencies, list):
         return False
     for item in dependencies:
@@ -175,7 +184,13 @@ def _unchanged(dependencies: object) -> bool:
             return False
         try:
             with open(item[0], "rb") as fh:
-                digest = hashlib.sha256(fh.read()).hexdigest()
+                st = os.fstat(fh.fileno())
+                stamp = (item[0], st.st_size, st.st_mtime_ns, st.st_ino)
+                digest = digests.get(stamp) if digests is not None else None
+                if digest is None:
+                    digest = hashlib.sha256(fh.read()).hexdigest()
+                    if digests is not None and time.time_ns() - st.st_mtime_ns > _SETTLED_NS:
+                        digests[stamp] = digest
         except OSError:
             return False
         if digest != item[1]:

@@ -73,6 +73,12 @@ class FileConfig:
         return os.path.dirname(os.path.abspath(self.path))
 
 
+@functools.lru_cache(maxsize=64)
+def _globset(root: str, patterns: tuple[str, ...]) -> GlobSet:
+    """The compiled exclusion patterns of a root (asked once per file and directory of a walk)."""
+    return GlobSet.of(root, patterns)
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """The effective configuration of one run: a frozen value, passed from the CLI to the engine."""
@@ -114,7 +120,7 @@ class Settings:
         return self.enabled - dropped
 
     def _excludes(self) -> GlobSet:
-        return GlobSet.of(self.root, (*self.exclude, *self.extend_exclude))
+        return _globset(self.root, (*self.exclude, *self.extend_exclude))
 
     def excluded(self, path: str, is_dir: bool) -> bool:
         """Whether a path met while walking a directory is excluded (its parents were already walked)."""

@@ -65,6 +65,7 @@ def iter_python_files(paths: list[str], settings: Settings | None = None) -> Ite
         unlistable: list[OSError] = []  # directories the walk cannot enter are reported, not dropped
         for root, dirs, files in os.walk(given, onerror=unlistable.append, followlinks=False):
             yield from _drain(unlistable)
+            real_root = os.path.realpath(root)  # once per directory; a file's own link is looked at below
             dirs[:] = sorted(
                 d for d in dirs
                 if not _is_venv(os.path.join(root, d))
@@ -77,7 +78,7 @@ def iter_python_files(paths: list[str], settings: Settings | None = None) -> Ite
                     continue
                 if settings.excluded(full, False) or (gitignore and gitignore.ignored(full, False)):
                     continue
-                real = os.path.realpath(full)
+                real = os.path.realpath(full) if os.path.islink(full) else os.path.join(real_root, name)
                 if real in seen and os.path.exists(real):
                     continue
                 seen.add(real)

@@ -112,6 +112,17 @@ def _bracket(pattern: str, start: int) -> tuple[str, int]:
     return (f"[^/{members}]" if negated else f"[{members}]"), j + 1
 
 
+@functools.lru_cache(maxsize=128)
+def _by_name(globs: tuple[Glob, ...], is_dir: bool) -> re.Pattern[str] | None:
+    """One regex for patterns that read only names and re-include nothing: with no `!`, any match decides
+    (the default exclusions: 21 patterns, asked for every file and directory of a walk). None when one
+    pattern is negated."""
+    if any(glob.negated for glob in globs):
+        return None
+    parts = [f"(?:{glob.regex.pattern})" for glob in globs if is_dir or not glob.dir_only]
+    return re.compile("|".join(parts) if parts else "(?!)")
+
+
 @dataclass(frozen=True, slots=True)
 class GlobSet:
     """Patterns relative to one root directory; the last matching pattern wins."""
@@ -141,6 +152,12 @@ class GlobSet:
         """Whether the path itself matches (its directories are not looked at: a walk prunes them)."""
         if not self.globs:
             return False
+        if not any(glob.anchored for glob in self.globs):  # only the name is read: no relative path needed
+            name = os.path.basename(path) or os.path.basename(os.path.abspath(path))
+            combined = _by_name(self.globs, is_dir)
+            if combined is not None:
+                return combined.fullmatch(name) is not None
+            return self._decide(name, is_dir, True)
         rel, inside = self.relative(path)
         return self._decide(rel, is_dir, inside)
 

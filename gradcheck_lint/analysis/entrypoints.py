@@ -67,7 +67,7 @@ class EntryPoints:
         # First what nothing in the file calls (the callers), then what was called but never reached
         # (handed to `fire.Fire`, `mp.spawn`, a framework), each from its own definition.
         for name, fn in interp.functions.items():
-            if name not in called_names:
+            if name not in called_names and not self._reruns_main(fn):
                 self.root(fn, None)
         for info in interp.classes.values():
             for mname, fn in info.methods.items():
@@ -103,6 +103,22 @@ class EntryPoints:
                 self.root(fn, cls, implicit_loop=True, assumed=True, closure=env, outer=frame)
             elif interp.prescan.trains(fn.name):
                 self.root(fn, cls, closure=env, outer=frame)
+
+    def _reruns_main(self, fn: Function) -> bool:
+        """A function whose whole body calls, with no arguments, a function of this file that the module's
+        top-level code already ran (HF's `def _mp_fn(index): main()` for xla_spawn): as a root it would
+        run that function again on the same globals and a fresh path, so it is not run twice."""
+        body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        if len(body) != 1 or not isinstance(body[0], ast.Expr):
+            return False
+        call = body[0].value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and not call.args and not call.keywords):
+            return False
+        target = self.interp.functions.get(call.func.id)
+        if target is None or target is fn or id(target) not in self.interp.calls.inlined:
+            return False
+        self._roots.add(id(fn))
+        return True
 
     def _hook_counter(self, fn: Function, cls: ClassInfo | None) -> str | None:
         """The parameter of a framework hook that counts batches (`batch_idx` of `training_step`)."""

@@ -4,6 +4,7 @@ blocks, and the frame that says where the interpreter is."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -128,6 +129,7 @@ def generation_key(holder: Holder) -> str:
     return f"{GENERATION}{holder.uid}/{'.'.join(holder.path)}"
 
 
+@functools.lru_cache(maxsize=4096)  # asked for every stepped parameter set at every loop iteration
 def holder_of_key(key: str) -> Holder:
     uid, _, path = key[len(GENERATION):].partition("/")
     return Holder(int(uid), tuple(path.split(".")) if path else ())

@@ -22,6 +22,8 @@ from .syntax import parameters
 from .values import EMPTY, OPAQUE, Value, join
 
 _ONE_PATH = frozenset({PathState()})
+# what a run of a callee that trains did: env updates, returned value, path states after, transitions, events met
+_Run = tuple[dict[str, Value], Value, frozenset[PathState], int, frozenset[int]]
 
 
 class Inliner:
@@ -32,6 +34,9 @@ class Inliner:
         self.calls = calls
         # what an inert callee did, by everything it could see: (env updates, returned value, ends)
         self._inert_runs: dict[tuple[object, ...], tuple[dict[str, Value], Value, bool, frozenset[int]]] = {}
+        # what a callee that trains did, by everything it could see, its caller's path states included:
+        # (env updates, returned value, path states after, transitions made, events met)
+        self._runs: dict[tuple[object, ...], _Run] = {}
 
     def inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
                flow: Flow, frame: Frame, instance_key: str | None = None, closure: bool | None = None) -> Value:
@@ -52,11 +57,11 @@ class Inliner:
             return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
         self.calls.inlined.add(id(fn))
         with self._at_call_site(fn):
-            if not self._inert(fn):
-                return self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure=closure)
             key = (id(fn), id(cls), id(frame.cls), id(frame.function), self.calls.call_path, frame.depth, frame.active, frame.loops,
                    frame.ifs, frame.no_grad, frame.gates, frame.sync_off, frame.sync_maybe, self_value, instance_key,
                    tuple(pos), frozenset(kw.items()), frozenset(flow.env.items()), closure)
+            if not self._inert(fn):
+                return self._run_remembered(key, fn, cls, self_value, pos, kw, flow, frame, instance_key, closure)
             known = self._inert_runs.get(key)
             if known is None:
                 before, states, count, outer = dict(flow.env), flow.states, TRANSITIONS.count, TRANSITIONS.forgotten
@@ -81,6 +86,30 @@ class Inliner:
             if not ends:
                 flow.states = frozenset()
             return ret
+
+    def _run_remembered(self, key: tuple[object, ...], fn: Function, cls: ClassInfo | None, self_value: Value | None,
+                        pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
+                        instance_key: str | None, closure: bool | None = None) -> Value:
+        """Run a callee that may train on the caller's paths, once per distinct input: a loop's fixpoint
+        (nested loops: once per iteration of each) calls it again and again with the same values and path
+        states, and what it records at its events is recorded on the first run already."""
+        interp = self.interp
+        key = (*key, flow.states, id(interp.module_env), len(interp.module_env))
+        known = self._runs.get(key)
+        if known is None:
+            before, count, touched = dict(flow.env), TRANSITIONS.count, set(interp.recorder.touched)
+            ret = self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure=closure)
+            known = ({k: v for k, v in flow.env.items() if before.get(k) is not v}, ret, flow.states,
+                     TRANSITIONS.count - count, frozenset(interp.recorder.touched - touched))
+            if all(k in flow.env for k in before):
+                self._runs[key] = known
+            return ret
+        updates, ret, states, transitions, met = known
+        flow.env.update(updates)
+        flow.states = states
+        TRANSITIONS.count += transitions
+        interp.recorder.touched |= met
+        return ret
 
     def _inert(self, fn: Function) -> bool:
         """A callee that cannot touch gradients (nothing it calls, transitively, is a training event or

@@ -159,10 +159,22 @@ def _over_window(loop: ast.AST) -> bool:
     return count is not None and bool(_WINDOW_COUNT.search(count))
 
 
+_LOOP_NODES = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
 def _within(node: ast.AST, fn: object) -> bool:
     """Whether the loop `node` is in the body of the function `fn` (a definitions.Function or its node)."""
     root = getattr(fn, "node", fn)
-    return any(n is node for n in iter_tree(root)) if isinstance(root, ast.AST) else True
+    if not isinstance(root, ast.AST):
+        return True
+    if not isinstance(node, _LOOP_NODES):
+        return any(n is node for n in iter_tree(root))
+    # asked once per assignment in a training loop: the function's loops are listed once, kept on its node
+    loops = root.__dict__.get("_gradlint_loop_ids")
+    if loops is None:
+        loops = frozenset(id(n) for n in iter_tree(root) if isinstance(n, _LOOP_NODES))
+        setattr(root, "_gradlint_loop_ids", loops)  # noqa: B010
+    return id(node) in loops
 
 
 def _parameters(fn: object) -> set[str]:
@@ -175,7 +187,13 @@ def _parameters(fn: object) -> set[str]:
 
 def _declared_global(fn: object, name: str) -> bool:
     root = getattr(fn, "node", fn)
-    return isinstance(root, ast.AST) and any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in iter_tree(root))
+    if not isinstance(root, ast.AST):
+        return False
+    declared = root.__dict__.get("_gradlint_globals")  # the function's `global`/`nonlocal` names, kept on its node
+    if declared is None:
+        declared = frozenset(g for n in iter_tree(root) if isinstance(n, (ast.Global, ast.Nonlocal)) for g in n.names)
+        setattr(root, "_gradlint_globals", declared)  # noqa: B010
+    return name in declared
 
 
 def _mentions(expr: ast.AST, name: str) -> bool:

@@ -248,3 +248,24 @@ def test_results_of_other_versions_are_pruned(tmp_path: Path) -> None:
     assert gradlint(str(script), env={"GRADLINT_CACHE_DIR": str(cache_dir)}).returncode == 1
     assert not (cache_dir / ("0" * 20)).exists() and keep.read_text() == "mine"
     assert (cache_dir / tool_fingerprint()).is_dir()
+
+
+def test_a_dependency_hashed_once_is_still_checked_after_it_changes(tmp_path: Path) -> None:
+    """Entries naming the same settled dependency hash it once per cache object; a later rewrite of it
+    (new stamp) is still seen by the same object, and a freshly written file is never remembered."""
+    helper = tmp_path / "helper.py"
+    helper.write_text("x = 1\n")
+    old = 1_600_000_000
+    os.utime(helper, (old, old))  # settled: its stamp is remembered with its digest
+    digest = __import__("hashlib").sha256(b"x = 1\n").hexdigest()
+    cache = ResultCache(str(tmp_path / "cache"))
+    for name in ("a", "b"):
+        cache.put(name * 64, [], [(str(helper), digest)])
+    assert cache.get("a" * 64) == [] and cache.get("b" * 64) == []
+    assert len(cache._digests) == 1
+    helper.write_text("x = 2\n")  # same size, new mtime: a new stamp
+    assert cache.get("a" * 64) is None
+    assert len(cache._digests) == 1  # the fresh stamp was not remembered
+    helper.write_text("x = 1\n")
+    os.utime(helper, (old, old))
+    assert cache.get("b" * 64) == []

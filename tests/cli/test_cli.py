@@ -164,3 +164,18 @@ def test_installed_package_ships_rule_documents(tmp_path: Path) -> None:
     code = "from gradcheck_lint.rule_docs import read_doc; from gradcheck_lint.registry import catalogue; print(all(read_doc(c) and read_doc(c).startswith('# ' + c) for c in catalogue()))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert out.stdout.strip() == "True", out.stderr
+
+
+def test_a_file_reached_twice_through_links_is_checked_once(tmp_path: Path) -> None:
+    """The walk keeps one path per real file: a linked file, and files under a linked directory."""
+    from gradcheck_lint.discovery import iter_python_files
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "train.py").write_text(BUGGY)
+    os.symlink(tmp_path / "pkg" / "train.py", tmp_path / "pkg" / "z_alias.py")
+    os.symlink(tmp_path / "pkg", tmp_path / "z_linked")  # a linked directory is not walked into
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "view")
+    (tmp_path / "real" / "a.py").write_text("x = 1\n")
+    found = [os.path.relpath(p, tmp_path) for p in iter_python_files([str(tmp_path), str(tmp_path / "view")])]
+    assert found == [os.path.join("pkg", "train.py"), os.path.join("real", "a.py")]

@@ -384,3 +384,16 @@ def test_any_pattern_compiles_or_is_refused_and_matching_never_raises(pattern: s
         GlobSet.of("/r", (pattern,)).matches_with_parents("/r/" + path, False)
     except ValueError as exc:
         assert "path pattern" in str(exc)
+
+
+def test_name_patterns_matched_at_once_decide_as_one_by_one() -> None:
+    """Unanchored patterns without `!` are matched as one regex; it decides as the patterns one by one."""
+    from gradcheck_lint.globs import GlobSet
+
+    patterns = (".git", "build/", "*.egg-info", "__pycache__", "gen_?.py", "[ab]*.txt")
+    names = [".git", "build", "x.egg-info", "__pycache__", "gen_1.py", "gen_12.py", "a.txt", "c.txt", "src", "gitx"]
+    globs = GlobSet.of("/root", patterns)
+    for name in names:
+        for is_dir in (True, False):
+            assert globs.matches(f"/root/pkg/{name}", is_dir) == globs._decide(name, is_dir, True), (name, is_dir)
+    assert globs.matches("/root/pkg/build", True) and not globs.matches("/root/pkg/build", False)
