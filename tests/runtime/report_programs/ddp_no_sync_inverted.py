@@ -19,7 +19,7 @@ def main():
         accum = 4
         for it, (x, y) in enumerate(zip(torch.randn(8, 6, 16), torch.randn(8, 6, 1))):
             last = (it + 1) % accum == 0
-            with (ddp_model.no_sync() if last else contextlib.nullcontext()):
+            with (ddp_model.no_sync() if last else contextlib.nullcontext()):  # expect: GL006
                 loss = nn.functional.mse_loss(ddp_model(x), y) / accum
                 loss.backward()
             if last:
