@@ -62,9 +62,11 @@ def git_show(repo_dir: Path, commit: str, path: str) -> str | None:
     return run.stdout.decode("utf-8", "replace") if run.returncode == 0 else None
 
 
-def extract_python_files(repo_dir: Path, commit: str, into: Path) -> int:
-    """Write every `.py` file of `commit` under `into`, one blob at a time: a snapshot may lack some
-    large files (images kept out of the mirror), which makes `git archive` stop half-way."""
+def extract_python_files(repo_dir: Path, commit: str, into: Path, notebooks: bool = False) -> int:
+    """Write every `.py` file of `commit` (and `.ipynb` with `notebooks`) under `into`, one blob at a
+    time: a snapshot may lack some large files (images kept out of the mirror), which makes `git archive`
+    stop half-way."""
+    suffixes = (b".py", b".ipynb") if notebooks else (b".py",)
     listing = subprocess.run(["git", "-C", str(repo_dir), "ls-tree", "-r", "-z", commit], capture_output=True).stdout
     wanted = []
     for row in listing.split(b"\0"):
@@ -72,7 +74,7 @@ def extract_python_files(repo_dir: Path, commit: str, into: Path) -> int:
             continue
         meta, _, path = row.partition(b"\t")
         mode, kind, blob = meta.split()
-        if kind == b"blob" and mode != b"120000" and path.endswith(b".py"):
+        if kind == b"blob" and mode != b"120000" and path.endswith(suffixes):
             wanted.append((blob, path.decode("utf-8", "surrogateescape")))
     batch = subprocess.run(["git", "-C", str(repo_dir), "cat-file", "--batch"], input=b"".join(b + b"\n" for b, _ in wanted),
                            capture_output=True).stdout
@@ -287,7 +289,7 @@ def run_sweep(args: argparse.Namespace) -> int:
             counts["unavailable"] += 1
             continue
         with tempfile.TemporaryDirectory() as tmp:
-            extract_python_files(repo_dir, entry["commit"], Path(tmp))
+            extract_python_files(repo_dir, entry["commit"], Path(tmp), notebooks=args.notebooks)
             if args.times:  # one file at a time, in this process, timed (slower than the pool)
                 found, checked = [], 0
                 for path in iter_python_files([tmp]):
@@ -343,6 +345,7 @@ def main(argv: list[str]) -> int:
     sweep.add_argument("--verdicts", default=str(HERE / "verdicts.toml"), help="the verdicts read so far")
     sweep.add_argument("--show", action="store_true", help="list findings that have a verdict too")
     sweep.add_argument("--jobs", type=int, default=2)
+    sweep.add_argument("--notebooks", action="store_true", help="lint the repositories' notebooks too")
     sweep.add_argument("--times", action="store_true", help="time each file in this process and print the five slowest")
     args = parser.parse_args(argv)
     return run_bugs(args) if args.what == "bugs" else run_sweep(args)
