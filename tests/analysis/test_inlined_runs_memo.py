@@ -36,8 +36,8 @@ main()
 """
 
 
-def _every_time(self, key, fn, cls, self_value, pos, kw, flow, frame, instance_key):  # type: ignore[no-untyped-def]
-    return self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key)
+def _every_time(self, key, fn, cls, self_value, pos, kw, flow, frame, instance_key, closure=None):  # type: ignore[no-untyped-def]
+    return self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure=closure)
 
 
 def test_a_trainer_called_in_nested_loops_runs_once_per_distinct_input(monkeypatch: pytest.MonkeyPatch) -> None:
