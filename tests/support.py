@@ -9,6 +9,7 @@ import re
 import signal
 import subprocess
 import sys
+import textwrap
 import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -164,6 +165,17 @@ class NotebookFixture:
     @property
     def id(self) -> str:
         return str(self.path.relative_to(FIXTURES))
+
+
+def project_tree(root: Path, files: dict[str, str]) -> Path:
+    """A small project under `root` (a `pyproject.toml` marks its root) with these files, dedented."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
 
 
 def parse_notebook_expectations(sources: list[str], cell_types: list[str]) -> frozenset[tuple[int, int, str]]:

@@ -27,6 +27,7 @@ import dataclasses
 import hashlib
 import os
 import re
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Protocol
@@ -187,9 +188,9 @@ def _segment(path: str, span: Span) -> str:
 
 
 def _callers(me: str, index: ProjectIndex) -> list[str]:
-    """The project files that may call into `me`: they mention its module's name (an import of it, a
-    relative one included) and one of its top-level functions or classes; at most MAX_CALLERS, those
-    naming the module first, then by path."""
+    """The project files that may call into `me`: an import statement of theirs names its module (a
+    relative one included) and they name one of its top-level functions or classes; at most MAX_CALLERS,
+    by path."""
     module = index.load(me)
     if module is None:
         return []
@@ -201,7 +202,9 @@ def _callers(me: str, index: ProjectIndex) -> list[str]:
         return []
     alternatives = "|".join(map(re.escape, names))
     word = re.compile(rf"\b(?:{alternatives})\b")
-    module_word = re.compile(rf"\b{re.escape(stem)}\b")
+    # an import statement naming the module (`from pkg.engine import f`, `from . import engine`, `import
+    # engine`): a file that only mentions the name (a test quoting a path) is no caller
+    module_word = re.compile(rf"^[ \t]*(?:from|import)[ \t][^\n]*\b{re.escape(stem)}\b", re.M)
     found = []
     for other in _project_files(index.root):
         if other == me:
@@ -213,7 +216,21 @@ def _callers(me: str, index: ProjectIndex) -> list[str]:
     return sorted(found)[:MAX_CALLERS]
 
 
-def _project_files(root: str) -> Iterator[str]:
+_LISTINGS: dict[str, tuple[float, list[str]]] = {}
+_LISTING_SECONDS = 10.0  # a listing is walked again after this long (a language server runs for hours)
+
+
+def _project_files(root: str) -> list[str]:
+    """The `.py` files under the project root (hidden and environment folders left out), walked once per
+    root every few seconds."""
+    now = time.monotonic()
+    known = _LISTINGS.get(root)
+    if known is None or now - known[0] > _LISTING_SECONDS:
+        known = _LISTINGS[root] = (now, list(_walk(root)))
+    return known[1]
+
+
+def _walk(root: str) -> Iterator[str]:
     count = 0
     for current, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)

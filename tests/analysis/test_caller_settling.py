@@ -10,6 +10,7 @@ from gradcheck_lint.cache import ResultCache
 from gradcheck_lint.config import Settings
 from gradcheck_lint.diagnostics import Diagnostic
 from gradcheck_lint.runner import lint_files
+from support import project_tree as _tree
 
 ENGINE = """\
     def train_one_epoch(model, optimizer, loader, criterion):
@@ -41,14 +42,6 @@ SGD = "torch.optim.SGD(model.parameters(), lr=0.1)"
 UNKNOWN = {"optimizer": "make_engine(model)", "imports": "\n    from thirdparty import make_engine"}
 
 
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
 
 
 def _lint(*paths: Path, cache: ResultCache | None = None) -> list[Diagnostic]:

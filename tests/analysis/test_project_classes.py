@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 from gradcheck_lint.config import Settings
 from gradcheck_lint.engine import analyse_text
-
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
+from support import project_tree as _tree
 
 
 def _found(path: Path, project: bool = True, show_possible: bool = False) -> list[tuple[str, int]]:

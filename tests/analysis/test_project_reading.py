@@ -11,15 +11,7 @@ from gradcheck_lint.config import Settings
 from gradcheck_lint.engine import analyse_text
 from gradcheck_lint.render.sarif import render_sarif
 from gradcheck_lint.runner import lint_files
-
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    (root / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return root
+from support import project_tree as _tree
 
 
 def _codes(path: Path, project: bool = True) -> list[tuple[str, int]]:
