@@ -202,18 +202,35 @@ def _callers(me: str, index: ProjectIndex) -> list[str]:
         return []
     alternatives = "|".join(map(re.escape, names))
     word = re.compile(rf"\b(?:{alternatives})\b")
+    found = []
     # an import statement naming the module (`from pkg.engine import f`, `from . import engine`, `import
     # engine`): a file that only mentions the name (a test quoting a path) is no caller
-    module_word = re.compile(rf"^[ \t]*(?:from|import)[ \t][^\n]*\b{re.escape(stem)}\b", re.M)
-    found = []
-    for other in _project_files(index.root):
-        if other == me:
-            continue
-        body = index.text_of(other)
-        if not body or not module_word.search(body) or not word.search(body):
-            continue
-        found.append(other)
+    for other in _importers(index, stem):
+        body = index.text_of(other) if other != me else None
+        if body and word.search(body):
+            found.append(other)
     return sorted(found)[:MAX_CALLERS]
+
+
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t][^\n]*", re.M)
+_IMPORTED: dict[str, tuple[float, dict[str, list[str]]]] = {}
+
+
+def _importers(index: ProjectIndex, stem: str) -> list[str]:
+    """The project files an import statement of which names `stem` (a word of the line), from one reading
+    of the project's import lines, kept with the listing."""
+    files = _project_files(index.root)
+    stamp = _LISTINGS[index.root][0]
+    known = _IMPORTED.get(index.root)
+    if known is None or known[0] != stamp:
+        words: dict[str, list[str]] = {}
+        for path in files:
+            body = index.text_of(path) or ""
+            seen = {w for line in _IMPORT_LINE.findall(body) for w in re.findall(r"\w+", line)}
+            for w in seen:
+                words.setdefault(w, []).append(path)
+        known = _IMPORTED[index.root] = (stamp, words)
+    return known[1].get(stem, [])
 
 
 _LISTINGS: dict[str, tuple[float, list[str]]] = {}

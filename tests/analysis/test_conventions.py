@@ -23,7 +23,7 @@ SYNTAX = {
     "globs.py": {"regex", "<return>"},  # glob patterns translated, one regex for a list of them
     "sources.py": {"_COOKIE"},
     "project/index.py": {"_FROM", "_IMPORT"},
-    "project/callers.py": {"_FILE_LINE", "word", "module_word"},  # `path.py:12` in messages; a project file naming a module
+    "project/callers.py": {"_FILE_LINE", "_IMPORT_LINE", "word"},  # `path.py:12` in messages; a project file naming a module
     "registry.py": {"_CODE"},
     "cache.py": {"_BUCKET"},
     "notebooks.py": {"_HELP_AFTER", "_CELL_MAGIC", "_AT_LINE"},
