@@ -16,6 +16,12 @@ the order is recorded here and reported as GL007 (amp-scaled-gradients):
   clipped, then handed to `scaler.step(optimizer)` with no `unscale_` in between: what a scaler steps on
   is scaled, so they were clipped scaled. The clip leaves an `unseen` mark when no gradient of this
   path was written in sight; any backward drops it.
+
+Whether a loss is scaled is a fact of the path, not only of the value: a name assigned in one arm
+(`if self.scaler is not None: loss = self.scaler.scale(loss)`) holds the join of both arms after the
+`if`, so the value says only "may be scaled". Each path on which a `scaler.scale(...)` ran carries a
+`made` mark (`scaled_here`, dropped when a loop starts its next iteration); a backward of a may-be-scaled loss scales the gradients on those paths
+alone, and the path that took `scaler is None` steps unscaled gradients, as it does at runtime.
 """
 
 from __future__ import annotations
@@ -28,6 +34,9 @@ from .flow import Flow
 from .gradstate import PathState
 from .parts import AmpHost
 from .values import Entity, Holder
+
+
+MADE = -1  # the pseudo optimizer uid of the `made` mark: a `scaler.scale(...)` ran on this path
 
 
 class Amp:
@@ -75,6 +84,15 @@ class Amp:
         return found
 
     # -- transitions (a path keeps, per optimizer, ("scaled" | "unscaled" | "clipped", node) marks)
+    def scaled_here(self, flow: Flow) -> None:
+        """A `scaler.scale(...)` ran on every path of `flow`: a loss scaled since may be scaled on them."""
+        flow.map_quiet(lambda s: s if (MADE, "made", 0) in s.amp else s.with_amp_mark(MADE, "made", 0))
+
+    def new_iteration(self, flow: Flow) -> None:
+        """A loop starts its next iteration: the loss of this one is not scaled until a `scaler.scale` runs
+        again (a trainer run once with a scaler and once without shares no scaled loss)."""
+        flow.map_quiet(lambda s: s.without_amp_mark(MADE) if (MADE, "made", 0) in s.amp else s)
+
     def backward(self, call: ast.Call, written: Iterable[Holder], scaled: bool, flow: Flow, ifs: tuple[int, ...]) -> None:
         opts = self.owners(written, flow)
         if not opts:
@@ -89,7 +107,7 @@ class Amp:
                         self._record("partial", earlier, o, call, ifs, s)
                     if stage == "unseen":
                         s = s.without_amp_mark(o.uid, "unseen")
-                if scaled:
+                if scaled and (MADE, "made", 0) in s.amp:  # no `scaler.scale` ran on this path: not scaled here
                     s = s.with_amp_mark(o.uid, "scaled", here)
             return s
 

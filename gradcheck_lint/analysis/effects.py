@@ -129,6 +129,7 @@ class Effects:
 
     def _scale(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("value"))
+        self.interp.amp.scaled_here(flow)
         return replace(found[0], amp=True) if found else EMPTY
 
     def _toggle(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:

@@ -653,6 +653,8 @@ class Interpreter:
         drop = [c.akey for c in self.conditions.values() if (c.volatile and trains) or c.names & assigned]
         if drop:
             flow.forget(drop)
+        if trains:
+            self.amp.new_iteration(flow)
 
     def assigned_in(self, node: ast.AST) -> frozenset[str]:
         """Names (and `self.x` attributes) a loop assigns, directly or in the methods of its class."""
