@@ -35,7 +35,6 @@ from .gradstate import PathState
 from .parts import AmpHost
 from .values import Entity, Holder
 
-
 MADE = -1  # the pseudo optimizer uid of the `made` mark: a `scaler.scale(...)` ran on this path
 
 

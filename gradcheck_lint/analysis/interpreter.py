@@ -24,6 +24,7 @@ from . import flags, pathcond, periods
 from . import names as N
 from .amp import Amp
 from .apimodels import Catalogue, ModelFile, catalogue_for
+from .boolparts import BoolParts
 from .callables import Callables
 from .calls import Calls
 from .conditions import ALL_PHASES, Condition, analyse_test, unit_truth, unit_window
@@ -361,6 +362,11 @@ class Interpreter:
                 or self._invariant_flag(statement, test))
 
     @functools.cached_property
+    def boolparts(self) -> BoolParts:
+        """The parts of `and`/`or` tests other tests share (`boolparts`)."""
+        return BoolParts(self.module, self._akeys, self._literal, self.counters.modulo_atoms, self.akeys_testing)
+
+    @functools.cached_property
     def period_counters(self) -> frozenset[str]:
         """Counters whose period start paths follow (`periods`)."""
         return periods.tested_counters(self.module, lambda node: self.prescan.interesting.get(id(node), True))
@@ -486,8 +492,13 @@ class Interpreter:
         remember = self.correlated(cond)
         periodic = frozenset(self.period_counters & cond.names) if frame is not None else frozenset()
         scope = self.scope(frame)
+        parts = self.boolparts.of(cond)
         for s in flow.states:
             known = self.known_truth(s, cond, flow.env)
+            taught = False  # decided by what the path knows of the test's parts: still this test's fact
+            if known is None and parts is not None:  # `if a and b:` after `if a and b and c:` held
+                known = BoolParts.truth(s, parts)
+                taught = known is not None
             if periodic:  # `if i == 0:` on a path that knows whether `i` is still at its reset value
                 at_start = periods.truth(s, cond.test, scope, periodic)
                 if at_start is not None and known is not None and at_start != known:
@@ -495,6 +506,9 @@ class Interpreter:
                 known = at_start if at_start is not None else known
             t_s: PathState | None = s if known is not False else None
             f_s: PathState | None = s if known is not True else None
+            if parts is not None:
+                t_s = BoolParts.learn(t_s, parts, True) if t_s is not None else None
+                f_s = BoolParts.learn(f_s, parts, False) if f_s is not None else None
             for counter, window in atoms[:1]:
                 current = s.phase(counter, window) or ALL_PHASES
                 start = self.counter_starts.get(counter, 0)
@@ -506,10 +520,11 @@ class Interpreter:
             if t_s is not None and gates:  # `if accelerator.sync_gradients and clip:`: the boundary holds too
                 for gate in gates:
                     t_s = t_s.assume(gate, True) if t_s.assumption(gate) is None else t_s if t_s.assumption(gate) else None
+            keep = remember and (known is None or taught)
             if t_s is not None:
-                t_states.append(t_s if known is not None or not remember else t_s.assume(cond.akey, cond.polarity))
+                t_states.append(t_s.assume(cond.akey, cond.polarity) if keep else t_s)
             if f_s is not None:
-                f_states.append(f_s if known is not None or not remember else f_s.assume(cond.akey, not cond.polarity))
+                f_states.append(f_s.assume(cond.akey, not cond.polarity) if keep else f_s)
         t = Flow(dict(flow.env), frozenset(t_states)) if t_states else None
         f = Flow(dict(flow.env), frozenset(f_states)) if f_states else None
         unit = unit_window(cond.test) if isinstance(cond.test, ast.Compare) else None
@@ -651,6 +666,7 @@ class Interpreter:
         assigned = self.assigned_in(loop.node)
         trains = self.counters.trains(loop.node)  # a loop over parameters leaves the window where it is
         drop = [c.akey for c in self.conditions.values() if (c.volatile and trains) or c.names & assigned]
+        drop += self.boolparts.forgotten(assigned, trains)
         if drop:
             flow.forget(drop)
         if trains:

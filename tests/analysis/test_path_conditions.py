@@ -267,3 +267,43 @@ def main(args, model, opt, loader):
     assert counts["args.report_to"] == 0
     assert counts["args.clip"] == 2
     assert counts["args.skip"] == 1
+
+
+PARTS = """\
+import torch
+from torch import nn
+
+
+def train(model, loader, accum, use_reg, reg):
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    step = 0
+    for x, y in loader:
+        (nn.functional.mse_loss(model(x), y) / accum).backward()
+        step += 1
+        if {reg_test}:
+            (reg * sum((p ** 2).sum() for p in model.parameters())).backward()
+        if {step_test}:
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+
+
+@pytest.mark.parametrize(
+    ("reg_test", "step_test", "expected"),
+    [
+        # the penalty's test holds only where the step's does: one penalty per update, nothing to divide
+        ("use_reg and step > 0 and step % accum == 0", "step > 0 and step % accum == 0", []),
+        ("step % accum == 0 and use_reg", "step % accum == 0", []),
+        # `or` that failed: every part failed; the step's `not (a or b)` is the same fact
+        ("use_reg and not (step % accum != 0 or step == 0)", "not (step % accum != 0 or step == 0)", []),
+        # a part the step's gate does not have: the penalty runs on micro-batches that do not step
+        ("use_reg and step > 1", "step > 0 and step % accum == 0", ["GL003"]),
+        ("use_reg", "step > 0 and step % accum == 0", ["GL003"]),
+    ],
+)
+def test_parts_of_an_and_test_are_what_a_later_test_reads(reg_test: str, step_test: str, expected: list[str]) -> None:
+    """A path on which `a and b and c` held knows `b` and `c` held: a later `if b and c:` goes the same way
+    (`analysis/boolparts.py`)."""
+    source = PARTS.format(reg_test=reg_test, step_test=step_test)
+    found = [d.code for d in check_source(source) if d.code == "GL003"]
+    assert found == expected

@@ -1,0 +1,146 @@
+"""Tests joined by `and` / `or`: what a path learns of each part, and what the parts decide.
+
+A test is remembered by its whole text, so two tests that share parts were two unrelated facts:
+
+    if use_reg and step > 0 and step % accum == 0:   # a regulariser added once per window
+        loss_reg.backward()
+    if step > 0 and step % accum == 0:               # the step's gate: the same two parts
+        optimizer.step()
+
+A path on which the first test held knows each of its parts held, so the second test holds there too:
+`loss_reg.backward()` is always followed by the step of its window, it is not a micro-batch of it.
+Symmetrically a path on which an `or` test failed knows each part failed. A test joined by `and` is
+decided on a path that knows one part false (false) or every part true (true); one joined by `or` on a
+path that knows one part true (true) or every part false (false).
+
+Only parts that some other test of the module also reads (as a part or whole) are remembered: the
+others would only multiply the paths. A part is remembered under the same assumption key, with the
+same polarity, as the interpreter gives that text when it is a test of its own (`x is not None` is the
+literal `x is None` false), so a plain `if step > 0:` reads what an `and` test taught the path. A part
+is forgotten when a name it reads is assigned, and at the next iteration of a loop that trains when it
+changes from one iteration to the next (a window gate, a comparison, as `Condition.volatile`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from . import pathcond
+from .conditions import analyse_test
+from .syntax import code
+from .walk import iter_tree
+
+if TYPE_CHECKING:
+    from .conditions import Condition
+    from .gradstate import PathState
+
+# (is the test an `and`, [(assumption key, the truth of that key when the part holds)], every part is listed)
+Parts = tuple[bool, list[tuple[int, bool]], bool]
+
+
+class BoolParts:
+    """The shared parts of the module's `and`/`or` tests, and the assumption keys they are kept under."""
+
+    def __init__(self, module: ast.Module, akey: dict[str, int], literal: object, modulo_atoms: object,
+                 akeys_testing: dict[str, list[int]]) -> None:
+        self._akeys = akey  # the interpreter's text -> assumption key table (shared, so keys agree)
+        self._literal = literal  # the interpreter's `_literal`: a test as an atom other tests share
+        self._modulo_atoms = modulo_atoms
+        self._akeys_testing = akeys_testing
+        self._parts: dict[int, Parts | None] = {}
+        self._volatile: dict[int, frozenset[str]] = {}  # part key -> names it reads, of parts that change per iteration
+        self._steady: dict[int, frozenset[str]] = {}  # part key -> names it reads, of the others
+        self._counts = _count_parts(module, self._text)
+
+    # ------------------------------------------------------------------ keys
+    def _text(self, part: ast.expr) -> tuple[str, bool]:
+        """The key text a part is remembered under and the key's truth when the part holds, as the
+        interpreter's `branch` would register the part if it were a test of its own."""
+        negated = False
+        core = part
+        lit = self._literal(part)  # type: ignore[operator]
+        if lit is not None:
+            return lit.atom.key, lit.positive
+        if isinstance(core, ast.UnaryOp) and isinstance(core.op, ast.Not) and not self._modulo_atoms(core):  # type: ignore[operator]
+            core, negated = core.operand, True
+        if not self._modulo_atoms(core):  # type: ignore[operator]
+            truthy = pathcond.literal(core)
+            if truthy.atom.kind == pathcond.TRUTHY and truthy.positive:
+                return truthy.atom.key, not negated
+        return code(core), not negated
+
+    def of(self, cond: Condition) -> Parts | None:
+        """The shared parts of the condition's test (None: not an `and`/`or`, or no part shared)."""
+        key = cond.id
+        if key in self._parts:
+            return self._parts[key]
+        test = cond.test
+        found: Parts | None = None
+        if isinstance(test, ast.BoolOp):
+            out = []
+            for part in test.values:
+                text, truth = self._text(part)
+                if self._counts[text] < 2:
+                    continue
+                k = self._akeys.setdefault(text, len(self._akeys) + 1)
+                out.append((k, truth))
+                probe = analyse_test(id(part), part, part)  # type: ignore[arg-type]
+                for name in probe.names:
+                    keys = self._akeys_testing.setdefault(name, [])
+                    if k not in keys:
+                        keys.append(k)
+                (self._volatile if probe.volatile else self._steady)[k] = probe.names
+            if out:
+                found = (isinstance(test.op, ast.And), out, len(out) == len(test.values))
+        self._parts[key] = found
+        return found
+
+    # ------------------------------------------------------------------ paths
+    @staticmethod
+    def truth(state: PathState, parts: Parts) -> bool | None:
+        """What the path knows of the whole test from what it knows of its parts."""
+        is_and, items, complete = parts
+        holds = [None if (v := state.assumption(k)) is None else v == t for k, t in items]
+        if is_and:
+            if False in holds:
+                return False
+            return True if complete and all(h is True for h in holds) else None
+        if True in holds:
+            return True
+        return False if complete and all(h is False for h in holds) else None
+
+    @staticmethod
+    def learn(state: PathState, parts: Parts, held: bool) -> PathState | None:
+        """The path after the test went this way (None: it contradicts what the path knew of a part):
+        an `and` that held, every part held; an `or` that failed, every part failed."""
+        is_and, items, _complete = parts
+        if is_and != held:
+            return state
+        for k, t in items:
+            value = t if held else not t
+            now = state.assumption(k)
+            if now is None:
+                state = state.assume(k, value)
+            elif now != value:
+                return None
+        return state
+
+    def forgotten(self, assigned: frozenset[str] | set[str], trains: bool) -> list[int]:
+        """Part keys a loop's next iteration no longer knows: volatile ones when it trains, and those
+        reading a name the loop assigns."""
+        out = [k for k, names in self._volatile.items() if trains or names & assigned]
+        out += [k for k, names in self._steady.items() if names & assigned]
+        return out
+
+
+def _count_parts(module: ast.Module, text: object) -> Counter[str]:
+    """How many tests of the module read each part (a whole test counts as its own part)."""
+    counts: Counter[str] = Counter()
+    for node in iter_tree(module):
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)):
+            test = node.test
+            for part in test.values if isinstance(test, ast.BoolOp) else [test]:
+                counts[text(part)[0]] += 1  # type: ignore[operator]
+    return counts
