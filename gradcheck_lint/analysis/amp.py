@@ -20,8 +20,9 @@ the order is recorded here and reported as GL007 (amp-scaled-gradients):
 Whether a loss is scaled is a fact of the path, not only of the value: a name assigned in one arm
 (`if self.scaler is not None: loss = self.scaler.scale(loss)`) holds the join of both arms after the
 `if`, so the value says only "may be scaled". Each path on which a `scaler.scale(...)` ran carries a
-`made` mark (`scaled_here`, dropped when a loop starts its next iteration); a backward of a may-be-scaled loss scales the gradients on those paths
-alone, and the path that took `scaler is None` steps unscaled gradients, as it does at runtime.
+`made` mark (`scaled_here`, dropped when a loop starts its next iteration); a backward of a
+may-be-scaled loss scales the gradients on those paths alone, and the path that took `scaler is None`
+steps unscaled gradients, as it does at runtime.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from . import pathcond
@@ -43,7 +44,9 @@ Parts = tuple[bool, list[tuple[int, bool]], bool]
 class BoolParts:
     """The shared parts of the module's `and`/`or` tests, and the assumption keys they are kept under."""
 
-    def __init__(self, module: ast.Module, akey: dict[str, int], literal: object, modulo_atoms: object,
+    def __init__(self, module: ast.Module, akey: dict[str, int],
+                 literal: Callable[[ast.expr], pathcond.Literal | None],
+                 modulo_atoms: Callable[[ast.expr], list[tuple[str, str]]],
                  akeys_testing: dict[str, list[int]]) -> None:
         self._akeys = akey  # the interpreter's text -> assumption key table (shared, so keys agree)
         self._literal = literal  # the interpreter's `_literal`: a test as an atom other tests share
@@ -60,12 +63,12 @@ class BoolParts:
         interpreter's `branch` would register the part if it were a test of its own."""
         negated = False
         core = part
-        lit = self._literal(part)  # type: ignore[operator]
+        lit = self._literal(part)
         if lit is not None:
             return lit.atom.key, lit.positive
-        if isinstance(core, ast.UnaryOp) and isinstance(core.op, ast.Not) and not self._modulo_atoms(core):  # type: ignore[operator]
+        if isinstance(core, ast.UnaryOp) and isinstance(core.op, ast.Not) and not self._modulo_atoms(core):
             core, negated = core.operand, True
-        if not self._modulo_atoms(core):  # type: ignore[operator]
+        if not self._modulo_atoms(core):
             truthy = pathcond.literal(core)
             if truthy.atom.kind == pathcond.TRUTHY and truthy.positive:
                 return truthy.atom.key, not negated
@@ -86,7 +89,7 @@ class BoolParts:
                     continue
                 k = self._akeys.setdefault(text, len(self._akeys) + 1)
                 out.append((k, truth))
-                probe = analyse_test(id(part), part, part)  # type: ignore[arg-type]
+                probe = analyse_test(id(part), ast.Expr(part), part)
                 for name in probe.names:
                     keys = self._akeys_testing.setdefault(name, [])
                     if k not in keys:
@@ -135,12 +138,12 @@ class BoolParts:
         return out
 
 
-def _count_parts(module: ast.Module, text: object) -> Counter[str]:
+def _count_parts(module: ast.Module, text: Callable[[ast.expr], tuple[str, bool]]) -> Counter[str]:
     """How many tests of the module read each part (a whole test counts as its own part)."""
     counts: Counter[str] = Counter()
     for node in iter_tree(module):
         if isinstance(node, (ast.If, ast.While, ast.IfExp)):
             test = node.test
             for part in test.values if isinstance(test, ast.BoolOp) else [test]:
-                counts[text(part)[0]] += 1  # type: ignore[operator]
+                counts[text(part)[0]] += 1
     return counts
