@@ -229,6 +229,11 @@ class PathState:
         discards = frozenset(d for d in self.discards if not steps_on(d.holder))
         return self._with(grads=frozenset(grads), discards=discards)
 
+    def carry_over(self, backwards: set[int]) -> PathState:
+        """Mark the fresh gradients of these backward passes as left over from an earlier period."""
+        return self._with(grads=frozenset((h, c.but(carried=True) if c.fresh and c.backward in backwards else c)
+                                          for h, c in self.grads))
+
     def enter_loop(self) -> PathState:
         """Mark what the gradients hold as left over from before this loop started."""
         if not any(c.fresh and not c.carried for _, c in self.grads):

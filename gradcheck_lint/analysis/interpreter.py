@@ -114,6 +114,7 @@ class Interpreter:
         self._relation: dict[int, Relation] = {}  # assumption key -> its test as a comparison of two operands
         self._compared: dict[tuple[str, str], dict[int, Relation]] = {}  # operands -> assumption keys comparing them
         self._boundaries: dict[int, Condition] = {}
+        self._period_starts: dict[int, bool] = {}  # condition id -> it starts a window counter's period
         self._assigned_in: dict[int, frozenset[str]] = {}
         self.work = 0
         self.exhausted = False
@@ -361,6 +362,34 @@ class Interpreter:
                 or (cond.atom is not None and self.subjects_tested[cond.atom.subject] > 1)
                 or self._invariant_flag(statement, test))
 
+    def _starts_window_period(self, cond: Condition, periodic: frozenset[str]) -> bool:
+        """The test holds only at the reset value of a counter the module counts a window with
+        (`if self.epoch_iteration == 0:`): see `periods`."""
+        found = self._period_starts.get(cond.id)
+        if found is None:
+            found = self._period_starts[cond.id] = any(
+                c in self.windows and periods.starts_period(cond.test, c) for c in periodic)
+        return found
+
+    def _from_earlier_period(self, state: PathState, cond: Condition, frame: Frame | None) -> PathState:
+        """The first micro-batch of a period: gradients of backward passes that follow the test in its
+        function were left by an earlier call, of the period before; mark them carried over."""
+        fn = frame.function if frame is not None else None
+        if fn is None or not any(c.fresh and not c.carried for _h, c in state.grads):
+            return state
+        here = cond.test.lineno
+        end = getattr(fn, "end_lineno", None) or here
+        home = self.project.module_of_node(cond.test) if self.project is not None else None
+        later = set()
+        for ev in self.recorder.backwards.values():
+            line = getattr(ev.node, "lineno", 0)
+            if here < line <= end and fn.lineno <= line and (
+                    self.project is None or self.project.module_of_node(ev.node) is home):
+                later.add(ev.id)
+        if not later:
+            return state
+        return state.carry_over(later)
+
     @functools.cached_property
     def boolparts(self) -> BoolParts:
         """The parts of `and`/`or` tests other tests share (`boolparts`)."""
@@ -499,6 +528,7 @@ class Interpreter:
             if known is None and parts is not None:  # `if a and b:` after `if a and b and c:` held
                 known = BoolParts.truth(s, parts)
                 taught = known is not None
+            at_start = None
             if periodic:  # `if i == 0:` on a path that knows whether `i` is still at its reset value
                 at_start = periods.truth(s, cond.test, scope, periodic)
                 if at_start is not None and known is not None and at_start != known:
@@ -506,6 +536,8 @@ class Interpreter:
                 known = at_start if at_start is not None else known
             t_s: PathState | None = s if known is not False else None
             f_s: PathState | None = s if known is not True else None
+            if t_s is not None and periodic and self._starts_window_period(cond, periodic):
+                t_s = self._from_earlier_period(t_s, cond, frame)
             if parts is not None:
                 t_s = BoolParts.learn(t_s, parts, True) if t_s is not None else None
                 f_s = BoolParts.learn(f_s, parts, False) if f_s is not None else None

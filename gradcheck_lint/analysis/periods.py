@@ -22,6 +22,28 @@ loop's start, an assignment of an int literal), moved past at an increment (`+= 
 loop's back edge), forgotten at any other assignment. A test of the counter alone is then decided on
 each path. Only counters some test compares with an int literal where the branch can touch gradients
 are followed: other counters would only multiply the paths.
+
+A counter whose resets and increments are out of sight (kept by a base class in another file and
+advanced by the loop that calls this step method: `self.epoch_iteration`, `self.task_iteration`) has no
+phase on the path, so the test is not decided. Its true arm still says something: a test that holds at
+the reset value 0 and at no value past it (`starts_period`) holds on the first micro-batch of a period,
+so the gradients a path holds there come from micro-batches of an earlier period. When the counter is
+also the one a gate of the module counts the window with (`step % accum == 0`), a clear there drops at
+most the unfinished window the last period left, not micro-batches of the window that is starting:
+
+    if self.epoch_iteration == 0:               # the first micro-batch of an epoch
+        self.opt.zero_grad()
+    (loss / self.args.virtual_bs_n).backward()
+    if self.epoch_iteration > 0 and self.epoch_iteration % self.args.virtual_bs_n == 0:
+        self.opt.step()
+        self.opt.zero_grad()
+
+The same holds where the path knows the counter is at its reset value because the step method restarted it
+(`if self.old_epoch != epoch: self.iteration = 0`). The interpreter marks those gradients as carried over
+(`PathState.enter_loop`'s mark) on that arm: a clear
+of carried gradients discards nothing of a window. Only gradients of backward passes that come after the
+test in the same function are marked (they can only be an earlier call's); a backward before the test
+is this micro-batch's own, and clearing it under the test is still a discard.
 """
 
 from __future__ import annotations
@@ -89,6 +111,15 @@ def forget(state: PathState, k: str) -> PathState:
     if not any(c == k for c, _w, _p in state.phases):
         return state
     return state._with(phases=frozenset(x for x in state.phases if x[0] != k))
+
+
+def starts_period(test: ast.expr, counter: str) -> bool:
+    """The test holds at the counter's reset value 0 and at none of the values past it (`i == 0`,
+    `not self.task_iteration`, `step < 1`)."""
+    at = concrete(test, {counter: 0})
+    if at is None or not at:
+        return False
+    return all((v := concrete(test, {counter: n})) is not None and not v for n in range(1, 1 + _SAMPLES))
 
 
 def truth(state: PathState, test: ast.expr, scope: int, names: frozenset[str]) -> bool | None:
