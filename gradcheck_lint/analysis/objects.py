@@ -150,8 +150,17 @@ class Objects:
     def forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame, vague: bool = False) -> Value:
         """Calling a module: the result depends on its parameters and on its inputs, and holds the
         graph of this forward pass (unless autograd is off)."""
-        args = self._through_local_forward(module, pos, kw, flow, frame, union_as_tensor([*pos, *kw.values()]))
+        args, reached = self._through_local_forward(module, pos, kw, flow, frame, union_as_tensor([*pos, *kw.values()]))
         own = frozenset(module.modules)
+        unseen: frozenset[Holder] = frozenset()
+        if reached is not None:
+            mine = {e.uid for e in module.entities}
+            if any(h.overlaps(r) for h in own for r in reached if h.uid not in mine):
+                # its `forward` ran and its result was seen to depend on a module it holds: of the modules
+                # it holds, those the result depends on
+                own = frozenset(h for h in own if h.uid in mine or any(h.overlaps(r) for r in reached))
+            else:  # ... seen to depend on none of them: that it depends on each is an assumption
+                unseen = frozenset(h for h in own if h.uid not in mine)
         built = args.built
         sync = args.sync
         if not frame.no_grad:
@@ -163,27 +172,35 @@ class Objects:
             for uid in wrappers:
                 self.table.sync_modules.setdefault(uid, set()).update(h for h in module.modules if not h.pseudo)
         summed = any(self._forward_sums(e.uid) for e in module.entities)
-        return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else frozenset()), built=built, summed=summed,
+        return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else unseen), built=built, summed=summed,
                      sync=sync)
 
     def _through_local_forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
-                               args: Value) -> Value:
+                               args: Value) -> tuple[Value, frozenset[Holder] | None]:
         """`args` as far as the result of a module of this file still holds them, when its `forward` may
         cut graphs on some calls (a VQGAN loss detaches the reconstruction on the discriminator's turn,
         `loss_fn(x, xrec, optimizer_idx=1)`): that `forward` runs on a copy of the caller's paths with
         these arguments, and the graphs and parameters of the arguments its result does not hold are
-        dropped. Any other module, or a `forward` that may touch gradients: `args` unchanged."""
+        dropped. Any other module, or a `forward` that may touch gradients: `args` unchanged.
+
+        Also what the result of that `forward` reaches (None: it did not run, or its result is opaque).
+        A module that holds other models to train them apart (first-order-model's `DiscriminatorFullModel`
+        holds the generator and keypoint detector, yet feeds the discriminator their detached outputs)
+        makes a result that depends on the modules its `forward` calls, not on every module it holds."""
         if len(module.entities) != 1 or not (args.reach or args.built):
-            return args
+            return args, None
         calls = self.interp.calls
         info = calls.instance_class.get(next(iter(module.entities)).uid)
         fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
-        if fn is None or id(fn) in frame.active or not self._may_cut_graphs(fn) or not self.interp.prescan.surely_inert(fn.name):
-            return args
+        project = self.interp.project
+        prescan = (project.prescan_of(fn) if project is not None and fn is not None else None) or self.interp.prescan
+        if fn is None or id(fn) in frame.active or not self._may_cut_graphs(fn) or not prescan.function_inert(fn):
+            return args, None
         out = union_as_tensor([calls.inline(fn, info, module, pos, kw, flow.copy(), frame)])
+        reached = None if out.opaque else out.reach
         if args.reach <= out.reach and args.built <= out.built:
-            return args
-        return replace(args, reach=args.reach & out.reach, built=args.built & out.built)
+            return args, reached
+        return replace(args, reach=args.reach & out.reach, built=args.built & out.built), reached
 
     def _may_cut_graphs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether the function calls a method the catalogue says detaches (`x.detach()`, `.item()`),

@@ -274,6 +274,16 @@ class Prescan:
             self._inert = set(self._defs) - self._touching(strict=True)
         return name in self._inert
 
+    def function_inert(self, fn: ast.AST) -> bool:
+        """`surely_inert` for one function of this module rather than every function of its name (a file
+        holds many `forward`s: one that runs a loss and backward does not make the others train)."""
+        marks = self._bodies.get(id(fn))
+        if marks is None:
+            return False
+        if self._inert is None:
+            self._inert = set(self._defs) - self._touching(strict=True)
+        return not marks.direct and not self._reaches(marks, set(self._defs) - self._inert, strict=True)
+
     def _named_as_other(self, text: str) -> bool:
         """A name the catalogue types as something other than a model (`scaler`: a GradScaler)."""
         api = self.catalogue.receiver_type(text)

@@ -185,6 +185,12 @@ class ProjectView:
         self._fn_module[key] = found
         return found
 
+    def prescan_of(self, fn: ast.AST) -> Prescan | None:
+        """The prescan of the other project file that defines `fn` (None: the checked file's own): what
+        that file's functions of a name can do is read in that file."""
+        module = self.module_of(fn)
+        return self.context(module).prescan if module is not None else None
+
     def is_foreign(self, node: ast.AST) -> bool:
         return self.module_of_node(node) is not None
 
