@@ -272,6 +272,17 @@ class Interpreter:
             self._register(cond)
         return cond
 
+    def caller_condition(self, statement: ast.If, test: ast.expr, where: str) -> Condition:
+        """The condition of a caller's accumulation gate in another file (`statement`), standing for a flag
+        parameter, its test read in the method (`test`, see `project.caller_gates`); `where` names the
+        call that hands the flag over."""
+        cond = self.conditions.get(id(statement))
+        if cond is None:
+            cond = analyse_test(id(statement), statement, test)
+            cond.caller = where
+            self._register(cond)
+        return cond
+
     def _through_gates(self, flow: Flow | None, gates: tuple[int, ...]) -> Flow | None:
         """`flow` with its paths having taken the true arm of each gate (`flags.gates_of`)."""
         if flow is None or not gates:

@@ -105,12 +105,55 @@ def _project(tmp_path: Path, divided: str, flag: str = "apply_gradient") -> list
 
 def test_a_step_method_of_another_file_steps_on_the_callers_gate(tmp_path: Path) -> None:
     # the caller's loop sets the flag every `model.accum_iters` micro-batches; the method backpropagates on
-    # every call: the discriminator's loss is not divided (the generator's is)
+    # every call: the discriminator's loss is not divided (the generator's is). The caller proves it: one
+    # report, where the fix goes
     for flag in ("apply_gradient", "do_step"):  # the argument need not share the parameter's name
         [d] = _project(tmp_path / flag, "", flag)
-        assert (Path(d.path).name, d.line, d.code, d.certainty.value) == ("train.py", 15, "GL003", "certain")
-        assert "`l_d.backward()` at pkg/model.py:21" in d.message and "model.accum_iters" in d.message
+        assert (Path(d.path).name, d.line, d.code, d.certainty.value) == ("model.py", 21, "GL003", "certain")
+        assert "Proven by its caller: `model.optimize_parameters(lq, gt, " in d.message
+        assert d.help is not None and "(l_d / self.accum_iters)" in d.help
 
 
 def test_the_step_method_dividing_every_loss_is_silent(tmp_path: Path) -> None:
     assert _project(tmp_path, " / self.accum_iters") == []
+
+
+BUILT = """\
+    import torch
+    from pkg import build_model
+
+
+    def main(opt):
+        model = build_model(opt)
+        accum = 0
+        for lq, gt in torch.randn(32, 2, 3, 4):
+            accum += 1
+            if accum >= model.accum_iters:
+                accum = 0
+                apply_gradient = True
+            else:
+                apply_gradient = False
+            model.optimize_parameters(lq, gt, {argument})
+"""
+REGISTRY = "def build_model(opt):\n    return REGISTRY[opt['type']](opt)\n"
+
+
+def _built(tmp_path: Path, divided: str, argument: str = "apply_gradient") -> list[Diagnostic]:
+    root = project_tree(tmp_path, {"pkg/__init__.py": REGISTRY, "pkg/model.py": MODEL.format(divided=divided),
+                                   "train.py": BUILT.format(argument=argument)})
+    return lint_files([str(p) for p in sorted(root.rglob("*.py"))], Settings.default())
+
+
+def test_a_model_from_a_registry_reads_the_window_from_the_loop_that_calls_its_method(tmp_path: Path) -> None:
+    # the caller's analysis cannot follow `build_model`'s object; the method's file reads the loop calling
+    # `.optimize_parameters(...)`: linked by the method's name only, the finding is possible
+    [d] = _built(tmp_path, "")
+    assert (Path(d.path).name, d.line, d.code, d.certainty.value) == ("model.py", 21, "GL003", "possible")
+    assert "the caller's gate `accum >= model.accum_iters`, handed over at ../train.py:15" in d.message
+    assert d.help is not None and "(l_d / self.accum_iters)" in d.help
+    assert _built(tmp_path / "fixed", " / self.accum_iters") == []
+
+
+def test_a_flag_not_set_by_a_gate_says_nothing_of_the_window(tmp_path: Path) -> None:
+    # the loop hands a literal: every call steps, there is no window to divide by
+    assert _built(tmp_path, "", argument="True") == []
