@@ -601,7 +601,8 @@ class Calls:
             opts: Value | None = result
             first = result.item("0")
             inner = first.item("0") if first is not None else None
-            if first is not None and first.items and (not first.of_kind(Kind.OPTIMIZER) or inner is not None and inner.of_kind(Kind.OPTIMIZER)):
+            listed = inner is not None and inner.of_kind(Kind.OPTIMIZER)
+            if first is not None and first.items and (not first.of_kind(Kind.OPTIMIZER) or listed):
                 # `return [opt_g, opt_d], [sched_g, sched_d]`: the first list holds the optimizers (a list's
                 # value holds its items' objects too, so the pair as a whole looks like optimizers)
                 opts = first

@@ -261,7 +261,8 @@ def _stepping_flags(fn: Function, touches: Callable[[str], bool]) -> set[str]:
     for node in ast.walk(fn):
         if not isinstance(node, ast.If):
             continue
-        test = node.test.operand if isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not) else node.test
+        negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+        test = node.test.operand if isinstance(node.test, ast.UnaryOp) and negated else node.test
         if isinstance(test, ast.Name) and any(isinstance(n, ast.Call) and touches(last_name(n.func) or "")
                                               for part in (*node.body, *node.orelse) for n in ast.walk(part)):
             out.add(test.id)

@@ -393,7 +393,8 @@ class Expressions:
                     and target.id in literal_flags(frame.function or interp.module, interp.touches_gradients):
                 assign_flag(flow, target.id, source.value)
                 value = replace(value, flag=target.id)
-                gates = tuple(c for c in frame.ifs if (cond := interp.conditions.get(c)) is not None and cond.is_accumulation_gate)
+                gates = tuple(c for c in frame.ifs
+                              if (cond := interp.conditions.get(c)) is not None and cond.is_accumulation_gate)
                 if source.value and gates:
                     interp.flag_gates[target.id] = gates
         if isinstance(target, (ast.Tuple, ast.List)):

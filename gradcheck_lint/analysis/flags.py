@@ -105,7 +105,7 @@ def held_flag(test: ast.expr, flow: Flow) -> tuple[str, bool] | None:
     """`if apply_gradient:` on a parameter that holds a caller's literal flag: the caller's flag name and
     whether the test is negated."""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-    name = test.operand if negated else test  # type: ignore[attr-defined]
+    name = test.operand if isinstance(test, ast.UnaryOp) and negated else test
     if isinstance(name, ast.Name):
         held = flow.env.get(name.id)
         if held is not None and held.flag is not None:
@@ -113,7 +113,8 @@ def held_flag(test: ast.expr, flow: Flow) -> tuple[str, bool] | None:
     return None
 
 
-def gates_of(set_under: dict[str, tuple[int, ...]], name: str, negated: bool, frame_ifs: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+def gates_of(set_under: dict[str, tuple[int, ...]], name: str, negated: bool,
+             frame_ifs: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The gates guarding the arm where the flag is true (the body of `if flag:`, the `else` of `if not
     flag:`), as (body's, else's) extra `ifs`: those it was set true under, not already enclosing."""
     gates = tuple(c for c in set_under.get(name, ()) if c not in frame_ifs)

@@ -325,7 +325,8 @@ class Interpreter:
         return cond
 
     def exec_if(self, stmt: ast.If, flow: Flow, frame: Frame) -> Outcome:
-        flag = flags.flag_test(stmt.test, frame.function or self.module, self.touches_gradients) or flags.held_flag(stmt.test, flow)
+        flag = (flags.flag_test(stmt.test, frame.function or self.module, self.touches_gradients)
+                or flags.held_flag(stmt.test, flow))
         if flag is not None:  # `if should_start_update:`: each path knows its flag (see `flags`)
             tflow, fflow = flags.split(flow, *flag)
             body_gates, else_gates = flags.gates_of(self.flag_gates, *flag, frame.ifs)
@@ -335,7 +336,8 @@ class Interpreter:
             tflow = self._through_gates(tflow, body_gates)
             fflow = self._through_gates(fflow, else_gates)
             t = self.exec_block(stmt.body, tflow, tframe) if tflow is not None else Outcome(normal=None)
-            f = Outcome(normal=None) if fflow is None else self.exec_block(stmt.orelse, fflow, fframe) if stmt.orelse else Outcome(normal=fflow)
+            f = (Outcome(normal=None) if fflow is None else self.exec_block(stmt.orelse, fflow, fframe) if stmt.orelse
+                 else Outcome(normal=fflow))
             return Outcome.merge([t, f])
         gates = self.expressions.gate_flags(stmt.test, flow, frame)
         fixed = self.fixed_tests.outcome(stmt.test, flow, frame)

@@ -112,7 +112,7 @@ class Prescan:
                 if kind is ast.If and not self.refuses_distributed_accumulation:
                     self.refuses_distributed_accumulation = _refuses_distributed_accumulation(node)  # type: ignore[arg-type]
                 if kind is ast.If:
-                    if _sets_flag(node) and analyse_test(0, node, test).is_accumulation_gate:  # type: ignore[arg-type]
+                    if isinstance(node, ast.If) and _sets_flag(node) and analyse_test(0, node, test).is_accumulation_gate:
                         self._flag_gates.append(id(node))
                     marks[id(node)] = _Marks()
                     around = around + (id(node),)

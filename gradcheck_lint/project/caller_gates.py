@@ -149,5 +149,7 @@ def _as_self(test: ast.expr, receiver: ast.expr) -> ast.expr:
             return super().visit(node)
 
     out = ToSelf().visit(copy.deepcopy(test))
+    if not isinstance(out, ast.expr):
+        return test
     made_here(out)
-    return out  # type: ignore[no-any-return]
+    return out
