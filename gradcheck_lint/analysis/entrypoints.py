@@ -8,6 +8,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
+from . import flags
 from .definitions import ClassInfo
 from .flow import BudgetExhausted, Flow, Frame, Function, Outcome
 from .gradstate import PathState
@@ -221,6 +222,8 @@ class EntryPoints:
 
             def each_call(f: Flow, fr: Frame) -> Outcome:
                 f.env.update(seeded)  # each call is handed new losses: not the graphs of the call before
+                if interp.flag_gates:
+                    f.map_quiet(flags.forget_calls)  # and new flags (`apply_gradient`)
                 return interp.exec_block(body, f, fr)
 
             interp.run_loop(flow, frame, loop, each_call, None,
@@ -249,7 +252,7 @@ class EntryPoints:
                 continue
             gate = gates[0]
             cond = interp.caller_condition(gate.statement, gate.test, f"{project.shown(gate.path)}:{gate.line}")
-            key = f"@caller:{name}"
+            key = flags.caller_flag(name)
             env[name] = replace(env[name], flag=key)
             interp.flag_gates[key] = (cond.id,)
 

@@ -101,6 +101,21 @@ def flag_test(test: ast.expr, fn: Function | ast.Module, touches: Callable[[str]
     return None
 
 
+CALLER = "@caller:"  # a step method's parameter standing for a caller's flag (`project.caller_gates`)
+
+
+def caller_flag(param: str) -> str:
+    """The flag name of a step method's parameter set by its callers' gates."""
+    return CALLER + param
+
+
+def forget_calls(state: PathState) -> PathState:
+    """A new call of the step method: its callers' flags are read afresh."""
+    if not any(c.startswith(PREFIX + CALLER) for c, _w, _p in state.phases):
+        return state
+    return state._with(phases=frozenset(x for x in state.phases if not x[0].startswith(PREFIX + CALLER)))
+
+
 def held_flag(test: ast.expr, flow: Flow) -> tuple[str, bool] | None:
     """`if apply_gradient:` on a parameter that holds a caller's literal flag: the caller's flag name and
     whether the test is negated."""
@@ -134,9 +149,14 @@ def split(flow: Flow, name: str, negated: bool) -> tuple[Flow | None, Flow | Non
     default = True if const == "True" else False if const == "False" else None
     taken: list[PathState] = []
     skipped: list[PathState] = []
+    pin = name.startswith(CALLER)  # one call's flag: its value holds to the end of the call (`forget_calls`)
     for s in flow.states:
         phase = s.phase(PREFIX + name, "")
         value = ("True" in phase) if phase is not None and len(phase) == 1 else default
+        if value is None and pin:
+            taken.append(s.with_phase(PREFIX + name, "", frozenset({str(not negated)})))
+            skipped.append(s.with_phase(PREFIX + name, "", frozenset({str(negated)})))
+            continue
         if value is None or value != negated:
             taken.append(s)
         if value is None or value == negated:

@@ -157,3 +157,36 @@ def test_a_model_from_a_registry_reads_the_window_from_the_loop_that_calls_its_m
 def test_a_flag_not_set_by_a_gate_says_nothing_of_the_window(tmp_path: Path) -> None:
     # the loop hands a literal: every call steps, there is no window to divide by
     assert _built(tmp_path, "", argument="True") == []
+
+
+SPLIT_MODEL = """\
+    import torch
+    from torch import nn
+
+
+    class Model:
+        def __init__(self, accum_iters):
+            self.net = nn.Linear(4, 1)
+            self.optimizer = torch.optim.SGD(self.net.parameters(), lr=0.1)
+            self.accum_iters = accum_iters
+
+        def optimize_parameters(self, lq, gt, apply_gradient):
+            loss = torch.nn.functional.mse_loss(self.net(lq), gt) / self.accum_iters
+            loss.backward()
+            if apply_gradient:
+                self.optimizer.step()
+            self.log(loss)
+            if apply_gradient:
+                self.optimizer.zero_grad()
+
+        def log(self, loss):
+            print(loss.item())
+"""
+
+
+def test_one_call_reads_its_flag_once(tmp_path: Path) -> None:
+    # the step and the clear are under two tests of the same flag: within one call they go the same way,
+    # so no path steps and then keeps the window's gradients for the next (a false GL001 before)
+    root = project_tree(tmp_path, {"pkg/__init__.py": REGISTRY, "pkg/model.py": SPLIT_MODEL,
+                                   "train.py": BUILT.format(argument="apply_gradient")})
+    assert lint_files([str(p) for p in sorted(root.rglob("*.py"))], Settings.default()) == []
