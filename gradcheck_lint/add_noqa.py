@@ -18,7 +18,6 @@ import json
 import os
 import re
 import tokenize
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -110,12 +109,10 @@ def _lines_without_comments(text: str) -> set[int]:
 
 
 def _statement_starts(text: str) -> dict[int, int]:
-    import ast
+    from .sources import parse_python
 
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return statement_starts(ast.parse(text))
+        return statement_starts(parse_python(text))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return {}
 

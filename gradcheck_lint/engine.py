@@ -7,7 +7,6 @@ import ast
 import contextlib
 import dataclasses
 import gc
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -24,7 +23,7 @@ from .prefilter import clips_and_steps, might_train, syncs_backward, trains_itse
 from .project import Evidence, ProjectView, index_for
 from .project.callers import settle_with_callers
 from .registry import NOTICE_HELP, PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
-from .sources import universal_newlines
+from .sources import parse_python, universal_newlines
 from .suppressions import UnusedSuppression, apply_suppressions
 
 # Larger files (generated code, data dumps) are parsed for syntax only.
@@ -245,9 +244,7 @@ def _one_per_place(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
 def _parse_python(text: str, path: str) -> tuple[ast.Module | None, list[Diagnostic]]:
     """Parse with CPython: the tree (statement ranges for suppressions), or a GL000 diagnostic."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return ast.parse(text), []
+        return parse_python(text), []
     except SyntaxError as exc:
         return None, [unanalysable(path, f"has a syntax error: {exc.msg}", exc.lineno or 1, exc.offset or 1)]
     except (RecursionError, MemoryError):

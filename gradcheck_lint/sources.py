@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import codecs
 import io
 import os
 import re
 import stat
 import tokenize
+import warnings
 from dataclasses import dataclass
 
 # PEP 263: an encoding declaration in a comment on one of the first two lines.
@@ -95,3 +97,27 @@ def decode_source(data: bytes) -> SourceText:
 def universal_newlines(text: str) -> str:
     """`\r\n` and a bare `\r` made `\n`, as Python's own reader (and its parser's line numbers) count them."""
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+# Python 3.6 was the last to take `async` and `await` as plain names: PyTorch 0.3-0.4 code calls
+# `x.cuda(async=True)`, which no later grammar parses.
+_LEGACY_GRAMMAR = (3, 6)
+_LEGACY_NAMES = re.compile(r"\b(?:async|await)\b")
+
+
+def parse_python(text: str) -> ast.Module:
+    """Parse with CPython's parser; code written for Python 3.6 that uses `async` or `await` as a name
+    is parsed with that version's grammar. Raises the current grammar's SyntaxError (its message and
+    position are the ones Python gives) when neither parses, and ValueError, RecursionError or
+    MemoryError as `ast.parse` does."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return ast.parse(text)
+        except SyntaxError as exc:
+            if not _LEGACY_NAMES.search(text):
+                raise
+            try:
+                return ast.parse(text, feature_version=_LEGACY_GRAMMAR)
+            except (SyntaxError, ValueError):
+                raise exc from None

@@ -600,7 +600,11 @@ class Calls:
             result = self.inline(method, cls, frame.self_value, [], {}, scratch, frame)
             opts: Value | None = result
             first = result.item("0")
-            if first is not None and not first.of_kind(Kind.OPTIMIZER) and first.items:
+            inner = first.item("0") if first is not None else None
+            listed = inner is not None and inner.of_kind(Kind.OPTIMIZER)
+            if first is not None and first.items and (not first.of_kind(Kind.OPTIMIZER) or listed):
+                # `return [opt_g, opt_d], [sched_g, sched_d]`: the first list holds the optimizers (a list's
+                # value holds its items' objects too, so the pair as a whole looks like optimizers)
                 opts = first
             elif result.item("optimizer") is not None:
                 opts = result.item("optimizer")

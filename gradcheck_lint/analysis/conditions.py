@@ -65,6 +65,9 @@ class Condition:
     # under `akey`, and the test holds when that truth equals `polarity`.
     atom: Atom | None = None
     polarity: bool = True
+    # A caller's gate standing for a step method's flag parameter (`project.caller_gates`): where it was
+    # read (`../train.py:347`); the method is linked to that call by its name only.
+    caller: str | None = None
 
     @property
     def is_accumulation_gate(self) -> bool:

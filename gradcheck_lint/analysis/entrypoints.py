@@ -5,10 +5,14 @@ were handed to something the analysis cannot follow."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+from dataclasses import replace
 
+from . import flags
 from .definitions import ClassInfo
 from .flow import BudgetExhausted, Flow, Frame, Function, Outcome
 from .gradstate import PathState
+from .names import last_name
 from .parts import EntryPointsHost
 from .siblings import Siblings
 from .values import OPAQUE, Counter, Value
@@ -204,6 +208,8 @@ class EntryPoints:
             env[p.arg] = objects.entity_for_unknown_ref(p.arg) or OPAQUE
             if siblings is not None and p.arg in siblings.returned:
                 env[p.arg] = seeded[p.arg] = siblings.returned[p.arg]  # `backward(self, gen_loss)`: what `process()` returns
+        if assumed and interp.project is not None:
+            self._flags_from_callers(fn, cls, env)
         flow = Flow(env, frozenset({PathState()}))
         body = fn.body
         if implicit_loop:
@@ -216,12 +222,54 @@ class EntryPoints:
 
             def each_call(f: Flow, fr: Frame) -> Outcome:
                 f.env.update(seeded)  # each call is handed new losses: not the graphs of the call before
+                if interp.flag_gates:
+                    f.map_quiet(flags.forget_calls)  # and new flags (`apply_gradient`)
                 return interp.exec_block(body, f, fr)
 
             interp.run_loop(flow, frame, loop, each_call, None,
                             (counter, 0) if counter is not None else None, calls=True)
         else:
             interp.exec_block(body, flow, frame)
+
+
+    def _flags_from_callers(self, fn: Function, cls: ClassInfo | None, env: dict[str, Value]) -> None:
+        """A step function's parameter tested bare before a step (`if apply_gradient:`) that the loops of
+        other project files hand a flag set under their accumulation gate: the gate stands for it there
+        (`flags`, `project.caller_gates`)."""
+        interp = self.interp
+        project = interp.project
+        if project is None:
+            return
+        params = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args]]
+        if cls is not None and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        tested = _stepping_flags(fn, interp.touches_gradients)
+        for position, name in enumerate(params):
+            if name not in tested or name not in env:
+                continue
+            gates = project.caller_gates(fn.name, position, name)
+            if not gates:
+                continue
+            gate = gates[0]
+            cond = interp.caller_condition(gate.statement, gate.test, f"{project.shown(gate.path)}:{gate.line}")
+            key = flags.caller_flag(name)
+            env[name] = replace(env[name], flag=key)
+            interp.flag_gates[key] = (cond.id,)
+
+
+def _stepping_flags(fn: Function, touches: Callable[[str], bool]) -> set[str]:
+    """Names `fn` tests bare (`if flag:`, `if not flag:`) in an `if` whose arms call something that can touch
+    gradients (a step, a clear)."""
+    out: set[str] = set()
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.If):
+            continue
+        negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+        test = node.test.operand if isinstance(node.test, ast.UnaryOp) and negated else node.test
+        if isinstance(test, ast.Name) and any(isinstance(n, ast.Call) and touches(last_name(n.func) or "")
+                                              for part in (*node.body, *node.orelse) for n in ast.walk(part)):
+            out.add(test.id)
+    return out
 
 
 _CLEARS = frozenset({"zero_grad", "zero_", "update_params", "toggle_optimizer"})

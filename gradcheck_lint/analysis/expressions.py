@@ -392,6 +392,11 @@ class Expressions:
             if type(source) is ast.Constant and type(source.value) is bool \
                     and target.id in literal_flags(frame.function or interp.module, interp.touches_gradients):
                 assign_flag(flow, target.id, source.value)
+                value = replace(value, flag=target.id)
+                gates = tuple(c for c in frame.ifs
+                              if (cond := interp.conditions.get(c)) is not None and cond.is_accumulation_gate)
+                if source.value and gates:
+                    interp.flag_gates[target.id] = gates
         if isinstance(target, (ast.Tuple, ast.List)):
             unpack(self, target.elts, value, flow, frame, source, stmt, keep_phases)
             return

@@ -17,6 +17,22 @@ false GL002, and a false GL001 on the path that skipped it). A *literal flag* is
 function only ever assigns `True` or `False` and tests bare (`if flag:`, `if not flag:`): each path
 state carries its value (a phase keyed `@flag:<name>`), set at every assignment and read at every test,
 so the path that stepped starts the next iteration with the flag set.
+
+A flag set under an accumulation gate is that gate's verdict carried to a later test:
+
+    for batch in loader:
+        count += 1
+        if count >= model.accum_iters:       # the gate
+            count = 0
+            apply_gradient = True
+        else:
+            apply_gradient = False
+        model.optimize_parameters(batch, apply_gradient)   # steps `if apply_gradient:`
+
+A flag handed bare to a call is followed too: the callee's parameter holds the caller's flag (its
+value says so, `Value.flag`), and its test splits the paths the same way. The branch a true flag takes
+is guarded, for the rules, by the gates it was set under (`gates_of`), so a step there is the window's
+step, with the gate's window size (GL003, GL004) and its counter.
 """
 
 from __future__ import annotations
@@ -57,6 +73,10 @@ def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> 
                             in_loop.add(t.id)
             elif isinstance(child, ast.Name) and not isinstance(child.ctx, ast.Load) and not isinstance(node, ast.Assign):
                 other.add(child.id)  # a loop target, `x += 1`, `with ... as x`, an annotated or walrus store
+            elif isinstance(child, ast.Call):  # `model.update(batch, apply_gradient)`: tested in the callee
+                for arg in (*child.args, *(k.value for k in child.keywords)):
+                    if isinstance(arg, ast.Name):
+                        tested.add(arg.id)
             elif isinstance(child, ast.If):
                 test = child.test.operand if isinstance(child.test, ast.UnaryOp) and isinstance(child.test.op, ast.Not) else child.test
                 if isinstance(test, ast.Name) and any(
@@ -81,6 +101,41 @@ def flag_test(test: ast.expr, fn: Function | ast.Module, touches: Callable[[str]
     return None
 
 
+CALLER = "@caller:"  # a step method's parameter standing for a caller's flag (`project.caller_gates`)
+
+
+def caller_flag(param: str) -> str:
+    """The flag name of a step method's parameter set by its callers' gates."""
+    return CALLER + param
+
+
+def forget_calls(state: PathState) -> PathState:
+    """A new call of the step method: its callers' flags are read afresh."""
+    if not any(c.startswith(PREFIX + CALLER) for c, _w, _p in state.phases):
+        return state
+    return state._with(phases=frozenset(x for x in state.phases if not x[0].startswith(PREFIX + CALLER)))
+
+
+def held_flag(test: ast.expr, flow: Flow) -> tuple[str, bool] | None:
+    """`if apply_gradient:` on a parameter that holds a caller's literal flag: the caller's flag name and
+    whether the test is negated."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    name = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if isinstance(name, ast.Name):
+        held = flow.env.get(name.id)
+        if held is not None and held.flag is not None:
+            return held.flag, negated
+    return None
+
+
+def gates_of(set_under: dict[str, tuple[int, ...]], name: str, negated: bool,
+             frame_ifs: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The gates guarding the arm where the flag is true (the body of `if flag:`, the `else` of `if not
+    flag:`), as (body's, else's) extra `ifs`: those it was set true under, not already enclosing."""
+    gates = tuple(c for c in set_under.get(name, ()) if c not in frame_ifs)
+    return ((), gates) if negated else (gates, ())
+
+
 def assign(flow: Flow, name: str, value: bool) -> None:
     """Every path now holds this value of the flag."""
     phase = frozenset({str(value)})
@@ -94,9 +149,14 @@ def split(flow: Flow, name: str, negated: bool) -> tuple[Flow | None, Flow | Non
     default = True if const == "True" else False if const == "False" else None
     taken: list[PathState] = []
     skipped: list[PathState] = []
+    pin = name.startswith(CALLER)  # one call's flag: its value holds to the end of the call (`forget_calls`)
     for s in flow.states:
         phase = s.phase(PREFIX + name, "")
         value = ("True" in phase) if phase is not None and len(phase) == 1 else default
+        if value is None and pin:
+            taken.append(s.with_phase(PREFIX + name, "", frozenset({str(not negated)})))
+            skipped.append(s.with_phase(PREFIX + name, "", frozenset({str(negated)})))
+            continue
         if value is None or value != negated:
             taken.append(s)
         if value is None or value == negated:

@@ -47,6 +47,7 @@ from .flow import (
     rebase_graphs,
 )
 from .gradstate import STATE_CAP, PathState
+from .gradstate import Assumption as GateAssumption
 from .keepalive import KeepAlives
 from .names import ImportMap
 from .objects import Objects
@@ -108,6 +109,7 @@ class Interpreter:
         self.loops: dict[int, Loop] = {}
         self.module_env: dict[str, Value] = {}
         self.cond_aliases: dict[str, ast.expr] = {}
+        self.flag_gates: dict[str, tuple[int, ...]] = {}  # literal flag -> accumulation gates it was set true under
         self.by_akey: dict[int, list[Condition]] = {}
         self._akeys: dict[str, int] = {}
         self._atoms: dict[str, dict[int, pathcond.Atom]] = {}  # a subject -> the atoms (by akey) tests read of it
@@ -272,6 +274,30 @@ class Interpreter:
             self._register(cond)
         return cond
 
+    def caller_condition(self, statement: ast.If, test: ast.expr, where: str) -> Condition:
+        """The condition of a caller's accumulation gate in another file (`statement`), standing for a flag
+        parameter, its test read in the method (`test`, see `project.caller_gates`); `where` names the
+        call that hands the flag over."""
+        cond = self.conditions.get(id(statement))
+        if cond is None:
+            cond = analyse_test(id(statement), statement, test)
+            cond.caller = where
+            self._register(cond)
+        return cond
+
+    def _through_gates(self, flow: Flow | None, gates: tuple[int, ...]) -> Flow | None:
+        """`flow` with its paths having taken the true arm of each gate (`flags.gates_of`)."""
+        if flow is None or not gates:
+            return flow
+        held = [(c.akey, c.polarity) for g in gates if (c := self.conditions.get(g)) is not None]
+        akeys = {k for k, _ in held}
+
+        def through(s: PathState) -> PathState:
+            kept = frozenset(a for a in s.assumptions if a.cond not in akeys)
+            return s._with(assumptions=kept | {GateAssumption(k, v) for k, v in held})
+        flow.map(through)
+        return flow
+
     def _register(self, cond: Condition) -> None:
         cond.akey = self._akeys.setdefault(cond.key, len(self._akeys) + 1)
         self.conditions[cond.id] = cond
@@ -301,11 +327,19 @@ class Interpreter:
         return cond
 
     def exec_if(self, stmt: ast.If, flow: Flow, frame: Frame) -> Outcome:
-        flag = flags.flag_test(stmt.test, frame.function or self.module, self.touches_gradients)
+        flag = (flags.flag_test(stmt.test, frame.function or self.module, self.touches_gradients)
+                or flags.held_flag(stmt.test, flow))
         if flag is not None:  # `if should_start_update:`: each path knows its flag (see `flags`)
             tflow, fflow = flags.split(flow, *flag)
-            t = self.exec_block(stmt.body, tflow, frame) if tflow is not None else Outcome(normal=None)
-            f = Outcome(normal=None) if fflow is None else self.exec_block(stmt.orelse, fflow, frame) if stmt.orelse else Outcome(normal=fflow)
+            body_gates, else_gates = flags.gates_of(self.flag_gates, *flag, frame.ifs)
+            tframe = replace(frame, ifs=frame.ifs + body_gates) if body_gates else frame
+            fframe = replace(frame, ifs=frame.ifs + else_gates) if else_gates else frame
+            # the arm a set flag takes is the gate's true arm of this iteration (its counter since reset)
+            tflow = self._through_gates(tflow, body_gates)
+            fflow = self._through_gates(fflow, else_gates)
+            t = self.exec_block(stmt.body, tflow, tframe) if tflow is not None else Outcome(normal=None)
+            f = (Outcome(normal=None) if fflow is None else self.exec_block(stmt.orelse, fflow, fframe) if stmt.orelse
+                 else Outcome(normal=fflow))
             return Outcome.merge([t, f])
         gates = self.expressions.gate_flags(stmt.test, flow, frame)
         fixed = self.fixed_tests.outcome(stmt.test, flow, frame)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from . import names as N
 from .apimodels import Catalogue
-from .conditions import modulo_atoms
+from .conditions import analyse_test, modulo_atoms
 from .relations import relation
 from .syntax import FUNCTIONS, arguments
 from .walk import children
@@ -64,6 +64,7 @@ class Prescan:
         self._defs: dict[str, list[_Marks]] = {}  # every function and method of the module, by name
         self._bodies: dict[int, _Marks] = {}  # the same, by the id of the definition
         self._gates: list[tuple[int, list[tuple[str, str]]]] = []  # `if` statements testing `counter % N`
+        self._flag_gates: list[int] = []  # window gates whose arms set a flag to a literal (`flags`)
         self._self_stored: set[str] = set()  # attributes assigned on `self` somewhere (`self.model = ...`)
         # `if args.train_text_encoder and args.gradient_accumulation_steps > 1 and accelerator.num_processes > 1:
         # raise ValueError(...)`: the script refuses some accumulation on several processes (diffusers' and
@@ -73,6 +74,8 @@ class Prescan:
         self.touching = self._touching()
         self._inert: set[str] | None = None
         self.interesting = {key: self._matters(m) for key, m in self._marks.items()}
+        for key in self._flag_gates:  # `if count >= accum: apply_gradient = True`: the flag carries the gate
+            self.interesting[key] = True
         # A counter's window phase is followed only where a test of it guards something that touches
         # gradients: `if step % log_interval == 0: log(...)` would multiply the paths for nothing.
         for key, atoms in self._gates:
@@ -110,6 +113,8 @@ class Prescan:
                 if kind is ast.If and not self.refuses_distributed_accumulation:
                     self.refuses_distributed_accumulation = _refuses_distributed_accumulation(node)  # type: ignore[arg-type]
                 if kind is ast.If:
+                    if isinstance(node, ast.If) and _sets_flag(node) and analyse_test(0, node, test).is_accumulation_gate:
+                        self._flag_gates.append(id(node))
                     marks[id(node)] = _Marks()
                     around = around + (id(node),)
                     if atoms:
@@ -309,3 +314,9 @@ def _refuses_distributed_accumulation(node: ast.If) -> bool:
         return False
     names = {n.id if type(n) is ast.Name else n.attr for n in ast.walk(node.test) if type(n) in (ast.Name, ast.Attribute)}
     return bool(names & _PROCESS_COUNTS) and any("accum" in n for n in names)
+
+
+def _sets_flag(node: ast.If) -> bool:
+    """An arm of the `if` assigns a name a literal boolean (`apply_gradient = True`)."""
+    return any(isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant) and type(st.value.value) is bool
+               and any(isinstance(t, ast.Name) for t in st.targets) for st in (*node.body, *node.orelse))

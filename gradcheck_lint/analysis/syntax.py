@@ -98,6 +98,13 @@ def read_source(text: str) -> Source:
     return source
 
 
+def made_here(tree: ast.AST) -> None:
+    """A tree the analysis made (a copy with positions of another file): the text of each of its nodes is
+    its unparsed form, not a segment of the file being analysed."""
+    for node in ast.walk(tree):
+        _CODE[id(node)] = (node, " ".join(ast.unparse(node).split()))
+
+
 def forget_code() -> None:
     """Drop the current module and the cached texts (called when a file's analysis ends)."""
     _CURRENT.clear()

@@ -115,6 +115,7 @@ class Value:
     items: tuple[tuple[str, Value], ...] = ()
     counter: Counter | None = None
     const: object = None
+    flag: str | None = None  # the literal flag (`flags`) it was read from: a parameter holding it tests it
 
     def item(self, key: str) -> Value | None:
         for k, v in self.items:
@@ -212,6 +213,7 @@ def join(values: Iterable[Value]) -> Value:
         items=tuple((k, join(vs)) for k, vs in items.items()),
         counter=counter,
         const=const,
+        flag=vals[0].flag if all(v.flag == vals[0].flag for v in vals) else None,
     )
 
 

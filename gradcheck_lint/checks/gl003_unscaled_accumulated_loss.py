@@ -213,8 +213,16 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         counter_divisor=running[0] if running else None, micro_divisor=per_micro[0] if per_micro and not running else None,
                     )
                     fix = None if running or per_micro else self._fix(model, backward, window, gate)
+                    chain = [step.provenance, c.provenance, backward.loss.provenance]
+                    if isinstance(gate, Condition) and gate.caller is not None:
+                        # the window is a caller's, linked to this method by its name only
+                        written = gate.statement.test if isinstance(gate.statement, ast.If) else gate.test
+                        msg += (f" (The window is set by the caller's gate `{code(written)}`,"
+                                f" handed over at {gate.caller}.)")
+                        chain.append(assumed(Assumption.NAME))
+                        fix = None
                     # the divisors seen are all there are only if the loss was computed in sight
-                    yield Finding(backward.node, msg, help_, (step.provenance, c.provenance, backward.loss.provenance), fix=fix)
+                    yield Finding(backward.node, msg, help_, tuple(chain), fix=fix)
 
     @staticmethod
     def _fix(model: TrainingModel, backward: Backward, window: str | None, gate: Condition | Loop) -> FixPlan | None:

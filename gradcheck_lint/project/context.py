@@ -27,6 +27,7 @@ from ..analysis.definitions import ClassInfo, Definitions
 from ..analysis.flow import Function
 from ..analysis.names import ImportMap
 from ..analysis.prescan import Prescan
+from .caller_gates import CallerGate, caller_gates
 from .index import ForeignModule, ProjectIndex, absolute_imports, module_identity
 
 if TYPE_CHECKING:
@@ -142,6 +143,20 @@ class ProjectView:
                 self.made_elsewhere.add(ent.uid)
             return ent
         return noted
+
+    def caller_gates(self, method: str, position: int, param: str) -> list[CallerGate]:
+        """The accumulation gates of other project files' loops that set the flag they hand to `method`
+        as this parameter (`caller_gates`); the files they were read in count as read."""
+        found = caller_gates(self.index, self.abs, method, position, param)
+        for gate in found:
+            module = self.index.load(gate.path)
+            if module is not None:
+                self.used[module.path] = module.digest
+        return found
+
+    def shown(self, path: str) -> str:
+        """Another project file as named from the checked file's directory (`../train.py`)."""
+        return os.path.relpath(path, os.path.dirname(self.abs)).replace(os.sep, "/")
 
     # ------------------------------------------------------------------ names
     def target(self, qual: str) -> tuple[Function | None, ClassInfo | None] | None:

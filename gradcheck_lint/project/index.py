@@ -14,14 +14,13 @@ import ast
 import hashlib
 import os
 import re
-import warnings
 from dataclasses import dataclass, field
 
 from ..analysis.definitions import ClassInfo
 from ..analysis.flow import Function
 from ..analysis.names import ImportMap
 from ..analysis.syntax import FUNCTIONS, Source, register_foreign, unregister_foreign
-from ..sources import decode_source
+from ..sources import decode_source, parse_python
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # A project file larger than this is not read for its definitions (generated code, vendored bundles).
@@ -371,9 +370,7 @@ def _parse(path: str) -> ForeignModule | None:
     if text is None:
         return None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
+        tree = parse_python(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     base, name, is_init = module_identity(path)
