@@ -440,7 +440,7 @@ class Expressions:
             sides = [source.left, source.right]
             for own, other in (sides, sides[::-1]):
                 if N.ref_text(own) == key:
-                    value = interp.keepalives.note(stmt, key, other, value, frame, code(target))
+                    value = interp.keepalives.note(stmt, key, other, value, frame, code(target), rebinds=True)
         if not value.entities and not value.modules and value.opaque:
             # `self.model = model.to(device)` with `model` of unknown origin: how `self.model` is used
             # elsewhere (`.parameters()`, `.step()`) says what it is.

@@ -50,8 +50,11 @@ class KeepAlives:
         facts.append(value.provenance)
         return weakest(facts)
 
-    def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame, shown: str = "") -> Value:
-        """`target` accumulates `value` at `node`; return `value` marked as held by the accumulator."""
+    def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame, shown: str = "",
+             rebinds: bool = False) -> Value:
+        """`target` accumulates `value` at `node`; return `value` marked as held by the accumulator.
+        `rebinds`: `x = x + [y]` makes a new object and binds the name to it, where `x += [y]` extends the
+        list in place: a parameter rebound so is a local, whatever list the caller handed in."""
         if frame.no_grad or not (value.built or value.graph) or not frame.loops:
             return value  # no graph (only a forward pass of a module makes one), or no loop
         if value.opaque and not (value.reach - value.vague) and not value.graph:
@@ -67,7 +70,7 @@ class KeepAlives:
             return value  # a local of a step function: it does not outlive the call
         fn = frame.function
         if fn is not None and "." not in target and "[" not in target and not _within(self.interp.loops[loop].node, fn) \
-                and not _declared_global(fn, target) and target not in _parameters(fn):
+                and not _declared_global(fn, target) and (rebinds or target not in _parameters(fn)):
             return value  # a local of a function called in the loop (`rewards = rewards + log_pi`): gone at its return
         if target in self.resets_in(self.interp.loops[loop].node):
             return value  # reset in the same loop: one iteration's graph at a time
