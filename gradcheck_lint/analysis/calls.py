@@ -150,7 +150,8 @@ class Calls:
             # that leaves unreadable is still read from how it is used (`expressions.eval_attribute`). A class
             # extending an unknown class of an installed package may be a module: read from its use, as before.
             if found is not None and (found[0] is not None or found[1] is not None and (
-                    found[1].is_module or bool(found[1].api) or interp.definitions.plain(found[1]))):
+                    found[1].is_module or bool(found[1].api) or interp.definitions.plain(found[1])
+                    or self._returning_base(found[1]) is not None)):
                 return self.project_call(call, found[0], found[1], flow, frame)
         last = qual.rsplit(".", 1)[-1]
         pos, kw = self.args_of(call, flow, frame)
@@ -532,6 +533,13 @@ class Calls:
         """`Net()` of a local class: a model for an nn.Module (whose methods stay callable), else an instance."""
         interp = self.interp
         pos, kw = self.args_of(call, flow, frame)
+        wrapper = self._returning_base(info)
+        if wrapper is not None:
+            # `class DataParallelWithCallback(DataParallel)` with no `forward` of its own: constructed, it is
+            # what its base makes of its arguments (the catalogue: `DataParallel(module)` is the module)
+            found = CallSite(call, None, None, pos, kw, None, True).arg(wrapper.ref("value"))
+            if found:
+                return found[0]
         if info.api and self.catalogue.kind(info.api) == "optimizer":
             # `class Muon(torch.optim.Optimizer)`: an optimizer of the parameters it is given (its own
             # `step()` is the update rule, not training code to follow)
@@ -551,6 +559,19 @@ class Calls:
             flow.map_gradients(lambda s: s.clear(0, set(value.modules), record_discards=False))  # fresh parameters
             return self.instantiate(info, pos, kw, flow, frame, value)
         return self.instantiate(info, pos, kw, flow, frame)
+
+    def _returning_base(self, info: ClassInfo) -> Effect | None:
+        """The catalogue's `returns` effect of a base class that hands back one of its arguments (an
+        identity wrapper: `torch.nn.DataParallel`), when the class and its project bases define no
+        `forward` of their own; None otherwise."""
+        if self.interp.definitions.find_method(info, "forward") is not None:
+            return None
+        for base in info.bases:
+            row = self.catalogue.call(base)
+            for effect in row.effects if row is not None else ():
+                if effect.kind == "returns" and effect.ref("value") is not None and not effect.value("unwraps"):
+                    return effect
+        return None
 
     def instantiate(self, info: ClassInfo, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
                     instance: Value | None = None) -> Value:
