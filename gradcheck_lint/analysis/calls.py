@@ -17,7 +17,7 @@ from .inlining import Inliner
 from .parts import CallsHost
 from .provenance import Assumption, assumed
 from .reductions import normaliser_argument, sums_samples
-from .syntax import arguments, code, keyword_value
+from .syntax import Arg, arguments, code, keyword_value
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
 
 # Built-ins that pass their arguments' objects through (`list(model.parameters())`, `chain(a, b)`).
@@ -28,6 +28,12 @@ _GRAD_METHODS = frozenset({"zero_", "fill_", "mul_", "div_", "add_", "sub_", "cl
 # in-place changes of `.grad` other than by a factor: wrong on gradients a GradScaler still scales
 _GRAD_MODIFIERS = frozenset({"fill_", "add_", "sub_", "clamp_", "clip_", "addcmul_", "addcdiv_", "copy_"})
 _ARG0 = ArgRef(positions=(0,))
+
+
+def _held_values(args: list[Arg]) -> bool:
+    """The only argument is a value held in a name or a container slot (`buffer[i]`, `saved`), not a
+    computation: what was stored there earlier."""
+    return len(args) == 1 and isinstance(args[0].value, (ast.Name, ast.Subscript, ast.Attribute))
 
 
 class Calls:
@@ -502,10 +508,16 @@ class Calls:
             flow.map_gradients(lambda s: s.rescale(holders))
         elif attr in ("add_", "sub_", "addcmul_", "addcdiv_", "clamp_", "clip_"):  # noise added, values clamped: changed in place
             interp.amp.touched(call, holders, "modify_before_unscale", flow, frame.ifs)
+            if attr == "add_" and _held_values(args):  # `p.grad.add_(buffer[i])`: gradients saved earlier, put back
+                flow.map_gradients(lambda s: s.refill(holders))
         else:  # `p.grad.fill_(0.01)` replaces the gradient outright
             if attr in _GRAD_MODIFIERS:
                 interp.amp.touched(call, holders, "modify_before_unscale", flow, frame.ifs)
             flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
+            if attr == "copy_" and _held_values(args):
+                # `p.grad.copy_(buffer[i])`: gradients written back by hand (a backup restored after a clear
+                # made room for another computation): what the step applies is what the code put there
+                flow.map_gradients(lambda s: s.refill(holders))
         return EMPTY
 
     def grads_listed(self, node: ast.expr, flow: Flow, frame: Frame) -> set:

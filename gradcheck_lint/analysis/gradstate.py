@@ -229,6 +229,15 @@ class PathState:
         discards = frozenset(d for d in self.discards if not steps_on(d.holder))
         return self._with(grads=frozenset(grads), discards=discards)
 
+    def refill(self, holders: Iterable[Holder]) -> PathState:
+        """Gradients were written into these holders by hand (`p.grad.copy_(saved)`): a clear's discard of
+        them is refilled, as a later backward would (see `Discard.refilled`)."""
+        targets = list(holders)
+        if not any(d.holder.overlaps(t) for d in self.discards for t in targets):
+            return self
+        return self._with(discards=frozenset(d._replace(refilled=True) if any(d.holder.overlaps(t) for t in targets) else d
+                                             for d in self.discards))
+
     def carry_over(self, backwards: set[int]) -> PathState:
         """Mark the fresh gradients of these backward passes as left over from an earlier period."""
         return self._with(grads=frozenset((h, c.but(carried=True) if c.fresh and c.backward in backwards else c)

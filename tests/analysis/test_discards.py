@@ -93,3 +93,37 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
     opt.zero_grad()
 """
     assert codes(src) == {(11, "GL002")}
+
+
+BACKUP = """\
+import torch
+
+model = torch.nn.Linear(4, 4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+params = list(model.parameters())
+saved = [torch.zeros_like(p) for p in params]
+for x in torch.randn(8, 2, 4):
+    optimizer.zero_grad()
+    model(x).pow(2).mean().backward()
+    for i, p in enumerate(params):
+        saved[i].copy_(p.grad)
+        p.grad.zero_()
+    probe = model(x).mean()  # another computation's gradient, read and dropped
+    probe.backward()
+    for p in params:
+        p.grad.zero_()
+{restore}
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(("restore", "expected"), [
+    # gradients saved to buffers, cleared to make room for another computation, and written back
+    ("    for i, p in enumerate(params):\n        p.grad.copy_(saved[i])", set()),
+    ("    for i, p in enumerate(params):\n        p.grad.add_(saved[i])", set()),
+    ("", {(16, "GL002")}),  # ... never written back: the step sees nothing of the loss
+])
+def test_gradients_backed_up_and_written_back_around_a_clear(restore: str, expected: set[tuple[int, str]]) -> None:
+    """mammoth's second-order learner copies the window's gradients to buffers, clears, and copies them
+    back before the step (`p.grad.copy_(buffer[i])`): the clear discards nothing the step misses."""
+    assert {c for c in codes(BACKUP.format(restore=restore)) if c[1] == "GL002"} == expected
