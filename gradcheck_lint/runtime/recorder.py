@@ -246,8 +246,17 @@ class Recorder:
         return cycle, growth
 
 
+class _Dead:
+    """Stands for a watched parameter that was freed (its `.grad` reads None; `Probe.generation` changed)."""
+
+    grad = None
+
+
+_DEAD = _Dead()
+
+
 def _params(probe: Probe) -> list[torch.Tensor]:
-    return [obs.param() for _k, obs in probe.watched]
+    return [p if (p := obs.param()) is not None else _DEAD for _k, obs in probe.watched]
 
 
 def _quiet(monitors: Any) -> bool:
