@@ -128,6 +128,7 @@ class Replay:
                 same_id, same_v, _none = point.sig
                 self.writes[i] = [(k, self.index[k]) for k in probe.sentinels
                                   if k in self.index and not (same_id[full[k]] and same_v[full[k]])]
+        self.factors = {point.measured[0]: point.measured[1] for point in cycle if point.measured is not None}
         self.measures: dict[int, int] = {}  # sentinel -> its windows so far, to measure one in `MEASURE_EVERY`
 
     # -- the calls
@@ -239,8 +240,9 @@ class Replay:
         return True
 
     def _measuring(self, key: int) -> bool:
-        """This window's in-place rescaling is measured: one window in `MEASURE_EVERY`."""
-        return self.measures.get(key, 0) % MEASURE_EVERY == 0
+        """This window's in-place rescaling is measured: one window in `MEASURE_EVERY`, or every window
+        when the reference measured a factor other than one (`p.grad.data /= N`: no version shows it)."""
+        return self.measures.get(key, 0) % MEASURE_EVERY == 0 or self.factors.get(key, 1.0) != 1.0
 
     def before_step(self, probe: Probe, opt: torch.optim.Optimizer, site: Site) -> bool:
         point = self._next(STEP_MID, (STEP_MID, id(opt), site), probe)
