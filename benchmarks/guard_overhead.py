@@ -10,7 +10,9 @@ are built alike from one seed, and its own time is timed per iteration (`loop_se
 In ONE process, an unguarded model (A) and a guarded deep copy of it (B), each with its own AdamW,
 are stepped alternately in pairs (A then B, then B then A for the next pair, ...), so machine drift
 and cache effects land on both alike. Each pair gives the ratio B/A; the figure is the median of
-those ratios minus one, per run. A run has at least `--pairs` pairs, and more until it lasted
+those ratios minus one, per run; two such medians are printed, of the wall times and of the CPU times of
+the training thread (`time.thread_time`: autograd runs its CPU work on the calling thread), which the
+other processes of a loaded machine disturb much less. A run has at least `--pairs` pairs, and more until it lasted
 `--min-seconds`: 60 pairs of the small CNN take a second, and on a shared machine their median
 moved by several percent from run to run (the transformer's 60 pairs take about 14 s). Both call `loss.backward()`; for A's
 call `torch.autograd.backward` is torch's own (as it was before the guard started), so A pays nothing for

@@ -44,7 +44,8 @@ def read(ps: list[torch.Tensor]) -> tuple[list[int], list[int]]:
     return ids, list(map(_VERSION, grads))
 
 
-def signature(ids0: list[int], vers0: list[int], ids: list[int], vers: list[int]) -> tuple[list[bool], list[bool], list[bool]]:
+def signature(ids0: list[int], vers0: list[int], ids: list[int],
+              vers: list[int]) -> tuple[list[bool], list[bool], list[bool]]:
     """How each `.grad` changed from one read to the next: same tensor, same version, None now."""
     return list(map(operator.eq, ids, ids0)), list(map(operator.eq, vers, vers0)), list(map(_IS_NONE, ids))
 
@@ -94,7 +95,8 @@ def image(probe: Probe) -> tuple[tuple[Any, ...], dict[Any, int]]:
             seen = False
             break
     img = (held, counts, passes, None if ledger.current is None else ledger.current - nxt, discards, since, live,
-           windows, dict(ledger.step_sites), dict(ledger._weighted), frozenset(ledger._rescaled), dict(ledger._leftovers),
+           windows, dict(ledger.step_sites), dict(ledger._weighted), frozenset(ledger._rescaled),
+           dict(ledger._leftovers),
            {k: tuple(v) for k, v in ledger._registered.items()}, dict(ledger.optimizers_of),
            probe.last_event, probe._plain_step, probe.retained, frozenset(probe.sentinels), sentinels, deferred, seen,
            frozenset(probe._reported_windows), dict(probe.discovered_sites), probe.generation, len(probe.watched))
@@ -224,7 +226,8 @@ class Recorder:
             before = points[-(back + 1) * period:-back * period]
             after = points[-back * period:len(points) - (back - 1) * period]
             for a, b in zip(before, after):
-                if a.key != b.key or a.img != b.img or not b.clean or (b.sig is not None and a.sig is not None and a.sig != b.sig):
+                if a.key != b.key or a.img != b.img or not b.clean or (
+                        b.sig is not None and a.sig is not None and a.sig != b.sig):
                     return None
                 if a.kind == BW_MID and a.scale != b.scale:
                     return None
@@ -232,7 +235,8 @@ class Recorder:
             if growth is not None and grown != growth:
                 return None
             growth = grown
-        if growth is None or growth.get("reports") or any(p.sig is None for p in cycle if p.kind in (CLEAR_END, BW_END, STEP_END)):
+        reads = (CLEAR_END, BW_END, STEP_END)
+        if growth is None or growth.get("reports") or any(p.sig is None for p in cycle if p.kind in reads):
             return None
         img = cycle[-1].img
         assert img is not None

@@ -157,7 +157,8 @@ class Replay:
         grads = list(map(_GRAD, self.ps))
         ids = list(map(id, grads))
         vers = [-1 if g is None else g._version for g in grads]
-        if [(a == b) + 2 * (c == d) + 4 * (a == _NO_GRAD) for a, b, c, d in zip(ids, self.ids, vers, self.vers)] != self.sigs[i]:
+        codes = [(a == b) + 2 * (c == d) + 4 * (a == _NO_GRAD) for a, b, c, d in zip(ids, self.ids, vers, self.vers)]
+        if codes != self.sigs[i]:
             return False
         self.ids, self.vers = ids, vers
         return True
