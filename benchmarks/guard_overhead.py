@@ -10,7 +10,9 @@ are built alike from one seed, and its own time is timed per iteration (`loop_se
 In ONE process, an unguarded model (A) and a guarded deep copy of it (B), each with its own AdamW,
 are stepped alternately in pairs (A then B, then B then A for the next pair, ...), so machine drift
 and cache effects land on both alike. Each pair gives the ratio B/A; the figure is the median of
-those ratios minus one, per run. A run has at least `--pairs` pairs, and more until it lasted
+those ratios minus one, per run; two such medians are printed, of the wall times and of the CPU times of
+the training thread (`time.thread_time`: autograd runs its CPU work on the calling thread), which the
+other processes of a loaded machine disturb much less. A run has at least `--pairs` pairs, and more until it lasted
 `--min-seconds`: 60 pairs of the small CNN take a second, and on a shared machine their median
 moved by several percent from run to run (the transformer's 60 pairs take about 14 s). Both call `loss.backward()`; for A's
 call `torch.autograd.backward` is torch's own (as it was before the guard started), so A pays nothing for
@@ -95,9 +97,10 @@ class GanLoop:
         self.z = torch.randn(accum, batch, noise)
         self.ones, self.zeros = torch.ones(batch, 1), torch.zeros(batch, 1)
 
-    def step(self, backward: Callable[[torch.Tensor], None]) -> float:
+    def step(self, backward: Callable[[torch.Tensor], None]) -> tuple[float, float]:
+        """One iteration; its wall time and the CPU time of this thread (autograd runs CPU work on it)."""
         bce = nn.functional.binary_cross_entropy_with_logits
-        start = time.perf_counter()
+        cpu, start = time.thread_time(), time.perf_counter()
         self.opt_D.zero_grad(set_to_none=True)
         for k in range(self.accum):
             fake = self.G(self.z[k]).detach()
@@ -109,14 +112,21 @@ class GanLoop:
             g_loss = bce(self.D(self.G(self.z[k])), self.ones) / self.accum
             backward(g_loss)
         self.opt_G.step()
-        return time.perf_counter() - start
+        return time.perf_counter() - start, time.thread_time() - cpu
 
 
 LOOPS = {"gan": ("MLP GAN, 2 optimizers, accumulation 2", GanLoop)}
 
 
+Result = tuple[tuple[float, float], int]  # (median B/A - 1 in % by wall time, by this thread's CPU time), pairs
+
+
+def _medians(ratios: list[tuple[float, float]]) -> tuple[float, float]:
+    return ((statistics.median(r[0] for r in ratios) - 1) * 100, (statistics.median(r[1] for r in ratios) - 1) * 100)
+
+
 def run_loop_pairs(make: Callable[[], GanLoop], pairs: int, guarded: bool, strict: bool,
-                   min_seconds: float = 0.0) -> tuple[float, int]:
+                   min_seconds: float = 0.0) -> Result:
     """`run_pairs` for a loop of several models and optimizers: A and B built alike from one seed."""
     loop_a, loop_b = make(), make()
     plain_backward = torch.autograd.backward
@@ -149,13 +159,13 @@ def run_loop_pairs(make: Callable[[], GanLoop], pairs: int, guarded: bool, stric
             else:
                 b = loop_b.step(backward_b)
                 a = loop_a.step(backward_a)
-            ratios.append(b / a)
+            ratios.append((b[0] / a[0], b[1] / max(a[1], 1e-9)))
             i += 1
     finally:
         if g is not None:
             g.stop()
             assert len(g.report()) == 0, str(g.report())
-    return (statistics.median(ratios) - 1) * 100, len(ratios)
+    return _medians(ratios), len(ratios)
 
 
 def loop_self_time(make: Callable[[], GanLoop], steps: int, strict: bool) -> tuple[dict[str, float], float]:
@@ -200,7 +210,7 @@ def loop_self_time(make: Callable[[], GanLoop], steps: int, strict: bool) -> tup
                         spent[k] = 0.0
                     for k in inner:
                         inner[k] = 0.0
-                    t = loop.step(lambda loss: loss.backward())
+                    t = loop.step(lambda loss: loss.backward())[0]
                     if i >= 3:
                         own = {k: spent[k] - inner.get(k, 0.0) for k in spent}
                         own["total"] = sum(own.values())
@@ -219,16 +229,16 @@ def loop_self_time(make: Callable[[], GanLoop], steps: int, strict: bool) -> tup
     return {k: statistics.median(v) * 1e6 for k, v in per_step.items()}, statistics.median(times) * 1e3
 
 
-def one_step(model: nn.Module, opt: torch.optim.Optimizer, loss_of: LossOf, backward: Callable[..., None]) -> float:
-    start = time.perf_counter()
+def one_step(model: nn.Module, opt: torch.optim.Optimizer, loss_of: LossOf, backward: Callable[..., None]) -> tuple[float, float]:
+    cpu, start = time.thread_time(), time.perf_counter()
     opt.zero_grad(set_to_none=True)
     backward(loss_of(model))
     opt.step()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.thread_time() - cpu
 
 
 def run_pairs(make: Callable[[], tuple[nn.Module, LossOf]], pairs: int, guarded: bool, strict: bool,
-              min_seconds: float = 0.0) -> tuple[float, int]:
+              min_seconds: float = 0.0) -> Result:
     """Median over pairs of (B step time / A step time) - 1, in percent, and the number of pairs:
     at least `pairs`, more until the pairs took `min_seconds`."""
     torch.manual_seed(0)
@@ -268,13 +278,13 @@ def run_pairs(make: Callable[[], tuple[nn.Module, LossOf]], pairs: int, guarded:
             else:
                 b = one_step(model_b, opt_b, loss_of, backward_b)
                 a = one_step(model_a, opt_a, loss_of, backward_a)
-            ratios.append(b / a)
+            ratios.append((b[0] / a[0], b[1] / max(a[1], 1e-9)))
             i += 1
     finally:
         if g is not None:
             g.stop()
             assert len(g.report()) == 0, str(g.report())
-    return (statistics.median(ratios) - 1) * 100, len(ratios)
+    return _medians(ratios), len(ratios)
 
 
 def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, strict: bool) -> tuple[dict[str, float], float]:
@@ -399,7 +409,7 @@ def main() -> None:
             name, make_loop = LOOPS[key]
             probe_loop = make_loop()
             params = sum(p.numel() for m in (probe_loop.G, probe_loop.D) for p in m.parameters())
-            pairs_of: Callable[..., tuple[float, int]] = run_loop_pairs
+            pairs_of: Callable[..., Result] = run_loop_pairs
             self_time: Callable[..., tuple[dict[str, float], float]] = loop_self_time
             make: Callable[..., object] = make_loop
         else:
@@ -411,10 +421,11 @@ def main() -> None:
             guarded.append(pairs_of(make, args.pairs, True, args.strict, args.min_seconds))
             if not args.no_control:
                 control.append(pairs_of(make, args.pairs, False, False, args.min_seconds))
-        line = (f"{name:12s} {params / 1e6:5.2f}M params  guard " + ", ".join(f"{r:+.2f} %" for r, _n in guarded)
+        line = (f"{name:12s} {params / 1e6:5.2f}M params  guard wall/cpu "
+                + ", ".join(f"{w:+.2f}/{c:+.2f} %" for (w, c), _n in guarded)
                 + " (" + ", ".join(str(n) for _r, n in guarded) + " pairs)")
         if control:
-            line += "  | control A vs A " + ", ".join(f"{r:+.2f} %" for r, _n in control)
+            line += "  | control A vs A " + ", ".join(f"{w:+.2f}/{c:+.2f} %" for (w, c), _n in control)
         own, step_ms = self_time(make, max(args.own_steps, args.pairs // 2), args.strict)
         line += (f"  | guard's own code {own['total']:.0f} µs of a {step_ms:.1f} ms step "
                  f"({own['total'] / 1e3 / step_ms * 100:.2f} %: zero_grad {own['zero_grad']:.0f}, "

@@ -31,6 +31,7 @@ class ClipHost(CycleHost, Protocol):
     @property
     def observed(self) -> dict[int, _Observed]: ...
     def _sync(self, observations: list[_Observed | None] | None, now: Site) -> None: ...
+    def _drop_replay(self) -> None: ...
 
 
 _FAST = object()  # `before`'s answer when the steady cycle takes the clip (a window of one: nothing to measure)
@@ -38,6 +39,7 @@ _FAST = object()  # `before`'s answer when the steady cycle takes the clip (a wi
 
 def before(probe: ClipHost, params: list[Any]) -> Any:
     """Measure the gradients of `params` as they enter the clip; returns what `after` needs."""
+    probe._drop_replay()  # a clip in a replayed cycle: not one of its calls
     cycle = probe._cycle
     if (cycle is not None and cycle.phase == _cycle.BACKWARD_DONE and cycle.params is not None
             and len(params) == cycle.n and all(map(_same, params, cycle.params))

@@ -66,7 +66,13 @@ class Monitors:
     """Per-probe state of the GL006-GL009 monitors."""
 
     def __init__(self, sink: FindingSink, names: Callable[[torch.Tensor], str]) -> None:
-        self.sink = sink
+        reported = self.reported = [0]  # findings sent (a replayed cycle is one that reported nothing)
+
+        def counted(finding: Finding, step: object, may_raise: bool) -> None:
+            reported[0] += 1
+            sink(finding, step, may_raise)
+
+        self.sink = counted
         self.owner_name = names  # the model's name of a parameter, as the probe knows it
         self.opt_names: dict[int, str] = {}  # optimizer id -> its name at its last step call
         self.opt_params: dict[int, frozenset[int]] = {}

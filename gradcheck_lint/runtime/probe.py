@@ -20,6 +20,8 @@ from torch.utils.hooks import RemovableHandle
 
 from . import batches as _batches
 from . import cycle as _cycle
+from . import recorder as _rec
+from . import replay as _replay
 from .clear_sites import clear_between
 from .gates import gate_of
 from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
@@ -68,6 +70,10 @@ class Probe:
         self._deferred: list[_Observed] = []  # sentinels whose copy waits for the next backward pass
         self._groups: dict[int, _Group] = {}  # id of an optimizer or model -> its parameters
         self._cycle: _cycle.Cycle | None = None  # the fast path (cycle.py), while the training cycle is steady
+        self._replay: _replay.Replay | None = None  # the fast path of any steady cycle (replay.py)
+        self._recorder = _rec.Recorder()  # the full path's points, searched for a steady cycle
+        self._measured: tuple[int, float | None] | None = None  # the sentinel and factor the last step measured
+        self._reports = 0  # steps that reported something (a replay starts from a cycle that reported nothing)
         self._plain_step: int | None = None  # the optimizer whose step is running without a closure
         self._step_sites: dict[int, SiteMemo] = {}  # optimizer id -> its last step call's place
         self._owner_names: dict[frozenset[int], str] = {}  # GL005: parameters -> their model's name in the source
@@ -87,6 +93,8 @@ class Probe:
     def steps_checked(self) -> int:
         if self._cycle is not None:
             self._cycle.flush(self)
+        if self._replay is not None:
+            self._replay.materialize(self)
         return sum(len(sizes) for sizes in self.ledger.windows.values())
 
     # -- lifecycle
@@ -175,6 +183,20 @@ class Probe:
         cycle, self._cycle = self._cycle, None
         if cycle is not None:
             cycle.flush(self)
+        self._drop_replay()
+
+    def _drop_replay(self) -> None:
+        """Leave the replay: the state the full path would have is written first (`Replay.materialize`)."""
+        replay, self._replay = self._replay, None
+        if replay is not None:
+            replay.materialize(self)
+            self._recorder.reset()
+
+    def _note(self, kind: int, key: tuple[Any, ...], site: Site | None = None, **extra: Any) -> None:
+        """A point of the full path, for the recorder (replay.py); the replay it finds takes over."""
+        steady = self._recorder.note(self, kind, key, site, **extra)
+        if steady is not None:
+            self._replay = _replay.Replay(self, *steady)
 
     def _owner_name(self, p: torch.Tensor) -> str:
         return self.owner_of.get(id(p), "")
@@ -202,6 +224,7 @@ class Probe:
             self.generation += 1
         if not p.requires_grad:
             return
+        self._drop_replay()
         obs = self.observed[key] = _Observed(p, self._param_died)
         self.generation += 1
         g = p.grad
@@ -247,6 +270,12 @@ class Probe:
             else:
                 site = memo_site(frame, memo, ("zero_grad",), False)[0]
             ps = params()
+            replay = probe._replay
+            if replay is not None:
+                result = replay.clear(probe, owner, site, ps, original, args, kwargs, stock)
+                if result is not _replay.MISS:
+                    return result
+                probe._drop_cycle()
             cycle = probe._cycle
             if cycle is not None:
                 if cycle.phase <= _cycle.CLEARED:
@@ -254,6 +283,7 @@ class Probe:
                     if result is not _cycle.MISS:
                         return result
                 probe._drop_cycle()
+            probe._recorder.entry(probe)
             group = probe._group(owner, ps)
             with_grad, stale, _differs = _look(group, ps)
             if stale:
@@ -266,18 +296,28 @@ class Probe:
                 skipped = not all(bool(torch.isfinite(p.grad).all())
                                   for k, p in zip(group.keys, ps) if k in held and p.grad is not None)
             result = original(*args, **kwargs)
-            probe.ledger.clear_ran(site)
-            probe._mark_all_cleared(group, ps, site, discard=not skipped)
-            probe.last_event = site
+            probe._cleared_by(owner, ps, site, group, skipped, bool(pending))
             return result
 
         obj.zero_grad = zero_grad
         self._patched.append((weakref.ref(obj), "zero_grad"))
 
+    def _cleared_by(self, owner: int, ps: list[torch.Tensor], site: Site, group: _Group | None = None,
+                    skipped: bool = False, pending: bool = False) -> None:
+        """The full path's bookkeeping of a clear that ran (`owner`'s `zero_grad` over `ps`); `skipped`: the
+        gradients it dropped were a step a GradScaler skipped; `pending`: it dropped some no step applied."""
+        if group is None:
+            group = self._group(owner, ps)
+        self.ledger.clear_ran(site)
+        self._mark_all_cleared(group, ps, site, discard=not skipped)
+        self.last_event = site
+        self._note(_rec.CLEAR_END, (_rec.CLEAR_END, owner, site), site, keys=list(group.keys), pending=pending)
+
     # -- observations
     def unscaled(self, grads: Any) -> None:
         """These gradient tensors were unscaled by a GradScaler: take their new version as seen."""
         ids = {id(g) for g in grads} if isinstance(grads, (list, tuple)) else set()
+        self._drop_replay()
         cycle = self._cycle
         if cycle is not None:
             cycle.flush(self)
@@ -309,6 +349,7 @@ class Probe:
         """`before_backward` on the full path (leaving the steady cycle first, if any); `retain`: the
         pass keeps its graph for another backward (`batches.py`)."""
         self._drop_cycle()
+        self._recorder.entry(self)
         graph = graph if graph is not None else LossGraph(tensors)
         if self._deferred:
             self._take_deferred()
@@ -335,6 +376,7 @@ class Probe:
                 self.retained = True
         if self.monitors is not None:
             self.monitors.before_backward(site, tensors, graph.grad_fn)
+        self._note(_rec.BW_MID, (_rec.BW_MID, site, via), site, scale=self.ledger.passes[bid].scale)
 
     def after_backward(self, site: Site) -> None:
         """Every watched `.grad` the pass changed was accumulated into."""
@@ -383,6 +425,7 @@ class Probe:
                 self.monitors.wrote(site, wrote)
         ledger.end_backward()
         self.last_event = site
+        self._note(_rec.BW_END, (_rec.BW_END, site), site)
 
     def _take_deferred(self) -> None:
         """Another backward pass starts: take the deferred copies, of the same gradients as right after
@@ -470,6 +513,11 @@ class Probe:
             site = memo_site(frame, memo, ("step",), False)[0]
         rest = args[1:] if args and args[0] is opt else args
         closure = kwargs.get("closure") or (next((a for a in rest if callable(a)), None) if rest else None)
+        replay = self._replay
+        if replay is not None:
+            if closure is None and not rest and replay.before_step(self, opt, site):
+                return None
+            self._drop_cycle()
         cycle = self._cycle
         if cycle is not None:
             if (closure is None and not rest and cycle.phase == _cycle.BACKWARD_DONE and cycle.opt_id == id(opt)
@@ -482,13 +530,17 @@ class Probe:
         if closure is not None:
             # `step(closure)` (LBFGS): the closure clears and runs backward inside the step, maybe
             # several times; each evaluation's gradients are checked as one step's
+            self._recorder.reset()
             return self._wrap_closure(opt, closure, site, name, args, kwargs)
+        self._recorder.entry(self)
         self._check_step(opt, site, name)
+        self._note(_rec.STEP_MID, (_rec.STEP_MID, id(opt), site), site, measured=self._measured)
         return None
 
     def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str) -> None:
         self._drop_cycle()
         self.retained = False
+        self._measured = None
         params = self._params_of(opt)
         group = self._group(id(opt), params, watch=True)  # new parameters, or a new tensor under a dead one's id
         with_grad, stale, _differs = _look(group, params)
@@ -511,6 +563,7 @@ class Probe:
                     measured = True
                     rescale = (functools.partial(rescale_factor, obs, obs.snapshot) if obs.snapshot is not None
                                else _unmeasured)  # a deferred copy: a window of one pass, unless lost
+                    rescale = self._noted(key, rescale)
                 else:
                     # another parameter of this optimizer is measured: stop copying this one after
                     # every backward pass (one sentinel per optimizer is all the default mode reads)
@@ -530,10 +583,24 @@ class Probe:
             violations.append(window)
         self.last_event = site
         if violations:
+            self._reports += 1
             for v in violations:
                 if v.code == "GL005" and not v.param_owner:
                     v.param_owner = self._owner_in_source(v, group.keys)
             self.sink(violations, name, (id(opt), len(self.ledger.windows.get(id(opt), ()))))
+
+    def _noted(self, key: int, measure: Callable[[], float | None]) -> Callable[[], float | None]:
+        """`measure`, noting what it measured for the recorder (`_measured`: which sentinel, what factor)."""
+        probe_ref = weakref.ref(self)
+
+        def noted() -> float | None:
+            factor = measure()
+            probe = probe_ref()
+            if probe is not None:
+                probe._measured = (key, factor)
+            return factor
+
+        return noted
 
     def _owner_in_source(self, v: Violation, keys: list[int]) -> str | None:
         """GL005: the user's name of the model whose parameters hold the other model's pass (`critic`)."""
@@ -565,6 +632,11 @@ class Probe:
         return tuple(evaluated if a is closure else a for a in args), kwargs
 
     def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        replay = self._replay
+        if replay is not None:
+            if replay.after_step(self, opt):
+                return
+            self._drop_cycle()
         cycle = self._cycle
         if cycle is not None:
             if cycle.phase == _cycle.STEPPING and cycle.opt_id == id(opt):
@@ -586,6 +658,11 @@ class Probe:
                     obs.grad_id, obs.version = id(g), g._version
         if self._plain_step == id(opt):  # the state the fast path starts from, if it is steady
             self._cycle = _cycle.establish(self, id(opt), group)
+            if self._cycle is None:
+                self._note(_rec.STEP_END, (_rec.STEP_END, id(opt)), self.last_event or UNKNOWN_SITE,
+                           keyset=group.keyset, keys=list(group.keys))
+        else:
+            self._recorder.reset()
 
     def _global_before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
         known = self.optimizers.get(id(opt))

@@ -27,6 +27,7 @@ from .clips import ClipHost
 from .ledger import Site
 from .loss_scale import LossGraph
 from .norms import NormHost
+from .replay import Replay
 from .sites import MEMOS, SiteMemo, memo_sites
 
 
@@ -35,6 +36,8 @@ class PatchHost(ClipHost, NormHost, Protocol):
 
     @property
     def retained(self) -> bool: ...
+    @property
+    def _replay(self) -> Replay | None: ...
     def full_before_backward(self, site: Site, tensors: Any, graph: LossGraph | None = None, via: object = None,
                              retain: bool = False) -> None: ...
     def full_after_backward(self, site: Site) -> None: ...
@@ -80,8 +83,12 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
         graph = LossGraph(tensors)
     for probe in probes:  # `Probe.before_backward`, the steady cycle's case without a call of its own
         cycle = probe._cycle
+        replay = probe._replay
         if retain or probe.retained:
             probe.full_before_backward(site, tensors, graph, via, retain)
+        elif replay is not None:
+            if not replay.before_backward(probe, site, tensors, graph, via):
+                probe.full_before_backward(site, tensors, graph, via)
         elif cycle is None or cycle.phase != _cycle.CLEARED or not cycle.before_backward(probe, site, tensors, graph, via):
             probe.full_before_backward(site, tensors, graph, via)
     del graph  # the graph's root is not held past the pass
@@ -96,6 +103,11 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     finally:
         _RUNNING[0] -= 1
         for probe in probes:  # `Probe.after_backward`, likewise
+            replay = probe._replay
+            if replay is not None:
+                if not replay.after_backward(probe, site):
+                    probe.full_after_backward(site)
+                continue
             cycle = probe._cycle
             if cycle is None or cycle.phase != _cycle.IN_BACKWARD or not cycle.after_backward(probe, site):
                 probe.full_after_backward(site)

@@ -20,6 +20,7 @@ class _Recorder:
 
     def __init__(self) -> None:
         self._cycle = None
+        self._replay = None
         self.monitors = None
         self.retained = False
         self.seen: list[tuple[int, Any]] = []
@@ -100,6 +101,7 @@ from gradcheck_lint.runtime.sites import SiteMemo
 
 class Recorder:
     _cycle = None
+    _replay = None
     monitors = None
     retained = False
     def __init__(self):

@@ -1,0 +1,388 @@
+"""The probe's fast path for any steady training cycle: windows of several backward passes, several
+optimizers, one model's loss writing another's gradients (a GAN), by replaying the full path.
+
+The full path (`probe.py`) is the reference. It notes a *point* after each clear, at the start and the
+end of each backward pass and before and after each step (`Recorder.note`): the call (its kind, the
+line it was made from, the optimizer or model), how every watched `.grad` changed during it (which
+became None, which changed tensor, which changed version), and an *image* of the ledger and the probe
+in which pass ids are counted from the ledger's next id. Once the points repeat with a period ending at
+a step (found from their calls alone, then `CYCLES` cycles imaged), the images of each point are the
+same in every cycle, the clear and window counts grew by the same amounts, no `.grad` changed between
+two calls, nothing was reported and the monitors had nothing pending, the state after any point of a
+later identical cycle is known: the image of that point, its pass ids shifted by the passes of the
+cycles since and its counts grown alike.
+
+From then on (`Replay`) each call checks that it is the next call of the cycle, that every watched
+`.grad` is as last seen when it starts (one read of every `.grad`: which tensor, at which version) and
+changed as in the reference when it ends, and writes nothing to the ledger; the monitors are called as
+the steady cycle (`cycle.py`) calls them. The first call that differs first writes out the state the
+full path would have reached (`Replay.materialize`), and the full path handles it: the findings are
+the same, at the same step. What is sampled instead of done on every cycle (said in GL003's and
+GL008's rule documents):
+- a loss's constant factors are read on the passes of one cycle in `GRAPH_EVERY` and compared with the
+  reference's (a change falls back there); the passes not read carry `windows.UNREAD`;
+- a window's in-place rescaling (`p.grad /= N` shows in a version counter and falls back at once;
+  `p.grad.data /= N` does not) is measured on one window in `MEASURE_EVERY` of each optimizer, against
+  a copy of its sentinel taken after the window's last pass; on the others the sentinel's `.grad`
+  unchanged since that pass (tensor and version) stands for the reference's factor of one;
+- GL008's tag, as in `cycle.py` (`Monitors.tag_due`).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from . import cycle as _cycle
+from .ledger import UNKNOWN_SITE, BackwardPass, Discard, Site
+from .loss_scale import LossGraph, graph_scale
+from .observed import _LOST, _NO_GRAD
+from .recorder import BW_END, BW_MID, CLEAR_END, STEP_END, STEP_MID, Point, _params, read
+from .rescale import rescale_factor
+from .windows import UNREAD, Scale
+
+# the probe (`probe.Probe`, which imports this module): the replay reads and writes most of its state
+Probe = Any
+
+GRAPH_EVERY = 8  # cycles between two reads of every pass's loss factors
+MEASURE_EVERY = 8  # windows of an optimizer between two measurements of its in-place rescaling
+MISS = object()  # `Replay.clear`'s answer when the call is not the cycle's next
+_GRAD = operator.attrgetter("grad")
+
+_GONE = -2  # an observed `.grad` id no tensor has: a gradient the full path saw, gone since
+
+
+class Replay:
+    """A steady cycle replayed: `done` is the last point passed, in cycle `cycle` (0: the reference)."""
+
+    def __init__(self, probe: Probe, cycle: list[Point], growth: dict[Any, int]) -> None:
+        self.points = cycle
+        self.period = len(cycle)
+        self.growth = growth
+        self.step = growth.get("next", 0)  # pass ids per cycle
+        self.done = self.period - 1
+        self.cycle = 0
+        self.next_i, self.next_point = 0, cycle[0]
+        self.generation = probe.generation
+        # the parameters read at each call: each sentinel, and the first and last of each optimizer and of
+        # all those watched (`SAMPLED`); the others are read when the replay ends
+        self.all_ps = _params(probe)  # held while the replay lasts (it ends at the next call that differs)
+        all_keys = [k for k, _obs in probe.watched]
+        full = {k: i for i, k in enumerate(all_keys)}
+        chosen = {k for k in probe.sentinels if k in full}
+        for point in cycle:
+            if point.kind == STEP_END and point.keys and not chosen.intersection(point.keys):
+                chosen.add(point.keys[0])
+        if not chosen:
+            chosen.add(all_keys[0])
+        self.sample = sorted(full[k] for k in chosen if k in full)
+        self.keys = [all_keys[x] for x in self.sample]
+        self.ps = [self.all_ps[x] for x in self.sample]
+        last = cycle[-1]
+        self.ids, self.vers = [last.ids[x] for x in self.sample], [last.vers[x] for x in self.sample]
+        self.index = {k: i for i, k in enumerate(self.keys)}
+        # which of all the watched `.grad` are None after each point, in the reference
+        self.nones: list[list[bool]] = []
+        now = [i == _NO_GRAD for i in last.ids]
+        for point in cycle:
+            if point.ids:
+                now = [i == _NO_GRAD for i in point.ids]
+            self.nones.append(now)
+        # how each sampled `.grad` changes at each point: same tensor (1), same version (2), None now (4)
+        self.sigs = {i: [point.sig[0][x] + 2 * point.sig[1][x] + 4 * point.sig[2][x] for x in self.sample]
+                     for i, point in enumerate(cycle) if point.sig is not None}
+        # clears that leave exactly the sampled gradients they list None (known without reading them)
+        self.cleared: dict[int, list[int]] = {}
+        for i, point in enumerate(cycle):
+            if point.kind == CLEAR_END and i in self.sigs:
+                listed = set(point.keys)
+                if all(code & 4 if k in listed else code & 3 == 3 for code, k in zip(self.sigs[i], self.keys)):
+                    self.cleared[i] = [x for x, k in enumerate(self.keys) if k in listed]
+        # each sentinel's `.grad` right after the last pass that wrote it, and copies taken of it
+        self.stamps: dict[int, tuple[int, int]] = {}
+        self.copies: dict[int, tuple[torch.Tensor, tuple[int, int]]] = {}
+        for k, obs in probe.watched:
+            if k in probe.sentinels and obs.snapshot is not None:
+                self.stamps[k] = (obs.grad_id, obs.version)
+                self.copies[k] = (obs.snapshot, (obs.grad_id, obs.version))
+        self.read_scales: dict[int, Scale | None] = {}  # pass id -> factors read on a sampled cycle
+        # passes whose sentinel copy a later step measures: the pass's end takes it (sampled windows)
+        self.copy_at: dict[int, list[int]] = {}
+        for i, point in enumerate(cycle):
+            if point.kind == STEP_MID and point.measured is not None:
+                key = point.measured[0]
+                for back in range(1, self.period):
+                    j = (i - back) % self.period
+                    prior = cycle[j]
+                    if prior.kind == BW_END and prior.sig is not None and key in full:
+                        x = full[key]
+                        if not (prior.sig[0][x] and prior.sig[1][x]):
+                            self.copy_at.setdefault(j, []).append(key)
+                            break
+        self.writes: dict[int, list[tuple[int, int]]] = {}  # BW_END -> (sentinel, index) it wrote
+        for i, point in enumerate(cycle):
+            if point.kind == BW_END and point.sig is not None:
+                same_id, same_v, _none = point.sig
+                self.writes[i] = [(k, self.index[k]) for k in probe.sentinels
+                                  if k in self.index and not (same_id[full[k]] and same_v[full[k]])]
+        self.factors = {point.measured[0]: point.measured[1] for point in cycle if point.measured is not None}
+        self.measures: dict[int, int] = {}  # sentinel -> its windows so far, to measure one in `MEASURE_EVERY`
+
+    # -- the calls
+    def _next(self, kind: int, key: tuple[Any, ...], probe: Probe) -> Point | None:
+        """The next point of the cycle if it is this call's, with every sampled `.grad` as last seen."""
+        point = self.next_point
+        if point.kind != kind or point.key != key or probe.generation != self.generation:
+            return None
+        grads = list(map(_GRAD, self.ps))
+        if list(map(id, grads)) != self.ids or [-1 if g is None else g._version for g in grads] != self.vers:
+            return None
+        return point
+
+    def _advance(self) -> None:
+        i = self.next_i
+        self.done = i
+        if i == 0:
+            self.cycle += 1
+        i += 1
+        if i == self.period:
+            i = 0
+        self.next_i, self.next_point = i, self.points[i]
+
+    def _ended(self, i: int) -> bool:
+        """The call (point `i`) ended: each sampled `.grad` changed as in the reference; the new reads kept."""
+        grads = list(map(_GRAD, self.ps))
+        ids = list(map(id, grads))
+        vers = [-1 if g is None else g._version for g in grads]
+        codes = [(a == b) + 2 * (c == d) + 4 * (a == _NO_GRAD) for a, b, c, d in zip(ids, self.ids, vers, self.vers)]
+        if codes != self.sigs[i]:
+            return False
+        self.ids, self.vers = ids, vers
+        return True
+
+    def clear(self, probe: Probe, owner: int, site: Site, ps: list[torch.Tensor], original: Callable[..., Any],
+              args: Any, kwargs: Any, stock: bool = False) -> Any:
+        point = self._next(CLEAR_END, (CLEAR_END, owner, site), probe)
+        if point is None or point.pending or list(map(id, ps)) != point.keys:
+            return MISS
+        result = original(*args, **kwargs)
+        i = self.next_i
+        cleared = self.cleared.get(i)
+        if cleared is not None and stock and _cycle._sets_none(args, kwargs):
+            # torch's own clear, `set_to_none`: the gradients it lists are None, the others as they were
+            ids, vers = list(self.ids), list(self.vers)
+            for x in cleared:
+                ids[x], vers[x] = _NO_GRAD, -1
+            self.ids, self.vers = ids, vers
+        elif not self._ended(i):
+            # the clear ran, and left the gradients otherwise: the full path's bookkeeping of it, from here
+            probe._drop_cycle()
+            probe._cleared_by(owner, ps, site)
+            return result
+        self._advance()
+        return result
+
+    def before_backward(self, probe: Probe, site: Site, tensors: Any, graph: LossGraph | None, via: object) -> bool:
+        point = self._next(BW_MID, (BW_MID, site, via), probe)
+        if point is None:
+            return False
+        monitors = probe.monitors
+        if monitors is not None and (monitors.scaled_outputs or monitors.ddp_forwards):
+            return False  # a GradScaler's output or a DDP forward since: not this cycle's
+        cycle = self.cycle + (self.next_i == 0)
+        grad_fn = None
+        if cycle % GRAPH_EVERY == 0:  # the factors, on the passes of one cycle in GRAPH_EVERY
+            if graph is not None:
+                scale = graph.scale
+            else:
+                grad_fn = tensors.grad_fn if isinstance(tensors, torch.Tensor) else None
+                scale = graph_scale(grad_fn)
+            if scale != point.scale:
+                return False
+            img = point.img
+            assert img is not None
+            nxt = point.grows["next"] + cycle * self.step
+            self.read_scales[img[3] + nxt] = scale
+            if len(self.read_scales) > 4 * self.period:
+                for b in sorted(self.read_scales)[:2 * self.period]:
+                    del self.read_scales[b]
+        if monitors is not None:
+            if site is monitors._sampled_site and monitors.tag_left > 1:  # `Monitors.tag_due`'s case, inline
+                monitors.tag_left -= 1
+            elif monitors.tag_due(site):
+                if graph is not None:
+                    grad_fn = graph.grad_fn
+                elif grad_fn is None and isinstance(tensors, torch.Tensor):
+                    grad_fn = tensors.grad_fn
+                monitors.before_backward(site, tensors, grad_fn)
+        self._advance()
+        return True
+
+    def after_backward(self, probe: Probe, site: Site) -> bool:
+        i = self.next_i
+        point = self.next_point
+        if point.kind != BW_END or point.key[1] != site or not self._ended(i):
+            return False
+        ids, vers = self.ids, self.vers
+        for key, x in self.writes.get(i, ()):
+            self.stamps[key] = (ids[x], vers[x])
+        keys = self.copy_at.get(i)
+        if keys is not None:
+            for key in keys:
+                if self._measuring(key):
+                    x = self.index[key]
+                    p = self.ps[x]
+                    if p.grad is not None:
+                        self.copies[key] = (p.grad.detach().clone(), (ids[x], vers[x]))
+        self._advance()
+        return True
+
+    def _measuring(self, key: int) -> bool:
+        """This window's in-place rescaling is measured: one window in `MEASURE_EVERY`, or every window
+        when the reference measured a factor other than one (`p.grad.data /= N`: no version shows it)."""
+        return self.measures.get(key, 0) % MEASURE_EVERY == 0 or self.factors.get(key, 1.0) != 1.0
+
+    def before_step(self, probe: Probe, opt: torch.optim.Optimizer, site: Site) -> bool:
+        point = self._next(STEP_MID, (STEP_MID, id(opt), site), probe)
+        if point is None:
+            return False
+        if point.measured is not None:
+            key, factor = point.measured
+            x = self.index.get(key)
+            stamp = self.stamps.get(key)
+            if x is None or stamp != (self.ids[x], self.vers[x]):
+                return False
+            copy = self.copies.get(key)
+            if copy is not None and copy[1] == stamp:
+                obs = probe.observed.get(key)
+                if obs is None or rescale_factor(obs, copy[0]) != factor:
+                    return False
+            elif factor != 1.0:
+                return False
+            self.copies.pop(key, None)
+            self.measures[key] = self.measures.get(key, 0) + 1
+        self._advance()
+        return True
+
+    def after_step(self, probe: Probe, opt: torch.optim.Optimizer) -> bool:
+        i = self.next_i
+        point = self.next_point
+        if point.kind != STEP_END or point.key[1] != id(opt) or not self._ended(i):
+            return False
+        monitors = probe.monitors
+        if monitors is not None:
+            monitors.after_step(id(opt), point.site or UNKNOWN_SITE, point.keyset)
+        self._advance()
+        return True
+
+    # -- the state the full path would have
+    def materialize(self, probe: Probe) -> None:
+        """Write to the ledger and the probe the state after the last point passed (see the module's docstring)."""
+        point = self.points[self.done]
+        img = point.img
+        assert img is not None
+        cycle = self.cycle
+        ledger = probe.ledger
+        nxt = point.grows["next"] + cycle * self.step
+        first_fast = self.points[-1].grows["next"]  # passes from here on were made by the replay
+        (held, counts, passes, current, discards, since, live, windows, _step_sites, weighted, rescaled, _leftovers,
+         _registered, _optimizers_of, last_event, plain_step, _retained, _sentinels, sentinels, deferred, _seen,
+         _reported, _discovered, _generation, _n) = img
+        objs: dict[int, BackwardPass] = {}
+        for rel, state in passes.items():
+            bid = rel + nxt
+            if state is None:
+                continue
+            site, consumers, is_live, scale, via, writes, batch = state
+            bp = ledger.passes.get(bid)
+            if bp is None:
+                bp = ledger.passes[bid] = BackwardPass(bid, site, via=via)
+                bp.scale = self.read_scales.get(bid, UNREAD) if bid >= first_fast else scale
+            bp.consumers = set(consumers)
+            bp.live = is_live
+            bp.writes = writes
+            bp.batch = batch + nxt if batch else 0
+            objs[bid] = bp
+        tuples: dict[tuple[int, ...], tuple[int, ...]] = {}
+        table = ledger.held
+        for pid, rels in held.items():
+            t = tuples.get(rels)
+            if t is None:
+                t = tuples[rels] = tuple(r + nxt for r in rels)
+            table[pid] = t
+        held_counts = ledger._held
+        for b in held_counts:
+            held_counts[b] = 0
+        for rel, n in counts.items():
+            held_counts[rel + nxt] = n
+        ledger.current = None if current is None else current + nxt
+        ledger._next = nxt
+        ledger.discards.clear()
+        for opt, ds in discards.items():
+            ledger.discards[opt] = [Discard(b + nxt, clear, refilled, same, {r + nxt for r in refills})
+                                    for b, clear, refilled, same, refills in ds]
+        for opt, s in ledger._since_step.items():
+            s.clear()
+            s.update(r + nxt for r in since.get(opt, ()))
+        for opt, rels in since.items():
+            if opt not in ledger._since_step:
+                ledger._since_step[opt] = {r + nxt for r in rels}
+        for bp in ledger._live:
+            bp.live = False
+        ledger._live = [objs[r + nxt] for r in sorted(live) if r + nxt in objs]
+        for bp in ledger._live:
+            bp.live = True
+        grows = point.grows
+        for opt, (head, last, before_last) in windows.items():
+            sizes = ledger.windows[opt]
+            sizes.head = list(head)
+            sizes.last, sizes.before_last = last, before_last
+            sizes.count = grows[("steps", opt)] + cycle * self.growth.get(("steps", opt), 0)
+            sizes.non_unit = grows[("non_unit", opt)] + cycle * self.growth.get(("non_unit", opt), 0)
+        for key, n in grows.items():
+            if isinstance(key, tuple) and key[0] == "clear":
+                ledger.clear_runs[key[1]] = n + cycle * self.growth.get(key, 0)
+        ledger._weighted.clear()
+        ledger._weighted.update(weighted)
+        ledger._rescaled = set(rescaled)
+        probe.last_event = last_event
+        probe._plain_step = plain_step
+        # the observations: each `.grad` as last read; those not sampled, as they are now, unless a `.grad`
+        # is None where the reference had a tensor or the other way round: then as the full path saw it
+        # (a tensor it will find gone, None), for its next look to notice the change
+        ids, vers = read(self.all_ps)
+        for pos, (was_none, gid) in enumerate(zip(self.nones[self.done], ids)):
+            if was_none != (gid == _NO_GRAD):
+                ids[pos], vers[pos] = (_NO_GRAD, -1) if was_none else (_GONE, -1)
+        for x, pos in enumerate(self.sample):
+            ids[pos], vers[pos] = self.ids[x], self.vers[x]
+        for (_k, obs), gid, version in zip(probe.watched, ids, vers):
+            obs.grad_id, obs.version = gid, version
+        observed = probe.observed
+        for key, has_copy, pending in sentinels:
+            obs = observed[key]
+            obs.snapshot = obs.pending = None
+            stamp = self.stamps.get(key)
+            x = self.index[key]
+            if has_copy:
+                copy = self.copies.get(key)
+                if copy is not None and stamp is not None and copy[1] == stamp:
+                    obs.snapshot = copy[0]
+                elif stamp is not None and stamp == (self.ids[x], self.vers[x]):
+                    p = self.ps[x]
+                    if p.grad is not None:
+                        obs.take(p.grad)  # unchanged since the pass that wrote it: the same copy
+                else:
+                    # its `.grad` changed since the pass (a clear): no step can measure against this copy
+                    # (a window of several passes takes a new one first), so it is not kept
+                    obs.pending = _LOST
+            if pending == 1:
+                obs.pending = _LOST
+            elif pending == 2:
+                obs.pending = stamp if stamp is not None else _LOST
+        probe._deferred[:] = [observed[k] for k in deferred]
+        if len(ledger.passes) > 256:
+            ledger._forget_unheld()
