@@ -151,6 +151,11 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                     )
                     lost = next((c for h, c in state.held(holders) if c.backward == discard.backward), None)
                     facts = (clear.provenance, step.provenance, backward.loss.provenance if lost is None else lost.provenance)
+                    if not discard.refilled and not gates and _freezes_a_part(clear, holders):
+                        # the gradients of a part of the model dropped right before the step, with no window:
+                        # that part does not move this step (DINO freezes its last layer so), a bug or a freeze
+                        # as the author meant it
+                        facts = (*facts, assumed(Assumption.INTENT))
                     yield Finding(clear.node, msg, help_, facts, fix=self._fix(model, clear, step, state))
 
     @staticmethod
@@ -183,6 +188,16 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                 and not exits_between(model, moved, anchor) and not shielding)
         description = f"Move `{source(model, call)}` after `{source(model, anchor)}`"
         return FixPlan(description, (MoveAfter(moved, anchor),), SAFE if safe else UNSAFE)
+
+
+def _freezes_a_part(clear: Clear, holders: Iterable[Holder]) -> bool:
+    """The clear covers a part of what the step updates and not all of it (`for p in
+    head.last_layer.parameters(): p.grad = None`), so the rest of the model still steps on its gradients."""
+    stepped = list(holders)
+    if clear.everything or not clear.holders or not stepped:
+        return False
+    inside = all(any(_within(h, [s]) for s in stepped) for h in clear.holders)
+    return inside and not all(_within(s, clear.holders) for s in stepped)
 
 
 def _another_models_loss(model: TrainingModel, backward_id: int, step: Step) -> bool:

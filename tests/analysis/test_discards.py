@@ -127,3 +127,45 @@ def test_gradients_backed_up_and_written_back_around_a_clear(restore: str, expec
     """mammoth's second-order learner copies the window's gradients to buffers, clears, and copies them
     back before the step (`p.grad.copy_(buffer[i])`): the clear discards nothing the step misses."""
     assert {c for c in codes(BACKUP.format(restore=restore)) if c[1] == "GL002"} == expected
+
+
+FREEZE = """\
+import torch
+from torch import nn
+
+
+class Head(nn.Module):
+    def __init__(self, freeze_last_layer=2):
+        super().__init__()
+        self.body = nn.Linear(4, 4)
+        self.last_layer = nn.Linear(4, 2)
+        self.freeze_last_layer = freeze_last_layer
+
+    def forward(self, x):
+        return self.last_layer(self.body(x))
+
+    def cancel_gradients(self, current_epoch):
+        if current_epoch >= self.freeze_last_layer:
+            return
+        for param in self.{part}.parameters():
+            param.grad = None
+
+
+head = Head()
+optimizer = torch.optim.SGD(head.parameters(), lr=0.1)
+for epoch in range(5):
+    loss = head(torch.randn(3, 4)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    head.cancel_gradients(current_epoch=epoch)
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(("part", "certainty"), [("last_layer", "possible"), ("body", "possible")])
+def test_a_clear_of_part_of_the_model_before_the_step_may_be_a_freeze(part: str, certainty: str) -> None:
+    """Dropping one layer's gradients right before the step, with no window, keeps that layer still
+    (DINO freezes its last layer in the first epochs so): a bug or a freeze, as the author meant it."""
+    text = FREEZE.format(part=part)
+    found = [d for d in analyse_text(text, "train.py").diagnostics if d.code == "GL002"]
+    assert [(d.span.line, d.certainty.value) for d in found] == [(19, certainty)]
