@@ -72,10 +72,12 @@ class Counters:
 
     @staticmethod
     def reset_increments(flow: Flow) -> None:
-        """A new iteration: no counter has been incremented in it yet."""
+        """A new iteration: no counter has been incremented in it yet, also the counters an object keeps
+        (`self.iteration += 1` at the end of the step method the loop calls, held on the instance)."""
         for k, v in list(flow.env.items()):
-            if v.counter is not None and v.counter.incremented:
-                flow.env[k] = replace(v, counter=replace(v.counter, incremented=False))
+            fresh = _not_incremented(v, 2)
+            if fresh is not v:
+                flow.env[k] = fresh
 
     def note_counter(self, cond: Condition, flow: Flow) -> None:
         """Record whether the test fires on the first micro-batch of a zero-based counter."""
@@ -407,4 +409,16 @@ def _init_attributes(init: ast.AST | None) -> set[str]:
                 text = N.ref_text(t)
                 if text is not None:
                     out.add(text)
+    return out
+
+
+def _not_incremented(value: Value, depth: int) -> Value:
+    """`value` with no counter marked incremented in this iteration, in its items down to `depth` levels."""
+    out = value
+    if value.counter is not None and value.counter.incremented:
+        out = replace(out, counter=replace(value.counter, incremented=False))
+    if depth > 0 and value.items:
+        items = tuple((key, _not_incremented(item, depth - 1)) for key, item in value.items)
+        if any(a is not b for (_, a), (_, b) in zip(items, value.items)):
+            out = replace(out, items=items)
     return out
