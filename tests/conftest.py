@@ -5,6 +5,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# One intra-op thread per process (torch reads these when it is imported; the variables reach the
+# subprocesses the tests start too). Under pytest-xdist two workers, the background fixture runs and
+# the `gradlint run` subprocesses share the machine's cores: torch's OpenMP pool of one thread per core
+# in each of them only spins against the others (test_runtime_lazy_cycle.py and test_runtime_fastpath.py
+# under -n 2: 116 s of CPU with the default pool, 27 s with one thread). The tests' models are tiny:
+# a pool buys them nothing. Set the variables to run otherwise.
+for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+if "torch" in sys.modules:  # imported by a plugin before this file: the variables came too late
+    sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
 # Every `gradlint` the tests start keeps its result cache here, not in the (snapshotted) project
 # directories the tests create; the cache's own tests set or clear the variable themselves.
 _CACHE = tempfile.TemporaryDirectory(prefix="gradlint-test-cache-")
