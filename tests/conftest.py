@@ -20,8 +20,9 @@ if sys.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
 # subprocesses the tests start too). Under pytest-xdist two workers, the background fixture runs and
 # the `gradlint run` subprocesses share the machine's cores: torch's OpenMP pool of one thread per core
 # in each of them only spins against the others (test_runtime_lazy_cycle.py and test_runtime_fastpath.py
-# under -n 2: 116 s of CPU with the default pool, 27 s with one thread). The tests' models are tiny:
-# a pool buys them nothing. Set the variables to run otherwise.
+# under -n 2: 116 s of CPU with the default pool, 27 s with one thread; alone under -n 0 on the loaded
+# machine, interleaved: 159 and 138 s of CPU with two threads, 18.7 and 18.0 s with one). The tests'
+# models are tiny: a pool buys them nothing. Set the variables to run otherwise.
 for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 if "torch" in sys.modules:  # imported by a plugin before this file: the variables came too late
