@@ -5,6 +5,29 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+# Byte-code is kept, in `.pytest_cache/pycache/` when the environment asks for none in the tree
+# (PYTHONDONTWRITEBYTECODE): else each of the hundreds of `gradlint` processes the tests start compiles
+# the package again (0.63 s of CPU a `gradlint` run against 0.35 s with byte-code), and each pytest
+# process rewrites the assertions of every test module again.
+if sys.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE"):
+    _PYCACHE = str(Path(__file__).resolve().parent.parent / ".pytest_cache" / "pycache")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", _PYCACHE)
+    sys.pycache_prefix = sys.pycache_prefix or os.environ["PYTHONPYCACHEPREFIX"]
+    sys.dont_write_bytecode = False
+
+# One intra-op thread per process (torch reads these when it is imported; the variables reach the
+# subprocesses the tests start too). Under pytest-xdist two workers, the background fixture runs and
+# the `gradlint run` subprocesses share the machine's cores: torch's OpenMP pool of one thread per core
+# in each of them only spins against the others (test_runtime_lazy_cycle.py and test_runtime_fastpath.py
+# under -n 2: 116 s of CPU with the default pool, 27 s with one thread; alone under -n 0 on the loaded
+# machine, interleaved: 159 and 138 s of CPU with two threads, 18.7 and 18.0 s with one). The tests'
+# models are tiny: a pool buys them nothing. Set the variables to run otherwise.
+for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_name, "1")
+if "torch" in sys.modules:  # imported by a plugin before this file: the variables came too late
+    sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
 # Every `gradlint` the tests start keeps its result cache here, not in the (snapshotted) project
 # directories the tests create; the cache's own tests set or clear the variable themselves.
 _CACHE = tempfile.TemporaryDirectory(prefix="gradlint-test-cache-")
@@ -82,12 +105,30 @@ _SLOW_TESTS = (
 )
 
 
+# The longest single tests (`--durations`, seconds on the 2-core machine), started first: pytest-xdist hands
+# out tests in collection order, and one of these picked up last keeps one worker busy while the other
+# has nothing left to do.
+_LONGEST_FIRST = (
+    "test_every_shell_and_python_block_runs_in_a_fresh_venv",  # 80-140: README lines in a fresh venv
+    "test_mypy_passes",  # 19-54
+    "test_exit_codes_arguments_and_modes",  # 20-29: `gradlint run` subprocesses
+    "test_all_generated_training_loops_pass_the_prefilter",  # 21
+    "test_pytest_plugin",  # 17-21
+    "test_generated_statement_soup_passes_the_prefilter",  # 14
+    "test_the_state_cap_decides_no_verdict_on_the_fixtures",  # 14
+    "test_twenty_thousand_loops_in_one_file",  # 12
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark `slow` what the lists above name, and every test reading the session's fixture runs (a minute
-    of CPU when the cache does not hold them; their modules put themselves in one xdist group)."""
+    of CPU when the cache does not hold them; their modules put themselves in one xdist group). Then
+    order: the longest tests, the other slow ones, the rest (a stable sort: modules stay together)."""
     for item in items:
         module = item.nodeid.split("::", 1)[0]
         name = item.name.split("[", 1)[0]
         if (module in _SLOW_MODULES or name in _SLOW_TESTS
                 or {"fixture_runs", "fixture_runs_strict"} & set(getattr(item, "fixturenames", ()))):
             item.add_marker(pytest.mark.slow)
+    rank = {name: i for i, name in enumerate(_LONGEST_FIRST)}
+    items.sort(key=lambda item: (rank.get(item.name.split("[", 1)[0], len(rank)), item.get_closest_marker("slow") is None))

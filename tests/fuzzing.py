@@ -6,7 +6,6 @@ import random
 import re
 from collections.abc import Callable, Sequence
 
-import hypothesmith
 import libcst as cst
 from hypothesis import strategies as st
 
@@ -247,10 +246,26 @@ def count_blocks(module: cst.Module) -> int:
     return counter.count
 
 
+def grammar_programs() -> st.SearchStrategy[str]:
+    """hypothesmith's programs from Python's grammar; imported here, when a test first draws one: the
+    import and the strategy build lark parsers (about 2 s), which every pytest process would pay at
+    collection otherwise."""
+    import hypothesmith
+
+    return hypothesmith.from_grammar()
+
+
+def node_programs() -> st.SearchStrategy[str]:
+    """hypothesmith's programs built from libcst nodes (imported when first drawn, as above)."""
+    import hypothesmith
+
+    return hypothesmith.from_node()
+
+
 @st.composite
 def spliced_programs(draw: st.DrawFn, generated: st.SearchStrategy[str] | None = None) -> str:
     """A hypothesmith program spliced with training code: around it, inside its blocks, and it inside a loop."""
-    code = draw(generated if generated is not None else hypothesmith.from_grammar())
+    code = draw(generated if generated is not None else st.deferred(grammar_programs))
     loop = draw(training_programs())
     try:
         module = cst.parse_module(code)

@@ -14,11 +14,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-import hypothesmith
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fuzzing import INTERNAL_ERROR, contract_violations, mutate, mutation_steps, spliced_programs, training_programs
+from fuzzing import (
+    INTERNAL_ERROR,
+    contract_violations,
+    grammar_programs,
+    mutate,
+    mutation_steps,
+    node_programs,
+    spliced_programs,
+    training_programs,
+)
 from gradcheck_lint import Diagnostic, check_file, check_source
 from support import hang_guard, load_fixtures
 
@@ -47,14 +55,14 @@ def test_generated_training_programs_are_analysed(source: str) -> None:
 
 
 @settings(CI, max_examples=60)
-@given(spliced_programs(hypothesmith.from_grammar()))
+@given(spliced_programs(st.deferred(grammar_programs)))
 def test_hypothesmith_grammar_programs_spliced_with_training_code(source: str) -> None:
     """Programs from Python's grammar, with training statements inside, before, after or around them."""
     checked(source)
 
 
 @settings(CI, max_examples=30)
-@given(spliced_programs(hypothesmith.from_node()))
+@given(spliced_programs(st.deferred(node_programs)))
 def test_hypothesmith_syntax_trees_spliced_with_training_code(source: str) -> None:
     """Programs built from libcst nodes (valid for libcst), spliced with training statements."""
     checked(source)
