@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -237,31 +236,59 @@ def test_gl008_the_steady_cycle_tags_the_passes_of_one_draw_per_pass(monkeypatch
     assert len(tagged) == expected and all(tagged)
 
 
+_DDP_PROGRAM = """\
+import contextlib, json, sys, tempfile
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from gradcheck_lint.runtime import guard
+
+no_sync = sys.argv[1] == "1"
+torch.manual_seed(0)
+with tempfile.NamedTemporaryFile() as rendezvous:
+    dist.init_process_group("gloo", init_method=f"file://{rendezvous.name}", rank=0, world_size=1)
+    model = DDP(nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1)))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    batches = [(torch.randn(4, 8), torch.randn(4, 1)) for _ in range(8)]
+    with guard(model, opt, mode="record") as g:
+        for i, (x, y) in enumerate(batches):
+            last = (i + 1) % 4 == 0
+            with (model.no_sync() if no_sync and not last else contextlib.nullcontext()):
+                backward_line = sys._getframe().f_lineno + 1
+                (nn.functional.mse_loss(model(x), y) / 4).backward()
+            if last:
+                opt.step()
+                opt.zero_grad()
+    found = [(f.code, f.line - backward_line) for f in g.report()]
+    dist.destroy_process_group()
+print(json.dumps(found))
+"""
+
+
 def _ddp_run(no_sync: bool) -> list[tuple[str, int]]:
-    import contextlib
+    """One rank of gloo DDP under the guard, in a fresh interpreter with a time limit: a process group
+    torn down in a long-lived test worker once hung in gloo's teardown (the main thread waiting for gloo's
+    loop thread with the GIL held), which must fail a test, never stall the suite."""
+    import json
+    import subprocess
+    import sys
 
     import torch.distributed as dist
-    from torch.nn.parallel import DistributedDataParallel as DDP
 
     if not dist.is_available():
         pytest.skip("torch.distributed is not available")
-    with tempfile.NamedTemporaryFile() as rendezvous:
-        dist.init_process_group("gloo", init_method=f"file://{rendezvous.name}", rank=0, world_size=1)
+    for attempt in range(2):
         try:
-            model = DDP(_model())
-            opt = torch.optim.SGD(model.parameters(), lr=0.01)
-            with guard(model, opt, mode="record") as g:
-                for i, (x, y) in enumerate(_batches(8)):
-                    last = (i + 1) % 4 == 0
-                    with (model.no_sync() if no_sync and not last else contextlib.nullcontext()):
-                        backward_line = _line_of_next() + 1
-                        (nn.functional.mse_loss(model(x), y) / 4).backward()
-                    if last:
-                        opt.step()
-                        opt.zero_grad()
-        finally:
-            dist.destroy_process_group()
-    return [(f.code, f.line - backward_line) for f in g.report()]
+            done = subprocess.run([sys.executable, "-c", _DDP_PROGRAM, "1" if no_sync else "0"],
+                                  capture_output=True, text=True, timeout=120, check=False)
+        except subprocess.TimeoutExpired:
+            if attempt:
+                raise
+            continue  # gloo's teardown deadlock: once more, in a new process
+        assert done.returncode == 0, done.stderr
+        return [tuple(x) for x in json.loads(done.stdout.strip().splitlines()[-1])]
+    raise AssertionError("unreachable")
 
 
 def test_gl006_ddp_accumulation_without_no_sync_and_with_it() -> None:
