@@ -90,6 +90,7 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "double_loss_scaling/lightning_training_step_divides_by_accumulation.py": None,
     # a plain step in the scaled arm (like step_bypasses_scaler): which step the arm means is the author's call
     "amp_scaled_gradients/scaler_tested_as_none_plain_step_in_scaled_arm.py": None,
+    "amp_scaled_gradients/scaled_loss_assigned_in_one_arm_plain_step.py": None,
     # the manual division sits in an assignment to a dict item, read elsewhere too: removing it is the author's call
     "double_loss_scaling/accelerate_dict_item_divided_again.py": None,
 }
