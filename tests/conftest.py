@@ -102,6 +102,7 @@ _SLOW_TESTS = (
     "test_environment_variable_without_code_change", "test_record_mode_prints_the_report_at_exit",
     "test_every_safe_fix_of_the_fixtures_holds", "test_enable_catches_every_optimizer", "test_statistics_equal_json_counts_on_fixtures",
     "test_mutated_fixtures_pass_the_prefilter",
+    "test_gl006_ddp_accumulation_without_no_sync_and_with_it",  # 8: two fresh interpreters running gloo
 )
 
 
