@@ -6,12 +6,17 @@ backward pass that accumulates into `p` (the optimizer-in-backward idiom steps t
 with a function it is given is a catalogue row (`forward`, `grad_hook`); this module finds the function
 of this file an argument names (a `def`, or a `lambda` read as a function of one `return`) and whether
 it sees the names of the scope that made it.
+
+`functools.partial(f, *args, **kw)` binds arguments to a callable that runs when the result is called
+(`compute = partial(self.diffusion.training_losses, self.model, x)`, then `losses = compute()`): the call
+runs there, on the bound arguments and the new ones: a function of this file is run, a module runs its
+forward, anything else is a call the analysis cannot read of everything the callable was made from.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .flow import Flow, Frame, Function
@@ -39,6 +44,20 @@ class GradHook:
     target: Value
 
 
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """`partial(func, *pos, **kw)`: the callable (as written and as valued) and its bound arguments."""
+
+    func: ast.expr
+    callee: Value
+    given: Given | None
+    pos: tuple[Value, ...]
+    kw: tuple[tuple[str, Value], ...]
+
+
+_BOUND = "bound"
+
+
 class Callables:
     """Resolves function arguments for the interpreter; one per analysed file."""
 
@@ -47,6 +66,31 @@ class Callables:
         # one synthetic `def` per lambda, kept so its id (the inliner's recursion guard) stays the same
         self._lambdas: dict[int, tuple[ast.Lambda, ast.FunctionDef]] = {}
         self.grad_hooks: dict[tuple[int, frozenset[Holder]], GradHook] = {}
+        self._bound: dict[int, Bound] = {}  # by the `partial(...)` call that made it
+
+    def bind(self, call: ast.Call, func: ast.expr, callee: Value, pos: list[Value], kw: dict[str, Value],
+             frame: Frame, made: Value) -> Value:
+        """The value of `partial(func, *pos, **kw)` at `call`: `made` (what it is made from) that calling runs."""
+        self._bound[id(call)] = Bound(func, callee, self.given(func, frame), tuple(pos), tuple(kw.items()))
+        return replace(made, const=(_BOUND, id(call)))
+
+    @staticmethod
+    def is_bound(value: Value) -> bool:
+        return isinstance(value.const, tuple) and value.const[:1] == (_BOUND,)
+
+    def call_bound(self, value: Value, pos: list[Value], kw: dict[str, Value], flow: Flow,
+                   frame: Frame) -> Value | None:
+        """Call a value made by `partial` (None: nothing this module can run: read as an unmodelled call)."""
+        const = value.const
+        bound = self._bound.get(const[1]) if isinstance(const, tuple) and const[:1] == (_BOUND,) else None
+        if bound is None:
+            return None
+        args, keywords = [*bound.pos, *pos], {**dict(bound.kw), **kw}
+        if bound.given is not None:
+            return self.call(bound.given, args, keywords, flow, frame)
+        if bound.callee.modules:
+            return self.interp.forward(bound.callee, args, keywords, flow, frame)
+        return None
 
     def given(self, node: ast.expr | None, frame: Frame) -> Given | None:
         """The function of this file `node` names (a lambda, a nested or a module-level `def`), or None."""

@@ -106,6 +106,10 @@ class Calls:
             if context is not None:  # `with ctx():` of `ctx = model.no_sync if ... else nullcontext`
                 self.args_of(call, flow, frame)
                 return context
+            if bound is not None and interp.callables.is_bound(bound):  # `compute()` of `partial(f, model, x)`
+                pos, kw = self.args_of(call, flow, frame)
+                out = interp.callables.call_bound(bound, pos, kw, flow, frame)
+                return out if out is not None else interp.objects.opaque_call(name, [bound, *pos], kw, flow)
             if bound is not None and (bound.modules or bound.entities):
                 return self.call_object(call, bound, func, flow, frame)
             local = frame.local_defs.get(name) or (interp.functions.get(name) if bound is None else None)
@@ -115,8 +119,10 @@ class Calls:
             if name in interp.classes and name not in interp.imports.aliases:
                 return self.construct_local(call, interp.classes[name], flow, frame)
             if bound is not None and name not in interp.imports.aliases:
+                # a callable the analysis cannot read (`compute = partial(diffusion.losses, model, x)`) returns what
+                # may depend on what it was made from as well as on its arguments
                 pos, kw = self.args_of(call, flow, frame)
-                return interp.objects.opaque_call(name, pos, kw, flow)
+                return interp.objects.opaque_call(name, [bound, *pos], kw, flow)
         if isinstance(func, ast.Lambda):  # `(lambda t: block(t))(x)`: its body runs on the arguments
             given = interp.callables.given(func, frame)
             pos, kw = self.args_of(call, flow, frame)
@@ -175,7 +181,7 @@ class Calls:
                          items=j.items if len(vals) == 1 else ())
         if last in _TENSOR_BUILTINS and "." not in qual:
             return union_as_tensor([*pos, *kw.values()])
-        if qual in ("range", "enumerate"):
+        if qual in ("range", "enumerate", "itertools.cycle"):
             counted = interp.counters.iterable(call, qual, pos, flow, frame)
             if counted is not None:
                 return counted

@@ -461,15 +461,23 @@ def modulo_atoms(test: ast.expr) -> list[tuple[str, str]]:
     return out
 
 
-def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: int = 0) -> bool | None:
+def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: int = 0,
+                cycles: bool = False) -> bool | None:
     """Truth of `test` when `counter` is at `phase` of windows of size `modulus` (None: unknown); the
-    windows start at the counter's first value `start` (0 for `enumerate(loader)`, 1 for `enumerate(loader, 1)`)."""
+    windows start at the counter's first value `start` (0 for `enumerate(loader)`, 1 for `enumerate(loader, 1)`).
+    A counter that `cycles` restarts at `start` every `modulus` values (`cycle(range(1, N + 1))`): its own
+    value tells the phase (`k == 1` first, `k == N` last)."""
     kind = type(test)
     if kind is ast.UnaryOp and type(test.op) is ast.Not:
-        v = phase_truth(test.operand, counter, modulus, phase, start)
+        v = phase_truth(test.operand, counter, modulus, phase, start, cycles)
         return None if v is None else not v
     if kind is ast.BoolOp:
-        return _kleene(test.values, type(test.op) is ast.And, lambda e: phase_truth(e, counter, modulus, phase, start))
+        return _kleene(test.values, type(test.op) is ast.And,
+                       lambda e: phase_truth(e, counter, modulus, phase, start, cycles))
+    if cycles and kind is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in (ast.Eq, ast.NotEq):
+        at = _cycle_phase(test, counter, modulus, start)
+        if at is not None:
+            return (phase == at) == (type(test.ops[0]) is ast.Eq)
     residue = _residue_phase(test, counter, modulus, start)
     if residue is not None:  # bare `i % N` used as a truth value: true unless at the first position
         return phase != residue if residue == FIRST else None
@@ -490,6 +498,22 @@ def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: i
             return phase == at
         if op is ast.NotEq:
             return phase != at
+    return None
+
+
+def _cycle_phase(test: ast.Compare, counter: str, modulus: str, start: int) -> str | None:
+    """The phase at which a cycling counter equals the other side of `test`: its first value (`start`) is the
+    first position, `start + N - 1` (`N` from 1, `N - 1` from 0) the last; None: another value or side."""
+    left, right = test.left, test.comparators[0]
+    if dotted(right) == counter:
+        left, right = right, left
+    if dotted(left) != counter:
+        return None
+    if is_int(right, start):
+        return FIRST
+    last = modulus if start == 1 else f"{modulus} - 1" if start == 0 else None
+    if last is not None and code(right).replace(" ", "") == last.replace(" ", ""):
+        return LAST
     return None
 
 

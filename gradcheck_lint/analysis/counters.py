@@ -37,12 +37,15 @@ class Counters:
     def __init__(self, interp: CountersHost) -> None:
         self.interp = interp
         self._trains: dict[int, bool] = {}
-        self._truths: dict[tuple[int, str, str, str, int], tuple[ast.expr, bool | None]] = {}
+        self._truths: dict[tuple[int, str, str, str, int, bool], tuple[ast.expr, bool | None]] = {}
         self._atoms: dict[int, tuple[ast.expr, list[tuple[str, str]]]] = {}
         # (id of a test, counter, first value, question) -> answer: the window arithmetic of a test is
         # the same every time the loop's fixpoint comes back to it
         self._windows: dict[tuple[int, str, int, str], object] = {}
         self._rollouts: dict[int, bool] = {}  # id of a `for` -> whether its passes are the terms of one objective
+        # loop counters that restart every N values (`cycle(range(1, N + 1))`) -> N, a window the module tests
+        # them against: phases of that window are then exact, and `k == 1` is its first micro-batch
+        self.cycling: dict[str, str] = {}
 
     # -- phases
     @staticmethod
@@ -55,12 +58,13 @@ class Counters:
     def advance_phases(phases: frozenset[str]) -> frozenset[str]:
         return frozenset().union(*(NEXT_PHASE[p] for p in phases)) if phases else phases
 
-    def phase_truth(self, test: ast.expr, counter: str, window: str, phase: str, start: int = 0) -> bool | None:
+    def phase_truth(self, test: ast.expr, counter: str, window: str, phase: str, start: int = 0,
+                    cycles: bool = False) -> bool | None:
         """`phase_truth`, remembered: a pure function of the test, asked again for every path state."""
-        key = (id(test), counter, window, phase, start)
+        key = (id(test), counter, window, phase, start, cycles)
         hit = self._truths.get(key)
         if hit is None or hit[0] is not test:
-            hit = self._truths[key] = (test, phase_truth(test, counter, window, phase, start))
+            hit = self._truths[key] = (test, phase_truth(test, counter, window, phase, start, cycles))
         return hit[1]
 
     def modulo_atoms(self, test: ast.expr) -> list[tuple[str, str]]:
@@ -207,13 +211,26 @@ class Counters:
         """The integer counter a `for` loop advances by one per iteration, and its first value (None:
         unknown): `i` of `for i, b in enumerate(...)` (however the enumerate was stored or wrapped), `k` of `range`."""
         target = stmt.target
-        if isinstance(target, (ast.Tuple, ast.List)) and target.elts and isinstance(target.elts[0], ast.Name):
-            first = element.item("0")
-            if first is not None and first.counter is not None:
-                return target.elts[0].id, _first_value(first.counter)
+        if isinstance(target, (ast.Tuple, ast.List)) and target.elts:
+            # `for i, batch in enumerate(loader)`, `for batch, k in zip(loader, cycle(range(1, N + 1)))`
+            for position, elt in enumerate(target.elts):
+                part = element.item(str(position))
+                if isinstance(elt, ast.Name) and part is not None and part.counter is not None:
+                    return self._counted(elt.id, part.counter)
         if isinstance(target, ast.Name) and element.counter is not None and not element.items:
-            return target.id, _first_value(element.counter)
+            return self._counted(target.id, element.counter)
         return None
+
+    def _counted(self, name: str, counter: Counter) -> tuple[str, int | None]:
+        """A loop counter and its first value. One that cycles counts windows of its period, whatever the
+        module tests it against; its phases are tracked in that window only (see `cycling`)."""
+        if counter.period is None:
+            self.cycling.pop(name, None)
+            return name, _first_value(counter)
+        windows = self.interp.windows
+        windows[name] = windows.get(name, frozenset()) | {counter.period}
+        self.cycling[name] = counter.period
+        return name, _first_value(counter)
 
     # -- iterables
     def iterable(self, call: ast.Call, name: str, pos: list[Value], flow: Flow, frame: Frame) -> Value | None:
@@ -230,6 +247,14 @@ class Counters:
             first = 0 if start is None else int_value(start)
             counter = Counter(f"range({', '.join(code(a.value) for a in args)})", zero_based=zero, start=first)
             return _iterable(Value(counter=counter), _range_count(args))
+        if name == "itertools.cycle" and len(args) == 1 and _is_iterable(pos[0]):
+            # `cycle(range(1, N + 1))`: 1, ..., N, 1, ...: a counter whose value restarts every N
+            inner = pos[0].item("elem")
+            const = pos[0].const
+            count = const[1] if isinstance(const, tuple) else None
+            if inner is None or inner.counter is None or inner.counter.start is None or not count:
+                return None
+            return _iterable(Value(counter=replace(inner.counter, period=count, source=code(call))), None)
         if name == "enumerate" and args:
             start = args[1].value if len(args) > 1 else keyword_value(call, "start")
             zero = start is None or is_int(start, 0)

@@ -193,8 +193,15 @@ class Effects:
             rest = [a for a in site.call.args if a is not func]
             keywords = [k for k in site.call.keywords if k.value is not func]
             return defer(self.interp.calls.eval_call(synthetic_call(site.call, func, rest, keywords), flow, frame))
-        # `partial(train_step, model)`: nothing runs until it is called; read as any unmodelled call
-        return self.interp.objects.opaque_call(code(site.call.func), site.pos, site.kw, flow)
+        # `partial(train_step, model)`: nothing runs until it is called (`callables.Bound`); until then what
+        # it is made from, as any unmodelled call
+        made = self.interp.objects.opaque_call(code(site.call.func), site.pos, site.kw, flow)
+        if found is None or func is None:
+            return made
+        rest = [v for a, v in zip(site.call.args, site.pos) if a is not func]
+        keywords = {k: v for k, v in site.kw.items()
+                    if any(kw.arg == k and kw.value is not func for kw in site.call.keywords)}
+        return self.interp.callables.bind(site.call, func, found[0], rest, keywords, frame, made)
 
     def _invoke(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("function"))

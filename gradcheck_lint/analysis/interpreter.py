@@ -552,6 +552,9 @@ class Interpreter:
         t_states, f_states = [], []
         gates = self._boundary_operands(cond.test)
         atoms = [(c, w) for c, w in self.counters.modulo_atoms(cond.test) if c in self.windows]
+        cycling = self.counters.cycling
+        if not atoms and cycling:  # `if accum_step == 1:` of `cycle(range(1, N + 1))`: its first micro-batch
+            atoms = [(c, cycling[c]) for c in cond.names if c in cycling]
         remember = self.correlated(cond)
         periodic = frozenset(self.period_counters & cond.names) if frame is not None else frozenset()
         scope = self.scope(frame)
@@ -578,7 +581,8 @@ class Interpreter:
             for counter, window in atoms[:1]:
                 current = s.phase(counter, window) or ALL_PHASES
                 start = self.counter_starts.get(counter, 0)
-                truths = {p: self.counters.phase_truth(cond.test, counter, window, p, start) for p in current}
+                cycles = cycling.get(counter) == window
+                truths = {p: self.counters.phase_truth(cond.test, counter, window, p, start, cycles) for p in current}
                 t_ph = frozenset(p for p, v in truths.items() if v is not False)
                 f_ph = frozenset(p for p, v in truths.items() if v is not True)
                 t_s = t_s.with_phase(counter, window, t_ph) if t_s is not None and t_ph else None
@@ -644,7 +648,9 @@ class Interpreter:
         if counter is not None and counter[0] in self.windows:
             name, start = counter
             self.counter_starts[name] = start or 0  # phases count from the first value
-            head.map(lambda s: s.restart(name, self.windows[name], self.counters.first_phase(start)))
+            cycle = self.counters.cycling.get(name)  # a cycling counter: the phases of its own window only
+            windows = self.windows[name] if cycle is None else frozenset({cycle})
+            head.map(lambda s: s.restart(name, windows, self.counters.first_phase(start)))
         period = periods.key(self.scope(frame), counter[0]) if counter is not None and counter[0] in self.period_counters else None
         if period is not None:  # `for i, x in enumerate(loader)`: `i` starts its period with the loop
             first = counter[1]  # type: ignore[index]

@@ -97,6 +97,12 @@ class CallablesFace(Protocol):
     def call(self, given: Any, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame) -> Value: ...
     def hook(self, given: Any, holders: frozenset[Holder] | set[Holder], target: Value) -> None: ...
     def run_grad_hooks(self, written: frozenset[Holder] | set[Holder], flow: Flow, frame: Frame) -> None: ...
+    def bind(self, call: ast.Call, func: ast.expr, callee: Value, pos: list[Value], kw: dict[str, Value],
+             frame: Frame, made: Value) -> Value: ...
+    @staticmethod
+    def is_bound(value: Value) -> bool: ...
+    def call_bound(self, value: Value, pos: list[Value], kw: dict[str, Value], flow: Flow,
+                   frame: Frame) -> Value | None: ...
 
 
 class CountersFace(Protocol):
@@ -230,11 +236,14 @@ class CallablesHost(Protocol):
     @property
     def calls(self) -> CallsFace: ...
     functions: dict[str, Function]
+    def forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
+                vague: bool = False) -> Value: ...
 
 
 class CountersHost(Protocol):
     """What `counters` uses of the interpreter."""
 
+    windows: dict[str, frozenset[str]]
     classes: dict[str, ClassInfo]
     functions: dict[str, Function]
     @property

@@ -69,6 +69,7 @@ class Counter:
     zero_based: bool
     incremented: bool = False  # incremented in this iteration before the point of use
     start: int | None = None  # the value on the first micro-batch, before any increment, when known
+    period: str | None = None  # it restarts at `start` after this many values (`cycle(range(1, N + 1))`: N)
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,3 +140,84 @@ for x in torch.randn(6, 8, 10):
 def test_micro_batches_inside_a_loop_over_models_still_are() -> None:
     # each model's parameters accumulate its four micro-batches: the loop over models is not the window
     assert [(line, code) for line, code, _ in codes(ENSEMBLE)] == [(10, "GL003")]
+
+
+# `functools.partial` binds arguments to a callable run later (improved-diffusion's `compute_losses`): the
+# result depends on what the callable was made from. Read as a call of nothing, its loss reached no
+# parameter, so the backward was taken to write every parameter the sole optimizer holds, the fp16
+# master copy too, which the clear of the model's parameters does not cover: a certain false GL001.
+PARTIAL = """\
+import functools
+
+import torch
+from torch import nn
+
+
+def zero_grad(params):
+    for p in params:
+        if p.grad is not None:
+            p.grad.zero_()
+
+
+class TrainLoop:
+    def __init__(self, model, diffusion, data, use_fp16=False):
+        self.model = model
+        self.diffusion = diffusion
+        self.data = data
+        self.model_params = list(model.parameters())
+        self.master_params = self.model_params
+        if use_fp16:
+            self.master_params = [nn.Parameter(torch.cat([p.detach().float().view(-1) for p in self.model_params]))]
+        self.opt = torch.optim.AdamW(self.master_params, lr=1e-4)
+
+    def run_loop(self):
+        for batch in self.data:
+{clear}            compute = functools.partial({callee}, batch)
+            loss = compute().mean()
+            loss.backward()
+            self.opt.step()
+"""
+
+CALLEES = {"module": "self.model", "method": "self.diffusion.training_losses, self.model"}
+
+
+@pytest.mark.parametrize("callee", CALLEES.values(), ids=CALLEES.keys())
+def test_a_partial_call_reaches_what_it_was_made_from(callee: str) -> None:
+    cleared = PARTIAL.format(clear="            zero_grad(self.model_params)\n", callee=callee)
+    assert codes(cleared) == []
+    found = codes(PARTIAL.format(clear="", callee=callee))
+    assert [(line, code) for line, code, _ in found] == [(29, "GL001")]
+
+
+def test_a_partial_of_a_module_runs_its_forward() -> None:
+    # the bound module runs where the partial is called: its loss reaches the model for certain
+    assert codes(PARTIAL.format(clear="", callee="self.model")) == [(29, "GL001", "certain")]
+
+
+PARTIAL_STEP = """\
+import functools
+
+import torch
+
+
+def train_step(model, opt, batch):
+    loss = model(batch).mean()
+    loss.backward()
+    opt.step()
+
+
+def main():
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    step = functools.partial(train_step, model, opt)
+    for batch in torch.randn(10, 8, 4):
+{clear}        step(batch)
+
+
+main()
+"""
+
+
+def test_a_partial_of_a_function_of_this_file_runs_it_where_it_is_called() -> None:
+    assert [(line, code) for line, code, _ in codes(PARTIAL_STEP.format(clear=""))] == [(9, "GL001")]
+    assert codes(PARTIAL_STEP.format(clear="        opt.zero_grad()\n")) == []

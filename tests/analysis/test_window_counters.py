@@ -118,3 +118,52 @@ def test_the_window_is_not_known_to_be_one_in_the_accumulating_arm() -> None:
     text = SIZE_ARMS.format(test="N > 1", gate="(idx + 1) % N == 0").replace(
         "        loss.backward()\n", "        optimizer.zero_grad()\n        loss.backward()\n", 1)
     assert (10, "GL002") in codes(text)
+
+
+# A counter that restarts every N values (`zip(loader, cycle(range(1, N + 1)))`, FastPitch): `k == 1` is the
+# first micro-batch of every window, not of the first only. Read as a test of no known counter, a path
+# that stepped at `k % N == 0` could skip the clear at the next `k == 1`: a certain false GL001.
+CYCLE = """\
+from itertools import cycle
+
+import torch
+from torch import nn
+
+model = nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [torch.randn(3, 4) for _ in range(12)]
+accumulation = 4
+for epoch in range(3):
+    for x, k in zip(loader, cycle(range({first}, {stop}))):
+        if k == {clear_at}:
+            optimizer.zero_grad()
+        loss = model(x).pow(2).mean() / accumulation
+        loss.backward()
+        if {step_test}:
+            optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(("first", "stop", "clear_at", "step_test"), [
+    ("1", "accumulation + 1", "1", "k % accumulation == 0"),
+    ("1", "accumulation + 1", "1", "k == accumulation"),
+    ("0", "accumulation", "0", "k == accumulation - 1"),
+    ("0", "accumulation", "0", "(k + 1) % accumulation == 0"),
+])
+def test_a_cycling_counter_clears_at_the_start_of_every_window(first: str, stop: str, clear_at: str,
+                                                               step_test: str) -> None:
+    assert codes(CYCLE.format(first=first, stop=stop, clear_at=clear_at, step_test=step_test)) == set()
+
+
+def test_a_cycling_counter_cleared_at_its_last_value_steps_on_stale_gradients() -> None:
+    # cleared at the window's last micro-batch, after its backward: the window's other micro-batches are lost
+    found = codes(CYCLE.format(first="1", stop="accumulation + 1", clear_at="accumulation",
+                               step_test="k % accumulation == 0"))
+    assert found and {code for _, code in found} <= {"GL002", "GL001"}
+
+
+def test_a_cycle_of_another_length_is_no_window_counter() -> None:
+    # `cycle(range(1, 3))` restarts every 2 values, the gate counts 4: the clear at `k == 1` fires twice a
+    # window, dropping its first half: not silent
+    text = CYCLE.format(first="1", stop="3", clear_at="1", step_test="k % accumulation == 0")
+    assert codes(text) != set()
