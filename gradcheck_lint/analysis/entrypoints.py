@@ -188,10 +188,22 @@ class EntryPoints:
 
     def _run_root(self, fn: Function, cls: ClassInfo | None, implicit_loop: bool,
                   closure: dict[str, Value] | None, outer: Frame | None, assumed: bool = False) -> None:
+        worlds = self.interp.objects.class_worlds(cls) if cls and outer is None else []
+        if not worlds:
+            base = self.interp.objects.class_self_env(cls) if cls and outer is None else {}
+            self._run_in(fn, cls, implicit_loop, closure, outer, assumed, base)
+            return
+        family = (cls, *self.interp.definitions.ancestors(cls)) if cls else ()
+        for world in worlds:  # settings `__init__` fixed (`worlds`): each world on its own
+            with self.interp.worlds.entered(family, world.literals, world.atoms):
+                self._run_in(fn, cls, implicit_loop, closure, outer, assumed, world.env)
+
+    def _run_in(self, fn: Function, cls: ClassInfo | None, implicit_loop: bool, closure: dict[str, Value] | None,
+                outer: Frame | None, assumed: bool, base: dict[str, Value]) -> None:
         interp = self.interp
         objects = interp.objects
         self_value = outer.self_value if outer is not None else (objects.self_value_for(cls) if cls else None)
-        env: dict[str, Value] = dict(objects.class_self_env(cls)) if cls and outer is None else {}
+        env: dict[str, Value] = dict(base)
         siblings = self.siblings.left_by_others(cls, fn) if cls and outer is None else None
         if siblings is not None:
             for key, graph in siblings.attributes.items():

@@ -70,6 +70,7 @@ from .syntax import (
 )
 from .values import EMPTY, EntityTable, Holder, Kind, Value
 from .walk import iter_tree, parents
+from .worlds import Worlds
 
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* from Python 3.11
 _SMALL = frozenset(SIMPLE_STATEMENTS)
@@ -105,6 +106,7 @@ class Interpreter:
         self._module_constants: dict[str, int] | None = None
         self.counter_starts: dict[str, int] = {}  # a window counter's first value, where its phases start
         self.conditions: dict[int, Condition] = {}
+        self.worlds = Worlds()  # the settings `__init__` fixed for the run being analysed (`worlds`)
         self.akeys_testing: dict[str, list[int]] = {}  # a name -> the tests (akeys) that read it
         self.loops: dict[int, Loop] = {}
         self.module_env: dict[str, Value] = {}
@@ -348,6 +350,13 @@ class Interpreter:
             if fixed:
                 return self.exec_block(stmt.body, flow, frame)
             return self.exec_block(orelse, flow, frame) if orelse else Outcome(normal=flow)
+        if self.worlds.active:  # a setting `__init__` fixed, also where the test is of no other interest
+            cond, swapped = self.setting_condition(stmt)
+            world = self.worlds.decide(cond.akey, cond.polarity, frame.cls, cond.atom)
+            if world is not None:
+                if world != swapped:
+                    return self.exec_block(stmt.body, flow, frame)
+                return self.exec_block(orelse, flow, frame) if orelse else Outcome(normal=flow)
         if not self.prescan.interesting.get(id(stmt), True):
             t = self.exec_block(stmt.body, flow.copy(), frame)
             f = self.exec_block(orelse, flow.copy(), frame) if orelse else Outcome(normal=flow)
@@ -362,6 +371,16 @@ class Interpreter:
         else:
             f = self.exec_block(orelse, fflow, inner)
         return Outcome.merge([t, f])
+
+    def setting_condition(self, stmt: ast.If) -> tuple[Condition, bool]:
+        """The condition of an `if` as `branch` reads it, and whether its arms are the other way round
+        (`if not self.use_fp16:` is a test of `self.use_fp16`)."""
+        test = stmt.test
+        lit = self._literal(test)
+        if lit is not None:
+            return self.condition(stmt, test, lit), False
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not self.counters.modulo_atoms(test)
+        return self.condition(stmt, test.operand if isinstance(test, ast.UnaryOp) and negated else test), negated
 
     def branch(self, node: ast.AST, test: ast.expr, flow: Flow, gates: Sequence[int] = (),
                frame: Frame | None = None) -> tuple[Condition, Flow | None, Flow | None]:
@@ -544,6 +563,9 @@ class Interpreter:
 
     def split(self, flow: Flow, cond: Condition, frame: Frame | None = None) -> tuple[Flow | None, Flow | None]:
         """Split a flow on a condition, keeping only the paths consistent with what they assumed."""
+        world = self.worlds.decide(cond.akey, cond.polarity, frame.cls if frame is not None else None, cond.atom)
+        if world is not None:  # a setting `__init__` fixed: every path of this world goes one way
+            return (flow.copy(), None) if world else (None, flow.copy())
         for window in cond.moduli:  # `else:` of `if N > 1:`: every `x % N` is 0, the gate's truth is known
             marker = flow.env.get(UNIT_WINDOW + window)
             truth = unit_truth(cond.test, window) if marker is not None and marker.const == "True" else None

@@ -21,6 +21,7 @@ from .reductions import returns_summed
 from .syntax import arguments, assignment_targets, code
 from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 from .walk import iter_tree
+from .worlds import World, assignments, settings_of
 
 _DIVISOR_NAME = convention("divisor")
 
@@ -37,6 +38,7 @@ class Objects:
         self._leaf_site: dict[int, object] = {}
         self._uid = 0
         self._class_self_env: dict[str, dict[str, Value]] = {}
+        self._class_worlds: dict[str, list[World]] = {}
         self._cuts: dict[int, bool] = {}  # id of a local `forward` -> whether it may cut graphs
 
     # -- entities
@@ -46,6 +48,8 @@ class Objects:
         per_call_path = isinstance(key, tuple) and bool(key) and key[0] in ("ctor", "param")
         if per_call_path:
             key = (*key, self.interp.calls.call_path)  # `actor = mlp(...)`, `critic = mlp(...)`: two models
+            if self.interp.worlds.key:
+                key = (*key, self.interp.worlds.key)  # each world's objects are its own (`worlds`)
         ent = self._minted.get(key)
         if ent is None:
             self._uid += 1
@@ -334,11 +338,58 @@ class Objects:
         return frozenset(m.uid for v in frame.arguments for m in v.modules) if frame.arguments else frozenset()
 
     def class_self_env(self, cls: ClassInfo) -> dict[str, Value]:
-        """`self.*` attributes as `__init__` leaves them, for methods analysed on their own."""
+        """`self.*` attributes as `__init__` leaves them (every world joined), for methods analysed on their own."""
         cached = self._class_self_env.get(cls.name)
         if cached is not None:
             return cached
         self._class_self_env[cls.name] = {}
+        env = self._init_env(cls)
+        self._class_self_env[cls.name] = env
+        return env
+
+    def class_worlds(self, cls: ClassInfo) -> list[World]:
+        """The worlds of a class whose `__init__` builds other objects for other settings (see `worlds`);
+        empty when it has one world, or when its settings change nothing `__init__` leaves."""
+        cached = self._class_worlds.get(cls.name)
+        if cached is not None:
+            return cached
+        self._class_worlds[cls.name] = []
+        joined = self.class_self_env(cls)
+        interp = self.interp
+        init = interp.definitions.find_method(cls, "__init__")
+        if init is None or not joined:
+            return []
+        conds = [(node, interp.setting_condition(node)[0]) for node in iter_tree(init) if isinstance(node, ast.If)]
+        atoms = {cond.akey: cond.atom for _, cond in conds if cond.atom is not None}
+        tests = [(node, cond.akey, cond.atom.subject) for node, cond in conds if cond.atom is not None]
+        settings = settings_of(init, tests, self.mutable_attributes | self._assigned_by_ancestors(cls))
+        if not settings:
+            return []
+        family = (cls, *interp.definitions.ancestors(cls))
+        worlds: list[World] = []
+        for literals in assignments(settings):
+            with interp.worlds.entered(family, literals, atoms):
+                env = self._init_env(cls)
+            if env:
+                worlds.append(World(literals, atoms, env))
+        shapes = {self._shape(w.env) for w in worlds}
+        found = worlds if len(worlds) > 1 and len(shapes) > 1 else []
+        self._class_worlds[cls.name] = found
+        return found
+
+    def _shape(self, env: dict[str, Value]) -> frozenset[object]:
+        """What a world's attributes are, whatever the objects' identities: kinds, names, what optimizers own."""
+        table = self.table
+        out: set[object] = set()
+        for key, v in env.items():
+            owned = frozenset(table.holder_name(h) for e in v.entities if e.kind is Kind.OPTIMIZER
+                              for h in table.ownership.get(e.uid, Ownership()).holders)
+            out.add((key, frozenset((e.kind, e.name, e.api) for e in v.entities),
+                     frozenset(table.holder_name(h) for h in v.modules | v.params), owned, repr(v.const)))
+        return frozenset(out)
+
+    def _init_env(self, cls: ClassInfo) -> dict[str, Value]:
+        """Run `__init__` (in the world the interpreter is in): the `self.*` attributes it leaves."""
         env: dict[str, Value] = {}
         interp = self.interp
         init = interp.definitions.find_method(cls, "__init__")
@@ -357,7 +408,6 @@ class Objects:
                 # not what the attribute holds when the other methods run
                 mutable = self.mutable_attributes | self._assigned_by_ancestors(cls)
                 env = {k: v for k, v in final.env.items() if k.startswith("self.") and not (v.const == "None" and k in mutable)}
-        self._class_self_env[cls.name] = env
         return env
 
     @contextlib.contextmanager

@@ -1,0 +1,125 @@
+"""Worlds: settings a run fixes once, in `__init__`, before any training.
+
+A trainer's `__init__` often builds different objects for different settings, and its methods test the
+same setting again:
+
+    self.master_params = self.model_params
+    if self.use_fp16:                                  # improved-diffusion's TrainLoop
+        self._setup_fp16()                             # a new fp32 master copy of the parameters
+    self.opt = AdamW(self.master_params, lr=lr)
+    ...
+    def run_step(self, batch):
+        self.forward_backward(batch)                   # clears `self.model_params`
+        if self.use_fp16: self.optimize_fp16()         # copies the model's gradients to the master copy
+        else: self.optimize_normal()                   # steps the model's own parameters
+
+Nothing assigns `self.use_fp16` after `__init__`: a run is one *world*, in which every test of it goes
+the same way. Joined into one value, the worlds mix: an optimizer that owns the master copy and the
+model's parameters, stepped on the fp32 path where the master copy does not exist. So `__init__` runs
+once per world (two settings at most: four worlds), each deciding its tests by the world's literals, and
+a method analysed on its own runs once per world whose objects differ, every test of those settings in
+its class decided the same way. A world's objects are its own (minted per world), so what one world's
+optimizer owns says nothing of another's.
+
+A setting is a literal of a `pathcond` atom over `self.<name>` tested in `__init__`'s own body, where
+`__init__` assigns the attribute at most once, before the test, and no other method of the class or its
+bases assigns it.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from . import names as N
+from .pathcond import Atom, implies
+from .syntax import assignment_targets
+from .values import Value
+from .walk import iter_tree
+
+__all__ = ["MAX_SETTINGS", "World", "Worlds", "settings_of"]
+
+MAX_SETTINGS = 2  # settings split into worlds per class (2**2 worlds); more are joined as before
+
+
+@dataclass(frozen=True, slots=True)
+class World:
+    """One assignment of truths to the settings (assumption key -> the atom's truth), the atom of each
+    key, and the `self.*` attributes `__init__` leaves in it."""
+
+    literals: tuple[tuple[int, bool], ...]
+    atoms: dict[int, Atom]
+    env: dict[str, Value]
+
+
+class Worlds:
+    """The world the interpreter is in: the literals that decide tests in methods of one class."""
+
+    def __init__(self) -> None:
+        self._literals: dict[int, bool] = {}
+        self._family: tuple[object, ...] = ()  # the class and its bases
+        self._atoms: tuple[tuple[Atom, bool], ...] = ()
+        self.key: tuple[tuple[int, bool], ...] = ()  # part of the key objects are minted by
+
+    @property
+    def active(self) -> bool:
+        return bool(self._literals)
+
+    def decide(self, akey: int, polarity: bool, cls: object | None, atom: Atom | None = None) -> bool | None:
+        """The truth of a test of a setting, in a method of the world's class or its bases (None: not
+        decided here); another atom of the setting's subject (`x is None` of a world where `x` is true)
+        is decided where the world's literal implies it."""
+        if not self._literals or not any(cls is c for c in self._family):
+            return None
+        truth = self._literals.get(akey)
+        if truth is None and atom is not None:
+            for known, value in self._atoms:
+                implied = implies(known, value, atom)
+                if implied is not None:
+                    return implied == polarity
+        return None if truth is None else truth == polarity
+
+    @contextmanager
+    def entered(self, family: tuple[object, ...], literals: Sequence[tuple[int, bool]],
+                atoms: dict[int, Atom]) -> Iterator[None]:
+        """In the world of these literals (assumption key -> truth; `atoms`: the atom of each key), for the
+        methods of a class and its bases (`family`)."""
+        saved = self._literals, self._family, self.key, self._atoms
+        self._literals, self._family, self.key = dict(literals), family, tuple(literals)
+        self._atoms = tuple((atoms[k], v) for k, v in literals if k in atoms)
+        try:
+            yield
+        finally:
+            self._literals, self._family, self.key, self._atoms = saved
+
+
+def settings_of(init: ast.FunctionDef | ast.AsyncFunctionDef, tests: Sequence[tuple[ast.If, int, str]],
+                assigned_elsewhere: frozenset[str]) -> list[int]:
+    """The assumption keys of the settings among `__init__`'s tests: (the `if`, its key, the subject of its
+    atom), in order, at most `MAX_SETTINGS`."""
+    assigned: dict[str, list[int]] = {}
+    for node in iter_tree(init):
+        for target in assignment_targets(node):
+            text = N.ref_text(target)
+            if text is not None and text.startswith("self."):
+                assigned.setdefault(text, []).append(getattr(node, "lineno", 0))
+    out: list[int] = []
+    for statement, akey, subject in tests:
+        if not subject.startswith("self.") or subject.count(".") != 1 or subject in assigned_elsewhere:
+            continue
+        lines = assigned.get(subject, [])
+        if len(lines) > 1 or any(line >= statement.lineno for line in lines):
+            continue
+        if akey not in out:
+            out.append(akey)
+        if len(out) == MAX_SETTINGS:
+            break
+    return out
+
+
+def assignments(settings: Sequence[int]) -> list[tuple[tuple[int, bool], ...]]:
+    """Every assignment of truths to the settings."""
+    return [tuple(zip(settings, truths)) for truths in itertools.product((True, False), repeat=len(settings))]
