@@ -61,17 +61,9 @@ class BoolParts:
     def _text(self, part: ast.expr) -> tuple[str, bool]:
         """The key text a part is remembered under and the key's truth when the part holds, as the
         interpreter's `branch` would register the part if it were a test of its own."""
-        negated = False
-        core = part
-        lit = self._literal(part)
+        core, negated, lit = pathcond.reading(part, self._literal, self._modulo_atoms)
         if lit is not None:
-            return lit.atom.key, lit.positive
-        if isinstance(core, ast.UnaryOp) and isinstance(core.op, ast.Not) and not self._modulo_atoms(core):
-            core, negated = core.operand, True
-        if not self._modulo_atoms(core):
-            truthy = pathcond.literal(core)
-            if truthy.atom.kind == pathcond.TRUTHY and truthy.positive:
-                return truthy.atom.key, not negated
+            return lit.atom.key, lit.positive != negated
         return code(core), not negated
 
     def of(self, cond: Condition) -> Parts | None:

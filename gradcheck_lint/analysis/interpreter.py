@@ -375,24 +375,17 @@ class Interpreter:
     def setting_condition(self, stmt: ast.If) -> tuple[Condition, bool]:
         """The condition of an `if` as `branch` reads it, and whether its arms are the other way round
         (`if not self.use_fp16:` is a test of `self.use_fp16`)."""
-        test = stmt.test
-        lit = self._literal(test)
-        if lit is not None:
-            return self.condition(stmt, test, lit), False
-        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not self.counters.modulo_atoms(test)
-        return self.condition(stmt, test.operand if isinstance(test, ast.UnaryOp) and negated else test), negated
+        core, negated, lit = pathcond.reading(stmt.test, self._literal, self.counters.modulo_atoms)
+        return self.condition(stmt, core, lit), negated
 
     def branch(self, node: ast.AST, test: ast.expr, flow: Flow, gates: Sequence[int] = (),
                frame: Frame | None = None) -> tuple[Condition, Flow | None, Flow | None]:
         """Split a flow at a branch (an `if`, a conditional expression) whose test was evaluated: its
         condition, the paths on which the test holds and those on which it does not (None: no path)."""
-        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not self.counters.modulo_atoms(test)
-        lit = self._literal(test)
-        if lit is not None:  # `if x is not None:`, `if mode != "eval":`: a literal of an atom other tests share
-            negated = False
-            cond = self.condition(node, test, lit)
-        else:
-            cond = self.condition(node, test.operand if negated else test)
+        # `if x is not None:`, `if mode != "eval":`: a literal of an atom other tests share; `if not flag:` a
+        # test of `flag`, its arms swapped
+        core, negated, lit = pathcond.reading(test, self._literal, self.counters.modulo_atoms)
+        cond = self.condition(node, core, lit)
         if gates and not cond.framework_gate:  # `if accelerator.sync_gradients:`
             cond.framework_gate, cond.volatile = True, True
             cond.framework_window = next((self.table.windows.get(g) for g in gates if self.table.windows.get(g)), None)

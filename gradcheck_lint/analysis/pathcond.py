@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from .syntax import code
 from .walk import iter_tree
 
-__all__ = ["Atom", "Literal", "implies", "literal", "subjects_tested"]
+__all__ = ["Atom", "Literal", "implies", "literal", "reading", "subjects_tested"]
 
 NONE, TRUTHY, EQUALS, HASATTR, TEXT = "none", "truthy", "eq", "hasattr", "text"
 _SUBJECT = (ast.Name, ast.Attribute, ast.Subscript)
@@ -95,6 +95,27 @@ def literal(test: ast.expr) -> Literal:
     if atom is None:
         return Literal(Atom(TEXT, code(test)), positive)
     return Literal(atom[0], atom[1] == positive)
+
+
+def reading(test: ast.expr, shared: Callable[[ast.expr], Literal | None],
+            counted: Callable[[ast.expr], list[tuple[str, str]]]) -> tuple[ast.expr, bool, Literal | None]:
+    """How a branch reads a test: the expression its condition is of, whether the arms are the other way
+    round, and the literal of an atom other tests share (None: the expression is its own atom).
+
+    `shared`: the literal of a comparison or call (`x is None`, `hasattr(...)`), when one; `counted`: the
+    counters a test reads modulo a window (a test of a counter's phase is never a truth-value atom).
+    `if not self.use_fp16:` is a test of `self.use_fp16` with its arms swapped; `if x is not None:` is the
+    literal `x is None`, false; `if i % N:` is its own text."""
+    lit = shared(test)
+    if lit is not None:
+        return test, False, lit
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) and not counted(test)
+    core = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if not counted(core):
+        truthy = literal(core)
+        if truthy.atom.kind == TRUTHY and truthy.positive:
+            return core, negated, truthy
+    return core, negated, None
 
 
 def _atom(test: ast.expr) -> tuple[Atom, bool] | None:
