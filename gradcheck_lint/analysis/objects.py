@@ -13,7 +13,7 @@ from . import names as N
 from .apimodels.schema import AttributeModel, MethodModel
 from .conventions import convention
 from .definitions import ClassInfo
-from .flow import ANY_WRAPPER, SYNC_OFF, SYNC_SET, Flow, Frame, generations
+from .flow import ANY_WRAPPER, SYNC_OFF, SYNC_SET, Flow, Frame, generations, step_counts
 from .gradstate import PathState
 from .parts import ObjectsHost
 from .provenance import READ, Assumption, Provenance, assumed
@@ -166,7 +166,8 @@ class Objects:
         if not frame.no_grad:
             site = self.interp.recorder.ordinal(self.interp.calls.current_call())
             self.interp.forward_sites[site] = self.interp.calls.current_call_node()
-            built = built | {(h, generations(flow.env, h), site) for h in own if not h.pseudo}
+            counts = step_counts(flow.env)
+            built = built | {(h, generations(flow.env, h, counts), site) for h in own if not h.pseudo}
             wrappers = self.sync_wrappers(module)
             sync = sync | {(uid, self.sync_state(uid, flow, frame), site, _count(flow, uid)) for uid in wrappers}
             for uid in wrappers:
@@ -287,7 +288,7 @@ class Objects:
                 holders |= self.grad_holders(v)
             if models:
                 holders |= {Holder(o.uid, (), pseudo=True) for o in self.interp.recorder.all_optimizers()}
-            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
+            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False), ("clear", 0, frozenset(holders)))
         reach = frozenset().union(*(v.reach | v.modules for v in vals)) if vals else frozenset()
         vague = frozenset().union(*(v.vague | v.modules for v in vals)) if vals else frozenset()
         params = frozenset().union(*(v.params for v in vals)) if vals else frozenset()
