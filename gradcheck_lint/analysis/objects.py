@@ -38,6 +38,7 @@ class Objects:
         self._uid = 0
         self._class_self_env: dict[str, dict[str, Value]] = {}
         self._cuts: dict[int, bool] = {}  # id of a local `forward` -> whether it may cut graphs
+        self._sums: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a sum-reduced loss
 
     # -- entities
     def mint(self, kind: Kind, name: str, key: object, api: str = "", provenance: Provenance = READ) -> Entity:
@@ -226,7 +227,12 @@ class Objects:
         """A local module whose `forward` returns a loss reduced by a sum (`reduction="sum"`)."""
         info = self.interp.calls.instance_class.get(uid)
         forward = self.interp.definitions.find_method(info, "forward") if info is not None else None
-        return forward is not None and returns_summed(forward)
+        if forward is None:
+            return False
+        found = self._sums.get(id(forward))
+        if found is None:  # read from the syntax once per `forward`, not at every call of the module
+            found = self._sums[id(forward)] = returns_summed(forward)
+        return found
 
     def sync_wrappers(self, value: Value) -> list[int]:
         """Uids of the data-parallel wrappers (DDP, FSDP) a value may be: those whose gradient sync can be switched."""
