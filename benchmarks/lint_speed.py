@@ -21,7 +21,10 @@ reading follows them) is linted once to fill the cache; then, in rounds, the war
 changed (the control) and the run after one file was edited (a comment line appended: new bytes), for
 each kind of file: a training script, a layer module one training script imports, a library module
 nothing imports, and the shared helper every training script imports (the worst case: every script
-that read it is checked again). The target: under 1 s warm after a one-file change.
+that read it is checked again). The target: under 1 s warm after a one-file change. These runs have
+Python's bytecode cache on (in a temporary directory), as an installed package has it; a machine with
+PYTHONDONTWRITEBYTECODE set would otherwise compile all of gradlint's modules on every run
+(`--no-bytecode-cache` keeps that setting, to compare with figures taken that way).
 """
 
 from __future__ import annotations
@@ -221,22 +224,44 @@ def generate_project(directory: Path, files: int) -> dict[str, Path]:
     return kinds
 
 
+def installed_env(tmp: str, bytecode: bool) -> dict[str, str]:
+    """The environment of a timed run: no cache directory forced on it and, with `bytecode`, Python's
+    bytecode cache on (kept under `tmp`, out of the source tree), as in an installed package (pip
+    compiles it at install). Without it, a machine with PYTHONDONTWRITEBYTECODE set (this project's
+    is) compiles every one of gradlint's modules on every run: about half of a warm run's CPU."""
+    env = {k: v for k, v in os.environ.items() if k != "GRADLINT_CACHE_DIR"}
+    if bytecode:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
+    return env
+
+
+def load_average() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "?"
+
+
 def change_one(files: int, args: argparse.Namespace) -> None:
     """The edit loop on a generated project of `files` files: warm runs after a one-file change."""
     script = Path(sys.executable).with_name("gradlint")
     entry = [str(script)] if script.exists() else [sys.executable, "-m", "gradcheck_lint"]
-    env = {k: v for k, v in os.environ.items() if k != "GRADLINT_CACHE_DIR"}
     with tempfile.TemporaryDirectory(prefix="gradlint-bench-project-") as tmp:
+        env = installed_env(tmp, not args.no_bytecode_cache)
         tree = Path(tmp) / "project"
         kinds = generate_project(tree, files)
         cache = str(Path(tmp) / "cache")
         cmd = [*entry, "--exit-zero", "--isolated", "--jobs", str(args.jobs), "--cache-dir", cache, str(tree)]
         n, lines = count(tree)
-        print(f"\n## one-file change in a generated project ({n} files, {lines:,} lines), `--jobs {args.jobs}`")
+        print(f"\n## one-file change in a generated project ({n} files, {lines:,} lines), `--jobs {args.jobs}`, "
+              f"bytecode cache {'off (PYTHONDONTWRITEBYTECODE as set)' if args.no_bytecode_cache else 'on'}")
+        run([*entry, "--version"], env=env)  # compiles the package once, as its installation would
         first = run(cmd, env=env)
         print(f"cold (fills the cache): {first.seconds:.2f} s ({first.cpu:.2f} s CPU)")
         runs: dict[str, list[Timing]] = {}
         for round_ in range(args.repeat):
+            print(f"  round {round_ + 1}: load average {load_average()}", flush=True)
             runs.setdefault("nothing changed (control)", []).append(run(cmd, env=env))
             for kind, path in kinds.items():
                 with open(path, "a", encoding="utf-8") as fh:
@@ -382,6 +407,8 @@ def main() -> None:
                         help="only the interleaved cold/warm against ruff ratios (median of ratios, A-vs-A control)")
     parser.add_argument("--change-one", type=int, default=0, metavar="N",
                         help="time warm runs after a one-file change in a generated project of N files")
+    parser.add_argument("--no-bytecode-cache", action="store_true",
+                        help="--change-one: leave PYTHONDONTWRITEBYTECODE as set (every run compiles gradlint's modules)")
     args = parser.parse_args()
     if not args.trees and not args.generate and not args.change_one:
         parser.error("give a tree to lint, --generate N or --change-one N")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .analysis import TrainingModel
 from .analysis.apimodels import ModelFile, catalogue_for
+from .analysis.flow import forget_transitions
 from .analysis.gradstate import forget_canonical
 from .analysis.provenance import assumptions
 from .analysis.syntax import forget_code
@@ -173,6 +174,7 @@ def _run_rules(module: ast.Module, text: str, path: str, rules: list[type[Rule]]
     finally:
         forget_code()
         forget_canonical()
+        forget_transitions()
 
 
 @contextlib.contextmanager

@@ -7,14 +7,14 @@ import ast
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .gradstate import PathState, merge_states
 from .values import Holder, Value, join
 
 MAX_DEPTH = 8
 MAX_LOOP_ITERATIONS = 12
-WORK_BUDGET = 15_000  # statements interpreted per file; past it the analysis stops where it is
-TIME_BUDGET = 30.0  # seconds per file: a safety net; the work budget is what normally stops
+WORK_BUDGET = 15_000  # statements interpreted per file; past it the analysis stops where it is (counted, never timed)
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 _MISSING = object()
@@ -31,6 +31,15 @@ class _Transitions:
 
 
 TRANSITIONS = _Transitions()
+
+
+# Results of keyed gradient transitions (`Flow.map_gradients`) in the file being analysed: event ids and
+# holders are the file's own ordinals, so the table is emptied when its analysis starts and ends.
+_TRANSITION_RESULTS: dict[tuple[object, ...], tuple[frozenset[Any], frozenset[Any]]] = {}
+
+
+def forget_transitions() -> None:
+    _TRANSITION_RESULTS.clear()
 
 
 class BudgetExhausted(Exception):
@@ -65,21 +74,31 @@ class Flow:
         exception handler): it changes nothing on a path that holds no gradient."""
         self.states = frozenset(fn(s) for s in self.states)
 
-    def map_gradients(self, fn: Callable[[PathState], PathState]) -> None:
+    def map_gradients(self, fn: Callable[[PathState], PathState], key: tuple[object, ...] | None = None) -> None:
         """Apply a training event's transition, which reads only what the gradients hold (grads,
         discards, frozen sets) and changes only grads and discards, once per distinct holding: paths
-        that differ only in their branch assumptions, phases or AMP marks share the result."""
+        that differ only in their branch assumptions, phases or AMP marks share the result.
+
+        `key` names the transition with everything it depends on besides the path (the event, the
+        holders): its results are then remembered for the whole file (`forget_transitions`), and a
+        loop's fixpoint, which runs its body again over mostly the same paths, computes each once."""
         TRANSITIONS.count += 1
-        memo: dict[tuple[object, ...], PathState] = {}
+        memo: dict[tuple[object, ...], tuple[frozenset[Any], frozenset[Any]]] = {}
         out = []
         for s in self.states:
-            key = (s.grads, s.discards, s.frozen)
-            r = memo.get(key)
+            holding = (s.grads, s.discards, s.frozen)
+            r = memo.get(holding)
             if r is None:
-                r = memo[key] = fn(s)
-                out.append(r)
-            else:
-                out.append(s._with(grads=r.grads, discards=r.discards))
+                if key is None:
+                    t = fn(s)
+                    r = (t.grads, t.discards)
+                else:
+                    r = _TRANSITION_RESULTS.get((key, holding))
+                    if r is None:
+                        t = fn(s)
+                        r = _TRANSITION_RESULTS[(key, holding)] = (t.grads, t.discards)
+                memo[holding] = r
+            out.append(s if s.grads is r[0] and s.discards is r[1] else s._with(grads=r[0], discards=r[1]))
         self.states = frozenset(out)
 
 
@@ -135,10 +154,17 @@ def holder_of_key(key: str) -> Holder:
     return Holder(int(uid), tuple(path.split(".")) if path else ())
 
 
-def generations(env: dict[str, Value], holder: Holder) -> frozenset[tuple[str, int]]:
-    """The step counts of every stepped parameter set that overlaps `holder` (a module's graph needs them)."""
-    return frozenset((k, v.const) for k, v in env.items()
-                     if k.startswith(GENERATION) and isinstance(v.const, int) and v.const and holder_of_key(k).overlaps(holder))
+def step_counts(env: dict[str, Value]) -> list[tuple[str, int, Holder]]:
+    """Every stepped parameter set's nonzero step count: (key, count, parameter set)."""
+    return [(k, v.const, holder_of_key(k)) for k, v in env.items()
+            if k.startswith(GENERATION) and isinstance(v.const, int) and v.const]
+
+
+def generations(env: dict[str, Value], holder: Holder,
+                counts: list[tuple[str, int, Holder]] | None = None) -> frozenset[tuple[str, int]]:
+    """The step counts of every stepped parameter set that overlaps `holder` (a module's graph needs them);
+    `counts`: `step_counts(env)`, when the caller asks for several holders of one environment."""
+    return frozenset((k, c) for k, c, h in (step_counts(env) if counts is None else counts) if h.overlaps(holder))
 
 
 def rebase_graphs(env: dict[str, Value], counts: dict[str, int], assigned: set[str], direct: Callable[[Holder, int], bool]) -> None:
@@ -150,26 +176,37 @@ def rebase_graphs(env: dict[str, Value], counts: dict[str, int], assigned: set[s
     are rebuilt by code the loop calls (a module's forward storing its activations on `self`). Only
     graphs of a module called as such (`vf(obs)`, `vf.forward(obs)`; `direct` says which forward
     ordinals those are): another method (`model.norm_obs(obs)`) may well build none."""
+    stale = [(key, holder_of_key(key), count) for key, count in counts.items()]
+    memo: dict[tuple[object, bool], tuple[Holder, frozenset[tuple[str, int]], int]] = {}  # values share their graphs
     for name, value in list(env.items()):
         if value.built:
             kept = name.isidentifier() and name not in assigned
             if kept or any(c < 0 for _h, before, _s in value.built for _k, c in before):
-                env[name] = _rebased(value, counts, kept, direct)
+                env[name] = _rebased(value, stale, kept, direct, memo)
 
 
-def _rebased(value: Value, counts: dict[str, int], kept: bool, direct: Callable[[Holder, int], bool]) -> Value:
+def _rebased(value: Value, stale: list[tuple[str, Holder, int]], kept: bool, direct: Callable[[Holder, int], bool],
+             memo: dict[tuple[object, bool], tuple[Holder, frozenset[tuple[str, int]], int]]) -> Value:
     """`kept`: the loop does not rebuild the value, so a step since it was built marks it stale; else
-    marks an inner loop gave it are dropped (this loop's iteration builds it anew)."""
+    marks an inner loop gave it are dropped (this loop's iteration builds it anew). `memo`: graphs
+    already rebased in this call (by graph and `kept`). A value with nothing changed is returned as is."""
     built = set()
-    for holder, before, site in value.built:
-        seen = {k: c for k, c in before if c >= 0 or kept}
-        if kept and direct(holder, site):
-            for key, count in counts.items():
-                if count > seen.get(key, 0) and holder_of_key(key).overlaps(holder):
-                    seen[key] = -1
-        built.add((holder, frozenset(seen.items()), site))
-    items = tuple((k, _rebased(v, counts, kept, direct) if v.built else v) for k, v in value.items)
-    return replace(value, built=frozenset(built), items=items)
+    for graph in value.built:
+        done = memo.get((graph, kept))
+        if done is None:
+            holder, before, site = graph
+            seen = {k: c for k, c in before if c >= 0 or kept}
+            if kept and direct(holder, site):
+                for key, h, count in stale:
+                    if count > seen.get(key, 0) and h.overlaps(holder):
+                        seen[key] = -1
+            done = memo[(graph, kept)] = (holder, frozenset(seen.items()), site)
+        built.add(done)
+    items = tuple((k, _rebased(v, stale, kept, direct, memo) if v.built else v) for k, v in value.items)
+    new_built = frozenset(built)
+    if new_built == value.built and all(a is b for (_, a), (_, b) in zip(items, value.items)):
+        return value
+    return replace(value, built=new_built, items=items)
 
 
 def generation(env: dict[str, Value], key: str) -> int:

@@ -141,16 +141,19 @@ class PathState:
     # -- transitions -----------------------------------------------------------------------
     def backward(self, event: int, written: dict[Holder, bool]) -> PathState:
         grads: set[tuple[Holder, Contribution]] = set()
+        again: dict[Holder, list[Contribution]] = {}  # fresh gradients of this backward call, by holder
         for h, c in self.grads:
             if c.live:
                 c = c.but(live=False)
             grads.add((h, c))
+            if c.backward == event and not c.consumers:
+                again.setdefault(h, []).append(c)
         touched: list[Holder] = []
         for holder, certain in written.items():
             if self.is_frozen(holder):
                 continue
             touched.append(holder)
-            existing = [c for h, c in grads if h == holder and c.backward == event and c.fresh]
+            existing = again.get(holder)
             if existing:
                 for c in existing:
                     grads.discard((holder, c))
@@ -176,12 +179,20 @@ class PathState:
             return self
         keep: set[tuple[Holder, Contribution]] = set()
         wiped: list[tuple[Holder, Contribution]] = []
-        for h, c in self.grads:
-            if any(h.overlaps(t) for t in targets):
-                wiped.append((h, c))
+        hit: dict[Holder, bool] = {}  # holder -> whether the clear reaches it (many contributions share a holder)
+
+        def reached(h: Holder) -> bool:
+            found = hit.get(h)
+            if found is None:
+                found = hit[h] = any(h.overlaps(t) for t in targets)
+            return found
+
+        for hc in self.grads:
+            if reached(hc[0]):
+                wiped.append(hc)
             else:
-                keep.add((h, c))
-        discards = {d for d in self.discards if not any(d.holder.overlaps(t) for t in targets)}
+                keep.add(hc)
+        discards = {d for d in self.discards if not reached(d.holder)}
         if record_discards:
             cache: dict[tuple[str, Holder], object] = {} if memo is None else memo
 

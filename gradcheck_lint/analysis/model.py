@@ -9,6 +9,7 @@ from ..diagnostics import Span
 from .apimodels import ModelFile
 from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
+from .flow import forget_transitions
 from .gradstate import CAP, PathState
 from .hook_clears import hook_clears
 from .interpreter import Interpreter
@@ -46,6 +47,7 @@ class TrainingModel:
         self.made_elsewhere: set[int] = project.made_elsewhere if project is not None else set()
         self.source: Source = interp.text
         CAP.hits = 0
+        forget_transitions()  # results of another file's analysis (its ids) must not be reused
         if not hooks_only:
             interp.run()
         # how many times path states were dropped at the cap while analysing this file (benchmarks read it)

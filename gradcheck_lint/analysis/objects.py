@@ -13,7 +13,7 @@ from . import names as N
 from .apimodels.schema import AttributeModel, MethodModel
 from .conventions import convention
 from .definitions import ClassInfo
-from .flow import ANY_WRAPPER, SYNC_OFF, SYNC_SET, Flow, Frame, generations
+from .flow import ANY_WRAPPER, SYNC_OFF, SYNC_SET, Flow, Frame, generations, step_counts
 from .gradstate import PathState
 from .parts import ObjectsHost
 from .provenance import READ, Assumption, Provenance, assumed
@@ -40,6 +40,7 @@ class Objects:
         self._class_self_env: dict[str, dict[str, Value]] = {}
         self._class_worlds: dict[str, list[World]] = {}
         self._cuts: dict[int, bool] = {}  # id of a local `forward` -> whether it may cut graphs
+        self._sums: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a sum-reduced loss
 
     # -- entities
     def mint(self, kind: Kind, name: str, key: object, api: str = "", provenance: Provenance = READ) -> Entity:
@@ -170,7 +171,8 @@ class Objects:
         if not frame.no_grad:
             site = self.interp.recorder.ordinal(self.interp.calls.current_call())
             self.interp.forward_sites[site] = self.interp.calls.current_call_node()
-            built = built | {(h, generations(flow.env, h), site) for h in own if not h.pseudo}
+            counts = step_counts(flow.env)
+            built = built | {(h, generations(flow.env, h, counts), site) for h in own if not h.pseudo}
             wrappers = self.sync_wrappers(module)
             sync = sync | {(uid, self.sync_state(uid, flow, frame), site, _count(flow, uid)) for uid in wrappers}
             for uid in wrappers:
@@ -229,7 +231,12 @@ class Objects:
         """A local module whose `forward` returns a loss reduced by a sum (`reduction="sum"`)."""
         info = self.interp.calls.instance_class.get(uid)
         forward = self.interp.definitions.find_method(info, "forward") if info is not None else None
-        return forward is not None and returns_summed(forward)
+        if forward is None:
+            return False
+        found = self._sums.get(id(forward))
+        if found is None:  # read from the syntax once per `forward`, not at every call of the module
+            found = self._sums[id(forward)] = returns_summed(forward)
+        return found
 
     def sync_wrappers(self, value: Value) -> list[int]:
         """Uids of the data-parallel wrappers (DDP, FSDP) a value may be: those whose gradient sync can be switched."""
@@ -291,7 +298,7 @@ class Objects:
                 holders |= self.grad_holders(v)
             if models:
                 holders |= {Holder(o.uid, (), pseudo=True) for o in self.interp.recorder.all_optimizers()}
-            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
+            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False), ("clear", 0, frozenset(holders)))
         reach = frozenset().union(*(v.reach | v.modules for v in vals)) if vals else frozenset()
         vague = frozenset().union(*(v.vague | v.modules for v in vals)) if vals else frozenset()
         params = frozenset().union(*(v.params for v in vals)) if vals else frozenset()

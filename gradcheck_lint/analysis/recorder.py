@@ -125,7 +125,7 @@ class Recorder:
                 if now.get(key, 0) > seen.get(key, 0) and key in self.last_update:
                     step_call, step_text = self.last_update[key]
                     ev.stale_graphs.add((holder, site, id(step_call), step_text))
-        flow.map_gradients(lambda s: s.backward(ev.id, written))
+        flow.map_gradients(lambda s: s.backward(ev.id, written), ("backward", ev.id, frozenset(written.items())))
         held = flow.env.get(loss_text) if loss_text.isidentifier() else None
         if held is not None and not held.graph and not frame.no_grad:
             flow.env[loss_text] = replace(held, graph=True)  # backpropagated: it holds a graph
@@ -244,7 +244,7 @@ class Recorder:
         ev.context_window = ev.context_window or context_window
         holders = self.table.optimizer_holders(opt)
         consumer = UNDONE if trial else opt.uid
-        flow.map_gradients(lambda s: s.step(consumer, holders))
+        flow.map_gradients(lambda s: s.step(consumer, holders), ("step", consumer, frozenset(holders)))
 
     def trial(self, call: ast.Call, frame: Frame) -> bool:
         """The step does not train (`trials`): a later statement restores the weights it changed, or its
@@ -312,7 +312,8 @@ class Recorder:
             transition = lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped, owners=owners, memo=memo)
         else:
             transition = lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners, memo=memo)
-        flow.map_gradients(transition)
+        flow.map_gradients(transition, ("clear", ev.id, everything, None if everything else frozenset(holders), stepped,
+                                        frozenset(owners.items())))
 
 
 def _loop_targets(node: ast.AST) -> list[ast.AST]:

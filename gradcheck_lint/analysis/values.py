@@ -55,10 +55,13 @@ class Holder(NamedTuple):
     pseudo: bool = False  # the parameters of an optimizer whose ownership is unknown
 
     def overlaps(self, other: Holder) -> bool:
+        """One holds the other (the same module, or a submodule of it)."""
         if self.uid != other.uid or self.pseudo != other.pseudo:
             return False
-        n = min(len(self.path), len(other.path))
-        return self.path[:n] == other.path[:n]
+        mine, theirs = self.path, other.path
+        if len(mine) <= len(theirs):
+            return theirs[:len(mine)] == mine
+        return mine[:len(theirs)] == theirs
 
 
 @dataclass(frozen=True, slots=True)

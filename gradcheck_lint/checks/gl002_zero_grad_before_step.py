@@ -115,13 +115,14 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
             msg, help_ = messages.clear_in_automatic_hook(code(clear.call), clear.method)
             # the framework calls the hook with automatic optimization on, a setting made out of sight
             yield Finding(clear.call, msg, help_, (assumed(Assumption.CONFIG),))
+        others: dict[tuple[int, int], bool] = {}  # see _another_models_loss
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             holders = model.optimizer_holders(step.optimizer)
             for state in step.states():
                 gates = [c for c in model.guards(step, state) if c.is_accumulation_gate]
                 # the gradients of this optimizer's own losses first: a clear that also drops what another
                 # model's loss wrote here (a GAN's `g_loss` into D) is named for the loss whose step it spoils
-                for discard in sorted(state.discards, key=lambda d: (_another_models_loss(model, d.backward, step), d)):
+                for discard in sorted(state.discards, key=lambda d: (_another_models_loss(model, d.backward, step, others), d)):
                     if discard.clear in reported or not any(discard.holder.overlaps(h) for h in holders):
                         continue
                     clear = model.clears.get(discard.clear)
@@ -200,15 +201,21 @@ def _freezes_a_part(clear: Clear, holders: Iterable[Holder]) -> bool:
     return inside and not all(_within(s, clear.holders) for s in stepped)
 
 
-def _another_models_loss(model: TrainingModel, backward_id: int, step: Step) -> bool:
-    """The backward also wrote parameters another optimizer steps and this one does not: another model's loss."""
+def _another_models_loss(model: TrainingModel, backward_id: int, step: Step,
+                         memo: dict[tuple[int, int], bool] | None = None) -> bool:
+    """The backward also wrote parameters another optimizer steps and this one does not: another model's loss.
+    `memo`: answers so far for this model, by backward and optimizer (asked once per discard of every path)."""
+    key = (backward_id, step.optimizer.uid)
+    if memo is not None and key in memo:
+        return memo[key]
     backward = model.backwards.get(backward_id)
-    if backward is None:
-        return False
     mine = model.optimizer_holders(step.optimizer)
-    return any(s.optimizer.uid != step.optimizer.uid and any(
+    found = backward is not None and any(s.optimizer.uid != step.optimizer.uid and any(
         w.overlaps(h) and not any(w.overlaps(m) for m in mine) for w in backward.written for h in model.optimizer_holders(s.optimizer))
         for s in model.steps.values())
+    if memo is not None:
+        memo[key] = found
+    return found
 
 
 def _within(holder: Holder, holders: Iterable[Holder]) -> bool:

@@ -20,6 +20,7 @@ from ..analysis.definitions import ClassInfo
 from ..analysis.flow import Function
 from ..analysis.names import ImportMap
 from ..analysis.syntax import FUNCTIONS, Source, register_foreign, unregister_foreign
+from ..analysis.walk import children
 from ..sources import decode_source, parse_python
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -379,11 +380,11 @@ def _parse(path: str) -> ForeignModule | None:
     parents: dict[int, ast.AST] = {}
     relative: list[ast.ImportFrom] = []
     todo: list[ast.AST] = [tree]
-    while todo:  # one walk: every node's parent, and the relative imports
+    while todo:  # one walk: every node's parent, and the relative imports (operators and contexts left out)
         node = todo.pop()
         if type(node) is ast.ImportFrom and node.level:
             relative.append(node)
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             parents[id(child)] = node
             todo.append(child)
     module = ForeignModule(path=path, name=name, package=package, base_dir=base, tree=tree, source=source,
