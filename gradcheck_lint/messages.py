@@ -139,6 +139,24 @@ def accumulation_off_by_one(test: str, counter: str, source: str, step: str, sta
     return msg, help_
 
 
+def reset_window_off(gate: str, counter: str, window: str, start: int | str, first: str, later: str,
+                     step: str) -> tuple[str, str]:
+    """A gate on a counter the loop resets or counts down whose windows are not N micro-batches (`first`,
+    `later`: the sizes of the first window and of the later ones, as source text)."""
+    if later != window:
+        what = f"every window holds `{later}` micro-batches instead of `{window}`"
+        if first != later:
+            what += f" (the first one `{first}`)"
+    else:
+        what = (f"the first window holds `{first}` micro-batch{'' if first == '1' else 'es'} instead of `{window}` "
+                f"(`{counter}` is {start if isinstance(start, int) else f'`{start}`'} before the loop), and every later window is shifted")
+    msg = (f"`{gate}` lets `{step}` run where {what}: the steps apply windows of another size than the "
+           f"`{window}` micro-batches the counter `{counter}` is meant to count.")
+    help_ = (f"step when `{window}` micro-batches have run since the last step: test `{counter}` after it counts "
+             f"this micro-batch, and start it where the first window then holds `{window}`.")
+    return msg, help_
+
+
 def cross_model_grad_leak(step: str, backward: str, backward_line: int | None, model: str, other_step: str | None,
                           other_step_line: int | None, opt: str, own_backward: str | None) -> tuple[str, str]:
     by = f" for `{other_step}`{_at(other_step_line)}" if other_step else ""

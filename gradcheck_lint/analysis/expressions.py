@@ -466,7 +466,7 @@ class Expressions:
         for m in value.modules:
             if not m.path and not m.pseudo:
                 self.table.name_after(m.uid, key)
-        self.forget(key, flow)
+        self.forget(key, flow, frame)
 
     def _item_replaced(self, key: str, value: Value, flow: Flow) -> None:
         """`output["loss"] = output["loss"].detach()`: the item through which `output` held a graph
@@ -570,8 +570,17 @@ class Expressions:
             node = up
         return False
 
-    def forget(self, name: str, flow: Flow) -> None:
+    def forget(self, name: str, flow: Flow, frame: Frame | None = None) -> None:
+        """A name a test read was assigned: what paths assumed of those tests no longer holds. Not so for the
+        window gates whose arm this is (`if accum >= n: accum = 0; opt.step()`): the arm still runs where
+        the window ends, and a step there is that window's."""
         drop = self.interp.akeys_testing.get(name)
+        if not drop:
+            return
+        if frame is not None and frame.ifs:
+            conditions = self.interp.conditions
+            arm = {c.akey for i in frame.ifs if (c := conditions.get(i)) is not None and c.is_accumulation_gate}
+            drop = [k for k in drop if k not in arm]
         if drop:
             flow.forget(list(drop))
 
@@ -603,7 +612,7 @@ class Expressions:
             flow.map(lambda s: s.advance(key, interp.counters.advance_phases))
             new = replace(old, counter=replace(old.counter, incremented=True), const=None) if old.counter else replace(old, const=None)
             flow.env[key] = new
-            self.forget(key, flow)
+            self.forget(key, flow, frame)
             return
         if isinstance(small.op, (ast.Add, ast.Sub)) and old.counter is not None and is_int(small.value):
             new = replace(old, counter=replace(old.counter, incremented=True), const=None)
@@ -622,7 +631,7 @@ class Expressions:
             if isinstance(small.op, (ast.Add, ast.Sub)) and (rhs.built or rhs.graph):  # `total_loss += loss` (not `+= loss.item()`)
                 new = interp.keepalives.note(small, key, small.value, new, frame, code(target))
         flow.env[key] = new
-        self.forget(key, flow)
+        self.forget(key, flow, frame)
 
     def _rescale_item(self, target: ast.Subscript, small: ast.AugAssign, rhs: Value, flow: Flow, frame: Frame) -> bool:
         """`batch_output["loss"] /= accumulation_steps`: the item the container holds is divided (the loss
