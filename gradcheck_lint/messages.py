@@ -113,6 +113,15 @@ def loss_scaled_twice(backward: str, loss: str, divisor: str, step: str, step_li
     return msg, help_
 
 
+def loss_multiplied_by_window(backward: str, loss: str, factor: str, step: str,
+                              step_line: int | None) -> tuple[str, str]:
+    msg = (f"The loss of `{backward}` (or one of its terms) is multiplied by `{factor}`, the number of micro-batches "
+           f"`{step}`{_at(step_line)} accumulates, where it should be divided by it: the step applies that "
+           f"part's gradient `{factor}` squared times its mean.")
+    help_ = f"divide that part of `{loss}` by `{factor}` instead of multiplying it."
+    return msg, help_
+
+
 def accumulation_off_by_one(test: str, counter: str, source: str, step: str, start: int = 0,
                             fires_first: bool = True, longer: bool = False, most: bool = False,
                             most_when: bool = False) -> tuple[str, str]:
@@ -148,8 +157,9 @@ def reset_window_off(gate: str, counter: str, window: str, start: int | str, fir
         if first != later:
             what += f" (the first one `{first}`)"
     else:
+        shown = start if isinstance(start, int) else f"`{start}`"
         what = (f"the first window holds `{first}` micro-batch{'' if first == '1' else 'es'} instead of `{window}` "
-                f"(`{counter}` is {start if isinstance(start, int) else f'`{start}`'} before the loop), and every later window is shifted")
+                f"(`{counter}` is {shown} before the loop), and every later window is shifted")
     msg = (f"`{gate}` lets `{step}` run where {what}: the steps apply windows of another size than the "
            f"`{window}` micro-batches the counter `{counter}` is meant to count.")
     help_ = (f"step when `{window}` micro-batches have run since the last step: test `{counter}` after it counts "

@@ -122,7 +122,8 @@ class Expressions:
             items = [(str(i), self.eval(el, flow, frame)) for i, el in enumerate(expr.elts)]
             j = join([v for _, v in items]) if items else EMPTY
             return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
-                         divisors=j.divisors, divided_twice=j.divided_twice, items=tuple(items))
+                         divisors=j.divisors, divided_twice=j.divided_twice, multipliers=j.multipliers,
+                         items=tuple(items))
         if kind is ast.Starred:
             return self.eval(expr.value, flow, frame)
         if kind is ast.Dict:
@@ -199,10 +200,12 @@ class Expressions:
             if not right.reach:
                 result = result.with_divisor(code(expr.right))
         elif op is ast.Mult:
-            for side in (expr.left, expr.right):
+            for side, factor, term in ((expr.left, left, right), (expr.right, right, left)):
                 div = self.reciprocal(side)
                 if div is not None:
                     result = result.with_divisor(div)
+                elif term.reach and not factor.reach and not is_number(side):
+                    result = replace(result, multipliers=result.multipliers | {code(side)})
         if is_int(expr.left) and is_int(expr.right):
             result = replace(result, const=None)
         if op is ast.FloorDiv and not (left.entities or left.modules or left.params):
@@ -265,7 +268,7 @@ class Expressions:
             flow.states = scratch.states
         v = join(results)
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
-                     divisors=v.divisors, divided_twice=v.divided_twice)
+                     divisors=v.divisors, divided_twice=v.divided_twice, multipliers=v.multipliers)
 
     def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:
         interp = self.interp
@@ -623,6 +626,8 @@ class Expressions:
             div = self.reciprocal(small.value)
             if div is not None:
                 new = new.with_divisor(div)
+            elif old.reach and not rhs.reach and not is_number(small.value):
+                new = replace(new, multipliers=new.multipliers | {code(small.value)})
         else:
             # `params += list(project.named_parameters())`: a collection grows and keeps what it holds (an
             # optimizer built from it owns both models); a number or a tensor is summed

@@ -276,7 +276,8 @@ class Interpreter:
             self._register(cond)
         return cond
 
-    def caller_condition(self, statement: ast.If, test: ast.expr, where: str, reset: ResetWindow | None = None) -> Condition:
+    def caller_condition(self, statement: ast.If, test: ast.expr, where: str,
+                         reset: ResetWindow | None = None) -> Condition:
         """The condition of a caller's accumulation gate in another file (`statement`), standing for a flag
         parameter, its test read in the method (`test`, see `project.caller_gates`); `where` names the
         call that hands the flag over, `reset` the windows of the counter the caller's loop resets."""

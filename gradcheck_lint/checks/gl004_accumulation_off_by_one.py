@@ -9,9 +9,11 @@ from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conditions import Condition, code, modulo_operations
 from ..analysis.events import Step
+from ..analysis.gradstate import PathState
 from ..analysis.names import dotted
 from ..analysis.provenance import Assumption, assumed
 from ..analysis.syntax import is_int, starts_with_paren
+from ..analysis.values import Holder
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, scope_of, source
 from ..registry import Finding, Invalid, Rule, register
 
@@ -139,7 +141,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         return FixPlan(f"Count from one: `if {fixed}:`", edits, SAFE if safe else UNSAFE)
 
 
-def _reset_finding(model: TrainingModel, step: Step, cond: Condition, value: bool | None, state, holders) -> Finding | None:
+def _reset_finding(model: TrainingModel, step: Step, cond: Condition, value: bool | None, state: PathState,
+                   holders: frozenset[Holder]) -> Finding | None:
     """A gate on a counter the loop resets or counts down whose windows are not N micro-batches (`resets`):
     the step runs where the test holds, and the gradients it applies were accumulated over the window."""
     reset = cond.reset
