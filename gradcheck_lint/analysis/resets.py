@@ -42,7 +42,8 @@ from .names import dotted
 __all__ = ["ResetWindow", "reset_window"]
 
 _SIZES = range(2, 8)  # window sizes the statements are run for
-_ITERATIONS = 48  # micro-batches run: several windows of the largest size
+_ITERATIONS = 48  # micro-batches run at most: several windows of the largest size
+_WINDOWS_READ = 5  # the test holding this many times gives the first window and three later ones
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
 
@@ -93,7 +94,7 @@ def reset_window(test: ast.expr, parent: Parent) -> ResetWindow | None:
     if loop is None or not isinstance(holder, (ast.If, ast.Assign)):
         return None
     body = loop.body
-    assigned = _assigned(body)
+    assigned = _assigned_in(loop)
     counters = [n for n in _names(test) if n in assigned]
     if len(counters) != 1:
         return None
@@ -111,8 +112,9 @@ def reset_window(test: ast.expr, parent: Parent) -> ResetWindow | None:
         return None
     firsts: list[int] = []
     laters: list[int] = []
+    memo: dict[tuple[int, str], bool] = {}  # the tree is alive for the whole call: ids are not reused
     for n in _SIZES:
-        trues = _run(body, test, counter, window, start, n)
+        trues = _run(body, test, counter, window, start, n, memo)
         if trues is None or len(trues) < 3:
             return None
         later = {b - a for a, b in zip(trues, trues[1:])}
@@ -172,6 +174,15 @@ def _targets(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, ast.NamedExpr):
         return [node.target]
     return []
+
+
+def _assigned_in(loop: ast.For | ast.AsyncFor | ast.While) -> frozenset[str]:
+    """`_assigned` of the loop's body, kept on the node (every test in the loop asks; freed with its tree)."""
+    hit: frozenset[str] | None = getattr(loop, "_reset_assigned", None)
+    if hit is None:
+        hit = frozenset(_assigned(loop.body))
+        setattr(loop, "_reset_assigned", hit)  # noqa: B010 (an attribute ast nodes do not declare)
+    return hit
 
 
 def _assigned(block: list[ast.stmt]) -> set[str]:
@@ -259,9 +270,11 @@ def _literal_assignment(stmt: ast.AST, counter: str, window: str) -> int | str |
 class _Machine:
     """One run of the loop body's counter statements for one window size."""
 
-    def __init__(self, test: ast.expr, counter: str, window: str, start: int | str, n: int) -> None:
+    def __init__(self, test: ast.expr, counter: str, window: str, start: int | str, n: int,
+                 memo: dict[tuple[int, str], bool]) -> None:
         self.test = test
         self.counter = counter
+        self.memo = memo  # (id of a node, question) -> answer: the same for every micro-batch and N
         self.env: dict[str, int | bool] = {counter: n if start == window else int(start), window: n}
         self.seen: list[bool] = []
 
@@ -281,7 +294,7 @@ class _Machine:
         elif isinstance(stmt, ast.If):
             truth = self.value(stmt.test)
             if truth is None:
-                if self.moves([*stmt.body, *stmt.orelse]) or _contains(stmt.test, self.test):
+                if self.moves(stmt) or self.contains(stmt.test):
                     raise _Unknown
                 return  # a test of something else that leaves the counter alone (`if step > total: break`)
             self.block(stmt.body if truth else stmt.orelse)
@@ -299,25 +312,39 @@ class _Machine:
         if self.counter in names:
             self.env[self.counter] = self.integer(stmt.value)
             return
-        if _contains(stmt.value, self.test) or _is_test(stmt.value):
+        holds = self.contains(stmt.value)
+        if holds or _is_test(stmt.value):
             truth = self.value(stmt.value)
             for name in names:
                 if name is not None and truth is not None:
                     self.env[name] = bool(truth)
                 elif name is not None:
                     self.env.pop(name, None)
-            if truth is None and _contains(stmt.value, self.test):
+            if truth is None and holds:
                 raise _Unknown
             return
         self.untouched(stmt)
 
     def untouched(self, stmt: ast.stmt) -> None:
         """A statement that is not run: it must neither move the counter nor evaluate the test."""
-        if self.moves([stmt]) or _contains(stmt, self.test):
+        if self.moves(stmt) or self.contains(stmt):
             raise _Unknown
 
-    def moves(self, block: list[ast.stmt]) -> bool:
-        return any(dotted(t) == self.counter for n in _own(block) for t in _targets(n))
+    def moves(self, stmt: ast.stmt) -> bool:
+        """The statement (an `if`: either arm) assigns the counter."""
+        key = (id(stmt), "moves")
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = any(dotted(t) == self.counter for n in _own([stmt]) for t in _targets(n))
+        return hit
+
+    def contains(self, node: ast.AST) -> bool:
+        """The node holds the test."""
+        key = (id(node), "contains")
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = _contains(node, self.test)
+        return hit
 
     def integer(self, node: ast.expr) -> int:
         v = self.value(node)
@@ -396,9 +423,10 @@ def _contains(node: ast.AST, target: ast.AST) -> bool:
     return any(sub is target for sub in ast.walk(node))
 
 
-def _run(body: list[ast.stmt], test: ast.expr, counter: str, window: str, start: int | str, n: int) -> list[int] | None:
+def _run(body: list[ast.stmt], test: ast.expr, counter: str, window: str, start: int | str, n: int,
+         memo: dict[tuple[int, str], bool]) -> list[int] | None:
     """The micro-batches (from 0) on which the test holds, over `_ITERATIONS` of them; None: not run."""
-    machine = _Machine(test, counter, window, start, n)
+    machine = _Machine(test, counter, window, start, n, memo)
     trues: list[int] = []
     try:
         for k in range(_ITERATIONS):
@@ -412,6 +440,8 @@ def _run(body: list[ast.stmt], test: ast.expr, counter: str, window: str, start:
                 return None  # read twice in one micro-batch: not one gate per micro-batch
             if reads and reads[0]:
                 trues.append(k)
+                if len(trues) == _WINDOWS_READ:
+                    break
     except _Stop:
         return None
     except _Unknown:
