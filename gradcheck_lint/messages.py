@@ -113,6 +113,15 @@ def loss_scaled_twice(backward: str, loss: str, divisor: str, step: str, step_li
     return msg, help_
 
 
+def loss_multiplied_by_window(backward: str, loss: str, factor: str, step: str,
+                              step_line: int | None) -> tuple[str, str]:
+    msg = (f"The loss of `{backward}` (or one of its terms) is multiplied by `{factor}`, the number of micro-batches "
+           f"`{step}`{_at(step_line)} accumulates, where it should be divided by it: the step applies that "
+           f"part's gradient `{factor}` squared times its mean.")
+    help_ = f"divide that part of `{loss}` by `{factor}` instead of multiplying it."
+    return msg, help_
+
+
 def accumulation_off_by_one(test: str, counter: str, source: str, step: str, start: int = 0,
                             fires_first: bool = True, longer: bool = False, most: bool = False,
                             most_when: bool = False) -> tuple[str, str]:
@@ -136,6 +145,25 @@ def accumulation_off_by_one(test: str, counter: str, source: str, step: str, sta
     else:
         help_ = (f"test the number of micro-batches seen: with `{counter}` equal to {start} on the first micro-batch, "
                  f"step when `{counter} % N == {start - 1 if start >= 1 else 0}`" + (" (`(i + 1) % N == 0` counts from 0, `i % N == 0` from 1)." if start == 1 else "."))
+    return msg, help_
+
+
+def reset_window_off(gate: str, counter: str, window: str, start: int | str, first: str, later: str,
+                     step: str) -> tuple[str, str]:
+    """A gate on a counter the loop resets or counts down whose windows are not N micro-batches (`first`,
+    `later`: the sizes of the first window and of the later ones, as source text)."""
+    if later != window:
+        what = f"every window holds `{later}` micro-batches instead of `{window}`"
+        if first != later:
+            what += f" (the first one `{first}`)"
+    else:
+        shown = start if isinstance(start, int) else f"`{start}`"
+        what = (f"the first window holds `{first}` micro-batch{'' if first == '1' else 'es'} instead of `{window}` "
+                f"(`{counter}` is {shown} before the loop), and every later window is shifted")
+    msg = (f"`{gate}` lets `{step}` run where {what}: the steps apply windows of another size than the "
+           f"`{window}` micro-batches the counter `{counter}` is meant to count.")
+    help_ = (f"step when `{window}` micro-batches have run since the last step: test `{counter}` after it counts "
+             f"this micro-batch, and start it where the first window then holds `{window}`.")
     return msg, help_
 
 

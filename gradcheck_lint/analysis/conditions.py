@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from .conventions import convention
 from .names import NON_FINITE, dotted
 from .pathcond import Atom
+from .resets import ResetWindow
 from .syntax import code, forget_code, is_int
 from .walk import walk
 
@@ -68,10 +69,12 @@ class Condition:
     # A caller's gate standing for a step method's flag parameter (`project.caller_gates`): where it was
     # read (`../train.py:347`); the method is linked to that call by its name only.
     caller: str | None = None
+    # The windows of a counter the loop resets or counts down, run from its statements (`resets`).
+    reset: ResetWindow | None = None
 
     @property
     def is_accumulation_gate(self) -> bool:
-        return bool(self.moduli or self.compared_to or self.mentions_sync or self.framework_gate)
+        return bool(self.moduli or self.compared_to or self.mentions_sync or self.framework_gate or self.reset)
 
     @property
     def window(self) -> str | None:
@@ -80,6 +83,8 @@ class Condition:
             return self.moduli[0]
         if self.compared_to:
             return self.compared_to[0]
+        if self.reset is not None:
+            return self.reset.window
         return self.framework_window
 
 

@@ -263,7 +263,8 @@ class EntryPoints:
             if not gates:
                 continue
             gate = gates[0]
-            cond = interp.caller_condition(gate.statement, gate.test, f"{project.shown(gate.path)}:{gate.line}")
+            where = f"{project.shown(gate.path)}:{gate.line}"
+            cond = interp.caller_condition(gate.statement, gate.test, where, gate.reset)
             key = flags.caller_flag(name)
             env[name] = replace(env[name], flag=key)
             interp.flag_gates[key] = (cond.id,)

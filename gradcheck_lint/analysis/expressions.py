@@ -122,7 +122,8 @@ class Expressions:
             items = [(str(i), self.eval(el, flow, frame)) for i, el in enumerate(expr.elts)]
             j = join([v for _, v in items]) if items else EMPTY
             return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
-                         divisors=j.divisors, divided_twice=j.divided_twice, items=tuple(items))
+                         divisors=j.divisors, divided_twice=j.divided_twice, multipliers=j.multipliers,
+                         items=tuple(items))
         if kind is ast.Starred:
             return self.eval(expr.value, flow, frame)
         if kind is ast.Dict:
@@ -199,10 +200,12 @@ class Expressions:
             if not right.reach:
                 result = result.with_divisor(code(expr.right))
         elif op is ast.Mult:
-            for side in (expr.left, expr.right):
+            for side, factor, term in ((expr.left, left, right), (expr.right, right, left)):
                 div = self.reciprocal(side)
                 if div is not None:
                     result = result.with_divisor(div)
+                elif term.reach and not factor.reach and not is_number(side):
+                    result = replace(result, multipliers=result.multipliers | {code(side)})
         if is_int(expr.left) and is_int(expr.right):
             result = replace(result, const=None)
         if op is ast.FloorDiv and not (left.entities or left.modules or left.params):
@@ -265,7 +268,7 @@ class Expressions:
             flow.states = scratch.states
         v = join(results)
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
-                     divisors=v.divisors, divided_twice=v.divided_twice)
+                     divisors=v.divisors, divided_twice=v.divided_twice, multipliers=v.multipliers)
 
     def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:
         interp = self.interp
@@ -466,7 +469,7 @@ class Expressions:
         for m in value.modules:
             if not m.path and not m.pseudo:
                 self.table.name_after(m.uid, key)
-        self.forget(key, flow)
+        self.forget(key, flow, frame)
 
     def _item_replaced(self, key: str, value: Value, flow: Flow) -> None:
         """`output["loss"] = output["loss"].detach()`: the item through which `output` held a graph
@@ -570,8 +573,17 @@ class Expressions:
             node = up
         return False
 
-    def forget(self, name: str, flow: Flow) -> None:
+    def forget(self, name: str, flow: Flow, frame: Frame | None = None) -> None:
+        """A name a test read was assigned: what paths assumed of those tests no longer holds. Not so for the
+        window gates whose arm this is (`if accum >= n: accum = 0; opt.step()`): the arm still runs where
+        the window ends, and a step there is that window's."""
         drop = self.interp.akeys_testing.get(name)
+        if not drop:
+            return
+        if frame is not None and frame.ifs:
+            conditions = self.interp.conditions
+            arm = {c.akey for i in frame.ifs if (c := conditions.get(i)) is not None and c.is_accumulation_gate}
+            drop = [k for k in drop if k not in arm]
         if drop:
             flow.forget(list(drop))
 
@@ -603,7 +615,7 @@ class Expressions:
             flow.map(lambda s: s.advance(key, interp.counters.advance_phases))
             new = replace(old, counter=replace(old.counter, incremented=True), const=None) if old.counter else replace(old, const=None)
             flow.env[key] = new
-            self.forget(key, flow)
+            self.forget(key, flow, frame)
             return
         if isinstance(small.op, (ast.Add, ast.Sub)) and old.counter is not None and is_int(small.value):
             new = replace(old, counter=replace(old.counter, incremented=True), const=None)
@@ -614,6 +626,8 @@ class Expressions:
             div = self.reciprocal(small.value)
             if div is not None:
                 new = new.with_divisor(div)
+            elif old.reach and not rhs.reach and not is_number(small.value):
+                new = replace(new, multipliers=new.multipliers | {code(small.value)})
         else:
             # `params += list(project.named_parameters())`: a collection grows and keeps what it holds (an
             # optimizer built from it owns both models); a number or a tensor is summed
@@ -622,7 +636,7 @@ class Expressions:
             if isinstance(small.op, (ast.Add, ast.Sub)) and (rhs.built or rhs.graph):  # `total_loss += loss` (not `+= loss.item()`)
                 new = interp.keepalives.note(small, key, small.value, new, frame, code(target))
         flow.env[key] = new
-        self.forget(key, flow)
+        self.forget(key, flow, frame)
 
     def _rescale_item(self, target: ast.Subscript, small: ast.AugAssign, rhs: Value, flow: Flow, frame: Frame) -> bool:
         """`batch_output["loss"] /= accumulation_steps`: the item the container holds is divided (the loss

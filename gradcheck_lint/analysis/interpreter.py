@@ -55,6 +55,7 @@ from .parts import Project
 from .prescan import Prescan
 from .recorder import Recorder
 from .relations import Relation, implied, relation
+from .resets import ResetWindow, reset_window
 from .sync_choices import SyncChoice
 from .syntax import (
     FUNCTIONS,
@@ -265,6 +266,7 @@ class Interpreter:
                 # `sync = (i + 1) % N == 0` ... `if sync:`: read the test through the name
                 alias, test = test.id, self.cond_aliases[test.id]
             cond = analyse_test(id(statement), statement, test, alias)  # type: ignore[arg-type]
+            self._note_reset(cond, test)
             if alias is not None:  # `bad = not isfinite(loss)` ... `if bad:`: the name's truth is the atom
                 lit = pathcond.Literal(pathcond.Atom(pathcond.TRUTHY, alias), True)
             elif lit is None and not cond.moduli:
@@ -276,16 +278,34 @@ class Interpreter:
             self._register(cond)
         return cond
 
-    def caller_condition(self, statement: ast.If, test: ast.expr, where: str) -> Condition:
+    def caller_condition(self, statement: ast.If, test: ast.expr, where: str,
+                         reset: ResetWindow | None = None) -> Condition:
         """The condition of a caller's accumulation gate in another file (`statement`), standing for a flag
         parameter, its test read in the method (`test`, see `project.caller_gates`); `where` names the
-        call that hands the flag over."""
+        call that hands the flag over, `reset` the windows of the counter the caller's loop resets."""
         cond = self.conditions.get(id(statement))
         if cond is None:
             cond = analyse_test(id(statement), statement, test)
             cond.caller = where
+            if reset is not None:
+                self._set_reset(cond, reset)
             self._register(cond)
         return cond
+
+    def _note_reset(self, cond: Condition, test: ast.expr) -> None:
+        """A test of a counter the loop around it resets or counts down: its windows, run from the loop's
+        statements (`resets`), make it a window gate whatever the counter is called."""
+        if cond.moduli or cond.mentions_sync or not isinstance(test, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
+            return
+        found = reset_window(test, self.parent)
+        if found is not None:
+            self._set_reset(cond, found)
+
+    @staticmethod
+    def _set_reset(cond: Condition, reset: ResetWindow) -> None:
+        cond.reset, cond.volatile = reset, True
+        if reset.counter not in cond.counters:
+            cond.counters = (*cond.counters, reset.counter)
 
     def _through_gates(self, flow: Flow | None, gates: tuple[int, ...]) -> Flow | None:
         """`flow` with its paths having taken the true arm of each gate (`flags.gates_of`)."""

@@ -95,6 +95,8 @@ class Value:
             (`loss = loss_fn(...)` from an unreadable function, then `loss.backward()`).
         divisors: source text of every divisor applied while computing it.
         divided_twice: divisors applied twice along one chain of computation (`(loss / n) / n`).
+        multipliers: source text of every factor a term reaching parameters was multiplied by
+            (`loss_val * self.accum_iters`), reciprocals aside (`loss * (1 / n)` divides).
         items: members of a literal tuple/list/dict, by position or key.
         counter: loop-counter knowledge, for integers.
         const: a small literal it is known to be.
@@ -116,6 +118,7 @@ class Value:
     sync: frozenset[tuple[int, str, int, int]] = frozenset()
     divisors: frozenset[str] = frozenset()
     divided_twice: frozenset[str] = frozenset()
+    multipliers: frozenset[str] = frozenset()
     items: tuple[tuple[str, Value], ...] = ()
     counter: Counter | None = None
     const: object = None
@@ -155,7 +158,8 @@ class Value:
             return OPAQUE
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
         return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, graph=self.graph, amp=self.amp,
-                     summed=self.summed, sync=self.sync, divisors=self.divisors, divided_twice=self.divided_twice)
+                     summed=self.summed, sync=self.sync, divisors=self.divisors, divided_twice=self.divided_twice,
+                     multipliers=self.multipliers)
 
     def with_divisor(self, text: str) -> Value:
         twice = self.divided_twice | {text} if text in self.divisors else self.divided_twice
@@ -214,6 +218,7 @@ def join(values: Iterable[Value]) -> Value:
         divisors=frozenset().union(*(v.divisors for v in vals)),
         # twice only when every path divided twice: a join is not a chain
         divided_twice=frozenset.intersection(*(v.divided_twice for v in vals)),
+        multipliers=frozenset().union(*(v.multipliers for v in vals)),
         items=tuple((k, join(vs)) for k, vs in items.items()),
         counter=counter,
         const=const,

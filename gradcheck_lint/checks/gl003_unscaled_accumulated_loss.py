@@ -50,6 +50,17 @@ def _explicit_gradient(backward: Backward) -> bool:
     return any(not re.search(r"\bones(?:_like)?\(", code(g)) and not (isinstance(g, ast.Constant) and g.value is None) for g in given)
 
 
+def _names_window(factor: str, window: str | None, counters: set[str]) -> bool:
+    """A factor that is the window size itself (`self.accum_iters` for a window `model.accum_iters`), never
+    one of the counters (`loss * (i + 1)`) nor a factor merely unknown."""
+    names = set(_IDENT.findall(factor))
+    if counters & names:
+        return False
+    if window is not None:
+        return factor == window or bool(names & set(_IDENT.findall(window)) - _GENERIC)
+    return bool(_ACCUM_NAME.search(factor))
+
+
 def divides_by_window(divisors: frozenset[str], window: str | None, counters: set[str] | frozenset[str] = frozenset()) -> bool:
     """Tell whether one of the divisors applied to a loss can be the accumulation window size (a divisor
     made of the running counter, `loss / (i + 1)`, is not)."""
@@ -187,6 +198,17 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         # the terms of a rollout are summed over time, terms that share one graph (a loop over
                         # feature extractors on one generator output, `retain_graph=retainGraph`) and the losses of
                         # one batch through a head each are one objective's parts: none is averaged over micro-batches
+                        continue
+                    counted = _counters_of(gate)
+                    scaled_up = sorted(m for m in backward.loss.multipliers if _names_window(m, window, counted))
+                    if scaled_up:
+                        reported.add(c.backward)
+                        msg, help_ = messages.loss_multiplied_by_window(
+                            backward.call_text, backward.loss_text, scaled_up[0], step.call_text, model.line(step.node))
+                        chain = [step.provenance, c.provenance, backward.loss.provenance]
+                        if isinstance(gate, Condition) and gate.caller is not None:
+                            chain.append(assumed(Assumption.NAME))
+                        yield Finding(backward.node, msg, help_, tuple(chain))
                         continue
                     twice = sorted(d for d in backward.loss.divided_twice if divides_by_window(frozenset({d}), window))
                     if twice:

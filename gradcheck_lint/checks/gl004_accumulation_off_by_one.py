@@ -9,8 +9,11 @@ from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conditions import Condition, code, modulo_operations
 from ..analysis.events import Step
+from ..analysis.gradstate import PathState
 from ..analysis.names import dotted
+from ..analysis.provenance import Assumption, assumed
 from ..analysis.syntax import is_int, starts_with_paren
+from ..analysis.values import Holder
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, scope_of, source
 from ..registry import Finding, Invalid, Rule, register
 
@@ -79,6 +82,12 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     value = state.assumption(cond.akey)
                     if cond.id in reported:
                         continue
+                    if cond.reset is not None:
+                        finding = _reset_finding(model, step, cond, value, state, holders)
+                        if finding is not None:
+                            reported.add(cond.id)
+                            yield finding
+                        continue
                     fires_first = cond.first_value is not None and cond.first_value == value
                     # the step is in the `else` branch of a test true once per window, or in the body of
                     # a test false once per window (`if i % N:`)
@@ -130,6 +139,31 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         # elsewhere than 0: the fix is right for a fresh run, and the author should check the resumed one
         safe = len(moduli) == 1 and _plain_window_test(cond.test) and _assigned_once(model, cond, counter)
         return FixPlan(f"Count from one: `if {fixed}:`", edits, SAFE if safe else UNSAFE)
+
+
+def _reset_finding(model: TrainingModel, step: Step, cond: Condition, value: bool | None, state: PathState,
+                   holders: frozenset[Holder]) -> Finding | None:
+    """A gate on a counter the loop resets or counts down whose windows are not N micro-batches (`resets`):
+    the step runs where the test holds, and the gradients it applies were accumulated over the window."""
+    reset = cond.reset
+    if reset is None or reset.regular or value is not True:
+        return None
+    if _steps_either_way(model, step, cond, value, holders):
+        return None
+    if not any(c.fresh for _h, c in state.held(holders)):
+        return None
+    statement = cond.statement
+    if isinstance(statement, ast.If) and isinstance(statement.test, ast.Name) and statement.test.id == cond.key:
+        gate = f"{cond.key} = {code(cond.test)}"  # `update = count == 0`, tested as `if update:`
+    else:
+        gate = f"if {code(statement.test if isinstance(statement, ast.If) and cond.caller is not None else cond.test)}:"
+    msg, help_ = messages.reset_window_off(gate, reset.counter, reset.window, reset.start,
+                                           reset.size(reset.first), reset.size(reset.later), step.call_text)
+    facts = (step.provenance, *(c.provenance for _h, c in state.held(holders) if c.fresh))
+    if cond.caller is not None:
+        msg += f" (The gate is the caller's, handed over at {cond.caller}.)"
+        facts = (*facts, assumed(Assumption.NAME))
+    return Finding(cond.test if cond.caller is None else step.node, msg, help_, facts)
 
 
 def _spliced(model: TrainingModel, node: ast.expr, replacements: list[tuple[ast.expr, str]]) -> str:

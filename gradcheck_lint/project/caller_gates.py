@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..analysis.conditions import analyse_test
+from ..analysis.resets import ResetWindow, reset_window
 from ..analysis.syntax import FUNCTIONS, made_here
 from .callers import _project_files
 from .index import ForeignModule, ProjectIndex
@@ -49,6 +50,7 @@ class CallerGate:
     statement: ast.If  # the gate itself, as written
     path: str  # the caller's file (absolute)
     line: int  # of the call
+    reset: ResetWindow | None = None  # the windows of the counter the caller's loop resets (`resets`)
 
 
 def caller_gates(index: ProjectIndex, me: str, method: str, position: int, param: str) -> list[CallerGate]:
@@ -83,7 +85,8 @@ def _gates_in(module: ForeignModule, method: str, position: int, param: str) -> 
         scope = _scope(module, node)
         gate = _gate_setting(scope, arg.id)
         if gate is not None:
-            yield CallerGate(_as_self(gate.test, node.func.value), gate, module.path, node.lineno)
+            reset = reset_window(gate.test, lambda n: module.parents.get(id(n)))
+            yield CallerGate(_as_self(gate.test, node.func.value), gate, module.path, node.lineno, reset)
 
 
 def _argument(call: ast.Call, position: int, param: str) -> ast.expr | None:
