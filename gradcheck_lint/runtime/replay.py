@@ -21,12 +21,13 @@ The first call that differs first writes out the state the full path would have 
 (`Replay.materialize`), and the full path handles it: the findings are the same, at the same step.
 What is sampled instead of done on every cycle (said in the rule documents of GL002, GL003 and GL008):
 - the `.grad` reads: the first `VERIFY_ALL` cycles replayed are verified, then one in `VERIFY_EVERY`,
-  chosen pseudo-randomly (`_verify_gap`), and every cycle when the reference measured a window rescaled
-  by other than one. A change no call shows (`p.grad = None` or `p.grad /= N` written by hand between
-  two calls) is seen on the next verified cycle it happens in: one that happens on every cycle from some
-  step on is found a few cycles late (on average `VERIFY_EVERY` / 2), one that happens once is found
-  only if its cycle is verified. A cycle not verified costs one comparison of the call per hooked call
-  (about a third of the verified cost: the reads right after a backward pass meet cold caches);
+  chosen pseudo-randomly (`Replay._next_cycle`), and every cycle when the reference measured a window
+  rescaled by other than one. A change no call shows (`p.grad = None` or `p.grad /= N` written by hand
+  between two calls) is seen on the next verified cycle it happens in: one that happens on every cycle
+  from some step on is found up to a few times `VERIFY_EVERY` cycles late (on average about
+  `VERIFY_EVERY`), one that happens once only if its cycle is verified. On the benchmark GAN the
+  replay's methods take about a quarter of a verified cycle's time on a cycle not verified (the reads
+  right after a backward pass meet cold caches);
 - a loss's constant factors are read on the passes of one cycle in `GRAPH_EVERY` and compared with the
   reference's (a change falls back there); the passes not read carry `windows.UNREAD`;
 - a window's in-place rescaling (`p.grad /= N` shows in a version counter and falls back on a verified
