@@ -190,8 +190,8 @@ def loop_self_time(make: Callable[[], GanLoop], steps: int, strict: bool) -> tup
 
     opt_cls = type(loop.opt_G)
     saved = [(opt_cls, "zero_grad", opt_cls.__dict__.get("zero_grad")),
-             (probe_module.Probe, "_before_step", probe_module.Probe.__dict__["_before_step"]),
-             (probe_module.Probe, "_after_step", probe_module.Probe.__dict__["_after_step"])]
+             (probe_module.Probe, "_before_step", probe_module.Probe.__dict__.get("_before_step")),
+             (probe_module.Probe, "_after_step", probe_module.Probe.__dict__.get("_after_step"))]
     opt_cls.zero_grad = timed(opt_cls.zero_grad, "zero_grad", inner)  # type: ignore[method-assign]
     probe_module.Probe._before_step = timed(probe_module.Probe._before_step, "step", spent)  # type: ignore[method-assign]
     probe_module.Probe._after_step = timed(probe_module.Probe._after_step, "step", spent)  # type: ignore[method-assign]
@@ -331,8 +331,8 @@ def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, st
 
     # patched before the guard starts: it binds these (the optimizer class's zero_grad, the probe's hooks)
     saved = [(type(opt), "zero_grad", type(opt).__dict__.get("zero_grad")),
-             (probe_module.Probe, "_before_step", probe_module.Probe.__dict__["_before_step"]),
-             (probe_module.Probe, "_after_step", probe_module.Probe.__dict__["_after_step"])]
+             (probe_module.Probe, "_before_step", probe_module.Probe.__dict__.get("_before_step")),
+             (probe_module.Probe, "_after_step", probe_module.Probe.__dict__.get("_after_step"))]
     type(opt).zero_grad = timed_inner(type(opt).zero_grad)  # type: ignore[method-assign]
     probe_module.Probe._before_step = timed_hook(probe_module.Probe._before_step)  # type: ignore[method-assign]
     probe_module.Probe._after_step = timed_hook(probe_module.Probe._after_step)  # type: ignore[method-assign]

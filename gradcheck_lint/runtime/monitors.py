@@ -42,6 +42,7 @@ from .names import module_name
 from .report import Finding
 from .sites import _user_frame, user_site
 from .stale_forward import stale_forward
+from .sync_sites import sync_choice_of
 
 FindingSink = Callable[[Finding, object, bool], None]  # (finding, step token, may raise)
 
@@ -254,8 +255,9 @@ class Monitors:
         window, self.window = self.window, []
         last, last_synced, last_model = window[-1]
         if not last_synced and any(synced for _site, synced, _m in window[:-1]):
-            # the wrong way round: the micro-batch that steps keeps its gradients on each rank
-            self._report("GL006", last, messages.ddp_last_micro_batch_unsynced(
+            # the wrong way round: the micro-batch that steps keeps its gradients on each rank; the
+            # finding anchors at the choice of `no_sync()` around its backward, as the static side's
+            self._report("GL006", sync_choice_of(last), messages.ddp_last_micro_batch_unsynced(
                 last.text or "backward()", last_model.name(), step.text or "step()", step.line))
             return
         for site, synced, model in window[:-1]:

@@ -5,14 +5,18 @@ No hook on any parameter: the probe is told of every backward pass by the wrappe
 version) once before and once after each backward pass, and at each step. A gradient that changed
 during the pass was accumulated into; one that disappeared or became zeros between passes was
 cleared; one changed otherwise was rescaled in place.
+
+The probe is three ideas, one module each: what is watched and each backward pass (here), the clears
+(`probe_clears.py`: each watched `zero_grad`, and clears or rescaling noticed by their effect) and the
+steps (`probe_steps.py`: the step hooks, where the ledger checks the contract). The two others are base
+classes of `Probe` and work on its state; the steady cycle (`cycle.py`) and the replay (`replay.py`)
+answer for all three when the loop is steady.
 """
 
 from __future__ import annotations
 
-import functools
-import sys
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -22,26 +26,20 @@ from . import batches as _batches
 from . import cycle as _cycle
 from . import recorder as _rec
 from . import replay as _replay
-from .clear_sites import clear_between
-from .gates import gate_of
-from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
+from .ledger import Ledger, Site
 from .loss_scale import LossGraph, loss_scale
 from .monitors import FindingSink, Monitors, leaf_tensors
-from .names import owner_name
-from .observed import _LOST, _MAX_GROUPS, _NO_GRAD, _Group, _look, _Observed, _unmeasured
-from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES, rescale_factor, uniform_factor
-from .sites import SiteMemo, memo_site
+from .observed import _LOST, _MAX_GROUPS, _NO_GRAD, _Group, _Observed
+from .probe_clears import ClearChecks
+from .probe_steps import Sink, StepChecks
+from .rescale import MAX_SENTINELS, SENTINEL_MAX_NUMEL, STRICT_SAMPLES
+from .sites import SiteMemo
 from .torch_patches import activate, deactivate
-from .wording import optimizer_name
 
 __all__ = ["Probe", "iter_models", "loss_scale", "SENTINEL_MAX_NUMEL"]
 
-Sink = Callable[[list[Violation], str, object], None]
 
-# torch's own clears: with `set_to_none` true they leave every `.grad` they list None
-_STOCK_ZERO_GRADS = (torch.optim.Optimizer.zero_grad, torch.nn.Module.zero_grad)
-
-class Probe:
+class Probe(ClearChecks, StepChecks):
     """Watch parameters and optimizers; report contract violations to `sink(violations, optimizer, step)`."""
 
     def __init__(self, sink: Sink, accumulation_steps: int | None = None, strict: bool = False,
@@ -250,69 +248,6 @@ class Probe:
         group = self._groups[owner] = _Group(params, self.observed, self.generation, watch)
         return group
 
-    def _wrap_zero_grad(self, obj: Any, params: Callable[[], list[torch.Tensor]]) -> None:
-        """Give this instance a zero_grad that tells the ledger where the clear happened."""
-        if "zero_grad" in getattr(obj, "__dict__", {}):
-            return
-        original = obj.zero_grad  # the bound method of the class
-        stock = getattr(type(obj), "zero_grad", None) in _STOCK_ZERO_GRADS
-        probe_ref = weakref.ref(self)
-        owner = id(obj)
-        memo = SiteMemo()  # the last call's place
-
-        def zero_grad(*args: Any, **kwargs: Any) -> Any:
-            probe = probe_ref()
-            if probe is None or not probe.active:
-                return original(*args, **kwargs)
-            frame = sys._getframe(1)
-            if frame.f_code is memo.code and frame.f_lasti == memo.lasti:  # `memo_site`'s answer, inline
-                site = memo.site
-            else:
-                site = memo_site(frame, memo, ("zero_grad",), False)[0]
-            ps = params()
-            replay = probe._replay
-            if replay is not None:
-                result = replay.clear(probe, owner, site, ps, original, args, kwargs, stock)
-                if result is not _replay.MISS:
-                    return result
-                probe._drop_cycle()
-            cycle = probe._cycle
-            if cycle is not None:
-                if cycle.phase <= _cycle.CLEARED:
-                    result = cycle.zero_grad(probe, site, ps, original, args, kwargs, stock)
-                    if result is not _cycle.MISS:
-                        return result
-                probe._drop_cycle()
-            probe._recorder.entry(probe)
-            group = probe._group(owner, ps)
-            with_grad, stale, _differs = _look(group, ps)
-            if stale:
-                probe._sync(group.obs, site)  # what changed since the last look happened before this clear
-            # Gradients no step applied, and not finite: a GradScaler skipped the step on purpose.
-            pending = probe.ledger.unapplied(with_grad)
-            skipped = False
-            if pending:
-                held = set(pending)
-                skipped = not all(bool(torch.isfinite(p.grad).all())
-                                  for k, p in zip(group.keys, ps) if k in held and p.grad is not None)
-            result = original(*args, **kwargs)
-            probe._cleared_by(owner, ps, site, group, skipped, bool(pending))
-            return result
-
-        obj.zero_grad = zero_grad
-        self._patched.append((weakref.ref(obj), "zero_grad"))
-
-    def _cleared_by(self, owner: int, ps: list[torch.Tensor], site: Site, group: _Group | None = None,
-                    skipped: bool = False, pending: bool = False) -> None:
-        """The full path's bookkeeping of a clear that ran (`owner`'s `zero_grad` over `ps`); `skipped`: the
-        gradients it dropped were a step a GradScaler skipped; `pending`: it dropped some no step applied."""
-        if group is None:
-            group = self._group(owner, ps)
-        self.ledger.clear_ran(site)
-        self._mark_all_cleared(group, ps, site, discard=not skipped)
-        self.last_event = site
-        self._note(_rec.CLEAR_END, (_rec.CLEAR_END, owner, site), site, keys=list(group.keys), pending=pending)
-
     # -- observations
     def unscaled(self, grads: Any) -> None:
         """These gradient tensors were unscaled by a GradScaler: take their new version as seen."""
@@ -442,240 +377,6 @@ class Probe:
             else:
                 obs.pending = _LOST
         self._deferred.clear()
-
-    def _mark_cleared(self, p: torch.Tensor, site: Site, discard: bool = True) -> None:
-        key = id(p)
-        self.ledger.cleared(key, site, discard=discard)
-        if self.monitors is not None:
-            self.monitors.cleared(key)
-        obs = self.observed.get(key)
-        if obs is not None:
-            g = p.grad
-            obs.grad_id = id(g)
-            obs.version = g._version if g is not None else -1
-
-    def _mark_all_cleared(self, group: _Group, ps: list[torch.Tensor], site: Site, discard: bool = True) -> None:
-        """`_mark_cleared` for every parameter one clearing call cleared (`ps`, listed by `group`)."""
-        self.ledger.cleared_many(group.keys, site, discard=discard)
-        if self.monitors is not None:
-            self.monitors.cleared_many(group.keyset)
-        for p, obs in zip(ps, group.obs):
-            if obs is not None:
-                g = p.grad
-                obs.grad_id = id(g)
-                obs.version = g._version if g is not None else -1
-
-    def _sync(self, observations: list[_Observed | None] | None, now: Site) -> None:
-        """Notice clears made behind the probe's back (`p.grad = None`, `p.grad.zero_()`, a model's
-        `zero_grad()`) and in-place rescaling, since the last look; `now` is the call that looks.
-        `observations`: of some parameters (None: not watched), or None for every watched one."""
-        where: Site | None = None
-        for obs in [obs for _key, obs in self.watched] if observations is None else observations:
-            if obs is None or obs.grad_id == _NO_GRAD:
-                continue
-            p = obs.param()
-            if p is None:
-                continue
-            g = p.grad
-            if g is not None and id(g) == obs.grad_id and g._version == obs.version:
-                continue
-            key = id(p)
-            # replaced or modified in place: zeroed means cleared; anything else (clipping, unscale_,
-            # `/= N`) rescales the same gradients; during a backward pass (a step or a clear from a
-            # gradient hook, `register_post_accumulate_grad_hook`), a new gradient is that pass's
-            if g is not None and self.ledger.current is not None and bool(g.any()):
-                self.ledger.accumulated(key)
-                obs.grad_id, obs.version = id(g), g._version
-                continue
-            if g is None or not bool(g.any()):
-                if where is None:
-                    where = clear_between(self.last_event, now) or UNKNOWN_SITE
-                    self.ledger.clear_ran(where)
-                self._mark_cleared(p, where)
-            else:
-                self.ledger.rescaled(key)
-                obs.grad_id, obs.version = id(g), g._version
-        if where is not None:
-            self.last_event = where
-
-    # -- steps
-    def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
-        frame = sys._getframe(1)
-        memo = self._step_sites.get(id(opt))
-        if memo is None:  # one memo per optimizer: two optimizers stepping in turn keep their answers
-            if len(self._step_sites) >= _MAX_GROUPS:
-                self._step_sites.clear()
-            memo = self._step_sites[id(opt)] = SiteMemo()
-        # `memo_site`'s answer, inline for the usual chain: the optimizer's step wrapper, the user's frame
-        if frame.f_code is memo.skip and (user := frame.f_back) is not None and user.f_code is memo.code and user.f_lasti == memo.lasti:
-            site = memo.site
-        else:
-            site = memo_site(frame, memo, ("step",), False)[0]
-        rest = args[1:] if args and args[0] is opt else args
-        closure = kwargs.get("closure") or (next((a for a in rest if callable(a)), None) if rest else None)
-        replay = self._replay
-        if replay is not None:
-            if closure is None and not rest and replay.before_step(self, opt, site):
-                return None
-            self._drop_cycle()
-        cycle = self._cycle
-        if cycle is not None:
-            if (closure is None and not rest and cycle.phase == _cycle.BACKWARD_DONE and cycle.opt_id == id(opt)
-                    and cycle.before_step(self, opt, site)):
-                self._plain_step = id(opt)
-                return None
-            self._drop_cycle()
-        self._plain_step = None if closure is not None else id(opt)
-        name = optimizer_name(site, len(rest))
-        if closure is not None:
-            # `step(closure)` (LBFGS): the closure clears and runs backward inside the step, maybe
-            # several times; each evaluation's gradients are checked as one step's
-            self._recorder.reset()
-            return self._wrap_closure(opt, closure, site, name, args, kwargs)
-        self._recorder.entry(self)
-        self._check_step(opt, site, name)
-        self._note(_rec.STEP_MID, (_rec.STEP_MID, id(opt), site), site, measured=self._measured)
-        return None
-
-    def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str) -> None:
-        self._drop_cycle()
-        self.retained = False
-        self._measured = None
-        params = self._params_of(opt)
-        group = self._group(id(opt), params, watch=True)  # new parameters, or a new tensor under a dead one's id
-        with_grad, stale, _differs = _look(group, params)
-        if stale:
-            self._sync(group.obs, site)
-        rescale: Rescale = None
-        measured = False
-        pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
-        sentinels = self.sentinels
-        for key, p, obs in zip(group.keys, params, group.obs):
-            if key not in sentinels:
-                continue
-            if obs is not None and (obs.snapshot is not None or obs.pending is not None):
-                if self.strict:  # every parameter, measured together: they must all be rescaled alike
-                    if obs.snapshot is not None and p.grad is not None and (
-                            obs.sample is not None or p.grad.shape == obs.snapshot.shape):
-                        pairs.append((obs.view(p.grad), obs.snapshot))
-                elif not measured:  # the default: the first small CPU parameter
-                    # measured only if the step applies a window of several passes (GL003's case)
-                    measured = True
-                    rescale = (functools.partial(rescale_factor, obs, obs.snapshot) if obs.snapshot is not None
-                               else _unmeasured)  # a deferred copy: a window of one pass, unless lost
-                    rescale = self._noted(key, rescale)
-                else:
-                    # another parameter of this optimizer is measured: stop copying this one after
-                    # every backward pass (one sentinel per optimizer is all the default mode reads)
-                    sentinels.discard(key)
-                obs.snapshot = None
-                obs.pending = None
-        if pairs:
-            rescale, measured = functools.partial(uniform_factor, pairs), True
-        if self.monitors is not None:
-            self.monitors.before_step(id(opt), site, name, group.keyset)
-        self.ledger.register(id(opt), group.keys)
-        violations = self.ledger.step(id(opt), with_grad, site, self.owner_of, rescale, measured=measured)
-        window = self.ledger.window_violation(id(opt), self.accumulation_steps)
-        if window is not None and id(opt) not in self._reported_windows:
-            self._reported_windows.add(id(opt))
-            window.site = gate_of(window.site)  # GL004 anchors at the condition gating the step
-            violations.append(window)
-        self.last_event = site
-        if violations:
-            self._reports += 1
-            for v in violations:
-                if v.code == "GL005" and not v.param_owner:
-                    v.param_owner = self._owner_in_source(v, group.keys)
-            self.sink(violations, name, (id(opt), len(self.ledger.windows.get(id(opt), ()))))
-
-    def _noted(self, key: int, measure: Callable[[], float | None]) -> Callable[[], float | None]:
-        """`measure`, noting what it measured for the recorder (`_measured`: which sentinel, what factor)."""
-        probe_ref = weakref.ref(self)
-
-        def noted() -> float | None:
-            factor = measure()
-            probe = probe_ref()
-            if probe is not None:
-                probe._measured = (key, factor)
-            return factor
-
-        return noted
-
-    def _owner_in_source(self, v: Violation, keys: list[int]) -> str | None:
-        """GL005: the user's name of the model whose parameters hold the other model's pass (`critic`)."""
-        held = self.ledger.held
-        bid = v.backward.id if v.backward is not None else None
-        written = [k for k in keys if bid in held.get(k, ())] or keys
-        key = frozenset(written)
-        known = self._owner_names.get(key)
-        if known is None:
-            if len(self._owner_names) >= 64:  # ids of dead parameters may name new ones: keep it short
-                self._owner_names.clear()
-            known = self._owner_names[key] = owner_name(written) or ""
-        return known or None
-
-    def _wrap_closure(self, opt: torch.optim.Optimizer, closure: Callable[[], Any], site: Site, name: str,
-                      args: Any, kwargs: Any) -> tuple[Any, Any]:
-        probe_ref = weakref.ref(self)
-        opt_ref = weakref.ref(opt)
-
-        def evaluated() -> Any:
-            result = closure()
-            probe, o = probe_ref(), opt_ref()
-            if probe is not None and probe.active and o is not None:
-                probe._check_step(o, site, name)  # the optimizer reads these gradients now
-            return result
-
-        if "closure" in kwargs:
-            return args, {**kwargs, "closure": evaluated}
-        return tuple(evaluated if a is closure else a for a in args), kwargs
-
-    def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        replay = self._replay
-        if replay is not None:
-            if replay.after_step(self, opt):
-                return
-            self._drop_cycle()
-        cycle = self._cycle
-        if cycle is not None:
-            if cycle.phase == _cycle.STEPPING and cycle.opt_id == id(opt):
-                cycle.after_step(self)
-                return
-            self._drop_cycle()
-        params = self._params_of(opt)
-        group = self._group(id(opt), params)
-        with_grad, stale, differs = _look(group, params)
-        if stale:
-            self._sync(group.obs, self.last_event or UNKNOWN_SITE)
-        self.ledger.consume(id(opt), with_grad)
-        if self.monitors is not None:
-            self.monitors.after_step(id(opt), self.last_event or UNKNOWN_SITE, group.keyset)
-        if differs:  # a gradient the probe has not seen yet (or one `_sync` just noted): the new baseline
-            for p, obs in zip(params, group.obs):
-                g = p.grad
-                if obs is not None and g is not None:
-                    obs.grad_id, obs.version = id(g), g._version
-        if self._plain_step == id(opt):  # the state the fast path starts from, if it is steady
-            self._cycle = _cycle.establish(self, id(opt), group)
-            if self._cycle is None:
-                self._note(_rec.STEP_END, (_rec.STEP_END, id(opt)), self.last_event or UNKNOWN_SITE,
-                           keyset=group.keyset, keys=list(group.keys))
-        else:
-            self._recorder.reset()
-
-    def _global_before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
-        known = self.optimizers.get(id(opt))
-        if known is None or known() is not opt:
-            # first sight of this optimizer: watch it (without hooks of its own: torch is iterating
-            # over them); parameters found from the backward graph already hold their contributions
-            self.watch_optimizer(opt, own_hooks=False)
-        return self._before_step(opt, args, kwargs)
-
-    def _global_after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
-        known = self.optimizers.get(id(opt))
-        if known is not None and known() is opt:
-            self._after_step(opt, args, kwargs)
 
 
 def iter_models(models: Any) -> Iterable[tuple[str, torch.nn.Module]]:

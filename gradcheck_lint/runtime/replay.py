@@ -12,25 +12,34 @@ two calls, nothing was reported and the monitors had nothing pending, the state 
 later identical cycle is known: the image of that point, its pass ids shifted by the passes of the
 cycles since and its counts grown alike.
 
-From then on (`Replay`) each call checks that it is the next call of the cycle, that every watched
-`.grad` is as last seen when it starts (one read of every `.grad`: which tensor, at which version) and
-changed as in the reference when it ends, and writes nothing to the ledger; the monitors are called as
-the steady cycle (`cycle.py`) calls them. The first call that differs first writes out the state the
-full path would have reached (`Replay.materialize`), and the full path handles it: the findings are
-the same, at the same step. What is sampled instead of done on every cycle (said in GL003's and
-GL008's rule documents):
+From then on (`Replay`) each call checks that it is the next call of the cycle (its kind, its place,
+the optimizer or model, the parameters a clear lists), and writes nothing to the ledger; the monitors
+are called as the steady cycle (`cycle.py`) calls them. On a *verified* cycle each call also checks
+that the sampled `.grad` (each optimizer's sentinel, and one parameter of each optimizer) are as last
+seen when it starts (which tensor, at which version) and changed as in the reference when it ends.
+The first call that differs first writes out the state the full path would have reached
+(`Replay.materialize`), and the full path handles it: the findings are the same, at the same step.
+What is sampled instead of done on every cycle (said in the rule documents of GL002, GL003 and GL008):
+- the `.grad` reads: the first `VERIFY_ALL` cycles replayed are verified, then one in `VERIFY_EVERY`,
+  chosen pseudo-randomly (`Replay._next_cycle`), and every cycle when the reference measured a window
+  rescaled by other than one. A change no call shows (`p.grad = None` or `p.grad /= N` written by hand
+  between two calls) is seen on the next verified cycle it happens in: one that happens on every cycle
+  from some step on is found up to a few times `VERIFY_EVERY` cycles late (on average about
+  `VERIFY_EVERY`), one that happens once only if its cycle is verified. On the benchmark GAN the
+  replay's methods take about a quarter of a verified cycle's time on a cycle not verified (the reads
+  right after a backward pass meet cold caches);
 - a loss's constant factors are read on the passes of one cycle in `GRAPH_EVERY` and compared with the
   reference's (a change falls back there); the passes not read carry `windows.UNREAD`;
-- a window's in-place rescaling (`p.grad /= N` shows in a version counter and falls back at once;
-  `p.grad.data /= N` does not) is measured on one window in `MEASURE_EVERY` of each optimizer, against
-  a copy of its sentinel taken after the window's last pass; on the others the sentinel's `.grad`
-  unchanged since that pass (tensor and version) stands for the reference's factor of one;
+- a window's in-place rescaling (`p.grad /= N` shows in a version counter and falls back on a verified
+  cycle; `p.grad.data /= N` does not) is measured on the windows of verified cycles, against a copy of
+  its sentinel taken after the window's last pass; on the others the reference's factor of one stands;
 - GL008's tag, as in `cycle.py` (`Monitors.tag_due`).
 """
 
 from __future__ import annotations
 
 import operator
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -48,7 +57,9 @@ from .windows import UNREAD, Scale
 Probe = Any
 
 GRAPH_EVERY = 8  # cycles between two reads of every pass's loss factors
-MEASURE_EVERY = 8  # windows of an optimizer between two measurements of its in-place rescaling
+VERIFY_ALL = 8  # cycles replayed whose `.grad` are all read, before the sampling starts
+VERIFY_EVERY = 8  # then one cycle in this many (pseudo-random) reads them
+_VERIFY_SEED = 0x31A7  # the verified cycles are pseudo-random, and the same in every run
 MISS = object()  # `Replay.clear`'s answer when the call is not the cycle's next
 _GRAD = operator.attrgetter("grad")
 
@@ -129,16 +140,32 @@ class Replay:
                 self.writes[i] = [(k, self.index[k]) for k in probe.sentinels
                                   if k in self.index and not (same_id[full[k]] and same_v[full[k]])]
         self.factors = {point.measured[0]: point.measured[1] for point in cycle if point.measured is not None}
-        self.measures: dict[int, int] = {}  # sentinel -> its windows so far, to measure one in `MEASURE_EVERY`
+        # a window rescaled by other than one (`p.grad.data /= N`: no version shows it) is measured every time
+        self.always = any(factor != 1.0 for factor in self.factors.values())
+        self.verify = True  # the cycle under way reads the sampled `.grad` (`VERIFY_EVERY`)
+        self.reading = True  # `ids` and `vers` are the sampled `.grad` as of the last point passed
+        self._draw = random.Random(_VERIFY_SEED).randrange
 
     # -- the calls
     def _next(self, kind: int, key: tuple[Any, ...], probe: Probe) -> Point | None:
-        """The next point of the cycle if it is this call's, with every sampled `.grad` as last seen."""
+        """The next point of the cycle if it is this call's; on a verified cycle, with every sampled `.grad`
+        as last seen (the first call of a verified cycle after one not verified reads them afresh: each
+        must be None where the reference's is, and the reads are the cycle's baseline)."""
         point = self.next_point
         if point.kind != kind or point.key != key or probe.generation != self.generation:
             return None
+        if not self.verify:
+            return point
         grads = list(map(_GRAD, self.ps))
-        if list(map(id, grads)) != self.ids or [-1 if g is None else g._version for g in grads] != self.vers:
+        ids = list(map(id, grads))
+        vers = [-1 if g is None else g._version for g in grads]
+        if not self.reading:
+            nones = self.nones[self.done]
+            if [gid == _NO_GRAD for gid in ids] != [nones[x] for x in self.sample]:
+                return None
+            self.ids, self.vers, self.reading = ids, vers, True
+            return point
+        if ids != self.ids or vers != self.vers:
             return None
         return point
 
@@ -150,10 +177,26 @@ class Replay:
         i += 1
         if i == self.period:
             i = 0
+            self._next_cycle()
         self.next_i, self.next_point = i, self.points[i]
 
+    def _next_cycle(self) -> None:
+        """The cycle that starts now is verified, or not (`VERIFY_ALL`, `VERIFY_EVERY`): one not verified
+        forgets the reads, the stamps and the copies, which are stale by the next verified one."""
+        verify = self.always or self.cycle < VERIFY_ALL or self._draw(VERIFY_EVERY) == 0
+        if not verify:
+            self.reading = False
+            if self.stamps:
+                self.stamps.clear()
+            if self.copies:
+                self.copies.clear()
+        self.verify = verify
+
     def _ended(self, i: int) -> bool:
-        """The call (point `i`) ended: each sampled `.grad` changed as in the reference; the new reads kept."""
+        """The call (point `i`) ended: each sampled `.grad` changed as in the reference; the new reads kept.
+        Not verified on a cycle that is not."""
+        if not self.verify:
+            return True
         grads = list(map(_GRAD, self.ps))
         ids = list(map(id, grads))
         vers = [-1 if g is None else g._version for g in grads]
@@ -171,7 +214,9 @@ class Replay:
         result = original(*args, **kwargs)
         i = self.next_i
         cleared = self.cleared.get(i)
-        if cleared is not None and stock and _cycle._sets_none(args, kwargs):
+        if not self.verify:
+            pass
+        elif cleared is not None and stock and _cycle._sets_none(args, kwargs):
             # torch's own clear, `set_to_none`: the gradients it lists are None, the others as they were
             ids, vers = list(self.ids), list(self.vers)
             for x in cleared:
@@ -224,37 +269,36 @@ class Replay:
     def after_backward(self, probe: Probe, site: Site) -> bool:
         i = self.next_i
         point = self.next_point
-        if point.kind != BW_END or point.key[1] != site or not self._ended(i):
+        if point.kind != BW_END or point.key[1] != site:
+            return False
+        if not self.verify:
+            self._advance()
+            return True
+        if not self._ended(i):
             return False
         ids, vers = self.ids, self.vers
         for key, x in self.writes.get(i, ()):
             self.stamps[key] = (ids[x], vers[x])
         keys = self.copy_at.get(i)
         if keys is not None:
-            for key in keys:
-                if self._measuring(key):
-                    x = self.index[key]
-                    p = self.ps[x]
-                    if p.grad is not None:
-                        self.copies[key] = (p.grad.detach().clone(), (ids[x], vers[x]))
+            for key in keys:  # the windows of a verified cycle are measured
+                x = self.index[key]
+                p = self.ps[x]
+                if p.grad is not None:
+                    self.copies[key] = (p.grad.detach().clone(), (ids[x], vers[x]))
         self._advance()
         return True
-
-    def _measuring(self, key: int) -> bool:
-        """This window's in-place rescaling is measured: one window in `MEASURE_EVERY`, or every window
-        when the reference measured a factor other than one (`p.grad.data /= N`: no version shows it)."""
-        return self.measures.get(key, 0) % MEASURE_EVERY == 0 or self.factors.get(key, 1.0) != 1.0
 
     def before_step(self, probe: Probe, opt: torch.optim.Optimizer, site: Site) -> bool:
         point = self._next(STEP_MID, (STEP_MID, id(opt), site), probe)
         if point is None:
             return False
-        if point.measured is not None:
+        if point.measured is not None and self.verify:
             key, factor = point.measured
             x = self.index.get(key)
             stamp = self.stamps.get(key)
-            if x is None or stamp != (self.ids[x], self.vers[x]):
-                return False
+            if x is None or (stamp is not None and stamp != (self.ids[x], self.vers[x])):
+                return False  # the sentinel's `.grad` changed since the pass that wrote it (`p.grad /= N`)
             copy = self.copies.get(key)
             if copy is not None and copy[1] == stamp:
                 obs = probe.observed.get(key)
@@ -263,7 +307,6 @@ class Replay:
             elif factor != 1.0:
                 return False
             self.copies.pop(key, None)
-            self.measures[key] = self.measures.get(key, 0) + 1
         self._advance()
         return True
 
@@ -277,6 +320,18 @@ class Replay:
             monitors.after_step(id(opt), point.site or UNKNOWN_SITE, point.keyset)
         self._advance()
         return True
+
+    def _fresh(self, x: int) -> bool:
+        """In the reference, the sampled `.grad` `x` is unchanged since the backward pass that wrote it, as
+        of the last point passed."""
+        for back in range(self.period):
+            j = (self.done - back) % self.period
+            sig = self.sigs.get(j)
+            if sig is None:
+                continue
+            if sig[x] & 3 != 3:
+                return self.points[j].kind == BW_END and not sig[x] & 4
+        return False
 
     # -- the state the full path would have
     def materialize(self, probe: Probe) -> None:
@@ -357,16 +412,31 @@ class Replay:
         for pos, (was_none, gid) in enumerate(zip(self.nones[self.done], ids)):
             if was_none != (gid == _NO_GRAD):
                 ids[pos], vers[pos] = (_NO_GRAD, -1) if was_none else (_GONE, -1)
-        for x, pos in enumerate(self.sample):
-            ids[pos], vers[pos] = self.ids[x], self.vers[x]
+        if self.reading:  # else the reads of now stand for those of the last point (the cycle was not verified)
+            for x, pos in enumerate(self.sample):
+                ids[pos], vers[pos] = self.ids[x], self.vers[x]
         for (_k, obs), gid, version in zip(probe.watched, ids, vers):
             obs.grad_id, obs.version = gid, version
         observed = probe.observed
         for key, has_copy, pending in sentinels:
             obs = observed[key]
             obs.snapshot = obs.pending = None
-            stamp = self.stamps.get(key)
             x = self.index[key]
+            if not self.reading:
+                # not verified: its `.grad` now, if the reference left it unchanged since the pass that wrote it
+                g = self.ps[x].grad
+                fresh = g is not None and self._fresh(x)
+                if has_copy:
+                    if fresh:
+                        obs.take(g)
+                    else:
+                        obs.pending = _LOST
+                if pending == 1:
+                    obs.pending = _LOST
+                elif pending == 2:
+                    obs.pending = (id(g), g._version) if fresh and g is not None else _LOST
+                continue
+            stamp = self.stamps.get(key)
             if has_copy:
                 copy = self.copies.get(key)
                 if copy is not None and stamp is not None and copy[1] == stamp:

@@ -1,6 +1,8 @@
 """The replay of a steady cycle (runtime/replay.py): a GAN with accumulation windows and two optimizers
 runs on it, the state it writes out when it ends is the full path's, and a deviation after a long
-steady run is reported as the full path reports it, at the same step.
+steady run is reported as the full path reports it, at the same step: at once when the calls show it,
+whether or not the cycle it happens in is verified (reads the sampled `.grad`); on a verified cycle
+when only the `.grad` show it (`p.grad = None` by hand).
 
 The full path (`recorder.ENABLED = False`) is the reference, as in test_runtime_lazy_cycle.py.
 """
@@ -180,6 +182,20 @@ def late_grads_dropped_by_hand(gan: Gan, i: int) -> None:
     gan.opt_G.step()
 
 
+def grads_dropped_by_hand_from_then_on(gan: Gan, i: int) -> None:
+    gan.opt_D.zero_grad()
+    for k in range(ACCUM):
+        gan.d_loss(k).backward()
+        if i >= STEADY and k == 0:
+            for p in gan.D.parameters():
+                p.grad = None  # every first micro-batch dropped behind the probe's back, from then on
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        gan.g_loss(k).backward()
+    gan.opt_G.step()
+
+
 def late_rescale_in_place(gan: Gan, i: int) -> None:
     gan.opt_D.zero_grad()
     for k in range(ACCUM):
@@ -234,23 +250,56 @@ def late_undivided_loss(gan: Gan, i: int) -> None:
 
 EXACT = [late_missing_clear, late_longer_window, late_clear_after_backward, late_grads_dropped_by_hand,
          late_rescale_in_place, always_undivided]
+# deviations the calls show (which call, where, for which optimizer or parameters): the replay falls
+# back at the call that differs, on a cycle that reads no `.grad` too; and a correct change of the loop
+# (the window divided in place instead of each loss) is no finding however it is sampled
+BY_CALLS = [late_missing_clear, late_longer_window, late_clear_after_backward, late_rescale_in_place,
+            always_undivided]
+VERIFIED = {"all": (0, 1), "none": (0, 2**62), "sampled": (replay.VERIFY_ALL, replay.VERIFY_EVERY)}
 
 
-def _report(loop: Callable[[Gan, int], None], fast: bool, iterations: int = STEADY + 40) -> list[tuple[object, ...]]:
+def _report(loop: Callable[[Gan, int], None], fast: bool, iterations: int = STEADY + 40,
+            verified: str = "all") -> list[tuple[object, ...]]:
+    """The findings; `verified`: which cycles of the replay read the sampled `.grad` (`VERIFIED`)."""
     gan = Gan()
     was, recorder.ENABLED = recorder.ENABLED, fast
+    sampling = replay.VERIFY_ALL, replay.VERIFY_EVERY
+    replay.VERIFY_ALL, replay.VERIFY_EVERY = VERIFIED[verified]
     try:
         with guard(gan.models(), gan.optimizers(), mode="record") as g:
             for i in range(iterations):
                 loop(gan, i)
     finally:
         recorder.ENABLED = was
+        replay.VERIFY_ALL, replay.VERIFY_EVERY = sampling
     return [(f.path, f.line, f.col, f.code, f.steps, f.first_step, f.message, f.optimizer) for f in g.report()]
 
 
 @pytest.mark.parametrize("loop", EXACT, ids=lambda f: f.__name__)
 def test_a_late_deviation_is_reported_as_by_the_full_path(loop: Callable[[Gan, int], None]) -> None:
+    """Every cycle verified."""
     assert _report(loop, True) == _report(loop, False)
+
+
+@pytest.mark.parametrize("verified", ["none", "sampled"])
+@pytest.mark.parametrize("loop", BY_CALLS, ids=lambda f: f.__name__)
+def test_a_deviation_of_the_calls_is_found_on_a_cycle_not_verified(loop: Callable[[Gan, int], None],
+                                                                     verified: str) -> None:
+    assert _report(loop, True, verified=verified) == _report(loop, False)
+
+
+def test_a_change_only_the_grads_show_is_found_on_a_verified_cycle() -> None:
+    """`p.grad = None` by hand from some step on: the same finding as the full path's, found on the first
+    verified cycle it happens in (a few cycles later); never verified, never found; once, found only if
+    its cycle is verified (the rule document of GL002 says so)."""
+    loop = grads_dropped_by_hand_from_then_on
+    full = _report(loop, False)
+    sampled = _report(loop, True, verified="sampled")
+    assert [f[3] for f in full] == [f[3] for f in sampled] == ["GL002"]
+    assert [f[:3] for f in full] == [f[:3] for f in sampled]
+    assert 0 <= int(sampled[0][5]) - int(full[0][5]) <= 4 * replay.VERIFY_EVERY  # type: ignore[call-overload]
+    assert _report(loop, True, verified="none") == []
+    assert _report(late_grads_dropped_by_hand, True, verified="none") == []
 
 
 def test_late_deviations_are_found_at_their_step() -> None:

@@ -1,0 +1,247 @@
+"""The probe's steps: the optimizer's step pre- and post-hooks, where the ledger checks each parameter's
+`.grad` against the contributions recorded since the last step (GL001-GL005), a closure's evaluations
+are checked as steps (`step(closure)`, LBFGS), and the steady cycle is established or left.
+
+`StepChecks` is a base class of `probe.Probe`: it reads and writes the probe's state (declared below for
+the type checker), and the probe's fast paths (`cycle.py`, `replay.py`) answer first when they apply.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from . import cycle as _cycle
+from . import recorder as _rec
+from .gates import gate_of
+from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
+from .monitors import Monitors
+from .names import owner_name
+from .observed import _MAX_GROUPS, _Group, _look, _Observed, _unmeasured
+from .rescale import rescale_factor, uniform_factor
+from .sites import SiteMemo, memo_site
+from .wording import optimizer_name
+
+Sink = Callable[[list[Violation], str, object], None]
+
+
+class StepChecks:
+    """The step hooks of `probe.Probe` (see the module's docstring)."""
+
+    ledger: Ledger
+    monitors: Monitors | None
+    sink: Sink
+    strict: bool
+    accumulation_steps: int | None
+    sentinels: set[int]
+    optimizers: dict[int, weakref.ReferenceType[torch.optim.Optimizer]]
+    owner_of: dict[int, str]
+    last_event: Site | None
+    retained: bool
+    active: bool
+    generation: int
+    discover: bool
+    discovered_sites: dict[Site, int]
+    watched: list[tuple[int, _Observed]]
+    _deferred: list[_Observed]
+    _cycle: _cycle.Cycle | None
+    _replay: Any
+    _recorder: _rec.Recorder
+    _measured: tuple[int, float | None] | None
+    _reports: int
+    _plain_step: int | None
+    _step_sites: dict[int, SiteMemo]
+    _owner_names: dict[frozenset[int], str]
+    _reported_windows: set[int]
+
+    if TYPE_CHECKING:
+        def _group(self, owner: int, params: list[torch.Tensor], watch: bool = False) -> _Group: ...
+        def _note(self, kind: int, key: tuple[Any, ...], site: Site | None = None, **extra: Any) -> None: ...
+        def _drop_cycle(self) -> None: ...
+        def _sync(self, observations: list[_Observed | None] | None, now: Site) -> None: ...
+        def watch_optimizer(self, opt: torch.optim.Optimizer, own_hooks: bool = True) -> None: ...
+        @staticmethod
+        def _params_of(opt: torch.optim.Optimizer) -> list[torch.Tensor]: ...
+
+    def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
+        frame = sys._getframe(1)
+        memo = self._step_sites.get(id(opt))
+        if memo is None:  # one memo per optimizer: two optimizers stepping in turn keep their answers
+            if len(self._step_sites) >= _MAX_GROUPS:
+                self._step_sites.clear()
+            memo = self._step_sites[id(opt)] = SiteMemo()
+        # `memo_site`'s answer, inline for the usual chain: the optimizer's step wrapper, the user's frame
+        if frame.f_code is memo.skip and (user := frame.f_back) is not None and user.f_code is memo.code and user.f_lasti == memo.lasti:
+            site = memo.site
+        else:
+            site = memo_site(frame, memo, ("step",), False)[0]
+        rest = args[1:] if args and args[0] is opt else args
+        closure = kwargs.get("closure") or (next((a for a in rest if callable(a)), None) if rest else None)
+        replay = self._replay
+        if replay is not None:
+            if closure is None and not rest and replay.before_step(self, opt, site):
+                return None
+            self._drop_cycle()
+        cycle = self._cycle
+        if cycle is not None:
+            if (closure is None and not rest and cycle.phase == _cycle.BACKWARD_DONE and cycle.opt_id == id(opt)
+                    and cycle.before_step(self, opt, site)):
+                self._plain_step = id(opt)
+                return None
+            self._drop_cycle()
+        self._plain_step = None if closure is not None else id(opt)
+        name = optimizer_name(site, len(rest))
+        if closure is not None:
+            # `step(closure)` (LBFGS): the closure clears and runs backward inside the step, maybe
+            # several times; each evaluation's gradients are checked as one step's
+            self._recorder.reset()
+            return self._wrap_closure(opt, closure, site, name, args, kwargs)
+        self._recorder.entry(self)
+        self._check_step(opt, site, name)
+        self._note(_rec.STEP_MID, (_rec.STEP_MID, id(opt), site), site, measured=self._measured)
+        return None
+
+    def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str) -> None:
+        self._drop_cycle()
+        self.retained = False
+        self._measured = None
+        params = self._params_of(opt)
+        group = self._group(id(opt), params, watch=True)  # new parameters, or a new tensor under a dead one's id
+        with_grad, stale, _differs = _look(group, params)
+        if stale:
+            self._sync(group.obs, site)
+        rescale: Rescale = None
+        measured = False
+        pairs: list[tuple[torch.Tensor, torch.Tensor]] = []
+        sentinels = self.sentinels
+        for key, p, obs in zip(group.keys, params, group.obs):
+            if key not in sentinels:
+                continue
+            if obs is not None and (obs.snapshot is not None or obs.pending is not None):
+                if self.strict:  # every parameter, measured together: they must all be rescaled alike
+                    if obs.snapshot is not None and p.grad is not None and (
+                            obs.sample is not None or p.grad.shape == obs.snapshot.shape):
+                        pairs.append((obs.view(p.grad), obs.snapshot))
+                elif not measured:  # the default: the first small CPU parameter
+                    # measured only if the step applies a window of several passes (GL003's case)
+                    measured = True
+                    rescale = (functools.partial(rescale_factor, obs, obs.snapshot) if obs.snapshot is not None
+                               else _unmeasured)  # a deferred copy: a window of one pass, unless lost
+                    rescale = self._noted(key, rescale)
+                else:
+                    # another parameter of this optimizer is measured: stop copying this one after
+                    # every backward pass (one sentinel per optimizer is all the default mode reads)
+                    sentinels.discard(key)
+                obs.snapshot = None
+                obs.pending = None
+        if pairs:
+            rescale, measured = functools.partial(uniform_factor, pairs), True
+        if self.monitors is not None:
+            self.monitors.before_step(id(opt), site, name, group.keyset)
+        self.ledger.register(id(opt), group.keys)
+        violations = self.ledger.step(id(opt), with_grad, site, self.owner_of, rescale, measured=measured)
+        window = self.ledger.window_violation(id(opt), self.accumulation_steps)
+        if window is not None and id(opt) not in self._reported_windows:
+            self._reported_windows.add(id(opt))
+            window.site = gate_of(window.site)  # GL004 anchors at the condition gating the step
+            violations.append(window)
+        self.last_event = site
+        if violations:
+            self._reports += 1
+            for v in violations:
+                if v.code == "GL005" and not v.param_owner:
+                    v.param_owner = self._owner_in_source(v, group.keys)
+            self.sink(violations, name, (id(opt), len(self.ledger.windows.get(id(opt), ()))))
+
+    def _noted(self, key: int, measure: Callable[[], float | None]) -> Callable[[], float | None]:
+        """`measure`, noting what it measured for the recorder (`_measured`: which sentinel, what factor)."""
+        probe_ref = weakref.ref(self)
+
+        def noted() -> float | None:
+            factor = measure()
+            probe = probe_ref()
+            if probe is not None:
+                probe._measured = (key, factor)
+            return factor
+
+        return noted
+
+    def _owner_in_source(self, v: Violation, keys: list[int]) -> str | None:
+        """GL005: the user's name of the model whose parameters hold the other model's pass (`critic`)."""
+        held = self.ledger.held
+        bid = v.backward.id if v.backward is not None else None
+        written = [k for k in keys if bid in held.get(k, ())] or keys
+        key = frozenset(written)
+        known = self._owner_names.get(key)
+        if known is None:
+            if len(self._owner_names) >= 64:  # ids of dead parameters may name new ones: keep it short
+                self._owner_names.clear()
+            known = self._owner_names[key] = owner_name(written) or ""
+        return known or None
+
+    def _wrap_closure(self, opt: torch.optim.Optimizer, closure: Callable[[], Any], site: Site, name: str,
+                      args: Any, kwargs: Any) -> tuple[Any, Any]:
+        probe_ref = weakref.ref(self)
+        opt_ref = weakref.ref(opt)
+
+        def evaluated() -> Any:
+            result = closure()
+            probe, o = probe_ref(), opt_ref()
+            if probe is not None and probe.active and o is not None:
+                probe._check_step(o, site, name)  # the optimizer reads these gradients now
+            return result
+
+        if "closure" in kwargs:
+            return args, {**kwargs, "closure": evaluated}
+        return tuple(evaluated if a is closure else a for a in args), kwargs
+
+    def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        replay = self._replay
+        if replay is not None:
+            if replay.after_step(self, opt):
+                return
+            self._drop_cycle()
+        cycle = self._cycle
+        if cycle is not None:
+            if cycle.phase == _cycle.STEPPING and cycle.opt_id == id(opt):
+                cycle.after_step(self)
+                return
+            self._drop_cycle()
+        params = self._params_of(opt)
+        group = self._group(id(opt), params)
+        with_grad, stale, differs = _look(group, params)
+        if stale:
+            self._sync(group.obs, self.last_event or UNKNOWN_SITE)
+        self.ledger.consume(id(opt), with_grad)
+        if self.monitors is not None:
+            self.monitors.after_step(id(opt), self.last_event or UNKNOWN_SITE, group.keyset)
+        if differs:  # a gradient the probe has not seen yet (or one `_sync` just noted): the new baseline
+            for p, obs in zip(params, group.obs):
+                g = p.grad
+                if obs is not None and g is not None:
+                    obs.grad_id, obs.version = id(g), g._version
+        if self._plain_step == id(opt):  # the state the fast path starts from, if it is steady
+            self._cycle = _cycle.establish(self, id(opt), group)
+            if self._cycle is None:
+                self._note(_rec.STEP_END, (_rec.STEP_END, id(opt)), self.last_event or UNKNOWN_SITE,
+                           keyset=group.keyset, keys=list(group.keys))
+        else:
+            self._recorder.reset()
+
+    def _global_before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
+        known = self.optimizers.get(id(opt))
+        if known is None or known() is not opt:
+            # first sight of this optimizer: watch it (without hooks of its own: torch is iterating
+            # over them); parameters found from the backward graph already hold their contributions
+            self.watch_optimizer(opt, own_hooks=False)
+        return self._before_step(opt, args, kwargs)
+
+    def _global_after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        known = self.optimizers.get(id(opt))
+        if known is not None and known() is opt:
+            self._after_step(opt, args, kwargs)

@@ -1,0 +1,59 @@
+"""GL006's runtime anchor for an inverted `no_sync()`: the choice of the context manager around the
+backward (`runtime/sync_sites.py`), where the static side anchors, never a `with` of another kind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gradcheck_lint.runtime.ledger import Site
+from gradcheck_lint.runtime.sync_sites import sync_choice_of
+
+SOURCE = '''\
+import contextlib
+
+
+def train(model, fabric, batches, last_of):
+    for i, x in enumerate(batches):
+        with (model.no_sync() if last_of(i) else contextlib.nullcontext()):
+            model(x).sum().backward()
+        with fabric.no_backward_sync(model, enabled=last_of(i)):
+            with open("log.txt") as log:
+                fabric.backward(model(x).sum())
+        with contextlib.nullcontext():
+            model(x).sum().backward()
+
+
+def helper(model, x):
+    model(x).sum().backward()
+'''
+
+
+@pytest.fixture()
+def program(tmp_path: Path) -> str:
+    path = tmp_path / "loop.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    return str(path)
+
+
+def _site(path: str, line: int, col: int) -> Site:
+    return Site(path, line, "backward()", col)
+
+
+@pytest.mark.parametrize(("line", "col", "anchor"), [
+    (7, 13, (6, 15)),  # `model.no_sync()` inside the conditional expression
+    (10, 17, (8, 14)),  # Fabric's `no_backward_sync`, through an unrelated `with` in between
+    (12, 13, (12, 13)),  # a `with` that switches nothing: the backward stays the anchor
+    (16, 5, (16, 5)),  # no `with` in the backward's own function
+])
+def test_the_anchor_is_the_sync_choice_around_the_backward(program: str, line: int, col: int,
+                                                           anchor: tuple[int, int]) -> None:
+    site = sync_choice_of(_site(program, line, col))
+    assert (site.line, site.col) == anchor
+    assert site.text == "backward()"  # the message still speaks of the backward call
+
+
+def test_an_unreadable_source_keeps_the_backward(tmp_path: Path) -> None:
+    site = _site(str(tmp_path / "missing.py"), 3, 5)
+    assert sync_choice_of(site) == site
