@@ -6,6 +6,7 @@ and get back the same sentences.
 
 from __future__ import annotations
 
+import ast
 import re
 
 
@@ -197,6 +198,15 @@ def backward_after_step(backward: str, model: str, forward: str | None, forward_
     return msg, help_
 
 
+def _operand(text: str) -> str:
+    """`text` as the receiver of a method call: parenthesised unless it is a name, attribute, item or call."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return f"({text})"
+    return text if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) else f"({text})"
+
+
 def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: int | None, via_item: str = "") -> tuple[str, str]:
     """`via_item`: `stored` is a dict or object that holds the graph in this item (`output["loss"]`)."""
     holder = f"`{stored}`" if not via_item else f"`{via_item}` in `{stored}`"
@@ -206,7 +216,8 @@ def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: i
     if via_item:
         help_ = f"store the value, not the graph: replace `{via_item}` by `{via_item}.detach()` (or `.item()`) before storing `{stored}`."
     else:
-        help_ = f"store the value, not the graph: `{stored}.item()` for a number, or `{stored}.detach()` to keep a tensor."
+        value = _operand(stored)
+        help_ = f"store the value, not the graph: `{value}.item()` for a number, or `{value}.detach()` to keep a tensor."
     return msg, help_
 
 

@@ -108,6 +108,10 @@ class Calls:
                 return context
             if bound is not None and (bound.modules or bound.entities):
                 return self.call_object(call, bound, func, flow, frame)
+            if bound is not None:
+                called = self.call_instance(call, bound, flow, frame)
+                if called is not None:  # `criterion(pred, y)` of `criterion = DualLoss(cfg)`
+                    return called
             local = frame.local_defs.get(name) or (interp.functions.get(name) if bound is None else None)
             if local is not None:
                 pos, kw = self.args_of(call, flow, frame)
@@ -264,6 +268,10 @@ class Calls:
         bound = interp.lookup(bound_key, flow, frame) if bound_key else None
         if bound is not None and (bound.modules or bound.entities):  # `self.netD(x)`, `self.loss_scaler(...)`
             return self.call_object(call, bound, func, flow, frame)
+        if bound is not None:
+            called = self.call_instance(call, bound, flow, frame)
+            if called is not None:  # `self.loss_fn(pred, y)` of `self.loss_fn = DualLoss(cfg)`: its `__call__`
+                return called
         qual = interp.imports.qualify(func)
         # Module-level functions reached through an import alias: `torch.optim.Adam(...)`, `F.mse_loss(...)`.
         dotted = N.dotted(recv_node)
@@ -302,6 +310,10 @@ class Calls:
             # `self.base.model(x)`: a model its `__init__` stored on a delegate object (an instance attribute
             # comes before a method of the class)
             return self.call_object(call, held, func, flow, frame)
+        if held is not None:
+            called = self.call_instance(call, held, flow, frame)
+            if called is not None:  # `self.loss_fn(pred, y)` of `self.loss_fn = DualLoss(cfg)`: its `__call__`
+                return called
         if info is not None:
             method = interp.definitions.find_method(info, attr)
             # (a method of another file past the reading budget: the object is read from its use, as unread)
@@ -333,6 +345,18 @@ class Calls:
             if row is not None and makes_context_only(row.effects):
                 return True
         return False
+
+    def call_instance(self, call: ast.Call, held: Value, flow: Flow, frame: Frame) -> Value | None:
+        """Calling an instance of a plain class of this project (a loss object, `DualLoss(cfg)`) runs its
+        `__call__`; None when it is no such instance or its class defines none."""
+        info = self._local_class_of(held)
+        if info is None or info.is_module:
+            return None
+        method = self.interp.definitions.find_method(info, "__call__")
+        if method is None or is_abstract(method) or (self.interp.project is not None and not self.interp.project.follows(self.interp, method)):
+            return None
+        pos, kw = self.args_of(call, flow, frame)
+        return self.inline(method, info, held, pos, kw, flow, frame, instance_key=N.ref_text(call.func))
 
     def _local_class_of(self, recv: Value) -> ClassInfo | None:
         if isinstance(recv.const, tuple) and recv.const[:1] == ("instance",):

@@ -9,7 +9,7 @@ from ..diagnostics import Span
 from .apimodels import ModelFile
 from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
-from .gradstate import CAP, PathState
+from .gradstate import CAP, Contribution, PathState
 from .hook_clears import hook_clears
 from .interpreter import Interpreter
 from .losshooks import framework_divided_returns, unnormalised_losses
@@ -245,6 +245,18 @@ class TrainingModel:
             if not hs or any(h.pseudo or h.uid != holder.uid for h in hs):
                 return False
         return True
+
+    def stale_within_same_model(self, holder: Holder, c: Contribution, held: list[tuple[Holder, Contribution]]) -> bool:
+        """Gradients another part of the same model's optimizer applied are this loss's, left over: stale
+        (GL001), not another model's (GL005). Not so when another backward wrote fresh gradients into this
+        holder since and this one's write is its only one here: two optimizers of the parts of one module
+        (a LightningModule holding a generator and a discriminator), the generator's loss applied by its
+        optimizer, then the discriminator's own loss on top of it."""
+        if c.live or not self.applied_within_same_model(holder, c.consumers):
+            return False
+        if any(h == holder and o.backward == c.backward and o != c and (o.fresh or o.live) for h, o in held):
+            return True  # the same backward line wrote here again: an older pass of this step's own loss
+        return not any(h == holder and o.backward != c.backward and o.fresh for h, o in held)
 
     def in_same_loop(self, a: set[tuple[int, ...]], b: set[tuple[int, ...]]) -> bool:
         return any(x and y and x[-1] in y for x in a for y in b) or any(x and y and y[-1] in x for x in a for y in b)

@@ -73,7 +73,7 @@ for real in torch.randn(8, 4, 4):
                     if UNDONE in c.consumers:
                         continue  # applied by a step that trains nothing (`trials`): no other model's step used them
                     if (c.consumers and opt.uid not in c.consumers and not c.live and c.certain and not holder.pseudo
-                            and not model.applied_within_same_model(holder, c.consumers)
+                            and not model.stale_within_same_model(holder, c, held)
                             and not all(any(s.node is step.node for s in model.steps_of(u)) for u in c.consumers)
                             and not all(u in model.table.entities and model.optimizer_holders(model.table.entities[u]) == holders
                                         for u in c.consumers)
