@@ -151,6 +151,16 @@ def cross_model_grad_leak(step: str, backward: str, backward_line: int | None, m
     return msg, help_
 
 
+def backward_issued_for_other_model(step: str, backward: str, backward_line: int | None, model: str, clear: str,
+                                    clear_line: int | None, own: str, own_line: int | None, opt: str) -> tuple[str, str]:
+    msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`, a pass made for "
+           f"another model: `{clear}`{_at(clear_line)} cleared that model for it, discarding what `{own}`{_at(own_line)} "
+           f"had written there, so `{step}` trains `{model}` on the other model's objective as well as its own.")
+    help_ = (f"step `{opt}` before `{backward}`, or feed the other model `.detach()`ed inputs for that loss (or freeze "
+             f"`{model}` during it).")
+    return msg, help_
+
+
 def accumulation_first_window(step: str, first: int, n: int) -> tuple[str, str]:
     if first == 1:
         why = "the step condition is true on the first micro-batch of a zero-based counter, so every window is shifted by one."

@@ -298,6 +298,12 @@ class Calls:
                 if is_abstract(method):  # a stub a subclass overrides: what it does is not known here
                     return interp.objects.opaque_call(attr, pos, kw, flow)
                 return self.inline(method, cls, frame.self_value, pos, kw, flow, frame)
+            stored_fns = interp.definitions.stored_functions(cls, attr) if method is None else []
+            if stored_fns and all(interp.prescan.surely_inert(fn.name) for fn in stored_fns):
+                # `self.disc_loss(real, fake)` of `self.disc_loss = hinge_d_loss`: one of those functions runs
+                # (they touch no gradient, so each is read on the same paths and their results joined)
+                pos, kw = self.args_of(call, flow, frame)
+                return join([self.inline(fn, None, None, pos, kw, flow, frame) for fn in stored_fns])
         recv = interp.eval(recv_node, flow, frame)
         # Methods of local classes called on an instance: `trainer.fit()`, `model.train_step(x)`.
         info = self._local_class_of(recv)

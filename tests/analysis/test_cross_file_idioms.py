@@ -123,3 +123,130 @@ def test_loss_terms_summed_per_name_keep_their_graphs(tmp_path: Path) -> None:
 def test_loss_terms_summed_as_numbers_are_silent(tmp_path: Path) -> None:
     root = project_tree(tmp_path / "ok", {"losses.py": LOSSES, "solver.py": SOLVER.format(value="value.item() * x.shape[0]", expect="")})
     assert _found(root / "solver.py") == frozenset()
+
+
+# A VQGAN trainer handed the autoencoder (a model of another file): it builds the discriminator (sized by an
+# attribute of the autoencoder) and one optimizer over the autoencoder's parts. The discriminator's loss is
+# computed on the un-detached reconstruction and backpropagated after the discriminator alone is cleared; both
+# steps come after both passes, so the autoencoder's step applies the discriminator's objective too.
+VQGAN_MODELS = """\
+    import torch
+    from torch import nn
+
+
+    class VQGAN(nn.Module):
+        def __init__(self, channels=3):
+            super().__init__()
+            self.img_channels = channels
+            self.encoder = nn.Conv2d(channels, 8, 3, padding=1)
+            self.decoder = nn.Conv2d(8, channels, 3, padding=1)
+
+        def forward(self, x):
+            return self.decoder(self.encoder(x))
+
+        def adopt_weight(self, factor, step, threshold=0):
+            return factor if step >= threshold else 0.0
+
+
+    class Discriminator(nn.Module):
+        def __init__(self, image_channels=3):
+            super().__init__()
+            self.net = nn.Conv2d(image_channels, 1, 3)
+
+        def forward(self, x):
+            return self.net(x)
+"""
+VQGAN_TRAINER = """\
+    import torch
+    import torch.nn.functional as F
+
+    from models import Discriminator
+
+
+    class VQGANTrainer:
+        def __init__(self, model):
+            self.vqgan = model
+            self.discriminator = Discriminator(image_channels=self.vqgan.img_channels)
+            self.opt_vq = torch.optim.Adam(list(self.vqgan.encoder.parameters()) + list(self.vqgan.decoder.parameters()))
+            self.opt_disc = torch.optim.Adam(self.discriminator.parameters())
+            self.global_step = 0
+
+        def step(self, imgs):
+            decoded = self.vqgan(imgs)
+            disc_real = self.discriminator(imgs)
+            disc_fake = self.discriminator(decoded)
+            disc_fake_d = self.discriminator({fake})
+            disc_factor = self.vqgan.adopt_weight(1.0, self.global_step, threshold=100)
+            vq_loss = (imgs - decoded).abs().mean() - disc_factor * disc_fake.mean()
+            gan_loss = disc_factor * 0.5 * (F.relu(1.0 - disc_real).mean() + F.relu(1.0 + disc_fake_d).mean())
+            self.opt_vq.zero_grad()
+            vq_loss.backward(retain_graph=True)
+            self.opt_disc.zero_grad()
+            gan_loss.backward()
+            self.opt_vq.step()  {expect}
+            self.opt_disc.step()
+
+        def train(self, loader):
+            for imgs in loader:
+                self.step(imgs)
+                self.global_step += 1
+"""
+
+
+def test_a_loss_made_for_the_discriminator_leaks_into_the_autoencoder(tmp_path: Path) -> None:
+    root = project_tree(tmp_path / "bug", {"models.py": VQGAN_MODELS, "trainer.py": VQGAN_TRAINER.format(fake="decoded", expect="# expect: GL005")})
+    path = root / "trainer.py"
+    assert _found(path) == parse_expected_findings(path.read_text())
+
+
+def test_the_discriminator_loss_on_a_detached_reconstruction_is_silent(tmp_path: Path) -> None:
+    root = project_tree(tmp_path / "ok", {"models.py": VQGAN_MODELS, "trainer.py": VQGAN_TRAINER.format(fake="decoded.detach()", expect="")})
+    assert _found(root / "trainer.py") == frozenset()
+
+
+# The discriminator's loss is a function of the module chosen in `__init__` and kept on `self`: calling
+# `self.disc_loss(...)` runs that function on the discriminator's outputs, not a forward of the whole module.
+STORED_LOSS = """\
+    import pytorch_lightning as pl
+    import torch
+    from torch import nn
+
+
+    def hinge_d_loss(logits_real, logits_fake):
+        return torch.relu(1.0 - logits_real).mean() + torch.relu(1.0 + logits_fake).mean()
+
+
+    def vanilla_d_loss(logits_real, logits_fake):
+        return torch.nn.functional.softplus(-logits_real).mean() + torch.nn.functional.softplus(logits_fake).mean()
+
+
+    class GAN(pl.LightningModule):
+        def __init__(self, hinge=True):
+            super().__init__()
+            self.automatic_optimization = False
+            self.generator = nn.Linear(8, 16)
+            self.discriminator = nn.Linear(16, 1)
+            if hinge:
+                self.disc_loss = hinge_d_loss
+            else:
+                self.disc_loss = vanilla_d_loss
+
+        def training_step(self, batch, batch_idx):
+            z, real = batch
+            opt_g, opt_d = self.optimizers()
+            fake = self.generator(z)
+            self.manual_backward(-self.discriminator(fake).mean())
+            opt_g.step()
+            opt_g.zero_grad()
+            opt_d.zero_grad()
+            self.manual_backward(self.disc_loss(self.discriminator(real), self.discriminator(fake.detach())))
+            opt_d.step()
+
+        def configure_optimizers(self):
+            return [torch.optim.Adam(self.generator.parameters()), torch.optim.Adam(self.discriminator.parameters())]
+"""
+
+
+def test_a_loss_function_kept_on_self_reaches_only_what_it_is_given(tmp_path: Path) -> None:
+    path = project_tree(tmp_path / "ok", {"gan.py": STORED_LOSS}) / "gan.py"
+    assert _found(path) == frozenset()
