@@ -250,3 +250,67 @@ STORED_LOSS = """\
 def test_a_loss_function_kept_on_self_reaches_only_what_it_is_given(tmp_path: Path) -> None:
     path = project_tree(tmp_path / "ok", {"gan.py": STORED_LOSS}) / "gan.py"
     assert _found(path) == frozenset()
+
+
+# The VAE of another file holds its discriminator and returns either loss from its forward; the trainer, an
+# nn.Module itself, keeps the VAE it is handed (`self.vae = vae`) and builds the discriminator's optimizer from
+# the argument: one object under two names. The generator's loss runs the discriminator, and the
+# discriminator's optimizer, cleared only after its own step, applies that with its own loss.
+VAE_MODELS = """\
+    import torch
+    from torch import nn
+
+
+    class VQGanVAE(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.Linear(16, 8)
+            self.dec = nn.Linear(8, 16)
+            self.discr = nn.Linear(16, 1)
+
+        def forward(self, img, return_loss=False, return_discr_loss=False):
+            recon = self.dec(self.enc(img))
+            if return_discr_loss:
+                return torch.relu(1 - self.discr(img)).mean() + torch.relu(1 + self.discr(recon.detach())).mean()
+            if not return_loss:
+                return recon
+            return (recon - img).pow(2).mean() - self.discr(recon).mean()
+"""
+VAE_TRAINER = """\
+    import torch
+    from torch import nn
+
+
+    class VQGanVAETrainer(nn.Module):
+        def __init__(self, vae, accum=2):
+            super().__init__()
+            self.vae = vae
+            self.accum = accum
+            discr_parameters = list(vae.discr.parameters())
+            self.optim = torch.optim.Adam(list(vae.enc.parameters()) + list(vae.dec.parameters()))
+            self.discr_optim = torch.optim.Adam(discr_parameters)
+
+        def train_step(self, loader):
+            for _ in range(self.accum):
+                loss = self.vae(next(loader), return_loss=True)
+                (loss / self.accum).backward()
+            self.optim.step()
+            self.optim.zero_grad()
+            {clear}for _ in range(self.accum):
+                loss = self.vae(next(loader), return_discr_loss=True)
+                (loss / self.accum).backward()
+            self.discr_optim.step()  {expect}
+            self.discr_optim.zero_grad()
+"""
+
+
+def test_a_model_kept_on_self_is_the_argument_it_was_handed(tmp_path: Path) -> None:
+    root = project_tree(tmp_path / "bug", {"vae.py": VAE_MODELS, "trainer.py": VAE_TRAINER.format(clear="", expect="# expect: GL005")})
+    path = root / "trainer.py"
+    assert _found(path) == parse_expected_findings(path.read_text())
+
+
+def test_the_discriminator_cleared_before_its_own_window_is_silent(tmp_path: Path) -> None:
+    clear = "self.discr_optim.zero_grad()\n            "
+    root = project_tree(tmp_path / "ok", {"vae.py": VAE_MODELS, "trainer.py": VAE_TRAINER.format(clear=clear, expect="")})
+    assert _found(root / "trainer.py") == frozenset()
