@@ -6,6 +6,7 @@ and get back the same sentences.
 
 from __future__ import annotations
 
+import ast
 import re
 
 
@@ -178,6 +179,16 @@ def cross_model_grad_leak(step: str, backward: str, backward_line: int | None, m
     return msg, help_
 
 
+def backward_issued_for_other_model(step: str, backward: str, backward_line: int | None, model: str, clear: str,
+                                    clear_line: int | None, own: str, own_line: int | None, opt: str) -> tuple[str, str]:
+    msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`, a pass made for "
+           f"another model: `{clear}`{_at(clear_line)} cleared that model for it, discarding what `{own}`{_at(own_line)} "
+           f"had written there, so `{step}` trains `{model}` on the other model's objective as well as its own.")
+    help_ = (f"step `{opt}` before `{backward}`, or feed the other model `.detach()`ed inputs for that loss (or freeze "
+             f"`{model}` during it).")
+    return msg, help_
+
+
 def accumulation_first_window(step: str, first: int, n: int) -> tuple[str, str]:
     if first == 1:
         why = "the step condition is true on the first micro-batch of a zero-based counter, so every window is shifted by one."
@@ -225,6 +236,15 @@ def backward_after_step(backward: str, model: str, forward: str | None, forward_
     return msg, help_
 
 
+def _operand(text: str) -> str:
+    """`text` as the receiver of a method call: parenthesised unless it is a name, attribute, item or call."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return f"({text})"
+    return text if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) else f"({text})"
+
+
 def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: int | None, via_item: str = "") -> tuple[str, str]:
     """`via_item`: `stored` is a dict or object that holds the graph in this item (`output["loss"]`)."""
     holder = f"`{stored}`" if not via_item else f"`{via_item}` in `{stored}`"
@@ -234,7 +254,8 @@ def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: i
     if via_item:
         help_ = f"store the value, not the graph: replace `{via_item}` by `{via_item}.detach()` (or `.item()`) before storing `{stored}`."
     else:
-        help_ = f"store the value, not the graph: `{stored}.item()` for a number, or `{stored}.detach()` to keep a tensor."
+        value = _operand(stored)
+        help_ = f"store the value, not the graph: `{value}.item()` for a number, or `{value}.detach()` to keep a tensor."
     return msg, help_
 
 

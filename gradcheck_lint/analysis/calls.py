@@ -112,6 +112,10 @@ class Calls:
                 return out if out is not None else interp.objects.opaque_call(name, [bound, *pos], kw, flow)
             if bound is not None and (bound.modules or bound.entities):
                 return self.call_object(call, bound, func, flow, frame)
+            if bound is not None:
+                called = self.call_instance(call, bound, flow, frame)
+                if called is not None:  # `criterion(pred, y)` of `criterion = DualLoss(cfg)`
+                    return called
             local = frame.local_defs.get(name) or (interp.functions.get(name) if bound is None else None)
             if local is not None:
                 pos, kw = self.args_of(call, flow, frame)
@@ -270,6 +274,10 @@ class Calls:
         bound = interp.lookup(bound_key, flow, frame) if bound_key else None
         if bound is not None and (bound.modules or bound.entities):  # `self.netD(x)`, `self.loss_scaler(...)`
             return self.call_object(call, bound, func, flow, frame)
+        if bound is not None:
+            called = self.call_instance(call, bound, flow, frame)
+            if called is not None:  # `self.loss_fn(pred, y)` of `self.loss_fn = DualLoss(cfg)`: its `__call__`
+                return called
         qual = interp.imports.qualify(func)
         # Module-level functions reached through an import alias: `torch.optim.Adam(...)`, `F.mse_loss(...)`.
         dotted = N.dotted(recv_node)
@@ -296,6 +304,12 @@ class Calls:
                 if is_abstract(method):  # a stub a subclass overrides: what it does is not known here
                     return interp.objects.opaque_call(attr, pos, kw, flow)
                 return self.inline(method, cls, frame.self_value, pos, kw, flow, frame)
+            stored_fns = interp.definitions.stored_functions(cls, attr) if method is None else []
+            if stored_fns and all(interp.prescan.surely_inert(fn.name) for fn in stored_fns):
+                # `self.disc_loss(real, fake)` of `self.disc_loss = hinge_d_loss`: one of those functions runs
+                # (they touch no gradient, so each is read on the same paths and their results joined)
+                pos, kw = self.args_of(call, flow, frame)
+                return join([self.inline(fn, None, None, pos, kw, flow, frame) for fn in stored_fns])
         recv = interp.eval(recv_node, flow, frame)
         # Methods of local classes called on an instance: `trainer.fit()`, `model.train_step(x)`.
         info = self._local_class_of(recv)
@@ -308,6 +322,10 @@ class Calls:
             # `self.base.model(x)`: a model its `__init__` stored on a delegate object (an instance attribute
             # comes before a method of the class)
             return self.call_object(call, held, func, flow, frame)
+        if held is not None:
+            called = self.call_instance(call, held, flow, frame)
+            if called is not None:  # `self.loss_fn(pred, y)` of `self.loss_fn = DualLoss(cfg)`: its `__call__`
+                return called
         if info is not None:
             method = interp.definitions.find_method(info, attr)
             # (a method of another file past the reading budget: the object is read from its use, as unread)
@@ -339,6 +357,18 @@ class Calls:
             if row is not None and makes_context_only(row.effects):
                 return True
         return False
+
+    def call_instance(self, call: ast.Call, held: Value, flow: Flow, frame: Frame) -> Value | None:
+        """Calling an instance of a plain class of this project (a loss object, `DualLoss(cfg)`) runs its
+        `__call__`; None when it is no such instance or its class defines none."""
+        info = self._local_class_of(held)
+        if info is None or info.is_module:
+            return None
+        method = self.interp.definitions.find_method(info, "__call__")
+        if method is None or is_abstract(method) or (self.interp.project is not None and not self.interp.project.follows(self.interp, method)):
+            return None
+        pos, kw = self.args_of(call, flow, frame)
+        return self.inline(method, info, held, pos, kw, flow, frame, instance_key=N.ref_text(call.func))
 
     def _local_class_of(self, recv: Value) -> ClassInfo | None:
         if isinstance(recv.const, tuple) and recv.const[:1] == ("instance",):

@@ -166,6 +166,28 @@ class Definitions:
                 return None
         return None
 
+    def stored_functions(self, info: ClassInfo | None, attr: str) -> list[Function]:
+        """The module's functions a method of the class (or of a base here) stores as `self.attr`
+        (`self.disc_loss = hinge_d_loss` in `__init__`): calling `self.attr(...)` runs one of them. Empty
+        when anything else is ever stored there (a module, a lambda, a function of unknown origin)."""
+        found: list[Function] = []
+        for cls in (info, *self.ancestors(info)) if info is not None else ():
+            if self.classes.get(cls.name) is not cls:
+                continue  # a base of another file stores the functions of its own module
+            for method in cls.methods.values():
+                for node in ast.walk(method):
+                    if not isinstance(node, ast.Assign):
+                        continue
+                    for target in node.targets:
+                        if (isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name)
+                                and target.value.id == "self"):
+                            fn = self.functions.get(node.value.id) if isinstance(node.value, ast.Name) else None
+                            if fn is None:
+                                return []
+                            if fn not in found:
+                                found.append(fn)
+        return found
+
     def owner_of(self, fn: Function) -> ClassInfo | None:
         for info in self.classes.values():
             if any(m is fn for m in info.methods.values()):

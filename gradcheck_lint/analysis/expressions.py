@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from . import names as N
 from . import periods
+from .conventions import convention
 from .deferred import defer, may_make_context, synthetic_call
 from .definitions import ClassInfo
 from .flags import assign as assign_flag
@@ -24,6 +25,9 @@ _NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "req
 
 # env key prefix: the object a subscript item was stored into (`%item:loss_dict["loss"]` -> `loss_dict`'s value)
 _ITEM_OF = "%item:"
+
+_SIZE_ATTRIBUTE = convention("size_attribute")
+
 
 class Expressions:
     """Evaluate expressions to abstract values; store values into names, attributes and `.grad`."""
@@ -314,6 +318,8 @@ class Expressions:
                 self.note_flag(ent.uid)
                 return Value(const=("gate_flag", ent.uid))
             return EMPTY
+        if base.modules and _SIZE_ATTRIBUTE.search(attr) and not (key is not None and key in interp.model_refs):
+            return EMPTY  # `self.vqgan.img_channels` handed to a constructor: a number, not a part of the model
         if base.modules:
             if attr in ("module", "_orig_mod"):  # DDP / torch.compile wrappers: the same parameters
                 wrappers = set(interp.objects.sync_wrappers(base)) if attr == "module" else set()
@@ -605,6 +611,10 @@ class Expressions:
             return
         key = N.ref_text(target)
         if key is None:
+            if isinstance(target, ast.Subscript) and isinstance(small.op, (ast.Add, ast.Sub)) and (rhs.built or rhs.graph):
+                # `total_loss[name] += loss_val` over a dict's items: a slot of a buffer (its key not a literal)
+                # that sums this iteration's graph onto what earlier iterations left there
+                self._store_item(target, small.value, rhs, flow, frame, small)
             return
         old = self.lookup(key, flow, frame) or EMPTY
         if key in interp.period_counters:  # `task_step += 1`: past the period's start (any other change: unknown)

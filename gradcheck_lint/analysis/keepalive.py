@@ -63,7 +63,12 @@ class KeepAlives:
             if "." not in target and "[" not in target:
                 self.tuple_parts.add(target)  # `score += reward`: what it sums is no clearer
             return value  # maybe the metric of `loss, hits = model(x)`, not the loss
-        loop = next((lid for lid in reversed(frame.loops) if lid in self.interp.loops), None)
+        # the innermost loop, past loops over the entries of one value (`for name, val in losses.items():`, a
+        # literal tuple): they run within one iteration of the loop around them, which is what the accumulator outlives
+        loops = [lid for lid in frame.loops if lid in self.interp.loops]
+        while len(loops) > 1 and not self.interp.loop_trains(loops[-1]) and _over_entries(self.interp.loops[loops[-1]].node):
+            loops.pop()
+        loop = loops[-1] if loops else None
         if loop is None or not self.interp.loop_trains(loop):
             return value  # not a training loop: evaluation code has its own rules (and often no_grad)
         if self.interp.loops[loop].implicit and not target.startswith("self."):
@@ -131,6 +136,16 @@ class KeepAlives:
                                 out.add(text)
             found = self._resets[id(loop)] = frozenset(out)
         return found
+
+
+def _over_entries(loop: ast.AST) -> bool:
+    """`for k, v in losses.items():`, `for name in ("a", "b"):`: a loop over the entries of one value."""
+    if not isinstance(loop, (ast.For, ast.AsyncFor)):
+        return False
+    it = loop.iter
+    if isinstance(it, (ast.Tuple, ast.List)):
+        return True
+    return isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in ("items", "values", "keys") and not it.args
 
 
 _MODEL_COUNT = convention("model_count")

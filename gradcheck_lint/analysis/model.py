@@ -10,7 +10,7 @@ from .apimodels import ModelFile
 from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
 from .flow import forget_transitions
-from .gradstate import CAP, PathState
+from .gradstate import CAP, Contribution, PathState
 from .hook_clears import hook_clears
 from .interpreter import Interpreter
 from .losshooks import framework_divided_returns, unnormalised_losses
@@ -247,6 +247,33 @@ class TrainingModel:
             if not hs or any(h.pseudo or h.uid != holder.uid for h in hs):
                 return False
         return True
+
+    def stale_within_same_model(self, holder: Holder, c: Contribution, held: list[tuple[Holder, Contribution]],
+                                holders: frozenset[Holder]) -> bool:
+        """Gradients another part of the same model's optimizer applied are this loss's, left over: stale
+        (GL001), not another model's (GL005). Not so when another backward wrote fresh gradients into this
+        holder since and this one's write is its only one here: two optimizers of the parts of one module
+        (a LightningModule holding a generator and a discriminator), the generator's loss applied by its
+        optimizer, then the discriminator's own loss on top of it. `holders`: the stepping optimizer's."""
+        if c.live or not self.applied_within_same_model(holder, c.consumers):
+            return False
+        if any(h == holder and o.backward == c.backward and o != c and (o.fresh or o.live) for h, o in held):
+            return True  # the same backward line wrote here again: an older pass of this step's own loss
+        if all(u in self.table.entities and self.optimizer_holders(self.table.entities[u]) == holders for u in c.consumers):
+            return True  # applied by an optimizer of exactly these parameters: one model's (as GL005 reads it)
+        return not any(h == holder and o.backward != c.backward and o.fresh for h, o in held)
+
+    def same_block(self, *nodes: ast.AST) -> bool:
+        """The nodes are statements (or in statements) of one block, none under an `if` or loop the others are not in."""
+        def block(node: ast.AST) -> tuple[int, str]:
+            child, parent = node, self.parent(node)
+            while parent is not None:
+                for name in ("body", "orelse", "finalbody", "handlers"):
+                    if any(child is s for s in getattr(parent, name, None) or ()):
+                        return id(parent), name
+                child, parent = parent, self.parent(parent)
+            return 0, ""
+        return len({block(n) for n in nodes}) == 1
 
     def in_same_loop(self, a: set[tuple[int, ...]], b: set[tuple[int, ...]]) -> bool:
         return any(x and y and x[-1] in y for x in a for y in b) or any(x and y and y[-1] in x for x in a for y in b)

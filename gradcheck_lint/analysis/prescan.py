@@ -47,6 +47,7 @@ class Prescan:
         self.catalogue = catalogue
         self.event_attrs = event_attrs(catalogue)
         self.called_names: set[str] = set()
+        self.called_refs: set[str] = set()  # texts called like functions (`self.vqgan(imgs)`)
         self.called_attrs: set[str] = set()
         self.models: set[str] = set()
         self.called_models: set[str] = set()
@@ -174,6 +175,8 @@ class Prescan:
         """Note what a call says about names, and what it makes the blocks around it hold."""
         func = node.func
         called = N.ref_text(func)
+        if called is not None:
+            self.called_refs.add(called)
         if called is not None and N.MODEL_NAME.search(called.rsplit(".", 1)[-1]) and not N.OPTIMIZER_NAME.search(called):
             self.called_models.add(called)  # `encoder(x)`: a callable named like a model
         if isinstance(func, ast.Name):
@@ -302,6 +305,10 @@ class Prescan:
         models = self.models | self.called_models | {s for s in self.saved if not self._named_as_other(s)}
         # `loss_fn.discriminator.parameters()`: `loss_fn` holds a model, so calling it may run that model
         models |= {m.rsplit(".", 1)[0] for m in self.models if m.count(".") == 1 and not m.startswith("self.")}
+        # `self.vqgan(imgs)` and `self.vqgan.encoder.parameters()`: a called object whose attributes are models is
+        # a module holding them, and calling it runs them
+        models |= {m.rsplit(".", 1)[0] for m in self.models if "." in m and m.rsplit(".", 1)[0] in self.called_refs
+                   and m.rsplit(".", 1)[0] != "self"}
         return frozenset(models - optimizers), frozenset(optimizers)
 
 

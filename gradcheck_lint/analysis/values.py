@@ -248,12 +248,18 @@ def union_as_tensor(values: Iterable[Value]) -> Value:
     """What an operation on these operands produces as a tensor."""
     tensors = [v.as_tensor() for v in values]
     live = [t for t in tensors if t is not EMPTY]
-    if len(live) == len(tensors):
-        return join(tensors)
     if not live:
         return EMPTY
-    # A constant operand adds nothing, but the result is no chain divided twice on every operand.
     out = join(live)
+    if out.vague and len(live) > 1:
+        # every operand flows into the result: a module one operand surely reaches is surely reached, however
+        # vaguely another reaches it (`disc_factor * g_loss`, `disc_factor` from an unreadable method of the model)
+        sure = frozenset().union(*(t.reach - t.vague for t in live))
+        if out.vague & sure:
+            out = replace(out, vague=out.vague - sure)
+    if len(live) == len(tensors):
+        return out
+    # A constant operand adds nothing, but the result is no chain divided twice on every operand.
     return replace(out, divided_twice=frozenset()) if out.divided_twice else out
 
 

@@ -105,10 +105,9 @@ for x in torch.randn(8, 4).split(2):
             stale = leftover = None
             unconditional = not any(stack for stack in step.if_stacks)
             for state in step.states():
-                for holder, contribution in state.held(holders):
-                    stale_here = opt.uid in contribution.consumers or (
-                        not contribution.live and model.applied_within_same_model(holder, contribution.consumers)
-                    )
+                held = state.held(holders)
+                for holder, contribution in held:
+                    stale_here = opt.uid in contribution.consumers or model.stale_within_same_model(holder, contribution, held, holders)
                     if stale_here:
                         stale = contribution
                         break

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.gradstate import UNDONE
+from ..analysis.issued_for import issued_for_other_model
 from ..analysis.names import roles
 from ..registry import Finding, Invalid, Rule, register
 
@@ -73,7 +74,7 @@ for real in torch.randn(8, 4, 4):
                     if UNDONE in c.consumers:
                         continue  # applied by a step that trains nothing (`trials`): no other model's step used them
                     if (c.consumers and opt.uid not in c.consumers and not c.live and c.certain and not holder.pseudo
-                            and not model.applied_within_same_model(holder, c.consumers)
+                            and not model.stale_within_same_model(holder, c, held, holders)
                             and not all(any(s.node is step.node for s in model.steps_of(u)) for u in c.consumers)
                             and not all(u in model.table.entities and model.optimizer_holders(model.table.entities[u]) == holders
                                         for u in c.consumers)
@@ -92,6 +93,14 @@ for real in torch.randn(8, 4, 4):
                 if leak:
                     break
             if leak is None:
+                issued = next(filter(None, (issued_for_other_model(model, step, state, holders) for state in
+                                            sorted(step.states(), key=lambda s: len(s.grads)))), None)
+                if issued is not None:
+                    msg, help_ = messages.backward_issued_for_other_model(
+                        step.call_text, issued.other.call_text, model.line(issued.other.node), model.table.holder_name(issued.holder),
+                        issued.clear.call_text, model.line(issued.clear.node), issued.own.call_text, model.line(issued.own.node),
+                        model.optimizer_text(step))
+                    yield Finding(step.node, msg, help_, (step.provenance, issued.clear.provenance))
                 continue
             holder, c, own = leak
             backward = model.backwards[c.backward]

@@ -396,7 +396,7 @@ def test_the_optimizers_effect_reads_the_method_its_row_names(tmp_path: Path) ->
     """`configured_by`: which method of the class makes the optimizers `self.optimizers()` returns
     (Lightning's row says `configure_optimizers`; a team's framework names its own)."""
     buggy, fixed = CONFIGURED.format(clear_d=""), CONFIGURED.format(clear_d="        opt_d.zero_grad()\n")
-    for method, found in (("make_optimizers", [("GL001", 20)]), ("configure_optimizers", [])):
+    for method, found in (("make_optimizers", [("GL005", 20)]), ("configure_optimizers", [])):
         # the generator's loss writes into the discriminator, whose step then applies it: seen only
         # when the rows say which method makes the two optimizers (else their parameters are unknown)
         (tmp_path / "pyproject.toml").write_text(LAB_MODELS.replace("make_optimizers", method), encoding="utf-8")
