@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -44,9 +45,15 @@ SAMPLES = [
 ]
 
 
+@functools.cache
+def run_fixture(path: str) -> subprocess.CompletedProcess[str]:
+    """`gradlint run` on a bundled fixture, once per process: two tests read the same run (~4 s of CPU each)."""
+    return run(path)
+
+
 @pytest.mark.parametrize("fixture", SAMPLES, ids=lambda f: f.id)
 def test_run_on_bundled_fixtures(fixture) -> None:  # type: ignore[no-untyped-def]
-    out = run(str(fixture.path))
+    out = run_fixture(str(fixture.path))
     want = {code for _line, code in fixture.expected if code in RUNTIME_CODES}
     got = findings(out.stderr)
     assert {f["code"] for f in got} == want, out.stderr
@@ -61,7 +68,7 @@ def test_run_on_bundled_fixtures(fixture) -> None:  # type: ignore[no-untyped-de
 
 
 def test_repeated_finding_is_one_line_with_its_step_count() -> None:
-    out = run(str(_pick("missing_zero_grad", "no_zero_grad_plain_loop").path))
+    out = run_fixture(str(_pick("missing_zero_grad", "no_zero_grad_plain_loop").path))
     (only,) = findings(out.stderr)
     assert int(only["steps"]) > 1 and only["first"] == "2" and only["opt"] == "optimizer"
 

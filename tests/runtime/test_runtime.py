@@ -359,13 +359,41 @@ def test_pytest_plugin(tmp_path: Path) -> None:
             train(clear=False)
         """
     ))
-    # the plugin is loaded through its pytest11 entry point, as in any project that installs gradcheck-lint
-    base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)]
-    plain = subprocess.run(base, capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert "1 failed, 2 passed" in plain.stdout, plain.stdout  # only the fixture-using test is guarded
-    guarded = subprocess.run(base + ["--gradlint-guard"], capture_output=True, text=True, timeout=300, cwd=tmp_path)
-    assert "2 failed, 1 passed" in guarded.stdout, guarded.stdout
-    assert "GL001" in guarded.stdout
+    # The plugin is loaded through its pytest11 entry point, as in any project that installs gradcheck-lint.
+    # Both sessions run in one interpreter, which imports torch once (each `pytest.main` makes a new
+    # configuration and loads the entry points again): a second interpreter cost ~6 s of CPU here.
+    code = textwrap.dedent(
+        f"""
+        import pytest
+        base = ["-q", "-p", "no:cacheprovider", {str(tmp_path)!r}]
+        pytest.main(base)
+        print("=== guarded ===", flush=True)
+        pytest.main(base + ["--gradlint-guard"])
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    plain, guarded = out.stdout.split("=== guarded ===")
+    assert "1 failed, 2 passed" in plain, out.stdout + out.stderr[-2000:]  # only the fixture-using test is guarded
+    assert "2 failed, 1 passed" in guarded, out.stdout + out.stderr[-2000:]
+    assert "GL001" in guarded
+
+
+def test_pytest_runs_without_torch_with_the_plugin_loaded(tmp_path: Path) -> None:
+    """pytest imports the module named by the `pytest11` entry point in every environment where the package
+    is installed, torch or not: it must import without torch (it once lived in `gradcheck_lint.runtime`,
+    whose import needs torch, and pytest stopped at start-up in a torch-less environment)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+
+    entry = tomllib.loads((HERE.parents[2] / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]["pytest11"]
+    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.modules['torch'] = None\n")
+    (tmp_path / "test_plain.py").write_text("def test_option(pytestconfig):\n    assert pytestconfig.getoption('--gradlint-guard') is False\n")
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", entry["gradlint"], str(tmp_path)],
+                         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    assert out.returncode == 0 and "1 passed" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
 
 
 def test_static_package_imports_without_torch(tmp_path: Path) -> None:
