@@ -132,6 +132,23 @@ class Inliner:
         finally:
             interp.module_env = saved
 
+    def _handed_tests(self, params: list, kwonly: list) -> dict[str, ast.expr]:
+        """Parameters the call binds to a test written as its argument (a comparison, `and`/`or`, `not`)."""
+        call = self.calls.current_call_node()
+        if call is None:
+            return {}
+        out: dict[str, ast.expr] = {}
+        positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+        if len(positional) == len(call.args):
+            for p, arg in zip(params, positional):
+                if isinstance(arg, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
+                    out[p.name] = arg
+        names = {p.name for p in [*params, *kwonly]}
+        for k in call.keywords:
+            if k.arg is not None and k.arg in names and isinstance(k.value, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
+                out[k.arg] = k.value
+        return out
+
     @contextlib.contextmanager
     def _at_call_site(self, fn: Function) -> Iterator[None]:
         """Entities made inside the callee belong to this call site (`mlp(...)` twice: two models)."""
@@ -196,7 +213,10 @@ class Inliner:
             callee.self_value = objects.self_value_for(cls)
         # What the callee calls in turn reads the module's globals as they are at this call: a `main()` run
         # from module level calls `train(loader)`, which steps the optimizer the module built above it.
-        with self._module_globals(frame, outer_globals):
+        handed = self._handed_tests(params, kwonly)
+        saved_tests = interp.param_tests
+        interp.param_tests = handed
+        with self._module_globals(frame, outer_globals), _restored(interp, saved_tests):
             out = None
             if stand_in:
                 # One empty path stands for all of the caller's; if the callee changes a path state after
@@ -245,3 +265,12 @@ def _is_generator(fn: Function) -> bool:
 
 def _is_static(fn: Function) -> bool:
     return any(N.last_name(d) == "staticmethod" for d in fn.decorator_list)
+
+
+@contextlib.contextmanager
+def _restored(interp: InliningHost, tests: dict[str, ast.expr]) -> Iterator[None]:
+    """Put back the caller's handed tests when the callee's body is done."""
+    try:
+        yield
+    finally:
+        interp.param_tests = tests

@@ -112,6 +112,10 @@ class Interpreter:
         self.loops: dict[int, Loop] = {}
         self.module_env: dict[str, Value] = {}
         self.cond_aliases: dict[str, ast.expr] = {}
+        # parameters of the function being inlined bound to a test the caller wrote as the argument
+        # (`loss_scaler(loss, opt, update_grad=(idx + 1) % N == 0)`): a test of the parameter is that test
+        self.param_tests: dict[str, ast.expr] = {}
+        self._handed: dict[tuple[int, int], Condition] = {}
         self.flag_gates: dict[str, tuple[int, ...]] = {}  # literal flag -> accumulation gates it was set true under
         self.by_akey: dict[int, list[Condition]] = {}
         self._akeys: dict[str, int] = {}
@@ -259,6 +263,9 @@ class Interpreter:
     # -- branches
     def condition(self, statement: ast.AST, test: ast.expr, lit: pathcond.Literal | None = None) -> Condition:
         """The condition of a branch statement; with `lit`, the test is that literal of its atom (`pathcond`)."""
+        handed = self.param_tests.get(test.id) if isinstance(test, ast.Name) and self.param_tests else None
+        if handed is not None:
+            return self._handed_condition(statement, handed)
         cond = self.conditions.get(id(statement))
         if cond is None:
             alias = None
@@ -275,6 +282,20 @@ class Interpreter:
             if lit is not None and lit.atom.kind != pathcond.TEXT:
                 cond.atom, cond.polarity = lit.atom, lit.positive
                 cond.key = lit.atom.key
+            self._register(cond)
+        return cond
+
+    def _handed_condition(self, statement: ast.AST, handed: ast.expr) -> Condition:
+        """`if update_grad:` in a function called with `update_grad=(idx + 1) % N == 0`: the caller's test,
+        read where the parameter is tested (one condition per test statement and argument)."""
+        key = (id(statement), id(handed))
+        cond = self._handed.get(key)
+        if cond is None:
+            core, _negated, lit = pathcond.reading(handed, self._literal, self.counters.modulo_atoms)
+            cond = analyse_test(-(len(self._handed) + 1) * 2**40, statement, handed)  # type: ignore[arg-type]
+            if lit is not None and lit.atom.kind != pathcond.TEXT and core is handed:
+                cond.atom, cond.polarity, cond.key = lit.atom, lit.positive, lit.atom.key
+            self._handed[key] = cond
             self._register(cond)
         return cond
 

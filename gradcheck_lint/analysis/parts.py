@@ -192,6 +192,7 @@ class AmpHost(Protocol):
 class CallsHost(Protocol):
     """What `calls` uses of the interpreter, with what it hands on to its inliner (`InliningHost`)."""
 
+    param_tests: dict[str, ast.expr]
     @property
     def amp(self) -> AmpFace: ...
     @property
@@ -407,6 +408,7 @@ class FixedTestsHost(Protocol):
 class InliningHost(Protocol):
     """What `inlining` uses of the interpreter."""
 
+    param_tests: dict[str, ast.expr]
     module_env: dict[str, Value]
     @property
     def objects(self) -> ObjectsFace: ...

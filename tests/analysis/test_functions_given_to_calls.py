@@ -221,3 +221,45 @@ main()
 def test_a_partial_of_a_function_of_this_file_runs_it_where_it_is_called() -> None:
     assert [(line, code) for line, code, _ in codes(PARTIAL_STEP.format(clear=""))] == [(9, "GL001")]
     assert codes(PARTIAL_STEP.format(clear="        opt.zero_grad()\n")) == []
+
+
+# A test handed over as an argument (Swin Transformer's `loss_scaler(..., update_grad=(idx + 1) % N == 0)`):
+# the callee's `if update_grad:` is the caller's test, not a flag of its own. Read as independent, a path
+# stepped in the callee and skipped the caller's clear under the same test: a certain false GL001.
+HANDED = """\
+import torch
+
+
+class ScalerWithNorm:
+    def __init__(self):
+        self._scaler = torch.cuda.amp.GradScaler()
+
+    def __call__(self, loss, optimizer, update_grad=True):
+        self._scaler.scale(loss).backward()
+        if update_grad:
+            self._scaler.unscale_(optimizer)
+            self._scaler.step(optimizer)
+            self._scaler.update()
+
+
+def train(model, loader, accumulation):
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    loss_scaler = ScalerWithNorm()
+    for idx, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.mse_loss(model(x), y) / accumulation
+        loss_scaler(loss, optimizer, {handed})
+        if {clear_test}:
+            optimizer.zero_grad()
+"""
+
+
+@pytest.mark.parametrize("handed", ["update_grad=(idx + 1) % accumulation == 0", "(idx + 1) % accumulation == 0"],
+                         ids=["keyword", "positional"])
+def test_a_test_handed_as_an_argument_is_the_callers_test(handed: str) -> None:
+    assert codes(HANDED.format(handed=handed, clear_test="(idx + 1) % accumulation == 0")) == []
+
+
+def test_a_handed_test_with_no_clear_still_reports() -> None:
+    # the clear's test is another flag, never set: each window's step applies the windows before it too
+    found = codes(HANDED.format(handed="update_grad=(idx + 1) % accumulation == 0", clear_test="reset_every_window"))
+    assert (12, "GL001", "certain") in found
