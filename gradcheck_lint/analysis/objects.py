@@ -386,14 +386,19 @@ class Objects:
         return found
 
     def _shape(self, env: dict[str, Value]) -> frozenset[object]:
-        """What a world's attributes are, whatever the objects' identities: kinds, names, what optimizers own."""
+        """What a world's training objects are, whatever their identities: the models, optimizers (and what
+        they own) and parameter collections its attributes hold. Worlds that differ in nothing else (a
+        logger, a flag) are one: splitting them would only multiply the work."""
         table = self.table
         out: set[object] = set()
         for key, v in env.items():
-            owned = frozenset(table.holder_name(h) for e in v.entities if e.kind is Kind.OPTIMIZER
+            trained = [e for e in v.entities if e.kind in (Kind.MODEL, Kind.OPTIMIZER)]
+            if not (trained or v.modules or v.params):
+                continue
+            owned = frozenset(table.holder_name(h) for e in trained if e.kind is Kind.OPTIMIZER
                               for h in table.ownership.get(e.uid, Ownership()).holders)
-            out.add((key, frozenset((e.kind, e.name, e.api) for e in v.entities),
-                     frozenset(table.holder_name(h) for h in v.modules | v.params), owned, repr(v.const)))
+            out.add((key, frozenset((e.kind, e.name, e.api) for e in trained),
+                     frozenset(table.holder_name(h) for h in v.modules | v.params), owned))
         return frozenset(out)
 
     def _init_env(self, cls: ClassInfo) -> dict[str, Value]:
