@@ -255,7 +255,8 @@ def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: i
         help_ = f"store the value, not the graph: replace `{via_item}` by `{via_item}.detach()` (or `.item()`) before storing `{stored}`."
     else:
         value = _operand(stored)
-        help_ = f"store the value, not the graph: `{value}.item()` for a number, or `{value}.detach()` to keep a tensor."
+        help_ = (f"store the value, not the graph: `{value}.item()` for a number, "
+                 f"or `{value}.detach()` to keep a tensor.")
     return msg, help_
 
 

@@ -365,7 +365,8 @@ class Calls:
         if info is None or info.is_module:
             return None
         method = self.interp.definitions.find_method(info, "__call__")
-        if method is None or is_abstract(method) or (self.interp.project is not None and not self.interp.project.follows(self.interp, method)):
+        project = self.interp.project
+        if method is None or is_abstract(method) or (project is not None and not project.follows(self.interp, method)):
             return None
         pos, kw = self.args_of(call, flow, frame)
         return self.inline(method, info, held, pos, kw, flow, frame, instance_key=N.ref_text(call.func))

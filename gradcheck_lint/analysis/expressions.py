@@ -611,7 +611,8 @@ class Expressions:
             return
         key = N.ref_text(target)
         if key is None:
-            if isinstance(target, ast.Subscript) and isinstance(small.op, (ast.Add, ast.Sub)) and (rhs.built or rhs.graph):
+            if isinstance(target, ast.Subscript) and isinstance(small.op, (ast.Add, ast.Sub)) \
+                    and (rhs.built or rhs.graph):
                 # `total_loss[name] += loss_val` over a dict's items: a slot of a buffer (its key not a literal)
                 # that sums this iteration's graph onto what earlier iterations left there
                 self._store_item(target, small.value, rhs, flow, frame, small)

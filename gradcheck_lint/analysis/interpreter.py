@@ -292,7 +292,8 @@ class Interpreter:
         cond = self._handed.get(key)
         if cond is None:
             core, _negated, lit = pathcond.reading(handed, self._literal, self.counters.modulo_atoms)
-            cond = analyse_test(-(len(self._handed) + 1) * 2**40, statement, handed)  # type: ignore[arg-type]
+            stmt = statement if isinstance(statement, ast.stmt) else ast.Expr(handed)
+            cond = analyse_test(-(len(self._handed) + 1) * 2**40, stmt, handed)
             if lit is not None and lit.atom.kind != pathcond.TEXT and core is handed:
                 cond.atom, cond.polarity, cond.key = lit.atom, lit.positive, lit.atom.key
             self._handed[key] = cond

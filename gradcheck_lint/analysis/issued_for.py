@@ -34,7 +34,8 @@ class IssuedElsewhere(NamedTuple):
     clear: Clear  # the other model's clear between the two passes
 
 
-def issued_for_other_model(model: TrainingModel, step: Step, state: PathState, holders: frozenset[Holder]) -> IssuedElsewhere | None:
+def issued_for_other_model(model: TrainingModel, step: Step, state: PathState,
+                           holders: frozenset[Holder]) -> IssuedElsewhere | None:
     """On this path, a fresh pass in the step's parameters made for another model (see the module)."""
     held = [(h, c) for h, c in state.held(holders) if c.fresh and c.certain and not h.pseudo]
     if len({c.backward for _h, c in held}) < 2:

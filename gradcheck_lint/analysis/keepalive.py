@@ -66,7 +66,8 @@ class KeepAlives:
         # the innermost loop, past loops over the entries of one value (`for name, val in losses.items():`, a
         # literal tuple): they run within one iteration of the loop around them, which is what the accumulator outlives
         loops = [lid for lid in frame.loops if lid in self.interp.loops]
-        while len(loops) > 1 and not self.interp.loop_trains(loops[-1]) and _over_entries(self.interp.loops[loops[-1]].node):
+        while (len(loops) > 1 and not self.interp.loop_trains(loops[-1])
+               and _over_entries(self.interp.loops[loops[-1]].node)):
             loops.pop()
         loop = loops[-1] if loops else None
         if loop is None or not self.interp.loop_trains(loop):
@@ -145,7 +146,8 @@ def _over_entries(loop: ast.AST) -> bool:
     it = loop.iter
     if isinstance(it, (ast.Tuple, ast.List)):
         return True
-    return isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in ("items", "values", "keys") and not it.args
+    return (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
+            and it.func.attr in ("items", "values", "keys") and not it.args)
 
 
 _MODEL_COUNT = convention("model_count")

@@ -259,12 +259,14 @@ class TrainingModel:
             return False
         if any(h == holder and o.backward == c.backward and o != c and (o.fresh or o.live) for h, o in held):
             return True  # the same backward line wrote here again: an older pass of this step's own loss
-        if all(u in self.table.entities and self.optimizer_holders(self.table.entities[u]) == holders for u in c.consumers):
+        entities = self.table.entities
+        if all(u in entities and self.optimizer_holders(entities[u]) == holders for u in c.consumers):
             return True  # applied by an optimizer of exactly these parameters: one model's (as GL005 reads it)
         return not any(h == holder and o.backward != c.backward and o.fresh for h, o in held)
 
     def same_block(self, *nodes: ast.AST) -> bool:
-        """The nodes are statements (or in statements) of one block, none under an `if` or loop the others are not in."""
+        """The nodes are statements (or in statements) of one block, none under an `if` or loop the others
+        are not in."""
         def block(node: ast.AST) -> tuple[int, str]:
             child, parent = node, self.parent(node)
             while parent is not None:

@@ -337,7 +337,8 @@ class Objects:
             # made here (`self.fc = nn.Linear(...)`) or given (`self.encoder = encoder`): either way a
             # part of `self` now, and still the object the caller may hold and train on its own
             # (a module of unknown origin, a parameter of a method read on its own, was handed in too)
-            given = frozenset(m for m in value.modules if m.uid in self.given_modules(frame) or m.uid in self.table.unknown_origin)
+            given = frozenset(m for m in value.modules
+                              if m.uid in self.given_modules(frame) or m.uid in self.table.unknown_origin)
             return replace(value, modules=frozenset({Holder(base.uid, path)}) | given, entities=frozenset())
         return value
 

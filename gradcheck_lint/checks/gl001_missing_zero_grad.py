@@ -107,7 +107,8 @@ for x in torch.randn(8, 4).split(2):
             for state in step.states():
                 held = state.held(holders)
                 for holder, contribution in held:
-                    stale_here = opt.uid in contribution.consumers or model.stale_within_same_model(holder, contribution, held, holders)
+                    stale_here = (opt.uid in contribution.consumers
+                                  or model.stale_within_same_model(holder, contribution, held, holders))
                     if stale_here:
                         stale = contribution
                         break

@@ -122,7 +122,8 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                 gates = [c for c in model.guards(step, state) if c.is_accumulation_gate]
                 # the gradients of this optimizer's own losses first: a clear that also drops what another
                 # model's loss wrote here (a GAN's `g_loss` into D) is named for the loss whose step it spoils
-                for discard in sorted(state.discards, key=lambda d: (_another_models_loss(model, d.backward, step, others), d)):
+                order = {d: _another_models_loss(model, d.backward, step, others) for d in state.discards}
+                for discard in sorted(state.discards, key=lambda d: (order[d], d)):
                     if discard.clear in reported or not any(discard.holder.overlaps(h) for h in holders):
                         continue
                     clear = model.clears.get(discard.clear)

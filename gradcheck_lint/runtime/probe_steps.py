@@ -76,7 +76,8 @@ class StepChecks:
                 self._step_sites.clear()
             memo = self._step_sites[id(opt)] = SiteMemo()
         # `memo_site`'s answer, inline for the usual chain: the optimizer's step wrapper, the user's frame
-        if frame.f_code is memo.skip and (user := frame.f_back) is not None and user.f_code is memo.code and user.f_lasti == memo.lasti:
+        if (frame.f_code is memo.skip and (user := frame.f_back) is not None
+                and user.f_code is memo.code and user.f_lasti == memo.lasti):
             site = memo.site
         else:
             site = memo_site(frame, memo, ("step",), False)[0]
