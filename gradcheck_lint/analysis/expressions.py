@@ -15,7 +15,7 @@ from .flags import literal_flags
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
 from .parts import ExpressionsHost
 from .sync_choices import choice_of
-from .syntax import code, int_value, is_int, is_number, local_names
+from .syntax import TESTS, code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
 
@@ -462,7 +462,7 @@ class Expressions:
         flow.env[key] = value
         if "[" in key or "." in key:
             self._item_replaced(key, value, flow)
-        if isinstance(source, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and "." not in key:
+        if isinstance(source, TESTS) and "." not in key:
             interp.cond_aliases[key] = source
         if key in interp.windows and not keep_phases:
             first = 0 if value.const == 0 and is_int(source) else None  # `step = 0`: the window's first position

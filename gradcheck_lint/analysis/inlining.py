@@ -18,7 +18,7 @@ from .definitions import ClassInfo
 from .flow import MAX_DEPTH, TRANSITIONS, Flow, Frame, Function
 from .gradstate import PathState
 from .parts import CallsFace, InliningHost
-from .syntax import parameters
+from .syntax import TESTS, parameters
 from .values import EMPTY, OPAQUE, Value, join
 
 _ONE_PATH = frozenset({PathState()})
@@ -141,11 +141,11 @@ class Inliner:
         positional = [a for a in call.args if not isinstance(a, ast.Starred)]
         if len(positional) == len(call.args):
             for p, arg in zip(params, positional):
-                if isinstance(arg, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
+                if isinstance(arg, TESTS):
                     out[p.name] = arg
         names = {p.name for p in [*params, *kwonly]}
         for k in call.keywords:
-            if k.arg is not None and k.arg in names and isinstance(k.value, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
+            if k.arg is not None and k.arg in names and isinstance(k.value, TESTS):
                 out[k.arg] = k.value
         return out
 

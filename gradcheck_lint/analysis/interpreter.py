@@ -61,6 +61,7 @@ from .syntax import (
     FUNCTIONS,
     LOOPS,
     SIMPLE_STATEMENTS,
+    TESTS,
     WITHS,
     Source,
     binding_targets,
@@ -317,7 +318,7 @@ class Interpreter:
     def _note_reset(self, cond: Condition, test: ast.expr) -> None:
         """A test of a counter the loop around it resets or counts down: its windows, run from the loop's
         statements (`resets`), make it a window gate whatever the counter is called."""
-        if cond.moduli or cond.mentions_sync or not isinstance(test, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
+        if cond.moduli or cond.mentions_sync or not isinstance(test, TESTS):
             return
         found = reset_window(test, self.parent)
         if found is not None:

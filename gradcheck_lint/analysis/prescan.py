@@ -10,7 +10,7 @@ from . import names as N
 from .apimodels import Catalogue
 from .conditions import analyse_test, modulo_atoms
 from .relations import relation
-from .syntax import FUNCTIONS, arguments
+from .syntax import FUNCTIONS, TESTS, arguments
 from .walk import children
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -166,7 +166,7 @@ class Prescan:
                     target = N.ref_text(node.targets[0])
                     if target is not None:
                         self.assigned_calls[id(value)] = target
-                elif isinstance(value, (ast.Compare, ast.BoolOp, ast.UnaryOp)):
+                elif isinstance(value, TESTS):
                     for counter, window in modulo_atoms(value):
                         self.windows.setdefault(counter, set()).add(window)
             todo.extend((child, around, fn) for child in children(node))

@@ -16,13 +16,16 @@ from typing import NamedTuple
 from ..diagnostics import Span
 
 __all__ = [
-    "Arg", "FUNCTIONS", "LOOPS", "SIMPLE_STATEMENTS", "WITHS", "Source", "arguments", "code", "forget_code", "int_value", "is_int",
+    "Arg", "FUNCTIONS", "LOOPS", "SIMPLE_STATEMENTS", "TESTS", "WITHS", "Source", "arguments", "code", "forget_code", "int_value", "is_int",
     "is_number", "keyword_value", "parameters", "read_source", "starts_with_paren",
 ]
 
 FUNCTIONS: tuple[type, ...] = (ast.FunctionDef, ast.AsyncFunctionDef)
 LOOPS: tuple[type, ...] = (ast.For, ast.AsyncFor)
 WITHS: tuple[type, ...] = (ast.With, ast.AsyncWith)
+# Expressions written as a test (`(i + 1) % N == 0`, `a and b`, `not done`): a name or a parameter bound to
+# one stands for that test.
+TESTS = (ast.Compare, ast.BoolOp, ast.UnaryOp)
 # Statements that hold no other statement: what the interpreter runs in one go and a fix moves.
 SIMPLE_STATEMENTS: tuple[type, ...] = (
     ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.Break, ast.Continue, ast.Raise, ast.Assert,
