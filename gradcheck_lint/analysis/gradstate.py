@@ -377,22 +377,26 @@ _NOT_A_DATACLASS = ()
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
-def canonical(value: object, memo: dict[int, str] | None = None) -> str:
+def canonical(value: object, memo: dict[int, tuple[object, str]] | None = None) -> str:
     """A hash-seed independent text of a state (sets sorted, dataclasses field by field).
 
-    States share most of their parts, so texts are remembered by object in `memo`, which must not
-    outlive the objects (the file's analysis: see `forget_canonical`)."""
+    States share most of their parts, so texts are remembered by object in `memo`. An entry holds its
+    object beside its text: a part dropped during the analysis would otherwise free its id for a new
+    object, which would then be read with the old text (the sort order of states, and so which states
+    the path cap keeps, depended on the allocator: neural_sp's GL003 was certain or possible depending
+    on the files analysed before it in the process). The memo lives as long as the file's analysis
+    (`forget_canonical`)."""
     memo = {} if memo is None else memo
-    known = memo.get(id(value))
-    if known is not None:
-        return known
+    entry = memo.get(id(value))
+    if entry is not None and entry[0] is value:
+        return entry[1]
     cls = value.__class__
     by_value = _BY_VALUE if memo is _CANONICAL and cls in _VALUE_KEYED else None
     if by_value is not None:
         # an equal part met in another state (states are rebuilt, their parts equal): the same text
         known = by_value.get(value)
         if known is not None:
-            memo[id(value)] = known
+            memo[id(value)] = (value, known)
             return known
     if cls is frozenset or cls is set:
         text = "{" + ",".join(sorted([canonical(v, memo) for v in value])) + "}"  # type: ignore[attr-defined]
@@ -410,15 +414,15 @@ def canonical(value: object, memo: dict[int, str] | None = None) -> str:
         else:
             text = repr(value)
     if cls is not int and cls is not str and cls is not bool and value is not None:
-        memo[id(value)] = text  # the objects stay alive for the whole sort, so ids are not reused
+        memo[id(value)] = (value, text)
         if by_value is not None:
             by_value[value] = text
     return text
 
 
-# Texts of the parts of the states of the file being checked: steps share most of them. The model
-# keeps the objects alive until `forget_canonical()`, called when the file's analysis ends.
-_CANONICAL: dict[int, str] = {}
+# Texts of the parts of the states of the file being checked (steps share most of them), each beside
+# its object, until `forget_canonical()`, called when the file's analysis ends.
+_CANONICAL: dict[int, tuple[object, str]] = {}
 # The same texts by value, for the hashable parts whose fields are all of fixed types (two equal
 # parts have the same text): holders, contributions, discards, assumptions and sets of them.
 _BY_VALUE: dict[object, str] = {}

@@ -43,3 +43,19 @@ def test_the_cap_keeps_the_same_paths_under_every_hash_seed() -> None:
     assert first.count("step") > 0
     for seed in ("2", "3", "13", "14"):
         assert kept_under(seed) == first
+
+
+def test_a_state_text_is_never_read_from_another_object_that_had_its_id() -> None:
+    """States are sorted by a text remembered per object id for the whole file. A part dropped during
+    the analysis frees its id, and the allocator hands it to a new part: the memo must not give the new
+    part the old one's text (which order states were cut in then depended on the files analysed before
+    in the process: neural_sp's GL003 came out certain or possible)."""
+    from gradcheck_lint.analysis.gradstate import Assumption, PathState, canonical
+
+    old = PathState(assumptions=frozenset({Assumption(cond=1, value=True)}))
+    new = PathState(assumptions=frozenset({Assumption(cond=2, value=False)}))
+    memo: dict[int, tuple[object, str]] = {}
+    canonical(old, memo)
+    memo[id(new)] = memo.pop(id(old))  # what a reused id looks like to the memo
+    assert canonical(new, memo) == canonical(new)
+    assert canonical(new, memo) != canonical(old)
