@@ -105,7 +105,7 @@ class Effects:
             holders = self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
             self.table.hooked_after_accumulation |= holders  # read or not, the hook may step there
             if given is not None:
-                self.interp.callables.hook(given, holders, v)
+                self.interp.callables.hook(given, holders, v, flow)
         return EMPTY
 
     def _hook_grads(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
