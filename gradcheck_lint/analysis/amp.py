@@ -73,7 +73,8 @@ class Amp:
         table = self.interp.table
         in_scope = self.interp.recorder.optimizers_in_scope(flow)
         found = [o for o in in_scope if any(h.overlaps(x) for h in hs for x in table.optimizer_holders(o))]
-        if not found and (not hs or any(not h.pseudo for h in hs)) and self.interp.recorder.one_optimizer(in_scope, flow):
+        named = not hs or any(not h.pseudo for h in hs)
+        if not found and named and self.interp.recorder.one_optimizer(in_scope, flow):
             # the one optimizer here, of parameters the analysis cannot name (`train_one_epoch(model,
             # optimizer, scaler)`, or a builder's `SGD(groups)` or `AdamW(groups)` of groups it could not
             # read): it updates this model (or these parameters of unknown origin, `self.model.parameters()`),

@@ -302,8 +302,8 @@ class Counters:
             return join([v for _, v in value.items])
         # an element of a model's output (`for pi in pred:`) is a slice of it: the same forward passes, with
         # the gradient sync they ran with (a loss summed over the slices all-reduces as the output does)
-        return Value(entities=value.entities, modules=value.modules, params=value.params, reach=value.reach, opaque=value.opaque,
-                     vague=value.vague, sync=value.sync)
+        return Value(entities=value.entities, modules=value.modules, params=value.params, reach=value.reach,
+                     opaque=value.opaque, vague=value.vague, sync=value.sync)
 
 
 # A loop over the steps of one sequence (`range(seq_len)`, `range(T)`, `range(self.horizon)`): its

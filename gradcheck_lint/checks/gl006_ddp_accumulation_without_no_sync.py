@@ -125,8 +125,8 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     # (a framework-prepared model is a plain module on one process: it may have no `no_sync()`)
                     fix = (wrap_in_no_sync(model, backward, step, source[1], wrapper)
                            if source is not None and prepared_by is None and not by_flag else None)
-                    yield Finding(backward.node, msg, help_, (step.provenance, c.provenance, *_wrapper_facts(model, wrapper)), fix=fix,
-                                  via=via)
+                    facts = (step.provenance, c.provenance, *_wrapper_facts(model, wrapper))
+                    yield Finding(backward.node, msg, help_, facts, fix=fix, via=via)
 
     @staticmethod
     def _chosen_off_when_stepping(model: TrainingModel) -> Iterable[Finding]:
