@@ -197,7 +197,7 @@ def _findings(model: TrainingModel, text: str, path: str, rules: list[type[Rule]
         for finding in rule_cls().check(model):
             if id(finding.node) in model.unreliable:
                 continue  # at an event of a root the work budget cut short (see EntryPoints.root)
-            anchor, evidence = model.anchor(finding.node)
+            anchor, evidence = model.anchor(finding.node, finding.via)
             if model.is_foreign(anchor):
                 continue  # code of another file reached from nowhere in this one: reported with that file
             out.append(

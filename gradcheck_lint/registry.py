@@ -49,6 +49,9 @@ class Finding:
     help: str
     facts: tuple[Provenance, ...] = ()
     fix: FixPlan | None = None
+    # the calls being evaluated when the event at `node` ran, outermost first: a node in another file is
+    # reported at the innermost of them in the checked file (a helper called from two places: at each)
+    via: tuple[ast.Call, ...] = ()
 
     @property
     def certainty(self) -> Certainty:

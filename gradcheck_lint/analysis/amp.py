@@ -73,14 +73,14 @@ class Amp:
         table = self.interp.table
         in_scope = self.interp.recorder.optimizers_in_scope(flow)
         found = [o for o in in_scope if any(h.overlaps(x) for h in hs for x in table.optimizer_holders(o))]
-        if not found and len(in_scope) == 1 and (not hs or any(not h.pseudo for h in hs)):
+        named = not hs or any(not h.pseudo for h in hs)
+        if not found and named and self.interp.recorder.one_optimizer(in_scope, flow):
             # the one optimizer here, of parameters the analysis cannot name (`train_one_epoch(model,
-            # optimizer, scaler)`): it updates this model (or these parameters of unknown origin,
-            # `self.model.parameters()`), as a backward through them assumes too
-            sole = in_scope[0]
-            own = table.ownership.get(sole.uid)
-            if own is not None and own.unknown:
-                return [sole]
+            # optimizer, scaler)`, or a builder's `SGD(groups)` or `AdamW(groups)` of groups it could not
+            # read): it updates this model (or these parameters of unknown origin, `self.model.parameters()`),
+            # as a backward through them assumes too
+            if all((own := table.ownership.get(o.uid)) is not None and own.unknown for o in in_scope):
+                return list(in_scope)
         return found
 
     # -- transitions (a path keeps, per optimizer, ("scaled" | "unscaled" | "clipped", node) marks)

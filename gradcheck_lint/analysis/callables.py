@@ -35,13 +35,18 @@ class Given:
     definer: Function | None  # the function whose names it closes over (None: module level)
 
 
+HOOKED = -2  # the pseudo optimizer uid of the path marks of registered gradient hooks (`PathState.amp`)
+
+
 @dataclass(frozen=True, slots=True)
 class GradHook:
-    """A function a backward pass calls with `target` once it has accumulated into `holders`."""
+    """A function a backward pass calls with `target` once it has accumulated into `holders`; `mark`:
+    the path mark `(HOOKED, "hook", mark)` of the paths that registered it."""
 
     given: Given
     holders: frozenset[Holder]
     target: Value
+    mark: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +71,7 @@ class Callables:
         # one synthetic `def` per lambda, kept so its id (the inliner's recursion guard) stays the same
         self._lambdas: dict[int, tuple[ast.Lambda, ast.FunctionDef]] = {}
         self.grad_hooks: dict[tuple[int, frozenset[Holder]], GradHook] = {}
+        self._hook_marks: dict[int, int] = {}  # id of a hook function -> its path mark (in registration order)
         self._bound: dict[int, Bound] = {}  # by the `partial(...)` call that made it
 
     def bind(self, call: ast.Call, func: ast.expr, callee: Value, pos: list[Value], kw: dict[str, Value],
@@ -110,17 +116,39 @@ class Callables:
         closure = given.closure and given.definer is frame.function
         return self.interp.calls.inline(given.function, None, None, pos, kw, flow, frame, closure=closure)
 
-    def hook(self, given: Given, holders: frozenset[Holder] | set[Holder], target: Value) -> None:
-        """Register a function that each backward pass reaching `holders` calls with `target`."""
+    def hook(self, given: Given, holders: frozenset[Holder] | set[Holder], target: Value, flow: Flow) -> None:
+        """Register a function that each backward pass reaching `holders` calls with `target`, on the
+        paths of `flow` (they carry its mark)."""
         if holders:
             held = frozenset(holders)
-            self.grad_hooks[(id(given.function), held)] = GradHook(given, held, target)
+            mark = self._hook_marks.setdefault(id(given.function), len(self._hook_marks) + 1)
+            self.grad_hooks[(id(given.function), held)] = GradHook(given, held, target, mark)
+            if (HOOKED, "hook", mark) not in self._marked(flow):
+                flow.map_quiet(lambda s: s._with(amp=s.amp | {(HOOKED, "hook", mark)}))
 
     def run_grad_hooks(self, written: frozenset[Holder] | set[Holder], flow: Flow, frame: Frame) -> None:
-        """Run, inside a backward pass that wrote into `written`, the hooks registered on those parameters."""
+        """Run, inside a backward pass that wrote into `written`, the hooks registered on those parameters:
+        on the paths that registered them (`if layer_wise: p.register_post_accumulate_grad_hook(step)`
+        steps inside backward only on the layer-wise runs), or on every path when none of these remembers
+        registering it (registered by code analysed apart, another entry point)."""
         for hook in list(self.grad_hooks.values()):
-            if any(h.overlaps(w) for h in hook.holders for w in written) and flow.states:
+            if not (any(h.overlaps(w) for h in hook.holders for w in written) and flow.states):
+                continue
+            mark = (HOOKED, "hook", hook.mark)
+            on = frozenset(s for s in flow.states if mark in s.amp)
+            if not on or on == flow.states:
                 self.call(hook.given, [hook.target], {}, flow, frame)
+                continue
+            off = flow.states - on
+            flow.states = on
+            self.call(hook.given, [hook.target], {}, flow, frame)
+            flow.states = flow.states | off
+
+    @staticmethod
+    def _marked(flow: Flow) -> frozenset[tuple[int, str, int]]:
+        """The marks every path of `flow` carries."""
+        states = list(flow.states)
+        return frozenset.intersection(*(s.amp for s in states)) if states else frozenset()
 
     def _as_function(self, lam: ast.Lambda) -> ast.FunctionDef:
         known = self._lambdas.get(id(lam))

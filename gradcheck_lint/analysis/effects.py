@@ -101,10 +101,11 @@ class Effects:
         # `p.register_post_accumulate_grad_hook(fn)`: each backward pass that writes `p` runs `fn`
         found = site.arg(effect.ref("hook"))
         given = self.interp.callables.given(found[1], frame) if found is not None else None
-        if given is not None:
-            for v in site.values(effect.ref("target")):
-                holders = self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
-                self.interp.callables.hook(given, holders, v)
+        for v in site.values(effect.ref("target")):
+            holders = self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
+            self.table.hooked_after_accumulation |= holders  # read or not, the hook may step there
+            if given is not None:
+                self.interp.callables.hook(given, holders, v, flow)
         return EMPTY
 
     def _hook_grads(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
@@ -140,7 +141,12 @@ class Effects:
 
     def _parameters(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         base = site.receiver if site.receiver is not None else (site.pos[0] if site.pos else EMPTY)
-        return Value(params=frozenset(base.modules) | base.params) if base.modules or base.params else EMPTY
+        if base.modules or base.params:
+            return Value(params=frozenset(base.modules) | base.params)
+        opts = base.of_kind(Kind.OPTIMIZER)
+        if opts:  # `amp.master_params(optimizer)`: the parameters it updates, as `optimizer.param_groups` reads
+            return Value(params=frozenset().union(*(self.table.optimizer_holders(o) for o in opts)))
+        return EMPTY
 
     def _detach(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         if site.attr.endswith("_") and site.receiver_node is not None:

@@ -95,7 +95,8 @@ class PathState:
     # (counter, window) -> phases the counter may be at: see conditions.ALL_PHASES
     phases: frozenset[tuple[str, str, frozenset[str]]] = frozenset()
     # (optimizer uid, "scaled" | "unscaled" | "clipped", ordinal of the call): what AMP and clipping did
-    # to its gradients since its last step; see amp.py
+    # to its gradients since its last step; see amp.py. Two pseudo uids mark other facts of a path:
+    # amp.MADE (a `scaler.scale` ran), callables.HOOKED (a gradient hook was registered on it)
     amp: frozenset[tuple[int, str, int]] = frozenset()
 
     def _with(self, *, grads: frozenset[tuple[Holder, Contribution]] | None = None,

@@ -111,11 +111,12 @@ class TrainingModel:
         """The node is in another file of the project (code reached through an import)."""
         return self.project is not None and self.project.is_foreign(node)
 
-    def anchor(self, node: ast.AST) -> tuple[ast.AST, tuple[Evidence, ...]]:
-        """Where a finding at `node` is reported in this file, and the places in other files it rests on."""
+    def anchor(self, node: ast.AST, via: tuple[ast.Call, ...] = ()) -> tuple[ast.AST, tuple[Evidence, ...]]:
+        """Where a finding at `node` is reported in this file, and the places in other files it rests on
+        (`via`: the calls that ran it, outermost first, when known)."""
         if self.project is None:
             return node, ()
-        return self.project.anchor(node)
+        return self.project.anchor(node, via)
 
     def line(self, node: ast.AST) -> int:
         """The node's first line (in another file of the project: a `FileLine` naming that file)."""

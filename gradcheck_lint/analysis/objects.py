@@ -306,7 +306,10 @@ class Objects:
         divisors = frozenset().union(*(v.divisors for v in vals if v.reach)) if vals else frozenset()
         if reach:
             divisors |= self._divisor_arguments()
-        return Value(reach=reach, params=params, opaque=True, vague=vague, divisors=divisors)
+        # and what it makes of a model's output (`compute_loss(pred, targets)`) holds the forward passes that
+        # made it, with the gradient sync they ran with, as arithmetic on it does (`union_as_tensor`)
+        sync = frozenset().union(*(v.sync for v in vals)) if vals else frozenset()
+        return Value(reach=reach, params=params, opaque=True, vague=vague, divisors=divisors, sync=sync)
 
     def _divisor_arguments(self) -> frozenset[str]:
         """An unreadable function handed a loss and a divisor by name (mmf's `extract_loss(report, loss_divisor)`,

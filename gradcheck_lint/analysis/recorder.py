@@ -197,6 +197,28 @@ class Recorder:
         return [*flow.env.values(), *(v for k, v in closure.items() if k not in flow.env),
                 *(v for k, v in module_env.items() if k not in flow.env and k not in closure)]
 
+    def one_optimizer(self, in_scope: list[Entity], flow: Flow, frame: Frame | None = None) -> bool:
+        """The optimizers the code here can name are one object at run time: one of them, or the alternatives
+        of one name that every name holding an optimizer may be (`optimizer = SGD(...)` or `AdamW(...)` on
+        exclusive branches of a builder), never two names that may hold different ones (`opt_G`, `opt_D`)."""
+        if len(in_scope) <= 1:
+            return len(in_scope) == 1
+        every = frozenset(o.uid for o in in_scope)
+        alone = True
+
+        def visit(v: Value, depth: int = 0) -> None:
+            nonlocal alone
+            held = {e.uid for e in v.entities if e.kind is Kind.OPTIMIZER}
+            if held and held != every:
+                alone = False
+            if depth < 2:
+                for _, item in v.items:
+                    visit(item, depth + 1)
+
+        for v in self._in_sight(flow, frame):
+            visit(v)
+        return alone
+
     def optimizers_in_scope(self, flow: Flow, frame: Frame | None = None) -> list[Entity]:
         """Optimizers the code at this point can name (its variables, `self.*`, module globals)."""
         found: dict[int, Entity] = {}

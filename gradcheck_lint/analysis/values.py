@@ -300,6 +300,9 @@ class EntityTable:
     accumulating: set[int] = field(default_factory=set)
     # parameters whose gradients a hook rescales as they are computed or reduced (`register_comm_hook`)
     hooked: set[Holder] = field(default_factory=set)
+    # parameters with a hook run once each backward has accumulated into them
+    # (`register_post_accumulate_grad_hook`): an optimizer may step there, inside the backward
+    hooked_after_accumulation: set[Holder] = field(default_factory=set)
     # models a framework's sync context was given (`fabric.no_backward_sync(model)`): wrapped for data
     # parallelism by that framework, whatever their type says
     sync_capable: set[int] = field(default_factory=set)

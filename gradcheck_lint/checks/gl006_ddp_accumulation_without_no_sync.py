@@ -80,26 +80,32 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
         yield from self._chosen_off_when_stepping(model)
-        reported: set[int] = set()
+        # one finding per backward call and place it is reported at: a helper of another file that two calls
+        # of this file run (two training loops) is reported at each of them
+        reported: set[tuple[int, int]] = set()
         forwards: dict[int, set[tuple[int, str, int]]] = {}  # id of a backward call -> its forwards' sync states
         # Sync switched off for a backward only after its forward pass: meant for a micro-batch that does
         # not step, too late to act.
         for backward in sorted(model.backwards.values(), key=lambda b: model.order(b.node)):
             # (no step in the file is needed: switching sync off for this backward says a later one steps)
-            if backward.sync_off_late and id(backward.node) not in reported:
-                reported.add(id(backward.node))
+            via = _via(backward)
+            place = (id(backward.node), id(model.anchor(backward.node, via)[0]))
+            if backward.sync_off_late and place not in reported:
+                reported.add(place)
                 wrapper = min(backward.sync_off_late)
                 sites = sorted(site for uid, state, site in backward.sync_forwards if uid == wrapper and state == "on")
                 forward = model.forward_sites.get(sites[0]) if sites else None
                 msg, help_ = messages.ddp_accumulation_without_no_sync(backward.call_text, model.table.label(wrapper), None, None, late=True,
                                                                        forward_line=model.line(forward) if forward is not None else None)
-                yield Finding(backward.node, msg, help_, _wrapper_facts(model, wrapper))
+                yield Finding(backward.node, msg, help_, _wrapper_facts(model, wrapper), via=via)
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             holders = model.optimizer_holders(step.optimizer)
             for state in step.states():
                 for _h, c in state.held(holders):
                     backward = model.backwards[c.backward]
-                    if id(backward.node) in reported or not (c.fresh and c.repeated):
+                    via = _via(backward)
+                    place = (id(backward.node), id(model.anchor(backward.node, via)[0]))
+                    if place in reported or not (c.fresh and c.repeated):
                         continue
                     gated = any(model.conditions[i].is_accumulation_gate for stack in backward.if_stacks for i in stack if i in model.conditions)
                     source = model.accumulation_source(state, backward, step)
@@ -110,7 +116,7 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                         continue
                     if wrapper in model.table.parallelised_by and wrapper not in model.table.gated_models and model.refuses_distributed_accumulation:
                         continue  # a prepared model left out of `accumulate()`, in a script that refuses that case on several processes
-                    reported.add(id(backward.node))
+                    reported.add(place)
                     prepared_by = model.table.parallelised_by.get(wrapper)
                     by_flag = wrapper in model.sync_by_flag_method  # FSDP2: `set_requires_gradient_sync`, no `no_sync()`
                     msg, help_ = messages.ddp_accumulation_without_no_sync(
@@ -119,7 +125,8 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     # (a framework-prepared model is a plain module on one process: it may have no `no_sync()`)
                     fix = (wrap_in_no_sync(model, backward, step, source[1], wrapper)
                            if source is not None and prepared_by is None and not by_flag else None)
-                    yield Finding(backward.node, msg, help_, (step.provenance, c.provenance, *_wrapper_facts(model, wrapper)), fix=fix)
+                    facts = (step.provenance, c.provenance, *_wrapper_facts(model, wrapper))
+                    yield Finding(backward.node, msg, help_, facts, fix=fix, via=via)
 
     @staticmethod
     def _chosen_off_when_stepping(model: TrainingModel) -> Iterable[Finding]:
@@ -209,3 +216,9 @@ def _wrapper_facts(model: TrainingModel, wrapper: int) -> tuple[Provenance, ...]
     sight (`DDP(model)`, `accelerator.prepare(model)`), assumed when known only by its name or its use."""
     ent = model.table.entities.get(wrapper)
     return (ent.provenance,) if ent is not None else (assumed(Assumption.OPAQUE),)
+
+
+def _via(backward: Backward) -> tuple[ast.Call, ...]:
+    """The calls that ran this backward event, outermost first (the first chain in source order)."""
+    chains = sorted(backward.callers, key=lambda ch: (len(ch), [(c.lineno, c.col_offset) for c in ch]))
+    return chains[0] if chains else ()

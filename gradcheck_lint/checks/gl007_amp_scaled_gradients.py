@@ -87,8 +87,11 @@ for x in torch.randn(8, 2, 4):
                 continue  # `p.grad.norm() / scaler.get_scale()`: the norm is unscaled by hand
             if misuse.kind == "clip_before_scaler_step" and _unscales_somewhere(model):
                 continue  # its backward is out of sight, and so may be which path unscales: HF Trainer's copies
-            if misuse.kind == "partial" and any(h.overlaps(x) for h in model.optimizer_holders(misuse.optimizer) for x in model.table.hooked):
-                continue  # gradient hooks (`register_post_accumulate_grad_hook`) may step inside backward
+            if misuse.kind == "partial" and any(h.overlaps(x) for h in model.optimizer_holders(misuse.optimizer)
+                                                for x in model.table.hooked_after_accumulation):
+                # a hook run after accumulation (`register_post_accumulate_grad_hook`) may step inside backward; a
+                # gradient or communication hook only rescales what backward writes: the clip sees part of the window
+                continue
             if misuse.kind == "partial" and not _on_a_stepping_run(model, misuse):
                 continue  # `if deepspeed_plugin is None: optimizer.step()`: the clip is left over only on runs that never step
             reported.add(id(misuse.node))

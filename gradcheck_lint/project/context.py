@@ -304,9 +304,17 @@ class ProjectView:
         return worth
 
     # ------------------------------------------------------------------ findings
-    def anchor(self, node: ast.AST) -> tuple[ast.AST, tuple[Evidence, ...]]:
+    def anchor(self, node: ast.AST, via: tuple[ast.Call, ...] = ()) -> tuple[ast.AST, tuple[Evidence, ...]]:
         """Where a finding at `node` is reported in the checked file, with the places in other files
-        it passed through (innermost first)."""
+        it passed through (innermost first). With `via`, the calls that ran it (outermost first): the
+        innermost of them in the checked file, which is where this run of it came from; without, the
+        call that last entered the function holding it (one of its callers, when several call it)."""
+        if via and self.module_of_node(node) is not None:
+            local = [i for i, call in enumerate(via) if self.module_of_node(call) is None]
+            if local:
+                inner = [node, *reversed(via[local[-1] + 1:])]
+                found = [(self.module_of_node(n), n) for n in inner]
+                return via[local[-1]], tuple(self.evidence(m, n) for m, n in found if m is not None)
         chain: list[Evidence] = []
         seen: set[int] = set()
         while True:
