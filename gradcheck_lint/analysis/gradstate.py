@@ -315,9 +315,25 @@ class PathState:
 
 
 class _Cap:
-    """How often path states were dropped at the cap (read by benchmarks; reset per file by the model)."""
+    """Where and how often path states were dropped at the cap in the file being analysed (`pathcap`
+    tells the user; reset per file by the model). `place` is what the interpreter is running: the
+    statement and its frame (`Interpreter.exec_stmt` sets it)."""
 
-    hits = 0
+    def __init__(self) -> None:
+        self.hits = 0
+        self.place: tuple[object, object] | None = None
+        # (statement, frame) of each cut, with the number of states met and kept, in the order they happened
+        self.cuts: list[tuple[object, object, int, int]] = []
+
+    def reset(self) -> None:
+        self.hits = 0
+        self.place = None
+        self.cuts = []
+
+    def cut(self, met: int, kept: int) -> None:
+        self.hits += 1
+        stmt, frame = self.place if self.place is not None else (None, None)
+        self.cuts.append((stmt, frame, met, kept))
 
 
 CAP = _Cap()
@@ -349,7 +365,7 @@ def merge_states(states: Iterable[PathState], limit: int | None = None) -> froze
         )
         if len(s) <= limit:
             return s
-    CAP.hits += 1
+    CAP.cut(len(s), limit)
 
     def sizes(p: PathState) -> tuple[int, int, int]:
         return (len(p.grads), len(p.discards), len(p.assumptions))
