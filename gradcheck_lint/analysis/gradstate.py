@@ -86,6 +86,14 @@ class Assumption(NamedTuple):
     value: bool
 
 
+# `PathState.held` answers of the file being analysed, by gradients and holders (`forget_held`)
+_HELD: dict[tuple[frozenset[tuple[Holder, Contribution]], frozenset[Holder]], tuple[tuple[Holder, Contribution], ...]] = {}
+
+
+def forget_held() -> None:
+    _HELD.clear()
+
+
 @dataclass(frozen=True, slots=True)
 class PathState:
     grads: frozenset[tuple[Holder, Contribution]] = frozenset()
@@ -125,8 +133,18 @@ class PathState:
 
     # -- queries ---------------------------------------------------------------------------
     def held(self, holders: Iterable[Holder]) -> list[tuple[Holder, Contribution]]:
+        """The contributions of the holders that overlap `holders`, in order. Every rule asks this of
+        each state at each step with the optimizer's holders (a frozenset): answered once per file."""
+        key = (self.grads, holders) if type(holders) is frozenset else None
+        if key is not None:
+            known = _HELD.get(key)
+            if known is not None:
+                return list(known)
         hs = list(holders)
-        return sorted((h, c) for h, c in self.grads if any(h.overlaps(x) for x in hs))
+        found = sorted((h, c) for h, c in self.grads if any(h.overlaps(x) for x in hs))
+        if key is not None:
+            _HELD[key] = tuple(found)
+        return found
 
     def assumption(self, cond: int) -> bool | None:
         for a in self.assumptions:
