@@ -142,7 +142,8 @@ def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project:
 
 
 def budget_notice(path: str, what: str) -> Diagnostic:
-    """The GL099 notice of a file whose analysis stopped at the work budget: what was left out."""
+    """The GL099 notice of a file whose analysis stopped at the work budget or dropped paths at the cap
+    on path states: what was left out."""
     return Diagnostic(
         path=path, span=Span(1, 1, 1, 1), code=NOTICE_CODE, name=NOTICE_NAME,
         message=f"{path} was analysed only in part: {what}.", help=NOTICE_HELP, severity=Severity.NOTE,
@@ -166,11 +167,13 @@ def syntax_problems(text: str, path: str) -> list[Diagnostic]:
 def _run_rules(module: ast.Module, text: str, path: str, rules: list[type[Rule]],
                models: tuple[ModelFile, ...] = (), *, hooks_only: bool = False,
                project: ProjectView | None = None) -> tuple[list[Diagnostic], str | None]:
-    """Build the semantic model once and run `rules` over it; also say what the work budget left out."""
+    """Build the semantic model once and run `rules` over it; also say what the work budget and the cap
+    on path states left out."""
     try:
         with _fewer_collections():
             model = TrainingModel(module, text, models, hooks_only=hooks_only, project=project)
-            return _findings(model, text, path, rules), model.cut_short
+            left_out = "; ".join(what for what in (model.cut_short, model.paths_left_out) if what)
+            return _findings(model, text, path, rules), left_out or None
     finally:
         forget_code()
         forget_canonical()

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .gradstate import PathState, merge_states
+from .gradstate import PathState, forget_held, merge_states
 from .values import Holder, Value, join
 
 MAX_DEPTH = 8
@@ -40,6 +40,7 @@ _TRANSITION_RESULTS: dict[tuple[object, ...], tuple[frozenset[Any], frozenset[An
 
 def forget_transitions() -> None:
     _TRANSITION_RESULTS.clear()
+    forget_held()
 
 
 class BudgetExhausted(Exception):

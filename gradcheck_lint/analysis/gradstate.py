@@ -86,6 +86,14 @@ class Assumption(NamedTuple):
     value: bool
 
 
+# `PathState.held` answers of the file being analysed, by gradients and holders (`forget_held`)
+_HELD: dict[tuple[frozenset[tuple[Holder, Contribution]], frozenset[Holder]], tuple[tuple[Holder, Contribution], ...]] = {}
+
+
+def forget_held() -> None:
+    _HELD.clear()
+
+
 @dataclass(frozen=True, slots=True)
 class PathState:
     grads: frozenset[tuple[Holder, Contribution]] = frozenset()
@@ -126,8 +134,18 @@ class PathState:
 
     # -- queries ---------------------------------------------------------------------------
     def held(self, holders: Iterable[Holder]) -> list[tuple[Holder, Contribution]]:
+        """The contributions of the holders that overlap `holders`, in order. Every rule asks this of
+        each state at each step with the optimizer's holders (a frozenset): answered once per file."""
+        key = (self.grads, holders) if type(holders) is frozenset else None
+        if key is not None:
+            known = _HELD.get(key)
+            if known is not None:
+                return list(known)
         hs = list(holders)
-        return sorted((h, c) for h, c in self.grads if any(h.overlaps(x) for x in hs))
+        found = sorted((h, c) for h, c in self.grads if any(h.overlaps(x) for x in hs))
+        if key is not None:
+            _HELD[key] = tuple(found)
+        return found
 
     def assumption(self, cond: int) -> bool | None:
         for a in self.assumptions:
@@ -316,9 +334,25 @@ class PathState:
 
 
 class _Cap:
-    """How often path states were dropped at the cap (read by benchmarks; reset per file by the model)."""
+    """Where and how often path states were dropped at the cap in the file being analysed (`pathcap`
+    tells the user; reset per file by the model). `place` is what the interpreter is running: the
+    statement and its frame (`Interpreter.exec_stmt` sets it)."""
 
-    hits = 0
+    def __init__(self) -> None:
+        self.hits = 0
+        self.place: tuple[object, object] | None = None
+        # (statement, frame) of each cut, with the number of states met and kept, in the order they happened
+        self.cuts: list[tuple[object, object, int, int]] = []
+
+    def reset(self) -> None:
+        self.hits = 0
+        self.place = None
+        self.cuts = []
+
+    def cut(self, met: int, kept: int) -> None:
+        self.hits += 1
+        stmt, frame = self.place if self.place is not None else (None, None)
+        self.cuts.append((stmt, frame, met, kept))
 
 
 CAP = _Cap()
@@ -350,7 +384,7 @@ def merge_states(states: Iterable[PathState], limit: int | None = None) -> froze
         )
         if len(s) <= limit:
             return s
-    CAP.hits += 1
+    CAP.cut(len(s), limit)
 
     def sizes(p: PathState) -> tuple[int, int, int]:
         return (len(p.grads), len(p.discards), len(p.assumptions))

@@ -46,7 +46,7 @@ from .flow import (
     Outcome,
     rebase_graphs,
 )
-from .gradstate import STATE_CAP, PathState
+from .gradstate import CAP, STATE_CAP, PathState
 from .gradstate import Assumption as GateAssumption
 from .keepalive import KeepAlives
 from .names import ImportMap
@@ -212,6 +212,13 @@ class Interpreter:
         self.work += 1 + (len(flow.env) >> 8)
         if self.work > self.work_budget:
             raise BudgetExhausted
+        outer = CAP.place
+        CAP.place = (stmt, frame)  # where paths dropped at the cap were (`pathcap`)
+        out = self._exec_stmt(stmt, flow, frame)
+        CAP.place = outer
+        return out
+
+    def _exec_stmt(self, stmt: ast.AST, flow: Flow, frame: Frame) -> Outcome:
         kind = type(stmt)
         if kind in _SMALL:
             return self.exec_small(stmt, flow, frame)

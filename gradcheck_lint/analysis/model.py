@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 from typing import TYPE_CHECKING
 
 from ..diagnostics import Span
@@ -14,6 +15,7 @@ from .gradstate import CAP, Contribution, PathState
 from .hook_clears import hook_clears
 from .interpreter import Interpreter
 from .losshooks import framework_divided_returns, unnormalised_losses
+from .pathcap import paths_left_out
 from .sync_choices import SyncChoice
 from .syntax import Source, code
 from .values import Entity, EntityTable, Holder
@@ -46,12 +48,16 @@ class TrainingModel:
         # entities made by code of another file of the project (a fact read through a call into it)
         self.made_elsewhere: set[int] = project.made_elsewhere if project is not None else set()
         self.source: Source = interp.text
-        CAP.hits = 0
+        CAP.reset()
         forget_transitions()  # results of another file's analysis (its ids) must not be reused
         if not hooks_only:
             interp.run()
-        # how many times path states were dropped at the cap while analysing this file (benchmarks read it)
+        # how many times path states were dropped at the cap while analysing this file (benchmarks read it),
+        # and where, for a notice to the user (None: no path dropped)
         self.cap_hits = CAP.hits
+        self.paths_left_out: str | None = paths_left_out({i: loop.node for i, loop in interp.loops.items()},
+                                                         lambda node: _file_of(project, node))
+        CAP.reset()
         self.table: EntityTable = interp.table
         recorder = interp.recorder
         # keyed by the events' own ids, which is what path states refer to
@@ -280,3 +286,11 @@ class TrainingModel:
 
     def in_same_loop(self, a: set[tuple[int, ...]], b: set[tuple[int, ...]]) -> bool:
         return any(x and y and x[-1] in y for x in a for y in b) or any(x and y and y[-1] in x for x in a for y in b)
+
+
+def _file_of(project: ProjectView | None, node: ast.AST) -> str | None:
+    """The other file of the project `node` is in, relative to the checked file's directory (None: this file)."""
+    module = project.module_of_node(node) if project is not None else None
+    if module is None or project is None:
+        return None
+    return os.path.relpath(module.path, os.path.dirname(project.abs)).replace(os.sep, "/")

@@ -26,6 +26,7 @@ iterations do not change which optimizer steps.
 from __future__ import annotations
 
 import ast
+import bisect
 
 from .walk import iter_tree
 
@@ -40,11 +41,13 @@ def undone_steps(module: ast.Module) -> frozenset[int]:
         return hit
     out: set[int] = set()
     scopes: list[ast.AST] = [module, *(n for n in iter_tree(module) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]
+    # the lines of the module's `.step(...)` calls: a statement whose lines hold none is not walked
+    lines = sorted({n.lineno for n in iter_tree(module) if isinstance(n, ast.Call) and _is_step(n)})
     for scope in scopes:
-        snapshots = _snapshots(scope)
+        snapshots = _snapshots(scope) if lines else None
         if snapshots:
             for block in _blocks(scope):
-                _scan(block, snapshots, out)
+                _scan(block, snapshots, out, lines)
     found = frozenset(out)
     module._undone_steps = found  # type: ignore[attr-defined]
     return found
@@ -87,9 +90,16 @@ def _blocks(scope: ast.AST) -> list[list[ast.stmt]]:
     return out
 
 
-def _scan(block: list[ast.stmt], snapshots: dict[str, int], out: set[int]) -> None:
+def _is_step(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "step"
+
+
+def _scan(block: list[ast.stmt], snapshots: dict[str, int], out: set[int], lines: list[int]) -> None:
     for i, stmt in enumerate(block):
-        steps = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "step"]
+        at = bisect.bisect_left(lines, stmt.lineno)
+        if at == len(lines) or lines[at] > (stmt.end_lineno or stmt.lineno):
+            continue  # no step call in its lines
+        steps = [n for n in ast.walk(stmt) if _is_step(n)]
         if not steps:
             continue
         for later in block[i + 1:]:

@@ -91,3 +91,63 @@ def test_notice_alone_exits_zero_and_cannot_be_ignored(small_budget: None, tmp_p
     assert res.exit_code == 0 and "GL099" in res.output
     res = runner.invoke(check_command, ["--ignore", "GL099", str(tmp_path / "two.py")])
     assert res.exit_code == 2 and "cannot be selected or ignored" in res.output
+
+
+def _wide(n: int, name: str = "train") -> str:
+    """A loop whose `n` independent branches each write another model's gradients: 2**n paths through one
+    iteration, more with what earlier iterations left in the models no step or clear reaches."""
+    lines = [f"def {name}(flags, loader):"]
+    lines += [f"    m{i} = torch.nn.Linear(4, 1)" for i in range(n)]
+    lines += ["    opt = torch.optim.SGD(m0.parameters(), lr=0.1)", "    for x in loader:", "        opt.zero_grad()"]
+    for i in range(n):
+        lines += [f"        if flags[{i}]:", f"            m{i}(x).sum().backward()"]
+    lines += ["        opt.step()", ""]
+    return "\n".join(lines)
+
+
+OVER_CAP = "import torch\n\n\n" + _wide(7)  # 128 paths through the loop's body
+UNDER_CAP = "import torch\n\n\n" + _wide(4)  # 16, and under the cap with what the loop carries
+
+
+def test_paths_dropped_at_the_cap_are_said() -> None:
+    from gradcheck_lint.analysis.gradstate import STATE_CAP
+
+    [notice] = [d for d in check_source(OVER_CAP, "wide.py") if d.code == NOTICE_CODE]
+    message = notice.message
+    assert message.startswith("wide.py was analysed only in part") and f"more than {STATE_CAP} path states" in message
+    loop = OVER_CAP.splitlines().index("    for x in loader:") + 1
+    assert "in `train` (line 4)" in message and f"at the loop at line {loop}" in message
+    assert notice.severity is Severity.NOTE and notice.line == 1
+
+
+def test_paths_under_the_cap_have_no_notice() -> None:
+    assert not [d for d in check_source(UNDER_CAP, "wide.py") if d.code == NOTICE_CODE]
+
+
+def test_cap_notice_names_each_function_once_in_code_order() -> None:
+    text = "import torch\n\n\n" + _wide(7, "early") + "\n" + _wide(7, "late")
+    [notice] = [d for d in check_source(text, "two.py") if d.code == NOTICE_CODE]
+    message = notice.message
+    assert message.count("`early`") == 1 and message.count("`late`") == 1
+    assert message.index("`early`") < message.index("`late`")
+    assert [d.message for d in check_source(text, "two.py") if d.code == NOTICE_CODE] == [message]  # the same each run
+
+
+def test_cap_notice_in_every_output_format() -> None:
+    found = check_source(OVER_CAP, "wide.py")
+    text = render_report(found, 1, ReportOptions(format="text"))
+    assert "wide.py:1:1: GL099 wide.py was analysed only in part: paths were left out" in text
+    data = json.loads(render_report(found, 1, ReportOptions(format="json")))
+    assert [(d["code"], d["severity"]) for d in data if d["code"] == "GL099"] == [("GL099", "note")]
+    sarif = json.loads(render_report(found, 1, ReportOptions(format="sarif")))
+    notes = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert [n["level"] for n in notes] == ["note"] and "paths were left out" in notes[0]["message"]["text"]
+    github = render_report(found, 1, ReportOptions(format="github"))
+    assert "::notice file=wide.py" in github and "paths were left out" in github
+
+
+def test_cap_notice_alone_exits_zero(tmp_path: Path) -> None:
+    (tmp_path / "wide.py").write_text(OVER_CAP)
+    res = CliRunner().invoke(check_command, ["--jobs", "1", "--no-cache", "--isolated", str(tmp_path / "wide.py")])
+    assert "GL099" in res.output and "paths were left out" in res.output and "All checks passed" in res.output
+    assert res.exit_code == 0

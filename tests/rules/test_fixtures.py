@@ -34,6 +34,8 @@ def test_fixture_diagnostics(fixture) -> None:  # type: ignore[no-untyped-def]
 def test_messages_name_the_users_objects(fixture) -> None:  # type: ignore[no-untyped-def]
     source = fixture.path.read_text(encoding="utf-8").splitlines()
     for d in check_file(str(fixture.path)):
+        if d.notice:
+            continue  # about the analysis (GL099, anchored at the top of the file), not the code
         line = source[d.line - 1]
         # the message quotes code that really is on the anchored line (the call, the clear, the test)
         quoted = [q for q in d.message.split("`")[1::2]]

@@ -26,7 +26,8 @@ def render(path: Path) -> str:
     for d in sorted(check_file(str(path)), key=lambda d: d.sort_key()):
         where = f"cell {d.cell}:{d.line}:{d.column}" if d.cell else f"{d.line}:{d.column}"
         fix = d.fix.applicability.value if d.fix else "none"
-        blocks.append(f"{where}: {d.code} [{d.certainty.value}] {d.message}\n    help: {d.help}\n    fix: {fix}\n")
+        message = d.message.replace(str(path), str(path.relative_to(FIXTURES.parent)))  # a notice names the file
+        blocks.append(f"{where}: {d.code} [{d.certainty.value}] {message}\n    help: {d.help}\n    fix: {fix}\n")
     return "\n".join(blocks)
 
 
