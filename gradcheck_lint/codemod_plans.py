@@ -174,6 +174,8 @@ def keep_values_only(model: TrainingModel, event: KeepAlive) -> FixPlan | None:
     node, stored = event.node, event.stored
     if event.via_item:
         return None  # a dict or object holding the graph in one item: `.detach()` of the container is no method of it
+    if event.untyped:
+        return None  # a tuple of losses as likely as one tensor (`loss = sum(losses)`): no one rewrite fits both
     stmt = node if isinstance(node, ast.stmt) else statement_of(model, node)
     if stmt is None or not starts_line(model, stmt):
         return None

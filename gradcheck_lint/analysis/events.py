@@ -137,3 +137,6 @@ class KeepAlive:
     # how the analysis knows the stored value holds a graph: read when a forward pass of a module built
     # in sight made it or a backward ran on it; else as sure as the modules and calls that made it
     provenance: Provenance = READ
+    # the stored value holds a graph because a value wholly made of it was backpropagated (`loss =
+    # sum(losses)`): whether it is a tensor or a tuple of them is not read, so `.detach()` may not exist
+    untyped: bool = False

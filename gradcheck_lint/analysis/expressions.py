@@ -460,6 +460,8 @@ class Expressions:
             # `self.model = build_model(...)`, later `self.model.no_sync()`: wrapped for data parallelism out of sight
             interp.table.sync_capable.update(e.uid for e in value.entities if e.kind is Kind.MODEL)
         flow.env[key] = value
+        if key.isidentifier():
+            interp.keepalives.bound(key, source, value, flow)
         if "[" in key or "." in key:
             self._item_replaced(key, value, flow)
         if isinstance(source, TESTS) and "." not in key:

@@ -34,6 +34,38 @@ class KeepAlives:
         # containers backpropagated through one item (`output["loss"].backward()`): name -> the item,
         # until the item is replaced by a value without a graph (`expressions._item_replaced`)
         self.item_graphs: dict[str, str] = {}
+        # name -> (its value, {source name: the source's value}) for a name bound to the whole of other
+        # values (`loss = losses`, `loss = sum(losses)`, `loss = sum(l) if isinstance(l, tuple) else l`):
+        # a backward on the name proves the sources hold the graph (see `proven_by_backward`)
+        self.made_from: dict[str, tuple[Value, dict[str, Value]]] = {}
+        # names given a graph that way: of what type they are (a tensor, a tuple of them) is not read
+        self.proven_sources: set[str] = set()
+
+    def bound(self, name: str, source: ast.AST | None, value: Value, flow: Flow) -> None:
+        """`name = source` was stored as `value`: remember the names it is wholly made of."""
+        names = _whole_sources(source) if source is not None else None
+        if not names or name in names:
+            self.made_from.pop(name, None)
+            return
+        held = {n: flow.env[n] for n in names if n in flow.env}
+        if len(held) == len(names):
+            self.made_from[name] = (value, held)
+        else:
+            self.made_from.pop(name, None)
+
+    def proven_by_backward(self, name: str, held: Value | None, flow: Flow) -> None:
+        """A backward ran on `name`, bound (still) to the whole of other values that are still bound as
+        they were: those hold its graph too, so storing them across iterations keeps it alive whatever
+        call made them (RecBole's `losses = self.model.calculate_loss(batch)`, then
+        `loss = sum(losses) ...; loss.backward(); losses_list.append(losses)`)."""
+        entry = self.made_from.get(name)
+        if entry is None or held is None or entry[0] is not held:
+            return
+        for source, was in entry[1].items():
+            now = flow.env.get(source)
+            if now is was and not now.graph:
+                flow.env[source] = replace(now, graph=True)
+                self.proven_sources.add(source)
 
     def _graph_provenance(self, value: Value) -> Provenance:
         """How sure it is that `value` holds an autograd graph: a backward ran on it (read), or the modules
@@ -98,7 +130,8 @@ class KeepAlives:
         if event is None:
             via = self.item_graphs.get(stored.id, "") if type(stored) is ast.Name and not value.built else ""
             event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target, via_item=via,
-                                                      provenance=self._graph_provenance(value))
+                                                      provenance=self._graph_provenance(value),
+                                                      untyped=type(stored) is ast.Name and stored.id in self.proven_sources)
         if target in self._trained:
             event.trained = True
         return replace(value, kept=value.kept | {target})
@@ -224,3 +257,21 @@ def _mentions(expr: ast.AST, name: str) -> bool:
 
 
 __all__ = ["Flow", "KeepAlive", "KeepAlives"]
+
+
+_WHOLE_REDUCTIONS = frozenset({"sum"})
+
+
+def _whole_sources(node: ast.AST) -> frozenset[str] | None:
+    """The names `node` is wholly made of, when it is one of them, the builtin `sum` of one, or a
+    conditional whose arms are each such: a graph of the result is then a graph they hold. None for
+    anything else (`a + b` may take its graph from either side)."""
+    if isinstance(node, ast.Name):
+        return frozenset({node.id})
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _WHOLE_REDUCTIONS
+            and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Name)):
+        return frozenset({node.args[0].id})
+    if isinstance(node, ast.IfExp):
+        body, orelse = _whole_sources(node.body), _whole_sources(node.orelse)
+        return body | orelse if body is not None and orelse is not None else None
+    return None

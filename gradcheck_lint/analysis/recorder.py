@@ -127,6 +127,8 @@ class Recorder:
                     ev.stale_graphs.add((holder, site, id(step_call), step_text))
         flow.map_gradients(lambda s: s.backward(ev.id, written), ("backward", ev.id, frozenset(written.items())))
         held = flow.env.get(loss_text) if loss_text.isidentifier() else None
+        if held is not None and not frame.no_grad:
+            self.interp.keepalives.proven_by_backward(loss_text, held, flow)  # and what it was made of
         if held is not None and not held.graph and not frame.no_grad:
             flow.env[loss_text] = replace(held, graph=True)  # backpropagated: it holds a graph
         elif not frame.no_grad and not loss_text.isidentifier():

@@ -69,3 +69,53 @@ def test_what_is_kept_of_a_loss_an_engine_backpropagated(stored: str, expected: 
 def test_a_loss_never_backpropagated_stays_unknown() -> None:
     # another tensor is backpropagated; nothing says what `loss_fn` returns (it may be a float)
     assert codes("model(x).sum().backward()", "total += loss") == set()
+
+
+TERMS = """\
+import torch
+from mylib import make_model
+
+def train(loader):
+    model = make_model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    kept = []
+    for batch in loader:
+        opt.zero_grad()
+        terms = model.calculate_loss(batch)
+        {made}
+        loss.backward()
+        opt.step()
+        {store}
+    return kept
+"""
+
+
+def terms_findings(made: str, store: str) -> list[tuple[str, bool]]:
+    text = TERMS.format(made=made, store=store)
+    return [(d.code, d.possible) for d in analyse_text(text, "train.py").diagnostics]
+
+
+@pytest.mark.parametrize("made", ["loss = terms", "loss = sum(terms)",
+                                  "loss = sum(terms) if isinstance(terms, tuple) else terms"])
+def test_what_a_backpropagated_loss_was_wholly_made_of_holds_its_graph(made: str) -> None:
+    """RecBole: `losses = self.model.calculate_loss(...)`, `loss = sum(losses) if isinstance(losses, tuple)
+    else losses`, `loss.backward()`, `losses_list.append(losses)`: the call is not read, but the backward of
+    what was made of `terms` alone proves `terms` holds the graph."""
+    assert terms_findings(made, "kept.append(terms)") == [("GL008", False)]
+
+
+@pytest.mark.parametrize(("made", "store"), [
+    ("loss = terms + extra_penalty(model)", "kept.append(terms)"),  # either side may bring the graph
+    ("loss = sum(terms)", "kept.append([t.item() for t in terms])"),
+    ("loss = sum(terms); terms = None", "kept.append(terms)"),  # rebound since: another value
+])
+def test_only_a_whole_making_that_still_holds_is_read(made: str, store: str) -> None:
+    assert terms_findings(made, store) == []
+
+
+def test_no_fix_is_offered_the_terms_may_be_a_tuple() -> None:
+    """`.detach()` of a tuple raises, `tuple(t.detach() for t in terms)` of a tensor iterates its rows."""
+    text = TERMS.format(made="loss = sum(terms)", store="kept.append(terms)")
+    found = analyse_text(text, "train.py").diagnostics
+    assert [d.code for d in found] == ["GL008"]
+    assert found[0].fix is None
