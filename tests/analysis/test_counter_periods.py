@@ -196,7 +196,8 @@ def test_a_clear_at_the_start_of_a_base_class_counters_period(tmp_path: Path, be
     root = project_tree(tmp_path, {"models/__init__.py": "", "models/base.py": BASE,
                                    "models/learner.py": LEARNER.format(before=before, after=after)})
     found = lint_files([str(p) for p in sorted(root.rglob("*.py"))], Settings.default())
-    assert sorted((d.line, d.code) for d in found if d.path.endswith("learner.py")) == expected
+    # (a notice that paths were left out at the cap may stand beside them: GL099, not a finding of a rule)
+    assert sorted((d.line, d.code) for d in found if d.path.endswith("learner.py") and d.code != "GL099") == expected
 
 
 OWN_RESET = """\
