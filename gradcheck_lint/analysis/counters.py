@@ -46,7 +46,7 @@ class Counters:
         self._windows: dict[tuple[int, str, int, str], object] = {}
         self._rollouts: dict[int, bool] = {}  # id of a `for` -> whether its passes are the terms of one objective
         # id of a `for` -> each pass steps or clears another member (`visits_members`)
-        self._members: dict[int, bool] = {}
+        self._members: dict[int, str] = {}
         # loop counters that restart every N values (`cycle(range(1, N + 1))`) -> N, a window the module tests
         # them against: phases of that window are then exact, and `k == 1` is its first micro-batch
         self.cycling: dict[str, str] = {}
@@ -216,25 +216,45 @@ class Counters:
 
     def visits_members(self, stmt: ast.For, element: Value) -> bool:
         """Each iteration steps or clears another member of a collection, and nothing else in the loop
-        touches gradients: every such call in its body is a step, a clear or an unscale of the catalogue
-        (no backward, no function of this file that trains) and names what the loop binds (`for opt in
-        optimizers: scaler.step(opt)`, `for q_i in range(n): self.q_optimizers[q_i].zero_grad()`). One
-        abstract object stands for all the members (each made by the same code, or one of a collection
-        made out of sight), so a second pass of a fixed point would take the next member's step for a
-        second step of the first one; one pass over the body visits every member once. A loop over
-        parameters keeps its own reading."""
+        touches gradients: every such call in its body is a method of the catalogue that steps, clears or
+        unscales (no backward, no function of this file that trains), called on what the loop binds (`for
+        q_i in range(n): self.q_optimizers[q_i].zero_grad()`) or handed it when it is an object (`for opt
+        in optimizers: scaler.step(opt)`; not `for batch in loader: trainer.step(batch)`). One abstract
+        object stands for all the members (each made by the same code, or one of a collection made out of
+        sight), so a second pass of a fixed point would take the next member's step for a second step of
+        the first one; one pass over the body visits every member once. A loop over parameters keeps its
+        own reading."""
         found = self._members.get(id(stmt))
         if found is None:
-            interp = self.interp
-            allowed = interp.catalogue.named_by_effect(*_MEMBER_EFFECTS, clears=True)
-            bound = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
-            calls = [(n, N.last_name(n.func) or "") for part in stmt.body for n in ast.walk(part)
-                     if isinstance(n, ast.Call)]
-            events = [(n, name) for n, name in calls if interp.touches_gradients(name)]
-            found = self._members[id(stmt)] = bool(events) and all(
-                name in allowed and not interp.prescan.trains(name)
-                and _names_any(call, bound) for call, name in events)
-        return found and not element.params
+            found = self._members[id(stmt)] = self._member_calls(stmt)
+        if found == "argument" and not element.entities:
+            return False
+        return bool(found) and not element.params
+
+    def _member_calls(self, stmt: ast.For) -> str:
+        """How the gradient calls of the loop's body reach what it binds (`visits_members`): "receiver"
+        (each is a method of it), "argument" (some are handed it), "" (not every one reaches it, or one
+        is not a step, clear or unscale)."""
+        interp = self.interp
+        allowed = interp.catalogue.named_by_effect(*_MEMBER_EFFECTS, clears=True)
+        bound = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+        how = ""
+        for part in stmt.body:
+            for call in ast.walk(part):
+                if not isinstance(call, ast.Call):
+                    continue
+                name = N.last_name(call.func) or ""
+                if not interp.touches_gradients(name):
+                    continue
+                if name not in allowed or interp.prescan.trains(name) or not isinstance(call.func, ast.Attribute):
+                    return ""
+                if _names_any(call.func.value, bound):
+                    how = how or "receiver"
+                elif any(_names_any(a, bound) for a in (*call.args, *call.keywords)):
+                    how = "argument"
+                else:
+                    return ""
+        return how
 
     def trains(self, node: ast.AST) -> bool:
         """Can one run of this loop issue a backward pass (directly or through a call)?"""
