@@ -29,6 +29,8 @@ from .values import EMPTY, Counter, Holder, Value, join
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
 _PASS_THROUGH = ("iter", "list", "tuple", "sorted", "reversed")
+# What a loop visiting the members of a collection may do to each (`Counters.visits_members`)
+_MEMBER_EFFECTS = ("step", "clear", "unscale")
 
 
 class Counters:
@@ -43,6 +45,8 @@ class Counters:
         # the same every time the loop's fixpoint comes back to it
         self._windows: dict[tuple[int, str, int, str], object] = {}
         self._rollouts: dict[int, bool] = {}  # id of a `for` -> whether its passes are the terms of one objective
+        # id of a `for` -> each pass steps or clears another member (`visits_members`)
+        self._members: dict[int, str] = {}
         # loop counters that restart every N values (`cycle(range(1, N + 1))`) -> N, a window the module tests
         # them against: phases of that window are then exact, and `k == 1` is its first micro-batch
         self.cycling: dict[str, str] = {}
@@ -142,21 +146,24 @@ class Counters:
     def exec_for(self, stmt: ast.For, flow: Flow, frame: Frame) -> Outcome:
         interp = self.interp
         iter_value = interp.eval(stmt.iter, flow, frame)
-        element = self.element_of(stmt.iter, iter_value, flow, frame)
+        read = self.element_of(stmt.iter, iter_value, flow, frame)
+        element = self._member(stmt, read)
         loop = interp.loop_for(stmt, self.loop_count(stmt.iter, iter_value))
         counter = self.loop_counter(stmt, element)
         loop.counter = counter[0] if counter else (stmt.target.id if isinstance(stmt.target, ast.Name) else None)
         rollout = self._rollouts.get(id(stmt))
         if rollout is None:  # read from the syntax once per loop, not on every pass of the fixed point
             rollout = self._rollouts[id(stmt)] = (_reads_as_rollout(stmt.iter) or _names_tasks(stmt.target)
-                                                  or _names_tasks(stmt.iter) or _refines_one_batch(stmt))
+                                                  or _names_tasks(stmt.iter) or _refines_one_batch(stmt)
+                                                  or self._backpropagates_elements(stmt))
         loop.rollout = rollout
         loop.parts = _modules_walked(element)
-        if element.entities and not element.params and not element.reach and not element.opaque:
+        members = read.entities and not read.params and not read.reach and not read.opaque
+        if members or self.visits_members(stmt, element):
             # `for opt in optimizers.values(): opt.zero_grad()`: the abstract element already stands for
-            # every member, so one pass over the body covers the whole loop.
+            # every member, so one pass over the body covers the whole loop (`visits_members`).
             interp.assign(stmt.target, element, flow, frame, stmt.iter, stmt)
-            return interp.exec_block(stmt.body, flow, frame)
+            return self._one_pass(stmt, flow, frame)
 
         def body(f: Flow, fr: Frame) -> Outcome:
             interp.assign(stmt.target, element, f, fr, stmt.iter, stmt, keep_phases=True)
@@ -166,6 +173,88 @@ class Counters:
         if stmt.orelse and out.normal is not None:
             out = out.then(interp.exec_block(stmt.orelse, out.normal, frame))
         return Outcome(Flow.join([out.normal, *out.breaks]), returns=out.returns)
+
+    def _backpropagates_elements(self, stmt: ast.For) -> bool:
+        """`for loss in losses: scaler.scale(loss).backward()`: the body only backpropagates what the loop
+        binds, tensors whose graphs all existed before the loop. Accumulation runs one micro-batch's forward
+        and backward at a time (that is what it is for: one graph in memory); a loop that makes no forward
+        pass and holds every graph at once backpropagates the terms (or separate objectives) of the batch
+        they were built from, summed on purpose, not micro-batches to average."""
+        catalogue = self.interp.catalogue
+        backward = catalogue.named_by_effect("backward") | {"backward"}
+        allowed = backward | catalogue.named_by_effect("scale")
+        bound = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+        calls = [n for part in stmt.body for n in ast.walk(part) if isinstance(n, ast.Call)]
+        # statements that are calls only (nothing computed in the body), each of a backward or a loss scale
+        # of what the loop binds
+        return (all(isinstance(part, ast.Expr) for part in stmt.body)
+                and any(N.last_name(c.func) in backward for c in calls)
+                and all(N.last_name(c.func) in allowed and _names_any(c, bound) for c in calls))
+
+    def _member(self, stmt: ast.For, element: Value) -> Value:
+        """The loop variable over a collection made out of sight (`for opt in optimizers:`, `optimizers`
+        returned by another file's code), when how the code uses the name says what it is: one object for
+        the members of that collection (`Objects.entity_for_unknown_ref`), not the same object as the
+        variable of a loop over another collection."""
+        if not (isinstance(stmt.target, ast.Name) and element.opaque) or element.entities or element.modules \
+                or element.reach or element.params or element.items:
+            return element
+        of = N.ref_text(stmt.iter)
+        minted = self.interp.objects.entity_for_unknown_ref(stmt.target.id, member_of=of) if of is not None else None
+        return element if minted is None else minted
+
+    def _one_pass(self, stmt: ast.For, flow: Flow, frame: Frame) -> Outcome:
+        """The loop's body run once, as the whole loop: a `continue` ends the pass, a `break` leaves
+        this loop (not the one around it), and the `else:` runs when no `break` left it."""
+        interp = self.interp
+        out = interp.exec_block(stmt.body, flow, frame)
+        normal = Flow.join([out.normal, *out.continues])
+        if not stmt.orelse or normal is None:
+            return Outcome(Flow.join([normal, *out.breaks]), returns=out.returns)
+        rest = interp.exec_block(stmt.orelse, normal, frame)  # its `break`/`continue` are the enclosing loop's
+        return Outcome(Flow.join([rest.normal, *out.breaks]), rest.breaks, rest.continues, out.returns + rest.returns)
+
+    def visits_members(self, stmt: ast.For, element: Value) -> bool:
+        """Each iteration steps or clears another member of a collection, and nothing else in the loop
+        touches gradients: every such call in its body is a method of the catalogue that steps, clears or
+        unscales (no backward, no function of this file that trains), called on what the loop binds (`for
+        q_i in range(n): self.q_optimizers[q_i].zero_grad()`) or handed it when it is an object (`for opt
+        in optimizers: scaler.step(opt)`; not `for batch in loader: trainer.step(batch)`). One abstract
+        object stands for all the members (each made by the same code, or one of a collection made out of
+        sight), so a second pass of a fixed point would take the next member's step for a second step of
+        the first one; one pass over the body visits every member once. A loop over parameters keeps its
+        own reading."""
+        found = self._members.get(id(stmt))
+        if found is None:
+            found = self._members[id(stmt)] = self._member_calls(stmt)
+        if found == "argument" and not element.entities:
+            return False
+        return bool(found) and not element.params
+
+    def _member_calls(self, stmt: ast.For) -> str:
+        """How the gradient calls of the loop's body reach what it binds (`visits_members`): "receiver"
+        (each is a method of it), "argument" (some are handed it), "" (not every one reaches it, or one
+        is not a step, clear or unscale)."""
+        interp = self.interp
+        allowed = interp.catalogue.named_by_effect(*_MEMBER_EFFECTS, clears=True)
+        bound = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+        how = ""
+        for part in stmt.body:
+            for call in ast.walk(part):
+                if not isinstance(call, ast.Call):
+                    continue
+                name = N.last_name(call.func) or ""
+                if not interp.touches_gradients(name):
+                    continue
+                if name not in allowed or interp.prescan.trains(name) or not isinstance(call.func, ast.Attribute):
+                    return ""
+                if _names_any(call.func.value, bound):
+                    how = how or "receiver"
+                elif any(_names_any(a, bound) for a in (*call.args, *call.keywords)):
+                    how = "argument"
+                else:
+                    return ""
+        return how
 
     def trains(self, node: ast.AST) -> bool:
         """Can one run of this loop issue a backward pass (directly or through a call)?"""
@@ -390,6 +479,11 @@ def _names_tasks(node: ast.expr) -> bool:
 
 def _names_episode(it: ast.expr) -> bool:
     return isinstance(it, (ast.Name, ast.Attribute)) and bool(_EPISODE.search(code(it)))
+
+
+def _names_any(node: ast.AST, names: set[str]) -> bool:
+    """The expression reads one of these names (`scaler.step(opt)`, `self.optimizers[i].zero_grad()`)."""
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
 
 
 def _modules_walked(element: Value) -> frozenset[Holder]:

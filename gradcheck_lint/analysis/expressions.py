@@ -93,6 +93,8 @@ class Expressions:
             value = expr.value
             if value is None or value is True or value is False:
                 return Value(const=str(value))
+            if type(value) is str or type(value) is bytes:  # what a test `x == "model"` can compare it with
+                return Value(choices=frozenset({repr(value)}))
             return Value(const=value) if type(value) is int else EMPTY
         if kind is ast.BinOp:
             return self.eval_binop(expr, flow, frame)

@@ -191,7 +191,9 @@ class Inliner:
                 default = interp.eval(p.default, flow.copy(), frame)
                 # a flag left at its default stays open: only a literal the caller passes fixes a branch
                 # (`forward_backward(batch, do_backward=False)`; `_wrap_model(model)` keeps both arms)
-                env[p.name] = replace(default, const=None) if default.const in ("True", "False") else default
+                if default.const in ("True", "False") or default.choices is not None:  # `mode="train"` too
+                    default = replace(default, const=None, choices=None)
+                env[p.name] = default
             else:
                 env[p.name] = objects.entity_for_unknown_ref(p.name) or OPAQUE
         for star in stars:

@@ -548,6 +548,14 @@ class Interpreter:
                     implied_truth = pathcond.implies(atom, truth, cond.atom, objects)
                     if implied_truth is not None:
                         return implied_truth == cond.polarity
+            subject = env.get(cond.atom.subject) if env is not None else None
+            if subject is not None and subject.choices is not None and cond.atom.kind == pathcond.EQUALS:
+                # `x == "optimizer"` where `x` is one of three literals and the path knows it is not the other two
+                left = pathcond.remaining(subject.choices, self._atoms[cond.atom.subject], state.assumption)
+                if cond.atom.other not in left:
+                    return not cond.polarity
+                if left == {cond.atom.other}:
+                    return cond.polarity
         rel = self._relation.get(cond.akey)
         if rel is None:
             return None

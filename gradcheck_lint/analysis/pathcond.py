@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from .syntax import code
 from .walk import iter_tree
 
-__all__ = ["Atom", "Literal", "implies", "literal", "reading", "subjects_tested"]
+__all__ = ["Atom", "Literal", "implies", "literal", "reading", "remaining", "subjects_tested"]
 
 NONE, TRUTHY, EQUALS, HASATTR, TEXT = "none", "truthy", "eq", "hasattr", "text"
 _SUBJECT = (ast.Name, ast.Attribute, ast.Subscript)
@@ -185,6 +185,19 @@ def implies(known: Atom, truth: bool, asked: Atom, objects: bool = False) -> boo
         if asked.kind == TRUTHY:
             return _truth_of_constant(known.other)
     return None
+
+
+def remaining(choices: frozenset[str], atoms: dict[int, Atom], assumed: Callable[[int], bool | None]) -> frozenset[str]:
+    """The literals (of `choices`, all a subject can be) still possible on a path that assumed what
+    `assumed` says of these atoms of the subject (by their keys): `x == "a"` false rules "a" out, true
+    rules out every other; tests of other kinds say nothing here."""
+    left = choices
+    for akey, atom in atoms.items():
+        truth = assumed(akey)
+        if truth is None or atom.kind != EQUALS:
+            continue
+        left = left - {atom.other} if not truth else left & {atom.other}
+    return left
 
 
 def subjects_tested(module: ast.Module, matters: Callable[[ast.AST], bool]) -> Counter[str]:

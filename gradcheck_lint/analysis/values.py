@@ -123,6 +123,9 @@ class Value:
     counter: Counter | None = None
     const: object = None
     flag: str | None = None  # the literal flag (`flags`) it was read from: a parameter holding it tests it
+    # the string literals it is one of, as `pathcond` writes them (`'none'`), when nothing else is possible: a
+    # literal, or an element of a tuple of literals (`for mode in "none", "model":`); None: anything
+    choices: frozenset[str] | None = None
 
     def item(self, key: str) -> Value | None:
         for k, v in self.items:
@@ -223,7 +226,18 @@ def join(values: Iterable[Value]) -> Value:
         counter=counter,
         const=const,
         flag=vals[0].flag if all(v.flag == vals[0].flag for v in vals) else None,
+        choices=_joined_choices(vals),
     )
+
+
+def _joined_choices(vals: list[Value]) -> frozenset[str] | None:
+    """Every literal any of them may be, when each is one of known literals (else None: anything)."""
+    out: frozenset[str] = frozenset()
+    for v in vals:
+        if v.choices is None:
+            return None
+        out |= v.choices
+    return out
 
 
 def _joined_context(vals: list[Value]) -> object:
