@@ -169,3 +169,58 @@ def test_a_clear_of_part_of_the_model_before_the_step_may_be_a_freeze(part: str,
     text = FREEZE.format(part=part)
     found = [d for d in analyse_text(text, "train.py").diagnostics if d.code == "GL002"]
     assert [(d.span.line, d.certainty.value) for d in found] == [(19, certainty)]
+
+
+TWICE = """\
+import torch
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for batch in torch.randn(10, 8, 4):
+    for micro in batch.chunk(4):
+        opt.zero_grad()
+        opt.zero_grad(set_to_none=True)
+        model(micro).pow(2).mean().backward()
+{step}
+"""
+
+
+@pytest.mark.parametrize(("step", "expected"), [
+    ("    opt.step()", {(7, "GL002")}),  # the step after the micro-batch loop sees only the last one
+    ("        opt.step()", set()),  # a step after each backward: both clears drop applied gradients
+])
+def test_a_second_clear_of_the_same_optimizer_keeps_the_first_ones_discard(step: str, expected: set[tuple[int, str]]) -> None:
+    """ai-toolkit's SDTrainer clears at the top of each micro-batch and again in the helper that runs
+    it: clearing again does not bring back what the first clear dropped (lockbox 2, a miss)."""
+    assert {c for c in codes(TWICE.format(step=step)) if c[1] == "GL002"} == expected
+
+
+HELPER = """\
+import torch
+
+
+class Trainer:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 1)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def one_micro_batch(self, batch):
+        self.optimizer.zero_grad(set_to_none=True)
+        self.model(batch).pow(2).mean().backward()
+
+    def train_step(self, batch_list):
+        for batch in batch_list:
+{clear}
+            self.one_micro_batch(batch)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+"""
+
+
+@pytest.mark.parametrize(("clear", "expected"), [
+    ("            self.optimizer.zero_grad(set_to_none=True)", {(15, "GL002")}),
+    ("            pass", {(10, "GL002")}),  # the helper's own clear alone, reported as before
+])
+def test_a_clear_before_a_helper_that_clears_again(clear: str, expected: set[tuple[int, str]]) -> None:
+    """The first of the two clears is the one that drops the earlier micro-batches: it is reported."""
+    assert {c for c in codes(HELPER.format(clear=clear)) if c[1] == "GL002"} == expected
