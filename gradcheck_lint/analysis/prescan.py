@@ -50,6 +50,11 @@ class Prescan:
         self.called_refs: set[str] = set()  # texts called like functions (`self.vqgan(imgs)`)
         self.called_attrs: set[str] = set()
         self.models: set[str] = set()
+        # `x.requires_grad_()`: a model, unless `x` is also used as a tensor (`x.backward()`, `x.detach()`): a
+        # tensor made to require grad (`loss = loss.detach(); loss.requires_grad_(True)`) is no model
+        self.grad_switched: set[str] = set()
+        self.tensors: set[str] = set()  # receivers of a method tensors have and modules do not
+        self._tensor_only: dict[str, bool] = {}
         self.called_models: set[str] = set()
         self.saved: set[str] = set()  # texts whose `state_dict()` is taken: models, unless named otherwise
         self.stepped: set[str] = set()
@@ -72,6 +77,7 @@ class Prescan:
         # peft's DreamBooth scripts), so a model the accumulation context leaves out is not synced there
         self.refuses_distributed_accumulation = False
         self._scan(module)
+        self.models |= self.grad_switched - self.tensors
         self.touching = self._touching()
         self._inert: set[str] | None = None
         self.interesting = {key: self._matters(m) for key, m in self._marks.items()}
@@ -198,8 +204,10 @@ class Prescan:
                     m.direct = True
             recv = N.ref_text(receiver)
             if recv is not None:
-                if attr in ("parameters", "named_parameters", "requires_grad_", "train", "eval", "modules", "children"):
+                if attr in ("parameters", "named_parameters", "train", "eval", "modules", "children"):
                     self.models.add(recv)
+                elif attr == "requires_grad_":
+                    self.grad_switched.add(recv)
                 elif attr == "state_dict":  # models have one, and so do optimizers, schedulers and scalers
                     self.saved.add(recv)
                 elif attr == "step":
@@ -212,6 +220,8 @@ class Prescan:
                     self.zeroed.add(recv)
                 elif attr in ("no_sync", "set_requires_gradient_sync"):
                     self.synced.add(recv)
+                elif self._only_tensors_have(attr):
+                    self.tensors.add(recv)
         if called is not None and N.callee_is_passive(called) and called.rsplit(".", 1)[-1] not in self._defs:
             return  # `save_checkpoint(model, optimizer)`, `lm_checkpoint(...)`: reads what it is handed
         for arg in arguments(node):  # functions passed as callbacks (closures, map, Thread)
@@ -222,6 +232,14 @@ class Prescan:
                     if name not in m.names:
                         m.passed.add(name)
                     m.names.add(name)
+
+    def _only_tensors_have(self, attr: str) -> bool:
+        """`attr` is a method of `torch.Tensor` in the catalogue and not one of `torch.nn.Module` (`backward`, `detach`)."""
+        found = self._tensor_only.get(attr)
+        if found is None:
+            cat = self.catalogue
+            found = self._tensor_only[attr] = cat.method("torch.Tensor", attr) is not None and cat.method("torch.nn.Module", attr) is None
+        return found
 
     def _stepped_argument(self, receiver: str, node: ast.Call) -> str | None:
         """The optimizer a `step(...)` of a framework object applies (`scaler.step(optimizer)`)."""
