@@ -107,16 +107,21 @@ class Objects:
             return Value(entities=frozenset({ent}), params=frozenset({holder}), reach=frozenset({holder}))
         return Value(entities=frozenset({ent}), modules=frozenset({holder}))
 
-    def entity_for_unknown_ref(self, text: str, module_global: bool = False) -> Value | None:
+    def entity_for_unknown_ref(self, text: str, module_global: bool = False, made: bool = False) -> Value | None:
         """Give a name with no known value an entity, when how it is used says what it is.
 
         A bare name is one object per function activation, or one per module when the function does not
-        bind it (a global of a star import: `from config import *`); `self.x` one per class. An object used as
-        an optimizer (`x.step()` and `x.zero_grad()`) is sure; one named like an optimizer and
-        stepped, less so.
+        bind it (a global of a star import: `from config import *`); `self.x` one per class, unless it
+        was `made` by the statement binding it (`self.backbone = build_backbone(cfg)`): a new object each
+        time that statement runs, so one per call path, as a constructor's (two `Brain(cfg)` instances
+        hold two backbones). An object used as an optimizer (`x.step()` and `x.zero_grad()`) is sure;
+        one named like an optimizer and stepped, less so.
         """
         interp = self.interp
-        scope = ("self",) if text.startswith("self.") else ("module",) if module_global else interp.calls.call_path
+        if made:
+            scope: tuple[object, ...] = ("self", "made", interp.calls.call_path, interp.worlds.key)
+        else:
+            scope = ("self",) if text.startswith("self.") else ("module",) if module_global else interp.calls.call_path
         if text in interp.optimizer_refs:
             used = text in interp.prescan.stepped and text in interp.prescan.zeroed
             # used as one in sight: what it is was read; stepped only and named like one: its name says so
