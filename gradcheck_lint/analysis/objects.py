@@ -41,6 +41,8 @@ class Objects:
         self._class_worlds: dict[str, list[World]] = {}
         self._cuts: dict[int, bool] = {}  # id of a local `forward` -> whether it may cut graphs
         self._sums: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a sum-reduced loss
+        # forward ordinals that called a module itself, whatever its name (`self.qf_1(x)` of a base class's `qf_1`)
+        self.called_whole: set[int] = set()
 
     # -- entities
     def mint(self, kind: Kind, name: str, key: object, api: str = "", provenance: Provenance = READ) -> Entity:
@@ -176,6 +178,8 @@ class Objects:
         if not frame.no_grad:
             site = self.interp.recorder.ordinal(self.interp.calls.current_call())
             self.interp.forward_sites[site] = self.interp.calls.current_call_node()
+            if not vague:  # the module itself was called (`self.qf_1(x)`), not another method of it
+                self.called_whole.add(site)
             counts = step_counts(flow.env)
             built = built | {(h, generations(flow.env, h, counts), site) for h in own if not h.pseudo}
             wrappers = self.sync_wrappers(module)
