@@ -169,11 +169,8 @@ class Inliner:
         objects = interp.objects
         local_instance = self_value is not None and self.calls._is_instance(self_value)
         env: dict[str, Value] = {}
-        constructing = frame.function is not None and frame.function.name == "__init__" \
-            and self_value is frame.self_value
-        if cls is not None and frame.cls is cls and (constructing or any(k.startswith("self.") for k in flow.env)):
-            # `self.update_D()` from another method: the same `self`, as the caller has left it so far (in
-            # `__init__`, all there is of it yet: `super().__init__(lr)` runs on the attributes set before it)
+        if cls is not None and frame.cls is cls and any(k.startswith("self.") for k in flow.env):
+            # `self.update_D()` from another method: the same `self`, as the caller has left it so far
             env.update({k: v for k, v in flow.env.items() if k.startswith("self.")})
         elif local_instance and self_value is not None and self_value.items:
             env.update({f"self.{k}": v for k, v in self_value.items})  # a local instance: `trainer.fit()`

@@ -103,3 +103,48 @@ class Learner(SACLearner):
 """
     # the subclass's own actor is stepped by its own optimizer only: `qf_1_optim` leaves its graph alone
     assert gl009(text) == []
+
+
+SHARED_BACKBONE = """\
+import torch
+from torch import nn
+
+
+class Base:
+    def __init__(self):
+        self.qf_1 = nn.Sequential(self.backbone, nn.Linear(4, 1))
+        self.actor = nn.Sequential(self.backbone, nn.Linear(4, 2))
+        self.qf_1_optim = torch.optim.Adam(self.qf_1.parameters())
+        self.actor_optim = torch.optim.Adam(self.actor.parameters())
+
+
+class Learner(Base):
+    def __init__(self):
+        self.backbone = {backbone}
+        super().__init__()
+
+    def update_model(self, states, y):
+        pred = self.actor(states)
+        self.qf_1_optim.zero_grad()
+        self.qf_1(states).mean().backward()
+        self.qf_1_optim.step()
+        self.actor_optim.zero_grad()
+        (pred - y).pow(2).mean().backward()
+        self.actor_optim.step()
+"""
+
+
+def test_the_base_init_builds_on_what_the_subclass_set_before_calling_it() -> None:
+    """The subclass's backbone, set before `super().__init__()`, is in both of the base's networks:
+    stepping the Q network's optimizer changes the graph of `pred`."""
+    assert gl009(SHARED_BACKBONE.format(backbone="nn.Linear(4, 4)")) == [24]
+
+
+def test_a_subclass_without_init_uses_the_networks_of_a_base_of_another_file(tmp_path: Path) -> None:
+    """No `__init__` of its own: the base's, in another file, runs on its `self`; `self.qf_1(...)` runs
+    `qf_1` though this file never assigns it a model."""
+    for case, fresh, expected in (("bug", "", [16]), ("ok", FRESH, [])):
+        sub = SUB.format(imports="\nfrom base import SACLearner\n", init="", fresh=fresh)
+        sub = sub.replace("    def __init__(self, lr):\n        \n        self.use_n_step = False\n\n", "")
+        root = project_tree(tmp_path / case, {"base.py": BASE, "sub.py": sub})
+        assert gl009((root / "sub.py").read_text(), str(root / "sub.py")) == expected, case
