@@ -278,6 +278,19 @@ class Calls:
             called = self.call_instance(call, bound, flow, frame)
             if called is not None:  # `self.loss_fn(pred, y)` of `self.loss_fn = DualLoss(cfg)`: its `__call__`
                 return called
+        cls = frame.cls if isinstance(frame.cls, ClassInfo) else None
+        based = self._base_method(call, recv_node, attr, cls, frame) if cls is not None else None
+        if cls is not None and based is not None:
+            # `super().__init__(lr)`, `SACLearner.__init__(self, lr)`: the base class's method runs on this
+            # `self`, and what it stores there is this instance's (a subclass's methods use the networks
+            # and optimizers its base's `__init__` built)
+            base_fn, explicit_self = based
+            pos, kw = self.args_of(call, flow, frame)
+            pos = pos[1:] if explicit_self else pos
+            project = interp.project
+            if is_abstract(base_fn) or (project is not None and not project.follows(interp, base_fn)):
+                return interp.objects.opaque_call(attr, pos, kw, flow)
+            return self.inline(base_fn, cls, frame.self_value, pos, kw, flow, frame)
         qual = interp.imports.qualify(func)
         # Module-level functions reached through an import alias: `torch.optim.Adam(...)`, `F.mse_loss(...)`.
         dotted = N.dotted(recv_node)
@@ -349,6 +362,31 @@ class Calls:
             if delegated is not None:
                 return delegated
         return self.unmodelled_method(call, attr, recv, recv_node, pos, kw, flow, frame)
+
+    def _base_method(self, call: ast.Call, recv_node: ast.expr, attr: str, cls: ClassInfo,
+                     frame: Frame) -> tuple[Function, bool] | None:
+        """The method of a base class a call runs on `self`, and whether `self` is passed explicitly:
+        `super().__init__(lr)` and `super(Sub, self).step()` (the method of the first base, in any file,
+        after the class defining the running method, or the class named), `SACLearner.__init__(self, lr)`
+        (a base of the class, by name). None for any other call."""
+        defs = self.interp.definitions
+        family = (cls, *defs.ancestors(cls))
+        if isinstance(recv_node, ast.Call) and isinstance(recv_node.func, ast.Name) and recv_node.func.id == "super":
+            if recv_node.args:
+                named = N.dotted(recv_node.args[0]) or ""
+                owner = next((c for c in family if c.name == named.rsplit(".", 1)[-1]), None)
+            else:
+                owner = next((c for c in family if any(m is frame.function for m in c.methods.values())), None)
+            for parent in defs.ancestors(owner) if owner is not None else ():
+                if attr in parent.methods:
+                    return parent.methods[attr], False
+            return None
+        if call.args and isinstance(call.args[0], ast.Name) and call.args[0].id == "self":
+            dotted = N.dotted(recv_node)
+            base = next((c for c in family[1:] if c.name == dotted.rsplit(".", 1)[-1]), None) if dotted else None
+            method = defs.find_method(base, attr) if base is not None else None
+            return (method, True) if method is not None else None
+        return None
 
     def makes_context(self, recv: Value, recv_node: ast.expr, attr: str, flow: Flow) -> bool:
         """The receiver's method `attr` only makes a context (`model.no_sync`, `accelerator.no_sync`)."""

@@ -356,6 +356,25 @@ class Expressions:
         return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague, built=base.built, kept=base.kept,
                      sync=base.sync)
 
+    def _made_by_call(self, source: ast.AST | None, frame: Frame) -> bool:
+        """Whether `source` is the result of a function or class the module names (a helper, an import):
+        `build_backbone(cfg)`, `registry.build(cfg).to(device)`. Each run of such a call makes a new object;
+        `model.to(device)` on a value the function was given, or a module global, is that same object."""
+        if type(source) is not ast.Call:
+            return False
+        root: ast.AST = source
+        while isinstance(root, (ast.Call, ast.Attribute)):
+            root = root.func if isinstance(root, ast.Call) else root.value
+        if not isinstance(root, ast.Name):
+            return False
+        interp = self.interp
+        name = root.id
+        function = frame.function
+        if function is not None and name in local_names(function) and not _imported_in(function, name):
+            return False  # a parameter or a local variable (`self`, `model`): a value the code already holds
+        return name in interp.imports.aliases or name in interp.functions or name in interp.classes or (
+            function is not None and _imported_in(function, name))
+
     def property_value(self, expr: ast.Attribute, base: Value, flow: Flow, frame: Frame) -> Value | None:
         """`self.model` where `model` is a property of the class (or of a base class, in any file of the
         project): its getter's body runs on `self` and its return value is the attribute's value
@@ -455,7 +474,8 @@ class Expressions:
         if not value.entities and not value.modules and value.opaque:
             # `self.model = model.to(device)` with `model` of unknown origin: how `self.model` is used
             # elsewhere (`.parameters()`, `.step()`) says what it is.
-            minted = interp.objects.entity_for_unknown_ref(key)
+            made = key.startswith("self.") and self._made_by_call(source, frame)
+            minted = interp.objects.entity_for_unknown_ref(key, made=made)
             if minted is not None:
                 value = minted
         if key in interp.prescan.synced and value.entities:
@@ -694,3 +714,9 @@ def _builds_collection(node: ast.expr) -> bool:
     if isinstance(node, (ast.List, ast.Tuple, ast.ListComp)):
         return True
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple") and len(node.args) == 1
+
+
+def _imported_in(fn: ast.AST, name: str) -> bool:
+    """Whether a function imports `name` itself (`from registry import build_backbone` in its body)."""
+    return any(isinstance(n, (ast.Import, ast.ImportFrom))
+               and any((a.asname or a.name).split(".")[0] == name for a in n.names) for n in ast.walk(fn))

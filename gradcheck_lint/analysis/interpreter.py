@@ -598,6 +598,8 @@ class Interpreter:
     def direct_forward(self, holder: Holder, ordinal: int) -> bool:
         """The forward pass of this ordinal called the module itself (`vf(obs)`, `vf.forward(obs)`,
         `self.fc1(x)`), not another method of it (`self.model.norm_obs(obs)`)."""
+        if ordinal in self.objects.called_whole:
+            return True
         call = self.forward_sites.get(ordinal)
         func = call.func if isinstance(call, ast.Call) else None
         if func is None:

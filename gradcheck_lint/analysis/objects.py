@@ -41,6 +41,8 @@ class Objects:
         self._class_worlds: dict[str, list[World]] = {}
         self._cuts: dict[int, bool] = {}  # id of a local `forward` -> whether it may cut graphs
         self._sums: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a sum-reduced loss
+        # forward ordinals that called a module itself, whatever its name (`self.qf_1(x)` of a base class's `qf_1`)
+        self.called_whole: set[int] = set()
 
     # -- entities
     def mint(self, kind: Kind, name: str, key: object, api: str = "", provenance: Provenance = READ) -> Entity:
@@ -108,18 +110,23 @@ class Objects:
         return Value(entities=frozenset({ent}), modules=frozenset({holder}))
 
     def entity_for_unknown_ref(self, text: str, module_global: bool = False,
-                               member_of: str | None = None) -> Value | None:
+                               member_of: str | None = None, made: bool = False) -> Value | None:
         """Give a name with no known value an entity, when how it is used says what it is.
 
         A bare name is one object per function activation, or one per module when the function does not
-        bind it (a global of a star import: `from config import *`); `self.x` one per class. An object used as
-        an optimizer (`x.step()` and `x.zero_grad()`) is sure; one named like an optimizer and
-        stepped, less so. With `member_of`, the name is a loop's variable over that collection made out of
-        sight (`for opt in optimizers:`): it stands for the members of that collection, one object for
-        every loop over it and another for a loop over another collection.
+        bind it (a global of a star import: `from config import *`); `self.x` one per class, unless it
+        was `made` by the statement binding it (`self.backbone = build_backbone(cfg)`): a new object each
+        time that statement runs, so one per call path, as a constructor's (two `Brain(cfg)` instances
+        hold two backbones). With `member_of`, the name is a loop's variable over that collection made out
+        of sight (`for opt in optimizers:`): it stands for the members of that collection, one object for
+        every loop over it and another for a loop over another collection. An object used as an optimizer
+        (`x.step()` and `x.zero_grad()`) is sure; one named like an optimizer and stepped, less so.
         """
         interp = self.interp
-        scope = ("self",) if text.startswith("self.") else ("module",) if module_global else interp.calls.call_path
+        if made:
+            scope: tuple[object, ...] = ("self", "made", interp.calls.call_path, interp.worlds.key)
+        else:
+            scope = ("self",) if text.startswith("self.") else ("module",) if module_global else interp.calls.call_path
         if member_of is not None:
             scope = (*scope, "member of", member_of)
         if text in interp.optimizer_refs:
@@ -176,6 +183,8 @@ class Objects:
         if not frame.no_grad:
             site = self.interp.recorder.ordinal(self.interp.calls.current_call())
             self.interp.forward_sites[site] = self.interp.calls.current_call_node()
+            if not vague:  # the module itself was called (`self.qf_1(x)`), not another method of it
+                self.called_whole.add(site)
             counts = step_counts(flow.env)
             built = built | {(h, generations(flow.env, h, counts), site) for h in own if not h.pseudo}
             wrappers = self.sync_wrappers(module)
