@@ -97,6 +97,9 @@ class Value:
         divided_twice: divisors applied twice along one chain of computation (`(loss / n) / n`).
         multipliers: source text of every factor a term reaching parameters was multiplied by
             (`loss_val * self.accum_iters`), reciprocals aside (`loss * (1 / n)` divides).
+        shares: the divisors that are the denominator of a share the loss was weighted by
+            (`loss * (n / total)`, `loss * n / total`): a count the micro-batch takes part of, whatever
+            its name, not a per-sample normalisation of this micro-batch's loss.
         items: members of a literal tuple/list/dict, by position or key.
         counter: loop-counter knowledge, for integers.
         const: a small literal it is known to be.
@@ -119,6 +122,7 @@ class Value:
     divisors: frozenset[str] = frozenset()
     divided_twice: frozenset[str] = frozenset()
     multipliers: frozenset[str] = frozenset()
+    shares: frozenset[str] = frozenset()
     items: tuple[tuple[str, Value], ...] = ()
     counter: Counter | None = None
     const: object = None
@@ -159,7 +163,7 @@ class Value:
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
         return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, graph=self.graph, amp=self.amp,
                      summed=self.summed, sync=self.sync, divisors=self.divisors, divided_twice=self.divided_twice,
-                     multipliers=self.multipliers)
+                     multipliers=self.multipliers, shares=self.shares)
 
     def with_divisor(self, text: str) -> Value:
         twice = self.divided_twice | {text} if text in self.divisors else self.divided_twice
@@ -219,6 +223,7 @@ def join(values: Iterable[Value]) -> Value:
         # twice only when every path divided twice: a join is not a chain
         divided_twice=frozenset.intersection(*(v.divided_twice for v in vals)),
         multipliers=frozenset().union(*(v.multipliers for v in vals)),
+        shares=frozenset().union(*(v.shares for v in vals)),
         items=tuple((k, join(vs)) for k, vs in items.items()),
         counter=counter,
         const=const,

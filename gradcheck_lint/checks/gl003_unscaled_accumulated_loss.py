@@ -61,9 +61,12 @@ def _names_window(factor: str, window: str | None, counters: set[str]) -> bool:
     return bool(_ACCUM_NAME.search(factor))
 
 
-def divides_by_window(divisors: frozenset[str], window: str | None, counters: set[str] | frozenset[str] = frozenset()) -> bool:
+def divides_by_window(divisors: frozenset[str], window: str | None, counters: set[str] | frozenset[str] = frozenset(),
+                      shares: frozenset[str] = frozenset()) -> bool:
     """Tell whether one of the divisors applied to a loss can be the accumulation window size (a divisor
-    made of the running counter, `loss / (i + 1)`, is not)."""
+    made of the running counter, `loss / (i + 1)`, is not). A divisor in `shares` is the denominator of a
+    share the loss was weighted by (`loss * (n / total)`): named like a per-sample count or not, it is a
+    count the micro-batches take part of, which may be the window's."""
     for d in divisors:
         if counters & set(_IDENT.findall(d)):
             continue  # it changes from one micro-batch to the next: not the window
@@ -75,7 +78,7 @@ def divides_by_window(divisors: frozenset[str], window: str | None, counters: se
                 return True
         if _ACCUM_NAME.search(d):
             return True
-        if _PER_SAMPLE.search(d):
+        if _PER_SAMPLE.search(d) and d not in shares:
             continue  # a per-sample normalisation, not the window
         if d.replace(".", "", 1).isdigit() and window is not None and window.replace(".", "", 1).isdigit():
             if float(d) == float(window):
@@ -154,7 +157,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         call = backward.node
         if not (isinstance(call.func, ast.Attribute) and call.func.attr == "backward" and backward.loss_text == code(call.func.value)):
             return None  # only `loss.backward()`: another library's backward may divide
-        if divides_by_window(backward.loss.divisors, window) or any(_WINDOW_NORMALISER.search(d) for d in backward.loss.divisors):
+        if divides_by_window(backward.loss.divisors, window, shares=backward.loss.shares) or any(_WINDOW_NORMALISER.search(d) for d in backward.loss.divisors):
             return None
         msg, help_ = messages.unscaled_accumulated_loss(backward.call_text, backward.loss_text, step.call_text,
                                                         model.line(step.node), window)
@@ -223,8 +226,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     running = sorted(d for d in backward.loss.divisors if counters & set(_IDENT.findall(d)))
                     per_micro = sorted(_counted_per_micro_batch(gate, backward.loss.divisors - frozenset(running)))
                     rest = backward.loss.divisors - frozenset(running) - frozenset(per_micro)
-                    if divides_by_window(rest, window, counters):
-                        continue
+                    if divides_by_window(rest, window, counters, backward.loss.shares):
+                        continue  # (a share's denominator the micro-batch's own count is in `per_micro`, not here)
                     if any(_WINDOW_NORMALISER.search(d) for d in rest):
                         continue  # divided by the token count of the whole window (`loss_sum / global_valid_tokens`)
                     if _counted_over_window(model, backward, rest, window, counters):
