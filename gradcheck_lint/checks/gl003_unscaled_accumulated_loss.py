@@ -11,7 +11,7 @@ from ..analysis import TrainingModel
 from ..analysis.conditions import Condition, code
 from ..analysis.conventions import convention
 from ..analysis.events import Backward, Loop, Step
-from ..analysis.provenance import Assumption, assumed
+from ..analysis.provenance import Assumption, Provenance, assumed
 from ..analysis.syntax import arguments, is_int, starts_with_paren
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, is_reference, scope_of, source
 from ..registry import Finding, Invalid, Rule, register
@@ -161,7 +161,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
             return None
         msg, help_ = messages.unscaled_accumulated_loss(backward.call_text, backward.loss_text, step.call_text,
                                                         model.line(step.node), window)
-        return Finding(backward.node, msg, help_)
+        return Finding(backward.node, msg, help_, _reduction(backward))
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
         for hook in model.unnormalised_losses:
@@ -238,7 +238,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         counter_divisor=running[0] if running else None, micro_divisor=per_micro[0] if per_micro and not running else None,
                     )
                     fix = None if running or per_micro else self._fix(model, backward, window, gate)
-                    chain = [step.provenance, c.provenance, backward.loss.provenance]
+                    chain = [step.provenance, c.provenance, backward.loss.provenance, *_reduction(backward)]
                     if isinstance(gate, Condition) and gate.caller is not None:
                         # the window is a caller's, linked to this method by its name only
                         written = gate.statement.test if isinstance(gate.statement, ast.If) else gate.test
@@ -269,6 +269,14 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         simple = is_int(n) or is_reference(n)
         partial = isinstance(gate, Condition) and isinstance(gate.test, ast.BoolOp)
         return FixPlan(f"Divide the loss by `{window}`", (ReplaceNode(loss, replacement),), SAFE if simple and not partial else UNSAFE)
+
+
+def _reduction(backward: Backward) -> tuple[Provenance, ...]:
+    """The fact the rule rests on that the loss is a mean over its samples (a sum is not to be divided):
+    assumed when the loss is what a model's forward out of sight returned (`_, loss, info = model(...)` of a
+    model built in another file the project index did not read, or a bound method called by another name),
+    read otherwise."""
+    return (assumed(Assumption.REDUCTION),) if backward.loss.unseen_reduction else ()
 
 
 def _counted_over_window(model: TrainingModel, backward: Backward, divisors: frozenset[str], window: str | None,
