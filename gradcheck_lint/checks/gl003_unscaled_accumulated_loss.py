@@ -52,13 +52,34 @@ def _explicit_gradient(backward: Backward) -> bool:
 
 def _names_window(factor: str, window: str | None, counters: set[str]) -> bool:
     """A factor that is the window size itself (`self.accum_iters` for a window `model.accum_iters`), never
-    one of the counters (`loss * (i + 1)`) nor a factor merely unknown."""
+    one of the counters (`loss * (i + 1)`) nor a factor merely unknown. Two references name one quantity
+    by their last names, not by the object holding them: `params.ctc_loss_scale` (a loss weight) and
+    `params.accum_grad` are two fields of one configuration."""
     names = set(_IDENT.findall(factor))
     if counters & names:
         return False
     if window is not None:
-        return factor == window or bool(names & set(_IDENT.findall(window)) - _GENERIC)
+        return factor == window or bool(_quantities(factor) & _quantities(window) - _GENERIC)
     return bool(_ACCUM_NAME.search(factor))
+
+
+def _quantities(text: str) -> set[str]:
+    """The names of what an expression is made of, holders aside: `params.accum_grad * len(loader)` ->
+    {accum_grad, len, loader} (a name or attribute that only holds the attribute read from it is left out)."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return set(_IDENT.findall(text))
+    holders = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if id(n) in holders:
+            continue
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+    return out
 
 
 def divides_by_window(divisors: frozenset[str], window: str | None, counters: set[str] | frozenset[str] = frozenset(),
