@@ -86,6 +86,8 @@ class Calls:
                 out = self.function_call(call, flow, frame)
             if out.reach and sums_samples(call):  # `F.cross_entropy(logits, y, reduction="sum")`
                 out = replace(out, summed=True)
+            if out.unseen_reduction and self._reduces(call, flow, frame):
+                out = replace(out, unseen_reduction=False)
             if out.opaque or out.reach:
                 normaliser = normaliser_argument(call)
                 if normaliser is not None:  # `masked_mean(loss, mask, None, loss_denominator)`
@@ -94,6 +96,20 @@ class Calls:
         finally:
             self._calls.pop()
             self._call_nodes.pop()
+
+    def _reduces(self, call: ast.Call, flow: Flow, frame: Frame) -> bool:
+        """A call that reduces what a model out of sight returned, in sight: a library function
+        (`F.cross_entropy(model(x), y)`, `torch.mean(out)`), a loss object of the catalogue
+        (`criterion(model(x), y)` of `criterion = nn.CrossEntropyLoss()`) or a tensor's `.mean()` / `.sum()`."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and func.attr in ("mean", "sum") and not call.keywords:
+            return True
+        ref = N.ref_text(func)
+        bound = self.interp.lookup(ref, flow, frame) if ref is not None else None
+        if bound is not None and bound.of_kind(Kind.LOSS) and not bound.provenance.assumed:
+            return True
+        qual = self.interp.imports.qualify(func)
+        return qual is not None and self.catalogue.is_package(qual.split(".", 1)[0])
 
     # ------------------------------------------------------------------ functions
     def function_call(self, call: ast.Call, flow: Flow, frame: Frame) -> Value:

@@ -129,7 +129,7 @@ class Expressions:
             j = join([v for _, v in items]) if items else EMPTY
             return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
                          divisors=j.divisors, divided_twice=j.divided_twice, multipliers=j.multipliers,
-                         items=tuple(items))
+                         shares=j.shares, items=tuple(items))
         if kind is ast.Starred:
             return self.eval(expr.value, flow, frame)
         if kind is ast.Dict:
@@ -205,6 +205,8 @@ class Expressions:
         if op is ast.Div or op is ast.FloorDiv:
             if not right.reach:
                 result = result.with_divisor(code(expr.right))
+                if op is ast.Div and _weighted(expr.left, left):  # `loss * n / total`
+                    result = replace(result, shares=result.shares | {code(expr.right)})
         elif op is ast.Mult:
             for side, factor, term in ((expr.left, left, right), (expr.right, right, left)):
                 div = self.reciprocal(side)
@@ -212,6 +214,8 @@ class Expressions:
                     result = result.with_divisor(div)
                 elif term.reach and not factor.reach and not is_number(side):
                     result = replace(result, multipliers=result.multipliers | {code(side)})
+                if not factor.reach and (term.reach or term.opaque) and (share := share_denominator(side)) is not None:
+                    result = replace(result, shares=result.shares | {share})  # `loss * (n / total)`
         if is_int(expr.left) and is_int(expr.right):
             result = replace(result, const=None)
         if op is ast.FloorDiv and not (left.entities or left.modules or left.params):
@@ -274,7 +278,7 @@ class Expressions:
             flow.states = scratch.states
         v = join(results)
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
-                     divisors=v.divisors, divided_twice=v.divided_twice, multipliers=v.multipliers)
+                     divisors=v.divisors, divided_twice=v.divided_twice, multipliers=v.multipliers, shares=v.shares)
 
     def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:
         interp = self.interp
@@ -663,6 +667,8 @@ class Expressions:
                 new = new.with_divisor(div)
             elif old.reach and not rhs.reach and not is_number(small.value):
                 new = replace(new, multipliers=new.multipliers | {code(small.value)})
+            if not rhs.reach and (old.reach or old.opaque) and (share := share_denominator(small.value)) is not None:
+                new = replace(new, shares=new.shares | {share})  # `loss *= n / total`
         else:
             # `params += list(project.named_parameters())`: a collection grows and keeps what it holds (an
             # optimizer built from it owns both models); a number or a tensor is summed
@@ -720,3 +726,21 @@ def _imported_in(fn: ast.AST, name: str) -> bool:
     """Whether a function imports `name` itself (`from registry import build_backbone` in its body)."""
     return any(isinstance(n, (ast.Import, ast.ImportFrom))
                and any((a.asname or a.name).split(".")[0] == name for a in n.names) for n in ast.walk(fn))
+
+
+def share_denominator(factor: ast.expr) -> str | None:
+    """The denominator of a factor that is a share, `n / total` with a numerator that is no number
+    (`batch.num_graphs / total_sample_count`, `len(chunk) / batch_size`): the loss is weighted by the part
+    `n` of a count `total`, so `total` is the count the weights add up over, not a normalisation of this
+    micro-batch alone (`1 / n` and `0.5 / n` are a reciprocal and a weight over `n`)."""
+    if isinstance(factor, ast.BinOp) and isinstance(factor.op, ast.Div) and not is_number(factor.left):
+        return code(factor.right)
+    return None
+
+
+def _weighted(numerator: ast.expr, value: Value) -> bool:
+    """`loss * n` on the left of `/ total`, a loss (read, or from a call out of sight) multiplied by a
+    factor that is no number (`chunk_loss * len(chunk) / batch_size` weights by the share
+    `len(chunk) / batch_size`; `loss * 2 / batch_size` is a weight and a normalisation)."""
+    return (isinstance(numerator, ast.BinOp) and isinstance(numerator.op, ast.Mult) and bool(value.reach or value.opaque)
+            and not is_number(numerator.left) and not is_number(numerator.right))

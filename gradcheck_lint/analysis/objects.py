@@ -193,7 +193,16 @@ class Objects:
                 self.table.sync_modules.setdefault(uid, set()).update(h for h in module.modules if not h.pseudo)
         summed = any(self._forward_sums(e.uid) for e in module.entities)
         return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else unseen), built=built, summed=summed,
-                     sync=sync)
+                     unseen_reduction=not summed and not any(self._forward_known(e) for e in module.entities), sync=sync)
+
+    def _forward_known(self, entity: Entity) -> bool:
+        """What the module's forward returns is read (its class's `forward`, in this file or the project's) or
+        modelled (a library module of the catalogue: `nn.CrossEntropyLoss` averages unless told otherwise);
+        a module assumed to be one (built by a call out of sight, `model = build_model(cfg)`) is neither."""
+        info = self.interp.calls.instance_class.get(entity.uid)
+        if info is not None:
+            return self.interp.definitions.find_method(info, "forward") is not None
+        return not entity.provenance.assumed
 
     def _through_local_forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
                                args: Value) -> tuple[Value, frozenset[Holder] | None]:

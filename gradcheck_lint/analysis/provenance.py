@@ -37,6 +37,7 @@ class Assumption(str, enum.Enum):
     CONFIG = "a setting whose value is not seen"
     INTENT = "what the code's author meant"
     SAVED = "what its forward pass saves for backward"
+    REDUCTION = "how a loss made out of sight is reduced over its samples (mean or sum)"
 
 
 @dataclass(frozen=True, slots=True)

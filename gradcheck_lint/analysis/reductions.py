@@ -15,10 +15,14 @@ from .syntax import assignment_targets, code
 from .walk import iter_tree
 
 
-def sums_samples(call: ast.Call) -> bool:
-    """`F.cross_entropy(logits, y, reduction="sum")`, `nn.MSELoss(size_average=False)`."""
+def sums_samples(call: ast.Call, summing: frozenset[str] = frozenset()) -> bool:
+    """`F.cross_entropy(logits, y, reduction="sum")`, `nn.MSELoss(size_average=False)`; with `summing`, the
+    names of the enclosing function's parameters that default to `"sum"` and are never reassigned,
+    `F.cross_entropy(logits, y, reduction=reduction)` of `def forward(self, x, reduction="sum")`."""
     for k in call.keywords:
         if k.arg == "reduction" and isinstance(k.value, ast.Constant) and k.value.value == "sum":
+            return True
+        if k.arg == "reduction" and isinstance(k.value, ast.Name) and k.value.id in summing:
             return True
         if k.arg == "size_average" and isinstance(k.value, ast.Constant) and k.value.value is False:
             return True
@@ -29,7 +33,9 @@ def returns_summed(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether a value the function returns is built from a sum-reduced loss: in the returned
     expression itself, or through the local names it reads, followed back through their assignments
     in the function (`loss_xy += F.binary_cross_entropy(..., reduction="sum")`, then
-    `loss = loss_xy + loss_wh`, then `return loss, loss_xy`)."""
+    `loss = loss_xy + loss_wh`, then `return loss, loss_xy`). A reduction handed in as a parameter that
+    defaults to `"sum"` (VALL-E's `forward(..., reduction="sum")`) sums on a call that does not pass it,
+    which is how a training step calls a model's forward; a caller that passes it is not looked at."""
     sources: dict[str, list[ast.expr]] = {}  # local name -> the expressions assigned to it
     returned: list[ast.expr] = []
     for node in iter_tree(fn):
@@ -39,17 +45,26 @@ def returns_summed(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             for target in assignment_targets(node):
                 for name in _names_bound(target):
                     sources.setdefault(name, []).append(node.value)
+    summing = frozenset(p for p in _sum_defaults(fn) if p not in sources)
     seen: set[str] = set()
     todo = returned
     while todo:
         expr = todo.pop()
         for sub in iter_tree(expr):
-            if isinstance(sub, ast.Call) and sums_samples(sub):
+            if isinstance(sub, ast.Call) and sums_samples(sub, summing):
                 return True
             if isinstance(sub, ast.Name) and sub.id not in seen and sub.id in sources:
                 seen.add(sub.id)
                 todo.extend(sources[sub.id])
     return False
+
+
+def _sum_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The parameters whose default is the string `"sum"`."""
+    a = fn.args
+    positional = [*a.posonlyargs, *a.args]
+    pairs = [*zip(positional[len(positional) - len(a.defaults):], a.defaults), *zip(a.kwonlyargs, a.kw_defaults)]
+    return [arg.arg for arg, d in pairs if isinstance(d, ast.Constant) and d.value == "sum"]
 
 
 def _names_bound(target: ast.expr) -> list[str]:

@@ -49,7 +49,8 @@ def unpack(ex: Unpacker, elems: list[ast.expr], value: Value, flow: Flow, frame:
         # except the one element named for the single object a builder made (`optimizer, msg = build_optimizer(...)`)
         sub = (positional[i] if known else value if i == named
                else Value(reach=value.reach | value.modules, params=value.params, opaque=True, vague=value.vague,
-                          summed=value.summed, built=built, sync=value.sync, amp=value.amp))
+                          summed=value.summed, unseen_reduction=value.unseen_reduction, built=built, sync=value.sync,
+                          amp=value.amp))
         if isinstance(elem, ast.Starred):
             elem = elem.value
         ex.assign(elem, sub if sub is not None else value, flow, frame, source, stmt, keep_phases)

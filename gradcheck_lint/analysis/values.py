@@ -97,6 +97,13 @@ class Value:
         divided_twice: divisors applied twice along one chain of computation (`(loss / n) / n`).
         multipliers: source text of every factor a term reaching parameters was multiplied by
             (`loss_val * self.accum_iters`), reciprocals aside (`loss * (1 / n)` divides).
+        unseen_reduction: it holds what a model's forward returned where that forward was not read (a model
+            of a class out of sight, a bound method called by another name): if it is the loss, whether it
+            was averaged or summed over its samples is not seen. A library call on it decides again
+            (`F.cross_entropy(model(x), y)`).
+        shares: the divisors that are the denominator of a share the loss was weighted by
+            (`loss * (n / total)`, `loss * n / total`): a count the micro-batch takes part of, whatever
+            its name, not a per-sample normalisation of this micro-batch's loss.
         items: members of a literal tuple/list/dict, by position or key.
         counter: loop-counter knowledge, for integers.
         const: a small literal it is known to be.
@@ -113,12 +120,14 @@ class Value:
     graph: bool = False
     amp: bool = False  # multiplied by a GradScaler's scale (`scaler.scale(loss)`)
     summed: bool = False  # a loss reduced by summing over its samples (`reduction="sum"`), not averaged
+    unseen_reduction: bool = False
     # forward passes of data-parallel wrappers it holds: (wrapper uid, "on" | "off" | "maybe" gradient
     # sync when it ran, forward ordinal, how many times the sync flag had been assigned by then)
     sync: frozenset[tuple[int, str, int, int]] = frozenset()
     divisors: frozenset[str] = frozenset()
     divided_twice: frozenset[str] = frozenset()
     multipliers: frozenset[str] = frozenset()
+    shares: frozenset[str] = frozenset()
     items: tuple[tuple[str, Value], ...] = ()
     counter: Counter | None = None
     const: object = None
@@ -161,8 +170,8 @@ class Value:
             return OPAQUE
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
         return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, graph=self.graph, amp=self.amp,
-                     summed=self.summed, sync=self.sync, divisors=self.divisors, divided_twice=self.divided_twice,
-                     multipliers=self.multipliers)
+                     summed=self.summed, unseen_reduction=self.unseen_reduction, sync=self.sync, divisors=self.divisors,
+                     divided_twice=self.divided_twice, multipliers=self.multipliers, shares=self.shares)
 
     def with_divisor(self, text: str) -> Value:
         twice = self.divided_twice | {text} if text in self.divisors else self.divided_twice
@@ -217,11 +226,13 @@ def join(values: Iterable[Value]) -> Value:
         graph=any(v.graph for v in vals),
         amp=any(v.amp for v in vals),
         summed=any(v.summed for v in vals),
+        unseen_reduction=any(v.unseen_reduction for v in vals),
         sync=frozenset().union(*(v.sync for v in vals)),
         divisors=frozenset().union(*(v.divisors for v in vals)),
         # twice only when every path divided twice: a join is not a chain
         divided_twice=frozenset.intersection(*(v.divided_twice for v in vals)),
         multipliers=frozenset().union(*(v.multipliers for v in vals)),
+        shares=frozenset().union(*(v.shares for v in vals)),
         items=tuple((k, join(vs)) for k, vs in items.items()),
         counter=counter,
         const=const,

@@ -11,7 +11,7 @@ from ..analysis import TrainingModel
 from ..analysis.conditions import Condition, code
 from ..analysis.conventions import convention
 from ..analysis.events import Backward, Loop, Step
-from ..analysis.provenance import Assumption, assumed
+from ..analysis.provenance import Assumption, Provenance, assumed
 from ..analysis.syntax import arguments, is_int, starts_with_paren
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, is_reference, scope_of, source
 from ..registry import Finding, Invalid, Rule, register
@@ -52,18 +52,42 @@ def _explicit_gradient(backward: Backward) -> bool:
 
 def _names_window(factor: str, window: str | None, counters: set[str]) -> bool:
     """A factor that is the window size itself (`self.accum_iters` for a window `model.accum_iters`), never
-    one of the counters (`loss * (i + 1)`) nor a factor merely unknown."""
+    one of the counters (`loss * (i + 1)`) nor a factor merely unknown. Two references name one quantity
+    by their last names, not by the object holding them: `params.ctc_loss_scale` (a loss weight) and
+    `params.accum_grad` are two fields of one configuration."""
     names = set(_IDENT.findall(factor))
     if counters & names:
         return False
     if window is not None:
-        return factor == window or bool(names & set(_IDENT.findall(window)) - _GENERIC)
+        return factor == window or bool(_quantities(factor) & _quantities(window) - _GENERIC)
     return bool(_ACCUM_NAME.search(factor))
 
 
-def divides_by_window(divisors: frozenset[str], window: str | None, counters: set[str] | frozenset[str] = frozenset()) -> bool:
+def _quantities(text: str) -> set[str]:
+    """The names of what an expression is made of, holders aside: `params.accum_grad * len(loader)` ->
+    {accum_grad, len, loader} (a name or attribute that only holds the attribute read from it is left out)."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError:
+        return set(_IDENT.findall(text))
+    holders = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if id(n) in holders:
+            continue
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.add(n.attr)
+    return out
+
+
+def divides_by_window(divisors: frozenset[str], window: str | None, counters: set[str] | frozenset[str] = frozenset(),
+                      shares: frozenset[str] = frozenset()) -> bool:
     """Tell whether one of the divisors applied to a loss can be the accumulation window size (a divisor
-    made of the running counter, `loss / (i + 1)`, is not)."""
+    made of the running counter, `loss / (i + 1)`, is not). A divisor in `shares` is the denominator of a
+    share the loss was weighted by (`loss * (n / total)`): named like a per-sample count or not, it is a
+    count the micro-batches take part of, which may be the window's."""
     for d in divisors:
         if counters & set(_IDENT.findall(d)):
             continue  # it changes from one micro-batch to the next: not the window
@@ -75,7 +99,7 @@ def divides_by_window(divisors: frozenset[str], window: str | None, counters: se
                 return True
         if _ACCUM_NAME.search(d):
             return True
-        if _PER_SAMPLE.search(d):
+        if _PER_SAMPLE.search(d) and d not in shares:
             continue  # a per-sample normalisation, not the window
         if d.replace(".", "", 1).isdigit() and window is not None and window.replace(".", "", 1).isdigit():
             if float(d) == float(window):
@@ -154,11 +178,11 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         call = backward.node
         if not (isinstance(call.func, ast.Attribute) and call.func.attr == "backward" and backward.loss_text == code(call.func.value)):
             return None  # only `loss.backward()`: another library's backward may divide
-        if divides_by_window(backward.loss.divisors, window) or any(_WINDOW_NORMALISER.search(d) for d in backward.loss.divisors):
+        if divides_by_window(backward.loss.divisors, window, shares=backward.loss.shares) or any(_WINDOW_NORMALISER.search(d) for d in backward.loss.divisors):
             return None
         msg, help_ = messages.unscaled_accumulated_loss(backward.call_text, backward.loss_text, step.call_text,
                                                         model.line(step.node), window)
-        return Finding(backward.node, msg, help_)
+        return Finding(backward.node, msg, help_, _reduction(backward))
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
         for hook in model.unnormalised_losses:
@@ -223,8 +247,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     running = sorted(d for d in backward.loss.divisors if counters & set(_IDENT.findall(d)))
                     per_micro = sorted(_counted_per_micro_batch(gate, backward.loss.divisors - frozenset(running)))
                     rest = backward.loss.divisors - frozenset(running) - frozenset(per_micro)
-                    if divides_by_window(rest, window, counters):
-                        continue
+                    if divides_by_window(rest, window, counters, backward.loss.shares):
+                        continue  # (a share's denominator the micro-batch's own count is in `per_micro`, not here)
                     if any(_WINDOW_NORMALISER.search(d) for d in rest):
                         continue  # divided by the token count of the whole window (`loss_sum / global_valid_tokens`)
                     if _counted_over_window(model, backward, rest, window, counters):
@@ -235,7 +259,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         counter_divisor=running[0] if running else None, micro_divisor=per_micro[0] if per_micro and not running else None,
                     )
                     fix = None if running or per_micro else self._fix(model, backward, window, gate)
-                    chain = [step.provenance, c.provenance, backward.loss.provenance]
+                    chain = [step.provenance, c.provenance, backward.loss.provenance, *_reduction(backward)]
                     if isinstance(gate, Condition) and gate.caller is not None:
                         # the window is a caller's, linked to this method by its name only
                         written = gate.statement.test if isinstance(gate.statement, ast.If) else gate.test
@@ -266,6 +290,14 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
         simple = is_int(n) or is_reference(n)
         partial = isinstance(gate, Condition) and isinstance(gate.test, ast.BoolOp)
         return FixPlan(f"Divide the loss by `{window}`", (ReplaceNode(loss, replacement),), SAFE if simple and not partial else UNSAFE)
+
+
+def _reduction(backward: Backward) -> tuple[Provenance, ...]:
+    """The fact the rule rests on that the loss is a mean over its samples (a sum is not to be divided):
+    assumed when the loss is what a model's forward out of sight returned (`_, loss, info = model(...)` of a
+    model built in another file the project index did not read, or a bound method called by another name),
+    read otherwise."""
+    return (assumed(Assumption.REDUCTION),) if backward.loss.unseen_reduction else ()
 
 
 def _counted_over_window(model: TrainingModel, backward: Backward, divisors: frozenset[str], window: str | None,

@@ -20,7 +20,7 @@ from support import ROOT
 FRAMEWORK_FILES = {
     "torch.toml", "torch_amp.toml", "torch_distributed.toml", "accelerate.toml", "lightning.toml", "fabric.toml",
     "deepspeed.toml", "apex.toml", "torch_xla.toml", "timm.toml", "mmengine.toml", "transformers.toml", "python.toml",
-    "diffusers.toml", "yolo.toml", "horovod.toml",
+    "diffusers.toml", "yolo.toml", "horovod.toml", "transformer_lens.toml",
 }
 FOREIGN_FILE = "other_frameworks.toml"  # no rows: the packages of other deep-learning frameworks
 
