@@ -639,6 +639,8 @@ class Expressions:
                 new = new.with_divisor(div)
             elif old.reach and not rhs.reach and not is_number(small.value):
                 new = replace(new, multipliers=new.multipliers | {code(small.value)})
+        elif old.unread_class is not None:
+            new = old  # `meter += loss` of `meter = RunningMean()`: the unread class's `__iadd__` decides what it keeps
         else:
             # `params += list(project.named_parameters())`: a collection grows and keeps what it holds (an
             # optimizer built from it owns both models); a number or a tensor is summed

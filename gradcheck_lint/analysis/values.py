@@ -100,6 +100,8 @@ class Value:
         items: members of a literal tuple/list/dict, by position or key.
         counter: loop-counter knowledge, for integers.
         const: a small literal it is known to be.
+        unread_class: the qualified name of the class it is an object of, when that class was not read
+            (`CumulativeAverage()` of monai.metrics): what its methods do with what they are given is unknown.
     """
 
     entities: frozenset[Entity] = frozenset()
@@ -123,6 +125,7 @@ class Value:
     counter: Counter | None = None
     const: object = None
     flag: str | None = None  # the literal flag (`flags`) it was read from: a parameter holding it tests it
+    unread_class: str | None = None
 
     def item(self, key: str) -> Value | None:
         for k, v in self.items:
@@ -223,6 +226,7 @@ def join(values: Iterable[Value]) -> Value:
         counter=counter,
         const=const,
         flag=vals[0].flag if all(v.flag == vals[0].flag for v in vals) else None,
+        unread_class=first.unread_class if all(v.unread_class == first.unread_class for v in vals) else None,
     )
 
 
