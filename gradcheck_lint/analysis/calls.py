@@ -27,7 +27,8 @@ def _unread_class(qual: str) -> bool:
     """`monai.metrics.CumulativeAverage`: a class (named in CapWords, PEP 8) imported from a package outside the
     standard library (whose `collections.OrderedDict`, `collections.deque` are containers), not read."""
     module, _, last = qual.rpartition(".")
-    return bool(module) and last[:1].isupper() and not last.isupper() and module.split(".")[0] not in sys.stdlib_module_names
+    outside = bool(module) and module.split(".")[0] not in sys.stdlib_module_names
+    return outside and last[:1].isupper() and not last.isupper()
 
 
 _CONTAINERS = frozenset({"chain", "list", "tuple", "filter", "sorted", "iter", "set", "reversed"})

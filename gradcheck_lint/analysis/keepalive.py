@@ -217,7 +217,8 @@ def _repeats_on_one_batch(loop: ast.AST) -> bool:
     for node in (n for stmt in loop.body for n in iter_tree(stmt)):
         if isinstance(node, ast.Call) and _FETCH.search(last_name(node.func) or ""):
             return False
-        if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Name) and n.id in counters for n in ast.walk(node.slice)):
+        if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Name) and n.id in counters
+                                                   for n in ast.walk(node.slice)):
             return False
     return True
 
