@@ -4,6 +4,7 @@ answered by the catalogue of API models (through `effects`); anything else is an
 from __future__ import annotations
 
 import ast
+import sys
 from dataclasses import replace
 
 from . import names as N
@@ -20,7 +21,16 @@ from .reductions import normaliser_argument, sums_samples
 from .syntax import Arg, arguments, code, keyword_value
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
 
+
 # Built-ins that pass their arguments' objects through (`list(model.parameters())`, `chain(a, b)`).
+def _unread_class(qual: str) -> bool:
+    """`monai.metrics.CumulativeAverage`: a class (named in CapWords, PEP 8) imported from a package outside the
+    standard library (whose `collections.OrderedDict`, `collections.deque` are containers), not read."""
+    module, _, last = qual.rpartition(".")
+    outside = bool(module) and module.split(".")[0] not in sys.stdlib_module_names
+    return outside and last[:1].isupper() and not last.isupper()
+
+
 _CONTAINERS = frozenset({"chain", "list", "tuple", "filter", "sorted", "iter", "set", "reversed"})
 _TENSOR_BUILTINS = frozenset({"sum", "max", "min", "abs"})
 _GRAD_METHODS = frozenset({"zero_", "fill_", "mul_", "div_", "add_", "sub_", "clamp_", "clip_", "addcmul_", "addcdiv_",
@@ -226,7 +236,8 @@ class Calls:
         model = self._constructs_model(call, last, pos, kw, flow)
         if model is not None:
             return model
-        return interp.objects.opaque_call(last, pos, kw, flow)
+        out = interp.objects.opaque_call(last, pos, kw, flow)
+        return replace(out, unread_class=qual) if _unread_class(qual) else out
 
     def project_call(self, call: ast.Call, fn: Function | None, info: ClassInfo | None, flow: Flow, frame: Frame) -> Value:
         """A function, class or static method of another file of the project, run like one of this file."""
@@ -539,6 +550,10 @@ class Calls:
             # `something.backward(loss)` of an unknown object: a framework's backward of its argument
             site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
             return interp.effects.apply((Effect("backward", (("loss", _ARG0),)),), site, flow, frame)
+        if attr in ("append", "extend", "insert") and pos and recv.unread_class is not None:
+            # `run_loss.append(loss)` of `run_loss = CumulativeAverage()`: a method of a class the analysis did not
+            # read, not a list's: it may keep the value, a number made of it (monai's detaches), or nothing
+            return interp.objects.opaque_call(attr, [recv, *pos], kw, flow)
         if attr in ("append", "extend", "insert") and pos:
             # a list (or an `nn.ModuleList`) grows: not a forward pass, also when it holds modules
             key = N.ref_text(recv_node)

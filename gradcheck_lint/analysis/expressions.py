@@ -669,6 +669,8 @@ class Expressions:
                 new = replace(new, multipliers=new.multipliers | {code(small.value)})
             if not rhs.reach and (old.reach or old.opaque) and (share := share_denominator(small.value)) is not None:
                 new = replace(new, shares=new.shares | {share})  # `loss *= n / total`
+        elif old.unread_class is not None:
+            new = old  # `meter += loss` of `meter = RunningMean()`: the unread class's `__iadd__` decides what it keeps
         else:
             # `params += list(project.named_parameters())`: a collection grows and keeps what it holds (an
             # optimizer built from it owns both models); a number or a tensor is summed

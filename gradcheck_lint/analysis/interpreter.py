@@ -68,6 +68,7 @@ from .syntax import (
     code,
     is_int,
     read_source,
+    rebound_by,
     stored_names,
 )
 from .values import EMPTY, EntityTable, Holder, Kind, Value
@@ -830,8 +831,8 @@ class Interpreter:
                     if isinstance(receiver, ast.Name) and receiver.id == "self" or isinstance(n.func, ast.Name) and n.func.id in self.functions:
                         out |= self.objects.mutable_attributes  # a method it calls may change them
                 for t in binding_targets(n):
-                    for sub in iter_tree(t):
-                        text = self.ref(sub) if isinstance(sub, (ast.Name, ast.Attribute, ast.Subscript)) else None
+                    for sub in rebound_by(t):
+                        text = self.ref(sub)
                         if text is not None:
                             out.add(text)
             found = self._assigned_in[id(node)] = frozenset(out)

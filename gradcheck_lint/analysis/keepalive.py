@@ -13,6 +13,7 @@ from dataclasses import replace
 from .conventions import convention
 from .events import KeepAlive
 from .flow import Flow, Frame
+from .names import last_name
 from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code
@@ -126,6 +127,8 @@ class KeepAlives:
                 # `losses = []; for _ in range(gradient_accumulation_steps): losses.append(loss)` in each
                 # step: the graphs of one accumulation window, dropped at the next step
                 return value
+        if self._reset_per_batch(target, frame.loops[:frame.loops.index(loop) + 1]):
+            return value
         event = self.events.get(id(node))
         if event is None:
             via = self.item_graphs.get(stored.id, "") if type(stored) is ast.Name and not value.built else ""
@@ -135,6 +138,20 @@ class KeepAlives:
         if target in self._trained:
             event.trained = True
         return replace(value, kept=value.kept | {target})
+
+    def _reset_per_batch(self, target: str, loops: tuple[int, ...]) -> bool:
+        """`for x in loader: total = 0; for _ in range(rep_d): ...; total += loss_d`: the accumulator is kept
+        in loops that repeat work on one batch (`range` loops fetching no data), and reset in each
+        iteration of the loop around them that draws the batches. It holds the graphs of one batch's
+        repetitions, dropped at the next batch: a bounded, short-lived set, not the run's (an epoch loop,
+        `for epoch in range(n)`, draws no batch itself: the loop over the loader is inside it)."""
+        inner = [self.interp.loops[lid].node for lid in loops if lid in self.interp.loops]
+        while len(inner) > 1 and _repeats_on_one_batch(inner[-1]):
+            inner.pop()
+            around = inner[-1]
+            if target in self.resets_in(around):
+                return _draws_batches(around)
+        return False
 
     def consumed(self, loss: Value) -> None:
         """A backward pass of a value held by accumulators: their graphs were kept to be trained on."""
@@ -210,6 +227,39 @@ def _over_window(loop: ast.AST) -> bool:
     """`for _ in range(args.gradient_accumulation_steps):`: a loop over one window's micro-batches."""
     count = _range_count(loop)
     return count is not None and bool(_WINDOW_COUNT.search(count))
+
+
+_FETCH = convention("batch_fetch")
+_COUNTS = frozenset({"range", "trange", "count"})
+
+
+def _counted(it: ast.expr) -> bool:
+    """`range(n)`, `itertools.count()`, `enumerate(range(n))`, `tqdm(range(n))`: numbers, not data."""
+    if not isinstance(it, ast.Call):
+        return False
+    name = last_name(it.func)
+    return name in _COUNTS or bool(it.args) and not isinstance(it.args[0], ast.Starred) and _counted(it.args[0])
+
+
+def _repeats_on_one_batch(loop: ast.AST) -> bool:
+    """`for _ in range(rep_discriminator):` whose body fetches no data (`next(it)`, `get_batch()`) and
+    indexes nothing by its counter (`dataset[i]`): it repeats its work on the batch already drawn."""
+    if not (isinstance(loop, (ast.For, ast.AsyncFor)) and _counted(loop.iter)):
+        return False
+    counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for node in (n for stmt in loop.body for n in iter_tree(stmt)):
+        if isinstance(node, ast.Call) and _FETCH.search(last_name(node.func) or ""):
+            return False
+        if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Name) and n.id in counters
+                                                   for n in ast.walk(node.slice)):
+            return False
+    return True
+
+
+def _draws_batches(loop: ast.AST) -> bool:
+    """`for x, y in loader:`, `for i, batch in enumerate(tqdm(loader)):`: each iteration draws data (a loop
+    over numbers, `for epoch in range(n)`, or a `while` loop, is not known to)."""
+    return isinstance(loop, (ast.For, ast.AsyncFor)) and not _counted(loop.iter)
 
 
 _LOOP_NODES = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)

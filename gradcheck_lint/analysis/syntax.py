@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from ..diagnostics import Span
 
 __all__ = [
     "Arg", "FUNCTIONS", "LOOPS", "SIMPLE_STATEMENTS", "TESTS", "WITHS", "Source", "arguments", "code", "forget_code", "int_value", "is_int",
-    "is_number", "keyword_value", "parameters", "read_source", "starts_with_paren",
+    "is_number", "keyword_value", "parameters", "read_source", "rebound_by", "starts_with_paren",
 ]
 
 FUNCTIONS: tuple[type, ...] = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -225,6 +226,23 @@ def binding_targets(node: ast.AST) -> list[ast.expr]:
     if isinstance(node, (ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)):
         return [node.target]
     return assignment_targets(node)
+
+
+def rebound_by(target: ast.AST) -> Iterator[ast.Name | ast.Attribute | ast.Subscript]:
+    """The references an assignment to `target` changes: `x = v` rebinds `x`; `self.a.b = v` sets the
+    attribute `self.a.b` and rebinds neither `self` nor `self.a` (the same objects, one attribute more);
+    `x[k] = v` changes what `x` holds (and `x.a[k] = v` what `x.a` holds)."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for e in target.elts:
+            yield from rebound_by(e)
+    elif isinstance(target, ast.Starred):
+        yield from rebound_by(target.value)
+    elif isinstance(target, (ast.Name, ast.Attribute)):
+        yield target
+    elif isinstance(target, ast.Subscript):
+        yield target
+        if isinstance(target.value, (ast.Name, ast.Attribute, ast.Subscript)):
+            yield from rebound_by(target.value)
 
 
 def stored_names(node: ast.AST) -> set[str]:

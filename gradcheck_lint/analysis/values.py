@@ -107,6 +107,8 @@ class Value:
         items: members of a literal tuple/list/dict, by position or key.
         counter: loop-counter knowledge, for integers.
         const: a small literal it is known to be.
+        unread_class: the qualified name of the class it is an object of, when that class was not read
+            (`CumulativeAverage()` of monai.metrics): what its methods do with what they are given is unknown.
     """
 
     entities: frozenset[Entity] = frozenset()
@@ -135,6 +137,7 @@ class Value:
     # the string literals it is one of, as `pathcond` writes them (`'none'`), when nothing else is possible: a
     # literal, or an element of a tuple of literals (`for mode in "none", "model":`); None: anything
     choices: frozenset[str] | None = None
+    unread_class: str | None = None
 
     def item(self, key: str) -> Value | None:
         for k, v in self.items:
@@ -238,6 +241,7 @@ def join(values: Iterable[Value]) -> Value:
         const=const,
         flag=vals[0].flag if all(v.flag == vals[0].flag for v in vals) else None,
         choices=_joined_choices(vals),
+        unread_class=first.unread_class if all(v.unread_class == first.unread_class for v in vals) else None,
     )
 
 

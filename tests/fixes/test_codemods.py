@@ -72,6 +72,12 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "loss_graph_kept_alive/step_outputs_dict_appended_with_its_loss.py": None,  # the dict holds the graph in one item: no `.detach()` of it
     "loss_graph_kept_alive/trainer_history_dict.py": ("unsafe", ['        self.history["loss"].append(loss)  # expect: GL008'],
                                                  ['        self.history["loss"].append(loss.detach())  # expect: GL008']),
+    "loss_graph_kept_alive/discriminator_repetitions_loss_summed_over_epoch.py": (
+        "safe", ["            loss_d_sum += loss_d  # expect: GL008"], ["            loss_d_sum += loss_d.detach()  # expect: GL008"]),
+    # in a method of the history object: `self.values` is an attribute, which code out of sight may backpropagate
+    "loss_graph_kept_alive/history_object_appends_loss_tensor.py": (
+        "unsafe", ["        self.values.append(val)  # expect: GL008"], ["        self.values.append(val.detach())  # expect: GL008"]),
+    "amp_scaled_gradients/clip_before_unscale_in_loop_setting_model_sync_flag.py": None,  # clip and unscale under different tests
     # the division is right for the window the hooks' steps do not keep: which of the two to change is the author's
     "amp_scaled_gradients/clip_with_optimizer_step_in_backward_hooks.py": None,
     "double_loss_scaling/accelerate_accumulate_divided_again.py": ("safe", ["        loss = loss / gradient_accumulation_steps"], []),
