@@ -23,6 +23,7 @@ takes them as its baseline. When a cycle not verified is flushed, each `.grad` i
 
 from __future__ import annotations
 
+import math
 import operator
 import random
 from collections.abc import Callable
@@ -88,7 +89,7 @@ class Cycle:
     __slots__ = ("opt_id", "group", "keys", "n", "gids", "vers", "held", "holds", "sizes", "since", "sentinel",
                  "sentinel_i", "phase", "generation", "name", "name_site", "passes", "next_bid", "bid", "bp", "pass_site",
                  "pass_scale", "pass_via", "stepped", "clear_site", "clears", "steps", "sentinel_state", "dirty", "params", "none",
-                 "verify", "reading", "cycles", "stamp", "_draw")
+                 "verify", "reading", "cycles", "left", "stamp", "_draw")
 
     def __init__(self, opt_id: int, group: _Group, held: tuple[int, ...], sizes: WindowSizes, since: set[int],
                  sentinel: Any, generation: int, next_bid: int) -> None:
@@ -129,9 +130,10 @@ class Cycle:
         # others read none after the backward pass and at the step (see `verify_next`)
         self.verify = True  # the cycle under way is verified
         self.reading = True  # `gids` and `vers` are each `.grad` as of the last call (else: not read since)
-        self.cycles = 0  # cycles since the cycle was established
+        self.cycles = 0  # cycles since the cycle was established (counted up to `VERIFY_ALL`)
+        self.left = 0  # then: cycles until the next verified one, that one included (drawn ahead: `_gap`)
         self.stamp: tuple[int, int] = (_NO_GRAD, -1)  # the sentinel's `.grad` right after the last pass
-        self._draw = random.Random(_VERIFY_SEED).randrange
+        self._draw = random.Random(_VERIFY_SEED).random
 
     def flush(self, probe: CycleHost) -> None:
         """Write to the ledger and the observations what the cycle kept since the last flush: after it,
@@ -375,14 +377,30 @@ class Cycle:
         nothing but the step runs between the two, and a clear or rescale after a step that applied
         every pass held reports nothing either way."""
         self.params = None
-        self.cycles += 1
-        self.verify = self.cycles < VERIFY_ALL or self._draw(VERIFY_EVERY) == 0  # the next cycle's reads
+        # the next cycle's reads: the first `VERIFY_ALL` cycles, then one in `VERIFY_EVERY`
+        if self.cycles < VERIFY_ALL:
+            self.cycles += 1
+        if self.cycles < VERIFY_ALL:
+            self.verify = True
+        else:
+            left = self.left - 1
+            if left > 0:
+                self.left, self.verify = left, False
+            else:
+                self.left, self.verify = self._gap(), True
         # `Ledger.consume` has nothing to do: the step applied every pass held
         monitors = probe.monitors
         if monitors is not None:
             monitors.after_step(self.opt_id, probe.last_event or UNKNOWN_SITE, self.group.keyset)
         self.phase = STEPPED
 
+
+    def _gap(self) -> int:
+        """Cycles until the next verified one, that one included: each is verified with probability
+        1 / `VERIFY_EVERY`, independently (one geometric draw ahead: a cycle not verified draws nothing)."""
+        if VERIFY_EVERY <= 1:
+            return 1
+        return 1 + int(math.log1p(-self._draw()) / math.log1p(-1.0 / VERIFY_EVERY))
 
     def _lists(self, params: list[torch.Tensor], generation: int) -> bool:
         """`_Group.lists` of the cycle's group, against the parameters held since the clear."""
