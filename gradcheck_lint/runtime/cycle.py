@@ -88,8 +88,8 @@ class Cycle:
 
     __slots__ = ("opt_id", "group", "keys", "n", "gids", "vers", "held", "holds", "sizes", "since", "sentinel",
                  "sentinel_i", "phase", "generation", "name", "name_site", "passes", "next_bid", "bid", "bp", "pass_site",
-                 "pass_scale", "pass_via", "stepped", "clear_site", "clears", "steps", "sentinel_state", "dirty", "params", "none",
-                 "verify", "reading", "cycles", "left", "stamp", "_draw")
+                 "pass_scale", "pass_via", "stepped", "clear_site", "clears", "steps", "sentinel_state", "dirty", "params",
+                 "none", "verify", "reading", "cycles", "left", "stamp", "_draw")
 
     def __init__(self, opt_id: int, group: _Group, held: tuple[int, ...], sizes: WindowSizes, since: set[int],
                  sentinel: Any, generation: int, next_bid: int) -> None:
@@ -317,7 +317,8 @@ class Cycle:
                 return False
             vers = list(map(_VERSION, grads))
             # every `.grad` was None before the pass, else each must differ from what it was
-            if not self.none and any(map(operator.and_, map(operator.eq, gids, self.gids), map(operator.eq, vers, self.vers))):
+            same = map(operator.and_, map(operator.eq, gids, self.gids), map(operator.eq, vers, self.vers))
+            if not self.none and any(same):
                 return False  # a parameter this pass did not write
             self.gids, self.vers = gids, vers
             if self.sentinel is not None:
@@ -351,7 +352,9 @@ class Cycle:
         groups = opt.param_groups
         params = groups[0]["params"] if len(groups) == 1 else probe._params_of(opt)
         group = self.group
-        if not (self._lists(params, probe.generation) and (not self.reading or _unchanged(params, self.gids, self.vers))):
+        if not self._lists(params, probe.generation):
+            return False
+        if self.reading and not _unchanged(params, self.gids, self.vers):  # not read since the pass: not compared
             return False
         told = site is self.name_site  # this cycle told the monitors this step's name and parameters
         if not told:
