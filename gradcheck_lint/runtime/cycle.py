@@ -9,11 +9,23 @@ full path would make to the ledger directly, calling the monitors as the full pa
 else drops the cycle before the first change, and the full path, the reference, runs: the findings
 are the same. What the fast path saves is mostly the memory the general code touches: after a
 backward pass the caches are cold, and each distinct table or object read then costs a miss.
+
+Sampled, as the replay of longer cycles samples them (`replay.py`; said in the rule documents of GL002,
+GL003 and GL008): the `.grad` of every parameter are read at each call on *verified* cycles only, the
+first `VERIFY_ALL` after the cycle is established and then one in `VERIFY_EVERY`, chosen
+pseudo-randomly. On the others a clear checks only that it lists the same parameters, a backward pass
+reads only the sentinel's `.grad` (the copy a growing window measures needs it), and a step only that
+its optimizer lists the parameters held since the clear. A change of the calls still falls back at
+that call; a change only the `.grad` show (`p.grad = None` by hand) is found on the next verified cycle
+it happens in: the first call of a verified cycle finds every `.grad` its pass wrote still there, and
+takes them as its baseline. When a cycle not verified is flushed, each `.grad` is read as it is then.
 """
 
 from __future__ import annotations
 
+import math
 import operator
+import random
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -55,6 +67,10 @@ class CycleHost(Protocol):
 
 ENABLED = True  # off: the full path every time (tests compare the two)
 GRAPH_EVERY = 8  # a steady cycle reads the loss's constant factors on one backward pass in this many
+VERIFY_ALL = 8  # cycles whose `.grad` are all read once the cycle is steady, before the sampling starts
+VERIFY_EVERY = 8  # then one cycle in this many (pseudo-random) reads them (`Cycle.verify`)
+_VERIFY_SEED = 0x31A8  # the verified cycles are pseudo-random, and the same in every run
+_GONE = -2  # an observed `.grad` id no tensor has: a gradient expected, found gone (`Cycle.flush`)
 
 # the phase of the cycle: the call the probe has seen last
 STEPPED, CLEARED, IN_BACKWARD, BACKWARD_DONE, STEPPING = range(5)
@@ -72,7 +88,8 @@ class Cycle:
 
     __slots__ = ("opt_id", "group", "keys", "n", "gids", "vers", "held", "holds", "sizes", "since", "sentinel",
                  "sentinel_i", "phase", "generation", "name", "name_site", "passes", "next_bid", "bid", "bp", "pass_site",
-                 "pass_scale", "pass_via", "stepped", "clear_site", "clears", "steps", "sentinel_state", "dirty", "params", "none")
+                 "pass_scale", "pass_via", "stepped", "clear_site", "clears", "steps", "sentinel_state", "dirty", "params",
+                 "none", "verify", "reading", "cycles", "left", "stamp", "_draw")
 
     def __init__(self, opt_id: int, group: _Group, held: tuple[int, ...], sizes: WindowSizes, since: set[int],
                  sentinel: Any, generation: int, next_bid: int) -> None:
@@ -109,6 +126,14 @@ class Cycle:
         # weakly), so that the checks after the backward pass and at the step need no weak reference
         self.params: list[torch.Tensor] | None = None
         self.none = False  # the last clear left every `.grad` None: any `.grad` now was written since
+        # sampled reads: a *verified* cycle (clear to step) reads every `.grad` at each call, as above; the
+        # others read none after the backward pass and at the step (see `verify_next`)
+        self.verify = True  # the cycle under way is verified
+        self.reading = True  # `gids` and `vers` are each `.grad` as of the last call (else: not read since)
+        self.cycles = 0  # cycles since the cycle was established (counted up to `VERIFY_ALL`)
+        self.left = 0  # then: cycles until the next verified one, that one included (drawn ahead: `_gap`)
+        self.stamp: tuple[int, int] = (_NO_GRAD, -1)  # the sentinel's `.grad` right after the last pass
+        self._draw = random.Random(_VERIFY_SEED).random
 
     def flush(self, probe: CycleHost) -> None:
         """Write to the ledger and the observations what the cycle kept since the last flush: after it,
@@ -160,15 +185,28 @@ class Cycle:
         sentinel = self.sentinel
         if sentinel is not None and self.sentinel_state:
             if self.sentinel_state == 1:  # the copy waits for the next backward pass (`Probe.after_backward`)
-                i = self.sentinel_i
-                sentinel.snapshot, sentinel.pending = None, (self.gids[i], self.vers[i])
+                sentinel.snapshot, sentinel.pending = None, self.stamp
                 if not any(o is sentinel for o in probe._deferred):
                     probe._deferred.append(sentinel)
             else:  # a window of one pass: its rescaling is not measured (`Ledger.step`)
                 sentinel.snapshot = sentinel.pending = None
             self.sentinel_state = 0
+        if not self.reading:
+            self._reread()
         for obs, gid, version in zip(self.group.obs, self.gids, self.vers):
             obs.grad_id, obs.version = gid, version
+
+    def _reread(self) -> None:
+        """Each `.grad` as it is now, for the observations, after a cycle that did not read them (each was
+        written by the last pass: one found None is recorded as a gradient gone, which the full path's
+        next look notices as a clear, as it would have at the call after it)."""
+        ps = self.params if self.params is not None else [ref() for ref in self.group.refs]
+        gids, vers = [], []
+        for p in ps:
+            g = None if p is None else p.grad
+            gids.append(_GONE if g is None else id(g))
+            vers.append(-1 if g is None else g._version)
+        self.gids, self.vers, self.reading = gids, vers, True
 
     def reload(self) -> None:
         """Take the observations as they are now (after `flush`, changed by `Probe.unscaled`)."""
@@ -185,8 +223,13 @@ class Cycle:
         # established (a death changes `probe.generation`: `Probe.param_died`), and each of them is watched
         if probe.generation != self.generation or len(ps) != self.n or list(map(id, ps)) != self.keys:
             return MISS
-        if not _seen(list(map(_GRAD, ps)), self.gids, self.vers):  # each `.grad` as last seen
-            return MISS
+        if self.verify:
+            grads = list(map(_GRAD, ps))
+            if self.reading:
+                if not _seen(grads, self.gids, self.vers):  # each `.grad` as last seen
+                    return MISS
+            elif _NO_GRAD in map(id, grads):  # after a cycle not verified: each written by its pass, still there
+                return MISS
         result = original(*args, **kwargs)
         n = self.n
         grads = None if stock and _sets_none(args, kwargs) else list(map(_GRAD, ps))
@@ -196,6 +239,7 @@ class Cycle:
         else:
             self.gids = list(map(id, grads))
             self.vers = [-1 if g is None else g._version for g in grads]
+        self.reading = True
         self.params = ps
         if site is not self.clear_site:
             if self.clears:  # the runs of the clear before, counted now
@@ -227,8 +271,8 @@ class Cycle:
         ps = self.params
         if ps is None:
             return False
-        if not self.none and not _seen(list(map(_GRAD, ps)), self.gids, self.vers):  # what `Probe._sync` would notice: none
-            return False
+        if self.verify and not self.none and not _seen(list(map(_GRAD, ps)), self.gids, self.vers):
+            return False  # what `Probe._sync` would notice: none
         # `Probe._take_deferred` has nothing to take: the last step dropped the copy (`sentinel_state`)
         sampled = self.passes % GRAPH_EVERY == 0
         self.passes += 1
@@ -262,16 +306,32 @@ class Cycle:
         return True
 
     def after_backward(self, probe: CycleHost, site: Site) -> bool:
-        """False when the pass did not write every parameter: the full `after_backward` then runs."""
-        grads = list(map(_GRAD, self.params))
-        gids = list(map(id, grads))
-        if _NO_GRAD in gids:
-            return False
-        vers = list(map(_VERSION, grads))
-        # every `.grad` was None before the pass, else each must differ from what it was
-        if not self.none and any(map(operator.and_, map(operator.eq, gids, self.gids), map(operator.eq, vers, self.vers))):
-            return False  # a parameter this pass did not write
-        self.gids, self.vers = gids, vers
+        """False when the pass did not write every parameter: the full `after_backward` then runs. On a
+        cycle not verified only the sentinel's `.grad` is read (its deferred copy needs it)."""
+        params = self.params
+        assert params is not None
+        if self.verify:
+            grads = list(map(_GRAD, params))
+            gids = list(map(id, grads))
+            if _NO_GRAD in gids:
+                return False
+            vers = list(map(_VERSION, grads))
+            # every `.grad` was None before the pass, else each must differ from what it was
+            same = map(operator.and_, map(operator.eq, gids, self.gids), map(operator.eq, vers, self.vers))
+            if not self.none and any(same):
+                return False  # a parameter this pass did not write
+            self.gids, self.vers = gids, vers
+            if self.sentinel is not None:
+                i = self.sentinel_i
+                self.stamp = (gids[i], vers[i])
+        else:
+            if self.sentinel is not None:
+                i = self.sentinel_i
+                g = params[i].grad
+                if g is None or (not self.none and id(g) == self.gids[i] and g._version == self.vers[i]):
+                    return False  # the sentinel not written by this pass
+                self.stamp = (id(g), g._version)
+            self.reading = False
         self.holds = (self.bid,)  # what `Ledger.accumulated_many` makes of parameters holding nothing
         if self.sentinel is not None:
             # `Ledger.may_accumulate` is False: the optimizer stepped after its last pass, and this is
@@ -292,7 +352,9 @@ class Cycle:
         groups = opt.param_groups
         params = groups[0]["params"] if len(groups) == 1 else probe._params_of(opt)
         group = self.group
-        if not (self._lists(params, probe.generation) and _unchanged(params, self.gids, self.vers)):
+        if not self._lists(params, probe.generation):
+            return False
+        if self.reading and not _unchanged(params, self.gids, self.vers):  # not read since the pass: not compared
             return False
         told = site is self.name_site  # this cycle told the monitors this step's name and parameters
         if not told:
@@ -318,12 +380,30 @@ class Cycle:
         nothing but the step runs between the two, and a clear or rescale after a step that applied
         every pass held reports nothing either way."""
         self.params = None
+        # the next cycle's reads: the first `VERIFY_ALL` cycles, then one in `VERIFY_EVERY`
+        if self.cycles < VERIFY_ALL:
+            self.cycles += 1
+        if self.cycles < VERIFY_ALL:
+            self.verify = True
+        else:
+            left = self.left - 1
+            if left > 0:
+                self.left, self.verify = left, False
+            else:
+                self.left, self.verify = self._gap(), True
         # `Ledger.consume` has nothing to do: the step applied every pass held
         monitors = probe.monitors
         if monitors is not None:
             monitors.after_step(self.opt_id, probe.last_event or UNKNOWN_SITE, self.group.keyset)
         self.phase = STEPPED
 
+
+    def _gap(self) -> int:
+        """Cycles until the next verified one, that one included: each is verified with probability
+        1 / `VERIFY_EVERY`, independently (one geometric draw ahead: a cycle not verified draws nothing)."""
+        if VERIFY_EVERY <= 1:
+            return 1
+        return 1 + int(math.log1p(-self._draw()) / math.log1p(-1.0 / VERIFY_EVERY))
 
     def _lists(self, params: list[torch.Tensor], generation: int) -> bool:
         """`_Group.lists` of the cycle's group, against the parameters held since the clear."""

@@ -65,15 +65,20 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     frame = sys._getframe(1)
     # `memo_site`'s answer, inline for the usual chain: torch's `Tensor.backward`, the user's frame, its
     # caller (or none: a script's module code)
+    # caller (or none: a script's module code). Each frame's fields are read once, and the instructions,
+    # which tell apart two calls of one helper (a GAN's `backward(d_loss)` and `backward(g_loss)`), first
     user = frame.f_back
-    up = user.f_back if user is not None else None
-    for memo in _BACKWARD_SITES:
-        if (frame.f_code is memo.skip and user is not None and user.f_code is memo.code
-                and user.f_lasti == memo.lasti and (up is None) is (memo.via_code is None)
-                and (up is None or (up.f_code is memo.via_code and up.f_lasti == memo.via_lasti))):
-            site, via = memo.site, memo.via
-            break
-    else:
+    site = None
+    if user is not None:
+        code, lasti, up = user.f_code, user.f_lasti, user.f_back
+        up_code, up_lasti = (None, -2) if up is None else (up.f_code, up.f_lasti)  # -2: `SiteMemo`'s top of stack
+        skip = frame.f_code
+        for memo in _BACKWARD_SITES:
+            if (up_lasti == memo.via_lasti and lasti == memo.lasti and code is memo.code and up_code is memo.via_code
+                    and skip is memo.skip):
+                site, via = memo.site, memo.via
+                break
+    if site is None:
         site, via = memo_sites(frame, _BACKWARD_SITES, ("backward",), True)
     tensors = args[0] if args else kwargs.get("tensors")
     graph = LossGraph(tensors) if len(probes) > 1 else None  # one probe: made only if it is needed

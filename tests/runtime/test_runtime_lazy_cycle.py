@@ -270,22 +270,59 @@ LATE = [late_missing_clear, late_window_of_two_undivided, late_clear_between_bac
         late_step_drops_gradients]
 
 
-def _report(loop: Callable[[nn.Module, torch.optim.Optimizer], None], fast: bool) -> list[tuple[object, ...]]:
+def late_grads_dropped_between_backward_and_step(model: nn.Module, opt: torch.optim.Optimizer) -> None:
+    for i in range(STEADY + 60):
+        opt.zero_grad()
+        _loss(model).backward()
+        if i >= STEADY:
+            for p in model.parameters():
+                p.grad = None  # the pass dropped behind the probe's back before its step, from then on (GL002)
+        opt.step()
+
+
+# which cycles of the steady cycle read every `.grad` (`cycle.VERIFY_ALL`, `cycle.VERIFY_EVERY`)
+VERIFIED = {"all": (0, 1), "none": (0, 2**62), "sampled": (cycle.VERIFY_ALL, cycle.VERIFY_EVERY)}
+
+
+def _report(loop: Callable[[nn.Module, torch.optim.Optimizer], None], fast: bool,
+            verified: str = "sampled") -> list[tuple[object, ...]]:
     torch.manual_seed(0)
     model = SmallCNN()
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     was, cycle.ENABLED = cycle.ENABLED, fast
+    sampling = cycle.VERIFY_ALL, cycle.VERIFY_EVERY
+    cycle.VERIFY_ALL, cycle.VERIFY_EVERY = VERIFIED[verified]
     try:
         with guard(model, opt, mode="record") as g:
             loop(model, opt)
     finally:
         cycle.ENABLED = was
+        cycle.VERIFY_ALL, cycle.VERIFY_EVERY = sampling
     return [(f.path, f.line, f.col, f.code, f.steps, f.first_step, f.message, f.optimizer) for f in g.report()]
 
 
+@pytest.mark.parametrize("verified", ["all", "sampled"])
 @pytest.mark.parametrize("loop", LATE, ids=lambda f: f.__name__)
-def test_a_late_deviation_is_reported_as_by_the_full_path(loop: Callable[[nn.Module, torch.optim.Optimizer], None]) -> None:
-    assert _report(loop, True) == _report(loop, False)
+def test_a_late_deviation_is_reported_as_by_the_full_path(loop: Callable[[nn.Module, torch.optim.Optimizer], None],
+                                                          verified: str) -> None:
+    """Deviations the calls show, and those the `.grad` show right after a verified cycle's start (the
+    cycle is re-established after each fallback, and its first `VERIFY_ALL` cycles are verified)."""
+    assert _report(loop, True, verified) == _report(loop, False)
+
+
+def test_a_change_only_the_grads_show_is_found_on_a_verified_cycle() -> None:
+    """`p.grad = None` by hand between the pass and the step, from a late step on: the full path reports
+    GL002 at once; the steady cycle, which reads the `.grad` on its first cycles and then on one cycle in
+    `VERIFY_EVERY` only (GL002's rule document says so), on the first verified cycle it happens in, at the
+    same place; never verified, never. Every cycle verified, at once."""
+    loop = late_grads_dropped_between_backward_and_step
+    full = _report(loop, False)
+    sampled = _report(loop, True, "sampled")
+    assert [f[3] for f in full] == [f[3] for f in sampled] == ["GL002"]
+    assert [f[:3] for f in full] == [f[:3] for f in sampled]
+    assert 0 <= int(sampled[0][5]) - int(full[0][5]) <= 4 * cycle.VERIFY_EVERY  # type: ignore[call-overload]
+    assert _report(loop, True, "all") == full
+    assert _report(loop, True, "none") == []
 
 
 def test_late_deviations_are_found_at_their_step() -> None:
