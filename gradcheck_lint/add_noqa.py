@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from .api import check_paths
 from .cache import ResultCache
 from .config import Settings
-from .diagnostics import Diagnostic, Edit, Span
+from .diagnostics import NOTICE_CODE, Diagnostic, Edit, Span
 from .fixes import FileResult, apply_edits, read_rewritable, write_fixed
 from .notebooks import is_notebook
 from .output import write_bytes_atomic
@@ -36,7 +36,7 @@ __all__ = ["NoqaPlan", "add_noqa_paths", "directive_edits", "plan_noqa"]
 
 # GL100 and GL101 are about suppression comments themselves: suppressing them by another one would hide
 # a stale or blanket comment behind a second comment.
-_NOT_SUPPRESSIBLE = frozenset({PARSE_ERROR_CODE, "GL100", "GL101"})
+_NOT_SUPPRESSIBLE = frozenset({PARSE_ERROR_CODE, NOTICE_CODE, "GL100", "GL101"})  # a notice names what was not analysed
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +129,8 @@ class NoqaReport:
     def why_left(self, d: Diagnostic) -> str:
         if d.code == PARSE_ERROR_CODE:
             return "a file that could not be analysed cannot be suppressed"
+        if d.code == NOTICE_CODE:
+            return "a notice of what the analysis left out is no finding: nothing to suppress"
         if d.code in _NOT_SUPPRESSIBLE:
             return f"{d.code} is about a suppression comment: edit that comment"
         if is_notebook(d.path):
@@ -140,12 +142,13 @@ class NoqaReport:
         """0: every finding suppressed; 1: some could not be; 2: a file could not be analysed or written."""
         if self.failed or any(d.code == PARSE_ERROR_CODE for d in self.left):
             return 2
-        return 1 if self.left else 0
+        return 1 if any(d.code != NOTICE_CODE for d in self.left) else 0
 
 
 def add_noqa_paths(paths: list[str], settings: Settings, cache: ResultCache | None, jobs: int) -> NoqaReport:
     """`gradlint --add-noqa`: check the paths and write a suppression comment for every finding."""
     diagnostics, _ = check_paths(paths, settings, jobs=jobs, cache=cache)
+    diagnostics = [d for d in diagnostics if d.code != NOTICE_CODE]  # what was not analysed: no finding to suppress
     by_path: dict[str, list[Diagnostic]] = {}
     for d in diagnostics:
         by_path.setdefault(d.path, []).append(d)

@@ -34,6 +34,8 @@ def test_flake8_reports_what_gradlint_reports_on_every_fixture() -> None:
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert lint.returncode == 1, lint.stderr
     want = {(str(Path(d["path"]).resolve()), d["line"], d["column"], d["code"], d["message"]) for d in json.loads(lint.stdout)}
+    # the flake8 plugin reports the rules' findings; a GL099 notice (an analysis cut at the path cap) is gradlint's own
+    want = {w for w in want if w[3] != "GL099"}
     assert {code for *_, code, _text in want} == {f"GL{n:03d}" for n in range(1, 11)}
     assert got == want
 

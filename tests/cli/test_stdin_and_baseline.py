@@ -75,7 +75,7 @@ def test_add_noqa_then_a_run_is_clean_on_the_fixtures(tmp_path: Path) -> None:
     # every current finding, the possible ones too: turning --show-possible on later stays quiet
     before = run("--format", "json", "--show-possible", "fixtures", cwd=tmp_path)
     assert before.returncode == 1
-    count = len(json.loads(before.stdout))
+    count = sum(d["code"] != "GL099" for d in json.loads(before.stdout))  # a path-cap notice is no finding
     res = run("--add-noqa", "fixtures", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert f"added {count} suppressions".encode() in res.stderr

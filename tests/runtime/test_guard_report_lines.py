@@ -161,7 +161,10 @@ def test_a_clear_is_judged_by_what_optimizers_still_have_to_step() -> None:
 
 _KEPT = sorted(p.name for p in (ROOT / "fixtures" / "loss_graph_kept_alive").glob("*.py")
                if "expect: GL008" in p.read_text(encoding="utf-8") and "static-only" not in p.read_text(encoding="utf-8")
-               and "runtime-blind GL008" not in p.read_text(encoding="utf-8"))
+               and "runtime-blind GL008" not in p.read_text(encoding="utf-8")
+               # the guard sees the tensor stored by the caller's `run_loss.append(loss)`, where the static
+               # side anchors in the history class's own `append` (the statement that keeps it): both right
+               and p.name != "history_object_appends_loss_tensor.py")
 
 
 @pytest.mark.parametrize("fixture", _KEPT)
