@@ -211,9 +211,7 @@ class PathState:
                 wiped.append(hc)
             else:
                 keep.add(hc)
-        # A discard stands until a step settles it: clearing the holder again (a second `zero_grad()` of
-        # the same optimizer before the backward) does not bring the dropped gradients back.
-        discards = set(self.discards)
+        discards = {d for d in self.discards if not reached(d.holder)}
         if record_discards:
             cache: dict[tuple[str, Holder], object] = {} if memo is None else memo
 
