@@ -24,9 +24,21 @@ def _via(call: tuple[str, int | None] | None) -> str:
 
 def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: str, wrong_clear: str | None = None,
                       wrong_clear_line: int | None = None, owned: str | None = None, decayed: bool = False,
-                      may: bool = False, applied_by: str | None = None, applied_by_line: int | None = None) -> tuple[str, str]:
+                      may: bool = False, applied_by: str | None = None, applied_by_line: int | None = None,
+                      closure: str | None = None) -> tuple[str, str]:
     """`applied_by`: another optimizer's step that applied these gradients first (it updates some of the
-    same parameters), when this optimizer's own step had not."""
+    same parameters), when this optimizer's own step had not. `closure`: the step calls its closure again
+    after an inner update ("several": its class does, L-BFGS; "unknown": its class is not known)."""
+    if closure and not applied_by and not decayed and not wrong_clear:
+        if closure == "several":
+            msg = (f"`{step}` evaluates its closure again after each inner update, and nothing clears `{opt}`'s gradients "
+                   f"inside the closure before `{backward}`{_at(backward_line)}: each evaluation adds its gradients to those "
+                   f"of the one before, so the step's search uses their running sum.")
+        else:
+            msg = (f"`{step}` may evaluate its closure more than once (the optimizer's class is not known here; L-BFGS does), "
+                   f"and nothing clears `{opt}`'s gradients inside the closure before `{backward}`{_at(backward_line)}: each "
+                   f"evaluation would add its gradients to those of the one before.")
+        return msg, f"call `{opt}.zero_grad()` inside the closure, before `{backward}`."
     if applied_by and not decayed:
         msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to "
                f"`{applied_by}`{_at(applied_by_line)}, which updates some of the same parameters: nothing clears them "
@@ -180,10 +192,16 @@ def cross_model_grad_leak(step: str, backward: str, backward_line: int | None, m
 
 
 def backward_issued_for_other_model(step: str, backward: str, backward_line: int | None, model: str, clear: str,
-                                    clear_line: int | None, own: str, own_line: int | None, opt: str) -> tuple[str, str]:
-    msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`, a pass made for "
-           f"another model: `{clear}`{_at(clear_line)} cleared that model for it, discarding what `{own}`{_at(own_line)} "
-           f"had written there, so `{step}` trains `{model}` on the other model's objective as well as its own.")
+                                    clear_line: int | None, own: str, own_line: int | None, opt: str,
+                                    discarded: bool = True) -> tuple[str, str]:
+    if discarded:
+        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`, a pass made for "
+               f"another model: `{clear}`{_at(clear_line)} cleared that model for it, discarding what `{own}`{_at(own_line)} "
+               f"had written there, so `{step}` trains `{model}` on the other model's objective as well as its own.")
+    else:
+        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`, a pass made for "
+               f"another model (`{clear}`{_at(clear_line)} cleared that model right before it), on top of those of "
+               f"`{own}`{_at(own_line)}: `{step}` trains `{model}` on the other model's objective as well as its own.")
     help_ = (f"step `{opt}` before `{backward}`, or feed the other model `.detach()`ed inputs for that loss (or freeze "
              f"`{model}` during it).")
     return msg, help_

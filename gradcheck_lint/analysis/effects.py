@@ -415,8 +415,12 @@ class Effects:
             self.interp.recorder.backward(site.call, site.pos[0], code(first), flow, frame, False)
             effect = Effect(effect.kind, tuple((k, r) for k, r in effect.refs if k != "closure"), effect.values, effect.when)
         closure = site.arg(effect.ref("closure"))
+        again = None
         if closure is not None and closure[1] is not None and opts:
             self.interp.run_closure(closure[1], flow, frame)
+            again = self._evaluates_again(effect, opts)
+            if again is not None:
+                self._evaluate_again(again, site, closure[1], opts, self._step_text(site, effect), flow, frame)
         if not opts:
             return
         gate = self._gate_for(opts, effect, frame)
@@ -434,6 +438,32 @@ class Effects:
         merged = Flow.join([taken, skipped])
         if merged is not None:
             flow.env, flow.states = merged.env, merged.states
+
+    def _evaluates_again(self, effect: Effect, opts: list[Entity]) -> str | None:
+        """Whether the step may call its closure more than once: "several" when the catalogue says its
+        class does (L-BFGS: again after each inner update), "unknown" when a stepping optimizer's class is
+        not known (made out of sight, or of a class no API model describes); None when it calls it once."""
+        if effect.value("evaluations") == "several":
+            return "several"
+        table = self.table
+        if any(o.uid in table.unknown_origin or o.uid in table.unmodelled_class for o in opts):
+            return "unknown"
+        return None
+
+    def _evaluate_again(self, again: str, site: CallSite, closure: ast.expr, opts: list[Entity], text: str,
+                        flow: Flow, frame: Frame) -> None:
+        """An inner update on what the first evaluation left, then the closure once more (what L-BFGS
+        does up to `max_iter` times in one `step(closure)`): a closure that does not clear first adds the
+        new evaluation to the gradients the inner update already applied. For an optimizer of unknown
+        class only some paths evaluate again (the class decides), and the step says so."""
+        twice = flow.copy() if again == "unknown" else flow
+        for o in opts:
+            self.interp.recorder.step(site.call, o, text, twice, frame, closure_evaluations=again)
+        self.interp.run_closure(closure, twice, frame)
+        if twice is not flow:
+            merged = Flow.join([flow, twice])
+            if merged is not None:
+                flow.env, flow.states = merged.env, merged.states
 
     @staticmethod
     def _step_text(site: CallSite, effect: Effect) -> str:

@@ -78,6 +78,9 @@ class Step:
     trial: bool = False
     # ... of a context the code entered (`with accelerator.accumulate(model):`), configured with this window
     context_window: str | None = None
+    # the step may call its closure again after an inner update: "several" (its class does: L-BFGS) or
+    # "unknown" (the optimizer's class is not known); None: once
+    closure_evaluations: str | None = None
     _ordered: list[PathState] | None = field(default=None, repr=False)
 
     @property

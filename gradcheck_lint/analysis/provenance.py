@@ -38,6 +38,7 @@ class Assumption(str, enum.Enum):
     INTENT = "what the code's author meant"
     SAVED = "what its forward pass saves for backward"
     REDUCTION = "how a loss made out of sight is reduced over its samples (mean or sum)"
+    CLASS = "the class of an object made out of sight (what its methods do)"
 
 
 @dataclass(frozen=True, slots=True)

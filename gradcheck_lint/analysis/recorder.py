@@ -247,7 +247,7 @@ class Recorder:
 
     # -- step
     def step(self, call: ast.Call, opt: Entity, text: str, flow: Flow, frame: Frame, framework_gated: bool = False,
-             context_window: str | None = None) -> None:
+             context_window: str | None = None, closure_evaluations: str | None = None) -> None:
         """`opt` applies the gradients of its parameters on every path reaching the call."""
         self.touched.add(id(call))
         ev = self.steps.get(id(call))
@@ -266,6 +266,7 @@ class Recorder:
         trial = self.trial(call, frame)
         ev.trial = ev.trial or trial
         ev.context_window = ev.context_window or context_window
+        ev.closure_evaluations = ev.closure_evaluations or closure_evaluations
         holders = self.table.optimizer_holders(opt)
         consumer = UNDONE if trial else opt.uid
         flow.map_gradients(lambda s: s.step(consumer, holders), ("step", consumer, frozenset(holders)))

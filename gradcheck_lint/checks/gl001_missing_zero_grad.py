@@ -151,8 +151,11 @@ for x in torch.randn(8, 4).split(2):
                 may=may,
                 applied_by=first.call_text if first else None,
                 applied_by_line=model.line(first.node) if first else None,
+                closure=step.closure_evaluations,
             )
             facts = [step.provenance, stale.provenance]
+            if step.closure_evaluations == "unknown":
+                facts.append(assumed(Assumption.CLASS))  # whether its step calls the closure again
             if may:
                 facts.append(assumed(Assumption.CONTEXT))  # the step function is assumed to run once per batch
             if stale.decayed:

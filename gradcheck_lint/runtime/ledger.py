@@ -84,6 +84,7 @@ class Violation:
     leftover: bool = False  # GL001: passes of a skipped step, applied by the next one
     scaled_twice: bool = False  # GL003: the loss was divided by N twice
     step_index: int = 0  # which step of its optimizer (from 1) showed it
+    closure_again: bool = False  # GL001: seen at a second or later evaluation of one `step(closure)` (L-BFGS)
 
 
 Rescale = float | None | Callable[[], float | None]  # a factor, or how to measure it when it is needed

@@ -107,7 +107,9 @@ class StepChecks:
         self._note(_rec.STEP_MID, (_rec.STEP_MID, id(opt), site), site, measured=self._measured)
         return None
 
-    def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str) -> None:
+    def _check_step(self, opt: torch.optim.Optimizer, site: Site, name: str, evaluation: int = 0) -> None:
+        """Check the gradients `opt` is about to read; `evaluation`: which evaluation of the closure of
+        one `step(closure)` this is (from 1; 0: a step without a closure)."""
         self._drop_cycle()
         self.retained = False
         self._measured = None
@@ -157,6 +159,8 @@ class StepChecks:
             for v in violations:
                 if v.code == "GL005" and not v.param_owner:
                     v.param_owner = self._owner_in_source(v, group.keys)
+                elif v.code == "GL001" and evaluation > 1 and not v.leftover:
+                    v.closure_again = True  # the closure's own earlier evaluation left them
             self.sink(violations, name, (id(opt), len(self.ledger.windows.get(id(opt), ()))))
 
     def _noted(self, key: int, measure: Callable[[], float | None]) -> Callable[[], float | None]:
@@ -190,11 +194,15 @@ class StepChecks:
         probe_ref = weakref.ref(self)
         opt_ref = weakref.ref(opt)
 
+        evaluations = 0
+
         def evaluated() -> Any:
+            nonlocal evaluations
             result = closure()
+            evaluations += 1
             probe, o = probe_ref(), opt_ref()
             if probe is not None and probe.active and o is not None:
-                probe._check_step(o, site, name)  # the optimizer reads these gradients now
+                probe._check_step(o, site, name, evaluations)  # the optimizer reads these gradients now
             return result
 
         if "closure" in kwargs:

@@ -39,7 +39,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "join": {},                                       # the call returns any of its arguments (`itertools.chain(a, b)`)
     "clone": {"value": "ref"},                       # a copy of a model with fresh parameters (deepcopy)
     "backward": {"loss": "ref", "inputs": "ref", "scales": "str"},  # scales: none | window | framework
-    "step": {"optimizer": "ref", "closure": "ref", "clears": "bool", "gated": "bool", "unscales": "bool"},
+    # evaluations: how often the step may call its closure ("once", the default; "several": LBFGS evaluates it
+    # again after each inner update, so a closure that does not clear adds each evaluation to the last)
+    "step": {"optimizer": "ref", "closure": "ref", "clears": "bool", "gated": "bool", "unscales": "bool", "evaluations": "str"},
     "clear": {"target": "ref", "gated": "bool"},
     "gate": {"model": "ref"},                         # context: steps and clears of prepared optimizers fire on boundaries
     "gate_flag": {},                                  # reading it tells whether this micro-batch steps
