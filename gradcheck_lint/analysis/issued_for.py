@@ -13,6 +13,13 @@ that pass also wrote into the generator, whose optimizer still holds its own los
 generator's step applies the discriminator's objective (a generator trained to make its fakes easier to tell
 apart). The first reading (the rule's module) needs a step of the other optimizer in between; here both
 steps come after both passes, and only the clear says whose pass is whose.
+
+A weaker witness: the clear discards nothing of the own pass (which never reached the other model) but
+comes right before the other pass, with no backward between them, and that pass writes into the model it
+cleared (SAC's `opt_q.zero_grad(); q_loss.backward(); opt_pi.zero_grad(); pi_loss.backward()` with the
+policy loss run through the critic, then both steps). The clear prepares the other model for that pass,
+which makes it the other model's; that the author did not mean it to train this model as well is then
+an assumption (the finding is possible).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ class IssuedElsewhere(NamedTuple):
     other: Backward  # the pass made for the other model
     own: Backward  # this optimizer's own pass, whose share in the other model the clear discards
     clear: Clear  # the other model's clear between the two passes
+    discarded: bool = True  # the clear discarded the own pass's share in the other model (else: it only preceded the pass)
 
 
 def issued_for_other_model(model: TrainingModel, step: Step, state: PathState,
@@ -53,9 +61,21 @@ def issued_for_other_model(model: TrainingModel, step: Step, state: PathState,
                 if not model.same_block(own.node, clear.node, other.node):
                     continue
                 cleared = [h for h in clear.holders if any(w.overlaps(h) for w in own.written)]
-                if not cleared or not any(w.overlaps(h) for w in other.written for h in cleared):
-                    continue  # not a clear of a model both passes went through
+                if cleared:
+                    if not any(w.overlaps(h) for w in other.written for h in cleared):
+                        continue  # not a clear of a model both passes went through
+                elif not _prepares(model, clear, other):
+                    continue
                 written = [h for h, c in held if c.backward == second]
                 holder = next((h for h in written if h in holders), written[0])  # named as the optimizer owns it
-                return IssuedElsewhere(holder, other, own, clear)
+                return IssuedElsewhere(holder, other, own, clear, bool(cleared))
     return None
+
+
+def _prepares(model: TrainingModel, clear: Clear, other: Backward) -> bool:
+    """`clear` readies its model for the pass `other` alone: `other` writes into what it cleared, and no
+    other backward call lies between them in the code."""
+    if not any(w.overlaps(h) for w in other.written for h in clear.holders):
+        return False
+    start, end = model.order(clear.node), model.order(other.node)
+    return not any(start < model.order(b.node) < end for b in model.backwards.values() if b is not other)

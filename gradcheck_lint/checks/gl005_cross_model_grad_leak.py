@@ -10,6 +10,7 @@ from ..analysis import TrainingModel
 from ..analysis.gradstate import UNDONE
 from ..analysis.issued_for import issued_for_other_model
 from ..analysis.names import roles
+from ..analysis.provenance import Assumption, assumed
 from ..registry import Finding, Invalid, Rule, register
 
 
@@ -99,8 +100,11 @@ for real in torch.randn(8, 4, 4):
                     msg, help_ = messages.backward_issued_for_other_model(
                         step.call_text, issued.other.call_text, model.line(issued.other.node), model.table.holder_name(issued.holder),
                         issued.clear.call_text, model.line(issued.clear.node), issued.own.call_text, model.line(issued.own.node),
-                        model.optimizer_text(step))
-                    yield Finding(step.node, msg, help_, (step.provenance, issued.clear.provenance))
+                        model.optimizer_text(step), discarded=issued.discarded)
+                    facts = [step.provenance, issued.clear.provenance]
+                    if not issued.discarded:
+                        facts.append(assumed(Assumption.INTENT))  # the pass may be meant to train this model too
+                    yield Finding(step.node, msg, help_, tuple(facts))
                 continue
             holder, c, own = leak
             backward = model.backwards[c.backward]
