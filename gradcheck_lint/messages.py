@@ -31,13 +31,15 @@ def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: 
     after an inner update ("several": its class does, L-BFGS; "unknown": its class is not known)."""
     if closure and not applied_by and not decayed and not wrong_clear:
         if closure == "several":
-            msg = (f"`{step}` evaluates its closure again after each inner update, and nothing clears `{opt}`'s gradients "
-                   f"inside the closure before `{backward}`{_at(backward_line)}: each evaluation adds its gradients to those "
-                   f"of the one before, so the step's search uses their running sum.")
+            msg = (f"`{step}` evaluates its closure again after each inner update, and nothing clears "
+                   f"`{opt}`'s gradients inside the closure before `{backward}`{_at(backward_line)}: each "
+                   f"evaluation adds its gradients to those of the one before, so the step's search uses their "
+                   f"running sum.")
         else:
-            msg = (f"`{step}` may evaluate its closure more than once (the optimizer's class is not known here; L-BFGS does), "
-                   f"and nothing clears `{opt}`'s gradients inside the closure before `{backward}`{_at(backward_line)}: each "
-                   f"evaluation would add its gradients to those of the one before.")
+            msg = (f"`{step}` may evaluate its closure more than once (the optimizer's class is not known "
+                   f"here; L-BFGS does), and nothing clears `{opt}`'s gradients inside the closure before "
+                   f"`{backward}`{_at(backward_line)}: each evaluation would add its gradients to those of the "
+                   f"one before.")
         return msg, f"call `{opt}.zero_grad()` inside the closure, before `{backward}`."
     if applied_by and not decayed:
         msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to "
@@ -195,13 +197,15 @@ def backward_issued_for_other_model(step: str, backward: str, backward_line: int
                                     clear_line: int | None, own: str, own_line: int | None, opt: str,
                                     discarded: bool = True) -> tuple[str, str]:
     if discarded:
-        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`, a pass made for "
-               f"another model: `{clear}`{_at(clear_line)} cleared that model for it, discarding what `{own}`{_at(own_line)} "
-               f"had written there, so `{step}` trains `{model}` on the other model's objective as well as its own.")
+        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`, a "
+               f"pass made for another model: `{clear}`{_at(clear_line)} cleared that model for it, discarding "
+               f"what `{own}`{_at(own_line)} had written there, so `{step}` trains `{model}` on the other "
+               f"model's objective as well as its own.")
     else:
-        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`, a pass made for "
-               f"another model (`{clear}`{_at(clear_line)} cleared that model right before it), on top of those of "
-               f"`{own}`{_at(own_line)}: `{step}` trains `{model}` on the other model's objective as well as its own.")
+        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`, a "
+               f"pass made for another model (`{clear}`{_at(clear_line)} cleared that model right before it), "
+               f"on top of those of `{own}`{_at(own_line)}: `{step}` trains `{model}` on the other model's "
+               f"objective as well as its own.")
     help_ = (f"step `{opt}` before `{backward}`, or feed the other model `.detach()`ed inputs for that loss (or freeze "
              f"`{model}` during it).")
     return msg, help_

@@ -65,6 +65,7 @@ from .syntax import (
     WITHS,
     Source,
     binding_targets,
+    carried_names,
     code,
     is_int,
     read_source,
@@ -88,6 +89,7 @@ class Interpreter:
         self.module = module
         self._parents: dict[int, ast.AST] | None = None
         self._loop_stores: dict[int, set[str]] = {}  # id of a loop -> names it stores into (`syntax.stored_names`)
+        self._loop_rebuilt: dict[int, set[str]] = {}  # id of a loop -> `rebuilt_in`
         self._flags: dict[int, bool] = {}
         self.fixed_tests = FixedTests(self)
         self.source = source  # the text `module` was parsed from
@@ -615,6 +617,17 @@ class Interpreter:
             found = self._loop_stores[id(loop)] = stored_names(loop)
         return found
 
+    def rebuilt_in(self, loop: ast.AST) -> set[str]:
+        """The names each iteration of the loop makes anew before reading them: stored or reset in it, and
+        not read first (`syntax.carried_names`: a value the previous iteration left is read at the top),
+        and those it empties in place (`losses.clear()` after the step: the next iteration finds nothing)."""
+        found = self._loop_rebuilt.get(id(loop))
+        if found is None:
+            keep = self.keepalives
+            found = ((self.stored_in(loop) | keep.resets_in(loop)) - carried_names(loop)) | keep.emptied_in(loop)
+            self._loop_rebuilt[id(loop)] = found
+        return found
+
     def split(self, flow: Flow, cond: Condition, frame: Frame | None = None) -> tuple[Flow | None, Flow | None]:
         """Split a flow on a condition, keeping only the paths consistent with what they assumed."""
         world = self.worlds.decide(cond.akey, cond.polarity, frame.cls if frame is not None else None, cond.atom)
@@ -744,7 +757,7 @@ class Interpreter:
             self.counters.reset_increments(entry)
             counts = {k: v.const for k, v in entry.env.items() if k.startswith(GENERATION) and isinstance(v.const, int) and v.const}
             # graphs the loop does not rebuild (made before it, backpropagated in it) and those it does
-            rebase_graphs(entry.env, counts, self.stored_in(loop.node) | self.keepalives.resets_in(loop.node), self.direct_forward)
+            rebase_graphs(entry.env, counts, self.rebuilt_in(loop.node), self.direct_forward)
             for key in [k for k in entry.env if k.startswith(GENERATION)]:
                 entry.env[key] = before_loop.get(key, _ZERO)  # a new iteration: steps are counted from here
             self._forget_iteration(entry, loop)

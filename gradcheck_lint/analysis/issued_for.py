@@ -39,7 +39,8 @@ class IssuedElsewhere(NamedTuple):
     other: Backward  # the pass made for the other model
     own: Backward  # this optimizer's own pass, whose share in the other model the clear discards
     clear: Clear  # the other model's clear between the two passes
-    discarded: bool = True  # the clear discarded the own pass's share in the other model (else: it only preceded the pass)
+    # the clear discarded the own pass's share in the other model (else: it only came right before the pass)
+    discarded: bool = True
 
 
 def issued_for_other_model(model: TrainingModel, step: Step, state: PathState,

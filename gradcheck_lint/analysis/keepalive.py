@@ -28,7 +28,7 @@ class KeepAlives:
         self.interp = interp
         self.events: dict[int, KeepAlive] = {}
         self._trained: set[str] = set()
-        self._resets: dict[int, frozenset[str]] = {}
+        self._resets: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # loop id -> (resets_in, emptied_in)
         # names last bound to an element of a tuple the analysis cannot split (`loss, hits = model(x)`,
         # `obs, reward, done, info = env.step(action)`): a graph is likely for some elements, not each
         self.tuple_parts: set[str] = set()
@@ -163,9 +163,18 @@ class KeepAlives:
 
     def resets_in(self, loop: ast.AST) -> frozenset[str]:
         """Names a loop assigns afresh (`losses = []`, `total = 0`, `losses.clear()`) in each iteration."""
+        return self._resets_of(loop)[0]
+
+    def emptied_in(self, loop: ast.AST) -> frozenset[str]:
+        """The names of `resets_in` that the loop empties in place (`losses.clear()`, `del losses[:]`): what
+        they held is gone wherever in the iteration that happens."""
+        return self._resets_of(loop)[1]
+
+    def _resets_of(self, loop: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
         found = self._resets.get(id(loop))
         if found is None:
             out: set[str] = set()
+            emptied: set[str] = set()
             body = loop.body if isinstance(loop, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)) else []
             for stmt in body:
                 for node in iter_tree(stmt):
@@ -179,13 +188,15 @@ class KeepAlives:
                         text = self.interp.ref(node.func.value)
                         if text is not None:
                             out.add(text)
+                            emptied.add(text)
                     elif isinstance(node, ast.Delete):
                         for t in node.targets:
                             base = t.value if isinstance(t, ast.Subscript) else t
                             text = self.interp.ref(base)
                             if text is not None:
                                 out.add(text)
-            found = self._resets[id(loop)] = frozenset(out)
+                                emptied.add(text)
+            found = self._resets[id(loop)] = (frozenset(out), frozenset(emptied))
         return found
 
 

@@ -256,6 +256,125 @@ def stored_names(node: ast.AST) -> set[str]:
     return out
 
 
+def carried_names(loop: ast.AST) -> frozenset[str]:
+    """The plain names a loop's iteration reads before it assigns them, in the order the code runs: what
+    they hold at that read was made by the previous iteration (`state = get_state(next_obs)` at the end of
+    the body, read by `get_action(state)` at its top). The loop's own target is assigned first. A name
+    assigned first and read later (in any branch: `if a: x = ...` then `f(x)`) is not carried: the
+    iteration makes it anew. Reads inside functions and lambdas defined in the loop run later, and are
+    not counted."""
+    order = _FirstUse()
+    if isinstance(loop, (ast.For, ast.AsyncFor)):
+        order.expr(loop.target, store=True)
+    elif isinstance(loop, ast.While):
+        order.expr(loop.test)
+    order.stmts(getattr(loop, "body", []))
+    return frozenset(order.carried)
+
+
+class _FirstUse:
+    """Which names a block of statements reads before it writes them (see `carried_names`)."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+        self.carried: set[str] = set()
+
+    def read(self, name: str) -> None:
+        if name not in self.seen:
+            self.seen.add(name)
+            self.carried.add(name)
+
+    def write(self, name: str) -> None:
+        self.seen.add(name)
+
+    def stmts(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self.stmt(stmt)
+
+    def stmt(self, s: ast.stmt) -> None:
+        if isinstance(s, ast.Assign):
+            self.expr(s.value)
+            for t in s.targets:
+                self.expr(t, store=True)
+        elif isinstance(s, ast.AugAssign):
+            if isinstance(s.target, ast.Name):
+                self.read(s.target.id)  # `x += v` reads `x` first
+            self.expr(s.value)
+            self.expr(s.target, store=True)
+        elif isinstance(s, ast.AnnAssign):
+            if s.value is not None:
+                self.expr(s.value)
+                self.expr(s.target, store=True)
+        elif isinstance(s, (ast.For, ast.AsyncFor)):
+            self.expr(s.iter)
+            self.expr(s.target, store=True)
+            self.stmts(s.body)
+            self.stmts(s.orelse)
+        elif isinstance(s, (ast.While, ast.If)):
+            self.expr(s.test)
+            self.stmts(s.body)
+            self.stmts(s.orelse)
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            for item in s.items:
+                self.expr(item.context_expr)
+                if item.optional_vars is not None:
+                    self.expr(item.optional_vars, store=True)
+            self.stmts(s.body)
+        elif isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+            self.stmts(getattr(s, "body", []))
+            for h in getattr(s, "handlers", []):
+                if h.type is not None:
+                    self.expr(h.type)
+                if h.name:
+                    self.write(h.name)
+                self.stmts(h.body)
+            self.stmts(getattr(s, "orelse", []))
+            self.stmts(getattr(s, "finalbody", []))
+        elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for d in s.decorator_list:
+                self.expr(d)
+            self.write(s.name)
+        elif isinstance(s, ast.Delete):
+            for t in s.targets:
+                self.expr(t, store=True)
+        elif isinstance(s, ast.Match):
+            self.expr(s.subject)
+            for case in s.cases:
+                self.stmts(case.body)
+        else:
+            for child in ast.iter_child_nodes(s):
+                if isinstance(child, ast.expr):
+                    self.expr(child)
+
+    def expr(self, e: ast.AST, store: bool = False) -> None:
+        if isinstance(e, ast.Name):
+            (self.write if store or not isinstance(e.ctx, ast.Load) else self.read)(e.id)
+        elif isinstance(e, (ast.Tuple, ast.List)) and store:
+            for elt in e.elts:
+                self.expr(elt, store=True)
+        elif isinstance(e, ast.Starred) and store:
+            self.expr(e.value, store=True)
+        elif isinstance(e, (ast.Attribute, ast.Subscript)) and store:
+            self.expr(e.value)  # `a.b = ...`, `a[i] = ...` read `a` (and `i`)
+            if isinstance(e, ast.Subscript):
+                self.expr(e.slice)
+        elif isinstance(e, ast.NamedExpr):
+            self.expr(e.value)
+            self.expr(e.target, store=True)
+        elif isinstance(e, ast.Lambda):
+            return  # runs later, if at all
+        elif isinstance(e, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            bound = set(stored_names(ast.Module(body=[ast.For(target=g.target, iter=g.iter, body=[], orelse=[])
+                                                      for g in e.generators], type_ignores=[])))
+            self.expr(e.generators[0].iter)
+            for n in ast.walk(e):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound:
+                    self.read(n.id)
+        else:
+            for child in ast.iter_child_nodes(e):
+                self.expr(child)
+
+
 def _store_names(target: ast.AST, out: set[str]) -> None:
     if isinstance(target, (ast.Tuple, ast.List)):
         for e in target.elts:

@@ -76,7 +76,8 @@ def to_finding(v: Violation, optimizer: str) -> Finding:
     if v.code == "GL001" and v.leftover:
         msg, help_ = messages.skipped_step_leftover(step_text, b_text, b_line, optimizer)
     elif v.code == "GL001":
-        msg, help_ = messages.missing_zero_grad(step_text, b_text, b_line, optimizer, closure="several" if v.closure_again else None)
+        closure = "several" if v.closure_again else None
+        msg, help_ = messages.missing_zero_grad(step_text, b_text, b_line, optimizer, closure=closure)
     elif v.code == "GL005":
         own = call_text(v.own_backward.site, "") or None if v.own_backward is not None else None
         other = v.other_step

@@ -41,7 +41,8 @@ EFFECTS: dict[str, dict[str, str]] = {
     "backward": {"loss": "ref", "inputs": "ref", "scales": "str"},  # scales: none | window | framework
     # evaluations: how often the step may call its closure ("once", the default; "several": LBFGS evaluates it
     # again after each inner update, so a closure that does not clear adds each evaluation to the last)
-    "step": {"optimizer": "ref", "closure": "ref", "clears": "bool", "gated": "bool", "unscales": "bool", "evaluations": "str"},
+    "step": {"optimizer": "ref", "closure": "ref", "clears": "bool", "gated": "bool", "unscales": "bool",
+             "evaluations": "str"},
     "clear": {"target": "ref", "gated": "bool"},
     "gate": {"model": "ref"},                         # context: steps and clears of prepared optimizers fire on boundaries
     "gate_flag": {},                                  # reading it tells whether this micro-batch steps
