@@ -70,6 +70,7 @@ from .syntax import (
     is_int,
     read_source,
     rebound_by,
+    reference_aliases,
     stored_names,
 )
 from .values import EMPTY, EntityTable, Holder, Kind, Value
@@ -290,11 +291,28 @@ class Interpreter:
             elif lit is None and not cond.moduli:
                 lit = pathcond.literal(test)
                 lit = lit if lit.atom.kind == pathcond.TRUTHY and lit.positive else None
+            if lit is not None and lit.atom.kind != pathcond.TEXT and lit.atom.subject.isidentifier() and alias is None:
+                # `grad_scaler = self.grad_scaler` ... `if grad_scaler:`: a test of the attribute, the same fact
+                # as another method's test of it (under its own alias or by its full name)
+                ref = self._reference_alias(statement, lit.atom.subject)
+                if ref is not None:
+                    lit = pathcond.Literal(pathcond.Atom(lit.atom.kind, ref, lit.atom.other), lit.positive)
+                    cond.names = (cond.names - {test.id if isinstance(test, ast.Name) else ""}) | {ref}
             if lit is not None and lit.atom.kind != pathcond.TEXT:
                 cond.atom, cond.polarity = lit.atom, lit.positive
                 cond.key = lit.atom.key
             self._register(cond)
         return cond
+
+    def _reference_alias(self, statement: ast.AST, name: str) -> str | None:
+        """The attribute `name` stands for at `statement` (`syntax.reference_aliases` of its function)."""
+        fn = self.parent(statement)
+        while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fn = self.parent(fn)
+        if fn is None:
+            return None
+        ref = reference_aliases(fn).get(name)
+        return ref[0] if ref is not None and ref[1] < getattr(statement, "lineno", 0) else None
 
     def _handed_condition(self, statement: ast.AST, handed: ast.expr) -> Condition:
         """`if update_grad:` in a function called with `update_grad=(idx + 1) % N == 0`: the caller's test,
@@ -507,7 +525,7 @@ class Interpreter:
     @functools.cached_property
     def subjects_tested(self) -> Counter[str]:
         """Subjects (`pathcond`) by how many tests that matter read them."""
-        return pathcond.subjects_tested(self.module, self._branch_matters)
+        return pathcond.subjects_tested(self.module, self._branch_matters, self._reference_alias)
 
     def _branch_matters(self, node: ast.AST) -> bool:
         """A branch whose arms call something that can touch gradients (a clear, a step, a function here

@@ -200,10 +200,13 @@ def remaining(choices: frozenset[str], atoms: dict[int, Atom], assumed: Callable
     return left
 
 
-def subjects_tested(module: ast.Module, matters: Callable[[ast.AST], bool]) -> Counter[str]:
+def subjects_tested(module: ast.Module, matters: Callable[[ast.AST], bool],
+                    alias_of: Callable[[ast.AST, str], str | None] | None = None) -> Counter[str]:
     """How many `if`/`while` tests and conditional expressions of the module whose branches `matter`
     (they can touch gradients) test each subject. A subject tested once needs no path to remember it,
-    nor one tested around logging or set-up only: remembering it would only multiply the paths."""
+    nor one tested around logging or set-up only: remembering it would only multiply the paths.
+    `alias_of(test statement, name)`: the attribute a local name stands for there, if any (a test of
+    `grad_scaler = self.grad_scaler` counts for `self.grad_scaler`)."""
     counts: Counter[str] = Counter()
     for node in iter_tree(module):
         if isinstance(node, (ast.If, ast.While, ast.IfExp)) and matters(node):
@@ -211,7 +214,10 @@ def subjects_tested(module: ast.Module, matters: Callable[[ast.AST], bool]) -> C
             for part in parts:
                 lit = literal(part)
                 if lit.atom.kind != TEXT:
-                    counts[lit.atom.subject] += 1
+                    subject = lit.atom.subject
+                    if alias_of is not None and subject.isidentifier():
+                        subject = alias_of(node, subject) or subject
+                    counts[subject] += 1
     return counts
 
 

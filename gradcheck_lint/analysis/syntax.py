@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -420,3 +421,48 @@ def local_names(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> froz
     found = frozenset(out - declared)
     _LOCALS[id(fn)] = (fn, found)
     return found
+
+
+_ALIASES: dict[int, tuple[ast.AST, dict[str, tuple[str, int]]]] = {}
+
+
+def reference_aliases(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, tuple[str, int]]:
+    """Local names a function binds once, to an attribute it reads (`grad_scaler = self.grad_scaler`):
+    name -> (the attribute's text, the line of that binding). A test of the name after that line tests the
+    attribute, the same fact another function tests under its own alias or by its full name. Not a name
+    bound anywhere else in the function (a loop target, a second assignment, a parameter), nor one whose
+    attribute the function assigns (the name would keep the value from before)."""
+    hit = _ALIASES.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    stores: Counter[str] = Counter(a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs))
+    stores.update(a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None)
+    bound: dict[str, tuple[str, int]] = {}
+    assigned_attributes: set[str] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            stores[n.id] += 1
+        elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load):
+            text = _dotted(n)
+            if text:
+                assigned_attributes.add(text)
+        elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Attribute):
+            text = _dotted(n.value)
+            if text:
+                bound[n.targets[0].id] = (text, n.lineno)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fn:
+            stores[n.name] += 1
+    found = {name: ref for name, ref in bound.items() if stores[name] == 1 and ref[0] not in assigned_attributes}
+    _ALIASES[id(fn)] = (fn, found)
+    return found
+
+
+def _dotted(expr: ast.AST) -> str | None:
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name) and parts:
+        return ".".join([expr.id, *reversed(parts)])
+    return None
