@@ -557,7 +557,7 @@ class Expressions:
     def _sync_flag(self, target: ast.Attribute, source: ast.AST | None, value: Value, flow: Flow, frame: Frame) -> bool:
         """`model.require_backward_grad_sync = False`: a sync flag of a data-parallel wrapper (an API attribute)."""
         owner = self.eval(target.value, flow.copy(), frame)
-        for ent in owner.entities:
+        for ent in owner.in_order():
             model = self.interp.catalogue.attribute(ent.api, target.attr) if ent.api else None
             if model is not None and any(e.kind == "sync" for e in model.effects):
                 flag = source.value if isinstance(source, ast.Constant) and isinstance(source.value, bool) else None
