@@ -498,7 +498,7 @@ class Expressions:
         if key in interp.period_counters and not keep_phases:  # `task_step = 0`: a period starts
             period, reset_to = periods.key(interp.scope(frame), key), start if is_int(source) else None
             flow.map_quiet(lambda s: periods.reset(s, period, reset_to) if reset_to is not None else periods.forget(s, period))
-        for ent in value.entities:
+        for ent in value.in_order():
             self.table.name_after(ent.uid, key)
         for m in value.modules:
             if not m.path and not m.pseudo:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Span
 from .apimodels import ModelFile
@@ -67,8 +67,8 @@ class TrainingModel:
         self.clears: dict[int, Clear] = {ev.id: ev for ev in recorder.clears.values()}
         self.conditions: dict[int, Condition] = interp.conditions
         self.loops: dict[int, Loop] = interp.loops
-        # each loop's rank in the order the analysis met it (a loop's id is its node's address)
-        self._loop_rank: dict[int, int] = {}
+        # each loop's and condition's rank in the order the analysis met it (their ids are their nodes' addresses)
+        self._ranks: dict[str, dict[int, int]] = {}
         self.forward_sites: dict[int, ast.Call | None] = interp.forward_sites
         self.sync_choices: dict[int, SyncChoice] = interp.sync_choices
         self.keepalives = list(interp.keepalives.events.values())
@@ -238,10 +238,17 @@ class TrainingModel:
         """Loop stacks (the loops around an event, outermost first) in the order the analysis met their loops.
         A loop's id is its node's address: a set of stacks iterates, and stacks sort as they are, in another
         order in each process, so the first that fits must be taken from here."""
-        if len(self._loop_rank) != len(self.loops):
-            self._loop_rank = {lid: n for n, lid in enumerate(self.loops)}
-        rank = self._loop_rank
-        return sorted(stacks, key=lambda stack: [rank.get(lid, len(rank)) for lid in stack])
+        return self._in_met_order(stacks, "loops", self.loops)
+
+    def if_stacks_in_order(self, stacks: Iterable[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """Condition stacks (the `if`s around an event) in the order the analysis met their conditions."""
+        return self._in_met_order(stacks, "conditions", self.conditions)
+
+    def _in_met_order(self, stacks: Iterable[tuple[int, ...]], kind: str, met: dict[int, Any]) -> list[tuple[int, ...]]:
+        rank = self._ranks.get(kind)
+        if rank is None or len(rank) != len(met):
+            rank = self._ranks[kind] = {key: n for n, key in enumerate(met)}
+        return sorted(stacks, key=lambda stack: [rank.get(key, len(rank)) for key in stack])
 
     def step_node(self, call_id: int) -> ast.AST | None:
         for step in self.steps.values():
