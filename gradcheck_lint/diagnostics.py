@@ -157,8 +157,10 @@ class Diagnostic:
         """The finding rests on an assumption (shown only with `--show-possible`)."""
         return self.certainty is Certainty.POSSIBLE
 
-    def sort_key(self) -> tuple[str, int, int, int, str]:
-        return (self.path, self.cell or 0, self.span.line, self.span.column, self.code)
+    def sort_key(self) -> tuple[str, int, int, int, str, str]:
+        # the message breaks ties: two findings of one code at one place (two accumulators on one line) come
+        # out of a set, whose order changes from one process to the next
+        return (self.path, self.cell or 0, self.span.line, self.span.column, self.code, self.message)
 
     def to_json(self) -> dict[str, Any]:
         """Return the JSON object of the `--format json` output."""

@@ -443,7 +443,7 @@ class Calls:
             if found is None and self.interp.project is not None:
                 found = self.interp.project.class_named(name)  # an instance of a class of another file
             return found
-        for e in recv.entities:
+        for e in recv.in_order():  # the first made, never the first a set's hash order gives
             if e.uid in self.instance_class:
                 return self.instance_class[e.uid]
         return None
@@ -503,7 +503,7 @@ class Calls:
         prescan = self.interp.prescan
         if text not in prescan.stepped or text not in prescan.zeroed or text in prescan.models | prescan.saved:
             return None
-        for e in recv.entities:
+        for e in recv.in_order():
             if e.uid in self.table.wraps:
                 return self._delegate(e, attr, call, recv, recv_node, pos, kw, flow, frame)
         scope = ("self",) if text.startswith("self.") else self.call_path

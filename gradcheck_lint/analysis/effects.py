@@ -282,7 +282,7 @@ class Effects:
         if found is None:
             return None
         value, node = found
-        for e in value.entities:  # `gradient_accumulation_plugin=GradientAccumulationPlugin(num_steps=4)`
+        for e in value.in_order():  # `gradient_accumulation_plugin=GradientAccumulationPlugin(num_steps=4)`
             if e.uid in self.table.windows:
                 return self.table.windows[e.uid]
         if node is None or (isinstance(node, ast.Constant) and node.value in (1, None)):
@@ -368,7 +368,7 @@ class Effects:
 
     def _optimizers(self, value: Value) -> list[Entity]:
         opts = value.of_kind(Kind.OPTIMIZER)
-        for e in value.entities:
+        for e in value.in_order():
             for uid in sorted(self.table.wraps.get(e.uid, ())):
                 o = self.table.entities.get(uid)
                 if o is not None and o not in opts:

@@ -498,7 +498,7 @@ class Expressions:
         if key in interp.period_counters and not keep_phases:  # `task_step = 0`: a period starts
             period, reset_to = periods.key(interp.scope(frame), key), start if is_int(source) else None
             flow.map_quiet(lambda s: periods.reset(s, period, reset_to) if reset_to is not None else periods.forget(s, period))
-        for ent in value.entities:
+        for ent in value.in_order():
             self.table.name_after(ent.uid, key)
         for m in value.modules:
             if not m.path and not m.pseudo:
@@ -557,7 +557,7 @@ class Expressions:
     def _sync_flag(self, target: ast.Attribute, source: ast.AST | None, value: Value, flow: Flow, frame: Frame) -> bool:
         """`model.require_backward_grad_sync = False`: a sync flag of a data-parallel wrapper (an API attribute)."""
         owner = self.eval(target.value, flow.copy(), frame)
-        for ent in owner.entities:
+        for ent in owner.in_order():
             model = self.interp.catalogue.attribute(ent.api, target.attr) if ent.api else None
             if model is not None and any(e.kind == "sync" for e in model.effects):
                 flag = source.value if isinstance(source, ast.Constant) and isinstance(source.value, bool) else None

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import ast
 import os
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Span
 from .apimodels import ModelFile
@@ -66,6 +67,8 @@ class TrainingModel:
         self.clears: dict[int, Clear] = {ev.id: ev for ev in recorder.clears.values()}
         self.conditions: dict[int, Condition] = interp.conditions
         self.loops: dict[int, Loop] = interp.loops
+        # each loop's and condition's rank in the order the analysis met it (their ids are their nodes' addresses)
+        self._ranks: dict[str, dict[int, int]] = {}
         self.forward_sites: dict[int, ast.Call | None] = interp.forward_sites
         self.sync_choices: dict[int, SyncChoice] = interp.sync_choices
         self.keepalives = list(interp.keepalives.events.values())
@@ -205,8 +208,8 @@ class TrainingModel:
         for cond in self.guards(step, state):
             if cond.is_accumulation_gate and not any(cond.id in s for s in backward.if_stacks):
                 return cond.window, cond
-        for bstack in backward.loop_stacks:
-            for sstack in step.loop_stacks:
+        for bstack in self.stacks_in_order(backward.loop_stacks):
+            for sstack in self.stacks_in_order(step.loop_stacks):
                 if len(bstack) > len(sstack) and bstack[: len(sstack)] == sstack:
                     loop = self.loops[bstack[len(sstack)]]
                     if loop.rollout or backward.retain_graph:
@@ -230,6 +233,22 @@ class TrainingModel:
     def _walks_reached_parts(loop: Loop, backward: Backward) -> bool:
         """The loop walks over modules the backward's loss reaches (`for head in heads: head(h)...backward()`)."""
         return any(p.overlaps(r) for p in loop.parts for r in backward.loss.reach)
+
+    def stacks_in_order(self, stacks: Iterable[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """Loop stacks (the loops around an event, outermost first) in the order the analysis met their loops.
+        A loop's id is its node's address: a set of stacks iterates, and stacks sort as they are, in another
+        order in each process, so the first that fits must be taken from here."""
+        return self._in_met_order(stacks, "loops", self.loops)
+
+    def if_stacks_in_order(self, stacks: Iterable[tuple[int, ...]]) -> list[tuple[int, ...]]:
+        """Condition stacks (the `if`s around an event) in the order the analysis met their conditions."""
+        return self._in_met_order(stacks, "conditions", self.conditions)
+
+    def _in_met_order(self, stacks: Iterable[tuple[int, ...]], kind: str, met: dict[int, Any]) -> list[tuple[int, ...]]:
+        rank = self._ranks.get(kind)
+        if rank is None or len(rank) != len(met):
+            rank = self._ranks[kind] = {key: n for n, key in enumerate(met)}
+        return sorted(stacks, key=lambda stack: [rank.get(key, len(rank)) for key in stack])
 
     def step_node(self, call_id: int) -> ast.AST | None:
         for step in self.steps.values():

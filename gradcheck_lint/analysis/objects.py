@@ -357,7 +357,7 @@ class Objects:
             return value
         if not frame.self_value.modules:
             return value
-        base = next(iter(frame.self_value.modules))
+        base = min(frame.self_value.modules)  # (one, but a set: never its first by hash order)
         path = tuple(key.split(".")[1:])
         if all(m.uid != base.uid for m in value.modules):
             # made here (`self.fc = nn.Linear(...)`) or given (`self.encoder = encoder`): either way a

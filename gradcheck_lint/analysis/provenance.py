@@ -71,13 +71,24 @@ def read_if(sure: bool, why: Assumption) -> Provenance:
     return READ if sure else _ASSUMED[why]
 
 
+# the rank of each assumption: of several, `weakest` names the first in the order they are declared
+_RANK = {a: i for i, a in enumerate(Assumption)}
+
+
+def _rank(p: Provenance) -> int:
+    return _RANK.get(p.assumption, len(_RANK)) if p.assumption is not None else len(_RANK)
+
+
 def weakest(facts: Iterable[Provenance]) -> Provenance:
-    """The least sure of the facts: an assumption, else a modelled fact, else READ."""
+    """The least sure of the facts: an assumption, else a modelled fact, else READ. Of several assumptions,
+    the same one whatever order the facts come in (they are often read off a set, whose order changes from
+    one process to the next)."""
     out = READ
     for p in facts:
         if p.assumed:
-            return p
-        if p.origin is Origin.MODELLED:
+            if not out.assumed or _rank(p) < _rank(out):
+                out = p
+        elif p.origin is Origin.MODELLED and not out.assumed:
             out = p
     return out
 

@@ -226,9 +226,8 @@ class Recorder:
         found: dict[int, Entity] = {}
 
         def visit(v: Value, depth: int = 0) -> None:
-            for e in v.entities:
-                if e.kind is Kind.OPTIMIZER:
-                    found[e.uid] = e
+            for e in v.of_kind(Kind.OPTIMIZER):
+                found[e.uid] = e
             if depth < 2:
                 for _, item in v.items:
                     visit(item, depth + 1)

@@ -163,7 +163,14 @@ class Value:
         return weakest(e.provenance for e in self.entities)
 
     def of_kind(self, kind: Kind) -> list[Entity]:
-        return sorted((e for e in self.entities if e.kind is kind), key=lambda e: e.uid)
+        return [e for e in self.in_order() if e.kind is kind]
+
+    def in_order(self) -> list[Entity]:
+        """The entities in the order they were made (by uid). Iterating `entities` itself follows hashes, and an
+        entity's hash holds `hash(None)` (its provenance's missing assumption), which before Python 3.12 is the
+        address of `None`: a choice of the first entity that fits must come from here, or it changes from one
+        process to the next."""
+        return sorted(self.entities, key=lambda e: e.uid)
 
     def as_tensor(self) -> Value:
         """Drop object identity: what flows on when the value is used in arithmetic."""

@@ -213,7 +213,7 @@ for x in torch.randn(8, 4).split(2):
                         for w in model.conditions[c].moduli}
         found = None
         for clear in clears:
-            for stack in clear.if_stacks or {()}:
+            for stack in model.if_stacks_in_order(clear.if_stacks) or [()]:
                 gate = next((g for c in stack if c in model.conditions
                              for g in [remainder_gate(model.conditions[c].test)] if g is not None), None)
                 if gate is None or gate[1] not in step_windows:

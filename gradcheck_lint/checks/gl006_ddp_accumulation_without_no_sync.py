@@ -164,8 +164,8 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
     def _reached_via(model: TrainingModel, backward: Backward, step: Step) -> tuple[str, int | None] | None:
         """For a backward in a helper (`self.backward_step(loss)` called in `_run_train_epoch`'s loop), the
         call in the accumulating loop that runs it: where the reader finds the window."""
-        for bstack in sorted(backward.loop_stacks):
-            for sstack in sorted(step.loop_stacks):
+        for bstack in model.stacks_in_order(backward.loop_stacks):
+            for sstack in model.stacks_in_order(step.loop_stacks):
                 common = [lid for lid, other in zip(bstack, sstack) if lid == other]
                 loop = model.loops.get(common[-1]) if common else None
                 if loop is None or loop.implicit or any(n is backward.node for n in ast.walk(loop.node)):

@@ -79,9 +79,10 @@ for real in torch.randn(8, 4, 4):
             if not any(v is not False for v in saves.values()):
                 continue
             known = any(saves.values())
-            holder, site, _step_id, step_text = sorted(backward.stale_graphs)[0]
+            # the first by module, forward and step in source order (the step's id is its node's address)
+            holder, site, step_id, step_text = min(backward.stale_graphs, key=lambda g: _stale_order(model, g))
             forward = model.forward_sites.get(site)
-            step = model.step_node(_step_id)
+            step = model.step_node(step_id)
             reported.add(id(backward.node))
             msg, help_ = messages.backward_after_step(
                 backward.call_text,
@@ -93,12 +94,18 @@ for real in torch.randn(8, 4, 4):
                 saved=known,
             )
             module = model.table.entities.get(holder.uid)
-            stepper = next((s for s in model.steps.values() if id(s.node) == _step_id), None)
+            stepper = next((s for s in model.steps.values() if id(s.node) == step_id), None)
             facts = tuple(x.provenance for x in (module, stepper) if x is not None)
             yield Finding(backward.node, msg, help_, (*facts, MODELLED if known else assumed(Assumption.SAVED)))
 
 
 _CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+
+
+def _stale_order(model: TrainingModel, graph: tuple[Holder, int, int, str]) -> tuple[Holder, int, tuple[int, int, int, int], str]:
+    holder, site, step_id, step_text = graph
+    step = model.step_node(step_id)
+    return holder, site, model.order(step) if step is not None else (-1, -1, 0, 0), step_text
 
 
 def _container(model: TrainingModel, holder: Holder) -> bool:
