@@ -69,8 +69,10 @@ class StepChecks:
         @staticmethod
         def _params_of(opt: torch.optim.Optimizer) -> list[torch.Tensor]: ...
 
-    def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
-        frame = sys._getframe(1)
+    def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any, frame: Any = None) -> Any:
+        """`frame`: the frame that called the hook (the optimizer's step wrapper), when not the caller's."""
+        if frame is None:
+            frame = sys._getframe(1)
         replay = self._replay
         if replay is not None and replay.lane and len(args) == 1 and not kwargs:
             # the lane (`replay.py`): a step of a replayed cycle not verified, known by its frames alone
@@ -250,7 +252,7 @@ class StepChecks:
             # first sight of this optimizer: watch it (without hooks of its own: torch is iterating
             # over them); parameters found from the backward graph already hold their contributions
             self.watch_optimizer(opt, own_hooks=False)
-        return self._before_step(opt, args, kwargs)
+        return self._before_step(opt, args, kwargs, sys._getframe(1))  # the frames as a hook of its own sees them
 
     def _global_after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         known = self.optimizers.get(id(opt))

@@ -198,3 +198,29 @@ def test_verify_every_cycle_from_the_environment(monkeypatch: pytest.MonkeyPatch
     assert guard(verify_every_cycle=False).verify_every_cycle is False
     monkeypatch.setenv("GRADLINT_VERIFY_EVERY_CYCLE", "0")
     assert guard().verify_every_cycle is False
+
+
+def test_the_process_wide_guard_takes_the_lane_at_its_steps_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gradlint run`'s guard steps through global hooks, one frame deeper: the step's frames are read as
+    an optimizer's own hook reads them, so its steps are recognised on the lane as well."""
+    from gradcheck_lint.runtime.guard import disable, enable
+
+    taken: Counter[str] = Counter()
+    for name in ("lane_clear", "lane_backward", "lane_step"):
+        original = getattr(replay.Replay, name)
+
+        def call(self: Any, *args: Any, _original: Any = original, _name: str = name, **kwargs: Any) -> Any:
+            result = _original(self, *args, **kwargs)
+            taken[_name] += bool(result)
+            return result
+
+        monkeypatch.setattr(replay.Replay, name, call)
+    gan = Gan()
+    enable(mode="record")
+    try:
+        for i in range(120):
+            steady(gan, i)
+    finally:
+        report = disable()
+    assert len(report) == 0
+    assert taken["lane_clear"] > 100 and taken["lane_step"] > 100 and taken["lane_backward"] > 100
