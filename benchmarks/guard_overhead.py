@@ -48,6 +48,7 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -57,7 +58,6 @@ from gradcheck_lint.runtime import (
     guard,
     torch_patches,
 )
-from gradcheck_lint.runtime import probe as probe_module
 from runtime_models import SmallCNN, TinyTransformer
 
 LossOf = Callable[[nn.Module], torch.Tensor]
@@ -97,17 +97,25 @@ class GanLoop:
         self.z = torch.randn(accum, batch, noise)
         self.ones, self.zeros = torch.ones(batch, 1), torch.zeros(batch, 1)
 
-    def step(self, backward: Callable[[torch.Tensor], None]) -> tuple[float, float]:
-        """One iteration; its wall time and the CPU time of this thread (autograd runs CPU work on it)."""
+    def step(self, backward: Callable[[torch.Tensor], None],
+             clear: Callable[[torch.optim.Optimizer], None] | None = None) -> tuple[float, float]:
+        """One iteration; its wall time and the CPU time of this thread (autograd runs CPU work on it).
+        `clear`: calls each `zero_grad(set_to_none=True)` (`SelfTimer.clear`), else the loop does."""
         bce = nn.functional.binary_cross_entropy_with_logits
         cpu, start = time.thread_time(), time.perf_counter()
-        self.opt_D.zero_grad(set_to_none=True)
+        if clear is None:
+            self.opt_D.zero_grad(set_to_none=True)
+        else:
+            clear(self.opt_D)
         for k in range(self.accum):
             fake = self.G(self.z[k]).detach()
             d_loss = (bce(self.D(self.real[k]), self.ones) + bce(self.D(fake), self.zeros)) / self.accum
             backward(d_loss)
         self.opt_D.step()
-        self.opt_G.zero_grad(set_to_none=True)
+        if clear is None:
+            self.opt_G.zero_grad(set_to_none=True)
+        else:
+            clear(self.opt_G)
         for k in range(self.accum):
             g_loss = bce(self.D(self.G(self.z[k])), self.ones) / self.accum
             backward(g_loss)
@@ -168,65 +176,147 @@ def run_loop_pairs(make: Callable[[], GanLoop], pairs: int, guarded: bool, stric
     return _medians(ratios), len(ratios)
 
 
-def loop_self_time(make: Callable[[], GanLoop], steps: int, strict: bool) -> tuple[dict[str, float], float]:
-    """`guard_self_time` for a loop: the guard's own time per iteration, timed from the inside: its
-    `torch.autograd.backward` wrapper minus torch's function, its step pre- and post-hooks, and its
-    `zero_grad` wrappers minus the optimizers' own `zero_grad` (each wrapper timed from a class-level
-    patch of the optimizer's `zero_grad`, which the wrapper calls, and an instance-level one around it)."""
-    loop = make()
-    clock = time.perf_counter
-    spent = dict.fromkeys(("zero_grad", "backward", "step"), 0.0)
-    inner = {"zero_grad": 0.0, "backward": 0.0}
+class SelfTimer:
+    """The guard's own time per iteration, timed from the outside so that the guard sees the frames it
+    sees in a real loop (a timing wrapper between the user's call and the guard's entry point would
+    change them): each `zero_grad(set_to_none=True)` and `loss.backward()` call is timed from the loop,
+    minus the torch function the guard calls (the optimizer class's `zero_grad`, `torch.autograd.backward`
+    as the guard holds it); the step hooks are timed between hooks of the benchmark's own around the
+    guard's (a global pre-hook and a per-optimizer one added after the guard's; a per-optimizer
+    post-hook added before the guard's and a global one). The same is measured unguarded first, and its
+    median (the timers and torch's `Tensor.backward` preamble) is taken off each entry point."""
 
-    def timed(fn: Callable[..., object], key: str, bucket: dict[str, float], sign: float = 1.0) -> Callable[..., object]:
-        def call(*args: object, **kwargs: object) -> object:
+    KEYS = ("zero_grad", "backward", "step")
+
+    def __init__(self, opts: list[torch.optim.Optimizer]) -> None:
+        self.opts = opts
+        self.clock = time.perf_counter
+        self.spent = dict.fromkeys(self.KEYS, 0.0)
+        self.inner = dict.fromkeys(self.KEYS, 0.0)
+        self.mark = 0.0
+        self.saved: list[tuple[Any, str, Any]] = []
+        self.handles: list[Any] = []
+
+    def _timed(self, fn: Callable[..., Any], key: str) -> Callable[..., Any]:
+        clock, inner = self.clock, self.inner
+
+        def call(*args: Any, **kwargs: Any) -> Any:
             start = clock()
             try:
                 return fn(*args, **kwargs)
             finally:
-                bucket[key] += sign * (clock() - start)
+                inner[key] += clock() - start
 
         return call
 
-    opt_cls = type(loop.opt_G)
-    saved = [(opt_cls, "zero_grad", opt_cls.__dict__.get("zero_grad")),
-             (probe_module.Probe, "_before_step", probe_module.Probe.__dict__.get("_before_step")),
-             (probe_module.Probe, "_after_step", probe_module.Probe.__dict__.get("_after_step"))]
-    opt_cls.zero_grad = timed(opt_cls.zero_grad, "zero_grad", inner)  # type: ignore[method-assign]
-    probe_module.Probe._before_step = timed(probe_module.Probe._before_step, "step", spent)  # type: ignore[method-assign]
-    probe_module.Probe._after_step = timed(probe_module.Probe._after_step, "step", spent)  # type: ignore[method-assign]
-    per_step: dict[str, list[float]] = {k: [] for k in (*spent, "total")}
+    def patch_classes(self) -> None:
+        """Before the guard starts: it binds the optimizer class's `zero_grad` when it wraps it."""
+        for cls in {type(o) for o in self.opts}:
+            self.saved.append((cls, "zero_grad", cls.__dict__.get("zero_grad")))
+            cls.zero_grad = self._timed(cls.zero_grad, "zero_grad")  # type: ignore[method-assign]
+
+    def _open(self) -> None:
+        self.mark = self.clock()
+
+    def _close(self) -> None:
+        self.spent["step"] += self.clock() - self.mark
+
+    def hooks_before_guard(self) -> None:
+        from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+
+        self.handles.append(register_optimizer_step_pre_hook(lambda *_a: self._open()))
+        self.handles.append(register_optimizer_step_post_hook(lambda *_a: self._close()))
+        for o in self.opts:
+            self.handles.append(o.register_step_post_hook(lambda *_a: self._open()))
+
+    def hooks_after_guard(self) -> None:
+        for o in self.opts:
+            self.handles.append(o.register_step_pre_hook(lambda *_a: self._close()))
+
+    def clear(self, opt: torch.optim.Optimizer) -> None:
+        start = self.clock()
+        opt.zero_grad(set_to_none=True)
+        self.spent["zero_grad"] += self.clock() - start
+
+    def backward(self, loss: torch.Tensor) -> None:
+        start = self.clock()
+        loss.backward()
+        self.spent["backward"] += self.clock() - start
+
+    def reset(self) -> None:
+        for k in self.KEYS:
+            self.spent[k] = self.inner[k] = 0.0
+
+    def own(self) -> dict[str, float]:
+        return {k: self.spent[k] - self.inner[k] for k in self.KEYS}
+
+    def restore(self) -> None:
+        for h in self.handles:
+            h.remove()
+        for owner, name, original in self.saved:
+            if original is None:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, original)
+
+
+def _self_time(opts: list[torch.optim.Optimizer], start_guard: Callable[[], Any], iterate: Callable[[SelfTimer], float],
+               steps: int) -> tuple[dict[str, float], float]:
+    """`SelfTimer` over `steps` iterations, unguarded then guarded: {entry point: median µs} and the
+    median iteration in ms (guarded)."""
+    timer = SelfTimer(opts)
+    timer.patch_classes()
+    timer.hooks_before_guard()
+    base: dict[str, list[float]] = {k: [] for k in SelfTimer.KEYS}
+    per_step: dict[str, list[float]] = {k: [] for k in (*SelfTimer.KEYS, "total")}
     times = []
+    plain_backward = torch.autograd.backward
     try:
-        with guard({"G": loop.G, "D": loop.D}, [loop.opt_G, loop.opt_D], strict=strict):
-            for opt in (loop.opt_G, loop.opt_D):  # around the guard's instance wrapper
-                opt.zero_grad = timed(opt.zero_grad, "zero_grad", spent)  # type: ignore[method-assign]
-            torch_backward, guard_backward = torch_patches._ORIGINAL_BACKWARD, torch.autograd.backward
-            torch_patches._ORIGINAL_BACKWARD = timed(torch_backward, "backward", inner)  # type: ignore[arg-type]
-            torch.autograd.backward = timed(guard_backward, "backward", spent)  # type: ignore[assignment]
+        torch.autograd.backward = timer._timed(plain_backward, "backward")  # type: ignore[assignment]
+        try:
+            for i in range(steps // 2 + 3):  # unguarded: the timers' own cost and torch's preamble
+                timer.reset()
+                iterate(timer)
+                if i >= 3:
+                    for k, v in timer.own().items():
+                        base[k].append(v)
+        finally:
+            torch.autograd.backward = plain_backward  # type: ignore[assignment]
+        floor = {k: statistics.median(v) for k, v in base.items()}
+        g = start_guard()
+        try:
+            timer.hooks_after_guard()
+            torch_backward = torch_patches._ORIGINAL_BACKWARD
+            torch_patches._ORIGINAL_BACKWARD = timer._timed(torch_backward, "backward")  # type: ignore[arg-type]
             try:
                 for i in range(steps + 3):
-                    for k in spent:
-                        spent[k] = 0.0
-                    for k in inner:
-                        inner[k] = 0.0
-                    t = loop.step(lambda loss: loss.backward())[0]
+                    timer.reset()
+                    t = iterate(timer)
                     if i >= 3:
-                        own = {k: spent[k] - inner.get(k, 0.0) for k in spent}
+                        own = {k: v - floor[k] for k, v in timer.own().items()}
                         own["total"] = sum(own.values())
                         for k, v in own.items():
                             per_step[k].append(v)
                         times.append(t)
             finally:
                 torch_patches._ORIGINAL_BACKWARD = torch_backward
-                torch.autograd.backward = guard_backward  # type: ignore[assignment]
+        finally:
+            g.stop()
     finally:
-        for owner, name, original in saved:
-            if original is None:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, original)
+        timer.restore()
     return {k: statistics.median(v) * 1e6 for k, v in per_step.items()}, statistics.median(times) * 1e3
+
+
+def loop_self_time(make: Callable[[], GanLoop], steps: int, strict: bool) -> tuple[dict[str, float], float]:
+    """`guard_self_time` for a loop (`SelfTimer`): the guard's own time per iteration."""
+    loop = make()
+
+    def start() -> Any:
+        g = guard({"G": loop.G, "D": loop.D}, [loop.opt_G, loop.opt_D], strict=strict)
+        g.start()
+        return g
+
+    return _self_time([loop.opt_G, loop.opt_D], start, lambda t: loop.step(t.backward, t.clear)[0], steps)
 
 
 def one_step(model: nn.Module, opt: torch.optim.Optimizer, loss_of: LossOf, backward: Callable[..., None]) -> tuple[float, float]:
@@ -288,91 +378,27 @@ def run_pairs(make: Callable[[], tuple[nn.Module, LossOf]], pairs: int, guarded:
 
 
 def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, strict: bool) -> tuple[dict[str, float], float]:
-    """The guard's own time per step, timed from the inside: {entry point: median µs} and the median
-    step in ms. Entry points: its `zero_grad` wrapper and its `torch.autograd.backward` wrapper (each
-    minus the time of the torch function it wraps), its step pre- and post-hooks, and their sum."""
+    """The guard's own time per step (`SelfTimer`): {entry point: median µs} and the median step in ms.
+    Entry points: its `zero_grad` wrapper and its `torch.autograd.backward` wrapper (each minus the
+    torch function it calls), its step pre- and post-hooks, and their sum."""
     torch.manual_seed(0)
     model, loss_of = make()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     clock = time.perf_counter
-    spent = dict.fromkeys(("zero_grad", "backward", "step", "total"), 0.0)
-    inner = [0.0]  # time inside the torch function a wrapper called
-    outer = [0.0]  # time inside the guard's backward wrapper (not Tensor.backward's own preamble)
 
-    def timed_inner(fn: Callable[..., object]) -> Callable[..., object]:
-        def call(*args: object, **kwargs: object) -> object:
-            start = clock()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                inner[0] += clock() - start
+    def start() -> Any:
+        g = guard(model, opt, strict=strict)
+        g.start()
+        return g
 
-        return call
+    def iterate(timer: SelfTimer) -> float:
+        begin = clock()
+        timer.clear(opt)
+        timer.backward(loss_of(model))
+        opt.step()
+        return clock() - begin
 
-    def timed_outer(fn: Callable[..., object]) -> Callable[..., object]:
-        def call(*args: object, **kwargs: object) -> object:
-            start = clock()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                outer[0] += clock() - start
-
-        return call
-
-    def timed_hook(fn: Callable[..., object]) -> Callable[..., object]:
-        def call(*args: object, **kwargs: object) -> object:
-            start = clock()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                spent["step"] += clock() - start
-
-        return call
-
-    # patched before the guard starts: it binds these (the optimizer class's zero_grad, the probe's hooks)
-    saved = [(type(opt), "zero_grad", type(opt).__dict__.get("zero_grad")),
-             (probe_module.Probe, "_before_step", probe_module.Probe.__dict__.get("_before_step")),
-             (probe_module.Probe, "_after_step", probe_module.Probe.__dict__.get("_after_step"))]
-    type(opt).zero_grad = timed_inner(type(opt).zero_grad)  # type: ignore[method-assign]
-    probe_module.Probe._before_step = timed_hook(probe_module.Probe._before_step)  # type: ignore[method-assign]
-    probe_module.Probe._after_step = timed_hook(probe_module.Probe._after_step)  # type: ignore[method-assign]
-    per_step: dict[str, list[float]] = {k: [] for k in spent}
-    step_times = []
-    try:
-        with guard(model, opt, strict=strict):
-            torch_backward, guard_backward = torch_patches._ORIGINAL_BACKWARD, torch.autograd.backward
-            torch_patches._ORIGINAL_BACKWARD = timed_inner(torch_backward)  # type: ignore[arg-type]
-            torch.autograd.backward = timed_outer(guard_backward)  # type: ignore[assignment]
-            try:
-                for i in range(steps + 3):
-                    for k in spent:
-                        spent[k] = 0.0
-                    step_start = clock()
-                    inner[0] = 0.0
-                    start = clock()
-                    opt.zero_grad(set_to_none=True)
-                    spent["zero_grad"] = clock() - start - inner[0]
-                    loss = loss_of(model)
-                    inner[0] = outer[0] = 0.0
-                    loss.backward()
-                    spent["backward"] = outer[0] - inner[0]
-                    opt.step()
-                    step_time = clock() - step_start
-                    spent["total"] = spent["zero_grad"] + spent["backward"] + spent["step"]
-                    if i >= 3:
-                        for k, v in spent.items():
-                            per_step[k].append(v)
-                        step_times.append(step_time)
-            finally:
-                torch_patches._ORIGINAL_BACKWARD = torch_backward
-                torch.autograd.backward = guard_backward  # type: ignore[assignment]
-    finally:
-        for owner, name, original in saved:
-            if original is None:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, original)
-    return {k: statistics.median(v) * 1e6 for k, v in per_step.items()}, statistics.median(step_times) * 1e3
+    return _self_time([opt], start, iterate, steps)
 
 
 ALLOCATOR_ENV = {"MALLOC_MMAP_THRESHOLD_": "1000000000", "MALLOC_TRIM_THRESHOLD_": "1000000000",

@@ -29,7 +29,7 @@ SUBCOMMANDS = ("rule", "run", "server")
 EPILOG = """\b
 Commands:
   gradlint rule [CODE]          list the rules, or print one rule's document
-  gradlint run [--mode raise|warn|record] [--strict] script.py [args...]
+  gradlint run [--mode raise|warn|record] [--strict] [--verify-every-cycle] script.py [args...]
                                 run a training script under the runtime guard
   gradlint server               a language server (LSP) on stdin/stdout, for editors
 

@@ -1,4 +1,5 @@
-"""`gradlint run [--mode raise|warn|record] [--strict] script.py [args...]`: run a training script under
+"""`gradlint run [--mode raise|warn|record] [--strict] [--verify-every-cycle] script.py [args...]`: run a
+training script under
 the process-wide runtime guard (as `coverage run` runs one under coverage), print the guard's report,
 and exit 1 when the gradient contract was broken.
 
@@ -16,7 +17,7 @@ import sys
 import traceback
 from typing import Any
 
-USAGE = "gradlint run [--mode raise|warn|record] [--strict] script.py [args...]"
+USAGE = "gradlint run [--mode raise|warn|record] [--strict] [--verify-every-cycle] script.py [args...]"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
                              "record (default): run to the end; the report is printed in every mode")
     parser.add_argument("--strict", action="store_true",
                         help="measure in-place rescaling on every parameter (device syncs; see the README)")
+    parser.add_argument("--verify-every-cycle", action="store_true", default=None,
+                        help="check every call on the full path (no sampled cycles; slower: see the README); "
+                             "also GRADLINT_VERIFY_EVERY_CYCLE=1")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     return parser
@@ -80,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.path.insert(0, os.path.dirname(script))
     code = 0
-    enable(mode=opts.mode, strict=opts.strict)
+    enable(mode=opts.mode, strict=opts.strict, verify_every_cycle=opts.verify_every_cycle)
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as exc:

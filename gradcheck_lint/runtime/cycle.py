@@ -50,6 +50,8 @@ class CycleHost(Protocol):
     @property
     def strict(self) -> bool: ...
     @property
+    def verify_every_cycle(self) -> bool: ...
+    @property
     def generation(self) -> int: ...
     @property
     def discover(self) -> bool: ...
@@ -441,7 +443,7 @@ _VERSION = operator.attrgetter("_version")
 def establish(probe: CycleHost, opt_id: int, group: _Group) -> Cycle | None:
     """The cycle of this optimizer, if the ledger is in its steady state after this step (see the
     module's docstring); None otherwise."""
-    if not ENABLED or probe.strict:
+    if not ENABLED or probe.strict or probe.verify_every_cycle:
         return None
     keys, observations = group.keys, group.obs
     n = len(keys)

@@ -48,6 +48,11 @@ class guard:
             device sync; strict copies 64 fixed elements of every large gradient (all of a small one)
             after each backward pass and compares them at each step, with a few device syncs per step
             and device (its price is measured in benchmarks/guard_overhead.py).
+        verify_every_cycle: check every call on the full path, on every cycle: no sampling of the
+            `.grad` reads, the loss factors or GL008's tags (the rule documents say what sampling
+            gives up). None (the default): on when the environment variable
+            `GRADLINT_VERIFY_EVERY_CYCLE` is set to `1`. It costs several times the default's time per
+            call (benchmarks/README.md).
 
     Raises:
         GradientContractError: in raise mode, from the `step()` (or the clear) that broke the contract.
@@ -61,6 +66,7 @@ class guard:
         accumulation_steps: int | None = None,
         mode: Mode = "raise",
         strict: bool = False,
+        verify_every_cycle: bool | None = None,
     ) -> None:
         if mode not in ("raise", "warn", "record"):
             raise ValueError(f"mode must be 'raise', 'warn' or 'record', not {mode!r}")
@@ -70,6 +76,7 @@ class guard:
         self.accumulation_steps = accumulation_steps
         self.mode: Mode = mode
         self.strict = strict
+        self.verify_every_cycle = _flag("GRADLINT_VERIFY_EVERY_CYCLE") if verify_every_cycle is None else verify_every_cycle
         self._log = FindingLog()
         self._filter = FindingFilter()
         self._steps_checked = 0
@@ -95,7 +102,8 @@ class guard:
     def start(self, process_wide: bool = False) -> None:
         if self._probe is not None:
             raise RuntimeError("this guard is already active")
-        probe = Probe(self._collect, self.accumulation_steps, strict=self.strict, finding_sink=self._collect_finding)
+        probe = Probe(self._collect, self.accumulation_steps, strict=self.strict, finding_sink=self._collect_finding,
+                      verify_every_cycle=self.verify_every_cycle)
         try:
             probe.open()
             for name, ref in self._models:
@@ -199,11 +207,11 @@ def unwrap_optimizer(opt: Any) -> Any:
 _PROCESS_GUARD: guard | None = None
 
 
-def enable(mode: Mode = "raise", strict: bool = False) -> guard:
+def enable(mode: Mode = "raise", strict: bool = False, verify_every_cycle: bool | None = None) -> guard:
     """Check every optimizer's steps in this process, with no change to the training code."""
     global _PROCESS_GUARD
     if _PROCESS_GUARD is None:
-        g = guard(mode=mode, strict=strict)
+        g = guard(mode=mode, strict=strict, verify_every_cycle=verify_every_cycle)
         g.start(process_wide=True)
         _PROCESS_GUARD = g
     return _PROCESS_GUARD
@@ -221,11 +229,15 @@ def disable() -> Report:
 
 def enable_from_environment() -> guard | None:
     """`GRADLINT_GUARD=1` (or `raise`, `warn`, `record`) turns the process-wide guard on;
-    `GRADLINT_GUARD_STRICT=1` makes it strict."""
+    `GRADLINT_GUARD_STRICT=1` makes it strict (`GRADLINT_VERIFY_EVERY_CYCLE=1`: see `guard`)."""
     value = os.environ.get("GRADLINT_GUARD", "").strip().lower()
     if value in ("", "0", "false", "off", "no"):
         return None
     mode: Mode = value if value in ("raise", "warn", "record") else "raise"  # type: ignore[assignment]
-    strict = os.environ.get("GRADLINT_GUARD_STRICT", "").strip().lower() not in ("", "0", "false", "off", "no")
-    return enable(mode, strict=strict)
+    return enable(mode, strict=_flag("GRADLINT_GUARD_STRICT"))
+
+
+def _flag(name: str) -> bool:
+    """An environment variable set to a true value (`1`, `yes`, `on`...)."""
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "off", "no")
 

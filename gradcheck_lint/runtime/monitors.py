@@ -96,7 +96,7 @@ class Monitors:
         self.tag_counts: dict[Site, int] = {}  # the steady cycle's passes of each backward line (`tag_due`)
         self._tag_bits = random.Random(_TAG_SEED).getrandbits
         self._sampled_site: Site | None = None  # the last line `tag_due` sampled (not in `kept_reported`)
-        self.tag_left = 0  # ... and its passes until the next sampled tag, counting the coming one
+        self.tag_left = 0  # the sampled passes until the next tag, counting the coming one (all lines)
 
     # -- lifecycle
     def open(self) -> None:
@@ -143,9 +143,11 @@ class Monitors:
         average 3 x `TAG_EVERY` passes after it starts keeping them, once past the first `TAG_ALL`), one
         that keeps every k-th loss k times later; nothing is reported that every tag would not report.
 
-        The draws are made ahead: `tag_left` counts the passes of the sampled line until the next 3-bit
-        draw of zero, so the steady cycle decrements it in place on the passes in between
-        (`cycle.Cycle.before_backward`); the passes tagged are those of one draw per pass."""
+        The draws are made ahead: `tag_left` counts the sampled passes (of every line past its first
+        passes: one count for all, so that lines taking turns share it) until the next 3-bit draw of
+        zero, so the steady cycle and the replay's lane decrement it in place on the passes in between
+        (`cycle.Cycle.before_backward`, `replay.Replay.lane_backward`); the passes tagged are those of
+        one draw per pass."""
         if site is not self._sampled_site:  # else: the line of the last pass, past its first passes and not reported
             if self.kept_reported and site in self.kept_reported:
                 return False
@@ -155,7 +157,8 @@ class Monitors:
                 counts[site] = n + 1
                 return True
             self._sampled_site = site
-            self.tag_left = self._gap()  # this pass is the first of the gap
+            if self.tag_left <= 0:  # the first line past its first passes: the first draw
+                self.tag_left = self._gap()  # this pass is the first of the gap
         left = self.tag_left - 1
         if left:
             self.tag_left = left

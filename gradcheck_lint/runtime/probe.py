@@ -43,13 +43,15 @@ class Probe(ClearChecks, StepChecks):
     """Watch parameters and optimizers; report contract violations to `sink(violations, optimizer, step)`."""
 
     def __init__(self, sink: Sink, accumulation_steps: int | None = None, strict: bool = False,
-                 finding_sink: FindingSink | None = None) -> None:
+                 finding_sink: FindingSink | None = None, verify_every_cycle: bool = False) -> None:
         self.ledger = Ledger()
         # GL006-GL009 (monitors.py): findings of their own, straight to the guard
         self.monitors = Monitors(finding_sink, self._owner_name) if finding_sink is not None else None
         # strict: snapshot every parameter's gradient, on any device, and measure in-place rescaling on
         # all of them at each step (device syncs and a second copy of the gradients; see the README)
         self.strict = strict
+        # every call on the full path: no steady cycle or replay, so nothing sampled (`guard`'s option)
+        self.verify_every_cycle = verify_every_cycle
         self.sink = sink
         self.accumulation_steps = accumulation_steps
         self.handles: list[RemovableHandle] = []

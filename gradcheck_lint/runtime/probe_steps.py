@@ -37,6 +37,7 @@ class StepChecks:
     monitors: Monitors | None
     sink: Sink
     strict: bool
+    verify_every_cycle: bool
     accumulation_steps: int | None
     sentinels: set[int]
     optimizers: dict[int, weakref.ReferenceType[torch.optim.Optimizer]]
@@ -68,24 +69,35 @@ class StepChecks:
         @staticmethod
         def _params_of(opt: torch.optim.Optimizer) -> list[torch.Tensor]: ...
 
-    def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> Any:
-        frame = sys._getframe(1)
+    def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any, frame: Any = None) -> Any:
+        """`frame`: the frame that called the hook (the optimizer's step wrapper), when not the caller's."""
+        if frame is None:
+            frame = sys._getframe(1)
+        replay = self._replay
+        if replay is not None and replay.lane and len(args) == 1 and not kwargs:
+            # the lane (`replay.py`): a step of a replayed cycle not verified, known by its frames alone
+            user = frame.f_back
+            if user is not None and replay.lane_step(self, id(opt), frame.f_code, user):
+                return None
         memo = self._step_sites.get(id(opt))
         if memo is None:  # one memo per optimizer: two optimizers stepping in turn keep their answers
             if len(self._step_sites) >= _MAX_GROUPS:
                 self._step_sites.clear()
             memo = self._step_sites[id(opt)] = SiteMemo()
         # `memo_site`'s answer, inline for the usual chain: the optimizer's step wrapper, the user's frame
-        if (frame.f_code is memo.skip and (user := frame.f_back) is not None
-                and user.f_code is memo.code and user.f_lasti == memo.lasti):
+        inline = (frame.f_code is memo.skip and (user := frame.f_back) is not None
+                  and user.f_code is memo.code and user.f_lasti == memo.lasti)
+        if inline:
             site = memo.site
         else:
             site = memo_site(frame, memo, ("step",), False)[0]
         rest = args[1:] if args and args[0] is opt else args
         closure = kwargs.get("closure") or (next((a for a in rest if callable(a)), None) if rest else None)
-        replay = self._replay
         if replay is not None:
+            i = replay.next_i
             if closure is None and not rest and replay.before_step(self, opt, site):
+                if inline and len(args) == 1 and not kwargs:
+                    replay.learn(i, (_rec.STEP_MID, id(opt), frame.f_code, memo.code, memo.lasti))
                 return None
             self._drop_cycle()
         cycle = self._cycle
@@ -248,7 +260,7 @@ class StepChecks:
             # first sight of this optimizer: watch it (without hooks of its own: torch is iterating
             # over them); parameters found from the backward graph already hold their contributions
             self.watch_optimizer(opt, own_hooks=False)
-        return self._before_step(opt, args, kwargs)
+        return self._before_step(opt, args, kwargs, sys._getframe(1))  # the frames as a hook of its own sees them
 
     def _global_after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         known = self.optimizers.get(id(opt))

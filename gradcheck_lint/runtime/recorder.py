@@ -157,7 +157,7 @@ class Recorder:
     def note(self, probe: Probe, kind: int, key: tuple[Any, ...], site: Site | None = None,
              **extra: Any) -> tuple[list[Point], dict[Any, int]] | None:
         """A point of the full path; returns the cycle to replay from it (its points and growth), if any."""
-        if not (ENABLED and _cycle.ENABLED) or probe.strict:
+        if not (ENABLED and _cycle.ENABLED) or probe.strict or probe.verify_every_cycle:
             return None
         point = Point(kind, key)
         point.site = site

@@ -34,6 +34,17 @@ What is sampled instead of done on every cycle (said in the rule documents of GL
   cycle; `p.grad.data /= N` does not) is measured on the windows of verified cycles, against a copy of
   its sentinel taken after the window's last pass; on the others the reference's factor of one stands;
 - GL008's tag, as in `cycle.py` (`Monitors.tag_due`).
+
+The lane: a cycle that is not verified and reads no factors takes the *lane* (`Replay.lane`), where each
+clear, backward pass and step is known by what its entry point sees of its caller (the frames the call
+came from, which give the same place whenever they are the same: `sites.SiteMemo`), compared with what
+the entry point saw at the same point of an earlier cycle (`Replay.learn`), and the optimizer or model
+and the watched parameters' generation; nothing else is read, no place is looked up and nothing per
+parameter is done (the parameters a clear lists are compared on verified cycles only: a parameter group
+added to an optimizer between two of them is met at the next one). A pass due for GL008's tag, a
+GradScaler's output or a DDP forward, or any call that differs leaves the lane for the replay's own
+methods at that call, which check it as above. The ends of passes and steps are the replay's methods as
+on any cycle not verified.
 """
 
 from __future__ import annotations
@@ -60,6 +71,7 @@ GRAPH_EVERY = 8  # cycles between two reads of every pass's loss factors
 VERIFY_ALL = 8  # cycles replayed whose `.grad` are all read, before the sampling starts
 VERIFY_EVERY = 8  # then one cycle in this many (pseudo-random) reads them
 _VERIFY_SEED = 0x31A7  # the verified cycles are pseudo-random, and the same in every run
+LANE = True  # off: every call through the replay's methods (tests compare the two)
 MISS = object()  # `Replay.clear`'s answer when the call is not the cycle's next
 _GRAD = operator.attrgetter("grad")
 
@@ -145,6 +157,11 @@ class Replay:
         self.verify = True  # the cycle under way reads the sampled `.grad` (`VERIFY_EVERY`)
         self.reading = True  # `ids` and `vers` are the sampled `.grad` as of the last point passed
         self._draw = random.Random(_VERIFY_SEED).randrange
+        # the lane (see the module's docstring): each point's call as its entry point saw it, learned on
+        # the cycles the replay passes call by call; and which passes' lines GL008 samples (`tag_due`)
+        self.facts: list[tuple[Any, ...] | None] = [None] * self.period
+        self.tag_ready = [False] * self.period
+        self.lane = False  # the cycle under way takes the lane: not verified, no factors read
 
     # -- the calls
     def _next(self, kind: int, key: tuple[Any, ...], probe: Probe) -> Point | None:
@@ -191,6 +208,7 @@ class Replay:
             if self.copies:
                 self.copies.clear()
         self.verify = verify
+        self.lane = LANE and not verify and (self.cycle + 1) % GRAPH_EVERY != 0
 
     def _ended(self, i: int) -> bool:
         """The call (point `i`) ended: each sampled `.grad` changed as in the reference; the new reads kept.
@@ -257,12 +275,15 @@ class Replay:
         if monitors is not None:
             if site is monitors._sampled_site and monitors.tag_left > 1:  # `Monitors.tag_due`'s case, inline
                 monitors.tag_left -= 1
-            elif monitors.tag_due(site):
-                if graph is not None:
-                    grad_fn = graph.grad_fn
-                elif grad_fn is None and isinstance(tensors, torch.Tensor):
-                    grad_fn = tensors.grad_fn
-                monitors.before_backward(site, tensors, grad_fn)
+            else:
+                if monitors.tag_due(site):
+                    if graph is not None:
+                        grad_fn = graph.grad_fn
+                    elif grad_fn is None and isinstance(tensors, torch.Tensor):
+                        grad_fn = tensors.grad_fn
+                    monitors.before_backward(site, tensors, grad_fn)
+                if site is monitors._sampled_site:  # past its first passes: the lane may count its tags down
+                    self.tag_ready[self.next_i] = True
         self._advance()
         return True
 
@@ -313,7 +334,7 @@ class Replay:
     def after_step(self, probe: Probe, opt: torch.optim.Optimizer) -> bool:
         i = self.next_i
         point = self.next_point
-        if point.kind != STEP_END or point.key[1] != id(opt) or not self._ended(i):
+        if point.kind != STEP_END or point.key[1] != id(opt) or (self.verify and not self._ended(i)):
             return False
         monitors = probe.monitors
         if monitors is not None:
@@ -332,6 +353,69 @@ class Replay:
             if sig[x] & 3 != 3:
                 return self.points[j].kind == BW_END and not sig[x] & 4
         return False
+
+    # -- the lane: a cycle not verified, call by call as its entry points see them
+    def lane_clear(self, probe: Probe, owner: int, code: object, lasti: int) -> bool:
+        """This clear (of `owner`, called from the instruction `lasti` of `code`) is the cycle's next call,
+        as on the cycle the lane learned it from; the caller then runs it and calls `_advance`."""
+        f = self.facts[self.next_i]
+        return (f is not None and f[0] == CLEAR_END and f[1] == owner and f[2] is code and f[3] == lasti
+                and probe.generation == self.generation)
+
+    def lane_backward(self, probe: Probe, skip: object, user: Any) -> Site | None:
+        """This backward pass (run by `skip`, torch's `Tensor.backward`, from the frame `user`) is the
+        cycle's next: past it, and its line (for the wrapper's `after_backward`); else None. GL008's
+        tag is counted down as `Replay.before_backward` does, and a pass due for one is left to it."""
+        i = self.next_i
+        f = self.facts[i]
+        if (f is None or f[0] != BW_MID or f[1] is not skip or f[2] is not user.f_code or f[3] != user.f_lasti
+                or probe.generation != self.generation):
+            return None
+        up = user.f_back
+        if (f[4] is not None or f[5] != -2) if up is None else (f[4] is not up.f_code or f[5] != up.f_lasti):
+            return None
+        monitors = probe.monitors
+        if monitors is not None:
+            if monitors.scaled_outputs or monitors.ddp_forwards or not self.tag_ready[i] or monitors.tag_left <= 1:
+                return None
+            monitors.tag_left -= 1
+        site: Site = self.next_point.key[1]
+        self._lane_advance(i)
+        return site
+
+    def lane_ended(self, probe: Probe, site: Site) -> bool:
+        """The end of a pass the lane took: past it, if it is the cycle's next point (nothing called
+        inside the pass; as `after_backward` on a cycle not verified)."""
+        point = self.next_point
+        if not self.lane or point.kind != BW_END or point.key[1] is not site:
+            return False
+        self._lane_advance(self.next_i)
+        return True
+
+    def _lane_advance(self, i: int) -> None:
+        """`_advance` past point `i`, which the lane took: never the cycle's last (a step's end)."""
+        self.done = i
+        if i == 0:
+            self.cycle += 1
+        i += 1
+        self.next_i = i
+        self.next_point = self.points[i]
+
+    def lane_step(self, probe: Probe, opt_id: int, skip: object, user: Any) -> bool:
+        """This step without a closure (the optimizer's step wrapper `skip`, called from the frame `user`)
+        is the cycle's next call: past it."""
+        f = self.facts[self.next_i]
+        if (f is None or f[0] != STEP_MID or f[1] != opt_id or f[2] is not skip or f[3] is not user.f_code
+                or f[4] != user.f_lasti or probe.generation != self.generation):
+            return False
+        self._lane_advance(self.next_i)
+        return True
+
+    def learn(self, i: int, facts: tuple[Any, ...]) -> None:
+        """Point `i`'s call, as its entry point saw it: the frames its memo answers from inline
+        (`sites.SiteMemo`), which give the same place whenever they are the same."""
+        if self.facts[i] is None:
+            self.facts[i] = facts
 
     # -- the state the full path would have
     def materialize(self, probe: Probe) -> None:

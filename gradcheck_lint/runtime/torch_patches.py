@@ -23,6 +23,7 @@ import torch
 from . import clips as _clips
 from . import cycle as _cycle
 from . import norms as _norms
+from . import recorder as _rec
 from .clips import ClipHost
 from .ledger import Site
 from .loss_scale import LossGraph
@@ -56,6 +57,28 @@ _RUNNING = [0]  # backward passes running now: a backward inside one is part of 
 
 def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     assert _ORIGINAL_BACKWARD is not None
+    if len(_ACTIVE) == 1 and not _RUNNING[0]:
+        probe = _ACTIVE[0]
+        replay = probe._replay
+        if replay is not None and replay.lane and not (args[2] if len(args) > 2 else kwargs.get("retain_graph")):
+            # the lane (`replay.py`): a pass of a replayed cycle not verified, known by its frames alone
+            frame = sys._getframe(1)
+            user = frame.f_back
+            lane_site = None if user is None else replay.lane_backward(probe, frame.f_code, user)
+            if lane_site is not None:
+                _RUNNING[0] += 1
+                try:
+                    return _ORIGINAL_BACKWARD(*args, **kwargs)
+                except RuntimeError as err:
+                    if probe.monitors is not None:
+                        tensors = args[0] if args else kwargs.get("tensors")
+                        probe.monitors.backward_failed(lane_site, tensors, err, frame)
+                    raise
+                finally:
+                    _RUNNING[0] -= 1
+                    replay = probe._replay  # a hook inside the pass may have left the replay
+                    if replay is None or not replay.lane_ended(probe, lane_site):
+                        _after_backward(probe, lane_site)
     probes = tuple(_ACTIVE)
     if not probes or _RUNNING[0]:
         # a backward run by a backward (reentrant checkpointing recomputes a block and backpropagates
@@ -64,11 +87,11 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
         return _ORIGINAL_BACKWARD(*args, **kwargs)
     frame = sys._getframe(1)
     # `memo_site`'s answer, inline for the usual chain: torch's `Tensor.backward`, the user's frame, its
-    # caller (or none: a script's module code)
     # caller (or none: a script's module code). Each frame's fields are read once, and the instructions,
     # which tell apart two calls of one helper (a GAN's `backward(d_loss)` and `backward(g_loss)`), first
     user = frame.f_back
     site = None
+    facts = None
     if user is not None:
         code, lasti, up = user.f_code, user.f_lasti, user.f_back
         up_code, up_lasti = (None, -2) if up is None else (up.f_code, up.f_lasti)  # -2: `SiteMemo`'s top of stack
@@ -77,6 +100,7 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
             if (up_lasti == memo.via_lasti and lasti == memo.lasti and code is memo.code and up_code is memo.via_code
                     and skip is memo.skip):
                 site, via = memo.site, memo.via
+                facts = (_rec.BW_MID, skip, code, lasti, up_code, up_lasti)  # what the lane compares
                 break
     if site is None:
         site, via = memo_sites(frame, _BACKWARD_SITES, ("backward",), True)
@@ -92,8 +116,11 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
         if retain or probe.retained:
             probe.full_before_backward(site, tensors, graph, via, retain)
         elif replay is not None:
+            i = replay.next_i
             if not replay.before_backward(probe, site, tensors, graph, via):
                 probe.full_before_backward(site, tensors, graph, via)
+            elif facts is not None and len(probes) == 1:
+                replay.learn(i, facts)
         elif cycle is None or cycle.phase != _cycle.CLEARED or not cycle.before_backward(probe, site, tensors, graph, via):
             probe.full_before_backward(site, tensors, graph, via)
     del graph  # the graph's root is not held past the pass
@@ -116,6 +143,18 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
             cycle = probe._cycle
             if cycle is None or cycle.phase != _cycle.IN_BACKWARD or not cycle.after_backward(probe, site):
                 probe.full_after_backward(site)
+
+
+def _after_backward(probe: PatchHost, site: Site) -> None:
+    """`Probe.after_backward` of one probe, for a pass the lane took whose end it does not take."""
+    replay = probe._replay
+    if replay is not None:
+        if not replay.after_backward(probe, site):
+            probe.full_after_backward(site)
+        return
+    cycle = probe._cycle
+    if cycle is None or cycle.phase != _cycle.IN_BACKWARD or not cycle.after_backward(probe, site):
+        probe.full_after_backward(site)
 
 
 _ORIGINAL_UNSCALE: Callable[..., Any] | None = None

@@ -136,3 +136,26 @@ def test_run_module_imports_without_torch(tmp_path: Path) -> None:
     script.write_text("print('hi')\n")
     out = subprocess.run([*GRADLINT, "run", str(script)], capture_output=True, text=True, env=env, timeout=120)
     assert out.returncode == 2 and "torch" in out.stderr.lower(), out.stderr
+
+
+def test_verify_every_cycle_reaches_the_guard(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`--verify-every-cycle` is handed to the process-wide guard; without it the environment decides."""
+    import importlib
+
+    from gradcheck_lint import run as run_module
+    from gradcheck_lint.runtime.report import Report
+
+    guard_module = importlib.import_module("gradcheck_lint.runtime.guard")  # the module, not the class
+
+    given: list[object] = []
+
+    def enable(mode: str = "raise", strict: bool = False, verify_every_cycle: bool | None = None) -> None:
+        given.append(verify_every_cycle)
+
+    monkeypatch.setattr(guard_module, "enable", enable)
+    monkeypatch.setattr(guard_module, "disable", Report)
+    script = tmp_path / "nothing.py"
+    script.write_text("pass\n")
+    assert run_module.main(["--verify-every-cycle", str(script)]) == 0
+    assert run_module.main([str(script)]) == 0
+    assert given == [True, None]

@@ -1,0 +1,226 @@
+"""The replay's lane (runtime/replay.py): on a replayed cycle that is not verified, each clear, backward
+pass and step is recognised by the frames it was called from, and nothing is verified: no `.grad` read,
+no place looked up, no list of parameters built. Counted, not timed: over a long run of a small GAN
+(two optimizers, windows of two), the verification functions run on verified cycles only; a bug that
+starts late with a changed pattern of calls is still reported as the full path reports it, at the same
+step; `verify_every_cycle` checks every call on the full path.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from test_runtime_replay import ACCUM, Gan, steady  # noqa: E402
+
+from gradcheck_lint.runtime import guard, recorder, replay  # noqa: E402
+from gradcheck_lint.runtime.probe import Probe  # noqa: E402
+
+LONG = 400  # iterations of the long run
+LATE = 300  # the iteration a late bug starts at: deep in the lane
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, calls: Counter[str]) -> None:
+    """Count the calls of the replay's verification functions and of the per-parameter list a clear
+    builds, split by whether the replayed cycle under way is verified."""
+    live: list[replay.Replay] = []
+
+    def counted(name: str, owner: Any) -> None:
+        static = isinstance(owner.__dict__[name], staticmethod)
+        original = getattr(owner, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            current = live[-1] if live else None
+            state = "verified" if current is None or current.verify else "not verified"
+            calls[f"{name} {state}"] += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, staticmethod(call) if static else call)
+
+    for name in ("_next", "_ended", "clear", "before_backward", "before_step"):
+        counted(name, replay.Replay)
+    counted("_params_of", Probe)
+    init = replay.Replay.__init__
+
+    def made(self: replay.Replay, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        live.append(self)
+
+    monkeypatch.setattr(replay.Replay, "__init__", made)
+    next_cycle = replay.Replay._next_cycle
+
+    def cycle_drawn(self: replay.Replay) -> None:
+        next_cycle(self)
+        calls["cycles verified" if self.verify else "cycles not verified"] += 1
+        calls["cycles on the lane"] += getattr(self, "lane", False)
+
+    monkeypatch.setattr(replay.Replay, "_next_cycle", cycle_drawn)
+
+
+def test_cycles_not_verified_run_no_verification(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: Counter[str] = Counter()
+    _counting(monkeypatch, calls)
+    gan = Gan()
+    with guard(gan.models(), gan.optimizers(), mode="record") as g:
+        for i in range(LONG):
+            steady(gan, i)
+        assert g._probe is not None and g._probe._replay is not None
+    assert len(g.report()) == 0
+    not_verified = calls["cycles not verified"]
+    assert not_verified > LONG // 2
+    # no `.grad` is read on a cycle not verified (main read none either, but called the check at each step)
+    assert calls["_ended not verified"] == 0
+    # the per-call checks of the replay's methods (8 calls a cycle: 2 clears, 4 passes, 2 steps) run on a
+    # cycle not verified only where a sample falls: one cycle in `GRAPH_EVERY` reads the loss factors, and
+    # about one pass in `TAG_EVERY` gets GL008's tag (on main: all 8, every cycle)
+    assert calls["_next not verified"] < 3 * not_verified
+    assert calls["clear not verified"] < not_verified
+    # and no list of parameters is built for a clear on the lane (on main: one per clear)
+    assert calls["_params_of not verified"] < not_verified
+    assert calls["cycles on the lane"] > LONG // 2
+
+
+# -- a bug that starts deep in the lane, with a changed pattern of calls --------------------------
+def late_missing_clear(gan: Gan, i: int) -> None:
+    if i < LATE:
+        gan.opt_D.zero_grad()  # from then on D's gradients pile up across steps (GL001)
+    for k in range(ACCUM):
+        gan.d_loss(k).backward()
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        gan.g_loss(k).backward()
+    gan.opt_G.step()
+
+
+def late_longer_window(gan: Gan, i: int) -> None:
+    gan.opt_D.zero_grad()
+    for k in range(ACCUM + (i >= LATE)):  # a third micro-batch, each still divided by 2 (GL003)
+        gan.d_loss(k % ACCUM).backward()
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        gan.g_loss(k).backward()
+    gan.opt_G.step()
+
+
+def late_clear_after_backward(gan: Gan, i: int) -> None:
+    gan.opt_D.zero_grad()
+    for k in range(ACCUM):
+        gan.d_loss(k).backward()
+    if i >= LATE:
+        gan.opt_D.zero_grad()  # drops D's window before its step (GL002)
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        gan.g_loss(k).backward()
+    gan.opt_G.step()
+
+
+def late_new_backward_line(gan: Gan, i: int) -> None:
+    gan.opt_D.zero_grad()
+    for k in range(ACCUM):
+        if i >= LATE:
+            gan.d_loss(k, divide=False).backward()  # another line, the window no longer divided (GL003)
+        else:
+            gan.d_loss(k).backward()
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        gan.g_loss(k).backward()
+    gan.opt_G.step()
+
+
+LATE_BUGS = [late_missing_clear, late_longer_window, late_clear_after_backward, late_new_backward_line]
+
+
+def _report(loop: Callable[[Gan, int], None], fast: bool, verify_every_cycle: bool = False,
+            lane: list[int] | None = None) -> list[tuple[object, ...]]:
+    gan = Gan()
+    was, recorder.ENABLED = recorder.ENABLED, fast
+    try:
+        with guard(gan.models(), gan.optimizers(), mode="record", verify_every_cycle=verify_every_cycle) as g:
+            for i in range(LATE + 40):
+                if lane is not None and i == LATE:
+                    probe = g._probe
+                    assert probe is not None
+                    lane.append(int(probe._replay is not None and any(f is not None for f in probe._replay.facts)))
+                loop(gan, i)
+    finally:
+        recorder.ENABLED = was
+    return [(f.path, f.line, f.col, f.code, f.steps, f.first_step, f.message, f.optimizer) for f in g.report()]
+
+
+@pytest.mark.parametrize("loop", LATE_BUGS, ids=lambda f: f.__name__)
+def test_a_bug_that_starts_deep_in_the_lane_is_reported_as_by_the_full_path(loop: Callable[[Gan, int], None]) -> None:
+    lane: list[int] = []
+    fast = _report(loop, True, lane=lane)
+    assert lane == [1]  # the replay had learned its lane when the bug started
+    full = _report(loop, False)
+    assert fast == full != []
+    assert {f[5] for f in fast} <= {LATE + 1, LATE + 2}  # the step the bug first shows at (no delay)
+
+
+def grads_dropped_by_hand_once(gan: Gan, i: int) -> None:
+    gan.opt_D.zero_grad()
+    for k in range(ACCUM):
+        gan.d_loss(k).backward()
+        if i == LATE and k == 0:
+            for p in gan.D.parameters():
+                p.grad = None  # once, behind the probe's back: only the `.grad` show it (GL002)
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        gan.g_loss(k).backward()
+    gan.opt_G.step()
+
+
+def test_verify_every_cycle_checks_every_call_on_the_full_path() -> None:
+    """A change only the `.grad` show, on one cycle deep in a steady run: found at its step with the
+    option, as the full path finds it (sampled, only if that cycle is verified: the rule documents say so)."""
+    full = _report(grads_dropped_by_hand_once, False)
+    assert [f[3] for f in full] == ["GL002"]
+    assert _report(grads_dropped_by_hand_once, True, verify_every_cycle=True) == full
+    gan = Gan()
+    with guard(gan.models(), gan.optimizers(), mode="record", verify_every_cycle=True) as g:
+        for i in range(40):
+            steady(gan, i)
+        assert g._probe is not None and g._probe._replay is None and g._probe._cycle is None
+
+
+def test_verify_every_cycle_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRADLINT_VERIFY_EVERY_CYCLE", "1")
+    assert guard().verify_every_cycle is True
+    assert guard(verify_every_cycle=False).verify_every_cycle is False
+    monkeypatch.setenv("GRADLINT_VERIFY_EVERY_CYCLE", "0")
+    assert guard().verify_every_cycle is False
+
+
+def test_the_process_wide_guard_takes_the_lane_at_its_steps_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gradlint run`'s guard steps through global hooks, one frame deeper: the step's frames are read as
+    an optimizer's own hook reads them, so its steps are recognised on the lane as well."""
+    from gradcheck_lint.runtime.guard import disable, enable
+
+    taken: Counter[str] = Counter()
+    for name in ("lane_clear", "lane_backward", "lane_step"):
+        original = getattr(replay.Replay, name)
+
+        def call(self: Any, *args: Any, _original: Any = original, _name: str = name, **kwargs: Any) -> Any:
+            result = _original(self, *args, **kwargs)
+            taken[_name] += bool(result)
+            return result
+
+        monkeypatch.setattr(replay.Replay, name, call)
+    gan = Gan()
+    enable(mode="record")
+    try:
+        for i in range(120):
+            steady(gan, i)
+    finally:
+        report = disable()
+    assert len(report) == 0
+    assert taken["lane_clear"] > 100 and taken["lane_step"] > 100 and taken["lane_backward"] > 100
