@@ -709,6 +709,14 @@ class Interpreter:
         loop = self.loops.get(loop_id)
         return loop is None or self.counters.trains(loop.node)
 
+    def loop_backpropagates(self, loop_id: int) -> bool:
+        """Each iteration may run a backward pass: one is written in the loop (`loop_trains`), the framework
+        runs one after each call of its hook (`Loop.framework`), or one was met inside it, in a call the
+        loop's text does not name as training (`train_util.train_step(x, y)`, `model.train(batch)` of a
+        class whose method backpropagates)."""
+        loop = self.loops.get(loop_id)
+        return loop is None or loop.framework or loop_id in self.recorder.backward_loops or self.counters.trains(loop.node)
+
     def run_loop(self, flow: Flow, frame: Frame, loop: Loop, body: Callable[[Flow, Frame], Outcome],
                  cond: Condition | None, counter: tuple[str, int | None] | None = None, calls: bool = False) -> Outcome:
         """Run a loop body to a fixed point; the loop is assumed to run at least once. With `calls`, the
