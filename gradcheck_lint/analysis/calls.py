@@ -7,6 +7,7 @@ import ast
 import sys
 from dataclasses import replace
 
+from . import named_tuples
 from . import names as N
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
@@ -18,7 +19,7 @@ from .inlining import Inliner
 from .parts import CallsHost
 from .provenance import Assumption, assumed
 from .reductions import normaliser_argument, sums_samples
-from .syntax import Arg, arguments, code, keyword_value
+from .syntax import Arg, arguments, code, keyword_value, local_names
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
 
 
@@ -142,6 +143,11 @@ class Calls:
                 called = self.call_instance(call, bound, flow, frame)
                 if called is not None:  # `criterion(pred, y)` of `criterion = DualLoss(cfg)`
                     return called
+            fields = interp.definitions.named_tuples.get(name)
+            if fields is not None and name not in interp.imports.aliases and (frame.function is None or name not in local_names(frame.function)):
+                # `LossTuple(*losses)` of the module's `LossTuple = namedtuple(...)`: a tuple whose fields are its items
+                pos, kw = self.args_of(call, flow, frame)
+                return named_tuples.construct(fields, arguments(call), self._argument_values(call, flow, frame, pos, kw))
             local = frame.local_defs.get(name) or (interp.functions.get(name) if bound is None else None)
             if local is not None:
                 pos, kw = self.args_of(call, flow, frame)
@@ -651,6 +657,9 @@ class Calls:
         """`Net()` of a local class: a model for an nn.Module (whose methods stay callable), else an instance."""
         interp = self.interp
         pos, kw = self.args_of(call, flow, frame)
+        fields = named_tuples.class_fields(info.node, info.bases)
+        if fields is not None:  # `class Losses(NamedTuple)`, of this file or another of the project
+            return named_tuples.construct(fields, arguments(call), self._argument_values(call, flow, frame, pos, kw))
         wrapper = self._returning_base(info)
         if wrapper is not None:
             # `class DataParallelWithCallback(DataParallel)` with no `forward` of its own: constructed, it is
@@ -677,6 +686,15 @@ class Calls:
             flow.map_gradients(lambda s: s.clear(0, set(value.modules), record_discards=False))  # fresh parameters
             return self.instantiate(info, pos, kw, flow, frame, value)
         return self.instantiate(info, pos, kw, flow, frame)
+
+    @staticmethod
+    def _argument_values(call: ast.Call, flow: Flow, frame: Frame, pos: list[Value], kw: dict[str, Value]) -> list[Value]:
+        """The values of `arguments(call)`, in their order, from what `args_of` evaluated."""
+        out: list[Value] = []
+        positional = iter(pos)
+        for a in arguments(call):
+            out.append(kw.get(a.keyword, EMPTY) if a.keyword is not None else next(positional, EMPTY))
+        return out
 
     def _returning_base(self, info: ClassInfo) -> Effect | None:
         """The catalogue's `returns` effect of a base class that hands back one of its arguments (an

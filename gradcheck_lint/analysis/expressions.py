@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from . import named_tuples, periods
 from . import names as N
-from . import periods
 from .conventions import convention
 from .deferred import defer, may_make_context, synthetic_call
 from .definitions import ClassInfo
@@ -292,6 +292,9 @@ class Expressions:
         if attr in _NO_GRADIENT_ATTRS:
             return EMPTY
         held = self.property_value(expr, base, flow, frame)
+        if held is not None:
+            return held
+        held = named_tuples.field(base, attr)  # `losses.total_loss` of `losses = LossTuple(...)`
         if held is not None:
             return held
         if may_make_context(interp.catalogue, attr) and interp.calls.makes_context(base, expr.value, attr, flow):

@@ -17,7 +17,7 @@ from .names import last_name
 from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code
-from .values import Value
+from .values import Value, holding
 from .walk import iter_tree
 
 
@@ -194,17 +194,6 @@ class KeepAlives:
                                 out.add(text)
             found = self._resets[id(loop)] = frozenset(out)
         return found
-
-
-def holding(value: Value, depth: int = 3) -> Value:
-    """`value` with the graphs its items hold (a tuple, list or dict built in sight, `{"loss": loss}`):
-    keeping the container keeps them alive."""
-    if not value.items or depth == 0:
-        return value
-    inner = [holding(v, depth - 1) for _, v in value.items]
-    built = value.built.union(*(v.built for v in inner))
-    graph = value.graph or any(v.graph for v in inner)
-    return value if built == value.built and graph == value.graph else replace(value, built=built, graph=graph)
 
 
 def _item_holding(value: Value) -> str:

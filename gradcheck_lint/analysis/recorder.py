@@ -7,6 +7,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
+from . import named_tuples
 from . import names as N
 from .conventions import convention
 from .events import Backward, Clear, Step
@@ -161,7 +162,11 @@ class Recorder:
         container = flow.env.get(base)
         if item is None or container is None or container.graph or container.entities or container.modules:
             return
-        flow.env[base] = replace(container, graph=True)
+        # the item itself, in a container built in sight (`losses.total_loss` of a named tuple): unpacked
+        # (`..., total = losses`), it is the value backpropagated
+        key = N.literal_key(node.slice) if isinstance(node, ast.Subscript) else named_tuples.field_key(container, node.attr)
+        items = tuple((k, replace(v, graph=True) if k == key else v) for k, v in container.items)
+        flow.env[base] = replace(container, graph=True, items=items)
         self.interp.keepalives.item_graphs[base] = item
 
     def guess_owner(self, opt: Entity, flow: Flow, frame: Frame | None = None) -> Holder | None:
