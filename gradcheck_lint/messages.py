@@ -246,9 +246,10 @@ def _operand(text: str) -> str:
 
 
 def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: int | None, via_item: str = "",
-                          calls_of: str = "", framework: bool = False) -> tuple[str, str]:
+                          calls_of: str = "", framework: bool = False, backward_later: str = "") -> tuple[str, str]:
     """`via_item`: `stored` is a dict or object that holds the graph in this item (`output["loss"]`).
-    `calls_of`: the loop is the calls of this function, once per batch (by the framework's loop: `framework`)."""
+    `calls_of`: the loop is the calls of this function, once per batch (by the framework's loop: `framework`).
+    `backward_later`: the backward call that runs on the stored value after it was stored (`losses[-1].backward()`)."""
     holder = f"`{stored}`" if not via_item else f"`{via_item}` in `{stored}`"
     if calls_of:
         by = "the framework's calls" if framework else "the calls"
@@ -259,7 +260,10 @@ def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: i
         msg = (f"`{statement}` keeps the autograd graph of {holder} alive in `{target}`, which outlives the iterations "
                f"of the loop{_at(loop_line)}: every iteration's graph and activations stay in memory until `{target}` is "
                f"dropped, and memory grows until it runs out.")
-    if via_item:
+    if backward_later:
+        help_ = (f"backpropagate `{stored}` before storing it, then store its `.item()` (or `.detach()`): "
+                 f"`{backward_later}` needs the graph only until it has run.")
+    elif via_item:
         help_ = f"store the value, not the graph: replace `{via_item}` by `{via_item}.detach()` (or `.item()`) before storing `{stored}`."
     else:
         value = _operand(stored)

@@ -14,7 +14,7 @@ from .callsite import CallSite, literal_bool
 from .conventions import convention
 from .deferred import entered, makes_context_only
 from .definitions import ClassInfo, is_abstract
-from .flow import Flow, Frame, Function
+from .flow import Flow, Frame, Function, forget_appended, last_appended
 from .inlining import Inliner
 from .parts import CallsHost
 from .provenance import Assumption, assumed
@@ -39,6 +39,8 @@ _GRAD_METHODS = frozenset({"zero_", "fill_", "mul_", "div_", "add_", "sub_", "cl
 # in-place changes of `.grad` other than by a factor: wrong on gradients a GradScaler still scales
 _GRAD_MODIFIERS = frozenset({"fill_", "add_", "sub_", "clamp_", "clip_", "addcmul_", "addcdiv_", "copy_"})
 _ARG0 = ArgRef(positions=(0,))
+# list methods after which the last item is not the one last appended
+_REARRANGES = frozenset({"extend", "insert", "pop", "remove", "clear", "sort", "reverse", "__setitem__", "__delitem__"})
 
 
 def _held_values(args: list[Arg]) -> bool:
@@ -556,6 +558,8 @@ class Calls:
             # `something.backward(loss)` of an unknown object: a framework's backward of its argument
             site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
             return interp.effects.apply((Effect("backward", (("loss", _ARG0),)),), site, flow, frame)
+        if attr in _REARRANGES and (changed := N.ref_text(recv_node)) is not None:
+            forget_appended(flow, changed)  # `losses.pop()`: `losses[-1]` is another item now
         if attr in ("append", "extend", "insert") and pos and recv.unread_class is not None:
             # `run_loss.append(loss)` of `run_loss = CumulativeAverage()`: a method of a class the analysis did not
             # read, not a list's: it may keep the value, a number made of it (monai's detaches), or nothing
@@ -565,7 +569,10 @@ class Calls:
             key = N.ref_text(recv_node)
             if key is not None:
                 stored = [a.value for a in arguments(call) if a.keyword is None][-1]
-                flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame, code(recv_node))
+                flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame, code(recv_node),
+                                                       item=pos[-1] if attr == "append" else None)
+                if attr == "append":  # `losses[-1]` is this value until the list changes again
+                    last_appended(flow, key, pos[-1])
             return EMPTY
         if recv.modules and not call.args and not call.keywords and _QUERY.match(attr):
             return Value()  # `model.scheduler.get_current_seq()`: a query without inputs, not a forward pass

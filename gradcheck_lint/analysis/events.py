@@ -146,3 +146,6 @@ class KeepAlive:
     # the stored value holds a graph because a value wholly made of it was backpropagated (`loss =
     # sum(losses)`): whether it is a tensor or a tuple of them is not read, so `.detach()` may not exist
     untyped: bool = False
+    # the backward call that runs on the stored value after it was stored (`losses.append(f(x));
+    # losses[-1].backward()`): storing it detached would leave that backward nothing to run through
+    backpropagated_later: str = ""

@@ -41,6 +41,10 @@ class KeepAlives:
         self.made_from: dict[str, tuple[Value, dict[str, Value]]] = {}
         # names given a graph that way: of what type they are (a tensor, a tuple of them) is not read
         self.proven_sources: set[str] = set()
+        # accumulations by the value stored (`y` of `x.append(y)`): id of the value -> (the value, its event).
+        # A backward pass of that very value proves a graph an unreadable call made (a loss from a callable
+        # handed in: `losses.append(f(x)); losses[-1].backward()`), recording the event then
+        self._stored: dict[int, tuple[Value, KeepAlive]] = {}
 
     def bound(self, name: str, source: ast.AST | None, value: Value, flow: Flow) -> None:
         """`name = source` was stored as `value`: remember the names it is wholly made of."""
@@ -84,17 +88,21 @@ class KeepAlives:
         return weakest(facts)
 
     def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame, shown: str = "",
-             rebinds: bool = False) -> Value:
+             rebinds: bool = False, item: Value | None = None) -> Value:
         """`target` accumulates `value` at `node`; return `value` marked as held by the accumulator.
         `rebinds`: `x = x + [y]` makes a new object and binds the name to it, where `x += [y]` extends the
-        list in place: a parameter rebound so is a local, whatever list the caller handed in."""
+        list in place: a parameter rebound so is a local, whatever list the caller handed in. `item`: the
+        value stored (`y` of `x.append(y)`): a backward pass of it proves its graph (`proven`)."""
         given = value
         value = holding(value)  # `self.outputs.append({"loss": loss, "step": i})`: the dict keeps the loss's graph
         held_in = "" if given.built or given.graph else _item_holding(given)  # the item of a container that holds it
-        if frame.no_grad or not (value.built or value.graph) or not frame.loops:
-            return given  # no graph (only a forward pass of a module makes one), or no loop
-        if value.opaque and not (value.reach - value.vague) and not value.graph:
-            return given  # a graph only an unreadable call might have built (it may well return `.item()`)
+        if frame.no_grad or not frame.loops:
+            return given  # no graph in a `no_grad` block, or no loop
+        # no graph (only a forward pass of a module makes one), or one only an unreadable call might have built
+        # (it may well return `.item()`): kept for a backward of the stored value itself to prove it
+        unproven = not (value.built or value.graph) or value.opaque and not (value.reach - value.vague) and not value.graph
+        if unproven and item is None:
+            return given
         if type(stored) is ast.Name and stored.id in self.tuple_parts and not value.graph:
             if "." not in target and "[" not in target:
                 self.tuple_parts.add(target)  # `score += reward`: what it sums is no clearer
@@ -132,7 +140,15 @@ class KeepAlives:
                 return given
         if self._reset_per_batch(target, frame.loops[:frame.loops.index(loop) + 1]):
             return given
+        if unproven:
+            assert item is not None
+            waiting = self._stored.get(id(item))
+            if waiting is None or waiting[0] is not item:
+                self._stored[id(item)] = (item, KeepAlive(node, target, stored, loop, shown=shown or target))
+            return given
         event = self.events.get(id(node))
+        if event is not None and item is not None:
+            self._stored[id(item)] = (item, event)
         if event is None:
             via = self.item_graphs.get(stored.id, "") if type(stored) is ast.Name and not given.built else ""
             if not via and held_in and type(stored) is ast.Name:
@@ -142,6 +158,8 @@ class KeepAlives:
                                                       # a container written in place (`{"loss": loss}`): no `.detach()`
                                                       untyped=type(stored) is ast.Name and stored.id in self.proven_sources
                                                       or bool(held_in) and not via)
+            if item is not None:
+                self._stored[id(item)] = (item, event)
         if target in self._trained:
             event.trained = True
         return replace(given, kept=given.kept | {target})
@@ -159,6 +177,19 @@ class KeepAlives:
             if target in self.resets_in(around):
                 return _draws_batches(around)
         return False
+
+    def proven(self, loss: Value, backward: str) -> None:
+        """A backward pass (`backward`, its call) of `loss`: an accumulation that stored this very value keeps a
+        graph after all (tntorch's `losses.append(reduce(add, loss_function(*tensors)))`, then
+        `losses[-1].backward()`), and one that needs it until then."""
+        entry = self._stored.get(id(loss))
+        if entry is None or entry[0] is not loss:
+            return
+        event = entry[1]
+        if id(event.node) not in self.events:
+            self.events[id(event.node)] = event
+            event.trained = event.target in self._trained
+        event.backpropagated_later = event.backpropagated_later or backward
 
     def consumed(self, loss: Value) -> None:
         """A backward pass of a value held by accumulators: their graphs were kept to be trained on."""

@@ -57,6 +57,8 @@ class Recorder:
         self.touched.add(id(call))
         self.interp.spend()
         self.interp.keepalives.consumed(loss)
+        if not frame.no_grad:
+            self.interp.keepalives.proven(loss, code(call))
         written: dict[Holder, bool] = {}
         reach = {h for h in loss.reach if not h.pseudo}
         if frame.no_grad:

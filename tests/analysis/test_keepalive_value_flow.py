@@ -113,3 +113,57 @@ def test_the_same_sum_kept_as_a_number_is_silent(stored: str) -> None:
 def test_an_element_of_a_data_loader_is_no_graph() -> None:
     text = MULTI_SCALE.format(target="score", iterated="loader", stored="adv")
     assert gl008(text) == []
+
+
+# -- the item last appended, and a backward that proves what was stored ---------------------------------
+
+HISTORY = """\
+import torch
+
+model = torch.nn.Linear(4, 1)
+
+
+def optimize(tensors, loss_function, x, max_iter=100):
+    optimizer = torch.optim.Adam(model.parameters())
+    losses = []
+    for _ in range(max_iter):
+        optimizer.zero_grad()
+        {body}
+        optimizer.step()
+    return [float(l) for l in losses]
+"""
+
+
+@pytest.mark.parametrize("body", [
+    "losses.append(loss_function(*tensors))\n        losses[-1].backward(retain_graph=True)",
+    "loss = loss_function(*tensors)\n        losses.append(loss)\n        loss.backward()",
+    "losses.append(model(x).pow(2).mean())\n        losses[-1].backward(retain_graph=True)",
+])
+def test_a_stored_value_backpropagated_afterwards_holds_its_graph(body: str) -> None:
+    """tntorch's `losses.append(reduce(add, loss_function(*tensors)))`, `losses[-1].backward(...)`: the loss
+    comes from a callable handed in (no forward pass in sight); the backward of the very value stored proves
+    its graph. Backpropagating the newest item is no training on the accumulated graphs."""
+    text = HISTORY.format(body=body)
+    report = analyse_text(text, "train.py")
+    found = [(d.span.line, d.code) for d in report.diagnostics]
+    assert found == [(line_of(text, "losses.append("), "GL008")]
+    assert report.diagnostics[0].fix is None  # detached at the append, the later backward would have no graph
+    assert "before storing it" in report.diagnostics[0].help
+
+
+def test_the_last_item_is_the_value_appended_in_this_iteration_not_an_older_one() -> None:
+    """Before, `losses[-1]` read as any item of the list: the forward of an earlier iteration, built before the
+    step, made a GL009 of `losses[-1].backward()`."""
+    text = HISTORY.format(body="losses.append(model(x).pow(2).mean())\n        losses[-1].backward(retain_graph=True)")
+    assert "GL009" not in {d.code for d in analyse_text(text, "train.py").diagnostics}
+
+
+@pytest.mark.parametrize("body", [
+    "loss = loss_function(*tensors)\n        loss.backward()\n        losses.append(loss.detach())",
+    "loss = loss_function(*tensors)\n        losses.append(loss.item())\n        loss.backward()",
+    "losses.append(loss_function(*tensors))\n        losses.pop().backward()",
+    "losses.append(loss_function(*tensors))\n        losses.sort()\n        losses[-1].backward()",
+    "losses = [loss_function(*tensors)]\n        losses[-1].backward()",
+])
+def test_values_stored_without_a_graph_or_not_the_one_backpropagated_are_silent(body: str) -> None:
+    assert gl008(HISTORY.format(body=body)) == []

@@ -168,7 +168,10 @@ _KEPT = sorted(p.name for p in (ROOT / "fixtures" / "loss_graph_kept_alive").glo
                # the loss reaches the caller's running total as a field of the named tuple the step returns
                # (`reg, cls, total = trainer.train_step(...)`): the guard's source lookup does not follow the
                # tuple, so it reports at the backward, the static side at `total_loss += total`
-               and p.name != "named_tuple_of_losses_summed_over_epoch.py")
+               and p.name != "named_tuple_of_losses_summed_over_epoch.py"
+               # the backward runs on `losses[-1]`, the item `losses.append(...)` stored: the guard's source
+               # lookup does not name that append (measured: it reports at the backward's line)
+               and p.name != "loss_history_backpropagated_through_its_last_item.py")
 
 
 @pytest.mark.parametrize("fixture", _KEPT)
