@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from . import flags, pathcond, periods
+from . import flags, pathcond, periods, type_tests
 from . import names as N
 from .amp import Amp
 from .apimodels import Catalogue, ModelFile, catalogue_for
@@ -408,11 +408,17 @@ class Interpreter:
                 if world != swapped:
                     return self.exec_block(stmt.body, flow, frame)
                 return self.exec_block(orelse, flow, frame) if orelse else Outcome(normal=flow)
+        typed = type_tests.tested(stmt.test, self.imports)  # `isinstance(x, torch.Tensor)`: `x` on the other arm
         if not self.prescan.interesting.get(id(stmt), True):
             t = self.exec_block(stmt.body, flow.copy(), frame)
-            f = self.exec_block(orelse, flow.copy(), frame) if orelse else Outcome(normal=flow)
+            other = flow.copy() if typed is not None else flow
+            if typed is not None:
+                type_tests.narrow_failed(other, *typed)
+            f = self.exec_block(orelse, other.copy() if other is flow else other, frame) if orelse else Outcome(normal=other)
             return Outcome.merge([t, f])
         cond, tflow, fflow = self.branch(stmt, stmt.test, flow, gates, frame)
+        if typed is not None and fflow is not None:
+            type_tests.narrow_failed(fflow, *typed)
         inner = frame if "__name__" in cond.key else replace(frame, ifs=frame.ifs + (cond.id,))
         t = self.exec_block(stmt.body, tflow, inner) if tflow is not None else Outcome(normal=None)
         if not orelse:
