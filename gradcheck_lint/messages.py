@@ -257,9 +257,9 @@ def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: i
                f"`{calls_of}`, one per batch: every batch's graph and activations stay in memory until `{target}` is "
                f"dropped, and memory grows until it runs out.")
     else:
-        msg = (f"`{statement}` keeps the autograd graph of {holder} alive in `{target}`, which outlives the iterations "
-               f"of the loop{_at(loop_line)}: every iteration's graph and activations stay in memory until `{target}` is "
-               f"dropped, and memory grows until it runs out.")
+        msg = (f"`{statement}` keeps the autograd graph of {holder} alive in `{target}`, which outlives the "
+               f"iterations of the loop{_at(loop_line)}: every iteration's graph and activations stay in memory until "
+               f"`{target}` is dropped, and memory grows until it runs out.")
     if backward_later:
         help_ = (f"backpropagate `{stored}` before storing it, then store its `.item()` (or `.detach()`): "
                  f"`{backward_later}` needs the graph only until it has run.")

@@ -64,8 +64,8 @@ class Triggers:
     automatic_hooks: re.Pattern[str] | None = None  # `def training_step(`: a hook the framework steps and clears after
 
     def might_train(self, text: str) -> bool:
-        return (self.trains_itself(text) or self.defines_loss_hook(text) or self.clips_and_steps(text) or self.syncs_backward(text)
-                or self.keeps_in_hook(text))
+        return (self.trains_itself(text) or self.defines_loss_hook(text) or self.clips_and_steps(text)
+                or self.syncs_backward(text) or self.keeps_in_hook(text))
 
     def syncs_backward(self, text: str) -> bool:
         """The file switches gradient sync and calls a backward pass (GL006: sync switched off only after the

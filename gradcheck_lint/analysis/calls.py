@@ -146,10 +146,11 @@ class Calls:
                 if called is not None:  # `criterion(pred, y)` of `criterion = DualLoss(cfg)`
                     return called
             fields = interp.definitions.named_tuples.get(name)
-            if fields is not None and name not in interp.imports.aliases and (frame.function is None or name not in local_names(frame.function)):
+            shadowed = frame.function is not None and name in local_names(frame.function)
+            if fields is not None and name not in interp.imports.aliases and not shadowed:
                 # `LossTuple(*losses)` of the module's `LossTuple = namedtuple(...)`: a tuple whose fields are its items
                 pos, kw = self.args_of(call, flow, frame)
-                return named_tuples.construct(fields, arguments(call), self._argument_values(call, flow, frame, pos, kw))
+                return named_tuples.construct(fields, arguments(call), self._argument_values(call, pos, kw))
             local = frame.local_defs.get(name) or (interp.functions.get(name) if bound is None else None)
             if local is not None:
                 pos, kw = self.args_of(call, flow, frame)
@@ -666,7 +667,7 @@ class Calls:
         pos, kw = self.args_of(call, flow, frame)
         fields = named_tuples.class_fields(info.node, info.bases)
         if fields is not None:  # `class Losses(NamedTuple)`, of this file or another of the project
-            return named_tuples.construct(fields, arguments(call), self._argument_values(call, flow, frame, pos, kw))
+            return named_tuples.construct(fields, arguments(call), self._argument_values(call, pos, kw))
         wrapper = self._returning_base(info)
         if wrapper is not None:
             # `class DataParallelWithCallback(DataParallel)` with no `forward` of its own: constructed, it is
@@ -695,7 +696,7 @@ class Calls:
         return self.instantiate(info, pos, kw, flow, frame)
 
     @staticmethod
-    def _argument_values(call: ast.Call, flow: Flow, frame: Frame, pos: list[Value], kw: dict[str, Value]) -> list[Value]:
+    def _argument_values(call: ast.Call, pos: list[Value], kw: dict[str, Value]) -> list[Value]:
         """The values of `arguments(call)`, in their order, from what `args_of` evaluated."""
         out: list[Value] = []
         positional = iter(pos)

@@ -205,7 +205,8 @@ class EntryPoints:
             calls.call_path = saved
 
     def _run_root(self, fn: Function, cls: ClassInfo | None, implicit_loop: bool,
-                  closure: dict[str, Value] | None, outer: Frame | None, assumed: bool = False, framework: bool = False) -> None:
+                  closure: dict[str, Value] | None, outer: Frame | None, assumed: bool = False,
+                  framework: bool = False) -> None:
         worlds = self.interp.objects.class_worlds(cls) if cls and outer is None else []
         if not worlds:
             base = self.interp.objects.class_self_env(cls) if cls and outer is None else {}

@@ -757,5 +757,6 @@ def _weighted(numerator: ast.expr, value: Value) -> bool:
 
 def _is_last(index: ast.AST) -> bool:
     """`-1`, the index of a list's last item."""
-    return (isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant)
-            and index.operand.value == 1 and type(index.operand.value) is int)
+    return (isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub)
+            and isinstance(index.operand, ast.Constant) and type(index.operand.value) is int
+            and index.operand.value == 1)

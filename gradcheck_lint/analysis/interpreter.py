@@ -414,7 +414,9 @@ class Interpreter:
             other = flow.copy() if typed is not None else flow
             if typed is not None:
                 type_tests.narrow_failed(other, *typed)
-            f = self.exec_block(orelse, other.copy() if other is flow else other, frame) if orelse else Outcome(normal=other)
+            if not orelse:
+                return Outcome.merge([t, Outcome(normal=other)])
+            f = self.exec_block(orelse, other.copy() if other is flow else other, frame)
             return Outcome.merge([t, f])
         cond, tflow, fflow = self.branch(stmt, stmt.test, flow, gates, frame)
         if typed is not None and fflow is not None:
@@ -721,7 +723,8 @@ class Interpreter:
         loop's text does not name as training (`train_util.train_step(x, y)`, `model.train(batch)` of a
         class whose method backpropagates)."""
         loop = self.loops.get(loop_id)
-        return loop is None or loop.framework or loop_id in self.recorder.backward_loops or self.counters.trains(loop.node)
+        return (loop is None or loop.framework or loop_id in self.recorder.backward_loops
+                or self.counters.trains(loop.node))
 
     def run_loop(self, flow: Flow, frame: Frame, loop: Loop, body: Callable[[Flow, Frame], Outcome],
                  cond: Condition | None, counter: tuple[str, int | None] | None = None, calls: bool = False) -> Outcome:

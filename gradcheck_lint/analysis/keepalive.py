@@ -100,7 +100,8 @@ class KeepAlives:
             return given  # no graph in a `no_grad` block, or no loop
         # no graph (only a forward pass of a module makes one), or one only an unreadable call might have built
         # (it may well return `.item()`): kept for a backward of the stored value itself to prove it
-        unproven = not (value.built or value.graph) or value.opaque and not (value.reach - value.vague) and not value.graph
+        unproven = (not (value.built or value.graph)
+                    or value.opaque and not (value.reach - value.vague) and not value.graph)
         if unproven and item is None:
             return given
         if type(stored) is ast.Name and stored.id in self.tuple_parts and not value.graph:
@@ -122,8 +123,9 @@ class KeepAlives:
         if fn is not None and "." not in target and "[" not in target and not _within(self.interp.loops[loop].node, fn) \
                 and not _declared_global(fn, target) and (rebinds or target not in _parameters(fn)):
             return given  # a local of a function called in the loop (`rewards = rewards + log_pi`): gone at its return
-        if target in self.resets_in(self.interp.loops[loop].node) or any(target in self.resets_in(m) for m in self.interp.loops[loop].each_batch):
-            return given  # reset in the same loop (or by a hook the framework calls each batch): one iteration's graph at a time
+        around = self.interp.loops[loop]
+        if target in self.resets_in(around.node) or any(target in self.resets_in(m) for m in around.each_batch):
+            return given  # reset in the same loop (or a hook the framework calls each batch): one iteration's graph
         if _over_models(self.interp.loops[loop].node):
             outer = next((lid for lid in reversed(frame.loops[:frame.loops.index(loop)]) if lid in self.interp.loops), None)
             if outer is not None and target in self.resets_in(self.interp.loops[outer].node):
@@ -156,8 +158,7 @@ class KeepAlives:
             event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target, via_item=via,
                                                       provenance=self._graph_provenance(value),
                                                       # a container written in place (`{"loss": loss}`): no `.detach()`
-                                                      untyped=type(stored) is ast.Name and stored.id in self.proven_sources
-                                                      or bool(held_in) and not via)
+                                                      untyped=_untyped(stored, self.proven_sources, held_in, via))
             if item is not None:
                 self._stored[id(item)] = (item, event)
         if target in self._trained:
@@ -225,6 +226,12 @@ class KeepAlives:
                                 out.add(text)
             found = self._resets[id(loop)] = frozenset(out)
         return found
+
+
+def _untyped(stored: ast.expr, proven: set[str], held_in: str, via: str) -> bool:
+    """What is stored may not be a tensor: a name given a graph by a backward of what it was made of
+    (`loss = sum(losses)`), or a container written in place that holds it in an item (`{"loss": loss}`)."""
+    return (type(stored) is ast.Name and stored.id in proven) or (bool(held_in) and not via)
 
 
 def _item_holding(value: Value) -> str:

@@ -166,7 +166,8 @@ class Recorder:
             return
         # the item itself, in a container built in sight (`losses.total_loss` of a named tuple): unpacked
         # (`..., total = losses`), it is the value backpropagated
-        key = N.literal_key(node.slice) if isinstance(node, ast.Subscript) else named_tuples.field_key(container, node.attr)
+        key = (N.literal_key(node.slice) if isinstance(node, ast.Subscript)
+               else named_tuples.field_key(container, node.attr))
         items = tuple((k, replace(v, graph=True) if k == key else v) for k, v in container.items)
         flow.env[base] = replace(container, graph=True, items=items)
         self.interp.keepalives.item_graphs[base] = item

@@ -47,7 +47,8 @@ def narrow_failed(flow: Flow, name: str, kinds: frozenset[str]) -> None:
     if value is None:
         return
     known = flow.env.get(f"{_EXCLUDED}{name}")
-    before = known.choices if known is not None and known.choices is not None and flow.env.get(f"{_EXCLUDED_OF}{name}") is value else frozenset()
+    same = known is not None and known.choices is not None and flow.env.get(f"{_EXCLUDED_OF}{name}") is value
+    before = known.choices if same and known is not None and known.choices is not None else frozenset()
     excluded = before | kinds
     if _COVER <= excluded and (value.built or value.graph or value.items or value.kept):
         value = replace(value, built=frozenset(), graph=False, items=(), kept=frozenset())

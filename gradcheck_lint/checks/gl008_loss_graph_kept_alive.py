@@ -69,11 +69,14 @@ for x in torch.randn(8, 2, 4):
                 continue
             loop = model.loops.get(event.loop)
             framework = loop is not None and loop.framework  # the framework backpropagates and steps after each call
-            if not framework and not any(event.loop in stack for step in model.steps.values() for stack in step.loop_stacks):
+            stepped = framework or any(event.loop in stack for s in model.steps.values() for stack in s.loop_stacks)
+            if not stepped:
                 continue  # kept only until the step after the loop (the tasks of a meta-batch): bounded, not a leak
-            if not framework and not any(event.loop in stack for b in model.backwards.values() for stack in b.loop_stacks):
+            trained = framework or any(event.loop in stack for b in model.backwards.values() for stack in b.loop_stacks)
+            if not trained:
                 continue  # a loop that never backpropagates trains nothing (an evaluation loop that steps a scheduler)
-            calls_of = loop.node.name if loop is not None and isinstance(loop.node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
+            node = loop.node if loop is not None else None
+            calls_of = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
             msg, help_ = messages.loss_graph_kept_alive(
                 code(event.node), event.shown, code(event.stored), model.line(loop.node) if loop is not None else None,
                 via_item=_as_written(event.via_item), calls_of=calls_of, framework=framework,
