@@ -167,3 +167,27 @@ def test_the_last_item_is_the_value_appended_in_this_iteration_not_an_older_one(
 ])
 def test_values_stored_without_a_graph_or_not_the_one_backpropagated_are_silent(body: str) -> None:
     assert gl008(HISTORY.format(body=body)) == []
+
+
+def test_the_entries_of_a_mapping_read_out_of_sight_are_not_taken_for_its_graphs() -> None:
+    """jukebox's `for key, val in _metrics.items(): _metrics[key] = val.item()`, then each `val` handed to a
+    running mean: the entries are rewritten by key in place, which is not followed, so the elements of
+    `.items()` / `.values()` of a model's output do not carry its forward passes (lockbox-2 sweep: a false
+    GL008 in jukebox's `Metrics.update`, four in icefall's `MetricsTracker` sums)."""
+    text = """\
+import torch
+
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+running = {}
+for x in loader:
+    optimizer.zero_grad()
+    stats = model(x)
+    stats.sum().backward()
+    optimizer.step()
+    for key, val in stats.items():
+        stats[key] = val.item()
+    for key, val in stats.items():
+        running[key] = running.get(key, 0.0) + val
+"""
+    assert gl008(text) == []
