@@ -176,6 +176,8 @@ def keep_values_only(model: TrainingModel, event: KeepAlive) -> FixPlan | None:
         return None  # a dict or object holding the graph in one item: `.detach()` of the container is no method of it
     if event.untyped:
         return None  # a tuple of losses as likely as one tensor (`loss = sum(losses)`): no one rewrite fits both
+    if event.backpropagated_later:
+        return None  # `losses[-1].backward()` after the append: a detached item has no graph to backpropagate
     stmt = node if isinstance(node, ast.stmt) else statement_of(model, node)
     if stmt is None or not starts_line(model, stmt):
         return None

@@ -20,7 +20,7 @@ from .config import Settings
 from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Diagnostic, RelatedLocation, Severity, Span
 from .fixplan import resolve as resolve_fix
 from .framestack import on_roomy_stack
-from .prefilter import clips_and_steps, might_train, syncs_backward, trains_itself
+from .prefilter import clips_and_steps, keeps_in_hook, might_train, syncs_backward, trains_itself
 from .project import Evidence, ProjectView, index_for
 from .project.callers import settle_with_callers
 from .registry import NOTICE_HELP, PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
@@ -124,9 +124,10 @@ def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project:
     try:
         # A file that only defines a framework's loss hook (`def compute_loss(`) has nothing else to check:
         # without a backward and a step of its own (or a clip and a step: GL007; a backward and a sync switch:
-        # GL006) no other rule fires, so the interpreter does not run.
+        # GL006; an automatic hook growing an attribute of its object: GL008) no other rule fires, so the
+        # interpreter does not run.
         hooks_only = prefilter and not (trains_itself(seen_text, catalogue) or clips_and_steps(seen_text, catalogue)
-                                        or syncs_backward(seen_text, catalogue))
+                                        or syncs_backward(seen_text, catalogue) or keeps_in_hook(seen_text, catalogue))
         view = ProjectView(index, path, catalogue, read) if index is not None and not hooks_only else None
         out, cut_short = on_roomy_stack(_run_rules, tree, text, path, rules, settings.api_models(), hooks_only=hooks_only,
                                         project=view)

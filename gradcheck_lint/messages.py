@@ -267,13 +267,25 @@ def _operand(text: str) -> str:
     return text if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) else f"({text})"
 
 
-def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: int | None, via_item: str = "") -> tuple[str, str]:
-    """`via_item`: `stored` is a dict or object that holds the graph in this item (`output["loss"]`)."""
+def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: int | None, via_item: str = "",
+                          calls_of: str = "", framework: bool = False, backward_later: str = "") -> tuple[str, str]:
+    """`via_item`: `stored` is a dict or object that holds the graph in this item (`output["loss"]`).
+    `calls_of`: the loop is the calls of this function, once per batch (by the framework's loop: `framework`).
+    `backward_later`: the backward call that runs on the stored value after it was stored (`losses[-1].backward()`)."""
     holder = f"`{stored}`" if not via_item else f"`{via_item}` in `{stored}`"
-    msg = (f"`{statement}` keeps the autograd graph of {holder} alive in `{target}`, which outlives the iterations "
-           f"of the loop{_at(loop_line)}: every iteration's graph and activations stay in memory until `{target}` is "
-           f"dropped, and memory grows until it runs out.")
-    if via_item:
+    if calls_of:
+        by = "the framework's calls" if framework else "the calls"
+        msg = (f"`{statement}` keeps the autograd graph of {holder} alive in `{target}`, which outlives {by} of "
+               f"`{calls_of}`, one per batch: every batch's graph and activations stay in memory until `{target}` is "
+               f"dropped, and memory grows until it runs out.")
+    else:
+        msg = (f"`{statement}` keeps the autograd graph of {holder} alive in `{target}`, which outlives the "
+               f"iterations of the loop{_at(loop_line)}: every iteration's graph and activations stay in memory until "
+               f"`{target}` is dropped, and memory grows until it runs out.")
+    if backward_later:
+        help_ = (f"backpropagate `{stored}` before storing it, then store its `.item()` (or `.detach()`): "
+                 f"`{backward_later}` needs the graph only until it has run.")
+    elif via_item:
         help_ = f"store the value, not the graph: replace `{via_item}` by `{via_item}.detach()` (or `.item()`) before storing `{stored}`."
     else:
         value = _operand(stored)

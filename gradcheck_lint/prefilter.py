@@ -14,7 +14,9 @@ right before the call's `(`:
 A file that defines a loss hook the catalogue models with a `normaliser` (`def compute_loss(`: the
 framework backpropagates and steps on what it returns) passes too: its backward and step are the framework's;
 so does one that defines a hook whose returned loss the framework divides by its window (`def training_step(`,
-`divides_returned`) and names accumulation (GL010: the hook divides it too).
+`divides_returned`) and names accumulation (GL010: the hook divides it too), and one that defines a hook the
+framework steps after (`optimization = "automatic"`) and grows an attribute of its object (`self.outputs.append(`:
+GL008, the framework calls the hook once per batch and backpropagates what it returns).
 So does a file that clips gradients and steps (`clip_grad_norm_(...)` then `scaler.step(opt)`): GL007 flags a
 clip of gradients a GradScaler then steps on, whichever file ran their backward. And a file that calls a
 backward and switches a data-parallel wrapper's sync (`with model.no_sync(): loss.backward()`): GL006 flags a
@@ -33,6 +35,9 @@ import re
 from dataclasses import dataclass
 
 from .analysis.apimodels import Catalogue, catalogue_for
+
+# An attribute of the object grown in place: `self.outputs.append(`, `self.history["loss"].extend(`, `self.total +=`.
+_SELF_STORE = re.compile(r"\bself\.\w+(?:\.\w+|\[[^\]\n]*\])*[ \t]*(?:\+=|\.(?:append|extend|insert)[ \t]*\()")
 
 # The words every catalogue has: torch's own backward and step.
 REQUIRED_WORDS = ("backward", "step")
@@ -59,7 +64,8 @@ class Triggers:
     automatic_hooks: re.Pattern[str] | None = None  # `def training_step(`: a hook the framework steps and clears after
 
     def might_train(self, text: str) -> bool:
-        return self.trains_itself(text) or self.defines_loss_hook(text) or self.clips_and_steps(text) or self.syncs_backward(text)
+        return (self.trains_itself(text) or self.defines_loss_hook(text) or self.clips_and_steps(text)
+                or self.syncs_backward(text) or self.keeps_in_hook(text))
 
     def syncs_backward(self, text: str) -> bool:
         """The file switches gradient sync and calls a backward pass (GL006: sync switched off only after the
@@ -87,6 +93,12 @@ class Triggers:
             return True
         # an automatic hook that clears (GL002: the framework clears only after its window's step)
         return self.automatic_hooks is not None and "zero_grad" in text and _at_word_start(self.automatic_hooks, text)
+
+    def keeps_in_hook(self, text: str) -> bool:
+        """The file defines a hook the framework calls once per batch and steps after, and grows an attribute
+        of its object (GL008: `self.outputs.append(loss)` in `training_step` outlives the framework's calls)."""
+        return self.automatic_hooks is not None and "self." in text and _SELF_STORE.search(text) is not None \
+            and _at_word_start(self.automatic_hooks, text)
 
     @staticmethod
     def _has(text: str, words: tuple[str, ...], exact: re.Pattern[str], patterns: re.Pattern[str] | None,
@@ -187,6 +199,11 @@ def trains_itself(text: str, catalogue: Catalogue | None = None) -> bool:
 def syncs_backward(text: str, catalogue: Catalogue | None = None) -> bool:
     """Does the file switch gradient sync and call a backward pass (its step elsewhere)?"""
     return triggers_for(catalogue or catalogue_for()).syncs_backward(text)
+
+
+def keeps_in_hook(text: str, catalogue: Catalogue | None = None) -> bool:
+    """Does the file grow an attribute of its object in a file defining a framework's automatic hook?"""
+    return triggers_for(catalogue or catalogue_for()).keeps_in_hook(text)
 
 
 def clips_and_steps(text: str, catalogue: Catalogue | None = None) -> bool:

@@ -7,18 +7,19 @@ import ast
 import sys
 from dataclasses import replace
 
+from . import named_tuples
 from . import names as N
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
 from .conventions import convention
 from .deferred import entered, makes_context_only
 from .definitions import ClassInfo, is_abstract
-from .flow import Flow, Frame, Function
+from .flow import Flow, Frame, Function, forget_appended, last_appended
 from .inlining import Inliner
 from .parts import CallsHost
 from .provenance import Assumption, assumed
 from .reductions import normaliser_argument, sums_samples
-from .syntax import Arg, arguments, code, keyword_value
+from .syntax import Arg, arguments, code, keyword_value, local_names
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
 
 
@@ -38,6 +39,8 @@ _GRAD_METHODS = frozenset({"zero_", "fill_", "mul_", "div_", "add_", "sub_", "cl
 # in-place changes of `.grad` other than by a factor: wrong on gradients a GradScaler still scales
 _GRAD_MODIFIERS = frozenset({"fill_", "add_", "sub_", "clamp_", "clip_", "addcmul_", "addcdiv_", "copy_"})
 _ARG0 = ArgRef(positions=(0,))
+# list methods after which the last item is not the one last appended
+_REARRANGES = frozenset({"extend", "insert", "pop", "remove", "clear", "sort", "reverse", "__setitem__", "__delitem__"})
 
 
 def _held_values(args: list[Arg]) -> bool:
@@ -142,6 +145,12 @@ class Calls:
                 called = self.call_instance(call, bound, flow, frame)
                 if called is not None:  # `criterion(pred, y)` of `criterion = DualLoss(cfg)`
                     return called
+            fields = interp.definitions.named_tuples.get(name)
+            shadowed = frame.function is not None and name in local_names(frame.function)
+            if fields is not None and name not in interp.imports.aliases and not shadowed:
+                # `LossTuple(*losses)` of the module's `LossTuple = namedtuple(...)`: a tuple whose fields are its items
+                pos, kw = self.args_of(call, flow, frame)
+                return named_tuples.construct(fields, arguments(call), self._argument_values(call, pos, kw))
             local = frame.local_defs.get(name) or (interp.functions.get(name) if bound is None else None)
             if local is not None:
                 pos, kw = self.args_of(call, flow, frame)
@@ -550,6 +559,8 @@ class Calls:
             # `something.backward(loss)` of an unknown object: a framework's backward of its argument
             site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
             return interp.effects.apply((Effect("backward", (("loss", _ARG0),)),), site, flow, frame)
+        if attr in _REARRANGES and (changed := N.ref_text(recv_node)) is not None:
+            forget_appended(flow, changed)  # `losses.pop()`: `losses[-1]` is another item now
         if attr in ("append", "extend", "insert") and pos and recv.unread_class is not None:
             # `run_loss.append(loss)` of `run_loss = CumulativeAverage()`: a method of a class the analysis did not
             # read, not a list's: it may keep the value, a number made of it (monai's detaches), or nothing
@@ -559,7 +570,10 @@ class Calls:
             key = N.ref_text(recv_node)
             if key is not None:
                 stored = [a.value for a in arguments(call) if a.keyword is None][-1]
-                flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame, code(recv_node))
+                flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame, code(recv_node),
+                                                       item=pos[-1] if attr == "append" else None)
+                if attr == "append":  # `losses[-1]` is this value until the list changes again
+                    last_appended(flow, key, pos[-1])
             return EMPTY
         if recv.modules and not call.args and not call.keywords and _QUERY.match(attr):
             return Value()  # `model.scheduler.get_current_seq()`: a query without inputs, not a forward pass
@@ -651,6 +665,9 @@ class Calls:
         """`Net()` of a local class: a model for an nn.Module (whose methods stay callable), else an instance."""
         interp = self.interp
         pos, kw = self.args_of(call, flow, frame)
+        fields = named_tuples.class_fields(info.node, info.bases)
+        if fields is not None:  # `class Losses(NamedTuple)`, of this file or another of the project
+            return named_tuples.construct(fields, arguments(call), self._argument_values(call, pos, kw))
         wrapper = self._returning_base(info)
         if wrapper is not None:
             # `class DataParallelWithCallback(DataParallel)` with no `forward` of its own: constructed, it is
@@ -677,6 +694,15 @@ class Calls:
             flow.map_gradients(lambda s: s.clear(0, set(value.modules), record_discards=False))  # fresh parameters
             return self.instantiate(info, pos, kw, flow, frame, value)
         return self.instantiate(info, pos, kw, flow, frame)
+
+    @staticmethod
+    def _argument_values(call: ast.Call, pos: list[Value], kw: dict[str, Value]) -> list[Value]:
+        """The values of `arguments(call)`, in their order, from what `args_of` evaluated."""
+        out: list[Value] = []
+        positional = iter(pos)
+        for a in arguments(call):
+            out.append(kw.get(a.keyword, EMPTY) if a.keyword is not None else next(positional, EMPTY))
+        return out
 
     def _returning_base(self, info: ClassInfo) -> Effect | None:
         """The catalogue's `returns` effect of a base class that hands back one of its arguments (an

@@ -389,10 +389,20 @@ class Counters:
                 return Value(items=(("0", EMPTY), ("1", join([v for _, v in value.items]))))
         if value.items and not value.params:
             return join([v for _, v in value.items])
-        # an element of a model's output (`for pi in pred:`) is a slice of it: the same forward passes, with
-        # the gradient sync they ran with (a loss summed over the slices all-reduces as the output does)
+        # an element of a model's output (`for pi in pred:`, the scores of a multi-scale discriminator) is a
+        # slice of it: the same forward passes, with their graphs and the gradient sync they ran with (a loss
+        # summed over the slices all-reduces as the output does, and keeps the graphs it was built from). Not
+        # the entries of a dict read out of sight (`for key, val in metrics.items():`): code that rewrites them
+        # by key in place (jukebox's `_metrics[key] = val.item()`) is not followed
+        graphs = not _dict_entries(it)
         return Value(entities=value.entities, modules=value.modules, params=value.params, reach=value.reach,
-                     opaque=value.opaque, vague=value.vague, sync=value.sync)
+                     opaque=value.opaque, vague=value.vague, sync=value.sync,
+                     built=value.built if graphs else frozenset(), graph=value.graph and graphs)
+
+
+def _dict_entries(it: ast.expr) -> bool:
+    """`d.items()`, `d.values()`: the entries of a mapping."""
+    return isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in ("items", "values")
 
 
 # A loop over the steps of one sequence (`range(seq_len)`, `range(T)`, `range(self.horizon)`): its

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from . import named_tuples
 from .apimodels import Catalogue, Hook
 from .flow import Function
 from .names import ImportMap, dotted, last_name
@@ -53,6 +54,8 @@ class Definitions:
         self.foreign = foreign
         self.functions: dict[str, Function] = {}
         self.classes: dict[str, ClassInfo] = {}
+        # named tuple classes (`LossTuple = namedtuple(...)`, `class Losses(NamedTuple)`) -> their fields
+        self.named_tuples = named_tuples.defined(toplevel_statements(module.body), imports)
         for stmt in toplevel_statements(module.body):
             if isinstance(stmt, FUNCTIONS):
                 self.functions[stmt.name] = stmt

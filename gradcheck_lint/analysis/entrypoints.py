@@ -79,7 +79,10 @@ class EntryPoints:
                     continue
                 hook = interp.catalogue.hook(info.api, mname) if info.api else None
                 if hook is not None:
-                    self.root(fn, info, implicit_loop=hook.optimization == "manual" or info.manual_optimization)
+                    # called once per batch by the framework's loop; under automatic optimization the
+                    # framework backpropagates, steps and clears between the calls (`Loop.framework`)
+                    manual = hook.optimization == "manual" or info.manual_optimization
+                    self.root(fn, info, implicit_loop=manual, framework=not manual)
                 elif mname not in called_attrs and id(fn) not in interp.calls.inlined:
                     # not called as `self.m()` and never reached through a known instance: the
                     # caller is elsewhere (`trainer.train_step(...)` on an object of unknown type)
@@ -124,6 +127,20 @@ class EntryPoints:
         self._roots.add(id(fn))
         return True
 
+    def _each_batch(self, fn: Function, cls: ClassInfo | None) -> tuple[ast.AST, ...]:
+        """The methods of the class (or of its bases in sight) that the framework calls around the hook `fn`
+        once per batch or step (`each_batch` of its catalogue row)."""
+        hook = self.interp.catalogue.hook(cls.api, fn.name) if cls is not None and cls.api else None
+        if hook is None or cls is None or not hook.each_batch:
+            return ()
+        family = (cls, *self.interp.definitions.ancestors(cls))
+        found: list[ast.AST] = []
+        for name in hook.each_batch:
+            method = next((info.methods[name] for info in family if name in info.methods), None)
+            if method is not None:
+                found.append(method)
+        return tuple(found)
+
     def _hook_counter(self, fn: Function, cls: ClassInfo | None) -> str | None:
         """The parameter of a framework hook that counts batches (`batch_idx` of `training_step`)."""
         hook = self.interp.catalogue.hook(cls.api, fn.name) if cls is not None and cls.api else None
@@ -164,7 +181,8 @@ class EntryPoints:
         return not self._clears_anywhere or _clears_somewhere(fn)
 
     def root(self, fn: Function, cls: ClassInfo | None, implicit_loop: bool = False,
-             closure: dict[str, Value] | None = None, outer: Frame | None = None, assumed: bool = False) -> None:
+             closure: dict[str, Value] | None = None, outer: Frame | None = None, assumed: bool = False,
+             framework: bool = False) -> None:
         calls = self.interp.calls
         self._roots.add(id(fn))
         saved, calls.call_path = calls.call_path, (id(fn),)  # names of unknown origin are per function
@@ -172,7 +190,7 @@ class EntryPoints:
         recorder, kept, misused = interp.recorder, set(interp.keepalives.events), set(interp.amp.misuses)
         recorder.touched = set()
         try:
-            self._run_root(fn, cls, implicit_loop, closure, outer, assumed)
+            self._run_root(fn, cls, implicit_loop, closure, outer, assumed, framework)
         except BudgetExhausted:
             self._cut_in = self._cut_in or (fn, cls)
             # The budget ran out in this root, part-way through a loop's iterations: what it recorded may
@@ -187,19 +205,20 @@ class EntryPoints:
             calls.call_path = saved
 
     def _run_root(self, fn: Function, cls: ClassInfo | None, implicit_loop: bool,
-                  closure: dict[str, Value] | None, outer: Frame | None, assumed: bool = False) -> None:
+                  closure: dict[str, Value] | None, outer: Frame | None, assumed: bool = False,
+                  framework: bool = False) -> None:
         worlds = self.interp.objects.class_worlds(cls) if cls and outer is None else []
         if not worlds:
             base = self.interp.objects.class_self_env(cls) if cls and outer is None else {}
-            self._run_in(fn, cls, implicit_loop, closure, outer, assumed, base)
+            self._run_in(fn, cls, implicit_loop, closure, outer, assumed, base, framework)
             return
         family = (cls, *self.interp.definitions.ancestors(cls)) if cls else ()
         for world in worlds:  # settings `__init__` fixed (`worlds`): each world on its own
             with self.interp.worlds.entered(family, world.literals, world.atoms):
-                self._run_in(fn, cls, implicit_loop, closure, outer, assumed, world.env)
+                self._run_in(fn, cls, implicit_loop, closure, outer, assumed, world.env, framework)
 
     def _run_in(self, fn: Function, cls: ClassInfo | None, implicit_loop: bool, closure: dict[str, Value] | None,
-                outer: Frame | None, assumed: bool, base: dict[str, Value]) -> None:
+                outer: Frame | None, assumed: bool, base: dict[str, Value], framework: bool = False) -> None:
         interp = self.interp
         objects = interp.objects
         self_value = outer.self_value if outer is not None else (objects.self_value_for(cls) if cls else None)
@@ -224,9 +243,18 @@ class EntryPoints:
             self._flags_from_callers(fn, cls, env)
         flow = Flow(env, frozenset({PathState()}))
         body = fn.body
-        if implicit_loop:
+        if framework:
+            # the framework's own loop calls the hook: the calls are the iterations of a loop whose
+            # backward, step and clear run out of sight between them, so no gradient state is carried from
+            # one call to the next (one pass over the body); what the body stores on its object outlives them
+            loop = interp.loop_for(fn, None)
+            loop.framework = True
+            loop.each_batch = self._each_batch(fn, cls)
+            interp.exec_block(body, flow, replace(frame, loops=frame.loops + (loop.id,)))
+        elif implicit_loop:
             loop = interp.loop_for(fn, None)
             loop.implicit = assumed
+            loop.each_batch = self._each_batch(fn, cls)
             counter = self._hook_counter(fn, cls)
             if counter is not None:  # Lightning's `batch_idx`: 0 on the first batch, one more per call
                 env[counter] = Value(counter=Counter(counter, zero_based=True, start=0))

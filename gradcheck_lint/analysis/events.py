@@ -24,6 +24,12 @@ class Loop:
     parts: frozenset[Holder] = frozenset()
     counter: str | None = None  # the name counting its iterations (`i` of `enumerate`, `k` of `range`)
     implicit: bool = False  # not in the code: a step function assumed to be called once per batch
+    # the calls of a framework hook under automatic optimization (Lightning's `training_step`): the framework
+    # runs a backward pass and steps after each call, out of sight
+    framework: bool = False
+    # other methods the framework calls around the hook each batch or step (`on_train_batch_end`): what they
+    # reset is reset in every iteration of this loop
+    each_batch: tuple[ast.AST, ...] = ()
 
 
 @dataclass(eq=False)
@@ -143,3 +149,6 @@ class KeepAlive:
     # the stored value holds a graph because a value wholly made of it was backpropagated (`loss =
     # sum(losses)`): whether it is a tensor or a tuple of them is not read, so `.detach()` may not exist
     untyped: bool = False
+    # the backward call that runs on the stored value after it was stored (`losses.append(f(x));
+    # losses[-1].backward()`): storing it detached would leave that backward nothing to run through
+    backpropagated_later: str = ""

@@ -5,14 +5,14 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from . import named_tuples, periods
 from . import names as N
-from . import periods
 from .conventions import convention
 from .deferred import defer, may_make_context, synthetic_call
 from .definitions import ClassInfo
 from .flags import assign as assign_flag
 from .flags import literal_flags
-from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
+from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome, appended_last
 from .parts import ExpressionsHost
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
@@ -191,6 +191,10 @@ class Expressions:
             ref = N.ref_text(expr)
             if ref is not None and flow.env.get(f"{_ITEM_OF}{ref}") is base and ref in flow.env:
                 return flow.env[ref]  # stored into this very object: `d["loss"] = d["loss"] / N`
+        elif _is_last(index) and (ref := N.ref_text(expr.value)) is not None:
+            last = appended_last(flow, ref, base)
+            if last is not None:
+                return last  # `losses[-1]` right after `losses.append(loss)`: that loss, not any earlier one
         if base.items:
             return join([v for _, v in base.items])
         return replace(base, items=(), counter=None, const=None)
@@ -292,6 +296,9 @@ class Expressions:
         if attr in _NO_GRADIENT_ATTRS:
             return EMPTY
         held = self.property_value(expr, base, flow, frame)
+        if held is not None:
+            return held
+        held = named_tuples.field(base, attr)  # `losses.total_loss` of `losses = LossTuple(...)`
         if held is not None:
             return held
         if may_make_context(interp.catalogue, attr) and interp.calls.makes_context(base, expr.value, attr, flow):
@@ -746,3 +753,10 @@ def _weighted(numerator: ast.expr, value: Value) -> bool:
     `len(chunk) / batch_size`; `loss * 2 / batch_size` is a weight and a normalisation)."""
     return (isinstance(numerator, ast.BinOp) and isinstance(numerator.op, ast.Mult) and bool(value.reach or value.opaque)
             and not is_number(numerator.left) and not is_number(numerator.right))
+
+
+def _is_last(index: ast.AST) -> bool:
+    """`-1`, the index of a list's last item."""
+    return (isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub)
+            and isinstance(index.operand, ast.Constant) and type(index.operand.value) is int
+            and index.operand.value == 1)

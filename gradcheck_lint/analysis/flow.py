@@ -269,3 +269,26 @@ class Frame:
     active: tuple[int, ...] = ()  # functions being inlined, for recursion
     closure_env: dict[str, Value] | None = None  # what a nested function sees of its definer
     arguments: tuple[Value, ...] = ()  # the values the call passed in (for `__init__`: modules it is given)
+
+
+_LAST = "%last:"  # env key of the value last appended to a list, read as `x[-1]`
+_LAST_OF = "%last-of:"  # ... and of the list object it was appended to (it still is, while the name holds it)
+
+
+def last_appended(flow: Flow, key: str, value: Value) -> None:
+    """`x.append(value)` left `x` bound to `flow.env[key]`: `x[-1]` is `value` while `x` is that object."""
+    flow.env[f"{_LAST_OF}{key}"] = flow.env[key]
+    flow.env[f"{_LAST}{key}"] = value
+
+
+def forget_appended(flow: Flow, key: str) -> None:
+    """`x.pop()`, `x.extend(...)`, `x.sort()`: what `x[-1]` is, is no longer known."""
+    flow.env.pop(f"{_LAST_OF}{key}", None)
+    flow.env.pop(f"{_LAST}{key}", None)
+
+
+def appended_last(flow: Flow, key: str, container: Value) -> Value | None:
+    """`x[-1]` of the list `container` bound to `key`: the value last appended to it, when known."""
+    if flow.env.get(f"{_LAST_OF}{key}") is not container:
+        return None
+    return flow.env.get(f"{_LAST}{key}")

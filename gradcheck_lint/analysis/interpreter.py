@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from . import flags, pathcond, periods
+from . import flags, pathcond, periods, type_tests
 from . import names as N
 from .amp import Amp
 from .apimodels import Catalogue, ModelFile, catalogue_for
@@ -428,11 +428,19 @@ class Interpreter:
                 if world != swapped:
                     return self.exec_block(stmt.body, flow, frame)
                 return self.exec_block(orelse, flow, frame) if orelse else Outcome(normal=flow)
+        typed = type_tests.tested(stmt.test, self.imports)  # `isinstance(x, torch.Tensor)`: `x` on the other arm
         if not self.prescan.interesting.get(id(stmt), True):
             t = self.exec_block(stmt.body, flow.copy(), frame)
-            f = self.exec_block(orelse, flow.copy(), frame) if orelse else Outcome(normal=flow)
+            other = flow.copy() if typed is not None else flow
+            if typed is not None:
+                type_tests.narrow_failed(other, *typed)
+            if not orelse:
+                return Outcome.merge([t, Outcome(normal=other)])
+            f = self.exec_block(orelse, other.copy() if other is flow else other, frame)
             return Outcome.merge([t, f])
         cond, tflow, fflow = self.branch(stmt, stmt.test, flow, gates, frame)
+        if typed is not None and fflow is not None:
+            type_tests.narrow_failed(fflow, *typed)
         inner = frame if "__name__" in cond.key else replace(frame, ifs=frame.ifs + (cond.id,))
         t = self.exec_block(stmt.body, tflow, inner) if tflow is not None else Outcome(normal=None)
         if not orelse:
@@ -739,6 +747,15 @@ class Interpreter:
     def loop_trains(self, loop_id: int) -> bool:
         loop = self.loops.get(loop_id)
         return loop is None or self.counters.trains(loop.node)
+
+    def loop_backpropagates(self, loop_id: int) -> bool:
+        """Each iteration may run a backward pass: one is written in the loop (`loop_trains`), the framework
+        runs one after each call of its hook (`Loop.framework`), or one was met inside it, in a call the
+        loop's text does not name as training (`train_util.train_step(x, y)`, `model.train(batch)` of a
+        class whose method backpropagates)."""
+        loop = self.loops.get(loop_id)
+        return (loop is None or loop.framework or loop_id in self.recorder.backward_loops
+                or self.counters.trains(loop.node))
 
     def run_loop(self, flow: Flow, frame: Frame, loop: Loop, body: Callable[[Flow, Frame], Outcome],
                  cond: Condition | None, counter: tuple[str, int | None] | None = None, calls: bool = False) -> Outcome:

@@ -17,7 +17,7 @@ from .names import last_name
 from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code
-from .values import Value
+from .values import Value, holding
 from .walk import iter_tree
 
 
@@ -41,6 +41,10 @@ class KeepAlives:
         self.made_from: dict[str, tuple[Value, dict[str, Value]]] = {}
         # names given a graph that way: of what type they are (a tensor, a tuple of them) is not read
         self.proven_sources: set[str] = set()
+        # accumulations by the value stored (`y` of `x.append(y)`): id of the value -> (the value, its event).
+        # A backward pass of that very value proves a graph an unreadable call made (a loss from a callable
+        # handed in: `losses.append(f(x)); losses[-1].backward()`), recording the event then
+        self._stored: dict[int, tuple[Value, KeepAlive]] = {}
 
     def bound(self, name: str, source: ast.AST | None, value: Value, flow: Flow) -> None:
         """`name = source` was stored as `value`: remember the names it is wholly made of."""
@@ -84,41 +88,50 @@ class KeepAlives:
         return weakest(facts)
 
     def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame, shown: str = "",
-             rebinds: bool = False) -> Value:
+             rebinds: bool = False, item: Value | None = None) -> Value:
         """`target` accumulates `value` at `node`; return `value` marked as held by the accumulator.
         `rebinds`: `x = x + [y]` makes a new object and binds the name to it, where `x += [y]` extends the
-        list in place: a parameter rebound so is a local, whatever list the caller handed in."""
-        if frame.no_grad or not (value.built or value.graph) or not frame.loops:
-            return value  # no graph (only a forward pass of a module makes one), or no loop
-        if value.opaque and not (value.reach - value.vague) and not value.graph:
-            return value  # a graph only an unreadable call might have built (it may well return `.item()`)
+        list in place: a parameter rebound so is a local, whatever list the caller handed in. `item`: the
+        value stored (`y` of `x.append(y)`): a backward pass of it proves its graph (`proven`)."""
+        given = value
+        value = holding(value)  # `self.outputs.append({"loss": loss, "step": i})`: the dict keeps the loss's graph
+        held_in = "" if given.built or given.graph else _item_holding(given)  # the item of a container that holds it
+        if frame.no_grad or not frame.loops:
+            return given  # no graph in a `no_grad` block, or no loop
+        # no graph (only a forward pass of a module makes one), or one only an unreadable call might have built
+        # (it may well return `.item()`): kept for a backward of the stored value itself to prove it
+        unproven = (not (value.built or value.graph)
+                    or value.opaque and not (value.reach - value.vague) and not value.graph)
+        if unproven and item is None:
+            return given
         if type(stored) is ast.Name and stored.id in self.tuple_parts and not value.graph:
             if "." not in target and "[" not in target:
                 self.tuple_parts.add(target)  # `score += reward`: what it sums is no clearer
-            return value  # maybe the metric of `loss, hits = model(x)`, not the loss
+            return given  # maybe the metric of `loss, hits = model(x)`, not the loss
         # the innermost loop, past loops over the entries of one value (`for name, val in losses.items():`, a
         # literal tuple): they run within one iteration of the loop around them, which is what the accumulator outlives
         loops = [lid for lid in frame.loops if lid in self.interp.loops]
-        while (len(loops) > 1 and not self.interp.loop_trains(loops[-1])
+        while (len(loops) > 1 and not self.interp.loop_backpropagates(loops[-1])
                and _over_entries(self.interp.loops[loops[-1]].node)):
             loops.pop()
         loop = loops[-1] if loops else None
-        if loop is None or not self.interp.loop_trains(loop):
-            return value  # not a training loop: evaluation code has its own rules (and often no_grad)
+        if loop is None or not self.interp.loop_backpropagates(loop):
+            return given  # not a training loop: evaluation code has its own rules (and often no_grad)
         if self.interp.loops[loop].implicit and not target.startswith("self."):
-            return value  # a local of a step function: it does not outlive the call
+            return given  # a local of a step function: it does not outlive the call
         fn = frame.function
         if fn is not None and "." not in target and "[" not in target and not _within(self.interp.loops[loop].node, fn) \
                 and not _declared_global(fn, target) and (rebinds or target not in _parameters(fn)):
-            return value  # a local of a function called in the loop (`rewards = rewards + log_pi`): gone at its return
-        if target in self.resets_in(self.interp.loops[loop].node):
-            return value  # reset in the same loop: one iteration's graph at a time
+            return given  # a local of a function called in the loop (`rewards = rewards + log_pi`): gone at its return
+        around = self.interp.loops[loop]
+        if target in self.resets_in(around.node) or any(target in self.resets_in(m) for m in around.each_batch):
+            return given  # reset in the same loop (or a hook the framework calls each batch): one iteration's graph
         if _over_models(self.interp.loops[loop].node):
             outer = next((lid for lid in reversed(frame.loops[:frame.loops.index(loop)]) if lid in self.interp.loops), None)
             if outer is not None and target in self.resets_in(self.interp.loops[outer].node):
                 # `errD_total = 0; for i in range(self.num_Ds): errD_total += train_Dnet(i)` in each
                 # batch: the graphs of one batch's few models, dropped at the next batch
-                return value
+                return given
         if _over_window(self.interp.loops[loop].node):
             up = self.interp.parent(self.interp.loops[loop].node)
             while up is not None and not isinstance(up, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -126,18 +139,31 @@ class KeepAlives:
             if up is not None and target in self.resets_in(up):
                 # `losses = []; for _ in range(gradient_accumulation_steps): losses.append(loss)` in each
                 # step: the graphs of one accumulation window, dropped at the next step
-                return value
+                return given
         if self._reset_per_batch(target, frame.loops[:frame.loops.index(loop) + 1]):
-            return value
+            return given
+        if unproven:
+            assert item is not None
+            waiting = self._stored.get(id(item))
+            if waiting is None or waiting[0] is not item:
+                self._stored[id(item)] = (item, KeepAlive(node, target, stored, loop, shown=shown or target))
+            return given
         event = self.events.get(id(node))
+        if event is not None and item is not None:
+            self._stored[id(item)] = (item, event)
         if event is None:
-            via = self.item_graphs.get(stored.id, "") if type(stored) is ast.Name and not value.built else ""
+            via = self.item_graphs.get(stored.id, "") if type(stored) is ast.Name and not given.built else ""
+            if not via and held_in and type(stored) is ast.Name:
+                via = f"{stored.id}[{held_in}]"  # `log, out = self.step(batch)`: `log["loss"]` holds the graph
             event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target, via_item=via,
                                                       provenance=self._graph_provenance(value),
-                                                      untyped=type(stored) is ast.Name and stored.id in self.proven_sources)
+                                                      # a container written in place (`{"loss": loss}`): no `.detach()`
+                                                      untyped=_untyped(stored, self.proven_sources, held_in, via))
+            if item is not None:
+                self._stored[id(item)] = (item, event)
         if target in self._trained:
             event.trained = True
-        return replace(value, kept=value.kept | {target})
+        return replace(given, kept=given.kept | {target})
 
     def _reset_per_batch(self, target: str, loops: tuple[int, ...]) -> bool:
         """`for x in loader: total = 0; for _ in range(rep_d): ...; total += loss_d`: the accumulator is kept
@@ -152,6 +178,19 @@ class KeepAlives:
             if target in self.resets_in(around):
                 return _draws_batches(around)
         return False
+
+    def proven(self, loss: Value, backward: str) -> None:
+        """A backward pass (`backward`, its call) of `loss`: an accumulation that stored this very value keeps a
+        graph after all (tntorch's `losses.append(reduce(add, loss_function(*tensors)))`, then
+        `losses[-1].backward()`), and one that needs it until then."""
+        entry = self._stored.get(id(loss))
+        if entry is None or entry[0] is not loss:
+            return
+        event = entry[1]
+        if id(event.node) not in self.events:
+            self.events[id(event.node)] = event
+            event.trained = event.target in self._trained
+        event.backpropagated_later = event.backpropagated_later or backward
 
     def consumed(self, loss: Value) -> None:
         """A backward pass of a value held by accumulators: their graphs were kept to be trained on."""
@@ -198,6 +237,21 @@ class KeepAlives:
                                 emptied.add(text)
             found = self._resets[id(loop)] = (frozenset(out), frozenset(emptied))
         return found
+
+
+def _untyped(stored: ast.expr, proven: set[str], held_in: str, via: str) -> bool:
+    """What is stored may not be a tensor: a name given a graph by a backward of what it was made of
+    (`loss = sum(losses)`), or a container written in place that holds it in an item (`{"loss": loss}`)."""
+    return (type(stored) is ast.Name and stored.id in proven) or (bool(held_in) and not via)
+
+
+def _item_holding(value: Value) -> str:
+    """The key of the first item of a container built in sight that holds a graph (`loss` of `{"loss": loss}`)."""
+    for key, item in value.items:
+        held = holding(item, 2)
+        if (held.built or held.graph) and not key.startswith("?"):
+            return key
+    return ""
 
 
 def _over_entries(loop: ast.AST) -> bool:

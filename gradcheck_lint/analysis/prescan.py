@@ -172,6 +172,10 @@ class Prescan:
                     target = N.ref_text(node.targets[0])
                     if target is not None:
                         self.assigned_calls[id(value)] = target
+                elif type(value) is ast.BinOp and not _builds_sequence(value):
+                    # `loss = loss * (1 + penalty)`: arithmetic makes a tensor (or a number), never a module, so a
+                    # `loss.requires_grad_(True)` elsewhere switches a tensor (pytorch-forecasting's `step`)
+                    self.tensors.update(t for t in map(N.ref_text, node.targets) if t is not None)
                 elif isinstance(value, TESTS):
                     for counter, window in modulo_atoms(value):
                         self.windows.setdefault(counter, set()).add(window)
@@ -345,3 +349,8 @@ def _sets_flag(node: ast.If) -> bool:
     """An arm of the `if` assigns a name a literal boolean (`apply_gradient = True`)."""
     return any(isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant) and type(st.value.value) is bool
                and any(isinstance(t, ast.Name) for t in st.targets) for st in (*node.body, *node.orelse))
+
+
+def _builds_sequence(node: ast.BinOp) -> bool:
+    """`layers + [nn.Linear(4, 4)]`, `blocks * 2`: a list or tuple joined or repeated, not arithmetic."""
+    return any(isinstance(side, (ast.List, ast.Tuple, ast.ListComp)) for side in (node.left, node.right))

@@ -7,6 +7,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
+from . import named_tuples
 from . import names as N
 from .conventions import convention
 from .events import Backward, Clear, Step
@@ -34,6 +35,7 @@ class Recorder:
         self.backward_calls = 0
         self.last_update: dict[str, tuple[ast.Call, str]] = {}  # parameter set -> the last step that updated it
         self.touched: set[int] = set()  # nodes of the events the root being analysed met (see EntryPoints.root)
+        self.backward_loops: set[int] = set()  # the loops a backward pass was met in (inlined calls included)
 
     def ordinal(self, node: ast.AST) -> int:
         """A small integer per event node, in order of first meeting: deterministic across runs."""
@@ -55,6 +57,8 @@ class Recorder:
         self.touched.add(id(call))
         self.interp.spend()
         self.interp.keepalives.consumed(loss)
+        if not frame.no_grad:
+            self.interp.keepalives.proven(loss, code(call))
         written: dict[Holder, bool] = {}
         reach = {h for h in loss.reach if not h.pseudo}
         if frame.no_grad:
@@ -105,6 +109,8 @@ class Recorder:
         else:
             ev.loss = join([ev.loss, loss])
         ev.loop_stacks.add(frame.loops)
+        if not frame.no_grad:
+            self.backward_loops.update(frame.loops)
         ev.if_stacks.add(frame.ifs)
         ev.callers.add(self.interp.calls.enclosing_calls())
         ev.written |= set(written)
@@ -158,7 +164,12 @@ class Recorder:
         container = flow.env.get(base)
         if item is None or container is None or container.graph or container.entities or container.modules:
             return
-        flow.env[base] = replace(container, graph=True)
+        # the item itself, in a container built in sight (`losses.total_loss` of a named tuple): unpacked
+        # (`..., total = losses`), it is the value backpropagated
+        key = (N.literal_key(node.slice) if isinstance(node, ast.Subscript)
+               else named_tuples.field_key(container, node.attr))
+        items = tuple((k, replace(v, graph=True) if k == key else v) for k, v in container.items)
+        flow.env[base] = replace(container, graph=True, items=items)
         self.interp.keepalives.item_graphs[base] = item
 
     def guess_owner(self, opt: Entity, flow: Flow, frame: Frame | None = None) -> Holder | None:

@@ -280,6 +280,17 @@ def _joined_context(vals: list[Value]) -> object:
     return ("deferred", inner) if deferred else inner
 
 
+def holding(value: Value, depth: int = 3) -> Value:
+    """`value` with the graphs its items hold (a tuple, list or dict built in sight, `{"loss": loss}`):
+    keeping the container keeps them alive."""
+    if not value.items or depth == 0:
+        return value
+    inner = [holding(v, depth - 1) for _, v in value.items]
+    built = value.built.union(*(v.built for v in inner))
+    graph = value.graph or any(v.graph for v in inner)
+    return value if built == value.built and graph == value.graph else replace(value, built=built, graph=graph)
+
+
 def union_as_tensor(values: Iterable[Value]) -> Value:
     """What an operation on these operands produces as a tensor."""
     tensors = [v.as_tensor() for v in values]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
 
 from .. import messages
@@ -66,14 +67,20 @@ for x in torch.randn(8, 2, 4):
         for event in sorted(model.keepalives, key=lambda e: model.order(e.node)):
             if event.trained:
                 continue
-            if not any(event.loop in stack for step in model.steps.values() for stack in step.loop_stacks):
-                continue  # kept only until the step after the loop (the tasks of a meta-batch): bounded, not a leak
-            if not any(event.loop in stack for b in model.backwards.values() for stack in b.loop_stacks):
-                continue  # a loop that never backpropagates trains nothing (an evaluation loop that steps a scheduler)
             loop = model.loops.get(event.loop)
+            framework = loop is not None and loop.framework  # the framework backpropagates and steps after each call
+            stepped = framework or any(event.loop in stack for s in model.steps.values() for stack in s.loop_stacks)
+            if not stepped:
+                continue  # kept only until the step after the loop (the tasks of a meta-batch): bounded, not a leak
+            trained = framework or any(event.loop in stack for b in model.backwards.values() for stack in b.loop_stacks)
+            if not trained:
+                continue  # a loop that never backpropagates trains nothing (an evaluation loop that steps a scheduler)
+            node = loop.node if loop is not None else None
+            calls_of = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
             msg, help_ = messages.loss_graph_kept_alive(
                 code(event.node), event.shown, code(event.stored), model.line(loop.node) if loop is not None else None,
-                via_item=_as_written(event.via_item),
+                via_item=_as_written(event.via_item), calls_of=calls_of, framework=framework,
+                backward_later=event.backpropagated_later,
             )
             yield Finding(event.node, msg, help_, (event.provenance,), fix=keep_values_only(model, event))
 

@@ -78,6 +78,14 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "loss_graph_kept_alive/history_object_appends_loss_tensor.py": (
         "unsafe", ["        self.values.append(val)  # expect: GL008"], ["        self.values.append(val.detach())  # expect: GL008"]),
     "amp_scaled_gradients/clip_before_unscale_in_loop_setting_model_sync_flag.py": None,  # clip and unscale under different tests
+    # the dict `step` returned holds the graph in its "loss" item: no `.detach()` of it
+    "loss_graph_kept_alive/lightning_training_step_outputs_keep_the_loss.py": None,
+    # `losses[-1].backward()` after the append: the item must keep its graph until then
+    "loss_graph_kept_alive/loss_history_backpropagated_through_its_last_item.py": None,
+    "loss_graph_kept_alive/multi_scale_discriminator_scores_loss_list.py": (
+        "unsafe", ["        avg_adv_loss.append(adv_loss)  # expect: GL008"], ["        avg_adv_loss.append(adv_loss.detach())  # expect: GL008"]),
+    "loss_graph_kept_alive/named_tuple_of_losses_summed_over_epoch.py": (
+        "safe", ["        total_loss += total  # expect: GL008"], ["        total_loss += total.detach()  # expect: GL008"]),
     # the division is right for the window the hooks' steps do not keep: which of the two to change is the author's
     "amp_scaled_gradients/clip_with_optimizer_step_in_backward_hooks.py": None,
     "double_loss_scaling/accelerate_accumulate_divided_again.py": ("safe", ["        loss = loss / gradient_accumulation_steps"], []),

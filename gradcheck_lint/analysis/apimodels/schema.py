@@ -192,6 +192,9 @@ class Hook:
     `divides_returned` names the framework setting by whose value the framework divides the loss an
     automatic hook returns (Lightning's `accumulate_grad_batches`): the hook's own division by an
     accumulation count divides twice.
+    `each_batch` names other methods of the class the framework calls around this hook once per batch or
+    per optimizer step (Lightning's `on_train_batch_end`, `optimizer_zero_grad`): what they reset
+    (`self.outputs.clear()`) holds one batch's, or one accumulation window's, values at most.
     """
 
     type: str
@@ -205,6 +208,7 @@ class Hook:
     normalised_flags: tuple[str, ...] = ()
     counted_key: str = ""
     divides_returned: str = ""
+    each_batch: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,7 +343,7 @@ def _attribute(row: Mapping[str, Any], where: str) -> AttributeModel:
 
 def _hook(row: Mapping[str, Any], where: str) -> Hook:
     _keys(row, where, {"type", "method", "counter", "optimization", "manual_flag", "argument_types", "normaliser",
-                       "normalised_flags", "counted_key", "divides_returned"})
+                       "normalised_flags", "counted_key", "divides_returned", "each_batch"})
     optimization = _string(row, "optimization", where, required=False) or "manual"
     if optimization not in ("manual", "automatic"):
         raise ModelError(f"{where}: optimization must be 'manual' or 'automatic'")
@@ -353,6 +357,7 @@ def _hook(row: Mapping[str, Any], where: str) -> Hook:
         optimization, _string(row, "manual_flag", where, required=False), tuple(sorted(types.items())), where,
         _string(row, "normaliser", where, required=False), _identifiers(row.get("normalised_flags", []), f"{where} normalised_flags"),
         _string(row, "counted_key", where, required=False), _string(row, "divides_returned", where, required=False),
+        _identifiers(row.get("each_batch", []), f"{where} each_batch"),
     )
 
 

@@ -1,0 +1,57 @@
+"""`isinstance` chains that dispatch on a value's type: what the arm for none of the listed types holds.
+
+A helper like pytorch-forecasting's `detach(x)` handles a tensor (`x.detach()`), a dict, a list or tuple
+(each item detached) and returns anything else unchanged (`else: return x`). The analysis does not know
+which of these a value is, so every arm runs; but the last one is reached only by a value that is no
+tensor, no dict, no list and no tuple: a number, a string, None. It holds no graph there, whatever the
+value stood for before the tests (`Value.built` of the loss the caller handed in). Each arm where an
+`isinstance(x, ...)` test failed remembers the types `x` is not; once they cover a tensor and the
+containers that can hold one, `x` is narrowed to no graph.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+
+from .flow import Flow
+from .names import ImportMap
+from .values import Value
+
+_EXCLUDED = "%not-of-types:"  # env key: the types a name's value is known not to be, as `Value.choices`
+_EXCLUDED_OF = "%not-of-types-of:"  # ... and that value (the facts stand while the name holds it)
+_TYPES = {
+    "torch.Tensor": "tensor", "torch.FloatTensor": "tensor", "dict": "dict", "builtins.dict": "dict",
+    "list": "list", "builtins.list": "list", "tuple": "tuple", "builtins.tuple": "tuple",
+}
+# a value none of these is cannot hold a graph: not a tensor, nor a container of the usual kinds
+_COVER = frozenset({"tensor", "dict", "list", "tuple"})
+
+
+def tested(test: ast.expr, imports: ImportMap) -> tuple[str, frozenset[str]] | None:
+    """`isinstance(x, T)` or `isinstance(x, (T1, T2))` of a plain name: the name and the kinds of `_TYPES`
+    among the types tested (an empty set when none is one of them)."""
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+            and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)):
+        return None
+    spec = test.args[1]
+    types = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+    kinds = frozenset(k for k in (_TYPES.get(imports.qualify(t) or "") for t in types) if k is not None)
+    return test.args[0].id, kinds
+
+
+def narrow_failed(flow: Flow, name: str, kinds: frozenset[str]) -> None:
+    """On the arm where `isinstance(name, ...)` of `kinds` is false: remember them, and once a tensor and the
+    containers are all ruled out, the value holds no graph."""
+    value = flow.env.get(name)
+    if value is None:
+        return
+    known = flow.env.get(f"{_EXCLUDED}{name}")
+    same = known is not None and known.choices is not None and flow.env.get(f"{_EXCLUDED_OF}{name}") is value
+    before = known.choices if same and known is not None and known.choices is not None else frozenset()
+    excluded = before | kinds
+    if _COVER <= excluded and (value.built or value.graph or value.items or value.kept):
+        value = replace(value, built=frozenset(), graph=False, items=(), kept=frozenset())
+        flow.env[name] = value
+    flow.env[f"{_EXCLUDED_OF}{name}"] = value
+    flow.env[f"{_EXCLUDED}{name}"] = Value(choices=excluded)
