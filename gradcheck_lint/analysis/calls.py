@@ -735,14 +735,18 @@ class Calls:
             made = replace(made, modules=made.modules | given)
         return made
 
-    def run_closure(self, closure: ast.expr, flow: Flow, frame: Frame) -> None:
-        """`optimizer.step(closure)` evaluates the closure (forward, backward) before updating."""
+    def run_closure(self, closure: ast.expr, flow: Flow, frame: Frame) -> bool:
+        """`optimizer.step(closure)` evaluates the closure (forward, backward) before updating. False when
+        the argument is no function the analysis can read (`optimizer.step(config, timers)` of a wrapper)."""
         if isinstance(closure, ast.Name):
             fn = frame.local_defs.get(closure.id) or self.interp.functions.get(closure.id)
             if fn is not None:
                 self.inline(fn, frame.cls if isinstance(frame.cls, ClassInfo) else None, frame.self_value, [], {}, flow, frame)
+                return True
         elif isinstance(closure, ast.Lambda):
             self.interp.eval(closure.body, flow, frame)
+            return True
+        return False
 
     def invoke(self, name: str, flow: Flow, frame: Frame) -> None:
         """`fire.Fire(main)`, `mp.spawn(train, ...)`: the function runs, with arguments we cannot see."""

@@ -417,8 +417,8 @@ class Effects:
         closure = site.arg(effect.ref("closure"))
         again = None
         if closure is not None and closure[1] is not None and opts:
-            self.interp.run_closure(closure[1], flow, frame)
-            again = self._evaluates_again(effect, opts)
+            ran = self.interp.run_closure(closure[1], flow, frame)
+            again = self._evaluates_again(effect, opts) if ran else None
             if again is not None:
                 self._evaluate_again(again, site, closure[1], opts, self._step_text(site, effect), flow, frame)
         if not opts:

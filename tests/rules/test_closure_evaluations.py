@@ -105,3 +105,17 @@ def fit(optimizer, batches):
             return loss
         optimizer.step(closure)
 """) == []
+
+
+def test_positional_arguments_that_are_no_closure_are_not_evaluated_again() -> None:
+    # a wrapper's `step(config, timers)` (Megatron's optimizer in verl): the first argument is no function
+    assert _gl001("""
+class Worker:
+    def __init__(self, optimizer, config):
+        self.optimizer, self.config = optimizer, config
+
+    def train_model(self, batch):
+        self.optimizer.zero_grad()
+        model(batch).mean().backward()
+        self.optimizer.step(self.config, self.config.timers)
+""") == []
