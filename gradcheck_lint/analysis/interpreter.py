@@ -585,8 +585,29 @@ class Interpreter:
                         found = False
                         break
                     found = True
+            if not found and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found = self._setting_test(node, test)
         self._flags[id(statement)] = found
         return found
+
+    def _setting_test(self, method: ast.FunctionDef | ast.AsyncFunctionDef, test: ast.expr) -> bool:
+        """A method's test of nothing but attributes of `self` that no method of its class other than
+        `__init__` assigns (`if self.update_freq > 1:`): a setting, the same on every call of the method
+        (each batch's, when a caller runs it once per batch), whatever loop calls it."""
+        owner = self.parent(method)
+        info = self.classes.get(owner.name) if isinstance(owner, ast.ClassDef) else None
+        if info is None or info.node is not owner:
+            return False
+        read: set[str] = set()
+        for n in ast.walk(test):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                if n.value.id != "self":
+                    return False
+                read.add(f"self.{n.attr}")
+            elif isinstance(n, ast.Name) and n.id != "self":
+                return False
+        changed = self.objects.mutable_attributes | self.objects.assigned_by_ancestors(info)
+        return bool(read) and not read & changed
 
     def _boundary_operands(self, test: ast.expr) -> list[int]:
         """Assumption keys of the framework boundaries (`x.sync_gradients`) an `and` test requires: its
@@ -810,15 +831,48 @@ class Interpreter:
 
     def _forget_iteration(self, flow: Flow, loop: Loop) -> None:
         """What a path assumed of a test that changes from one iteration to the next is not known
-        in the next: window gates, framework boundaries, tests of names the loop assigns."""
+        in the next: window gates, framework boundaries, tests of names the loop may assign out of sight.
+        A name every binding of which is a whole assignment the interpreter runs (`plain_bindings`) is
+        not among them: its assignment already forgot what was assumed before it, and what a path learnt
+        after its last assignment still holds at the next test of it, in this iteration or the next
+        (ParlAI's `self._number_grad_accum`, assigned before the step's test and tested again by the
+        clear of the next call). A window gate's arm keeps its own test past such an assignment
+        (`Expressions.forget`), so a gate is forgotten whenever the loop assigns what it reads."""
         assigned = self.assigned_in(loop.node)
+        unseen = assigned - self.plain_bindings
         trains = self.counters.trains(loop.node)  # a loop over parameters leaves the window where it is
-        drop = [c.akey for c in self.conditions.values() if (c.volatile and trains) or c.names & assigned]
-        drop += self.boolparts.forgotten(assigned, trains)
+        drop = [c.akey for c in self.conditions.values()
+                if (c.volatile and trains) or c.names & unseen or (c.is_accumulation_gate and c.names & assigned)]
+        drop += self.boolparts.forgotten(unseen, trains)
         if drop:
             flow.forget(drop)
         if trains:
             self.amp.new_iteration(flow)
+
+    @functools.cached_property
+    def plain_bindings(self) -> frozenset[str]:
+        """Names (and attributes, `self.n`) that the module binds only by whole assignments to that very
+        text (`n = ...`, `n += 1`, `self.n = (self.n + 1) % k`, a `for` target): each, when it runs, forgets
+        what paths assumed of the tests reading it. Not a container an item is stored into (`d[k] = v`), a
+        walrus or comprehension target, or a name declared `global`/`nonlocal` (bound from other scopes)."""
+        whole: set[str] = set()
+        other: set[str] = set()
+        for n in iter_tree(self.module):
+            if isinstance(n, (ast.Global, ast.Nonlocal)):
+                other.update(n.names)
+                continue
+            targets = binding_targets(n)
+            direct = isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor))
+            for t in targets:
+                for sub in rebound_by(t):
+                    text = self.ref(sub)
+                    if text is None:
+                        continue
+                    if direct and isinstance(sub, (ast.Name, ast.Attribute)) and _whole_target(t, sub):
+                        whole.add(text)
+                    else:
+                        other.add(text)
+        return frozenset(whole - other)
 
     def assigned_in(self, node: ast.AST) -> frozenset[str]:
         """Names (and `self.x` attributes) a loop assigns, directly or in the methods of its class."""
@@ -877,6 +931,16 @@ class Interpreter:
         if stmt.finalbody and merged.normal is not None:
             merged = merged.then(self.exec_block(stmt.finalbody, merged.normal, frame))
         return merged
+
+
+def _whole_target(target: ast.expr, sub: ast.expr) -> bool:
+    """`sub` is `target` itself or an element of it unpacked (`a, (b, c) = ...`), not the container of an
+    item stored (`x` of `x[k] = v`)."""
+    if target is sub:
+        return True
+    if isinstance(target, ast.Starred):
+        return _whole_target(target.value, sub)
+    return isinstance(target, (ast.Tuple, ast.List)) and any(_whole_target(e, sub) for e in target.elts)
 
 
 _TRUTHLESS = frozenset({Kind.OPTIMIZER, Kind.SCHEDULER, Kind.TOOL, Kind.LOSS})
