@@ -15,8 +15,8 @@ from .gradstate import PathState
 from .names import last_name, ref_text
 from .parts import EntryPointsHost
 from .siblings import Siblings
-from .values import OPAQUE, Counter, Value
 from .syntax import binding_targets, rebound_by
+from .values import OPAQUE, Counter, Value
 from .walk import iter_tree
 
 
