@@ -492,18 +492,21 @@ class Expressions:
             self._item_replaced(key, value, flow)
         if isinstance(source, TESTS) and "." not in key:
             interp.cond_aliases[key] = source
-        if key in interp.windows and not keep_phases:
-            first = 0 if value.const == 0 and is_int(source) else None  # `step = 0`: the window's first position
-            flow.map(lambda s: s.restart(key, interp.windows[key], interp.counters.first_phase(first)))
-        if key in interp.period_counters and not keep_phases:  # `task_step = 0`: a period starts
-            period, reset_to = periods.key(interp.scope(frame), key), start if is_int(source) else None
-            flow.map_quiet(lambda s: periods.reset(s, period, reset_to) if reset_to is not None else periods.forget(s, period))
+        for counted in (key, *_as_owner(key, frame)):  # `self.global_step = 0` of `progress.reset()`: `progress.global_step`
+            if counted in interp.windows and not keep_phases:
+                first = 0 if value.const == 0 and is_int(source) else None  # `step = 0`: the window's first position
+                flow.map(lambda s, c=counted: s.restart(c, interp.windows[c], interp.counters.first_phase(first)))
+            if counted in interp.period_counters and not keep_phases:  # `task_step = 0`: a period starts
+                period, reset_to = periods.key(interp.scope(frame), counted), start if is_int(source) else None
+                flow.map_quiet(lambda s, p=period: periods.reset(s, p, reset_to) if reset_to is not None else periods.forget(s, p))
         for ent in value.entities:
             self.table.name_after(ent.uid, key)
         for m in value.modules:
             if not m.path and not m.pseudo:
                 self.table.name_after(m.uid, key)
         self.forget(key, flow, frame)
+        for alias in _as_owner(key, frame):
+            self.forget(alias, flow, frame)
 
     def _item_replaced(self, key: str, value: Value, flow: Flow) -> None:
         """`output["loss"] = output["loss"].detach()`: the item through which `output` held a graph
@@ -646,12 +649,19 @@ class Expressions:
                 self._store_item(target, small.value, rhs, flow, frame, small)
             return
         old = self.lookup(key, flow, frame) or EMPTY
-        if key in interp.period_counters:  # `task_step += 1`: past the period's start (any other change: unknown)
-            period = periods.key(interp.scope(frame), key)
-            onward = isinstance(small.op, ast.Add) and is_int(small.value) and small.value.value >= 1
-            flow.map_quiet(lambda s: periods.advance(s, period) if onward else periods.forget(s, period))
-        if isinstance(small.op, ast.Add) and is_int(small.value, 1) and key in interp.windows:
-            flow.map(lambda s: s.advance(key, interp.counters.advance_phases))
+        aliases = _as_owner(key, frame)  # `self.global_step += 1` of `progress.next_step()`: `progress.global_step`
+        for alias in aliases:
+            self.forget(alias, flow, frame)
+        counted = (key, *aliases)
+        onward = isinstance(small.op, ast.Add) and is_int(small.value) and small.value.value >= 1
+        for c in counted:
+            if c in interp.period_counters:  # `task_step += 1`: past the period's start (any other change: unknown)
+                period = periods.key(interp.scope(frame), c)
+                flow.map_quiet(lambda s, p=period: periods.advance(s, p) if onward else periods.forget(s, p))
+        if isinstance(small.op, ast.Add) and is_int(small.value, 1) and any(c in interp.windows for c in counted):
+            for c in counted:
+                if c in interp.windows:
+                    flow.map(lambda s, c=c: s.advance(c, interp.counters.advance_phases))
             new = replace(old, counter=replace(old.counter, incremented=True), const=None) if old.counter else replace(old, const=None)
             flow.env[key] = new
             self.forget(key, flow, frame)
@@ -746,3 +756,10 @@ def _weighted(numerator: ast.expr, value: Value) -> bool:
     `len(chunk) / batch_size`; `loss * 2 / batch_size` is a weight and a normalisation)."""
     return (isinstance(numerator, ast.BinOp) and isinstance(numerator.op, ast.Mult) and bool(value.reach or value.opaque)
             and not is_number(numerator.left) and not is_number(numerator.right))
+
+
+def _as_owner(key: str, frame: Frame) -> tuple[str, ...]:
+    """`self.x` of a method run on a local instance, as its caller names it (`progress.x`, `Frame.owner`)."""
+    if frame.owner is None or not key.startswith("self."):
+        return ()
+    return (f"{frame.owner}{key[4:]}",)

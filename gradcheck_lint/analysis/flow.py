@@ -269,3 +269,6 @@ class Frame:
     active: tuple[int, ...] = ()  # functions being inlined, for recursion
     closure_env: dict[str, Value] | None = None  # what a nested function sees of its definer
     arguments: tuple[Value, ...] = ()  # the values the call passed in (for `__init__`: modules it is given)
+    # the caller's name for `self` in a method run on a local instance (`progress` of `progress.next_step()`):
+    # what the method assigns as `self.global_step` is the caller's `progress.global_step`
+    owner: str | None = None

@@ -29,7 +29,7 @@ from .callables import Callables
 from .calls import Calls
 from .conditions import ALL_PHASES, Condition, analyse_test, unit_truth, unit_window
 from .counters import Counters
-from .definitions import Definitions
+from .definitions import ClassInfo, Definitions
 from .effects import Effects
 from .entrypoints import EntryPoints
 from .events import Loop
@@ -56,6 +56,7 @@ from .prescan import Prescan
 from .recorder import Recorder
 from .relations import Relation, implied, relation
 from .resets import ResetWindow, reset_window
+from .returned_tests import returned_test
 from .sync_choices import SyncChoice
 from .syntax import (
     FUNCTIONS,
@@ -127,6 +128,8 @@ class Interpreter:
         self._boundaries: dict[int, Condition] = {}
         self._period_starts: dict[int, bool] = {}  # condition id -> it starts a window counter's period
         self._assigned_in: dict[int, frozenset[str]] = {}
+        # (id of a call tested, id of the running class) -> (the call, the test it returns: `returned_tests`)
+        self._returned_tests: dict[tuple[int, int], tuple[ast.Call, ast.expr | None]] = {}
         self.work = 0
         self.exhausted = False
         self.unreliable: set[int] = set()  # ids of the event nodes of a root the work budget cut short
@@ -433,6 +436,7 @@ class Interpreter:
                frame: Frame | None = None) -> tuple[Condition, Flow | None, Flow | None]:
         """Split a flow at a branch (an `if`, a conditional expression) whose test was evaluated: its
         condition, the paths on which the test holds and those on which it does not (None: no path)."""
+        test = self._returned(test, frame)  # `if self.__is_update_step(progress):`: the test it returns
         # `if x is not None:`, `if mode != "eval":`: a literal of an atom other tests share; `if not flag:` a
         # test of `flag`, its arms swapped
         core, negated, lit = pathcond.reading(test, self._literal, self.counters.modulo_atoms)
@@ -443,6 +447,40 @@ class Interpreter:
         self.counters.note_counter(cond, flow)
         tflow, fflow = self.split(flow, cond, frame)
         return (cond, fflow, tflow) if negated else (cond, tflow, fflow)
+
+    def _returned(self, test: ast.expr, frame: Frame | None) -> ast.expr:
+        """A test that calls a function or method of the project whose `return` is a window gate, seen as
+        that gate in the caller's terms (`returned_tests`); any other test as it is."""
+        inner, negated = test, False
+        while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+            inner, negated = inner.operand, not negated
+        if not isinstance(inner, ast.Call):
+            return test
+        cls = frame.cls if frame is not None and isinstance(frame.cls, ClassInfo) else None
+        key = (id(inner), id(cls))
+        hit = self._returned_tests.get(key)
+        if hit is None or hit[0] is not inner:
+            found = returned_test(inner, lambda call: self._callee_of(call, cls))
+            if found is not None and not self.counters.modulo_atoms(found):
+                found = None  # only a window gate is worth reading through the call
+            for counter, window in self.counters.modulo_atoms(found) if found is not None else ():
+                self.windows[counter] = self.windows.get(counter, frozenset()) | {window}
+            hit = self._returned_tests[key] = (inner, found)
+        found = hit[1]
+        if found is None:
+            return test
+        out = ast.UnaryOp(op=ast.Not(), operand=found) if negated else found
+        return ast.copy_location(out, test) if out is not found else out
+
+    def _callee_of(self, call: ast.Call, cls: ClassInfo | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function of the project a call runs: `self.m(...)` as the running class resolves it, `f(...)`
+        of this module."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" and cls is not None:
+            return self.definitions.find_method(cls, func.attr)
+        if isinstance(func, ast.Name):
+            return self.functions.get(func.id)
+        return None
 
     def touches_gradients(self, name: str) -> bool:
         """A call of this name may be a training event: `zero_grad`, `step`, or a function here that reaches one."""
