@@ -492,12 +492,13 @@ class Expressions:
             self._item_replaced(key, value, flow)
         if isinstance(source, TESTS) and "." not in key:
             interp.cond_aliases[key] = source
+        first = 0 if value.const == 0 and is_int(source) else None  # `step = 0`: the window's first position
+        reset_to = start if is_int(source) else None  # `task_step = 0`: a period starts
         for counted in (key, *_as_owner(key, frame)):  # `self.global_step = 0` of `progress.reset()`: `progress.global_step`
             if counted in interp.windows and not keep_phases:
-                first = 0 if value.const == 0 and is_int(source) else None  # `step = 0`: the window's first position
                 flow.map(lambda s, c=counted: s.restart(c, interp.windows[c], interp.counters.first_phase(first)))
-            if counted in interp.period_counters and not keep_phases:  # `task_step = 0`: a period starts
-                period, reset_to = periods.key(interp.scope(frame), counted), start if is_int(source) else None
+            if counted in interp.period_counters and not keep_phases:
+                period = periods.key(interp.scope(frame), counted)
                 flow.map_quiet(lambda s, p=period: periods.reset(s, p, reset_to) if reset_to is not None else periods.forget(s, p))
         for ent in value.entities:
             self.table.name_after(ent.uid, key)
