@@ -764,6 +764,10 @@ class Interpreter:
             self.loops[loop.id] = loop
         return loop
 
+    def saw_backward(self, loops: tuple[int, ...]) -> None:
+        """A backward pass ran inside these loops (`Counters.trains`)."""
+        self.counters.reached_backward.update(loops)
+
     def loop_trains(self, loop_id: int) -> bool:
         loop = self.loops.get(loop_id)
         return loop is None or self.counters.trains(loop.node)

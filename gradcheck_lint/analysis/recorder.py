@@ -54,6 +54,7 @@ class Recorder:
         self.backward_calls += 1
         self.touched.add(id(call))
         self.interp.spend()
+        self.interp.saw_backward(frame.loops)  # every loop around it trains, however it reached this call
         self.interp.keepalives.consumed(loss)
         written: dict[Holder, bool] = {}
         reach = {h for h in loss.reach if not h.pseudo}
