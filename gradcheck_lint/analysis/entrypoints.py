@@ -149,7 +149,8 @@ class EntryPoints:
         interp = self.interp
         out: list[tuple[Function, ClassInfo | None]] = [(fn, None) for fn in interp.functions.values() if self._step_function(fn)]
         for info in interp.classes.values():
-            out += [(fn, info) for name, fn in info.methods.items() if not name.startswith("__") and self._step_function(fn, info)
+            out += [(fn, info) for name, fn in info.methods.items()
+                    if not name.startswith("__") and self._step_function(fn, info)
                     and interp.catalogue.hook(info.api, name) is None]
         return out
 
@@ -187,7 +188,8 @@ class EntryPoints:
                 continue
             seen.add(id(current))
             out.append(current)
-            for call in _calls_outside_loops(current) if once else (n for n in ast.walk(current) if isinstance(n, ast.Call)):
+            calls = _calls_outside_loops(current) if once else [n for n in ast.walk(current) if isinstance(n, ast.Call)]
+            for call in calls:
                 func = call.func
                 callee: Function | None = None
                 if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":

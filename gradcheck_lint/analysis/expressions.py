@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import replace
 
 from . import names as N
@@ -13,6 +14,7 @@ from .definitions import ClassInfo
 from .flags import assign as assign_flag
 from .flags import literal_flags
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome
+from .gradstate import PathState
 from .parts import ExpressionsHost
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
@@ -492,14 +494,15 @@ class Expressions:
             self._item_replaced(key, value, flow)
         if isinstance(source, TESTS) and "." not in key:
             interp.cond_aliases[key] = source
-        first = 0 if value.const == 0 and is_int(source) else None  # `step = 0`: the window's first position
+        first = interp.counters.first_phase(0 if value.const == 0 and is_int(source) else None)  # `step = 0`
         reset_to = start if is_int(source) else None  # `task_step = 0`: a period starts
-        for counted in (key, *_as_owner(key, frame)):  # `self.global_step = 0` of `progress.reset()`: `progress.global_step`
+        # `self.global_step = 0` of `progress.reset()` resets the caller's `progress.global_step` too
+        for counted in (key, *_as_owner(key, frame)):
             if counted in interp.windows and not keep_phases:
-                flow.map(lambda s, c=counted: s.restart(c, interp.windows[c], interp.counters.first_phase(first)))
+                flow.map(functools.partial(_restart, counter=counted, windows=interp.windows[counted], first=first))
             if counted in interp.period_counters and not keep_phases:
                 period = periods.key(interp.scope(frame), counted)
-                flow.map_quiet(lambda s, p=period: periods.reset(s, p, reset_to) if reset_to is not None else periods.forget(s, p))
+                flow.map_quiet(functools.partial(_reset_period, period=period, value=reset_to))
         for ent in value.entities:
             self.table.name_after(ent.uid, key)
         for m in value.modules:
@@ -658,11 +661,11 @@ class Expressions:
         for c in counted:
             if c in interp.period_counters:  # `task_step += 1`: past the period's start (any other change: unknown)
                 period = periods.key(interp.scope(frame), c)
-                flow.map_quiet(lambda s, p=period: periods.advance(s, p) if onward else periods.forget(s, p))
+                flow.map_quiet(functools.partial(periods.advance if onward else periods.forget, k=period))
         if isinstance(small.op, ast.Add) and is_int(small.value, 1) and any(c in interp.windows for c in counted):
             for c in counted:
                 if c in interp.windows:
-                    flow.map(lambda s, c=c: s.advance(c, interp.counters.advance_phases))
+                    flow.map(functools.partial(PathState.advance, counter=c, step=interp.counters.advance_phases))
             new = replace(old, counter=replace(old.counter, incremented=True), const=None) if old.counter else replace(old, const=None)
             flow.env[key] = new
             self.forget(key, flow, frame)
@@ -764,3 +767,11 @@ def _as_owner(key: str, frame: Frame) -> tuple[str, ...]:
     if frame.owner is None or not key.startswith("self."):
         return ()
     return (f"{frame.owner}{key[4:]}",)
+
+
+def _restart(state: PathState, counter: str, windows: frozenset[str], first: frozenset[str] | None) -> PathState:
+    return state.restart(counter, windows, first)
+
+
+def _reset_period(state: PathState, period: str, value: int | None) -> PathState:
+    return periods.reset(state, period, value) if value is not None else periods.forget(state, period)

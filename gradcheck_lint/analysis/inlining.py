@@ -58,8 +58,8 @@ class Inliner:
         self.calls.inlined.add(id(fn))
         with self._at_call_site(fn):
             key = (id(fn), id(cls), id(frame.cls), id(frame.function), self.calls.call_path, frame.depth, frame.active, frame.loops,
-                   frame.ifs, frame.no_grad, frame.gates, frame.sync_off, frame.sync_maybe, self_value, instance_key, frame.owner,
-                   tuple(pos), frozenset(kw.items()), frozenset(flow.env.items()), closure)
+                   frame.ifs, frame.no_grad, frame.gates, frame.sync_off, frame.sync_maybe, self_value, instance_key,
+                   frame.owner, tuple(pos), frozenset(kw.items()), frozenset(flow.env.items()), closure)
             if not self._inert(fn):
                 return self._run_remembered(key, fn, cls, self_value, pos, kw, flow, frame, instance_key, closure)
             known = self._inert_runs.get(key)

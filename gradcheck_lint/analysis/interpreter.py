@@ -476,8 +476,8 @@ class Interpreter:
         """The function of the project a call runs: `self.m(...)` as the running class resolves it, `f(...)`
         of this module."""
         func = call.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self" and cls is not None:
-            return self.definitions.find_method(cls, func.attr)
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            return self.definitions.find_method(cls, func.attr) if cls is not None else None
         if isinstance(func, ast.Name):
             return self.functions.get(func.id)
         return None

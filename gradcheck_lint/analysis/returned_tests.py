@@ -42,7 +42,8 @@ _DEPTH = 4  # calls followed through one test (`__is_update_step` -> `action_nee
 _OPEN = object()  # a statement that may return, in a way that is not chosen here
 
 
-def returned_test(call: ast.Call, resolve: Callable[[ast.Call], Function | None], depth: int = _DEPTH) -> ast.expr | None:
+def returned_test(call: ast.Call, resolve: Callable[[ast.Call], Function | None],
+                  depth: int = _DEPTH) -> ast.expr | None:
     """The expression the call returns, in the caller's terms (None: not followed); a returned call is
     followed again, up to `depth` calls."""
     fn = resolve(call)
@@ -81,9 +82,9 @@ def _bind(fn: Function, call: ast.Call) -> dict[str, ast.expr] | None:
     bound: dict[str, ast.expr] = {p.arg: v for p, v in zip(positional, given)}
     names = {p.arg for p in [*positional, *args.kwonlyargs]}
     for k in call.keywords:
-        if k.arg not in names or k.arg in bound:
+        if k.arg is None or k.arg not in names or k.arg in bound:
             return None
-        bound[k.arg] = k.value  # type: ignore[index]
+        bound[k.arg] = k.value
     defaults = dict(zip([p.arg for p in positional][len(positional) - len(args.defaults):], args.defaults))
     defaults.update({p.arg: d for p, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
     for name in names - bound.keys():
@@ -115,7 +116,8 @@ def _returned(body: list[ast.stmt], bound: dict[str, ast.expr]) -> ast.expr | ob
             chosen = None
             for case in stmt.cases:
                 value = case.pattern.value if isinstance(case.pattern, ast.MatchValue) else None
-                wildcard = isinstance(case.pattern, ast.MatchAs) and case.pattern.pattern is None and case.pattern.name is None
+                pattern = case.pattern
+                wildcard = isinstance(pattern, ast.MatchAs) and pattern.pattern is None and pattern.name is None
                 if case.guard is None and (wildcard or value is not None and code(value) == subject):
                     chosen = case
                     break
@@ -141,9 +143,9 @@ def _truth(test: ast.expr, bound: dict[str, ast.expr]) -> bool | None:
     negated = False
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test, negated = test.operand, not negated
-    if isinstance(test, ast.Name) and isinstance(bound.get(test.id), ast.Constant):
-        value = bound[test.id].value  # type: ignore[attr-defined]
-        return bool(value) != negated
+    value = bound.get(test.id) if isinstance(test, ast.Name) else None
+    if isinstance(value, ast.Constant):
+        return bool(value.value) != negated
     return None
 
 
