@@ -39,6 +39,8 @@ class Counters:
     def __init__(self, interp: CountersHost) -> None:
         self.interp = interp
         self._trains: dict[int, bool] = {}
+        # ids of loops a backward pass ran in, however the interpreter reached it (`trains`)
+        self.reached_backward: set[int] = set()
         self._truths: dict[tuple[int, str, str, str, int, bool], tuple[ast.expr, bool | None]] = {}
         self._atoms: dict[int, tuple[ast.expr, list[tuple[str, str]]]] = {}
         # (id of a test, counter, first value, question) -> answer: the window arithmetic of a test is
@@ -257,8 +259,13 @@ class Counters:
         return how
 
     def trains(self, node: ast.AST) -> bool:
-        """Can one run of this loop issue a backward pass (directly or through a call)?"""
+        """Can one run of this loop issue a backward pass (directly or through a call)? Read from its text
+        before it runs (a backward, a call of a function or `self` method here that trains), and known
+        once a backward ran in it however it was reached: `train_util.train_step(x, y)`, a method of an
+        object of a class of this file or another (`Recorder.backward` reports it, `reached_backward`)."""
         key = id(node)
+        if key in self.reached_backward:
+            return True
         if key not in self._trains:
             if isinstance(node, _COMPREHENSIONS):  # the `for` clauses, not the element
                 text = " ".join(code(part) for g in node.generators for part in (g.target, g.iter, *g.ifs))

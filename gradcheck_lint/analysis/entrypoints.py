@@ -8,13 +8,14 @@ import ast
 from collections.abc import Callable
 from dataclasses import replace
 
-from . import flags
+from . import flags, periods
 from .definitions import ClassInfo
 from .flow import BudgetExhausted, Flow, Frame, Function, Outcome
 from .gradstate import PathState
-from .names import last_name
+from .names import last_name, ref_text
 from .parts import EntryPointsHost
 from .siblings import Siblings
+from .syntax import binding_targets, rebound_by
 from .values import OPAQUE, Counter, Value
 from .walk import iter_tree
 
@@ -31,6 +32,7 @@ class EntryPoints:
         self._nested: list[tuple[Function, dict[str, Value], Frame]] = []
         self._roots: set[int] = set()
         self._clears_anywhere: bool | None = None  # whether the module clears gradients anywhere
+        self._reached: dict[tuple[int, int, bool], list[Function]] = {}  # `_reached_once`
         self.siblings = Siblings(interp)
         self._cut_in: tuple[Function, ClassInfo | None] | None = None  # the root the work budget stopped in
 
@@ -106,7 +108,7 @@ class EntryPoints:
             if id(fn) in inlined or id(fn) in self._roots:
                 continue
             cls = frame.cls if isinstance(frame.cls, ClassInfo) else None
-            if self._step_function(fn):  # `def make_train(model, opt): def train(x): ...; return train`
+            if self._step_function(fn, cls):  # `def make_train(model, opt): def train(x): ...; return train`
                 self.root(fn, cls, implicit_loop=True, assumed=True, closure=env, outer=frame)
             elif interp.prescan.trains(fn.name):
                 self.root(fn, cls, closure=env, outer=frame)
@@ -164,21 +166,57 @@ class EntryPoints:
         interp = self.interp
         out: list[tuple[Function, ClassInfo | None]] = [(fn, None) for fn in interp.functions.values() if self._step_function(fn)]
         for info in interp.classes.values():
-            out += [(fn, info) for name, fn in info.methods.items() if not name.startswith("__") and self._step_function(fn)
+            out += [(fn, info) for name, fn in info.methods.items()
+                    if not name.startswith("__") and self._step_function(fn, info)
                     and interp.catalogue.hook(info.api, name) is None]
         return out
 
-    def _step_function(self, fn: Function) -> bool:
-        """Its own body (no loop) runs a backward pass and a step, in a file that clears gradients
-        nowhere, or it clears some itself. A test (`test_backward`) runs once, on objects its fixture
-        builds afresh."""
+    def _step_function(self, fn: Function, cls: ClassInfo | None = None) -> bool:
+        """Its body (no loop) runs a backward pass and a step, in a file that clears gradients nowhere, or
+        it clears some itself: in its own statements or through the methods and functions it calls that
+        the analysis reads (`self.backward(loss); self.update_params()` of ParlAI's `train_step`, see
+        `_reached_once`). A test (`test_backward`) runs once, on objects its fixture builds afresh."""
         interp = self.interp
-        if fn.name.startswith("test") or not interp.prescan.calls_events(fn, "step", "backward") \
-                or not _steps_once(fn, interp.prescan.event_attrs):
+        if fn.name.startswith("test"):
+            return False
+        reached = self._reached_once(fn, cls)
+        if not _steps_once(reached, interp.prescan.event_attrs):
             return False
         if self._clears_anywhere is None:  # walked for the first candidate only
             self._clears_anywhere = _clears_somewhere(interp.module)
-        return not self._clears_anywhere or _clears_somewhere(fn)
+        return not self._clears_anywhere or any(_clears_somewhere(f) for f in reached)
+
+    def _reached_once(self, fn: Function, cls: ClassInfo | None, once: bool = True) -> list[Function]:
+        """`fn` and what one call of it runs outside any loop of its own: the methods of its class (`self.m(...)`,
+        resolved as the instance's class resolves them, also in a base class of another file) and the
+        module's functions (`f(...)`) it calls, transitively, each outside its own loops (`once`; else
+        in its loops too)."""
+        key = (id(fn), id(cls), once)
+        found = self._reached.get(key)
+        if found is not None:
+            return found
+        interp = self.interp
+        out: list[Function] = []
+        seen: set[int] = set()
+        todo = [fn]
+        while todo and len(out) < _REACH_LIMIT:
+            current = todo.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            out.append(current)
+            calls = _calls_outside_loops(current) if once else [n for n in ast.walk(current) if isinstance(n, ast.Call)]
+            for call in calls:
+                func = call.func
+                callee: Function | None = None
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+                    callee = interp.definitions.find_method(cls, func.attr) if cls is not None else None
+                elif isinstance(func, ast.Name):
+                    callee = interp.functions.get(func.id)
+                if callee is not None and id(callee) not in seen:
+                    todo.append(callee)
+        self._reached[key] = out
+        return out
 
     def root(self, fn: Function, cls: ClassInfo | None, implicit_loop: bool = False,
              closure: dict[str, Value] | None = None, outer: Frame | None = None, assumed: bool = False,
@@ -241,7 +279,10 @@ class EntryPoints:
                 env[p.arg] = seeded[p.arg] = siblings.returned[p.arg]  # `backward(self, gen_loss)`: what `process()` returns
         if assumed and interp.project is not None:
             self._flags_from_callers(fn, cls, env)
-        flow = Flow(env, frozenset({PathState()}))
+        start = PathState()
+        if cls is not None and outer is None:
+            start = self._as_built(fn, cls, env, start)
+        flow = Flow(env, frozenset({start}))
         body = fn.body
         if framework:
             # the framework's own loop calls the hook: the calls are the iterations of a loop whose
@@ -271,6 +312,27 @@ class EntryPoints:
         else:
             interp.exec_block(body, flow, frame)
 
+
+    def _as_built(self, fn: Function, cls: ClassInfo, env: dict[str, Value], state: PathState) -> PathState:
+        """A method analysed from its definition (the first call of one run once per batch) sees the object
+        as `__init__` left it: a counter it set to an int (`self._number_grad_accum = 0`) stands at that
+        value (`periods`), when nothing but the code this method runs assigns it afterwards (no other
+        method, which a caller might run before or between calls, resets or advances it)."""
+        interp = self.interp
+        counters = [c for c in interp.period_counters if c.startswith("self.") and c.count(".") == 1]
+        if not counters:
+            return state
+        family = (cls, *interp.definitions.ancestors(cls))
+        reached = {id(f) for f in self._reached_once(fn, cls, once=False)}
+        for counter in counters:
+            value = env.get(counter)
+            if value is None or type(value.const) is not int:
+                continue
+            others = [m for info in family for name, m in info.methods.items()
+                      if name != "__init__" and id(m) not in reached and _assigns(m, counter)]
+            if not others:
+                state = periods.reset(state, periods.key(0, counter), value.const)
+        return state
 
     def _flags_from_callers(self, fn: Function, cls: ClassInfo | None, env: dict[str, Value]) -> None:
         """A step function's parameter tested bare before a step (`if apply_gradient:`) that the loops of
@@ -328,15 +390,39 @@ def _clears_somewhere(module: ast.AST) -> bool:
     return False
 
 
-def _steps_once(fn: Function, events: frozenset[str]) -> bool:
-    """A backward pass and a step in the function's own body, outside any loop."""
-    found: set[str] = set()
+_REACH_LIMIT = 64  # functions `_reached_once` follows from one candidate
+_NOT_ONCE = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def _calls_outside_loops(fn: Function) -> list[ast.Call]:
+    """The calls of the function's own body that run once per call of it: outside its loops and nested definitions."""
+    out: list[ast.Call] = []
     todo: list[ast.AST] = list(fn.body)
     while todo:
         node = todo.pop()
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        if isinstance(node, _NOT_ONCE):
             continue
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in events:
-            found.add("step" if "step" in node.func.attr else "backward" if "backward" in node.func.attr else "")
+        if isinstance(node, ast.Call):
+            out.append(node)
         todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _assigns(fn: Function, text: str) -> bool:
+    """The function binds `text` (`self.n = ...`, `self.n += 1`)."""
+    for node in ast.walk(fn):
+        for target in binding_targets(node):
+            if any(ref_text(sub) == text for sub in rebound_by(target)):
+                return True
+    return False
+
+
+def _steps_once(functions: list[Function], events: frozenset[str]) -> bool:
+    """A backward pass and a step among the calls these functions make once per call (outside their loops)."""
+    found: set[str] = set()
+    for fn in functions:
+        for node in _calls_outside_loops(fn):
+            if isinstance(node.func, ast.Attribute) and node.func.attr in events:
+                attr = node.func.attr
+                found.add("step" if "step" in attr else "backward" if "backward" in attr else "")
     return {"step", "backward"} <= found

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import replace
 
 from . import named_tuples, periods
@@ -13,6 +14,7 @@ from .definitions import ClassInfo
 from .flags import assign as assign_flag
 from .flags import literal_flags
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome, appended_last
+from .gradstate import PathState
 from .parts import ExpressionsHost
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
@@ -499,18 +501,23 @@ class Expressions:
             self._item_replaced(key, value, flow)
         if isinstance(source, TESTS) and "." not in key:
             interp.cond_aliases[key] = source
-        if key in interp.windows and not keep_phases:
-            first = 0 if value.const == 0 and is_int(source) else None  # `step = 0`: the window's first position
-            flow.map(lambda s: s.restart(key, interp.windows[key], interp.counters.first_phase(first)))
-        if key in interp.period_counters and not keep_phases:  # `task_step = 0`: a period starts
-            period, reset_to = periods.key(interp.scope(frame), key), start if is_int(source) else None
-            flow.map_quiet(lambda s: periods.reset(s, period, reset_to) if reset_to is not None else periods.forget(s, period))
+        first = interp.counters.first_phase(0 if value.const == 0 and is_int(source) else None)  # `step = 0`
+        reset_to = start if is_int(source) else None  # `task_step = 0`: a period starts
+        # `self.global_step = 0` of `progress.reset()` resets the caller's `progress.global_step` too
+        for counted in (key, *_as_owner(key, frame)):
+            if counted in interp.windows and not keep_phases:
+                flow.map(functools.partial(_restart, counter=counted, windows=interp.windows[counted], first=first))
+            if counted in interp.period_counters and not keep_phases:
+                period = periods.key(interp.scope(frame), counted)
+                flow.map_quiet(functools.partial(_reset_period, period=period, value=reset_to))
         for ent in value.in_order():
             self.table.name_after(ent.uid, key)
         for m in value.modules:
             if not m.path and not m.pseudo:
                 self.table.name_after(m.uid, key)
         self.forget(key, flow, frame)
+        for alias in _as_owner(key, frame):
+            self.forget(alias, flow, frame)
 
     def _item_replaced(self, key: str, value: Value, flow: Flow) -> None:
         """`output["loss"] = output["loss"].detach()`: the item through which `output` held a graph
@@ -653,12 +660,19 @@ class Expressions:
                 self._store_item(target, small.value, rhs, flow, frame, small)
             return
         old = self.lookup(key, flow, frame) or EMPTY
-        if key in interp.period_counters:  # `task_step += 1`: past the period's start (any other change: unknown)
-            period = periods.key(interp.scope(frame), key)
-            onward = isinstance(small.op, ast.Add) and is_int(small.value) and small.value.value >= 1
-            flow.map_quiet(lambda s: periods.advance(s, period) if onward else periods.forget(s, period))
-        if isinstance(small.op, ast.Add) and is_int(small.value, 1) and key in interp.windows:
-            flow.map(lambda s: s.advance(key, interp.counters.advance_phases))
+        aliases = _as_owner(key, frame)  # `self.global_step += 1` of `progress.next_step()`: `progress.global_step`
+        for alias in aliases:
+            self.forget(alias, flow, frame)
+        counted = (key, *aliases)
+        onward = isinstance(small.op, ast.Add) and is_int(small.value) and small.value.value >= 1
+        for c in counted:
+            if c in interp.period_counters:  # `task_step += 1`: past the period's start (any other change: unknown)
+                period = periods.key(interp.scope(frame), c)
+                flow.map_quiet(functools.partial(periods.advance if onward else periods.forget, k=period))
+        if isinstance(small.op, ast.Add) and is_int(small.value, 1) and any(c in interp.windows for c in counted):
+            for c in counted:
+                if c in interp.windows:
+                    flow.map(functools.partial(PathState.advance, counter=c, step=interp.counters.advance_phases))
             new = replace(old, counter=replace(old.counter, incremented=True), const=None) if old.counter else replace(old, const=None)
             flow.env[key] = new
             self.forget(key, flow, frame)
@@ -760,3 +774,18 @@ def _is_last(index: ast.AST) -> bool:
     return (isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub)
             and isinstance(index.operand, ast.Constant) and type(index.operand.value) is int
             and index.operand.value == 1)
+
+
+def _as_owner(key: str, frame: Frame) -> tuple[str, ...]:
+    """`self.x` of a method run on a local instance, as its caller names it (`progress.x`, `Frame.owner`)."""
+    if frame.owner is None or not key.startswith("self."):
+        return ()
+    return (f"{frame.owner}{key[4:]}",)
+
+
+def _restart(state: PathState, counter: str, windows: frozenset[str], first: frozenset[str] | None) -> PathState:
+    return state.restart(counter, windows, first)
+
+
+def _reset_period(state: PathState, period: str, value: int | None) -> PathState:
+    return periods.reset(state, period, value) if value is not None else periods.forget(state, period)

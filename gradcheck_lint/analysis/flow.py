@@ -269,6 +269,9 @@ class Frame:
     active: tuple[int, ...] = ()  # functions being inlined, for recursion
     closure_env: dict[str, Value] | None = None  # what a nested function sees of its definer
     arguments: tuple[Value, ...] = ()  # the values the call passed in (for `__init__`: modules it is given)
+    # the caller's name for `self` in a method run on a local instance (`progress` of `progress.next_step()`):
+    # what the method assigns as `self.global_step` is the caller's `progress.global_step`
+    owner: str | None = None
 
 
 _LAST = "%last:"  # env key of the value last appended to a list, read as `x[-1]`

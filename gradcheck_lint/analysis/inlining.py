@@ -59,7 +59,7 @@ class Inliner:
         with self._at_call_site(fn):
             key = (id(fn), id(cls), id(frame.cls), id(frame.function), self.calls.call_path, frame.depth, frame.active, frame.loops,
                    frame.ifs, frame.no_grad, frame.gates, frame.sync_off, frame.sync_maybe, self_value, instance_key,
-                   tuple(pos), frozenset(kw.items()), frozenset(flow.env.items()), closure)
+                   frame.owner, tuple(pos), frozenset(kw.items()), frozenset(flow.env.items()), closure)
             if not self._inert(fn):
                 return self._run_remembered(key, fn, cls, self_value, pos, kw, flow, frame, instance_key, closure)
             known = self._inert_runs.get(key)
@@ -210,7 +210,7 @@ class Inliner:
         callee = Frame(function=fn, cls=cls, self_value=self_value, depth=frame.depth + 1, local_defs={}, loops=frame.loops,
                        ifs=frame.ifs, no_grad=frame.no_grad or self.calls.without_grad(fn), gates=frame.gates, sync_off=frame.sync_off,
                        sync_maybe=frame.sync_maybe, active=frame.active + (id(fn),),
-                       arguments=(*pos, *kw.values()))
+                       arguments=(*pos, *kw.values()), owner=_owner(instance_key, local_instance, frame))
         if cls is not None and cls.is_module and (self_value is None or not self_value.modules):
             callee.self_value = objects.self_value_for(cls)
         # What the callee calls in turn reads the module's globals as they are at this call: a `main()` run
@@ -251,6 +251,16 @@ class Inliner:
             items.update({k[5:]: v for k, v in final.env.items() if k.startswith("self.")})
             flow.env[instance_key] = replace(self_value, items=tuple(items.items()))
         return ret
+
+
+def _owner(instance_key: str | None, local_instance: bool, frame: Frame) -> str | None:
+    """The caller's name for the callee's `self` (`Frame.owner`): the receiver of a method called on a
+    local instance (`progress.next_step()`), or, for `self.m()` in such a method, its own owner."""
+    if instance_key == "self":
+        return frame.owner
+    if instance_key is None or not local_instance or instance_key.startswith("__") or not instance_key.isidentifier():
+        return None
+    return instance_key
 
 
 def _is_generator(fn: Function) -> bool:

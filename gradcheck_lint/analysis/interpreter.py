@@ -29,7 +29,7 @@ from .callables import Callables
 from .calls import Calls
 from .conditions import ALL_PHASES, Condition, analyse_test, unit_truth, unit_window
 from .counters import Counters
-from .definitions import Definitions
+from .definitions import ClassInfo, Definitions
 from .effects import Effects
 from .entrypoints import EntryPoints
 from .events import Loop
@@ -56,6 +56,7 @@ from .prescan import Prescan
 from .recorder import Recorder
 from .relations import Relation, implied, relation
 from .resets import ResetWindow, reset_window
+from .returned_tests import returned_test
 from .sync_choices import SyncChoice
 from .syntax import (
     FUNCTIONS,
@@ -130,6 +131,8 @@ class Interpreter:
         self._boundaries: dict[int, Condition] = {}
         self._period_starts: dict[int, bool] = {}  # condition id -> it starts a window counter's period
         self._assigned_in: dict[int, frozenset[str]] = {}
+        # (id of a call tested, id of the running class) -> (the call, the test it returns: `returned_tests`)
+        self._returned_tests: dict[tuple[int, int], tuple[ast.Call, ast.expr | None]] = {}
         self.work = 0
         self.exhausted = False
         self.unreliable: set[int] = set()  # ids of the event nodes of a root the work budget cut short
@@ -461,6 +464,7 @@ class Interpreter:
                frame: Frame | None = None) -> tuple[Condition, Flow | None, Flow | None]:
         """Split a flow at a branch (an `if`, a conditional expression) whose test was evaluated: its
         condition, the paths on which the test holds and those on which it does not (None: no path)."""
+        test = self._returned(test, frame)  # `if self.__is_update_step(progress):`: the test it returns
         # `if x is not None:`, `if mode != "eval":`: a literal of an atom other tests share; `if not flag:` a
         # test of `flag`, its arms swapped
         core, negated, lit = pathcond.reading(test, self._literal, self.counters.modulo_atoms)
@@ -471,6 +475,40 @@ class Interpreter:
         self.counters.note_counter(cond, flow)
         tflow, fflow = self.split(flow, cond, frame)
         return (cond, fflow, tflow) if negated else (cond, tflow, fflow)
+
+    def _returned(self, test: ast.expr, frame: Frame | None) -> ast.expr:
+        """A test that calls a function or method of the project whose `return` is a window gate, seen as
+        that gate in the caller's terms (`returned_tests`); any other test as it is."""
+        inner, negated = test, False
+        while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+            inner, negated = inner.operand, not negated
+        if not isinstance(inner, ast.Call):
+            return test
+        cls = frame.cls if frame is not None and isinstance(frame.cls, ClassInfo) else None
+        key = (id(inner), id(cls))
+        hit = self._returned_tests.get(key)
+        if hit is None or hit[0] is not inner:
+            found = returned_test(inner, lambda call: self._callee_of(call, cls))
+            if found is not None and not self.counters.modulo_atoms(found):
+                found = None  # only a window gate is worth reading through the call
+            for counter, window in self.counters.modulo_atoms(found) if found is not None else ():
+                self.windows[counter] = self.windows.get(counter, frozenset()) | {window}
+            hit = self._returned_tests[key] = (inner, found)
+        found = hit[1]
+        if found is None:
+            return test
+        out = ast.UnaryOp(op=ast.Not(), operand=found) if negated else found
+        return ast.copy_location(out, test) if out is not found else out
+
+    def _callee_of(self, call: ast.Call, cls: ClassInfo | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The function of the project a call runs: `self.m(...)` as the running class resolves it, `f(...)`
+        of this module."""
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            return self.definitions.find_method(cls, func.attr) if cls is not None else None
+        if isinstance(func, ast.Name):
+            return self.functions.get(func.id)
+        return None
 
     def touches_gradients(self, name: str) -> bool:
         """A call of this name may be a training event: `zero_grad`, `step`, or a function here that reaches one."""
@@ -613,8 +651,29 @@ class Interpreter:
                         found = False
                         break
                     found = True
+            if not found and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found = self._setting_test(node, test)
         self._flags[id(statement)] = found
         return found
+
+    def _setting_test(self, method: ast.FunctionDef | ast.AsyncFunctionDef, test: ast.expr) -> bool:
+        """A method's test of nothing but attributes of `self` that no method of its class other than
+        `__init__` assigns (`if self.update_freq > 1:`): a setting, the same on every call of the method
+        (each batch's, when a caller runs it once per batch), whatever loop calls it."""
+        owner = self.parent(method)
+        info = self.classes.get(owner.name) if isinstance(owner, ast.ClassDef) else None
+        if info is None or info.node is not owner:
+            return False
+        read: set[str] = set()
+        for n in ast.walk(test):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
+                if n.value.id != "self":
+                    return False
+                read.add(f"self.{n.attr}")
+            elif isinstance(n, ast.Name) and n.id != "self":
+                return False
+        changed = self.objects.mutable_attributes | self.objects.assigned_by_ancestors(info)
+        return bool(read) and not read & changed
 
     def _boundary_operands(self, test: ast.expr) -> list[int]:
         """Assumption keys of the framework boundaries (`x.sync_gradients`) an `and` test requires: its
@@ -744,6 +803,10 @@ class Interpreter:
             self.loops[loop.id] = loop
         return loop
 
+    def saw_backward(self, loops: tuple[int, ...]) -> None:
+        """A backward pass ran inside these loops (`Counters.trains`)."""
+        self.counters.reached_backward.update(loops)
+
     def loop_trains(self, loop_id: int) -> bool:
         loop = self.loops.get(loop_id)
         return loop is None or self.counters.trains(loop.node)
@@ -754,8 +817,7 @@ class Interpreter:
         loop's text does not name as training (`train_util.train_step(x, y)`, `model.train(batch)` of a
         class whose method backpropagates)."""
         loop = self.loops.get(loop_id)
-        return (loop is None or loop.framework or loop_id in self.recorder.backward_loops
-                or self.counters.trains(loop.node))
+        return loop is None or loop.framework or self.counters.trains(loop.node)  # `trains`: also a backward met in it
 
     def run_loop(self, flow: Flow, frame: Frame, loop: Loop, body: Callable[[Flow, Frame], Outcome],
                  cond: Condition | None, counter: tuple[str, int | None] | None = None, calls: bool = False) -> Outcome:
@@ -858,15 +920,48 @@ class Interpreter:
 
     def _forget_iteration(self, flow: Flow, loop: Loop) -> None:
         """What a path assumed of a test that changes from one iteration to the next is not known
-        in the next: window gates, framework boundaries, tests of names the loop assigns."""
+        in the next: window gates, framework boundaries, tests of names the loop may assign out of sight.
+        A name every binding of which is a whole assignment the interpreter runs (`plain_bindings`) is
+        not among them: its assignment already forgot what was assumed before it, and what a path learnt
+        after its last assignment still holds at the next test of it, in this iteration or the next
+        (ParlAI's `self._number_grad_accum`, assigned before the step's test and tested again by the
+        clear of the next call). A window gate's arm keeps its own test past such an assignment
+        (`Expressions.forget`), so a gate is forgotten whenever the loop assigns what it reads."""
         assigned = self.assigned_in(loop.node)
+        unseen = assigned - self.plain_bindings
         trains = self.counters.trains(loop.node)  # a loop over parameters leaves the window where it is
-        drop = [c.akey for c in self.conditions.values() if (c.volatile and trains) or c.names & assigned]
-        drop += self.boolparts.forgotten(assigned, trains)
+        drop = [c.akey for c in self.conditions.values()
+                if (c.volatile and trains) or c.names & unseen or (c.is_accumulation_gate and c.names & assigned)]
+        drop += self.boolparts.forgotten(unseen, trains)
         if drop:
             flow.forget(drop)
         if trains:
             self.amp.new_iteration(flow)
+
+    @functools.cached_property
+    def plain_bindings(self) -> frozenset[str]:
+        """Names (and attributes, `self.n`) that the module binds only by whole assignments to that very
+        text (`n = ...`, `n += 1`, `self.n = (self.n + 1) % k`, a `for` target): each, when it runs, forgets
+        what paths assumed of the tests reading it. Not a container an item is stored into (`d[k] = v`), a
+        walrus or comprehension target, or a name declared `global`/`nonlocal` (bound from other scopes)."""
+        whole: set[str] = set()
+        other: set[str] = set()
+        for n in iter_tree(self.module):
+            if isinstance(n, (ast.Global, ast.Nonlocal)):
+                other.update(n.names)
+                continue
+            targets = binding_targets(n)
+            direct = isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor))
+            for t in targets:
+                for sub in rebound_by(t):
+                    text = self.ref(sub)
+                    if text is None:
+                        continue
+                    if direct and isinstance(sub, (ast.Name, ast.Attribute)) and _whole_target(t, sub):
+                        whole.add(text)
+                    else:
+                        other.add(text)
+        return frozenset(whole - other)
 
     def assigned_in(self, node: ast.AST) -> frozenset[str]:
         """Names (and `self.x` attributes) a loop assigns, directly or in the methods of its class."""
@@ -925,6 +1020,16 @@ class Interpreter:
         if stmt.finalbody and merged.normal is not None:
             merged = merged.then(self.exec_block(stmt.finalbody, merged.normal, frame))
         return merged
+
+
+def _whole_target(target: ast.expr, sub: ast.expr) -> bool:
+    """`sub` is `target` itself or an element of it unpacked (`a, (b, c) = ...`), not the container of an
+    item stored (`x` of `x[k] = v`)."""
+    if target is sub:
+        return True
+    if isinstance(target, ast.Starred):
+        return _whole_target(target.value, sub)
+    return isinstance(target, (ast.Tuple, ast.List)) and any(_whole_target(e, sub) for e in target.elts)
 
 
 _TRUTHLESS = frozenset({Kind.OPTIMIZER, Kind.SCHEDULER, Kind.TOOL, Kind.LOSS})

@@ -397,7 +397,7 @@ class Objects:
         conds = [(node, interp.setting_condition(node)[0]) for node in iter_tree(init) if isinstance(node, ast.If)]
         atoms = {cond.akey: cond.atom for _, cond in conds if cond.atom is not None}
         tests = [(node, cond.akey, cond.atom.subject) for node, cond in conds if cond.atom is not None]
-        settings = settings_of(init, tests, self.mutable_attributes | self._assigned_by_ancestors(cls))
+        settings = settings_of(init, tests, self.mutable_attributes | self.assigned_by_ancestors(cls))
         if not settings:
             return []
         family = (cls, *interp.definitions.ancestors(cls))
@@ -446,7 +446,7 @@ class Objects:
             if final:
                 # `self.optimizer = None` filled in by another method (`create_optimizer()`): a placeholder,
                 # not what the attribute holds when the other methods run
-                mutable = self.mutable_attributes | self._assigned_by_ancestors(cls)
+                mutable = self.mutable_attributes | self.assigned_by_ancestors(cls)
                 env = {k: v for k, v in final.env.items() if k.startswith("self.") and not (v.const == "None" and k in mutable)}
         return env
 
@@ -465,7 +465,7 @@ class Objects:
         """`self.x` attributes some method other than `__init__` assigns: they change between calls."""
         return _assigned_outside_init(self.interp.classes.values())
 
-    def _assigned_by_ancestors(self, cls: ClassInfo) -> frozenset[str]:
+    def assigned_by_ancestors(self, cls: ClassInfo) -> frozenset[str]:
         """`self.x` attributes a method of a base class assigns, wherever it is defined: `self.model = None`
         in a `BaseTrainer.__init__` of another file, built by its `_setup()` there."""
         return _assigned_outside_init(self.interp.definitions.ancestors(cls))

@@ -35,7 +35,6 @@ class Recorder:
         self.backward_calls = 0
         self.last_update: dict[str, tuple[ast.Call, str]] = {}  # parameter set -> the last step that updated it
         self.touched: set[int] = set()  # nodes of the events the root being analysed met (see EntryPoints.root)
-        self.backward_loops: set[int] = set()  # the loops a backward pass was met in (inlined calls included)
 
     def ordinal(self, node: ast.AST) -> int:
         """A small integer per event node, in order of first meeting: deterministic across runs."""
@@ -56,6 +55,7 @@ class Recorder:
         self.backward_calls += 1
         self.touched.add(id(call))
         self.interp.spend()
+        self.interp.saw_backward(frame.loops)  # every loop around it trains, however it reached this call
         self.interp.keepalives.consumed(loss)
         if not frame.no_grad:
             self.interp.keepalives.proven(loss, code(call))
@@ -109,8 +109,6 @@ class Recorder:
         else:
             ev.loss = join([ev.loss, loss])
         ev.loop_stacks.add(frame.loops)
-        if not frame.no_grad:
-            self.backward_loops.update(frame.loops)
         ev.if_stacks.add(frame.ifs)
         ev.callers.add(self.interp.calls.enclosing_calls())
         ev.written |= set(written)

@@ -22,6 +22,7 @@ _WINDOW_NORMALISER = convention("window_normaliser")
 
 _PER_SAMPLE = convention("per_sample")
 _ACCUM_NAME = convention("accumulation_count")
+_COUNTER = convention("counter")
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 _GENERIC = frozenset({"self", "args", "config", "cfg", "len", "opt", "hparams"})
 
@@ -253,6 +254,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue  # divided by the token count of the whole window (`loss_sum / global_valid_tokens`)
                     if _counted_over_window(model, backward, rest, window, counters):
                         continue
+                    if rest & _counts_the_step_waits_for(model, step):
+                        continue  # `loss / self.batchsize` with the step under `if self.n_backward == self.batchsize:`
                     reported.add(c.backward)
                     msg, help_ = messages.unscaled_accumulated_loss(
                         backward.call_text, backward.loss_text, step.call_text, model.line(step.node), window,
@@ -298,6 +301,23 @@ def _reduction(backward: Backward) -> tuple[Provenance, ...]:
     model built in another file the project index did not read, or a bound method called by another name),
     read otherwise."""
     return (assumed(Assumption.REDUCTION),) if backward.loss.unseen_reduction else ()
+
+
+def _counts_the_step_waits_for(model: TrainingModel, step: Step) -> frozenset[str]:
+    """What the step's enclosing tests compare a counter with (`self.batchsize` of `if self.n_backward ==
+    self.batchsize:`): a loss divided by it is divided by the number of backward passes the step waits for,
+    whatever the name says of a per-sample count (pfrl's REINFORCE steps after `batchsize` episodes, each
+    backpropagated as its sum divided by `batchsize`)."""
+    out: set[str] = set()
+    for stack in step.if_stacks:
+        for cid in stack:
+            cond = model.conditions.get(cid)
+            test = cond.test if cond is not None else None
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.GtE)):
+                left, right = test.left, test.comparators[0]
+                if isinstance(left, (ast.Name, ast.Attribute)) and _COUNTER.search(code(left).rsplit(".", 1)[-1]):
+                    out.add(code(right))
+    return frozenset(out)
 
 
 def _counted_over_window(model: TrainingModel, backward: Backward, divisors: frozenset[str], window: str | None,

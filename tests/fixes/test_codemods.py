@@ -70,6 +70,8 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "loss_graph_kept_alive/horovod_metric_sums_loss_tensor.py": ("unsafe", ["        self.sum += hvd.allreduce(val.cpu(), name=self.name)  # expect: GL008"],
                                                              ["        self.sum += hvd.allreduce(val.cpu(), name=self.name).detach()  # expect: GL008"]),
     "loss_graph_kept_alive/step_outputs_dict_appended_with_its_loss.py": None,  # the dict holds the graph in one item: no `.detach()` of it
+    "loss_graph_kept_alive/total_from_trainer_object_method.py": (
+        "safe", ["        total_loss += total  # expect: GL008"], ["        total_loss += total.detach()  # expect: GL008"]),
     "loss_graph_kept_alive/trainer_history_dict.py": ("unsafe", ['        self.history["loss"].append(loss)  # expect: GL008'],
                                                  ['        self.history["loss"].append(loss.detach())  # expect: GL008']),
     "loss_graph_kept_alive/discriminator_repetitions_loss_summed_over_epoch.py": (
