@@ -309,7 +309,7 @@ def _counts_the_step_waits_for(model: TrainingModel, step: Step) -> frozenset[st
     whatever the name says of a per-sample count (pfrl's REINFORCE steps after `batchsize` episodes, each
     backpropagated as its sum divided by `batchsize`)."""
     out: set[str] = set()
-    for stack in step.if_stacks:
+    for stack in model.if_stacks_in_order(step.if_stacks):
         for cid in stack:
             cond = model.conditions.get(cid)
             test = cond.test if cond is not None else None

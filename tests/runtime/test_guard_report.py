@@ -154,7 +154,9 @@ def _lbfgs(clears: bool) -> Report:
 def test_lbfgs_closure_checked_on_each_evaluation() -> None:
     assert len(_lbfgs(clears=True)) == 0
     (finding,) = _lbfgs(clears=False)
-    assert finding.code == "GL001" and finding.message.startswith("`opt.step(closure)` applies gradients that `loss.backward()`")
+    # a second evaluation of one L-BFGS step found the first one's gradients: worded for the closure
+    assert finding.code == "GL001" and finding.message.startswith("`opt.step(closure)` evaluates its closure again")
+    assert "inside the closure, before `loss.backward()`" in finding.help
     assert finding.steps > 1
 
 
