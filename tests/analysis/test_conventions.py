@@ -34,7 +34,7 @@ SYNTAX = {
     "analysis/counters.py": {"_SELF_CALL"},
     "analysis/syntax.py": {"_SPACE_AFTER_OPEN", "_SPACE_BEFORE_CLOSE"},
     "checks/gl003_unscaled_accumulated_loss.py": {"_IDENT"},
-    "prefilter.py": {"<return>", "imports"},
+    "prefilter.py": {"<return>", "imports", "_SELF_STORE"},  # _SELF_STORE: `self.x +=` / `.append(` text, syntax
 }
 _INLINE = {"search", "match", "fullmatch"}  # `re.search(r"...", text)`: a pattern written where it is used
 
