@@ -135,14 +135,7 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     finally:
         _RUNNING[0] -= 1
         for probe in probes:  # `Probe.after_backward`, likewise
-            replay = probe._replay
-            if replay is not None:
-                if not replay.after_backward(probe, site):
-                    probe.full_after_backward(site)
-                continue
-            cycle = probe._cycle
-            if cycle is None or cycle.phase != _cycle.IN_BACKWARD or not cycle.after_backward(probe, site):
-                probe.full_after_backward(site)
+            _after_backward(probe, site)
 
 
 def _after_backward(probe: PatchHost, site: Site) -> None:
