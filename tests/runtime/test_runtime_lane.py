@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 torch = pytest.importorskip("torch")
+import test_runtime_replay as replay_programs  # noqa: E402
 from test_runtime_replay import ACCUM, Gan, steady  # noqa: E402
 
 from gradcheck_lint.runtime import guard, recorder, replay  # noqa: E402
@@ -97,28 +98,16 @@ def late_missing_clear(gan: Gan, i: int) -> None:
     gan.opt_G.step()
 
 
-def late_longer_window(gan: Gan, i: int) -> None:
-    gan.opt_D.zero_grad()
-    for k in range(ACCUM + (i >= LATE)):  # a third micro-batch, each still divided by 2 (GL003)
-        gan.d_loss(k % ACCUM).backward()
-    gan.opt_D.step()
-    gan.opt_G.zero_grad()
-    for k in range(ACCUM):
-        gan.g_loss(k).backward()
-    gan.opt_G.step()
+def _starting_late(loop: Callable[..., None]) -> Callable[[Gan, int], None]:
+    """One of test_runtime_replay's late bugs, started at `LATE` instead."""
+    def late(gan: Gan, i: int) -> None:
+        loop(gan, i, start=LATE)
+    late.__name__ = loop.__name__
+    return late
 
 
-def late_clear_after_backward(gan: Gan, i: int) -> None:
-    gan.opt_D.zero_grad()
-    for k in range(ACCUM):
-        gan.d_loss(k).backward()
-    if i >= LATE:
-        gan.opt_D.zero_grad()  # drops D's window before its step (GL002)
-    gan.opt_D.step()
-    gan.opt_G.zero_grad()
-    for k in range(ACCUM):
-        gan.g_loss(k).backward()
-    gan.opt_G.step()
+late_longer_window = _starting_late(replay_programs.late_longer_window)  # a third micro-batch (GL003)
+late_clear_after_backward = _starting_late(replay_programs.late_clear_after_backward)  # D's window dropped (GL002)
 
 
 def late_new_backward_line(gan: Gan, i: int) -> None:

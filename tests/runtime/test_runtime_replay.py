@@ -144,9 +144,9 @@ def late_missing_clear(gan: Gan, i: int) -> None:
     gan.opt_G.step()
 
 
-def late_longer_window(gan: Gan, i: int) -> None:
+def late_longer_window(gan: Gan, i: int, start: int = STEADY) -> None:
     gan.opt_D.zero_grad()
-    for k in range(ACCUM + (i >= STEADY)):  # a third micro-batch, divided by 2 (GL003 on the window)
+    for k in range(ACCUM + (i >= start)):  # a third micro-batch, divided by 2 (GL003 on the window)
         gan.d_loss(k % ACCUM).backward()
     gan.opt_D.step()
     gan.opt_G.zero_grad()
@@ -155,11 +155,11 @@ def late_longer_window(gan: Gan, i: int) -> None:
     gan.opt_G.step()
 
 
-def late_clear_after_backward(gan: Gan, i: int) -> None:
+def late_clear_after_backward(gan: Gan, i: int, start: int = STEADY) -> None:
     gan.opt_D.zero_grad()
     for k in range(ACCUM):
         gan.d_loss(k).backward()
-    if i >= STEADY:
+    if i >= start:
         gan.opt_D.zero_grad()  # drops D's window before its step (GL002)
     gan.opt_D.step()
     gan.opt_G.zero_grad()
