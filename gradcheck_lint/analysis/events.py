@@ -52,6 +52,9 @@ class Backward:
     # (module, forward ordinal, id of the step call, its text): the loss's graph went through a
     # forward pass of that module made before that step changed the module's parameters in place
     stale_graphs: set[tuple[Holder, int, int, str]] = field(default_factory=set)
+    # ... of those, the ones some path saw stale through a step the analysis followed to this backward, not
+    # only through a value the previous loop iteration left (`flow.STALE_CARRIED`: an assumption)
+    firm_graphs: set[tuple[Holder, int, int, str]] = field(default_factory=set)
     loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
     if_stacks: set[tuple[int, ...]] = field(default_factory=set)
     written: set[Holder] = field(default_factory=set)

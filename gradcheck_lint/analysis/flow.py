@@ -168,7 +168,13 @@ def generations(env: dict[str, Value], holder: Holder,
     return frozenset((k, c) for k, c, h in (step_counts(env) if counts is None else counts) if h.overlaps(holder))
 
 
-def rebase_graphs(env: dict[str, Value], counts: dict[str, int], assigned: set[str], direct: Callable[[Holder, int], bool]) -> None:
+STALE_BEFORE = -1  # a step count for a graph a step made stale before the current loop iteration began
+# ... held by a name the previous iteration left (`mems`, `hidden`), that code out of sight may have detached
+STALE_CARRIED = -2
+
+
+def rebase_graphs(env: dict[str, Value], counts: dict[str, int], assigned: set[str],
+                  direct: Callable[[Holder, int], bool], carried: frozenset[str] = frozenset()) -> None:
     """A loop iteration begins and step counts restart from 0: a graph some step has made stale since
     it was built (`values` of a rollout, backpropagated again in each update epoch) keeps that fact as a
     count of -1 for the parameter set. Only plain variables the loop never assigns (nor clears): one it
@@ -176,34 +182,41 @@ def rebase_graphs(env: dict[str, Value], counts: dict[str, int], assigned: set[s
     `if objective == "H": ... elif objective == "B": ...`, is not a real one), and attributes and items
     are rebuilt by code the loop calls (a module's forward storing its activations on `self`). Only
     graphs of a module called as such (`vf(obs)`, `vf.forward(obs)`; `direct` says which forward
-    ordinals those are): another method (`model.norm_obs(obs)`) may well build none."""
+    ordinals those are): another method (`model.norm_obs(obs)`) may well build none.
+    `carried`: names the loop does assign, but reads first (`syntax.carried_names`): what they hold at
+    the top of an iteration the previous one left, graph and all as far as the analysis sees; a
+    rebuild out of sight (a model that returns its memory detached, a `repackage_hidden` of another
+    file) would leave none, so their staleness is marked `STALE_CARRIED`, an assumption (GL009)."""
     stale = [(key, holder_of_key(key), count) for key, count in counts.items()]
-    memo: dict[tuple[object, bool], tuple[Holder, frozenset[tuple[str, int]], int]] = {}  # values share their graphs
+    memo: dict[tuple[object, int], tuple[Holder, frozenset[tuple[str, int]], int]] = {}  # values share their graphs
     for name, value in list(env.items()):
         if value.built:
-            kept = name.isidentifier() and name not in assigned
-            if kept or any(c < 0 for _h, before, _s in value.built for _k, c in before):
-                env[name] = _rebased(value, stale, kept, direct, memo)
+            plain = name.isidentifier()
+            mark = STALE_CARRIED if plain and name in carried else STALE_BEFORE if plain and name not in assigned else 0
+            if mark or any(c < 0 for _h, before, _s in value.built for _k, c in before):
+                env[name] = _rebased(value, stale, mark, direct, memo)
 
 
-def _rebased(value: Value, stale: list[tuple[str, Holder, int]], kept: bool, direct: Callable[[Holder, int], bool],
-             memo: dict[tuple[object, bool], tuple[Holder, frozenset[tuple[str, int]], int]]) -> Value:
-    """`kept`: the loop does not rebuild the value, so a step since it was built marks it stale; else
-    marks an inner loop gave it are dropped (this loop's iteration builds it anew). `memo`: graphs
-    already rebased in this call (by graph and `kept`). A value with nothing changed is returned as is."""
+def _rebased(value: Value, stale: list[tuple[str, Holder, int]], mark: int, direct: Callable[[Holder, int], bool],
+             memo: dict[tuple[object, int], tuple[Holder, frozenset[tuple[str, int]], int]]) -> Value:
+    """`mark` (non-zero): the loop does not rebuild the value before reading it, so a step since it was
+    built marks it stale with that mark; 0: marks an inner loop gave it are dropped (this loop's
+    iteration builds it anew). `memo`: graphs already rebased in this call (by graph and mark). A value
+    with nothing changed is returned as is."""
     built = set()
     for graph in value.built:
-        done = memo.get((graph, kept))
+        done = memo.get((graph, mark))
         if done is None:
             holder, before, site = graph
-            seen = {k: c for k, c in before if c >= 0 or kept}
-            if kept and direct(holder, site):
+            seen = {k: c for k, c in before if c >= 0 or mark}
+            if mark and direct(holder, site):
                 for key, h, count in stale:
-                    if count > seen.get(key, 0) and h.overlaps(holder):
-                        seen[key] = -1
-            done = memo[(graph, kept)] = (holder, frozenset(seen.items()), site)
+                    now = seen.get(key, 0)
+                    if h.overlaps(holder) and (count > now if now >= 0 else mark > now):
+                        seen[key] = mark  # STALE_BEFORE outranks STALE_CARRIED
+            done = memo[(graph, mark)] = (holder, frozenset(seen.items()), site)
         built.add(done)
-    items = tuple((k, _rebased(v, stale, kept, direct, memo) if v.built else v) for k, v in value.items)
+    items = tuple((k, _rebased(v, stale, mark, direct, memo) if v.built else v) for k, v in value.items)
     new_built = frozenset(built)
     if new_built == value.built and all(a is b for (_, a), (_, b) in zip(items, value.items)):
         return value

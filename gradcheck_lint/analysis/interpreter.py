@@ -92,6 +92,7 @@ class Interpreter:
         self._parents: dict[int, ast.AST] | None = None
         self._loop_stores: dict[int, set[str]] = {}  # id of a loop -> names it stores into (`syntax.stored_names`)
         self._loop_rebuilt: dict[int, set[str]] = {}  # id of a loop -> `rebuilt_in`
+        self._loop_carried: dict[int, frozenset[str]] = {}  # id of a loop -> `carried_in`
         self._flags: dict[int, bool] = {}
         self.fixed_tests = FixedTests(self)
         self.source = source  # the text `module` was parsed from
@@ -433,7 +434,8 @@ class Interpreter:
                 return self.exec_block(orelse, flow, frame) if orelse else Outcome(normal=flow)
         typed = type_tests.tested(stmt.test, self.imports)  # `isinstance(x, torch.Tensor)`: `x` on the other arm
         if not self.prescan.interesting.get(id(stmt), True):
-            t = self.exec_block(stmt.body, flow.copy(), frame)
+            ruled_out = typed is not None and type_tests.ruled_out(flow, *typed)
+            t = self.exec_block(stmt.body, flow.copy(), frame) if not ruled_out else Outcome(normal=None)
             other = flow.copy() if typed is not None else flow
             if typed is not None:
                 type_tests.narrow_failed(other, *typed)
@@ -442,6 +444,8 @@ class Interpreter:
             f = self.exec_block(orelse, other.copy() if other is flow else other, frame)
             return Outcome.merge([t, f])
         cond, tflow, fflow = self.branch(stmt, stmt.test, flow, gates, frame)
+        if typed is not None and tflow is not None and type_tests.ruled_out(tflow, *typed):
+            tflow = None  # the value was found to be of none of these types by an earlier test of this path
         if typed is not None and fflow is not None:
             type_tests.narrow_failed(fflow, *typed)
         inner = frame if "__name__" in cond.key else replace(frame, ifs=frame.ifs + (cond.id,))
@@ -713,6 +717,16 @@ class Interpreter:
             self._loop_rebuilt[id(loop)] = found
         return found
 
+    def carried_in(self, loop: ast.AST) -> frozenset[str]:
+        """The names each iteration of the loop rebuilds but reads first: the previous iteration's value."""
+        found = self._loop_carried.get(id(loop))
+        if found is None:
+            keep = self.keepalives
+            made = self.stored_in(loop) | keep.resets_in(loop)
+            found = frozenset((made & carried_names(loop)) - keep.emptied_in(loop))
+            self._loop_carried[id(loop)] = found
+        return found
+
     def split(self, flow: Flow, cond: Condition, frame: Frame | None = None) -> tuple[Flow | None, Flow | None]:
         """Split a flow on a condition, keeping only the paths consistent with what they assumed."""
         world = self.worlds.decide(cond.akey, cond.polarity, frame.cls if frame is not None else None, cond.atom)
@@ -854,7 +868,8 @@ class Interpreter:
             self.counters.reset_increments(entry)
             counts = {k: v.const for k, v in entry.env.items() if k.startswith(GENERATION) and isinstance(v.const, int) and v.const}
             # graphs the loop does not rebuild (made before it, backpropagated in it) and those it does
-            rebase_graphs(entry.env, counts, self.rebuilt_in(loop.node), self.direct_forward)
+            rebase_graphs(entry.env, counts, self.rebuilt_in(loop.node), self.direct_forward,
+                          self.carried_in(loop.node))
             for key in [k for k in entry.env if k.startswith(GENERATION)]:
                 entry.env[key] = before_loop.get(key, _ZERO)  # a new iteration: steps are counted from here
             self._forget_iteration(entry, loop)

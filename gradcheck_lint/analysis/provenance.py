@@ -39,6 +39,7 @@ class Assumption(str, enum.Enum):
     SAVED = "what its forward pass saves for backward"
     REDUCTION = "how a loss made out of sight is reduced over its samples (mean or sum)"
     CLASS = "the class of an object made out of sight (what its methods do)"
+    CARRIED = "that a value the previous loop iteration left still holds its graph (code out of sight may detach it)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from . import named_tuples
 from . import names as N
 from .conventions import convention
 from .events import Backward, Clear, Step
-from .flow import SYNC_SET, Flow, Frame, generation, generation_key, generations
+from .flow import STALE_CARRIED, SYNC_SET, Flow, Frame, generation, generation_key, generations
 from .gradstate import UNDONE, PathState
 from .parts import RecorderHost
 from .syntax import code, keyword_value
@@ -128,7 +128,10 @@ class Recorder:
             for key in now.keys() | {k for k, c in seen.items() if c < 0}:
                 if now.get(key, 0) > seen.get(key, 0) and key in self.last_update:
                     step_call, step_text = self.last_update[key]
-                    ev.stale_graphs.add((holder, site, id(step_call), step_text))
+                    graph = (holder, site, id(step_call), step_text)
+                    ev.stale_graphs.add(graph)
+                    if seen.get(key) != STALE_CARRIED:
+                        ev.firm_graphs.add(graph)
         flow.map_gradients(lambda s: s.backward(ev.id, written), ("backward", ev.id, frozenset(written.items())))
         held = flow.env.get(loss_text) if loss_text.isidentifier() else None
         if held is not None and not frame.no_grad:

@@ -20,8 +20,11 @@ from .values import Value
 
 _EXCLUDED = "%not-of-types:"  # env key: the types a name's value is known not to be, as `Value.choices`
 _EXCLUDED_OF = "%not-of-types-of:"  # ... and that value (the facts stand while the name holds it)
+# `torch.autograd.Variable` is the tensor type itself since PyTorch 0.4: `isinstance(t, Variable)` holds for
+# every tensor
 _TYPES = {
-    "torch.Tensor": "tensor", "torch.FloatTensor": "tensor", "dict": "dict", "builtins.dict": "dict",
+    "torch.Tensor": "tensor", "torch.FloatTensor": "tensor", "torch.autograd.Variable": "tensor",
+    "torch.autograd.variable.Variable": "tensor", "dict": "dict", "builtins.dict": "dict",
     "list": "list", "builtins.list": "list", "tuple": "tuple", "builtins.tuple": "tuple",
 }
 # a value none of these is cannot hold a graph: not a tensor, nor a container of the usual kinds
@@ -55,3 +58,15 @@ def narrow_failed(flow: Flow, name: str, kinds: frozenset[str]) -> None:
         flow.env[name] = value
     flow.env[f"{_EXCLUDED_OF}{name}"] = value
     flow.env[f"{_EXCLUDED}{name}"] = Value(choices=excluded)
+
+
+def ruled_out(flow: Flow, name: str, kinds: frozenset[str]) -> bool:
+    """Whether an earlier failed test on this path already ruled out every kind `kinds` names for the value
+    `name` holds (`if isinstance(v, Variable): ... elif isinstance(v, torch.Tensor):`: the second arm
+    cannot be taken, a tensor having been ruled out by the first test)."""
+    if not kinds:
+        return False
+    known = flow.env.get(f"{_EXCLUDED}{name}")
+    if known is None or known.choices is None or flow.env.get(f"{_EXCLUDED_OF}{name}") is not flow.env.get(name):
+        return False
+    return kinds <= known.choices

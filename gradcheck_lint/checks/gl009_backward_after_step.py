@@ -80,7 +80,13 @@ for real in torch.randn(8, 4, 4):
                 continue
             known = any(saves.values())
             # the first by module, forward and step in source order (the step's id is its node's address)
-            holder, site, step_id, step_text = min(backward.stale_graphs, key=lambda g: _stale_order(model, g))
+            # a graph stale only because a value the previous iteration left still holds it is an assumption
+            # unless the analysis read the forward that made it: a class of another file may return it
+            # detached (transformer-xl's `mems`); firm ones come first
+            live = [g for g in backward.stale_graphs if saves[g] is not False]
+            firm = [g for g in live if g in backward.firm_graphs or _forward_read(model, g[0])]
+            pool = firm or live
+            holder, site, step_id, step_text = min(pool, key=lambda g: _stale_order(model, g))
             forward = model.forward_sites.get(site)
             step = model.step_node(step_id)
             reported.add(id(backward.node))
@@ -95,7 +101,9 @@ for real in torch.randn(8, 4, 4):
             )
             module = model.table.entities.get(holder.uid)
             stepper = next((s for s in model.steps.values() if id(s.node) == step_id), None)
-            facts = tuple(x.provenance for x in (module, stepper) if x is not None)
+            facts = [x.provenance for x in (module, stepper) if x is not None]
+            if not firm:
+                facts.append(assumed(Assumption.CARRIED))
             yield Finding(backward.node, msg, help_, (*facts, MODELLED if known else assumed(Assumption.SAVED)))
 
 
@@ -106,6 +114,15 @@ def _stale_order(model: TrainingModel, graph: tuple[Holder, int, int, str]) -> t
     holder, site, step_id, step_text = graph
     step = model.step_node(step_id)
     return holder, site, model.order(step) if step is not None else (-1, -1, 0, 0), step_text
+
+
+def _forward_read(model: TrainingModel, holder: Holder) -> bool:
+    """A module whose forward the analysis read: one of torch's own (`nn.Sequential`, `nn.LSTM`: it returns
+    what it computed, graph and all) or a class of this file (run as written, `detach()` and `no_grad` seen)."""
+    qualified = model.table.classes.get(holder.uid) if not holder.pseudo else None
+    if qualified is None:
+        return False
+    return qualified.startswith("torch.") and not holder.path or qualified in model.class_defs
 
 
 def _container(model: TrainingModel, holder: Holder) -> bool:

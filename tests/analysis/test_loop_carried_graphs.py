@@ -4,10 +4,13 @@ before it is read (or detached first) is this iteration's."""
 
 import ast
 import textwrap
+from pathlib import Path
 
 from gradcheck_lint import check_source
 from gradcheck_lint.analysis.syntax import carried_names
 from gradcheck_lint.config import Settings
+from gradcheck_lint.engine import analyse_text
+from support import write
 
 
 def _loop(source: str) -> ast.AST:
@@ -122,3 +125,67 @@ def test_rnn_hidden_state_never_detached_is_gl009() -> None:
 def test_rnn_hidden_state_detached_or_repackaged_is_silent() -> None:
     assert _gl009(RNN.format(top="h = h.detach()\n        ")) == []
     assert _gl009(RNN.format(top="h = repackage_hidden(h)\n        ")) == []
+
+
+def _gl009_certainty(source: str) -> list[tuple[int, str]]:
+    found = check_source(textwrap.dedent(source), "train.py", settings=Settings.default())
+    return [(d.span.line, d.certainty.name) for d in found if d.code == "GL009"]
+
+
+MEMORY = """
+import torch
+from torch import nn
+{model}
+
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+mems = ()
+for x in data:
+    ret = model(x, *mems)
+    loss, mems = ret[0], ret[1:]
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+IN_FILE = """
+class Memory(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layer = nn.Linear(8, 8)
+
+    def forward(self, x, *mems):
+        h = self.layer(x)
+        return h.sum(), {memory}
+
+
+model = Memory()
+"""
+
+
+def test_carried_memory_of_a_class_read_here_follows_what_its_forward_returns() -> None:
+    # transformer-xl's loop: `mems` the previous iteration's forward returned feed this one's forward
+    assert _gl009_certainty(MEMORY.format(model=IN_FILE.format(memory="h"))) == [(24, "CERTAIN")]
+    assert _gl009_certainty(MEMORY.format(model=IN_FILE.format(memory="h.detach()"))) == []
+
+
+def _project_gl009(root: Path, memory: str) -> list[tuple[int, bool]]:
+    write(root, {
+        "pyproject.toml": "",
+        "mem_transformer.py": "import torch\nfrom torch import nn\n" + IN_FILE.format(memory=memory).split("model =")[0],
+        "train.py": MEMORY.format(model="from mem_transformer import Memory\nmodel = Memory()\n"),
+    })
+    train = root / "train.py"
+    report = analyse_text(train.read_text(), str(train), Settings.default(), project=True)
+    return [(d.line, d.possible) for d in report.diagnostics if d.code == "GL009"]
+
+
+def test_carried_memory_of_a_class_of_another_file_rests_on_an_assumption(tmp_path: Path) -> None:
+    # a forward of another file is followed only as far as the project reading goes (transformer-xl's
+    # `_update_mems` builds the memory under `no_grad` two calls deep): a carried graph is an assumption
+    assert _project_gl009(tmp_path / "kept", "h") == [(14, True)]
+    assert _project_gl009(tmp_path / "cut", "h.detach()") == []
+
+
+def test_carried_state_of_a_torch_module_stays_certain() -> None:
+    found = check_source(textwrap.dedent(RNN.format(top="")), "train.py", settings=Settings.default())
+    assert [(d.span.line, d.certainty.name) for d in found if d.code == "GL009"] == [(22, "CERTAIN")]

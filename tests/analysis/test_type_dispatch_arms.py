@@ -79,3 +79,43 @@ for x in loader:
     total += pred.mean()
 """
     assert gl008(text) == [16]
+
+
+AVERAGER = """\
+import torch
+from torch.autograd import Variable
+
+
+class Averager:
+    def __init__(self):
+        self.sum = 0
+
+    def add(self, v):
+        if isinstance(v, {first}):
+            v = v.data.sum()
+        elif isinstance(v, torch.Tensor):
+            v = v.sum()
+        else:
+            raise TypeError(type(v))
+        self.sum += v
+
+
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+average = Averager()
+for x in loader:
+    optimizer.zero_grad()
+    loss = model(x).mean()
+    loss.backward()
+    optimizer.step()
+    average.add(loss)
+"""
+
+
+def test_an_arm_whose_types_an_earlier_test_ruled_out_is_never_taken() -> None:
+    """crnn.pytorch's averager (lockbox 3): `Variable` is the tensor type since PyTorch 0.4, so every tensor
+    takes the first arm (`v.data.sum()`: no graph), and the `elif isinstance(v, torch.Tensor)` arm that
+    would keep the graph cannot be reached."""
+    assert gl008(AVERAGER.format(first="Variable")) == []
+    # a test of another type leaves the tensor to the second arm, which keeps its graph
+    assert gl008(AVERAGER.format(first="dict")) == [16]
