@@ -37,6 +37,7 @@ _TENSOR_BUILTINS = frozenset({"sum", "max", "min", "abs"})
 _GRAD_METHODS = frozenset({"zero_", "fill_", "mul_", "div_", "add_", "sub_", "clamp_", "clip_", "addcmul_", "addcdiv_",
                            "copy_", "norm"})
 # in-place changes of `.grad` other than by a factor: wrong on gradients a GradScaler still scales
+_SUMS_IN_PLACE = frozenset({"add_", "sub_"})  # tensor methods that sum their argument into the receiver
 _GRAD_MODIFIERS = frozenset({"fill_", "add_", "sub_", "clamp_", "clip_", "addcmul_", "addcdiv_", "copy_"})
 _ARG0 = ArgRef(positions=(0,))
 # list methods after which the last item is not the one last appended
@@ -230,6 +231,12 @@ class Calls:
             used = self._constructs_used_optimizer(call, last, pos, kw)
             if used is not None:
                 return used
+        if row is not None and "*" in row.name and all(e.kind == "inert" for e in row.effects) and any(
+                v.reach or v.graph or v.divisors for v in [*pos, *kw.values()]):
+            # a family said to compute nothing of gradients (`torch.cuda.*.*`: memory, streams, nvtx) handed a
+            # loss under a name the catalogue does not list (`torch.cuda.amp.scale_loss`, apex's misspelt):
+            # the family's guess does not cover it; what it returns is not known
+            row = None
         effects: tuple[Effect, ...] | None = row.effects if row is not None else None
         certain = True
         if row is None or row.name.endswith("**"):
@@ -565,6 +572,14 @@ class Calls:
             # `run_loss.append(loss)` of `run_loss = CumulativeAverage()`: a method of a class the analysis did not
             # read, not a list's: it may keep the value, a number made of it (monai's detaches), or nothing
             return interp.objects.opaque_call(attr, [recv, *pos], kw, flow)
+        key = N.ref_text(recv_node)
+        summed = len(pos) == 1 and (pos[0].built or pos[0].graph)
+        if attr in _SUMS_IN_PLACE and summed and not recv.modules and key is not None:
+            # `running.add_(loss * n)`: a tensor sums the value in place, as `running += loss * n` does
+            stored = arguments(call)[0].value
+            new = union_as_tensor([recv, pos[0]])
+            flow.env[key] = interp.keepalives.note(call, key, stored, new, frame, code(recv_node))
+            return flow.env[key]
         if attr in ("append", "extend", "insert") and pos:
             # a list (or an `nn.ModuleList`) grows: not a forward pass, also when it holds modules
             key = N.ref_text(recv_node)
@@ -622,6 +637,10 @@ class Calls:
         is_zero = attr == "zero_" or (attr == "fill_" and bool(args) and code(args[0].value) in ("0", "0.0", "0."))
         if attr == "norm":  # `p.grad.norm()`: a read, logged or compared
             interp.amp.touched(call, holders, "norm_before_unscale", flow, frame.ifs)
+        elif is_zero and interp.expressions.selective(call, owner_node):
+            # `for k, p in enumerate(model.parameters()): if k < 15 and p.dim() == 1: p.grad.fill_(0)` zeroes
+            # the gradients of some parameters on purpose (a per-parameter freeze): not a clear of the step's
+            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
         elif is_zero:
             interp.recorder.clear(call, code(call), code(owner_node), holders, flow, frame)
         elif attr in ("mul_", "div_"):

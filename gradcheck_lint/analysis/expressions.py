@@ -613,7 +613,7 @@ class Expressions:
         while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
             up = parent(node)
             if isinstance(up, ast.If) and node in up.body + up.orelse:
-                tested |= {n.id for n in ast.walk(up.test) if isinstance(n, ast.Name)}
+                tested |= _selecting_names(up.test)
             if isinstance(up, (ast.For, ast.AsyncFor)) and node in up.body and tested:
                 bound = {n.id for n in ast.walk(up.target) if isinstance(n, ast.Name)}
                 if named & bound:
@@ -789,3 +789,15 @@ def _restart(state: PathState, counter: str, windows: frozenset[str], first: fro
 
 def _reset_period(state: PathState, period: str, value: int | None) -> PathState:
     return periods.reset(state, period, value) if value is not None else periods.forget(state, period)
+
+
+_NOT_A_CHOICE = frozenset({"grad", "requires_grad"})
+
+
+def _selecting_names(test: ast.expr) -> set[str]:
+    """The names a test reads to choose among parameters: not those it reads only to ask whether a
+    parameter has a gradient at all (`if p.grad is not None:`, `if p.requires_grad:`), which every
+    clear of all gradients asks."""
+    asks = [a for a in ast.walk(test) if isinstance(a, ast.Attribute) and a.attr in _NOT_A_CHOICE]
+    skip = {id(n) for a in asks for n in ast.walk(a)}
+    return {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and id(n) not in skip}

@@ -24,6 +24,7 @@ AVERAGE_NAME = convention("weight_average")
 MODEL_NAME = convention("model")
 
 _EFFECT_NAME = convention("gradient_effect")
+_CLIPPING_NAME = convention("clipping_helper")
 
 
 # Helpers that read an optimizer or its gradients, or set its learning rate, and clear nothing:
@@ -44,7 +45,11 @@ def callee_is_passive(name: str) -> bool:
 
 
 def callee_suggests_grad_effect(name: str) -> bool:
-    """Tell whether an opaque function's name suggests it may clear or step gradients."""
+    """Tell whether an opaque function's name suggests it may clear or step gradients: not a clipping helper
+    (`adaptive_clip_grad_(model.parameters())` rescales them in place) unless its name says it acts too."""
+    last = name.rsplit(".", 1)[-1]
+    if _CLIPPING_NAME.search(last) and not _ACTIVE_NAME.search(last):
+        return False
     return bool(_EFFECT_NAME.search(name))
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from .ledger import Site
 from .source_calls import _Parsed, char_col, parsed, segment
 
-_STORE = frozenset({"append", "extend", "insert", "add", "appendleft"})
+_STORE = frozenset({"append", "extend", "insert", "add", "appendleft", "add_"})  # `add_`: a tensor summed in place
 _OUT_OF_GRAPH = frozenset({"item", "detach", "tolist", "numpy", "cpu_item", "float", "int"})
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _Loop = ast.For | ast.AsyncFor | ast.While
