@@ -14,7 +14,7 @@ from .analysis import TrainingModel
 from .analysis.apimodels import ModelFile, catalogue_for
 from .analysis.flow import forget_transitions
 from .analysis.gradstate import forget_canonical
-from .analysis.provenance import assumptions
+from .analysis.provenance import Assumption, assumed, assumptions
 from .analysis.syntax import forget_code
 from .config import Settings
 from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Diagnostic, RelatedLocation, Severity, Span
@@ -204,6 +204,8 @@ def _findings(model: TrainingModel, text: str, path: str, rules: list[type[Rule]
             anchor, evidence = model.anchor(finding.node, finding.via)
             if model.is_foreign(anchor):
                 continue  # code of another file reached from nowhere in this one: reported with that file
+            if model.purposes.measures(anchor):  # a benchmark's loop: that it trains is an assumption
+                finding = dataclasses.replace(finding, facts=(*finding.facts, assumed(Assumption.INTENT)))
             out.append(
                 Diagnostic(
                     path=path,

@@ -267,8 +267,11 @@ class Effects:
             for i, part in enumerate(str(shape).split(",")):
                 if part == "optimizer":
                     # `engine, optimizer, _, _ = deepspeed.initialize(...)`: the wrapped optimizer of the same
-                    # parameters; its `backward(loss)` and `step()` are a plain optimizer's, not the engine's
-                    opt = self.interp.mint(Kind.OPTIMIZER, f"{display}()[{i}]", ("ctor-part", id(site.call), i), api="torch.optim.Optimizer")
+                    # parameters; its `backward(loss)` and `step()` are a plain optimizer's, not the engine's.
+                    # Its class is chosen by the configuration (a ZeRO optimizer clears the gradients in its
+                    # own `step()`, a plain one does not): what its methods do is an assumption
+                    opt = self.interp.mint(Kind.OPTIMIZER, f"{display}()[{i}]", ("ctor-part", id(site.call), i),
+                                           api="torch.optim.Optimizer", provenance=assumed(Assumption.CLASS))
                     self.interp.own(opt, None, model[0] if model else None)
                     member = Value(entities=frozenset({opt}))
                 else:
@@ -632,6 +635,8 @@ TRANSITIONS: dict[str, _Transition] = {
     "divide": lambda self, effect, site, flow, frame: self.arithmetic("divide", effect, site),
     "multiply": lambda self, effect, site, flow, frame: self.arithmetic("multiply", effect, site),
     "tensor": Effects._tensor,
+    "constant": Effects._tensor,
+    "measures": lambda self, effect, site, flow, frame: EMPTY,
     "summed": Effects._tensor,
     "number": Effects._number,
     "inert": lambda self, effect, site, flow, frame: EMPTY,

@@ -17,6 +17,7 @@ from .hook_clears import hook_clears
 from .interpreter import Interpreter
 from .losshooks import framework_divided_returns, unnormalised_losses
 from .pathcap import paths_left_out
+from .purpose import Purposes
 from .sync_choices import SyncChoice
 from .syntax import Source, code
 from .values import Entity, EntityTable, Holder
@@ -92,6 +93,8 @@ class TrainingModel:
         self.parent = interp.parent  # one map of the module's nodes to their parents, built on first use
         self.qualify = interp.imports.qualify  # `nn.Linear` -> `torch.nn.Linear`, by the module's imports
         self.class_defs: dict[str, ast.ClassDef] = {c.name: c.node for c in interp.classes.values()}
+        # loops that time a layer or probe its memory on constant data rather than train (`purpose.py`)
+        self.purposes = Purposes(module, interp.parent, interp.imports.qualify, interp.catalogue, interp.forward_sites)
 
     @property
     def trains(self) -> bool:

@@ -403,3 +403,48 @@ def test_the_optimizers_effect_reads_the_method_its_row_names(tmp_path: Path) ->
         settings = load_settings([str(tmp_path)])
         assert [(d.code, d.line) for d in check_source(buggy, settings=settings)] == found, method
         assert check_source(fixed, settings=settings) == []
+
+
+WINDOW_THROUGH_CALL = """
+import torch
+model = torch.nn.Linear(2, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def train(batches, n):
+    opt.zero_grad()
+    for x in batches:
+        loss = model(x).sum()
+        loss /= n
+        {backward}
+    opt.step()
+"""
+
+
+def test_a_wildcard_of_inert_functions_does_not_swallow_a_loss_under_a_name_it_does_not_list() -> None:
+    # MONAI's LR finder: `torch.cuda.amp.scale_loss` (apex's `amp.scale_loss` misspelt) matched the inert
+    # family `torch.cuda.*.*` and returned nothing, so the divided loss lost its division: a certain GL003
+    row = catalogue_for().call("torch.cuda.amp.scale_loss")
+    assert row is not None and "*" in row.name  # the family row is what the name meets
+    through = "with torch.cuda.amp.scale_loss(loss, opt) as scaled:\n            scaled.backward()"
+    assert [d.code for d in check_source(WINDOW_THROUGH_CALL.format(backward=through), "train.py")] == []
+    # a member of the family beside the loss is still inert, and the undivided window still found
+    plain = WINDOW_THROUGH_CALL.replace("loss /= n", "torch.cuda.synchronize()").format(backward="loss.backward()")
+    assert [(d.code, d.certainty.name) for d in check_source(plain, "train.py")] == [("GL003", "CERTAIN")]
+
+
+def test_an_optimizer_a_framework_builds_from_its_configuration_is_of_an_assumed_class() -> None:
+    # DeepSpeed's unit test (lockbox 3): `deepspeed.initialize` hands back a ZeRO optimizer, which clears the
+    # gradients in its own `step()`, or a plain one, as the configuration says: a missing clear is possible
+    source = """
+import torch, deepspeed
+model = torch.nn.Linear(2, 2)
+engine, optimizer, _, _ = deepspeed.initialize(config=cfg, model=model, model_parameters=model.parameters())
+for x in data:
+    loss = engine(x)
+    engine.backward(loss)
+    optimizer.step()
+"""
+    assert [(d.code, d.certainty.name) for d in check_source(source, "train.py")] == [("GL001", "POSSIBLE")]
+    built = source.replace("engine, optimizer, _, _ = deepspeed.initialize(", "optimizer = torch.optim.SGD(model.parameters())\nengine, _, _, _ = deepspeed.initialize(")
+    assert [(d.code, d.certainty.name) for d in check_source(built, "train.py")] == [("GL001", "CERTAIN")]

@@ -68,6 +68,8 @@ EFFECTS: dict[str, dict[str, str]] = {
     "divide": {"by": "ref"},                          # the result is the receiver (or first argument) divided
     "multiply": {"by": "ref"},
     "tensor": {},                                     # a tensor computed from the arguments
+    "constant": {},                                   # a tensor of fixed values (`torch.zeros(4, 8)`): the same data
+    "measures": {},                                   # reads a clock or the memory in use (a benchmark's probe)
     "summed": {},                                     # a loss of the arguments summed over its samples: not to be divided by a window
     "number": {},                                     # a Python number computed from them (`float(loss)`): no graph
     "inert": {},                                      # no gradient effect, nothing of interest returned

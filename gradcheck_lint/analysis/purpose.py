@@ -1,0 +1,148 @@
+"""What a loop is for: training a model, or measuring one.
+
+A loop that feeds its models nothing but constant data (tensors of the catalogue's `constant` rows:
+`torch.ones(4, L, d)` made once before it, `torch.zeros([4, 1024]).long()` made in it) in a function
+that reads a clock or the memory in use (`measures` rows: `time.time()`, `torch.cuda.max_memory_allocated()`,
+`pynvml.*`) times a layer or probes its memory: its backward passes and steps make no model anyone keeps
+(LTSF-Linear's attention benchmarks step 1,000 times on one input without a clear, on purpose; an FSDP
+memory smoke test backpropagates `output.mean()` of zeros). The gradients are as wrong as the rules say,
+but whether that matters rests on the loop being training: an assumption (`Assumption.INTENT`), so a
+finding in such a loop is `possible`.
+
+Random data (`torch.randn`) is not constant: a script that trains on synthetic data still trains.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+
+from .apimodels import Catalogue
+
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+# methods that move or reshape a tensor: a constant stays constant through them
+_SAME_DATA = frozenset({"to", "cuda", "cpu", "long", "float", "half", "double", "int", "bool", "bfloat16", "type",
+                        "view", "reshape", "expand", "repeat", "contiguous", "unsqueeze", "squeeze", "requires_grad_",
+                        "detach", "clone", "permute", "transpose"})
+
+
+class Purposes:
+    """Which loops of a module measure rather than train (see the module's doc)."""
+
+    def __init__(self, module: ast.Module, parent: Callable[[ast.AST], ast.AST | None],
+                 qualify: Callable[[ast.AST], str | None], catalogue: Catalogue, forward_sites: dict[int, ast.Call | None]) -> None:
+        self._parent = parent
+        self._qualify = qualify
+        self._catalogue = catalogue
+        self._forwards = [c for c in forward_sites.values() if isinstance(c, ast.Call)]
+        self._probes: dict[int, bool] = {}  # id of a loop -> whether it measures
+        self._measuring: dict[int, bool] = {}  # id of a scope -> whether it reads a clock or memory
+        self._module = module
+
+    def measures(self, node: ast.AST) -> bool:
+        """Whether `node` sits in a loop that measures (see the module's doc)."""
+        for loop in self._enclosing_loops(node):
+            found = self._probes.get(id(loop))
+            if found is None:
+                found = self._probes[id(loop)] = self._is_probe(loop)
+            if found:
+                return True
+        return False
+
+    def _enclosing_loops(self, node: ast.AST) -> Iterator[ast.AST]:
+        child: ast.AST | None = node
+        while child is not None and not isinstance(child, _SCOPES):
+            up = self._parent(child)
+            if isinstance(up, _LOOPS) and child in getattr(up, "body", []):
+                yield up
+            child = up
+
+    def _scope(self, node: ast.AST) -> ast.AST:
+        up = self._parent(node)
+        while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            up = self._parent(up)
+        return up if up is not None else self._module
+
+    def _is_probe(self, loop: ast.AST) -> bool:
+        inside = {id(n) for n in ast.walk(loop)}
+        forwards = [c for c in self._forwards if id(c) in inside]
+        if not forwards:
+            return False
+        scope = self._scope(loop)
+        if not self._reads_a_probe(scope):
+            return False
+        targets = _loop_targets(loop)
+        return all(self._constant(a, scope, targets, set()) for c in forwards for a in [*c.args, *(k.value for k in c.keywords)])
+
+    def _reads_a_probe(self, scope: ast.AST) -> bool:
+        found = self._measuring.get(id(scope))
+        if found is None:
+            found = self._measuring[id(scope)] = any(isinstance(n, ast.Call) and self._row_is(n.func, "measures")
+                                                     for n in _walk_scope(scope))
+        return found
+
+    def _row_is(self, func: ast.expr, kind: str) -> bool:
+        qualified = self._qualify(func)
+        row = self._catalogue.call(qualified) if qualified is not None else None
+        return row is not None and any(e.kind == kind for e in row.effects)
+
+    def _constant(self, expr: ast.expr, scope: ast.AST, targets: set[str], seen: set[str]) -> bool:
+        """Whether an argument of a forward pass is the same data at every iteration."""
+        if isinstance(expr, ast.Starred):
+            return False
+        if isinstance(expr, ast.Constant):
+            return True
+        if isinstance(expr, (ast.Tuple, ast.List)):
+            return all(self._constant(e, scope, targets, seen) for e in expr.elts)
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if isinstance(func, ast.Attribute) and func.attr in _SAME_DATA:
+                return self._constant(func.value, scope, targets, seen)
+            return self._row_is(func, "constant")
+        if isinstance(expr, ast.Name):
+            if expr.id in targets or expr.id in seen:
+                return False
+            values = _assigned_values(scope, expr.id)
+            return bool(values) and all(v is not None and self._constant(v, scope, targets, seen | {expr.id}) for v in values)
+        return False
+
+
+def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function (or module) body, not those of functions and classes defined in it."""
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))
+
+
+def _loop_targets(loop: ast.AST) -> set[str]:
+    target = getattr(loop, "target", None)
+    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)} if target is not None else set()
+
+
+def _assigned_values(scope: ast.AST, name: str) -> list[ast.expr | None]:
+    """Every value `name` is bound to in the scope (None for a binding whose value is not one expression:
+    a `for` target, an augmented assignment, an unpacking, a parameter)."""
+    found: list[ast.expr | None] = []
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        every = [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs, scope.args.vararg, scope.args.kwarg]
+        if any(a is not None and a.arg == name for a in every):
+            found.append(None)
+    for node in _walk_scope(scope):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name) and t.id == name:
+                    found.append(node.value)
+                elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)):
+                    found.append(None)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) and node.target.id == name:
+            found.append(node.value if isinstance(node, ast.AnnAssign) else None)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr, ast.comprehension)):
+            bound = [node.target] if isinstance(node, (ast.For, ast.AsyncFor, ast.NamedExpr, ast.comprehension)) else [
+                i.optional_vars for i in node.items if i.optional_vars is not None]
+            if any(isinstance(n, ast.Name) and n.id == name for t in bound for n in ast.walk(t)):
+                found.append(None)
+    return found
