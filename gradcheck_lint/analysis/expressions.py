@@ -21,6 +21,7 @@ from .syntax import TESTS, code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
 
+_ANY_KEY = "?*"  # the item of a dict stored under a key the analysis does not know (`d[name] = ...`)
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim"})
 
@@ -283,8 +284,10 @@ class Expressions:
             results.append(self.eval(elt, scratch, frame))
             flow.states = scratch.states
         v = join(results)
+        # the elements' graphs come along (`sum([criterion(g) for g in outs])` backpropagates through `outs`)
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
-                     divisors=v.divisors, divided_twice=v.divided_twice, multipliers=v.multipliers, shares=v.shares)
+                     divisors=v.divisors, divided_twice=v.divided_twice, multipliers=v.multipliers, shares=v.shares,
+                     built=v.built, graph=v.graph)
 
     def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:
         interp = self.interp
@@ -468,6 +471,8 @@ class Expressions:
             if isinstance(target, ast.Subscript):
                 self.eval(target.value, flow, frame)
                 self._store_item(target, source, value, flow, frame, stmt)
+                if value.entities:  # `optimizers[name] = AdamW(...)`: an object kept under a key not known here
+                    self._replace_item(target, value, flow, frame)
             return
         if frame.no_grad:
             value = replace(value, reach=frozenset(), vague=frozenset(), opaque=False) if not value.entities and not value.modules else value
@@ -537,9 +542,17 @@ class Expressions:
         base_key = N.ref_text(target.value)
         item = N.literal_key(target.slice)
         base = self.lookup(base_key, flow, frame) if base_key is not None else None
-        if base is None or item is None:
+        if base is None:
             return
         made_here = bool(base.items) or not (base.opaque or base.reach or base.entities or base.modules)
+        if item is None:
+            if made_here and value.entities and base_key is not None:
+                # `optimizers[name] = AdamW(params[name])` in a loop over names: a dict built in sight holds
+                # these objects under keys not known here; any of them is what `optimizers[other]` reads
+                items = dict(base.items)
+                items[_ANY_KEY] = join([items[_ANY_KEY], value]) if _ANY_KEY in items else value
+                flow.env[base_key] = replace(base, items=tuple(items.items()))
+            return
         if not made_here:
             # a dict made out of sight (`loss_dict = model(batch)`): the item stored here is read back
             # while the name still holds that very object (`eval_subscript`)

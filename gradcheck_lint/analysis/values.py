@@ -173,7 +173,13 @@ class Value:
         return sorted(self.entities, key=lambda e: e.uid)
 
     def as_tensor(self) -> Value:
-        """Drop object identity: what flows on when the value is used in arithmetic."""
+        """Drop object identity: what flows on when the value is used in arithmetic. A container built in
+        sight hands on the graphs its items hold (`sum([criterion(g) for g in outs])`, `torch.stack(losses)`)."""
+        if self.items and not self.built:
+            held = [v for _k, v in self.items if v.built or v.graph]
+            if held:
+                return replace(self, items=(), built=frozenset().union(*(v.built for v in held)),
+                               graph=self.graph or any(v.graph for v in held)).as_tensor()
         if not (self.reach or self.modules or self.opaque or self.divisors or self.kept or self.graph):
             return EMPTY  # a constant, a name of nothing known: no gradient flows through it
         if self.opaque and not (self.reach or self.modules or self.divisors or self.kept or self.graph):
