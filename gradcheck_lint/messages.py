@@ -376,9 +376,12 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
         help_ = f"call `{scaler}.unscale_({opt})` right before `{call}`, under the same condition as `{other or 'scaler.step'}`."
     elif kind == "unscale_twice":
         first = f" (`{other}`{_at(other_line)} already unscaled them)" if other else ""
-        msg = (f"`{call}` unscales `{opt}`'s gradients a second time before its step{first}: `unscale_` runs on every "
-               f"micro-batch, and PyTorch raises \"unscale_() has already been called on this optimizer since the last update()\".")
-        help_ = f"call `{call}` only on the micro-batch that steps, right before clipping and `scaler.step({opt})`."
+        msg = (f"`{call}` unscales `{opt}`'s gradients a second time before `scaler.update()`{first}: "
+               f"`unscale_` runs again before the scaler's record of the last one is reset (on every "
+               f"micro-batch of a window, or after a step that was skipped), and PyTorch raises "
+               f"\"unscale_() has already been called on this optimizer since the last update()\".")
+        help_ = (f"call `{call}` only on the micro-batch that steps, right before clipping and "
+                 f"`scaler.step({opt})`, and `scaler.update()` after every `unscale_`, also where the step is skipped.")
     elif kind == "partial":
         then = f"`{other}`{_at(other_line)}" if other else "a later backward"
         msg = (f"`{call}` runs on every micro-batch, also on those that do not step: {then} then adds more gradients to "

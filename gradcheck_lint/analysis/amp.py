@@ -10,6 +10,9 @@ the order is recorded here and reported as GL007 (amp-scaled-gradients):
 - `norm_before_unscale`, `modify_before_unscale`: their norm read, or noise added or values clamped, while
   still scaled (a factor, `mul_`/`div_`, commutes with the unscaling and is fine);
 - `unscale_twice`: a second `unscale_` before the step (`unscale_` on every micro-batch: PyTorch raises);
+  the scaler keeps its own record of an `unscale_` (a `pending` mark) until a step, which a clear does
+  not drop: after a step skipped on a large norm (`if norm <= limit: scaler.step(opt); scaler.update()`,
+  then `optimizer.zero_grad()` either way), the next window's `unscale_` raises too (LVSM);
 - `partial`: a backward adds to gradients already unscaled or clipped (the clip of a partial window);
 - `bypass`: `optimizer.step()` on scaled gradients, not through `scaler.step(optimizer)`;
 - `clip_before_scaler_step`: gradients whose backward is out of sight (`Updater.step(grad_scaler=...)`),
@@ -37,6 +40,7 @@ from .parts import AmpHost
 from .values import Entity, Holder
 
 MADE = -1  # the pseudo optimizer uid of the `made` mark: a `scaler.scale(...)` ran on this path
+PENDING = "pending"  # the stage of an optimizer whose `unscale_` the scaler recorded, until a step
 
 
 class Amp:
@@ -121,9 +125,11 @@ class Amp:
                 marks = s.amp_marks(o.uid)
                 scaled_since = any(stage == "scaled" for stage, _node in marks)  # a scaled backward since the first
                 for stage, node in marks:
-                    if stage == "unscaled" and scaled_since:
+                    if stage in ("unscaled", PENDING) and scaled_since:
                         self._record("unscale_twice", call, o, self.node(node) if node != here else None, ifs)
+                        break
                 s = s.without_amp_mark(o.uid, "scaled").with_amp_mark(o.uid, "unscaled", here)
+                s = s.with_amp_mark(o.uid, PENDING, here)
             return s
 
         self._each(flow, apply)
@@ -178,6 +184,16 @@ class Amp:
 
         self._each(flow, apply)
 
+    def updated(self, flow: Flow) -> None:
+        """`scaler.update()`: the scaler forgets the `unscale_` calls it recorded, for every optimizer."""
+        def apply(s: PathState) -> PathState:
+            for uid, stage, _node in list(s.amp):
+                if stage == PENDING:
+                    s = s.without_amp_mark(uid, PENDING)
+            return s
+
+        self._each(flow, apply)
+
     def cleared(self, holders: Iterable[Holder], flow: Flow) -> None:
         """A clear drops whatever the scaler did to those gradients."""
         opts = self.owners(holders, flow)
@@ -186,7 +202,10 @@ class Amp:
 
 
 def _without(s: PathState, opts: list[Entity]) -> PathState:
+    """A clear drops what the gradients went through, not the scaler's own record of an `unscale_`."""
     for o in opts:
-        if s.amp_marks(o.uid):
-            s = s.without_amp_mark(o.uid)
+        marks = s.amp_marks(o.uid)
+        for stage, _node in marks:
+            if stage != PENDING:
+                s = s.without_amp_mark(o.uid, stage)
     return s

@@ -621,6 +621,7 @@ TRANSITIONS: dict[str, _Transition] = {
     "hook_grads": Effects._hook_grads,
     "grad_hook": Effects._grad_hook,
     "unscale": Effects._unscale,
+    "scaler_update": _then_nothing(lambda self, effect, site, flow, frame: self.interp.amp.updated(flow)),
     "clip": _then_nothing(Effects.clip),
     "grad_norm": Effects._grad_norm,
     "scale": Effects._scale,

@@ -52,6 +52,7 @@ EFFECTS: dict[str, dict[str, str]] = {
     # (`p.register_post_accumulate_grad_hook(fn)`: the optimizer-in-backward idiom steps there)
     "grad_hook": {"target": "ref", "hook": "ref"},
     "unscale": {"optimizer": "ref"},
+    "scaler_update": {},                              # a GradScaler forgets which optimizers it unscaled (`update()`)
     "clip": {"params": "ref", "optimizer": "ref", "unscales": "bool"},
     "grad_norm": {"tensors": "ref"},                  # reads the norm of the gradients given (`[p.grad for p in ...]`)
     "scale": {"value": "ref"},                        # the loss multiplied by an AMP loss scale
