@@ -35,12 +35,12 @@ from collections.abc import Callable, Iterable
 
 from .events import AmpMisuse
 from .flow import Flow
-from .gradstate import PathState
+from .gradstate import UNSCALE_PENDING, PathState
 from .parts import AmpHost
 from .values import Entity, Holder
 
 MADE = -1  # the pseudo optimizer uid of the `made` mark: a `scaler.scale(...)` ran on this path
-PENDING = "pending"  # the stage of an optimizer whose `unscale_` the scaler recorded, until a step
+PENDING = UNSCALE_PENDING  # the stage of an optimizer whose `unscale_` the scaler recorded, until a step
 
 
 class Amp:

@@ -94,6 +94,10 @@ def forget_held() -> None:
     _HELD.clear()
 
 
+# the AMP stage of an optimizer whose `unscale_` a GradScaler recorded until its `update()` (`amp.py`)
+UNSCALE_PENDING = "pending"
+
+
 @dataclass(frozen=True, slots=True)
 class PathState:
     grads: frozenset[tuple[Holder, Contribution]] = frozenset()
@@ -281,8 +285,10 @@ class PathState:
 
     def exceptional(self) -> PathState:
         """Enter an exception handler: what the gradients hold here is not certain (the exception may
-        have come from anywhere in the `try`), so no discard or leak is recorded on this path alone."""
-        return self._with(grads=frozenset((h, c.but(certain=False)) for h, c in self.grads))
+        have come from anywhere in the `try`), so no discard or leak is recorded on this path alone; nor
+        is a GradScaler's record of an `unscale_` (the `update()` in the `try` may have run)."""
+        amp = frozenset(x for x in self.amp if x[1] != UNSCALE_PENDING)
+        return self._with(grads=frozenset((h, c.but(certain=False)) for h, c in self.grads), amp=amp)
 
     def rescale(self, holders: Iterable[Holder]) -> PathState:
         """`p.grad /= n`: fresh gradients are rescaled (accumulation done by hand); gradients a step
