@@ -804,13 +804,22 @@ def _reset_period(state: PathState, period: str, value: int | None) -> PathState
     return periods.reset(state, period, value) if value is not None else periods.forget(state, period)
 
 
-_NOT_A_CHOICE = frozenset({"grad", "requires_grad"})
-
-
 def _selecting_names(test: ast.expr) -> set[str]:
-    """The names a test reads to choose among parameters: not those it reads only to ask whether a
-    parameter has a gradient at all (`if p.grad is not None:`, `if p.requires_grad:`), which every
-    clear of all gradients asks."""
-    asks = [a for a in ast.walk(test) if isinstance(a, ast.Attribute) and a.attr in _NOT_A_CHOICE]
-    skip = {id(n) for a in asks for n in ast.walk(a)}
-    return {n.id for n in ast.walk(test) if isinstance(n, ast.Name) and id(n) not in skip}
+    """The names a test reads to choose among parameters: not a clause that only asks whether a parameter
+    has a gradient at all (`p.grad is not None`, `p.requires_grad`, `p.grad`), which every clear of all
+    gradients asks; a clause on the gradient's values (`p.grad.sum() == 0`) does choose."""
+    if isinstance(test, ast.BoolOp):
+        return set().union(*(_selecting_names(v) for v in test.values))
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _selecting_names(test.operand)
+    if _asks_for_a_gradient(test):
+        return set()
+    return {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+
+
+def _asks_for_a_gradient(clause: ast.expr) -> bool:
+    """`p.grad`, `p.requires_grad`, `p.grad is None`, `p.grad is not None`."""
+    if isinstance(clause, ast.Compare) and len(clause.ops) == 1 and isinstance(clause.ops[0], (ast.Is, ast.IsNot)) \
+            and isinstance(clause.comparators[0], ast.Constant) and clause.comparators[0].value is None:
+        clause = clause.left
+    return isinstance(clause, ast.Attribute) and clause.attr in ("grad", "requires_grad") and isinstance(clause.value, ast.Name)

@@ -29,6 +29,7 @@ class KeepAlives:
         self.events: dict[int, KeepAlive] = {}
         self._trained: set[str] = set()
         self._resets: dict[int, tuple[frozenset[str], frozenset[str]]] = {}  # loop id -> (resets_in, emptied_in)
+        self._visiting: set[int] = set()  # methods whose resets are being read (`_method_resets`)
         # names last bound to an element of a tuple the analysis cannot split (`loss, hits = model(x)`,
         # `obs, reward, done, info = env.step(action)`): a graph is likely for some elements, not each
         self.tuple_parts: set[str] = set()
@@ -235,7 +236,37 @@ class KeepAlives:
                             if text is not None:
                                 out.add(text)
                                 emptied.add(text)
+            for recv, resets, empties in self._method_resets(body):
+                out |= {_on(recv, r) for r in resets} | resets
+                emptied |= {_on(recv, r) for r in empties} | empties
             found = self._resets[id(loop)] = (frozenset(out), frozenset(emptied))
+        return found
+
+    def _method_resets(self, body: list[ast.stmt]) -> list[tuple[str, frozenset[str], frozenset[str]]]:
+        """What the methods of this file's classes that a block calls (`memory.clear_memory()`, `model.train_net()`
+        and the `self.make_batch()` it calls) assign afresh or empty on `self`: (receiver, resets, emptied)."""
+        found: list[tuple[str, frozenset[str], frozenset[str]]] = []
+        for stmt in body:
+            for node in iter_tree(stmt):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                    continue
+                recv = self.interp.ref(node.func.value)
+                if recv is None:
+                    continue
+                for info in self.interp.classes.values():
+                    fn = info.methods.get(node.func.attr)
+                    if fn is None or isinstance(fn, ast.Lambda):
+                        continue
+                    if id(fn) in self._visiting:
+                        continue  # a method that calls itself (or its caller): read once
+                    self._visiting.add(id(fn))
+                    try:
+                        own, own_emptied = self._resets_of(fn)
+                    finally:
+                        self._visiting.discard(id(fn))
+                    mine = frozenset(r for r in own if r.startswith("self."))
+                    if mine:
+                        found.append((recv, mine, frozenset(r for r in own_emptied if r.startswith("self."))))
         return found
 
 
@@ -390,3 +421,8 @@ def _whole_sources(node: ast.AST) -> frozenset[str] | None:
         body, orelse = _whole_sources(node.body), _whole_sources(node.orelse)
         return body | orelse if body is not None and orelse is not None else None
     return None
+
+
+def _on(receiver: str, name: str) -> str:
+    """`self.data` of a method called on `model`: `model.data` where the call is made."""
+    return receiver + name[len("self"):]
