@@ -822,4 +822,5 @@ def _asks_for_a_gradient(clause: ast.expr) -> bool:
     if isinstance(clause, ast.Compare) and len(clause.ops) == 1 and isinstance(clause.ops[0], (ast.Is, ast.IsNot)) \
             and isinstance(clause.comparators[0], ast.Constant) and clause.comparators[0].value is None:
         clause = clause.left
-    return isinstance(clause, ast.Attribute) and clause.attr in ("grad", "requires_grad") and isinstance(clause.value, ast.Name)
+    return isinstance(clause, ast.Attribute) and clause.attr in ("grad", "requires_grad") \
+        and isinstance(clause.value, ast.Name)
