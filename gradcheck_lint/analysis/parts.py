@@ -439,6 +439,7 @@ class KeepAlivesHost(Protocol):
     """What `keepalive` uses of the interpreter."""
 
     table: EntityTable
+    classes: dict[str, ClassInfo]
     def loop_backpropagates(self, loop_id: int) -> bool: ...
     @property
     def loops(self) -> dict[int, Loop]: ...
