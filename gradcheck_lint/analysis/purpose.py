@@ -9,6 +9,10 @@ memory smoke test backpropagates `output.mean()` of zeros). The gradients are as
 but whether that matters rests on the loop being training: an assumption (`Assumption.INTENT`), so a
 finding in such a loop is `possible`.
 
+A test function that asserts (`def test_forward(self): ... assert type(loss.item()) == float`) probes too:
+its loop over dummy inputs of a test-utilities module (`DUMMY_INPUTS`, imported: the same object each
+iteration) checks that a few steps run, and trains nothing.
+
 Random data (`torch.randn`) is not constant: a script that trains on synthetic data still trains.
 """
 
@@ -78,8 +82,8 @@ class Purposes:
     def _reads_a_probe(self, scope: ast.AST) -> bool:
         found = self._measuring.get(id(scope))
         if found is None:
-            found = self._measuring[id(scope)] = any(isinstance(n, ast.Call) and self._row_is(n.func, "measures")
-                                                     for n in _walk_scope(scope))
+            found = self._measuring[id(scope)] = _asserting_test(scope) or any(
+                isinstance(n, ast.Call) and self._row_is(n.func, "measures") for n in _walk_scope(scope))
         return found
 
     def _row_is(self, func: ast.expr, kind: str) -> bool:
@@ -104,8 +108,26 @@ class Purposes:
             if expr.id in targets or expr.id in seen:
                 return False
             values = _assigned_values(scope, expr.id)
+            if not values and scope is not self._module:  # a name of the module: bound once for the whole run
+                if expr.id in _imported_names(self._module):
+                    return True  # `DUMMY_INPUTS` of a test-utilities module: the same object each iteration
+                return self._constant(expr, self._module, set(), seen)
             return bool(values) and all(v is not None and self._constant(v, scope, targets, seen | {expr.id}) for v in values)
         return False
+
+
+def _asserting_test(scope: ast.AST) -> bool:
+    """A test function (`def test_forward(self):`, pytest's or unittest's) that asserts: its loop checks what a
+    few steps produce (`assert type(loss.item()) == float`), it trains nothing anyone keeps."""
+    if not (isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope.name.startswith("test")):
+        return False
+    return any(isinstance(n, ast.Assert) or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr.startswith("assert") for n in _walk_scope(scope))
+
+
+def _imported_names(module: ast.Module) -> frozenset[str]:
+    return frozenset(a.asname or a.name.split(".")[0] for n in module.body if isinstance(n, (ast.Import, ast.ImportFrom))
+                     for a in n.names)
 
 
 def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:

@@ -57,3 +57,39 @@ def test_random_or_loaded_data_is_training_even_when_timed() -> None:
 def test_constant_data_without_a_clock_or_memory_probe_is_training() -> None:
     source = BENCHMARK.replace("start = time.time()", "").format(data="torch.ones(4, length, 16)", probe="")
     assert _found(source) == [("GL001", 17, "CERTAIN")]
+
+
+SMOKE_TEST = """
+import unittest
+import torch
+from torch import nn
+from mylab.utils import DUMMY_INPUTS, DUMMY_TARGETS
+
+
+class TestModel(unittest.TestCase):
+    def {name}(self):
+        model = nn.Linear(16, 4)
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+        for i in range(10):
+            loss = nn.functional.cross_entropy(model({inputs}), DUMMY_TARGETS)
+            loss.backward()
+            optimizer.step()
+            {check}
+"""
+
+
+def test_an_asserting_test_on_dummy_inputs_is_a_smoke_test() -> None:
+    # openspeech's model tests (lockbox 4): ten steps on DUMMY_INPUTS, then `assert type(loss.item()) == float`
+    source = SMOKE_TEST.format(name="test_forward", inputs="DUMMY_INPUTS", check="assert type(loss.item()) == float")
+    assert _found(source) == [("GL001", 15, "POSSIBLE")]
+    unittest_style = SMOKE_TEST.format(name="test_forward", inputs="DUMMY_INPUTS", check="self.assertTrue(loss.item() > 0)")
+    assert _found(unittest_style) == [("GL001", 15, "POSSIBLE")]
+
+
+def test_a_test_on_varying_data_or_a_function_that_is_no_test_still_trains() -> None:
+    varying = SMOKE_TEST.format(name="test_forward", inputs="torch.randn(8, 16)", check="assert loss.item() > 0")
+    assert _found(varying) == [("GL001", 15, "CERTAIN")]
+    not_a_test = SMOKE_TEST.format(name="fit", inputs="DUMMY_INPUTS", check="assert loss.item() > 0")
+    assert _found(not_a_test) == [("GL001", 15, "CERTAIN")]
+    silent = SMOKE_TEST.format(name="test_forward", inputs="DUMMY_INPUTS", check="print(loss.item())")
+    assert _found(silent) == [("GL001", 15, "CERTAIN")]
