@@ -81,6 +81,19 @@ def fixture_runs_strict() -> dict[str, dict[str, object]]:
     return run_scripts(runnable_fixtures(), "strict", cwd=ROOT)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which sends the worker's test ids to the controller
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Name each grouped test `nodeid@group`, as pytest-xdist 3.8's --dist loadgroup does by setting `item._nodeid`:
+    pytest 9.2 takes a node's id from `item._id` instead, so no group formed (the fixture runs' tests were spread
+    over both workers, and so was every other group)."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    for item in session.items:
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")})
+        if groups and item.nodeid.rfind("@") <= item.nodeid.rfind("]"):
+            item._id = type(item._id).parse(f"{item.nodeid}@{'_'.join(groups)}")
+
+
 # Measured at about 5 s or more on the 2-core machine (`--durations`), or sharing a module fixture that is:
 # `slow`, so that `python -m pytest -m "not slow"` stays a quick loop. Whole modules, then single tests.
 _SLOW_MODULES = {
