@@ -81,6 +81,26 @@ def fixture_runs_strict() -> dict[str, dict[str, object]]:
     return run_scripts(runnable_fixtures(), "strict", cwd=ROOT)
 
 
+# Tests sharing a costly setup made in a worker's memory: one xdist group each, so that one worker makes it (and no
+# worker waits for the other's, as `support.made_once` would have it). test_autofix's `fix_run` (a check of every
+# fixture and two `gradlint --fix` runs over them) was set up in both workers: 46 and 45 s in a full run at load ~4.
+# (module, or "*" for any, fixture name): group
+_GROUPED_FIXTURES = {
+    ("tests/fixes/test_autofix.py", "fix_run"): "fix_run",
+    ("tests/runtime/test_guard_mechanisms.py", "recorded"): "guard_mechanisms",
+}
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark the tests of `_GROUPED_FIXTURES` with their xdist group (at collection: pytest-xdist reads the marks in
+    its own pytest_collection_modifyitems, called before ours)."""
+    module = item.nodeid.split("::", 1)[0]
+    for fixture in getattr(item, "fixturenames", ()):
+        group = _GROUPED_FIXTURES.get((module, fixture)) or _GROUPED_FIXTURES.get(("*", fixture))
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which sends the worker's test ids to the controller
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Name each grouped test `nodeid@group`, as pytest-xdist 3.8's --dist loadgroup does by setting `item._nodeid`:
