@@ -124,7 +124,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if not getattr(session.config.option, "loadgroup", False):
         return
     for item in session.items:
-        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")})
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                         for m in item.iter_markers("xdist_group")})
         if groups and item.nodeid.rfind("@") <= item.nodeid.rfind("]"):
             item._id = type(item._id).parse(f"{item.nodeid}@{'_'.join(groups)}")
 

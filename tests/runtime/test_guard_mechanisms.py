@@ -29,7 +29,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, ob
     """Made by one pytest-xdist worker, read by the other (each ran the programs: a torch import and every run)."""
 
     def make() -> dict[str, dict[str, object]]:
-        proc = subprocess.run([sys.executable, str(WORKER), *map(str, PROGRAMS)], capture_output=True, text=True, timeout=900)
+        proc = subprocess.run([sys.executable, str(WORKER), *map(str, PROGRAMS)], capture_output=True, text=True,
+                              timeout=900)
         assert proc.returncode == 0, proc.stderr[-3000:]
         result: dict[str, dict[str, object]] = json.loads(proc.stdout.strip().splitlines()[-1])
         return result
