@@ -2,6 +2,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -40,6 +41,7 @@ import subprocess  # noqa: E402
 import pytest  # noqa: E402 - after the cache variable, which the imports below must see
 
 from script_runs import ROOT, run_scripts, runnable_fixtures  # noqa: E402
+from support import made_once  # noqa: E402
 
 _WARMING: list[subprocess.Popen[bytes]] = []
 
@@ -79,6 +81,53 @@ def fixture_runs_strict() -> dict[str, dict[str, object]]:
     """Every runnable fixture, run once under the strict guard."""
     pytest.importorskip("torch")
     return run_scripts(runnable_fixtures(), "strict", cwd=ROOT)
+
+
+@pytest.fixture(scope="session")
+def default_diagnostics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, ...]]:
+    """`check_source`'s diagnostics of every fixture script and blind program, with the built-in settings, by path:
+    the default side of the tests comparing a variant of the analysis with it (a memo turned off, a larger state
+    cap), made once for the session (each of them made it: about 8 s of CPU a time)."""
+    from gradcheck_lint import check_source
+
+    scripts = sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "tests" / "blind_programs").glob("*.py"))
+    return made_once(tmp_path_factory, "default_diagnostics",
+                     lambda: {str(p): tuple(check_source(p.read_text(encoding="utf-8"), str(p))) for p in scripts})
+
+
+# Tests sharing a costly setup made in a worker's memory: one xdist group each, so that one worker makes it (and no
+# worker waits for the other's, as `support.made_once` would have it). test_autofix's `fix_run` (a check of every
+# fixture and two `gradlint --fix` runs over them) was set up in both workers: 46 and 45 s in a full run at load ~4.
+# (module, or "*" for any, fixture name): group
+_GROUPED_FIXTURES = {
+    ("tests/fixes/test_autofix.py", "fix_run"): "fix_run",
+    ("tests/runtime/test_guard_mechanisms.py", "recorded"): "guard_mechanisms",
+    ("*", "default_diagnostics"): "default_diagnostics",
+}
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark the tests of `_GROUPED_FIXTURES` with their xdist group (at collection: pytest-xdist reads the marks in
+    its own pytest_collection_modifyitems, called before ours)."""
+    module = item.nodeid.split("::", 1)[0]
+    for fixture in getattr(item, "fixturenames", ()):
+        group = _GROUPED_FIXTURES.get((module, fixture)) or _GROUPED_FIXTURES.get(("*", fixture))
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's, which sends the worker's test ids to the controller
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Name each grouped test `nodeid@group`, as pytest-xdist 3.8's --dist loadgroup does by setting `item._nodeid`:
+    pytest 9.2 takes a node's id from `item._id` instead, so no group formed (the fixture runs' tests were spread
+    over both workers, and so was every other group)."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    for item in session.items:
+        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                         for m in item.iter_markers("xdist_group")})
+        if groups and item.nodeid.rfind("@") <= item.nodeid.rfind("]"):
+            item._id = type(item._id).parse(f"{item.nodeid}@{'_'.join(groups)}")
 
 
 # Measured at about 5 s or more on the 2-core machine (`--durations`), or sharing a module fixture that is:

@@ -6,22 +6,24 @@ import contextlib
 import functools
 import io
 import json
+import os
 import re
 import signal
 import subprocess
 import sys
 import textwrap
 import tokenize
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from click.testing import CliRunner, Result
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 FIXTURES = ROOT / "fixtures"
+T = TypeVar("T")
 RULES_DIR = ROOT / "rules"
 # One way to write an expected finding, everywhere (fixtures, blind programs, readings, rule folders):
 # `# expect: GL003` on the very line the diagnostic anchors to, a certain finding; `GL003 (possible)`
@@ -102,6 +104,30 @@ def _load_fixtures() -> tuple[Fixture, ...]:
 
 
 _PROCESS_STATE = re.compile(r"^\s*(?:import|from)\s+(?:torch\.distributed|lightning|pytorch_lightning|accelerate|transformers)\b", re.M)
+
+
+def made_once(tmp_path_factory: Any, name: str, make: Callable[[], T]) -> T:
+    """`make()`, made by one process of the session and read (unpickled) by the others.
+
+    pytest-xdist runs a module-scoped (or session-scoped) fixture once in each worker that runs one of
+    its tests; a costly one (seconds of CPU) is made by the first worker to ask, under a lock in the
+    session's temporary directory, which every worker shares. A value naming files keeps them under
+    that worker's temporary directory, which lives until the session ends."""
+    import pickle
+
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the session's directory, holding one directory per worker
+    store = base / f"made-once-{name}.pickle"
+    with FileLock(str(store) + ".lock"):
+        if store.is_file():
+            value: T = pickle.loads(store.read_bytes())
+            return value
+        value = make()
+        store.write_bytes(pickle.dumps(value))
+        return value
 
 
 def run_groups(fixtures: list[Fixture]) -> list[list[Fixture]]:

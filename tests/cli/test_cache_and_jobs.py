@@ -183,11 +183,12 @@ def test_cache_dir_option_and_default_location(tmp_path: Path) -> None:
     assert entries(tmp_path / "elsewhere")
 
 
-def test_diagnostics_round_trip_through_json() -> None:
-    for fixture in sorted(FIXTURES.rglob("*.py")):
-        from gradcheck_lint.api import check_file
-
-        for d in check_file(str(fixture)):
+def test_diagnostics_round_trip_through_json(default_diagnostics: dict[str, tuple[Diagnostic, ...]]) -> None:
+    """Every fixture's diagnostics (the session's default analysis of them, conftest.py)."""
+    fixtures = sorted(FIXTURES.rglob("*.py"))
+    assert sum(len(default_diagnostics[str(fixture)]) for fixture in fixtures) > 100
+    for fixture in fixtures:
+        for d in default_diagnostics[str(fixture)]:
             assert Diagnostic.from_json(json.loads(json.dumps(d.to_json()))) == d
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from support import parse_expectations
+from support import made_once, parse_expectations
 
 pytest.importorskip("torch")
 
@@ -25,10 +25,17 @@ WORKER = HERE.parent / "runtime_worker.py"
 
 
 @pytest.fixture(scope="module")
-def recorded() -> dict[str, dict[str, object]]:
-    proc = subprocess.run([sys.executable, str(WORKER), *map(str, PROGRAMS)], capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, object]]:
+    """Made by one pytest-xdist worker, read by the other (each ran the programs: a torch import and every run)."""
+
+    def make() -> dict[str, dict[str, object]]:
+        proc = subprocess.run([sys.executable, str(WORKER), *map(str, PROGRAMS)], capture_output=True, text=True,
+                              timeout=900)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        result: dict[str, dict[str, object]] = json.loads(proc.stdout.strip().splitlines()[-1])
+        return result
+
+    return made_once(tmp_path_factory, "guard_mechanisms_recorded", make)
 
 
 def test_there_are_at_least_thirty_programs_both_correct_and_buggy() -> None:
