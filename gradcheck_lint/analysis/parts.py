@@ -480,6 +480,7 @@ class RecorderHost(Protocol):
     def amp(self) -> AmpFace: ...
     @property
     def calls(self) -> CallsFace: ...
+    catalogue: Catalogue
     classes: dict[str, ClassInfo]
     functions: dict[str, Function]
     imports: ImportMap

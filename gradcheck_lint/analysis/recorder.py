@@ -114,6 +114,10 @@ class Recorder:
         ev.written |= set(written)
         ev.amp_scaled = ev.amp_scaled or loss.amp
         for uid, state, site, flag_sets in loss.sync:
+            if self._sync_at_backward(uid):  # FSDP: what the backward runs under decides, not its forward
+                state = "off" if uid in frame.sync_off else "maybe" if uid in frame.sync_maybe else "on"
+                ev.sync_forwards.add((uid, state, site))
+                continue
             ev.sync_forwards.add((uid, state, site))
             later = flow.env.get(f"{SYNC_SET}{uid}")
             if state == "on" and (uid in frame.sync_off or uid in frame.sync_maybe) or isinstance(getattr(later, "const", None), int) and later.const > flag_sets:  # type: ignore[union-attr]
@@ -140,6 +144,12 @@ class Recorder:
             flow.env[loss_text] = replace(held, graph=True)  # backpropagated: it holds a graph
         elif not frame.no_grad and not loss_text.isidentifier():
             self._container_holds_graph(loss_text, flow)
+
+    def _sync_at_backward(self, uid: int) -> bool:
+        """The wrapper's sync control is read at backward time (its catalogue row says `decided_at = "backward"`)."""
+        ent = self.table.entities.get(uid)
+        row = self.interp.catalogue.method(ent.api, "no_sync") if ent is not None and ent.api else None
+        return row is not None and any(e.kind == "sync" and e.value("decided_at") == "backward" for e in row.effects)
 
     def _builds_graph(self, holder: Holder, site: int) -> bool:
         """The forward pass of this ordinal surely ran the module's parameters: the module itself

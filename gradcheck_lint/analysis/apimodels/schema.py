@@ -46,7 +46,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "clear": {"target": "ref", "gated": "bool"},
     "gate": {"model": "ref"},                         # context: steps and clears of prepared optimizers fire on boundaries
     "gate_flag": {},                                  # reading it tells whether this micro-batch steps
-    "sync": {"model": "ref", "enabled": "ref", "value": "ref"},  # gradient-sync control (context, call or attribute)
+    # gradient-sync control (context, call or attribute); `decided_at`: "forward" (DDP: the forward pass
+    # under the context decides whether its backward all-reduces, the default) or "backward" (FSDP)
+    "sync": {"model": "ref", "enabled": "ref", "value": "ref", "decided_at": "str"},
     "hook_grads": {"target": "ref"},                  # a hook may rescale the target's gradients (DDP comm hooks)
     # `hook`, a function, runs inside each backward pass that accumulates into `target`, given `target`
     # (`p.register_post_accumulate_grad_hook(fn)`: the optimizer-in-backward idiom steps there)
