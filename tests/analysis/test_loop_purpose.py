@@ -93,3 +93,15 @@ def test_a_test_on_varying_data_or_a_function_that_is_no_test_still_trains() -> 
     assert _found(not_a_test) == [("GL001", 15, "CERTAIN")]
     silent = SMOKE_TEST.format(name="test_forward", inputs="DUMMY_INPUTS", check="print(loss.item())")
     assert _found(silent) == [("GL001", 15, "CERTAIN")]
+
+
+def test_a_loss_module_on_the_outputs_of_constant_inputs_is_still_constant_data() -> None:
+    # openspeech's LSTM tests: `criterion(outputs["logits"], DUMMY_TARGETS[:, 1:])` after `outputs = model(DUMMY_INPUTS)`
+    source = SMOKE_TEST.replace(
+        "loss = nn.functional.cross_entropy(model({inputs}), DUMMY_TARGETS)",
+        "outputs = {{'logits': model({inputs})}}\n            loss = criterion(outputs['logits'], DUMMY_TARGETS[:, 1:])").replace(
+        "optimizer = torch.optim.Adam", "criterion = nn.CrossEntropyLoss()\n        optimizer = torch.optim.Adam")
+    assert _found(source.format(name="test_forward", inputs="DUMMY_INPUTS", check="assert loss.item() > 0")) == [("GL001", 17, "POSSIBLE")]
+    # an item of the constant chosen by the loop's counter is data that changes: training
+    indexed = source.format(name="test_forward", inputs="DUMMY_INPUTS[i]", check="assert loss.item() > 0")
+    assert _found(indexed) == [("GL001", 17, "CERTAIN")]
