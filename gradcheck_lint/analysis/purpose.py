@@ -103,13 +103,15 @@ class Purposes:
             return self._constant(expr.value, scope, targets, seen)
         if isinstance(expr, ast.Subscript):  # `DUMMY_TARGETS[:, 1:]`, `outputs["logits"]`; not `data[i]`
             index = [n for n in ast.walk(expr.slice) if isinstance(n, ast.Name)]
-            return self._constant(expr.value, scope, targets, seen) and all(self._constant(n, scope, targets, seen) for n in index)
+            return self._constant(expr.value, scope, targets, seen) and all(
+                self._constant(n, scope, targets, seen) for n in index)
         if isinstance(expr, ast.Call):
             func = expr.func
             if isinstance(func, ast.Attribute) and func.attr in _SAME_DATA:
                 return self._constant(func.value, scope, targets, seen)
             if any(expr is c for c in self._forwards):  # a forward pass of constant data gives the same each time
-                return all(self._constant(a, scope, targets, seen) for a in [*expr.args, *(k.value for k in expr.keywords)])
+                given = [*expr.args, *(k.value for k in expr.keywords)]
+                return all(self._constant(a, scope, targets, seen) for a in given)
             return self._row_is(func, "constant")
         if isinstance(expr, ast.Name):
             if expr.id in targets or expr.id in seen:
