@@ -36,8 +36,8 @@ _CONTAINERS = frozenset({"chain", "list", "tuple", "filter", "sorted", "iter", "
 _TENSOR_BUILTINS = frozenset({"sum", "max", "min", "abs"})
 _GRAD_METHODS = frozenset({"zero_", "fill_", "mul_", "div_", "add_", "sub_", "clamp_", "clip_", "addcmul_", "addcdiv_",
                            "copy_", "norm"})
-# in-place changes of `.grad` other than by a factor: wrong on gradients a GradScaler still scales
 _SUMS_IN_PLACE = frozenset({"add_", "sub_"})  # tensor methods that sum their argument into the receiver
+# in-place changes of `.grad` other than by a factor: wrong on gradients a GradScaler still scales
 _GRAD_MODIFIERS = frozenset({"fill_", "add_", "sub_", "clamp_", "clip_", "addcmul_", "addcdiv_", "copy_"})
 _ARG0 = ArgRef(positions=(0,))
 # list methods after which the last item is not the one last appended
@@ -582,7 +582,6 @@ class Calls:
             return flow.env[key]
         if attr in ("append", "extend", "insert") and pos:
             # a list (or an `nn.ModuleList`) grows: not a forward pass, also when it holds modules
-            key = N.ref_text(recv_node)
             if key is not None:
                 stored = [a.value for a in arguments(call) if a.keyword is None][-1]
                 flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame, code(recv_node),

@@ -94,7 +94,7 @@ class TrainingModel:
         self.qualify = interp.imports.qualify  # `nn.Linear` -> `torch.nn.Linear`, by the module's imports
         self.class_defs: dict[str, ast.ClassDef] = {c.name: c.node for c in interp.classes.values()}
         # loops that time a layer or probe its memory on constant data rather than train (`purpose.py`)
-        self.purposes = Purposes(module, interp.parent, interp.imports.qualify, interp.catalogue, interp.forward_sites)
+        self.purposes = Purposes(module, interp.parent, interp.imports, interp.catalogue, interp.forward_sites)
 
     @property
     def trains(self) -> bool:

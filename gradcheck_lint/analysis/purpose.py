@@ -22,6 +22,7 @@ import ast
 from collections.abc import Callable, Iterator
 
 from .apimodels import Catalogue
+from .names import ImportMap
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -35,9 +36,10 @@ class Purposes:
     """Which loops of a module measure rather than train (see the module's doc)."""
 
     def __init__(self, module: ast.Module, parent: Callable[[ast.AST], ast.AST | None],
-                 qualify: Callable[[ast.AST], str | None], catalogue: Catalogue, forward_sites: dict[int, ast.Call | None]) -> None:
+                 imports: ImportMap, catalogue: Catalogue, forward_sites: dict[int, ast.Call | None]) -> None:
         self._parent = parent
-        self._qualify = qualify
+        self._qualify = imports.qualify
+        self._imported = frozenset(imports.aliases)
         self._catalogue = catalogue
         self._forwards = [c for c in forward_sites.values() if isinstance(c, ast.Call)]
         self._probes: dict[int, bool] = {}  # id of a loop -> whether it measures
@@ -118,7 +120,7 @@ class Purposes:
                 return False
             values = _assigned_values(scope, expr.id)
             if not values and scope is not self._module:  # a name of the module: bound once for the whole run
-                if expr.id in _imported_names(self._module):
+                if expr.id in self._imported:
                     return True  # `DUMMY_INPUTS` of a test-utilities module: the same object each iteration
                 return self._constant(expr, self._module, set(), seen)
             return bool(values) and all(v is not None and self._constant(v, scope, targets, seen | {expr.id}) for v in values)
@@ -132,11 +134,6 @@ def _asserting_test(scope: ast.AST) -> bool:
         return False
     return any(isinstance(n, ast.Assert) or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and n.func.attr.startswith("assert") for n in _walk_scope(scope))
-
-
-def _imported_names(module: ast.Module) -> frozenset[str]:
-    return frozenset(a.asname or a.name.split(".")[0] for n in module.body if isinstance(n, (ast.Import, ast.ImportFrom))
-                     for a in n.names)
 
 
 def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
