@@ -25,6 +25,8 @@ from .worlds import World, assignments, settings_of
 
 _DIVISOR_NAME = convention("divisor")
 
+_GRAD_SCALER = "torch.amp.GradScaler"  # the catalogue type of every GradScaler (`torch_amp.toml`)
+
 
 class Objects:
     """Entities by where they were made, optimizer ownership, module values and `self`."""
@@ -307,6 +309,8 @@ class Objects:
     def opaque_call(self, name: str, pos: list[Value], kw: dict[str, Value], flow: Flow) -> Value:
         """A call the analysis cannot follow: it may run models it is given, and may touch gradients."""
         vals = [*pos, *kw.values()]
+        if any(e.api == _GRAD_SCALER for v in vals for e in v.entities):
+            self.interp.amp.updated(flow)  # `finish_step(scaler)`: it may call `scaler.update()`
         opts = [o for v in vals for o in v.of_kind(Kind.OPTIMIZER)]
         models = [v for v in vals if v.modules]
         suggests = N.callee_suggests_grad_effect(name)

@@ -1,6 +1,7 @@
 """A GradScaler forgets an `unscale_` only in `update()`: an `unscale_` after a step that was skipped
 without an update raises (LVSM, lockbox 3). An update every iteration, or a step whose failure only an
-exception handler sees (TabPFN's `try: scaler.step(...); scaler.update() except: print(...)`), is silent."""
+exception handler sees (TabPFN's `try: scaler.step(...); scaler.update() except: print(...)`), or a scaler
+handed to a function the analysis cannot read (which may update it), is silent."""
 
 from __future__ import annotations
 
@@ -40,3 +41,8 @@ def test_an_update_on_every_iteration_is_silent() -> None:
 def test_a_step_that_fails_into_an_exception_handler_is_silent() -> None:
     step = "try:\n        scaler.step(optimizer)\n        scaler.update()\n    except Exception:\n        print('invalid step')"
     assert _found(step) == []
+
+
+def test_a_scaler_handed_to_a_function_not_read_may_be_updated_there() -> None:
+    # the `update()` may be in `finish_step`: that it was never called is not a fact read
+    assert _found("if norm <= 5.0:\n        scaler.step(optimizer)\n    finish_step(scaler)") == []
