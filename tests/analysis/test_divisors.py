@@ -102,6 +102,12 @@ for step, batch in enumerate(torch.randn(10, 4, 2, 4)):
         ("torch.autograd.backward([y], [dy])", []),
         ("y.sum().backward()", ["GL003"]),
         ("y.sum().backward(torch.ones_like(y.sum()))", ["GL003"]),  # a gradient of ones leaves the loss as it is
+        ("y.sum().backward(torch.tensor(0.25))", []),  # a constant seed of 1/N: divided, not reported
+        # a seed computed from the loss itself (simple-hierarchical-transformer) scales each micro-batch by its
+        # own value over N, it does not divide the loss: (L/N) * dL is the gradient of L**2 / 2N
+        ("loss = y.sum(); loss.backward(loss / 4)", ["GL003"]),
+        ("loss = y.sum(); loss.backward(gradient=loss.detach() / 4)", ["GL003"]),
+        ("loss = y.sum(); torch.autograd.backward([loss], [loss / 4])", []),  # a list of seeds: not read
     ],
 )
 def test_a_backward_handed_its_gradient_is_no_loss_to_average(backward: str, codes: list[str]) -> None:
@@ -119,7 +125,11 @@ for step in range(10):
         {backward}
     optimizer.step()
 """
-    assert [d.code for d in check_source(src)] == codes
+    found = check_source(src)
+    assert [d.code for d in found] == codes
+    for d in found:
+        if "backward(loss" in backward or "backward(gradient=loss" in backward:
+            assert "computed from `loss` itself" in d.message and d.fix is None  # no `(loss / 4).backward(loss / 4)`
 
 
 # LLaMA-Factory's v1 trainer weights each micro-batch's loss by its share of the window's valid tokens:
