@@ -72,6 +72,17 @@ def _names_window(factor: str, window: str | None, counters: set[str]) -> bool:
     return bool(_ACCUM_NAME.search(factor))
 
 
+def _divides_by(factor: str, window: str | None, counters: set[str]) -> bool:
+    """A factor that is a quotient naming the window in its denominator only (`x.size(0) / optim_batch_size`):
+    the window divides the loss there, it does not multiply it (`accum_steps / 2` does)."""
+    try:
+        tree = ast.parse(factor.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    return (isinstance(tree, ast.BinOp) and isinstance(tree.op, (ast.Div, ast.FloorDiv))
+            and not _names_window(code(tree.left), window, counters))
+
+
 def _quantities(text: str) -> set[str]:
     """The names of what an expression is made of, holders aside: `params.accum_grad * len(loader)` ->
     {accum_grad, len, loader} (a name or attribute that only holds the attribute read from it is left out)."""
@@ -235,7 +246,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         # one batch through a head each are one objective's parts: none is averaged over micro-batches
                         continue
                     counted = _counters_of(gate)
-                    scaled_up = sorted(m for m in backward.loss.multipliers if _names_window(m, window, counted))
+                    scaled_up = sorted(m for m in backward.loss.multipliers
+                                       if _names_window(m, window, counted) and not _divides_by(m, window, counted))
                     if scaled_up:
                         reported.add(c.backward)
                         msg, help_ = messages.loss_multiplied_by_window(
@@ -266,12 +278,20 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue
                     if rest & _counts_the_step_waits_for(model, step):
                         continue  # `loss / self.batchsize` with the step under `if self.n_backward == self.batchsize:`
+                    unit = gate.unit if isinstance(gate, Condition) else None
+                    if unit is not None and divides_by_window(backward.loss.shares, window, counters, backward.loss.shares):
+                        continue  # weighted by its share of a window counted in samples (`loss * (n / total)`)
                     reported.add(c.backward)
-                    msg, help_ = messages.unscaled_accumulated_loss(
-                        backward.call_text, backward.loss_text, step.call_text, model.line(step.node), window,
-                        counter_divisor=running[0] if running else None, micro_divisor=per_micro[0] if per_micro and not running else None,
-                    )
-                    fix = None if running or per_micro or seeded else self._fix(model, backward, window, gate)
+                    if unit is not None:  # `if seen >= optim_batch_size:` with `seen += x.size(0)`
+                        msg, help_ = messages.unweighted_sample_window(
+                            backward.call_text, backward.loss_text, step.call_text, model.line(step.node), window,
+                            gate.counters[0] if isinstance(gate, Condition) and gate.counters else "the counter", unit)
+                    else:
+                        msg, help_ = messages.unscaled_accumulated_loss(
+                            backward.call_text, backward.loss_text, step.call_text, model.line(step.node), window,
+                            counter_divisor=running[0] if running else None, micro_divisor=per_micro[0] if per_micro and not running else None,
+                        )
+                    fix = None if running or per_micro or seeded or unit else self._fix(model, backward, window, gate)
                     if seeded:
                         msg += (f" The gradient handed to `{backward.call_text}` is computed from `{backward.loss_text}`"
                                 f" itself: it scales each micro-batch's gradient by its own loss value, not by 1/N;"
