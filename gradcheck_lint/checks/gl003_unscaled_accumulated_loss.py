@@ -83,6 +83,19 @@ def _divides_by(factor: str, window: str | None, counters: set[str]) -> bool:
             and not _names_window(code(tree.left), window, counters))
 
 
+def _chunk_size(gate: Condition | Loop) -> str | None:
+    """The stride of a micro-batch loop over chunks of one batch (`for j in range(0, len(im), microbatch):`):
+    the size of each chunk, not their number (LaTeX-OCR's `loss * microbatch / batchsize` weights each chunk
+    by its share of the batch; read as the window, its factor was "multiplied by the number of micro-batches")."""
+    node = gate.node if isinstance(gate, Loop) else None
+    if not isinstance(node, (ast.For, ast.AsyncFor)) or not isinstance(node.iter, ast.Call):
+        return None
+    func, args = node.iter.func, node.iter.args
+    if isinstance(func, ast.Name) and func.id == "range" and len(args) == 3 and not node.iter.keywords:
+        return code(args[2])
+    return None
+
+
 def _quantities(text: str) -> set[str]:
     """The names of what an expression is made of, holders aside: `params.accum_grad * len(loader)` ->
     {accum_grad, len, loader} (a name or attribute that only holds the attribute read from it is left out)."""
@@ -246,8 +259,10 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         # one batch through a head each are one objective's parts: none is averaged over micro-batches
                         continue
                     counted = _counters_of(gate)
+                    chunk = _chunk_size(gate)
                     scaled_up = sorted(m for m in backward.loss.multipliers
-                                       if _names_window(m, window, counted) and not _divides_by(m, window, counted))
+                                       if _names_window(m, window, counted) and not _divides_by(m, window, counted)
+                                       and not (chunk is not None and _quantities(m) <= _quantities(chunk)))
                     if scaled_up:
                         reported.add(c.backward)
                         msg, help_ = messages.loss_multiplied_by_window(

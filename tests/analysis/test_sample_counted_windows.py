@@ -95,3 +95,22 @@ for i, (x, y) in enumerate(loader):
         optimizer.zero_grad()
 """
     assert [d.code for d in check_source(src)] == codes
+
+
+@pytest.mark.parametrize(("loss", "codes"), [
+    ("loss = model(x[j:j + microbatch]).mean() * microbatch / batchsize", []),  # LaTeX-OCR's fix: a chunk's share
+    ("loss = model(x[j:j + microbatch]).mean()", ["GL003"]),  # its bug: the chunks' means summed
+])
+def test_the_stride_of_a_loop_over_chunks_is_a_size_not_the_window(loss: str, codes: list[str]) -> None:
+    src = f"""\
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.Adam(model.parameters())
+for x in loader:
+    opt.zero_grad()
+    for j in range(0, len(x), microbatch):
+        {loss}
+        loss.backward()
+    opt.step()
+"""
+    assert [d.code for d in check_source(src)] == codes
