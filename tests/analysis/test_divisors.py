@@ -226,3 +226,35 @@ def test_refining_one_batch_with_a_special_first_iteration_is_not_accumulation()
 @pytest.mark.parametrize("first, target", [("x, y = next(batches)", "y"), ("pass", "y[it]")])
 def test_a_loop_that_takes_a_new_micro_batch_each_iteration_is_accumulation(first: str, target: str) -> None:
     assert "GL003" in codes(REFINE.format(first=first, target=target))
+
+
+# windinet's fixed trainer: Accelerate divides by its window, and the loss is multiplied by
+# `grad_acc / group_size` only to correct a short last group. The denominator `group_size` is made from
+# `(i // grad_acc) * grad_acc`; its own division by `grad_acc` was carried into the loss, a GL010 false alarm
+# ("already divided by `grad_acc`") on a fixed version of a lockbox-4 bug.
+SHORT_GROUP = """\
+import torch
+from accelerate import Accelerator
+
+accelerator = Accelerator(gradient_accumulation_steps=cfg.grad_acc)
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.AdamW(model.parameters())
+model, optimizer = accelerator.prepare(model, optimizer)
+for i, (x, y) in enumerate(loader):
+    with accelerator.accumulate(model):
+        total_loss = (model(x) - y).pow(2).mean()
+        grad_acc = cfg.grad_acc
+        {scaling}
+        accelerator.backward(backward_loss)
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+@pytest.mark.parametrize(("scaling", "expected"), [
+    ("group_start = (i // grad_acc) * grad_acc\n        group_size = min(grad_acc, len(loader) - group_start)\n"
+     "        backward_loss = total_loss * (grad_acc / group_size)", set()),
+    ("backward_loss = total_loss / grad_acc", {"GL010"}),  # divided by hand and by the framework
+])
+def test_a_denominators_own_divisions_do_not_divide_the_loss(scaling: str, expected: set[str]) -> None:
+    assert codes(SHORT_GROUP.format(scaling=scaling)) & {"GL010", "GL003"} == expected
