@@ -110,6 +110,17 @@ def unscaled_accumulated_loss(backward: str, loss: str, step: str, step_line: in
     return msg, help_
 
 
+def unweighted_sample_window(backward: str, loss: str, step: str, step_line: int | None, window: str | None,
+                             counter: str, unit: str) -> tuple[str, str]:
+    total = f"`{window}`" if window else "the window's size"
+    msg = (f"`{backward}` accumulates micro-batches into one `{step}`{_at(step_line)} until `{counter}` (counted by "
+           f"`{unit}` per micro-batch) reaches {total}, but `{loss}` is not weighted by its micro-batch's share of them: "
+           f"the step applies the sum of the micro-batch gradients, as many times the mean as there were micro-batches.")
+    help_ = (f"weight each micro-batch's loss by its share of the window before backward: "
+             f"`({operand(loss)} * {operand(unit)} / {operand(window or 'N')}).backward()`.")
+    return msg, help_
+
+
 def loss_hook_not_normalised(method: str, loss: str, normaliser: str, flags: tuple[str, ...]) -> tuple[str, str]:
     msg = (f"`{method}` returns `{loss}` and ignores `{normaliser}`: when the Trainer passes `{normaliser}` "
            f"(transformers 4.46 and later, for a model that accepts loss kwargs and a batch with `labels`) it takes the returned loss as "

@@ -44,6 +44,7 @@ from gradcheck_lint.config import Settings
 from gradcheck_lint.diagnostics import Diagnostic
 from gradcheck_lint.discovery import iter_python_files
 from gradcheck_lint.engine import analyse_text
+from gradcheck_lint.notebooks import analyse_notebook
 from gradcheck_lint.project.index import forget_index
 from gradcheck_lint.registry import all_rules
 
@@ -117,6 +118,9 @@ def _lint(text: str, repo_dir: Path, commit: str, path: str, chosen: Settings, t
     """Lint one file's text: alone (`tree` False, as before), or inside the whole tree at `commit` (its
     `.py` files extracted into a temporary project), so calls into other files of the project are read;
     `also` names other files of the tree linted too (a bug whose evidence spans files)."""
+    if path.endswith(".ipynb"):  # a notebook is read as its cells, and its findings put back on the JSON's lines
+        found = analyse_notebook(text, path, chosen).diagnostics
+        return [_on_json_lines(d, text) for d in found]
     if not tree:
         return check_source(text, path, settings=chosen)
     with tempfile.TemporaryDirectory(prefix="gradlint-tree-") as tmp:
@@ -137,6 +141,41 @@ def _lint(text: str, repo_dir: Path, commit: str, path: str, chosen: Settings, t
         return [dataclasses.replace(d, path=os.path.relpath(d.path, root),
                                     related=tuple(dataclasses.replace(r, path=os.path.relpath(r.path, root)) for r in d.related))
                 for d in found]
+
+
+def notebook_json_lines(text: str) -> dict[tuple[int, int], int]:
+    """(cell, line in the cell) -> line of the notebook's JSON text, for notebooks written as nbformat
+    writes them (each cell's `"source"` a list of strings, one per line): the manifest labels a notebook's
+    bug by the line of its JSON, the linter by cell and line."""
+    places: dict[tuple[int, int], int] = {}
+    lines = text.splitlines()
+    cell, i = 0, 0
+    while i < len(lines):
+        stripped = lines[i].strip()
+        if stripped.startswith('"cell_type"'):
+            cell += 1
+        if stripped.startswith('"source"') and cell:
+            if stripped.endswith("["):
+                j, k = i + 1, 1
+                while j < len(lines) and lines[j].strip() not in ("]", "],"):
+                    places[(cell, k)] = j + 1
+                    j, k = j + 1, k + 1
+                i = j
+            else:  # one string: every line of the cell is on this JSON line
+                for k in range(1, stripped.count("\\n") + 2):
+                    places[(cell, k)] = i + 1
+        i += 1
+    return places
+
+
+def _on_json_lines(d: Diagnostic, text: str) -> Diagnostic:
+    """A notebook's diagnostic moved from (cell, line) to the line of the JSON text."""
+    places = notebook_json_lines(text)
+    if d.cell is None:
+        return d
+    start = places.get((d.cell, d.span.line), d.span.line)
+    end = places.get((d.cell, d.span.end_line), start)
+    return dataclasses.replace(d, span=dataclasses.replace(d.span, line=start, end_line=end), cell=None)
 
 
 _EVIDENCE = re.compile(r"([\w./-]+\.py):(\d+)")

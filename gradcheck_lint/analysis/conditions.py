@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .conventions import convention
@@ -62,6 +62,9 @@ class Condition:
     # Its truth changes from one iteration to the next (a window gate, a framework boundary): what a
     # path assumed of it in one iteration says nothing of the next.
     volatile: bool = False
+    # The window's counter counts what each micro-batch holds (`seen += x.size(0)` ... `if seen >= total:`):
+    # the increment's text; the window is `compared_to` samples (or tokens), not micro-batches.
+    unit: str | None = None
     # The test read as a literal over a normalised atom (`pathcond`): paths remember the atom's truth
     # under `akey`, and the test holds when that truth equals `polarity`.
     atom: Atom | None = None
@@ -114,10 +117,14 @@ def _is_mod(node: ast.AST) -> bool:
     return type(node) is ast.BinOp and type(node.op) is ast.Mod
 
 
-def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | None = None) -> Condition:
+def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | None = None,
+                 sample_counters: Mapping[str, str] | None = None) -> Condition:
+    """What a branch test says of windows; `sample_counters` are the counters incremented by what a
+    micro-batch holds (`prescan`): a comparison of one of them is a window counted in samples."""
     moduli: list[str] = []
     counters: list[str] = []
     compared: list[str] = []
+    units: list[str] = []
     sync = False
 
     class V:
@@ -133,6 +140,11 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
                 if not _has_modulo(node) and isinstance(left, (ast.Name, ast.Attribute)):
                     name = dotted(left) or ""
                     right = node.comparators[0]
+                    if sample_counters and name in sample_counters and not is_int(right):
+                        compared.append(code(right))  # `if steps_accum >= optim_batch_size:`
+                        counters.append(name)
+                        units.append(sample_counters[name])
+                        return
                     counterish = _COUNTER_NAME.search(name.rsplit(".", 1)[-1])
                     if counterish and not is_int(right) or (counterish and is_int(right) and right.value > 1):
                         if not _mentions_len(right):
@@ -161,6 +173,7 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
         mentions_sync=sync,
         early_exit=_exits_early(statement),
         volatile=bool(moduli or compared or sync),
+        unit=units[0] if len(units) == len(compared) == 1 and not moduli else None,
     )
 
 

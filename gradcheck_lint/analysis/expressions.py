@@ -205,8 +205,21 @@ class Expressions:
     def eval_binop(self, expr: ast.BinOp, flow: Flow, frame: Frame) -> Value:
         left = self.eval(expr.left, flow, frame)
         right = self.eval(expr.right, flow, frame)
-        result = union_as_tensor([left, right])
         op = type(expr.op)
+        if (op is ast.Div or op is ast.FloorDiv) and right.divisors and not right.reach and not right.opaque:
+            # a denominator's own divisions invert: `grad_acc / group_size`, with `group_size` made from
+            # `(i // grad_acc) * grad_acc`, is not divided by `grad_acc` (only by `group_size`)
+            right = replace(right, divisors=frozenset(), divided_twice=frozenset())
+        if op is ast.Mult and not (left.reach and right.reach):
+            # `(i // N) * N`: the factor cancels the division by its own text
+            for this, other_node in ((left, expr.right), (right, expr.left)):
+                if code(other_node) in this.divisors and not this.reach:
+                    cancelled = this.divisors - {code(other_node)}
+                    if this is left:
+                        left = replace(left, divisors=cancelled, divided_twice=left.divided_twice - {code(other_node)})
+                    else:
+                        right = replace(right, divisors=cancelled, divided_twice=right.divided_twice - {code(other_node)})
+        result = union_as_tensor([left, right])
         if op is ast.Add and (left.params or right.params):  # list(a.parameters()) + [...]
             result = replace(result, params=left.params | right.params, opaque=left.opaque or right.opaque)
         if op is ast.Div or op is ast.FloorDiv:

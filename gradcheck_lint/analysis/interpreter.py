@@ -288,7 +288,7 @@ class Interpreter:
             if isinstance(test, ast.Name) and test.id in self.cond_aliases:
                 # `sync = (i + 1) % N == 0` ... `if sync:`: read the test through the name
                 alias, test = test.id, self.cond_aliases[test.id]
-            cond = analyse_test(id(statement), statement, test, alias)  # type: ignore[arg-type]
+            cond = analyse_test(id(statement), statement, test, alias, self.prescan.sample_counters)  # type: ignore[arg-type]
             self._note_reset(cond, test)
             if alias is not None:  # `bad = not isfinite(loss)` ... `if bad:`: the name's truth is the atom
                 lit = pathcond.Literal(pathcond.Atom(pathcond.TRUTHY, alias), True)

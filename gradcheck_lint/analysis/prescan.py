@@ -4,13 +4,14 @@ gradients, counters tested against windows, and how names are used (evidence of 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from . import names as N
 from .apimodels import Catalogue
 from .conditions import analyse_test, modulo_atoms
 from .relations import relation
-from .syntax import FUNCTIONS, TESTS, arguments
+from .syntax import FUNCTIONS, TESTS, arguments, code
 from .walk import children
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -61,6 +62,9 @@ class Prescan:
         self.zeroed: set[str] = set()
         self.synced: set[str] = set()  # texts whose gradient sync is switched (`x.no_sync()`): data-parallel wrappers
         self.windows: dict[str, set[str]] = {}
+        # counters of more than one per micro-batch (`seen += x.size(0)`, `tokens += batch["n"]`): the counter's
+        # text -> what it is incremented by; a window tested on it is counted in samples, not micro-batches
+        self.sample_counters: dict[str, str] = {}
         self.test_keys: dict[str, int] = {}  # how many `if`/`while` statements test each text
         self._keys: dict[int, str] = {}  # id of such a test -> its text (`ast.dump`)
         # operands of a two-operand comparison (`relations.relation`) -> the texts of the tests comparing them
@@ -163,6 +167,11 @@ class Prescan:
                     recv = N.ref_text(node.value)
                     if recv is not None:
                         self.synced.add(recv)
+            elif kind is ast.AugAssign:
+                if type(node.op) is ast.Add and _counts_more_than_one(node.value):
+                    target = N.ref_text(node.target)
+                    if target is not None:
+                        self.sample_counters[target] = code(node.value)
             elif kind is ast.Assign:
                 value = node.value
                 for target in node.targets:
@@ -335,6 +344,27 @@ class Prescan:
 
 
 _PROCESS_COUNTS = frozenset({"num_processes", "world_size", "n_gpu", "num_gpus"})
+
+
+def _counts_more_than_one(amount: ast.expr) -> bool:
+    """An increment that counts what a micro-batch holds (`x.size(0)`, `len(batch)`, `inputs.shape[0]`,
+    `curr_batch_size`), not the micro-batch itself: a count of samples or tokens. Only the count itself,
+    never a product (`loss.item() * x.size(0)` is a running sum, not a counter)."""
+    kind = type(amount)
+    if kind is ast.Call:
+        func = amount.func  # type: ignore[attr-defined]
+        return (type(func) is ast.Name and func.id == "len") or (type(func) is ast.Attribute and func.attr in ("size", "numel"))
+    if kind is ast.Subscript:
+        value = amount.value  # type: ignore[attr-defined]
+        return type(value) is ast.Attribute and value.attr == "shape"
+    if kind is ast.Name or kind is ast.Attribute:
+        name = amount.id if kind is ast.Name else amount.attr  # type: ignore[attr-defined]
+        return bool(_SAMPLE_COUNT.fullmatch(name))
+    return False
+
+
+# the last name of a count of what a micro-batch holds: `batch_size`, `curr_batch_size`, `bs`, `n_tokens`, `num_samples`
+_SAMPLE_COUNT = re.compile(r"(?:\w*_)?(?:(?:batch|sample|token|example)s?_?(?:size|count|num|len)?|bs|(?:n|num)_?(?:samples|tokens|examples|items))", re.IGNORECASE)
 
 
 def _refuses_distributed_accumulation(node: ast.If) -> bool:

@@ -34,21 +34,29 @@ def _counters_of(gate: Condition | Loop) -> set[str]:
     return {c.rsplit(".", 1)[-1] for c in gate.counters} | set(gate.counters)
 
 
-def _explicit_gradient(backward: Backward) -> bool:
-    """The backward is handed the gradient of what it differentiates (`y.backward(dy)`,
-    `torch.autograd.backward(ys, grads)`): apex's optimizer tests accumulate vector-Jacobian products on
-    purpose; a gradient of ones (`torch.ones_like(loss)`) leaves the loss as it is."""
+def _given_gradient(backward: Backward) -> list[ast.expr]:
+    """The gradient handed to the backward for what it differentiates (`y.backward(dy)`,
+    `torch.autograd.backward(ys, grads)`), gradients of ones (`torch.ones_like(loss)`) and `None` left out:
+    they leave the loss as it is."""
     call = backward.node
     if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute) or call.func.attr != "backward":
-        return False
+        return []
     receiver = code(call.func.value)
     if backward.loss_text == receiver:  # `y.backward(dy)`
         given = call.args[:1] + [k.value for k in call.keywords if k.arg == "gradient"]
     elif receiver in ("torch.autograd", "autograd") and call.args and backward.loss_text == code(call.args[0]):
         given = call.args[1:2] + [k.value for k in call.keywords if k.arg == "grad_tensors"]
     else:
-        return False  # `accelerator.backward(loss)`: the argument is the loss
-    return any(not re.search(r"\bones(?:_like)?\(", code(g)) and not (isinstance(g, ast.Constant) and g.value is None) for g in given)
+        return []  # `accelerator.backward(loss)`: the argument is the loss
+    return [g for g in given if not re.search(r"\bones(?:_like)?\(", code(g)) and not (isinstance(g, ast.Constant) and g.value is None)]
+
+
+def _seeded_by_the_loss(backward: Backward, given: list[ast.expr]) -> bool:
+    """The gradient handed to backward is computed from the loss itself (`loss.backward(loss / N)`): the
+    seed multiplies each micro-batch's gradient by its own loss value over N, so the loss is not divided
+    by N (it is `(loss ** 2 / 2N)` that is differentiated), whatever the seed's divisors."""
+    return any(code(n) == backward.loss_text for g in given for n in ast.walk(g)
+               if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)))
 
 
 def _names_window(factor: str, window: str | None, counters: set[str]) -> bool:
@@ -62,6 +70,30 @@ def _names_window(factor: str, window: str | None, counters: set[str]) -> bool:
     if window is not None:
         return factor == window or bool(_quantities(factor) & _quantities(window) - _GENERIC)
     return bool(_ACCUM_NAME.search(factor))
+
+
+def _divides_by(factor: str, window: str | None, counters: set[str]) -> bool:
+    """A factor that is a quotient naming the window in its denominator only (`x.size(0) / optim_batch_size`):
+    the window divides the loss there, it does not multiply it (`accum_steps / 2` does)."""
+    try:
+        tree = ast.parse(factor.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    return (isinstance(tree, ast.BinOp) and isinstance(tree.op, (ast.Div, ast.FloorDiv))
+            and not _names_window(code(tree.left), window, counters))
+
+
+def _chunk_size(gate: Condition | Loop) -> str | None:
+    """The stride of a micro-batch loop over chunks of one batch (`for j in range(0, len(im), microbatch):`):
+    the size of each chunk, not their number (LaTeX-OCR's `loss * microbatch / batchsize` weights each chunk
+    by its share of the batch; read as the window, its factor was "multiplied by the number of micro-batches")."""
+    node = gate.node if isinstance(gate, Loop) else None
+    if not isinstance(node, (ast.For, ast.AsyncFor)) or not isinstance(node.iter, ast.Call):
+        return None
+    func, args = node.iter.func, node.iter.args
+    if isinstance(func, ast.Name) and func.id == "range" and len(args) == 3 and not node.iter.keywords:
+        return code(args[2])
+    return None
 
 
 def _quantities(text: str) -> set[str]:
@@ -211,7 +243,9 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                             reported.add(c.backward)
                             yield finding
                         continue
-                    if _explicit_gradient(backward):
+                    given = _given_gradient(backward)
+                    seeded = _seeded_by_the_loss(backward, given)
+                    if given and not seeded:
                         continue  # `y.backward(dy)`: what accumulates is scaled by `dy`, which is no loss to average
                     found = model.accumulation_source(state, backward, step)
                     if found is None:
@@ -225,7 +259,10 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         # one batch through a head each are one objective's parts: none is averaged over micro-batches
                         continue
                     counted = _counters_of(gate)
-                    scaled_up = sorted(m for m in backward.loss.multipliers if _names_window(m, window, counted))
+                    chunk = _chunk_size(gate)
+                    scaled_up = sorted(m for m in backward.loss.multipliers
+                                       if _names_window(m, window, counted) and not _divides_by(m, window, counted)
+                                       and not (chunk is not None and _quantities(m) <= _quantities(chunk)))
                     if scaled_up:
                         reported.add(c.backward)
                         msg, help_ = messages.loss_multiplied_by_window(
@@ -256,12 +293,24 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue
                     if rest & _counts_the_step_waits_for(model, step):
                         continue  # `loss / self.batchsize` with the step under `if self.n_backward == self.batchsize:`
+                    unit = gate.unit if isinstance(gate, Condition) else None
+                    if unit is not None and divides_by_window(backward.loss.shares, window, counters, backward.loss.shares):
+                        continue  # weighted by its share of a window counted in samples (`loss * (n / total)`)
                     reported.add(c.backward)
-                    msg, help_ = messages.unscaled_accumulated_loss(
-                        backward.call_text, backward.loss_text, step.call_text, model.line(step.node), window,
-                        counter_divisor=running[0] if running else None, micro_divisor=per_micro[0] if per_micro and not running else None,
-                    )
-                    fix = None if running or per_micro else self._fix(model, backward, window, gate)
+                    if unit is not None:  # `if seen >= optim_batch_size:` with `seen += x.size(0)`
+                        msg, help_ = messages.unweighted_sample_window(
+                            backward.call_text, backward.loss_text, step.call_text, model.line(step.node), window,
+                            gate.counters[0] if isinstance(gate, Condition) and gate.counters else "the counter", unit)
+                    else:
+                        msg, help_ = messages.unscaled_accumulated_loss(
+                            backward.call_text, backward.loss_text, step.call_text, model.line(step.node), window,
+                            counter_divisor=running[0] if running else None, micro_divisor=per_micro[0] if per_micro and not running else None,
+                        )
+                    fix = None if running or per_micro or seeded or unit else self._fix(model, backward, window, gate)
+                    if seeded:
+                        msg += (f" The gradient handed to `{backward.call_text}` is computed from `{backward.loss_text}`"
+                                f" itself: it scales each micro-batch's gradient by its own loss value, not by 1/N;"
+                                f" divide the loss and call backward without it.")
                     chain = [step.provenance, c.provenance, backward.loss.provenance, *_reduction(backward)]
                     if isinstance(gate, Condition) and gate.caller is not None:
                         # the window is a caller's, linked to this method by its name only

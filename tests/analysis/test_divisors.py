@@ -102,6 +102,12 @@ for step, batch in enumerate(torch.randn(10, 4, 2, 4)):
         ("torch.autograd.backward([y], [dy])", []),
         ("y.sum().backward()", ["GL003"]),
         ("y.sum().backward(torch.ones_like(y.sum()))", ["GL003"]),  # a gradient of ones leaves the loss as it is
+        ("y.sum().backward(torch.tensor(0.25))", []),  # a constant seed of 1/N: divided, not reported
+        # a seed computed from the loss itself (simple-hierarchical-transformer) scales each micro-batch by its
+        # own value over N, it does not divide the loss: (L/N) * dL is the gradient of L**2 / 2N
+        ("loss = y.sum(); loss.backward(loss / 4)", ["GL003"]),
+        ("loss = y.sum(); loss.backward(gradient=loss.detach() / 4)", ["GL003"]),
+        ("loss = y.sum(); torch.autograd.backward([loss], [loss / 4])", []),  # a list of seeds: not read
     ],
 )
 def test_a_backward_handed_its_gradient_is_no_loss_to_average(backward: str, codes: list[str]) -> None:
@@ -119,7 +125,11 @@ for step in range(10):
         {backward}
     optimizer.step()
 """
-    assert [d.code for d in check_source(src)] == codes
+    found = check_source(src)
+    assert [d.code for d in found] == codes
+    for d in found:
+        if "backward(loss" in backward or "backward(gradient=loss" in backward:
+            assert "computed from `loss` itself" in d.message and d.fix is None  # no `(loss / 4).backward(loss / 4)`
 
 
 # LLaMA-Factory's v1 trainer weights each micro-batch's loss by its share of the window's valid tokens:
@@ -216,3 +226,35 @@ def test_refining_one_batch_with_a_special_first_iteration_is_not_accumulation()
 @pytest.mark.parametrize("first, target", [("x, y = next(batches)", "y"), ("pass", "y[it]")])
 def test_a_loop_that_takes_a_new_micro_batch_each_iteration_is_accumulation(first: str, target: str) -> None:
     assert "GL003" in codes(REFINE.format(first=first, target=target))
+
+
+# windinet's fixed trainer: Accelerate divides by its window, and the loss is multiplied by
+# `grad_acc / group_size` only to correct a short last group. The denominator `group_size` is made from
+# `(i // grad_acc) * grad_acc`; its own division by `grad_acc` was carried into the loss, a GL010 false alarm
+# ("already divided by `grad_acc`") on a fixed version of a lockbox-4 bug.
+SHORT_GROUP = """\
+import torch
+from accelerate import Accelerator
+
+accelerator = Accelerator(gradient_accumulation_steps=cfg.grad_acc)
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.AdamW(model.parameters())
+model, optimizer = accelerator.prepare(model, optimizer)
+for i, (x, y) in enumerate(loader):
+    with accelerator.accumulate(model):
+        total_loss = (model(x) - y).pow(2).mean()
+        grad_acc = cfg.grad_acc
+        {scaling}
+        accelerator.backward(backward_loss)
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+@pytest.mark.parametrize(("scaling", "expected"), [
+    ("group_start = (i // grad_acc) * grad_acc\n        group_size = min(grad_acc, len(loader) - group_start)\n"
+     "        backward_loss = total_loss * (grad_acc / group_size)", set()),
+    ("backward_loss = total_loss / grad_acc", {"GL010"}),  # divided by hand and by the framework
+])
+def test_a_denominators_own_divisions_do_not_divide_the_loss(scaling: str, expected: set[str]) -> None:
+    assert codes(SHORT_GROUP.format(scaling=scaling)) & {"GL010", "GL003"} == expected
