@@ -7,7 +7,7 @@ import ast
 import sys
 from dataclasses import replace
 
-from . import named_tuples
+from . import named_tuples, param_groups
 from . import names as N
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
@@ -580,6 +580,10 @@ class Calls:
             new = union_as_tensor([recv, pos[0]])
             flow.env[key] = interp.keepalives.note(call, key, stored, new, frame, code(recv_node))
             return flow.env[key]
+        grown = param_groups.groups_of(recv) if attr in param_groups.GROWS and pos else ()
+        if grown:  # `opt.param_groups[1]["params"].append(p)`: the optimizer updates `p` too
+            interp.objects.add_owned_by(grown, pos[-1])
+            return EMPTY
         if attr in ("append", "extend", "insert") and pos:
             # a list (or an `nn.ModuleList`) grows: not a forward pass, also when it holds modules
             if key is not None:

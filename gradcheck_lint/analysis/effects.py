@@ -148,6 +148,16 @@ class Effects:
             return Value(params=frozenset().union(*(self.table.optimizer_holders(o) for o in opts)))
         return EMPTY
 
+    def _add_params(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        # `opt.add_param_group({"params": [p], "lr": 1e-3})`: the group's `params` item (or a bare collection)
+        found, owner = site.arg(effect.ref("params")), site.arg(effect.ref("optimizer"))
+        if found is not None and owner is not None:
+            key = effect.value("key")
+            added = (found[0].item(str(key)) if key else None) or found[0]
+            for opt in self._optimizers(owner[0]):
+                self.interp.objects.add_owned(opt, added)
+        return EMPTY
+
     def _detach(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         if site.attr.endswith("_") and site.receiver_node is not None:
             key = self.interp.ref(site.receiver_node)
@@ -628,6 +638,7 @@ TRANSITIONS: dict[str, _Transition] = {
     "freeze": lambda self, effect, site, flow, frame: self.freeze(effect, site, flow),
     "toggle": Effects._toggle,
     "parameters": Effects._parameters,
+    "add_params": Effects._add_params,
     "optimizers": lambda self, effect, site, flow, frame: self.interp.configured_optimizers(frame, flow, effect.value("configured_by", "")),
     "detach": Effects._detach,
     "no_grad": Effects._no_grad,

@@ -31,6 +31,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     # `fresh`: new parameters with no gradient yet; `tuple`: the call returns (this object, its optimizer, ...)
     "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str",
                   "in_place": "bool"},  # in_place: the `model` argument becomes the new object (FSDP2's `fully_shard(m)`)
+    # an optimizer updates `params` too from now on (`opt.add_param_group({"params": [p]})`); `key`: the item of a
+    # parameter group (a dict) that holds them, when one is given
+    "add_params": {"optimizer": "ref", "params": "ref", "key": "str"},
     # the call returns an argument (`.to()`, DDP(model)); `data_parallel`: a model returned may be wrapped for
     # data parallelism when launched on several processes (`accelerator.prepare`, `fabric.setup`), and the
     # framework's way to switch its gradient sync off, for messages (`{owner}` and `{model}` are filled in);
