@@ -243,9 +243,10 @@ class Calls:
             heuristic = self.catalogue.callee_heuristic(last)
             if heuristic is not None and self._heuristic_applies(heuristic.effects, pos, kw):
                 effects, certain = heuristic.effects, False
-        if effects is not None:
-            site = CallSite(call, None, None, pos, kw, None, certain)
+        site = CallSite(call, None, None, pos, kw, None, certain)
+        if effects is not None and any(site.happens(e) for e in effects):
             return interp.effects.apply(effects, site, flow, frame)
+        # (a row none of whose effects happen, `instantiate(cfg)` without `params=`: as no row)
         optimizer = self._built_from_parameters(call, pos, kw, flow, frame)
         if optimizer is not None:
             return optimizer
