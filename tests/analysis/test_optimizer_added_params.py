@@ -133,3 +133,21 @@ def test_growing_another_list_adds_nothing() -> None:
            'logged = [g["lr"] for g in optimizer.param_groups]\n'
            'logged.append(mtl.log_sigma)\n')
     assert _lint(add, "model.zero_grad()") == []
+
+
+@pytest.mark.parametrize("shape", ["append", "add_param_group", "constructor_group"])
+def test_the_message_names_the_clear_that_covers_part_and_what_it_leaves(shape: str) -> None:
+    add = ADDS[shape]
+    text = HEAD + add + LOOP.format(clear="model.zero_grad()")
+    (finding,) = check_source(text, "train.py")
+    clear_line = _step_line(add) - 3
+    assert f"`model.zero_grad()` at line {clear_line} clears only some of `optimizer`'s parameters" in finding.message
+    assert "nothing clears the gradients of `mtl.log_sigma`" in finding.message
+
+
+def test_a_clear_of_other_parameters_only_keeps_its_message() -> None:
+    # the optimizer owns only the loss weights: `model.zero_grad()` clears none of them
+    add = 'optimizer = torch.optim.Adam([mtl.log_sigma])\n'
+    text = HEAD + add + LOOP.format(clear="model.zero_grad()")
+    (finding,) = check_source(text, "train.py")
+    assert "clears other parameters, and nothing clears the gradients of `mtl.log_sigma`" in finding.message
