@@ -25,8 +25,10 @@ def _via(call: tuple[str, int | None] | None) -> str:
 def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: str, wrong_clear: str | None = None,
                       wrong_clear_line: int | None = None, owned: str | None = None, decayed: bool = False,
                       may: bool = False, applied_by: str | None = None, applied_by_line: int | None = None,
-                      closure: str | None = None) -> tuple[str, str]:
-    """`applied_by`: another optimizer's step that applied these gradients first (it updates some of the
+                      closure: str | None = None, partial_clear: str | None = None,
+                      partial_clear_line: int | None = None, uncleared: str | None = None) -> tuple[str, str]:
+    """`partial_clear`: a clear that covers only some of the optimizer's parameters, leaving `uncleared`.
+    `applied_by`: another optimizer's step that applied these gradients first (it updates some of the
     same parameters), when this optimizer's own step had not. `closure`: the step calls its closure again
     after an inner update ("several": its class does, L-BFGS; "unknown": its class is not known)."""
     if closure and not applied_by and not decayed and not wrong_clear:
@@ -56,6 +58,10 @@ def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: 
         msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
                f"`{wrong_clear}`{_at(wrong_clear_line)} clears other parameters, and nothing clears the gradients of "
                f"{owned or f'`{opt}`'}.")
+    elif partial_clear and not may:
+        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
+               f"`{partial_clear}`{_at(partial_clear_line)} clears only some of `{opt}`'s parameters, and nothing clears "
+               f"the gradients of {uncleared}, so they keep accumulating across iterations.")
     elif may:
         msg = (f"`{step}` may apply gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
                f"nothing here clears `{opt}`'s gradients, so each call of this function adds to what the last call left, "

@@ -7,7 +7,7 @@ import ast
 import sys
 from dataclasses import replace
 
-from . import named_tuples
+from . import named_tuples, param_groups
 from . import names as N
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
@@ -243,9 +243,10 @@ class Calls:
             heuristic = self.catalogue.callee_heuristic(last)
             if heuristic is not None and self._heuristic_applies(heuristic.effects, pos, kw):
                 effects, certain = heuristic.effects, False
-        if effects is not None:
-            site = CallSite(call, None, None, pos, kw, None, certain)
+        site = CallSite(call, None, None, pos, kw, None, certain)
+        if effects is not None and any(site.happens(e) for e in effects):
             return interp.effects.apply(effects, site, flow, frame)
+        # (a row none of whose effects happen, `instantiate(cfg)` without `params=`: as no row)
         optimizer = self._built_from_parameters(call, pos, kw, flow, frame)
         if optimizer is not None:
             return optimizer
@@ -580,6 +581,10 @@ class Calls:
             new = union_as_tensor([recv, pos[0]])
             flow.env[key] = interp.keepalives.note(call, key, stored, new, frame, code(recv_node))
             return flow.env[key]
+        grown = param_groups.groups_of(recv) if attr in param_groups.GROWS and pos else ()
+        if grown:  # `opt.param_groups[1]["params"].append(p)`: the optimizer updates `p` too
+            interp.objects.add_owned_by(grown, pos[-1])
+            return EMPTY
         if attr in ("append", "extend", "insert") and pos:
             # a list (or an `nn.ModuleList`) grows: not a forward pass, also when it holds modules
             if key is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .apimodels import ArgRef
+from .apimodels import ArgRef, Effect
 from .syntax import Arg, arguments, code
 from .values import Entity, Value
 
@@ -60,6 +60,10 @@ class CallSite:
                 node = next(a.value for a in arguments(self.call) if a.keyword == k)
                 return self.kw[k], node
         return None
+
+    def happens(self, effect: Effect) -> bool:
+        """The effect's `given` argument, if it names one, is passed here (else the effect does not happen)."""
+        return effect.given is None or self.arg(effect.given) is not None
 
     def values(self, ref: ArgRef | None) -> list[Value]:
         """Every value an argument reference names (`args`: each positional argument)."""

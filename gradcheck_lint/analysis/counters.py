@@ -9,6 +9,7 @@ import re
 from dataclasses import replace
 
 from . import names as N
+from . import param_groups
 from .conditions import (
     FIRST,
     NEXT_PHASE,
@@ -401,10 +402,12 @@ class Counters:
         # summed over the slices all-reduces as the output does, and keeps the graphs it was built from). Not
         # the entries of a dict read out of sight (`for key, val in metrics.items():`): code that rewrites them
         # by key in place (jukebox's `_metrics[key] = val.item()`) is not followed
+        # (`for group in opt.param_groups:`: each group is still the optimizer's, `param_groups.part_of`)
         graphs = not _dict_entries(it)
-        return Value(entities=value.entities, modules=value.modules, params=value.params, reach=value.reach,
-                     opaque=value.opaque, vague=value.vague, sync=value.sync,
-                     built=value.built if graphs else frozenset(), graph=value.graph and graphs)
+        element = Value(entities=value.entities, modules=value.modules, params=value.params, reach=value.reach,
+                        opaque=value.opaque, vague=value.vague, sync=value.sync,
+                        built=value.built if graphs else frozenset(), graph=value.graph and graphs)
+        return param_groups.part_of(value, element)
 
 
 def _dict_entries(it: ast.expr) -> bool:

@@ -43,7 +43,10 @@ class Effects:
         return result
 
     def _when(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
-        """Run the effect when its `when` argument holds: always, never, or on the paths where it does."""
+        """Run the effect when its `when` argument holds: always, never, or on the paths where it does (and
+        only when its `given` argument is passed)."""
+        if not site.happens(effect):
+            return None
         if effect.when is None:
             return self._one(effect, site, flow, frame)
         found = site.arg(effect.when)
@@ -148,6 +151,16 @@ class Effects:
             return Value(params=frozenset().union(*(self.table.optimizer_holders(o) for o in opts)))
         return EMPTY
 
+    def _add_params(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        # `opt.add_param_group({"params": [p], "lr": 1e-3})`: the group's `params` item (or a bare collection)
+        found, owner = site.arg(effect.ref("params")), site.arg(effect.ref("optimizer"))
+        if found is not None and owner is not None:
+            key = effect.value("key")
+            added = (found[0].item(str(key)) if key else None) or found[0]
+            for opt in self._optimizers(owner[0]):
+                self.interp.objects.add_owned(opt, added)
+        return EMPTY
+
     def _detach(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         if site.attr.endswith("_") and site.receiver_node is not None:
             key = self.interp.ref(site.receiver_node)
@@ -221,7 +234,9 @@ class Effects:
         kind = KIND_OF.get(self.catalogue.kind(api) or "", Kind.TOOL)
         display = code(site.call.func)
         key = self.interp.objects.leaf_key(site.call) if kind is Kind.PARAM else ("ctor", id(site.call))
-        ent = self.interp.mint(kind, display, key, api=api, provenance=MODELLED if site.certain else assumed(Assumption.NAME))
+        # (`configured`: a class a configuration chooses, `hydra.utils.instantiate(cfg.optim, params=...)`, taken for `type`)
+        provenance = assumed(Assumption.CLASS) if effect.value("configured") else MODELLED if site.certain else assumed(Assumption.NAME)
+        ent = self.interp.mint(kind, display, key, api=api, provenance=provenance)
         if kind is Kind.OPTIMIZER and not site.certain:  # a class known by its name alone
             self.table.unmodelled_class.add(ent.uid)
         window = effect.ref("window")
@@ -416,7 +431,7 @@ class Effects:
                 holders = set(self.table.optimizer_holders(o))
                 flow.map_gradients(lambda s, hs=holders: s.clear(0, hs, record_discards=False))
             self.interp.recorder.backward(site.call, site.pos[0], code(first), flow, frame, False)
-            effect = Effect(effect.kind, tuple((k, r) for k, r in effect.refs if k != "closure"), effect.values, effect.when)
+            effect = Effect(effect.kind, tuple((k, r) for k, r in effect.refs if k != "closure"), effect.values, effect.when, effect.given)
         closure = site.arg(effect.ref("closure"))
         again = None
         if closure is not None and closure[1] is not None and opts:
@@ -628,6 +643,7 @@ TRANSITIONS: dict[str, _Transition] = {
     "freeze": lambda self, effect, site, flow, frame: self.freeze(effect, site, flow),
     "toggle": Effects._toggle,
     "parameters": Effects._parameters,
+    "add_params": Effects._add_params,
     "optimizers": lambda self, effect, site, flow, frame: self.interp.configured_optimizers(frame, flow, effect.value("configured_by", "")),
     "detach": Effects._detach,
     "no_grad": Effects._no_grad,

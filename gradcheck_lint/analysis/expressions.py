@@ -6,7 +6,7 @@ import ast
 import functools
 from dataclasses import replace
 
-from . import named_tuples, periods
+from . import named_tuples, param_groups, periods
 from . import names as N
 from .conventions import convention
 from .deferred import defer, may_make_context, synthetic_call
@@ -200,7 +200,8 @@ class Expressions:
                 return last  # `losses[-1]` right after `losses.append(loss)`: that loss, not any earlier one
         if base.items:
             return join([v for _, v in base.items])
-        return replace(base, items=(), counter=None, const=None)
+        # (`opt.param_groups[1]["params"]`: one of its groups' lists, still the optimizer's)
+        return param_groups.part_of(base, replace(base, items=(), counter=None, const=None))
 
     def eval_binop(self, expr: ast.BinOp, flow: Flow, frame: Frame) -> Value:
         left = self.eval(expr.left, flow, frame)
@@ -335,9 +336,11 @@ class Expressions:
                 return inst
         if base.modules and base.items:
             # `self.optimizer = Adam(self.parameters())` in a local module's `__init__`: that optimizer
-            # (submodules keep their paths below)
+            # (submodules keep their paths below, and so does a parameter its `__init__` registered,
+            # `self.log_sigma = nn.Parameter(...)`: a part of the module, whose forward writes it and whose
+            # `zero_grad()` clears it, as the module's holder says)
             held = base.item(attr)
-            if held is not None and held.entities and not held.modules:
+            if held is not None and held.entities and not held.modules and not held.params:
                 return held
         for ent in sorted(base.entities, key=lambda e: e.uid):
             model = interp.catalogue.attribute(ent.api, attr) if ent.api else None
@@ -366,7 +369,7 @@ class Expressions:
         opts = base.of_kind(Kind.OPTIMIZER)
         if opts and attr == "param_groups":
             holders = frozenset().union(*(self.table.optimizer_holders(o) for o in opts))
-            return Value(params=holders)
+            return param_groups.groups_value(opts, holders)
         if opts and key is not None and (key in interp.prescan.zeroed or key in interp.prescan.stepped):
             # an optimizer's attribute used as one (`optimizer_x.opt.zero_grad()`, `wrapper.optimizer.step()`):
             # the optimizer it wraps (PULSE's SphericalOptimizer, SAM's base_optimizer, ScheduledOptim's
@@ -677,6 +680,11 @@ class Expressions:
             return
         if isinstance(target, ast.Subscript) and isinstance(small.op, (ast.Div, ast.Mult)) and self._rescale_item(target, small, rhs, flow, frame):
             return
+        if isinstance(target, ast.Subscript) and isinstance(small.op, ast.Add):
+            grown = param_groups.groups_of(self.eval(target, flow.copy(), frame))
+            if grown:  # `opt.param_groups[0]["params"] += [p]`: the optimizer updates `p` too
+                interp.objects.add_owned_by(grown, rhs)
+                return
         key = N.ref_text(target)
         if key is None:
             if isinstance(target, ast.Subscript) and isinstance(small.op, (ast.Add, ast.Sub)) \

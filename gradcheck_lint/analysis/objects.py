@@ -154,8 +154,9 @@ class Objects:
         for candidate in (params, *more):
             if candidate is None:
                 continue
-            holders = frozenset(h for h in (candidate.params | (candidate.modules if candidate.modules and not candidate.params else frozenset()))
-                                if not h.pseudo)
+            # (`[{"params": model.parameters()}, {"params": [mtl.log_sigma]}]`: a model's parameters and a
+            # parameter a module registered, a path of that module)
+            holders = frozenset(h for h in candidate.params | candidate.modules if not h.pseudo)
             if holders:
                 unknown = False
                 break
@@ -164,6 +165,26 @@ class Objects:
         own.holders = own.holders | holders
         own.unknown = own.unknown and unknown if own.holders else unknown
         own.names = tuple(sorted({self.table.holder_name(h) for h in own.holders}))
+
+    def add_owned(self, opt: Entity, params: Value) -> None:
+        """Parameters added to an optimizer after it was built (`opt.add_param_group({"params": [p]})`,
+        `opt.param_groups[1]["params"].append(p)`): it updates them too, and its `zero_grad()` clears them.
+        Parameters the analysis cannot name add nothing it could check: what it knew the optimizer owns, and
+        whether it owns more it does not know, stay as they were (an optimizer built out of sight still owns
+        parameters unknown besides these)."""
+        holders = frozenset(h for h in params.params | params.modules if not h.pseudo)
+        if not holders:
+            return
+        own = self.table.ownership.setdefault(opt.uid, Ownership())
+        own.holders = own.holders | holders
+        own.names = tuple(sorted({self.table.holder_name(h) for h in own.holders}))
+
+    def add_owned_by(self, uids: Iterable[int], params: Value) -> None:
+        """`add_owned` for the optimizers of these uids (those whose parameter groups a list is)."""
+        for uid in uids:
+            opt = self.table.entities.get(uid)
+            if opt is not None:
+                self.add_owned(opt, params)
 
     # -- values
     def forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame, vague: bool = False) -> Value:

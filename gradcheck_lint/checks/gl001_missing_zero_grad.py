@@ -102,7 +102,7 @@ for x in torch.randn(8, 4).split(2):
                 continue  # undone by restoring the weights, or a benchmark's repeated steps: it trains nothing
             opt = step.optimizer
             holders = model.optimizer_holders(opt)
-            stale = leftover = None
+            stale = leftover = stale_holder = None
             unconditional = not any(stack for stack in step.if_stacks)
             for state in step.states():
                 held = state.held(holders)
@@ -110,7 +110,7 @@ for x in torch.randn(8, 4).split(2):
                     stale_here = (opt.uid in contribution.consumers
                                   or model.stale_within_same_model(holder, contribution, held, holders))
                     if stale_here:
-                        stale = contribution
+                        stale, stale_holder = contribution, holder
                         break
                     if leftover is None and unconditional and self._unintended_accumulation(model, state, contribution, step):
                         leftover = contribution
@@ -132,6 +132,9 @@ for x in torch.randn(8, 4).split(2):
                 continue
             backward = model.backwards[stale.backward]
             wrong = self._wrong_clear(model, step, holders)
+            partial = None
+            if wrong is None and stale_holder is not None:
+                partial = self._partial_clear(model, step, holders, stale_holder)
             may = model.assumed_repeated(step)
             # applied first by the step of another optimizer over some of the same parameters (InfoGAN's
             # `q_optimizer` over D's and G's), not by this one's: not for another part of the model
@@ -146,6 +149,9 @@ for x in torch.randn(8, 4).split(2):
                 model.optimizer_text(step),
                 wrong_clear=wrong.call_text if wrong else None,
                 wrong_clear_line=model.line(wrong.node) if wrong else None,
+                partial_clear=partial[0].call_text if partial else None,
+                partial_clear_line=model.line(partial[0].node) if partial else None,
+                uncleared=partial[1] if partial else None,
                 owned=model.owned_names(opt),
                 decayed=stale.decayed,
                 may=may,
@@ -222,6 +228,21 @@ for x in torch.randn(8, 4).split(2):
                     return None  # `N = 4` at module level, never rebound: N is not 1 in this file
                 found = found or (clear, *gate)
         return found
+
+    @staticmethod
+    def _partial_clear(model: TrainingModel, step, holders, stale_holder):
+        """A clear in the same loop that covers some of the stepping optimizer's parameters but not those whose
+        gradients went stale (`model.zero_grad()` for an optimizer also given a loss module's weights), and the
+        names of those it leaves."""
+        for clear in sorted(model.clears.values(), key=lambda c: model.order(c.node)):
+            if clear.everything or not clear.holders or not model.in_same_loop(clear.loop_stacks, step.loop_stacks):
+                continue
+            covered = [h for h in holders if not h.pseudo and any(c.overlaps(h) for c in clear.holders)]
+            left = sorted({model.table.holder_name(h) for h in holders
+                           if not h.pseudo and h.overlaps(stale_holder) and not any(c.overlaps(h) for c in clear.holders)})
+            if covered and left:
+                return clear, ", ".join(f"`{n}`" for n in left)
+        return None
 
     @staticmethod
     def _wrong_clear(model: TrainingModel, step, holders):

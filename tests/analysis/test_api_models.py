@@ -20,7 +20,7 @@ from support import ROOT
 FRAMEWORK_FILES = {
     "torch.toml", "torch_amp.toml", "torch_distributed.toml", "accelerate.toml", "lightning.toml", "fabric.toml",
     "deepspeed.toml", "apex.toml", "torch_xla.toml", "timm.toml", "mmengine.toml", "transformers.toml", "python.toml",
-    "diffusers.toml", "yolo.toml", "horovod.toml", "transformer_lens.toml",
+    "diffusers.toml", "yolo.toml", "horovod.toml", "transformer_lens.toml", "hydra.toml",
 }
 FOREIGN_FILE = "other_frameworks.toml"  # no rows: the packages of other deep-learning frameworks
 
@@ -92,6 +92,7 @@ def test_every_builtin_model_file_parses_and_covers_its_framework() -> None:
         ("diffusers.training_utils.EMAModel", "construct"),
         ("utils.loss.ComputeLossOTA", "construct"),
         ("horovod.torch.allreduce", "tensor"),
+        ("hydra.utils.instantiate", "construct"),
     ],
 )
 def test_qualified_names_resolve_to_their_rows(qualified: str, effect: str) -> None:

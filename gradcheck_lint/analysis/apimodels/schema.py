@@ -24,13 +24,22 @@ KINDS = ("model", "optimizer", "scheduler", "tool", "tensor", "loss")
 
 # Effect -> {field: "ref" (an argument reference) | "str" | "bool" | "int"}. `when` (a ref) is allowed on
 # every effect: the effect happens when that argument is true (a literal False turns it off, any other
-# expression is read as a branch condition), and always when the argument is not given.
+# expression is read as a branch condition), and always when the argument is not given. `given` (a ref),
+# also on every effect: the effect happens only when that argument is passed; a call's row none of whose
+# effects happen is as no row (`hydra.utils.instantiate(cfg, params=ps)` builds an optimizer of `ps`, and
+# `instantiate(cfg)` anything at all: it stays a call the analysis cannot read).
 EFFECTS: dict[str, dict[str, str]] = {
     # a new object: `type` names its API type; an optimizer owns `params`; a wrapper holds `model`'s
     # parameters; `window` is the accumulation window its backward divides by and its gates count;
-    # `fresh`: new parameters with no gradient yet; `tuple`: the call returns (this object, its optimizer, ...)
+    # `fresh`: new parameters with no gradient yet; `tuple`: the call returns (this object, its optimizer, ...);
+    # `configured`: the class is chosen by a configuration the analysis does not read (hydra's `instantiate`):
+    # the object is taken for a `type`, and what its methods do rests on that (`Assumption.CLASS`)
     "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str",
-                  "in_place": "bool"},  # in_place: the `model` argument becomes the new object (FSDP2's `fully_shard(m)`)
+                  "in_place": "bool",  # in_place: the `model` argument becomes the new object (FSDP2's `fully_shard(m)`)
+                  "configured": "bool"},
+    # an optimizer updates `params` too from now on (`opt.add_param_group({"params": [p]})`); `key`: the item of a
+    # parameter group (a dict) that holds them, when one is given
+    "add_params": {"optimizer": "ref", "params": "ref", "key": "str"},
     # the call returns an argument (`.to()`, DDP(model)); `data_parallel`: a model returned may be wrapped for
     # data parallelism when launched on several processes (`accelerator.prepare`, `fabric.setup`), and the
     # framework's way to switch its gradient sync off, for messages (`{owner}` and `{model}` are filled in);
@@ -123,6 +132,7 @@ class Effect:
     refs: tuple[tuple[str, ArgRef], ...] = ()
     values: tuple[tuple[str, object], ...] = ()
     when: ArgRef | None = None
+    given: ArgRef | None = None  # the effect happens only when this argument is passed
 
     def ref(self, name: str) -> ArgRef | None:
         for key, ref in self.refs:
@@ -410,23 +420,26 @@ def _effect(item: Any, where: str) -> Effect:
         raise ModelError(f"{where}: unknown effect {kind!r}; effects: {', '.join(EFFECTS)}")
     refs: list[tuple[str, ArgRef]] = []
     values: list[tuple[str, object]] = []
-    when = None
+    when = given = None
     for key, value in table.items():
         if key == "effect":
             continue
         if key == "when":
             when = ArgRef.parse(_as(value, str, f"{where} when"), f"{where} when")
             continue
+        if key == "given":
+            given = ArgRef.parse(_as(value, str, f"{where} given"), f"{where} given")
+            continue
         expected = fields.get(key)
         if expected is None:
-            raise ModelError(f"{where}: effect {kind!r} has no field {key!r}; fields: {', '.join(['when', *fields])}")
+            raise ModelError(f"{where}: effect {kind!r} has no field {key!r}; fields: {', '.join(['when', 'given', *fields])}")
         if expected == "ref":
             refs.append((key, ArgRef.parse(_as(value, str, f"{where} {key}"), f"{where} {key}")))
         elif expected == "bool":
             values.append((key, _as(value, bool, f"{where} {key}")))
         else:
             values.append((key, _as(value, str, f"{where} {key}")))
-    effect = Effect(kind, tuple(refs), tuple(values), when)
+    effect = Effect(kind, tuple(refs), tuple(values), when, given)
     if kind == "backward" and effect.value("scales", "none") not in _SCALES:
         raise ModelError(f"{where}: scales must be one of {', '.join(_SCALES)}")
     if kind == "construct" and not effect.value("type"):
