@@ -37,12 +37,11 @@ def test_jobs_and_cache_give_the_fixtures_report_unchanged(tmp_path: Path) -> No
     settings = Settings.default(root=str(FIXTURES))
     serial, files = check_paths([str(FIXTURES)], settings)
     assert files > 100 and serial
+    # the pool and a cold cache in one run (each was a full analysis of the fixtures of its own: 30 s of CPU)
     stats = RunStats()
-    pooled, _ = check_paths([str(FIXTURES)], settings, jobs=2, stats=stats)
-    assert stats.workers == 2 and pooled == serial
     cache = ResultCache(str(tmp_path / "cache"))
-    cold, _ = check_paths([str(FIXTURES)], settings, jobs=2, cache=cache)
-    assert cold == serial and cache.hits == 0 and cache.writes == files
+    cold, _ = check_paths([str(FIXTURES)], settings, jobs=2, cache=cache, stats=stats)
+    assert stats.workers == 2 and cold == serial and cache.hits == 0 and cache.writes == files
     warm_stats = RunStats()
     warm_cache = ResultCache(str(tmp_path / "cache"))
     warm, _ = check_paths([str(FIXTURES)], settings, jobs=2, cache=warm_cache, stats=warm_stats)
@@ -230,9 +229,10 @@ def test_jobs_option_is_validated() -> None:
 def test_results_do_not_depend_on_the_hash_seed() -> None:
     """Rules pick their witness (which backward a message names) among path states held in sets;
     the choice must not follow set iteration order, or a cached result would differ from a fresh one."""
+    # two seeds: set iteration order of strings differs between any two (a third run was 15 s of CPU more)
     outputs = {
         seed: gradlint("--no-cache", "--format", "json", str(FIXTURES), env={"PYTHONHASHSEED": seed}).stdout
-        for seed in ("1", "2", "3")
+        for seed in ("1", "2")
     }
     assert json.loads(outputs["1"]) and len(set(outputs.values())) == 1
 
