@@ -222,7 +222,10 @@ class Expressions:
                         right = replace(right, divisors=cancelled, divided_twice=right.divided_twice - {code(other_node)})
         result = union_as_tensor([left, right])
         if op is ast.Add and (left.params or right.params):  # list(a.parameters()) + [...]
-            result = replace(result, params=left.params | right.params, opaque=left.opaque or right.opaque)
+            # a list of parameters and a list naming one a module registered (`+ [mtl_loss.log_sigma]`, a
+            # path of that module): the concatenation holds both, as the constructor's groups would
+            result = replace(result, params=left.params | right.params, opaque=left.opaque or right.opaque,
+                             modules=left.modules | right.modules)
         if op is ast.Div or op is ast.FloorDiv:
             if not right.reach:
                 result = result.with_divisor(code(expr.right))

@@ -57,6 +57,8 @@ ADDS = {
     "add_param_group_keyword": 'optimizer = torch.optim.Adam(model.parameters())\n'
                                'optimizer.add_param_group(param_group={"params": mtl.parameters()})\n',
     "constructor_group": 'optimizer = torch.optim.Adam([{"params": model.parameters()}, {"params": [mtl.log_sigma]}])\n',
+    # two lists of parameters joined: the module path of the second survives the `+`
+    "constructor_concatenated": 'optimizer = torch.optim.Adam(list(model.parameters()) + [mtl.log_sigma])\n',
 }
 
 
