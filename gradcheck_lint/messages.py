@@ -120,8 +120,10 @@ def unweighted_sample_window(backward: str, loss: str, step: str, step_line: int
                              counter: str, unit: str) -> tuple[str, str]:
     total = f"`{window}`" if window else "the window's size"
     msg = (f"`{backward}` accumulates micro-batches into one `{step}`{_at(step_line)} until `{counter}` (counted by "
-           f"`{unit}` per micro-batch) reaches {total}, but `{loss}` is not weighted by its micro-batch's share of them: "
-           f"the step applies the sum of the micro-batch gradients, as many times the mean as there were micro-batches.")
+           f"`{unit}` per micro-batch) reaches {total}, but `{loss}` is not weighted by its micro-batch's share "
+           f"of them: "
+           f"the step applies the sum of the micro-batch gradients, as many times the mean as there were "
+           f"micro-batches.")
     help_ = (f"weight each micro-batch's loss by its share of the window before backward: "
              f"`({operand(loss)} * {operand(unit)} / {operand(window or 'N')}).backward()`.")
     return msg, help_

@@ -10,10 +10,15 @@ from dataclasses import replace
 
 from . import names as N
 from . import param_groups
-from .conditions import (
+from .conditions import Condition
+from .conventions import convention
+from .flow import Flow, Frame, Outcome
+from .parts import CountersHost
+from .syntax import arguments, code, int_value, is_int, keyword_value
+from .values import EMPTY, Counter, Holder, Value, join
+from .window_arithmetic import (
     FIRST,
     NEXT_PHASE,
-    Condition,
     fires_on_most,
     first_window,
     first_window_size,
@@ -21,11 +26,6 @@ from .conditions import (
     phase_truth,
     truth_at_zero,
 )
-from .conventions import convention
-from .flow import Flow, Frame, Outcome
-from .parts import CountersHost
-from .syntax import arguments, code, int_value, is_int, keyword_value
-from .values import EMPTY, Counter, Holder, Value, join
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")

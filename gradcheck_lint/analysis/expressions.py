@@ -219,7 +219,8 @@ class Expressions:
                     if this is left:
                         left = replace(left, divisors=cancelled, divided_twice=left.divided_twice - {code(other_node)})
                     else:
-                        right = replace(right, divisors=cancelled, divided_twice=right.divided_twice - {code(other_node)})
+                        right = replace(right, divisors=cancelled,
+                                        divided_twice=right.divided_twice - {code(other_node)})
         result = union_as_tensor([left, right])
         if op is ast.Add and (left.params or right.params):  # list(a.parameters()) + [...]
             # a list of parameters and a list naming one a module registered (`+ [mtl_loss.log_sigma]`, a

@@ -7,10 +7,10 @@ from __future__ import annotations
 import ast
 
 from . import pathcond
-from .conditions import grad_existence_test
 from .flow import Flow, Frame
 from .parts import FixedTestsHost
 from .walk import iter_tree
+from .window_arithmetic import grad_existence_test
 
 
 class FixedTests:

@@ -104,7 +104,7 @@ class PathState:
     discards: frozenset[Discard] = frozenset()
     assumptions: frozenset[Assumption] = frozenset()
     frozen: frozenset[Holder] = frozenset()
-    # (counter, window) -> phases the counter may be at: see conditions.ALL_PHASES
+    # (counter, window) -> phases the counter may be at: see window_arithmetic.ALL_PHASES
     phases: frozenset[tuple[str, str, frozenset[str]]] = frozenset()
     # (optimizer uid, "scaled" | "unscaled" | "clipped", ordinal of the call): what AMP and clipping did
     # to its gradients since its last step; see amp.py. Two pseudo uids mark other facts of a path:

@@ -27,7 +27,7 @@ from .apimodels import Catalogue, ModelFile, catalogue_for
 from .boolparts import BoolParts
 from .callables import Callables
 from .calls import Calls
-from .conditions import ALL_PHASES, Condition, analyse_test, unit_truth, unit_window
+from .conditions import Condition, analyse_test
 from .counters import Counters
 from .definitions import ClassInfo, Definitions
 from .effects import Effects
@@ -76,6 +76,7 @@ from .syntax import (
 )
 from .values import EMPTY, EntityTable, Holder, Kind, Value
 from .walk import iter_tree, parents
+from .window_arithmetic import ALL_PHASES, unit_truth, unit_window
 from .worlds import Worlds
 
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))  # try/except* from Python 3.11
@@ -288,7 +289,8 @@ class Interpreter:
             if isinstance(test, ast.Name) and test.id in self.cond_aliases:
                 # `sync = (i + 1) % N == 0` ... `if sync:`: read the test through the name
                 alias, test = test.id, self.cond_aliases[test.id]
-            cond = analyse_test(id(statement), statement, test, alias, self.prescan.sample_counters)  # type: ignore[arg-type]
+            cond = analyse_test(id(statement), statement, test, alias,  # type: ignore[arg-type]
+                                self.prescan.sample_counters)
             self._note_reset(cond, test)
             if alias is not None:  # `bad = not isfinite(loss)` ... `if bad:`: the name's truth is the atom
                 lit = pathcond.Literal(pathcond.Atom(pathcond.TRUTHY, alias), True)

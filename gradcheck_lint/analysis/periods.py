@@ -51,8 +51,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
-from .conditions import concrete
 from .gradstate import PathState
+from .window_arithmetic import concrete
 
 PREFIX = "@start:"
 AT, PAST = frozenset({"at"}), frozenset({"past"})

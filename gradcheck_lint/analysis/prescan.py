@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 
 from . import names as N
 from .apimodels import Catalogue
-from .conditions import analyse_test, modulo_atoms
+from .conditions import analyse_test
 from .relations import relation
 from .syntax import FUNCTIONS, TESTS, arguments, code
 from .walk import children
+from .window_arithmetic import modulo_atoms
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _LEAVING = frozenset({ast.Continue, ast.Break, ast.Return, ast.Raise})
@@ -350,21 +351,20 @@ def _counts_more_than_one(amount: ast.expr) -> bool:
     """An increment that counts what a micro-batch holds (`x.size(0)`, `len(batch)`, `inputs.shape[0]`,
     `curr_batch_size`), not the micro-batch itself: a count of samples or tokens. Only the count itself,
     never a product (`loss.item() * x.size(0)` is a running sum, not a counter)."""
-    kind = type(amount)
-    if kind is ast.Call:
-        func = amount.func  # type: ignore[attr-defined]
-        return (type(func) is ast.Name and func.id == "len") or (type(func) is ast.Attribute and func.attr in ("size", "numel"))
-    if kind is ast.Subscript:
-        value = amount.value  # type: ignore[attr-defined]
-        return type(value) is ast.Attribute and value.attr == "shape"
-    if kind is ast.Name or kind is ast.Attribute:
-        name = amount.id if kind is ast.Name else amount.attr  # type: ignore[attr-defined]
-        return bool(_SAMPLE_COUNT.fullmatch(name))
+    if isinstance(amount, ast.Call):
+        func = amount.func
+        return ((isinstance(func, ast.Name) and func.id == "len")
+                or (isinstance(func, ast.Attribute) and func.attr in ("size", "numel")))
+    if isinstance(amount, ast.Subscript):
+        return isinstance(amount.value, ast.Attribute) and amount.value.attr == "shape"
+    if isinstance(amount, (ast.Name, ast.Attribute)):
+        return bool(_SAMPLE_COUNT.fullmatch(amount.id if isinstance(amount, ast.Name) else amount.attr))
     return False
 
 
 # the last name of a count of what a micro-batch holds: `batch_size`, `curr_batch_size`, `bs`, `n_tokens`, `num_samples`
-_SAMPLE_COUNT = re.compile(r"(?:\w*_)?(?:(?:batch|sample|token|example)s?_?(?:size|count|num|len)?|bs|(?:n|num)_?(?:samples|tokens|examples|items))", re.IGNORECASE)
+_SAMPLE_COUNT = re.compile(r"(?:\w*_)?(?:(?:batch|sample|token|example)s?_?(?:size|count|num|len)?|bs"
+                           r"|(?:n|num)_?(?:samples|tokens|examples|items))", re.IGNORECASE)
 
 
 def _refuses_distributed_accumulation(node: ast.If) -> bool:

@@ -19,10 +19,10 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .conditions import concrete, modulo_operations
 from .names import dotted
 from .syntax import code
 from .values import Value
+from .window_arithmetic import concrete, modulo_operations
 
 _SIZES = range(2, 9)
 

@@ -6,9 +6,9 @@ from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
-from ..analysis.conditions import remainder_gate
 from ..analysis.events import Step
 from ..analysis.provenance import Assumption, assumed
+from ..analysis.window_arithmetic import remainder_gate
 from ..fixplan import SAFE, UNSAFE, FixPlan, InsertAfter, after_step, alone_on_line, following, is_reference, source
 from ..registry import Finding, Invalid, Rule, register
 

@@ -48,7 +48,8 @@ def _given_gradient(backward: Backward) -> list[ast.expr]:
         given = call.args[1:2] + [k.value for k in call.keywords if k.arg == "grad_tensors"]
     else:
         return []  # `accelerator.backward(loss)`: the argument is the loss
-    return [g for g in given if not re.search(r"\bones(?:_like)?\(", code(g)) and not (isinstance(g, ast.Constant) and g.value is None)]
+    return [g for g in given
+            if not re.search(r"\bones(?:_like)?\(", code(g)) and not (isinstance(g, ast.Constant) and g.value is None)]
 
 
 def _seeded_by_the_loss(backward: Backward, given: list[ast.expr]) -> bool:
@@ -294,7 +295,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     if rest & _counts_the_step_waits_for(model, step):
                         continue  # `loss / self.batchsize` with the step under `if self.n_backward == self.batchsize:`
                     unit = gate.unit if isinstance(gate, Condition) else None
-                    if unit is not None and divides_by_window(backward.loss.shares, window, counters, backward.loss.shares):
+                    shares = backward.loss.shares
+                    if unit is not None and divides_by_window(shares, window, counters, shares):
                         continue  # weighted by its share of a window counted in samples (`loss * (n / total)`)
                     reported.add(c.backward)
                     if unit is not None:  # `if seen >= optim_batch_size:` with `seen += x.size(0)`

@@ -7,13 +7,14 @@ from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
-from ..analysis.conditions import Condition, code, modulo_operations
+from ..analysis.conditions import Condition, code
 from ..analysis.events import Step
 from ..analysis.gradstate import PathState
 from ..analysis.names import dotted
 from ..analysis.provenance import Assumption, assumed
 from ..analysis.syntax import is_int, starts_with_paren
 from ..analysis.values import Holder
+from ..analysis.window_arithmetic import modulo_operations
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, scope_of, source
 from ..registry import Finding, Invalid, Rule, register
 

@@ -1,0 +1,460 @@
+"""Window arithmetic over branch tests: a test of a micro-batch counter evaluated on concrete counter
+values (the first micro-batch, the first window's size, how often it fires), three-valued where the
+window size is unknown, and the phase of a counter within its window (first, middle, last micro-batch)
+that path states carry to keep a clear's test and a step's test correlated."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Sequence
+
+from .names import dotted
+from .syntax import code, is_int
+from .walk import walk
+
+__all__ = ["ALL_PHASES", "FIRST", "LAST", "MID", "NEXT_PHASE", "concrete", "counter_names", "fires_on_most", "first_window",
+           "first_window_size", "grad_existence_test", "kleene", "modulo_atoms", "modulo_operations", "phase_truth",
+           "remainder_gate", "truth_at_zero", "unit_truth", "unit_window"]
+
+
+def _is_mod(node: ast.AST) -> bool:
+    return type(node) is ast.BinOp and type(node.op) is ast.Mod
+
+
+def kleene(values: Sequence[ast.expr], is_and: bool, truth: Callable[[ast.expr], bool | None]) -> bool | None:
+    """Three-valued `and` / `or` of the operands' truths (None: unknown)."""
+    unknown = False
+    for operand in values:
+        v = truth(operand)
+        if v is None:
+            unknown = True
+        elif v is not is_and:  # False in an `and`, True in an `or` decides
+            return v
+    return None if unknown else is_and
+
+
+def counter_names(expr: ast.expr) -> list[str]:
+    if isinstance(expr, (ast.Name, ast.Attribute)):
+        d = dotted(expr)
+        return [d] if d else []
+    if type(expr) is ast.BinOp and isinstance(expr.op, (ast.Add, ast.Sub)):
+        return counter_names(expr.left)
+    return []
+
+
+
+# -- three-valued evaluation of a test on the first micro-batch ------------------------------
+
+_U = None  # unknown
+
+
+def truth_at_zero(test: ast.expr, counter: str) -> bool | None:
+    """Evaluate `test` with `counter == 0` and every modulus an unknown N >= 2."""
+    v = _eval(test, counter)
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, tuple):  # a residue used as a truth value
+        return v[1] != 0 if v[0] == "res" and v[1] is not None else None
+    return None
+
+
+def _eval(expr: ast.expr, counter: str):
+    kind = type(expr)
+    if kind is ast.UnaryOp and type(expr.op) is ast.Not:
+        v = _eval(expr.operand, counter)
+        if isinstance(v, tuple) and v[0] == "res":
+            return None if v[1] is None else v[1] == 0
+        return (not v) if isinstance(v, bool) else _U
+    if kind is ast.BoolOp:
+        return kleene(expr.values, type(expr.op) is ast.And, lambda e: _as_bool(_eval(e, counter)))
+    if kind in (ast.Name, ast.Attribute) and dotted(expr) == counter:
+        return ("int", 0)
+    if is_int(expr):
+        return ("int", expr.value)
+    if kind is ast.BinOp:
+        left = _eval(expr.left, counter)
+        right = _eval(expr.right, counter)
+        op = type(expr.op)
+        if op is ast.Mod:
+            if isinstance(left, tuple) and left[0] == "int" and left[1] is not None:
+                if isinstance(right, tuple) and right[0] == "int" and right[1]:
+                    return ("res", left[1] % right[1])
+                # unknown modulus N >= 2: 0 % N == 0, 1 % N == 1
+                return ("res", left[1] if 0 <= left[1] <= 1 else None)
+            return _U
+        if op in (ast.Add, ast.Sub):
+            if isinstance(left, tuple) and isinstance(right, tuple) and left[1] is not None and right[1] is not None and left[0] == right[0] == "int":
+                return ("int", left[1] + right[1] if op is ast.Add else left[1] - right[1])
+            # N - 1 with N >= 2 is at least 1
+            if op is ast.Sub and isinstance(right, tuple) and right == ("int", 1) and left is _U:
+                return ("atleast", 1)
+            return _U
+        return _U
+    if kind is ast.Compare and len(expr.ops) == 1:
+        op = type(expr.ops[0])
+        left = _eval(expr.left, counter)
+        right = _eval(expr.comparators[0], counter)
+        lv = _num(left)
+        rv = _num(right)
+        if op in (ast.Eq, ast.NotEq):
+            eq: bool | None = None
+            if lv is not None and rv is not None:
+                eq = lv == rv
+            elif lv is not None and isinstance(right, tuple) and right[0] == "atleast" and lv < right[1]:
+                eq = False
+            elif rv is not None and isinstance(left, tuple) and left[0] == "atleast" and rv < left[1]:
+                eq = False
+            if eq is None:
+                return _U
+            return eq if op is ast.Eq else not eq
+        if lv is not None and rv is not None:
+            if op is ast.Gt:
+                return lv > rv
+            if op is ast.GtE:
+                return lv >= rv
+            if op is ast.Lt:
+                return lv < rv
+            if op is ast.LtE:
+                return lv <= rv
+        if isinstance(left, tuple) and left == ("int", 0) and op is ast.Gt:
+            return False  # counter > anything non-negative, at zero
+        return _U
+    return _U
+
+
+def first_window(test: ast.expr, counter: str, first: int) -> bool | None:
+    """Does the step test accumulate a first window of exactly N micro-batches?
+
+    `first` is the counter's value on the first micro-batch (0 for `enumerate(loader)`, 1 for
+    `enumerate(loader, 1)` or a counter incremented before the test). Every name that is the right
+    operand of `%`, or is compared with the counter, stands for the window size N; the test is run for
+    N = 2..8 and counter values first, first + 1, ... True: the first window is N for every N; False:
+    for none; None: it depends on N, on other names, or the test is not understood.
+    """
+    results = set()
+    for n in range(2, 9):
+        size = first_window_size(test, counter, first, n)
+        if size is None:
+            return None
+        results.add(size == n)
+    return results.pop() if len(results) == 1 else None
+
+
+def first_window_size(test: ast.expr, counter: str, first: int, n: int) -> int | None:
+    """How many micro-batches the first window holds when the window size is `n` (None: unknown)."""
+    moduli = {dotted(m.right) for m in modulo_operations(test)} | _compared_names(test, counter)
+    env = {name: n for name in moduli if name is not None}
+    for k in range(first, first + 3 * n):
+        env[counter] = k
+        v = _concrete(test, env)
+        if v is None:
+            return None
+        if v:
+            return k - first + 1
+    return 3 * n + 1  # not within three windows: longer than any
+
+
+def fires_on_most(test: ast.expr, counter: str, first: int) -> bool:
+    """Is the test true on all but one of every N micro-batches, for every window size N? (A step in
+    the `else` of `if i % N == 0:` then runs N - 1 times per window.)"""
+    moduli = {dotted(m.right) for m in modulo_operations(test)} | _compared_names(test, counter)
+    for n in range(2, 9):
+        env = {name: n for name in moduli if name is not None}
+        trues = 0
+        for k in range(first, first + n):
+            env[counter] = k
+            v = _concrete(test, env)
+            if v is None:
+                return False
+            trues += bool(v)
+        if trues != n - 1:
+            return False
+    return True
+
+
+def modulo_operations(node: ast.AST) -> list[ast.BinOp]:
+    """Every `x % y` under `node`, in source order."""
+    out: list[ast.BinOp] = []
+
+    class _V:
+        def visit_BinOp(self, n: ast.BinOp) -> None:
+            if type(n.op) is ast.Mod:
+                out.append(n)
+
+    walk(node, _V())
+    return out
+
+
+def _compared_names(test: ast.expr, counter: str) -> set[str]:
+    """Names compared with the counter itself (`count == accum`, `step >= n_acc`)."""
+    out: set[str] = set()
+
+    class _V:
+        def visit_Compare(self, n: ast.Compare) -> None:
+            sides = [n.left, *n.comparators]
+            if any(dotted(x) == counter for x in sides):
+                out.update(d for x in sides if (d := dotted(x)) is not None and d != counter)
+
+    walk(test, _V())
+    return out
+
+
+_ARITHMETIC: dict[type, Callable[[int, int], int | None]] = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Mod: lambda a, b: a % b if b else None,
+    ast.FloorDiv: lambda a, b: a // b if b else None,
+}
+_COMPARE: dict[type, Callable[[int, int], bool]] = {
+    ast.Eq: lambda a, b: a == b,
+    ast.NotEq: lambda a, b: a != b,
+    ast.Lt: lambda a, b: a < b,
+    ast.LtE: lambda a, b: a <= b,
+    ast.Gt: lambda a, b: a > b,
+    ast.GtE: lambda a, b: a >= b,
+}
+
+
+def _concrete(expr: ast.expr, env: dict[str, int]) -> int | bool | None:
+    """Evaluate an integer/boolean test with the names of `env`; None when anything else is needed."""
+    kind = type(expr)
+    if is_int(expr):
+        return expr.value
+    if kind in (ast.Name, ast.Attribute):
+        name = dotted(expr)
+        return env.get(name) if name is not None else None
+    if kind is ast.UnaryOp:
+        v = _concrete(expr.operand, env)
+        if v is None:
+            return None
+        if type(expr.op) is ast.Not:
+            return not v
+        if type(expr.op) is ast.USub:
+            return -int(v)
+        return None
+    if kind is ast.BoolOp:
+        is_and = type(expr.op) is ast.And
+        values = expr.values
+        a = _concrete(values[0], env)
+        for operand in values[1:]:
+            if is_and and a is not None and not a:
+                return False
+            if not is_and and a:
+                return True
+            b = _concrete(operand, env)
+            a = None if a is None or b is None else bool(b)
+        return a if len(values) > 1 or a is None else bool(a)
+    if kind is ast.BinOp:
+        a, b = _concrete(expr.left, env), _concrete(expr.right, env)
+        fn = _ARITHMETIC.get(type(expr.op))
+        if a is None or b is None or fn is None:
+            return None
+        return fn(int(a), int(b))
+    if kind is ast.Compare:
+        left = _concrete(expr.left, env)
+        for op, comparator in zip(expr.ops, expr.comparators):
+            right = _concrete(comparator, env)
+            test = _COMPARE.get(type(op))
+            if left is None or right is None or test is None:
+                return None
+            if not test(left, right):
+                return False
+            left = right
+        return True
+    return None
+
+
+concrete = _concrete  # what `periods` evaluates a test of a counter with
+
+
+def _num(v) -> int | None:
+    if isinstance(v, tuple) and v[0] in ("int", "res") and v[1] is not None:
+        return v[1]
+    return None
+
+
+def _as_bool(v) -> bool | None:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, tuple) and v[0] in ("int", "res") and v[1] is not None:
+        return v[1] != 0
+    return None
+
+
+def grad_existence_test(test: ast.expr) -> bool | None:
+    """Return the assumed truth of `p.grad is not None` style tests (grads exist), else None."""
+    kind = type(test)
+    if kind is ast.BoolOp and type(test.op) is ast.And:
+        return kleene(test.values, True, grad_existence_test)
+    if kind is ast.Compare and len(test.ops) == 1:
+        left = test.left
+        op = type(test.ops[0])
+        right = test.comparators[0]
+        if type(left) is ast.Attribute and left.attr == "grad" and type(right) is ast.Constant and right.value is None:
+            if op is ast.IsNot:
+                return True
+            if op is ast.Is:
+                return False
+    if kind is ast.Attribute and test.attr in ("requires_grad", "grad"):
+        return True
+    return None
+
+
+# -- counter phases --------------------------------------------------------------------------
+# A zero-based counter `i` checked against a window `N` is, on each micro-batch, at the first
+# position of a window (i % N == 0), at the last ((i + 1) % N == 0), or in between. Tracking that
+# phase per path keeps `if i % N == 0: zero_grad()` and `if (i + 1) % N == 0: step()` correlated.
+FIRST, MID, LAST = "first", "mid", "last"
+ALL_PHASES = frozenset({FIRST, MID, LAST})
+NEXT_PHASE = {FIRST: frozenset({MID, LAST}), MID: frozenset({MID, LAST}), LAST: frozenset({FIRST})}
+
+
+def modulo_atoms(test: ast.expr) -> list[tuple[str, str]]:
+    """(counter, modulus) pairs of `counter % N` comparisons the phase domain understands."""
+    out: list[tuple[str, str]] = []
+    for node in modulo_operations(test):
+        names = counter_names(node.left)
+        if names:
+            pair = (names[0], code(node.right))
+            if pair not in out:
+                out.append(pair)
+    return out
+
+
+def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: int = 0,
+                cycles: bool = False) -> bool | None:
+    """Truth of `test` when `counter` is at `phase` of windows of size `modulus` (None: unknown); the
+    windows start at the counter's first value `start` (0 for `enumerate(loader)`, 1 for `enumerate(loader, 1)`).
+    A counter that `cycles` restarts at `start` every `modulus` values (`cycle(range(1, N + 1))`): its own
+    value tells the phase (`k == 1` first, `k == N` last)."""
+    kind = type(test)
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        v = phase_truth(test.operand, counter, modulus, phase, start, cycles)
+        return None if v is None else not v
+    if kind is ast.BoolOp:
+        return kleene(test.values, type(test.op) is ast.And,
+                       lambda e: phase_truth(e, counter, modulus, phase, start, cycles))
+    if cycles and kind is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in (ast.Eq, ast.NotEq):
+        at = _cycle_phase(test, counter, modulus, start)
+        if at is not None:
+            return (phase == at) == (type(test.ops[0]) is ast.Eq)
+    residue = _residue_phase(test, counter, modulus, start)
+    if residue is not None:  # bare `i % N` used as a truth value: true unless at the first position
+        return phase != residue if residue == FIRST else None
+    if kind is ast.Compare and len(test.ops) == 1:
+        left, right = test.left, test.comparators[0]
+        target = _residue_phase(left, counter, modulus, start)
+        other = right
+        if target is None:
+            target = _residue_phase(right, counter, modulus, start)
+            other = left
+        if target is None:
+            return None
+        at = _phase_of_value(target, other, modulus)
+        if at is None:
+            return None
+        op = type(test.ops[0])
+        if op is ast.Eq:
+            return phase == at
+        if op is ast.NotEq:
+            return phase != at
+    return None
+
+
+def _cycle_phase(test: ast.Compare, counter: str, modulus: str, start: int) -> str | None:
+    """The phase at which a cycling counter equals the other side of `test`: its first value (`start`) is the
+    first position, `start + N - 1` (`N` from 1, `N - 1` from 0) the last; None: another value or side."""
+    left, right = test.left, test.comparators[0]
+    if dotted(right) == counter:
+        left, right = right, left
+    if dotted(left) != counter:
+        return None
+    if is_int(right, start):
+        return FIRST
+    last = modulus if start == 1 else f"{modulus} - 1" if start == 0 else None
+    if last is not None and code(right).replace(" ", "") == last.replace(" ", ""):
+        return LAST
+    return None
+
+
+def _residue_phase(expr: ast.expr, counter: str, modulus: str, start: int = 0) -> str | None:
+    """For `(counter + a) % N`, the phase at which it is zero, phases counted from the counter's first
+    value `start`: a + start = 0 -> first, a + start = 1 -> last (`i % N` from 0, `(i - 1) % N` from 1: first)."""
+    if not _is_mod(expr):
+        return None
+    if code(expr.right) != modulus:
+        return None
+    left = expr.left
+    if isinstance(left, (ast.Name, ast.Attribute)) and dotted(left) == counter:
+        shift = 0
+    elif type(left) is ast.BinOp and type(left.op) in (ast.Add, ast.Sub) and dotted(left.left) == counter and is_int(left.right):
+        shift = left.right.value if type(left.op) is ast.Add else -left.right.value
+    else:
+        return None
+    return {0: FIRST, 1: LAST}.get(shift + start)
+
+
+def _phase_of_value(zero_phase: str, value: ast.expr, modulus: str) -> str | None:
+    """Phase at which `(counter + a) % N == value` holds, given the phase where the residue is 0."""
+    if is_int(value, 0):
+        return zero_phase
+    if zero_phase == FIRST and code(value).replace(" ", "") == f"{modulus}-1".replace(" ", ""):
+        return LAST
+    if zero_phase == LAST and is_int(value, 1):
+        return FIRST  # `i % N == 1` counting from 1, `(i + 1) % N == 1` from 0 (N >= 2: never for N = 1)
+    return None
+
+
+def remainder_gate(test: ast.expr) -> tuple[str, str] | None:
+    """`x % N == r` with a literal r >= 1 and an N that is not a literal: (the test, N). With N = 1 the
+    remainder is always 0, so the test is never true."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return None
+    for mod, rest in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        if _is_mod(mod) and not is_int(mod.right) and is_int(rest) and rest.value >= 1:
+            return code(test), code(mod.right)
+    return None
+
+
+# `W > 1` is false, `W == 1` true...: the arm of a test of a window size `W` where it is 1, by operator
+# (the window on the left; a window of 0 or less would divide by zero, so it is taken to be 1).
+_UNIT_ARM = {ast.Gt: (1, False), ast.GtE: (2, False), ast.NotEq: (1, False), ast.Eq: (1, True), ast.LtE: (1, True), ast.Lt: (2, True)}
+_MIRRORED = {ast.Gt: ast.Lt, ast.GtE: ast.LtE, ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
+
+
+def unit_window(test: ast.expr) -> tuple[str, bool] | None:
+    """A test of a window size against 1 (`if config.ACCUMULATION_STEPS > 1:`): (the size's text, the
+    truth of the test in the arm where the size is 1), else None."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    op, left, right = type(test.ops[0]), test.left, test.comparators[0]
+    if is_int(left) and not is_int(right):
+        op, left, right = _MIRRORED.get(op), right, left  # type: ignore[assignment]
+    arm = _UNIT_ARM.get(op)
+    if arm is None or not is_int(right) or right.value != arm[0] or dotted(left) is None:
+        return None
+    return code(left), arm[1]
+
+
+def unit_truth(test: ast.expr, window: str) -> bool | None:
+    """The truth of `test` when the window size `window` is 1: every `x % window` is 0 (None: unknown)."""
+    kind = type(test)
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        v = unit_truth(test.operand, window)
+        return None if v is None else not v
+    if kind is ast.BoolOp:
+        return kleene(test.values, type(test.op) is ast.And, lambda e: unit_truth(e, window))
+    if _is_mod(test) and code(test.right) == window:
+        return False  # `if i % N:`
+    if kind is ast.Compare and len(test.ops) == 1:
+        sides = (test.left, test.comparators[0])
+        for mod, other, flipped in ((sides[0], sides[1], False), (sides[1], sides[0], True)):
+            if _is_mod(mod) and code(mod.right) == window and is_int(other):
+                a, b = (other.value, 0) if flipped else (0, other.value)
+                return _compare(type(test.ops[0]), a, b)
+    return None
+
+
+def _compare(op: type, a: int, b: int) -> bool | None:
+    return {ast.Eq: a == b, ast.NotEq: a != b, ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b}.get(op)
