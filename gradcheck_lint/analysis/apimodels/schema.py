@@ -28,8 +28,11 @@ KINDS = ("model", "optimizer", "scheduler", "tool", "tensor", "loss")
 EFFECTS: dict[str, dict[str, str]] = {
     # a new object: `type` names its API type; an optimizer owns `params`; a wrapper holds `model`'s
     # parameters; `window` is the accumulation window its backward divides by and its gates count;
-    # `fresh`: new parameters with no gradient yet; `tuple`: the call returns (this object, its optimizer, ...)
+    # `fresh`: new parameters with no gradient yet; `tuple`: the call returns (this object, its optimizer, ...);
+    # `children`: the submodules the new module holds by index or key (`nn.ModuleList([q1, q2])`: `0`, a list or
+    # dict whose items they are; `nn.Sequential(a, b)`: `args`, one per position)
     "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str",
+                  "children": "ref",
                   "in_place": "bool"},  # in_place: the `model` argument becomes the new object (FSDP2's `fully_shard(m)`)
     # the call returns an argument (`.to()`, DDP(model)); `data_parallel`: a model returned may be wrapped for
     # data parallelism when launched on several processes (`accelerator.prepare`, `fabric.setup`), and the
