@@ -218,3 +218,65 @@ def test_a_stale_backward_in_a_helper_of_another_file_is_reported_at_the_call_th
     report = analyse_text(AGENT, str(root / "agent.py"), Settings.default())
     assert [(d.code, d.line) for d in report.diagnostics] == [("GL009", 22)]
     assert "utils.py:3" in report.diagnostics[0].message
+
+
+CALLED_ONCE = """\
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Twin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.Q1 = nn.Linear(6, 1)
+        self.Q2 = nn.Linear(6, 1){extra}
+
+    def forward(self, s, a):
+        x = torch.cat([s, a], -1)
+        return {returns}
+
+
+class Agent:
+    def __init__(self):
+        self.policy = nn.Linear(4, 2)
+        self.critic = Twin()
+        self.policy_opt = torch.optim.Adam(self.policy.parameters())
+        self.q1_opt = torch.optim.Adam(self.critic.Q1.parameters())
+        self.q2_opt = torch.optim.Adam(self.critic.Q2.parameters())
+
+    def update(self, batches):
+        for s, target in batches:
+            q1, q2 = self.critic(s, torch.zeros(8, 2))
+            pq1, pq2 = self.critic(s, self.policy(s))
+            policy_loss = -torch.min(pq1, pq2).mean()
+            q1_loss = F.mse_loss(q1, target)
+            q2_loss = F.mse_loss(q2, target)
+            self.q1_opt.zero_grad()
+            q1_loss.backward()
+            self.q1_opt.step()
+            self.q2_opt.zero_grad()
+            q2_loss.backward()
+            self.q2_opt.step()
+            self.policy_opt.zero_grad()
+            policy_loss.backward()
+            self.policy_opt.step()
+"""
+
+
+def test_the_parts_of_a_forward_returning_one_value_per_head_are_apart() -> None:
+    """slac's `q1, q2 = self.critic(z, a)` of `return self.Q1(x), self.Q2(x)`: `q2`'s loss goes through Q2 alone;
+    the policy's, through both heads after both steps, is stale."""
+    text = CALLED_ONCE.format(extra="", returns="self.Q1(x), self.Q2(x)")
+    assert found(text) == [("GL009", 39, "certain")]
+
+
+def test_a_part_that_reached_every_head_keeps_them_all() -> None:
+    text = CALLED_ONCE.format(extra="", returns="self.Q1(x), self.Q1(x) + self.Q2(x)")
+    assert [line for _c, line, _k in found(text)] == [36, 39]  # `q2` went through Q1 too: stale after Q1's step
+
+
+def test_a_part_reaching_a_parameter_of_the_module_itself_keeps_the_whole_module() -> None:
+    """`x @ self.w` of an `nn.Parameter` of the critic: not a child the analysis tells apart, so the whole critic."""
+    text = CALLED_ONCE.format(extra="\n        self.w = nn.Parameter(torch.zeros(6, 1))", returns="self.Q1(x), x @ self.w")
+    assert [line for _c, line, _k in found(text)] == [37, 40]  # `q2_loss.backward()` (a line further down) is stale
