@@ -201,14 +201,15 @@ class Objects:
             return out
         # `q1, q2 = self.critic(s, a)` of a `forward` returning `self.Q1(x), self.Q2(x)`: each part holds the graph
         # of this forward pass through the children it was seen to reach, not through its siblings (a part that
-        # reached parameters other than the arguments' and the module's own children keeps the whole module)
+        # reached parameters other than the arguments' and the module's own children keeps the whole module).
+        # What the arguments hold stays with every part, as with any forward (a memory handed in and returned)
         counts = step_counts(flow.env)
         items = []
         for i, part in enumerate(parts):
             extra = part.reach - args.reach
             mine = own if any(r.pseudo or not _within(r, own) for r in extra) else extra
-            items.append((str(i), replace(out, reach=(args.reach & part.reach) | mine, vague=out.vague & (part.reach | mine),
-                                          built=(args.built & part.built) | {(h, generations(flow.env, h, counts), site) for h in mine})))
+            items.append((str(i), replace(out, reach=args.reach | mine, vague=args.vague | (out.vague & mine),
+                                          built=args.built | {(h, generations(flow.env, h, counts), site) for h in mine})))
         return replace(out, items=tuple(items))
 
     def _forward_known(self, entity: Entity) -> bool:
