@@ -207,9 +207,9 @@ class Objects:
         items = []
         for i, part in enumerate(parts):
             extra = part.reach - args.reach
-            mine = own if any(r.pseudo or not _within(r, own) for r in extra) else extra
-            items.append((str(i), replace(out, reach=args.reach | mine, vague=args.vague | (out.vague & mine),
-                                          built=args.built | {(h, generations(flow.env, h, counts), site) for h in mine})))
+            children = own if any(r.pseudo or not _within(r, own) for r in extra) else extra
+            items.append((str(i), replace(out, reach=args.reach | children, vague=args.vague | (out.vague & children),
+                                          built=args.built | {(h, generations(flow.env, h, counts), site) for h in children})))
         return replace(out, items=tuple(items))
 
     def _forward_known(self, entity: Entity) -> bool:
