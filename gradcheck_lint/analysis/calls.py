@@ -383,6 +383,9 @@ class Calls:
             called = self.call_instance(call, held, flow, frame)
             if called is not None:  # `self.loss_fn(pred, y)` of `self.loss_fn = DualLoss(cfg)`: its `__call__`
                 return called
+        child = self._submodule(recv, attr, info, func, flow, frame)
+        if child is not None:  # `self.critic.Q2(s)`: that head's forward, not the whole critic's
+            return self.call_object(call, child, func, flow, frame)
         if info is not None:
             method = interp.definitions.find_method(info, attr)
             # (a method of another file past the reading budget: the object is read from its use, as unread)
@@ -452,6 +455,21 @@ class Calls:
             return None
         pos, kw = self.args_of(call, flow, frame)
         return self.inline(method, info, held, pos, kw, flow, frame, instance_key=N.ref_text(call.func))
+
+    def _submodule(self, recv: Value, attr: str, info: ClassInfo | None, func: ast.Attribute, flow: Flow,
+                   frame: Frame) -> Value | None:
+        """The submodule `recv.attr` names, when the analysis saw it stored there: a module of a class read (in
+        this file or the project) whose `__init__` set `self.attr` to a module, and that defines no method of
+        that name (`self.critic.Q1` of `self.Q1 = nn.Linear(...)`). Calling it runs that child's forward,
+        which reaches its parameters alone, not its siblings'. None for anything else (a method, an attribute
+        of a class out of sight, which may be a method)."""
+        if info is None or not info.is_module or not recv.modules or self.interp.definitions.find_method(info, attr) is not None:
+            return None
+        stored = recv.item(attr)
+        if stored is None or not stored.modules:
+            return None
+        child = self.interp.eval(func, flow, frame)
+        return child if child.modules and not child.entities else None
 
     def _local_class_of(self, recv: Value) -> ClassInfo | None:
         if isinstance(recv.const, tuple) and recv.const[:1] == ("instance",):

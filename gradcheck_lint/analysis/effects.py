@@ -18,7 +18,7 @@ from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
 from .names import ref_text
 from .parts import EffectsHost
 from .provenance import MODELLED, Assumption, assumed
-from .syntax import code
+from .syntax import arguments, code
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
 
 KIND_OF = {"model": Kind.MODEL, "optimizer": Kind.OPTIMIZER, "scheduler": Kind.SCHEDULER, "tool": Kind.TOOL,
@@ -275,7 +275,7 @@ class Effects:
             # `nn.Sequential(body, head)`, `nn.ModuleList([a, b])`: the new module holds the ones it is given
             held = frozenset(h for v in [*site.pos, *site.kw.values()] for h in self.interp.holders_of_modules([v]) if not h.pseudo)
             if held:
-                value = Value(entities=value.entities, modules=value.modules | held)
+                value = Value(entities=value.entities, modules=value.modules | held, items=_children(effect, site))
         shape = effect.value("tuple")
         if shape:
             parts = []
@@ -606,6 +606,32 @@ class Effects:
             return result.with_divisor(code(node)) if not by.reach else result
         divisor = self.interp.reciprocal(node) if node is not None else None
         return result.with_divisor(divisor) if divisor else result
+
+
+def _children(effect: Effect, site: CallSite) -> tuple[tuple[str, Value], ...]:
+    """The submodules a new container holds by index or key (its row's `children`), when every one is a
+    module seen: `critics[0]` of `critics = nn.ModuleList([q1, q2])` is `q1`, whose parameters are its own,
+    not the whole list. None when one is not seen as a module, a key is not a literal (`{f"q{i}": ...}`),
+    or the positions are unknown (`nn.Sequential(*layers)` of a list built out of sight): any index is then
+    the whole container, as before."""
+    ref = effect.ref("children")
+    if ref is None:
+        return ()
+    if ref.all_positional:
+        unnamed = [a for a in arguments(site.call) if a.keyword is None]
+        children: list[Value] = []
+        for a, v in zip(unnamed, site.pos):
+            spread = v.spread() if a.star else [v]
+            if spread is None:
+                return ()
+            children += spread
+        items = tuple((str(i), v) for i, v in enumerate(children))
+    else:
+        found = site.arg(ref)
+        items = found[0].items if found is not None else ()
+    if not items or any(k.startswith("?") or not v.modules or any(h.pseudo for h in v.modules) for k, v in items):
+        return ()
+    return items
 
 
 _Transition = Callable[[Effects, Effect, CallSite, Flow, Frame], "Value | None"]

@@ -62,6 +62,13 @@ class Backward:
     callers: set[tuple[ast.Call, ...]] = field(default_factory=set)
 
     @property
+    def via(self) -> tuple[ast.Call, ...]:
+        """The calls that ran it, outermost first (the first chain in source order): where a finding at a
+        backward of another file is reported in this one."""
+        chains = sorted(self.callers, key=lambda ch: (len(ch), [(c.lineno, c.col_offset) for c in ch]))
+        return chains[0] if chains else ()
+
+    @property
     def framework(self) -> Provenance:
         """How the analysis knows what the framework does to this loss (divides it by its window or not):
         assumed when the framework object was configured out of sight."""

@@ -190,6 +190,10 @@ class Expressions:
         if key is not None:
             item = base.item(key)
             if item is not None:
+                if base.modules and item.modules:  # a child of a container, referred to as `self.critics[0]`
+                    wholes = {self.table.label(e.uid) for e in base.entities}
+                    for m in item.modules & base.modules:
+                        self.table.name_part(m.uid, code(expr), wholes)
                 return item
             ref = N.ref_text(expr)
             if ref is not None and flow.env.get(f"{_ITEM_OF}{ref}") is base and ref in flow.env:

@@ -43,6 +43,7 @@ class Objects:
         self._class_worlds: dict[str, list[World]] = {}
         self._cuts: dict[int, bool] = {}  # id of a local `forward` -> whether it may cut graphs
         self._sums: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a sum-reduced loss
+        self._tuples: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a tuple built in sight
         # forward ordinals that called a module itself, whatever its name (`self.qf_1(x)` of a base class's `qf_1`)
         self.called_whole: set[int] = set()
 
@@ -190,7 +191,7 @@ class Objects:
     def forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame, vague: bool = False) -> Value:
         """Calling a module: the result depends on its parameters and on its inputs, and holds the
         graph of this forward pass (unless autograd is off)."""
-        args, reached = self._through_local_forward(module, pos, kw, flow, frame, union_as_tensor([*pos, *kw.values()]))
+        args, reached, parts = self._through_local_forward(module, pos, kw, flow, frame, union_as_tensor([*pos, *kw.values()]))
         own = frozenset(module.modules)
         unseen: frozenset[Holder] = frozenset()
         if reached is not None:
@@ -215,8 +216,22 @@ class Objects:
             for uid in wrappers:
                 self.table.sync_modules.setdefault(uid, set()).update(h for h in module.modules if not h.pseudo)
         summed = any(self._forward_sums(e.uid) for e in module.entities)
-        return Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else unseen), built=built, summed=summed,
-                     unseen_reduction=not summed and not any(self._forward_known(e) for e in module.entities), sync=sync)
+        out = Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else unseen), built=built, summed=summed,
+                    unseen_reduction=not summed and not any(self._forward_known(e) for e in module.entities), sync=sync)
+        if parts is None or frame.no_grad or vague:
+            return out
+        # `q1, q2 = self.critic(s, a)` of a `forward` returning `self.Q1(x), self.Q2(x)`: each part holds the graph
+        # of this forward pass through the children it was seen to reach, not through its siblings (a part that
+        # reached parameters other than the arguments' and the module's own children keeps the whole module).
+        # What the arguments hold stays with every part, as with any forward (a memory handed in and returned)
+        counts = step_counts(flow.env)
+        items = []
+        for i, part in enumerate(parts):
+            extra = part.reach - args.reach
+            children = own if any(r.pseudo or not _within(r, own) for r in extra) else extra
+            items.append((str(i), replace(out, reach=args.reach | children, vague=args.vague | (out.vague & children),
+                                          built=args.built | {(h, generations(flow.env, h, counts), site) for h in children})))
+        return replace(out, items=tuple(items))
 
     def _forward_known(self, entity: Entity) -> bool:
         """What the module's forward returns is read (its class's `forward`, in this file or the project's) or
@@ -228,7 +243,7 @@ class Objects:
         return not entity.provenance.assumed
 
     def _through_local_forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
-                               args: Value) -> tuple[Value, frozenset[Holder] | None]:
+                               args: Value) -> tuple[Value, frozenset[Holder] | None, list[Value] | None]:
         """`args` as far as the result of a module of this file still holds them, when its `forward` may
         cut graphs on some calls (a VQGAN loss detaches the reconstruction on the discriminator's turn,
         `loss_fn(x, xrec, optimizer_idx=1)`): that `forward` runs on a copy of the caller's paths with
@@ -238,21 +253,41 @@ class Objects:
         Also what the result of that `forward` reaches (None: it did not run, or its result is opaque).
         A module that holds other models to train them apart (first-order-model's `DiscriminatorFullModel`
         holds the generator and keypoint detector, yet feeds the discriminator their detached outputs)
-        makes a result that depends on the modules its `forward` calls, not on every module it holds."""
-        if len(module.entities) != 1 or not (args.reach or args.built):
-            return args, None
+        makes a result that depends on the modules its `forward` calls, not on every module it holds.
+
+        Also the parts of that result when it is a tuple built in sight (`return self.Q1(x), self.Q2(x)`),
+        each as far as it was seen (else None): a `forward` returning a tuple runs for them whatever its
+        arguments hold."""
+        if len(module.entities) != 1 or frame.no_grad:
+            return args, None, None
         calls = self.interp.calls
         info = calls.instance_class.get(next(iter(module.entities)).uid)
         fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
+        if fn is None or id(fn) in frame.active:
+            return args, None, None
+        cuts = bool(args.reach or args.built) and self._may_cut_graphs(fn)
+        if not cuts and not self._returns_tuple(fn):
+            return args, None, None
         project = self.interp.project
-        prescan = (project.prescan_of(fn) if project is not None and fn is not None else None) or self.interp.prescan
-        if fn is None or id(fn) in frame.active or not self._may_cut_graphs(fn) or not prescan.function_inert(fn):
-            return args, None
-        out = union_as_tensor([calls.inline(fn, info, module, pos, kw, flow.copy(), frame)])
+        prescan = (project.prescan_of(fn) if project is not None else None) or self.interp.prescan
+        if not prescan.function_inert(fn):
+            return args, None, None
+        whole = calls.inline(fn, info, module, pos, kw, flow.copy(), frame)
+        out = union_as_tensor([whole])
         reached = None if out.opaque else out.reach
-        if args.reach <= out.reach and args.built <= out.built:
-            return args, reached
-        return replace(args, reach=args.reach & out.reach, built=args.built & out.built), reached
+        spread = whole.spread()
+        # (data handed in is opaque, and so is what is computed from it: not a part the analysis could not read)
+        parts = spread if spread is not None and len(spread) > 1 and not any(p.opaque and not args.opaque for p in spread) else None
+        if not cuts or args.reach <= out.reach and args.built <= out.built:
+            return args, reached, parts
+        return replace(args, reach=args.reach & out.reach, built=args.built & out.built), reached, parts
+
+    def _returns_tuple(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether `forward` returns a tuple built in sight (`return self.Q1(x), self.Q2(x)`)."""
+        found = self._tuples.get(id(fn))
+        if found is None:
+            found = self._tuples[id(fn)] = any(isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple) for n in iter_tree(fn))
+        return found
 
     def _may_cut_graphs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether the function calls a method the catalogue says detaches (`x.detach()`, `.item()`),
@@ -514,3 +549,8 @@ def _assigned_outside_init(classes: Iterable[ClassInfo]) -> frozenset[str]:
 def _count(flow: Flow, uid: int) -> int:
     value = flow.env.get(f"{SYNC_SET}{uid}")
     return value.const if value is not None and isinstance(value.const, int) else 0
+
+
+def _within(holder: Holder, holders: frozenset[Holder]) -> bool:
+    """The parameters of `holder` all belong to one of `holders` (it is one of them, or a child of one)."""
+    return any(holder.uid == h.uid and holder.path[:len(h.path)] == h.path for h in holders)

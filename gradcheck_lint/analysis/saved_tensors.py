@@ -64,3 +64,21 @@ def class_saves(cls: ast.ClassDef, qualify: Callable[[ast.AST], str | None], tab
             if qualified is not None and table.layer_saves(qualified):
                 return True
     return None
+
+
+def attribute_saves(cls: ast.ClassDef, attr: str, qualify: Callable[[ast.AST], str | None], table: SavedTable) -> bool | None:
+    """What the submodule a module class stores as `self.<attr>` saves for backward, by the layers built for
+    it (`self.Q1 = nn.Linear(...)`, also inside `nn.Sequential(...)`: a weight; `self.emb = nn.Embedding(...)`:
+    nothing). None when what is stored there is not seen to be made of layers of the table (a class of the
+    user's, a call out of sight)."""
+    none_saved: list[bool] = []
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                                                and t.value.id == "self" for t in node.targets):
+            for call in (n for n in ast.walk(node.value) if isinstance(n, ast.Call)):
+                qualified = qualify(call.func)
+                if qualified is not None and table.layer_saves(qualified):
+                    return True
+            qualified = qualify(node.value.func) if isinstance(node.value, ast.Call) else None
+            none_saved.append(qualified is not None and table.layer_saves(qualified) == frozenset())
+    return False if none_saved and all(none_saved) else None

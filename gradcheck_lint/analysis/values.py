@@ -380,6 +380,14 @@ class EntityTable:
         if uid in self.module_names:
             self.module_names[uid] = label
 
+    def name_part(self, uid: int, label: str, wholes: set[str]) -> None:
+        """Name a child of a container as the code refers to it (`self.critics[0]`), when it has no name of
+        its own yet, or only the container's (every module of `self.critics = nn.ModuleList([...])`)."""
+        if uid not in self.labels or self.labels[uid] in wholes:
+            self.labels[uid] = label
+            if uid in self.module_names:
+                self.module_names[uid] = label
+
     def label(self, uid: int) -> str:
         ent = self.entities.get(uid)
         return self.labels.get(uid, ent.name if ent else "?")

@@ -88,7 +88,7 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
         # not step, too late to act.
         for backward in sorted(model.backwards.values(), key=lambda b: model.order(b.node)):
             # (no step in the file is needed: switching sync off for this backward says a later one steps)
-            via = _via(backward)
+            via = backward.via
             place = (id(backward.node), id(model.anchor(backward.node, via)[0]))
             if backward.sync_off_late and place not in reported:
                 reported.add(place)
@@ -103,7 +103,7 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
             for state in step.states():
                 for _h, c in state.held(holders):
                     backward = model.backwards[c.backward]
-                    via = _via(backward)
+                    via = backward.via
                     place = (id(backward.node), id(model.anchor(backward.node, via)[0]))
                     if place in reported or not (c.fresh and c.repeated):
                         continue
@@ -216,9 +216,3 @@ def _wrapper_facts(model: TrainingModel, wrapper: int) -> tuple[Provenance, ...]
     sight (`DDP(model)`, `accelerator.prepare(model)`), assumed when known only by its name or its use."""
     ent = model.table.entities.get(wrapper)
     return (ent.provenance,) if ent is not None else (assumed(Assumption.OPAQUE),)
-
-
-def _via(backward: Backward) -> tuple[ast.Call, ...]:
-    """The calls that ran this backward event, outermost first (the first chain in source order)."""
-    chains = sorted(backward.callers, key=lambda ch: (len(ch), [(c.lineno, c.col_offset) for c in ch]))
-    return chains[0] if chains else ()

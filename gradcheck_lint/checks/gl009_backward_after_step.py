@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import ast
+from collections.abc import Callable, Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.provenance import MODELLED, Assumption, assumed
-from ..analysis.saved_tensors import SavedTable, class_saves, saved_table
+from ..analysis.saved_tensors import SavedTable, attribute_saves, class_saves, saved_table
 from ..analysis.syntax import code
 from ..analysis.values import Holder
 from ..registry import Finding, Invalid, Rule, register
@@ -63,10 +64,13 @@ for real in torch.randn(8, 4, 4):
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
-        reported: set[int] = set()
+        reported: set[tuple[int, int]] = set()
         table = saved_table()
         for backward in sorted(model.backwards.values(), key=lambda b: model.order(b.node)):
-            if not backward.stale_graphs or id(backward.node) in reported:
+            # one per backward and place: a helper of another file (`update_params(opt, net, loss)`) is reported at
+            # the call that ran the stale backward, not at the first call of it
+            place = (id(backward.node), id(model.anchor(backward.node, backward.via)[0])) if backward.stale_graphs else (0, 0)
+            if not backward.stale_graphs or place in reported:
                 continue
             # Only a parameter some op saved for backward makes it raise: a layer known to save its weight
             # (linear, convolution, norm) makes the finding certain; layers known to save none of theirs
@@ -89,7 +93,7 @@ for real in torch.randn(8, 4, 4):
             holder, site, step_id, step_text = min(pool, key=lambda g: _stale_order(model, g))
             forward = model.forward_sites.get(site)
             step = model.step_node(step_id)
-            reported.add(id(backward.node))
+            reported.add(place)
             msg, help_ = messages.backward_after_step(
                 backward.call_text,
                 model.table.holder_name(holder),
@@ -104,7 +108,7 @@ for real in torch.randn(8, 4, 4):
             facts = [x.provenance for x in (module, stepper) if x is not None]
             if not firm:
                 facts.append(assumed(Assumption.CARRIED))
-            yield Finding(backward.node, msg, help_, (*facts, MODELLED if known else assumed(Assumption.SAVED)))
+            yield Finding(backward.node, msg, help_, (*facts, MODELLED if known else assumed(Assumption.SAVED)), via=backward.via)
 
 
 _CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
@@ -132,16 +136,24 @@ def _container(model: TrainingModel, holder: Holder) -> bool:
 def _saves(model: TrainingModel, table: SavedTable, holder: Holder) -> bool | None:
     """Whether the forward pass of this module saves parameters of its own for backward (the generated
     table of torch.nn modules); None when not known (a class of the user's, a container, a part of one)."""
-    if holder.pseudo or holder.path:
+    if holder.pseudo or len(holder.path) > 1:
         return None
     qualified = model.table.classes.get(holder.uid)
     if qualified is None:
         return None
+    if holder.path:  # a part of a module of a class read (`critic.Q1` of `self.Q1 = nn.Linear(...)`): the layers built for it
+        read = _class_read(model, qualified)
+        return attribute_saves(read[0], holder.path[0], read[1], table) if read is not None else None
     found = table.layer_saves(qualified)
     if found is not None:
         return bool(found)
-    cls = model.class_defs.get(qualified)  # a class of this file, built in sight: what layers it is made of
+    read = _class_read(model, qualified)  # a class built in sight: what layers it is made of
+    return class_saves(read[0], read[1], table) if read is not None else None
+
+
+def _class_read(model: TrainingModel, qualified: str) -> tuple[ast.ClassDef, Callable[[ast.AST], str | None]] | None:
+    """The definition of a class of this file, or of another file of the project, and how its names qualify."""
+    cls = model.class_defs.get(qualified)
     if cls is not None:
-        return class_saves(cls, model.qualify, table)
-    other = model.project.class_source(qualified) if model.project is not None else None  # of another file, read
-    return class_saves(other[0], other[1], table) if other is not None else None
+        return cls, model.qualify
+    return model.project.class_source(qualified) if model.project is not None else None

@@ -33,8 +33,11 @@ EFFECTS: dict[str, dict[str, str]] = {
     # parameters; `window` is the accumulation window its backward divides by and its gates count;
     # `fresh`: new parameters with no gradient yet; `tuple`: the call returns (this object, its optimizer, ...);
     # `configured`: the class is chosen by a configuration the analysis does not read (hydra's `instantiate`):
-    # the object is taken for a `type`, and what its methods do rests on that (`Assumption.CLASS`)
+    # the object is taken for a `type`, and what its methods do rests on that (`Assumption.CLASS`);
+    # `children`: the submodules the new module holds by index or key (`nn.ModuleList([q1, q2])`: `0`, a list or
+    # dict whose items they are; `nn.Sequential(a, b)`: `args`, one per position)
     "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str",
+                  "children": "ref",
                   "in_place": "bool",  # in_place: the `model` argument becomes the new object (FSDP2's `fully_shard(m)`)
                   "configured": "bool"},
     # an optimizer updates `params` too from now on (`opt.add_param_group({"params": [p]})`); `key`: the item of a
