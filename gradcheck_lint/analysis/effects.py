@@ -235,7 +235,8 @@ class Effects:
         display = code(site.call.func)
         key = self.interp.objects.leaf_key(site.call) if kind is Kind.PARAM else ("ctor", id(site.call))
         # (`configured`: a class a configuration chooses, `hydra.utils.instantiate(cfg.optim, params=...)`, taken for `type`)
-        provenance = assumed(Assumption.CLASS) if effect.value("configured") else MODELLED if site.certain else assumed(Assumption.NAME)
+        provenance = (assumed(Assumption.CLASS) if effect.value("configured")
+                      else MODELLED if site.certain else assumed(Assumption.NAME))
         ent = self.interp.mint(kind, display, key, api=api, provenance=provenance)
         if kind is Kind.OPTIMIZER and not site.certain:  # a class known by its name alone
             self.table.unmodelled_class.add(ent.uid)
@@ -431,7 +432,8 @@ class Effects:
                 holders = set(self.table.optimizer_holders(o))
                 flow.map_gradients(lambda s, hs=holders: s.clear(0, hs, record_discards=False))
             self.interp.recorder.backward(site.call, site.pos[0], code(first), flow, frame, False)
-            effect = Effect(effect.kind, tuple((k, r) for k, r in effect.refs if k != "closure"), effect.values, effect.when, effect.given)
+            effect = Effect(effect.kind, tuple((k, r) for k, r in effect.refs if k != "closure"), effect.values, effect.when,
+                            effect.given)
         closure = site.arg(effect.ref("closure"))
         again = None
         if closure is not None and closure[1] is not None and opts:

@@ -277,7 +277,8 @@ class Objects:
         reached = None if out.opaque else out.reach
         spread = whole.spread()
         # (data handed in is opaque, and so is what is computed from it: not a part the analysis could not read)
-        parts = spread if spread is not None and len(spread) > 1 and not any(p.opaque and not args.opaque for p in spread) else None
+        apart = spread is not None and len(spread) > 1 and not any(p.opaque and not args.opaque for p in spread)
+        parts = spread if apart else None
         if not cuts or args.reach <= out.reach and args.built <= out.built:
             return args, reached, parts
         return replace(args, reach=args.reach & out.reach, built=args.built & out.built), reached, parts
@@ -286,7 +287,8 @@ class Objects:
         """Whether `forward` returns a tuple built in sight (`return self.Q1(x), self.Q2(x)`)."""
         found = self._tuples.get(id(fn))
         if found is None:
-            found = self._tuples[id(fn)] = any(isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple) for n in iter_tree(fn))
+            found = self._tuples[id(fn)] = any(isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple)
+                                               for n in iter_tree(fn))
         return found
 
     def _may_cut_graphs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

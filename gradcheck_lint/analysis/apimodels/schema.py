@@ -435,7 +435,8 @@ def _effect(item: Any, where: str) -> Effect:
             continue
         expected = fields.get(key)
         if expected is None:
-            raise ModelError(f"{where}: effect {kind!r} has no field {key!r}; fields: {', '.join(['when', 'given', *fields])}")
+            known = ', '.join(['when', 'given', *fields])
+            raise ModelError(f"{where}: effect {kind!r} has no field {key!r}; fields: {known}")
         if expected == "ref":
             refs.append((key, ArgRef.parse(_as(value, str, f"{where} {key}"), f"{where} {key}")))
         elif expected == "bool":
