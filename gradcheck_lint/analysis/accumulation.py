@@ -65,51 +65,59 @@ def initialisations(body: list[ast.stmt], counters: frozenset[str] = frozenset()
     """The assignments of a loop's body that run only while their target is unset, by id -> the target:
     those in the arm of an `if` that its test sends there when the target is falsy or None (`if not
     acc:`, `if acc is None:`, the `else:` of `if acc:` or `if acc is not None:`), or on the loop's first
-    iteration (`if i == 0:` of a loop counter `i` from 0, `counters`)."""
+    iteration (`if i == 0:` of a loop counter `i` from 0, `counters`). An arm taken while one of several
+    is unset (the `else:` of `if term_ema and flow_ema:`) starts them when it assigns every one of them:
+    once it ran, none is unset and it does not run again."""
     found: dict[int, str] = {}
     for stmt in body:
         for node in _statements(stmt):
             if not isinstance(node, ast.If):
                 continue
             for arm, unset in ((node.body, _unset_when(node.test, True, counters)), (node.orelse, _unset_when(node.test, False, counters))):
+                if not unset:
+                    continue
+                assigned: dict[int, str] = {}
                 for inner in (n for s in arm for n in _statements(s)):
                     if isinstance(inner, (ast.Assign, ast.AnnAssign)):
-                        targets = inner.targets if isinstance(inner, ast.Assign) else [inner.target]
-                        for t in targets:
+                        for t in inner.targets if isinstance(inner, ast.Assign) else [inner.target]:
                             text = ref_text(t)
-                            if text is not None and (text in unset or "" in unset):
-                                found[id(inner)] = text
+                            if text is not None:
+                                assigned[id(inner)] = text
+                names = set(assigned.values())
+                for key, text in assigned.items():
+                    if any("" in some or text in some and some <= names for some in unset):
+                        found[key] = text
     return found
 
 
-def _unset_when(test: ast.expr, truth: bool, counters: frozenset[str]) -> frozenset[str]:
-    """The names a test, when it is `truth`, says are unset (falsy or None); "" for a test of the loop's first
-    iteration (every running value is unset there)."""
+# What a test says is unset when it has a truth: facts that all hold, each "one of these names is falsy
+# or None" ("" for the loop's first iteration, when every running value is unset)
+_Unset = tuple[frozenset[str], ...]
+
+
+def _unset_when(test: ast.expr, truth: bool, counters: frozenset[str]) -> _Unset:
+    """What `test` says is unset when it is `truth` (`_Unset`); () when it says nothing of that."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         return _unset_when(test.operand, not truth, counters)
     if isinstance(test, ast.BoolOp):
-        # `a is None or b is None` true: not known which; false: neither. `and` true: both
         parts = [_unset_when(v, truth, counters) for v in test.values]
-        if isinstance(test.op, ast.And) == truth:
-            return frozenset().union(*parts)
-        return frozenset()
+        if isinstance(test.op, ast.And) == truth:  # every operand has the truth: every fact holds
+            return tuple(fact for part in parts for fact in part)
+        # one operand has it, not known which: one of all their names is unset, if each says something
+        return (frozenset().union(*(fact for part in parts for fact in part)),) if all(parts) else ()
     text = ref_text(test)
     if text is not None:
-        return frozenset() if truth else frozenset({text})  # `if acc:` false: acc is falsy
+        return () if truth else (frozenset({text}),)  # `if acc:` false: acc is falsy
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         left, op, right = test.left, test.ops[0], test.comparators[0]
         name = ref_text(left)
         none = isinstance(right, ast.Constant) and right.value is None
-        if name is not None and none and isinstance(op, (ast.Is, ast.Eq)):
-            return frozenset({name}) if truth else frozenset()
-        if name is not None and none and isinstance(op, (ast.IsNot, ast.NotEq)):
-            return frozenset() if truth else frozenset({name})
+        if name is not None and none and isinstance(op, (ast.Is, ast.Eq, ast.IsNot, ast.NotEq)):
+            return (frozenset({name}),) if truth == isinstance(op, (ast.Is, ast.Eq)) else ()
         first = isinstance(right, ast.Constant) and type(right.value) is int and right.value == 0 and name in counters
-        if first and isinstance(op, ast.Eq):
-            return frozenset({""}) if truth else frozenset()
-        if first and isinstance(op, ast.NotEq):
-            return frozenset() if truth else frozenset({""})
-    return frozenset()
+        if first and isinstance(op, (ast.Eq, ast.NotEq)):
+            return (frozenset({""}),) if truth == isinstance(op, ast.Eq) else ()
+    return ()
 
 
 def loop_counters(loop: ast.AST) -> frozenset[str]:
