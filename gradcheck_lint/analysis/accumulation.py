@@ -24,6 +24,14 @@ __all__ = ["combined_terms", "initialisations"]
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 _SIGNS = (ast.USub, ast.UAdd)
+# Methods of a tensor that return a tensor made of the receiver and their tensor arguments. Only these
+# carry the receiver: a method of any other object may make anything of it
+# (`pipeline.scheduler = pipeline.scheduler.from_config(...)` builds a new scheduler)
+_TENSOR_ARITHMETIC = frozenset({
+    "add", "sub", "mul", "div", "true_divide", "lerp", "addcmul", "addcdiv", "neg", "abs", "pow", "sqrt", "exp", "log",
+    "add_", "sub_", "mul_", "div_", "lerp_", "addcmul_", "addcdiv_", "clamp", "clamp_", "clip", "maximum", "minimum",
+    "sum", "mean", "view", "reshape", "squeeze", "unsqueeze", "flatten", "to", "float", "double", "half", "clone",
+})
 
 
 def combined_terms(source: ast.AST, target: str, detaching: frozenset[str]) -> list[ast.expr] | None:
@@ -43,15 +51,20 @@ def combined_terms(source: ast.AST, target: str, detaching: frozenset[str]) -> l
         arms = [t for t in (combined_terms(source.body, target, detaching), combined_terms(source.orelse, target, detaching))
                 if t is not None]
         return [t for terms in arms for t in terms] if arms else None
-    if isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) and source.func.attr not in detaching:
+    if isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) and source.func.attr not in detaching \
+            and (_torch_function(source.func) or source.func.attr in _TENSOR_ARITHMETIC):
         return _call_terms(source, source.func, target, detaching)
     return None
 
 
+def _torch_function(func: ast.Attribute) -> bool:
+    return isinstance(func.value, ast.Name) and func.value.id == "torch"
+
+
 def _call_terms(call: ast.Call, func: ast.Attribute, target: str, detaching: frozenset[str]) -> list[ast.expr] | None:
-    """`acc.mul(m)`, `acc.add(x)`, `torch.add(acc, x)`, `torch.cat([acc, x])`, `x.lerp(acc, w)`: a method of
-    a tensor or a function of `torch` returns a tensor made of its receiver and its tensor arguments."""
-    module = isinstance(func.value, ast.Name) and func.value.id == "torch"
+    """`acc.mul(m)`, `acc.add(x)`, `torch.add(acc, x)`, `torch.cat([acc, x])`, `x.lerp(acc, w)`: tensor
+    arithmetic, or a function of `torch`, returns a tensor made of its receiver and its tensor arguments."""
+    module = _torch_function(func)
     parts: list[ast.expr] = [] if module else [func.value]
     for arg in (*call.args, *(k.value for k in call.keywords)):
         parts.extend(arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg.value] if isinstance(arg, ast.Starred) else [arg])

@@ -161,6 +161,8 @@ def _terms(source: str, target: str) -> list[str] | None:
     ("acc.item()", None),
     ("x if acc is None else acc", []),
     ("f(acc, x)", None),
+    ("acc.from_config(acc.config, **kw)", None),  # a method of another object makes anything of it
+    ("acc.mean(0) + x", ["0", "x"]),
     ("acc > x", None),
 ])
 def test_terms_combined_with_the_previous_value(source: str, terms: list[str] | None) -> None:
