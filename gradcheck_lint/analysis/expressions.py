@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from . import named_tuples, param_groups, periods
 from . import names as N
+from .accumulation import combined_terms
 from .conventions import convention
 from .deferred import defer, may_make_context, synthetic_call
 from .definitions import ClassInfo
@@ -508,11 +509,11 @@ class Expressions:
         elif start is not None and value.counter is None:
             value = replace(value, counter=Counter(f"{key} = {code(source)}", zero_based=False, start=start))
         value = interp.objects.stored_on_self(key, value, frame)
-        if isinstance(source, ast.BinOp) and isinstance(source.op, ast.Add):  # `total = total + loss`
-            sides = [source.left, source.right]
-            for own, other in (sides, sides[::-1]):
-                if N.ref_text(own) == key:
-                    value = interp.keepalives.note(stmt, key, other, value, frame, code(target), rebinds=True)
+        if isinstance(source, (ast.BinOp, ast.Call, ast.IfExp, ast.UnaryOp)):
+            # `total = total + loss`, `ema = a * loss + (1 - a) * ema`: the previous value and a new graph
+            stored = self._accumulated(source, key, flow, frame)
+            if stored is not None:
+                value = interp.keepalives.note(stmt, key, stored, value, frame, code(target), rebinds=True)
         if not value.entities and not value.modules and value.opaque:
             # `self.model = model.to(device)` with `model` of unknown origin: how `self.model` is used
             # elsewhere (`.parameters()`, `.step()`) says what it is.
@@ -672,6 +673,53 @@ class Expressions:
         if drop:
             flow.forget(list(drop))
 
+    @functools.cached_property
+    def _detaching(self) -> frozenset[str]:
+        """Methods and functions whose result holds no graph (`item`, `detach`, `float`): from the catalogue."""
+        return self.interp.catalogue.named_by_effect("detach", "number")
+
+    def _accumulated(self, source: ast.expr, key: str, flow: Flow, frame: Frame) -> ast.expr | None:
+        """The term carrying a new graph that `source` combines with `key`'s previous value (`accumulation`):
+        `loss` of `total = total + loss`, `losses[1]` of `ema = a * losses[1] + (1 - a) * ema`; None when it
+        is no accumulation of `key`, or its new terms carry no graph (`ema = 0.9 * ema + 0.1 * loss.item()`)."""
+        terms = combined_terms(source, key, self._detaching)
+        if not terms:
+            return None
+        if isinstance(source, ast.BinOp) and isinstance(source.op, ast.Add) and len(terms) == 1 \
+                and any(terms[0] is side for side in (source.left, source.right)):
+            return terms[0]  # `total = total + loss`: the value stored decides, whatever made `loss`
+        for term in terms:
+            found = self._graph_term(term, flow, frame)
+            if found is not None:
+                return found
+        return None
+
+    def _graph_term(self, term: ast.expr, flow: Flow, frame: Frame) -> ast.expr | None:
+        """`term` when it may carry a graph, narrowed to the operand that does (`losses[1]` of `a * losses[1]`).
+        A term that calls what may have effects (a forward pass, a function of this file) is not evaluated
+        again: it is the candidate, and the value stored decides."""
+        if not self._effect_free(term):
+            return term
+        value = self.eval(term, flow.copy(), frame)
+        if not (value.built or value.graph):
+            return None
+        if isinstance(term, ast.BinOp) and isinstance(term.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            found = [t for t in (self._graph_term(term.left, flow, frame), self._graph_term(term.right, flow, frame)) if t is not None]
+            return found[0] if len(found) == 1 else term
+        if isinstance(term, ast.UnaryOp) and isinstance(term.op, (ast.USub, ast.UAdd)):
+            return self._graph_term(term.operand, flow, frame) or term
+        return term
+
+    def _effect_free(self, term: ast.expr) -> bool:
+        """Reading `term` again runs nothing: names, items, arithmetic, and calls that only read a value."""
+        for node in ast.walk(term):
+            if isinstance(node, (ast.NamedExpr, ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom, ast.ListComp,
+                                 ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+                return False
+            if isinstance(node, ast.Call) and (N.last_name(node.func) or "") not in self._detaching | _READING_BUILTINS:
+                return False
+        return True
+
     def augassign(self, small: ast.AugAssign, flow: Flow, frame: Frame) -> None:
         interp = self.interp
         target = small.target
@@ -761,6 +809,10 @@ class Expressions:
             new = new.with_divisor(div) if div is not None else new
         flow.env[base] = replace(held, items=tuple((key, new if key == k else v) for key, v in held.items))  # type: ignore[index]
         return True
+
+
+# builtins that only read their arguments (a tensor's `abs`, a number's `round`)
+_READING_BUILTINS = frozenset({"abs", "round", "min", "max", "len", "float", "int"})
 
 
 def grad_assignment_kind(source: ast.AST | None) -> str:

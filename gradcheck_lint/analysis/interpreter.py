@@ -27,6 +27,7 @@ from .apimodels import Catalogue, ModelFile, catalogue_for
 from .boolparts import BoolParts
 from .callables import Callables
 from .calls import Calls
+from .comprehension_loops import statement_loop
 from .conditions import Condition, analyse_test
 from .counters import Counters
 from .definitions import ClassInfo, Definitions
@@ -75,7 +76,7 @@ from .syntax import (
     stored_names,
 )
 from .values import EMPTY, EntityTable, Holder, Kind, Value
-from .walk import iter_tree, parents
+from .walk import children, iter_tree, parents
 from .window_arithmetic import ALL_PHASES, unit_truth, unit_window
 from .worlds import Worlds
 
@@ -94,6 +95,9 @@ class Interpreter:
         self._loop_stores: dict[int, set[str]] = {}  # id of a loop -> names it stores into (`syntax.stored_names`)
         self._loop_rebuilt: dict[int, set[str]] = {}  # id of a loop -> `rebuilt_in`
         self._loop_carried: dict[int, frozenset[str]] = {}  # id of a loop -> `carried_in`
+        # id of an expression statement -> it and the `for` loop it runs (`comprehension_loops`), or None
+        self._statement_loops: dict[int, tuple[ast.Expr, ast.For | ast.AsyncFor | None]] = {}
+        self._made_parents: dict[int, ast.AST] = {}  # id of a node of such a loop -> the node holding it
         self._flags: dict[int, bool] = {}
         self.fixed_tests = FixedTests(self)
         self.source = source  # the text `module` was parsed from
@@ -180,7 +184,7 @@ class Interpreter:
         """The node that holds `node` in this module (built on first use)."""
         if self._parents is None:
             self._parents = parents(self.module)
-        found = self._parents.get(id(node))
+        found = self._parents.get(id(node)) or self._made_parents.get(id(node))
         if found is None and self.project is not None:
             return self.project.parent(node)  # a node of another file of the project
         return found
@@ -253,6 +257,9 @@ class Interpreter:
     def exec_small(self, small: ast.AST, flow: Flow, frame: Frame) -> Outcome:
         kind = type(small)
         if kind is ast.Expr:
+            loop = self.statement_loop(small)  # type: ignore[arg-type]
+            if loop is not None:  # `[self.update(l, o) for l, o in zip(losses, opts)]`: a `for` loop
+                return self.counters.exec_for(loop, flow, frame)  # type: ignore[arg-type]
             self.eval(small.value, flow, frame)
         elif kind is ast.Assign:
             value = self.eval(small.value, flow, frame)
@@ -276,6 +283,23 @@ class Interpreter:
         elif kind is ast.Assert:
             self.eval(small.test, flow, frame)
         return Outcome(normal=flow)
+
+    def statement_loop(self, stmt: ast.Expr) -> ast.For | ast.AsyncFor | None:
+        """The `for` loop an expression statement runs when it is a comprehension evaluated for its
+        effects (`comprehension_loops`): made once, so that it is the same loop on every pass."""
+        hit = self._statement_loops.get(id(stmt))
+        if hit is None or hit[0] is not stmt:
+            loop = statement_loop(stmt)
+            hit = self._statement_loops[id(stmt)] = (stmt, loop)
+            if loop is not None:  # the loop's own nodes hang from the statement; the user's keep their parents
+                own = {id(n) for n in iter_tree(stmt)}
+                self._made_parents[id(loop)] = stmt
+                for node in iter_tree(loop):
+                    if id(node) not in own:
+                        for child in children(node):
+                            if id(child) not in own:
+                                self._made_parents[id(child)] = node
+        return hit[1]
 
     # -- branches
     def condition(self, statement: ast.AST, test: ast.expr, lit: pathcond.Literal | None = None) -> Condition:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from .accumulation import initialisations, loop_counters
 from .conventions import convention
 from .events import KeepAlive
 from .flow import Flow, Frame
@@ -216,13 +217,15 @@ class KeepAlives:
             out: set[str] = set()
             emptied: set[str] = set()
             body = loop.body if isinstance(loop, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)) else []
+            # `if ema: ema = a * x + (1 - a) * ema else: ema = x`: the `else:` starts the running value once
+            starts = initialisations(body, loop_counters(loop))
             for stmt in body:
                 for node in iter_tree(stmt):
                     if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                         for t in targets:
                             text = self.interp.ref(t)
-                            if text is not None and not _mentions(node.value, text):
+                            if text is not None and not _mentions(node.value, text) and starts.get(id(node)) != text:
                                 out.add(text)
                     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "clear":
                         text = self.interp.ref(node.func.value)

@@ -3,7 +3,8 @@
 The guard sees that the graphs of a backward line outlive their steps, not which reference keeps them.
 The statement is looked up in the source, from the backward call: in the function around it, a
 statement that adds the loss to a name or a container that outlives the iteration (`total += loss`,
-`total = total + loss * n`, `losses.append(loss)`, `history["loss"].append(loss)`), the loss not taken
+`total = total + loss * n`, `ema = 0.9 * ema + 0.1 * loss` and the other shapes of
+`analysis.accumulation`, `losses.append(loss)`, `history["loss"].append(loss)`), the loss not taken
 out of its graph there (`.item()`, `.detach()`, `float()`); else in a same-file function the loss is
 passed to (`log_loss(history, loss)`). Not found: None, and the finding stays at the backward.
 """
@@ -195,20 +196,36 @@ def _mentions(expr: ast.AST, names: frozenset[str]) -> bool:
     return any(_mentions(child, names) for child in ast.iter_child_nodes(expr))
 
 
+def _narrowed(term: ast.expr, names: frozenset[str]) -> ast.expr:
+    """The operand of `term` that holds the loss (`loss` of `0.1 * loss`), as the static side names it."""
+    while isinstance(term, ast.BinOp):
+        holding = [side for side in (term.left, term.right) if _mentions(side, names)]
+        if len(holding) != 1:
+            break
+        term = holding[0]
+    return term
+
+
 def _keeping(p: _Parsed, scope: ast.AST, names: frozenset[str], after: int, path: str, loop_line: int | None,
              via: str = "") -> Kept | None:
     """The first keeping statement of the scope after line `after` (else the first before it)."""
+    from ..analysis.accumulation import combined_terms  # read only once a graph was kept: not at the guard's import
+    from ..analysis.names import ref_text
+
     found: list[tuple[ast.stmt | ast.expr, str, str]] = []
     for node in _own_nodes(scope):
         if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and _mentions(node.value, names) \
                 and not (isinstance(node.target, ast.Name) and node.target.id in names):
             found.append((node, segment(p, node.target), segment(p, node.value)))
-        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.BinOp) \
-                and isinstance(node.value.op, ast.Add):
-            target = segment(p, node.targets[0])
-            left, right = node.value.left, node.value.right
-            if segment(p, left) == target and _mentions(right, names):
-                found.append((node, target, segment(p, right)))
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            # `total = total + loss`, `ema = 0.9 * ema + 0.1 * loss`: the previous value and the loss
+            own = ref_text(node.targets[0])
+            terms = combined_terms(node.value, own, _OUT_OF_GRAPH) if own is not None else None
+            term = next((t for t in terms or () if _mentions(t, names)), None)
+            if term is not None:
+                # `total = total + loss * n` stores its right side whole, as the static side names it
+                whole = isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add) and len(terms or ()) == 1
+                found.append((node, segment(p, node.targets[0]), segment(p, term if whole else _narrowed(term, names))))
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             store, args = node.value.func, node.value.args
             if isinstance(store, ast.Attribute) and store.attr in _STORE and args and _mentions(args[-1], names):
