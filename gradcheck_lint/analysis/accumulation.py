@@ -48,8 +48,8 @@ def combined_terms(source: ast.AST, target: str, detaching: frozenset[str]) -> l
     if isinstance(source, ast.UnaryOp) and isinstance(source.op, _SIGNS):
         return combined_terms(source.operand, target, detaching)
     if isinstance(source, ast.IfExp):  # one arm or the other: an arm that is not an accumulation keeps nothing
-        arms = [t for t in (combined_terms(source.body, target, detaching), combined_terms(source.orelse, target, detaching))
-                if t is not None]
+        terms = (combined_terms(arm, target, detaching) for arm in (source.body, source.orelse))
+        arms = [t for t in terms if t is not None]
         return [t for terms in arms for t in terms] if arms else None
     if isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) and source.func.attr not in detaching \
             and (_torch_function(source.func) or source.func.attr in _TENSOR_ARITHMETIC):
@@ -67,7 +67,8 @@ def _call_terms(call: ast.Call, func: ast.Attribute, target: str, detaching: fro
     module = _torch_function(func)
     parts: list[ast.expr] = [] if module else [func.value]
     for arg in (*call.args, *(k.value for k in call.keywords)):
-        parts.extend(arg.elts if isinstance(arg, (ast.List, ast.Tuple)) else [arg.value] if isinstance(arg, ast.Starred) else [arg])
+        parts.extend(arg.elts if isinstance(arg, (ast.List, ast.Tuple))
+                     else [arg.value] if isinstance(arg, ast.Starred) else [arg])
     found = [combined_terms(p, target, detaching) for p in parts]
     if all(f is None for f in found):
         return None
@@ -86,7 +87,8 @@ def initialisations(body: list[ast.stmt], counters: frozenset[str] = frozenset()
         for node in _statements(stmt):
             if not isinstance(node, ast.If):
                 continue
-            for arm, unset in ((node.body, _unset_when(node.test, True, counters)), (node.orelse, _unset_when(node.test, False, counters))):
+            for arm, unset in ((node.body, _unset_when(node.test, True, counters)),
+                               (node.orelse, _unset_when(node.test, False, counters))):
                 if not unset:
                     continue
                 assigned: dict[int, str] = {}

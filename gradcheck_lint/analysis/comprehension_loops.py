@@ -43,7 +43,8 @@ def statement_loop(stmt: ast.Expr) -> ast.For | ast.AsyncFor | None:
         return None  # a generator expression alone runs nothing
     if not isinstance(value, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
         return None
-    element: ast.expr = ast.Tuple(elts=[value.key, value.value], ctx=ast.Load()) if isinstance(value, ast.DictComp) else value.elt
+    element: ast.expr = (ast.Tuple(elts=[value.key, value.value], ctx=ast.Load()) if isinstance(value, ast.DictComp)
+                         else value.elt)
     body: list[ast.stmt] = [_placed(ast.Expr(value=element), value)]
     for clause in reversed(value.generators):
         for test in reversed(clause.ifs):

@@ -704,7 +704,8 @@ class Expressions:
         if not (value.built or value.graph):
             return None
         if isinstance(term, ast.BinOp) and isinstance(term.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
-            found = [t for t in (self._graph_term(term.left, flow, frame), self._graph_term(term.right, flow, frame)) if t is not None]
+            sides = (self._graph_term(side, flow, frame) for side in (term.left, term.right))
+            found = [t for t in sides if t is not None]
             return found[0] if len(found) == 1 else term
         if isinstance(term, ast.UnaryOp) and isinstance(term.op, (ast.USub, ast.UAdd)):
             return self._graph_term(term.operand, flow, frame) or term

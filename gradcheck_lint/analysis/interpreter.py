@@ -256,10 +256,10 @@ class Interpreter:
 
     def exec_small(self, small: ast.AST, flow: Flow, frame: Frame) -> Outcome:
         kind = type(small)
-        if kind is ast.Expr:
-            loop = self.statement_loop(small)  # type: ignore[arg-type]
-            if loop is not None:  # `[self.update(l, o) for l, o in zip(losses, opts)]`: a `for` loop
-                return self.counters.exec_for(loop, flow, frame)  # type: ignore[arg-type]
+        if isinstance(small, ast.Expr):
+            loop = self.statement_loop(small)
+            if isinstance(loop, ast.For):  # `[self.update(l, o) for l, o in zip(losses, opts)]`: a `for` loop
+                return self.counters.exec_for(loop, flow, frame)
             self.eval(small.value, flow, frame)
         elif kind is ast.Assign:
             value = self.eval(small.value, flow, frame)

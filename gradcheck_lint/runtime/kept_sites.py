@@ -224,7 +224,8 @@ def _keeping(p: _Parsed, scope: ast.AST, names: frozenset[str], after: int, path
             term = next((t for t in terms or () if _mentions(t, names)), None)
             if term is not None:
                 # `total = total + loss * n` stores its right side whole, as the static side names it
-                whole = isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add) and len(terms or ()) == 1
+                whole = (isinstance(node.value, ast.BinOp) and isinstance(node.value.op, ast.Add)
+                         and len(terms or ()) == 1)
                 found.append((node, segment(p, node.targets[0]), segment(p, term if whole else _narrowed(term, names))))
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             store, args = node.value.func, node.value.args
