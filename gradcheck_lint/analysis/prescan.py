@@ -4,12 +4,12 @@ gradients, counters tested against windows, and how names are used (evidence of 
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 
 from . import names as N
 from .apimodels import Catalogue
 from .conditions import analyse_test
+from .conventions import convention
 from .relations import relation
 from .syntax import FUNCTIONS, TESTS, arguments, code
 from .walk import children
@@ -363,8 +363,7 @@ def _counts_more_than_one(amount: ast.expr) -> bool:
 
 
 # the last name of a count of what a micro-batch holds: `batch_size`, `curr_batch_size`, `bs`, `n_tokens`, `num_samples`
-_SAMPLE_COUNT = re.compile(r"(?:\w*_)?(?:(?:batch|sample|token|example)s?_?(?:size|count|num|len)?|bs"
-                           r"|(?:n|num)_?(?:samples|tokens|examples|items))", re.IGNORECASE)
+_SAMPLE_COUNT = convention("sample_count")
 
 
 def _refuses_distributed_accumulation(node: ast.If) -> bool:
