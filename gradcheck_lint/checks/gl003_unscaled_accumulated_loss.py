@@ -292,6 +292,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue  # divided by the token count of the whole window (`loss_sum / global_valid_tokens`)
                     if _counted_over_window(model, backward, rest, window, counters):
                         continue
+                    if _counted_over_what_is_cut(model, backward, rest, gate, counters):
+                        continue  # `loss_sum_chunk / total_valid_tokens`: counted over what the chunks are cut from
                     if rest & _counts_the_step_waits_for(model, step):
                         continue  # `loss / self.batchsize` with the step under `if self.n_backward == self.batchsize:`
                     unit = gate.unit if isinstance(gate, Condition) else None
@@ -398,6 +400,46 @@ def _counted_over_window(model: TrainingModel, backward: Backward, divisors: fro
                 # split into micro-batches, so the divisor counts the whole window (EDM's training loop)
                 return True
     return False
+
+
+def _counted_over_what_is_cut(model: TrainingModel, backward: Backward, divisors: frozenset[str],
+                              gate: Condition | Loop, counters: set[str]) -> bool:
+    """A divisor assigned in the backward's function from data the micro-batch loop cuts into its micro-batches
+    (`total_valid_tokens = y_mask.sum()` before `for b in range(0, B, chunk):` slices `y_mask[:, b:b + chunk]`,
+    snntorch's TinyStories loop): it counts over all of the window's micro-batches, so each micro-batch's
+    (summed) loss divided by it is its share of the window's mean."""
+    loop = gate.node if isinstance(gate, Loop) else None
+    scope = scope_of(model, backward.node)
+    if not isinstance(loop, (ast.For, ast.AsyncFor)) or scope is None:
+        return False
+    names = {n for d in divisors for n in _IDENT.findall(d)} - _GENERIC - counters
+    if not names:
+        return False
+    moving = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    for node in ast.walk(loop):  # `b_end = min(b_start + chunk, B)`: what the counter moves moves too
+        if isinstance(node, ast.Assign) and {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & moving:
+            moving |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    cut = {code(node.value) for node in ast.walk(loop) if isinstance(node, ast.Subscript) and _sliced_by(node, moving)}
+    if not cut:
+        return False
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Assign) and not _inside(node, loop):
+            assigned = {t.id for t in node.targets if isinstance(t, ast.Name)}
+            read = {code(n) for n in ast.walk(node.value) if isinstance(n, (ast.Name, ast.Attribute))}
+            if assigned & names and read & cut:
+                return True
+    return False
+
+
+def _sliced_by(node: ast.Subscript, moving: set[str]) -> bool:
+    """`y_mask[:, b_start:b_end]`: a slice whose bounds move with the loop."""
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return any(isinstance(part, ast.Slice) and {n.id for n in ast.walk(part) if isinstance(n, ast.Name)} & moving
+               for part in parts)
+
+
+def _inside(node: ast.AST, outer: ast.AST) -> bool:
+    return any(n is node for n in ast.walk(outer))
 
 
 def _numerator_names(expr: ast.expr) -> set[str]:

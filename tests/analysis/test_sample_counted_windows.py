@@ -114,3 +114,36 @@ for x in loader:
     opt.step()
 """
     assert [d.code for d in check_source(src)] == codes
+
+
+
+CHUNKS = """\
+import torch
+import torch.nn.functional as F
+model = torch.nn.Linear(4, 3)
+opt = torch.optim.Adam(model.parameters())
+for x, y, y_mask in loader:
+    opt.zero_grad()
+    B_total = x.shape[1]
+    total_valid_tokens = int(y_mask.sum().item())
+    for b_start in range(0, B_total, CHUNK):
+        b_end = min(b_start + CHUNK, B_total)
+        flat_logits = model(x[:, b_start:b_end]).reshape(-1, 3)
+        flat_targets = y[:, b_start:b_end].reshape(-1)
+        flat_mask = y_mask[:, b_start:b_end].reshape(-1).bool()
+        {loss}
+        {backward}
+    opt.step()
+"""
+SUMMED = 'loss_sum_chunk = F.cross_entropy(flat_logits[flat_mask], flat_targets[flat_mask], reduction="sum")'
+MEAN = "loss_sum_chunk = F.cross_entropy(flat_logits, flat_targets)"
+
+
+@pytest.mark.parametrize(("loss", "backward", "codes"), [
+    # snntorch's TinyStories loop (a lockbox-5 false alarm): a sum over each chunk's tokens divided by the token
+    # count of the whole batch the chunks are cut from, so the chunks' shares add up to the batch's mean
+    (SUMMED, "(loss_sum_chunk / float(total_valid_tokens)).backward()", []),
+    (MEAN, "loss_sum_chunk.backward()", ["GL003"]),  # each chunk's mean: the means add up
+])
+def test_a_count_over_the_data_the_chunks_are_cut_from_normalises_the_window(loss: str, backward: str, codes: list[str]) -> None:
+    assert [d.code for d in check_source(CHUNKS.format(loss=loss, backward=backward))] == codes
