@@ -6,7 +6,7 @@ import ast
 import functools
 from dataclasses import replace
 
-from . import named_tuples, param_groups, periods
+from . import named_tuples, param_groups, periods, type_tests
 from . import names as N
 from .accumulation import combined_terms
 from .conventions import convention
@@ -60,7 +60,12 @@ class Expressions:
         touching = [n for arm in (expr.body, expr.orelse) for n in ast.walk(arm)
                     if isinstance(n, ast.Call) and self.interp.touches_gradients(N.last_name(n.func) or "")]
         if not touching:
-            return [self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)]
+            arms = [self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)]
+            subject = type_tests.tensor_tested(expr.test, self.interp.imports)
+            if subject is not None and subject == code(expr.orelse):
+                # `x.item() if hasattr(x, "item") else x`: where the test fails, `x` is no tensor
+                arms[1] = type_tests.without_graph(arms[1])
+            return arms
         fixed = self.interp.fixed_tests.outcome(expr.test, flow, frame)
         if fixed is not None:
             taken = self.eval(expr.body if fixed else expr.orelse, flow, frame)

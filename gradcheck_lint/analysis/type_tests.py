@@ -70,3 +70,35 @@ def ruled_out(flow: Flow, name: str, kinds: frozenset[str]) -> bool:
     if known is None or known.choices is None or flow.env.get(f"{_EXCLUDED_OF}{name}") is not flow.env.get(name):
         return False
     return kinds <= known.choices
+
+
+# attributes every tensor has and plain numbers do not: `x.item() if hasattr(x, "item") else x`
+_TENSOR_ATTRS = frozenset({"item", "detach", "backward", "grad_fn", "requires_grad", "grad"})
+
+
+def tensor_tested(test: ast.expr, imports: ImportMap) -> str | None:
+    """The text of what a test asks to be a tensor (`hasattr(x, "item")`, `isinstance(x, torch.Tensor)`,
+    `torch.is_tensor(x)`), or None: on the arm where it fails, that value holds no graph."""
+    if not isinstance(test, ast.Call) or test.keywords or not test.args:
+        return None
+    func = imports.qualify(test.func) if isinstance(test.func, (ast.Name, ast.Attribute)) else None
+    if func in ("hasattr", "builtins.hasattr") and len(test.args) == 2:
+        attr = test.args[1]
+        if isinstance(attr, ast.Constant) and attr.value in _TENSOR_ATTRS:
+            return ast.unparse(test.args[0])
+    if func == "torch.is_tensor" and len(test.args) == 1:
+        return ast.unparse(test.args[0])
+    if func in ("isinstance", "builtins.isinstance") and len(test.args) == 2:
+        spec = test.args[1]
+        types = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+        if any(_TYPES.get(imports.qualify(t) or "") == "tensor" for t in types):
+            return ast.unparse(test.args[0])
+    return None
+
+
+def without_graph(value: Value) -> Value:
+    """What a value holds on an arm where it was found to be no tensor: no graph, no items holding one."""
+    if value.built or value.graph or value.items or value.kept:
+        return replace(value, built=frozenset(), graph=False, items=(), kept=frozenset())
+    return value
+
