@@ -37,6 +37,7 @@ class Inliner:
         # what a callee that trains did, by everything it could see, its caller's path states included:
         # (env updates, returned value, path states after, transitions made, events met)
         self._runs: dict[tuple[object, ...], _Run] = {}
+        self._locals: dict[int, frozenset[str]] = {}  # each function's own locals (`local_names`), by its id
 
     def inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
                flow: Flow, frame: Frame, instance_key: str | None = None, closure: bool | None = None) -> Value:
@@ -206,6 +207,11 @@ class Inliner:
         # (a function of another file sees its own module's globals, not the caller's)
         foreign = interp.project is not None and interp.project.module_of(fn) is not None
         outer_globals = {k: v for k, v in flow.env.items() if "." not in k and k not in env} if (frame.function is None and not foreign) or closure else {}
+        # a name the function assigns (without `global`/`nonlocal`) is its own local: the caller's variable of that
+        # name is read through it until then, but never rebound by it (ch17's `d_proba_fake` of `g_train`)
+        shadowed = self._locals.get(id(fn))
+        if shadowed is None:
+            shadowed = self._locals[id(fn)] = local_names(fn)
         env.update(outer_globals)
         callee = Frame(function=fn, cls=cls, self_value=self_value, depth=frame.depth + 1, local_defs={}, loops=frame.loops,
                        ifs=frame.ifs, no_grad=frame.no_grad or self.calls.without_grad(fn), gates=frame.gates, sync_off=frame.sync_off,
@@ -244,13 +250,39 @@ class Inliner:
             return ret
         flow.states = final.states
         for k, v in final.env.items():
-            if k.startswith("self.") and self_value is not None and not local_instance or k.startswith("self.") and cls is not None and frame.cls is cls or k in outer_globals and v is not outer_globals[k] or k.startswith("@"):
+            if k.startswith("self.") and self_value is not None and not local_instance or k.startswith("self.") and cls is not None and frame.cls is cls or k in outer_globals and v is not outer_globals[k] and k not in shadowed or k.startswith("@"):
                 flow.env[k] = v
         if instance_key is not None and local_instance and self_value is not None:
             items = dict(self_value.items)
             items.update({k[5:]: v for k, v in final.env.items() if k.startswith("self.")})
             flow.env[instance_key] = replace(self_value, items=tuple(items.items()))
         return ret
+
+
+def local_names(fn: Function) -> frozenset[str]:
+    """The plain names a function's own body binds (assignments, loop and `with` targets, imports, nested
+    definitions), less those it declares `global` or `nonlocal`: its locals, which no assignment of it makes
+    visible to its caller."""
+    bound: set[str] = set()
+    declared: set[str] = set()
+    todo: list[ast.AST] = list(fn.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+            continue  # its body is a scope of its own
+        elif isinstance(node, ast.Lambda):
+            continue
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+        todo.extend(ast.iter_child_nodes(node))
+    return frozenset(bound - declared)
 
 
 def _owner(instance_key: str | None, local_instance: bool, frame: Frame) -> str | None:
