@@ -436,6 +436,8 @@ def _reads_as_rollout(it: ast.expr) -> bool:
             return True
     if _names_episode(it):
         return True
+    if isinstance(it, (ast.Name, ast.Attribute)) and _TIME.search(code(it)):
+        return True  # `for x_t in x_seq:` walks the time steps of one sequence (spikingjelly's OTTT loop)
     if isinstance(it, ast.Call) and N.last_name(it.func) == "range":
         bound = [a.value for a in arguments(it) if a.keyword is None][-1:]
         text = code(bound[0]) if bound else ""

@@ -147,3 +147,27 @@ MEAN = "loss_sum_chunk = F.cross_entropy(flat_logits, flat_targets)"
 ])
 def test_a_count_over_the_data_the_chunks_are_cut_from_normalises_the_window(loss: str, backward: str, codes: list[str]) -> None:
     assert [d.code for d in check_source(CHUNKS.format(loss=loss, backward=backward))] == codes
+
+
+SEQUENCE = """\
+import torch
+model = torch.nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x_seq, target_seq in loader:
+    optimizer.zero_grad()
+    for t, x_t in enumerate({walked}):
+        loss = torch.nn.functional.mse_loss(model(x_t), target_seq[t])
+        loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(("walked", "codes"), [
+    # spikingjelly's OTTT loop (a lockbox-5 false alarm): the time steps of one sequence, whose per-step losses
+    # are one objective's terms, summed on purpose
+    ("x_seq", []),
+    ("x_seq.transpose(0, 1)", ["GL003"]),  # not a name: not read as time steps
+    ("micro_batches", ["GL003"]),
+])
+def test_walking_a_sequence_by_its_time_steps_is_no_window(walked: str, codes: list[str]) -> None:
+    assert [d.code for d in check_source(SEQUENCE.format(walked=walked))] == codes
