@@ -86,6 +86,10 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "loss_graph_kept_alive/lightning_training_step_outputs_keep_the_loss.py": None,
     # `losses[-1].backward()` after the append: the item must keep its graph until then
     "loss_graph_kept_alive/loss_history_backpropagated_through_its_last_item.py": None,
+    # the running average's new term detached: the start (`else: loss_ema = loss`) keeps one graph, not one per step
+    "loss_graph_kept_alive/loss_ema_started_on_first_iteration.py": (
+        "safe", ["        loss_ema = ema_alpha * loss_ema + (1 - ema_alpha) * loss  # expect: GL008"],
+        ["        loss_ema = ema_alpha * loss_ema + (1 - ema_alpha) * loss.detach()  # expect: GL008"]),
     "loss_graph_kept_alive/multi_scale_discriminator_scores_loss_list.py": (
         "unsafe", ["        avg_adv_loss.append(adv_loss)  # expect: GL008"], ["        avg_adv_loss.append(adv_loss.detach())  # expect: GL008"]),
     "loss_graph_kept_alive/named_tuple_of_losses_summed_over_epoch.py": (
