@@ -70,6 +70,7 @@ from .syntax import (
     carried_names,
     code,
     is_int,
+    made_nodes,
     read_source,
     rebound_by,
     reference_aliases,
@@ -294,11 +295,14 @@ class Interpreter:
             if loop is not None:  # the loop's own nodes hang from the statement; the user's keep their parents
                 own = {id(n) for n in iter_tree(stmt)}
                 self._made_parents[id(loop)] = stmt
-                for node in iter_tree(loop):
-                    if id(node) not in own:
-                        for child in children(node):
-                            if id(child) not in own:
-                                self._made_parents[id(child)] = node
+                made = [node for node in iter_tree(loop) if id(node) not in own]
+                for node in made:
+                    for child in children(node):
+                        if id(child) not in own:
+                            self._made_parents[id(child)] = node
+                # their text is their unparsed form: positions borrowed from the comprehension are not a segment
+                # of the file `code()` reads (a comprehension in another file of the project)
+                made_nodes(made)
         return hit[1]
 
     # -- branches

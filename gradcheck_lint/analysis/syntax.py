@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from ..diagnostics import Span
@@ -110,6 +110,13 @@ def made_here(tree: ast.AST) -> None:
         _CODE[id(node)] = (node, " ".join(ast.unparse(node).split()))
 
 
+def made_nodes(nodes: Iterable[ast.AST]) -> None:
+    """Nodes the analysis made (and only those, not the user's nodes they hold): their text is their
+    unparsed form, whatever positions they carry."""
+    for node in nodes:
+        _CODE[id(node)] = (node, " ".join(ast.unparse(node).split()))
+
+
 def forget_code() -> None:
     """Drop the current module and the cached texts (called when a file's analysis ends)."""
     _CURRENT.clear()
@@ -128,8 +135,13 @@ def code(node: ast.AST) -> str:
     source = _FOREIGN.get(id(node)) if _FOREIGN else None
     if source is None and _CURRENT:
         source = _CURRENT[-1]
+    segment = None
     if source is not None and hasattr(node, "lineno"):
-        segment = source.segment(node)
+        try:
+            segment = source.segment(node)
+        except IndexError:  # positions outside the file it is read from: no segment of it
+            segment = None
+    if segment is not None:
         text = " ".join(segment.split())
         if "\n" in segment:  # a call written over several lines reads as one: `clip(model.parameters(), 1.0)`
             text = _SPACE_BEFORE_CLOSE.sub("", _SPACE_AFTER_OPEN.sub(r"\1", text))

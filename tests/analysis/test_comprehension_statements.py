@@ -108,3 +108,27 @@ def test_clears_and_steps_in_comprehension_statements_are_a_training_loop() -> N
 
 def test_steps_in_a_comprehension_statement_without_clears_apply_stale_gradients() -> None:
     assert codes(CLEARS.format(clear="    pass")) == [(9, "GL001")]
+
+
+def test_a_comprehension_statement_in_another_file_of_the_project_is_read_from_that_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The loop made for a comprehension in a helper of another file takes its text from the loop itself, not
+    from the file being checked at its borrowed line numbers: TextClassificationBenchmark's `utils.clip_gradient`
+    (its comprehension far below the end of a short `main.py`) was an internal error (IndexError, GL000)."""
+    from gradcheck_lint.api import check_file
+    from support import project_tree
+
+    helper = "\n" * 40 + (
+        "def clip_gradient(optimizer, grad_clip):\n"
+        "    [p.grad.data.clamp_(-grad_clip, grad_clip) for group in optimizer.param_groups for p in group['params']]\n")
+    main = (
+        "import torch\n"
+        "import utils\n"
+        "model = torch.nn.Linear(4, 1)\n"
+        "optimizer = torch.optim.Adam(model.parameters())\n"
+        "for x in loader:\n"
+        "    model(x).sum().backward()\n"
+        "    utils.clip_gradient(optimizer, 1.0)\n"
+        "    optimizer.step()\n")
+    root = project_tree(tmp_path / "p", {"utils.py": helper, "main.py": main})
+    found = check_file(str(root / "main.py"))
+    assert [(d.code, d.span.line) for d in found] == [("GL001", 8)]
