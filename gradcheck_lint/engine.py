@@ -234,18 +234,25 @@ def _evidence_note(evidence: tuple[Evidence, ...], path: str) -> str:
 
 
 def _one_per_place(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """One diagnostic per code, place and message. A statement reached in two contexts (a helper
-    called twice) can be found twice; if the contexts disagree on a fix, the fix is only as safe as
-    the least safe of them (a safe fix must be right in every context)."""
+    """One diagnostic per code and place. A statement reached in two contexts (a helper called twice,
+    a step inlined into each branch of a dispatch) can be found twice, worded for each context: one
+    line is kept, the most certain (the first of equals), since a user reads one finding there. If the
+    contexts disagree on a fix, the fix is only as safe as the least safe of them (a safe fix must be
+    right in every context)."""
     kept: dict[tuple[object, ...], Diagnostic] = {}
     for d in diagnostics:
-        key = (d.code, d.span, d.message)
+        key = (d.code, d.span)
         first = kept.get(key)
         if first is None:
             kept[key] = d
-        elif first.fix is not None and (d.fix is None or d.fix.applicability is not first.fix.applicability):
-            kept[key] = d if d.fix is not None and d.fix.applicability is not Applicability.SAFE else dataclasses.replace(
-                first, fix=None if d.fix is None else dataclasses.replace(first.fix, applicability=Applicability.UNSAFE))
+            continue
+        lead, other = (d, first) if first.possible and not d.possible else (first, d)
+        if lead.fix is None or other.fix == lead.fix:
+            kept[key] = lead
+        elif other.fix is None:
+            kept[key] = dataclasses.replace(lead, fix=None)
+        else:
+            kept[key] = dataclasses.replace(lead, fix=dataclasses.replace(lead.fix, applicability=Applicability.UNSAFE))
     return list(kept.values())
 
 

@@ -258,7 +258,10 @@ class PathState:
         grads = set()
         for h, c in self.grads:
             if c.backward in applied and (c.fresh or c.live or steps_on(h)):
-                c = c.but(consumers=c.consumers | {optimizer}, live=True)
+                # Once applied, whether the pass ran more than once and whether it was rescaled before
+                # the step are no longer facts of the gradients (they describe a window the step
+                # consumed): kept, they would split one path into variants no rule tells apart
+                c = c.but(consumers=c.consumers | {optimizer}, live=True, repeated=False, rescaled=False)
             grads.add((h, c))
         discards = frozenset(d for d in self.discards if not steps_on(d.holder))
         return self._with(grads=frozenset(grads), discards=discards)
@@ -397,11 +400,9 @@ def merge_states(states: Iterable[PathState], limit: int | None = None) -> froze
 
     # The full order is by sizes, then by contents; contents are compared (costly) only where the
     # sizes tie at the cut.
-    by_size = sorted(s, key=sizes)
-    cut = sizes(by_size[limit - 1])
-    kept = [p for p in by_size if sizes(p) < cut]
-    tied = sorted((p for p in by_size if sizes(p) == cut), key=_contents)
-    return frozenset(kept + tied[: limit - len(kept)])
+    ordered = sorted(s, key=lambda p: (sizes(p), _contents(p)))
+    rich = limit // 4
+    return frozenset(ordered[: limit - rich] + ordered[len(ordered) - rich:])
 
 
 def _contents(p: PathState) -> tuple[object, ...]:

@@ -59,7 +59,7 @@ def paths_left_out(loops: dict[int, ast.AST], file_of: Callable[[ast.AST], str |
     parts = [_say(w) for w in ordered[:SHOWN]]
     if len(ordered) > SHOWN:
         parts.append(f"and in {len(ordered) - SHOWN} more functions")
-    return (f"paths were left out where more than {STATE_CAP} path states met at one point (the simplest were kept; "
+    return (f"paths were left out where more than {STATE_CAP} path states met at one point (the simplest and those holding the most gradients were kept; "
             f"findings on the others may be missing): " + "; ".join(parts))
 
 

@@ -48,9 +48,9 @@ def unpack(ex: Unpacker, elems: list[ast.expr], value: Value, flow: Flow, frame:
         # without known members, an element is some part of the value: never the objects themselves,
         # except the one element named for the single object a builder made (`optimizer, msg = build_optimizer(...)`)
         sub = (positional[i] if known else value if i == named
-               else Value(reach=value.reach | value.modules, params=value.params, opaque=True, vague=value.vague,
-                          summed=value.summed, unseen_reduction=value.unseen_reduction, built=built, sync=value.sync,
-                          amp=value.amp))
+               else Value(reach=value.reach | value.modules, params=value.params, opaque=True,
+                          vague=_vague_part(elem, value), summed=value.summed, unseen_reduction=value.unseen_reduction,
+                          built=built, sync=value.sync, amp=value.amp))
         if isinstance(elem, ast.Starred):
             elem = elem.value
         ex.assign(elem, sub if sub is not None else value, flow, frame, source, stmt, keep_phases)
@@ -118,6 +118,16 @@ def _models_beside_optimizer(elems: list[ast.expr], optimizer_refs: frozenset[st
 
 
 _LOSS_NAME = convention("loss")
+_INDEX_NAME = convention("index_element")
+
+
+def _vague_part(elem: ast.expr, value: Value) -> frozenset:
+    """What an element of a tuple whose parts are not known reaches only by assumption: all of it when
+    its name reads as indices or lengths (`audio, ids_slice, mask = model_g(...)`: integer tensors hold
+    no graph, so the reach rests on the name alone), else what the tuple reaches vaguely."""
+    if type(elem) is ast.Name and _INDEX_NAME.search(elem.id):
+        return value.vague | value.reach | value.modules
+    return value.vague
 
 # Tensor functions returning (values, indices): the indices carry no graph.
 _WITH_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin", "unique", "aminmax"})

@@ -8,6 +8,7 @@ from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import Step
 from ..analysis.provenance import Assumption, assumed
+from ..analysis.values import Holder
 from ..analysis.window_arithmetic import remainder_gate
 from ..fixplan import SAFE, UNSAFE, FixPlan, InsertAfter, after_step, alone_on_line, following, is_reference, source
 from ..registry import Finding, Invalid, Rule, register
@@ -166,6 +167,8 @@ for x in torch.randn(8, 4).split(2):
                 facts.append(assumed(Assumption.CONTEXT))  # the step function is assumed to run once per batch
             if stale.decayed:
                 facts.append(assumed(Assumption.INTENT))  # rescaled in place after the step: perhaps kept on purpose
+            if self._clears_an_object_out_of_sight(model, step, holders):
+                facts.append(assumed(Assumption.OPAQUE))  # that object may be the optimizer's model
             # a clear after this step cannot help where another optimizer's step applied them first
             yield Finding(step.node, msg, help_, tuple(facts), fix=None if stale.decayed or first else self._fix(model, step))
 
@@ -243,6 +246,21 @@ for x in torch.randn(8, 4).split(2):
             if covered and left:
                 return clear, ", ".join(f"`{n}`" for n in left)
         return None
+
+    @staticmethod
+    def _clears_an_object_out_of_sight(model: TrainingModel, step: Step, holders: frozenset[Holder]) -> bool:
+        """A clear in the step's loop whose target is the optimizer's model on some paths and, on others, a
+        model whose identity was not seen made (`self.model = prune(model)`, an unread helper's result):
+        that this one is not the optimizer's model, so that nothing clears its gradients there, is an
+        assumption (the helper may have returned the model it was handed)."""
+        unknown = model.table.unknown_origin
+        for clear in model.clears.values():
+            if not model.in_same_loop(clear.loop_stacks, step.loop_stacks):
+                continue
+            mine = [h for h in clear.holders if any(h.overlaps(x) for x in holders)]
+            if mine and any(not h.pseudo and h.uid in unknown and h not in mine for h in clear.holders):
+                return True
+        return False
 
     @staticmethod
     def _wrong_clear(model: TrainingModel, step, holders):
