@@ -43,26 +43,34 @@ class Effects:
         return result
 
     def _when(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
-        """Run the effect when its `when` argument holds: always, never, or on the paths where it does (and
-        only when its `given` argument is passed)."""
+        """Run the effect when its `when` argument holds (or its `unless` argument does not): always, never, or
+        on the paths where it does (and only when its `given` argument is passed)."""
         if not site.happens(effect):
             return None
-        if effect.when is None:
+        ref = effect.when if effect.when is not None else effect.unless
+        if ref is None:
             return self._one(effect, site, flow, frame)
-        found = site.arg(effect.when)
+        found = site.arg(ref)
         if found is None:
             return self._one(effect, site, flow, frame)  # not given: the API's default is to do it
         value, node = found
         flag = literal_bool(node)
-        if flag is False or value.const == "False" or (isinstance(node, ast.Constant) and node.value is None):
+        if flag is not None and effect.unless is not None:
+            flag = not flag
+        elif flag is None and effect.unless is not None and value.const == "True":
+            flag = False
+        if flag is False or (effect.when is not None and (value.const == "False" or (isinstance(node, ast.Constant) and node.value is None))):
             return None
-        if flag is True or node is None:
+        if flag is True or node is None or (effect.unless is not None and isinstance(node, ast.Constant) and node.value is None):
             return self._one(effect, site, flow, frame)
         cond = self.interp.condition(node, node)
         taken, skipped = self.interp.split(flow, cond)
+        inner = replace(frame, ifs=frame.ifs + (cond.id,))
+        if effect.unless is not None:  # the paths where the test is false: no enclosing `if` of that test
+            taken, skipped, inner = skipped, taken, frame
         out = None
         if taken is not None:
-            out = self._one(effect, site, taken, replace(frame, ifs=frame.ifs + (cond.id,)))
+            out = self._one(effect, site, taken, inner)
         merged = Flow.join([taken, skipped])
         if merged is not None:
             flow.env, flow.states = merged.env, merged.states
@@ -369,6 +377,40 @@ class Effects:
         self.interp.recorder.backward(site.call, loss, loss_text, flow, frame, scaled, only, window, assumed)
         self.interp.callables.run_grad_hooks(only if only is not None else loss.reach, flow, frame)
 
+    def schedule(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
+        """A schedule's call (Megatron's `forward_backward_func(forward_step_func=f, ...)`): the step function it is
+        given runs on the arguments the row names, as the call `f(data_iterator, model)` would, then its loss
+        (returned, or computed by the callback it returns) is backpropagated, divided by the schedule when the
+        row says so. A function the analysis cannot read still backpropagates: a loss of the row's `model`
+        argument, of no known divisor."""
+        found = site.arg(effect.ref("function"))
+        node = found[1] if found is not None else None
+        loss, text = EMPTY, f"{code(node)}(...)" if node is not None else "loss"
+        if node is not None:
+            args = [_one_chunk(a[1]) if (a := site.arg(ref)) is not None and a[1] is not None else ast.Constant(None)
+                    for ref in effect.ref_list("arguments")]
+            result = self.interp.calls.eval_call(synthetic_call(site.call, node, args, []), flow, frame)
+            if effect.value("loss", "returned") == "callback":
+                output, callback = result.item("0"), result.item("1")
+                made = None
+                if callback is not None and self.interp.callables.is_bound(callback):
+                    made = self.interp.callables.call_bound(callback, [output or EMPTY], {}, flow, frame)
+                    text = f"{self.interp.callables.bound_name(callback) or 'loss_func'}(...)"
+                result = made if made is not None else EMPTY
+            first = result.item("0")
+            loss = (first if first is not None else result).as_tensor()
+        if not loss.reach and not loss.opaque:
+            model = site.arg(effect.ref("model"))
+            loss = union_as_tensor([model[0]]) if model is not None else EMPTY
+            if loss is EMPTY:
+                loss = OPAQUE
+        scaled = effect.value("scales", "none") == "framework"
+        counted = site.arg(effect.ref("window"))
+        window = code(counted[1]) if counted is not None and counted[1] is not None else None
+        self.interp.recorder.backward(site.call, loss, text, flow, frame, scaled, None, window if scaled else None, False,
+                                      f"{code(site.call.func)}(...)", windowed=True)
+        self.interp.callables.run_grad_hooks(loss.reach, flow, frame)
+
     def _window_read_here(self, owner: Entity | None) -> str | None:
         """For a framework object built out of sight (`accelerator = train_util.prepare_accelerator(args)`),
         the window setting this file reads from a configuration under the constructor's own keyword
@@ -639,6 +681,14 @@ def _children(effect: Effect, site: CallSite) -> tuple[tuple[str, Value], ...]:
 _Transition = Callable[[Effects, Effect, CallSite, Flow, Frame], "Value | None"]
 
 
+def _one_chunk(node: ast.expr) -> ast.expr:
+    """What a schedule hands its step function of a list of model chunks written out (`model=[model]`): one
+    chunk at a time (the first stands for them)."""
+    if isinstance(node, (ast.List, ast.Tuple)) and node.elts and not isinstance(node.elts[0], ast.Starred):
+        return node.elts[0]
+    return node
+
+
 def _then_nothing(method: Callable[[Effects, Effect, CallSite, Flow, Frame], None]) -> _Transition:
     """A transition of the flow alone: the call's value is nothing of interest."""
     def transition(self: Effects, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
@@ -656,6 +706,7 @@ TRANSITIONS: dict[str, _Transition] = {
     "join": Effects._join,
     "clone": Effects._clone,
     "backward": _then_nothing(Effects.backward),
+    "schedule": _then_nothing(Effects.schedule),
     "step": _then_nothing(Effects.step),
     "clear": _then_nothing(Effects.clear),
     "gate": Effects._gate,

@@ -158,6 +158,7 @@ for x in torch.randn(8, 4).split(2):
                 applied_by=first.call_text if first else None,
                 applied_by_line=model.line(first.node) if first else None,
                 closure=step.closure_evaluations,
+                clear_call=model.clear_call(opt),
             )
             facts = [step.provenance, stale.provenance]
             if step.closure_evaluations == "unknown":
