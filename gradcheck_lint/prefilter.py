@@ -148,6 +148,9 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
             for kind, types in called.items():
                 if h.target == "receiver" and catalogue.canonical(h.type) in types:
                     patterns[kind].append(_scoped(h.pattern))
+            # a function known by its name alone that backpropagates (a schedule handed in: `forward_backward_func`)
+            if h.target == "callee" and any(e.kind in ("backward", "schedule") for e in h.effects):
+                patterns["backward"].append(_scoped(h.pattern))
 
     def alternatives(kind: str) -> str:
         return "|".join(sorted(map(re.escape, words[kind])))

@@ -381,15 +381,26 @@ class Effects:
         """A schedule's call (Megatron's `forward_backward_func(forward_step_func=f, ...)`): the step function it is
         given runs on the arguments the row names, as the call `f(data_iterator, model)` would, then its loss
         (returned, or computed by the callback it returns) is backpropagated, divided by the schedule when the
-        row says so. A function the analysis cannot read still backpropagates: a loss of the row's `model`
-        argument, of no known divisor."""
+        row says so. The loss surely reaches the row's `model` argument, whether or not the function could be read."""
         found = site.arg(effect.ref("function"))
         node = found[1] if found is not None else None
         loss, text = EMPTY, f"{code(node)}(...)" if node is not None else "loss"
         if node is not None:
             args = [_one_chunk(a[1]) if (a := site.arg(ref)) is not None and a[1] is not None else ast.Constant(None)
                     for ref in effect.ref_list("arguments")]
-            result = self.interp.calls.eval_call(synthetic_call(site.call, node, args, []), flow, frame)
+            # a function of this file (or of `self`) runs on the paths; one out of sight is the model's forward pass
+            # by the schedule's contract, not a call that may clear or step: only its value is read
+            here = self.interp.callables.given(node, frame) is not None
+            made = self.interp.eval(node, flow, frame) if isinstance(node, ast.Call) else None
+            bound = None
+            if made is not None and self.interp.callables.is_bound(made):  # `partial(self.forward_step, vp_stage=i)`
+                values = [self.interp.eval(a, flow, frame) for a in args]
+                bound = self.interp.callables.call_bound(made, values, {}, flow, frame)
+            if bound is not None:
+                result = bound
+            else:
+                step_call = synthetic_call(site.call, node, args, [])
+                result = self.interp.calls.eval_call(step_call, flow if here else flow.copy(), frame)
             if effect.value("loss", "returned") == "callback":
                 output, callback = result.item("0"), result.item("1")
                 made = None
@@ -399,11 +410,12 @@ class Effects:
                 result = made if made is not None else EMPTY
             first = result.item("0")
             loss = (first if first is not None else result).as_tensor()
-        if not loss.reach and not loss.opaque:
-            model = site.arg(effect.ref("model"))
-            loss = union_as_tensor([model[0]]) if model is not None else EMPTY
-            if loss is EMPTY:
-                loss = OPAQUE
+        # the schedule backpropagates through the models it runs, however little of the function the analysis read
+        model = site.arg(effect.ref("model"))
+        if model is not None:
+            loss = union_as_tensor([loss, model[0]])
+        if loss is EMPTY:
+            loss = OPAQUE
         scaled = effect.value("scales", "none") == "framework"
         counted = site.arg(effect.ref("window"))
         window = code(counted[1]) if counted is not None and counted[1] is not None else None
