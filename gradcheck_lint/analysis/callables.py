@@ -130,7 +130,8 @@ class Callables:
     def call(self, given: Given, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame) -> Value:
         """Run the function with these arguments at this point of the caller's paths."""
         closure = given.closure and given.definer is frame.function
-        return self.interp.calls.inline(given.function, given.cls, given.self_value, pos, kw, flow, frame, closure=closure)
+        return self.interp.calls.inline(given.function, given.cls, given.self_value, pos, kw, flow, frame,
+                                        closure=closure)
 
     def hook(self, given: Given, holders: frozenset[Holder] | set[Holder], target: Value, flow: Flow) -> None:
         """Register a function that each backward pass reaching `holders` calls with `target`, on the

@@ -55,14 +55,17 @@ class Effects:
             return self._one(effect, site, flow, frame)  # not given: the API's default is to do it
         value, node = found
         flag = literal_bool(node)
-        if flag is not None and effect.unless is not None:
-            flag = not flag
-        elif flag is None and effect.unless is not None and value.const == "True":
-            flag = False
-        if flag is False or (effect.when is not None and (value.const == "False" or (isinstance(node, ast.Constant) and node.value is None))):
-            return None
-        if flag is True or node is None or (effect.unless is not None and isinstance(node, ast.Constant) and node.value is None):
-            return self._one(effect, site, flow, frame)
+        none = isinstance(node, ast.Constant) and node.value is None
+        if effect.unless is not None:  # turned round: a literal True turns it off, `None` is the API's default
+            if flag is True or value.const == "True":
+                return None
+            if flag is False or none or node is None:
+                return self._one(effect, site, flow, frame)
+        else:
+            if flag is False or value.const == "False" or none:
+                return None
+            if flag is True or node is None:
+                return self._one(effect, site, flow, frame)
         cond = self.interp.condition(node, node)
         taken, skipped = self.interp.split(flow, cond)
         inner = replace(frame, ifs=frame.ifs + (cond.id,))
@@ -419,8 +422,8 @@ class Effects:
         scaled = effect.value("scales", "none") == "framework"
         counted = site.arg(effect.ref("window"))
         window = code(counted[1]) if counted is not None and counted[1] is not None else None
-        self.interp.recorder.backward(site.call, loss, text, flow, frame, scaled, None, window if scaled else None, False,
-                                      f"{code(site.call.func)}(...)", windowed=True)
+        self.interp.recorder.backward(site.call, loss, text, flow, frame, scaled, None, window if scaled else None,
+                                      False, f"{code(site.call.func)}(...)", windowed=True)
         self.interp.callables.run_grad_hooks(loss.reach, flow, frame)
 
     def _window_read_here(self, owner: Entity | None) -> str | None:

@@ -164,7 +164,8 @@ class TrainingModel:
         own = self.table.ownership.get(opt.uid)
         for holder in sorted(own.holders if own is not None else (), key=lambda h: (h.uid, h.path)):
             ent = self.table.entities.get(holder.uid)
-            method = self.catalogue.clearing_method(ent.api) if ent is not None and ent.api and not holder.path else None
+            whole = ent is not None and ent.api and not holder.path
+            method = self.catalogue.clearing_method(ent.api) if ent is not None and whole else None
             if method is not None:
                 return f"{self.table.label(holder.uid)}.{method}()"
         return None

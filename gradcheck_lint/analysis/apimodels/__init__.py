@@ -187,7 +187,8 @@ class Catalogue:
         of Megatron's DistributedDataParallel, `zero_grad` of a module), nearest type first."""
         for t in self.lineage(type_name):
             for (owner, name), row in sorted(self._methods.items()):
-                if owner == t and any(e.kind == "clear" and (r := e.ref("target")) is not None and r.receiver for e in row.effects):
+                targets = [e.ref("target") for e in row.effects if e.kind == "clear"]
+                if owner == t and any(r is not None and r.receiver for r in targets):
                     return name
         return None
 

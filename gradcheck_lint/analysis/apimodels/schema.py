@@ -60,7 +60,8 @@ EFFECTS: dict[str, dict[str, str]] = {
     # `(output, loss_fn)`: the schedule calls `loss_fn(output)` and backpropagates the first item of its result);
     # `scales` as for `backward`, `window` the argument counting the micro-batches the schedule divides by, and
     # `model` the models the backward reaches when the function cannot be read
-    "schedule": {"function": "ref", "arguments": "str", "loss": "str", "scales": "str", "window": "ref", "model": "ref"},
+    "schedule": {"function": "ref", "arguments": "str", "loss": "str", "scales": "str", "window": "ref",
+                 "model": "ref"},
     # evaluations: how often the step may call its closure ("once", the default; "several": LBFGS evaluates it
     # again after each inner update, so a closure that does not clear adds each evaluation to the last)
     "step": {"optimizer": "ref", "closure": "ref", "clears": "bool", "gated": "bool", "unscales": "bool",
