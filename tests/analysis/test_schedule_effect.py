@@ -67,6 +67,13 @@ def test_without_zero_grad_buffer_the_buffers_keep_accumulating() -> None:
     assert "`model.zero_grad_buffer()`" in diagnostic.help
 
 
+@pytest.mark.parametrize("clear,expected", [("model.zero_grad_buffer()", []), ("model.zero_grad()", ["GL001"])])
+def test_only_zero_grad_buffer_clears_what_a_megatron_optimizer_steps_on(clear: str, expected: list[str]) -> None:
+    """`torch.nn.Module.zero_grad` sets `.grad` to None; the DDP buffers (`main_grad`) the optimizer reads stay."""
+    text = HEAD.format(divided="", clear=f"        {clear}\n", only="False")
+    assert [code for _line, code in found(text)] == expected
+
+
 @pytest.mark.parametrize("only,expected", [("True", []), ("False", ["GL001"])])
 def test_forward_only_runs_no_backward(only: str, expected: list[str]) -> None:
     assert [code for _line, code in found(HEAD.format(divided="", clear="", only=only))] == expected
