@@ -215,3 +215,19 @@ def test_a_worker_keeping_the_schedule_with_a_partial_step_function() -> None:
     bug = WORKER.format(divided=" / self.num_microbatches")
     assert found(bug) == [(line_of(bug, "self.forward_backward_func("), "GL010")]
     assert found(WORKER.format(divided="")) == []
+
+
+def test_a_hand_clip_before_the_megatron_step_is_no_amp_misuse() -> None:
+    """The optimizer's `step()` unscales with its own grad scaler and clips by `config.clip_grad`: no torch
+    GradScaler is in sight, so a hand clip before it is no clip of scaled gradients (GL007)."""
+    text = HEAD.format(divided="", clear=CLEAR, only="False").replace(
+        "        optimizer.step()", "        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n        optimizer.step()")
+    assert "clip_grad_norm_" in text and found(text) == []
+
+
+def test_the_fix_inserts_zero_grad_buffer_and_is_not_safe() -> None:
+    """`optimizer.zero_grad()` after the step would change nothing: the fix names the model's clear, by a
+    label the analysis gave it (not checked to be in scope there), so it is unsafe."""
+    [diagnostic] = analyse_text(HEAD.format(divided="", clear="", only="False"), "train.py").diagnostics
+    assert diagnostic.fix is not None and diagnostic.fix.applicability.value == "unsafe"
+    assert [e.content.strip() for e in diagnostic.fix.edits] == ["model.zero_grad_buffer()"]
