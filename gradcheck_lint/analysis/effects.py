@@ -18,6 +18,7 @@ from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
 from .names import ref_text
 from .parts import EffectsHost
 from .provenance import MODELLED, Assumption, assumed
+from .schedules import schedule
 from .syntax import arguments, code
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
 
@@ -380,52 +381,6 @@ class Effects:
         self.interp.recorder.backward(site.call, loss, loss_text, flow, frame, scaled, only, window, assumed)
         self.interp.callables.run_grad_hooks(only if only is not None else loss.reach, flow, frame)
 
-    def schedule(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
-        """A schedule's call (Megatron's `forward_backward_func(forward_step_func=f, ...)`): the step function it is
-        given runs on the arguments the row names, as the call `f(data_iterator, model)` would, then its loss
-        (returned, or computed by the callback it returns) is backpropagated, divided by the schedule when the
-        row says so. The loss surely reaches the row's `model` argument, whether or not the function could be read."""
-        found = site.arg(effect.ref("function"))
-        node = found[1] if found is not None else None
-        loss, text = EMPTY, f"{code(node)}(...)" if node is not None else "loss"
-        if node is not None:
-            args = [_one_chunk(a[1]) if (a := site.arg(ref)) is not None and a[1] is not None else ast.Constant(None)
-                    for ref in effect.ref_list("arguments")]
-            # a function of this file (or of `self`) runs on the paths; one out of sight is the model's forward pass
-            # by the schedule's contract, not a call that may clear or step: only its value is read
-            here = self.interp.callables.given(node, frame) is not None
-            made = self.interp.eval(node, flow, frame) if isinstance(node, ast.Call) else None
-            bound = None
-            if made is not None and self.interp.callables.is_bound(made):  # `partial(self.forward_step, vp_stage=i)`
-                values = [self.interp.eval(a, flow, frame) for a in args]
-                bound = self.interp.callables.call_bound(made, values, {}, flow, frame)
-            if bound is not None:
-                result = bound
-            else:
-                step_call = synthetic_call(site.call, node, args, [])
-                result = self.interp.calls.eval_call(step_call, flow if here else flow.copy(), frame)
-            if effect.value("loss", "returned") == "callback":
-                output, callback = result.item("0"), result.item("1")
-                made = None
-                if callback is not None and self.interp.callables.is_bound(callback):
-                    made = self.interp.callables.call_bound(callback, [output or EMPTY], {}, flow, frame)
-                    text = f"{self.interp.callables.bound_name(callback) or 'loss_func'}(...)"
-                result = made if made is not None else EMPTY
-            first = result.item("0")
-            loss = (first if first is not None else result).as_tensor()
-        # the schedule backpropagates through the models it runs, however little of the function the analysis read
-        model = site.arg(effect.ref("model"))
-        if model is not None:
-            loss = union_as_tensor([loss, model[0]])
-        if loss is EMPTY:
-            loss = OPAQUE
-        scaled = effect.value("scales", "none") == "framework"
-        counted = site.arg(effect.ref("window"))
-        window = code(counted[1]) if counted is not None and counted[1] is not None else None
-        self.interp.recorder.backward(site.call, loss, text, flow, frame, scaled, None, window if scaled else None,
-                                      False, f"{code(site.call.func)}(...)", windowed=True)
-        self.interp.callables.run_grad_hooks(loss.reach, flow, frame)
-
     def _window_read_here(self, owner: Entity | None) -> str | None:
         """For a framework object built out of sight (`accelerator = train_util.prepare_accelerator(args)`),
         the window setting this file reads from a configuration under the constructor's own keyword
@@ -696,14 +651,6 @@ def _children(effect: Effect, site: CallSite) -> tuple[tuple[str, Value], ...]:
 _Transition = Callable[[Effects, Effect, CallSite, Flow, Frame], "Value | None"]
 
 
-def _one_chunk(node: ast.expr) -> ast.expr:
-    """What a schedule hands its step function of a list of model chunks written out (`model=[model]`): one
-    chunk at a time (the first stands for them)."""
-    if isinstance(node, (ast.List, ast.Tuple)) and node.elts and not isinstance(node.elts[0], ast.Starred):
-        return node.elts[0]
-    return node
-
-
 def _then_nothing(method: Callable[[Effects, Effect, CallSite, Flow, Frame], None]) -> _Transition:
     """A transition of the flow alone: the call's value is nothing of interest."""
     def transition(self: Effects, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
@@ -721,7 +668,7 @@ TRANSITIONS: dict[str, _Transition] = {
     "join": Effects._join,
     "clone": Effects._clone,
     "backward": _then_nothing(Effects.backward),
-    "schedule": _then_nothing(Effects.schedule),
+    "schedule": _then_nothing(lambda self, effect, site, flow, frame: schedule(self.interp, effect, site, flow, frame)),
     "step": _then_nothing(Effects.step),
     "clear": _then_nothing(Effects.clear),
     "gate": Effects._gate,
