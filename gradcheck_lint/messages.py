@@ -72,7 +72,8 @@ def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: 
         msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
                f"nothing clears `{opt}`'s gradients between its steps, so `.grad` keeps accumulating across iterations.")
     if clear_call:
-        msg += f" (`{opt}.zero_grad()`, and `zero_grad()` of its models, clear nothing its step reads: `{clear_call}` does.)"
+        msg += (f" (`{opt}.zero_grad()`, and `zero_grad()` of its models, clear nothing its step reads: "
+                f"`{clear_call}` does.)")
     help_ = f"call `{clear_call or f'{opt}.zero_grad()'}` once per step: before `{backward}` or right after `{step}`."
     return msg, help_
 
