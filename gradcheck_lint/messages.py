@@ -26,8 +26,10 @@ def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: 
                       wrong_clear_line: int | None = None, owned: str | None = None, decayed: bool = False,
                       may: bool = False, applied_by: str | None = None, applied_by_line: int | None = None,
                       closure: str | None = None, partial_clear: str | None = None,
-                      partial_clear_line: int | None = None, uncleared: str | None = None) -> tuple[str, str]:
+                      partial_clear_line: int | None = None, uncleared: str | None = None,
+                      clear_call: str | None = None) -> tuple[str, str]:
     """`partial_clear`: a clear that covers only some of the optimizer's parameters, leaving `uncleared`.
+    `clear_call`: the call that clears them, when not `{opt}.zero_grad()` (Megatron's `model.zero_grad_buffer()`).
     `applied_by`: another optimizer's step that applied these gradients first (it updates some of the
     same parameters), when this optimizer's own step had not. `closure`: the step calls its closure again
     after an inner update ("several": its class does, L-BFGS; "unknown": its class is not known)."""
@@ -69,7 +71,10 @@ def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: 
     else:
         msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} already contributed to an earlier step: "
                f"nothing clears `{opt}`'s gradients between its steps, so `.grad` keeps accumulating across iterations.")
-    help_ = f"call `{opt}.zero_grad()` once per step: before `{backward}` or right after `{step}`."
+    if clear_call:
+        msg += (f" (`{opt}.zero_grad()`, and `zero_grad()` of its models, clear nothing its step reads: "
+                f"`{clear_call}` does.)")
+    help_ = f"call `{clear_call or f'{opt}.zero_grad()'}` once per step: before `{backward}` or right after `{step}`."
     return msg, help_
 
 

@@ -133,12 +133,13 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
         for name, owner, effects in rows:
             last = name.rsplit(".", 1)[-1]
             for effect in effects:
-                if effect.kind not in words or effect.kind == "clip" and effect.value("unscales"):
+                kind = "backward" if effect.kind == "schedule" else effect.kind  # a schedule backpropagates
+                if kind not in words or kind == "clip" and effect.value("unscales"):
                     continue
                 if last == "__call__":
-                    called[effect.kind].add(catalogue.canonical(owner))
+                    called[kind].add(catalogue.canonical(owner))
                 elif "*" not in last:
-                    words[effect.kind].add(last)
+                    words[kind].add(last)
     patterns: dict[str, list[str]] = {"backward": [], "step": [], "clip": [], "sync": []}
     # attributes that switch sync when set (`model.require_backward_grad_sync = last`): found as plain words
     sync_attributes = {a.name for f in catalogue.files for a in f.attributes if any(e.kind == "sync" for e in a.effects)}
@@ -147,6 +148,9 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
             for kind, types in called.items():
                 if h.target == "receiver" and catalogue.canonical(h.type) in types:
                     patterns[kind].append(_scoped(h.pattern))
+            # a function known by its name alone that backpropagates (a schedule handed in: `forward_backward_func`)
+            if h.target == "callee" and any(e.kind in ("backward", "schedule") for e in h.effects):
+                patterns["backward"].append(_scoped(h.pattern))
 
     def alternatives(kind: str) -> str:
         return "|".join(sorted(map(re.escape, words[kind])))

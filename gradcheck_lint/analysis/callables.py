@@ -19,6 +19,7 @@ import ast
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from .definitions import ClassInfo
 from .flow import Flow, Frame, Function
 from .values import Holder, Value
 
@@ -33,6 +34,8 @@ class Given:
     function: Function
     closure: bool
     definer: Function | None  # the function whose names it closes over (None: module level)
+    cls: ClassInfo | None = None  # a method of `self` (`partial(self.loss_fn, mask)`): its class ...
+    self_value: Value | None = None  # ... and the instance it is bound to
 
 
 HOOKED = -2  # the pseudo optimizer uid of the path marks of registered gradient hooks (`PathState.amp`)
@@ -98,6 +101,14 @@ class Callables:
             return self.interp.forward(bound.callee, args, keywords, flow, frame)
         return None
 
+    def bound_name(self, value: Value) -> str | None:
+        """The name of the function a value made by `partial` calls (`loss_func` of `partial(loss_func, mask)`)."""
+        const = value.const
+        bound = self._bound.get(const[1]) if isinstance(const, tuple) and const[:1] == (_BOUND,) else None
+        if bound is None:
+            return None
+        return bound.given.function.name if bound.given is not None else None
+
     def given(self, node: ast.expr | None, frame: Frame) -> Given | None:
         """The function of this file `node` names (a lambda, a nested or a module-level `def`), or None."""
         if isinstance(node, ast.Lambda):
@@ -109,12 +120,18 @@ class Callables:
             fn = self.interp.functions.get(node.id)
             if fn is not None:
                 return Given(fn, False, None)
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"
+                and isinstance(frame.cls, ClassInfo)):
+            method = self.interp.definitions.find_method(frame.cls, node.attr)
+            if method is not None:
+                return Given(method, False, None, frame.cls, frame.self_value)
         return None
 
     def call(self, given: Given, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame) -> Value:
         """Run the function with these arguments at this point of the caller's paths."""
         closure = given.closure and given.definer is frame.function
-        return self.interp.calls.inline(given.function, None, None, pos, kw, flow, frame, closure=closure)
+        return self.interp.calls.inline(given.function, given.cls, given.self_value, pos, kw, flow, frame,
+                                        closure=closure)
 
     def hook(self, given: Given, holders: frozenset[Holder] | set[Holder], target: Value, flow: Flow) -> None:
         """Register a function that each backward pass reaching `holders` calls with `target`, on the

@@ -49,6 +49,10 @@ def _held_values(args: list[Arg]) -> bool:
     computation: what was stored there earlier."""
     return len(args) == 1 and isinstance(args[0].value, (ast.Name, ast.Subscript, ast.Attribute))
 
+# heuristic callees that run a backward pass (`forward_backward_func(...)` of a schedule handed in): applied to a
+# callable of unknown value too, as a missed backward would hide every finding of its loop
+_BACKPROPAGATES = ("backward", "schedule")
+
 
 class Calls:
     """Resolve and interpret calls."""
@@ -160,8 +164,13 @@ class Calls:
                 return self.construct_local(call, interp.classes[name], flow, frame)
             if bound is not None and name not in interp.imports.aliases:
                 # a callable the analysis cannot read (`compute = partial(diffusion.losses, model, x)`) returns what
-                # may depend on what it was made from as well as on its arguments
+                # may depend on what it was made from as well as on its arguments ...
                 pos, kw = self.args_of(call, flow, frame)
+                heuristic = self.catalogue.callee_heuristic(name)
+                if heuristic is not None and any(e.kind in _BACKPROPAGATES for e in heuristic.effects):
+                    # ... unless its name says it backpropagates (a schedule handed in: `forward_backward_func`)
+                    site = CallSite(call, None, None, pos, kw, None, False)
+                    return interp.effects.apply(heuristic.effects, site, flow, frame)
                 return interp.objects.opaque_call(name, [bound, *pos], kw, flow)
         if isinstance(func, ast.Lambda):  # `(lambda t: block(t))(x)`: its body runs on the arguments
             given = interp.callables.given(func, frame)
@@ -578,7 +587,7 @@ class Calls:
         heuristic = self.catalogue.callee_heuristic(attr)
         if heuristic is not None and attr != "backward" and any(e.kind == "number" for e in heuristic.effects):
             return Value()  # `model.floating_point_ops(inputs)`, `task.batch_size(batch)`: a count, no graph
-        if heuristic is not None and any(e.kind == "hook_grads" for e in heuristic.effects):
+        if heuristic is not None and any(e.kind in ("hook_grads", *_BACKPROPAGATES) for e in heuristic.effects):
             site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)  # `self._grad_scaler(params, 1 / n)`
             return interp.effects.apply(heuristic.effects, site, flow, frame) or EMPTY
         if attr == "backward" and pos:

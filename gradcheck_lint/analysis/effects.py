@@ -18,6 +18,7 @@ from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
 from .names import ref_text
 from .parts import EffectsHost
 from .provenance import MODELLED, Assumption, assumed
+from .schedules import schedule
 from .syntax import arguments, code
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
 
@@ -43,26 +44,37 @@ class Effects:
         return result
 
     def _when(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
-        """Run the effect when its `when` argument holds: always, never, or on the paths where it does (and
-        only when its `given` argument is passed)."""
+        """Run the effect when its `when` argument holds (or its `unless` argument does not): always, never, or
+        on the paths where it does (and only when its `given` argument is passed)."""
         if not site.happens(effect):
             return None
-        if effect.when is None:
+        ref = effect.when if effect.when is not None else effect.unless
+        if ref is None:
             return self._one(effect, site, flow, frame)
-        found = site.arg(effect.when)
+        found = site.arg(ref)
         if found is None:
             return self._one(effect, site, flow, frame)  # not given: the API's default is to do it
         value, node = found
         flag = literal_bool(node)
-        if flag is False or value.const == "False" or (isinstance(node, ast.Constant) and node.value is None):
-            return None
-        if flag is True or node is None:
-            return self._one(effect, site, flow, frame)
+        none = isinstance(node, ast.Constant) and node.value is None
+        if effect.unless is not None:  # turned round: a literal True turns it off, `None` is the API's default
+            if flag is True or value.const == "True":
+                return None
+            if flag is False or none or node is None:
+                return self._one(effect, site, flow, frame)
+        else:
+            if flag is False or value.const == "False" or none:
+                return None
+            if flag is True or node is None:
+                return self._one(effect, site, flow, frame)
         cond = self.interp.condition(node, node)
         taken, skipped = self.interp.split(flow, cond)
+        inner = replace(frame, ifs=frame.ifs + (cond.id,))
+        if effect.unless is not None:  # the paths where the test is false: no enclosing `if` of that test
+            taken, skipped, inner = skipped, taken, frame
         out = None
         if taken is not None:
-            out = self._one(effect, site, taken, replace(frame, ifs=frame.ifs + (cond.id,)))
+            out = self._one(effect, site, taken, inner)
         merged = Flow.join([taken, skipped])
         if merged is not None:
             flow.env, flow.states = merged.env, merged.states
@@ -656,6 +668,7 @@ TRANSITIONS: dict[str, _Transition] = {
     "join": Effects._join,
     "clone": Effects._clone,
     "backward": _then_nothing(Effects.backward),
+    "schedule": _then_nothing(lambda self, effect, site, flow, frame: schedule(self.interp, effect, site, flow, frame)),
     "step": _then_nothing(Effects.step),
     "clear": _then_nothing(Effects.clear),
     "gate": Effects._gate,

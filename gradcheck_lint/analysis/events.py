@@ -44,6 +44,7 @@ class Backward:
     framework_scaled: bool = False  # the framework divides the loss by its accumulation window
     framework_assumed: bool = False  # scaled by a framework object whose configuration the analysis did not see
     framework_window: str | None = None  # ... named so in the code (`gradient_accumulation_steps=4`)
+    windowed: bool = False  # the call runs a whole window of micro-batches itself (`forward_backward_func`)
     retain_graph: bool = False  # `backward(retain_graph=...)`, anything but a literal False: the graph is reused (a rollout, a GAN)
     amp_scaled: bool = False  # the loss was multiplied by a GradScaler's scale
     # forward passes of data-parallel wrappers the loss went through: (uid, "on" | "off" | "maybe" sync, ordinal)

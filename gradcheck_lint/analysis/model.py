@@ -61,6 +61,7 @@ class TrainingModel:
                                                          lambda node: _file_of(project, node))
         CAP.reset()
         self.table: EntityTable = interp.table
+        self.catalogue = interp.catalogue
         recorder = interp.recorder
         # keyed by the events' own ids, which is what path states refer to
         self.backwards: dict[int, Backward] = {ev.id: ev for ev in recorder.backwards.values()}
@@ -152,6 +153,22 @@ class TrainingModel:
         """The optimizer was built in sight from a class no API model describes: its `zero_grad()` may
         not clear what its `step()` applies, or may not work at all."""
         return opt.uid in self.table.unmodelled_class
+
+    def clear_call(self, opt: Entity) -> str | None:
+        """How to clear what `opt` steps on, when its own `zero_grad()` does not (a Megatron optimizer steps on the
+        buffers of the models it was built over, which only `model.zero_grad_buffer()` clears): the catalogue's
+        clearing method of a model it owns (None: `zero_grad()` of the optimizer clears them)."""
+        row = self.catalogue.method(opt.api, "zero_grad") if opt.api else None
+        if row is None or any(e.kind == "clear" for e in row.effects):
+            return None
+        own = self.table.ownership.get(opt.uid)
+        for holder in sorted(own.holders if own is not None else (), key=lambda h: (h.uid, h.path)):
+            ent = self.table.entities.get(holder.uid)
+            whole = ent is not None and ent.api and not holder.path
+            method = self.catalogue.clearing_method(ent.api) if ent is not None and whole else None
+            if method is not None:
+                return f"{self.table.label(holder.uid)}.{method}()"
+        return None
 
     def owned_names(self, opt: Entity) -> str:
         own = self.table.ownership.get(opt.uid)

@@ -17,10 +17,10 @@ from .window_arithmetic import modulo_atoms
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _LEAVING = frozenset({ast.Continue, ast.Break, ast.Return, ast.Raise})
-# The effects that make a call a training event whatever its receiver (backward, step, clears, freezing,
+# The effects that make a call a training event whatever its receiver (backward, a schedule's, step, clears, freezing,
 # toggling, unscaling, clipping, scaling a loss: it decides per path whether gradients come out
 # scaled): the names of the catalogue's rows with one of them are events ...
-EVENT_EFFECTS = ("backward", "step", "clear", "freeze", "toggle", "unscale", "clip", "scale")
+EVENT_EFFECTS = ("backward", "schedule", "step", "clear", "freeze", "toggle", "unscale", "clip", "scale")
 # ... and so are these in-place calls on gradients themselves, which no API row models: `p.grad.zero_()`,
 # `.fill_(0)`, `.mul_(scale)`, `.div_(n)`, and `x.detach_()`
 GRADIENT_CALLS = frozenset({"zero_", "fill_", "mul_", "div_", "detach_"})

@@ -48,8 +48,11 @@ class Recorder:
 
     # -- backward
     def backward(self, call: ast.Call, loss: Value, loss_text: str, flow: Flow, frame: Frame, framework_scaled: bool,
-                 only: set[Holder] | None = None, window: str | None = None, assumed: bool = False) -> None:
-        """A backward pass of `loss`: every parameter set it reaches gets a contribution on every path."""
+                 only: set[Holder] | None = None, window: str | None = None, assumed: bool = False,
+                 call_text: str | None = None, windowed: bool = False) -> None:
+        """A backward pass of `loss`: every parameter set it reaches gets a contribution on every path
+        (`call_text`: how messages quote the call, when not as written: a schedule's, `forward_backward_func(...)`;
+        `windowed`: the call runs a whole window of micro-batches itself, as a schedule does)."""
         # Each backward makes every later one dearer; one statement can hold thousands of them
         # (`f(a.backward(), b.backward(), ...)`), so each counts as work, as a statement does.
         self.backward_calls += 1
@@ -103,8 +106,8 @@ class Recorder:
             # `retain_graph=` anything but a literal False or None (`retain_graph=retainGraph`): kept
             retain = keyword_value(call, "retain_graph")
             kept = retain is not None and not (isinstance(retain, ast.Constant) and retain.value in (False, None))
-            ev = Backward(self._ordinal_of(key), call, code(call), loss_text, loss, framework_scaled, framework_assumed=assumed, framework_window=window,
-                          retain_graph=kept)
+            ev = Backward(self._ordinal_of(key), call, call_text or code(call), loss_text, loss, framework_scaled, framework_assumed=assumed, framework_window=window,
+                          retain_graph=kept, windowed=windowed)
             self.backwards[key] = ev
         else:
             ev.loss = join([ev.loss, loss])

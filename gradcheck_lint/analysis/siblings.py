@@ -28,8 +28,8 @@ from .values import OPAQUE, Kind, Value, join
 from .walk import iter_tree
 
 # Calls that make a method a training step of its own (it is analysed as such, never run on the side):
-# the names of the catalogue's rows that run a backward pass or a step.
-STEP_EFFECTS = ("backward", "step")
+# the names of the catalogue's rows that run a backward pass (a schedule's too) or a step.
+STEP_EFFECTS = ("backward", "schedule", "step")
 
 
 @dataclass

@@ -159,6 +159,7 @@ for x in torch.randn(8, 4).split(2):
                 applied_by=first.call_text if first else None,
                 applied_by_line=model.line(first.node) if first else None,
                 closure=step.closure_evaluations,
+                clear_call=model.clear_call(opt),
             )
             facts = [step.provenance, stale.provenance]
             if step.closure_evaluations == "unknown":
@@ -174,12 +175,16 @@ for x in torch.randn(8, 4).split(2):
 
     @staticmethod
     def _fix(model: TrainingModel, step: Step) -> FixPlan | None:
-        """Insert `opt.zero_grad()` right after the step (after `scaler.update()` when it follows)."""
+        """Insert `opt.zero_grad()` (or the clear that clears what it steps on) right after the step (after
+        `scaler.update()` when it follows)."""
         plan = after_step(model, step)
         if plan is None:
             return None
         opt_node, anchor = plan
-        clear = f"{source(model, opt_node)}.zero_grad()"
+        # an optimizer whose `zero_grad()` clears nothing its step reads (Megatron's, over DDP buffers): the
+        # catalogue's clear of its model, named by the analysis's label, which may not be in scope there
+        elsewhere = model.clear_call(step.optimizer)
+        clear = elsewhere or f"{source(model, opt_node)}.zero_grad()"
         after = following(model, anchor)
         if after is not None and source(model, after).strip() == clear:
             return None  # already cleared right there: this fix cannot help
@@ -197,7 +202,8 @@ for x in torch.randn(8, 4).split(2):
         # never calls `Optimizer.__init__` raises there; one that holds another optimizer clears that one),
         # nor one made out of sight (handed in as an argument, kept in an attribute): its class is unknown too.
         known = not model.unmodelled_class(step.optimizer) and step.optimizer.uid not in model.table.unknown_origin
-        safe = alone_on_line(model, anchor) and is_reference(opt_node) and gated and not shared and not again and known
+        safe = (alone_on_line(model, anchor) and is_reference(opt_node) and gated and not shared and not again and known
+                and elsewhere is None)
         return FixPlan(f"Insert `{clear}` after `{source(model, anchor)}`", (InsertAfter(anchor, clear),), SAFE if safe else UNSAFE)
 
     @staticmethod

@@ -106,6 +106,8 @@ for x in torch.randn(16, 2, 4):
                         continue
                     if model.accumulation_source(state, backward, step) is not None or not model.in_same_loop(backward.loop_stacks, step.loop_stacks):
                         continue
+                    if backward.framework_scaled and backward.windowed:
+                        continue  # the call runs its window's micro-batches itself (a schedule): they accumulate there
                     if backward.framework_scaled:
                         # the framework divides by its window (kohya's sdxl_train.py, `accelerator.accumulate`
                         # replaced by `if True:`): outside its accumulation context every step is too small

@@ -20,7 +20,7 @@ from support import ROOT
 FRAMEWORK_FILES = {
     "torch.toml", "torch_amp.toml", "torch_distributed.toml", "accelerate.toml", "lightning.toml", "fabric.toml",
     "deepspeed.toml", "apex.toml", "torch_xla.toml", "timm.toml", "mmengine.toml", "transformers.toml", "python.toml",
-    "diffusers.toml", "yolo.toml", "horovod.toml", "transformer_lens.toml", "hydra.toml",
+    "diffusers.toml", "yolo.toml", "horovod.toml", "transformer_lens.toml", "hydra.toml", "megatron.toml",
 }
 FOREIGN_FILE = "other_frameworks.toml"  # no rows: the packages of other deep-learning frameworks
 
@@ -71,7 +71,7 @@ def test_every_builtin_model_file_parses_and_covers_its_framework() -> None:
     # distributed files are inside `torch`; Horovod and diffusers also serve other frameworks)
     declared = {name for name, f in files.items() if f.packages}
     assert declared == {"torch.toml", "lightning.toml", "fabric.toml", "accelerate.toml", "deepspeed.toml", "timm.toml",
-                        "transformers.toml", "apex.toml", "torch_xla.toml", "mmengine.toml"}
+                        "transformers.toml", "apex.toml", "torch_xla.toml", "mmengine.toml", "megatron.toml"}
 
 
 @pytest.mark.parametrize(
@@ -93,6 +93,9 @@ def test_every_builtin_model_file_parses_and_covers_its_framework() -> None:
         ("utils.loss.ComputeLossOTA", "construct"),
         ("horovod.torch.allreduce", "tensor"),
         ("hydra.utils.instantiate", "construct"),
+        ("megatron.core.pipeline_parallel.get_forward_backward_func", "construct"),
+        ("megatron.core.pipeline_parallel.schedules.forward_backward_pipelining_with_interleaving", "schedule"),
+        ("megatron.core.optimizer.get_megatron_optimizer", "construct"),
     ],
 )
 def test_qualified_names_resolve_to_their_rows(qualified: str, effect: str) -> None:

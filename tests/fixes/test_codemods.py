@@ -98,6 +98,7 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "amp_scaled_gradients/clip_with_optimizer_step_in_backward_hooks.py": None,
     "double_loss_scaling/accelerate_accumulate_divided_again.py": ("safe", ["        loss = loss / gradient_accumulation_steps"], []),
     "double_loss_scaling/deepspeed_engine_divided_again.py": ("unsafe", ["        loss = loss / args.gradient_accumulation_steps"], []),
+    "double_loss_scaling/megatron_loss_func_divides_by_num_microbatches.py": None,  # divided in the loss function the schedule calls
     "double_loss_scaling/divided_but_steps_every_batch.py": None,
     "double_loss_scaling/trainer_divides_by_grad_accum_without_accumulating.py": None,
     # the framework divides while nothing accumulates: wrapping the loop in `accelerator.accumulate` is the author's call

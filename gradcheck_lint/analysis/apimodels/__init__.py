@@ -182,6 +182,16 @@ class Catalogue:
                 return found
         return None
 
+    def clearing_method(self, type_name: str) -> str | None:
+        """The name of a method of the type (or of its bases) that clears its own gradients (`zero_grad_buffer`
+        of Megatron's DistributedDataParallel, `zero_grad` of a module), nearest type first."""
+        for t in self.lineage(type_name):
+            for (owner, name), row in sorted(self._methods.items()):
+                targets = [e.ref("target") for e in row.effects if e.kind == "clear"]
+                if owner == t and any(r is not None and r.receiver for r in targets):
+                    return name
+        return None
+
     def methods_named(self, name: str) -> list[MethodModel]:
         """Every type's method of this name (a cheap test before resolving a receiver's type)."""
         return self._methods_by_name.get(name, [])

@@ -27,7 +27,9 @@ KINDS = ("model", "optimizer", "scheduler", "tool", "tensor", "loss")
 # expression is read as a branch condition), and always when the argument is not given. `given` (a ref),
 # also on every effect: the effect happens only when that argument is passed; a call's row none of whose
 # effects happen is as no row (`hydra.utils.instantiate(cfg, params=ps)` builds an optimizer of `ps`, and
-# `instantiate(cfg)` anything at all: it stays a call the analysis cannot read).
+# `instantiate(cfg)` anything at all: it stays a call the analysis cannot read). `unless` (a ref), also on every
+# effect, is `when` turned round: the effect happens when that argument is false or not given (a literal True
+# turns it off: Megatron's `forward_backward_func(..., forward_only=True)` runs no backward).
 EFFECTS: dict[str, dict[str, str]] = {
     # a new object: `type` names its API type; an optimizer owns `params`; a wrapper holds `model`'s
     # parameters; `window` is the accumulation window its backward divides by and its gates count;
@@ -51,6 +53,15 @@ EFFECTS: dict[str, dict[str, str]] = {
     "join": {},                                       # the call returns any of its arguments (`itertools.chain(a, b)`)
     "clone": {"value": "ref"},                       # a copy of a model with fresh parameters (deepcopy)
     "backward": {"loss": "ref", "inputs": "ref", "scales": "str"},  # scales: none | window | framework
+    # a schedule runs a step function it is given on each micro-batch and backpropagates the loss that function
+    # computes (Megatron's `forward_backward_func(forward_step_func=f, ...)`): `function` is called with the
+    # arguments `arguments` names (argument references joined by `,`, in the function's order); `loss` says where
+    # its loss is: "returned" (the function returns it, or a tuple whose first item it is) or "callback" (it returns
+    # `(output, loss_fn)`: the schedule calls `loss_fn(output)` and backpropagates the first item of its result);
+    # `scales` as for `backward`, `window` the argument counting the micro-batches the schedule divides by, and
+    # `model` the models the backward reaches when the function cannot be read
+    "schedule": {"function": "ref", "arguments": "str", "loss": "str", "scales": "str", "window": "ref",
+                 "model": "ref"},
     # evaluations: how often the step may call its closure ("once", the default; "several": LBFGS evaluates it
     # again after each inner update, so a closure that does not clear adds each evaluation to the last)
     "step": {"optimizer": "ref", "closure": "ref", "clears": "bool", "gated": "bool", "unscales": "bool",
@@ -93,6 +104,7 @@ EFFECTS: dict[str, dict[str, str]] = {
     "set_attribute": {"name": "ref", "value": "ref"},  # the receiver's attribute `name` (a literal) is `value` (`add_module`)
 }
 _SCALES = ("none", "window", "framework")
+_SCHEDULE_LOSS = ("returned", "callback")
 _NAME = re.compile(r"[A-Za-z_*][\w*]*(\.[A-Za-z_*][\w*]*)*")
 _REF_PART = re.compile(r"self|args|\d+|[A-Za-z_]\w*")
 
@@ -136,6 +148,7 @@ class Effect:
     values: tuple[tuple[str, object], ...] = ()
     when: ArgRef | None = None
     given: ArgRef | None = None  # the effect happens only when this argument is passed
+    unless: ArgRef | None = None  # the effect happens only when this argument is false or not given
 
     def ref(self, name: str) -> ArgRef | None:
         for key, ref in self.refs:
@@ -148,6 +161,11 @@ class Effect:
             if key == name:
                 return value
         return default
+
+    def ref_list(self, name: str) -> tuple[ArgRef, ...]:
+        """The argument references a `,`-joined field names, in order (`schedule`'s `arguments`)."""
+        text = self.value(name, "")
+        return tuple(ArgRef.parse(part.strip(), name) for part in str(text).split(",") if part.strip())
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,7 +441,7 @@ def _effect(item: Any, where: str) -> Effect:
         raise ModelError(f"{where}: unknown effect {kind!r}; effects: {', '.join(EFFECTS)}")
     refs: list[tuple[str, ArgRef]] = []
     values: list[tuple[str, object]] = []
-    when = given = None
+    when = given = unless = None
     for key, value in table.items():
         if key == "effect":
             continue
@@ -433,9 +451,12 @@ def _effect(item: Any, where: str) -> Effect:
         if key == "given":
             given = ArgRef.parse(_as(value, str, f"{where} given"), f"{where} given")
             continue
+        if key == "unless":
+            unless = ArgRef.parse(_as(value, str, f"{where} unless"), f"{where} unless")
+            continue
         expected = fields.get(key)
         if expected is None:
-            known = ', '.join(['when', 'given', *fields])
+            known = ', '.join(['when', 'given', 'unless', *fields])
             raise ModelError(f"{where}: effect {kind!r} has no field {key!r}; fields: {known}")
         if expected == "ref":
             refs.append((key, ArgRef.parse(_as(value, str, f"{where} {key}"), f"{where} {key}")))
@@ -443,9 +464,19 @@ def _effect(item: Any, where: str) -> Effect:
             values.append((key, _as(value, bool, f"{where} {key}")))
         else:
             values.append((key, _as(value, str, f"{where} {key}")))
-    effect = Effect(kind, tuple(refs), tuple(values), when, given)
-    if kind == "backward" and effect.value("scales", "none") not in _SCALES:
+    if when is not None and unless is not None:
+        raise ModelError(f"{where}: give `when` or `unless`, not both")
+    effect = Effect(kind, tuple(refs), tuple(values), when, given, unless)
+    if kind in ("backward", "schedule") and effect.value("scales", "none") not in _SCALES:
         raise ModelError(f"{where}: scales must be one of {', '.join(_SCALES)}")
+    if kind == "schedule":
+        if effect.value("loss", "returned") not in _SCHEDULE_LOSS:
+            raise ModelError(f"{where}: loss must be one of {', '.join(_SCHEDULE_LOSS)}")
+        if effect.ref("function") is None:
+            raise ModelError(f"{where}: a schedule names the `function` it runs")
+        for part in str(effect.value("arguments", "")).split(","):
+            if part.strip():
+                ArgRef.parse(part.strip(), f"{where} arguments")
     if kind == "construct" and not effect.value("type"):
         raise ModelError(f"{where}: construct needs the API `type` it makes")
     return effect
