@@ -30,9 +30,17 @@ if "torch" in sys.modules:  # imported by a plugin before this file: the variabl
     sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 
 # Every `gradlint` the tests start keeps its result cache here, not in the (snapshotted) project
-# directories the tests create; the cache's own tests set or clear the variable themselves.
-_CACHE = tempfile.TemporaryDirectory(prefix="gradlint-test-cache-")
-os.environ["GRADLINT_CACHE_DIR"] = _CACHE.name
+# directories the tests create; the cache's own tests set or clear the variable themselves. One directory
+# for the session: pytest-xdist's controller makes it and its workers, which inherit its environment, use
+# it too (the cache writes atomically), so the fixture tree linted by one worker's test is not analysed
+# again by the other's: `gradlint --format json fixtures` 16.9 s of CPU on a cold cache, then --format sarif,
+# --statistics and --show-possible 1.2-1.4 s each on the warm one (measured here, one job each).
+_SESSION_CACHE = "GRADLINT_TEST_SESSION_CACHE"
+if os.environ.get("PYTEST_XDIST_WORKER") and os.path.isdir(os.environ.get(_SESSION_CACHE, "")):
+    os.environ["GRADLINT_CACHE_DIR"] = os.environ[_SESSION_CACHE]
+else:
+    _CACHE = tempfile.TemporaryDirectory(prefix="gradlint-test-cache-")
+    os.environ["GRADLINT_CACHE_DIR"] = os.environ[_SESSION_CACHE] = _CACHE.name
 
 
 import importlib.util  # noqa: E402

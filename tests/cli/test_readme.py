@@ -7,10 +7,12 @@ import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -79,6 +81,65 @@ def _fresh_venv(where: Path) -> Path:
     return venv
 
 
+# `.ci/run` makes a fresh virtual environment, runs the README's set-up commands in it (the three lines
+# below) and then, in that environment, the suite: it names the environment in this variable. There this
+# test does not run the set-up lines again in an environment of its own (which sees this one's packages
+# through a `.pth`, so it was never a fresh machine either: three wheel builds, a resolution of the test
+# extra and a lint of the fixtures, most of this test's time); the CI run that is under way is their proof
+# on a fresh machine, and `test_ci_runs_the_readme_set_up_commands` holds `.ci/run` to those lines.
+# Everywhere else (a developer's `python -m pytest`) the test runs every line, as before.
+CI_FRESH_VENV = "GRADLINT_CI_FRESH_VENV"
+_SET_UP_LINES = 3  # `python3 -m venv .venv && . .venv/bin/activate`, then README commands 1 and 2
+
+
+def _in_the_ci_fresh_venv() -> bool:
+    """Whether this interpreter runs in the environment `.ci/run` has just made and set up by the README."""
+    made = os.environ.get(CI_FRESH_VENV)
+    return bool(made) and Path(made).resolve() == Path(sys.prefix).resolve()
+
+
+def _command(words: str) -> list[str]:
+    """A command line's words, comment and environment activation left out."""
+    return shlex.split(words.split("#", 1)[0])
+
+
+def _set_up_commands() -> list[list[str]]:
+    """The README's set-up commands (the first three shell lines), each `&&` part split into words."""
+    lines = _shell_lines((ROOT / "README.md").read_text(encoding="utf-8"))[:_SET_UP_LINES]
+    return [_command(part) for line in lines for part in line.split("#", 1)[0].split("&&")]
+
+
+def test_ci_runs_the_readme_set_up_commands() -> None:
+    """`.ci/run` runs what the README's set-up lines run: a fresh environment, the install of command 2 (whose
+    `.[test]` holds command 1's `.`), `gradlint fixtures/` expecting exit 1, `python -m pytest`; and it names
+    the environment in GRADLINT_CI_FRESH_VENV only after command 1 passed, before the suite."""
+    readme = _set_up_commands()
+    assert readme == [["python3", "-m", "venv", ".venv"], [".", ".venv/bin/activate"],
+                      ["pip", "install", "."], ["gradlint", "fixtures/"],
+                      ["pip", "install", "torch==2.13.0", ".[test]"], ["python", "-m", "pytest"]], readme
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    lines = [_command(line) for line in script.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    lines = [words for words in lines if words]
+
+    def at(predicate: Callable[[list[str]], bool]) -> int:
+        found = [i for i, words in enumerate(lines) if predicate(words)]
+        assert found, script
+        return found[0]
+
+    venv = at(lambda w: w[:3] == ["python3", "-m", "venv"] and w[-1] == ".ci-venv")
+    activate = at(lambda w: w == [".", ".ci-venv/bin/activate"])
+    install = at(lambda w: w[:4] == ["python", "-m", "pip", "install"])
+    requirements = [w for w in lines[install][4:] if not w.startswith("-")]
+    assert requirements == readme[4][2:], lines[install]  # README command 2's install
+    assert readme[2][2:] == ["."] and ".[test]".startswith("."), readme[2]  # command 1's install: the same package
+    lint = at(lambda w: w[:2] == ["gradlint", "fixtures/"])
+    assert 'if [ "$status" -ne 1 ]; then' in script and "exit 1" in script.split('if [ "$status" -ne 1 ]; then', 1)[1]
+    named = at(lambda w: w[:1] == ["export"] and w[1].startswith(f"{CI_FRESH_VENV}="))
+    suite = at(lambda w: w == ["python", "-m", "pytest"])
+    assert venv < activate < install < lint < named < suite, (venv, activate, install, lint, named, suite)
+    assert lines[named][1] == f"{CI_FRESH_VENV}=$PWD/.ci-venv", lines[named]
+
+
 @pytest.mark.slow
 @pytest.mark.network  # `pip install .` builds the wheel with hatchling, fetched by pip's build isolation
 def test_every_shell_and_python_block_runs_in_a_fresh_venv(tmp_path: Path) -> None:
@@ -93,7 +154,13 @@ def test_every_shell_and_python_block_runs_in_a_fresh_venv(tmp_path: Path) -> No
     env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}", VIRTUAL_ENV=str(venv), PIP_DISABLE_PIP_VERSION_CHECK="1")
     lines = _shell_lines(text)
     assert lines[1].startswith("pip install . && gradlint fixtures/") and _SUITE in lines[2]
-    for number, line in enumerate(lines):
+    first = 0
+    if _in_the_ci_fresh_venv():
+        # The set-up lines ran in this environment moments ago (see CI_FRESH_VENV): the other lines run with
+        # its `gradlint` (and flake8) behind the new environment's, which stays the one pip installs into.
+        first = _SET_UP_LINES
+        env["PATH"] = f"{venv / 'bin'}{os.pathsep}{Path(sys.prefix) / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    for number, line in enumerate(lines[first:], first):
         command = line.replace(_SUITE, _SUITE_STAND_IN) if _SUITE in line and "pytest --" not in line else line
         command = command.replace(_VENV, _VENV_STAND_IN)
         res = subprocess.run(["bash", "-c", command], cwd=repo, env=env, capture_output=True, text=True, timeout=1800)
