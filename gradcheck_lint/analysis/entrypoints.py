@@ -75,10 +75,12 @@ class EntryPoints:
         # Functions handed to a framework that calls them once per batch (Ignite's `Engine(train_step)`):
         # the calls are the iterations of a loop, the hook's counter counting them. One defined inside
         # another function is run from there, seeing what it closes over (`_nested`).
-        self._handed = handed_functions(interp.module, interp.catalogue, interp.imports, interp.functions, interp.classes)
-        nested = {id(f) for f in interp.functions.values()} | {id(f) for i in interp.classes.values() for f in i.methods.values()}
+        self._handed = handed_functions(interp.module, interp.catalogue, interp.imports, interp.functions,
+                                        interp.classes)
+        outer = {id(f) for f in interp.functions.values()}
+        outer |= {id(f) for i in interp.classes.values() for f in i.methods.values()}
         for handed in self._handed.values():
-            if id(handed.function) in nested:
+            if id(handed.function) in outer:
                 self.root(handed.function, handed.cls, implicit_loop=True, assumed=handed.assumed)
         # First what nothing in the file calls (the callers), then what was called but never reached
         # (handed to `fire.Fire`, `mp.spawn`, a framework), each from its own definition.
@@ -319,7 +321,9 @@ class EntryPoints:
             counted = self._hook_counter(fn, cls)
             if counted is not None:  # Lightning's `batch_idx`: 0 on the first call; Ignite's iteration: 1
                 counter, first = counted
-                env[counter] = Value(counter=Counter(counter, zero_based=first == 0, start=first))
+                handed = self._handed.get(id(fn))  # named by the call that hands it over: `Engine(update)`
+                source = f"{handed.hook.type.rsplit('.', 1)[-1]}({fn.name})" if handed is not None else counter
+                env[counter] = Value(counter=Counter(source, zero_based=first == 0, start=first))
                 loop.counter = counter
 
             def each_call(f: Flow, fr: Frame) -> Outcome:

@@ -19,7 +19,6 @@ from .apimodels import ArgRef, Catalogue, Hook
 from .definitions import ClassInfo
 from .flow import Function
 from .names import ImportMap
-from .syntax import FUNCTIONS
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +115,8 @@ class _Finder(ast.NodeVisitor):
         """The function `name` names where the call is: one defined in an enclosing function, or the module's."""
         for scope in reversed(self.scopes):
             for node in ast.walk(scope):
-                if isinstance(node, FUNCTIONS) and node is not scope and node.name == name:
-                    return node  # type: ignore[return-value]
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not scope and node.name == name:
+                    return node
         return self.functions.get(name)
 
 

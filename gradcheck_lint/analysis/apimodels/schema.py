@@ -384,7 +384,8 @@ def _hook(row: Mapping[str, Any], where: str) -> Hook:
     if handed is not None and not isinstance(handed, str):
         raise ModelError(f"{where}: handed must be an argument reference (a position, a keyword, joined by |)")
     if (handed is None) == ("method" not in row):
-        raise ModelError(f"{where}: give exactly one of 'method' (a method of a subclass) or 'handed' (a function handed to the constructor)")
+        raise ModelError(f"{where}: give exactly one of 'method' (a method of a subclass) "
+                         "or 'handed' (a function handed to the constructor)")
     path = _string(row, "counter_path", where, required=False)
     if path and not (isinstance(counter, str) and all(p.isidentifier() for p in path.split("."))):
         raise ModelError(f"{where}: counter_path must be a dotted attribute chain under a 'counter' argument")
