@@ -127,8 +127,14 @@ def _static(fn: Function) -> bool:
 def handed_functions(module: ast.Module, catalogue: Catalogue, imports: ImportMap, functions: dict[str, Function],
                      classes: dict[str, ClassInfo]) -> dict[int, Handed]:
     """The functions of `module` that a framework is handed to call once per batch, by id of their node."""
-    if not any(h.handed is not None for h in catalogue.hooks()):
-        return {}
+    handed = [h for h in catalogue.hooks() if h.handed is not None]
+    packages: set[str] = set()
+    for h in handed:
+        api = catalogue.type(h.type)
+        packages |= {name.split(".", 1)[0] for name in (h.type, *(api.aliases if api is not None else ()))}
+    imported = any(v.split(".", 1)[0] in packages for v in imports.aliases.values())
+    if not imported and not any(c.api and catalogue.handed_hook(c.api) for c in classes.values()):
+        return {}  # nothing names the framework's type: no call can hand it a function (the walk is skipped)
     finder = _Finder(catalogue, imports, functions, classes)
     finder.visit(module)
     found = finder.found
