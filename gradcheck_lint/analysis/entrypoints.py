@@ -12,6 +12,7 @@ from . import flags, periods
 from .definitions import ClassInfo
 from .flow import BudgetExhausted, Flow, Frame, Function, Outcome
 from .gradstate import PathState
+from .handed import Handed, handed_functions
 from .names import last_name, ref_text
 from .parts import EntryPointsHost
 from .siblings import Siblings
@@ -35,6 +36,7 @@ class EntryPoints:
         self._reached: dict[tuple[int, int, bool], list[Function]] = {}  # `_reached_once`
         self.siblings = Siblings(interp)
         self._cut_in: tuple[Function, ClassInfo | None] | None = None  # the root the work budget stopped in
+        self._handed: dict[int, Handed] = {}  # functions a framework calls once per batch (`Engine(step)`)
 
     def run(self) -> None:
         """Analyse the roots in order; when the work budget stops it, say what was left out."""
@@ -70,14 +72,26 @@ class EntryPoints:
         final = Flow.join([out.normal, *(f for f, _ in out.returns)])
         interp.module_env = dict(final.env) if final else {}
         called_names, called_attrs = interp.called_names, interp.called_attrs
+        # Functions handed to a framework that calls them once per batch (Ignite's `Engine(train_step)`):
+        # the calls are the iterations of a loop, the hook's counter counting them. One defined inside
+        # another function is run from there, seeing what it closes over (`_nested`).
+        self._handed = handed_functions(interp.module, interp.catalogue, interp.imports, interp.functions,
+                                        interp.classes)
+        outer = {id(f) for f in interp.functions.values()}
+        outer |= {id(f) for i in interp.classes.values() for f in i.methods.values()}
+        for handed in self._handed.values():
+            if id(handed.function) in outer:
+                self.root(handed.function, handed.cls, implicit_loop=True, assumed=handed.assumed)
         # First what nothing in the file calls (the callers), then what was called but never reached
         # (handed to `fire.Fire`, `mp.spawn`, a framework), each from its own definition.
         for name, fn in interp.functions.items():
+            if id(fn) in self._handed:
+                continue
             if name not in called_names and not self._reruns_main(fn):
                 self.root(fn, None)
         for info in interp.classes.values():
             for mname, fn in info.methods.items():
-                if mname.startswith("__") and mname != "__call__":
+                if (mname.startswith("__") and mname != "__call__") or id(fn) in self._handed:
                     continue
                 hook = interp.catalogue.hook(info.api, mname) if info.api else None
                 if hook is not None:
@@ -108,7 +122,10 @@ class EntryPoints:
             if id(fn) in inlined or id(fn) in self._roots:
                 continue
             cls = frame.cls if isinstance(frame.cls, ClassInfo) else None
-            if self._step_function(fn, cls):  # `def make_train(model, opt): def train(x): ...; return train`
+            handed = self._handed.get(id(fn))
+            if handed is not None:  # `def train_step(engine, batch): ...` in `main()`, then `Engine(train_step)`
+                self.root(fn, cls, implicit_loop=True, assumed=handed.assumed, closure=env, outer=frame)
+            elif self._step_function(fn, cls):  # `def make_train(model, opt): def train(x): ...; return train`
                 self.root(fn, cls, implicit_loop=True, assumed=True, closure=env, outer=frame)
             elif interp.prescan.trains(fn.name):
                 self.root(fn, cls, closure=env, outer=frame)
@@ -143,16 +160,21 @@ class EntryPoints:
                 found.append(method)
         return tuple(found)
 
-    def _hook_counter(self, fn: Function, cls: ClassInfo | None) -> str | None:
-        """The parameter of a framework hook that counts batches (`batch_idx` of `training_step`)."""
+    def _hook_counter(self, fn: Function, cls: ClassInfo | None) -> tuple[str, int] | None:
+        """What a framework hook reads its batch counter by, and the counter's value on the first call
+        (`batch_idx` of `training_step`, from 0; `engine.state.iteration` of Ignite's process function, from 1)."""
+        handed = self._handed.get(id(fn))
+        if handed is not None:
+            return handed.counter()
         hook = self.interp.catalogue.hook(cls.api, fn.name) if cls is not None and cls.api else None
         if hook is None or hook.counter is None:
             return None
         params = [p.arg for p in [*fn.args.posonlyargs, *fn.args.args]][1:]
-        for position in hook.counter.positions:
-            if position < len(params):
-                return params[position]
-        return next((k for k in hook.counter.keywords if k in params), None)
+        name = next((params[p] for p in hook.counter.positions if p < len(params)), None)
+        name = name or next((k for k in hook.counter.keywords if k in params), None)
+        if name is None:
+            return None
+        return (f"{name}.{hook.counter_path}" if hook.counter_path else name), hook.counter_start
 
     def defined_here(self, fn: Function, flow: Flow, frame: Frame) -> None:
         """A nested function was defined: remember what it sees, in case nothing calls it here."""
@@ -169,7 +191,7 @@ class EntryPoints:
             out += [(fn, info) for name, fn in info.methods.items()
                     if not name.startswith("__") and self._step_function(fn, info)
                     and interp.catalogue.hook(info.api, name) is None]
-        return out
+        return [(fn, info) for fn, info in out if id(fn) not in self._handed]
 
     def _step_function(self, fn: Function, cls: ClassInfo | None = None) -> bool:
         """Its body (no loop) runs a backward pass and a step, in a file that clears gradients nowhere, or
@@ -296,9 +318,12 @@ class EntryPoints:
             loop = interp.loop_for(fn, None)
             loop.implicit = assumed
             loop.each_batch = self._each_batch(fn, cls)
-            counter = self._hook_counter(fn, cls)
-            if counter is not None:  # Lightning's `batch_idx`: 0 on the first batch, one more per call
-                env[counter] = Value(counter=Counter(counter, zero_based=True, start=0))
+            counted = self._hook_counter(fn, cls)
+            if counted is not None:  # Lightning's `batch_idx`: 0 on the first call; Ignite's iteration: 1
+                counter, first = counted
+                handed = self._handed.get(id(fn))  # named by the call that hands it over: `Engine(update)`
+                source = f"{handed.hook.type.rsplit('.', 1)[-1]}({fn.name})" if handed is not None else counter
+                env[counter] = Value(counter=Counter(source, zero_based=first == 0, start=first))
                 loop.counter = counter
 
             def each_call(f: Flow, fr: Frame) -> Outcome:
@@ -308,7 +333,7 @@ class EntryPoints:
                 return interp.exec_block(body, f, fr)
 
             interp.run_loop(flow, frame, loop, each_call, None,
-                            (counter, 0) if counter is not None else None, calls=True)
+                            counted, calls=True)
         else:
             interp.exec_block(body, flow, frame)
 

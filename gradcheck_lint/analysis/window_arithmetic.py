@@ -339,6 +339,9 @@ def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: i
         at = _cycle_phase(test, counter, modulus, start)
         if at is not None:
             return (phase == at) == (type(test.ops[0]) is ast.Eq)
+    single = _single_window(test, modulus)
+    if single is not None:  # `N == 1`: the phases are those of windows of two or more micro-batches
+        return single
     residue = _residue_phase(test, counter, modulus, start)
     if residue is not None:  # bare `i % N` used as a truth value: true unless at the first position
         return phase != residue if residue == FIRST else None
@@ -360,6 +363,21 @@ def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: i
         if op is ast.NotEq:
             return phase != at
     return None
+
+
+def _single_window(test: ast.expr, modulus: str) -> bool | None:
+    """Truth of `N == 1` (`N != 1`) for the window `N` of the phase domain, whose first position is never
+    its last: the window holds two micro-batches or more (`if i % N == 1 or N == 1: zero_grad()`, the
+    clear of a 1-based counter on each window's first micro-batch, and of every one when N is 1: at a
+    phase, only the modulo test decides). None: another test."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) not in (ast.Eq, ast.NotEq):
+        return None
+    left, right = test.left, test.comparators[0]
+    if is_int(left, 1):
+        left, right = right, left
+    if not is_int(right, 1) or code(left).replace(" ", "") != modulus.replace(" ", ""):
+        return None
+    return type(test.ops[0]) is ast.NotEq
 
 
 def _cycle_phase(test: ast.Compare, counter: str, modulus: str, start: int) -> str | None:

@@ -228,6 +228,12 @@ class Catalogue:
     def hooks(self) -> tuple[Hook, ...]:
         return tuple(self._hooks)
 
+    def handed_hook(self, type_name: str) -> Hook | None:
+        """The hook that is a function handed to the constructor of `type_name` or of a type it extends
+        (Ignite's `Engine(process_function)`)."""
+        lineage = list(self.lineage(type_name))
+        return next((h for h in self._hooks if h.handed is not None and self.canonical(h.type) in lineage), None)
+
     @functools.lru_cache(maxsize=4096)  # noqa: B019
     def receiver_type(self, text: str) -> str | None:
         """The API type a receiver of unknown value stands for, by its name alone (a heuristic)."""

@@ -231,6 +231,13 @@ class Hook:
     `each_batch` names other methods of the class the framework calls around this hook once per batch or
     per optimizer step (Lightning's `on_train_batch_end`, `optimizer_zero_grad`): what they reset
     (`self.outputs.clear()`) holds one batch's, or one accumulation window's, values at most.
+    `handed` makes the hook a function handed to the constructor of `type` as that argument instead of a
+    method of a subclass (Ignite's `Engine(process_function)`, also `super().__init__(fn)` of a subclass);
+    `method` is then empty, and the function is called as `fn(*hook_arguments)`.
+    `counter_path` is the attribute chain under the `counter` argument that counts batches
+    (`state.iteration` of Ignite's `engine`), and `counter_start` its value on the first call: 0 for
+    Lightning's `batch_idx`, 1 for Ignite's `engine.state.iteration`, which Ignite increments before each
+    call and never resets between epochs.
     """
 
     type: str
@@ -245,6 +252,9 @@ class Hook:
     counted_key: str = ""
     divides_returned: str = ""
     each_batch: tuple[str, ...] = ()
+    handed: ArgRef | None = None
+    counter_path: str = ""
+    counter_start: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,7 +389,8 @@ def _attribute(row: Mapping[str, Any], where: str) -> AttributeModel:
 
 def _hook(row: Mapping[str, Any], where: str) -> Hook:
     _keys(row, where, {"type", "method", "counter", "optimization", "manual_flag", "argument_types", "normaliser",
-                       "normalised_flags", "counted_key", "divides_returned", "each_batch"})
+                       "normalised_flags", "counted_key", "divides_returned", "each_batch", "handed", "counter_path",
+                       "counter_start"})
     optimization = _string(row, "optimization", where, required=False) or "manual"
     if optimization not in ("manual", "automatic"):
         raise ModelError(f"{where}: optimization must be 'manual' or 'automatic'")
@@ -387,13 +398,26 @@ def _hook(row: Mapping[str, Any], where: str) -> Hook:
     types = row.get("argument_types", {})
     if not isinstance(types, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in types.items()):
         raise ModelError(f"{where}: argument_types must be a table of parameter = \"api type\"")
+    handed = row.get("handed")
+    if handed is not None and not isinstance(handed, str):
+        raise ModelError(f"{where}: handed must be an argument reference (a position, a keyword, joined by |)")
+    if (handed is None) == ("method" not in row):
+        raise ModelError(f"{where}: give exactly one of 'method' (a method of a subclass) "
+                         "or 'handed' (a function handed to the constructor)")
+    path = _string(row, "counter_path", where, required=False)
+    if path and not (isinstance(counter, str) and all(p.isidentifier() for p in path.split("."))):
+        raise ModelError(f"{where}: counter_path must be a dotted attribute chain under a 'counter' argument")
+    start = row.get("counter_start", 0)
+    if type(start) is not int or start < 0:
+        raise ModelError(f"{where}: counter_start must be a non-negative integer")
     return Hook(
-        _name(row, "type", where), _ident(row, "method", where),
+        _name(row, "type", where), _ident(row, "method", where) if handed is None else "",
         ArgRef.parse(counter, f"{where} counter") if isinstance(counter, str) else None,
         optimization, _string(row, "manual_flag", where, required=False), tuple(sorted(types.items())), where,
         _string(row, "normaliser", where, required=False), _identifiers(row.get("normalised_flags", []), f"{where} normalised_flags"),
         _string(row, "counted_key", where, required=False), _string(row, "divides_returned", where, required=False),
         _identifiers(row.get("each_batch", []), f"{where} each_batch"),
+        ArgRef.parse(handed, f"{where} handed") if handed is not None else None, path, start,
     )
 
 
