@@ -14,7 +14,7 @@ import ast
 import copy
 
 from .names import dotted
-from .syntax import is_int, made_nodes
+from .syntax import int_value, made_nodes
 
 
 class BoundTests(dict[str, ast.expr]):
@@ -61,7 +61,10 @@ def _shifted(test: ast.expr, counter: str, delta: int) -> ast.expr:
     ast.fix_missing_locations(out)
     made_nodes(ast.walk(out))  # their text is their unparsed form
     earlier = as_written(test)
-    written, moved = (earlier[0], earlier[2] - delta) if earlier is not None and earlier[1] == counter else (test, -delta)
+    if earlier is not None and earlier[1] == counter:
+        written, moved = earlier[0], earlier[2] - delta
+    else:
+        written, moved = test, -delta
     setattr(out, _WRITTEN, (written, counter, moved))  # a node made here: its own attribute
     return out
 
@@ -71,9 +74,9 @@ class _Shift(ast.NodeTransformer):
         self.counter, self.delta = counter, delta
 
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        if isinstance(node.op, (ast.Add, ast.Sub)) and dotted(node.left) == self.counter and is_int(node.right):
-            assert isinstance(node.right, ast.Constant)
-            offset = node.right.value if isinstance(node.op, ast.Add) else -node.right.value
+        value = int_value(node.right)
+        if isinstance(node.op, (ast.Add, ast.Sub)) and dotted(node.left) == self.counter and value is not None:
+            offset = value if isinstance(node.op, ast.Add) else -value
             return _plus(node.left, offset + self.delta, node)
         return self.generic_visit(node)
 

@@ -917,7 +917,7 @@ def _asks_for_a_gradient(clause: ast.expr) -> bool:
 
 def _moved_by(small: ast.AugAssign) -> int | None:
     """How far `c += 1` / `c -= 2` moves the counter (None: not a constant step)."""
-    if isinstance(small.op, (ast.Add, ast.Sub)) and is_int(small.value):
-        assert isinstance(small.value, ast.Constant)
-        return small.value.value if isinstance(small.op, ast.Add) else -small.value.value
+    value = int_value(small.value)
+    if isinstance(small.op, (ast.Add, ast.Sub)) and value is not None:
+        return value if isinstance(small.op, ast.Add) else -value
     return None

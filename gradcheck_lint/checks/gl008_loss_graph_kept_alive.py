@@ -81,9 +81,10 @@ for x in torch.randn(8, 2, 4):
                 continue  # a loop that never backpropagates trains nothing (an evaluation loop that steps a scheduler)
             node = loop.node if loop is not None else None
             calls_of = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
-            shown = model.loops.get(outlived) if outlived is not None else loop
+            shown = model.loops.get(outlived) if outlived is not None else loop  # the loop whose iterations it outlives
+            at = model.line(shown.node) if shown is not None else None
             msg, help_ = messages.loss_graph_kept_alive(
-                code(event.node), event.shown, code(event.stored), model.line(shown.node) if shown is not None else None,
+                code(event.node), event.shown, code(event.stored), at,
                 via_item=_as_written(event.via_item), calls_of=calls_of, framework=framework,
                 backward_later=event.backpropagated_later,
             )
