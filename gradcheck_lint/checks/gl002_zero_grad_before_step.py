@@ -146,6 +146,7 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                         step.call_text,
                         model.line(step.node),
                         accumulation=(gates[0].key if gates else "the inner micro-batch loop") if discard.refilled else None,
+                        outer_loop_line=_outer_window_line(model, clear, backward, step) if discard.refilled and not gates else None,
                     )
                     lost = next((c for h, c in state.held(holders) if c.backward == discard.backward), None)
                     facts = (clear.provenance, step.provenance, backward.loss.provenance if lost is None else lost.provenance)
@@ -227,6 +228,16 @@ def _within_window(clear: Clear, backward: Backward, step: Step) -> bool:
         for b in backward.loop_stacks for s in step.loop_stacks for c in clear.loop_stacks
         for loop in b
     )
+
+
+def _outer_window_line(model: TrainingModel, clear: Clear, backward: Backward, step: Step) -> int | None:
+    """The line of the loop whose iterations the clear separates when that loop is not the backward's innermost
+    one (`for chunk in chunks: zero_grad(); for mb in chunk: backward()`): None when the clear sits in the
+    backward's own loop. Of several, the first in the code (loop ids are addresses)."""
+    found = [loop for b in backward.loop_stacks for s in step.loop_stacks for c in clear.loop_stacks
+             for loop in b[:-1] if loop in c and loop not in s and (not c or c[-1] != b[-1])]
+    nodes = [model.loops[lid].node for lid in found if lid in model.loops]
+    return model.line(min(nodes, key=model.order)) if nodes else None
 
 
 def _in_gated_loop(clear: Clear, backward: Backward, step: Step) -> bool:

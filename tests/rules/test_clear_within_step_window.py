@@ -168,3 +168,13 @@ def test_a_clear_inside_the_steps_window_is_reported(name: str) -> None:
 def test_a_clear_that_starts_a_window_is_not(name: str) -> None:
     expected, found = _gl002(CORRECT[name])
     assert not expected and not found
+
+
+def test_the_message_names_the_loop_whose_earlier_iterations_are_lost() -> None:
+    text = BUGS["clear_per_chunk"]
+    [finding] = [d for d in analyse_text(text, "train.py").diagnostics if d.code == "GL002"]
+    assert "from the earlier iterations of the loop at line 6, which `opt.step()` at line 10 follows" in finding.message
+    inner = text.replace("            opt.zero_grad()  # expect: GL002\n", "").replace(
+        "            for sample in group:\n", "            for sample in group:\n                opt.zero_grad()\n")
+    [finding] = [d for d in analyse_text(inner, "train.py").diagnostics if d.code == "GL002"]
+    assert "on micro-batches where `opt.step()` at line 10 does not run" in finding.message
