@@ -78,9 +78,9 @@ def zero_grad_before_step(clear: str, backward: str, backward_line: int | None, 
     """`outer_loop_line`: the clear runs in each iteration of this loop around the backward's own loop (a chunk
     of micro-batches), the step after it."""
     if outer_loop_line is not None:
-        msg = (f"`{clear}` discards the gradients of `{backward}`{_at(backward_line)} from the earlier iterations of the "
-               f"loop{_at(outer_loop_line)}, which `{step}`{_at(step_line)} follows: only the micro-batches of its last "
-               f"iteration reach the step.")
+        msg = (f"`{clear}` discards the gradients of `{backward}`{_at(backward_line)} from the earlier "
+               f"iterations of the loop{_at(outer_loop_line)}, which `{step}`{_at(step_line)} follows: only "
+               f"the micro-batches of its last iteration reach the step.")
         help_ = f"clear once per step: move `{clear}` right after `{step}` (or before the loop{_at(outer_loop_line)})."
     elif accumulation:
         msg = (f"`{clear}` discards the gradients of `{backward}`{_at(backward_line)} on micro-batches where "

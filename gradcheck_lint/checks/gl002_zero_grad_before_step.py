@@ -146,7 +146,8 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                         step.call_text,
                         model.line(step.node),
                         accumulation=(gates[0].key if gates else "the inner micro-batch loop") if discard.refilled else None,
-                        outer_loop_line=_outer_window_line(model, clear, backward, step) if discard.refilled and not gates else None,
+                        outer_loop_line=(_outer_window_line(model, clear, backward, step)
+                                         if discard.refilled and not gates else None),
                     )
                     lost = next((c for h, c in state.held(holders) if c.backward == discard.backward), None)
                     facts = (clear.provenance, step.provenance, backward.loss.provenance if lost is None else lost.provenance)
