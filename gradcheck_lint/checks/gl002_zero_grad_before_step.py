@@ -225,19 +225,29 @@ def _within_window(clear: Clear, backward: Backward, step: Step) -> bool:
     chunk: backward()`), with the step after the chunks. A clear whose loops all hold the step too (`for batch
     in loader: zero_grad(); for mb in micro(batch): backward(); step()`) starts each window instead."""
     return any(
-        loop in c and loop not in s
+        (b and c and b[-1] == c[-1] and b[-1] not in s) or _outer_window(b, s, c) is not None
         for b in backward.loop_stacks for s in step.loop_stacks for c in clear.loop_stacks
-        for loop in b
     )
+
+
+def _outer_window(b: tuple[int, ...], s: tuple[int, ...], c: tuple[int, ...]) -> int | None:
+    """The loop of the clear's stack `c` around the backward's own loop (of `b`, in the same call context) that
+    the step's stack `s` directly encloses (the step comes after it, in that loop's parent): None if none. The
+    stacks of one call context share their outer loops; a step reached from another context (a helper that
+    also runs elsewhere) says nothing of this loop."""
+    for k, loop in enumerate(c):
+        if loop != b[-1] and b[: k + 1] == c[: k + 1] and len(b) > k + 1 and s == c[:k]:
+            return loop
+    return None
 
 
 def _outer_window_line(model: TrainingModel, clear: Clear, backward: Backward, step: Step) -> int | None:
     """The line of the loop whose iterations the clear separates when that loop is not the backward's innermost
     one (`for chunk in chunks: zero_grad(); for mb in chunk: backward()`): None when the clear sits in the
     backward's own loop. Of several, the first in the code (loop ids are addresses)."""
-    found = [loop for b in backward.loop_stacks for s in step.loop_stacks for c in clear.loop_stacks
-             for loop in b[:-1] if loop in c and loop not in s and (not c or c[-1] != b[-1])]
-    nodes = [model.loops[lid].node for lid in found if lid in model.loops]
+    found = [_outer_window(b, s, c) for b in backward.loop_stacks for s in step.loop_stacks for c in clear.loop_stacks
+             if b and c and c[-1] != b[-1]]
+    nodes = [model.loops[lid].node for lid in found if lid is not None and lid in model.loops]
     return model.line(min(nodes, key=model.order)) if nodes else None
 
 

@@ -129,6 +129,43 @@ def pump(net, opt, epochs, loader, accum):
                 opt.step()
                 opt.zero_grad()
 """,
+    "ranking_passes_cleared_by_a_helper_that_also_trains": """\
+import torch
+
+
+class Tuner:
+    def __init__(self, net, loader):
+        self.net = net
+        self.loader = loader
+
+    def batch(self, opt, x, rank):
+        self.net.zero_grad()
+        if rank:
+            self.net(x).mean().backward()  # a ranking pass: its gradients feed hooks, never a step
+        else:
+            self.net(x).pow(2).mean().backward()
+            opt.step()
+
+    def epoch(self, opt=None, rank=False):
+        for x in self.loader:
+            self.batch(opt, x, rank)
+
+    def train(self, opt, epochs):
+        for _ in range(epochs):
+            self.epoch(opt)
+
+    def prune(self, opt, rounds):
+        for _ in range(rounds):
+            self.epoch(rank=True)
+            self.train(opt, 1)
+
+
+def main(net, loader):
+    tuner = Tuner(net, loader)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    tuner.train(opt, 2)
+    tuner.prune(opt, 3)
+""",
     "gradients_saved_before_each_chunks_clear": """\
 import torch
 
