@@ -235,6 +235,8 @@ def _outer_window(b: tuple[int, ...], s: tuple[int, ...], c: tuple[int, ...]) ->
     the step's stack `s` directly encloses (the step comes after it, in that loop's parent): None if none. The
     stacks of one call context share their outer loops; a step reached from another context (a helper that
     also runs elsewhere) says nothing of this loop."""
+    if not b:
+        return None  # a backward outside any loop
     for k, loop in enumerate(c):
         if loop != b[-1] and b[: k + 1] == c[: k + 1] and len(b) > k + 1 and s == c[:k]:
             return loop
