@@ -79,8 +79,15 @@ def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: 
 
 
 def zero_grad_before_step(clear: str, backward: str, backward_line: int | None, step: str, step_line: int | None,
-                          accumulation: str | None = None) -> tuple[str, str]:
-    if accumulation:
+                          accumulation: str | None = None, outer_loop_line: int | None = None) -> tuple[str, str]:
+    """`outer_loop_line`: the clear runs in each iteration of this loop around the backward's own loop (a chunk
+    of micro-batches), the step after it."""
+    if outer_loop_line is not None:
+        msg = (f"`{clear}` discards the gradients of `{backward}`{_at(backward_line)} from the earlier "
+               f"iterations of the loop{_at(outer_loop_line)}, which `{step}`{_at(step_line)} follows: only "
+               f"the micro-batches of its last iteration reach the step.")
+        help_ = f"clear once per step: move `{clear}` right after `{step}` (or before the loop{_at(outer_loop_line)})."
+    elif accumulation:
         msg = (f"`{clear}` discards the gradients of `{backward}`{_at(backward_line)} on micro-batches where "
                f"`{step}`{_at(step_line)} does not run (`{accumulation}`): only the last micro-batch of each window reaches the step.")
         help_ = f"clear only after the step: move `{clear}` under the same condition, right after `{step}`."

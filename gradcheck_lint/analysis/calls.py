@@ -15,6 +15,7 @@ from .conventions import convention
 from .deferred import entered, makes_context_only
 from .definitions import ClassInfo, is_abstract
 from .flow import Flow, Frame, Function, forget_appended, last_appended
+from .gradstate import PathState
 from .inlining import Inliner
 from .parts import CallsHost
 from .provenance import Assumption, assumed
@@ -52,6 +53,25 @@ def _held_values(args: list[Arg]) -> bool:
 # heuristic callees that run a backward pass (`forward_backward_func(...)` of a schedule handed in): applied to a
 # callable of unknown value too, as a missed backward would hide every finding of its loop
 _BACKPROPAGATES = ("backward", "schedule")
+
+
+def _reads_grad_of(args: list[Arg], owner: ast.expr) -> bool:
+    """The only argument is computed from `owner.grad` itself (`p.grad.detach().clone()`)."""
+    want = ast.dump(owner)
+    return len(args) == 1 and any(
+        isinstance(sub, ast.Attribute) and sub.attr == "grad" and ast.dump(sub.value) == want
+        for sub in ast.walk(args[0].value)
+    )
+
+
+def _rewritten(state: PathState, holders: set[Holder]) -> PathState:
+    """The gradients of `holders` written back from themselves: the fresh ones as rescaled in place (the code
+    set their scale, as with `div_`), the ones a step already applied left as they are (no decay: what was
+    applied is copied back whole)."""
+    if not any(c.fresh and any(h.overlaps(x) for x in holders) for h, c in state.grads):
+        return state
+    return state._with(grads=frozenset(
+        (h, c.but(rescaled=True) if c.fresh and any(h.overlaps(x) for x in holders) else c) for h, c in state.grads))
 
 
 class Calls:
@@ -683,6 +703,12 @@ class Calls:
         else:  # `p.grad.fill_(0.01)` replaces the gradient outright
             if attr in _GRAD_MODIFIERS:
                 interp.amp.touched(call, holders, "modify_before_unscale", flow, frame.ifs)
+            if attr == "copy_" and _reads_grad_of(args, owner_node):
+                # `p.grad.copy_(p.grad / n)`, `p.grad.copy_(reduce(p.grad))`: the same gradients written back,
+                # changed in place as `div_` changes the fresh ones: still the backward's, so a clear after the
+                # copy discards them as it would without it
+                flow.map_gradients(lambda s: _rewritten(s, holders))
+                return EMPTY
             flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
             if attr == "copy_" and _held_values(args):
                 # `p.grad.copy_(buffer[i])`: gradients written back by hand (a backup restored after a clear

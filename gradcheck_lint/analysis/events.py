@@ -163,3 +163,7 @@ class KeepAlive:
     # the backward call that runs on the stored value after it was stored (`losses.append(f(x));
     # losses[-1].backward()`): storing it detached would leave that backward nothing to run through
     backpropagated_later: str = ""
+    # the loops around `loop`, innermost first, each with whether the accumulator is made afresh within one of
+    # its iterations (assigned anew in it or in a loop between, or a local of a function it calls): one tuple
+    # per call context. A loop around that steps and does not make it afresh is a step the graphs outlive
+    outer: set[tuple[tuple[int, bool], ...]] = field(default_factory=set)

@@ -535,7 +535,7 @@ class Expressions:
         if "[" in key or "." in key:
             self._item_replaced(key, value, flow)
         if isinstance(source, TESTS) and "." not in key:
-            interp.cond_aliases[key] = source
+            interp.cond_aliases.bind(key, source, frame.loops)
         first = interp.counters.first_phase(0 if value.const == 0 and is_int(source) else None)  # `step = 0`
         reset_to = start if is_int(source) else None  # `task_step = 0`: a period starts
         # `self.global_step = 0` of `progress.reset()` resets the caller's `progress.global_step` too
@@ -760,6 +760,8 @@ class Expressions:
         for alias in aliases:
             self.forget(alias, flow, frame)
         counted = (key, *aliases)
+        for c in counted:  # a test bound to a name before the move keeps the value it read (`bound_tests`)
+            interp.cond_aliases.moved(c, _moved_by(small), frame.loops)
         onward = isinstance(small.op, ast.Add) and is_int(small.value) and small.value.value >= 1
         for c in counted:
             if c in interp.period_counters:  # `task_step += 1`: past the period's start (any other change: unknown)
@@ -911,3 +913,11 @@ def _asks_for_a_gradient(clause: ast.expr) -> bool:
         clause = clause.left
     return isinstance(clause, ast.Attribute) and clause.attr in ("grad", "requires_grad") \
         and isinstance(clause.value, ast.Name)
+
+
+def _moved_by(small: ast.AugAssign) -> int | None:
+    """How far `c += 1` / `c -= 2` moves the counter (None: not a constant step)."""
+    value = int_value(small.value)
+    if isinstance(small.op, (ast.Add, ast.Sub)) and value is not None:
+        return value if isinstance(small.op, ast.Add) else -value
+    return None

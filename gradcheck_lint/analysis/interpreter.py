@@ -25,6 +25,7 @@ from . import names as N
 from .amp import Amp
 from .apimodels import Catalogue, ModelFile, catalogue_for
 from .boolparts import BoolParts
+from .bound_tests import BoundTests
 from .callables import Callables
 from .calls import Calls
 from .comprehension_loops import statement_loop
@@ -124,7 +125,7 @@ class Interpreter:
         self.akeys_testing: dict[str, list[int]] = {}  # a name -> the tests (akeys) that read it
         self.loops: dict[int, Loop] = {}
         self.module_env: dict[str, Value] = {}
-        self.cond_aliases: dict[str, ast.expr] = {}
+        self.cond_aliases = BoundTests()  # `sync = (i + 1) % N == 0`: the test `if sync:` reads
         # parameters of the function being inlined bound to a test the caller wrote as the argument
         # (`loss_scaler(loss, opt, update_grad=(idx + 1) % N == 0)`): a test of the parameter is that test
         self.param_tests: dict[str, ast.expr] = {}

@@ -163,9 +163,26 @@ class KeepAlives:
                                                       untyped=_untyped(stored, self.proven_sources, held_in, via))
             if item is not None:
                 self._stored[id(item)] = (item, event)
+        event.outer.add(self._outer(target, loops, fn))
         if target in self._trained:
             event.trained = True
         return replace(given, kept=given.kept | {target})
+
+    def _outer(self, target: str, loops: list[int], fn: object) -> tuple[tuple[int, bool], ...]:
+        """The loops around the storing loop (`loops[-1]`), innermost first, each with whether `target` is made
+        afresh within one of its iterations: assigned anew in it or in a loop between, or a local of the function
+        holding the storing loop when that function is called from inside it (made at each call). A parameter
+        of that function is the caller's object under another name: taken as made afresh (not read)."""
+        out: list[tuple[int, bool]] = []
+        fresh = False
+        local = ("." not in target and "[" not in target and fn is not None and not _declared_global(fn, target)
+                 and (target in _parameters(fn) or _binds(fn, target)))
+        for lid in reversed(loops[:-1]):
+            node = self.interp.loops[lid].node
+            called = local and not _within(node, fn)  # the function holding the storing loop runs inside this loop
+            fresh = fresh or called or target in self.resets_in(node)
+            out.append((lid, fresh))
+        return tuple(out)
 
     def _reset_per_batch(self, target: str, loops: tuple[int, ...]) -> bool:
         """`for x in loader: total = 0; for _ in range(rep_d): ...; total += loss_d`: the accumulator is kept
@@ -385,6 +402,15 @@ def _parameters(fn: object) -> set[str]:
     if not isinstance(args, ast.arguments):
         return set()
     return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]}
+
+
+def _binds(fn: object, name: str) -> bool:
+    """The function assigns `name` itself (`losses = []`): a local, made at each call (not a name of the
+    code around it that a nested function appends to)."""
+    root = getattr(fn, "node", fn)
+    if not isinstance(root, ast.AST):
+        return False
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in iter_tree(root))
 
 
 def _declared_global(fn: object, name: str) -> bool:

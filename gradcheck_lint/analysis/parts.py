@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from . import pathcond
 from .apimodels import Catalogue, Effect
+from .bound_tests import BoundTests
 from .callsite import CallSite
 from .conditions import Condition
 from .definitions import ClassInfo, Definitions
@@ -391,7 +392,7 @@ class ExpressionsHost(Protocol):
     def branch(self, node: ast.AST, test: ast.expr, flow: Flow, gates: Sequence[int] = (),
                frame: Frame | None = None) -> tuple[Condition, Flow | None, Flow | None]: ...
     @property
-    def cond_aliases(self) -> dict[str, ast.expr]: ...
+    def cond_aliases(self) -> BoundTests: ...
     @property
     def flag_gates(self) -> dict[str, tuple[int, ...]]: ...
     @property

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conventions import convention
-from ..analysis.events import Clear, Step
+from ..analysis.events import Backward, Clear, Step
 from ..analysis.gradstate import PathState
 from ..analysis.names import NON_FINITE
 from ..analysis.provenance import Assumption, assumed
@@ -130,15 +130,11 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                     backward = model.backwards.get(discard.backward)
                     if clear is None or backward is None:
                         continue
-                    # A clear inside a micro-batch loop whose step comes after the loop.
-                    inner = any(
-                        b and b[-1] not in s and any(c and c[-1] == b[-1] for c in clear.loop_stacks)
-                        for b in backward.loop_stacks for s in step.loop_stacks
-                    )
-                    if discard.refilled and not (discard.refilled_same and (gates or inner)):
+                    if discard.refilled and not discard.refilled_same:
                         continue  # refilled by another backward: a by-product cleared on purpose
-                    if discard.refilled and not (clear.loop_stacks & backward.loop_stacks):
-                        # A clear outside the micro-batch loop drops at most a trailing partial window.
+                    if discard.refilled and not (_within_window(clear, backward, step)
+                                                 or (gates and _in_gated_loop(clear, backward, step))):
+                        # A clear that starts each window (or each epoch, dropping at most a trailing partial window).
                         continue
                     if _skips_non_finite(model, clear) or _step_only_if_finite(model, step, clear):
                         continue  # `if grad_norm.isnan(): zero_grad(); continue`: a corrupted window dropped on purpose
@@ -150,6 +146,8 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                         step.call_text,
                         model.line(step.node),
                         accumulation=(gates[0].key if gates else "the inner micro-batch loop") if discard.refilled else None,
+                        outer_loop_line=(_outer_window_line(model, clear, backward, step)
+                                         if discard.refilled and not gates else None),
                     )
                     lost = next((c for h, c in state.held(holders) if c.backward == discard.backward), None)
                     facts = (clear.provenance, step.provenance, backward.loss.provenance if lost is None else lost.provenance)
@@ -217,6 +215,52 @@ def _another_models_loss(model: TrainingModel, backward_id: int, step: Step,
     if memo is not None:
         memo[key] = found
     return found
+
+
+def _within_window(clear: Clear, backward: Backward, step: Step) -> bool:
+    """The clear runs again and again between the backward and its step: some loop around both the clear and
+    the backward leaves the step out (the step comes after it), so each of its iterations clears what the
+    one before wrote, and only the last reaches the step. The clear may sit in the backward's innermost loop
+    (`for mb in batch: zero_grad(); backward()`) or further out (`for chunk in chunks: zero_grad(); for mb in
+    chunk: backward()`), with the step after the chunks. A clear whose loops all hold the step too (`for batch
+    in loader: zero_grad(); for mb in micro(batch): backward(); step()`) starts each window instead."""
+    return any(
+        (b and c and b[-1] == c[-1] and b[-1] not in s) or _outer_window(b, s, c) is not None
+        for b in backward.loop_stacks for s in step.loop_stacks for c in clear.loop_stacks
+    )
+
+
+def _outer_window(b: tuple[int, ...], s: tuple[int, ...], c: tuple[int, ...]) -> int | None:
+    """The loop of the clear's stack `c` around the backward's own loop (of `b`, in the same call context) that
+    the step's stack `s` directly encloses (the step comes after it, in that loop's parent): None if none. The
+    stacks of one call context share their outer loops; a step reached from another context (a helper that
+    also runs elsewhere) says nothing of this loop."""
+    if not b:
+        return None  # a backward outside any loop
+    for k, loop in enumerate(c):
+        if loop != b[-1] and b[: k + 1] == c[: k + 1] and len(b) > k + 1 and s == c[:k]:
+            return loop
+    return None
+
+
+def _outer_window_line(model: TrainingModel, clear: Clear, backward: Backward, step: Step) -> int | None:
+    """The line of the loop whose iterations the clear separates when that loop is not the backward's innermost
+    one (`for chunk in chunks: zero_grad(); for mb in chunk: backward()`): None when the clear sits in the
+    backward's own loop. Of several, the first in the code (loop ids are addresses)."""
+    found = [_outer_window(b, s, c) for b in backward.loop_stacks for s in step.loop_stacks for c in clear.loop_stacks
+             if b and c and c[-1] != b[-1]]
+    nodes = [model.loops[lid].node for lid in found if lid is not None and lid in model.loops]
+    return model.line(min(nodes, key=model.order)) if nodes else None
+
+
+def _in_gated_loop(clear: Clear, backward: Backward, step: Step) -> bool:
+    """The clear runs on every iteration of the loop whose iterations the gated step counts (the step's
+    innermost loop, around the backward too): it clears on the micro-batches that do not step. A clear at
+    the start of each epoch, outside that loop, drops at most a trailing partial window."""
+    return any(
+        s and s[-1] in c and s[-1] in b
+        for b in backward.loop_stacks for s in step.loop_stacks for c in clear.loop_stacks
+    )
 
 
 def _within(holder: Holder, holders: Iterable[Holder]) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.bound_tests import as_written
 from ..analysis.conditions import Condition, code
 from ..analysis.events import Step
 from ..analysis.gradstate import PathState
@@ -14,7 +15,7 @@ from ..analysis.names import dotted
 from ..analysis.provenance import Assumption, assumed
 from ..analysis.syntax import is_int, starts_with_paren
 from ..analysis.values import Holder
-from ..analysis.window_arithmetic import modulo_operations
+from ..analysis.window_arithmetic import modulo_operations, truth_at_zero
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, scope_of, source
 from ..registry import Finding, Invalid, Rule, register
 
@@ -113,9 +114,16 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue
                     reported.add(cond.id)
                     counter = next(iter(cond.counter_sources))
+                    test, start = code(cond.test), cond.counter_starts.get(counter, 0)
+                    written = as_written(cond.test)
+                    if written is not None and written[1] == counter:
+                        # a test bound to a name before the counter moved: shown as written, with the value it read
+                        test, start = code(written[0]), start - written[2]
+                        # the test as written, on the first micro-batch of a counter from 0: lets the step run then
+                        fires_first = fires_first or (start == 0 and truth_at_zero(written[0], counter) is True)
                     msg, help_ = messages.accumulation_off_by_one(
-                        code(cond.test), counter, cond.counter_sources[counter], step.call_text,
-                        start=cond.counter_starts.get(counter, 0), fires_first=fires_first, longer=cond.long_first_window,
+                        test, counter, cond.counter_sources[counter], step.call_text,
+                        start=start, fires_first=fires_first, longer=cond.long_first_window,
                         most=most, most_when=bool(value),
                     )
                     facts = (step.provenance, *(c.provenance for _h, c in state.held(holders) if c.fresh))

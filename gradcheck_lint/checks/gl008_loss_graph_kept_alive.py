@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.events import KeepAlive
 from ..analysis.syntax import code
 from ..codemod_plans import keep_values_only
 from ..registry import Finding, Invalid, Rule, register
@@ -69,20 +70,46 @@ for x in torch.randn(8, 2, 4):
                 continue
             loop = model.loops.get(event.loop)
             framework = loop is not None and loop.framework  # the framework backpropagates and steps after each call
-            stepped = framework or any(event.loop in stack for s in model.steps.values() for stack in s.loop_stacks)
-            if not stepped:
-                continue  # kept only until the step after the loop (the tasks of a meta-batch): bounded, not a leak
+            stepped = framework or _steps_in(model, event.loop)
+            outlived = None if stepped else _step_loop_outlived(model, event)
+            if not stepped and outlived is None:
+                # kept only until the step after the loop (the tasks of a meta-batch, one window's micro-batches
+                # in a list made afresh for each step): bounded, not a leak
+                continue
             trained = framework or any(event.loop in stack for b in model.backwards.values() for stack in b.loop_stacks)
             if not trained:
                 continue  # a loop that never backpropagates trains nothing (an evaluation loop that steps a scheduler)
             node = loop.node if loop is not None else None
             calls_of = node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else ""
+            shown = model.loops.get(outlived) if outlived is not None else loop  # the loop whose iterations it outlives
+            at = model.line(shown.node) if shown is not None else None
             msg, help_ = messages.loss_graph_kept_alive(
-                code(event.node), event.shown, code(event.stored), model.line(loop.node) if loop is not None else None,
+                code(event.node), event.shown, code(event.stored), at,
                 via_item=_as_written(event.via_item), calls_of=calls_of, framework=framework,
                 backward_later=event.backpropagated_later,
             )
             yield Finding(event.node, msg, help_, (event.provenance,), fix=keep_values_only(model, event))
+
+
+def _steps_in(model: TrainingModel, loop: int) -> bool:
+    """Some step runs inside the loop."""
+    return any(loop in stack for s in model.steps.values() for stack in s.loop_stacks)
+
+
+def _step_loop_outlived(model: TrainingModel, event: KeepAlive) -> int | None:
+    """The loop that steps around the storing loop (whose step comes after it: a micro-batch loop) when the
+    accumulator is not made afresh within its iterations (`losses = []` once for the run, `for chunk in loader:
+    for mb in chunk: losses.append(loss)`, then the step): every step's graphs stay. None when each step's
+    iteration makes it anew (one window's graphs, dropped at the next step) or no loop around steps."""
+    found: list[int] = []
+    for context in event.outer:
+        for lid, fresh in context:
+            if _steps_in(model, lid):
+                if not fresh and lid in model.loops:
+                    found.append(lid)
+                break
+    # loop ids are addresses: the one shown is chosen by its place in the code, the same in every process
+    return min(found, key=lambda lid: model.order(model.loops[lid].node)) if found else None
 
 
 def _as_written(item: str) -> str:
