@@ -174,17 +174,21 @@ def test_static_side_never_imports_torch() -> None:
 def test_the_state_cap_decides_no_verdict_on_the_fixtures(
     monkeypatch: pytest.MonkeyPatch, default_diagnostics: dict[str, tuple[Any, ...]]
 ) -> None:
-    """Paths are dropped only past 64 per program point: on ordinary scripts that never changes a verdict."""
+    """Paths are dropped only past 64 per program point: on ordinary scripts that never changes a verdict (the
+    GL099 notice that says paths were dropped is not a verdict: one correct-idiom fixture meets the cap at 64)."""
     from gradcheck_lint.analysis import gradstate
+    from gradcheck_lint.diagnostics import NOTICE_CODE
     from support import FIXTURES
 
     scripts = sorted(FIXTURES.rglob("*.py")) + sorted((FIXTURES.parent / "tests" / "blind_programs").glob("*.py"))
     assert len(scripts) > 100
 
     def verdicts() -> list[tuple[str, int, str]]:
-        return [(p.name, d.line, d.code) for p in scripts for d in check_source(p.read_text(encoding="utf-8"), str(p))]
+        return [(p.name, d.line, d.code) for p in scripts for d in check_source(p.read_text(encoding="utf-8"), str(p))
+                if d.code != NOTICE_CODE]
 
-    capped = [(p.name, d.line, d.code) for p in scripts for d in default_diagnostics[str(p)]]  # made for the session
+    capped = [(p.name, d.line, d.code) for p in scripts for d in default_diagnostics[str(p)]  # made for the session
+              if d.code != NOTICE_CODE]
     monkeypatch.setattr(gradstate, "STATE_CAP", 1024)
     assert verdicts() == capped
 
