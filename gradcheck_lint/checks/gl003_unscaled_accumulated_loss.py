@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from .. import messages
 from ..analysis import TrainingModel
@@ -385,20 +385,17 @@ def _counted_over_window(model: TrainingModel, backward: Backward, divisors: fro
     scope = scope_of(model, backward.node)
     if not window_names or scope is None:
         return False
-    names = {n for d in divisors for n in _IDENT.findall(d)} - _GENERIC - counters
+    names = _divisor_names(divisors, counters)
     if not names:
         return False
-    for node in ast.walk(scope):
-        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            assigned = {t.id for t in targets if isinstance(t, ast.Name)}
-            used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-            if assigned & names and window_names & used:
-                return True
-            if assigned & window_names and _numerator_names(node.value) & names:
-                # `num_accumulation_rounds = batch_gpu_total // batch_gpu`: the window is the divisor's count
-                # split into micro-batches, so the divisor counts the whole window (EDM's training loop)
-                return True
+    for _node, assigned, value in _assignments(scope):
+        used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+        if assigned & names and window_names & used:
+            return True
+        if assigned & window_names and _numerator_names(value) & names:
+            # `num_accumulation_rounds = batch_gpu_total // batch_gpu`: the window is the divisor's count
+            # split into micro-batches, so the divisor counts the whole window (EDM's training loop)
+            return True
     return False
 
 
@@ -412,7 +409,7 @@ def _counted_over_what_is_cut(model: TrainingModel, backward: Backward, divisors
     scope = scope_of(model, backward.node)
     if not isinstance(loop, (ast.For, ast.AsyncFor)) or scope is None:
         return False
-    names = {n for d in divisors for n in _IDENT.findall(d)} - _GENERIC - counters
+    names = _divisor_names(divisors, counters)
     if not names:
         return False
     moving = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
@@ -422,11 +419,10 @@ def _counted_over_what_is_cut(model: TrainingModel, backward: Backward, divisors
     cut = {code(node.value) for node in ast.walk(loop) if isinstance(node, ast.Subscript) and _sliced_by(node, moving)}
     if not cut:
         return False
-    for node in ast.walk(scope):
-        if isinstance(node, ast.Assign) and not _inside(node, loop):
-            assigned = {t.id for t in node.targets if isinstance(t, ast.Name)}
-            read = {code(n) for n in ast.walk(node.value) if isinstance(n, (ast.Name, ast.Attribute))}
-            if assigned & names and read & cut:
+    in_loop = {id(n) for n in ast.walk(loop)}
+    for node, assigned, value in _assignments(scope):
+        if isinstance(node, ast.Assign) and id(node) not in in_loop and assigned & names:
+            if {code(n) for n in ast.walk(value) if isinstance(n, (ast.Name, ast.Attribute))} & cut:
                 return True
     return False
 
@@ -438,8 +434,17 @@ def _sliced_by(node: ast.Subscript, moving: set[str]) -> bool:
                for part in parts)
 
 
-def _inside(node: ast.AST, outer: ast.AST) -> bool:
-    return any(n is node for n in ast.walk(outer))
+def _divisor_names(divisors: frozenset[str], counters: set[str]) -> set[str]:
+    """The names a loss's divisors are written with, other than counters and generic words."""
+    return {n for d in divisors for n in _IDENT.findall(d)} - _GENERIC - counters
+
+
+def _assignments(scope: ast.AST) -> Iterator[tuple[ast.stmt, set[str], ast.expr]]:
+    """Each assignment in `scope` with a value: the statement, the plain names it binds, the value."""
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            yield node, {t.id for t in targets if isinstance(t, ast.Name)}, node.value
 
 
 def _numerator_names(expr: ast.expr) -> set[str]:
