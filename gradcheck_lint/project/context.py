@@ -101,9 +101,6 @@ class ProjectView:
         self._globals: dict[int, dict[str, Any]] = {}  # module globals another file's code made in this analysis
         self._fn_module: dict[int, ForeignModule | None] = {}
         self.entry: dict[int, ast.AST] = {}  # id of a function of another file -> the call that first entered it
-        # ids of the functions run in other files' code (entered from this file or from each other): a loop's
-        # fixpoint runs them again past the budgets (see `follows`)
-        self.followed: set[int] = set()
         self.used: dict[str, str] = used if used is not None else {}  # absolute path -> content digest of every other file read
         self.depth = 0
         # uids of the models, optimizers, wrappers... made by code of another file (`utils.wrap(model)`'s DDP):
@@ -249,8 +246,6 @@ class ProjectView:
         if not self.follows(interp, fn):
             yield False
             return
-        if module is not None:
-            self.followed.add(id(fn))
         if module is self.current or self._home is None:
             yield True
             return
@@ -295,7 +290,7 @@ class ProjectView:
         inside = interp.work - self.started if self.current is not None else 0
         if self.work > FOREIGN_WORK_CAP or inside > FOREIGN_WORK_CAP:
             return False
-        again = id(fn) in self.followed or self.may_touch_gradients(fn)
+        again = id(fn) in self.entry or self.may_touch_gradients(fn)
         if inside > FOREIGN_CALL_BUDGET and not again:
             # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
             # the statements it is in, a `with` block's, behind)
