@@ -13,7 +13,8 @@ from .conventions import convention
 from .deferred import defer, may_make_context, synthetic_call
 from .definitions import ClassInfo
 from .flags import assign as assign_flag
-from .flags import literal_flags
+from .flags import emptiness_flags, literal_flags
+from .flags import forget as forget_flag
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome, appended_last
 from .gradstate import PathState
 from .item_rewrites import every_item_rewritten
@@ -466,8 +467,15 @@ class Expressions:
         interp = self.interp
         if type(target) is ast.Name:
             interp.keepalives.tuple_parts.discard(target.id)
+            scope = frame.function or interp.module
+            if target.id in emptiness_flags(scope, interp.touches_gradients):
+                # `grads = []`: empty on every path; anything else: not known
+                if isinstance(source, ast.List) and not source.elts or isinstance(source, ast.Call) and not source.args:
+                    assign_flag(flow, target.id, False)
+                else:
+                    forget_flag(flow, target.id)
             if type(source) is ast.Constant and type(source.value) is bool \
-                    and target.id in literal_flags(frame.function or interp.module, interp.touches_gradients):
+                    and target.id in literal_flags(scope, interp.touches_gradients):
                 assign_flag(flow, target.id, source.value)
                 value = replace(value, flag=target.id)
                 gates = tuple(c for c in frame.ifs

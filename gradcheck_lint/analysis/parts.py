@@ -207,8 +207,10 @@ class CallsHost(Protocol):
 
     param_tests: dict[str, ast.expr]
     handed_names: dict[int, str]
+    module: ast.Module
     @property
     def cond_aliases(self) -> BoundTests: ...
+    def touches_gradients(self, name: str) -> bool: ...
     @property
     def amp(self) -> AmpFace: ...
     @property
