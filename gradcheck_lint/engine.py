@@ -71,7 +71,7 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     findings with the files that call it (`project.callers`)."""
     settings = settings or Settings.default()
     report = _analyse(text, path, settings, prefilter, project)
-    index = index_for(path) if project and callers else None
+    index = index_for(path, settings.root) if project and callers else None
     if index is None or not any(_settled_by_callers(d) for d in report.diagnostics):
         return report
     chosen = settings
@@ -93,7 +93,7 @@ def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project:
     catalogue = catalogue_for(settings.api_models())
     # what the prefilter reads: the file, and the project modules it imports (its training calls may sit there)
     seen_text = text
-    index = index_for(path) if project else None
+    index = index_for(path, settings.root) if project else None
     read: dict[str, str] = {}  # the other files of the project read (with their SHA-256): the result depends on them
     if index is not None:
         index.recording = read

@@ -329,6 +329,7 @@ def run_sweep(args: argparse.Namespace) -> int:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             extract_python_files(repo_dir, entry["commit"], Path(tmp), notebooks=args.notebooks)
+            (Path(tmp) / ".git").mkdir(exist_ok=True)  # the project root marker a checkout has (as `bugs` does)
             if args.times:  # one file at a time, in this process, timed (slower than the pool)
                 found, checked = [], 0
                 for path in iter_python_files([tmp]):

@@ -7,7 +7,7 @@ import ast
 import sys
 from dataclasses import replace
 
-from . import named_tuples, param_groups
+from . import flags, named_tuples, param_groups
 from . import names as N
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
@@ -632,6 +632,9 @@ class Calls:
         if grown:  # `opt.param_groups[1]["params"].append(p)`: the optimizer updates `p` too
             interp.objects.add_owned_by(grown, pos[-1])
             return EMPTY
+        if attr in ("append", "insert", "clear") and isinstance(recv_node, ast.Name) \
+                and recv_node.id in flags.emptiness_flags(frame.function or interp.module, interp.touches_gradients):
+            flags.assign(flow, recv_node.id, attr != "clear")  # `grads.append(g)`: not empty on this path
         if attr in ("append", "extend", "insert") and pos:
             # a list (or an `nn.ModuleList`) grows: not a forward pass, also when it holds modules
             if key is not None:

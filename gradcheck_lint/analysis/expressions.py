@@ -13,9 +13,11 @@ from .conventions import convention
 from .deferred import defer, may_make_context, synthetic_call
 from .definitions import ClassInfo
 from .flags import assign as assign_flag
-from .flags import literal_flags
+from .flags import emptiness_flags, literal_flags
+from .flags import forget as forget_flag
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome, appended_last
 from .gradstate import PathState
+from .item_rewrites import every_item_rewritten
 from .parts import ExpressionsHost
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
@@ -465,8 +467,15 @@ class Expressions:
         interp = self.interp
         if type(target) is ast.Name:
             interp.keepalives.tuple_parts.discard(target.id)
+            scope = frame.function or interp.module
+            if target.id in emptiness_flags(scope, interp.touches_gradients):
+                # `grads = []`: empty on every path; anything else: not known
+                if isinstance(source, ast.List) and not source.elts or isinstance(source, ast.Call) and not source.args:
+                    assign_flag(flow, target.id, False)
+                else:
+                    forget_flag(flow, target.id)
             if type(source) is ast.Constant and type(source.value) is bool \
-                    and target.id in literal_flags(frame.function or interp.module, interp.touches_gradients):
+                    and target.id in literal_flags(scope, interp.touches_gradients):
                 assign_flag(flow, target.id, source.value)
                 value = replace(value, flag=target.id)
                 gates = tuple(c for c in frame.ifs
@@ -503,6 +512,10 @@ class Expressions:
                 self._store_item(target, source, value, flow, frame, stmt)
                 if value.entities:  # `optimizers[name] = AdamW(...)`: an object kept under a key not known here
                     self._replace_item(target, value, flow, frame)
+                elif (stmt is not None and self._holds_no_graph(source)
+                      and (base_key := every_item_rewritten(target, stmt, self.interp.parent))):
+                    # `for k, v in d.items(): d[k] = v.item()`: every item of `d` now holds a number
+                    flow.env[base_key] = Value(items=((_ANY_KEY, value),))
             return
         if frame.no_grad:
             value = replace(value, reach=frozenset(), vague=frozenset(), opaque=False) if not value.entities and not value.modules else value
@@ -677,6 +690,14 @@ class Expressions:
             drop = [k for k in drop if k not in arm]
         if drop:
             flow.forget(list(drop))
+
+    def _holds_no_graph(self, source: ast.AST | None) -> bool:
+        """`v.item()`, `v.detach()`, `float(v)`: a call whose result holds no graph, by the catalogue."""
+        if not isinstance(source, ast.Call):
+            return False
+        func = source.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        return name is not None and name in self._detaching
 
     @functools.cached_property
     def _detaching(self) -> frozenset[str]:

@@ -33,6 +33,18 @@ A flag handed bare to a call is followed too: the callee's parameter holds the c
 value says so, `Value.flag`), and its test splits the paths the same way. The branch a true flag takes
 is guarded, for the rules, by the gates it was set under (`gates_of`), so a step there is the window's
 step, with the gate's window size (GL003, GL004) and its counter.
+
+A list that stands for "something ran" is such a flag too (its emptiness):
+
+    grads = []
+    if train_d:
+        grads = d_grads()                    # clears, backward
+    if len(grads) > 0:                       # only where the pass ran
+        d_optimizer.step()
+
+`grads = []` sets it false, `grads.append(x)` true, any other assignment leaves it unknown; `if grads:`,
+`if len(grads) > 0:`, `if not grads:`, `if len(grads) == 0:` test it (HyperGAN's alternating trainer: the
+path that skipped the pass and stepped anyway, read as possible, gave a false GL001).
 """
 
 from __future__ import annotations
@@ -93,12 +105,100 @@ def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> 
 
 
 def flag_test(test: ast.expr, fn: Function | ast.Module, touches: Callable[[str], bool]) -> tuple[str, bool] | None:
-    """`if flag:` / `if not flag:` of a literal flag: its name and whether the test is negated."""
+    """`if flag:` / `if not flag:` of a literal flag, or a test of an emptiness flag: its name and whether the
+    test is negated."""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     name = test.operand if negated else test  # type: ignore[attr-defined]
     if isinstance(name, ast.Name) and name.id in literal_flags(fn, touches):
         return name.id, negated
+    tested = emptiness_test(test)
+    if tested is not None and tested[0] in emptiness_flags(fn, touches):
+        return tested
     return None
+
+
+_LIST_READERS = frozenset({"len", "sum", "stack", "cat", "mean", "zip", "enumerate", "print", "sorted", "list", "tuple",
+                           "max", "min", "any", "all", "reversed", "isinstance"})
+_NOT_EMPTY = {ast.Gt: 0, ast.GtE: 1, ast.NotEq: 0}  # `len(x) > 0`, `len(x) >= 1`, `len(x) != 0`: not empty
+_EMPTY = {ast.Eq: 0, ast.Lt: 1, ast.LtE: 0}  # `len(x) == 0`, `len(x) < 1`, `len(x) <= 0`: empty
+
+
+def _length_of(node: ast.expr) -> str | None:
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" and len(node.args) == 1
+            and isinstance(node.args[0], ast.Name) and not node.keywords):
+        return node.args[0].id
+    return None
+
+
+def emptiness_test(test: ast.expr) -> tuple[str, bool] | None:
+    """A test of whether a list is empty: (its name, True when the test holds on the empty list)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = emptiness_test(test.operand)
+        return None if inner is None else (inner[0], not inner[1])
+    if isinstance(test, ast.Name):
+        return test.id, False
+    named = _length_of(test)
+    if named is not None:
+        return named, False
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        named, bound = _length_of(test.left), test.comparators[0]
+        if named is not None and isinstance(bound, ast.Constant) and type(bound.value) is int:
+            op = type(test.ops[0])
+            if _NOT_EMPTY.get(op) == bound.value:
+                return named, False
+            if _EMPTY.get(op) == bound.value:
+                return named, True
+    return None
+
+
+_EMPTINESS: dict[int, tuple[ast.AST, frozenset[str]]] = {}
+
+
+def emptiness_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> frozenset[str]:
+    """Names `fn` assigns an empty list (`[]`, `list()`) at least once, changes in place only by `append`,
+    `insert` or `clear`, hands to no call but readers (`len`, `torch.stack`...), and tests for emptiness in an
+    `if` whose body calls something that can touch gradients."""
+    hit = _EMPTINESS.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    emptied: set[str] = set()
+    spoiled: set[str] = set()
+    tested: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            empty = (isinstance(node.value, ast.List) and not node.value.elts) or (
+                isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id == "list"
+                and not node.value.args and not node.value.keywords)
+            if empty:
+                emptied.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr not in (
+                    "append", "insert", "clear", "copy", "index", "count"):
+                spoiled.add(func.value.id)  # `x.extend(...)`, `x.pop()`: its emptiness is not followed
+            reader = last_name(func) in _LIST_READERS
+            for arg in (*node.args, *(k.value for k in node.keywords)):
+                if isinstance(arg, ast.Name) and not reader:
+                    spoiled.add(arg.id)  # handed to a call that may fill or empty it
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+            spoiled.add(node.target.id)
+        elif isinstance(node, ast.If):
+            found = emptiness_test(node.test)
+            if found is not None and any(isinstance(n, ast.Call) and touches(last_name(n.func) or "")
+                                         for part in (*node.body, *node.orelse) for n in ast.walk(part)):
+                tested.add(found[0])
+    found_flags = frozenset((emptied & tested) - spoiled)
+    if len(_EMPTINESS) > 10_000:
+        _EMPTINESS.clear()
+    _EMPTINESS[id(fn)] = (fn, found_flags)
+    return found_flags
+
+
+def forget(flow: Flow, name: str) -> None:
+    """The flag's value is no longer known on any path (assigned something else)."""
+    key = PREFIX + name
+    flow.map(lambda s: s._with(phases=frozenset(x for x in s.phases if x[0] != key))
+             if any(x[0] == key for x in s.phases) else s)
 
 
 CALLER = "@caller:"  # a step method's parameter standing for a caller's flag (`project.caller_gates`)

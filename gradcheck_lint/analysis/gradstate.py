@@ -293,6 +293,13 @@ class PathState:
         amp = frozenset(x for x in self.amp if x[1] != UNSCALE_PENDING)
         return self._with(grads=frozenset((h, c.but(certain=False)) for h, c in self.grads), amp=amp)
 
+    def unread(self) -> PathState:
+        """Past a call of code that may touch gradients but was not run (another file's, past the budget for
+        reading it): what the gradients hold is no longer certain (it may have cleared or stepped them)."""
+        if all(not c.certain for _, c in self.grads):
+            return self
+        return self._with(grads=frozenset((h, c.but(certain=False)) for h, c in self.grads))
+
     def rescale(self, holders: Iterable[Holder]) -> PathState:
         """`p.grad /= n`: fresh gradients are rescaled (accumulation done by hand); gradients a step
         already applied are decayed, a deliberate way of keeping part of them."""

@@ -50,6 +50,8 @@ class Inliner:
         with project.entered(self.interp, fn, self.calls.current_call_node()) as runs:
             if runs:
                 return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure)
+        if project.may_touch_gradients(fn):
+            flow.map_quiet(PathState.unread)  # it may have cleared or stepped what the paths hold
         return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
 
     def _inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
@@ -134,7 +136,9 @@ class Inliner:
             interp.module_env = saved
 
     def _handed_tests(self, params: list, kwonly: list) -> dict[str, ast.expr]:
-        """Parameters the call binds to a test written as its argument (a comparison, `and`/`or`, `not`)."""
+        """Parameters the call binds to a test: written as its argument (a comparison, `and`/`or`, `not`),
+        or a name bound to one (`apply_update = (i + 1) % N == 0` ... `f(loss, update_grad=apply_update)`),
+        or the caller's own parameter standing for one (handed on)."""
         call = self.calls.current_call_node()
         if call is None:
             return {}
@@ -142,13 +146,25 @@ class Inliner:
         positional = [a for a in call.args if not isinstance(a, ast.Starred)]
         if len(positional) == len(call.args):
             for p, arg in zip(params, positional):
-                if isinstance(arg, TESTS):
-                    out[p.name] = arg
+                test = self._test_of(arg)
+                if test is not None:
+                    out[p.name] = test
         names = {p.name for p in [*params, *kwonly]}
         for k in call.keywords:
-            if k.arg is not None and k.arg in names and isinstance(k.value, TESTS):
-                out[k.arg] = k.value
+            if k.arg is not None and k.arg in names and (test := self._test_of(k.value)) is not None:
+                out[k.arg] = test
         return out
+
+    def _test_of(self, arg: ast.expr) -> ast.expr | None:
+        if isinstance(arg, TESTS):
+            return arg
+        if isinstance(arg, ast.Name):
+            interp = self.interp
+            handed = interp.param_tests.get(arg.id)
+            if handed is None and (handed := interp.cond_aliases.get(arg.id)) is not None:
+                interp.handed_names[id(handed)] = arg.id
+            return handed
+        return None
 
     @contextlib.contextmanager
     def _at_call_site(self, fn: Function) -> Iterator[None]:

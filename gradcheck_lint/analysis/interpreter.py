@@ -77,6 +77,7 @@ from .syntax import (
     reference_aliases,
     stored_names,
 )
+from .unit_divisors import rescales_only_by_tested
 from .values import EMPTY, EntityTable, Holder, Kind, Value
 from .walk import children, iter_tree, parents
 from .window_arithmetic import ALL_PHASES, unit_truth, unit_window
@@ -129,6 +130,8 @@ class Interpreter:
         # parameters of the function being inlined bound to a test the caller wrote as the argument
         # (`loss_scaler(loss, opt, update_grad=(idx + 1) % N == 0)`): a test of the parameter is that test
         self.param_tests: dict[str, ast.expr] = {}
+        # ... of those, the tests handed over by a name bound to them (`update_grad=apply_update`): id -> the name
+        self.handed_names: dict[int, str] = {}
         self._handed: dict[tuple[int, int], Condition] = {}
         self.flag_gates: dict[str, tuple[int, ...]] = {}  # literal flag -> accumulation gates it was set true under
         self.by_akey: dict[int, list[Condition]] = {}
@@ -357,7 +360,14 @@ class Interpreter:
         if cond is None:
             core, _negated, lit = pathcond.reading(handed, self._literal, self.counters.modulo_atoms)
             stmt = statement if isinstance(statement, ast.stmt) else ast.Expr(handed)
-            cond = analyse_test(-(len(self._handed) + 1) * 2**40, stmt, handed)
+            alias = self.handed_names.get(id(handed))
+            cond = analyse_test(-(len(self._handed) + 1) * 2**40, stmt, handed, alias)
+            if alias is not None:  # the caller's `if apply_update:` and this test are one fact
+                core, lit = handed, pathcond.Literal(pathcond.Atom(pathcond.TRUTHY, alias), True)
+            # a window the caller's module counts, read here (a helper of another file): its phases too
+            for counter, window in self.counters.modulo_atoms(handed):
+                self.windows[counter] = self.windows.get(counter, frozenset()) | {window}
+            self._note_reset(cond, handed)
             if lit is not None and lit.atom.kind != pathcond.TEXT and core is handed:
                 cond.atom, cond.polarity, cond.key = lit.atom, lit.positive, lit.atom.key
             self._handed[key] = cond
@@ -449,6 +459,8 @@ class Interpreter:
             f = (Outcome(normal=None) if fflow is None else self.exec_block(stmt.orelse, fflow, fframe) if stmt.orelse
                  else Outcome(normal=fflow))
             return Outcome.merge([t, f])
+        if rescales_only_by_tested(stmt):  # `if D > 1: p.grad /= D`: on the other arm D is 1, as good as run
+            return self.exec_block(stmt.body, flow, frame)
         gates = self.expressions.gate_flags(stmt.test, flow, frame)
         fixed = self.fixed_tests.outcome(stmt.test, flow, frame)
         orelse = stmt.orelse

@@ -162,8 +162,10 @@ def _reset_finding(model: TrainingModel, step: Step, cond: Condition, value: boo
     if not any(c.fresh for _h, c in state.held(holders)):
         return None
     statement = cond.statement
-    if isinstance(statement, ast.If) and isinstance(statement.test, ast.Name) and statement.test.id == cond.key:
-        gate = f"{cond.key} = {code(cond.test)}"  # `update = count == 0`, tested as `if update:`
+    if isinstance(statement, ast.If) and isinstance(statement.test, ast.Name) and cond.key.isidentifier() \
+            and cond.key in cond.names:
+        # `update = count == 0`, tested as `if update:` (or, handed over, as `if update_grad:`)
+        gate = f"{cond.key} = {code(cond.test)}"
     else:
         gate = f"if {code(statement.test if isinstance(statement, ast.If) and cond.caller is not None else cond.test)}:"
     msg, help_ = messages.reset_window_off(gate, reset.counter, reset.window, reset.start,

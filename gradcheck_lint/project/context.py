@@ -280,17 +280,32 @@ class ProjectView:
         """Whether a call of `fn` would run (`entered`): not past a budget, not too many files deep."""
         # A function followed once is followed again past the budgets (up to FOREIGN_WORK_CAP): a loop's fixpoint
         # runs its calls once per iteration, and reading one call two ways on two iterations (followed, then
-        # opaque or read from use) mixes two objects for one (neural_sp's scheduler: its optimizer, then itself)
-        again = id(fn) in self.entry and self.work <= FOREIGN_WORK_CAP
-        if self.current is not None and interp.work - self.started > FOREIGN_CALL_BUDGET and not again:
+        # opaque or read from use) mixes two objects for one (neural_sp's scheduler: its optimizer, then itself).
+        # So is one that may touch gradients (a clear, a step in a helper method): the budgets are spent on what
+        # the rules read; past them, the calls that stay opaque are those of code that touches no gradient
+        # (a loss, a model's construction, logging)
+        module = self.module_of(fn)
+        if module is None and self.current is None:
+            return True  # the checked file's own code, called from itself
+        inside = interp.work - self.started if self.current is not None else 0
+        if self.work > FOREIGN_WORK_CAP or inside > FOREIGN_WORK_CAP:
+            return False
+        again = id(fn) in self.entry or self.may_touch_gradients(fn)
+        if inside > FOREIGN_CALL_BUDGET and not again:
             # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
             # the statements it is in, a `with` block's, behind)
             return False
-        module = self.module_of(fn)
         if module is self.current or self._home is None:
             return True
         return module is None or not (self.depth >= MAX_FOREIGN_DEPTH or self.work > FOREIGN_WORK_BUDGET and not again
                                       or not self._worth_following(module, fn))
+
+    def may_touch_gradients(self, fn: Function) -> bool:
+        """Whether a function of another file may clear, step, write or rescale gradients: its module's
+        prescan does not show it inert (the checked file's own functions: its prescan)."""
+        module = self.module_of(fn)
+        prescan = self.context(module).prescan if module is not None else (self._home or {}).get("prescan")
+        return prescan is None or not prescan.function_inert(fn)
 
     def _worth_following(self, module: ForeignModule, fn: Function) -> bool:
         """Follow a function that may touch gradients, or a small one (what it returns may be a loss, a

@@ -31,21 +31,33 @@ _MAX_HOPS = 12  # re-exports followed for one name
 __all__ = ["ForeignModule", "ProjectIndex", "Target", "find_root", "index_for", "module_identity"]
 
 
-def find_root(path: str) -> str:
-    """The project root of `path`: the nearest directory upwards with a project marker, else its directory."""
+def find_root(path: str, fallback: str | None = None) -> str:
+    """The project root of `path`: the nearest directory upwards with a project marker; else `fallback` (the
+    directory gradlint runs from, or its configuration's) when it holds the file; else the file's directory.
+
+    A tree without a marker (an unpacked archive, a folder of scripts) still has its scripts in subfolders
+    import the packages beside them (`bin/train.py`: `from src.optim import Optimizer`, run from the top):
+    the directory the user runs gradlint from is the best guess of where they run the scripts from."""
     start = os.path.dirname(os.path.abspath(path))
-    return _root_of(start)
+    found = _root_of(start)
+    if found is not None:
+        return found
+    if fallback is not None:
+        top = os.path.abspath(fallback)
+        if start == top or start.startswith(top.rstrip(os.sep) + os.sep):
+            return top
+    return start
 
 
-_ROOTS: dict[str, str] = {}
+_ROOTS: dict[str, str | None] = {}
 
 
-def _root_of(directory: str) -> str:
-    known = _ROOTS.get(directory)
-    if known is not None:
-        return known
+def _root_of(directory: str) -> str | None:
+    """The nearest directory upwards holding a project marker, or None."""
+    if directory in _ROOTS:
+        return _ROOTS[directory]
     current = directory
-    found = directory
+    found = None
     while True:
         if any(os.path.exists(os.path.join(current, m)) for m in ROOT_MARKERS):
             found = current
@@ -406,12 +418,12 @@ def _parse(path: str) -> ForeignModule | None:
 _INDEXES: dict[str, ProjectIndex] = {}
 
 
-def index_for(path: str) -> ProjectIndex | None:
+def index_for(path: str, fallback_root: str | None = None) -> ProjectIndex | None:
     """The project index of the file at `path` (one per root, kept for the process); None for a path
-    that is no file on disk (`<string>`, a notebook cell)."""
+    that is no file on disk (`<string>`, a notebook cell). `fallback_root`: see `find_root`."""
     if not path.endswith(".py") or not os.path.isfile(path):
         return None
-    root = find_root(path)
+    root = find_root(path, fallback_root)
     index = _INDEXES.get(root)
     if index is None:
         index = _INDEXES[root] = ProjectIndex(root)

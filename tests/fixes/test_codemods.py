@@ -55,6 +55,12 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "amp_scaled_gradients/unscale_again_after_a_skipped_step.py": None,  # where `update()` belongs is the author's choice
     "loss_graph_kept_alive/epoch_total_loss_tensor.py": ("safe", ["        total_loss += loss  # expect: GL008"],
                                                     ["        total_loss += loss.detach()  # expect: GL008"]),
+    "loss_graph_kept_alive/loss_dict_items_turned_into_numbers_after_a_skip.py": (
+        "safe", ['        train_loss += loss_dict["loss"]  # expect: GL008'],
+        ['        train_loss += loss_dict["loss"].detach()  # expect: GL008']),
+    "loss_graph_kept_alive/replay_buffer_keeps_the_outputs.py": (
+        "unsafe", ["            self.samples.append(x)  # expect: GL008"],
+        ["            self.samples.append(x.detach())  # expect: GL008"]),
     "loss_graph_kept_alive/losses_list_for_logging.py": ("safe", ["    train_losses.append(loss)  # expect: GL008"],
                                                     ["    train_losses.append(loss.detach())  # expect: GL008"]),
     "loss_graph_kept_alive/loss_terms_of_a_model_method_kept_per_batch.py": None,  # a tuple or a tensor: no one rewrite

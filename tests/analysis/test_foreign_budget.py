@@ -1,0 +1,164 @@
+"""The budgets for reading other files' code: spent on what touches gradients, and what they leave unread is not
+taken as known (`project.context.ProjectView.follows`, `gradstate.PathState.unread`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gradcheck_lint.config import Settings
+from gradcheck_lint.engine import analyse_text
+from gradcheck_lint.project import context
+from support import project_tree
+
+
+def _found(path: Path) -> list[tuple[str, int, bool]]:
+    report = analyse_text(path.read_text(), str(path), Settings.default(), project=True)
+    return [(d.code, d.line, d.possible) for d in report.diagnostics]
+
+
+# A GAN solver whose training method clears every optimizer through a helper method of its own class
+# (BicycleGAN-pytorch's `self.all_zero_grad()`), run from a script in another file that builds the models
+# and optimizers (so only the script's analysis knows them). The method's long
+# loop body spends the budget of one call from the script before its second iteration reaches the helper.
+SOLVER = """\
+    import torch
+    import torch.nn.functional as F
+
+
+    def mse(score, target):
+        return F.mse_loss(score, torch.full_like(score, target))
+
+
+    class Solver:
+        def __init__(self, D, G, optim_D, optim_G):
+            self.D, self.G = D, G
+            self.optim_D, self.optim_G = optim_D, optim_G
+
+        def all_zero_grad(self):
+            CLEARS
+
+        def train(self, loader, epochs):
+            for epoch in range(epochs):
+                for real in loader:
+                    z = torch.randn(real.size(0), 4)
+                    fake = self.G(z)
+                    d_real = self.D(real)
+                    d_fake = self.D(fake.detach())
+                    d_loss = mse(d_real, 1) + mse(d_fake, 0)
+                    self.all_zero_grad()
+                    d_loss.backward()
+                    self.optim_D.step()
+                    g_loss = mse(self.D(fake), 1)
+                    self.all_zero_grad()
+                    g_loss.backward()
+                    self.optim_G.step()
+"""
+SCRIPT = """\
+    import torch
+    from solver import Solver
+
+
+    def main():
+        D, G = torch.nn.Linear(8, 1), torch.nn.Linear(4, 8)
+        optim_D = torch.optim.Adam(D.parameters(), lr=2e-4)
+        optim_G = torch.optim.Adam(G.parameters(), lr=2e-4)
+        solver = Solver(D, G, optim_D, optim_G)
+        solver.train([torch.randn(2, 8) for _ in range(4)], epochs=2)
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+BOTH = "self.optim_D.zero_grad()\n            self.optim_G.zero_grad()"
+ONLY_G = "self.optim_G.zero_grad()"
+
+
+def _gan(tmp_path: Path, clears: str) -> Path:
+    root = project_tree(tmp_path, {"solver.py": SOLVER.replace("CLEARS", clears), "train.py": SCRIPT})
+    return root / "train.py"
+
+
+def test_a_helper_that_clears_is_followed_past_the_budget_of_one_call(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # past the budget of one call from the script, the helper still runs: it touches gradients (before, it
+    # was left an opaque call on the second iteration, and the first iteration's gradients read as never
+    # cleared: a certain GL001 and a GL005)
+    monkeypatch.setattr(context, "FOREIGN_CALL_BUDGET", 5)
+    assert _found(_gan(tmp_path, BOTH)) == []
+
+
+def test_a_helper_that_clears_nothing_still_leaves_stale_gradients(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # the twin: the helper clears only the generator's: the discriminator's gradients are never cleared
+    monkeypatch.setattr(context, "FOREIGN_CALL_BUDGET", 5)
+    found = _found(_gan(tmp_path, ONLY_G))
+    assert [(c, line) for c, line, possible in found if not possible] in ([("GL001", 10)], [("GL005", 10)]), found
+
+
+def test_a_helper_left_unread_at_the_cap_makes_stale_gradients_only_possible(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # past the cap even a helper that touches gradients stays unread: it may have cleared them, so what the
+    # gradients hold after it is not certain (a certain GL001 before)
+    monkeypatch.setattr(context, "FOREIGN_CALL_BUDGET", 5)
+    monkeypatch.setattr(context, "FOREIGN_WORK_CAP", 12)
+    found = _found(_gan(tmp_path, BOTH))
+    assert all(possible for _code, _line, possible in found), found
+
+
+# A tree with no project marker (an unpacked archive): a script in a subfolder imports a package beside it
+# (`bin/train.py`: `from src.optim import Optimizer`), as when run from the top. The folder gradlint runs
+# from (its settings' root) is the project root then; before, the script's own folder was, and the import
+# was not found: the wrapper's `pre_step()` that clears was not read, a certain false GL001.
+WRAPPER = """\
+    import torch
+
+
+    class Optimizer:
+        def __init__(self, parameters, lr):
+            self.opt = torch.optim.Adam(parameters, lr=lr)
+
+        def pre_step(self, step):
+            CLEARS
+            return step
+
+        def step(self):
+            self.opt.step()
+"""
+SCRIPT_IN_A_FOLDER = """\
+    import torch
+    from src.optim import Optimizer
+
+
+    def main(loader):
+        model = torch.nn.Linear(8, 1)
+        optimizer = Optimizer(model.parameters(), lr=1e-3)
+        for step, (x, y) in enumerate(loader):
+            optimizer.pre_step(step)
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+"""
+
+
+def _unmarked_tree(tmp_path: Path, clears: str) -> Path:
+    import textwrap
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "src" / "__init__.py").write_text("")
+    (tmp_path / "src" / "optim.py").write_text(textwrap.dedent(WRAPPER.replace("CLEARS", clears)))
+    script = tmp_path / "bin" / "train.py"
+    script.write_text(textwrap.dedent(SCRIPT_IN_A_FOLDER))
+    return script
+
+
+@pytest.mark.parametrize(("clears", "expected"), [("self.opt.zero_grad()", []), ("pass", [("GL001", 12, False)])])
+def test_a_tree_without_a_marker_is_read_from_the_folder_gradlint_runs_in(tmp_path: Path, clears: str,
+                                                                          expected: list[tuple[str, int, bool]]) -> None:
+    script = _unmarked_tree(tmp_path, clears)
+    report = analyse_text(script.read_text(), str(script), Settings.default(root=str(tmp_path)), project=True)
+    assert [(d.code, d.line, d.possible) for d in report.diagnostics] == expected
