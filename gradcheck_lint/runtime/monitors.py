@@ -166,6 +166,19 @@ class Monitors:
         self.tag_left = self._gap()
         return True
 
+    def tag_first(self, site: Site) -> bool | None:
+        """The replay's tag (`replay.Replay.before_backward`): True for the first `TAG_ALL` passes of each
+        line (counted), False for a line already reported, None past its first passes (the replay then
+        tags the passes of its sampled cycles only)."""
+        if self.kept_reported and site in self.kept_reported:
+            return False
+        counts = self.tag_counts
+        n = counts.get(site, 0)
+        if n < TAG_ALL:
+            counts[site] = n + 1
+            return True
+        return None
+
     def _gap(self) -> int:
         """Passes until the next one whose 3-bit draw is zero, that one included (1 in `TAG_EVERY`)."""
         n = 1
