@@ -16,8 +16,9 @@ module level, restored when the last probe closes):
 - GL008: the root of each backward's graph carries a small sentinel in its metadata; graphs of three or
   more backward passes of one line still alive two steps later are kept by something that outlives the
   loop (a running total, a list of losses). The probe's steady cycle (default mode) tags the first
-  `TAG_ALL` of its passes of each line, then a pseudo-random one in `TAG_EVERY` (`tag_due`): a loop
-  that keeps graphs is still reported, later; the full path and strict mode tag every pass.
+  `TAG_ALL` of its passes of each line, then a pseudo-random one in `TAG_EVERY` (`tag_due`), and the
+  replay (`replay.py`) every pass of its sampled cycles after those (`tag_first`): a loop that keeps
+  graphs is still reported, later; the full path and strict mode tag every pass.
 - GL009: a backward that raises PyTorch's in-place error, through parameters an optimizer stepped, is
   reported at that backward; the error itself propagates, with the diagnostic added as a note.
 
@@ -145,9 +146,9 @@ class Monitors:
 
         The draws are made ahead: `tag_left` counts the sampled passes (of every line past its first
         passes: one count for all, so that lines taking turns share it) until the next 3-bit draw of
-        zero, so the steady cycle and the replay's lane decrement it in place on the passes in between
-        (`cycle.Cycle.before_backward`, `replay.Replay.lane_backward`); the passes tagged are those of
-        one draw per pass."""
+        zero, so the steady cycle decrements it in place on the passes in between
+        (`cycle.Cycle.before_backward`); the passes tagged are those of one draw per pass. The replay
+        tags the passes of its sampled cycles instead (`tag_first`)."""
         if site is not self._sampled_site:  # else: the line of the last pass, past its first passes and not reported
             if self.kept_reported and site in self.kept_reported:
                 return False

@@ -91,7 +91,7 @@ class Replay:
         self.step = growth.get("next", 0)  # pass ids per cycle
         self.done = self.period - 1
         self.cycle = 0
-        self.next_i, self.next_point = 0, cycle[0]
+        self.next_i = 0
         self.generation = probe.generation
         # the parameters read at each call: each sentinel, and the first and last of each optimizer and of
         # all those watched (`SAMPLED`); the others are read when the replay ends
@@ -168,6 +168,10 @@ class Replay:
         # the cycles the replay passes call by call; and which passes' lines are past GL008's first tags
         self.facts: list[tuple[Any, ...] | None] = [None] * self.period
         self.tag_ready = [False] * self.period
+        # what the lane compares at each point, in one tuple (`_arm`): the facts, and for a pass its line and
+        # the index of its end; None where the lane cannot take the point (facts not learned, a pass of a
+        # line within GL008's first tags)
+        self.lanes: list[tuple[Any, ...] | None] = [None] * self.period
         self.lane = False  # the cycle under way takes the lane: not verified, no factors read
 
     # -- the calls
@@ -175,7 +179,7 @@ class Replay:
         """The next point of the cycle if it is this call's; on a verified cycle, with every sampled `.grad`
         as last seen (the first call of a verified cycle after one not verified reads them afresh: each
         must be None where the reference's is, and the reads are the cycle's baseline)."""
-        point = self.next_point
+        point = self.points[self.next_i]
         if point.kind != kind or point.key != key or probe.generation != self.generation:
             return None
         if not self.verify:
@@ -202,7 +206,7 @@ class Replay:
         if i == self.period:
             i = 0
             self._next_cycle()
-        self.next_i, self.next_point = i, self.points[i]
+        self.next_i = i
 
     def _next_cycle(self) -> None:
         """The cycle that starts now is verified, or not (`VERIFY_ALL`, `VERIFY_EVERY`): one not verified
@@ -283,8 +287,10 @@ class Replay:
         if monitors is not None:
             # GL008's tag: the first `TAG_ALL` passes of each line, then every pass of the sampled cycles
             due = monitors.tag_first(site)
-            if due is not True:  # past its first passes (or reported): the lane may take this point
+            if due is not True and not self.tag_ready[self.next_i]:
+                # past its first passes (or reported): the lane may take this point
                 self.tag_ready[self.next_i] = True
+                self._arm(self.next_i)
             if due is None:
                 due = self.sampled
             if due:
@@ -298,7 +304,7 @@ class Replay:
 
     def after_backward(self, probe: Probe, site: Site) -> bool:
         i = self.next_i
-        point = self.next_point
+        point = self.points[i]
         if point.kind != BW_END or point.key[1] != site:
             return False
         if not self.verify:
@@ -342,7 +348,7 @@ class Replay:
 
     def after_step(self, probe: Probe, opt: torch.optim.Optimizer) -> bool:
         i = self.next_i
-        point = self.next_point
+        point = self.points[i]
         if point.kind != STEP_END or point.key[1] != id(opt) or (self.verify and not self._ended(i)):
             return False
         monitors = probe.monitors
@@ -367,16 +373,17 @@ class Replay:
     def lane_clear(self, probe: Probe, owner: int, code: object, lasti: int) -> bool:
         """This clear (of `owner`, called from the instruction `lasti` of `code`) is the cycle's next call,
         as on the cycle the lane learned it from; the caller then runs it and calls `_advance`."""
-        f = self.facts[self.next_i]
+        f = self.lanes[self.next_i]
         return (f is not None and f[0] == CLEAR_END and f[1] == owner and f[2] is code and f[3] == lasti
                 and probe.generation == self.generation)
 
-    def lane_backward(self, probe: Probe, skip: object, user: Any) -> Site | None:
+    def lane_backward(self, probe: Probe, skip: object, user: Any) -> tuple[Any, ...] | None:
         """This backward pass (run by `skip`, torch's `Tensor.backward`, from the frame `user`) is the
-        cycle's next: past it, and its line (for the wrapper's `after_backward`); else None. A pass of
-        a line still within its first `TAG_ALL` (GL008 tags them all) is left to `Replay.before_backward`."""
+        cycle's next: past it, and its lane tuple (`_arm`: its line at 6, for the wrapper's `after_backward`,
+        and the index of its end at 7, for `lane_ended`); else None. A pass of a line still within its
+        first `TAG_ALL` (GL008 tags them all) is left to `Replay.before_backward`."""
         i = self.next_i
-        f = self.facts[i]
+        f = self.lanes[i]
         if (f is None or f[0] != BW_MID or f[1] is not skip or f[2] is not user.f_code or f[3] != user.f_lasti
                 or probe.generation != self.generation):
             return None
@@ -384,20 +391,21 @@ class Replay:
         if (f[4] is not None or f[5] != -2) if up is None else (f[4] is not up.f_code or f[5] != up.f_lasti):
             return None
         monitors = probe.monitors
-        if monitors is not None:
-            if monitors.scaled_outputs or monitors.ddp_forwards or not self.tag_ready[i]:
-                return None
-        site: Site = self.next_point.key[1]
-        self._lane_advance(i)
-        return site
+        if monitors is not None and (monitors.scaled_outputs or monitors.ddp_forwards):
+            return None
+        self.done = i
+        if i == 0:
+            self.cycle += 1
+        self.next_i = i + 1
+        return f
 
-    def lane_ended(self, probe: Probe, site: Site) -> bool:
-        """The end of a pass the lane took: past it, if it is the cycle's next point (nothing called
-        inside the pass; as `after_backward` on a cycle not verified)."""
-        point = self.next_point
-        if not self.lane or point.kind != BW_END or point.key[1] is not site:
+    def lane_ended(self, end: int) -> bool:
+        """The end of a pass the lane took (its end is point `end`, `_arm`): past it, if it is the cycle's
+        next point (nothing called inside the pass; as `after_backward` on a cycle not verified)."""
+        if self.next_i != end or not self.lane:
             return False
-        self._lane_advance(self.next_i)
+        self.done = end
+        self.next_i = end + 1  # a pass's end is never the cycle's last point (a step's end is)
         return True
 
     def _lane_advance(self, i: int) -> None:
@@ -405,14 +413,12 @@ class Replay:
         self.done = i
         if i == 0:
             self.cycle += 1
-        i += 1
-        self.next_i = i
-        self.next_point = self.points[i]
+        self.next_i = i + 1
 
     def lane_step(self, probe: Probe, opt_id: int, skip: object, user: Any) -> bool:
         """This step without a closure (the optimizer's step wrapper `skip`, called from the frame `user`)
         is the cycle's next call: past it."""
-        f = self.facts[self.next_i]
+        f = self.lanes[self.next_i]
         if (f is None or f[0] != STEP_MID or f[1] != opt_id or f[2] is not skip or f[3] is not user.f_code
                 or f[4] != user.f_lasti or probe.generation != self.generation):
             return False
@@ -424,6 +430,18 @@ class Replay:
         (`sites.SiteMemo`), which give the same place whenever they are the same."""
         if self.facts[i] is None:
             self.facts[i] = facts
+            self._arm(i)
+
+    def _arm(self, i: int) -> None:
+        """Point `i`'s lane tuple, from its facts: a clear's and a step's as learned; a pass's with its line
+        and the index of its end, once the line is past GL008's first tags and if the pass's end follows it."""
+        f = self.facts[i]
+        if f is not None and f[0] == BW_MID:
+            point = self.points[i]
+            end = self.points[i + 1] if i + 1 < self.period else None
+            site = point.key[1]
+            f = (*f, site, i + 1) if self.tag_ready[i] and end is not None and end.kind == BW_END and end.key[1] is site else None
+        self.lanes[i] = f
 
     # -- the state the full path would have
     def materialize(self, probe: Probe) -> None:

@@ -64,21 +64,21 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
             # the lane (`replay.py`): a pass of a replayed cycle not verified, known by its frames alone
             frame = sys._getframe(1)
             user = frame.f_back
-            lane_site = None if user is None else replay.lane_backward(probe, frame.f_code, user)
-            if lane_site is not None:
+            lane = None if user is None else replay.lane_backward(probe, frame.f_code, user)
+            if lane is not None:  # (..., its line, the index of its end): `Replay._arm`
                 _RUNNING[0] += 1
                 try:
                     return _ORIGINAL_BACKWARD(*args, **kwargs)
                 except RuntimeError as err:
                     if probe.monitors is not None:
                         tensors = args[0] if args else kwargs.get("tensors")
-                        probe.monitors.backward_failed(lane_site, tensors, err, frame)
+                        probe.monitors.backward_failed(lane[6], tensors, err, frame)
                     raise
                 finally:
                     _RUNNING[0] -= 1
                     replay = probe._replay  # a hook inside the pass may have left the replay
-                    if replay is None or not replay.lane_ended(probe, lane_site):
-                        _after_backward(probe, lane_site)
+                    if replay is None or not replay.lane_ended(lane[7]):
+                        _after_backward(probe, lane[6])
     probes = tuple(_ACTIVE)
     if not probes or _RUNNING[0]:
         # a backward run by a backward (reentrant checkpointing recomputes a block and backpropagates
