@@ -164,6 +164,8 @@ class Replay:
         self.sampled = True
         self.reading = True  # `ids` and `vers` are the sampled `.grad` as of the last point passed
         self._draw = random.Random(_VERIFY_SEED).randrange
+        self._drawn: list[int] = []  # draws made ahead, in the order `_draw` makes them (`_next_cycle`)
+        self._drawn_every = 0  # the `VERIFY_EVERY` they were drawn with
         # the lane (see the module's docstring): each point's call as its entry point saw it, learned on
         # the cycles the replay passes call by call; and which passes' lines are past GL008's first tags
         self.facts: list[tuple[Any, ...] | None] = [None] * self.period
@@ -172,6 +174,9 @@ class Replay:
         # the index of its end; None where the lane cannot take the point (facts not learned, a pass of a
         # line within GL008's first tags)
         self.lanes: list[tuple[Any, ...] | None] = [None] * self.period
+        # each step's end: (optimizer id, the step's place, the optimizer's parameters), None at other points
+        self.ends = [(point.key[1], point.site or UNKNOWN_SITE, point.keyset) if point.kind == STEP_END else None
+                     for point in cycle]
         self.lane = False  # the cycle under way takes the lane: not verified, no factors read
 
     # -- the calls
@@ -211,7 +216,7 @@ class Replay:
     def _next_cycle(self) -> None:
         """The cycle that starts now is verified, or not (`VERIFY_ALL`, `VERIFY_EVERY`): one not verified
         forgets the reads, the stamps and the copies, which are stale by the next verified one."""
-        sampled = self.cycle < VERIFY_ALL or self._draw(VERIFY_EVERY) == 0
+        sampled = self.cycle < VERIFY_ALL or self._drawn_next() == 0
         verify = self.always or sampled
         if not verify:
             self.reading = False
@@ -221,6 +226,18 @@ class Replay:
                 self.copies.clear()
         self.verify, self.sampled = verify, sampled
         self.lane = LANE and not verify
+
+    def _drawn_next(self) -> int:
+        """The next `_draw(VERIFY_EVERY)`, from draws made 64 at a time (a draw is a few Python calls deep;
+        the cycles' sequence is the same as one draw at a time)."""
+        drawn = self._drawn
+        if not drawn or self._drawn_every != VERIFY_EVERY:
+            if self._drawn_every != VERIFY_EVERY:
+                drawn.clear()  # changed by a test: the draws made ahead are of the old range
+            self._drawn_every = VERIFY_EVERY
+            drawn.extend(self._draw(VERIFY_EVERY) for _ in range(64))
+            drawn.reverse()
+        return drawn.pop()
 
     def _ended(self, i: int) -> bool:
         """The call (point `i`) ended: each sampled `.grad` changed as in the reference; the new reads kept.
@@ -348,12 +365,12 @@ class Replay:
 
     def after_step(self, probe: Probe, opt: torch.optim.Optimizer) -> bool:
         i = self.next_i
-        point = self.points[i]
-        if point.kind != STEP_END or point.key[1] != id(opt) or (self.verify and not self._ended(i)):
+        end = self.ends[i]
+        if end is None or end[0] != id(opt) or (self.verify and not self._ended(i)):
             return False
         monitors = probe.monitors
         if monitors is not None:
-            monitors.after_step(id(opt), point.site or UNKNOWN_SITE, point.keyset)
+            monitors.after_step(end[0], end[1], end[2])
         self._advance()
         return True
 
