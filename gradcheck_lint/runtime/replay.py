@@ -37,7 +37,7 @@ GL008's tags drawn apart, about half the benchmark GAN's iterations met one of t
   cycle; `p.grad.data /= N` does not) is measured on the windows of verified cycles, against a copy of
   its sentinel taken after the window's last pass; on the others the reference's factor of one stands;
 - GL008's tag: every pass of the first `TAG_ALL` of its line (`Monitors.tag_first`), then every pass of
-  the sampled cycles (one pass in `VERIFY_EVERY` on average, as `cycle.py`'s one in `TAG_EVERY`).
+  the sampled cycles (one pass in `VERIFY_EVERY` on average, as in `cycle.py`).
 
 The lane: a cycle that is not verified (so reads no factors and tags nothing) takes the *lane* (`Replay.lane`), where each
 clear, backward pass and step is known by what its entry point sees of its caller (the frames the call
