@@ -39,16 +39,16 @@ GL008's tags drawn apart, about half the benchmark GAN's iterations met one of t
 - GL008's tag: every pass of the first `TAG_ALL` of its line (`Monitors.tag_first`), then every pass of
   the sampled cycles (one pass in `VERIFY_EVERY` on average, as in `cycle.py`).
 
-The lane: a cycle that is not verified (so reads no factors and tags nothing) takes the *lane* (`Replay.lane`), where each
-clear, backward pass and step is known by what its entry point sees of its caller (the frames the call
-came from, which give the same place whenever they are the same: `sites.SiteMemo`), compared with what
-the entry point saw at the same point of an earlier cycle (`Replay.learn`), and the optimizer or model
-and the watched parameters' generation; nothing else is read, no place is looked up and nothing per
-parameter is done (the parameters a clear lists are compared on verified cycles only: a parameter group
-added to an optimizer between two of them is met at the next one). A pass among the first of its line
-(GL008's `TAG_ALL`), a GradScaler's output or a DDP forward, or any call that differs leaves the lane for the replay's own
-methods at that call, which check it as above. The ends of passes and steps are the replay's methods as
-on any cycle not verified.
+The lane: a cycle that is not verified (so reads no factors and tags nothing) takes the *lane*
+(`Replay.lane`), where each clear, backward pass and step is known by what its entry point sees of its
+caller (the frames the call came from, which give the same place whenever they are the same:
+`sites.SiteMemo`), compared with what the entry point saw at the same point of an earlier cycle
+(`Replay.learn`), and the optimizer or model and the watched parameters' generation; nothing else is
+read, no place is looked up and nothing per parameter is done (the parameters a clear lists are compared
+on verified cycles only: a parameter group added to an optimizer between two of them is met at the next
+one). A pass among the first of its line (GL008's `TAG_ALL`), a GradScaler's output or a DDP forward, or
+any call that differs leaves the lane for the replay's own methods at that call, which check it as
+above. The ends of passes and steps are the replay's methods as on any cycle not verified.
 """
 
 from __future__ import annotations
@@ -457,7 +457,8 @@ class Replay:
             point = self.points[i]
             end = self.points[i + 1] if i + 1 < self.period else None
             site = point.key[1]
-            f = (*f, site, i + 1) if self.tag_ready[i] and end is not None and end.kind == BW_END and end.key[1] is site else None
+            ends_here = end is not None and end.kind == BW_END and end.key[1] is site
+            f = (*f, site, i + 1) if self.tag_ready[i] and ends_here else None
         self.lanes[i] = f
 
     # -- the state the full path would have
