@@ -68,7 +68,6 @@ class CycleHost(Protocol):
 
 
 ENABLED = True  # off: the full path every time (tests compare the two)
-GRAPH_EVERY = 8  # a steady cycle reads the loss's constant factors on one backward pass in this many
 VERIFY_ALL = 8  # cycles whose `.grad` are all read once the cycle is steady, before the sampling starts
 VERIFY_EVERY = 8  # then one cycle in this many (pseudo-random) reads them (`Cycle.verify`)
 _VERIFY_SEED = 0x31A8  # the verified cycles are pseudo-random, and the same in every run
@@ -261,11 +260,13 @@ class Cycle:
 
     # -- a backward pass
     def before_backward(self, probe: CycleHost, site: Site, tensors: Any, graph: LossGraph | None, via: object) -> bool:
-        """The loss's constant factors are read on one pass in `GRAPH_EVERY` only: in a cycle of windows
-        of one they matter to no check (GL003 needs a window of several passes), and when a window does
-        grow, a pass left unread takes the factors of the next pass of its line (`windows.UNREAD`). The
-        first pass after the cycle is established is read; strict mode, which has no cycle, reads all.
-        GL008's tag is sampled too, after the first passes of each line (`Monitors.tag_due`).
+        """The loss's constant factors are read on the passes of verified cycles only (`verify`: the first
+        `VERIFY_ALL`, then one in `VERIFY_EVERY`): in a cycle of windows of one they matter to no check
+        (GL003 needs a window of several passes), and when a window does grow, a pass left unread takes
+        the factors of the next pass of its line (`windows.UNREAD`). The first pass after the cycle is
+        established is read; strict mode, which has no cycle, reads all. GL008's tag is sampled the same
+        way, after the first `TAG_ALL` passes of each line (`Monitors.tag_first`): one draw per cycle for
+        all that is sampled, so that the cycles in between do none of it.
         `graph`: the `LossGraph` of `tensors` shared by several probes, or None: the root is read here,
         once (each read of `tensor.grad_fn` wraps the node anew), and only if it is needed."""
         if probe.generation != self.generation or (probe.discover and probe.discovered_sites.get(site, 0) < 4):
@@ -276,16 +277,14 @@ class Cycle:
         if self.verify and not self.none and not _seen(list(map(_GRAD, ps)), self.gids, self.vers):
             return False  # what `Probe._sync` would notice: none
         # `Probe._take_deferred` has nothing to take: the last step dropped the copy (`sentinel_state`)
-        sampled = self.passes % GRAPH_EVERY == 0
+        sampled = self.verify
         self.passes += 1
         monitors = probe.monitors
         if monitors is None:
             tag = False
-        elif site is monitors._sampled_site and monitors.tag_left > 1:  # `Monitors.tag_due`'s case, inline
-            monitors.tag_left -= 1
-            tag = False
         else:
-            tag = monitors.tag_due(site)  # GL008's tag, on some passes only
+            due = monitors.tag_first(site)  # GL008's tag: the first passes of each line, then verified cycles'
+            tag = sampled if due is None else due
         if graph is not None:
             grad_fn = graph.grad_fn if tag else None
             self.pass_scale = graph.scale if sampled else UNREAD

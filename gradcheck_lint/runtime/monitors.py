@@ -16,8 +16,9 @@ module level, restored when the last probe closes):
 - GL008: the root of each backward's graph carries a small sentinel in its metadata; graphs of three or
   more backward passes of one line still alive two steps later are kept by something that outlives the
   loop (a running total, a list of losses). The probe's steady cycle (default mode) tags the first
-  `TAG_ALL` of its passes of each line, then a pseudo-random one in `TAG_EVERY` (`tag_due`): a loop
-  that keeps graphs is still reported, later; the full path and strict mode tag every pass.
+  `TAG_ALL` of its passes of each line, then every pass of its sampled cycles (`tag_first`), as the
+  replay (`replay.py`) does: a loop that keeps graphs is still reported, later; the full path and strict
+  mode tag every pass.
 - GL009: a backward that raises PyTorch's in-place error, through parameters an optimizer stepped, is
   reported at that backward; the error itself propagates, with the diagnostic added as a note.
 
@@ -27,7 +28,6 @@ backward (`accelerator.backward`) is the ledger's "divided twice", worded as GL0
 
 from __future__ import annotations
 
-import random
 import weakref
 from collections.abc import Callable
 from types import FrameType
@@ -47,9 +47,7 @@ from .sync_sites import sync_choice_of
 FindingSink = Callable[[Finding, object, bool], None]  # (finding, step token, may raise)
 
 _KEPT_GRAPHS = 3  # live graphs of one backward line, two steps old, that make GL008
-TAG_ALL = 64  # passes of each backward line the steady cycle tags before it samples (`Monitors.tag_due`)
-TAG_EVERY = 8  # ... then one pass in this many, on average
-_TAG_SEED = 0x6C08  # the sampled passes are pseudo-random, and the same in every run
+TAG_ALL = 64  # passes of each backward line the steady cycle tags before it samples (`Monitors.tag_first`)
 _INPLACE_ERROR = "modified by an inplace operation"
 _UNSCALE_TWICE = "unscale_() has already been called"
 
@@ -93,10 +91,7 @@ class Monitors:
         # GL008
         self.graphs: list[tuple[weakref.ReferenceType[Any], Site, int]] = []  # in order of their epochs
         self.kept_reported: set[Site] = set()
-        self.tag_counts: dict[Site, int] = {}  # the steady cycle's passes of each backward line (`tag_due`)
-        self._tag_bits = random.Random(_TAG_SEED).getrandbits
-        self._sampled_site: Site | None = None  # the last line `tag_due` sampled (not in `kept_reported`)
-        self.tag_left = 0  # the sampled passes until the next tag, counting the coming one (all lines)
+        self.tag_counts: dict[Site, int] = {}  # the steady cycle's passes of each backward line (`tag_first`)
 
     # -- lifecycle
     def open(self) -> None:
@@ -134,44 +129,25 @@ class Monitors:
                 return
             self.graphs.append((weakref.ref(sentinel), site, self.steps))
 
-    def tag_due(self, site: Site) -> bool:
-        """Whether this pass of the probe's steady cycle gets GL008's tag (`before_backward` with its
-        graph's root; without it, none): the first `TAG_ALL` passes of each line, then one in
-        `TAG_EVERY`, chosen pseudo-randomly (a fixed rotation would never meet a loop that keeps every
-        k-th loss at another offset). Sampling only delays a report: a graph not tagged is not counted,
-        so a loop that keeps every loss's graph is reported once three tagged ones are two steps old (on
-        average 3 x `TAG_EVERY` passes after it starts keeping them, once past the first `TAG_ALL`), one
-        that keeps every k-th loss k times later; nothing is reported that every tag would not report.
-
-        The draws are made ahead: `tag_left` counts the sampled passes (of every line past its first
-        passes: one count for all, so that lines taking turns share it) until the next 3-bit draw of
-        zero, so the steady cycle and the replay's lane decrement it in place on the passes in between
-        (`cycle.Cycle.before_backward`, `replay.Replay.lane_backward`); the passes tagged are those of
-        one draw per pass."""
-        if site is not self._sampled_site:  # else: the line of the last pass, past its first passes and not reported
-            if self.kept_reported and site in self.kept_reported:
-                return False
-            counts = self.tag_counts
-            n = counts.get(site, 0)
-            if n < TAG_ALL:
-                counts[site] = n + 1
-                return True
-            self._sampled_site = site
-            if self.tag_left <= 0:  # the first line past its first passes: the first draw
-                self.tag_left = self._gap()  # this pass is the first of the gap
-        left = self.tag_left - 1
-        if left:
-            self.tag_left = left
+    def tag_first(self, site: Site) -> bool | None:
+        """Whether a pass of the probe's steady cycle (`cycle.py`) or replay (`replay.py`) gets GL008's tag
+        (`before_backward` with its graph's root; without it, none): True for the first `TAG_ALL` passes
+        of each line (counted), False for a line already reported, None past its first passes: then the
+        passes of the sampled cycles are tagged (the verified ones, the first 8 and then one in 8 chosen
+        pseudo-randomly: a fixed rotation would never meet a loop that keeps every k-th loss at another
+        offset), one draw per cycle for the tags, the `.grad` reads and the loss factors alike. Sampling
+        only delays a report: a graph not tagged is not counted, so a loop that keeps every loss's graph
+        is reported once three tagged ones are two steps old (for one pass per cycle, on average about 3 x
+        8 passes after it starts keeping them, once past the first `TAG_ALL`), one that keeps every k-th
+        loss about k times later; nothing is reported that every tag would not report."""
+        if self.kept_reported and site in self.kept_reported:
             return False
-        self.tag_left = self._gap()
-        return True
-
-    def _gap(self) -> int:
-        """Passes until the next one whose 3-bit draw is zero, that one included (1 in `TAG_EVERY`)."""
-        n = 1
-        while self._tag_bits(3):
-            n += 1
-        return n
+        counts = self.tag_counts
+        n = counts.get(site, 0)
+        if n < TAG_ALL:
+            counts[site] = n + 1
+            return True
+        return None
 
     def wrote(self, site: Site, keys: list[int]) -> None:
         """Parameters this backward pass accumulated into (told only when `collect` is set)."""
@@ -302,8 +278,6 @@ class Monitors:
             for site, n in counts.items():
                 if n >= _KEPT_GRAPHS and site not in self.kept_reported:
                     self.kept_reported.add(site)
-                    if site is self._sampled_site:
-                        self._sampled_site = None
                     kept = kept_at(site)  # the statement keeping them, where the static side anchors
                     if kept is not None:
                         words = messages.loss_graph_kept_alive(kept.site.text, kept.target, kept.stored, kept.loop_line,

@@ -189,6 +189,7 @@ class Probe(ClearChecks, StepChecks):
         """Leave the replay: the state the full path would have is written first (`Replay.materialize`)."""
         replay, self._replay = self._replay, None
         if replay is not None:
+            replay.lane = False  # left: an entry point still holding it (a pass under way) sees so
             replay.materialize(self)
             self._recorder.reset()
 

@@ -26,6 +26,7 @@ from .sites import SiteMemo, memo_site
 
 # torch's own clears: with `set_to_none` true they leave every `.grad` they list None
 _STOCK_ZERO_GRADS = (torch.optim.Optimizer.zero_grad, torch.nn.Module.zero_grad)
+_getframe = sys._getframe  # one global read per clear instead of two
 
 
 class ClearChecks:
@@ -70,7 +71,7 @@ class ClearChecks:
             probe = probe_ref()
             if probe is None or not probe.active:
                 return original(*args, **kwargs)
-            frame = sys._getframe(1)
+            frame = _getframe(1)
             replay = probe._replay
             if replay is not None and replay.lane and replay.lane_clear(probe, owner, frame.f_code, frame.f_lasti):
                 # the lane (`replay.py`): a clear of a replayed cycle not verified, known by its caller alone

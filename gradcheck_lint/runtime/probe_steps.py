@@ -28,6 +28,7 @@ from .sites import SiteMemo, memo_site
 from .wording import optimizer_name
 
 Sink = Callable[[list[Violation], str, object], None]
+_getframe = sys._getframe  # one global read per step instead of two
 
 
 class StepChecks:
@@ -72,7 +73,7 @@ class StepChecks:
     def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any, frame: Any = None) -> Any:
         """`frame`: the frame that called the hook (the optimizer's step wrapper), when not the caller's."""
         if frame is None:
-            frame = sys._getframe(1)
+            frame = _getframe(1)
         replay = self._replay
         if replay is not None and replay.lane and len(args) == 1 and not kwargs:
             # the lane (`replay.py`): a step of a replayed cycle not verified, known by its frames alone

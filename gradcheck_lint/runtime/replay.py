@@ -19,32 +19,36 @@ that the sampled `.grad` (each optimizer's sentinel, and one parameter of each o
 seen when it starts (which tensor, at which version) and changed as in the reference when it ends.
 The first call that differs first writes out the state the full path would have reached
 (`Replay.materialize`), and the full path handles it: the findings are the same, at the same step.
-What is sampled instead of done on every cycle (said in the rule documents of GL002, GL003 and GL008):
-- the `.grad` reads: the first `VERIFY_ALL` cycles replayed are verified, then one in `VERIFY_EVERY`,
-  chosen pseudo-randomly (`Replay._next_cycle`), and every cycle when the reference measured a window
+What is sampled instead of done on every cycle (said in the rule documents of GL002, GL003 and GL008)
+is done on the *sampled* cycles: the first `VERIFY_ALL` cycles replayed, then one in `VERIFY_EVERY`,
+chosen pseudo-randomly (`Replay._next_cycle`). One draw per cycle for all of it, so that the cycles in
+between take the lane from their first call to their last (with the `.grad` reads, the loss factors and
+GL008's tags drawn apart, about half the benchmark GAN's iterations met one of them):
+- the `.grad` reads: on the sampled cycles, and on every cycle when the reference measured a window
   rescaled by other than one. A change no call shows (`p.grad = None` or `p.grad /= N` written by hand
   between two calls) is seen on the next verified cycle it happens in: one that happens on every cycle
   from some step on is found up to a few times `VERIFY_EVERY` cycles late (on average about
   `VERIFY_EVERY`), one that happens once only if its cycle is verified. On the benchmark GAN the
   replay's methods take about a quarter of a verified cycle's time on a cycle not verified (the reads
   right after a backward pass meet cold caches);
-- a loss's constant factors are read on the passes of one cycle in `GRAPH_EVERY` and compared with the
+- a loss's constant factors are read on the passes of the sampled cycles and compared with the
   reference's (a change falls back there); the passes not read carry `windows.UNREAD`;
 - a window's in-place rescaling (`p.grad /= N` shows in a version counter and falls back on a verified
   cycle; `p.grad.data /= N` does not) is measured on the windows of verified cycles, against a copy of
   its sentinel taken after the window's last pass; on the others the reference's factor of one stands;
-- GL008's tag, as in `cycle.py` (`Monitors.tag_due`).
+- GL008's tag: every pass of the first `TAG_ALL` of its line (`Monitors.tag_first`), then every pass of
+  the sampled cycles (one pass in `VERIFY_EVERY` on average, as in `cycle.py`).
 
-The lane: a cycle that is not verified and reads no factors takes the *lane* (`Replay.lane`), where each
-clear, backward pass and step is known by what its entry point sees of its caller (the frames the call
-came from, which give the same place whenever they are the same: `sites.SiteMemo`), compared with what
-the entry point saw at the same point of an earlier cycle (`Replay.learn`), and the optimizer or model
-and the watched parameters' generation; nothing else is read, no place is looked up and nothing per
-parameter is done (the parameters a clear lists are compared on verified cycles only: a parameter group
-added to an optimizer between two of them is met at the next one). A pass due for GL008's tag, a
-GradScaler's output or a DDP forward, or any call that differs leaves the lane for the replay's own
-methods at that call, which check it as above. The ends of passes and steps are the replay's methods as
-on any cycle not verified.
+The lane: a cycle that is not verified (so reads no factors and tags nothing) takes the *lane*
+(`Replay.lane`), where each clear, backward pass and step is known by what its entry point sees of its
+caller (the frames the call came from, which give the same place whenever they are the same:
+`sites.SiteMemo`), compared with what the entry point saw at the same point of an earlier cycle
+(`Replay.learn`), and the optimizer or model and the watched parameters' generation; nothing else is
+read, no place is looked up and nothing per parameter is done (the parameters a clear lists are compared
+on verified cycles only: a parameter group added to an optimizer between two of them is met at the next
+one). A pass among the first of its line (GL008's `TAG_ALL`), a GradScaler's output or a DDP forward, or
+any call that differs leaves the lane for the replay's own methods at that call, which check it as
+above. The ends of passes and steps are the replay's methods as on any cycle not verified.
 """
 
 from __future__ import annotations
@@ -67,7 +71,6 @@ from .windows import UNREAD, Scale
 # the probe (`probe.Probe`, which imports this module): the replay reads and writes most of its state
 Probe = Any
 
-GRAPH_EVERY = 8  # cycles between two reads of every pass's loss factors
 VERIFY_ALL = 8  # cycles replayed whose `.grad` are all read, before the sampling starts
 VERIFY_EVERY = 8  # then one cycle in this many (pseudo-random) reads them
 _VERIFY_SEED = 0x31A7  # the verified cycles are pseudo-random, and the same in every run
@@ -88,7 +91,7 @@ class Replay:
         self.step = growth.get("next", 0)  # pass ids per cycle
         self.done = self.period - 1
         self.cycle = 0
-        self.next_i, self.next_point = 0, cycle[0]
+        self.next_i = 0
         self.generation = probe.generation
         # the parameters read at each call: each sentinel, and the first and last of each optimizer and of
         # all those watched (`SAMPLED`); the others are read when the replay ends
@@ -155,12 +158,25 @@ class Replay:
         # a window rescaled by other than one (`p.grad.data /= N`: no version shows it) is measured every time
         self.always = any(factor != 1.0 for factor in self.factors.values())
         self.verify = True  # the cycle under way reads the sampled `.grad` (`VERIFY_EVERY`)
+        # ... and is one of the sampled cycles (`VERIFY_ALL`, `VERIFY_EVERY`), which also read the loss
+        # factors and tag every pass for GL008: one draw per cycle for all that is sampled, so that the
+        # cycles in between take the lane from their first call to their last
+        self.sampled = True
         self.reading = True  # `ids` and `vers` are the sampled `.grad` as of the last point passed
         self._draw = random.Random(_VERIFY_SEED).randrange
+        self._drawn: list[int] = []  # draws made ahead, in the order `_draw` makes them (`_next_cycle`)
+        self._drawn_every = 0  # the `VERIFY_EVERY` they were drawn with
         # the lane (see the module's docstring): each point's call as its entry point saw it, learned on
-        # the cycles the replay passes call by call; and which passes' lines GL008 samples (`tag_due`)
+        # the cycles the replay passes call by call; and which passes' lines are past GL008's first tags
         self.facts: list[tuple[Any, ...] | None] = [None] * self.period
         self.tag_ready = [False] * self.period
+        # what the lane compares at each point, in one tuple (`_arm`): the facts, and for a pass its line and
+        # the index of its end; None where the lane cannot take the point (facts not learned, a pass of a
+        # line within GL008's first tags)
+        self.lanes: list[tuple[Any, ...] | None] = [None] * self.period
+        # each step's end: (optimizer id, the step's place, the optimizer's parameters), None at other points
+        self.ends = [(point.key[1], point.site or UNKNOWN_SITE, point.keyset) if point.kind == STEP_END else None
+                     for point in cycle]
         self.lane = False  # the cycle under way takes the lane: not verified, no factors read
 
     # -- the calls
@@ -168,7 +184,7 @@ class Replay:
         """The next point of the cycle if it is this call's; on a verified cycle, with every sampled `.grad`
         as last seen (the first call of a verified cycle after one not verified reads them afresh: each
         must be None where the reference's is, and the reads are the cycle's baseline)."""
-        point = self.next_point
+        point = self.points[self.next_i]
         if point.kind != kind or point.key != key or probe.generation != self.generation:
             return None
         if not self.verify:
@@ -195,20 +211,33 @@ class Replay:
         if i == self.period:
             i = 0
             self._next_cycle()
-        self.next_i, self.next_point = i, self.points[i]
+        self.next_i = i
 
     def _next_cycle(self) -> None:
         """The cycle that starts now is verified, or not (`VERIFY_ALL`, `VERIFY_EVERY`): one not verified
         forgets the reads, the stamps and the copies, which are stale by the next verified one."""
-        verify = self.always or self.cycle < VERIFY_ALL or self._draw(VERIFY_EVERY) == 0
+        sampled = self.cycle < VERIFY_ALL or self._drawn_next() == 0
+        verify = self.always or sampled
         if not verify:
             self.reading = False
             if self.stamps:
                 self.stamps.clear()
             if self.copies:
                 self.copies.clear()
-        self.verify = verify
-        self.lane = LANE and not verify and (self.cycle + 1) % GRAPH_EVERY != 0
+        self.verify, self.sampled = verify, sampled
+        self.lane = LANE and not verify
+
+    def _drawn_next(self) -> int:
+        """The next `_draw(VERIFY_EVERY)`, from draws made 64 at a time (a draw is a few Python calls deep;
+        the cycles' sequence is the same as one draw at a time)."""
+        drawn = self._drawn
+        if not drawn or self._drawn_every != VERIFY_EVERY:
+            if self._drawn_every != VERIFY_EVERY:
+                drawn.clear()  # changed by a test: the draws made ahead are of the old range
+            self._drawn_every = VERIFY_EVERY
+            drawn.extend(self._draw(VERIFY_EVERY) for _ in range(64))
+            drawn.reverse()
+        return drawn.pop()
 
     def _ended(self, i: int) -> bool:
         """The call (point `i`) ended: each sampled `.grad` changed as in the reference; the new reads kept.
@@ -257,7 +286,7 @@ class Replay:
             return False  # a GradScaler's output or a DDP forward since: not this cycle's
         cycle = self.cycle + (self.next_i == 0)
         grad_fn = None
-        if cycle % GRAPH_EVERY == 0:  # the factors, on the passes of one cycle in GRAPH_EVERY
+        if self.sampled:  # the factors, on the passes of the sampled cycles
             if graph is not None:
                 scale = graph.scale
             else:
@@ -273,23 +302,26 @@ class Replay:
                 for b in sorted(self.read_scales)[:2 * self.period]:
                     del self.read_scales[b]
         if monitors is not None:
-            if site is monitors._sampled_site and monitors.tag_left > 1:  # `Monitors.tag_due`'s case, inline
-                monitors.tag_left -= 1
-            else:
-                if monitors.tag_due(site):
-                    if graph is not None:
-                        grad_fn = graph.grad_fn
-                    elif grad_fn is None and isinstance(tensors, torch.Tensor):
-                        grad_fn = tensors.grad_fn
-                    monitors.before_backward(site, tensors, grad_fn)
-                if site is monitors._sampled_site:  # past its first passes: the lane may count its tags down
-                    self.tag_ready[self.next_i] = True
+            # GL008's tag: the first `TAG_ALL` passes of each line, then every pass of the sampled cycles
+            due = monitors.tag_first(site)
+            if due is not True and not self.tag_ready[self.next_i]:
+                # past its first passes (or reported): the lane may take this point
+                self.tag_ready[self.next_i] = True
+                self._arm(self.next_i)
+            if due is None:
+                due = self.sampled
+            if due:
+                if graph is not None:
+                    grad_fn = graph.grad_fn
+                elif grad_fn is None and isinstance(tensors, torch.Tensor):
+                    grad_fn = tensors.grad_fn
+                monitors.before_backward(site, tensors, grad_fn)
         self._advance()
         return True
 
     def after_backward(self, probe: Probe, site: Site) -> bool:
         i = self.next_i
-        point = self.next_point
+        point = self.points[i]
         if point.kind != BW_END or point.key[1] != site:
             return False
         if not self.verify:
@@ -333,12 +365,12 @@ class Replay:
 
     def after_step(self, probe: Probe, opt: torch.optim.Optimizer) -> bool:
         i = self.next_i
-        point = self.next_point
-        if point.kind != STEP_END or point.key[1] != id(opt) or (self.verify and not self._ended(i)):
+        end = self.ends[i]
+        if end is None or end[0] != id(opt) or (self.verify and not self._ended(i)):
             return False
         monitors = probe.monitors
         if monitors is not None:
-            monitors.after_step(id(opt), point.site or UNKNOWN_SITE, point.keyset)
+            monitors.after_step(end[0], end[1], end[2])
         self._advance()
         return True
 
@@ -358,16 +390,17 @@ class Replay:
     def lane_clear(self, probe: Probe, owner: int, code: object, lasti: int) -> bool:
         """This clear (of `owner`, called from the instruction `lasti` of `code`) is the cycle's next call,
         as on the cycle the lane learned it from; the caller then runs it and calls `_advance`."""
-        f = self.facts[self.next_i]
+        f = self.lanes[self.next_i]
         return (f is not None and f[0] == CLEAR_END and f[1] == owner and f[2] is code and f[3] == lasti
                 and probe.generation == self.generation)
 
-    def lane_backward(self, probe: Probe, skip: object, user: Any) -> Site | None:
+    def lane_backward(self, probe: Probe, skip: object, user: Any) -> tuple[Any, ...] | None:
         """This backward pass (run by `skip`, torch's `Tensor.backward`, from the frame `user`) is the
-        cycle's next: past it, and its line (for the wrapper's `after_backward`); else None. GL008's
-        tag is counted down as `Replay.before_backward` does, and a pass due for one is left to it."""
+        cycle's next: past it, and its lane tuple (`_arm`: its line at 6, for the wrapper's `after_backward`,
+        and the index of its end at 7, for `lane_ended`); else None. A pass of a line still within its
+        first `TAG_ALL` (GL008 tags them all) is left to `Replay.before_backward`."""
         i = self.next_i
-        f = self.facts[i]
+        f = self.lanes[i]
         if (f is None or f[0] != BW_MID or f[1] is not skip or f[2] is not user.f_code or f[3] != user.f_lasti
                 or probe.generation != self.generation):
             return None
@@ -375,21 +408,21 @@ class Replay:
         if (f[4] is not None or f[5] != -2) if up is None else (f[4] is not up.f_code or f[5] != up.f_lasti):
             return None
         monitors = probe.monitors
-        if monitors is not None:
-            if monitors.scaled_outputs or monitors.ddp_forwards or not self.tag_ready[i] or monitors.tag_left <= 1:
-                return None
-            monitors.tag_left -= 1
-        site: Site = self.next_point.key[1]
-        self._lane_advance(i)
-        return site
+        if monitors is not None and (monitors.scaled_outputs or monitors.ddp_forwards):
+            return None
+        self.done = i
+        if i == 0:
+            self.cycle += 1
+        self.next_i = i + 1
+        return f
 
-    def lane_ended(self, probe: Probe, site: Site) -> bool:
-        """The end of a pass the lane took: past it, if it is the cycle's next point (nothing called
-        inside the pass; as `after_backward` on a cycle not verified)."""
-        point = self.next_point
-        if not self.lane or point.kind != BW_END or point.key[1] is not site:
+    def lane_ended(self, end: int) -> bool:
+        """The end of a pass the lane took (its end is point `end`, `_arm`): past it, if it is the cycle's
+        next point (nothing called inside the pass; as `after_backward` on a cycle not verified)."""
+        if self.next_i != end or not self.lane:
             return False
-        self._lane_advance(self.next_i)
+        self.done = end
+        self.next_i = end + 1  # a pass's end is never the cycle's last point (a step's end is)
         return True
 
     def _lane_advance(self, i: int) -> None:
@@ -397,14 +430,12 @@ class Replay:
         self.done = i
         if i == 0:
             self.cycle += 1
-        i += 1
-        self.next_i = i
-        self.next_point = self.points[i]
+        self.next_i = i + 1
 
     def lane_step(self, probe: Probe, opt_id: int, skip: object, user: Any) -> bool:
         """This step without a closure (the optimizer's step wrapper `skip`, called from the frame `user`)
         is the cycle's next call: past it."""
-        f = self.facts[self.next_i]
+        f = self.lanes[self.next_i]
         if (f is None or f[0] != STEP_MID or f[1] != opt_id or f[2] is not skip or f[3] is not user.f_code
                 or f[4] != user.f_lasti or probe.generation != self.generation):
             return False
@@ -416,6 +447,19 @@ class Replay:
         (`sites.SiteMemo`), which give the same place whenever they are the same."""
         if self.facts[i] is None:
             self.facts[i] = facts
+            self._arm(i)
+
+    def _arm(self, i: int) -> None:
+        """Point `i`'s lane tuple, from its facts: a clear's and a step's as learned; a pass's with its line
+        and the index of its end, once the line is past GL008's first tags and if the pass's end follows it."""
+        f = self.facts[i]
+        if f is not None and f[0] == BW_MID:
+            point = self.points[i]
+            end = self.points[i + 1] if i + 1 < self.period else None
+            site = point.key[1]
+            ends_here = end is not None and end.kind == BW_END and end.key[1] is site
+            f = (*f, site, i + 1) if self.tag_ready[i] and ends_here else None
+        self.lanes[i] = f
 
     # -- the state the full path would have
     def materialize(self, probe: Probe) -> None:

@@ -53,6 +53,7 @@ _BACKWARD_SITES = [SiteMemo() for _ in range(MEMOS)]
 
 
 _RUNNING = [0]  # backward passes running now: a backward inside one is part of it
+_getframe = sys._getframe  # one global read on the lane instead of two
 
 
 def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
@@ -62,23 +63,23 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
         replay = probe._replay
         if replay is not None and replay.lane and not (args[2] if len(args) > 2 else kwargs.get("retain_graph")):
             # the lane (`replay.py`): a pass of a replayed cycle not verified, known by its frames alone
-            frame = sys._getframe(1)
+            frame = _getframe(1)
             user = frame.f_back
-            lane_site = None if user is None else replay.lane_backward(probe, frame.f_code, user)
-            if lane_site is not None:
+            lane = None if user is None else replay.lane_backward(probe, frame.f_code, user)
+            if lane is not None:  # (..., its line, the index of its end): `Replay._arm`
                 _RUNNING[0] += 1
                 try:
                     return _ORIGINAL_BACKWARD(*args, **kwargs)
                 except RuntimeError as err:
                     if probe.monitors is not None:
                         tensors = args[0] if args else kwargs.get("tensors")
-                        probe.monitors.backward_failed(lane_site, tensors, err, frame)
+                        probe.monitors.backward_failed(lane[6], tensors, err, frame)
                     raise
                 finally:
                     _RUNNING[0] -= 1
-                    replay = probe._replay  # a hook inside the pass may have left the replay
-                    if replay is None or not replay.lane_ended(probe, lane_site):
-                        _after_backward(probe, lane_site)
+                    # a hook inside the pass may have left the replay: its lane is off then (`Probe._drop_replay`)
+                    if not replay.lane_ended(lane[7]):
+                        _after_backward(probe, lane[6])
     probes = tuple(_ACTIVE)
     if not probes or _RUNNING[0]:
         # a backward run by a backward (reentrant checkpointing recomputes a block and backpropagates

@@ -76,8 +76,9 @@ def test_cycles_not_verified_run_no_verification(monkeypatch: pytest.MonkeyPatch
     # no `.grad` is read on a cycle not verified (main read none either, but called the check at each step)
     assert calls["_ended not verified"] == 0
     # the per-call checks of the replay's methods (8 calls a cycle: 2 clears, 4 passes, 2 steps) run on a
-    # cycle not verified only where a sample falls: one cycle in `GRAPH_EVERY` reads the loss factors, and
-    # about one pass in `TAG_EVERY` gets GL008's tag (on main: all 8, every cycle)
+    # cycle not verified only on the first passes of each line (GL008 tags its first `TAG_ALL`): the loss
+    # factors and later tags are read on the verified cycles, one draw per cycle (on c624210: all 8, every
+    # cycle; then one cycle in `GRAPH_EVERY` and about one pass in `TAG_EVERY`, drawn apart)
     assert calls["_next not verified"] < 3 * not_verified
     assert calls["clear not verified"] < not_verified
     # and no list of parameters is built for a clear on the lane (on main: one per clear)

@@ -117,7 +117,7 @@ def test_the_flushed_ledger_is_the_full_paths(look_every_call: bool, set_to_none
     fast, full = [_trace(f, look_every_call, set_to_none) for f in (True, False)]  # one call site: the same `via`
     assert len(fast) == len(full)
     for i, (a, b) in enumerate(zip(fast, full)):
-        # the cycle reads a loss's factors on some passes only (`cycle.GRAPH_EVERY`): unread is `()`
+        # the cycle reads a loss's factors on the passes of verified cycles only: unread is `()`
         b["passes"] = [bp[:2] + (UNREAD,) + bp[3:] if ap[2] == UNREAD else bp for ap, bp in zip(a["passes"], b["passes"])]
         assert a == b, f"state {i} differs"
 

@@ -173,31 +173,30 @@ def _kept_late(start: int, every: int, steps: int) -> int | None:
 
 
 def test_gl008_graphs_kept_from_late_in_a_steady_run_are_reported() -> None:
-    # past the first `TAG_ALL` passes of the line the steady cycle tags one pass in `TAG_EVERY`: a
-    # loop that starts keeping every graph late is reported a few dozen steps later, not at once
-    from gradcheck_lint.runtime import monitors
+    # past the first `TAG_ALL` passes of the line the steady cycle tags the passes of its verified
+    # cycles, one in `VERIFY_EVERY`: a loop that starts keeping every graph late is reported a few
+    # dozen steps later, not at once
+    from gradcheck_lint.runtime import cycle, monitors
 
     start = 2 * monitors.TAG_ALL
-    found = _kept_late(start, 1, start + 20 * monitors.TAG_EVERY)
-    assert found is not None and start + 2 <= found < start + 10 * monitors.TAG_EVERY
+    found = _kept_late(start, 1, start + 20 * cycle.VERIFY_EVERY)
+    assert found is not None and start + 2 <= found < start + 10 * cycle.VERIFY_EVERY
 
 
 @pytest.mark.parametrize("offset", [0, 3, 7])
 def test_gl008_every_tenth_graph_kept_from_late_in_a_steady_run_is_reported(offset: int) -> None:
     # a loop that keeps one loss in ten (a logging interval) meets the sampled tags too, at any
-    # offset: three tagged kept graphs take about 3 x `TAG_EVERY` kept losses, 240 steps on average
+    # offset: three tagged kept graphs take about 3 x `VERIFY_EVERY` kept losses, 240 steps on average
     from gradcheck_lint.runtime import monitors
 
     start = 2 * monitors.TAG_ALL + offset
     assert _kept_late(start, 10, start + 1500) is not None
 
 
-def test_gl008_the_steady_cycle_tags_the_passes_of_one_draw_per_pass(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The draws are made ahead (`Monitors.tag_left`, decremented inline by the steady cycle): the passes
-    tagged are still the first `TAG_ALL`, then those whose own 3-bit draw from the seed is zero."""
-    import random
-
-    from gradcheck_lint.runtime import monitors
+def test_gl008_the_steady_cycle_tags_the_passes_of_its_verified_cycles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One draw per cycle for all that is sampled: the passes tagged are the first `TAG_ALL` of the line,
+    then exactly those of the verified cycles (which also read every `.grad` and the loss's factors)."""
+    from gradcheck_lint.runtime import cycle, monitors
     from gradcheck_lint.runtime.probe import Probe
 
     tagged: list[bool] = []
@@ -208,6 +207,17 @@ def test_gl008_the_steady_cycle_tags_the_passes_of_one_draw_per_pass(monkeypatch
         before_backward(self, site, tensors, grad_fn)  # type: ignore[arg-type]
 
     monkeypatch.setattr(monitors.Monitors, "before_backward", recording)
+    verified: list[bool] = []
+    cycle_before = cycle.Cycle.before_backward
+
+    def noting(self: cycle.Cycle, *args: object, **kwargs: object) -> bool:
+        verify = self.verify
+        taken = cycle_before(self, *args, **kwargs)  # type: ignore[arg-type]
+        if taken:
+            verified.append(verify)
+        return taken
+
+    monkeypatch.setattr(cycle.Cycle, "before_backward", noting)
     full_passes = [0]
     full_before_backward = Probe.full_before_backward
 
@@ -220,7 +230,7 @@ def test_gl008_the_steady_cycle_tags_the_passes_of_one_draw_per_pass(monkeypatch
     model = _model()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     x, y = torch.randn(4, 8), torch.randn(4, 1)
-    steps = monitors.TAG_ALL + 40 * monitors.TAG_EVERY
+    steps = monitors.TAG_ALL + 40 * cycle.VERIFY_EVERY
     with guard(model, opt) as g:
         for _ in range(steps):
             opt.zero_grad()
@@ -228,12 +238,12 @@ def test_gl008_the_steady_cycle_tags_the_passes_of_one_draw_per_pass(monkeypatch
             opt.step()
         assert g._probe is not None and g._probe._cycle is not None
     # the full path calls `before_backward` on every pass and tags it; the cycle only on the passes it
-    # tags: its first `TAG_ALL`, then those whose draw from the seed is zero, one draw per pass
-    cycle_passes = steps - full_passes[0]
-    assert 0 < full_passes[0] < 8
-    bits = random.Random(monitors._TAG_SEED).getrandbits
-    expected = full_passes[0] + monitors.TAG_ALL + sum(bits(3) == 0 for _ in range(cycle_passes - monitors.TAG_ALL))
+    # tags: its first `TAG_ALL`, then those of its verified cycles
+    assert 0 < full_passes[0] < 8 and full_passes[0] + len(verified) == steps
+    first = monitors.TAG_ALL  # counted from the cycle's first pass (the full path tags all its own)
+    expected = full_passes[0] + first + sum(verified[first:])
     assert len(tagged) == expected and all(tagged)
+    assert 0 < sum(verified[first:]) < len(verified[first:]) / 2
 
 
 _DDP_PROGRAM = """\
