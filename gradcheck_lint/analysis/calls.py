@@ -647,11 +647,15 @@ class Calls:
         if recv.modules and not call.args and not call.keywords and _QUERY.match(attr):
             return Value()  # `model.scheduler.get_current_seq()`: a query without inputs, not a forward pass
         if recv.modules:
-            if heuristic is not None and any(e.kind == "construct" for e in heuristic.effects):
+            made = [e for e in heuristic.effects if e.kind == "construct"] if heuristic is not None else []
+            if made and all(self.catalogue.kind(str(e.value("type") or "")) == "optimizer" for e in made):
                 ent = interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer",
                                   provenance=assumed(Assumption.NAME))
                 interp.own(ent, None, recv)  # nanoGPT's `model.configure_optimizers(...)`
                 return Value(entities=frozenset({ent}))
+            if made:  # `model.from_pretrained(path)`: a model of that type, made afresh (not an optimizer of it)
+                site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
+                return interp.effects.apply(tuple(made), site, flow, frame) or EMPTY
             if N.callee_suggests_grad_effect(attr) and attr != "forward":
                 interp.objects.opaque_call(attr, [recv, *pos], kw, flow)
                 return EMPTY
