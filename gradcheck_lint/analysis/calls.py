@@ -74,6 +74,10 @@ def _rewritten(state: PathState, holders: set[Holder]) -> PathState:
         (h, c.but(rescaled=True) if c.fresh and any(h.overlaps(x) for x in holders) else c) for h, c in state.grads))
 
 
+# Methods that read a tensor as it is (a view, a copy, another dtype): `p.grad.detach()` still reads the gradient
+_GRAD_VIEWS = frozenset({"detach", "float", "double", "half", "clone", "flatten", "view_as", "cpu", "contiguous"})
+
+
 class Calls:
     """Resolve and interpret calls."""
 
@@ -740,6 +744,9 @@ class Calls:
             for elt in node.elts:
                 out |= self.grads_listed(elt, flow, frame)
             return out
+        while (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _GRAD_VIEWS
+               and not node.args and not node.keywords):
+            node = node.func.value  # `p.grad.detach()`, `p.grad.float()`: the same gradient, read
         owner = self._grad_receiver(node)
         return interp.grad_holders(interp.eval(owner, flow.copy(), frame)) if owner is not None else set()
 

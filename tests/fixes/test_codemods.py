@@ -118,6 +118,7 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "ddp_accumulation_without_no_sync/fsdp2_fully_shard_in_place_accumulates.py": None,
     # a norm read or noise added while scaled: where `unscale_` belongs (in a loop over parameters) is the author's call
     "amp_scaled_gradients/grad_norm_logged_before_unscale.py": None,
+    "amp_scaled_gradients/grad_norm_of_each_parameter_read_before_unscale.py": None,
     "amp_scaled_gradients/gradient_noise_added_before_unscale.py": None,
     # a hook's returned loss that the framework divides again: where the division sits is the author's call
     "double_loss_scaling/lightning_training_step_divides_by_accumulation.py": None,
