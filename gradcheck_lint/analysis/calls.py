@@ -74,6 +74,10 @@ def _rewritten(state: PathState, holders: set[Holder]) -> PathState:
         (h, c.but(rescaled=True) if c.fresh and any(h.overlaps(x) for x in holders) else c) for h, c in state.grads))
 
 
+# Methods that read a tensor as it is (a view, a copy, another dtype): `p.grad.detach()` still reads the gradient
+_GRAD_VIEWS = frozenset({"detach", "float", "double", "half", "clone", "flatten", "view_as", "cpu", "contiguous"})
+
+
 class Calls:
     """Resolve and interpret calls."""
 
@@ -647,11 +651,15 @@ class Calls:
         if recv.modules and not call.args and not call.keywords and _QUERY.match(attr):
             return Value()  # `model.scheduler.get_current_seq()`: a query without inputs, not a forward pass
         if recv.modules:
-            if heuristic is not None and any(e.kind == "construct" for e in heuristic.effects):
+            made = [e for e in heuristic.effects if e.kind == "construct"] if heuristic is not None else []
+            if made and all(self.catalogue.kind(str(e.value("type") or "")) == "optimizer" for e in made):
                 ent = interp.mint(Kind.OPTIMIZER, code(call.func), ("ctor", id(call)), api="torch.optim.Optimizer",
                                   provenance=assumed(Assumption.NAME))
                 interp.own(ent, None, recv)  # nanoGPT's `model.configure_optimizers(...)`
                 return Value(entities=frozenset({ent}))
+            if made:  # `model.from_pretrained(path)`: a model of that type, made afresh (not an optimizer of it)
+                site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
+                return interp.effects.apply(tuple(made), site, flow, frame) or EMPTY
             if N.callee_suggests_grad_effect(attr) and attr != "forward":
                 interp.objects.opaque_call(attr, [recv, *pos], kw, flow)
                 return EMPTY
@@ -736,6 +744,9 @@ class Calls:
             for elt in node.elts:
                 out |= self.grads_listed(elt, flow, frame)
             return out
+        while (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _GRAD_VIEWS
+               and not node.args and not node.keywords):
+            node = node.func.value  # `p.grad.detach()`, `p.grad.float()`: the same gradient, read
         owner = self._grad_receiver(node)
         return interp.grad_holders(interp.eval(owner, flow.copy(), frame)) if owner is not None else set()
 

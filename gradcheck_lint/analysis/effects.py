@@ -136,12 +136,15 @@ class Effects:
         return EMPTY
 
     def _grad_norm(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        """A norm of gradients (`get_total_norm(grads)`, `torch.linalg.norm(p.grad)`) reads them; a norm of
+        anything else is a tensor computed from it (`torch.norm(model.weight)` in a loss keeps its graph)."""
         found = site.arg(effect.ref("tensors"))
         if found is not None and found[1] is not None:
             holders = self.interp.calls.grads_listed(found[1], flow, frame)
             if holders:
                 self.interp.amp.touched(site.call, holders, "norm_before_unscale", flow, frame.ifs)
-        return EMPTY
+                return EMPTY
+        return union_as_tensor([*site.pos, *site.kw.values()]) if effect.value("tensor_otherwise") else EMPTY
 
     def _scale(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("value"))

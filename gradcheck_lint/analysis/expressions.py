@@ -488,6 +488,11 @@ class Expressions:
         if isinstance(target, ast.Attribute) and target.attr == "grad":
             self.assign_grad(target, source, flow, frame, stmt)
             return
+        if (isinstance(target, ast.Attribute) and target.attr == "data" and isinstance(target.value, ast.Attribute)
+                and target.value.attr == "grad"):
+            # `p.grad.data = p.grad.data / N` writes the gradient as `p.grad = ...` does (as `p.grad.data /= N` does)
+            self.assign_grad(target.value, source, flow, frame, stmt)
+            return
         if isinstance(target, ast.Attribute) and target.attr == "requires_grad":
             owner = self.eval(target.value, flow.copy(), frame)
             holders = interp.holders_of_params(owner)

@@ -30,6 +30,7 @@ BUGS = [f for f in load_fixtures() if f.id.split("/")[0] in DIRS and any(code in
 # What the fix of each bug fixture does: its applicability, the lines it removes and the lines it adds
 # (None: no fix is offered, and why is in the rule's "Fix safety").
 EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
+    "ddp_accumulation_without_no_sync/trainer_reloads_its_best_model_after_the_loop.py": None,  # the wrap is conditional: no one rewrite
     "ddp_accumulation_without_no_sync/accumulate_without_no_sync.py": ("unsafe", [
         "            loss = nn.functional.mse_loss(model(x), y) / accum_iter",
         "            loss.backward()  # expect: GL006",
@@ -53,6 +54,8 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "amp_scaled_gradients/step_bypasses_scaler.py": None,
     "amp_scaled_gradients/unscale_every_micro_batch.py": None,
     "amp_scaled_gradients/unscale_again_after_a_skipped_step.py": None,  # where `update()` belongs is the author's choice
+    "loss_graph_kept_alive/ensemble_fold_losses_summed_as_tensors.py": (
+        "safe", ["        total_loss += loss  # expect: GL008"], ["        total_loss += loss.detach()  # expect: GL008"]),
     "loss_graph_kept_alive/epoch_total_loss_tensor.py": ("safe", ["        total_loss += loss  # expect: GL008"],
                                                     ["        total_loss += loss.detach()  # expect: GL008"]),
     "loss_graph_kept_alive/loss_dict_items_turned_into_numbers_after_a_skip.py": (
@@ -115,6 +118,7 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "ddp_accumulation_without_no_sync/fsdp2_fully_shard_in_place_accumulates.py": None,
     # a norm read or noise added while scaled: where `unscale_` belongs (in a loop over parameters) is the author's call
     "amp_scaled_gradients/grad_norm_logged_before_unscale.py": None,
+    "amp_scaled_gradients/grad_norm_of_each_parameter_read_before_unscale.py": None,
     "amp_scaled_gradients/gradient_noise_added_before_unscale.py": None,
     # a hook's returned loss that the framework divides again: where the division sits is the author's call
     "double_loss_scaling/lightning_training_step_divides_by_accumulation.py": None,

@@ -79,7 +79,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "unscale": {"optimizer": "ref"},
     "scaler_update": {},                              # a GradScaler forgets which optimizers it unscaled (`update()`)
     "clip": {"params": "ref", "optimizer": "ref", "unscales": "bool"},
-    "grad_norm": {"tensors": "ref"},                  # reads the norm of the gradients given (`[p.grad for p in ...]`)
+    # reads the norm of the gradients given (`[p.grad for p in ...]`); tensor_otherwise: of another tensor, a
+    # tensor computed from it (`torch.norm(w)`)
+    "grad_norm": {"tensors": "ref", "tensor_otherwise": "bool"},
     "scale": {"value": "ref"},                        # the loss multiplied by an AMP loss scale
     "freeze": {"target": "ref", "flag": "ref", "frozen": "bool"},  # flag: requires_grad (frozen = not flag)
     "toggle": {"optimizer": "ref", "on": "bool"},     # Lightning: freeze every other optimizer's parameters
