@@ -13,11 +13,13 @@ from . import param_groups
 from .conditions import Condition
 from .conventions import convention
 from .flow import Flow, Frame, Outcome
+from .last_iteration import last_iteration_bound
 from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
 from .values import EMPTY, Counter, Holder, Value, join
 from .window_arithmetic import (
     FIRST,
+    LAST,
     NEXT_PHASE,
     fires_on_most,
     first_window,
@@ -153,6 +155,14 @@ class Counters:
         element = self._member(stmt, read)
         loop = interp.loop_for(stmt, self.loop_count(stmt.iter, iter_value))
         counter = self.loop_counter(stmt, element)
+        last = last_iteration_bound(stmt)
+        if last is not None and counter is not None and counter[1] == 0:
+            # `for j in range(N): ... if j == N - 1:`: the index counts the loop's own window (`last_iteration`)
+            interp.windows[counter[0]] = interp.windows.get(counter[0], frozenset()) | {last}
+            self.cycling[counter[0]] = last
+            loop.last_of = last
+        else:
+            last = None
         loop.counter = counter[0] if counter else (stmt.target.id if isinstance(stmt.target, ast.Name) else None)
         rollout = self._rollouts.get(id(stmt))
         if rollout is None:  # read from the syntax once per loop, not on every pass of the fixed point
@@ -566,3 +576,27 @@ def _not_incremented(value: Value, depth: int) -> Value:
         if any(a is not b for (_, a), (_, b) in zip(items, value.items)):
             out = replace(out, items=items)
     return out
+
+
+def after_last(flow: Flow, counter: str, window: str) -> Flow | None:
+    """The paths that leave a `range(N)` loop: those whose last iteration was at the window's last position."""
+    kept = []
+    for s in flow.states:
+        phase = s.phase(counter, window)
+        if phase is None:
+            kept.append(s)
+        elif LAST in phase:
+            kept.append(s.with_phase(counter, window, frozenset({LAST})))
+    return Flow(flow.env, frozenset(kept)) if kept else None
+
+
+def going_round(flow: Flow, counter: str, window: str) -> Flow | None:
+    """The paths that run another iteration of a `range(N)` loop: not those at its last position."""
+    kept = []
+    for s in flow.states:
+        phase = s.phase(counter, window)
+        if phase is None:
+            kept.append(s)
+        elif phase - {LAST}:
+            kept.append(s.with_phase(counter, window, phase - {LAST}))
+    return Flow(flow.env, frozenset(kept)) if kept else None

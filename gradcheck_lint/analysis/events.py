@@ -30,6 +30,9 @@ class Loop:
     # other methods the framework calls around the hook each batch or step (`on_train_batch_end`): what they
     # reset is reset in every iteration of this loop
     each_batch: tuple[ast.AST, ...] = ()
+    # `for j in range(N)` whose body tests `j == N - 1` (`last_iteration`): the window its index counts; an
+    # iteration at that window's last position is the loop's last (no iteration follows it)
+    last_of: str | None = None
 
 
 @dataclass(eq=False)

@@ -30,7 +30,7 @@ from .callables import Callables
 from .calls import Calls
 from .comprehension_loops import statement_loop
 from .conditions import Condition, analyse_test
-from .counters import Counters
+from .counters import Counters, after_last, going_round
 from .definitions import ClassInfo, Definitions
 from .effects import Effects
 from .entrypoints import EntryPoints
@@ -902,6 +902,7 @@ class Interpreter:
         returns: list[tuple[Flow, Value]] = []
         stopped: list[Flow] = []  # paths that know the `while` test is false: they leave the loop
         back: Flow | None = None
+        leaving: Flow | None = None  # the paths that ended a `range(N)` loop's last iteration (`last_iteration`)
         # Step counts restart at each iteration from where they stood before the loop, not from 0: the
         # graphs of a caller a helper's loop cannot see (`d_z`, built before `_permute_dims(z)` loops)
         # still compare with the counts they were built at.
@@ -924,6 +925,13 @@ class Interpreter:
                 back = self._leave_while(back, cond, stopped)
             if back is None or self._runs_once(loop):
                 break
+            if counter is not None and loop.last_of is not None:
+                # after its last iteration the loop is left (`last_iteration`): only the others go round
+                ended = after_last(back, counter[0], loop.last_of)
+                leaving = Flow.join([leaving, ended]) if ended is not None else leaving
+                back = going_round(back, counter[0], loop.last_of)
+                if back is None:
+                    break
             if counter is not None and counter[0] in self.windows:
                 back.map(lambda s: s.advance(counter[0], self.counters.advance_phases))
             if period is not None:
@@ -935,6 +943,8 @@ class Interpreter:
                 # changing without end, and what it drops can only hide findings
                 break
             head = new_head
+        if loop.last_of is not None and counter is not None and leaving is not None:
+            back = leaving  # a `range(N)` loop is left after its last iteration only
         return Outcome(normal=Flow.join([back, *stopped]) if stopped else back, breaks=breaks, returns=returns)
 
     def _leave_while(self, back: Flow, cond: Condition, stopped: list[Flow]) -> Flow | None:
