@@ -433,7 +433,7 @@ class Calls:
         if used is not None:
             return used
         # The catalogue: the receiver's API type (and its bases) models the method.
-        for owner, api in self._receiver_types(recv, recv_node, flow):
+        for owner, api in self._receiver_types(recv, recv_node, flow, attr):
             row = self.catalogue.method(api, attr)
             if row is not None:
                 site = CallSite(call, recv, recv_node, pos, kw, owner, owner.certain if owner else True, attr)
@@ -470,7 +470,7 @@ class Calls:
 
     def makes_context(self, recv: Value, recv_node: ast.expr, attr: str, flow: Flow) -> bool:
         """The receiver's method `attr` only makes a context (`model.no_sync`, `accelerator.no_sync`)."""
-        for _owner, api in self._receiver_types(recv, recv_node, flow):
+        for _owner, api in self._receiver_types(recv, recv_node, flow, attr):
             row = self.catalogue.method(api, attr)
             if row is not None and makes_context_only(row.effects):
                 return True
@@ -516,8 +516,12 @@ class Calls:
                 return self.instance_class[e.uid]
         return None
 
-    def _receiver_types(self, recv: Value, recv_node: ast.expr, flow: Flow) -> list[tuple[Entity | None, str]]:
-        """API types the receiver may have: its entities' types, a module's, a tensor's, or by its name."""
+    def _receiver_types(self, recv: Value, recv_node: ast.expr, flow: Flow,
+                        attr: str) -> list[tuple[Entity | None, str]]:
+        """API types the receiver may have: its entities' types, a module's, a tensor's, or by its name when
+        that type has the method `attr` called: a `scaler` whose `inverse_transform` is called is a data
+        normaliser, not a GradScaler (MTGNN's `self.scaler.inverse_transform(output)`: taken for one, its
+        output was read as a tool's number, without the model's graph)."""
         out: list[tuple[Entity | None, str]] = [(e, e.api) for e in sorted(recv.entities, key=lambda e: e.uid) if e.api]
         # a model whose sync the code switches is a data-parallel wrapper of it (see `prescan.synced`):
         # its `no_sync()` is DDP's
@@ -528,7 +532,7 @@ class Calls:
             return out
         text = code(recv_node)
         api = self.catalogue.receiver_type(text)
-        if api is not None and not recv.reach:
+        if api is not None and not recv.reach and self.catalogue.method(api, attr) is not None:
             # Known only by its name (`accelerator`, `scaler`, `optimizer`): one object per name, less certain.
             kind = {"optimizer": Kind.OPTIMIZER, "model": Kind.MODEL, "scheduler": Kind.SCHEDULER}.get(self.catalogue.kind(api) or "", Kind.TOOL)
             scope = ("self",) if text.startswith("self.") else self.call_path

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from . import names as N
+from . import stand_ins
 from .definitions import ClassInfo
 from .flow import MAX_DEPTH, TRANSITIONS, Flow, Frame, Function
 from .gradstate import PathState
@@ -114,6 +115,22 @@ class Inliner:
         interp.recorder.touched |= met
         return ret
 
+    def _class_attributes(self, cls: ClassInfo, self_value: Value | None) -> dict[str, Value]:
+        """The `self.*` attributes `__init__` leaves on the class's stand-in `self`, moved onto the instances of the
+        class (or of a subclass) that `self_value` holds: their children, not the stand-in's (`stand_ins`)."""
+        objects = self.interp.objects
+        env = objects.class_self_env(cls)
+        if not cls.is_module or self_value is None or not self_value.modules or not env:
+            return env
+        stand_in = min(objects.self_value_for(cls).modules).uid
+        kinds = self.calls.instance_class
+        roots = frozenset(h for h in self_value.modules if not h.path and h.uid != stand_in and h.uid in kinds
+                          and self._descends(kinds[h.uid], cls))
+        return stand_ins.moved(env, stand_in, roots)
+
+    def _descends(self, info: ClassInfo, cls: ClassInfo) -> bool:
+        return info is cls or any(a is cls or a.name == cls.name for a in self.interp.definitions.ancestors(info))
+
     def _inert(self, fn: Function) -> bool:
         """A callee that cannot touch gradients (nothing it calls, transitively, is a training event or
         may be one) and sets no counter of an accumulation window: it changes no path state, so it
@@ -192,7 +209,7 @@ class Inliner:
         elif local_instance and self_value is not None and self_value.items:
             env.update({f"self.{k}": v for k, v in self_value.items})  # a local instance: `trainer.fit()`
         elif cls is not None and not any(k.startswith("self.") for k in env):
-            env.update(objects.class_self_env(cls))
+            env.update(self._class_attributes(cls, self_value))
         params, kwonly, stars = parameters(fn)
         if cls is not None and params and params[0].name in ("self", "cls") and not _is_static(fn):
             params = params[1:]

@@ -18,7 +18,7 @@ from .names import last_name
 from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code
-from .values import Value, holding
+from .values import EMPTY, OPAQUE, Value, holding
 from .walk import iter_tree
 
 
@@ -146,6 +146,8 @@ class KeepAlives:
             return given
         if unproven:
             assert item is not None
+            if _shared(item):
+                return given
             waiting = self._stored.get(id(item))
             if waiting is None or waiting[0] is not item:
                 self._stored[id(item)] = (item, KeepAlive(node, target, stored, loop, shown=shown or target))
@@ -203,7 +205,7 @@ class KeepAlives:
         graph after all (tntorch's `losses.append(reduce(add, loss_function(*tensors)))`, then
         `losses[-1].backward()`), and one that needs it until then."""
         entry = self._stored.get(id(loss))
-        if entry is None or entry[0] is not loss:
+        if entry is None or entry[0] is not loss or _shared(loss):
             return
         event = entry[1]
         if id(event.node) not in self.events:
@@ -455,3 +457,11 @@ def _whole_sources(node: ast.AST) -> frozenset[str] | None:
 def _on(receiver: str, name: str) -> str:
     """`self.data` of a method called on `model`: `model.data` where the call is made."""
     return receiver + name[len("self"):]
+
+
+def _shared(value: Value) -> bool:
+    """The constants that stand for every value with nothing known of it (a number, `loss.item()` of a loss
+    whose graph was not read, an argument of unknown origin): one object for all of them, so a backward of
+    one is no backward of the value some list stored (MTGNN's `metrics = engine.train(...)`, then
+    `train_loss.append(metrics[0])`, where `train()` backpropagates a loss it read as one on the next pass)."""
+    return value is EMPTY or value is OPAQUE

@@ -432,6 +432,7 @@ class FixedTestsHost(Protocol):
 class InliningHost(Protocol):
     """What `inlining` uses of the interpreter."""
 
+    definitions: Definitions
     param_tests: dict[str, ast.expr]
     handed_names: dict[int, str]
     module_env: dict[str, Value]

@@ -123,6 +123,33 @@ def test_heuristics_come_last_and_name_types() -> None:
     assert optimizer is not None and optimizer.effects[0].value("type") == "torch.optim.Optimizer"
 
 
+def test_a_receiver_named_like_a_type_is_one_only_for_a_method_of_that_type() -> None:
+    """MTGNN's `scaler.inverse_transform(output)`: a data normaliser named `scaler`. Taken for a GradScaler by
+    its name at its first call, each later call was a method of a tool no row describes, read as a number:
+    the predictions of the loop lost the model's graph, and keeping them was not reported."""
+    text = textwrap.dedent("""\
+        import torch
+        from torch import nn
+
+
+        def fit(scaler, loader, probe):
+            model = nn.Linear(4, 1)
+            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+            print(scaler.inverse_transform(model(probe).detach()).mean())
+            predictions = []
+            for x, y in loader:
+                optimizer.zero_grad()
+                predict = scaler.inverse_transform(model(x))
+                loss = torch.mean(torch.abs(predict - y))
+                loss.backward()
+                optimizer.step()
+                predictions.append(predict)
+            return predictions
+        """)
+    found = [(d.span.line, d.code) for d in check_source(text, "train.py")]
+    assert found == [(16, "GL008")]
+
+
 @pytest.mark.parametrize(
     "rows,message",
     [

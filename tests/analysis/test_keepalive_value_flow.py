@@ -169,6 +169,28 @@ def test_values_stored_without_a_graph_or_not_the_one_backpropagated_are_silent(
     assert gl008(HISTORY.format(body=body)) == []
 
 
+@pytest.mark.parametrize("loss", ["torch.zeros(())", "torch.tensor(1.0)", "sum([])"])
+def test_a_number_stored_is_not_proven_a_graph_by_a_later_backward_of_another_number(loss: str) -> None:
+    """MTGNN's `metrics = engine.train(x, y)`, `train_loss.append(metrics[0])` where `train()` returns
+    `loss.item(), mape`: on the loop's second pass its loss read as holding nothing known. The analysis has one
+    constant for every such value, `.item()`'s numbers included, so the backward of that loss "proved" the
+    stored number a graph (held-out sweep: a certain GL008). Any loss read so (here, built from numbers) did."""
+    text = f"""\
+import torch
+
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+history = []
+for x in loader:
+    optimizer.zero_grad()
+    loss = {loss}
+    loss.backward()
+    optimizer.step()
+    history.append(loss.item())
+"""
+    assert gl008(text) == []
+
+
 def test_the_entries_of_a_mapping_read_out_of_sight_are_not_taken_for_its_graphs() -> None:
     """jukebox's `for key, val in _metrics.items(): _metrics[key] = val.item()`, then each `val` handed to a
     running mean: the entries are rewritten by key in place, which is not followed, so the elements of
