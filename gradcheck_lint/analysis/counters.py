@@ -578,25 +578,16 @@ def _not_incremented(value: Value, depth: int) -> Value:
     return out
 
 
-def after_last(flow: Flow, counter: str, window: str) -> Flow | None:
-    """The paths that leave a `range(N)` loop: those whose last iteration was at the window's last position."""
-    kept = []
+def split_at_last(flow: Flow, counter: str, window: str) -> tuple[Flow | None, Flow | None]:
+    """The paths at the end of an iteration of a `range(N)` loop whose index counts `window`: (those at its last
+    position, which leave the loop; the others, which run another iteration). A path whose position is not
+    known is in both."""
+    leaving, going = [], []
     for s in flow.states:
         phase = s.phase(counter, window)
-        if phase is None:
-            kept.append(s)
-        elif LAST in phase:
-            kept.append(s.with_phase(counter, window, frozenset({LAST})))
-    return Flow(flow.env, frozenset(kept)) if kept else None
-
-
-def going_round(flow: Flow, counter: str, window: str) -> Flow | None:
-    """The paths that run another iteration of a `range(N)` loop: not those at its last position."""
-    kept = []
-    for s in flow.states:
-        phase = s.phase(counter, window)
-        if phase is None:
-            kept.append(s)
-        elif phase - {LAST}:
-            kept.append(s.with_phase(counter, window, phase - {LAST}))
-    return Flow(flow.env, frozenset(kept)) if kept else None
+        if phase is None or LAST in phase:
+            leaving.append(s if phase is None else s.with_phase(counter, window, frozenset({LAST})))
+        if phase is None or phase - {LAST}:
+            going.append(s if phase is None else s.with_phase(counter, window, phase - {LAST}))
+    return (Flow(flow.env, frozenset(leaving)) if leaving else None,
+            Flow(flow.env, frozenset(going)) if going else None)

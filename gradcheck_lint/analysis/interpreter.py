@@ -30,7 +30,7 @@ from .callables import Callables
 from .calls import Calls
 from .comprehension_loops import statement_loop
 from .conditions import Condition, analyse_test
-from .counters import Counters, after_last, going_round
+from .counters import Counters, split_at_last
 from .definitions import ClassInfo, Definitions
 from .effects import Effects
 from .entrypoints import EntryPoints
@@ -927,9 +927,8 @@ class Interpreter:
                 break
             if counter is not None and loop.last_of is not None:
                 # after its last iteration the loop is left (`last_iteration`): only the others go round
-                ended = after_last(back, counter[0], loop.last_of)
+                ended, back = split_at_last(back, counter[0], loop.last_of)
                 leaving = Flow.join([leaving, ended]) if ended is not None else leaving
-                back = going_round(back, counter[0], loop.last_of)
                 if back is None:
                     break
             if counter is not None and counter[0] in self.windows:
