@@ -16,6 +16,7 @@ from .gradstate import CAP, Contribution, PathState
 from .hook_clears import hook_clears
 from .interpreter import Interpreter
 from .losshooks import framework_divided_returns, unnormalised_losses
+from .names import NON_FINITE
 from .pathcap import paths_left_out
 from .purpose import Purposes
 from .sync_choices import SyncChoice
@@ -241,6 +242,15 @@ class TrainingModel:
                         return None, loop  # losses of one batch, one per part: summed on purpose, no window
                     return inner.count, inner
         return None
+
+    def skipped_only_if_not_finite(self, step: Step, around: Iterable[tuple[int, ...]]) -> bool:
+        """Every `if` the step sits under, and the event with the `around` condition stacks does not, tests
+        whether the gradients (or the loss) are finite (`if math.isnan(grad_norm): log() else: opt.step()`): a
+        step skipped there drops a broken window on purpose, as a GradScaler skips an overflowed one; the
+        gradients the skipped step leaves are no accumulation window (GL002 reads such skips so too)."""
+        outer = {c for stack in around for c in stack}
+        tests = [self.conditions.get(c) for stack in step.if_stacks for c in stack if c not in outer]
+        return bool(tests) and all(c is not None and NON_FINITE.search(code(c.test)) is not None for c in tests)
 
     @staticmethod
     def terms_of_one_objective(loop: Loop, backward: Backward) -> bool:

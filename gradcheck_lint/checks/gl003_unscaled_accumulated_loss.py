@@ -252,6 +252,11 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     if found is None:
                         continue
                     window, gate = found
+                    if (isinstance(gate, Loop) and any(gate.id in stack for stack in step.loop_stacks)
+                            and model.skipped_only_if_not_finite(step, backward.if_stacks)):
+                        # the loop the step runs in too, its only window a step skipped on a non-finite gradient:
+                        # the broken window is dropped, not accumulated (a micro-batch loop inside it still counts)
+                        continue
                     if backward.loss.summed and not backward.loss.divisors:
                         continue  # a sum over samples (`reduction="sum"`): summing micro-batches gives the batch's sum
                     if isinstance(gate, Loop) and model.terms_of_one_objective(gate, backward):

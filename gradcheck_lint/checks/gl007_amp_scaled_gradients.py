@@ -92,6 +92,9 @@ for x in torch.randn(8, 2, 4):
                 # a hook run after accumulation (`register_post_accumulate_grad_hook`) may step inside backward; a
                 # gradient or communication hook only rescales what backward writes: the clip sees part of the window
                 continue
+            if misuse.kind == "partial" and all(_skipped_only_if_not_finite(model, s, misuse)
+                                                for s in model.steps_of(misuse.optimizer.uid)):
+                continue  # the step is skipped only on a non-finite gradient (see `_skipped_only_if_not_finite`)
             if misuse.kind == "partial" and not _on_a_stepping_run(model, misuse):
                 continue  # `if deepspeed_plugin is None: optimizer.step()`: the clip is left over only on runs that never step
             reported.add(id(misuse.node))
@@ -106,6 +109,24 @@ for x in torch.randn(8, 2, 4):
 
 
 _SCALE_READ = convention("loss_scale_read")
+
+
+def _skipped_only_if_not_finite(model: TrainingModel, step, misuse) -> bool:
+    """The step is skipped only on a non-finite gradient, in the same loop as the clip: the clip saw a whole
+    (broken) window, not part of one (a clip in a micro-batch loop inside the step's loop still does)."""
+    return model.skipped_only_if_not_finite(step, misuse.ifs) and _innermost_loop(model, step.node) is _innermost_loop(
+        model, misuse.node)
+
+
+def _innermost_loop(model: TrainingModel, node: ast.AST) -> ast.AST | None:
+    """The `for`/`while` loop (or the function) closest around `node`."""
+    up = model.parent(node)
+    while up is not None and not isinstance(up, _LOOPS_OR_FUNCTIONS):
+        up = model.parent(up)
+    return up
+
+
+_LOOPS_OR_FUNCTIONS = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def _statement_of(model: TrainingModel, node: ast.AST) -> ast.AST:
