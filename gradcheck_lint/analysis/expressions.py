@@ -314,10 +314,12 @@ class Expressions:
             results.append(self.eval(elt, scratch, frame))
             flow.states = scratch.states
         v = join(results)
-        # the elements' graphs come along (`sum([criterion(g) for g in outs])` backpropagates through `outs`)
+        # the elements' graphs come along (`sum([criterion(g) for g in outs])` backpropagates through `outs`), and
+        # what the losses went through: the data-parallel forwards (GL006), a GradScaler, a sum over samples
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
                      divisors=v.divisors, divided_twice=v.divided_twice, multipliers=v.multipliers, shares=v.shares,
-                     built=v.built, graph=v.graph)
+                     built=v.built, graph=v.graph, sync=v.sync, amp=v.amp, summed=v.summed,
+                     unseen_reduction=v.unseen_reduction)
 
     def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:
         interp = self.interp

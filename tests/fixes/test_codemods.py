@@ -31,6 +31,19 @@ BUGS = [f for f in load_fixtures() if f.id.split("/")[0] in DIRS and any(code in
 # (None: no fix is offered, and why is in the rule's "Fix safety").
 EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "ddp_accumulation_without_no_sync/trainer_reloads_its_best_model_after_the_loop.py": None,  # the wrap is conditional: no one rewrite
+    "ddp_accumulation_without_no_sync/loss_terms_listed_by_a_comprehension.py": ("unsafe", [
+        "            out = model(x)",
+        "            terms = [nn.functional.mse_loss(out[:, k], y[:, k]) for k in range(2)]",
+        "            loss_values = [v / update_interval for v in terms]",
+        "            sum(loss_values).backward()  # expect: GL006",
+    ], [
+        "import contextlib",
+        "            with (contextlib.nullcontext() if (it + 1) % update_interval == 0 else model.no_sync()):",
+        "                out = model(x)",
+        "                terms = [nn.functional.mse_loss(out[:, k], y[:, k]) for k in range(2)]",
+        "                loss_values = [v / update_interval for v in terms]",
+        "                sum(loss_values).backward()  # expect: GL006",
+    ]),
     "ddp_accumulation_without_no_sync/accumulate_without_no_sync.py": ("unsafe", [
         "            loss = nn.functional.mse_loss(model(x), y) / accum_iter",
         "            loss.backward()  # expect: GL006",
