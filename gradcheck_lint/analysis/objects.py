@@ -202,6 +202,11 @@ class Objects:
                 own = frozenset(h for h in own if h.uid in mine or any(h.overlaps(r) for r in reached))
             else:  # ... seen to depend on none of them: that it depends on each is an assumption
                 unseen = frozenset(h for h in own if h.uid not in mine)
+            children = frozenset(r for r in reached if r.uid in mine and r.path and not r.pseudo)
+            if children and not any(r.uid in mine and not r.path for r in reached):
+                # seen to depend on some of its own children only (a GAN module's `forward` on the discriminator's
+                # turn runs the generator under `detach()`): those children, not the whole module
+                own = frozenset(h for h in own if h.uid not in mine) | children
         built = args.built
         sync = args.sync
         if not frame.no_grad:
@@ -265,7 +270,10 @@ class Objects:
         fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
         if fn is None or id(fn) in frame.active:
             return args, None, None
-        cuts = bool(args.reach or args.built) and self._may_cut_graphs(fn)
+        # (a forward that may cut graphs runs also on arguments without one: what its result reaches may be
+        # fewer of the modules it holds, a GAN module detaching its own generator's output on the
+        # discriminator's turn, `model(x, optimizer_idx=1)`)
+        cuts = self._may_cut_graphs(fn)
         if not cuts and not self._returns_tuple(fn):
             return args, None, None
         project = self.interp.project
