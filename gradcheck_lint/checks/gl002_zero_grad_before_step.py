@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.conditions import Condition
 from ..analysis.conventions import convention
 from ..analysis.events import Backward, Clear, Step
 from ..analysis.gradstate import PathState
@@ -138,6 +139,8 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                         continue
                     if _skips_non_finite(model, clear) or _step_only_if_finite(model, step, clear):
                         continue  # `if grad_norm.isnan(): zero_grad(); continue`: a corrupted window dropped on purpose
+                    if gates and _whole_window_skipped(model, clear, step, gates):
+                        continue
                     reported.add(discard.clear)
                     msg, help_ = messages.zero_grad_before_step(
                         clear.call_text,
@@ -268,6 +271,32 @@ def _within(holder: Holder, holders: Iterable[Holder]) -> bool:
     return any(h.uid == holder.uid and h.pseudo == holder.pseudo and holder.path[: len(h.path)] == h.path for h in holders)
 
 
+
+
+def _whole_window_skipped(model: TrainingModel, clear: Clear, step: Step, gates: list[Condition]) -> bool:
+    """The clear runs only where the window ends, under each of the step's window gates, right after an `if` that
+    holds the step and tests something other than the window (`if optim_disc and optim_gen: opt2.step()` then
+    `opt2.zero_grad()`, the flags set from the losses' values): what the clear drops is a whole window whose
+    update that test skipped on purpose, never a micro-batch of a window that still steps."""
+    if not clear.if_stacks or not all(all(g.id in stack for g in gates) for stack in clear.if_stacks):
+        return False
+    clear_stmt = statement_of(model, clear.node)
+    block = block_of(model, clear_stmt) if clear_stmt is not None else None
+    if block is None:
+        return False
+    window_tests = {id(g.statement) for g in gates}
+    counters = {c for g in gates for c in g.counters}
+    node: ast.AST | None = step.node
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        parent = model.parent(node)
+        if isinstance(parent, ast.If) and id(parent) in window_tests:
+            return False  # up to the window's own gate: no other test holds the step back
+        if isinstance(parent, ast.If) and any(x is parent for x in block):
+            test = code(parent.test)
+            return block.index(clear_stmt) > next(i for i, x in enumerate(block) if x is parent) \
+                and "%" not in test and not any(c in test for c in counters)
+        node = parent
+    return False
 
 
 def _step_only_if_finite(model: TrainingModel, step: Step, clear: Clear) -> bool:
