@@ -171,7 +171,8 @@ class Definitions:
 
     def stored_functions(self, info: ClassInfo | None, attr: str) -> list[Function]:
         """The module's functions a method of the class (or of a base here) stores as `self.attr`
-        (`self.disc_loss = hinge_d_loss` in `__init__`): calling `self.attr(...)` runs one of them. Empty
+        (`self.disc_loss = hinge_d_loss` in `__init__`, or one of two by a conditional expression): calling
+        `self.attr(...)` runs one of them. Empty
         when anything else is ever stored there (a module, a lambda, a function of unknown origin)."""
         found: list[Function] = []
         for cls in (info, *self.ancestors(info)) if info is not None else ():
@@ -184,11 +185,15 @@ class Definitions:
                     for target in node.targets:
                         if (isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name)
                                 and target.value.id == "self"):
-                            fn = self.functions.get(node.value.id) if isinstance(node.value, ast.Name) else None
-                            if fn is None:
-                                return []
-                            if fn not in found:
-                                found.append(fn)
+                            # (`self.disc_loss = hinge_d_loss if kind == "hinge" else vanilla_d_loss`: either)
+                            value = node.value
+                            choices = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+                            for choice in choices:
+                                fn = self.functions.get(choice.id) if isinstance(choice, ast.Name) else None
+                                if fn is None:
+                                    return []
+                                if fn not in found:
+                                    found.append(fn)
         return found
 
     def owner_of(self, fn: Function) -> ClassInfo | None:

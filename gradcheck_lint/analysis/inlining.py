@@ -152,6 +152,18 @@ class Inliner:
         finally:
             interp.module_env = saved
 
+    def _called_in_sight(self, fn: Function) -> bool:
+        """The call being run names `fn` itself, so its arguments are all in sight (`train(model, loader)`,
+        `self.forward(x)`, `model(x)` of a `forward`, `Trainer(cfg)` of an `__init__`), not a function handed
+        to another that calls it with arguments the analysis cannot see (`fire.Fire(main)`)."""
+        call = self.calls.current_call_node()
+        if not isinstance(call, ast.Call):
+            return False
+        func = call.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        return name == fn.name or fn.name in ("forward", "__init__", "__call__") and not any(
+            isinstance(a, ast.Starred) for a in call.args) and not any(k.arg is None for k in call.keywords)
+
     def _handed_tests(self, params: list, kwonly: list) -> dict[str, ast.expr]:
         """Parameters the call binds to a test: written as its argument (a comparison, `and`/`or`, `not`),
         or a name bound to one (`apply_update = (i + 1) % N == 0` ... `f(loss, update_grad=apply_update)`),
@@ -218,14 +230,16 @@ class Inliner:
                 # an argument of unknown origin, used in the callee like a model or an optimizer
                 v = objects.entity_for_unknown_ref(p.name) or v
             env[p.name] = v
+        in_sight = self._called_in_sight(fn)
         for p in [*params[len(pos):], *kwonly]:
             if p.name in kw:
                 env[p.name] = kw[p.name]
             elif p.default is not None:
                 default = interp.eval(p.default, flow.copy(), frame)
-                # a flag left at its default stays open: only a literal the caller passes fixes a branch
-                # (`forward_backward(batch, do_backward=False)`; `_wrap_model(model)` keeps both arms)
-                if default.const in ("True", "False") or default.choices is not None:  # `mode="train"` too
+                # a flag the call in sight leaves at its default is its default (`self.forward(x, optimizer_idx=1)`
+                # of `forward(self, x, optimizer_idx=None, log_image=False)` never returns the images); one of a
+                # function run with arguments out of sight (`fire.Fire(main)`, `mp.spawn(train, ...)`) stays open
+                if not in_sight and (default.const in ("True", "False") or default.choices is not None):
                     default = replace(default, const=None, choices=None)
                 env[p.name] = default
             else:

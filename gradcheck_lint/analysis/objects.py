@@ -15,6 +15,8 @@ from .conventions import convention
 from .definitions import ClassInfo
 from .flow import ANY_WRAPPER, SYNC_OFF, SYNC_SET, Flow, Frame, generations, step_counts
 from .gradstate import PathState
+from .graph_cuts import may_cut_graphs
+from .module_classes import ModuleClasses
 from .parts import ObjectsHost
 from .provenance import READ, Assumption, Provenance, assumed
 from .reductions import returns_summed
@@ -46,6 +48,7 @@ class Objects:
         self._tuples: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a tuple built in sight
         # forward ordinals that called a module itself, whatever its name (`self.qf_1(x)` of a base class's `qf_1`)
         self.called_whole: set[int] = set()
+        self.module_classes = ModuleClasses()  # the class of a submodule stored on a module (`self.loss = VQLoss()`)
 
     # -- entities
     def mint(self, kind: Kind, name: str, key: object, api: str = "", provenance: Provenance = READ) -> Entity:
@@ -263,10 +266,10 @@ class Objects:
         Also the parts of that result when it is a tuple built in sight (`return self.Q1(x), self.Q2(x)`),
         each as far as it was seen (else None): a `forward` returning a tuple runs for them whatever its
         arguments hold."""
-        if len(module.entities) != 1 or frame.no_grad:
+        if frame.no_grad:
             return args, None, None
         calls = self.interp.calls
-        info = calls.instance_class.get(next(iter(module.entities)).uid)
+        info = self._class_of_module(module)
         fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
         if fn is None or id(fn) in frame.active:
             return args, None, None
@@ -291,6 +294,17 @@ class Objects:
             return args, reached, parts
         return replace(args, reach=args.reach & out.reach, built=args.built & out.built), reached, parts
 
+    def _class_of_module(self, module: Value) -> ClassInfo | None:
+        """The class of the project one module value is an instance of: its entity's (a class's stand-in `self`
+        in a method read on its own too), or for a submodule stored on another (`self.loss` of
+        `self.loss = VQLPIPSWithDiscriminator()`), the class stored there."""
+        kinds = self.interp.calls.instance_class
+        if module.entities:
+            holder = Holder(next(iter(module.entities)).uid) if len(module.entities) == 1 else None
+        else:
+            holder = next(iter(module.modules)) if len(module.modules) == 1 else None
+        return self.module_classes.of(holder, kinds, self.interp.definitions.ancestors) if holder is not None else None
+
     def _returns_tuple(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether `forward` returns a tuple built in sight (`return self.Q1(x), self.Q2(x)`)."""
         found = self._tuples.get(id(fn))
@@ -300,22 +314,12 @@ class Objects:
         return found
 
     def _may_cut_graphs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-        """Whether the function calls a method the catalogue says detaches (`x.detach()`, `.item()`),
-        reads `.data`, or turns autograd off (`with torch.no_grad():`)."""
+        """Whether the function may cut graphs (`graph_cuts`), read with the imports of its own file."""
         cut = self._cuts.get(id(fn))
         if cut is None:
-            cut = False
-            for node in iter_tree(fn):
-                if isinstance(node, ast.Attribute) and (node.attr == "data" or any(
-                        e.kind == "detach" for m in self.interp.catalogue.methods_named(node.attr) for e in m.effects)):
-                    cut = True
-                elif isinstance(node, ast.Call):
-                    qual = self.interp.imports.qualify(node.func)
-                    row = self.interp.catalogue.call(qual) if qual else None
-                    cut = row is not None and any(e.kind == "no_grad" for e in row.effects)
-                if cut:
-                    break
-            self._cuts[id(fn)] = cut
+            project = self.interp.project
+            qualify = project.qualifier_of(fn) if project is not None else None
+            cut = self._cuts[id(fn)] = may_cut_graphs(fn, qualify or self.interp.imports.qualify, self.interp.catalogue)
         return cut
 
     def _forward_sums(self, uid: int) -> bool:
@@ -417,6 +421,7 @@ class Objects:
     def self_value_for(self, cls: ClassInfo) -> Value:
         if cls.is_module:
             ent = self.mint(Kind.MODEL, "self", ("self", cls.name), api=cls.api)
+            self.module_classes.note_stand_in(ent.uid, cls)
             return self.model_value(ent)
         return Value(const=("instance", cls.name))
 
@@ -429,6 +434,10 @@ class Objects:
             return value
         base = min(frame.self_value.modules)  # (one, but a set: never its first by hash order)
         path = tuple(key.split(".")[1:])
+        if len(path) == 1:
+            kinds = self.interp.calls.instance_class
+            made = [kinds.get(e.uid) for e in value.entities if e.kind is Kind.MODEL] or [None]
+            self.module_classes.note_stored(cls, path[0], made)
         if all(m.uid != base.uid for m in value.modules):
             # made here (`self.fc = nn.Linear(...)`) or given (`self.encoder = encoder`): either way a
             # part of `self` now, and still the object the caller may hold and train on its own

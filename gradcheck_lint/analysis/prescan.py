@@ -4,6 +4,7 @@ gradients, counters tested against windows, and how names are used (evidence of 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 from . import names as N
@@ -161,7 +162,9 @@ class Prescan:
             elif kind is ast.Attribute:
                 # `.grad` read or written; `.requires_grad` set (a freeze), not merely read (`if p.requires_grad:`)
                 attr = node.attr
-                if attr == "grad" or attr == "requires_grad" and type(node.ctx) is not ast.Load:
+                # (`torch.autograd.grad(...)` returns gradients and leaves every `.grad` as it was)
+                if attr == "grad" and not _AUTOGRAD.search(code(node.value)) \
+                        or attr == "requires_grad" and type(node.ctx) is not ast.Load:
                     for m in [marks[k] for k in around] + ([fn] if fn is not None else []):
                         m.direct = True
                 elif attr == "no_sync":  # `model.no_sync` chosen into a variable, entered later: a wrapper too
@@ -344,6 +347,7 @@ class Prescan:
         return frozenset(models - optimizers), frozenset(optimizers)
 
 
+_AUTOGRAD = re.compile(r"(^|\.)autograd$")
 _PROCESS_COUNTS = frozenset({"num_processes", "world_size", "n_gpu", "num_gpus"})
 
 

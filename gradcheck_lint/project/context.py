@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..analysis.definitions import ClassInfo, Definitions
 from ..analysis.flow import Function
+from ..analysis.graph_cuts import may_cut_graphs
 from ..analysis.names import ImportMap
 from ..analysis.prescan import Prescan
 from .caller_gates import CallerGate, caller_gates
@@ -100,6 +101,7 @@ class ProjectView:
         self._contexts: dict[int, _ModuleContext] = {}
         self._globals: dict[int, dict[str, Any]] = {}  # module globals another file's code made in this analysis
         self._fn_module: dict[int, ForeignModule | None] = {}
+        self._cuts: dict[int, bool] = {}  # id of a `forward` of another file -> whether it may cut graphs
         self.entry: dict[int, ast.AST] = {}  # id of a function of another file -> the call that first entered it
         self.used: dict[str, str] = used if used is not None else {}  # absolute path -> content digest of every other file read
         self.depth = 0
@@ -200,6 +202,11 @@ class ProjectView:
         self._fn_module[key] = found
         return found
 
+    def qualifier_of(self, fn: ast.AST) -> Any:
+        """How the file that defines `fn` qualifies names (None: the checked file's own function)."""
+        module = self.module_of(fn)
+        return self.context(module).imports.qualify if module is not None else None
+
     def prescan_of(self, fn: ast.AST) -> Prescan | None:
         """The prescan of the other project file that defines `fn` (None: the checked file's own): what
         that file's functions of a name can do is read in that file."""
@@ -290,7 +297,7 @@ class ProjectView:
         inside = interp.work - self.started if self.current is not None else 0
         if self.work > FOREIGN_WORK_CAP or inside > FOREIGN_WORK_CAP:
             return False
-        again = id(fn) in self.entry or self.may_touch_gradients(fn)
+        again = id(fn) in self.entry or self.may_touch_gradients(fn) or self._forward_cutting_graphs(fn)
         if inside > FOREIGN_CALL_BUDGET and not again:
             # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
             # the statements it is in, a `with` block's, behind)
@@ -307,6 +314,18 @@ class ProjectView:
         prescan = self.context(module).prescan if module is not None else (self._home or {}).get("prescan")
         return prescan is None or not prescan.function_inert(fn)
 
+    def _forward_cutting_graphs(self, fn: Function) -> bool:
+        """A module's `forward` of another file that may cut graphs (`graph_cuts`): what its result still holds
+        of its arguments' graphs decides which models a loss made from it reaches, so it is read whatever
+        its size, and past the budgets as code that touches gradients is."""
+        module = self.module_of(fn)
+        if module is None or fn.name != "forward":
+            return False
+        known = self._cuts.get(id(fn))
+        if known is None:
+            known = self._cuts[id(fn)] = may_cut_graphs(fn, self.context(module).imports.qualify, self.catalogue)
+        return known
+
     def _worth_following(self, module: ForeignModule, fn: Function) -> bool:
         """Follow a function that may touch gradients, or a small one (what it returns may be a loss, a
         wrapper, an optimizer); a large inert one stays an opaque call, as it was read before."""
@@ -314,7 +333,8 @@ class ProjectView:
         known = self._fn_module.get(key)
         if known is not None:
             return known is module
-        worth = not self.context(module).prescan.surely_inert(fn.name) or _size(fn) <= MAX_INERT_NODES
+        worth = not self.context(module).prescan.surely_inert(fn.name) or _size(fn) <= MAX_INERT_NODES \
+            or self._forward_cutting_graphs(fn)
         self._fn_module[key] = module if worth else None
         return worth
 
