@@ -77,6 +77,7 @@ class Discard(NamedTuple):
     holder: Holder
     refilled: bool = False  # a backward wrote into the holder after the clear
     refilled_same: bool = False  # ... the same backward call: the next micro-batch of one loss
+    applied_elsewhere: bool = False  # another optimizer had already stepped on this backward (its own model's loss)
 
 
 class Assumption(NamedTuple):
@@ -237,7 +238,7 @@ class PathState:
             surviving = {c.backward for h, c in keep if is_stepped(h) and unapplied(h, c)}
             for h, c in wiped:
                 if c.certain and not c.carried and unapplied(h, c) and c.backward not in surviving:
-                    discards.add(Discard(event, c.backward, h))
+                    discards.add(Discard(event, c.backward, h, applied_elsewhere=bool(c.consumers)))
         return self._with(grads=frozenset(keep), discards=frozenset(discards))
 
     def step(self, optimizer: int, holders: Iterable[Holder]) -> PathState:

@@ -137,6 +137,11 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                                                  or (gates and _in_gated_loop(clear, backward, step))):
                         # A clear that starts each window (or each epoch, dropping at most a trailing partial window).
                         continue
+                    if order[discard] and discard.applied_elsewhere and any(
+                            c.backward != discard.backward and c.fresh for _, c in state.held(holders)):
+                        # `loss_G.backward(); opt_G.step()` ... `opt_D.zero_grad(); loss_D.backward(); opt_D.step()`:
+                        # the generator's leftovers in D, after its own step; D steps on its own loss
+                        continue
                     if _skips_non_finite(model, clear) or _step_only_if_finite(model, step, clear):
                         continue  # `if grad_norm.isnan(): zero_grad(); continue`: a corrupted window dropped on purpose
                     if gates and _whole_window_skipped(model, clear, step, gates):
