@@ -60,6 +60,7 @@ class AmpFace(Protocol):
     """What the AMP part (`amp.Amp`) offers the other parts."""
 
     misuses: dict[tuple[str, int], AmpMisuse]
+    clipping: int
     def touched(self, call: ast.AST, holders: Iterable[Holder], kind: str, flow: Flow,
                 ifs: tuple[int, ...]) -> None: ...
     def cleared(self, holders: Iterable[Holder], flow: Flow) -> None: ...
