@@ -50,6 +50,8 @@ class Amp:
         self.interp = interp
         self.misuses: dict[tuple[str, int], AmpMisuse] = {}
         self._nodes: dict[int, ast.AST] = {}
+        # > 0 while the body of a call read as a clip runs (`clipping_bodies`): its norm and rescale are the clip's
+        self.clipping = 0
 
     def node(self, ordinal: int) -> ast.AST | None:
         return self._nodes.get(ordinal)
@@ -155,8 +157,8 @@ class Amp:
     def touched(self, call: ast.AST, holders: Iterable[Holder], kind: str, flow: Flow, ifs: tuple[int, ...]) -> None:
         """Gradients read (`norm_before_unscale`: a norm logged or compared) or changed other than by a
         factor (`modify_before_unscale`: noise added, values clamped) while still scaled; a factor
-        (`p.grad.mul_(x)`) commutes with the unscaling and is no misuse."""
-        opts = self.owners(holders, flow)
+        (`p.grad.mul_(x)`) commutes with the unscaling and is no misuse; in a clip's own body, the clip is."""
+        opts = self.owners(holders, flow) if not self.clipping else []
         if not opts:
             return
 

@@ -4,13 +4,16 @@ answered by the catalogue of API models (through `effects`); anything else is an
 from __future__ import annotations
 
 import ast
+import contextlib
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 
 from . import flags, named_tuples, param_groups
 from . import names as N
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
+from .clipping_bodies import clip_effect
 from .conventions import convention
 from .deferred import entered, makes_context_only
 from .definitions import ClassInfo, is_abstract
@@ -90,6 +93,7 @@ class Calls:
         self._call_nodes: list[ast.Call] = []
         self.inlined: set[int] = set()
         self.instance_class: dict[int, ClassInfo] = {}  # model entity made from a local nn.Module class
+        self._clips: dict[int, Effect | None] = {}  # what each function called so far clips (`clipping_bodies`)
         self.inline = Inliner(interp, self).inline
 
     def current_call(self) -> object:
@@ -183,7 +187,8 @@ class Calls:
             local = frame.local_defs.get(name) or (interp.functions.get(name) if bound is None else None)
             if local is not None:
                 pos, kw = self.args_of(call, flow, frame)
-                return self.inline(local, None, None, pos, kw, flow, frame)
+                with self._own_clip(call, local, False, pos, kw, flow, frame):
+                    return self.inline(local, None, None, pos, kw, flow, frame)
             if name in interp.classes and name not in interp.imports.aliases:
                 return self.construct_local(call, interp.classes[name], flow, frame)
             if bound is not None and name not in interp.imports.aliases:
@@ -296,7 +301,26 @@ class Calls:
         pos, kw = self.args_of(call, flow, frame)
         if fn is None or is_abstract(fn):
             return self.interp.objects.opaque_call(code(call.func), pos, kw, flow)
-        return self.inline(fn, info, None, pos, kw, flow, frame)
+        with self._own_clip(call, fn, False, pos, kw, flow, frame):
+            return self.inline(fn, info, None, pos, kw, flow, frame)
+
+    @contextlib.contextmanager
+    def _own_clip(self, call: ast.Call, fn: Function, bound: bool, pos: list[Value], kw: dict[str, Value], flow: Flow,
+                  frame: Frame) -> Iterator[None]:
+        """A function of the project whose body clips the gradients of an argument (`clipping_bodies`) clips them
+        at its call, as the catalogue's clips do, and its body's norm and rescale are that clip's, not misuses of
+        their own; `bound`: called as a method, its first parameter is the receiver."""
+        effect = clip_effect(fn, bound, self._clips)
+        if effect is None:
+            yield
+            return
+        amp = self.interp.amp
+        self.interp.effects.apply((effect,), CallSite(call, None, None, pos, kw, None, True), flow, frame)
+        amp.clipping += 1
+        try:
+            yield
+        finally:
+            amp.clipping -= 1
 
     def _constructs_model(self, call: ast.Call, last: str, pos: list[Value], kw: dict[str, Value], flow: Flow) -> Value | None:
         """`model = ToyModel()`, a class of another file, given no model, assigned to a name used as a
@@ -393,7 +417,8 @@ class Calls:
                 pos, kw = self.args_of(call, flow, frame)
                 if is_abstract(method):  # a stub a subclass overrides: what it does is not known here
                     return interp.objects.opaque_call(attr, pos, kw, flow)
-                return self.inline(method, cls, frame.self_value, pos, kw, flow, frame)
+                with self._own_clip(call, method, True, pos, kw, flow, frame):
+                    return self.inline(method, cls, frame.self_value, pos, kw, flow, frame)
             stored_fns = interp.definitions.stored_functions(cls, attr) if method is None else []
             if stored_fns and all(interp.prescan.surely_inert(fn.name) for fn in stored_fns):
                 # `self.disc_loss(real, fake)` of `self.disc_loss = hinge_d_loss`: one of those functions runs
@@ -425,7 +450,8 @@ class Calls:
             followed = method is not None and (interp.project is None or interp.project.follows(interp, method))
             if method is not None and not is_abstract(method) and followed:
                 pos, kw = self.args_of(call, flow, frame)
-                return self.inline(method, info, recv, pos, kw, flow, frame, instance_key=N.ref_text(recv_node))
+                with self._own_clip(call, method, True, pos, kw, flow, frame):
+                    return self.inline(method, info, recv, pos, kw, flow, frame, instance_key=N.ref_text(recv_node))
         if attr in _GRAD_METHODS and self._grad_receiver(recv_node) is not None:
             return self.grad_method(call, attr, recv_node, flow, frame)
         pos, kw = self.args_of(call, flow, frame)

@@ -244,7 +244,16 @@ class Counters:
             return False
         return bool(found) and not element.params
 
-    def _member_calls(self, stmt: ast.For) -> str:
+    def steps_members(self, stmt: ast.For | ast.AsyncFor) -> bool:
+        """Read from the loop's text alone: each gradient call of its body steps, clears or unscales what it
+        binds (`for opt in self.optimizers: if skip: continue; scaler.step(opt)`), one member per pass, so
+        one run of the loop is one step of each member, not a step per iteration of a training loop."""
+        found = self._members.get(id(stmt))
+        if found is None:
+            found = self._members[id(stmt)] = self._member_calls(stmt)
+        return bool(found)
+
+    def _member_calls(self, stmt: ast.For | ast.AsyncFor) -> str:
         """How the gradient calls of the loop's body reach what it binds (`visits_members`): "receiver"
         (each is a method of it), "argument" (some are handed it), "" (not every one reaches it, or one
         is not a step, clear or unscale)."""

@@ -202,7 +202,7 @@ class EntryPoints:
         if fn.name.startswith("test"):
             return False
         reached = self._reached_once(fn, cls)
-        if not _steps_once(reached, interp.prescan.event_attrs):
+        if not _steps_once(reached, interp.prescan.event_attrs, interp.counters.steps_members):
             return False
         if self._clears_anywhere is None:  # walked for the first candidate only
             self._clears_anywhere = _clears_somewhere(interp.module)
@@ -227,7 +227,8 @@ class EntryPoints:
                 continue
             seen.add(id(current))
             out.append(current)
-            calls = _calls_outside_loops(current) if once else [n for n in ast.walk(current) if isinstance(n, ast.Call)]
+            calls = (_calls_outside_loops(current, interp.counters.steps_members) if once
+                     else [n for n in ast.walk(current) if isinstance(n, ast.Call)])
             for call in calls:
                 func = call.func
                 callee: Function | None = None
@@ -419,13 +420,14 @@ _REACH_LIMIT = 64  # functions `_reached_once` follows from one candidate
 _NOT_ONCE = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
-def _calls_outside_loops(fn: Function) -> list[ast.Call]:
-    """The calls of the function's own body that run once per call of it: outside its loops and nested definitions."""
+def _calls_outside_loops(fn: Function, members: Callable[[ast.For | ast.AsyncFor], bool]) -> list[ast.Call]:
+    """The calls of the function's own body that run once per call of it: outside its loops and nested definitions,
+    or in a loop that steps (clears, unscales) each member of a collection once (`members`: `for opt in opts:`)."""
     out: list[ast.Call] = []
     todo: list[ast.AST] = list(fn.body)
     while todo:
         node = todo.pop()
-        if isinstance(node, _NOT_ONCE):
+        if isinstance(node, _NOT_ONCE) and not (isinstance(node, (ast.For, ast.AsyncFor)) and members(node)):
             continue
         if isinstance(node, ast.Call):
             out.append(node)
@@ -442,11 +444,12 @@ def _assigns(fn: Function, text: str) -> bool:
     return False
 
 
-def _steps_once(functions: list[Function], events: frozenset[str]) -> bool:
+def _steps_once(functions: list[Function], events: frozenset[str],
+                members: Callable[[ast.For | ast.AsyncFor], bool]) -> bool:
     """A backward pass and a step among the calls these functions make once per call (outside their loops)."""
     found: set[str] = set()
     for fn in functions:
-        for node in _calls_outside_loops(fn):
+        for node in _calls_outside_loops(fn, members):
             if isinstance(node.func, ast.Attribute) and node.func.attr in events:
                 attr = node.func.attr
                 found.add("step" if "step" in attr else "backward" if "backward" in attr else "")

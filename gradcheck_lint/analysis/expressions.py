@@ -25,6 +25,9 @@ from .unpacking import unpack
 from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
 
 _ANY_KEY = "?*"  # the item of a dict stored under a key the analysis does not know (`d[name] = ...`)
+# what any other key of a dict made out of sight holds, once an item was stored into it (`config = load_config(opt)`,
+# then `config["optimizer"] = ...`): what the whole read before
+_REST_KEY = "?rest"
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim"})
 
@@ -206,6 +209,9 @@ class Expressions:
             ref = N.ref_text(expr)
             if ref is not None and flow.env.get(f"{_ITEM_OF}{ref}") is base and ref in flow.env:
                 return flow.env[ref]  # stored into this very object: `d["loss"] = d["loss"] / N`
+            rest = base.item(_REST_KEY)
+            if rest is not None:  # another key of a dict made out of sight: what it read before
+                return param_groups.part_of(rest, replace(rest, items=(), counter=None, const=None))
         elif _is_last(index) and (ref := N.ref_text(expr.value)) is not None:
             last = appended_last(flow, ref, base)
             if last is not None:
@@ -592,7 +598,7 @@ class Expressions:
         base_key = N.ref_text(target.value)
         item = N.literal_key(target.slice)
         base = self.lookup(base_key, flow, frame) if base_key is not None else None
-        if base is None:
+        if base is None or base_key is None:
             return
         made_here = bool(base.items) or not (base.opaque or base.reach or base.entities or base.modules)
         if item is None:
@@ -603,16 +609,22 @@ class Expressions:
                 items[_ANY_KEY] = join([items[_ANY_KEY], value]) if _ANY_KEY in items else value
                 flow.env[base_key] = replace(base, items=tuple(items.items()))
             return
-        if not made_here:
-            # a dict made out of sight (`loss_dict = model(batch)`): the item stored here is read back
+        if not made_here and (base.entities or base.modules):
+            # an object that may be a dict (`self.state[...]` of a model): the item stored here is read back
             # while the name still holds that very object (`eval_subscript`)
             flow.env[f"{_ITEM_OF}{base_key}[{item}]"] = base
+            return
+        if not made_here:
+            # a dict made out of sight (`config = load_config(opt)`, `loss_dict = model(batch)`): it holds the item
+            # from now on, wherever it goes (`train_epoch(model, config)` reads `config["optimizer"]`); any other
+            # key holds what it held before (`_REST_KEY`)
+            flow.env[base_key] = replace(base, items=((str(item), value), (_REST_KEY, base)))
             return
         # a dict built in sight, filled key by key (`terms = {}; terms["loss"] = ...; return terms`): it holds
         # the item wherever it goes, also out of the function that filled it
         items = dict(base.items)
         items[item] = value
-        flow.env[base_key] = replace(base, items=tuple(items.items()))  # type: ignore[index]
+        flow.env[base_key] = replace(base, items=tuple(items.items()))
 
     def _store_item(self, target: ast.Subscript, source: ast.expr | None, value: Value, flow: Flow, frame: Frame,
                     stmt: ast.AST | None) -> None:
