@@ -117,6 +117,8 @@ class Recorder:
         ev.written |= set(written)
         ev.amp_scaled = ev.amp_scaled or loss.amp
         for uid, state, site, flag_sets in loss.sync:
+            if state == "on" and self._forward_ruled_out(site, flow):
+                continue  # a forward of the other arm of a test this path took the other way (see `_forward_ruled_out`)
             if self._sync_at_backward(uid):  # FSDP: what the backward runs under decides, not its forward
                 state = "off" if uid in frame.sync_off else "maybe" if uid in frame.sync_maybe else "on"
                 ev.sync_forwards.add((uid, state, site))
@@ -147,6 +149,28 @@ class Recorder:
             flow.env[loss_text] = replace(held, graph=True)  # backpropagated: it holds a graph
         elif not frame.no_grad and not loss_text.isidentifier():
             self._container_holds_graph(loss_text, flow)
+
+    def _forward_ruled_out(self, site: int, flow: Flow) -> bool:
+        """The forward pass of this ordinal ran in an arm of an `if` whose test every path reaching here took
+        the other way: the loss joined after `if i % N == 0: out = model(x)` / `else: with model.no_sync():
+        out = model(x)` holds both forwards, yet a backward under the same test's `no_sync()` arm comes from
+        the second only (SimpleAICV's fixed loop)."""
+        interp = self.interp
+        node: ast.AST | None = interp.forward_sites.get(site)
+        states = flow.states
+        if node is None or not states:
+            return False
+        arms: list[tuple[int, bool]] = []  # (assumption key, the test's truth the forward needs)
+        while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            parent = interp.parent(node)
+            if isinstance(parent, ast.If):
+                # (read as a branch that matters reads it, also where the test held no training event)
+                cond, swapped = interp.setting_condition(parent)
+                holds = any(node is s for s in parent.body) != swapped
+                arms.append((cond.akey, cond.polarity == holds))
+            node = parent
+        return bool(arms) and all(any(s.assumption(akey) not in (None, needed) for akey, needed in arms)
+                                  for s in states)
 
     def _sync_at_backward(self, uid: int) -> bool:
         """The wrapper's sync control is read at backward time (its catalogue row says `decided_at = "backward"`)."""
