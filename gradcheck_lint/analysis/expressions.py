@@ -212,6 +212,10 @@ class Expressions:
             rest = base.item(_REST_KEY)
             if rest is not None:  # another key of a dict made out of sight: what it read before
                 return param_groups.part_of(rest, replace(rest, items=(), counter=None, const=None))
+            if base.items and not any(k.isdigit() for k, _ in base.items):
+                # a key the dict built in sight does not hold (`opt["scheduler"]` of `{"optimizer": opt,
+                # "lr_scheduler": {...}}`, read under `if "scheduler" in opt:`): none of its values, whatever it is
+                return OPAQUE
         elif _is_last(index) and (ref := N.ref_text(expr.value)) is not None:
             last = appended_last(flow, ref, base)
             if last is not None:
