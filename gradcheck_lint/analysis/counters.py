@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from . import names as N
 from . import param_groups
+from .chunk_counts import chunk_count
 from .conditions import Condition
 from .conventions import convention
 from .flow import Flow, Frame, Outcome
@@ -394,8 +395,9 @@ class Counters:
                 return _range_count(args)
             if fname in ("enumerate", "tqdm", "zip") and args:
                 return self.loop_count(args[0].value)
-            if fname in ("chunk", "tensor_split") and len(args) >= (1 if isinstance(it.func, ast.Attribute) else 2):
-                return code(args[-1].value)  # the number of chunks
+            chunks = chunk_count(it)
+            if chunks is not None:
+                return chunks  # the number of chunks
             # `x.split(k)` makes chunks of size k: how many there are is `len(...)` of them
         return f"len({code(it)})"
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.chunk_counts import chunks_held
 from ..analysis.conditions import Condition, code
 from ..analysis.conventions import convention
 from ..analysis.events import Backward, Loop, Step
@@ -82,6 +83,15 @@ def _divides_by(factor: str, window: str | None, counters: set[str]) -> bool:
         return False
     return (isinstance(tree, ast.BinOp) and isinstance(tree.op, (ast.Div, ast.FloorDiv))
             and not _names_window(code(tree.left), window, counters))
+
+
+def _by_chunk_count(model: TrainingModel, divisors: frozenset[str], window: str | None) -> bool:
+    """A window `len(chunks)` over a list cut into `n` chunks elsewhere in the file (`self.var_L =
+    torch.chunk(data, chunks=self.mega_batch_factor)`): a loss divided by `n` is divided by the window, whatever
+    `n` is named (`mega_batch_factor` reads like a batch size)."""
+    inner = window[4:-1] if window is not None and window.startswith("len(") and window.endswith(")") else None
+    count = chunks_held(model.module, inner) if inner else None
+    return count is not None and count in divisors
 
 
 def _chunk_size(gate: Condition | Loop) -> str | None:
@@ -291,7 +301,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     running = sorted(d for d in backward.loss.divisors if counters & set(_IDENT.findall(d)))
                     per_micro = sorted(_counted_per_micro_batch(gate, backward.loss.divisors - frozenset(running)))
                     rest = backward.loss.divisors - frozenset(running) - frozenset(per_micro)
-                    if divides_by_window(rest, window, counters, backward.loss.shares):
+                    if divides_by_window(rest, window, counters, backward.loss.shares) \
+                            or _by_chunk_count(model, rest, window):
                         continue  # (a share's denominator the micro-batch's own count is in `per_micro`, not here)
                     if any(_WINDOW_NORMALISER.search(d) for d in rest):
                         continue  # divided by the token count of the whole window (`loss_sum / global_valid_tokens`)
