@@ -14,7 +14,7 @@ from .chunk_counts import chunk_count
 from .conditions import Condition
 from .conventions import convention
 from .flow import Flow, Frame, Outcome
-from .last_iteration import last_iteration_bound
+from .last_iteration import last_iteration_bound, strided_window
 from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
 from .values import EMPTY, Counter, Holder, Value, join
@@ -357,6 +357,12 @@ class Counters:
         if any(a.star for a in args):
             return None
         if name == "range" and args:
+            if len(args) == 3 and is_int(args[0].value, 0) and not is_int(args[2].value, 1):
+                # `range(0, n, b)`: the index takes n // b values, b apart; it counts positions in that one
+                # window (`j == 0` first, `j == (n // b - 1) * b` last: `last_iteration`), never others
+                window = strided_window(code(args[1].value), code(args[2].value))
+                counter = Counter(code(call), zero_based=True, start=0, period=window)
+                return _iterable(Value(counter=counter), None)
             if len(args) >= 3:
                 return _iterable(Value(), None)
             start = args[0].value if len(args) == 2 else None

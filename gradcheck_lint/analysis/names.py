@@ -81,6 +81,11 @@ class ImportMap:
                     if alias.name == "*":
                         break
                     out[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+            elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and (name := _imported_by_call(stmt.value)):
+                # `self.amp = importlib.import_module("apex.amp")`: that module, under the target's text
+                target = dotted(stmt.targets[0])
+                if target is not None:
+                    out.setdefault(target, name)
 
     def qualify(self, expr: ast.AST) -> str | None:
         """Return the qualified dotted name of an expression like `O.Adam`, or None."""
@@ -91,7 +96,23 @@ class ImportMap:
         if head in self.aliases:
             base = self.aliases[head]
             return f"{base}.{rest}" if rest else base
+        if head == "self" and rest:  # `self.amp.scale_loss` of `self.amp = importlib.import_module("apex.amp")`
+            owner, _, attr = rest.partition(".")
+            base = self.aliases.get(f"self.{owner}")
+            if base is not None:
+                return f"{base}.{attr}" if attr else base
         return text
+
+
+def _imported_by_call(value: ast.expr) -> str | None:
+    """The module `importlib.import_module("a.b")` or `__import__("a.b", fromlist=[...])` returns, by its name."""
+    if not isinstance(value, ast.Call) or not value.args or not isinstance(value.args[0], ast.Constant) \
+            or not isinstance(value.args[0].value, str):
+        return None
+    func = dotted(value.func)
+    if func in ("importlib.import_module", "import_module") or func == "__import__" and value.keywords:
+        return value.args[0].value
+    return None
 
 
 def dotted(expr: ast.AST | None) -> str | None:

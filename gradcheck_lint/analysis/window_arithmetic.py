@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 
+from .last_iteration import last_of_strided
 from .names import dotted
 from .syntax import code, is_int
 from .walk import walk
@@ -392,6 +393,8 @@ def _cycle_phase(test: ast.Compare, counter: str, modulus: str, start: int) -> s
         return FIRST
     last = modulus if start == 1 else f"{modulus} - 1" if start == 0 else None
     if last is not None and code(right).replace(" ", "") == last.replace(" ", ""):
+        return LAST
+    if start == 0 and last_of_strided(right, modulus):  # `j == (n // b - 1) * b` of `range(0, n, b)`
         return LAST
     return None
 
