@@ -54,6 +54,8 @@ MAYBE = [
     "    loss = compute_loss(model, x)",  # a helper of another file: it may return None
     "    loss = maybe(x)",  # falls off its end on some paths
     "    loss = model(x).mean() if x.sum() > 0 else None",
+    "    loss = {'g': model(x)}.get('d')",  # a key the dict does not hold
+    "    loss = evaluate(model)",  # read by its name alone: a helper that may return None
 ]
 
 RUNS = ["loss is not None", "loss != None", "not loss is None", "not (loss is None)"]
