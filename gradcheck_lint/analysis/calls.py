@@ -24,7 +24,7 @@ from .parts import CallsHost
 from .provenance import Assumption, assumed
 from .reductions import normaliser_argument, sums_samples
 from .syntax import Arg, arguments, code, keyword_value, local_names
-from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, join, union_as_tensor
+from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, blank, join, maybe_none, present, union_as_tensor
 
 
 # Built-ins that pass their arguments' objects through (`list(model.parameters())`, `chain(a, b)`).
@@ -46,6 +46,9 @@ _GRAD_MODIFIERS = frozenset({"fill_", "add_", "sub_", "clamp_", "clip_", "addcmu
 _ARG0 = ArgRef(positions=(0,))
 # list methods after which the last item is not the one last appended
 _REARRANGES = frozenset({"extend", "insert", "pop", "remove", "clear", "sort", "reverse", "__setitem__", "__delitem__"})
+# methods that return None, also on a tensor or a list of them
+_RETURN_NONE = frozenset({*_REARRANGES, "append", "update", "retain_grad", "record_stream", "backward",
+                          "register_buffer", "register_parameter", "add_module", "load_state_dict"})
 
 
 def _held_values(args: list[Arg]) -> bool:
@@ -569,7 +572,7 @@ class Calls:
             if key is not None:
                 flow.env[key] = value
             return [(ent, api)]
-        if recv.reach or recv.opaque or recv.params or recv.graph or recv == EMPTY:
+        if recv.reach or recv.opaque or recv.params or recv.graph or blank(recv):
             return [(None, "torch.Tensor")]  # a tensor, or a parameter (`for p in model.parameters(): p.register_hook(...)`)
         return []
 
@@ -699,12 +702,18 @@ class Calls:
         if attr in ("get", "pop") and recv.items and arguments(call):
             k = N.literal_key(arguments(call)[0].value)
             item = recv.item(k) if k is not None else None
-            return item if item is not None else join([v for _, v in recv.items])
+            if item is not None:
+                return item
+            whichever = join([v for _, v in recv.items])
+            return maybe_none(whichever) if attr == "get" else whichever  # (`.get` of a key not there: None)
         if recv.entities and not recv.reach:
             return EMPTY  # a method of an optimizer, scheduler or tool no model describes
         if isinstance(recv_node, ast.Name) and recv_node.id in interp.imports.aliases and not recv.reach:
             return interp.objects.opaque_call(attr, pos, kw, flow)  # a function of an unknown imported module
-        return union_as_tensor([recv, *pos, *kw.values()])
+        out = union_as_tensor([recv, *pos, *kw.values()])
+        if recv.present and (recv.reach or recv.built or recv.graph) and not recv.entities and attr not in _RETURN_NONE:
+            return present(out)  # `model(x).mean()`: a method of a tensor made in sight makes a tensor
+        return out
 
     # -- `.grad` written through a method
     @staticmethod

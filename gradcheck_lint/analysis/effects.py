@@ -20,7 +20,7 @@ from .parts import EffectsHost
 from .provenance import MODELLED, Assumption, assumed
 from .schedules import schedule
 from .syntax import arguments, code
-from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
+from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, present, union_as_tensor
 
 KIND_OF = {"model": Kind.MODEL, "optimizer": Kind.OPTIMIZER, "scheduler": Kind.SCHEDULER, "tool": Kind.TOOL,
            "tensor": Kind.PARAM, "loss": Kind.LOSS}
@@ -217,7 +217,9 @@ class Effects:
             operands.insert(0, site.receiver)
         out = union_as_tensor(operands)
         # `loss, items = compute_loss(pred, targets)` of the YOLOv5 family returns `loss * bs`
-        return replace(out, summed=True) if effect.kind == "summed" and out is not EMPTY else out
+        out = replace(out, summed=True) if effect.kind == "summed" and out is not EMPTY else out
+        # a tensor a catalogue row computes is one (a helper a name heuristic reads so may return None)
+        return present(out) if site.certain else out
 
     def _defer(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("function"))

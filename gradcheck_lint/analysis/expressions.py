@@ -22,7 +22,7 @@ from .parts import ExpressionsHost
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
-from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, join, union_as_tensor
+from .values import EMPTY, OPAQUE, PRESENT, Counter, Holder, Kind, Value, blank, join, present, union_as_tensor
 
 _ANY_KEY = "?*"  # the item of a dict stored under a key the analysis does not know (`d[name] = ...`)
 # what any other key of a dict made out of sight holds, once an item was stored into it (`config = load_config(opt)`,
@@ -105,15 +105,17 @@ class Expressions:
             return self.interp.calls.eval_call(expr, flow, frame)
         if kind is ast.Constant:
             value = expr.value
-            if value is None or value is True or value is False:
-                return Value(const=str(value))
+            if value is None:
+                return Value(const="None")
+            if value is True or value is False:
+                return Value(const=str(value), present=True)
             if type(value) is str or type(value) is bytes:  # what a test `x == "model"` can compare it with
-                return Value(choices=frozenset({repr(value)}))
-            return Value(const=value) if type(value) is int else EMPTY
+                return Value(choices=frozenset({repr(value)}), present=True)
+            return Value(const=value, present=True) if type(value) is int else PRESENT
         if kind is ast.BinOp:
-            return self.eval_binop(expr, flow, frame)
+            return present(self.eval_binop(expr, flow, frame))
         if kind is ast.UnaryOp:
-            return self.eval(expr.operand, flow, frame).as_tensor()
+            return present(self.eval(expr.operand, flow, frame).as_tensor())
         if kind is ast.BoolOp:
             return join([self.eval(v, flow, frame) for v in expr.values])
         if kind is ast.Compare:
@@ -143,7 +145,7 @@ class Expressions:
             j = join([v for _, v in items]) if items else EMPTY
             return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
                          divisors=j.divisors, divided_twice=j.divided_twice, multipliers=j.multipliers,
-                         shares=j.shares, items=tuple(items))
+                         shares=j.shares, items=tuple(items), present=True)
         if kind is ast.Starred:
             return self.eval(expr.value, flow, frame)
         if kind is ast.Dict:
@@ -153,7 +155,8 @@ class Expressions:
                 k = N.literal_key(k_node) if k_node is not None else None
                 pairs.append((k if k is not None else f"?{len(pairs)}", v))
             j = join([v for _, v in pairs]) if pairs else EMPTY
-            return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague, items=tuple(pairs))
+            return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
+                         items=tuple(pairs), present=True)
         if kind is ast.Subscript:
             return self.eval_subscript(expr, flow, frame)
         if kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp):
@@ -170,7 +173,7 @@ class Expressions:
             for part in expr.values:
                 if type(part) is ast.FormattedValue:
                     self.eval(part.value, flow, frame)
-            return EMPTY
+            return PRESENT
         return EMPTY  # lambdas, slices, literals of other types
 
     def eval_name(self, name: str, flow: Flow, frame: Frame) -> Value:
@@ -223,7 +226,7 @@ class Expressions:
         if base.items:
             return join([v for _, v in base.items])
         # (`opt.param_groups[1]["params"]`: one of its groups' lists, still the optimizer's)
-        return param_groups.part_of(base, replace(base, items=(), counter=None, const=None))
+        return param_groups.part_of(base, replace(base, items=(), counter=None, const=None, present=False))
 
     def eval_binop(self, expr: ast.BinOp, flow: Flow, frame: Frame) -> Value:
         left = self.eval(expr.left, flow, frame)
@@ -329,7 +332,7 @@ class Expressions:
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
                      divisors=v.divisors, divided_twice=v.divided_twice, multipliers=v.multipliers, shares=v.shares,
                      built=v.built, graph=v.graph, sync=v.sync, amp=v.amp, summed=v.summed,
-                     unseen_reduction=v.unseen_reduction)
+                     unseen_reduction=v.unseen_reduction, present=True)
 
     def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:
         interp = self.interp
@@ -407,7 +410,7 @@ class Expressions:
         # not a method or property of the class
         instance = isinstance(base.const, tuple) and base.const[:1] == ("instance",) and not (
             isinstance(frame.cls, ClassInfo) and interp.definitions.find_method(frame.cls, attr) is not None)
-        if key is not None and not base.entities and (base.opaque or base == EMPTY or instance):
+        if key is not None and not base.entities and (base.opaque or blank(base) or instance):
             minted = interp.objects.entity_for_unknown_ref(key)
             if minted is not None:
                 flow.env[key] = minted
@@ -816,7 +819,7 @@ class Expressions:
                 if c in interp.windows:
                     flow.map(functools.partial(PathState.advance, counter=c, step=interp.counters.advance_phases))
             new = replace(old, counter=replace(old.counter, incremented=True), const=None) if old.counter else replace(old, const=None)
-            flow.env[key] = new
+            flow.env[key] = present(new)
             self.forget(key, flow, frame)
             return
         if isinstance(small.op, (ast.Add, ast.Sub)) and old.counter is not None and is_int(small.value):
@@ -839,9 +842,10 @@ class Expressions:
             # optimizer built from it owns both models); a number or a tensor is summed
             grows = isinstance(small.op, ast.Add) and _builds_collection(small.value)
             new = join([replace(old, items=()), replace(rhs, items=())]) if grows else union_as_tensor([old, rhs])
+            new = present(new)
             if isinstance(small.op, (ast.Add, ast.Sub)) and (rhs.built or rhs.graph):  # `total_loss += loss` (not `+= loss.item()`)
                 new = interp.keepalives.note(small, key, small.value, new, frame, code(target))
-        flow.env[key] = new
+        flow.env[key] = present(new)  # whatever it was, `x += y` made an object (or raised)
         self.forget(key, flow, frame)
 
     def _rescale_item(self, target: ast.Subscript, small: ast.AugAssign, rhs: Value, flow: Flow, frame: Frame) -> bool:

@@ -1,11 +1,12 @@
 """Branch tests whose outcome this call already fixes: `if p.grad is not None:` for gradients that
 exist, a literal flag the function was handed (`do_backward=False`), `hasattr(self, "x")` for a name
-nothing in the file defines."""
+nothing in the file defines, `if loss is not None:` on a value known not to be None (`loss = 0; loss += ...`)."""
 
 from __future__ import annotations
 
 import ast
 
+from . import names as N
 from . import pathcond
 from .flow import Flow, Frame
 from .parts import FixedTestsHost
@@ -27,7 +28,32 @@ class FixedTests:
             fixed = False  # `if hasattr(self, "_training_step"):` where nothing defines it: a deprecated hook
         if fixed is None and self.constructed_attribute(test, frame):
             fixed = True  # `if hasattr(self, "optimizer"):` where `__init__` always sets it
+        if fixed is None:
+            fixed = self.none_test(test, flow, frame)
         return fixed
+
+    def none_test(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
+        """`x is not None` (`is None`, `== None`, `!= None`, `not ...`) where `x` names a value known to be an
+        object on every path that reaches the test (`Value.present`): the outcome; None otherwise. A value
+        that may be None (`loss = None`, then `if cond: loss = ...`) leaves both ways open."""
+        negated = False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            negated, test = not negated, test.operand
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))):
+            return None
+        left, right = test.left, test.comparators[0]
+        if _is_none(left):
+            left, right = right, left
+        if not _is_none(right):
+            return None
+        key = N.ref_text(left)
+        if key is None:
+            return None
+        v = self.interp.expressions.lookup(key, flow, frame)
+        if v is None or not v.present:
+            return None
+        return isinstance(test.ops[0], (ast.IsNot, ast.NotEq)) != negated
 
     def constructed_attribute(self, test: ast.expr, frame: Frame) -> bool:
         """`hasattr(self, "name")` (or `not ...`: the caller negates) in a method of a class whose
@@ -118,3 +144,7 @@ class FixedTests:
                     strings.append(n)  # type: ignore[arg-type]
             self._defined_names = defined | {n.value for n in strings if id(n) not in tested}
         return name not in self._defined_names
+
+
+def _is_none(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None

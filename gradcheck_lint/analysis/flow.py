@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .gradstate import PathState, forget_held, merge_states
-from .values import Holder, Value, join
+from .values import Holder, Value, join, maybe_none
 
 MAX_DEPTH = 8
 MAX_LOOP_ITERATIONS = 12
@@ -116,10 +116,16 @@ class Flow:
             env = {}
             for k, v in a.items():
                 w = b.get(k, _MISSING)
-                env[k] = v if w is v else _join_key(k, [v] if w is _MISSING else [v, w])  # type: ignore[list-item]
+                # (a name one path did not bind may be anything there: None too)
+                if w is v:
+                    env[k] = v
+                elif w is _MISSING:
+                    env[k] = maybe_none(_join_key(k, [v]))
+                else:
+                    env[k] = _join_key(k, [v, w])  # type: ignore[list-item]
             for k, w in b.items():
                 if k not in a:
-                    env[k] = join([w])
+                    env[k] = maybe_none(w)
             return Flow(env, states)
         env = {}
         keys: list[str] = []
@@ -132,7 +138,10 @@ class Flow:
         for k in keys:
             vals = [f.env[k] for f in live if k in f.env]
             first = vals[0]
-            env[k] = first if len(vals) == len(live) and all(v is first for v in vals) else _join_key(k, vals)
+            if len(vals) < len(live):
+                env[k] = maybe_none(_join_key(k, vals))
+            else:
+                env[k] = first if all(v is first for v in vals) else _join_key(k, vals)
         return Flow(env, states)
 
 

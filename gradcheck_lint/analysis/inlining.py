@@ -20,7 +20,7 @@ from .flow import MAX_DEPTH, TRANSITIONS, Flow, Frame, Function
 from .gradstate import PathState
 from .parts import CallsFace, InliningHost
 from .syntax import TESTS, parameters
-from .values import EMPTY, OPAQUE, Value, join
+from .values import EMPTY, OPAQUE, Value, join, maybe_none
 
 _ONE_PATH = frozenset({PathState()})
 # what a run of a callee that trains did: env updates, returned value, path states after, transitions, events met
@@ -288,6 +288,8 @@ class Inliner:
                 if final is not None:
                     final.states = flow.states
         ret = join([v for _, v in out.returns]) if out.returns else EMPTY
+        if out.normal is not None:  # a path that falls off the end returns None
+            ret = maybe_none(ret)
         if final is None and _is_generator(fn):
             # `def cycle(dl): while True: yield from dl`: calling a generator runs nothing yet, and
             # the caller goes on however its body would end.

@@ -18,7 +18,7 @@ from .names import last_name
 from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code
-from .values import EMPTY, OPAQUE, Value, holding
+from .values import EMPTY, OPAQUE, PRESENT, Value, holding
 from .walk import iter_tree
 
 
@@ -464,4 +464,4 @@ def _shared(value: Value) -> bool:
     whose graph was not read, an argument of unknown origin): one object for all of them, so a backward of
     one is no backward of the value some list stored (MTGNN's `metrics = engine.train(...)`, then
     `train_loss.append(metrics[0])`, where `train()` backpropagates a loss it read as one on the next pass)."""
-    return value is EMPTY or value is OPAQUE
+    return value is EMPTY or value is OPAQUE or value is PRESENT

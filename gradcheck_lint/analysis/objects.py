@@ -224,8 +224,10 @@ class Objects:
             for uid in wrappers:
                 self.table.sync_modules.setdefault(uid, set()).update(h for h in module.modules if not h.pseudo)
         summed = any(self._forward_sums(e.uid) for e in module.entities)
+        # (the module itself called returns what its forward does, an object; another method of it may return None)
         out = Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else unseen), built=built, summed=summed,
-                    unseen_reduction=not summed and not any(self._forward_known(e) for e in module.entities), sync=sync)
+                    unseen_reduction=not summed and not any(self._forward_known(e) for e in module.entities), sync=sync,
+                    present=not vague)
         if parts is None or frame.no_grad or vague:
             return out
         # `q1, q2 = self.critic(s, a)` of a `forward` returning `self.Q1(x), self.Q2(x)`: each part holds the graph
@@ -238,7 +240,9 @@ class Objects:
             extra = part.reach - args.reach
             children = own if any(r.pseudo or not _within(r, own) for r in extra) else extra
             items.append((str(i), replace(out, reach=args.reach | children, vague=args.vague | (out.vague & children),
-                                          built=args.built | {(h, generations(flow.env, h, counts), site) for h in children})))
+                                          built=args.built | {(h, generations(flow.env, h, counts), site)
+                                                              for h in children},
+                                          present=part.present)))
         return replace(out, items=tuple(items))
 
     def _forward_known(self, entity: Entity) -> bool:

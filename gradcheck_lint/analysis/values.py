@@ -109,6 +109,8 @@ class Value:
         const: a small literal it is known to be.
         unread_class: the qualified name of the class it is an object of, when that class was not read
             (`CumulativeAverage()` of monai.metrics): what its methods do with what they are given is unknown.
+        present: known to be an object, not None, on every path (arithmetic, a literal, a display, a module's
+            forward, a tensor a catalogue call computes): `if x is not None:` on it goes one way.
     """
 
     entities: frozenset[Entity] = frozenset()
@@ -138,6 +140,7 @@ class Value:
     # literal, or an element of a tuple of literals (`for mode in "none", "model":`); None: anything
     choices: frozenset[str] | None = None
     unread_class: str | None = None
+    present: bool = False
 
     def item(self, key: str) -> Value | None:
         for k, v in self.items:
@@ -196,6 +199,26 @@ class Value:
 
 EMPTY = Value()
 OPAQUE = Value(opaque=True)
+PRESENT = Value(present=True)  # a number, a string or a bool with nothing else known of it
+
+
+def present(value: Value) -> Value:
+    """`value`, known not to be None (the shared `PRESENT` for a plain constant)."""
+    if value.present:
+        return value
+    return PRESENT if value is EMPTY or value == EMPTY else replace(value, present=True)
+
+
+def maybe_none(value: Value) -> Value:
+    """`value`, no longer known not to be None (it may also be None: a path that falls off a function's end)."""
+    if not value.present:
+        return value
+    return EMPTY if value is PRESENT else replace(value, present=False)
+
+
+def blank(value: Value) -> bool:
+    """Nothing is known of it, but perhaps that it is not None."""
+    return value is EMPTY or value is PRESENT or value == EMPTY or value == PRESENT
 
 
 def join(values: Iterable[Value]) -> Value:
@@ -255,6 +278,7 @@ def join(values: Iterable[Value]) -> Value:
         flag=vals[0].flag if all(v.flag == vals[0].flag for v in vals) else None,
         choices=_joined_choices(vals),
         unread_class=first.unread_class if all(v.unread_class == first.unread_class for v in vals) else None,
+        present=all(v.present for v in vals),  # known only when known on every path
     )
 
 
