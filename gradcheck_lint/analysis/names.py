@@ -98,9 +98,9 @@ class ImportMap:
             return f"{base}.{rest}" if rest else base
         if head == "self" and rest:  # `self.amp.scale_loss` of `self.amp = importlib.import_module("apex.amp")`
             owner, _, attr = rest.partition(".")
-            base = self.aliases.get(f"self.{owner}")
-            if base is not None:
-                return f"{base}.{attr}" if attr else base
+            module = self.aliases.get(f"self.{owner}")
+            if module is not None:
+                return f"{module}.{attr}" if attr else module
         return text
 
 
