@@ -120,7 +120,7 @@ class Interpreter:
         self.model_refs, self.optimizer_refs = scan.evidence()
         self.windows = {k: frozenset(v) for k, v in scan.windows.items()}
         self._module_constants: dict[str, int] | None = None
-        self.counter_starts: dict[str, int] = {}  # a window counter's first value (`Counters.anchor` counts phases from)
+        self.counter_starts: dict[str, int] = {}  # a window counter's first value (`Counters.anchor`)
         self.counter_floors: dict[str, int] = {}  # a loop's counter never stands below its first value
         self.conditions: dict[int, Condition] = {}
         self.worlds = Worlds()  # the settings `__init__` fixed for the run being analysed (`worlds`)
@@ -900,8 +900,8 @@ class Interpreter:
                 self.counter_floors.pop(name, None)
             cycle = self.counters.cycling.get(name)  # a cycling counter: the phases of its own window only
             windows = self.windows[name] if cycle is None else frozenset({cycle})
-            first = self.counters.phases_at(name, windows, start)
-            head.map(lambda s: s.restart(name, first))
+            at_start = self.counters.phases_at(name, windows, start)
+            head.map(lambda s: s.restart(name, at_start))
         period = periods.key(self.scope(frame), counter[0]) if counter is not None and counter[0] in self.period_counters else None
         if period is not None:  # `for i, x in enumerate(loader)`: `i` starts its period with the loop
             first = counter[1]  # type: ignore[index]

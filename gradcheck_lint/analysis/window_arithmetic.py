@@ -12,9 +12,10 @@ from .names import dotted
 from .syntax import code, is_int
 from .walk import walk
 
-__all__ = ["ALL_PHASES", "FIRST", "LAST", "MID", "NEXT_PHASE", "concrete", "counter_names", "fires_on_most", "first_window",
-           "first_window_size", "grad_existence_test", "kleene", "modulo_atoms", "modulo_operations", "phase_truth",
-           "position_phase", "remainder_gate", "residue_offset", "residue_shift", "truth_at_zero", "unit_truth", "unit_window"]
+__all__ = ["ALL_PHASES", "FIRST", "LAST", "MID", "NEXT_PHASE", "concrete", "counter_names", "fires_on_most",
+           "first_window", "first_window_size", "grad_existence_test", "kleene", "modulo_atoms", "modulo_operations",
+           "phase_truth", "position_phase", "remainder_gate", "residue_offset", "residue_shift", "truth_at_zero",
+           "unit_truth", "unit_window"]
 
 
 def _is_mod(node: ast.AST) -> bool:
@@ -421,7 +422,8 @@ def residue_offset(test: ast.Compare, counter: str, modulus: str) -> int | None:
             continue
         if is_int(other):
             return int(other.value) - shift
-        if type(other) is ast.BinOp and type(other.op) is ast.Sub and code(other.left) == modulus and is_int(other.right):
+        if type(other) is ast.BinOp and type(other.op) is ast.Sub and code(other.left) == modulus \
+                and is_int(other.right):
             return -int(other.right.value) - shift
         return None
     return None
