@@ -563,6 +563,7 @@ class Expressions:
             if counted in interp.windows and not keep_phases:
                 first = interp.counters.phases_at(counted, interp.windows[counted], literal)
                 flow.map(functools.partial(_restart, counter=counted, first=first))
+                interp.counter_floors.pop(counted, None)  # no longer a loop's counter from its first value up
             if counted in interp.period_counters and not keep_phases:
                 period = periods.key(interp.scope(frame), counted)
                 flow.map_quiet(functools.partial(_reset_period, period=period, value=reset_to))
@@ -793,6 +794,8 @@ class Expressions:
             interp.cond_aliases.moved(c, _moved_by(small), frame.loops)
         onward = isinstance(small.op, ast.Add) and is_int(small.value) and small.value.value >= 1
         for c in counted:
+            if not onward:  # `i -= 1`: the loop's counter may now stand below its first value
+                interp.counter_floors.pop(c, None)
             if c in interp.period_counters:  # `task_step += 1`: past the period's start (any other change: unknown)
                 period = periods.key(interp.scope(frame), c)
                 flow.map_quiet(functools.partial(periods.advance if onward else periods.forget, k=period))

@@ -396,6 +396,7 @@ class ExpressionsHost(Protocol):
     def recorder(self) -> RecorderFace: ...
     table: EntityTable
     windows: dict[str, frozenset[str]]
+    counter_floors: dict[str, int]
     @property
     def akeys_testing(self) -> dict[str, list[int]]: ...
     def branch(self, node: ast.AST, test: ast.expr, flow: Flow, gates: Sequence[int] = (),
