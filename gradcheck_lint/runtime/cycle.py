@@ -68,6 +68,11 @@ class CycleHost(Protocol):
 
 
 ENABLED = True  # off: the full path every time (tests compare the two)
+# the replay (`replay.py`) is tried first on a steady loop of one optimizer too: its lane checks a call by
+# the frames it came from and does no per-parameter work on the cycles it does not verify, where this
+# cycle still compares the parameters a clear and a step list; this cycle is established once the
+# recorder has given up on a period (`Recorder.backoff`), or always when this is off (its own tests)
+REPLAY_FIRST = True
 VERIFY_ALL = 8  # cycles whose `.grad` are all read once the cycle is steady, before the sampling starts
 VERIFY_EVERY = 8  # then one cycle in this many (pseudo-random) reads them (`Cycle.verify`)
 _VERIFY_SEED = 0x31A8  # the verified cycles are pseudo-random, and the same in every run

@@ -248,7 +248,10 @@ class StepChecks:
                 if obs is not None and g is not None:
                     obs.grad_id, obs.version = id(g), g._version
         if self._plain_step == id(opt):  # the state the fast path starts from, if it is steady
-            self._cycle = _cycle.establish(self, id(opt), group)
+            # the replay first (its lane does no per-parameter work on the cycles it does not verify);
+            # the steady cycle of one optimizer once the recorder has failed to find one (`REPLAY_FIRST`)
+            if not _cycle.REPLAY_FIRST or self._recorder.backoff > 1:
+                self._cycle = _cycle.establish(self, id(opt), group)
             if self._cycle is None:
                 self._note(_rec.STEP_END, (_rec.STEP_END, id(opt)), self.last_event or UNKNOWN_SITE,
                            keyset=group.keyset, keys=list(group.keys))

@@ -19,6 +19,12 @@ from gradcheck_lint.runtime import cycle, guard  # noqa: E402
 from runtime_models import SmallCNN, cnn_batch  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _cycle_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are of the steady cycle (cycle.py): established without the replay tried first."""
+    monkeypatch.setattr(cycle, "REPLAY_FIRST", False)
+
+
 def _loss(model: nn.Module, scale: float = 1.0) -> torch.Tensor:
     x, y = cnn_batch()
     return nn.functional.cross_entropy(model(x), y) * scale

@@ -214,3 +214,41 @@ def test_the_process_wide_guard_takes_the_lane_at_its_steps_too(monkeypatch: pyt
         report = disable()
     assert len(report) == 0
     assert taken["lane_clear"] > 100 and taken["lane_step"] > 100 and taken["lane_backward"] > 100
+
+
+def test_a_loop_of_one_optimizer_is_replayed_on_the_lane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A plain clear / backward / step loop of one optimizer is taken by the replay, not by the steady
+    cycle of `cycle.py` (which compares the parameters a clear and a step list on every cycle): its cycles
+    not verified read no `.grad` and build no list of parameters; a clear dropped late is still reported
+    at its line, as with the steady cycle and the full path."""
+    from torch import nn
+
+    from gradcheck_lint.runtime import cycle
+
+    def run(drop_clear_at: int | None) -> tuple[list[tuple[int, str]], Counter[str], bool, bool]:
+        calls: Counter[str] = Counter()
+        _counting(monkeypatch, calls)
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        x, y = torch.randn(4, 8), torch.randn(4, 1)
+        with guard(model, opt, mode="record") as g:
+            for i in range(LONG):
+                if drop_clear_at is None or i < drop_clear_at:
+                    opt.zero_grad()
+                nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+                if i == LATE - 1:
+                    probe = g._probe
+                    assert probe is not None
+                    on_replay, on_cycle = probe._replay is not None, probe._cycle is not None
+        monkeypatch.undo()
+        return sorted({(f.line, f.code) for f in g.report()}), calls, on_replay, on_cycle
+
+    found, calls, on_replay, on_cycle = run(None)
+    assert found == [] and on_replay and not on_cycle
+    assert calls["cycles not verified"] > LONG // 2 and calls["_ended not verified"] == 0
+    assert calls["_params_of not verified"] == 0
+    late, _calls, _r, _c = run(LATE)
+    monkeypatch.setattr(cycle, "REPLAY_FIRST", False)  # the steady cycle of one optimizer, as before
+    assert late and late == run(LATE)[0]

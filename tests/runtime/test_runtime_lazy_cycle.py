@@ -21,6 +21,12 @@ from gradcheck_lint.runtime import cycle, guard  # noqa: E402
 from gradcheck_lint.runtime.windows import UNREAD  # noqa: E402
 from runtime_models import SmallCNN, cnn_batch  # noqa: E402
 
+
+@pytest.fixture(autouse=True)
+def _cycle_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are of the steady cycle (cycle.py): established without the replay tried first."""
+    monkeypatch.setattr(cycle, "REPLAY_FIRST", False)
+
 STEADY = 40  # steps on the fast path before the loop changes (the cycle starts after four)
 
 

@@ -226,6 +226,7 @@ def test_gl008_the_steady_cycle_tags_the_passes_of_its_verified_cycles(monkeypat
         full_before_backward(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Probe, "full_before_backward", counting)
+    monkeypatch.setattr(cycle, "REPLAY_FIRST", False)  # the steady cycle's tags (the replay's: test_runtime_replay)
     torch.manual_seed(0)
     model = _model()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
