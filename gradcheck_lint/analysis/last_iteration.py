@@ -29,12 +29,12 @@ def last_iteration_bound(stmt: ast.For) -> tuple[str, int] | None:
     """(the window, the index's first value) of `for i in range(N)` (`range(0, N)`, `range(0, n, b)`) or
     `for i, x in enumerate(xs)` (window `len(xs)`) whose body tests `i` against its last value (`i == N - 1`,
     `i + 1 == len(xs)`, `i < len(xs) - 1`, ...: `index_truth`); None for any other loop."""
-    if not isinstance(stmt.iter, ast.Call) or not isinstance(stmt.iter.func, ast.Name):
-        return None
     call = stmt.iter
-    if call.func.id == "enumerate":  # type: ignore[attr-defined]
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name):
+        return None
+    if call.func.id == "enumerate":
         return _enumerated(stmt, call)
-    if call.func.id != "range" or call.keywords or not isinstance(stmt.target, ast.Name):  # type: ignore[attr-defined]
+    if call.func.id != "range" or call.keywords or not isinstance(stmt.target, ast.Name):
         return None
     if len(call.args) == 1:
         bound, stride = call.args[0], None
@@ -127,7 +127,7 @@ def index_truth(test: ast.Compare, counter: str, window: str, start: int, phase:
 
 def _reads_window(test: ast.Compare, counter: str, window: str) -> bool:
     forms = [_linear(side, counter, window) for side in (test.left, test.comparators[0])]
-    return all(f is not None for f in forms) and any(f[1] for f in forms)  # type: ignore[index]
+    return any(f[1] for f in forms if f is not None) and None not in forms
 
 
 def _linear(node: ast.expr, counter: str, window: str) -> tuple[int, int, int] | None:

@@ -340,7 +340,7 @@ def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: i
         if at is not None:
             return (phase == at) == (type(test.ops[0]) is ast.Eq)
         # `i + 1 == len(loader)`, `i < len(sampler) - 1`: the index's own value tells the phase
-        truth = index_truth(test, counter, modulus, start, phase)  # type: ignore[arg-type]
+        truth = index_truth(test, counter, modulus, start, phase)
         if truth is not None:
             return truth
     single = _single_window(test, modulus)
