@@ -6,10 +6,12 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import replace
 
 from . import names as N
 from . import param_groups
+from .anchors import Anchors
 from .chunk_counts import chunk_count
 from .conditions import Condition
 from .conventions import convention
@@ -19,7 +21,6 @@ from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
 from .values import EMPTY, Counter, Holder, Value, join
 from .window_arithmetic import (
-    FIRST,
     LAST,
     NEXT_PHASE,
     fires_on_most,
@@ -27,6 +28,7 @@ from .window_arithmetic import (
     first_window_size,
     modulo_atoms,
     phase_truth,
+    position_phase,
     truth_at_zero,
 )
 
@@ -45,7 +47,7 @@ class Counters:
         self._trains: dict[int, bool] = {}
         # ids of loops a backward pass ran in, however the interpreter reached it (`trains`)
         self.reached_backward: set[int] = set()
-        self._truths: dict[tuple[int, str, str, str, int, bool], tuple[ast.expr, bool | None]] = {}
+        self._truths: dict[tuple[int, str, str, str, int, bool, int | None], tuple[ast.expr, bool | None]] = {}
         self._atoms: dict[int, tuple[ast.expr, list[tuple[str, str]]]] = {}
         # (id of a test, counter, first value, question) -> answer: the window arithmetic of a test is
         # the same every time the loop's fixpoint comes back to it
@@ -58,23 +60,34 @@ class Counters:
         self.cycling: dict[str, str] = {}
 
     # -- phases
-    @staticmethod
-    def first_phase(start: int | None) -> frozenset[str] | None:
-        """The phase of a counter on its first value (the first position of a window, phases being
-        counted from that value); None: unknown."""
-        return frozenset({FIRST}) if start is not None else None
+    @functools.cached_property
+    def anchors(self) -> Anchors:
+        return Anchors(self.interp.module)
+
+    def anchor(self, counter: str, window: str) -> int:
+        """The value of `counter` its phases in `window` count from (`anchors`): its first value (0 for a
+        hand-kept counter), or the one the module's residue tests choose; a cycling counter's own first value."""
+        first = self.interp.counter_starts.get(counter, 0)
+        return first if self.cycling.get(counter) == window else self.anchors.anchor(counter, window, first)
+
+    def phases_at(self, counter: str, windows: Iterable[str], value: int | None) -> dict[str, frozenset[str] | None]:
+        """The phase of `counter` in each window when it stands at `value` (a reset, a loop's first value;
+        None: unknown)."""
+        if value is None:
+            return {w: None for w in windows}
+        return {w: _at(position_phase(value - self.anchor(counter, w))) for w in windows}
 
     @staticmethod
     def advance_phases(phases: frozenset[str]) -> frozenset[str]:
         return frozenset().union(*(NEXT_PHASE[p] for p in phases)) if phases else phases
 
     def phase_truth(self, test: ast.expr, counter: str, window: str, phase: str, start: int = 0,
-                    cycles: bool = False) -> bool | None:
+                    cycles: bool = False, floor: int | None = None) -> bool | None:
         """`phase_truth`, remembered: a pure function of the test, asked again for every path state."""
-        key = (id(test), counter, window, phase, start, cycles)
+        key = (id(test), counter, window, phase, start, cycles, floor)
         hit = self._truths.get(key)
         if hit is None or hit[0] is not test:
-            hit = self._truths[key] = (test, phase_truth(test, counter, window, phase, start, cycles))
+            hit = self._truths[key] = (test, phase_truth(test, counter, window, phase, start, cycles, floor))
         return hit[1]
 
     def modulo_atoms(self, test: ast.expr) -> list[tuple[str, str]]:
@@ -508,6 +521,10 @@ def _refines_one_batch(stmt: ast.For) -> bool:
 # averages, by its own convention) the task losses; it is not accumulation over micro-batches.
 _TASK = convention("task_loop")
 _RESUME_POINT = convention("resume_point")
+
+
+def _at(phase: str | None) -> frozenset[str] | None:
+    return frozenset({phase}) if phase is not None else None
 
 
 def _first_value(counter: Counter) -> int | None:

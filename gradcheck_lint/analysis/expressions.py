@@ -570,12 +570,14 @@ class Expressions:
             self._item_replaced(key, value, flow)
         if isinstance(source, TESTS) and "." not in key:
             interp.cond_aliases.bind(key, source, frame.loops)
-        first = interp.counters.first_phase(0 if value.const == 0 and is_int(source) else None)  # `step = 0`
+        literal = start  # `step = 0`: where the counter's phases stand
         reset_to = start if is_int(source) else None  # `task_step = 0`: a period starts
         # `self.global_step = 0` of `progress.reset()` resets the caller's `progress.global_step` too
         for counted in (key, *_as_owner(key, frame)):
             if counted in interp.windows and not keep_phases:
-                flow.map(functools.partial(_restart, counter=counted, windows=interp.windows[counted], first=first))
+                first = interp.counters.phases_at(counted, interp.windows[counted], literal)
+                flow.map(functools.partial(_restart, counter=counted, first=first))
+                interp.counter_floors.pop(counted, None)  # no longer a loop's counter from its first value up
             if counted in interp.period_counters and not keep_phases:
                 period = periods.key(interp.scope(frame), counted)
                 flow.map_quiet(functools.partial(_reset_period, period=period, value=reset_to))
@@ -812,6 +814,8 @@ class Expressions:
             interp.cond_aliases.moved(c, _moved_by(small), frame.loops)
         onward = isinstance(small.op, ast.Add) and is_int(small.value) and small.value.value >= 1
         for c in counted:
+            if not onward:  # `i -= 1`: the loop's counter may now stand below its first value
+                interp.counter_floors.pop(c, None)
             if c in interp.period_counters:  # `task_step += 1`: past the period's start (any other change: unknown)
                 period = periods.key(interp.scope(frame), c)
                 flow.map_quiet(functools.partial(periods.advance if onward else periods.forget, k=period))
@@ -934,8 +938,8 @@ def _as_owner(key: str, frame: Frame) -> tuple[str, ...]:
     return (f"{frame.owner}{key[4:]}",)
 
 
-def _restart(state: PathState, counter: str, windows: frozenset[str], first: frozenset[str] | None) -> PathState:
-    return state.restart(counter, windows, first)
+def _restart(state: PathState, counter: str, first: dict[str, frozenset[str] | None]) -> PathState:
+    return state.restart(counter, first)
 
 
 def _reset_period(state: PathState, period: str, value: int | None) -> PathState:

@@ -8,7 +8,7 @@ events: backward, clear (zero_grad, `p.grad = None`), step, in-place rescale, fr
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -336,12 +336,11 @@ class PathState:
             return self
         return self._with(phases=frozenset((c, w, step(p) if c == counter else p) for c, w, p in self.phases))
 
-    def restart(self, counter: str, windows: Iterable[str], phases: frozenset[str] | None) -> PathState:
-        """The counter was (re)assigned: at the given phases, or unknown (None)."""
-        rest = frozenset(x for x in self.phases if x[0] != counter)
-        if phases is None:
-            return self._with(phases=rest) if rest != self.phases else self
-        return self._with(phases=rest | {(counter, w, phases) for w in windows})
+    def restart(self, counter: str, phases: Mapping[str, frozenset[str] | None]) -> PathState:
+        """The counter was (re)assigned: in each window at the given phases, or unknown (None)."""
+        out = frozenset(x for x in self.phases if x[0] != counter) | {
+            (counter, w, p) for w, p in phases.items() if p is not None}
+        return self._with(phases=out) if out != self.phases else self
 
     def forget(self, conds: Iterable[int]) -> PathState:
         drop = set(conds)

@@ -121,7 +121,8 @@ class Interpreter:
         self.model_refs, self.optimizer_refs = scan.evidence()
         self.windows = {k: frozenset(v) for k, v in scan.windows.items()}
         self._module_constants: dict[str, int] | None = None
-        self.counter_starts: dict[str, int] = {}  # a window counter's first value, where its phases start
+        self.counter_starts: dict[str, int] = {}  # a window counter's first value (`Counters.anchor`)
+        self.counter_floors: dict[str, int] = {}  # a loop's counter never stands below its first value
         self.conditions: dict[int, Condition] = {}
         self.worlds = Worlds()  # the settings `__init__` fixed for the run being analysed (`worlds`)
         self.akeys_testing: dict[str, list[int]] = {}  # a name -> the tests (akeys) that read it
@@ -814,9 +815,11 @@ class Interpreter:
                 f_s = BoolParts.learn(f_s, parts, False) if f_s is not None else None
             for counter, window in atoms[:1]:
                 current = s.phase(counter, window) or ALL_PHASES
-                start = self.counter_starts.get(counter, 0)
+                start = self.counters.anchor(counter, window)
                 cycles = cycling.get(counter) == window
-                truths = {p: self.counters.phase_truth(cond.test, counter, window, p, start, cycles) for p in current}
+                floor = self.counter_floors.get(counter)
+                truths = {p: self.counters.phase_truth(cond.test, counter, window, p, start, cycles, floor)
+                          for p in current}
                 t_ph = frozenset(p for p, v in truths.items() if v is not False)
                 f_ph = frozenset(p for p, v in truths.items() if v is not True)
                 t_s = t_s.with_phase(counter, window, t_ph) if t_s is not None and t_ph else None
@@ -893,10 +896,15 @@ class Interpreter:
             head.map_quiet(PathState.enter_loop)
         if counter is not None and counter[0] in self.windows:
             name, start = counter
-            self.counter_starts[name] = start or 0  # phases count from the first value
+            self.counter_starts[name] = start or 0  # phases count from the first value (`Counters.anchor`)
+            if start is not None:
+                self.counter_floors[name] = start
+            else:
+                self.counter_floors.pop(name, None)
             cycle = self.counters.cycling.get(name)  # a cycling counter: the phases of its own window only
             windows = self.windows[name] if cycle is None else frozenset({cycle})
-            head.map(lambda s: s.restart(name, windows, self.counters.first_phase(start)))
+            at_start = self.counters.phases_at(name, windows, start)
+            head.map(lambda s: s.restart(name, at_start))
         period = periods.key(self.scope(frame), counter[0]) if counter is not None and counter[0] in self.period_counters else None
         if period is not None:  # `for i, x in enumerate(loader)`: `i` starts its period with the loop
             first = counter[1]  # type: ignore[index]

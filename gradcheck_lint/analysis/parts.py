@@ -115,8 +115,8 @@ class CallablesFace(Protocol):
 class CountersFace(Protocol):
     """What the loop-counter part (`counters.Counters`) offers the other parts."""
 
-    @staticmethod
-    def first_phase(start: int | None) -> frozenset[str] | None: ...
+    def phases_at(self, counter: str, windows: Iterable[str],
+                  value: int | None) -> dict[str, frozenset[str] | None]: ...
     @staticmethod
     def advance_phases(phases: frozenset[str]) -> frozenset[str]: ...
     def iterable(self, call: ast.Call, name: str, pos: list[Value], flow: Flow, frame: Frame) -> Value | None: ...
@@ -269,6 +269,8 @@ class CountersHost(Protocol):
     """What `counters` uses of the interpreter."""
 
     windows: dict[str, frozenset[str]]
+    counter_starts: dict[str, int]
+    module: ast.Module
     classes: dict[str, ClassInfo]
     functions: dict[str, Function]
     catalogue: Catalogue
@@ -398,6 +400,7 @@ class ExpressionsHost(Protocol):
     def recorder(self) -> RecorderFace: ...
     table: EntityTable
     windows: dict[str, frozenset[str]]
+    counter_floors: dict[str, int]
     @property
     def akeys_testing(self) -> dict[str, list[int]]: ...
     def branch(self, node: ast.AST, test: ast.expr, flow: Flow, gates: Sequence[int] = (),

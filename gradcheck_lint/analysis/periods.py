@@ -52,6 +52,7 @@ import ast
 from collections.abc import Callable
 
 from .gradstate import PathState
+from .names import dotted
 from .window_arithmetic import concrete
 
 PREFIX = "@start:"
@@ -79,10 +80,14 @@ def tested_counters(module: ast.Module, matters: Callable[[ast.If], bool]) -> fr
 
 
 def _counter(node: ast.expr) -> str | None:
+    """A name, an attribute of `self`, or an attribute path a framework's loop counts by (Ignite's
+    `engine.state.iteration`, reset and advanced by the loop that calls the process function)."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
         return f"self.{node.attr}"
+    if isinstance(node, ast.Attribute):
+        return dotted(node)
     return None
 
 

@@ -13,9 +13,10 @@ from .names import dotted
 from .syntax import code, is_int
 from .walk import walk
 
-__all__ = ["ALL_PHASES", "FIRST", "LAST", "MID", "NEXT_PHASE", "concrete", "counter_names", "fires_on_most", "first_window",
-           "first_window_size", "grad_existence_test", "kleene", "modulo_atoms", "modulo_operations", "phase_truth",
-           "remainder_gate", "truth_at_zero", "unit_truth", "unit_window"]
+__all__ = ["ALL_PHASES", "FIRST", "LAST", "MID", "NEXT_PHASE", "concrete", "counter_names", "fires_on_most",
+           "first_window", "first_window_size", "grad_existence_test", "kleene", "modulo_atoms", "modulo_operations",
+           "phase_truth", "position_phase", "remainder_gate", "residue_offset", "residue_shift", "truth_at_zero",
+           "unit_truth", "unit_window"]
 
 
 def _is_mod(node: ast.AST) -> bool:
@@ -323,18 +324,21 @@ def modulo_atoms(test: ast.expr) -> list[tuple[str, str]]:
 
 
 def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: int = 0,
-                cycles: bool = False) -> bool | None:
+                cycles: bool = False, floor: int | None = None) -> bool | None:
     """Truth of `test` when `counter` is at `phase` of windows of size `modulus` (None: unknown); the
-    windows start at the counter's first value `start` (0 for `enumerate(loader)`, 1 for `enumerate(loader, 1)`).
-    A counter that `cycles` restarts at `start` every `modulus` values (`cycle(range(1, N + 1))`): its own
-    value tells the phase (`k == 1` first, `k == N` last)."""
+    windows start at the values of `counter` congruent to `start`, their anchor (`anchors`: the counter's first
+    value, 0 for `enumerate(loader)` and 1 for `enumerate(loader, 1)`, unless the module's tests are read in
+    another). `(counter + a) % N == r` holds at the first position when `r - a == start`, at the last when
+    `r - a == start - 1`. A counter that `cycles` restarts at `start` every `modulus` values
+    (`cycle(range(1, N + 1))`): its own value tells the phase (`k == 1` first, `k == N` last). A counter that
+    never stands below `floor` (a loop's, from its first value up) decides `counter > k` and the like."""
     kind = type(test)
     if kind is ast.UnaryOp and type(test.op) is ast.Not:
-        v = phase_truth(test.operand, counter, modulus, phase, start, cycles)
+        v = phase_truth(test.operand, counter, modulus, phase, start, cycles, floor)
         return None if v is None else not v
     if kind is ast.BoolOp:
         return kleene(test.values, type(test.op) is ast.And,
-                       lambda e: phase_truth(e, counter, modulus, phase, start, cycles))
+                       lambda e: phase_truth(e, counter, modulus, phase, start, cycles, floor))
     if cycles and kind is ast.Compare and len(test.ops) == 1:
         at = _cycle_phase(test, counter, modulus, start) if type(test.ops[0]) in (ast.Eq, ast.NotEq) else None
         if at is not None:
@@ -346,26 +350,19 @@ def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: i
     single = _single_window(test, modulus)
     if single is not None:  # `N == 1`: the phases are those of windows of two or more micro-batches
         return single
-    residue = _residue_phase(test, counter, modulus, start)
-    if residue is not None:  # bare `i % N` used as a truth value: true unless at the first position
-        return phase != residue if residue == FIRST else None
-    if kind is ast.Compare and len(test.ops) == 1:
-        left, right = test.left, test.comparators[0]
-        target = _residue_phase(left, counter, modulus, start)
-        other = right
-        if target is None:
-            target = _residue_phase(right, counter, modulus, start)
-            other = left
-        if target is None:
-            return None
-        at = _phase_of_value(target, other, modulus)
+    if kind is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in (ast.Lt, ast.LtE, ast.Gt, ast.GtE) \
+            and floor is not None:
+        return _above_floor(test, counter, floor)
+    if _is_mod(test):  # bare `i % N` used as a truth value: true except where the residue is 0
+        zero = residue_shift(test, counter, modulus)
+        at = position_phase(-zero - start) if zero is not None else None
+        return None if at is None else phase != at
+    if kind is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in (ast.Eq, ast.NotEq):
+        offset = residue_offset(test, counter, modulus)
+        at = position_phase(offset - start) if offset is not None else None
         if at is None:
             return None
-        op = type(test.ops[0])
-        if op is ast.Eq:
-            return phase == at
-        if op is ast.NotEq:
-            return phase != at
+        return (phase == at) == (type(test.ops[0]) is ast.Eq)
     return None
 
 
@@ -402,32 +399,58 @@ def _cycle_phase(test: ast.Compare, counter: str, modulus: str, start: int) -> s
     return None
 
 
-def _residue_phase(expr: ast.expr, counter: str, modulus: str, start: int = 0) -> str | None:
-    """For `(counter + a) % N`, the phase at which it is zero, phases counted from the counter's first
-    value `start`: a + start = 0 -> first, a + start = 1 -> last (`i % N` from 0, `(i - 1) % N` from 1: first)."""
-    if not _is_mod(expr):
-        return None
-    if code(expr.right) != modulus:
+def position_phase(position: int) -> str | None:
+    """The phase of a counter `position` micro-batches past its windows' anchor, for every window size N >= 2:
+    0 -> first, -1 (N - 1) -> last; any other position is the first, a middle or the last one depending on N."""
+    return {0: FIRST, -1: LAST}.get(position)
+
+
+def residue_shift(expr: ast.expr, counter: str, modulus: str) -> int | None:
+    """`a` of `(counter + a) % N` (`counter % N`: 0, `(counter - 1) % N`: -1); None: another expression."""
+    if not _is_mod(expr) or code(expr.right) != modulus:
         return None
     left = expr.left
     if isinstance(left, (ast.Name, ast.Attribute)) and dotted(left) == counter:
-        shift = 0
-    elif type(left) is ast.BinOp and type(left.op) in (ast.Add, ast.Sub) and dotted(left.left) == counter and is_int(left.right):
-        shift = left.right.value if type(left.op) is ast.Add else -left.right.value
-    else:
-        return None
-    return {0: FIRST, 1: LAST}.get(shift + start)
-
-
-def _phase_of_value(zero_phase: str, value: ast.expr, modulus: str) -> str | None:
-    """Phase at which `(counter + a) % N == value` holds, given the phase where the residue is 0."""
-    if is_int(value, 0):
-        return zero_phase
-    if zero_phase == FIRST and code(value).replace(" ", "") == f"{modulus}-1".replace(" ", ""):
-        return LAST
-    if zero_phase == LAST and is_int(value, 1):
-        return FIRST  # `i % N == 1` counting from 1, `(i + 1) % N == 1` from 0 (N >= 2: never for N = 1)
+        return 0
+    if type(left) is ast.BinOp and type(left.op) in (ast.Add, ast.Sub) and dotted(left.left) == counter and is_int(left.right):
+        return left.right.value if type(left.op) is ast.Add else -left.right.value
     return None
+
+
+def residue_offset(test: ast.Compare, counter: str, modulus: str) -> int | None:
+    """For `(counter + a) % N == r` (either side), the residue of `counter` itself modulo N, as an integer
+    that holds for every N: `r - a`; `r` may be a literal or `N - k` (-k). None: another comparison."""
+    if len(test.ops) != 1:
+        return None
+    for mod, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        shift = residue_shift(mod, counter, modulus)
+        if shift is None:
+            continue
+        if is_int(other):
+            return int(other.value) - shift
+        if type(other) is ast.BinOp and type(other.op) is ast.Sub and code(other.left) == modulus \
+                and is_int(other.right):
+            return -int(other.right.value) - shift
+        return None
+    return None
+
+
+def _above_floor(test: ast.Compare, counter: str, floor: int) -> bool | None:
+    """`counter > k` (`>=`, `<`, `<=`; either side) of a counter that never stands below `floor`: decided when
+    every value from `floor` up gives the same answer (Ignite's `iteration > 0`, from 1)."""
+    left, right, op = test.left, test.comparators[0], type(test.ops[0])
+    if dotted(right) == counter and is_int(left):
+        left, right, op = right, left, {ast.Lt: ast.Gt, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.GtE: ast.LtE}[op]
+    if dotted(left) != counter or not is_int(right):
+        return None
+    k = int(right.value)
+    if op is ast.Gt:
+        return True if floor > k else None
+    if op is ast.GtE:
+        return True if floor >= k else None
+    if op is ast.Lt:
+        return False if floor >= k else None
+    return False if floor > k else None
 
 
 def remainder_gate(test: ast.expr) -> tuple[str, str] | None:
