@@ -18,6 +18,7 @@ from .flags import forget as forget_flag
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome, appended_last
 from .gradstate import PathState
 from .item_rewrites import every_item_rewritten
+from .no_grad_results import made_without_grad
 from .parts import ExpressionsHost
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
@@ -538,7 +539,7 @@ class Expressions:
                     flow.env[base_key] = Value(items=((_ANY_KEY, value),))
             return
         if frame.no_grad:
-            value = replace(value, reach=frozenset(), vague=frozenset(), opaque=False) if not value.entities and not value.modules else value
+            value = made_without_grad(value, source)
         if isinstance(target, ast.Subscript):
             self._replace_item(target, value, flow, frame)
         start = int_value(source)

@@ -52,6 +52,7 @@ from .gradstate import CAP, STATE_CAP, PathState
 from .gradstate import Assumption as GateAssumption
 from .keepalive import KeepAlives
 from .names import ImportMap
+from .no_grad_results import made_without_grad
 from .objects import Objects
 from .parts import Project
 from .prescan import Prescan
@@ -279,6 +280,8 @@ class Interpreter:
             self.expressions.augassign(small, flow, frame)  # type: ignore[arg-type]
         elif kind is ast.Return:
             value = self.eval(small.value, flow, frame) if small.value is not None else EMPTY
+            if frame.no_grad and small.value is not None:  # `return torch.sigmoid(t)` of a `@torch.no_grad()` function
+                value = made_without_grad(value, small.value)
             return Outcome(normal=None, returns=[(flow, value)])
         elif kind is ast.Break:
             return Outcome(normal=None, breaks=[flow])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 
-from .last_iteration import last_of_strided
+from .last_iteration import FIRST, LAST, MID, index_truth, last_of_strided
 from .names import dotted
 from .syntax import code, is_int
 from .walk import walk
@@ -307,7 +307,6 @@ def grad_existence_test(test: ast.expr) -> bool | None:
 # A zero-based counter `i` checked against a window `N` is, on each micro-batch, at the first
 # position of a window (i % N == 0), at the last ((i + 1) % N == 0), or in between. Tracking that
 # phase per path keeps `if i % N == 0: zero_grad()` and `if (i + 1) % N == 0: step()` correlated.
-FIRST, MID, LAST = "first", "mid", "last"
 ALL_PHASES = frozenset({FIRST, MID, LAST})
 NEXT_PHASE = {FIRST: frozenset({MID, LAST}), MID: frozenset({MID, LAST}), LAST: frozenset({FIRST})}
 
@@ -340,10 +339,14 @@ def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: i
     if kind is ast.BoolOp:
         return kleene(test.values, type(test.op) is ast.And,
                        lambda e: phase_truth(e, counter, modulus, phase, start, cycles, floor))
-    if cycles and kind is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) in (ast.Eq, ast.NotEq):
-        at = _cycle_phase(test, counter, modulus, start)
+    if cycles and kind is ast.Compare and len(test.ops) == 1:
+        at = _cycle_phase(test, counter, modulus, start) if type(test.ops[0]) in (ast.Eq, ast.NotEq) else None
         if at is not None:
             return (phase == at) == (type(test.ops[0]) is ast.Eq)
+        # `i + 1 == len(loader)`, `i < len(sampler) - 1`: the index's own value tells the phase
+        truth = index_truth(test, counter, modulus, start, phase)
+        if truth is not None:
+            return truth
     single = _single_window(test, modulus)
     if single is not None:  # `N == 1`: the phases are those of windows of two or more micro-batches
         return single
