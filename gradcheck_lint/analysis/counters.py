@@ -192,8 +192,11 @@ class Counters:
         members = read.entities and not read.params and not read.reach and not read.opaque
         if members or self.visits_members(stmt, element):
             # `for opt in optimizers.values(): opt.zero_grad()`: the abstract element already stands for
-            # every member, so one pass over the body covers the whole loop (`visits_members`).
-            interp.assign(stmt.target, element, flow, frame, stmt.iter, stmt)
+            # every member, so one pass over the body covers the whole loop (`visits_members`). A second loop over
+            # the same members (its name already holds them) leaves what the paths know of them as it is: the
+            # clear's `if opt is not None:` and the step's are one test of one member (RecStudio's trainer)
+            if not (isinstance(stmt.target, ast.Name) and flow.env.get(stmt.target.id) == element):
+                interp.assign(stmt.target, element, flow, frame, stmt.iter, stmt)
             return self._one_pass(stmt, flow, frame)
 
         def body(f: Flow, fr: Frame) -> Outcome:
