@@ -4,7 +4,6 @@ gradients, counters tested against windows, and how names are used (evidence of 
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, field
 
 from . import names as N
@@ -163,7 +162,7 @@ class Prescan:
                 # `.grad` read or written; `.requires_grad` set (a freeze), not merely read (`if p.requires_grad:`)
                 attr = node.attr
                 # (`torch.autograd.grad(...)` returns gradients and leaves every `.grad` as it was)
-                if attr == "grad" and not _AUTOGRAD.search(code(node.value)) \
+                if attr == "grad" and code(node.value).rpartition(".")[2] != "autograd" \
                         or attr == "requires_grad" and type(node.ctx) is not ast.Load:
                     for m in [marks[k] for k in around] + ([fn] if fn is not None else []):
                         m.direct = True
@@ -347,7 +346,6 @@ class Prescan:
         return frozenset(models - optimizers), frozenset(optimizers)
 
 
-_AUTOGRAD = re.compile(r"(^|\.)autograd$")
 _PROCESS_COUNTS = frozenset({"num_processes", "world_size", "n_gpu", "num_gpus"})
 
 
