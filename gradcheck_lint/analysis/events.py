@@ -33,6 +33,10 @@ class Loop:
     # `for j in range(N)` whose body tests `j == N - 1` (`last_iteration`): the window its index counts; an
     # iteration at that window's last position is the loop's last (no iteration follows it)
     last_of: str | None = None
+    # the analysis ran its body (`ran`) and some run reached the end of an iteration with a path going round again
+    # (`iterates`): a body every path of which leaves (`... total += loss; break`) runs once, whatever it loops over
+    ran: bool = False
+    iterates: bool = False
 
 
 @dataclass(eq=False)

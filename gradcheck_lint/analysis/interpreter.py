@@ -934,8 +934,10 @@ class Interpreter:
             back = Flow.join([res.normal, *res.continues, *(f for f, _ in res.returns if calls)])
             if back is not None and cond is not None and type(loop.node) is ast.While:
                 back = self._leave_while(back, cond, stopped)
+            loop.ran = True
             if back is None or self._runs_once(loop):
                 break
+            loop.iterates = True
             if counter is not None and loop.last_of is not None:
                 # after its last iteration the loop is left (`last_iteration`): only the others go round
                 ended, back = split_at_last(back, counter[0], loop.last_of)

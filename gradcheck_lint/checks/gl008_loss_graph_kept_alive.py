@@ -69,6 +69,11 @@ for x in torch.randn(8, 2, 4):
             if event.trained:
                 continue
             loop = model.loops.get(event.loop)
+            if loop is not None and loop.ran and not loop.iterates \
+                    and all(all(fresh for _, fresh in context) for context in event.outer):
+                # `total += loss; break`: the loop's body runs once and any loop around it makes the total afresh:
+                # one graph is kept, nothing grows
+                continue
             framework = loop is not None and loop.framework  # the framework backpropagates and steps after each call
             stepped = framework or _steps_in(model, event.loop)
             outlived = None if stepped else _step_loop_outlived(model, event)
