@@ -867,13 +867,15 @@ class Calls:
     def run_closure(self, closure: ast.expr, flow: Flow, frame: Frame) -> bool:
         """`optimizer.step(closure)` evaluates the closure (forward, backward) before updating. False when
         the argument is no function the analysis can read (`optimizer.step(config, timers)` of a wrapper)."""
+        enabled = replace(frame, no_grad=False, grad_on=True)  # the optimizer runs it under `torch.enable_grad()`
         if isinstance(closure, ast.Name):
             fn = frame.local_defs.get(closure.id) or self.interp.functions.get(closure.id)
             if fn is not None:
-                self.inline(fn, frame.cls if isinstance(frame.cls, ClassInfo) else None, frame.self_value, [], {}, flow, frame)
+                self.inline(fn, frame.cls if isinstance(frame.cls, ClassInfo) else None, frame.self_value, [], {}, flow,
+                            enabled)
                 return True
         elif isinstance(closure, ast.Lambda):
-            self.interp.eval(closure.body, flow, frame)
+            self.interp.eval(closure.body, flow, enabled)
             return True
         return False
 

@@ -9,6 +9,7 @@ import ast
 from . import names as N
 from . import pathcond
 from .flow import Flow, Frame
+from .names import dotted
 from .parts import FixedTestsHost
 from .walk import iter_tree
 from .window_arithmetic import grad_existence_test
@@ -22,6 +23,8 @@ class FixedTests:
     def outcome(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
         """True or False when the test goes one way on this call; None when both may happen."""
         fixed = grad_existence_test(test)
+        if fixed is None and frame.grad_on and _grad_enabled_test(test):
+            fixed = True  # `if torch.is_grad_enabled():` in a closure an optimizer's step runs
         if fixed is None:
             fixed = self.constant_flag(test, flow, frame)
         if fixed is None and self.missing_attribute(test):
@@ -148,3 +151,9 @@ class FixedTests:
 
 def _is_none(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is None
+
+
+def _grad_enabled_test(test: ast.expr) -> bool:
+    """`torch.is_grad_enabled()` (however `torch` is imported: the call's last name)."""
+    return isinstance(test, ast.Call) and not test.args and dotted(test.func) in (
+        "torch.is_grad_enabled", "is_grad_enabled")

@@ -294,6 +294,9 @@ class Frame:
     # the caller's name for `self` in a method run on a local instance (`progress` of `progress.next_step()`):
     # what the method assigns as `self.global_step` is the caller's `progress.global_step`
     owner: str | None = None
+    # autograd is on whatever the code around says: a closure `optimizer.step(closure)` runs (every torch optimizer
+    # runs it under `torch.enable_grad()`), so `torch.is_grad_enabled()` holds in it
+    grad_on: bool = False
 
 
 _LAST = "%last:"  # env key of the value last appended to a list, read as `x[-1]`

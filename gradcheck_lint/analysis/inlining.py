@@ -263,7 +263,8 @@ class Inliner:
         callee = Frame(function=fn, cls=cls, self_value=self_value, depth=frame.depth + 1, local_defs={}, loops=frame.loops,
                        ifs=frame.ifs, no_grad=frame.no_grad or self.calls.without_grad(fn), gates=frame.gates, sync_off=frame.sync_off,
                        sync_maybe=frame.sync_maybe, active=frame.active + (id(fn),),
-                       arguments=(*pos, *kw.values()), owner=_owner(instance_key, local_instance, frame))
+                       arguments=(*pos, *kw.values()), owner=_owner(instance_key, local_instance, frame),
+                       grad_on=frame.grad_on and not self.calls.without_grad(fn))
         if cls is not None and cls.is_module and (self_value is None or not self_value.modules):
             callee.self_value = objects.self_value_for(cls)
         # What the callee calls in turn reads the module's globals as they are at this call: a `main()` run
