@@ -114,8 +114,12 @@ def _quantities(text: str) -> set[str]:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError:
         return set(_IDENT.findall(text))
-    holders = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    out: set[str] = set()
+    # (`metadata["pos_lambda"]` is the item, as `cfg.pos_lambda` is the attribute: not `metadata`, which holds the
+    # window `metadata["batch_split"]` too)
+    keyed = {id(n.value): n.slice.value for n in ast.walk(tree)
+             if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)}
+    holders = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | set(keyed)
+    out: set[str] = set(keyed.values())
     for n in ast.walk(tree):
         if id(n) in holders:
             continue
