@@ -69,10 +69,10 @@ for x in torch.randn(8, 2, 4):
             if event.trained:
                 continue
             loop = model.loops.get(event.loop)
-            if loop is not None and loop.ran and not loop.iterates \
+            if loop is not None and (loop.ran and not loop.iterates or _leaves_after(model, event.node, loop.node)) \
                     and all(all(fresh for _, fresh in context) for context in event.outer):
-                # `total += loss; break`: the loop's body runs once and any loop around it makes the total afresh:
-                # one graph is kept, nothing grows
+                # `total += loss; break`: no iteration goes round after the graph is kept, and any loop around makes
+                # the total afresh: one graph is kept, nothing grows
                 continue
             framework = loop is not None and loop.framework  # the framework backpropagates and steps after each call
             stepped = framework or _steps_in(model, event.loop)
@@ -94,6 +94,37 @@ for x in torch.randn(8, 2, 4):
                 backward_later=event.backpropagated_later,
             )
             yield Finding(event.node, msg, help_, (event.provenance,), fix=keep_values_only(model, event))
+
+
+def _leaves_after(model: TrainingModel, node: ast.AST, loop: ast.AST) -> bool:
+    """Every iteration that runs the keeping statement then leaves the loop: a `break`, `return` or `raise` follows
+    it in its block, or in a block around it within the loop, with no `continue` before (OpenFL's `for idx, batch
+    in enumerate(loader): if idx < n: continue ... total_loss += loss; break`: the loop goes round only before the
+    statement runs). A loop between the statement and `loop` stops the reading (its `break` leaves only itself)."""
+    current: ast.AST = node
+    while not isinstance(current, ast.stmt):
+        up = model.parent(current)
+        if up is None:
+            return False
+        current = up
+    while current is not loop:
+        parent = model.parent(current)
+        if parent is None or isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+            return False
+        block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody"))
+                      if isinstance(b, list) and any(x is current for x in b)), None)
+        if block is None:
+            return False
+        after = block[next(i for i, x in enumerate(block) if x is current) + 1:]
+        for stmt in after:
+            if isinstance(stmt, ast.Continue):
+                return False
+            if isinstance(stmt, (ast.Break, ast.Return, ast.Raise)):
+                return True
+        if parent is not loop and isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+            return False
+        current = parent
+    return False
 
 
 def _steps_in(model: TrainingModel, loop: int) -> bool:
