@@ -322,8 +322,9 @@ class Objects:
         cut = self._cuts.get(id(fn))
         if cut is None:
             project = self.interp.project
-            qualify = project.qualifier_of(fn) if project is not None else None
-            cut = self._cuts[id(fn)] = may_cut_graphs(fn, qualify or self.interp.imports.qualify, self.interp.catalogue)
+            foreign = project.cuts_graphs(fn) if project is not None else None
+            cut = self._cuts[id(fn)] = foreign if foreign is not None else may_cut_graphs(
+                fn, self.interp.imports.qualify, self.interp.catalogue)
         return cut
 
     def _forward_sums(self, uid: int) -> bool:

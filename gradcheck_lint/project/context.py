@@ -101,7 +101,7 @@ class ProjectView:
         self._contexts: dict[int, _ModuleContext] = {}
         self._globals: dict[int, dict[str, Any]] = {}  # module globals another file's code made in this analysis
         self._fn_module: dict[int, ForeignModule | None] = {}
-        self._cuts: dict[int, bool] = {}  # id of a `forward` of another file -> whether it may cut graphs
+        self._cuts: dict[int, bool] = {}  # id of a function of another file -> whether it may cut graphs
         self.entry: dict[int, ast.AST] = {}  # id of a function of another file -> the call that first entered it
         self.used: dict[str, str] = used if used is not None else {}  # absolute path -> content digest of every other file read
         self.depth = 0
@@ -202,10 +202,16 @@ class ProjectView:
         self._fn_module[key] = found
         return found
 
-    def qualifier_of(self, fn: ast.AST) -> Any:
-        """How the file that defines `fn` qualifies names (None: the checked file's own function)."""
+    def cuts_graphs(self, fn: Function) -> bool | None:
+        """Whether a function of another file may cut graphs (`graph_cuts`), read once with its own file's imports;
+        None for the checked file's own function."""
         module = self.module_of(fn)
-        return self.context(module).imports.qualify if module is not None else None
+        if module is None:
+            return None
+        known = self._cuts.get(id(fn))
+        if known is None:
+            known = self._cuts[id(fn)] = may_cut_graphs(fn, self.context(module).imports.qualify, self.catalogue)
+        return known
 
     def prescan_of(self, fn: ast.AST) -> Prescan | None:
         """The prescan of the other project file that defines `fn` (None: the checked file's own): what
@@ -318,13 +324,7 @@ class ProjectView:
         """A module's `forward` of another file that may cut graphs (`graph_cuts`): what its result still holds
         of its arguments' graphs decides which models a loss made from it reaches, so it is read whatever
         its size, and past the budgets as code that touches gradients is."""
-        module = self.module_of(fn)
-        if module is None or fn.name != "forward":
-            return False
-        known = self._cuts.get(id(fn))
-        if known is None:
-            known = self._cuts[id(fn)] = may_cut_graphs(fn, self.context(module).imports.qualify, self.catalogue)
-        return known
+        return fn.name == "forward" and bool(self.cuts_graphs(fn))
 
     def _worth_following(self, module: ForeignModule, fn: Function) -> bool:
         """Follow a function that may touch gradients, or a small one (what it returns may be a loss, a
