@@ -20,6 +20,7 @@ from .gradstate import PathState
 from .item_rewrites import every_item_rewritten
 from .no_grad_results import made_without_grad
 from .parts import ExpressionsHost
+from .provenance import Assumption, assumed
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
@@ -30,7 +31,8 @@ _ANY_KEY = "?*"  # the item of a dict stored under a key the analysis does not k
 # then `config["optimizer"] = ...`): what the whole read before
 _REST_KEY = "?rest"
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
-_NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim"})
+_NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim",
+                                "indices"})  # `out.max(1).indices`: the positions, integers
 
 
 # env key prefix: the object a subscript item was stored into (`%item:loss_dict["loss"]` -> `loss_dict`'s value)
@@ -405,7 +407,11 @@ class Expressions:
         if opts and key is not None and (key in interp.prescan.zeroed or key in interp.prescan.stepped):
             # an optimizer's attribute used as one (`optimizer_x.opt.zero_grad()`, `wrapper.optimizer.step()`):
             # the optimizer it wraps (PULSE's SphericalOptimizer, SAM's base_optimizer, ScheduledOptim's
-            # _optimizer), built from the same parameters
+            # _optimizer), built from the same parameters. Stepped and cleared, it is used as an optimizer in sight;
+            # stepped only, a guess: an object holding an optimizer may hold other steppable things (archai's
+            # `OptimSched(optim, sched)`: `optim_sched.sched.step()` is a learning-rate scheduler's)
+            if not (key in interp.prescan.zeroed and key in interp.prescan.stepped):
+                interp.assumed_links[key] = assumed(Assumption.WRAPPED)
             return Value(entities=frozenset(opts))
         # an attribute `__init__` did not set (`self.optimizer = None` there, built by `create_optimizer()`),
         # not a method or property of the class
@@ -805,6 +811,10 @@ class Expressions:
                 # that sums this iteration's graph onto what earlier iterations left there
                 self._store_item(target, small.value, rhs, flow, frame, small)
             return
+        if frame.no_grad and not _builds_collection(small.value):
+            # `with torch.no_grad(): total += loss * n` (or `+= loss`): the sum records no graph of `loss`, whether
+            # in place or into a new tensor (a list grown by `+= [loss]` holds the tensor itself, graph and all)
+            rhs = made_without_grad(rhs, None)
         old = self.lookup(key, flow, frame) or EMPTY
         aliases = _as_owner(key, frame)  # `self.global_step += 1` of `progress.next_step()`: `progress.global_step`
         for alias in aliases:
@@ -849,7 +859,7 @@ class Expressions:
             new = join([replace(old, items=()), replace(rhs, items=())]) if grows else union_as_tensor([old, rhs])
             new = present(new)
             if isinstance(small.op, (ast.Add, ast.Sub)) and (rhs.built or rhs.graph):  # `total_loss += loss` (not `+= loss.item()`)
-                new = interp.keepalives.note(small, key, small.value, new, frame, code(target))
+                new = interp.keepalives.note(small, key, small.value, new, frame, code(target), added=rhs)
         flow.env[key] = present(new)  # whatever it was, `x += y` made an object (or raised)
         self.forget(key, flow, frame)
 
