@@ -214,8 +214,17 @@ def reset_window_off(gate: str, counter: str, window: str, start: int | str, fir
 
 
 def cross_model_grad_leak(step: str, backward: str, backward_line: int | None, model: str, other_step: str | None,
-                          other_step_line: int | None, opt: str, own_backward: str | None) -> tuple[str, str]:
+                          other_step_line: int | None, opt: str, own_backward: str | None,
+                          own_first: bool = False) -> tuple[str, str]:
     by = f" for `{other_step}`{_at(other_step_line)}" if other_step else ""
+    if own_first and own_backward:
+        # `d_loss.backward()` came first: a clear before it would not help, the leak comes after
+        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`{by}, on top of "
+               f"those of its own `{own_backward}`; step `{opt}` before `{backward}` or freeze `{model}` while "
+               f"training the other model.")
+        help_ = (f"move `{step}` (and `{opt}.zero_grad()`) before `{backward}`, or wrap the other update in "
+                 f"`{model}.requires_grad_(False)` ... `requires_grad_(True)`, or feed `.detach()`ed inputs.")
+        return msg, help_
     before = f" before `{own_backward}`" if own_backward else ""
     msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`{by}; "
            f"clear them with `{opt}.zero_grad()`{before} or freeze `{model}` while training the other model.")

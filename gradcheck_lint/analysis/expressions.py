@@ -228,8 +228,15 @@ class Expressions:
                 return last  # `losses[-1]` right after `losses.append(loss)`: that loss, not any earlier one
         if base.items:
             return join([v for _, v in base.items])
+        whole = replace(base, items=(), counter=None, const=None, present=False)
+        if key is not None and base.graph and isinstance(expr.value, ast.Name):
+            proven = self.interp.keepalives.item_graphs.get(expr.value.id)
+            if proven is not None and proven != N.ref_text(expr):
+                # another item of a dict made out of sight than the one backpropagated (`results["boxes"]` after
+                # `results["torch_loss"].backward()`): whether it holds a graph too is not read (NumPy boxes)
+                whole = replace(whole, graph=False, opaque=True, vague=whole.reach)
         # (`opt.param_groups[1]["params"]`: one of its groups' lists, still the optimizer's)
-        return param_groups.part_of(base, replace(base, items=(), counter=None, const=None, present=False))
+        return param_groups.part_of(base, whole)
 
     def eval_binop(self, expr: ast.BinOp, flow: Flow, frame: Frame) -> Value:
         left = self.eval(expr.left, flow, frame)

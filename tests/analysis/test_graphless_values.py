@@ -155,3 +155,33 @@ def test_the_claims_of_the_table_hold_in_torch() -> None:
             assert not result.requires_grad, row["name"]
         checked += 1
     assert checked >= 20
+
+
+UNREAD_DICT = """
+import torch
+import utils
+
+model = utils.import_module("model", "models/x.py")
+
+
+def train(cf):
+    net = model.net(cf).cuda()
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    for epoch in range(cf.num_epochs):
+        train_results_list = []
+        for bix in range(cf.num_train_batches):
+            batch = next(cf.gen)
+            results_dict = net.train_forward(batch)
+            optimizer.zero_grad()
+            results_dict["torch_loss"].backward()
+            optimizer.step()
+            train_results_list.append([results_dict[{key}], batch["pid"]])
+        cf.evaluate(train_results_list)
+"""
+
+
+def test_another_item_of_an_unread_dict_than_the_one_backpropagated_is_not_known_to_hold_a_graph() -> None:
+    """medicaldetectiontoolkit: `results_dict["torch_loss"].backward()` proves that item's graph, not the NumPy
+    `results_dict["boxes"]` the model (a class of a module imported by path) also returns."""
+    assert [d.code for d in check_source(UNREAD_DICT.format(key='"boxes"'))] == []
+    assert [d.line for d in check_source(UNREAD_DICT.format(key='"torch_loss"'))] == [19]
