@@ -308,8 +308,10 @@ def _operand(text: str) -> str:
 
 
 def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: int | None, via_item: str = "",
-                          calls_of: str = "", framework: bool = False, backward_later: str = "") -> tuple[str, str]:
-    """`via_item`: `stored` is a dict or object that holds the graph in this item (`output["loss"]`).
+                          calls_of: str = "", framework: bool = False, backward_later: str = "",
+                          sequence: bool = False) -> tuple[str, str]:
+    """`via_item`: `stored` is a dict or object that holds the graph in this item (`output["loss"]`). `sequence`:
+    `stored` is a list or tuple written in place.
     `calls_of`: the loop is the calls of this function, once per batch (by the framework's loop: `framework`).
     `backward_later`: the backward call that runs on the stored value after it was stored (`losses[-1].backward()`)."""
     holder = f"`{stored}`" if not via_item else f"`{via_item}` in `{stored}`"
@@ -327,6 +329,9 @@ def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: i
                  f"`{backward_later}` needs the graph only until it has run.")
     elif via_item:
         help_ = f"store the value, not the graph: replace `{via_item}` by `{via_item}.detach()` (or `.item()`) before storing `{stored}`."
+    elif sequence:
+        # a list or tuple written in place (`[results["loss"], batch["pid"]]`): a list has no `.item()`
+        help_ = f"store values, not graphs: call `.item()` (or `.detach()`) on each element of `{stored}` that holds a tensor."
     else:
         value = _operand(stored)
         help_ = (f"store the value, not the graph: `{value}.item()` for a number, "

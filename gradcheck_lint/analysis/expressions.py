@@ -228,6 +228,14 @@ class Expressions:
                 return last  # `losses[-1]` right after `losses.append(loss)`: that loss, not any earlier one
         if base.items:
             return join([v for _, v in base.items])
+        member = N.member_ref(expr)
+        if member is not None and not (base.entities or base.modules or base.reach or base.params) \
+                and (base.opaque or blank(base)):
+            # `self.student_optimizers[i].step()` of a list made out of sight: a member of it, the same object a
+            # loop over the list names (`Counters._member`), when the code uses members as one
+            minted = self.interp.objects.entity_for_unknown_ref(member, member_of=member[:-3])
+            if minted is not None:
+                return minted
         whole = replace(base, items=(), counter=None, const=None, present=False)
         if key is not None and base.graph and isinstance(expr.value, ast.Name):
             proven = self.interp.keepalives.item_graphs.get(expr.value.id)
