@@ -338,8 +338,8 @@ def _range_count(loop: ast.AST) -> str | None:
 
 def _over_models(loop: ast.AST) -> bool:
     """`for i in range(self.num_Ds):`: a loop over a few models, not over data; also, by what it does, a loop
-    `for i in range(len(self.students)):` that calls `self.students[i](x)`: each member of the collection
-    it counts is run as a model."""
+    `for i in range(num_students):` that calls `self.students[i](x)`: a member of a collection, taken by the
+    loop's counter, is run as a model (data is indexed, `x[i]`, not called)."""
     count = _range_count(loop)
     if count is None:
         return False
@@ -348,8 +348,7 @@ def _over_models(loop: ast.AST) -> bool:
     assert isinstance(loop, (ast.For, ast.AsyncFor))
     counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.slice, ast.Name)
-               and n.func.slice.id in counters and code(n.func.value) == count
-               for stmt in loop.body for n in iter_tree(stmt))
+               and n.func.slice.id in counters for stmt in loop.body for n in iter_tree(stmt))
 
 
 _WINDOW_COUNT = convention("accumulation_window")

@@ -44,3 +44,14 @@ def test_a_clear_by_a_loop_over_the_list_clears_the_indexed_members() -> None:
     # one object stands for every member: a step of student i after student j's backward is not read as applying
     # j's gradients again (the members' parameters are not known apart, so nothing is claimed about them)
     assert [d.code for d in check_source(looped)] == ["GL008"]
+
+
+def test_a_per_batch_total_over_the_members_called_by_index_is_one_batchs_graphs() -> None:
+    """KD_Lib's fixed DML: `avg += student_loss` over `for i in range(num_students)`, reset per batch, the loop
+    running `self.students[i](x)`: it holds one batch's students, not every batch's (counted by `num_students`,
+    not by the collection, whose name says nothing)."""
+    fixed = DML.replace("for i in range(len(self.students)):", "for i in range(self.n):")
+    fixed = fixed.replace("epoch_loss += avg / len(self.students)", "epoch_loss += (avg / self.n).item()")
+    assert [d.code for d in check_source(fixed)] == []
+    data_loop = fixed.replace("self.students[i](x)", "self.students[0](x[i])")  # data indexed, not models called
+    assert [d.code for d in check_source(data_loop)] == ["GL008"]
