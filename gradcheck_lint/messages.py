@@ -214,8 +214,17 @@ def reset_window_off(gate: str, counter: str, window: str, start: int | str, fir
 
 
 def cross_model_grad_leak(step: str, backward: str, backward_line: int | None, model: str, other_step: str | None,
-                          other_step_line: int | None, opt: str, own_backward: str | None) -> tuple[str, str]:
+                          other_step_line: int | None, opt: str, own_backward: str | None,
+                          own_first: bool = False) -> tuple[str, str]:
     by = f" for `{other_step}`{_at(other_step_line)}" if other_step else ""
+    if own_first and own_backward:
+        # `d_loss.backward()` came first: a clear before it would not help, the leak comes after
+        msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`{by}, on top of "
+               f"those of its own `{own_backward}`; step `{opt}` before `{backward}` or freeze `{model}` while "
+               f"training the other model.")
+        help_ = (f"move `{step}` (and `{opt}.zero_grad()`) before `{backward}`, or wrap the other update in "
+                 f"`{model}.requires_grad_(False)` ... `requires_grad_(True)`, or feed `.detach()`ed inputs.")
+        return msg, help_
     before = f" before `{own_backward}`" if own_backward else ""
     msg = (f"`{step}` applies gradients that `{backward}`{_at(backward_line)} wrote into `{model}`{by}; "
            f"clear them with `{opt}.zero_grad()`{before} or freeze `{model}` while training the other model.")
@@ -299,8 +308,10 @@ def _operand(text: str) -> str:
 
 
 def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: int | None, via_item: str = "",
-                          calls_of: str = "", framework: bool = False, backward_later: str = "") -> tuple[str, str]:
-    """`via_item`: `stored` is a dict or object that holds the graph in this item (`output["loss"]`).
+                          calls_of: str = "", framework: bool = False, backward_later: str = "",
+                          sequence: bool = False) -> tuple[str, str]:
+    """`via_item`: `stored` is a dict or object that holds the graph in this item (`output["loss"]`). `sequence`:
+    `stored` is a list or tuple written in place.
     `calls_of`: the loop is the calls of this function, once per batch (by the framework's loop: `framework`).
     `backward_later`: the backward call that runs on the stored value after it was stored (`losses[-1].backward()`)."""
     holder = f"`{stored}`" if not via_item else f"`{via_item}` in `{stored}`"
@@ -318,6 +329,9 @@ def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: i
                  f"`{backward_later}` needs the graph only until it has run.")
     elif via_item:
         help_ = f"store the value, not the graph: replace `{via_item}` by `{via_item}.detach()` (or `.item()`) before storing `{stored}`."
+    elif sequence:
+        # a list or tuple written in place (`[results["loss"], batch["pid"]]`): a list has no `.item()`
+        help_ = f"store values, not graphs: call `.item()` (or `.detach()`) on each element of `{stored}` that holds a tensor."
     else:
         value = _operand(stored)
         help_ = (f"store the value, not the graph: `{value}.item()` for a number, "

@@ -663,7 +663,7 @@ class Calls:
             # `running.add_(loss * n)`: a tensor sums the value in place, as `running += loss * n` does
             stored = arguments(call)[0].value
             new = union_as_tensor([recv, pos[0]])
-            flow.env[key] = interp.keepalives.note(call, key, stored, new, frame, code(recv_node))
+            flow.env[key] = interp.keepalives.note(call, key, stored, new, frame, code(recv_node), added=pos[0])
             return flow.env[key]
         grown = param_groups.groups_of(recv) if attr in param_groups.GROWS and pos else ()
         if grown:  # `opt.param_groups[1]["params"].append(p)`: the optimizer updates `p` too
@@ -677,7 +677,7 @@ class Calls:
             if key is not None:
                 stored = [a.value for a in arguments(call) if a.keyword is None][-1]
                 flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame, code(recv_node),
-                                                       item=pos[-1] if attr == "append" else None)
+                                                       item=pos[-1] if attr == "append" else None, added=pos[-1])
                 if attr == "append":  # `losses[-1]` is this value until the list changes again
                     last_appended(flow, key, pos[-1])
             return EMPTY

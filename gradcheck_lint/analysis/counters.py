@@ -23,6 +23,7 @@ from .values import EMPTY, Counter, Holder, Value, join
 from .window_arithmetic import (
     LAST,
     NEXT_PHASE,
+    counter_part,
     fires_on_most,
     first_window,
     first_window_size,
@@ -147,7 +148,7 @@ class Counters:
         key = (id(cond.test), counter, start, question)
         if key in self._windows:
             return self._windows[key]
-        test = cond.test
+        test = counter_part(cond.test, counter)  # `opt is not None and i % N == 0`: the modulo test
         if question == "false_on_most":
             answer: object = fires_on_most(ast.UnaryOp(op=ast.Not(), operand=test), counter, start)
         elif question == "true_on_most":

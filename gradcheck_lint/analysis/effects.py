@@ -19,7 +19,7 @@ from .names import ref_text
 from .parts import EffectsHost
 from .provenance import MODELLED, Assumption, assumed
 from .schedules import schedule
-from .syntax import arguments, code
+from .syntax import arguments, code, keyword_value
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, present, union_as_tensor
 
 KIND_OF = {"model": Kind.MODEL, "optimizer": Kind.OPTIMIZER, "scheduler": Kind.SCHEDULER, "tool": Kind.TOOL,
@@ -387,6 +387,7 @@ class Effects:
             only = self.interp.holders_of_params(inputs[0])
         self.interp.recorder.backward(site.call, loss, loss_text, flow, frame, scaled, only, window, assumed)
         self.interp.callables.run_grad_hooks(only if only is not None else loss.reach, flow, frame)
+        _spent(node, site.call, flow)
 
     def _window_read_here(self, owner: Entity | None) -> str | None:
         """For a framework object built out of sight (`accelerator = train_util.prepare_accelerator(args)`),
@@ -709,3 +710,19 @@ TRANSITIONS: dict[str, _Transition] = {
     "defer": Effects._defer,
     "set_attribute": Effects._set_attribute,
 }
+
+
+def _spent(node: ast.expr | None, call: ast.Call, flow: Flow) -> None:
+    """After a backward pass that frees its graph, the loss it ran on cannot be backpropagated again: a later
+    backward of the same name runs on a loss made anew. What it was divided by is forgotten, so that a loss held
+    by an object that outlives the call (`ctx.loss_task /= ctx.grad_accum_count; ctx.loss_task.backward()` in a
+    hook run once per batch, the loss rebuilt by another hook out of sight) is not read as divided again by the
+    next call (FederatedScope)."""
+    key = ref_text(node) if node is not None else None
+    value = flow.env.get(key) if key is not None else None
+    if value is None or not (value.divisors or value.divided_twice or value.multipliers):
+        return
+    retain = keyword_value(call, "retain_graph")
+    if retain is not None and not (isinstance(retain, ast.Constant) and retain.value in (False, None)):
+        return  # the graph is kept for another backward pass of the same loss
+    flow.env[key] = replace(value, divisors=frozenset(), divided_twice=frozenset(), multipliers=frozenset())

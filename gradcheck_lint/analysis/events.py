@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass, field
 
 from .gradstate import PathState, in_order
-from .provenance import READ, Assumption, Provenance, assumed
+from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .values import Entity, Holder, Value
 
 
@@ -105,12 +105,14 @@ class Step:
     # the step may call its closure again after an inner update: "several" (its class does: L-BFGS) or
     # "unknown" (the optimizer's class is not known); None: once
     closure_evaluations: str | None = None
+    # how the stepped expression was resolved to `optimizer`: read, or a guess (`Interpreter.assumed_links`)
+    link: Provenance = READ
     _ordered: list[PathState] | None = field(default=None, repr=False)
 
     @property
     def provenance(self) -> Provenance:
         """How the analysis knows the stepping object is an optimizer, and which one."""
-        return self.optimizer.provenance
+        return weakest((self.optimizer.provenance, self.link))
 
     def states(self) -> list[PathState]:
         """The incoming path states in a fixed order, so that rules choose the same witness on every run."""

@@ -20,6 +20,7 @@ from .gradstate import PathState
 from .item_rewrites import every_item_rewritten
 from .no_grad_results import made_without_grad
 from .parts import ExpressionsHost
+from .provenance import Assumption, assumed
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
@@ -30,7 +31,8 @@ _ANY_KEY = "?*"  # the item of a dict stored under a key the analysis does not k
 # then `config["optimizer"] = ...`): what the whole read before
 _REST_KEY = "?rest"
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
-_NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim"})
+_NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim",
+                                "indices"})  # `out.max(1).indices`: the positions, integers
 
 
 # env key prefix: the object a subscript item was stored into (`%item:loss_dict["loss"]` -> `loss_dict`'s value)
@@ -226,8 +228,23 @@ class Expressions:
                 return last  # `losses[-1]` right after `losses.append(loss)`: that loss, not any earlier one
         if base.items:
             return join([v for _, v in base.items])
+        member = N.member_ref(expr)
+        if member is not None and not (base.entities or base.modules or base.reach or base.params) \
+                and (base.opaque or blank(base)):
+            # `self.student_optimizers[i].step()` of a list made out of sight: a member of it, the same object a
+            # loop over the list names (`Counters._member`), when the code uses members as one
+            minted = self.interp.objects.entity_for_unknown_ref(member, member_of=member[:-3])
+            if minted is not None:
+                return minted
+        whole = replace(base, items=(), counter=None, const=None, present=False)
+        if key is not None and base.graph and isinstance(expr.value, ast.Name):
+            proven = self.interp.keepalives.item_graphs.get(expr.value.id)
+            if proven is not None and proven != N.ref_text(expr):
+                # another item of a dict made out of sight than the one backpropagated (`results["boxes"]` after
+                # `results["torch_loss"].backward()`): whether it holds a graph too is not read (NumPy boxes)
+                whole = replace(whole, graph=False, opaque=True, vague=whole.reach)
         # (`opt.param_groups[1]["params"]`: one of its groups' lists, still the optimizer's)
-        return param_groups.part_of(base, replace(base, items=(), counter=None, const=None, present=False))
+        return param_groups.part_of(base, whole)
 
     def eval_binop(self, expr: ast.BinOp, flow: Flow, frame: Frame) -> Value:
         left = self.eval(expr.left, flow, frame)
@@ -405,7 +422,11 @@ class Expressions:
         if opts and key is not None and (key in interp.prescan.zeroed or key in interp.prescan.stepped):
             # an optimizer's attribute used as one (`optimizer_x.opt.zero_grad()`, `wrapper.optimizer.step()`):
             # the optimizer it wraps (PULSE's SphericalOptimizer, SAM's base_optimizer, ScheduledOptim's
-            # _optimizer), built from the same parameters
+            # _optimizer), built from the same parameters. Stepped and cleared, it is used as an optimizer in sight;
+            # stepped only, a guess: an object holding an optimizer may hold other steppable things (archai's
+            # `OptimSched(optim, sched)`: `optim_sched.sched.step()` is a learning-rate scheduler's)
+            if not (key in interp.prescan.zeroed and key in interp.prescan.stepped):
+                interp.assumed_links[key] = assumed(Assumption.WRAPPED)
             return Value(entities=frozenset(opts))
         # an attribute `__init__` did not set (`self.optimizer = None` there, built by `create_optimizer()`),
         # not a method or property of the class
@@ -805,6 +826,10 @@ class Expressions:
                 # that sums this iteration's graph onto what earlier iterations left there
                 self._store_item(target, small.value, rhs, flow, frame, small)
             return
+        if frame.no_grad and not _builds_collection(small.value):
+            # `with torch.no_grad(): total += loss * n` (or `+= loss`): the sum records no graph of `loss`, whether
+            # in place or into a new tensor (a list grown by `+= [loss]` holds the tensor itself, graph and all)
+            rhs = made_without_grad(rhs, None)
         old = self.lookup(key, flow, frame) or EMPTY
         aliases = _as_owner(key, frame)  # `self.global_step += 1` of `progress.next_step()`: `progress.global_step`
         for alias in aliases:
@@ -849,7 +874,7 @@ class Expressions:
             new = join([replace(old, items=()), replace(rhs, items=())]) if grows else union_as_tensor([old, rhs])
             new = present(new)
             if isinstance(small.op, (ast.Add, ast.Sub)) and (rhs.built or rhs.graph):  # `total_loss += loss` (not `+= loss.item()`)
-                new = interp.keepalives.note(small, key, small.value, new, frame, code(target))
+                new = interp.keepalives.note(small, key, small.value, new, frame, code(target), added=rhs)
         flow.env[key] = present(new)  # whatever it was, `x += y` made an object (or raised)
         self.forget(key, flow, frame)
 

@@ -56,6 +56,7 @@ from .no_grad_results import made_without_grad
 from .objects import Objects
 from .parts import Project
 from .prescan import Prescan
+from .provenance import Provenance
 from .recorder import Recorder
 from .relations import Relation, implied, relation
 from .resets import ResetWindow, reset_window
@@ -119,6 +120,9 @@ class Interpreter:
         self.prescan = scan
         self.called_names, self.called_attrs = scan.called_names, scan.called_attrs
         self.model_refs, self.optimizer_refs = scan.evidence()
+        # texts resolved to an object by a guess, not by reading (`pair.sched` of an object built from an optimizer,
+        # stepped: taken for that optimizer): what a step or clear of that text rests on (`Step.link`)
+        self.assumed_links: dict[str, Provenance] = {}
         self.windows = {k: frozenset(v) for k, v in scan.windows.items()}
         self._module_constants: dict[str, int] | None = None
         self.counter_starts: dict[str, int] = {}  # a window counter's first value (`Counters.anchor`)
@@ -692,8 +696,9 @@ class Interpreter:
         if cached is not None:
             return cached
         found = False
-        if all(isinstance(n, _FLAG_NODES) for n in ast.walk(test)):
-            names = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))}
+        parts = _flag_parts(test)
+        if parts is not None and all(isinstance(n, _FLAG_NODES) for n in parts):
+            names = {n.id if isinstance(n, ast.Name) else n.attr for n in parts if isinstance(n, (ast.Name, ast.Attribute))}
             node: ast.AST | None = statement
             while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
                 node = self.parent(node)
@@ -716,7 +721,7 @@ class Interpreter:
         if info is None or info.node is not owner:
             return False
         read: set[str] = set()
-        for n in ast.walk(test):
+        for n in _flag_parts(test) or ():
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
                 if n.value.id != "self":
                     return False
@@ -1125,5 +1130,25 @@ def _object_or_none(value: Value | None) -> bool:
 
 
 # What a configuration-flag test is made of: names, attributes, constants, `not`, `and`/`or`, comparisons.
+def _flag_parts(test: ast.expr) -> list[ast.AST] | None:
+    """The nodes of a test a flag is read from: the whole test, except that a type test of an object
+    (`isinstance(self.optimizer, torch.optim.LBFGS)`) reads only the object, its class being a name of the
+    module. None when a type test names its class otherwise (`isinstance(x, get_cls())`)."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = [test]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+                and len(node.args) == 2 and not node.keywords:
+            kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+            if not all(N.dotted(k) is not None for k in kinds):
+                return None
+            todo.append(node.args[0])
+            continue
+        out.append(node)
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
 _FLAG_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Load, ast.Not, ast.And, ast.Or,
                ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.Gt, ast.GtE, ast.Lt, ast.LtE)

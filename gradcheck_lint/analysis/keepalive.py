@@ -90,14 +90,18 @@ class KeepAlives:
         return weakest(facts)
 
     def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame, shown: str = "",
-             rebinds: bool = False, item: Value | None = None) -> Value:
+             rebinds: bool = False, item: Value | None = None, added: Value | None = None) -> Value:
         """`target` accumulates `value` at `node`; return `value` marked as held by the accumulator.
         `rebinds`: `x = x + [y]` makes a new object and binds the name to it, where `x += [y]` extends the
         list in place: a parameter rebound so is a local, whatever list the caller handed in. `item`: the
-        value stored (`y` of `x.append(y)`): a backward pass of it proves its graph (`proven`)."""
+        value stored (`y` of `x.append(y)`): a backward pass of it proves its graph (`proven`). `added`: what
+        this statement adds (`y` of `x.append(y)`, of `x += y`) when `value` is the accumulator's whole new
+        value: whether this statement keeps a graph is a question about what it adds, not about what earlier
+        statements left in the accumulator (`accs.append(out)` then `accs.append((pred == t).float())`)."""
         given = value
-        value = holding(value)  # `self.outputs.append({"loss": loss, "step": i})`: the dict keeps the loss's graph
-        held_in = "" if given.built or given.graph else _item_holding(given)  # the item of a container that holds it
+        probe = added if added is not None else given
+        value = holding(probe)  # `self.outputs.append({"loss": loss, "step": i})`: the dict keeps the loss's graph
+        held_in = "" if probe.built or probe.graph else _item_holding(probe)  # the item of a container that holds it
         if frame.no_grad or not frame.loops:
             return given  # no graph in a `no_grad` block, or no loop
         # no graph (only a forward pass of a module makes one), or one only an unreadable call might have built
@@ -156,7 +160,7 @@ class KeepAlives:
         if event is not None and item is not None:
             self._stored[id(item)] = (item, event)
         if event is None:
-            via = self.item_graphs.get(stored.id, "") if type(stored) is ast.Name and not given.built else ""
+            via = self.item_graphs.get(stored.id, "") if type(stored) is ast.Name and not probe.built else ""
             if not via and held_in and type(stored) is ast.Name:
                 via = f"{stored.id}[{held_in}]"  # `log, out = self.step(batch)`: `log["loss"]` holds the graph
             event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target, via_item=via,
@@ -333,9 +337,18 @@ def _range_count(loop: ast.AST) -> str | None:
 
 
 def _over_models(loop: ast.AST) -> bool:
-    """`for i in range(self.num_Ds):`: a loop over a few models, not over data."""
+    """`for i in range(self.num_Ds):`: a loop over a few models, not over data; also, by what it does, a loop
+    `for i in range(num_students):` that calls `self.students[i](x)`: a member of a collection, taken by the
+    loop's counter, is run as a model (data is indexed, `x[i]`, not called)."""
     count = _range_count(loop)
-    return count is not None and bool(_MODEL_COUNT.search(count))
+    if count is None:
+        return False
+    if _MODEL_COUNT.search(count):
+        return True
+    assert isinstance(loop, (ast.For, ast.AsyncFor))
+    counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.slice, ast.Name)
+               and n.func.slice.id in counters for stmt in loop.body for n in iter_tree(stmt))
 
 
 _WINDOW_COUNT = convention("accumulation_window")

@@ -147,6 +147,14 @@ def ref_text(expr: ast.AST) -> str | None:
     return None
 
 
+def member_ref(expr: ast.AST) -> str | None:
+    """`opts[i]` (an index that is no literal) as a key standing for any member of `opts`: `opts[*]`."""
+    if isinstance(expr, ast.Subscript) and type(expr.slice) is not ast.Slice and literal_key(expr.slice) is None:
+        base = ref_text(expr.value)
+        return None if base is None else f"{base}[*]"
+    return None
+
+
 def literal_key(expr: ast.AST | None) -> str | None:
     """The key a literal subscript or dict key names: a string's value, an integer's digits."""
     if type(expr) is ast.Constant:

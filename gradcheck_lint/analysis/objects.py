@@ -133,17 +133,21 @@ class Objects:
             scope: tuple[object, ...] = ("self", "made", interp.calls.call_path, interp.worlds.key)
         else:
             scope = ("self",) if text.startswith("self.") else ("module",) if module_global else interp.calls.call_path
+        ref: tuple[object, ...] = ("ref", text, scope)
         if member_of is not None:
-            scope = (*scope, "member of", member_of)
+            # the members of one collection, however the code names them (`for opt in opts:`, `opts[i]`): one
+            # object, scoped as the collection is
+            home = ("self",) if member_of.startswith("self.") else ("module",) if module_global else interp.calls.call_path
+            ref = ("ref", "member of", member_of, home)
         if text in interp.optimizer_refs:
             used = text in interp.prescan.stepped and text in interp.prescan.zeroed
             # used as one in sight: what it is was read; stepped only and named like one: its name says so
-            ent = self.mint(Kind.OPTIMIZER, text, ("ref", text, scope), api="torch.optim.Optimizer",
+            ent = self.mint(Kind.OPTIMIZER, text, ref, api="torch.optim.Optimizer",
                             provenance=READ if used else assumed(Assumption.NAME))
             self.table.name_after(ent.uid, text)  # named as the code refers to it, not after a later alias
             return Value(entities=frozenset({ent}))
         if text in interp.model_refs:
-            ent = self.mint(Kind.MODEL, text, ("ref", text, scope), api="torch.nn.Module")
+            ent = self.mint(Kind.MODEL, text, ref, api="torch.nn.Module")
             self.table.name_after(ent.uid, text)
             if text in interp.prescan.synced:  # `self.model.no_sync()`: a DDP/FSDP wrapper built out of sight
                 self.table.sync_capable.add(ent.uid)

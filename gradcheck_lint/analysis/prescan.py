@@ -218,7 +218,7 @@ class Prescan:
                     m.self_attrs.add(attr)
                 if attr in self.event_attrs:
                     m.direct = True
-            recv = N.ref_text(receiver)
+            recv = N.ref_text(receiver) or N.member_ref(receiver)  # `opts[i].step()`: a member of `opts`
             if recv is not None:
                 if attr in ("parameters", "named_parameters", "train", "eval", "modules", "children"):
                     self.models.add(recv)
@@ -333,8 +333,9 @@ class Prescan:
 
     def evidence(self) -> tuple[frozenset[str], frozenset[str]]:
         """Texts used like models (`x.parameters()`) and like optimizers (`x.step()` and zero_grad)."""
-        optimizers = {s for s in self.stepped if N.OPTIMIZER_NAME.search(s.rsplit(".", 1)[-1]) and not N.SCHEDULER_NAME.search(s)
-                      and not N.AVERAGE_NAME.search(s.rsplit(".", 1)[-1])}
+        # (a member of a collection, `opts[*]`, is named by the collection: `student_optimizers`)
+        optimizers = {s for s in self.stepped if N.OPTIMIZER_NAME.search(s.removesuffix("[*]").rsplit(".", 1)[-1])
+                      and not N.SCHEDULER_NAME.search(s) and not N.AVERAGE_NAME.search(s.rsplit(".", 1)[-1])}
         optimizers |= {s for s in self.stepped & self.zeroed if s not in self.models}
         models = self.models | self.called_models | {s for s in self.saved if not self._named_as_other(s)}
         # `loss_fn.discriminator.parameters()`: `loss_fn` holds a model, so calling it may run that model

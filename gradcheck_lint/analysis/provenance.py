@@ -40,6 +40,7 @@ class Assumption(str, enum.Enum):
     REDUCTION = "how a loss made out of sight is reduced over its samples (mean or sum)"
     CLASS = "the class of an object made out of sight (what its methods do)"
     CARRIED = "that a value the previous loop iteration left still holds its graph (code out of sight may detach it)"
+    WRAPPED = "that an attribute stepped like an optimizer is the optimizer its object was built from"
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from .events import Backward, Clear, Step
 from .flow import STALE_CARRIED, SYNC_SET, Flow, Frame, generation, generation_key, generations
 from .gradstate import UNDONE, PathState
 from .parts import RecorderHost
+from .provenance import weakest
 from .syntax import code, keyword_value
 from .trials import steps_without_backward, undone_steps
 from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
@@ -315,6 +316,10 @@ class Recorder:
         ev.trial = ev.trial or trial
         ev.context_window = ev.context_window or context_window
         ev.closure_evaluations = ev.closure_evaluations or closure_evaluations
+        receiver = N.ref_text(call.func.value) if isinstance(call.func, ast.Attribute) else None
+        link = self.interp.assumed_links.get(receiver) if receiver is not None else None
+        if link is not None:  # `pair.sched.step()`: `pair.sched` taken for an optimizer by a guess
+            ev.link = weakest((ev.link, link))
         holders = self.table.optimizer_holders(opt)
         consumer = UNDONE if trial else opt.uid
         flow.map_gradients(lambda s: s.step(consumer, holders), ("step", consumer, frozenset(holders)))

@@ -33,7 +33,10 @@ _COVER = frozenset({"tensor", "dict", "list", "tuple"})
 
 def tested(test: ast.expr, imports: ImportMap) -> tuple[str, frozenset[str]] | None:
     """`isinstance(x, T)` or `isinstance(x, (T1, T2))` of a plain name: the name and the kinds of `_TYPES`
-    among the types tested (an empty set when none is one of them)."""
+    among the types tested (an empty set when none is one of them). `torch.is_tensor(x)` tests a tensor."""
+    if (isinstance(test, ast.Call) and len(test.args) == 1 and not test.keywords and isinstance(test.args[0], ast.Name)
+            and isinstance(test.func, (ast.Name, ast.Attribute)) and imports.qualify(test.func) == "torch.is_tensor"):
+        return test.args[0].id, frozenset({"tensor"})
     if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
             and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)):
         return None
@@ -53,7 +56,11 @@ def narrow_failed(flow: Flow, name: str, kinds: frozenset[str]) -> None:
     same = known is not None and known.choices is not None and flow.env.get(f"{_EXCLUDED_OF}{name}") is value
     before = known.choices if same and known is not None and known.choices is not None else frozenset()
     excluded = before | kinds
-    if _COVER <= excluded and (value.built or value.graph or value.items or value.kept):
+    # a value not known to be a container (no items read) that is no tensor: no graph, as the conditional
+    # expression reads it (`val = val.detach().item() if isinstance(val, torch.Tensor) else val`); a container
+    # built in sight stays until its kinds are ruled out too
+    covered = _COVER <= excluded or ("tensor" in excluded and not value.items)
+    if covered and (value.built or value.graph or value.items or value.kept):
         value = replace(value, built=frozenset(), graph=False, items=(), kept=frozenset())
         flow.env[name] = value
     flow.env[f"{_EXCLUDED_OF}{name}"] = value

@@ -124,6 +124,24 @@ def _eval(expr: ast.expr, counter: str):
     return _U
 
 
+def counter_part(test: ast.expr, counter: str) -> ast.expr:
+    """The part of a conjunction that is about the counter: `self.optimizer is not None and (self.step + 1) %
+    self.update_every == 0` is the modulo test, for the question of which micro-batches it fires on. A conjunct that
+    reads neither the counter nor a window name holds or fails alike on every micro-batch (whether there is an
+    optimizer at all): it decides whether the step runs, not when in the window. The test itself unless exactly one
+    conjunct is about the counter."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        return test
+    names = {dotted(m.right) for m in modulo_operations(test)} | _compared_names(test, counter) | {counter}
+    names.discard(None)
+
+    def about(part: ast.expr) -> bool:
+        return any(dotted(n) in names for n in ast.walk(part) if isinstance(n, (ast.Name, ast.Attribute)))
+
+    kept = [v for v in test.values if about(v)]
+    return kept[0] if len(kept) == 1 and len(test.values) > 1 else test  # (no new node: `code` caches by node)
+
+
 def first_window(test: ast.expr, counter: str, first: int) -> bool | None:
     """Does the step test accumulate a first window of exactly N micro-batches?
 

@@ -162,6 +162,9 @@ for x in torch.randn(8, 4).split(2):
                 clear_call=model.clear_call(opt),
             )
             facts = [step.provenance, stale.provenance]
+            # the gradients went stale at some step of these parameters: when one of them is only guessed to step
+            # this optimizer (`pair.sched.step()` taken for `pair.optim`'s), so is the staleness
+            facts += [s.link for s in model.steps.values() if s.optimizer.uid in stale.consumers]
             if step.closure_evaluations == "unknown":
                 facts.append(assumed(Assumption.CLASS))  # whether its step calls the closure again
             if may:

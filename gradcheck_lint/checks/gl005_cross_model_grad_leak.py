@@ -7,10 +7,11 @@ from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
-from ..analysis.gradstate import UNDONE
+from ..analysis.gradstate import UNDONE, Contribution
 from ..analysis.issued_for import issued_for_other_model
 from ..analysis.names import roles
 from ..analysis.provenance import Assumption, assumed
+from ..analysis.values import Holder
 from ..registry import Finding, Invalid, Rule, register
 
 
@@ -74,7 +75,13 @@ for real in torch.randn(8, 4, 4):
                 for holder, c in held:
                     if UNDONE in c.consumers:
                         continue  # applied by a step that trains nothing (`trials`): no other model's step used them
-                    if (c.consumers and opt.uid not in c.consumers and not c.live and c.certain and not holder.pseudo
+                    # applied in this group of steps (`live`): a joint objective of the models stepped together,
+                    # unless this model holds a pass of its own that no step applied yet and the pass is named for
+                    # the model whose optimizer applied it (a GAN's discriminator: its `d_loss` pass, and the
+                    # generator's `g_loss` that also reached it; then `opt_G.step(); opt_D.step()`). Either alone
+                    # is no witness: SAC's `pi_loss` reaches the critic, whose step applies it first
+                    joint = c.live and not (_own_pass_beside(holder, c, held) and _named_for_consumer(model, c, holder))
+                    if (c.consumers and opt.uid not in c.consumers and not joint and c.certain and not holder.pseudo
                             and not model.stale_within_same_model(holder, c, held, holders)
                             and not all(any(s.node is step.node for s in model.steps_of(u)) for u in c.consumers)
                             and not all(u in model.table.entities and model.optimizer_holders(model.table.entities[u]) == holders
@@ -120,6 +127,30 @@ for real in torch.randn(8, 4, 4):
                 model.line(other.node) if other else None,
                 model.optimizer_text(step),
                 own.call_text if own else None,
+                own_first=c.live and own is not None and model.order(own.node) < model.order(backward.node),
             )
             others = [model.table.entities[u].provenance for u in sorted(c.consumers) if u in model.table.entities]
+            if c.live:
+                others.append(assumed(Assumption.INTENT))  # the other model's loss may be meant to train this one too
             yield Finding(step.node, msg, help_, (step.provenance, c.provenance, *others))
+
+
+def _own_pass_beside(holder: Holder, c: Contribution, held: list[tuple[Holder, Contribution]]) -> bool:
+    """`holder` also holds a pass of another backward that no optimizer applied yet: a loss of its own."""
+    return any(h == holder and o.fresh and o.certain and o.backward != c.backward for h, o in held)
+
+
+def _named_for_consumer(model: TrainingModel, c: Contribution, holder: Holder) -> bool:
+    """The pass's loss is named for a model an optimizer that applied it updates (`overall_vae_loss` for the
+    VAE's optimizer), not for `holder`'s model."""
+    loss = model.backwards[c.backward].loss_text
+    if re.fullmatch(r"[A-Za-z_][\w.]*", loss) is None:
+        return False
+    named = roles(loss)
+    if not named or named & roles(model.table.holder_name(holder)):
+        return False
+    for uid in c.consumers:
+        ent = model.table.entities.get(uid)
+        if ent is not None and any(named & roles(model.table.holder_name(h)) for h in model.optimizer_holders(ent)):
+            return True
+    return False

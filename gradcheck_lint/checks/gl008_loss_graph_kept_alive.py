@@ -91,7 +91,7 @@ for x in torch.randn(8, 2, 4):
             msg, help_ = messages.loss_graph_kept_alive(
                 code(event.node), event.shown, code(event.stored), at,
                 via_item=_as_written(event.via_item), calls_of=calls_of, framework=framework,
-                backward_later=event.backpropagated_later,
+                backward_later=event.backpropagated_later, sequence=isinstance(event.stored, (ast.List, ast.Tuple)),
             )
             yield Finding(event.node, msg, help_, (event.provenance,), fix=keep_values_only(model, event))
 

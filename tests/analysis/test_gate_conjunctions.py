@@ -1,0 +1,44 @@
+"""A step gate's conjunct that reads neither the counter nor the window (`self.optimizer is not None and (self.step
++ 1) % self.update_every == 0`) decides whether a step runs at all, not when in the window: the window arithmetic
+reads the modulo test (fastNLP's trainer, lockbox 8: a missed GL004)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradcheck_lint.api import check_source
+
+TRAINER = '''
+import torch
+
+
+class Trainer:
+    def __init__(self, model, optimizer, update_every):
+        self.model = model
+        self.optimizer = optimizer
+        self.update_every = update_every
+        self.step = 0
+
+    def train(self, loader, epochs):
+        for epoch in range(epochs):
+            for x, y in loader:
+                self.step += 1
+                loss = torch.nn.functional.mse_loss(self.model(x), y) / self.update_every
+                loss.backward()
+                self._update()
+
+    def _update(self):
+        if self.optimizer is not None and (self.step + 1) % self.update_every == 0:
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+'''
+GATE = "self.optimizer is not None and (self.step + 1) % self.update_every == 0"
+
+
+@pytest.mark.parametrize("gate", [GATE, "(self.step + 1) % self.update_every == 0 and self.optimizer is not None"])
+def test_the_counter_part_of_a_conjunction_is_read(gate: str) -> None:
+    assert [(d.code, d.line) for d in check_source(TRAINER.replace(GATE, gate))] == [("GL004", 21)]
+
+
+def test_the_right_gate_in_a_conjunction_is_clean() -> None:
+    assert check_source(TRAINER.replace(GATE, "self.optimizer is not None and self.step % self.update_every == 0")) == []
