@@ -17,7 +17,6 @@ accuracy `torch.eq(pred, target).float().mean()` appended to a list is no GL008)
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import tomllib
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gen_saved_tensors import _commit, _packaged_root
+from gen_saved_tensors import generator_arguments
 
 HERE = Path(__file__).resolve().parent.parent / "gradcheck_lint" / "analysis" / "apimodels"
 OUT = HERE / "torch_no_graph.toml"
@@ -99,14 +98,10 @@ def render(listed: set[str], source: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--torchgen", type=Path, default=None, help="a torchgen/packaged-shaped directory (default: the installed wheel's)")
-    parser.add_argument("--commit", default=None, help="the source commit to name in the header")
-    parser.add_argument("-o", "--output", type=Path, default=OUT)
-    args = parser.parse_args(argv)
-    listed = no_graph_ops(args.torchgen or _packaged_root())
-    args.output.write_text(render(listed, args.commit or _commit()), encoding="utf-8")
-    print(f"{len(listed)} operators from derivatives.yaml -> {os.path.relpath(args.output)}")
+    root, commit, output = generator_arguments(argv, __doc__ or "", OUT)
+    listed = no_graph_ops(root)
+    output.write_text(render(listed, commit), encoding="utf-8")
+    print(f"{len(listed)} operators from derivatives.yaml -> {os.path.relpath(output)}")
     return 0
 
 

@@ -136,17 +136,22 @@ def render(ops: dict[str, set[str]], source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def generator_arguments(argv: list[str], doc: str, default_output: Path) -> tuple[Path, str, Path]:
+    """The command line of a generator of data from derivatives.yaml: the torchgen directory, the source
+    commit to name in the header, the output file."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--torchgen", type=Path, default=None, help="a torchgen/packaged-shaped directory (default: the installed wheel's)")
     parser.add_argument("--commit", default=None, help="the source commit to name in the header")
-    parser.add_argument("-o", "--output", type=Path, default=OUT)
+    parser.add_argument("-o", "--output", type=Path, default=default_output)
     args = parser.parse_args(argv)
-    root = args.torchgen or _packaged_root()
+    return args.torchgen or _packaged_root(), args.commit or _commit(), args.output
+
+
+def main(argv: list[str]) -> int:
+    root, commit, output = generator_arguments(argv, __doc__ or "", OUT)
     ops = saved_by_op(root)
-    text = render(ops, args.commit or _commit())
-    args.output.write_text(text, encoding="utf-8")
-    print(f"{len(ops)} operators -> {os.path.relpath(args.output)}")
+    output.write_text(render(ops, commit), encoding="utf-8")
+    print(f"{len(ops)} operators -> {os.path.relpath(output)}")
     return 0
 
 
