@@ -129,6 +129,14 @@ def _reads(expr: ast.expr, names: set[str]) -> bool:
     return any(dotted(n) in names for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
 
 
+def _exists_guard(expr: ast.expr) -> bool:
+    """`x is not None` (or `hasattr(x, "name")`): a test that an object exists."""
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], ast.IsNot):
+        right = expr.comparators[0]
+        return isinstance(right, ast.Constant) and right.value is None
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "hasattr"
+
+
 def counter_part(test: ast.expr, counter: str) -> ast.expr:
     """The part of a conjunction that is about the counter: `self.optimizer is not None and (self.step + 1) %
     self.update_every == 0` is the modulo test, for the question of which micro-batches it fires on. A conjunct that
@@ -359,9 +367,10 @@ def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: i
     if kind is ast.BoolOp:
         values = test.values
         if type(test.op) is ast.And:
-            # a conjunct that reads neither the counter nor the window (`self.optimizer is not None`) holds alike at
-            # every phase: it decides whether the step runs at all, not where in the window (`counter_part`)
-            about = [v for v in values if _reads(v, {counter, modulus})]
+            # a guard that the object exists (`self.optimizer is not None and (self.step + 1) % N == 0`): where it
+            # fails, the branch has nothing to step or clear at any phase, so it does not decide where in the window
+            # the branch runs. (A flag is no such guard: `if reset and i % N == 0:` with `reset = False` never clears.)
+            about = [v for v in values if _reads(v, {counter, modulus}) or not _exists_guard(v)]
             values = about or values
         return kleene(values, type(test.op) is ast.And,
                        lambda e: phase_truth(e, counter, modulus, phase, start, cycles, floor))
