@@ -124,6 +124,19 @@ def _eval(expr: ast.expr, counter: str):
     return _U
 
 
+def _reads(expr: ast.expr, names: set[str]) -> bool:
+    """`expr` reads one of `names` (dotted names: `self.update_every`)."""
+    return any(dotted(n) in names for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
+
+
+def _exists_guard(expr: ast.expr) -> bool:
+    """`x is not None` (or `hasattr(x, "name")`): a test that an object exists."""
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], ast.IsNot):
+        right = expr.comparators[0]
+        return isinstance(right, ast.Constant) and right.value is None
+    return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "hasattr"
+
+
 def counter_part(test: ast.expr, counter: str) -> ast.expr:
     """The part of a conjunction that is about the counter: `self.optimizer is not None and (self.step + 1) %
     self.update_every == 0` is the modulo test, for the question of which micro-batches it fires on. A conjunct that
@@ -135,10 +148,7 @@ def counter_part(test: ast.expr, counter: str) -> ast.expr:
     names = {dotted(m.right) for m in modulo_operations(test)} | _compared_names(test, counter) | {counter}
     names.discard(None)
 
-    def about(part: ast.expr) -> bool:
-        return any(dotted(n) in names for n in ast.walk(part) if isinstance(n, (ast.Name, ast.Attribute)))
-
-    kept = [v for v in test.values if about(v)]
+    kept = [v for v in test.values if _reads(v, names)]
     return kept[0] if len(kept) == 1 and len(test.values) > 1 else test  # (no new node: `code` caches by node)
 
 
@@ -355,7 +365,14 @@ def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: i
         v = phase_truth(test.operand, counter, modulus, phase, start, cycles, floor)
         return None if v is None else not v
     if kind is ast.BoolOp:
-        return kleene(test.values, type(test.op) is ast.And,
+        values = test.values
+        if type(test.op) is ast.And:
+            # a guard that the object exists (`self.optimizer is not None and (self.step + 1) % N == 0`): where it
+            # fails, the branch has nothing to step or clear at any phase, so it does not decide where in the window
+            # the branch runs. (A flag is no such guard: `if reset and i % N == 0:` with `reset = False` never clears.)
+            about = [v for v in values if _reads(v, {counter, modulus}) or not _exists_guard(v)]
+            values = about or values
+        return kleene(values, type(test.op) is ast.And,
                        lambda e: phase_truth(e, counter, modulus, phase, start, cycles, floor))
     if cycles and kind is ast.Compare and len(test.ops) == 1:
         at = _cycle_phase(test, counter, modulus, start) if type(test.ops[0]) in (ast.Eq, ast.NotEq) else None
