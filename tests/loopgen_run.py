@@ -28,6 +28,11 @@ class Spec(Protocol):
     def reference(self, ns: dict[str, Any]) -> None: ...  # trains them as intended, with autograd.grad
 
 
+def sets_up_a_process_group(spec: Spec) -> bool:
+    """Whether the program makes a gloo process group (DDP): it then runs in a process of its own."""
+    return spec.kind == "ddp_accum"
+
+
 @dataclass
 class Outcome:
     """What happened when a program ran: the numbers against the reference, and the guard's codes."""
@@ -49,7 +54,17 @@ def _fresh_framework_state() -> None:
 
 
 def run(spec: Spec, path: str) -> Outcome:
-    """Execute the program saved at `path` under the runtime guard and compare with the reference."""
+    """Execute the program saved at `path` under the runtime guard and compare with the reference: here,
+    or, for a program that makes a process group, in a forked child under a time limit (see own_process)."""
+    if sets_up_a_process_group(spec):
+        import own_process
+
+        return own_process.call(run_here, spec, path, what=f"the program of {spec.describe()}")
+    return run_here(spec, path)
+
+
+def run_here(spec: Spec, path: str) -> Outcome:
+    """Execute the program saved at `path` in this process, under the guard, and compare with the reference."""
     import runpy
     import warnings
 
