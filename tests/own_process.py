@@ -1,13 +1,15 @@
 """Code that sets up a gloo process group runs in a process of its own, under a time limit.
 
 A gloo process group torn down inside a long-lived test process can deadlock it. DDP's reducer keeps the
-group, with its three gloo threads, alive past `destroy_process_group()`; the reducer sits in reference
-cycles, so the group is destroyed at whatever allocation next runs the cyclic garbage collector, and
-its destructor joins gloo's threads from there, holding the GIL (pytorch/pytorch#56297). A CI run of this
-suite hung so (seen with gdb: the main thread waiting for gloo's loop thread, the GIL held). A test that
-waits for such a process waits with a limit: a run that overstays it is shown (its output, and the
-Python stacks of its threads at the limit) and made once more in a new process; a second overstay fails
-the test. Nothing here can stall the suite.
+group, with its three gloo threads, alive past `destroy_process_group()`, until the program's objects are
+freed (by the cyclic garbage collector, at some later allocation, when they sit in cycles). The group's
+destructor then joins gloo's worker threads holding the GIL, while a worker may still be freeing a
+finished all-reduce, whose copy of the thread-local state holds the contextvars context torch stashes for
+each backward: freeing it waits for the GIL (pytorch/pytorch#56297). Seen with gdb in a CI run of this
+suite, and reproduced here: 1 hang in about 1,100 generated DDP programs run in one process under load.
+A test that waits for such a process waits with a limit: a run that overstays it is shown (its output,
+and the Python stacks of its threads at the limit) and made once more in a new process; a second overstay
+fails the test. Nothing here can stall the suite.
 
 - `call(fn, *args)`: `fn(*args)` in a child forked from a server (this file run as a script, one per test
   process) that imported torch and gradcheck_lint once, so a call costs a fork, not an interpreter and
