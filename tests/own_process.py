@@ -42,12 +42,15 @@ START_TIMEOUT = 300.0  # the server's imports (torch, torch._dynamo, gradcheck_l
 PRELOAD = ("torch", "torch._dynamo", "torch.optim", "torch.distributed", "torch.nn.parallel",
            "gradcheck_lint.runtime.guard", "gradcheck_lint.config", "gradcheck_lint.suppressions", "loopgen_run")
 _server: subprocess.Popen[bytes] | None = None
+_server_errors = os.path.join(tempfile.gettempdir(), f"own-process-server-{os.getpid()}.err")  # its stderr
 
 
 # -- the server (`python tests/own_process.py`: requests on stdin, a line per child on stdout) ---------
 def _serve() -> None:
     import importlib
+    import json
 
+    sys.path[:] = [*json.loads(sys.argv[1]), str(Path(__file__).resolve().parent)]  # the test process's
     for name in PRELOAD:
         importlib.import_module(name)
     from gradcheck_lint.registry import catalogue
@@ -110,6 +113,8 @@ def _stop_server() -> None:
         _server.kill()
         _server.wait()
         _server = None
+    if os.path.exists(_server_errors):
+        os.unlink(_server_errors)
 
 
 atexit.register(_stop_server)
@@ -118,9 +123,20 @@ atexit.register(_stop_server)
 def _start_server() -> subprocess.Popen[bytes]:
     global _server
     if _server is None or _server.poll() is not None:
-        _server = subprocess.Popen([sys.executable, str(Path(__file__).resolve())], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        import json
+
+        # the modules the test process imports (gradcheck_lint of this checkout, not an installed one)
+        with open(_server_errors, "wb") as errors:
+            _server = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), json.dumps(sys.path)],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors)
     return _server
+
+
+def _server_died(why: str) -> tuple[str, None, str]:
+    errors = Path(_server_errors)
+    text = errors.read_text(encoding="utf-8", errors="replace")[-3000:] if errors.exists() else ""
+    _stop_server()
+    return "died", None, f"(the server that forks the children {why})\n{text}"
 
 
 def _once(fn: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> tuple[str, Any, str]:
@@ -135,12 +151,10 @@ def _once(fn: Callable[..., Any], args: tuple[Any, ...], timeout: float) -> tupl
             server.stdin.write(struct.pack("!Q", len(request)) + request)
             server.stdin.flush()
         except BrokenPipeError:
-            _stop_server()
-            return "died", None, "(the server that forks the children had died)"
+            return _server_died("had died")
         pid = _read_line(server, time.monotonic() + START_TIMEOUT)
         if pid is None:
-            _stop_server()
-            return "died", None, f"(the server that forks the children did not fork one in {START_TIMEOUT:.0f} s)"
+            return _server_died(f"forked none in {START_TIMEOUT:.0f} s")
         status = _read_line(server, time.monotonic() + timeout)
         if status is None:  # overstayed: its threads' Python stacks into its output, then kill it
             for sig in (signal.SIGUSR1, signal.SIGKILL):
