@@ -65,6 +65,10 @@ def train(rank: int, world: int, port: int, out_dir: str) -> None:
     os._exit(0)
 
 
-if __name__ == "__main__":
-    port, out_dir = int(sys.argv[1]), sys.argv[2]
-    mp.spawn(train, args=(2, port, out_dir), nprocs=2, join=True)
+if __name__ == "__main__":  # python tests/ddp_worker.py OUT_DIR
+    import socket
+
+    with socket.socket() as s:  # a free port, picked by each run (a run made again after a hang gets a new one)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    mp.spawn(train, args=(2, port, sys.argv[1]), nprocs=2, join=True)

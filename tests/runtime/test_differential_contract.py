@@ -58,6 +58,27 @@ def test_ddp_accumulation_loops_agree(spec: lc.DdpAccum) -> None:
     _check(spec)
 
 
+def test_ddp_programs_make_their_process_group_in_a_process_of_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gloo group freed in the test's process can deadlock it (the garbage collector frees DDP's reducer
+    at any later allocation, and the group's destructor joins gloo's threads with the GIL held): the
+    programs that make one run in a forked child under a time limit (own_process), never here."""
+    import os
+
+    import torch.distributed as dist
+
+    made: list[int] = []
+    init = dist.init_process_group
+
+    def spy(*args: object, **kwargs: object) -> None:
+        made.append(os.getpid())
+        init(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dist, "init_process_group", spy)
+    spec = lc.DdpAccum("no_sync_both", 2, "function")
+    _check(spec)
+    assert made == [] and not dist.is_initialized()
+
+
 # The twins: correct programs are a third of this grammar, and false alarms matter most.
 correct_programs = st.one_of(lc.amp_clips, lc.kept_losses, lc.double_scalings).filter(
     lambda s: not s.verdict().buggy)

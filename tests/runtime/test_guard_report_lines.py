@@ -91,9 +91,12 @@ def test_gl005_words_equal_the_static_sides_on_fixtures(fixture: str) -> None:
 
 
 def _gradlint_run(script: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`gradlint run` on a DDP program, under a time limit and once more on a timeout (see own_process)."""
+    import own_process
+
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "gradcheck_lint.run", str(script)], capture_output=True, text=True,
-                          cwd=cwd, env=env, timeout=300)
+    return own_process.run_command([sys.executable, "-m", "gradcheck_lint.run", str(script)], timeout=150,
+                                   what=f"gradlint run {script.name}", cwd=cwd, env=env)
 
 
 def test_gl006_names_the_ddp_model_and_says_an_inverted_no_sync_diverges() -> None:

@@ -417,15 +417,14 @@ def test_static_package_imports_without_torch(tmp_path: Path) -> None:
 
 def test_ddp_two_processes_gloo(tmp_path: Path) -> None:
     import json
-    import socket
+
+    import own_process
 
     if not torch.distributed.is_available():
         pytest.skip("torch.distributed is not available")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     worker = HERE.parent.parent / "ddp_worker.py"
-    out = subprocess.run([sys.executable, str(worker), str(port), str(tmp_path)], capture_output=True, text=True, timeout=300)
+    # under a time limit, its ranks killed with it and run once more on a timeout: gloo can hang (own_process)
+    out = own_process.run_command([sys.executable, str(worker), str(tmp_path)], timeout=180, what="ddp_worker.py")
     assert out.returncode == 0, out.stderr[-3000:]
     for rank in (0, 1):
         results = json.loads((tmp_path / f"rank{rank}.json").read_text())

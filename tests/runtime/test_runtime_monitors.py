@@ -248,7 +248,7 @@ def test_gl008_the_steady_cycle_tags_the_passes_of_its_verified_cycles(monkeypat
 
 
 _DDP_PROGRAM = """\
-import contextlib, json, sys, tempfile
+import contextlib, json, os, sys, tempfile
 import torch
 import torch.distributed as dist
 from torch import nn
@@ -273,33 +273,27 @@ with tempfile.NamedTemporaryFile() as rendezvous:
                 opt.zero_grad()
     found = [(f.code, f.line - backward_line) for f in g.report()]
     dist.destroy_process_group()
-print(json.dumps(found))
+print(json.dumps(found), flush=True)
+os._exit(0)  # the answer is out: gloo's threads are not left to C++ destructors at exit (they can hang)
 """
 
 
 def _ddp_run(no_sync: bool) -> list[tuple[str, int]]:
     """One rank of gloo DDP under the guard, in a fresh interpreter with a time limit: a process group
     torn down in a long-lived test worker once hung in gloo's teardown (the main thread waiting for gloo's
-    loop thread with the GIL held), which must fail a test, never stall the suite."""
+    loop thread with the GIL held), which must fail a test, never stall the suite (see own_process)."""
     import json
-    import subprocess
     import sys
 
+    import own_process
     import torch.distributed as dist
 
     if not dist.is_available():
         pytest.skip("torch.distributed is not available")
-    for attempt in range(2):
-        try:
-            done = subprocess.run([sys.executable, "-c", _DDP_PROGRAM, "1" if no_sync else "0"],
-                                  capture_output=True, text=True, timeout=120, check=False)
-        except subprocess.TimeoutExpired:
-            if attempt:
-                raise
-            continue  # gloo's teardown deadlock: once more, in a new process
-        assert done.returncode == 0, done.stderr
-        return [tuple(x) for x in json.loads(done.stdout.strip().splitlines()[-1])]
-    raise AssertionError("unreachable")
+    done = own_process.run_command([sys.executable, "-c", _DDP_PROGRAM, "1" if no_sync else "0"], timeout=120,
+                                   what=f"one-rank DDP (no_sync={no_sync})")
+    assert done.returncode == 0, done.stderr
+    return [tuple(x) for x in json.loads(done.stdout.strip().splitlines()[-1])]
 
 
 def test_gl006_ddp_accumulation_without_no_sync_and_with_it() -> None:
