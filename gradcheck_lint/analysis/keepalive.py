@@ -8,6 +8,7 @@ log-probabilities, a sum of micro-batch losses), and a memory leak otherwise.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import replace
 
 from .accumulation import initialisations, loop_counters
@@ -163,8 +164,13 @@ class KeepAlives:
             via = self.item_graphs.get(stored.id, "") if type(stored) is ast.Name and not probe.built else ""
             if not via and held_in and type(stored) is ast.Name:
                 via = f"{stored.id}[{held_in}]"  # `log, out = self.step(batch)`: `log["loss"]` holds the graph
+            provenance = self._graph_provenance(value)
+            if fn is not None and target in _parameters(fn) and not rebinds and not _within(self.interp.loops[loop].node, fn):
+                # `def forward(self, x): x += pe`: kept across iterations only if the caller hands in an object that
+                # outlives them (a history list), not a batch it binds afresh each iteration: assumed
+                provenance = weakest((provenance, assumed(Assumption.PARAMETER)))
             event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target, via_item=via,
-                                                      provenance=self._graph_provenance(value),
+                                                      provenance=provenance,
                                                       # a container written in place (`{"loss": loss}`): no `.detach()`
                                                       untyped=_untyped(stored, self.proven_sources, held_in, via))
             if item is not None:
@@ -246,7 +252,7 @@ class KeepAlives:
                 for node in iter_tree(stmt):
                     if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                        for t in targets:
+                        for t in _bound_targets(targets):  # `feat, weights = self.trojan(x)` binds each afresh
                             text = self.interp.ref(t)
                             if text is not None and not _mentions(node.value, text) and starts.get(id(node)) != text:
                                 out.add(text)
@@ -294,6 +300,17 @@ class KeepAlives:
                     if mine:
                         found.append((recv, mine, frozenset(r for r in own_emptied if r.startswith("self."))))
         return found
+
+
+def _bound_targets(targets: Sequence[ast.expr]) -> list[ast.expr]:
+    """The names and references an assignment binds: the elements of a tuple or list target, each."""
+    out: list[ast.expr] = []
+    for t in targets:
+        if isinstance(t, (ast.Tuple, ast.List)):
+            out.extend(_bound_targets([e.value if isinstance(e, ast.Starred) else e for e in t.elts]))
+        else:
+            out.append(t)
+    return out
 
 
 def _untyped(stored: ast.expr, proven: set[str], held_in: str, via: str) -> bool:
