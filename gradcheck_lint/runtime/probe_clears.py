@@ -76,7 +76,11 @@ class ClearChecks:
             if replay is not None and replay.lane and replay.lane_clear(probe, owner, frame.f_code, frame.f_lasti):
                 # the lane (`replay.py`): a clear of a replayed cycle not verified, known by its caller alone
                 result = original(*args, **kwargs)
-                replay._lane_advance(replay.next_i)
+                i = replay.next_i  # past the clear (`replay.py`: the lane moves the cycle on)
+                replay.done = i
+                if i == 0:
+                    replay.cycle += 1
+                replay.next_i = i + 1
                 return result
             inline = frame.f_code is memo.code and frame.f_lasti == memo.lasti
             if inline:  # `memo_site`'s answer, inline

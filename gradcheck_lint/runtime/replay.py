@@ -48,7 +48,11 @@ read, no place is looked up and nothing per parameter is done (the parameters a 
 on verified cycles only: a parameter group added to an optimizer between two of them is met at the next
 one). A pass among the first of its line (GL008's `TAG_ALL`), a GradScaler's output or a DDP forward, or
 any call that differs leaves the lane for the replay's own methods at that call, which check it as
-above. The ends of passes and steps are the replay's methods as on any cycle not verified.
+above. The ends of passes and steps are the replay's methods as on any cycle not verified, but for the
+end of a pass the lane took, which its wrapper passes itself when the pass returns and the cycle's next
+point is still that end (nothing inside the pass called the probe). On the lane an entry point moves the
+cycle on by writing `done`, `next_i` and `cycle` itself (a call less: the lane is what every call of a
+steady loop runs, right after a forward or backward pass, where each call and object touched costs).
 """
 
 from __future__ import annotations
@@ -166,6 +170,7 @@ class Replay:
         self._draw = random.Random(_VERIFY_SEED).randrange
         self._drawn: list[int] = []  # draws made ahead, in the order `_draw` makes them (`_next_cycle`)
         self._drawn_every = 0  # the `VERIFY_EVERY` they were drawn with
+        self._quiet = 0  # cycles ahead the draws made say are not verified (`_next_cycle`)
         # the lane (see the module's docstring): each point's call as its entry point saw it, learned on
         # the cycles the replay passes call by call; and which passes' lines are past GL008's first tags
         self.facts: list[tuple[Any, ...] | None] = [None] * self.period
@@ -215,7 +220,15 @@ class Replay:
 
     def _next_cycle(self) -> None:
         """The cycle that starts now is verified, or not (`VERIFY_ALL`, `VERIFY_EVERY`): one not verified
-        forgets the reads, the stamps and the copies, which are stale by the next verified one."""
+        forgets the reads, the stamps and the copies, which are stale by the next verified one. After a
+        cycle not verified, the cycles the draws made ahead already say are not verified either (`_quiet`)
+        start with nothing to do: the state the last one left is theirs."""
+        quiet = self._quiet
+        if quiet and self._drawn_every == VERIFY_EVERY:
+            self._quiet = quiet - 1
+            self.lane = LANE
+            return
+        quiet = 0  # (those of another `VERIFY_EVERY`, changed by a test, are dropped as `_drawn_next` drops its draws)
         sampled = self.cycle < VERIFY_ALL or self._drawn_next() == 0
         verify = self.always or sampled
         if not verify:
@@ -226,6 +239,14 @@ class Replay:
                 self.copies.clear()
         self.verify, self.sampled = verify, sampled
         self.lane = LANE and not verify
+        if not verify and self.cycle >= VERIFY_ALL:
+            # the next cycles whose draws are already made and not 0 are not verified either: taken now,
+            # in the order `_drawn_next` would give them
+            drawn = self._drawn
+            while drawn and drawn[-1] != 0:
+                drawn.pop()
+                quiet += 1
+            self._quiet = quiet
 
     def _drawn_next(self) -> int:
         """The next `_draw(VERIFY_EVERY)`, from draws made 64 at a time (a draw is a few Python calls deep;
@@ -371,7 +392,15 @@ class Replay:
         monitors = probe.monitors
         if monitors is not None:
             monitors.after_step(end[0], end[1], end[2])
-        self._advance()
+        # `_advance`, inline (the hook runs after every step of every cycle)
+        self.done = i
+        if i == 0:
+            self.cycle += 1
+        i += 1
+        if i == self.period:
+            i = 0
+            self._next_cycle()
+        self.next_i = i
         return True
 
     def _fresh(self, x: int) -> bool:
@@ -397,8 +426,8 @@ class Replay:
     def lane_backward(self, probe: Probe, skip: object, user: Any) -> tuple[Any, ...] | None:
         """This backward pass (run by `skip`, torch's `Tensor.backward`, from the frame `user`) is the
         cycle's next: past it, and its lane tuple (`_arm`: its line at 6, for the wrapper's `after_backward`,
-        and the index of its end at 7, for `lane_ended`); else None. A pass of a line still within its
-        first `TAG_ALL` (GL008 tags them all) is left to `Replay.before_backward`."""
+        and the index of its end at 7, which the wrapper passes when the pass returns); else None. A pass of
+        a line still within its first `TAG_ALL` (GL008 tags them all) is left to `Replay.before_backward`."""
         i = self.next_i
         f = self.lanes[i]
         if (f is None or f[0] != BW_MID or f[1] is not skip or f[2] is not user.f_code or f[3] != user.f_lasti
@@ -416,30 +445,18 @@ class Replay:
         self.next_i = i + 1
         return f
 
-    def lane_ended(self, end: int) -> bool:
-        """The end of a pass the lane took (its end is point `end`, `_arm`): past it, if it is the cycle's
-        next point (nothing called inside the pass; as `after_backward` on a cycle not verified)."""
-        if self.next_i != end or not self.lane:
+    def lane_step(self, probe: Probe, opt_id: int, skip: object, user: Any) -> bool:
+        """This step without a closure (the optimizer's step wrapper `skip`, called from the frame `user`)
+        is the cycle's next call: past it."""
+        i = self.next_i
+        f = self.lanes[i]
+        if (f is None or f[0] != STEP_MID or f[1] != opt_id or f[2] is not skip or f[3] is not user.f_code
+                or f[4] != user.f_lasti or probe.generation != self.generation):
             return False
-        self.done = end
-        self.next_i = end + 1  # a pass's end is never the cycle's last point (a step's end is)
-        return True
-
-    def _lane_advance(self, i: int) -> None:
-        """`_advance` past point `i`, which the lane took: never the cycle's last (a step's end)."""
         self.done = i
         if i == 0:
             self.cycle += 1
         self.next_i = i + 1
-
-    def lane_step(self, probe: Probe, opt_id: int, skip: object, user: Any) -> bool:
-        """This step without a closure (the optimizer's step wrapper `skip`, called from the frame `user`)
-        is the cycle's next call: past it."""
-        f = self.lanes[self.next_i]
-        if (f is None or f[0] != STEP_MID or f[1] != opt_id or f[2] is not skip or f[3] is not user.f_code
-                or f[4] != user.f_lasti or probe.generation != self.generation):
-            return False
-        self._lane_advance(self.next_i)
         return True
 
     def learn(self, i: int, facts: tuple[Any, ...]) -> None:

@@ -77,8 +77,13 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
                     raise
                 finally:
                     _RUNNING[0] -= 1
-                    # a hook inside the pass may have left the replay: its lane is off then (`Probe._drop_replay`)
-                    if not replay.lane_ended(lane[7]):
+                    # past the pass's end if it is the cycle's next point (`replay.py`: the lane moves the cycle
+                    # on); a hook inside the pass may have left the replay: its lane is off then (`Probe._drop_replay`)
+                    end = lane[7]
+                    if replay.next_i == end and replay.lane:
+                        replay.done = end
+                        replay.next_i = end + 1  # a pass's end is never the cycle's last point
+                    else:
                         _after_backward(probe, lane[6])
     probes = tuple(_ACTIVE)
     if not probes or _RUNNING[0]:
