@@ -73,7 +73,10 @@ class ClearChecks:
                 return original(*args, **kwargs)
             frame = _getframe(1)
             replay = probe._replay
-            if replay is not None and replay.lane and replay.lane_clear(probe, owner, frame.f_code, frame.f_lasti):
+            # the lane tuple of the point due (`Replay._arm`): a clear of this owner, from this instruction
+            f = None if replay is None or not replay.lane else replay.lanes[replay.next_i]
+            if (f is not None and f[0] == _rec.CLEAR_END and f[1] == owner and f[2] is frame.f_code
+                    and f[3] == frame.f_lasti and probe.generation == replay.generation):
                 # the lane (`replay.py`): a clear of a replayed cycle not verified, known by its caller alone
                 result = original(*args, **kwargs)
                 i = replay.next_i  # past the clear (`replay.py`: the lane moves the cycle on)

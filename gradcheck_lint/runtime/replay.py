@@ -48,11 +48,18 @@ read, no place is looked up and nothing per parameter is done (the parameters a 
 on verified cycles only: a parameter group added to an optimizer between two of them is met at the next
 one). A pass among the first of its line (GL008's `TAG_ALL`), a GradScaler's output or a DDP forward, or
 any call that differs leaves the lane for the replay's own methods at that call, which check it as
-above. The ends of passes and steps are the replay's methods as on any cycle not verified, but for the
-end of a pass the lane took, which its wrapper passes itself when the pass returns and the cycle's next
-point is still that end (nothing inside the pass called the probe). On the lane an entry point moves the
-cycle on by writing `done`, `next_i` and `cycle` itself (a call less: the lane is what every call of a
-steady loop runs, right after a forward or backward pass, where each call and object touched costs).
+above. The lane's checks are written out in the entry points themselves, on the lane tuple of the point
+due (`lanes[next_i]`, made by `_arm`): the clear wrapper (`probe_clears.py`: owner, code, instruction),
+the backward wrapper (`torch_patches.py`: torch's frame, the user's code and instruction, its caller's,
+no GradScaler output or DDP forward pending) and the step pre-hook (`probe_steps.py`: optimizer, torch's
+wrapper, the user's code and instruction), each with the parameters' generation; a match moves the
+cycle on by writing `done`, `next_i` and `cycle`. The end of a pass the lane took is passed by its
+wrapper when the pass returns and the point due is still that end (nothing inside the pass called the
+probe), and a step's end by the step post-hook (`Probe._after_step`: the optimizer the point names, then
+`Monitors.after_step`); any other end goes through the replay's methods. No method of the replay is
+called on the lane but `_next_cycle` once a cycle: the lane is what every call of a steady loop runs,
+right after a forward, backward or optimizer pass, where each call made and each object touched costs
+(cold caches: `benchmarks/README.md`).
 """
 
 from __future__ import annotations
@@ -415,50 +422,7 @@ class Replay:
                 return self.points[j].kind == BW_END and not sig[x] & 4
         return False
 
-    # -- the lane: a cycle not verified, call by call as its entry points see them
-    def lane_clear(self, probe: Probe, owner: int, code: object, lasti: int) -> bool:
-        """This clear (of `owner`, called from the instruction `lasti` of `code`) is the cycle's next call,
-        as on the cycle the lane learned it from; the caller then runs it and calls `_advance`."""
-        f = self.lanes[self.next_i]
-        return (f is not None and f[0] == CLEAR_END and f[1] == owner and f[2] is code and f[3] == lasti
-                and probe.generation == self.generation)
-
-    def lane_backward(self, probe: Probe, skip: object, user: Any) -> tuple[Any, ...] | None:
-        """This backward pass (run by `skip`, torch's `Tensor.backward`, from the frame `user`) is the
-        cycle's next: past it, and its lane tuple (`_arm`: its line at 6, for the wrapper's `after_backward`,
-        and the index of its end at 7, which the wrapper passes when the pass returns); else None. A pass of
-        a line still within its first `TAG_ALL` (GL008 tags them all) is left to `Replay.before_backward`."""
-        i = self.next_i
-        f = self.lanes[i]
-        if (f is None or f[0] != BW_MID or f[1] is not skip or f[2] is not user.f_code or f[3] != user.f_lasti
-                or probe.generation != self.generation):
-            return None
-        up = user.f_back
-        if (f[4] is not None or f[5] != -2) if up is None else (f[4] is not up.f_code or f[5] != up.f_lasti):
-            return None
-        monitors = probe.monitors
-        if monitors is not None and (monitors.scaled_outputs or monitors.ddp_forwards):
-            return None
-        self.done = i
-        if i == 0:
-            self.cycle += 1
-        self.next_i = i + 1
-        return f
-
-    def lane_step(self, probe: Probe, opt_id: int, skip: object, user: Any) -> bool:
-        """This step without a closure (the optimizer's step wrapper `skip`, called from the frame `user`)
-        is the cycle's next call: past it."""
-        i = self.next_i
-        f = self.lanes[i]
-        if (f is None or f[0] != STEP_MID or f[1] != opt_id or f[2] is not skip or f[3] is not user.f_code
-                or f[4] != user.f_lasti or probe.generation != self.generation):
-            return False
-        self.done = i
-        if i == 0:
-            self.cycle += 1
-        self.next_i = i + 1
-        return True
-
+    # -- the lane: a cycle not verified, call by call as its entry points see them (the module's docstring)
     def learn(self, i: int, facts: tuple[Any, ...]) -> None:
         """Point `i`'s call, as its entry point saw it: the frames its memo answers from inline
         (`sites.SiteMemo`), which give the same place whenever they are the same."""
