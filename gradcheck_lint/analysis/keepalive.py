@@ -164,13 +164,8 @@ class KeepAlives:
             via = self.item_graphs.get(stored.id, "") if type(stored) is ast.Name and not probe.built else ""
             if not via and held_in and type(stored) is ast.Name:
                 via = f"{stored.id}[{held_in}]"  # `log, out = self.step(batch)`: `log["loss"]` holds the graph
-            provenance = self._graph_provenance(value)
-            if fn is not None and target in _parameters(fn) and not rebinds and not _within(self.interp.loops[loop].node, fn):
-                # `def forward(self, x): x += pe`: kept across iterations only if the caller hands in an object that
-                # outlives them (a history list), not a batch it binds afresh each iteration: assumed
-                provenance = weakest((provenance, assumed(Assumption.PARAMETER)))
             event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target, via_item=via,
-                                                      provenance=provenance,
+                                                      provenance=self._graph_provenance(value),
                                                       # a container written in place (`{"loss": loss}`): no `.detach()`
                                                       untyped=_untyped(stored, self.proven_sources, held_in, via))
             if item is not None:

@@ -1,12 +1,10 @@
 """Facts of lockbox 9's false alarms, found after its opening (they do not count on it): items of a tuple handed in
 are two objects (`optimizer[0]`, `optimizer[1]`), not the tuple stepped twice; a tuple-unpacking assignment binds
-each name afresh in the iteration; an in-place sum into a function's parameter keeps graphs across iterations only
-if the caller's object outlives them, which is assumed."""
+each name afresh in the iteration."""
 
 from __future__ import annotations
 
 from gradcheck_lint.api import check_source
-from gradcheck_lint.diagnostics import Certainty
 
 TUPLE = '''
 import torch
@@ -71,31 +69,3 @@ def test_a_name_bound_by_tuple_unpacking_in_the_iteration_is_no_accumulator() ->
     """DeepRobust's UGBA: `trojan_feat, trojan_weights = self.trojan(x)`, then `trojan_weights = torch.cat([...,
     trojan_weights])`: rebuilt from this iteration's forward, nothing carried over."""
     assert check_source(UGBA) == []
-
-
-PARAMETER = '''
-import torch
-
-model = torch.nn.Linear(4, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-
-
-def add_to(total, loss):
-    total += loss
-    return total
-
-
-running = torch.zeros(())
-for x in torch.randn(10, 8, 4):
-    opt.zero_grad()
-    loss = model(x).pow(2).mean()
-    loss.backward()
-    opt.step()
-    add_to(running, loss)
-'''
-
-
-def test_an_in_place_sum_into_a_parameter_rests_on_what_the_caller_hands_in() -> None:
-    """`total += loss` in a helper: a leak only if the caller's `total` outlives the iteration (here it does; in
-    SCINet's forward, `x += pe` into the caller's batch, it does not): reported, as possible."""
-    assert [(d.code, d.line, d.certainty) for d in check_source(PARAMETER)] == [("GL008", 9, Certainty.POSSIBLE)]
