@@ -229,11 +229,22 @@ class Expressions:
         if base.items:
             return join([v for _, v in base.items])
         member = N.member_ref(expr)
-        if member is not None and not (base.entities or base.modules or base.reach or base.params) \
-                and (base.opaque or blank(base)):
+        unknown = not (base.entities or base.modules or base.reach or base.params) and (base.opaque or blank(base))
+        if member is not None and unknown:
             # `self.student_optimizers[i].step()` of a list made out of sight: a member of it, the same object a
             # loop over the list names (`Counters._member`), when the code uses members as one
             minted = self.interp.objects.entity_for_unknown_ref(member, member_of=member[:-3])
+            if minted is not None:
+                return minted
+        # an optimizer is no sequence: `optimizer[1]` of a name also stepped whole elsewhere (`if isinstance(optimizer,
+        # tuple): optimizer[1].step() else: optimizer.step()`) is an item of a tuple on this arm
+        of_optimizer = (bool(base.entities) and all(e.kind is Kind.OPTIMIZER for e in base.entities)
+                        and not (base.modules or base.reach or base.params or base.items)
+                        and not (isinstance(expr.value, ast.Attribute) and expr.value.attr == "param_groups"))
+        if key is not None and (unknown or of_optimizer) and (item_ref := N.ref_text(expr)) is not None:
+            # `optimizer[0].step(); optimizer[1].step()` of a tuple handed in: two objects, each used as the code
+            # uses it, not the tuple twice
+            minted = self.interp.objects.entity_for_unknown_ref(item_ref)
             if minted is not None:
                 return minted
         whole = replace(base, items=(), counter=None, const=None, present=False)

@@ -333,8 +333,8 @@ class Prescan:
 
     def evidence(self) -> tuple[frozenset[str], frozenset[str]]:
         """Texts used like models (`x.parameters()`) and like optimizers (`x.step()` and zero_grad)."""
-        # (a member of a collection, `opts[*]`, is named by the collection: `student_optimizers`)
-        optimizers = {s for s in self.stepped if N.OPTIMIZER_NAME.search(s.removesuffix("[*]").rsplit(".", 1)[-1])
+        # (a member of a collection, `opts[*]` or `optimizer[1]`, is named by the collection: `student_optimizers`)
+        optimizers = {s for s in self.stepped if N.OPTIMIZER_NAME.search(s.split("[", 1)[0].rsplit(".", 1)[-1])
                       and not N.SCHEDULER_NAME.search(s) and not N.AVERAGE_NAME.search(s.rsplit(".", 1)[-1])}
         optimizers |= {s for s in self.stepped & self.zeroed if s not in self.models}
         models = self.models | self.called_models | {s for s in self.saved if not self._named_as_other(s)}

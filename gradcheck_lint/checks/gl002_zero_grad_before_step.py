@@ -159,6 +159,11 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                     )
                     lost = next((c for h, c in state.held(holders) if c.backward == discard.backward), None)
                     facts = (clear.provenance, step.provenance, backward.loss.provenance if lost is None else lost.provenance)
+                    if discard.holder.pseudo and any(not h.pseudo for h in clear.holders):
+                        # the optimizer's parameters are not known (built out of sight): that this clear of a model
+                        # (`self.model.base.zero_grad()`, a part of it) wiped them all is assumed (FL-bench's
+                        # clients freeze the base or the head so, and step on the rest)
+                        facts = (*facts, assumed(Assumption.OPAQUE))
                     if not discard.refilled and not gates and _freezes_a_part(clear, holders):
                         # the gradients of a part of the model dropped right before the step, with no window:
                         # that part does not move this step (DINO freezes its last layer so), a bug or a freeze

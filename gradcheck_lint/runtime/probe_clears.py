@@ -73,11 +73,19 @@ class ClearChecks:
                 return original(*args, **kwargs)
             frame = _getframe(1)
             replay = probe._replay
-            if replay is not None and replay.lane and replay.lane_clear(probe, owner, frame.f_code, frame.f_lasti):
-                # the lane (`replay.py`): a clear of a replayed cycle not verified, known by its caller alone
-                result = original(*args, **kwargs)
-                replay._lane_advance(replay.next_i)
-                return result
+            if replay is not None and replay.lane:
+                # the lane (`replay.py`): a clear of a replayed cycle not verified, known by its caller alone,
+                # from the lane tuple of the point due (`Replay._arm`): this owner, this instruction
+                f = replay.lanes[replay.next_i]
+                if (f is not None and f[0] == _rec.CLEAR_END and f[1] == owner and f[2] is frame.f_code
+                        and f[3] == frame.f_lasti and probe.generation == replay.generation):
+                    result = original(*args, **kwargs)
+                    i = replay.next_i  # past the clear (`replay.py`: the lane moves the cycle on)
+                    replay.done = i
+                    if i == 0:
+                        replay.cycle += 1
+                    replay.next_i = i + 1
+                    return result
             inline = frame.f_code is memo.code and frame.f_lasti == memo.lasti
             if inline:  # `memo_site`'s answer, inline
                 site = memo.site

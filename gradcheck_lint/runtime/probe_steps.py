@@ -78,7 +78,16 @@ class StepChecks:
         if replay is not None and replay.lane and len(args) == 1 and not kwargs:
             # the lane (`replay.py`): a step of a replayed cycle not verified, known by its frames alone
             user = frame.f_back
-            if user is not None and replay.lane_step(self, id(opt), frame.f_code, user):
+            i = replay.next_i
+            f = replay.lanes[i]
+            # the lane tuple of the point due (`Replay._arm`): a step of this optimizer, from these frames
+            if (user is not None and f is not None and f[0] == _rec.STEP_MID and f[1] == id(opt)
+                    and f[2] is frame.f_code and f[3] is user.f_code and f[4] == user.f_lasti
+                    and self.generation == replay.generation):
+                replay.done = i
+                if i == 0:
+                    replay.cycle += 1
+                replay.next_i = i + 1
                 return None
         memo = self._step_sites.get(id(opt))
         if memo is None:  # one memo per optimizer: two optimizers stepping in turn keep their answers
@@ -225,6 +234,22 @@ class StepChecks:
     def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         replay = self._replay
         if replay is not None:
+            if replay.lane:  # the lane (`replay.py`): the step's end is the point due, of this optimizer
+                i = replay.next_i
+                end = replay.ends[i]
+                if end is not None and end[0] == id(opt):
+                    monitors = self.monitors
+                    if monitors is not None:
+                        monitors.after_step(end[0], end[1], end[2])
+                    replay.done = i
+                    if i == 0:
+                        replay.cycle += 1
+                    i += 1
+                    if i == replay.period:
+                        i = 0
+                        replay._next_cycle()
+                    replay.next_i = i
+                    return
             if replay.after_step(self, opt):
                 return
             self._drop_cycle()

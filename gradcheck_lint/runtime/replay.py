@@ -48,7 +48,18 @@ read, no place is looked up and nothing per parameter is done (the parameters a 
 on verified cycles only: a parameter group added to an optimizer between two of them is met at the next
 one). A pass among the first of its line (GL008's `TAG_ALL`), a GradScaler's output or a DDP forward, or
 any call that differs leaves the lane for the replay's own methods at that call, which check it as
-above. The ends of passes and steps are the replay's methods as on any cycle not verified.
+above. The lane's checks are written out in the entry points themselves, on the lane tuple of the point
+due (`lanes[next_i]`, made by `_arm`): the clear wrapper (`probe_clears.py`: owner, code, instruction),
+the backward wrapper (`torch_patches.py`: torch's frame, the user's code and instruction, its caller's,
+no GradScaler output or DDP forward pending) and the step pre-hook (`probe_steps.py`: optimizer, torch's
+wrapper, the user's code and instruction), each with the parameters' generation; a match moves the
+cycle on by writing `done`, `next_i` and `cycle`. The end of a pass the lane took is passed by its
+wrapper when the pass returns and the point due is still that end (nothing inside the pass called the
+probe), and a step's end by the step post-hook (`Probe._after_step`: the optimizer the point names, then
+`Monitors.after_step`); any other end goes through the replay's methods. No method of the replay is
+called on the lane but `_next_cycle` once a cycle: the lane is what every call of a steady loop runs,
+right after a forward, backward or optimizer pass, where each call made and each object touched costs
+(cold caches: `benchmarks/README.md`).
 """
 
 from __future__ import annotations
@@ -166,6 +177,7 @@ class Replay:
         self._draw = random.Random(_VERIFY_SEED).randrange
         self._drawn: list[int] = []  # draws made ahead, in the order `_draw` makes them (`_next_cycle`)
         self._drawn_every = 0  # the `VERIFY_EVERY` they were drawn with
+        self._quiet = 0  # cycles ahead the draws made say are not verified (`_next_cycle`)
         # the lane (see the module's docstring): each point's call as its entry point saw it, learned on
         # the cycles the replay passes call by call; and which passes' lines are past GL008's first tags
         self.facts: list[tuple[Any, ...] | None] = [None] * self.period
@@ -215,7 +227,15 @@ class Replay:
 
     def _next_cycle(self) -> None:
         """The cycle that starts now is verified, or not (`VERIFY_ALL`, `VERIFY_EVERY`): one not verified
-        forgets the reads, the stamps and the copies, which are stale by the next verified one."""
+        forgets the reads, the stamps and the copies, which are stale by the next verified one. After a
+        cycle not verified, the cycles the draws made ahead already say are not verified either (`_quiet`)
+        start with nothing to do: the state the last one left is theirs."""
+        quiet = self._quiet
+        if quiet and self._drawn_every == VERIFY_EVERY:
+            self._quiet = quiet - 1
+            self.lane = LANE
+            return
+        quiet = 0  # (those of another `VERIFY_EVERY`, changed by a test, are dropped as `_drawn_next` drops its draws)
         sampled = self.cycle < VERIFY_ALL or self._drawn_next() == 0
         verify = self.always or sampled
         if not verify:
@@ -226,6 +246,14 @@ class Replay:
                 self.copies.clear()
         self.verify, self.sampled = verify, sampled
         self.lane = LANE and not verify
+        if not verify and self.cycle >= VERIFY_ALL:
+            # the next cycles whose draws are already made and not 0 are not verified either: taken now,
+            # in the order `_drawn_next` would give them
+            drawn = self._drawn
+            while drawn and drawn[-1] != 0:
+                drawn.pop()
+                quiet += 1
+            self._quiet = quiet
 
     def _drawn_next(self) -> int:
         """The next `_draw(VERIFY_EVERY)`, from draws made 64 at a time (a draw is a few Python calls deep;
@@ -371,7 +399,15 @@ class Replay:
         monitors = probe.monitors
         if monitors is not None:
             monitors.after_step(end[0], end[1], end[2])
-        self._advance()
+        # `_advance`, inline (the hook runs after every step of every cycle)
+        self.done = i
+        if i == 0:
+            self.cycle += 1
+        i += 1
+        if i == self.period:
+            i = 0
+            self._next_cycle()
+        self.next_i = i
         return True
 
     def _fresh(self, x: int) -> bool:
@@ -386,62 +422,7 @@ class Replay:
                 return self.points[j].kind == BW_END and not sig[x] & 4
         return False
 
-    # -- the lane: a cycle not verified, call by call as its entry points see them
-    def lane_clear(self, probe: Probe, owner: int, code: object, lasti: int) -> bool:
-        """This clear (of `owner`, called from the instruction `lasti` of `code`) is the cycle's next call,
-        as on the cycle the lane learned it from; the caller then runs it and calls `_advance`."""
-        f = self.lanes[self.next_i]
-        return (f is not None and f[0] == CLEAR_END and f[1] == owner and f[2] is code and f[3] == lasti
-                and probe.generation == self.generation)
-
-    def lane_backward(self, probe: Probe, skip: object, user: Any) -> tuple[Any, ...] | None:
-        """This backward pass (run by `skip`, torch's `Tensor.backward`, from the frame `user`) is the
-        cycle's next: past it, and its lane tuple (`_arm`: its line at 6, for the wrapper's `after_backward`,
-        and the index of its end at 7, for `lane_ended`); else None. A pass of a line still within its
-        first `TAG_ALL` (GL008 tags them all) is left to `Replay.before_backward`."""
-        i = self.next_i
-        f = self.lanes[i]
-        if (f is None or f[0] != BW_MID or f[1] is not skip or f[2] is not user.f_code or f[3] != user.f_lasti
-                or probe.generation != self.generation):
-            return None
-        up = user.f_back
-        if (f[4] is not None or f[5] != -2) if up is None else (f[4] is not up.f_code or f[5] != up.f_lasti):
-            return None
-        monitors = probe.monitors
-        if monitors is not None and (monitors.scaled_outputs or monitors.ddp_forwards):
-            return None
-        self.done = i
-        if i == 0:
-            self.cycle += 1
-        self.next_i = i + 1
-        return f
-
-    def lane_ended(self, end: int) -> bool:
-        """The end of a pass the lane took (its end is point `end`, `_arm`): past it, if it is the cycle's
-        next point (nothing called inside the pass; as `after_backward` on a cycle not verified)."""
-        if self.next_i != end or not self.lane:
-            return False
-        self.done = end
-        self.next_i = end + 1  # a pass's end is never the cycle's last point (a step's end is)
-        return True
-
-    def _lane_advance(self, i: int) -> None:
-        """`_advance` past point `i`, which the lane took: never the cycle's last (a step's end)."""
-        self.done = i
-        if i == 0:
-            self.cycle += 1
-        self.next_i = i + 1
-
-    def lane_step(self, probe: Probe, opt_id: int, skip: object, user: Any) -> bool:
-        """This step without a closure (the optimizer's step wrapper `skip`, called from the frame `user`)
-        is the cycle's next call: past it."""
-        f = self.lanes[self.next_i]
-        if (f is None or f[0] != STEP_MID or f[1] != opt_id or f[2] is not skip or f[3] is not user.f_code
-                or f[4] != user.f_lasti or probe.generation != self.generation):
-            return False
-        self._lane_advance(self.next_i)
-        return True
-
+    # -- the lane: a cycle not verified, call by call as its entry points see them (the module's docstring)
     def learn(self, i: int, facts: tuple[Any, ...]) -> None:
         """Point `i`'s call, as its entry point saw it: the frames its memo answers from inline
         (`sites.SiteMemo`), which give the same place whenever they are the same."""

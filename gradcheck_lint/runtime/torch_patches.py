@@ -65,8 +65,26 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
             # the lane (`replay.py`): a pass of a replayed cycle not verified, known by its frames alone
             frame = _getframe(1)
             user = frame.f_back
-            lane = None if user is None else replay.lane_backward(probe, frame.f_code, user)
+            # the lane tuple of the point due (`Replay._arm`): torch's frame, the user's, its caller's
+            i = replay.next_i
+            lane = replay.lanes[i]
+            if (lane is not None and user is not None and lane[0] == _rec.BW_MID and lane[1] is frame.f_code
+                    and lane[2] is user.f_code and lane[3] == user.f_lasti and probe.generation == replay.generation):
+                up = user.f_back
+                if ((lane[4] is not None or lane[5] != -2) if up is None
+                        else (lane[4] is not up.f_code or lane[5] != up.f_lasti)):
+                    lane = None
+                else:
+                    monitors = probe.monitors
+                    if monitors is not None and (monitors.scaled_outputs or monitors.ddp_forwards):
+                        lane = None
+            else:
+                lane = None
             if lane is not None:  # (..., its line, the index of its end): `Replay._arm`
+                replay.done = i
+                if i == 0:
+                    replay.cycle += 1
+                replay.next_i = i + 1
                 _RUNNING[0] += 1
                 try:
                     return _ORIGINAL_BACKWARD(*args, **kwargs)
@@ -77,8 +95,13 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
                     raise
                 finally:
                     _RUNNING[0] -= 1
-                    # a hook inside the pass may have left the replay: its lane is off then (`Probe._drop_replay`)
-                    if not replay.lane_ended(lane[7]):
+                    # past the pass's end if it is the cycle's next point (`replay.py`: the lane moves the cycle
+                    # on); a hook inside the pass may have left the replay: its lane is off then (`Probe._drop_replay`)
+                    end = lane[7]
+                    if replay.next_i == end and replay.lane:
+                        replay.done = end
+                        replay.next_i = end + 1  # a pass's end is never the cycle's last point
+                    else:
                         _after_backward(probe, lane[6])
     probes = tuple(_ACTIVE)
     if not probes or _RUNNING[0]:
