@@ -164,6 +164,12 @@ class Calls:
     def function_call(self, call: ast.Call, flow: Flow, frame: Frame) -> Value:
         interp = self.interp
         func = call.func
+        if isinstance(func, ast.IfExp):
+            # `with (model.no_sync if i % N != 0 else nullcontext)():` as its named form `ctx = ...; with ctx():`
+            context = entered(interp.eval(func, flow, frame))
+            if context is not None:
+                self.args_of(call, flow, frame)
+                return context
         if isinstance(func, ast.Name):
             name = func.id
             bound = interp.lookup(name, flow, frame)
