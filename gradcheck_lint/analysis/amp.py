@@ -41,8 +41,6 @@ from .values import Entity, Holder
 
 MADE = -1  # the pseudo optimizer uid of the `made` mark: a `scaler.scale(...)` ran on this path
 PENDING = UNSCALE_PENDING  # the stage of an optimizer whose `unscale_` the scaler recorded, until a step
-EMPTIED = "emptied"  # the stage of gradients a clear emptied after a step, until the next backward: nothing to clip
-STEPPED = "stepped"  # the stage of gradients a step applied, until the next backward or clear
 
 
 class Amp:
@@ -113,8 +111,8 @@ class Amp:
                     earlier = self.node(node)
                     if stage in ("unscaled", "clipped") and earlier is not None:
                         self._record("partial", earlier, o, call, ifs, s)
-                    if stage in ("unseen", EMPTIED, STEPPED):
-                        s = s.without_amp_mark(o.uid, stage)
+                    if stage == "unseen":
+                        s = s.without_amp_mark(o.uid, "unseen")
                 if scaled and (MADE, "made", 0) in s.amp:  # no `scaler.scale` ran on this path: not scaled here
                     s = s.with_amp_mark(o.uid, "scaled", here)
             return s
@@ -144,8 +142,6 @@ class Amp:
         def apply(s: PathState) -> PathState:
             for o in opts:
                 marks = s.amp_marks(o.uid)
-                if any(stage == EMPTIED for stage, _node in marks):
-                    continue  # cleared since the last backward (a clip after the step and its clear): nothing to clip
                 scaled = [node for stage, node in marks if stage == "scaled"]
                 if scaled and not unscales:
                     self._record("clip_before_unscale", call, o, self.node(scaled[0]), ifs)
@@ -186,7 +182,7 @@ class Amp:
                     earlier = self.node(node)
                     if stage == "unseen" and earlier is not None:
                         self._record("clip_before_scaler_step", earlier, opt, call, ifs, s)
-            return (s.without_amp_mark(opt.uid) if marks else s).with_amp_mark(opt.uid, STEPPED, 0)
+            return s.without_amp_mark(opt.uid) if marks else s
 
         self._each(flow, apply)
 
@@ -201,18 +197,10 @@ class Amp:
         self._each(flow, apply)
 
     def cleared(self, holders: Iterable[Holder], flow: Flow) -> None:
-        """A clear drops whatever the scaler did to those gradients; right after a step it leaves them empty until
-        the next backward (`EMPTIED`): a clip then acts on nothing (a backward out of sight may run before a clear
-        that follows no step)."""
+        """A clear drops whatever the scaler did to those gradients."""
         opts = self.owners(holders, flow)
         if opts:
-            self._each(flow, lambda s: _emptied(_without(s, opts), [o for o in opts if (STEPPED, 0) in s.amp_marks(o.uid)]))
-
-
-def _emptied(s: PathState, opts: list[Entity]) -> PathState:
-    for o in opts:
-        s = s.with_amp_mark(o.uid, EMPTIED, 0)
-    return s
+            self._each(flow, lambda s: _without(s, opts))
 
 
 def _without(s: PathState, opts: list[Entity]) -> PathState:
