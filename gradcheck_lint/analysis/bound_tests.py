@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import copy
 
-from .names import dotted
+from .names import dotted, reads_any
 from .syntax import int_value, made_nodes
 
 
@@ -31,17 +31,13 @@ class BoundTests(dict[str, ast.expr]):
     def moved(self, counter: str, by: int | None, loops: tuple[int, ...]) -> None:
         """`counter` changed by `by` (None: by an amount not known) at a point inside `loops`."""
         for name, test in list(self.items()):
-            if not _reads(test, counter):
+            if not reads_any(test, {counter}):
                 continue
             if by is None or self._loops.get(name) != loops:
                 del self[name]  # the flag keeps its truth; what the counter is now says nothing of it
                 self._loops.pop(name, None)
                 continue
             self[name] = _shifted(test, counter, -by)
-
-
-def _reads(test: ast.expr, counter: str) -> bool:
-    return any(isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) == counter for n in ast.walk(test))
 
 
 def as_written(test: ast.expr) -> tuple[ast.expr, str, int] | None:

@@ -32,7 +32,7 @@ from .comprehension_loops import statement_loop
 from .conditions import Condition, analyse_test
 from .counters import Counters, split_at_last
 from .deferred import synthetic_call
-from .definitions import ClassInfo, Definitions
+from .definitions import ClassInfo, Definitions, is_property
 from .effects import Effects
 from .entrypoints import EntryPoints
 from .events import Loop
@@ -540,7 +540,8 @@ class Interpreter:
             inner, negated = inner.operand, not negated
         cls = frame.cls if frame is not None and isinstance(frame.cls, ClassInfo) else None
         if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id == "self" \
-                and cls is not None and _is_property(self.definitions.find_method(cls, inner.attr)):
+                and cls is not None and isinstance(fn := self.definitions.find_method(cls, inner.attr), (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and is_property(fn):
             # `if self.sync_grad:` of `@property def sync_grad(self): return self.step % N == 0`: the test it returns
             inner = synthetic_call(inner, inner, [], [])
         if not isinstance(inner, ast.Call):
@@ -1135,12 +1136,6 @@ def _object_or_none(value: Value | None) -> bool:
 
 
 # What a configuration-flag test is made of: names, attributes, constants, `not`, `and`/`or`, comparisons.
-def _is_property(fn: object) -> bool:
-    """A method decorated `@property` (or `@functools.cached_property`)."""
-    return isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        (N.dotted(d) or "").rsplit(".", 1)[-1] in ("property", "cached_property") for d in fn.decorator_list)
-
-
 def _flag_parts(test: ast.expr) -> list[ast.AST] | None:
     """The nodes of a test a flag is read from: the whole test, except that a type test of an object
     (`isinstance(self.optimizer, torch.optim.LBFGS)`) reads only the object, its class being a name of the

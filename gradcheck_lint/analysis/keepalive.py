@@ -8,7 +8,6 @@ log-probabilities, a sum of micro-batch losses), and a memory leak otherwise.
 from __future__ import annotations
 
 import ast
-from collections.abc import Sequence
 from dataclasses import replace
 
 from .accumulation import initialisations, loop_counters
@@ -18,7 +17,7 @@ from .flow import Flow, Frame
 from .names import last_name
 from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
-from .syntax import code
+from .syntax import code, unpacked_targets
 from .values import EMPTY, OPAQUE, PRESENT, Value, holding
 from .walk import iter_tree
 
@@ -247,7 +246,7 @@ class KeepAlives:
                 for node in iter_tree(stmt):
                     if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                        for t in _bound_targets(targets):  # `feat, weights = self.trojan(x)` binds each afresh
+                        for t in unpacked_targets(targets):  # `feat, weights = self.trojan(x)` binds each afresh
                             text = self.interp.ref(t)
                             if text is not None and not _mentions(node.value, text) and starts.get(id(node)) != text:
                                 out.add(text)
@@ -295,17 +294,6 @@ class KeepAlives:
                     if mine:
                         found.append((recv, mine, frozenset(r for r in own_emptied if r.startswith("self."))))
         return found
-
-
-def _bound_targets(targets: Sequence[ast.expr]) -> list[ast.expr]:
-    """The names and references an assignment binds: the elements of a tuple or list target, each."""
-    out: list[ast.expr] = []
-    for t in targets:
-        if isinstance(t, (ast.Tuple, ast.List)):
-            out.extend(_bound_targets([e.value if isinstance(e, ast.Starred) else e for e in t.elts]))
-        else:
-            out.append(t)
-    return out
 
 
 def _untyped(stored: ast.expr, proven: set[str], held_in: str, via: str) -> bool:

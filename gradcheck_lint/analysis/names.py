@@ -147,6 +147,11 @@ def ref_text(expr: ast.AST) -> str | None:
     return None
 
 
+def reads_any(expr: ast.AST, names: set[str] | frozenset[str]) -> bool:
+    """`expr` reads one of `names`, plain or dotted (`self.update_every`)."""
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) in names for n in ast.walk(expr))
+
+
 def member_ref(expr: ast.AST) -> str | None:
     """`opts[i]` (an index that is no literal) as a key standing for any member of `opts`: `opts[*]`."""
     if isinstance(expr, ast.Subscript) and type(expr.slice) is not ast.Slice and literal_key(expr.slice) is None:

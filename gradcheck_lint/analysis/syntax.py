@@ -234,6 +234,18 @@ def assignment_targets(node: ast.AST) -> list[ast.expr]:
     return []
 
 
+def unpacked_targets(targets: Iterable[ast.expr]) -> list[ast.expr]:
+    """The names and references assignment targets bind: the elements of a tuple or list target, each
+    (`feat, weights = model(x)`: `feat` and `weights`)."""
+    out: list[ast.expr] = []
+    for t in targets:
+        if isinstance(t, (ast.Tuple, ast.List)):
+            out.extend(unpacked_targets(e.value if isinstance(e, ast.Starred) else e for e in t.elts))
+        else:
+            out.append(t)
+    return out
+
+
 def binding_targets(node: ast.AST) -> list[ast.expr]:
     """Everything a node binds: an assignment's targets, a walrus's, a `for` loop's or comprehension's."""
     if isinstance(node, (ast.NamedExpr, ast.For, ast.AsyncFor, ast.comprehension)):

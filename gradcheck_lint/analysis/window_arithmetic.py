@@ -9,7 +9,7 @@ import ast
 from collections.abc import Callable, Sequence
 
 from .last_iteration import FIRST, LAST, MID, index_truth, last_of_strided
-from .names import dotted
+from .names import dotted, reads_any
 from .syntax import code, is_int
 from .walk import walk
 
@@ -124,11 +124,6 @@ def _eval(expr: ast.expr, counter: str):
     return _U
 
 
-def _reads(expr: ast.expr, names: set[str]) -> bool:
-    """`expr` reads one of `names` (dotted names: `self.update_every`)."""
-    return any(dotted(n) in names for n in ast.walk(expr) if isinstance(n, (ast.Name, ast.Attribute)))
-
-
 def _exists_guard(expr: ast.expr) -> bool:
     """`x is not None` (or `hasattr(x, "name")`): a test that an object exists."""
     if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.ops[0], ast.IsNot):
@@ -148,7 +143,7 @@ def counter_part(test: ast.expr, counter: str) -> ast.expr:
     names = {dotted(m.right) for m in modulo_operations(test)} | _compared_names(test, counter) | {counter}
     names.discard(None)
 
-    kept = [v for v in test.values if _reads(v, names)]
+    kept = [v for v in test.values if reads_any(v, names)]
     return kept[0] if len(kept) == 1 and len(test.values) > 1 else test  # (no new node: `code` caches by node)
 
 
@@ -370,7 +365,7 @@ def phase_truth(test: ast.expr, counter: str, modulus: str, phase: str, start: i
             # a guard that the object exists (`self.optimizer is not None and (self.step + 1) % N == 0`): where it
             # fails, the branch has nothing to step or clear at any phase, so it does not decide where in the window
             # the branch runs. (A flag is no such guard: `if reset and i % N == 0:` with `reset = False` never clears.)
-            about = [v for v in values if _reads(v, {counter, modulus}) or not _exists_guard(v)]
+            about = [v for v in values if reads_any(v, {counter, modulus}) or not _exists_guard(v)]
             values = about or values
         return kleene(values, type(test.op) is ast.And,
                        lambda e: phase_truth(e, counter, modulus, phase, start, cycles, floor))

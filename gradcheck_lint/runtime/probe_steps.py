@@ -234,23 +234,7 @@ class StepChecks:
     def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         replay = self._replay
         if replay is not None:
-            if replay.lane:  # the lane (`replay.py`): the step's end is the point due, of this optimizer
-                i = replay.next_i
-                end = replay.ends[i]
-                if end is not None and end[0] == id(opt):
-                    monitors = self.monitors
-                    if monitors is not None:
-                        monitors.after_step(end[0], end[1], end[2])
-                    replay.done = i
-                    if i == 0:
-                        replay.cycle += 1
-                    i += 1
-                    if i == replay.period:
-                        i = 0
-                        replay._next_cycle()
-                    replay.next_i = i
-                    return
-            if replay.after_step(self, opt):
+            if replay.after_step(self, opt):  # (on the lane, never verified: the step's end is the point due)
                 return
             self._drop_cycle()
         cycle = self._cycle

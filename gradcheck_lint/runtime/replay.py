@@ -399,15 +399,7 @@ class Replay:
         monitors = probe.monitors
         if monitors is not None:
             monitors.after_step(end[0], end[1], end[2])
-        # `_advance`, inline (the hook runs after every step of every cycle)
-        self.done = i
-        if i == 0:
-            self.cycle += 1
-        i += 1
-        if i == self.period:
-            i = 0
-            self._next_cycle()
-        self.next_i = i
+        self._advance()
         return True
 
     def _fresh(self, x: int) -> bool:
