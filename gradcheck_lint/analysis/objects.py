@@ -277,7 +277,7 @@ class Objects:
         if frame.no_grad:
             return args, None, None
         calls = self.interp.calls
-        info = self._class_of_module(module)
+        info = self.class_of_module(module)
         fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
         if fn is None or id(fn) in frame.active:
             return args, None, None
@@ -302,7 +302,7 @@ class Objects:
             return args, reached, parts
         return replace(args, reach=args.reach & out.reach, built=args.built & out.built), reached, parts
 
-    def _class_of_module(self, module: Value) -> ClassInfo | None:
+    def class_of_module(self, module: Value) -> ClassInfo | None:
         """The class of the project one module value is an instance of: its entity's (a class's stand-in `self`
         in a method read on its own too), or for a submodule stored on another (`self.loss` of
         `self.loss = VQLPIPSWithDiscriminator()`), the class stored there."""
@@ -312,6 +312,10 @@ class Objects:
         else:
             holder = next(iter(module.modules)) if len(module.modules) == 1 else None
         return self.module_classes.of(holder, kinds, self.interp.definitions.ancestors) if holder is not None else None
+
+    def holds_module(self, owner: ClassInfo, attr: str) -> bool:
+        """Whether a method of `owner` or of a base stored a module at `self.attr` (`self.encoder = Enc()`)."""
+        return self.module_classes.holds_module(owner, attr, self.interp.definitions.ancestors)
 
     def _returns_tuple(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether `forward` returns a tuple built in sight (`return self.Q1(x), self.Q2(x)`)."""
