@@ -457,7 +457,11 @@ class Objects:
             # (a module of unknown origin, a parameter of a method read on its own, was handed in too)
             given = frozenset(m for m in value.modules
                               if m.uid in self.given_modules(frame) or m.uid in self.table.unknown_origin)
-            return replace(value, modules=frozenset({Holder(base.uid, path)}) | given, entities=frozenset())
+            made_here = frozenset(m.uid for m in value.modules) - frozenset(m.uid for m in given)
+            # its own parts go with it: `self.encoder.embedding` is `Holder(self, ("encoder", "embedding"))`, the
+            # holder the encoder's methods reach when called through it (`model.encoder.embed(ids)`)
+            items = tuple((k, _rerooted(v, made_here, Holder(base.uid, path))) for k, v in value.items)
+            return replace(value, modules=frozenset({Holder(base.uid, path)}) | given, entities=frozenset(), items=items)
         return value
 
     def given_modules(self, frame: Frame) -> frozenset[int]:
@@ -586,3 +590,15 @@ def _count(flow: Flow, uid: int) -> int:
 def _within(holder: Holder, holders: frozenset[Holder]) -> bool:
     """The parameters of `holder` all belong to one of `holders` (it is one of them, or a child of one)."""
     return any(holder.uid == h.uid and holder.path[:len(h.path)] == h.path for h in holders)
+
+
+def _rerooted(value: Value, uids: frozenset[int], root: Holder) -> Value:
+    """`value` with the holders of the modules `uids` (a module just stored on another) moved under `root`."""
+    if not uids:
+        return value
+
+    def move(hs: frozenset[Holder]) -> frozenset[Holder]:
+        return frozenset(Holder(root.uid, root.path + h.path) if h.uid in uids and not h.pseudo else h for h in hs)
+
+    return replace(value, modules=move(value.modules), params=move(value.params), reach=move(value.reach),
+                   items=tuple((k, _rerooted(v, uids, root)) for k, v in value.items))
