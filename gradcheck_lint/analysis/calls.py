@@ -534,7 +534,9 @@ class Calls:
         if info is None or not info.is_module or not recv.modules or self.interp.definitions.find_method(info, attr) is not None:
             return None
         stored = recv.item(attr)
-        if stored is None or not stored.modules:
+        if (stored is None or not stored.modules) and not (stored is None and self.interp.objects.holds_module(info, attr)):
+            # (a part of a part, `model.encoder.embedding(x)`: the part's value is a path of the root's holder,
+            # whose class and stored modules are the ones its class's `__init__` keeps)
             return None
         child = self.interp.eval(func, flow, frame)
         return child if child.modules and not child.entities else None
@@ -549,6 +551,9 @@ class Calls:
         for e in recv.in_order():  # the first made, never the first a set's hash order gives
             if e.uid in self.instance_class:
                 return self.instance_class[e.uid]
+        if recv.modules and not recv.entities and all(m.path for m in recv.modules):
+            # a submodule stored on a module of a class read (`model.encoder` of `self.encoder = Enc()`)
+            return self.interp.objects.class_of_module(recv)
         return None
 
     def _receiver_types(self, recv: Value, recv_node: ast.expr, flow: Flow,

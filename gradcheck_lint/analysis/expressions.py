@@ -425,7 +425,12 @@ class Expressions:
                 if minted is not None:
                     flow.env[key] = minted
                     return minted
-            return Value(modules=frozenset(Holder(m.uid, m.path + (attr,)) for m in base.modules if not m.pseudo))
+            part = Value(modules=frozenset(Holder(m.uid, m.path + (attr,)) for m in base.modules if not m.pseudo))
+            stored = base.item(attr)
+            if stored is not None and stored.modules and stored.items:
+                # a part whose own parts were read (`model.encoder` of `self.encoder = Enc()`): its methods reach them
+                return replace(part, items=stored.items)
+            return part
         opts = base.of_kind(Kind.OPTIMIZER)
         if opts and attr == "param_groups":
             holders = frozenset().union(*(self.table.optimizer_holders(o) for o in opts))

@@ -218,8 +218,9 @@ class Inliner:
         if cls is not None and frame.cls is cls and any(k.startswith("self.") for k in flow.env):
             # `self.update_D()` from another method: the same `self`, as the caller has left it so far
             env.update({k: v for k, v in flow.env.items() if k.startswith("self.")})
-        elif local_instance and self_value is not None and self_value.items:
-            env.update({f"self.{k}": v for k, v in self_value.items})  # a local instance: `trainer.fit()`
+        elif self_value is not None and self_value.items and (local_instance or self_value.modules):
+            # a local instance (`trainer.fit()`), or a part of a module whose parts were read (`model.encoder.embed(x)`)
+            env.update({f"self.{k}": v for k, v in self_value.items})
         elif cls is not None and not any(k.startswith("self.") for k in env):
             env.update(self._class_attributes(cls, self_value))
         params, kwonly, stars = parameters(fn)

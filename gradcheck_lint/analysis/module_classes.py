@@ -43,6 +43,10 @@ class ModuleClasses:
         known = self._stored.get(key, found[0])
         self._stored[key] = found[0] if known is found[0] else _MIXED
 
+    def holds_module(self, owner: ClassInfo, attr: str, ancestors: Callable[[ClassInfo], Iterable[ClassInfo]]) -> bool:
+        """Whether a method of `owner` (or of a base) stored a module at `self.attr`, of whatever class."""
+        return any((c.name, attr) in self._stored for c in (owner, *ancestors(owner)))
+
     def of(self, holder: Holder, instance_class: dict[int, ClassInfo],
            ancestors: Callable[[ClassInfo], Iterable[ClassInfo]]) -> ClassInfo | None:
         """The class of the module `holder` stands for: its root's class, then the class stored at each

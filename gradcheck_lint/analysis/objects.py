@@ -277,7 +277,7 @@ class Objects:
         if frame.no_grad:
             return args, None, None
         calls = self.interp.calls
-        info = self._class_of_module(module)
+        info = self.class_of_module(module)
         fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
         if fn is None or id(fn) in frame.active:
             return args, None, None
@@ -302,7 +302,7 @@ class Objects:
             return args, reached, parts
         return replace(args, reach=args.reach & out.reach, built=args.built & out.built), reached, parts
 
-    def _class_of_module(self, module: Value) -> ClassInfo | None:
+    def class_of_module(self, module: Value) -> ClassInfo | None:
         """The class of the project one module value is an instance of: its entity's (a class's stand-in `self`
         in a method read on its own too), or for a submodule stored on another (`self.loss` of
         `self.loss = VQLPIPSWithDiscriminator()`), the class stored there."""
@@ -312,6 +312,10 @@ class Objects:
         else:
             holder = next(iter(module.modules)) if len(module.modules) == 1 else None
         return self.module_classes.of(holder, kinds, self.interp.definitions.ancestors) if holder is not None else None
+
+    def holds_module(self, owner: ClassInfo, attr: str) -> bool:
+        """Whether a method of `owner` or of a base stored a module at `self.attr` (`self.encoder = Enc()`)."""
+        return self.module_classes.holds_module(owner, attr, self.interp.definitions.ancestors)
 
     def _returns_tuple(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether `forward` returns a tuple built in sight (`return self.Q1(x), self.Q2(x)`)."""
@@ -453,7 +457,11 @@ class Objects:
             # (a module of unknown origin, a parameter of a method read on its own, was handed in too)
             given = frozenset(m for m in value.modules
                               if m.uid in self.given_modules(frame) or m.uid in self.table.unknown_origin)
-            return replace(value, modules=frozenset({Holder(base.uid, path)}) | given, entities=frozenset())
+            made_here = frozenset(m.uid for m in value.modules) - frozenset(m.uid for m in given)
+            # its own parts go with it: `self.encoder.embedding` is `Holder(self, ("encoder", "embedding"))`, the
+            # holder the encoder's methods reach when called through it (`model.encoder.embed(ids)`)
+            items = tuple((k, _rerooted(v, made_here, Holder(base.uid, path))) for k, v in value.items)
+            return replace(value, modules=frozenset({Holder(base.uid, path)}) | given, entities=frozenset(), items=items)
         return value
 
     def given_modules(self, frame: Frame) -> frozenset[int]:
@@ -582,3 +590,15 @@ def _count(flow: Flow, uid: int) -> int:
 def _within(holder: Holder, holders: frozenset[Holder]) -> bool:
     """The parameters of `holder` all belong to one of `holders` (it is one of them, or a child of one)."""
     return any(holder.uid == h.uid and holder.path[:len(h.path)] == h.path for h in holders)
+
+
+def _rerooted(value: Value, uids: frozenset[int], root: Holder) -> Value:
+    """`value` with the holders of the modules `uids` (a module just stored on another) moved under `root`."""
+    if not uids:
+        return value
+
+    def move(hs: frozenset[Holder]) -> frozenset[Holder]:
+        return frozenset(Holder(root.uid, root.path + h.path) if h.uid in uids and not h.pseudo else h for h in hs)
+
+    return replace(value, modules=move(value.modules), params=move(value.params), reach=move(value.reach),
+                   items=tuple((k, _rerooted(v, uids, root)) for k, v in value.items))

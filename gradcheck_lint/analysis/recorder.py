@@ -44,6 +44,11 @@ class Recorder:
     def _ordinal_of(self, key: object) -> int:
         return self._ordinals.setdefault(key, len(self._ordinals) + 1)
 
+    def _updated_whole(self, part: Holder, optimizers: list[Entity]) -> bool:
+        """Whether one of these optimizers updates every parameter of `part` (it holds `part` or a module it is in)."""
+        return any(h.uid == part.uid and not h.pseudo and part.path[: len(h.path)] == h.path
+                   for o in optimizers for h in self.table.optimizer_holders(o))
+
     def all_optimizers(self) -> list[Entity]:
         return [e for e in self.table.entities.values() if e.kind is Kind.OPTIMIZER]
 
@@ -70,8 +75,13 @@ class Recorder:
         in_scope = self.optimizers_in_scope(flow, frame)
         unknown_opts = [o for o in in_scope if self.table.ownership.get(o.uid, Ownership()).unknown]
         if reach:
+            # A loss whose graph can only come from one model, through a method of it the analysis did not read
+            # (`model.encoder(x)` of a model handed in): for the backward to run at all the graph is that model's,
+            # so it writes some of its parameters: surely those of an optimizer that updates all of that part
+            # (not of optimizers of parts of it, `self.G` and `self.D` of a GAN module's unread `self.d_loss(x)`)
+            sole = len({h.uid for h in reach}) == 1 and reach <= loss.vague
             for h in reach:
-                written[h] = h not in loss.vague
+                written[h] = h not in loss.vague or sole and self._updated_whole(h, in_scope)
             # A loss through `model` also writes each part of it that an optimizer owns on its own
             # (`backbone_opt` on model.features, `head_opt` on model.classifier): track them apart.
             for o in in_scope:

@@ -21,7 +21,7 @@ FRAMEWORK_FILES = {
     "torch.toml", "torch_amp.toml", "torch_distributed.toml", "accelerate.toml", "lightning.toml", "fabric.toml",
     "deepspeed.toml", "apex.toml", "torch_xla.toml", "timm.toml", "mmengine.toml", "transformers.toml", "python.toml",
     "diffusers.toml", "yolo.toml", "horovod.toml", "transformer_lens.toml", "hydra.toml", "megatron.toml",
-    "ignite.toml", "torch_no_graph.toml",
+    "ignite.toml", "torch_no_graph.toml", "peft.toml",
 }
 FOREIGN_FILE = "other_frameworks.toml"  # no rows: the packages of other deep-learning frameworks
 
@@ -73,7 +73,7 @@ def test_every_builtin_model_file_parses_and_covers_its_framework() -> None:
     declared = {name for name, f in files.items() if f.packages}
     assert declared == {"torch.toml", "lightning.toml", "fabric.toml", "accelerate.toml", "deepspeed.toml", "timm.toml",
                         "transformers.toml", "apex.toml", "torch_xla.toml", "mmengine.toml", "megatron.toml",
-                        "ignite.toml"}
+                        "ignite.toml", "peft.toml"}
 
 
 @pytest.mark.parametrize(
