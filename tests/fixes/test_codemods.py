@@ -140,6 +140,19 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "amp_scaled_gradients/scaled_loss_assigned_in_one_arm_plain_step.py": None,
     # the manual division sits in an assignment to a dict item, read elsewhere too: removing it is the author's call
     "double_loss_scaling/accelerate_dict_item_divided_again.py": None,
+    # a sync choice the wrong way round: no wrap to add, its test is to be turned round, which is the author's call
+    "ddp_accumulation_without_no_sync/no_sync_chosen_inline_on_the_stepping_batch.py": None,
+    # in a method of the meter object: `self.sum` is an attribute, which code out of sight may read as a tensor
+    "loss_graph_kept_alive/average_meter_sums_tensors_it_is_given.py": (
+        "unsafe", ["        self.sum += val * n  # expect: GL008"], ["        self.sum += (val * n).detach()  # expect: GL008"]),
+    "loss_graph_kept_alive/epoch_error_summed_with_its_graph.py": (
+        "safe", ["        total_error += loss * x.shape[0]  # expect: GL008", "    history[epoch] = train(loader)  # expect: GL008"],
+        ["        total_error += (loss * x.shape[0]).detach()  # expect: GL008", "    history[epoch] = train(loader).detach()  # expect: GL008"]),
+    # the accuracy appended next to the loss keeps no graph: only the loss's append is rewritten
+    "loss_graph_kept_alive/losses_kept_beside_accuracy_of_each_batch.py": (
+        "safe", ["    history.append(loss)  # expect: GL008"], ["    history.append(loss.detach())  # expect: GL008"]),
+    "loss_graph_kept_alive/outputs_kept_beside_accuracy_of_each_batch.py": (
+        "safe", ["    kept.append(out)  # expect: GL008"], ["    kept.append(out.detach())  # expect: GL008"]),
 }
 
 
@@ -227,7 +240,8 @@ def test_unsafe_diff_round_trips_with_patch(tmp_path: Path) -> None:
     applied = subprocess.run(["patch", "-p0", "--batch", "--silent"], input=diff.stdout, text=True, cwd=tmp_path / "a", capture_output=True)
     assert applied.returncode == 0, applied.stdout + applied.stderr
     fixed = run("--fix", "--unsafe-fixes", *DIRS, cwd=tmp_path / "b")
-    offered = sum(1 for f in BUGS if EXPECTED[f.id] is not None)  # one fix per bug fixture that has one
+    # one fix per finding of a bug fixture that has fixes (epoch_error_summed_with_its_graph has two)
+    offered = sum(len({line for line, code in f.expected if code in CODES}) for f in BUGS if EXPECTED[f.id] is not None)
     assert f"Fixed {offered} problems." in fixed.stdout, fixed.stdout + fixed.stderr
     for d in DIRS:
         for p in sorted((tmp_path / "b" / d).glob("*.py")):
