@@ -153,6 +153,8 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
         "safe", ["    history.append(loss)  # expect: GL008"], ["    history.append(loss.detach())  # expect: GL008"]),
     "loss_graph_kept_alive/outputs_kept_beside_accuracy_of_each_batch.py": (
         "safe", ["    kept.append(out)  # expect: GL008"], ["    kept.append(out.detach())  # expect: GL008"]),
+    "loss_graph_kept_alive/peft_lora_running_loss_sum.py": (
+        "safe", ["            loss_sum += loss  # expect: GL008"], ["            loss_sum += loss.detach()  # expect: GL008"]),
 }
 
 
