@@ -138,10 +138,19 @@ class Amp:
 
     def clip(self, call: ast.Call, opts: list[Entity], unscales: bool, flow: Flow, ifs: tuple[int, ...]) -> None:
         here = self._ordinal(call)
+        table = self.interp.table
+        # optimizers a backward read here wrote into: their gradients are not out of sight
+        in_sight = {o.uid for o in opts if self.interp.recorder.wrote_into(table.optimizer_holders(o))}
 
         def apply(s: PathState) -> PathState:
             for o in opts:
                 marks = s.amp_marks(o.uid)
+                if not marks and o.uid in in_sight and not any(h.overlaps(x) for h, _c in s.grads
+                                                               for x in table.optimizer_holders(o)):
+                    # nothing to clip on this path: a clear emptied the gradients after the step (Accelerate's
+                    # `if accelerator.sync_gradients: clip` after `step(); zero_grad()`), or no backward ran
+                    # yet. It clips no partial window and mixes nothing: the micro-batches after it add to none
+                    continue
                 scaled = [node for stage, node in marks if stage == "scaled"]
                 if scaled and not unscales:
                     self._record("clip_before_unscale", call, o, self.node(scaled[0]), ifs)

@@ -4,7 +4,7 @@ transition it makes on every path, and what the rules later read about it."""
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from . import named_tuples
@@ -43,6 +43,11 @@ class Recorder:
 
     def _ordinal_of(self, key: object) -> int:
         return self._ordinals.setdefault(key, len(self._ordinals) + 1)
+
+    def wrote_into(self, holders: Iterable[Holder]) -> bool:
+        """Whether a backward read so far wrote into any of these parameters (their gradients are not out of sight)."""
+        hs = list(holders)
+        return any(h.overlaps(x) for ev in self.backwards.values() for h in ev.written for x in hs)
 
     def _updated_whole(self, part: Holder, optimizers: list[Entity]) -> bool:
         """Whether one of these optimizers updates every parameter of `part` (it holds `part` or a module it is in)."""
