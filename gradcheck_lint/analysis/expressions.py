@@ -402,6 +402,11 @@ class Expressions:
             held = base.item(attr)
             if held is not None and held.entities and not held.modules and not held.params:
                 return held
+            if held is not None and held.present and held.const is None and held.flag is None \
+                    and not (held.modules or held.params or held.entities or held.items or held.opaque):
+                # a tensor its `__init__` stored (`self.register_buffer("inv_timescales", t)`, `self.mask =
+                # torch.ones(n)`): what was stored, not a part of the module whose forward runs
+                return held
         for ent in sorted(base.entities, key=lambda e: e.uid):
             model = interp.catalogue.attribute(ent.api, attr) if ent.api else None
             if model is None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import tomllib
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -481,3 +483,13 @@ for x in data:
     assert [(d.code, d.certainty.name) for d in check_source(source, "train.py")] == [("GL001", "POSSIBLE")]
     built = source.replace("engine, optimizer, _, _ = deepspeed.initialize(", "optimizer = torch.optim.SGD(model.parameters())\nengine, _, _, _ = deepspeed.initialize(")
     assert [(d.code, d.certainty.name) for d in check_source(built, "train.py")] == [("GL001", "CERTAIN")]
+
+
+def test_no_model_file_describes_one_call_or_method_twice() -> None:
+    """The first row of a name wins: a second one (an `inert` `add_module` below its `set_attribute`) is dead data
+    that reads as if it meant something."""
+    for f in builtin_files():
+        data = tomllib.loads(Path(f.origin).read_text())
+        rows = Counter(("call", r["name"]) for r in data.get("call", [])) + Counter(
+            ("method", r.get("type"), r["name"]) for r in data.get("method", []))
+        assert [k for k, n in rows.items() if n > 1] == [], f.origin
