@@ -270,6 +270,7 @@ class Effects:
                 self.table.wraps[ent.uid] = frozenset(o.uid for o in inner)
                 given = Value(params=frozenset().union(*(self.table.optimizer_holders(o) for o in inner)))
             self.interp.own(ent, given, model[0] if model else None)
+            flow.renew(frozenset({ent.uid}))  # a new optimizer: no AMP stage of one made here before
         if kind in (Kind.SCHEDULER, Kind.TOOL):
             wrapped = frozenset(o.uid for v in site.pos + list(site.kw.values()) for o in v.of_kind(Kind.OPTIMIZER))
             if wrapped:

@@ -24,10 +24,12 @@ class _Transitions:
     """How many path-state transitions (training events, counter updates) ran so far: a callee run on
     one stand-in path checks that it made none (`inlining.Inliner`). What such a run makes paths
     forget of their branch tests (a flag assigned anew) is collected in `forgotten`, for the caller's
-    paths to forget too."""
+    paths to forget too; the optimizers it made anew are collected in `renewed`, for the caller's paths
+    to renew too (`Flow.renew`)."""
 
     count = 0
     forgotten: set[int] | None = None
+    renewed: set[int] | None = None
 
 
 TRANSITIONS = _Transitions()
@@ -69,6 +71,17 @@ class Flow:
         if TRANSITIONS.forgotten is not None:
             TRANSITIONS.forgotten.update(conds)
         self.states = frozenset(s.forget(conds) for s in self.states)
+
+    def renew(self, optimizers: frozenset[int]) -> None:
+        """These optimizers were made anew: what paths hold of the ones an earlier run of the same
+        constructor made (the same entities: a trainer built on each iteration of a loop) is not theirs.
+        A new optimizer has no AMP stage: its first gradients are not the scaled ones an earlier
+        instance left, while the settings that decided them (`self.use_amp = use_amp`) are forgotten
+        by the assignments of the same constructor."""
+        if TRANSITIONS.renewed is not None:
+            TRANSITIONS.renewed.update(optimizers)
+        if any(mark[0] in optimizers for s in self.states for mark in s.amp):
+            self.states = frozenset(s.without_amp_marks(optimizers) for s in self.states)
 
     def map_quiet(self, fn: Callable[[PathState], PathState]) -> None:
         """Apply a transition that only annotates what the paths already hold (entering a loop, an

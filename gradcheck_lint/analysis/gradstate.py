@@ -137,6 +137,12 @@ class PathState:
     def without_amp_mark(self, optimizer: int, stage: str | None = None) -> PathState:
         return self._with(amp=frozenset(x for x in self.amp if not (x[0] == optimizer and (stage is None or x[1] == stage))))
 
+    def without_amp_marks(self, optimizers: frozenset[int]) -> PathState:
+        """No AMP mark of these optimizers (made anew, `Flow.renew`)."""
+        if not any(x[0] in optimizers for x in self.amp):
+            return self
+        return self._with(amp=frozenset(x for x in self.amp if x[0] not in optimizers))
+
     # -- queries ---------------------------------------------------------------------------
     def held(self, holders: Iterable[Holder]) -> list[tuple[Holder, Contribution]]:
         """The contributions of the holders that overlap `holders`, in order. Every rule asks this of

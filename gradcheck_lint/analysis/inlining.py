@@ -19,12 +19,16 @@ from .definitions import ClassInfo
 from .flow import MAX_DEPTH, TRANSITIONS, Flow, Frame, Function
 from .gradstate import PathState
 from .parts import CallsFace, InliningHost
-from .syntax import TESTS, parameters
+from .syntax import TESTS, Param, parameters
 from .values import EMPTY, OPAQUE, Value, join, maybe_none
 
 _ONE_PATH = frozenset({PathState()})
 # what a run of a callee that trains did: env updates, returned value, path states after, transitions, events met
 _Run = tuple[dict[str, Value], Value, frozenset[PathState], int, frozenset[int]]
+
+
+# what an inert callee did: (env updates, returned value, whether it ends, tests it made stale, optimizers it made)
+_InertRun = tuple[dict[str, Value], Value, bool, frozenset[int], frozenset[int]]
 
 
 class Inliner:
@@ -33,8 +37,9 @@ class Inliner:
     def __init__(self, interp: InliningHost, calls: CallsFace) -> None:
         self.interp = interp
         self.calls = calls
-        # what an inert callee did, by everything it could see: (env updates, returned value, ends)
-        self._inert_runs: dict[tuple[object, ...], tuple[dict[str, Value], Value, bool, frozenset[int]]] = {}
+        # what an inert callee did, by everything it could see: (env updates, returned value, ends, tests it made
+        # stale, optimizers it made anew)
+        self._inert_runs: dict[tuple[object, ...], _InertRun] = {}
         # what a callee that trains did, by everything it could see, its caller's path states included:
         # (env updates, returned value, path states after, transitions made, events met)
         self._runs: dict[tuple[object, ...], _Run] = {}
@@ -68,25 +73,32 @@ class Inliner:
                 return self._run_remembered(key, fn, cls, self_value, pos, kw, flow, frame, instance_key, closure)
             known = self._inert_runs.get(key)
             if known is None:
-                before, states, count, outer = dict(flow.env), flow.states, TRANSITIONS.count, TRANSITIONS.forgotten
-                TRANSITIONS.forgotten = set()
+                before, states, count = dict(flow.env), flow.states, TRANSITIONS.count
+                outer, outer_renewed = TRANSITIONS.forgotten, TRANSITIONS.renewed
+                TRANSITIONS.forgotten, TRANSITIONS.renewed = set(), set()
                 try:
                     ret = self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, stand_in=True,
                                             closure=closure)
                     forgotten = frozenset(TRANSITIONS.forgotten)
+                    renewed = frozenset(TRANSITIONS.renewed)
                 finally:
-                    TRANSITIONS.forgotten = outer
+                    TRANSITIONS.forgotten, TRANSITIONS.renewed = outer, outer_renewed
                 if TRANSITIONS.count != count or not (flow.states is states or not flow.states):
+                    if outer_renewed is not None:
+                        outer_renewed.update(renewed)
                     return ret  # it did change path states: it ran again on the caller's own paths
                 # what it did to the caller: its updates of the caller's names, whether it ends, and
                 # the tests whose assumptions it made stale
-                known = ({k: v for k, v in flow.env.items() if before.get(k) is not v}, ret, bool(flow.states), forgotten)
+                updated = {k: v for k, v in flow.env.items() if before.get(k) is not v}
+                known = (updated, ret, bool(flow.states), forgotten, renewed)
                 self._inert_runs[key] = known
                 flow.states = states
-            updates, ret, ends, forgotten = known
+            updates, ret, ends, forgotten, renewed = known
             flow.env.update(updates)
             if forgotten:
                 flow.forget(list(forgotten))
+            if renewed:  # the optimizers it made: the caller's paths hold nothing of earlier ones made there
+                flow.renew(renewed)
             if not ends:
                 flow.states = frozenset()
             return ret
@@ -247,6 +259,12 @@ class Inliner:
                 env[p.name] = objects.entity_for_unknown_ref(p.name) or OPAQUE
         for star in stars:
             env[star] = OPAQUE
+        # an object the caller names, handed in (`self._hook_on_batch_forward(ctx)`): its attributes are the
+        # callee's under its parameter's name, both ways (see `_handed_names`)
+        handed_names = self._handed_names(params, kwonly, pos, kw)
+        for p_name, a_text in handed_names.items():
+            prefix = a_text + "."
+            env.update({p_name + k[len(a_text):]: v for k, v in flow.env.items() if k.startswith(prefix)})
         env.update({k: v for k, v in flow.env.items() if k.startswith("@")})  # step counts go in and out
         # Globals stay visible through the caller's environment when called from module level, and a
         # nested function (a closure) sees the variables of the function that defines it.
@@ -303,11 +321,46 @@ class Inliner:
         for k, v in final.env.items():
             if k.startswith("self.") and self_value is not None and not local_instance or k.startswith("self.") and cls is not None and frame.cls is cls or k in outer_globals and v is not outer_globals[k] and k not in shadowed or k.startswith("@"):
                 flow.env[k] = v
+        for p_name, a_text in handed_names.items():
+            if p_name in shadowed:
+                continue  # the callee rebinds the parameter: its attributes may be of another object
+            prefix = p_name + "."
+            flow.env.update({a_text + k[len(p_name):]: v for k, v in final.env.items() if k.startswith(prefix)})
         if instance_key is not None and local_instance and self_value is not None:
             items = dict(self_value.items)
             items.update({k[5:]: v for k, v in final.env.items() if k.startswith("self.")})
             flow.env[instance_key] = replace(self_value, items=tuple(items.items()))
         return ret
+
+
+    def _handed_names(self, params: list[Param], kwonly: list[Param], pos: list[Value],
+                      kw: dict[str, Value]) -> dict[str, str]:
+        """The callee's parameters the call hands a name or an attribute of the caller (`ctx`,
+        `self.ctx`), by parameter: the object is the caller's, so what the caller stored on it
+        (`ctx.batch = batch`) is there in the callee, and what the callee stores on it (FederatedScope's
+        `ctx.loss_task = criterion(pred, y) / ctx.grad_accum` in one hook, divided again and
+        backpropagated in the next, each called directly) is there in the caller after the call. Only a call
+        whose arguments are the values given (no `*args`; `self` is the caller's own `self.*`)."""
+        call = self.calls.current_call_node()
+        if call is None or len(call.args) != len(pos) or any(isinstance(a, ast.Starred) for a in call.args):
+            return {}
+        out: dict[str, str] = {}
+        for p, arg in zip(params, call.args):
+            text = N.ref_text(arg)
+            if text is not None and _plain_ref(text):
+                out[p.name] = text
+        names = {p.name for p in [*params[len(call.args):], *kwonly]}
+        for keyword in call.keywords:
+            if keyword.arg is not None and keyword.arg in kw and keyword.arg in names:
+                text = N.ref_text(keyword.value)
+                if text is not None and _plain_ref(text):
+                    out[keyword.arg] = text
+        return out
+
+
+def _plain_ref(text: str) -> bool:
+    """A name or a chain of attributes of one (`ctx`, `self.ctx`), not `self` itself, nor an item."""
+    return text != "self" and all(part.isidentifier() for part in text.split("."))
 
 
 def local_names(fn: Function) -> frozenset[str]:
