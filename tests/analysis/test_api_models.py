@@ -5,11 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import tomllib
 from collections import Counter
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from gradcheck_lint import check_source
 from gradcheck_lint.analysis.apimodels import EFFECTS, ModelError, builtin_files, catalogue_for, parse_model_file
