@@ -189,12 +189,7 @@ _KEPT = sorted(p.name for p in (ROOT / "fixtures" / "loss_graph_kept_alive").glo
                and p.name != "named_tuple_of_losses_summed_over_epoch.py"
                # the backward runs on `losses[-1]`, the item `losses.append(...)` stored: the guard's source
                # lookup does not name that append (measured: it reports at the backward's line)
-               and p.name != "loss_history_backpropagated_through_its_last_item.py"
-               # the loss is handed to a method of an object (`meter.update(loss, n)`), where `self.sum += val * n`
-               # keeps it: the guard's source lookup follows a loss into functions called by their plain name only
-               # (`log_loss(history, loss)`), so it reports at the backward (measured: line 30), the static side
-               # at the sum (line 14)
-               and p.name != "average_meter_sums_tensors_it_is_given.py")
+               and p.name != "loss_history_backpropagated_through_its_last_item.py")
 
 
 @pytest.mark.parametrize("fixture", _KEPT)
