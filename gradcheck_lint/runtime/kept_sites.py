@@ -6,7 +6,10 @@ statement that adds the loss to a name or a container that outlives the iteratio
 `total = total + loss * n`, `ema = 0.9 * ema + 0.1 * loss` and the other shapes of
 `analysis.accumulation`, `losses.append(loss)`, `history["loss"].append(loss)`), the loss not taken
 out of its graph there (`.item()`, `.detach()`, `float()`); else in a same-file function the loss is
-passed to (`log_loss(history, loss)`). Not found: None, and the finding stays at the backward.
+passed to (`log_loss(history, loss)`), or a method of a class of the file called on an object by its
+name (`meter.update(loss, n)`, `AverageMeter.update`'s `self.sum += val * n`; the object's class is not
+known: every class of the file with a method of that name, in order). Not found: None, and the finding
+stays at the backward.
 """
 
 from __future__ import annotations
@@ -61,6 +64,13 @@ def _lookup(backward: Site) -> Kept | None:
         return None
     via = segment(p, expr) if isinstance(expr, (ast.Subscript, ast.Attribute)) else ""
     functions = {n.name: n for n in ast.walk(p.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    methods: dict[str, list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, int]]] = {}
+    for cls in ast.walk(p.tree):
+        if isinstance(cls, ast.ClassDef):
+            for fn in cls.body:
+                if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    # the parameters the call's arguments fill: past the object's, but for a static method
+                    methods.setdefault(fn.name, []).append((fn, 0 if _static(fn) else 1))
     callers = _calls_of(p.tree, scope) if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else []
     if loop is None and callers:  # a step method: the loop that calls it (`for x, y in batches: self.train_step(x, y)`)
         loop = callers[0][2]
@@ -77,11 +87,20 @@ def _lookup(backward: Site) -> Kept | None:
                 found = _keeping(p, caller, frozenset({target}), node.lineno, backward.path, line)
                 if found is not None:
                     return found
-    # a same-file function the loss is handed to (`log_loss(history, loss)`)
+    # a same-file function the loss is handed to (`log_loss(history, loss)`), or a method of a class of
+    # the file called on an object (`meter.update(loss, n)` of an `AverageMeter` whose `update` sums it)
     for used in _own_nodes(scope):
-        if isinstance(used, ast.Call) and isinstance(used.func, ast.Name) and used.func.id in functions:
-            fn = functions[used.func.id]
-            params = [a.arg for a in fn.args.args]
+        if not isinstance(used, ast.Call):
+            continue
+        targets: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, int]]
+        if isinstance(used.func, ast.Name) and used.func.id in functions:
+            targets = [(functions[used.func.id], 0)]
+        elif isinstance(used.func, ast.Attribute) and used.func.attr in methods:
+            targets = methods[used.func.attr]
+        else:
+            continue
+        for fn, bound in targets:
+            params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args][bound:]]
             passed = {params[i] for i, a in enumerate(used.args) if i < len(params) and _mentions(a, names)}
             passed |= {k.arg for k in used.keywords if k.arg and _mentions(k.value, names)}
             if passed:
@@ -89,6 +108,11 @@ def _lookup(backward: Site) -> Kept | None:
                 if found is not None:
                     return found
     return None
+
+
+def _static(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A `@staticmethod`: no bound first parameter."""
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
 
 
 def _is_backward(call: ast.Call) -> bool:

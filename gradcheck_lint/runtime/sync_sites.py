@@ -3,10 +3,14 @@
 The guard sees the micro-batch that steps run its backward pass with gradient sync off; the bug is the
 choice of the context manager around that pass (`with (model.no_sync() if last else nullcontext()):`),
 not the backward call. Read from the source of the backward's own frame: the innermost `with` around
-the backward line whose items call a method that switches sync off (the API catalogue's rows of effect
-`sync`: DDP's and FSDP's `no_sync`, `accelerator.no_sync`, Fabric's `no_backward_sync`, ...). The
-anchor is that call's position; the site keeps the backward's call text, which the message speaks of.
-No such `with` in the backward's own function (the context entered by a caller): the backward itself.
+the backward line whose items name a method that switches sync off (the API catalogue's rows of effect
+`sync`: DDP's and FSDP's `no_sync`, `accelerator.no_sync`, Fabric's `no_backward_sync`, ...), called or
+chosen uncalled (`with (model.no_sync if c else nullcontext)():`), or that enters a name the function
+last assigned such a choice to before the `with` (`ctx = model.no_sync if c else nullcontext`, then
+`with ctx():`). The anchor is the conditional expression whose arm is the sync-off context (where the
+static side anchors its choice), else the sync-off call itself; the site keeps the backward's call
+text, which the message speaks of. No such `with` in the backward's own function (the context entered
+by a caller): the backward itself.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
+from collections.abc import Iterator
 
 from .gates import _chain_to
 from .ledger import Site
@@ -30,19 +35,77 @@ def _sync_names() -> frozenset[str]:
 
 
 def sync_choice_of(backward: Site) -> Site:
-    """The backward's site anchored at the `no_sync()`-like call of the `with` around it, or unchanged."""
+    """The backward's site anchored at the sync choice of the `with` around it, or unchanged."""
     p = parsed(backward.path)
     if p is None or backward.line <= 0:
         return backward
     names = _sync_names()
-    for node in reversed(_chain_to(p.tree, backward.line)[:-1]):
+    chain = _chain_to(p.tree, backward.line)[:-1]
+    for depth in range(len(chain) - 1, -1, -1):
+        node = chain[depth]
         if isinstance(node, _SCOPES):
             break
         if isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
-                for sub in ast.walk(item.context_expr):
-                    if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
-                            and sub.func.attr in names):
-                        return dataclasses.replace(backward, line=sub.lineno,
-                                                   col=char_col(p, sub.lineno, sub.col_offset))
+                anchor = _choice_in(item.context_expr, names)
+                if anchor is None:
+                    anchor = _choice_through_name(item.context_expr, names, chain[:depth], node.lineno)
+                if anchor is not None:
+                    return dataclasses.replace(backward, line=anchor.lineno,
+                                               col=char_col(p, anchor.lineno, anchor.col_offset))
     return backward
+
+
+def _choice_in(expr: ast.expr, names: frozenset[str]) -> ast.expr | None:
+    """The choice in a context expression: the conditional expression one of whose arms is a sync-off
+    context (`model.no_sync() if c else nullcontext()`, `(model.no_sync if c else nullcontext)()`), where
+    the static side anchors; else the sync-off call or method itself (`with model.no_sync():`)."""
+    for sub in ast.walk(expr):
+        if isinstance(sub, ast.IfExp) and any(_is_sync(arm, names) for arm in (sub.body, sub.orelse)):
+            return sub
+    for sub in ast.walk(expr):
+        if isinstance(sub, ast.expr) and _is_sync(sub, names):
+            return sub
+    return None
+
+
+def _is_sync(node: ast.AST, names: frozenset[str]) -> bool:
+    """`model.no_sync` or `model.no_sync(...)` (the catalogue's `sync` rows)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    return isinstance(node, ast.Attribute) and node.attr in names
+
+
+def _choice_through_name(expr: ast.expr, names: frozenset[str], outer: list[ast.AST], line: int) -> ast.expr | None:
+    """A context chosen into a name and entered through it (`ctx = model.no_sync if c else nullcontext`
+    then `with ctx():`): the choice in the last assignment to that name before the `with`, in the
+    backward's own function."""
+    target = expr.func if isinstance(expr, ast.Call) and not expr.args and not expr.keywords else expr
+    if not isinstance(target, ast.Name):
+        return None
+    scope = next((n for n in reversed(outer) if isinstance(n, _SCOPES)), outer[0] if outer else None)
+    if scope is None:
+        return None
+    best: ast.expr | None = None
+    best_line = -1
+    for node in _walk_scope(scope):
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == target.id for t in node.targets):
+            value, at = node.value, node.lineno
+        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name) \
+                and node.target.id == target.id:
+            value, at = node.value, node.lineno
+        if value is None or not best_line < at <= line:
+            continue
+        best_line, best = at, _choice_in(value, names)
+    return best
+
+
+def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function (or module) body, not those of the functions and classes it defines."""
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            todo.extend(ast.iter_child_nodes(node))

@@ -110,6 +110,21 @@ def test_gl006_names_the_ddp_model_and_says_an_inverted_no_sync_diverges() -> No
     assert "diverge" in lines[0] and "correct gradients" not in lines[0]
 
 
+@pytest.mark.parametrize(("script", "cwd"), [
+    (ROOT / "fixtures" / "ddp_accumulation_without_no_sync" / "no_sync_chosen_inline_on_the_stepping_batch.py", ROOT),
+    (PROGRAMS / "ddp_no_sync_inverted_chosen_into_name.py", PROGRAMS),
+], ids=["inline_uncalled_method", "chosen_into_a_name"])
+def test_gl006_inverted_choice_anchors_where_the_static_side_does(script: Path, cwd: Path) -> None:
+    # `with (model.no_sync if c else nullcontext)():` and `ctx = model.no_sync if c else nullcontext` /
+    # `with ctx():`: the choice (the conditional expression), not the backward, line and column alike
+    done = _gradlint_run(script, cwd)
+    lines = [line for line in done.stderr.splitlines() if " GL006 " in line]
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    static = json.loads(invoke(str(script), "--format", "json").stdout)
+    [(line, col)] = [(d["line"], d["column"]) for d in static if d["code"] == "GL006"]
+    assert lines[0].startswith(f"{script.relative_to(cwd).as_posix()}:{line}:{col}: GL006 "), (lines[0], line, col)
+
+
 def test_gl006_names_the_model_variable_not_its_class() -> None:
     fixture = ROOT / "fixtures" / "ddp_accumulation_without_no_sync" / "accumulate_without_no_sync.py"
     done = _gradlint_run(fixture, ROOT)
@@ -174,12 +189,7 @@ _KEPT = sorted(p.name for p in (ROOT / "fixtures" / "loss_graph_kept_alive").glo
                and p.name != "named_tuple_of_losses_summed_over_epoch.py"
                # the backward runs on `losses[-1]`, the item `losses.append(...)` stored: the guard's source
                # lookup does not name that append (measured: it reports at the backward's line)
-               and p.name != "loss_history_backpropagated_through_its_last_item.py"
-               # the loss is handed to a method of an object (`meter.update(loss, n)`), where `self.sum += val * n`
-               # keeps it: the guard's source lookup follows a loss into functions called by their plain name only
-               # (`log_loss(history, loss)`), so it reports at the backward (measured: line 30), the static side
-               # at the sum (line 14)
-               and p.name != "average_meter_sums_tensors_it_is_given.py")
+               and p.name != "loss_history_backpropagated_through_its_last_item.py")
 
 
 @pytest.mark.parametrize("fixture", _KEPT)

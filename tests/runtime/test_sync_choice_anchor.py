@@ -27,6 +27,22 @@ def train(model, fabric, batches, last_of):
 
 def helper(model, x):
     model(x).sum().backward()
+
+
+def chosen(model, batches, last_of):
+    for i, x in enumerate(batches):
+        with (model.no_sync if last_of(i) else contextlib.nullcontext)():
+            model(x).sum().backward()
+        ctx = contextlib.nullcontext
+        ctx = model.no_sync if last_of(i) else contextlib.nullcontext
+        loss = model(x).sum()
+        with ctx():
+            loss.backward()
+        with (contextlib.nullcontext() if last_of(i) else model.no_sync()):
+            model(x).sum().backward()
+        other = model.no_sync if last_of(i) else contextlib.nullcontext
+        with contextlib.nullcontext():
+            model(x).sum().backward()
 '''
 
 
@@ -46,6 +62,10 @@ def _site(path: str, line: int, col: int) -> Site:
     (10, 17, (8, 14)),  # Fabric's `no_backward_sync`, through an unrelated `with` in between
     (12, 13, (12, 13)),  # a `with` that switches nothing: the backward stays the anchor
     (16, 5, (16, 5)),  # no `with` in the backward's own function
+    (22, 13, (21, 15)),  # the method chosen uncalled, the choice called: `(model.no_sync if c else nullcontext)()`
+    (27, 13, (24, 15)),  # chosen into a name before the `with`: its last assignment there
+    (29, 13, (28, 15)),  # the sync-off context in the `else` arm: the conditional expression, as statically
+    (32, 13, (32, 13)),  # a choice assigned to a name the `with` does not enter: the backward
 ])
 def test_the_anchor_is_the_sync_choice_around_the_backward(program: str, line: int, col: int,
                                                            anchor: tuple[int, int]) -> None:

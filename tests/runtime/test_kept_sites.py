@@ -1,0 +1,79 @@
+"""GL008's runtime anchor (`runtime/kept_sites.py`): the statement keeping a loss's graph, looked up from
+the backward, followed into a method of a class of the file the loss is handed to on an object
+(`meter.update(loss, n)`), as it is into a function called by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gradcheck_lint.runtime.kept_sites import kept_at
+from gradcheck_lint.runtime.ledger import Site
+
+SOURCE = '''\
+class Printer:
+    def update(self, val, n=1):
+        print(val)
+
+
+class AverageMeter:
+    def update(self, val, n=1):
+        self.sum += val * n
+
+    @staticmethod
+    def record(history, val):
+        history.append(val)
+
+
+def train(model, opt, batches, meter, history):
+    for x in batches:
+        loss = model(x).mean()
+        loss.backward()
+        opt.step()
+        meter.update(loss, x.size(0))
+
+
+def train_keyword(model, batches, meter):
+    for x in batches:
+        loss = model(x).mean()
+        loss.backward()
+        meter.update(n=2, val=loss)
+
+
+def train_static(model, batches, history):
+    for x in batches:
+        loss = model(x).mean()
+        loss.backward()
+        AverageMeter.record(history, loss)
+
+
+def train_number(model, batches, meter):
+    for x in batches:
+        loss = model(x).mean()
+        loss.backward()
+        meter.update(loss.item())
+'''
+
+
+@pytest.fixture()
+def program(tmp_path: Path) -> str:
+    path = tmp_path / "loop.py"
+    path.write_text(SOURCE, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize(("backward", "kept", "stored", "loop"), [
+    (18, (8, 9), "val * n", 16),  # `meter.update(loss, n)`: the class whose `update` keeps it, not the printer's
+    (26, (8, 9), "val * n", 24),  # passed by keyword
+    (33, (12, 9), "val", 31),  # a static method: its first parameter is the first argument
+])
+def test_a_loss_handed_to_a_method_is_kept_where_the_method_keeps_it(program: str, backward: int, kept: tuple[int, int],
+                                                                     stored: str, loop: int) -> None:
+    found = kept_at(Site(program, backward, "loss.backward()", 9))
+    assert found is not None
+    assert (found.site.line, found.site.col, found.stored, found.loop_line) == (*kept, stored, loop)
+
+
+def test_a_number_handed_to_a_method_keeps_nothing(program: str) -> None:
+    assert kept_at(Site(program, 40, "loss.backward()", 9)) is None
