@@ -20,6 +20,7 @@ from .apimodels import Catalogue, Effect
 from .bound_tests import BoundTests
 from .callsite import CallSite
 from .conditions import Condition
+from .counter_aliases import CounterAliases
 from .definitions import ClassInfo, Definitions
 from .events import AmpMisuse, KeepAlive, Loop
 from .flow import Flow, Frame, Function, Outcome
@@ -123,6 +124,8 @@ class CountersFace(Protocol):
     def element_of(self, it: ast.expr, value: Value, flow: Flow, frame: Frame) -> Value: ...
     def loop_count(self, it: ast.expr, value: Value | None = None) -> str | None: ...
     def steps_members(self, stmt: ast.For | ast.AsyncFor) -> bool: ...
+    @property
+    def aliases(self) -> CounterAliases: ...
 
 
 class EffectsFace(Protocol):
@@ -289,6 +292,7 @@ class CountersHost(Protocol):
     def run_loop(self, flow: Flow, frame: Frame, loop: Loop, body: Callable[[Flow, Frame], Outcome],
                  cond: Condition | None, counter: tuple[str, int | None] | None = None,
                  calls: bool = False) -> Outcome: ...
+    def stored_in(self, loop: ast.AST) -> set[str]: ...
 
 
 class EffectsHost(Protocol):
