@@ -233,14 +233,43 @@ class Counters:
             interp.assign(stmt.target, element, f, fr, stmt.iter, stmt, keep_phases=True)
             return interp.exec_block(stmt.body, f, fr)
 
-        if counter is None:
-            out = interp.run_loop(flow, frame, loop, body, None, counter)
-        else:
-            with self.aliases.advancing(counter[0], stmt, frame.function):
+        outer, loop.over_items = loop.over_items, self._walks_items(stmt, iter_value, flow, frame)
+        try:
+            if counter is None:
                 out = interp.run_loop(flow, frame, loop, body, None, counter)
+            else:
+                with self.aliases.advancing(counter[0], stmt, frame.function):
+                    out = interp.run_loop(flow, frame, loop, body, None, counter)
+        finally:
+            loop.over_items = outer
         if stmt.orelse and out.normal is not None:
             out = out.then(interp.exec_block(stmt.orelse, out.normal, frame))
         return Outcome(Flow.join([out.normal, *out.breaks]), returns=out.returns)
+
+    def _walks_items(self, stmt: ast.For, iter_value: Value, flow: Flow, frame: Frame) -> bool:
+        """The loop walks the items of one sequence built in sight, whatever name it has by now (a list display
+        handed to the function, `values` of `update([a * 1000, b * 1000])`): `for v in values`, `enumerate(values)`,
+        `zip(values, names)`, or `for idx in range(n)` reading `values[idx]`. Its iterations are parts of one
+        iteration of the loop around it, as those of `for v in [a, b]:` are."""
+        it = stmt.iter
+        if _sequence(iter_value):
+            return True
+        if not isinstance(it, ast.Call):
+            return False
+        name = N.last_name(it.func)
+        args = [a.value for a in arguments(it) if a.keyword is None and not a.star]
+        if name in ("enumerate", "zip", *_PASS_THROUGH) and args:
+            walked = args if name == "zip" else args[:1]
+            return any(_sequence(self.interp.eval(a, flow.copy(), frame)) for a in walked)
+        if name != "range" or not isinstance(stmt.target, ast.Name):
+            return False
+        index = stmt.target.id
+        for node in (n for part in stmt.body for n in ast.walk(part)):
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name) and node.slice.id == index \
+                    and isinstance(node.ctx, ast.Load) and (ref := N.ref_text(node.value)) is not None \
+                    and _sequence(self.interp.lookup(ref, flow, frame)):
+                return True
+        return False
 
     def _backpropagates_elements(self, stmt: ast.For) -> bool:
         """`for loss in losses: scaler.scale(loss).backward()`: the body only backpropagates what the loop
@@ -489,6 +518,11 @@ class Counters:
                         opaque=value.opaque, vague=value.vague, sync=value.sync,
                         built=value.built if graphs else frozenset(), graph=value.graph and graphs)
         return param_groups.part_of(value, element)
+
+
+def _sequence(value: Value | None) -> bool:
+    """A list or tuple built in sight: its items are known by position (`[a * 1000, b * 1000]`)."""
+    return value is not None and bool(value.items) and not value.params and all(k.isdigit() for k, _ in value.items)
 
 
 def _dict_entries(it: ast.expr) -> bool:

@@ -685,6 +685,8 @@ class Expressions:
         base = N.ref_text(target.value)
         if base is None or frame.no_grad or not (value.built or value.graph) or source is None or stmt is None:
             return
+        if not isinstance(stmt, ast.AugAssign) and self._rewrites_item_slots(target, frame):
+            return  # (`self._sum[idx] += v` sums onto what the slot held: it grows)
         held = self.interp.keepalives.note(stmt, base, source, value, frame, code(target.value))
         old = self.lookup(base, flow, frame)
         if held is value:
@@ -694,6 +696,20 @@ class Expressions:
                 return
             held = Value(built=value.built, reach=value.reach, vague=value.vague)
         flow.env[base] = join([old, held]) if old is not None else held
+
+    def _rewrites_item_slots(self, target: ast.Subscript, frame: Frame) -> bool:
+        """`for idx, v in enumerate(values): self._val[idx] = v` over the items of a sequence built in sight
+        (`Loop.over_items`): each run of the loop writes the same few slots again, one per item, so the buffer
+        holds the latest items' graphs, not one more on every iteration of the loop around it."""
+        index = target.slice
+        loop = self.interp.loops.get(frame.loops[-1]) if frame.loops else None
+        if not isinstance(index, ast.Name) or loop is None or not loop.over_items:
+            return False
+        node = loop.node
+        bound = node.target if isinstance(node, (ast.For, ast.AsyncFor)) else None
+        if isinstance(bound, ast.Tuple) and bound.elts:
+            bound = bound.elts[0]  # `enumerate`'s index
+        return isinstance(bound, ast.Name) and bound.id == index.id
 
     def _sync_flag(self, target: ast.Attribute, source: ast.AST | None, value: Value, flow: Flow, frame: Frame) -> bool:
         """`model.require_backward_grad_sync = False`: a sync flag of a data-parallel wrapper (an API attribute)."""
