@@ -50,6 +50,8 @@ class CounterAliases:
         self._roots: dict[str, str] = {}  # key of a counter plus an unknown offset -> the loop counter
         self._derived: dict[str, dict[str, None]] = {}  # loop counter -> those keys, in the order made
         self._anchors: dict[tuple[str, str], int] = {}  # (such a key, window) -> its anchor, once chosen
+        # those that go on from one run of their loop to the next (`len(loader) * epoch + i`: `continuing`)
+        self._continuing: dict[str, None] = {}
 
     def running(self, counter: str) -> bool:
         """A loop that advances `counter` is running."""
@@ -84,6 +86,13 @@ class CounterAliases:
         self._derived.setdefault(root, {})[derived] = None
         return derived
 
+    def continuing(self, key: str) -> bool:
+        """`len(loader) * epoch + i` with `i` counting every batch of `loader` from 0 and `epoch` the counter of a
+        loop around: the first value of a run of `i`'s loop follows the last of the run before it, so its
+        phases go on from where that run left them (a run ends past its back edge: one step on), not from an
+        unknown place."""
+        return key in self._continuing
+
     def anchor(self, key: str, window: str, choose: Callable[[], int]) -> int:
         """The anchor of the phases of a key of unknown offset in `window`: chosen once (by the residues its
         first test reads), the same for every later test."""
@@ -116,6 +125,8 @@ class CounterAliases:
             if running is None or running[1] is not function or not self._invariant(other_node, running[0]):
                 return None
             key = self.derive(c.key, f"{'+' if sign > 0 else '-'} {code(other_node)}")
+            if sign > 0 and c.key == root and c.start == 0 and self._batches_before(other_node, running[0]):
+                self._continuing[key] = None
             # `len(loader) * epoch + i`: the sum already counts from `i`'s first value (`eval_binop`)
             product = isinstance(other_node, ast.BinOp) and isinstance(other_node.op, ast.Mult)
             first = made if product and made is not None and made.source == c.source else None
@@ -135,6 +146,18 @@ class CounterAliases:
             if isinstance(n, ast.Name) and n.id in stored or isinstance(n, ast.Attribute) and n.attr in stored:
                 return False
         return True
+
+    def _batches_before(self, offset: ast.expr, loop: ast.AST) -> bool:
+        """`len(loader) * epoch` (either order), where `loop` walks all of `loader` (`for i, x in
+        enumerate(loader):`, no `break`) and `epoch` counts the iterations of a loop around it."""
+        if not (isinstance(offset, ast.BinOp) and isinstance(offset.op, ast.Mult) and isinstance(loop, ast.For)):
+            return False
+        for size, count in ((offset.left, offset.right), (offset.right, offset.left)):
+            if isinstance(size, ast.Call) and N.last_name(size.func) == "len" and len(size.args) == 1 \
+                    and (name := N.ref_text(count)) is not None and name in self._loops \
+                    and code(size.args[0]) == code(_walked(loop.iter)) and not _breaks(loop):
+                return True
+        return False
 
     def unalias(self, env: dict[str, Value], counter: str) -> None:
         """`counter` moved (the next iteration, a new value): the names bound to it hold what it was."""
@@ -157,6 +180,32 @@ def keyed_element(target: ast.expr, element: Value, counter: str) -> Value:
                 items = tuple((k, keyed if k == str(position) else v) for k, v in element.items)
                 return replace(element, items=items)
     return element
+
+
+# wrappers a loop over a loader's batches is written through (`enumerate(tqdm(loader))`)
+_WRAPPERS = frozenset({"enumerate", "tqdm", "iter"})
+
+
+def _walked(it: ast.expr) -> ast.expr:
+    """The collection a loop walks, past `enumerate(...)` and a progress bar."""
+    while isinstance(it, ast.Call) and N.last_name(it.func) in _WRAPPERS and it.args \
+            and not isinstance(it.args[0], ast.Starred):
+        it = it.args[0]
+    return it
+
+
+def _breaks(loop: ast.For) -> bool:
+    """A `break` of this loop (not of a loop or function inside it) may end a run before its last batch."""
+    todo: list[ast.AST] = list(loop.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Break):
+            return True
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                             ast.ClassDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _int(node: ast.expr, value: Value) -> int | None:

@@ -919,7 +919,10 @@ class Interpreter:
         if counter is not None:  # where the counter plus an offset of unknown value stands is not known
             aliases = self.counters.aliases
             for key in aliases.derived(counter[0]):
-                head.map(functools.partial(PathState.restart, counter=key, phases={}))
+                # ... unless it goes on from where the loop's last run left it, advanced past its last iteration
+                # at the back edge (`len(loader) * epoch + i`)
+                if not aliases.continuing(key):
+                    head.map(functools.partial(PathState.restart, counter=key, phases={}))
             aliases.unalias(head.env, counter[0])
         period = periods.key(self.scope(frame), counter[0]) if counter is not None and counter[0] in self.period_counters else None
         if period is not None:  # `for i, x in enumerate(loader)`: `i` starts its period with the loop

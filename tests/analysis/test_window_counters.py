@@ -243,3 +243,29 @@ def test_only_a_known_offset_places_the_first_micro_batch(alias: str, off_by_one
         "if global_step % grad_accum == 0:\n            optimizer.step()\n            optimizer.zero_grad()")
     assert ((12, "GL004") in codes(text)) is off_by_one
 
+
+
+EPOCHS = """\
+import torch
+
+
+def run(model, loader, grad_accum, epochs):
+    optimizer = torch.optim.AdamW(model.parameters())
+    for epoch in range(epochs):
+        for i, x in enumerate(loader):
+            batches_done = {count}
+            if {clear_test}:
+                optimizer.zero_grad()
+            loss = model(x).sum() / grad_accum
+            loss.backward()
+            if (batches_done + 1) % grad_accum == 0:
+                optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("count", ["len(loader) * epoch + i", "i + epoch * len(loader)"])
+def test_a_batch_count_across_epochs_goes_on_from_the_last_epoch(count: str) -> None:
+    # each epoch's first batch follows the last one of the epoch before: a window that the epoch's end cut
+    # goes on in the next one (read from an unknown place, a path could step without the clear before it)
+    assert codes(EPOCHS.format(count=count, clear_test="batches_done % grad_accum == 0")) == set()
+    assert (10, "GL002") in codes(EPOCHS.format(count=count, clear_test="(batches_done + 1) % grad_accum == 0"))
