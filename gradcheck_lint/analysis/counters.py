@@ -260,16 +260,21 @@ class Counters:
         args = [a.value for a in arguments(it) if a.keyword is None and not a.star]
         if name in ("enumerate", "zip", *_PASS_THROUGH) and args:
             walked = args if name == "zip" else args[:1]
-            return any(_sequence(self.interp.eval(a, flow.copy(), frame)) for a in walked)
+            return any(isinstance(a, (ast.List, ast.Tuple)) or self._names_sequence(a, flow, frame) for a in walked)
         if name != "range" or not isinstance(stmt.target, ast.Name):
             return False
         index = stmt.target.id
         for node in (n for part in stmt.body for n in ast.walk(part)):
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name) and node.slice.id == index \
-                    and isinstance(node.ctx, ast.Load) and (ref := N.ref_text(node.value)) is not None \
-                    and _sequence(self.interp.lookup(ref, flow, frame)):
+                    and isinstance(node.ctx, ast.Load) and self._names_sequence(node.value, flow, frame):
                 return True
         return False
+
+    def _names_sequence(self, expr: ast.expr, flow: Flow, frame: Frame) -> bool:
+        """A name (or attribute) holding a sequence built in sight: looked up, not evaluated again (a call would
+        run twice)."""
+        ref = N.ref_text(expr)
+        return ref is not None and _sequence(self.interp.lookup(ref, flow, frame))
 
     def _backpropagates_elements(self, stmt: ast.For) -> bool:
         """`for loss in losses: scaler.scale(loss).backward()`: the body only backpropagates what the loop
