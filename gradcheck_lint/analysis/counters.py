@@ -15,6 +15,7 @@ from .anchors import Anchors
 from .chunk_counts import chunk_count
 from .conditions import Condition
 from .conventions import convention
+from .counter_aliases import CounterAliases, keyed_element
 from .flow import Flow, Frame, Outcome
 from .last_iteration import last_iteration_bound, strided_window
 from .parts import CountersHost
@@ -59,6 +60,7 @@ class Counters:
         # loop counters that restart every N values (`cycle(range(1, N + 1))`) -> N, a window the module tests
         # them against: phases of that window are then exact, and `k == 1` is its first micro-batch
         self.cycling: dict[str, str] = {}
+        self.aliases = CounterAliases(interp.stored_in)  # names that are a loop counter plus an offset
 
     # -- phases
     @functools.cached_property
@@ -77,6 +79,30 @@ class Counters:
         if value is None:
             return {w: None for w in windows}
         return {w: _at(position_phase(value - self.anchor(counter, w))) for w in windows}
+
+    def phase_place(self, name: str, window: str, value: Value | None,
+                    floors: dict[str, int]) -> tuple[str, int, bool, int | None]:
+        """Where path states keep the phases a test of `name` in `window` reads, and how to read them: (that
+        key, the value of `name` at which windows start, whether it cycles, the least value it takes). A
+        name bound to a loop counter plus an offset (`counter_aliases`) reads the counter's phases, shifted;
+        one plus an offset of unknown value, the phases of its own key, whose anchor its first test chooses."""
+        c = value.counter if value is not None else None
+        if c is None or c.key is None or c.key == name and c.shift == 0:
+            return name, self.anchor(name, window), self.cycling.get(name) == window, floors.get(name)
+        key = c.key
+        if key == self.aliases.root(key):
+            start = self.anchor(key, window) + c.shift
+            if all(position_phase(r - start) is not None for r in self.anchors.offsets(name, window)):
+                windows = self.interp.windows
+                if window not in windows.get(key, ()):
+                    windows[key] = windows.get(key, frozenset()) | {window}  # advanced with the loop from now on
+                floor = floors.get(key)
+                return key, start, False, None if floor is None else floor + c.shift
+            # a residue the counter's own windows leave undecided (`global_step = i + 1` tested at `global_step %
+            # N == 0`, `i`'s windows from 0): phases of the counter in windows its tests choose, kept apart
+            key = self.aliases.derive(key, "*")
+        anchor = self.aliases.anchor(key, window, lambda: self.anchors.anchor(name, window, 0) - c.shift)
+        return key, anchor + c.shift, False, None
 
     @staticmethod
     def advance_phases(phases: frozenset[str]) -> frozenset[str]:
@@ -183,6 +209,9 @@ class Counters:
         else:
             last = None
         loop.counter = counter[0] if counter else (stmt.target.id if isinstance(stmt.target, ast.Name) else None)
+        if counter is not None and counter[0] not in self.cycling:
+            # a name bound to it (`global_step = start_step + i`, a helper's parameter) is still this counter
+            element = keyed_element(stmt.target, element, counter[0])
         rollout = self._rollouts.get(id(stmt))
         if rollout is None:  # read from the syntax once per loop, not on every pass of the fixed point
             rollout = self._rollouts[id(stmt)] = (_reads_as_rollout(stmt.iter) or _names_tasks(stmt.target)
@@ -204,10 +233,48 @@ class Counters:
             interp.assign(stmt.target, element, f, fr, stmt.iter, stmt, keep_phases=True)
             return interp.exec_block(stmt.body, f, fr)
 
-        out = interp.run_loop(flow, frame, loop, body, None, counter)
+        outer, loop.over_items = loop.over_items, self._walks_items(stmt, iter_value, flow, frame)
+        try:
+            if counter is None:
+                out = interp.run_loop(flow, frame, loop, body, None, counter)
+            else:
+                with self.aliases.advancing(counter[0], stmt, frame.function):
+                    out = interp.run_loop(flow, frame, loop, body, None, counter)
+        finally:
+            loop.over_items = outer
         if stmt.orelse and out.normal is not None:
             out = out.then(interp.exec_block(stmt.orelse, out.normal, frame))
         return Outcome(Flow.join([out.normal, *out.breaks]), returns=out.returns)
+
+    def _walks_items(self, stmt: ast.For, iter_value: Value, flow: Flow, frame: Frame) -> bool:
+        """The loop walks the items of one sequence built in sight, whatever name it has by now (a list display
+        handed to the function, `values` of `update([a * 1000, b * 1000])`): `for v in values`, `enumerate(values)`,
+        `zip(values, names)`, or `for idx in range(n)` reading `values[idx]`. Its iterations are parts of one
+        iteration of the loop around it, as those of `for v in [a, b]:` are."""
+        it = stmt.iter
+        if _sequence(iter_value):
+            return True
+        if not isinstance(it, ast.Call):
+            return False
+        name = N.last_name(it.func)
+        args = [a.value for a in arguments(it) if a.keyword is None and not a.star]
+        if name in ("enumerate", "zip", *_PASS_THROUGH) and args:
+            walked = args if name == "zip" else args[:1]
+            return any(isinstance(a, (ast.List, ast.Tuple)) or self._names_sequence(a, flow, frame) for a in walked)
+        if name != "range" or not isinstance(stmt.target, ast.Name):
+            return False
+        index = stmt.target.id
+        for node in (n for part in stmt.body for n in ast.walk(part)):
+            if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name) and node.slice.id == index \
+                    and isinstance(node.ctx, ast.Load) and self._names_sequence(node.value, flow, frame):
+                return True
+        return False
+
+    def _names_sequence(self, expr: ast.expr, flow: Flow, frame: Frame) -> bool:
+        """A name (or attribute) holding a sequence built in sight: looked up, not evaluated again (a call would
+        run twice)."""
+        ref = N.ref_text(expr)
+        return ref is not None and _sequence(self.interp.lookup(ref, flow, frame))
 
     def _backpropagates_elements(self, stmt: ast.For) -> bool:
         """`for loss in losses: scaler.scale(loss).backward()`: the body only backpropagates what the loop
@@ -456,6 +523,11 @@ class Counters:
                         opaque=value.opaque, vague=value.vague, sync=value.sync,
                         built=value.built if graphs else frozenset(), graph=value.graph and graphs)
         return param_groups.part_of(value, element)
+
+
+def _sequence(value: Value | None) -> bool:
+    """A list or tuple built in sight: its items are known by position (`[a * 1000, b * 1000]`)."""
+    return value is not None and bool(value.items) and not value.params and all(k.isdigit() for k, _ in value.items)
 
 
 def _dict_entries(it: ast.expr) -> bool:

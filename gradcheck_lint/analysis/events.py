@@ -37,6 +37,9 @@ class Loop:
     # (`iterates`): a body every path of which leaves (`... total += loss; break`) runs once, whatever it loops over
     ran: bool = False
     iterates: bool = False
+    # the run under way walks the items of one sequence built in sight (`for v in values:` of `update([a, b])`,
+    # `enumerate(values)`, `values[idx]` by its index): its iterations are within one of the loop around it
+    over_items: bool = False
 
 
 @dataclass(eq=False)

@@ -312,6 +312,10 @@ class Expressions:
                         counter = replace(counter, zero_based=False, start=None)
                     result = replace(result, counter=counter)
                     break
+        if op is ast.Add or op is ast.Sub:  # `start_step + i`, `i - 1`: the loop's counter, shifted
+            shifted = self.interp.counters.aliases.offset(expr, left, right, frame.function, result.counter)
+            if shifted is not None:
+                result = replace(result, counter=shifted)
         return result
 
     def _starts_past_zero(self, product: ast.BinOp, flow: Flow, frame: Frame) -> bool:
@@ -585,6 +589,10 @@ class Expressions:
         if isinstance(target, ast.Subscript):
             self._replace_item(target, value, flow, frame)
         start = int_value(source)
+        if value.counter is not None and value.counter.key is not None and not keep_phases \
+                and interp.counters.aliases.root(value.counter.key) == key:
+            # `i = i + 1` in the loop of `i`: the name no longer holds the loop's counter, whose phases stay its own
+            value = replace(value, counter=replace(value.counter, key=None, shift=0))
         if value.const == 0 and start is not None:
             value = replace(value, counter=Counter(f"{key} = 0", zero_based=True, start=0))
         elif start is not None and value.counter is None:
@@ -612,6 +620,8 @@ class Expressions:
             self._item_replaced(key, value, flow)
         if isinstance(source, TESTS) and "." not in key:
             interp.cond_aliases.bind(key, source, frame.loops)
+        if not keep_phases and interp.counters.aliases.running(key):
+            interp.counters.aliases.unalias(flow.env, key)  # `i = ...` in its loop: a name bound to `i` is stale
         literal = start  # `step = 0`: where the counter's phases stand
         reset_to = start if is_int(source) else None  # `task_step = 0`: a period starts
         # `self.global_step = 0` of `progress.reset()` resets the caller's `progress.global_step` too
@@ -685,6 +695,8 @@ class Expressions:
         base = N.ref_text(target.value)
         if base is None or frame.no_grad or not (value.built or value.graph) or source is None or stmt is None:
             return
+        if not isinstance(stmt, ast.AugAssign) and self._rewrites_item_slots(target, frame):
+            return  # (`self._sum[idx] += v` sums onto what the slot held: it grows)
         held = self.interp.keepalives.note(stmt, base, source, value, frame, code(target.value))
         old = self.lookup(base, flow, frame)
         if held is value:
@@ -694,6 +706,20 @@ class Expressions:
                 return
             held = Value(built=value.built, reach=value.reach, vague=value.vague)
         flow.env[base] = join([old, held]) if old is not None else held
+
+    def _rewrites_item_slots(self, target: ast.Subscript, frame: Frame) -> bool:
+        """`for idx, v in enumerate(values): self._val[idx] = v` over the items of a sequence built in sight
+        (`Loop.over_items`): each run of the loop writes the same few slots again, one per item, so the buffer
+        holds the latest items' graphs, not one more on every iteration of the loop around it."""
+        index = target.slice
+        loop = self.interp.loops.get(frame.loops[-1]) if frame.loops else None
+        if not isinstance(index, ast.Name) or loop is None or not loop.over_items:
+            return False
+        node = loop.node
+        bound = node.target if isinstance(node, (ast.For, ast.AsyncFor)) else None
+        if isinstance(bound, ast.Tuple) and bound.elts:
+            bound = bound.elts[0]  # `enumerate`'s index
+        return isinstance(bound, ast.Name) and bound.id == index.id
 
     def _sync_flag(self, target: ast.Attribute, source: ast.AST | None, value: Value, flow: Flow, frame: Frame) -> bool:
         """`model.require_backward_grad_sync = False`: a sync flag of a data-parallel wrapper (an API attribute)."""
@@ -852,6 +878,12 @@ class Expressions:
             # in place or into a new tensor (a list grown by `+= [loss]` holds the tensor itself, graph and all)
             rhs = made_without_grad(rhs, None)
         old = self.lookup(key, flow, frame) or EMPTY
+        if old.counter is not None and old.counter.key is not None:
+            counters = interp.counters.aliases
+            if counters.running(key):
+                counters.unalias(flow.env, key)  # `i += 1` in the loop of `i`: a name bound to `i` is stale
+            elif old.counter.key != key:  # `global_step += 1` of `global_step = i`: a counter of its own now
+                old = replace(old, counter=replace(old.counter, key=None, shift=0))
         aliases = _as_owner(key, frame)  # `self.global_step += 1` of `progress.next_step()`: `progress.global_step`
         for alias in aliases:
             self.forget(alias, flow, frame)

@@ -801,6 +801,9 @@ class Interpreter:
         cycling = self.counters.cycling
         if not atoms and cycling:  # `if accum_step == 1:` of `cycle(range(1, N + 1))`: its first micro-batch
             atoms = [(c, cycling[c]) for c in cond.names if c in cycling]
+        # where the paths keep the phases of the counter it tests (another name's, for a name bound to a loop counter)
+        places = [(c, w, self.counters.phase_place(c, w, self.lookup(c, flow, frame), self.counter_floors))
+                  for c, w in atoms[:1]]
         remember = self.correlated(cond)
         periodic = frozenset(self.period_counters & cond.names) if frame is not None else frozenset()
         scope = self.scope(frame)
@@ -824,17 +827,14 @@ class Interpreter:
             if parts is not None:
                 t_s = BoolParts.learn(t_s, parts, True) if t_s is not None else None
                 f_s = BoolParts.learn(f_s, parts, False) if f_s is not None else None
-            for counter, window in atoms[:1]:
-                current = s.phase(counter, window) or ALL_PHASES
-                start = self.counters.anchor(counter, window)
-                cycles = cycling.get(counter) == window
-                floor = self.counter_floors.get(counter)
+            for counter, window, (key, start, cycles, floor) in places:
+                current = s.phase(key, window) or ALL_PHASES
                 truths = {p: self.counters.phase_truth(cond.test, counter, window, p, start, cycles, floor)
                           for p in current}
                 t_ph = frozenset(p for p, v in truths.items() if v is not False)
                 f_ph = frozenset(p for p, v in truths.items() if v is not True)
-                t_s = t_s.with_phase(counter, window, t_ph) if t_s is not None and t_ph else None
-                f_s = f_s.with_phase(counter, window, f_ph) if f_s is not None and f_ph else None
+                t_s = t_s.with_phase(key, window, t_ph) if t_s is not None and t_ph else None
+                f_s = f_s.with_phase(key, window, f_ph) if f_s is not None and f_ph else None
             if t_s is not None and gates:  # `if accelerator.sync_gradients and clip:`: the boundary holds too
                 for gate in gates:
                     t_s = t_s.assume(gate, True) if t_s.assumption(gate) is None else t_s if t_s.assumption(gate) else None
@@ -916,6 +916,14 @@ class Interpreter:
             windows = self.windows[name] if cycle is None else frozenset({cycle})
             at_start = self.counters.phases_at(name, windows, start)
             head.map(lambda s: s.restart(name, at_start))
+        if counter is not None:  # where the counter plus an offset of unknown value stands is not known
+            aliases = self.counters.aliases
+            for key in aliases.derived(counter[0]):
+                # ... unless it goes on from where the loop's last run left it, advanced past its last iteration
+                # at the back edge (`len(loader) * epoch + i`)
+                if not aliases.continuing(key):
+                    head.map(functools.partial(PathState.restart, counter=key, phases={}))
+            aliases.unalias(head.env, counter[0])
         period = periods.key(self.scope(frame), counter[0]) if counter is not None and counter[0] in self.period_counters else None
         if period is not None:  # `for i, x in enumerate(loader)`: `i` starts its period with the loop
             first = counter[1]  # type: ignore[index]
@@ -957,6 +965,10 @@ class Interpreter:
                     break
             if counter is not None and counter[0] in self.windows:
                 back.map(lambda s: s.advance(counter[0], self.counters.advance_phases))
+            if counter is not None:  # the names bound to the counter held this iteration's value
+                for key in self.counters.aliases.derived(counter[0]):
+                    back.map(functools.partial(PathState.advance, counter=key, step=self.counters.advance_phases))
+                self.counters.aliases.unalias(back.env, counter[0])
             if period is not None:
                 back.map_quiet(lambda s: periods.advance(s, period))
             new_head = Flow.join([head, back])

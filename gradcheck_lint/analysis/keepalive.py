@@ -8,6 +8,7 @@ log-probabilities, a sum of micro-batch losses), and a memory leak otherwise.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import replace
 
 from .accumulation import initialisations, loop_counters
@@ -115,10 +116,11 @@ class KeepAlives:
                 self.tuple_parts.add(target)  # `score += reward`: what it sums is no clearer
             return given  # maybe the metric of `loss, hits = model(x)`, not the loss
         # the innermost loop, past loops over the entries of one value (`for name, val in losses.items():`, a
-        # literal tuple): they run within one iteration of the loop around them, which is what the accumulator outlives
+        # literal tuple, a list display handed to the function that walks it): they run within one iteration of the
+        # loop around them, which is what the accumulator outlives
         loops = [lid for lid in frame.loops if lid in self.interp.loops]
         while (len(loops) > 1 and not self.interp.loop_backpropagates(loops[-1])
-               and _over_entries(self.interp.loops[loops[-1]].node)):
+               and (self.interp.loops[loops[-1]].over_items or _over_entries(self.interp.loops[loops[-1]].node))):
             loops.pop()
         loop = loops[-1] if loops else None
         if loop is None or not self.interp.loop_backpropagates(loop):
@@ -130,7 +132,8 @@ class KeepAlives:
                 and not _declared_global(fn, target) and (rebinds or target not in _parameters(fn)):
             return given  # a local of a function called in the loop (`rewards = rewards + log_pi`): gone at its return
         around = self.interp.loops[loop]
-        if target in self.resets_in(around.node) or any(target in self.resets_in(m) for m in around.each_batch):
+        if _reset_among(target, self.resets_in(around.node)) or any(_reset_among(target, self.resets_in(m))
+                                                                    for m in around.each_batch):
             return given  # reset in the same loop (or a hook the framework calls each batch): one iteration's graph
         if _over_models(self.interp.loops[loop].node):
             outer = next((lid for lid in reversed(frame.loops[:frame.loops.index(loop)]) if lid in self.interp.loops), None)
@@ -309,6 +312,12 @@ def _item_holding(value: Value) -> str:
         if (held.built or held.graph) and not key.startswith("?"):
             return key
     return ""
+
+
+def _reset_among(target: str, resets: Iterable[str]) -> bool:
+    """The accumulator, or the container whose slot it is (`self._sum` of `self._sum[0]`), is made anew."""
+    container = target.split("[", 1)[0]
+    return any(name == target or name == container for name in resets)
 
 
 def _over_entries(loop: ast.AST) -> bool:

@@ -73,6 +73,11 @@ class Counter:
     incremented: bool = False  # incremented in this iteration before the point of use
     start: int | None = None  # the value on the first micro-batch, before any increment, when known
     period: str | None = None  # it restarts at `start` after this many values (`cycle(range(1, N + 1))`: N)
+    # Where path states keep its window phases: the loop counter (or a loop counter plus a loop-invariant
+    # offset of unknown value, `counters.Aliases`) it was read from, plus `shift`. None: under the name it
+    # is bound to. `global_step = start_step + i`, or `i` handed to a helper's `step`, is still that counter.
+    key: str | None = None
+    shift: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,8 +243,9 @@ def join(values: Iterable[Value]) -> Value:
     elif len(counters) == 2 and None in counters and all(
             v.const is None and not (v.entities or v.modules or v.items) for v in vals if v.counter is None):
         # `step = 0`, then `if resume: step = ckpt["step"]`: a fresh run still counts from 0, and a test of
-        # the counter is judged on that run (the resumed start is not known)
-        counter = next(c for c in counters if c is not None)
+        # the counter is judged on that run (the resumed start is not known). Its phases are its own: on the
+        # other path it is no loop counter under another name (`counter_aliases`)
+        counter = replace(next(c for c in counters if c is not None), key=None, shift=0)
     elif None not in counters:
         sources = {c.source for c in counters if c}
         zb = {c.zero_based for c in counters if c}

@@ -213,3 +213,100 @@ for x in loader:
         running[key] = running.get(key, 0.0) + val
 """
     assert gl008(text) == []
+
+
+# -- a list display handed to the function that walks it --------------------------------------------------
+
+METER = """\
+import torch
+
+
+class AverageMeter:
+    def __init__(self, n_items):
+        self.n_items = n_items
+        self.reset()
+
+    def reset(self):
+        self._val = [0] * self.n_items
+        self._sum = [0] * self.n_items
+
+    def update(self, values):
+{walk}
+
+
+class Runner:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+        self.optimizer = torch.optim.Adam(model.parameters())
+        self.losses = AverageMeter(2)
+
+    def train_step(self, data):
+        loss, coarse = self.model(data)
+        self.optimizer.zero_grad()
+        loss.backward()
+        self.optimizer.step()
+{record}
+
+    def train(self):
+        for data in self.loader:
+            self.train_step(data)
+"""
+
+WALKS = {
+    "for": "        for v in values:\n            self._sum[0] += v",
+    "enumerate": "        for idx, v in enumerate(values):\n            self._val[idx] = v\n            self._sum[idx] += v",
+    "zip": "        for idx, v in zip(range(2), values):\n            self._sum[idx] += v",
+    "index": "        for idx in range(2):\n            self._sum[idx] += values[idx]",
+    "reversed": "        for v in reversed(values):\n            self._sum[1] += v",
+}
+
+
+@pytest.mark.parametrize("walk", WALKS.values(), ids=WALKS.keys())
+@pytest.mark.parametrize("display", ["[loss * 1000, loss * 1000]", "(loss, loss * 2)"])
+def test_the_items_of_a_display_handed_to_a_meter_keep_their_graphs(walk: str, display: str) -> None:
+    """SPGNet-style `self.losses.update([coarse * 1000, loss * 1000])` into a meter built once: `update`
+    walks the list it was handed, and its loop is part of one iteration of the training loop (`Loop.over_items`,
+    as `for v in [a, b]:` written there is); the sum keeps every iteration's graphs. (`values[idx] = v`
+    rewrites the same slots: not a finding.)"""
+    text = METER.format(walk=walk, record=f"        self.losses.update({display})")
+    assert gl008(text) == [line_of(text, "+=")]
+
+
+@pytest.mark.parametrize("walk", WALKS.values(), ids=WALKS.keys())
+@pytest.mark.parametrize("record", [
+    "        self.losses.update([loss.item() * 1000, loss.item() * 1000])",
+    "        self.losses.update([(loss * 1000).detach(), loss.detach()])",
+    "        self.losses.reset()\n        self.losses.update([loss * 1000, loss * 1000])",
+], ids=["items", "detached", "reset-per-batch"])
+def test_a_meter_fed_numbers_or_reset_each_batch_is_silent(walk: str, record: str) -> None:
+    assert gl008(METER.format(walk=walk, record=record)) == []
+
+
+def test_a_meter_reset_each_epoch_still_keeps_the_epochs_graphs() -> None:
+    # as `total = 0` before the loader loop and `total += loss` in it: one epoch's graphs pile up
+    text = METER.format(walk=WALKS["for"], record="        self.losses.update([loss * 1000, loss * 1000])").replace(
+        "        for data in self.loader:\n            self.train_step(data)",
+        "        for epoch in range(3):\n            self.losses.reset()\n            for data in self.loader:\n"
+        "                self.train_step(data)")
+    assert gl008(text) == [line_of(text, "+=")]
+
+
+@pytest.mark.parametrize("walk", ["for v in values:\n        total += v",
+                                  "for k in range(len(values)):\n        total += values[k]"])
+def test_a_display_bound_to_a_name_in_the_loop_is_walked_as_written_there(walk: str) -> None:
+    text = f"""\
+import torch
+
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+total = 0
+for x in loader:
+    optimizer.zero_grad()
+    loss = model(x).mean()
+    loss.backward()
+    optimizer.step()
+    values = [loss * 1000, loss]
+    {walk}
+"""
+    assert gl008(text) == [line_of(text, "total +=")]

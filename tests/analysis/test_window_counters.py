@@ -1,6 +1,7 @@
 """Where a window counter starts decides whether a step gate fires on a window's first micro-batch
 (`analysis/counters.py`, `analysis/expressions.py`): a batch count kept across epochs,
-`len(loader) * epoch + i`, counts like `i` only when the first epoch is number 0."""
+`len(loader) * epoch + i`, counts like `i` only when the first epoch is number 0; a name bound to a loop
+counter plus an offset (`analysis/counter_aliases.py`) keeps the counter's phases."""
 
 from __future__ import annotations
 
@@ -167,3 +168,104 @@ def test_a_cycle_of_another_length_is_no_window_counter() -> None:
     # window, dropping its first half: not silent
     text = CYCLE.format(first="1", stop="3", clear_at="1", step_test="k % accumulation == 0")
     assert codes(text) != set()
+
+
+# A loop counter under another name (`analysis/counter_aliases.py`): `global_step = start_step + i` (b580 of
+# lockbox 9), or `i` handed to a helper's `global_step`. Each binding once started the name's phases anew,
+# unknown, so a path that stepped at the window's last micro-batch could skip the next window's clear: a
+# certain false GL001 (and a GL002) on the correct loop. The name now reads the counter's phases, shifted;
+# with an offset of unknown value, phases of its own that advance with the counter.
+ALIASED = """\
+import torch
+
+
+def run(model, loader, grad_accum, start_step):
+    optimizer = torch.optim.AdamW(model.parameters())
+    for i, x in enumerate(loader):
+        global_step = {alias}
+        if {clear_test}:
+            optimizer.zero_grad()
+        loss = model(x).sum() / grad_accum
+        loss.backward()
+        if (global_step + 1) % grad_accum == 0:
+            optimizer.step()
+"""
+
+HANDED = """\
+import torch
+
+
+def one_step(model, optimizer, x, global_step, grad_accum):
+    if {clear_test}:
+        optimizer.zero_grad()
+    loss = model(x).sum() / grad_accum
+    loss.backward()
+    if (global_step + 1) % grad_accum == 0:
+        optimizer.step()
+
+
+def run(model, loader, grad_accum, start_step):
+    optimizer = torch.optim.AdamW(model.parameters())
+    for i, x in enumerate(loader):
+        one_step(model, optimizer, x, {alias}, grad_accum)
+"""
+
+ALIASES = ["i", "start_step + i", "i + start_step", "i - start_step", "len(loader) + i"]
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+@pytest.mark.parametrize("program", [ALIASED, HANDED], ids=["bound", "handed"])
+def test_a_counter_under_another_name_clears_at_each_window_start(program: str, alias: str) -> None:
+    assert codes(program.format(alias=alias, clear_test="global_step % grad_accum == 0")) == set()
+
+
+@pytest.mark.parametrize("alias", ALIASES)
+@pytest.mark.parametrize(("program", "clear_line"), [(ALIASED, 9), (HANDED, 6)], ids=["bound", "handed"])
+def test_a_counter_under_another_name_cleared_at_the_window_end_drops_gradients(program: str, clear_line: int,
+                                                                                   alias: str) -> None:
+    # cleared before the backward of the window's last micro-batch: the others are lost
+    found = codes(program.format(alias=alias, clear_test="(global_step + 1) % grad_accum == 0"))
+    assert (clear_line, "GL002") in found
+
+
+@pytest.mark.parametrize(("program", "step_line"), [(ALIASED, 12), (HANDED, 9)], ids=["bound", "handed"])
+def test_a_counter_shifted_by_a_known_offset_keeps_its_first_window(program: str, step_line: int) -> None:
+    # from `i + 1`, the first window ends at `global_step` N - 1: N - 1 micro-batches, the only finding
+    assert codes(program.format(alias="i + 1", clear_test="global_step % grad_accum == 0")) == {(step_line, "GL004")}
+
+
+@pytest.mark.parametrize(("alias", "off_by_one"), [("i", True), ("i + 1", False), ("start_step + i", False)])
+def test_only_a_known_offset_places_the_first_micro_batch(alias: str, off_by_one: bool) -> None:
+    # `global_step % N == 0` steps on the first micro-batch when `global_step` starts at 0 (GL004); plus an
+    # offset of unknown value, where the first micro-batch falls in its window is not known: no judgement
+    text = ALIASED.format(alias=alias, clear_test="False").replace(
+        "if (global_step + 1) % grad_accum == 0:\n            optimizer.step()",
+        "if global_step % grad_accum == 0:\n            optimizer.step()\n            optimizer.zero_grad()")
+    assert ((12, "GL004") in codes(text)) is off_by_one
+
+
+
+EPOCHS = """\
+import torch
+
+
+def run(model, loader, grad_accum, epochs):
+    optimizer = torch.optim.AdamW(model.parameters())
+    for epoch in range(epochs):
+        for i, x in enumerate(loader):
+            batches_done = {count}
+            if {clear_test}:
+                optimizer.zero_grad()
+            loss = model(x).sum() / grad_accum
+            loss.backward()
+            if (batches_done + 1) % grad_accum == 0:
+                optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("count", ["len(loader) * epoch + i", "i + epoch * len(loader)"])
+def test_a_batch_count_across_epochs_goes_on_from_the_last_epoch(count: str) -> None:
+    # each epoch's first batch follows the last one of the epoch before: a window that the epoch's end cut
+    # goes on in the next one (read from an unknown place, a path could step without the clear before it)
+    assert codes(EPOCHS.format(count=count, clear_test="batches_done % grad_accum == 0")) == set()
+    assert (10, "GL002") in codes(EPOCHS.format(count=count, clear_test="(batches_done + 1) % grad_accum == 0"))
