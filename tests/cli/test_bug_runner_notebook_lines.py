@@ -55,3 +55,11 @@ def test_cell_lines_map_to_json_lines_in_order() -> None:
         if cell >= 2:  # the code cells: cell 2 is CELLS[0]
             assert json.loads(lines[n - 1].rstrip(",")) == CELLS[cell - 2].splitlines(keepends=True)[k - 1]
     assert len([p for p in places if p[0] >= 2]) == sum(len(c.splitlines()) for c in CELLS)
+
+
+def test_a_manifest_with_no_bug_is_an_empty_table(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A miner who verified no bug writes only a header comment: the runner prints an empty table, not a KeyError."""
+    manifest = tmp_path / "bugs.toml"
+    manifest.write_text("# mined, none verified\n")
+    assert _runner().main(["bugs", "--manifest", str(manifest)]) == 0
+    assert "all        0" in capsys.readouterr().out
