@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 
 from .apimodels import Catalogue
 from .names import ImportMap
+from .walk import own_nodes
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -85,7 +86,7 @@ class Purposes:
         found = self._measuring.get(id(scope))
         if found is None:
             found = self._measuring[id(scope)] = _asserting_test(scope) or any(
-                isinstance(n, ast.Call) and self._row_is(n.func, "measures") for n in _walk_scope(scope))
+                isinstance(n, ast.Call) and self._row_is(n.func, "measures") for n in own_nodes(scope))
         return found
 
     def _row_is(self, func: ast.expr, kind: str) -> bool:
@@ -133,17 +134,7 @@ def _asserting_test(scope: ast.AST) -> bool:
     if not (isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope.name.startswith("test")):
         return False
     return any(isinstance(n, ast.Assert) or isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-               and n.func.attr.startswith("assert") for n in _walk_scope(scope))
-
-
-def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function (or module) body, not those of functions and classes defined in it."""
-    todo = list(ast.iter_child_nodes(scope))
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
+               and n.func.attr.startswith("assert") for n in own_nodes(scope))
 
 
 def _loop_targets(loop: ast.AST) -> set[str]:
@@ -159,7 +150,7 @@ def _assigned_values(scope: ast.AST, name: str) -> list[ast.expr | None]:
         every = [*scope.args.posonlyargs, *scope.args.args, *scope.args.kwonlyargs, scope.args.vararg, scope.args.kwarg]
         if any(a is not None and a.arg == name for a in every):
             found.append(None)
-    for node in _walk_scope(scope):
+    for node in own_nodes(scope):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 if isinstance(t, ast.Name) and t.id == name:

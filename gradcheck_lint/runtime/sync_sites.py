@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
-from collections.abc import Iterator
 
 from .gates import _chain_to
 from .ledger import Site
@@ -88,7 +87,9 @@ def _choice_through_name(expr: ast.expr, names: frozenset[str], outer: list[ast.
         return None
     best: ast.expr | None = None
     best_line = -1
-    for node in _walk_scope(scope):
+    from ..analysis.walk import own_nodes  # (only once a finding is reported: not at the guard's import)
+
+    for node in own_nodes(scope):
         value: ast.expr | None = None
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == target.id for t in node.targets):
             value, at = node.value, node.lineno
@@ -101,11 +102,3 @@ def _choice_through_name(expr: ast.expr, names: frozenset[str], outer: list[ast.
     return best
 
 
-def _walk_scope(scope: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function (or module) body, not those of the functions and classes it defines."""
-    todo = list(ast.iter_child_nodes(scope))
-    while todo:
-        node = todo.pop()
-        yield node
-        if not isinstance(node, _SCOPES):
-            todo.extend(ast.iter_child_nodes(node))
