@@ -90,9 +90,14 @@ class Effects:
         # On a model value (`model.add_module("features", ...)`) the part stays a path of that model.
         named, found = site.arg(effect.ref("name")), site.arg(effect.ref("value"))
         node = named[1] if named is not None else None
-        if found is not None and isinstance(site.receiver_node, ast.Name) and site.receiver_node.id == "self" \
+        owner = site.arg(effect.ref("owner")) if effect.ref("owner") is not None else None
+        owner_node = owner[1] if owner is not None else site.receiver_node
+        if found is not None and isinstance(owner_node, ast.Name) and owner_node.id == "self" \
                 and isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
             flow.env[f"self.{node.value}"] = found[0]
+        elif found is not None and owner is not None and owner[0].modules and found[0].modules:
+            # `setattr(student, name, approx_mod)` on a model: whatever the name, the module is a part of it now
+            self.interp.expressions.insert_module(owner_node, found[0], flow, frame)
         return EMPTY
 
     def _clone(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:

@@ -614,6 +614,8 @@ class Expressions:
             # `self.model = build_model(...)`, later `self.model.no_sync()`: wrapped for data parallelism out of sight
             interp.table.sync_capable.update(e.uid for e in value.entities if e.kind is Kind.MODEL)
         flow.env[key] = value
+        if isinstance(target, ast.Attribute) and value.modules:
+            self.insert_module(target.value, value, flow, frame)
         if key.isidentifier():
             interp.keepalives.bound(key, source, value, flow)
         if "[" in key or "." in key:
@@ -720,6 +722,21 @@ class Expressions:
         if isinstance(bound, ast.Tuple) and bound.elts:
             bound = bound.elts[0]  # `enumerate`'s index
         return isinstance(bound, ast.Name) and bound.id == index.id
+
+    def insert_module(self, owner: ast.expr, value: Value, flow: Flow, frame: Frame) -> None:
+        """`student.layer2 = approx_mod` on a model built elsewhere: the module set there is a part of that model now
+        (its forward runs it, `student.parameters()` holds its parameters, `student.zero_grad()` clears them). A module
+        of a class read stores its parts in its own methods (`stored_on_self`); this is a part put in from outside."""
+        base_key = N.ref_text(owner)
+        if base_key is None or base_key == "self":
+            return
+        base = self.lookup(base_key, flow, frame)
+        if base is None or not base.modules:
+            return
+        own = {m.uid for m in base.modules}
+        added = frozenset(m for m in value.modules if m.uid not in own and not m.pseudo)
+        if added:
+            flow.env[base_key] = replace(base, modules=base.modules | added)
 
     def _sync_flag(self, target: ast.Attribute, source: ast.AST | None, value: Value, flow: Flow, frame: Frame) -> bool:
         """`model.require_backward_grad_sync = False`: a sync flag of a data-parallel wrapper (an API attribute)."""

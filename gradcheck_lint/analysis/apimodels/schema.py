@@ -103,7 +103,8 @@ EFFECTS: dict[str, dict[str, str]] = {
     "inert": {},                                      # no gradient effect, nothing of interest returned
     "invoke": {"function": "ref"},                    # calls a function it is given (`fire.Fire(main)`)
     "defer": {"function": "ref"},                     # a callable of `function` and the other arguments (`partial`)
-    "set_attribute": {"name": "ref", "value": "ref"},  # the receiver's attribute `name` (a literal) is `value` (`add_module`)
+    # the receiver's (or `owner`'s) attribute `name` (a literal) is `value` (`add_module`, `setattr(student, name, m)`)
+    "set_attribute": {"name": "ref", "value": "ref", "owner": "ref"},
 }
 _SCALES = ("none", "window", "framework")
 _SCHEDULE_LOSS = ("returned", "callback")
