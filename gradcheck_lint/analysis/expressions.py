@@ -734,7 +734,9 @@ class Expressions:
         if base is None or not base.modules:
             return
         own = {m.uid for m in base.modules}
-        added = frozenset(m for m in value.modules if m.uid not in own and not m.pseudo)
+        # a module object itself (`nn.Linear(...)`, a module made elsewhere), not an attribute read off another
+        # object (`config.cls_token_id = tokenizer.cls_token_id`: a setting, whatever the analysis took `tokenizer` for)
+        added = frozenset(m for m in value.modules if m.uid not in own and not m.pseudo and not m.path)
         if added:
             flow.env[base_key] = replace(base, modules=base.modules | added)
 

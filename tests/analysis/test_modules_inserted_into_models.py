@@ -51,3 +51,47 @@ def test_a_module_kept_on_a_plain_object_is_no_part_of_a_model() -> None:
     """`cfg.head = approx_mod` on a settings object: `student(x)` does not run it, its optimizer gets nothing."""
     text = _program("cfg = object()\n    cfg.head = approx_mod", "approx_mod.parameters()", "pass")
     assert found(text) == []
+
+
+SETTING = """\
+import torch
+from torch import nn
+from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+
+class DocModel(nn.Module):
+    def __init__(self, config, model):
+        super().__init__()
+        self.config = config
+        self.model = model
+        self.head = nn.Linear(config.hidden_size, 4)
+
+    def forward(self, **batch):
+        return (self.head(self.model(**batch)[0]).mean(),)
+
+
+def train(args, model, loader, optimizer):
+    for epoch in range(args.epochs):
+        model.zero_grad()
+        for step, batch in enumerate(loader):
+            loss = model(**batch)[0] / args.accum
+            loss.backward()
+            if step % args.accum == 0:
+                optimizer.step()
+                model.zero_grad()
+
+
+def main(args):
+    config = AutoConfig.from_pretrained(args.name)
+    tokenizer = AutoTokenizer.from_pretrained(args.name)
+    model = AutoModel.from_pretrained(args.name, config=config)
+    config.cls_token_id = tokenizer.cls_token_id
+    model = DocModel(config, model)
+    optimizer = torch.optim.AdamW(model.parameters())
+    train(args, model, make_loader(tokenizer), optimizer)
+"""
+
+
+def test_an_attribute_read_off_an_object_is_no_module_set_on_a_model() -> None:
+    """ATLOP: `config.cls_token_id = tokenizer.cls_token_id` sets a number, not a module: its GL004 stays certain."""
+    assert found(SETTING) == [("GL004", 23, "certain")]
