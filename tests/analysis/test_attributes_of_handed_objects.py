@@ -122,3 +122,34 @@ def test_a_parameter_rebound_in_the_callee_stores_nothing_on_the_caller_object()
     # the forward hook stores its loss on another object: nothing says the caller's `ctx.loss_task` was divided
     # before the backward hook divides it, so no double division
     assert not [f for f in found(text) if f[0] == "GL003"]
+
+
+REBOUND = """\
+import torch
+from torch import nn
+
+
+def train(args, model, loader):
+    optimizer = torch.optim.AdamW(model.parameters())
+    if args.local_rank != -1:
+        model = nn.parallel.DistributedDataParallel(model, device_ids=[args.local_rank])
+    for step, batch in enumerate(loader):
+        loss = model(batch).mean() / args.accum
+        loss.backward()
+        if (step + 1) % args.accum == 0:
+            optimizer.step()
+            model.zero_grad()
+
+
+def main(args, loader):
+    model = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 1))
+    model.extra = nn.Linear(4, 4)
+    args.n_gpu = 1
+    train(args, model, loader)
+"""
+
+
+def test_a_parameter_the_callee_rebinds_takes_none_of_the_callers_attributes() -> None:
+    """BERT-of-Theseus: `model = DistributedDataParallel(model)` in `train(args, model, ...)`: the caller's `model.*`
+    entries are the bare model's, not the wrapper's (taken in, its two true GL006 findings were lost)."""
+    assert [(c, line) for c, line, _ in found(REBOUND) if c == "GL006"] == [("GL006", 11)]
