@@ -82,8 +82,9 @@ class Recorder:
         if reach:
             # A loss whose graph can only come from one model, through a method of it the analysis did not read
             # (`model.encoder(x)` of a model handed in): for the backward to run at all the graph is that model's,
-            # so it writes some of its parameters: surely those of an optimizer that updates all of that part
-            # (not of optimizers of parts of it, `self.G` and `self.D` of a GAN module's unread `self.d_loss(x)`)
+            # so it writes some of its parameters: those of an optimizer that updates all of that part (not of
+            # optimizers of parts of it, `self.G` and `self.D` of a GAN module's unread `self.d_loss(x)`). Inferred,
+            # not read: the loss's provenance says so, and what is found on it is `possible`
             sole = len({h.uid for h in reach}) == 1 and reach <= loss.vague
             for h in reach:
                 written[h] = h not in loss.vague or sole and self._updated_whole(h, in_scope)

@@ -166,7 +166,7 @@ class Value:
         another file: what that call divided it by, or whether it kept a graph, is unseen), or when it is
         an object assumed to be what it is. Data from outside (a batch of a loader) is opaque too, but a
         forward pass read in sight makes what it reaches known."""
-        if self.opaque and not (self.reach - self.vague):
+        if (self.opaque or self.reach) and not (self.reach - self.vague):
             return assumed(Assumption.OPAQUE)
         return weakest(e.provenance for e in self.entities)
 

@@ -1,7 +1,8 @@
 """A forward through a part of a model: a part of a part of a class read (`model.encoder.embedding(x)`), a method or
 part of a model handed in (`model.encoder(x)`) when the loss can have no other graph, and objects handed through
 `typing.cast` or peft's `get_peft_model` (the same module). Lockbox 9's misses (IMS-Toucan's priming loop, felhof's
-SAC actor behind `cast`, anyscale's LoRA branch), found after its opening: they do not count on it."""
+SAC actor behind `cast`, anyscale's LoRA branch), found after its opening: they do not count on it. A loss reaching a
+model only through calls the analysis did not read rests on an assumption: what it finds there is `possible`."""
 
 from __future__ import annotations
 
@@ -104,12 +105,10 @@ def train(model, loader):
 
 
 def test_a_part_of_a_model_handed_in_writes_the_model_when_the_loss_has_no_other_graph() -> None:
-    """Its input made in sight, the graph can only be the model's: certain. Its input a batch handed in (which may
-    carry a graph of its own), the finding rests on the unread call: possible."""
+    """Reported, but `possible`: that the unread method runs on the model's parameters is inferred (the backward
+    needs a graph, and the model is its only source), not read, whatever its input."""
     for call in ("model.encoder(torch.randn(2, 4))", "model.encoder.language_embedding(torch.randn(2, 4))",
-                 "model.score(torch.randn(2, 4))"):
-        assert found(HANDED.replace("CALL", call)) == [("GL002", 9, "certain")], call
-    for call in ("model.encoder(ids)", "model.encoder.language_embedding(ids)"):
+                 "model.score(torch.randn(2, 4))", "model.encoder(ids)", "model.encoder.language_embedding(ids)"):
         assert found(HANDED.replace("CALL", call)) == [("GL002", 9, "possible")], call
     for call in ("model.encoder(ids)", "model.encoder(torch.randn(2, 4))"):
         right = HANDED.replace("        optimizer.zero_grad()\n", "").replace(

@@ -49,7 +49,8 @@ def test_a_buffer_summed_each_iteration_keeps_no_graph() -> None:
 
 
 def test_a_parameter_summed_each_iteration_still_keeps_its_graph() -> None:
-    assert found(NET.replace("STORE", BUFFER).replace("KEPT", "model.proj.weight")) == [("GL008", 24, "certain")]
+    """(`possible`: a tensor method on a part of the model is a call the analysis does not read.)"""
+    assert found(NET.replace("STORE", BUFFER).replace("KEPT", "model.proj.weight")) == [("GL008", 24, "possible")]
 
 
 def test_a_module_stored_by_init_is_still_a_part_of_the_model() -> None:
