@@ -21,7 +21,6 @@ from .gradstate import PathState
 from .parts import CallsFace, InliningHost
 from .syntax import TESTS, Param, parameters
 from .values import EMPTY, OPAQUE, Value, join, maybe_none
-from .walk import own_nodes
 
 _ONE_PATH = frozenset({PathState()})
 # what a run of a callee that trains did: env updates, returned value, path states after, transitions, events met
@@ -276,9 +275,8 @@ class Inliner:
         shadowed = self._locals.get(id(fn))
         if shadowed is None:
             shadowed = self._locals[id(fn)] = local_names(fn)
-        rebound = _rebound(fn) if handed_names else frozenset()
         for p_name, a_text in handed_names.items():
-            if p_name in rebound:
+            if p_name in shadowed:
                 continue  # rebound in the callee (`model = DDP(model)`): the caller's `model.*` would outlive it there
             prefix = a_text + "."
             env.update({p_name + k[len(a_text):]: v for k, v in flow.env.items() if k.startswith(prefix)})
@@ -326,7 +324,7 @@ class Inliner:
             if k.startswith("self.") and self_value is not None and not local_instance or k.startswith("self.") and cls is not None and frame.cls is cls or k in outer_globals and v is not outer_globals[k] and k not in shadowed or k.startswith("@"):
                 flow.env[k] = v
         for p_name, a_text in handed_names.items():
-            if p_name in rebound:
+            if p_name in shadowed:
                 continue  # the callee rebinds the parameter: its attributes may be of another object
             prefix = p_name + "."
             flow.env.update({a_text + k[len(p_name):]: v for k, v in final.env.items() if k.startswith(prefix)})
@@ -427,8 +425,3 @@ def _restored(interp: InliningHost, tests: dict[str, ast.expr]) -> Iterator[None
     finally:
         interp.param_tests = tests
 
-
-
-def _rebound(fn: Function) -> frozenset[str]:
-    """The names a function's body assigns (`model = DDP(model)`, `for ctx in ...`), not counting its parameters."""
-    return frozenset(n.id for n in own_nodes(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load))
