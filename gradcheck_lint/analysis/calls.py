@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import replace
 
-from . import flags, named_tuples, param_groups
+from . import class_refs, flags, named_tuples, param_groups
 from . import names as N
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
@@ -177,6 +177,9 @@ class Calls:
             if context is not None:  # `with ctx():` of `ctx = model.no_sync if ... else nullcontext`
                 self.args_of(call, flow, frame)
                 return context
+            factory = class_refs.referenced(bound)
+            if factory is not None:  # `opt_func(params, lr)` of `opt_func=optim.SGD`: that class built
+                return self.qualified_call(call, factory, flow, frame)
             if bound is not None and interp.callables.is_bound(bound):  # `compute()` of `partial(f, model, x)`
                 pos, kw = self.args_of(call, flow, frame)
                 out = interp.callables.call_bound(bound, pos, kw, flow, frame)
@@ -382,6 +385,9 @@ class Calls:
         recv_node = func.value
         bound_key = N.ref_text(func)
         bound = interp.lookup(bound_key, flow, frame) if bound_key else None
+        factory = class_refs.referenced(bound)
+        if factory is not None:  # `self.opt_func(self.parameters(), lr)` of `self.opt_func = optim.SGD`
+            return self.qualified_call(call, factory, flow, frame)
         if bound is not None and (bound.modules or bound.entities):  # `self.netD(x)`, `self.loss_scaler(...)`
             return self.call_object(call, bound, func, flow, frame)
         if bound is not None:

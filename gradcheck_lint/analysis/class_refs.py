@@ -1,0 +1,44 @@
+"""A library class named but not called: a factory that builds one when it is called.
+
+`def fit(model, opt_func=optim.SGD): opt = opt_func(model.parameters(), lr)` and fastai's
+`self.opt_func = opt_func` ... `self.opt = self.opt_func(self.parameters(), self.lr)`: the value of the
+expression `optim.SGD` is the class, and calling whatever holds it constructs an SGD, exactly as the
+written `optim.SGD(model.parameters(), lr)` would. Only classes whose catalogue row constructs an
+optimizer, a scheduler or a loss are read this way (the factories training code hands around); a
+parameter's default is its value where no caller in sight hands it another (an entry function's
+parameter, read in `entrypoints`), and a caller that does hand one in replaces it as any argument does.
+"""
+
+from __future__ import annotations
+
+from .apimodels import Catalogue
+from .names import ImportMap
+from .values import Value
+
+_CLASS = "class"
+_FACTORY_KINDS = frozenset({"optimizer", "scheduler", "loss"})
+
+
+def reference(dotted: str, imports: ImportMap, catalogue: Catalogue) -> Value | None:
+    """The value of the dotted name `dotted` (`optim.SGD`, `SGD`) when it names, through an import, a library
+    class of a factory kind; else None."""
+    head, _, rest = dotted.partition(".")
+    base = imports.aliases.get(head)
+    if base is None:
+        return None
+    qual = f"{base}.{rest}" if rest else base
+    row = catalogue.call(qual) if qual.rsplit(".", 1)[-1][:1].isupper() else None  # a class, not a function
+    if row is None:
+        return None
+    for effect in row.effects:
+        if effect.kind == "construct" and catalogue.kind(catalogue.canonical(str(effect.value("type")))) in _FACTORY_KINDS:
+            return Value(const=(_CLASS, qual), present=True)
+    return None
+
+
+def referenced(value: Value | None) -> str | None:
+    """The qualified name of the class a value is (see `reference`), or None."""
+    const = value.const if value is not None else None
+    if isinstance(const, tuple) and len(const) == 2 and const[0] == _CLASS:
+        return str(const[1])
+    return None
