@@ -180,6 +180,9 @@ class Calls:
             factory = class_refs.referenced(bound)
             if factory is not None:  # `opt_func(params, lr)` of `opt_func=optim.SGD`: that class built
                 return self.qualified_call(call, factory, flow, frame)
+            made = self._class_named(class_refs.local_named(bound))
+            if made is not None:  # `cls(d_in)` in a classmethod
+                return self.construct_local(call, made, flow, frame)
             if bound is not None and interp.callables.is_bound(bound):  # `compute()` of `partial(f, model, x)`
                 pos, kw = self.args_of(call, flow, frame)
                 out = interp.callables.call_bound(bound, pos, kw, flow, frame)
@@ -440,6 +443,12 @@ class Calls:
                 # (they touch no gradient, so each is read on the same paths and their results joined)
                 pos, kw = self.args_of(call, flow, frame)
                 return join([self.inline(fn, None, None, pos, kw, flow, frame) for fn in stored_fns])
+        through_class = self._through_class(recv_node, attr, flow, frame)
+        if through_class is not None:  # `MLP.get_model(stage, opt)`: a static or class method of a class read
+            klass, method = through_class
+            pos, kw = self.args_of(call, flow, frame)
+            static = any(N.last_name(d) == "staticmethod" for d in method.decorator_list)
+            return self.inline(method, klass, None if static else class_refs.local(klass.name), pos, kw, flow, frame)
         recv = interp.eval(recv_node, flow, frame)
         # Methods of local classes called on an instance: `trainer.fit()`, `model.train_step(x)`.
         info = self._local_class_of(recv)
@@ -546,6 +555,36 @@ class Calls:
             return None
         child = self.interp.eval(func, flow, frame)
         return child if child.modules and not child.entities else None
+
+    def _class_named(self, name: str | None) -> ClassInfo | None:
+        """The class of this file, or of another file of the project, of that name."""
+        if name is None:
+            return None
+        found = self.interp.classes.get(name)
+        if found is None and self.interp.project is not None:
+            found = self.interp.project.class_named(name)
+        return found
+
+    def _through_class(self, recv_node: ast.expr, attr: str, flow: Flow, frame: Frame) -> tuple[ClassInfo, Function] | None:
+        """A static or class method called through the name of a class of this file (`MLP.get_model(...)`,
+        `cls.make(...)` in a classmethod), readable and not abstract; None for any other call."""
+        if not isinstance(recv_node, ast.Name):
+            return None
+        interp = self.interp
+        bound = interp.lookup(recv_node.id, flow, frame)
+        if bound is None:
+            plain = recv_node.id not in interp.imports.aliases and not (
+                frame.function is not None and recv_node.id in local_names(frame.function))
+            info = interp.classes.get(recv_node.id) if plain else None
+        else:
+            info = self._class_named(class_refs.local_named(bound))
+        method = interp.definitions.find_method(info, attr) if info is not None else None
+        if info is None or method is None or is_abstract(method):
+            return None
+        if not any(N.last_name(d) in ("staticmethod", "classmethod") for d in method.decorator_list):
+            return None
+        project = interp.project
+        return (info, method) if project is None or project.follows(interp, method) else None
 
     def _local_class_of(self, recv: Value) -> ClassInfo | None:
         if isinstance(recv.const, tuple) and recv.const[:1] == ("instance",):
@@ -727,6 +766,12 @@ class Calls:
             return EMPTY  # a method of an optimizer, scheduler or tool no model describes
         if isinstance(recv_node, ast.Name) and recv_node.id in interp.imports.aliases and not recv.reach:
             return interp.objects.opaque_call(attr, pos, kw, flow)  # a function of an unknown imported module
+        if isinstance(recv_node, ast.Name) and blank(recv) and (
+                recv_node.id in interp.classes or class_refs.local_named(recv) is not None):
+            # `MLP.build(cfg)`, `Registry.make(name)`: a method of a class of this file not read here (inherited
+            # from a base out of sight, or a plain method called through the class): what it returns is unknown,
+            # not nothing (a model built there and cleared by `m.zero_grad()` is still the optimizer's)
+            return interp.objects.opaque_call(attr, pos, kw, flow)
         out = union_as_tensor([recv, *pos, *kw.values()])
         if recv.present and (recv.reach or recv.built or recv.graph) and not recv.entities and attr not in _RETURN_NONE:
             return present(out)  # `model(x).mean()`: a method of a tensor made in sight makes a tensor

@@ -1,4 +1,4 @@
-"""A library class named but not called: a factory that builds one when it is called.
+"""A class named but not called: a factory that builds one when it is called.
 
 `def fit(model, opt_func=optim.SGD): opt = opt_func(model.parameters(), lr)` and fastai's
 `self.opt_func = opt_func` ... `self.opt = self.opt_func(self.parameters(), self.lr)`: the value of the
@@ -7,6 +7,10 @@ written `optim.SGD(model.parameters(), lr)` would. Only classes whose catalogue 
 optimizer, a scheduler or a loss are read this way (the factories training code hands around); a
 parameter's default is its value where no caller in sight hands it another (an entry function's
 parameter, read in `entrypoints`), and a caller that does hand one in replaces it as any argument does.
+
+A class of this file is named the same way by a classmethod's `cls` (`MLP.get_model(stage, opt)` whose body
+returns `cls(d_in)`): calling it constructs that class, and the method itself, called through the class
+name, runs like any method (`local`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from .names import ImportMap
 from .values import Value
 
 _CLASS = "class"
+_LOCAL = "local class"
 _FACTORY_KINDS = frozenset({"optimizer", "scheduler", "loss"})
 
 
@@ -40,5 +45,18 @@ def referenced(value: Value | None) -> str | None:
     """The qualified name of the class a value is (see `reference`), or None."""
     const = value.const if value is not None else None
     if isinstance(const, tuple) and len(const) == 2 and const[0] == _CLASS:
+        return str(const[1])
+    return None
+
+
+def local(name: str) -> Value:
+    """The value of a class of the project named by itself (a classmethod's `cls`)."""
+    return Value(const=(_LOCAL, name), present=True)
+
+
+def local_named(value: Value | None) -> str | None:
+    """The name of the project class a value is (see `local`), or None."""
+    const = value.const if value is not None else None
+    if isinstance(const, tuple) and len(const) == 2 and const[0] == _LOCAL:
         return str(const[1])
     return None

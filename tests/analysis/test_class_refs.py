@@ -99,3 +99,75 @@ def fit(loader, net_cls=nn.Linear, opt=None):
 """
     old = found(text)
     assert all(code != "GL001" or certainty == "possible" for code, _line, certainty in old)
+
+
+FACTORY_METHOD = """\
+import torch
+import torch.nn as nn
+
+
+class MLP(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, 1)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    DECORATOR
+    def get_model(FIRST, d):
+        return BUILT(d)
+
+
+for stage in range(3):
+    m = MLP.get_model(4)
+    opt = torch.optim.Adam(m.parameters(), 1e-3)
+    for x in torch.randn(5, 8, 4):
+        loss = m(x).sum()
+        CLEAR
+        loss.backward()
+        opt.step()
+"""
+
+KINDS = [("@classmethod", "cls", "cls"), ("@classmethod", "cls", "MLP"), ("@staticmethod", "d0", "MLP")]
+
+
+def _factory(decorator: str, first: str, built: str, clear: bool) -> str:
+    text = FACTORY_METHOD.replace("DECORATOR", decorator).replace("BUILT", built)
+    text = text.replace("FIRST, d", "d") if decorator == "@staticmethod" else text.replace("FIRST", first)
+    return text.replace("CLEAR", "m.zero_grad()") if clear else text.replace("        CLEAR\n", "")
+
+
+def test_a_static_or_class_method_called_through_the_class_runs_and_builds_its_model() -> None:
+    """t2g-former's `MLP_2HL.get_model(stage, opt)` (lockbox 9's certain GL001, false): the model was nothing,
+    so `m.zero_grad()` cleared nothing the optimizer held. Run, the model is the class's: the clear clears it,
+    and a loop without one is reported."""
+    for decorator, first, built in KINDS:
+        assert found(_factory(decorator, first, built, clear=True)) == [], (decorator, built)
+        assert found(_factory(decorator, first, built, clear=False)) == [("GL001", 24, "certain")], (decorator, built)
+
+
+def test_a_method_of_a_class_not_read_returns_something_unknown_not_nothing() -> None:
+    """`MLP.build(4)` of a class whose base is out of sight: what it returns is unknown. Read as nothing, the
+    model's own `m.zero_grad()` cleared nothing and a certain GL001 (with a safe fix) was reported."""
+    text = """\
+import torch
+import torch.nn as nn
+from somewhere import Base
+
+
+class MLP(Base):
+    def __init__(self, d):
+        super().__init__()
+        self.fc = nn.Linear(d, 1)
+
+
+m = MLP.build(4)
+opt = torch.optim.Adam(m.parameters(), 1e-3)
+for x in torch.randn(5, 8, 4):
+    loss = m(x).sum()
+    m.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+    assert found(text) == []
