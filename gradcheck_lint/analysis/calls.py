@@ -491,6 +491,14 @@ class Calls:
             delegated = self._delegate(owner, attr, call, recv, recv_node, pos, kw, flow, frame)
             if delegated is not None:
                 return delegated
+        if attr == "zero_grad" and not (recv.entities or recv.modules or recv.reach or recv.params):
+            # `m.zero_grad()` of an object the analysis could not make out (`m = torch.load(path)`, a model a
+            # call out of sight built): a module's or an optimizer's clear, of parameters not known. It may clear
+            # what any optimizer steps (read as Module.zero_grad of an unknown module: a clear of everything)
+            row = self.catalogue.method("torch.nn.Module", attr)
+            if row is not None:
+                site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
+                return interp.effects.apply(row.effects, site, flow, frame)
         return self.unmodelled_method(call, attr, recv, recv_node, pos, kw, flow, frame)
 
     def _base_method(self, call: ast.Call, recv_node: ast.expr, attr: str, cls: ClassInfo,
