@@ -24,7 +24,20 @@ from .parts import CallsHost
 from .provenance import Assumption, assumed
 from .reductions import normaliser_argument, sums_samples
 from .syntax import Arg, arguments, code, keyword_value, local_names
-from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, blank, join, maybe_none, present, union_as_tensor
+from .values import (
+    EMPTY,
+    OPAQUE,
+    Entity,
+    Holder,
+    Kind,
+    Ownership,
+    Value,
+    blank,
+    join,
+    maybe_none,
+    present,
+    union_as_tensor,
+)
 
 
 # Built-ins that pass their arguments' objects through (`list(model.parameters())`, `chain(a, b)`).
@@ -493,12 +506,15 @@ class Calls:
                 return delegated
         if attr == "zero_grad" and not (recv.entities or recv.modules or recv.reach or recv.params):
             # `m.zero_grad()` of an object the analysis could not make out (`m = torch.load(path)`, a model a
-            # call out of sight built): a module's or an optimizer's clear, of parameters not known. It may clear
-            # what any optimizer steps (read as Module.zero_grad of an unknown module: a clear of everything)
-            row = self.catalogue.method("torch.nn.Module", attr)
-            if row is not None:
-                site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)
-                return interp.effects.apply(row.effects, site, flow, frame)
+            # call out of sight built): a module's or an optimizer's clear, of parameters not known. It clears
+            # what an optimizer of parameters not known steps (`Adam(m.parameters())`), as a module's clear
+            # does (`effects.clear`); not the gradients of parameters the analysis knows (`config["lr"]`)
+            unknown = {Holder(o.uid, (), pseudo=True) for o in interp.recorder.all_optimizers()
+                       if self.table.ownership.get(o.uid, Ownership()).unknown}
+            if unknown:
+                text = code(recv_node)
+                interp.recorder.clear(call, f"{text}.zero_grad()", text, unknown, flow, frame)
+                return EMPTY
         return self.unmodelled_method(call, attr, recv, recv_node, pos, kw, flow, frame)
 
     def _base_method(self, call: ast.Call, recv_node: ast.expr, attr: str, cls: ClassInfo,

@@ -2,9 +2,9 @@
 
 `def fit(model, opt_func=optim.SGD): opt = opt_func(model.parameters(), lr)` and fastai's
 `self.opt_func = opt_func` ... `self.opt = self.opt_func(self.parameters(), self.lr)`: the value of the
-expression `optim.SGD` is the class, and calling whatever holds it constructs an SGD, exactly as the
-written `optim.SGD(model.parameters(), lr)` would. Only classes whose catalogue row constructs an
-optimizer, a scheduler or a loss are read this way (the factories training code hands around); a
+expression `optim.SGD` is the class, and calling whatever holds it is the call written
+`optim.SGD(model.parameters(), lr)`, read as that call is (the catalogue, or the heuristics for a class
+no row describes, `bnb.optim.AdamW8bit(params)`); a
 parameter's default is its value where no caller in sight hands it another (an entry function's
 parameter, read in `entrypoints`), and a caller that does hand one in replaces it as any argument does.
 
@@ -21,24 +21,21 @@ from .values import Value
 
 _CLASS = "class"
 _LOCAL = "local class"
-_FACTORY_KINDS = frozenset({"optimizer", "scheduler", "loss"})
 
 
 def reference(dotted: str, imports: ImportMap, catalogue: Catalogue) -> Value | None:
-    """The value of the dotted name `dotted` (`optim.SGD`, `SGD`) when it names, through an import, a library
-    class of a factory kind; else None."""
+    """The value of the dotted name `dotted` (`optim.SGD`, `SGD`, `bnb.optim.AdamW8bit`) when it names a class
+    through an import (a capitalised last name); else None. Calling it is the call written with that name,
+    whatever the catalogue knows of it."""
     head, _, rest = dotted.partition(".")
     base = imports.aliases.get(head)
     if base is None:
         return None
     qual = f"{base}.{rest}" if rest else base
-    row = catalogue.call(qual) if qual.rsplit(".", 1)[-1][:1].isupper() else None  # a class, not a function
-    if row is None:
+    last = qual.rsplit(".", 1)[-1]
+    if not last[:1].isupper():  # a class (`SGD`, `AdamW8bit`), not a function or a value (`torch.float16`)
         return None
-    for effect in row.effects:
-        if effect.kind == "construct" and catalogue.kind(catalogue.canonical(str(effect.value("type")))) in _FACTORY_KINDS:
-            return Value(const=(_CLASS, qual), present=True)
-    return None
+    return Value(const=(_CLASS, qual), present=True)
 
 
 def referenced(value: Value | None) -> str | None:
