@@ -9,8 +9,9 @@ module level, restored when the last probe closes):
   passes in which a pass other than the last all-reduced is reported at that backward.
 - GL007: `GradScaler.scale` marks its output; a backward of a marked loss leaves the gradients it wrote
   "scaled" until `unscale_` (seen by the probe), a clear or a step. A clip
-  (`torch.nn.utils.clip_grad_norm_` / `clip_grad_value_`, looked up at call time) of scaled gradients, a
-  step of an optimizer whose gradients are still scaled (it bypassed `scaler.step`), a clip followed by
+  (`torch.nn.utils.clip_grad_norm_` / `clip_grad_value_`, told by the probe's clip wrapper, `clips.py`)
+  of scaled gradients, a step of an optimizer whose gradients are still scaled (it bypassed
+  `scaler.step`), a clip of gradients a backward wrote since their last clear or step followed by
   another backward before any step (it clipped a partial window), and `unscale_` raising "already been
   called" are reported.
 - GL008: the root of each backward's graph carries a small sentinel in its metadata; graphs of three or
@@ -246,9 +247,13 @@ class Monitors:
                 return
 
     # -- GL007
-    def clipped(self, site: Site, params: Any) -> None:
+    def clipped(self, site: Site, params: Any, window: bool = True) -> None:
+        """A clip of `params` (told by the probe's clip wrapper, `clips.before`); `window`: whether their
+        gradients hold a backward pass no step applied. A clip of gradients just cleared or stepped
+        limits no window: the next micro-batch's gradients are not added to a clip."""
         keys = {id(p) for p in _as_tensors(params)}
-        self.clip = (site, keys)
+        if window:
+            self.clip = (site, keys)
         stale = self.scaled & keys
         if stale:
             opt = next((o for o, ps in self.opt_params.items() if ps & stale), None)
@@ -365,18 +370,6 @@ def _unscale(self: Any, optimizer: Any) -> Any:
         raise
 
 
-def _clip(original_key: tuple[Any, str]) -> Callable[..., Any]:
-    def clip(parameters: Any, *args: Any, **kwargs: Any) -> Any:
-        if _ACTIVE:
-            parameters = list(parameters) if not isinstance(parameters, torch.Tensor) else parameters
-            site = user_site(2, ("clip_grad_norm_", "clip_grad_value_"))
-            for m in _ACTIVE:
-                m.clipped(site, parameters)
-        return _ORIGINALS[original_key](parameters, *args, **kwargs)
-
-    return clip
-
-
 def _ddp_forward(self: Any, *args: Any, **kwargs: Any) -> Any:
     if _ACTIVE:
         sync = bool(torch.is_grad_enabled() and getattr(self, "require_backward_grad_sync", True))
@@ -387,11 +380,6 @@ def _ddp_forward(self: Any, *args: Any, **kwargs: Any) -> Any:
 
 def _targets() -> list[tuple[Any, str, Any]]:
     out: list[tuple[Any, str, Any]] = [(torch.amp.GradScaler, "scale", _scale), (torch.amp.GradScaler, "unscale_", _unscale)]
-    utils = torch.nn.utils
-    for name in ("clip_grad_norm_", "clip_grad_value_"):
-        for owner in (utils, getattr(utils, "clip_grad", None)):
-            if owner is not None and hasattr(owner, name):
-                out.append((owner, name, _clip((owner, name))))
     if torch.distributed.is_available():
         out.append((torch.nn.parallel.DistributedDataParallel, "forward", _ddp_forward))
     return out
