@@ -43,7 +43,7 @@ from .names import module_name
 from .report import Finding
 from .sites import _user_frame, user_site
 from .stale_forward import stale_forward
-from .sync_sites import sync_choice_of
+from .sync_sites import sync_choice
 
 FindingSink = Callable[[Finding, object, bool], None]  # (finding, step token, may raise)
 
@@ -237,8 +237,16 @@ class Monitors:
         if not last_synced and any(synced for _site, synced, _m in window[:-1]):
             # the wrong way round: the micro-batch that steps keeps its gradients on each rank; the
             # finding anchors at the choice of `no_sync()` around its backward, as the static side's
-            self._report("GL006", sync_choice_of(last), messages.ddp_last_micro_batch_unsynced(
-                last.text or "backward()", last_model.name(), step.text or "step()", step.line))
+            # the anchor's words are the static side's when the choice is a conditional expression
+            anchor, choice = sync_choice(last)
+            if choice is not None:
+                words = messages.ddp_no_sync_chosen_on_stepping_micro_batch(
+                    choice.off_text, last_model.name(), choice.test, choice.off_when, step.text or "step()", step.line,
+                    last.text or "backward()", last.line)
+            else:  # a `with model.no_sync():` chosen by a statement, or entered by a caller: what was seen
+                words = messages.ddp_last_micro_batch_unsynced(last.text or "backward()", last_model.name(),
+                                                               step.text or "step()", step.line)
+            self._report("GL006", anchor, words)
             return
         for site, synced, model in window[:-1]:
             if synced:
