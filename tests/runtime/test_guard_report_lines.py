@@ -129,6 +129,19 @@ def test_gl006_inverted_choice_anchors_where_the_static_side_does(script: Path, 
     assert _message(lines[0]) == message  # and the static side's words
 
 
+@pytest.mark.parametrize("fixture", ["no_sync_around_backward_only.py", "no_sync_chosen_into_variable_around_backward_only.py",
+                                     "sync_flag_set_after_forward.py", "accumulate_without_no_sync.py"])
+def test_gl006_words_equal_the_static_sides_on_fixtures(fixture: str) -> None:
+    # sync switched off after the forward that decided it (the first three): "switched off only after the
+    # forward pass at line N", as statically, not "accumulates ... on every backward" or "the replicas diverge"
+    script = ROOT / "fixtures" / "ddp_accumulation_without_no_sync" / fixture
+    done = _gradlint_run(script, ROOT)
+    found = {tuple(map(int, line.split(":")[1:3])): _message(line) for line in done.stderr.splitlines() if " GL006 " in line}
+    static = {(d["line"], d["column"]): d["message"] for d in json.loads(invoke(str(script), "--format", "json").stdout)
+              if d["code"] == "GL006"}
+    assert found and found == static, (found, static)
+
+
 def _message(line: str) -> str:
     """The message of a report line `path:line:col: CODE message [n steps, ...]`."""
     message = line.split(": ", 1)[1].split(" ", 1)[1]
