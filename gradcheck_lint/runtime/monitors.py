@@ -42,6 +42,7 @@ import torch
 from .. import messages
 from .kept_sites import kept_at
 from .ledger import Site
+from .loop_callers import Frame, callers, reached_via
 from .names import module_name
 from .report import Finding
 from .sites import _user_frame, user_site
@@ -93,8 +94,9 @@ class Monitors:
         # (sync on, model, the forward's line for a synced one) since the last backward
         self.ddp_forwards: list[tuple[bool, _ModelRef, int]] = []
         # backward passes since the last step: (site, synced, model, the synced forward's line when the
-        # model's sync was off by the backward: switched off too late, after the forward that decided)
-        self.window: list[tuple[Site, bool, _ModelRef, int | None]] = []
+        # model's sync was off by the backward: switched off too late, after the forward that decided, the
+        # user frames running a synced one: `loop_callers`)
+        self.window: list[tuple[Site, bool, _ModelRef, int | None, tuple[Frame, ...]]] = []
         # GL008
         self.graphs: list[tuple[weakref.ReferenceType[Any], Site, int]] = []  # in order of their epochs
         self.kept_reported: set[Site] = set()
@@ -131,7 +133,7 @@ class Monitors:
                 module = model.ref()
                 if module is not None and not getattr(module, "require_backward_grad_sync", True):
                     late = synced[1]
-            self.window.append((site, synced is not None, model, late))
+            self.window.append((site, synced is not None, model, late, callers() if synced is not None else ()))
             self.ddp_forwards.clear()
         if grad_fn is not None and not (self.kept_reported and site in self.kept_reported):
             sentinel = _Sentinel()
@@ -245,7 +247,7 @@ class Monitors:
         if not self.window:
             return
         window, self.window = self.window, []
-        for site, _synced, model, late in window[:-1]:
+        for site, _synced, model, late, _chain in window[:-1]:
             if late is not None:
                 # sync switched off after the forward that decided it (`with model.no_sync():` around the
                 # backward only, the flag set after the forward): as the static side words it
@@ -253,8 +255,8 @@ class Monitors:
                     site.text or "backward()", model.name(), step.text or "step()", step.line, late=True,
                     forward_line=late or None))
                 return
-        last, last_synced, last_model, _late = window[-1]
-        if not last_synced and any(synced for _site, synced, _m, _l in window[:-1]):
+        last, last_synced, last_model, _late, _chain = window[-1]
+        if not last_synced and any(entry[1] for entry in window[:-1]):
             # the wrong way round: the micro-batch that steps keeps its gradients on each rank; the
             # finding anchors at the choice of `no_sync()` around its backward, as the static side's
             # the anchor's words are the static side's when the choice is a conditional expression
@@ -268,10 +270,12 @@ class Monitors:
                                                                step.text or "step()", step.line)
             self._report("GL006", anchor, words)
             return
-        for site, synced, model, _late in window[:-1]:
+        for site, synced, model, _late, chain in window[:-1]:
             if synced:
+                # a backward in a helper: the call that runs it from the window's loop, as statically
                 self._report("GL006", site, messages.ddp_accumulation_without_no_sync(
-                    site.text or "backward()", model.name(), step.text or "step()", step.line))
+                    site.text or "backward()", model.name(), step.text or "step()", step.line,
+                    via=reached_via(chain, callers())))
                 return
 
     # -- GL007
