@@ -92,28 +92,33 @@ def _words(choice: ast.IfExp, names: frozenset[str], outer: list[ast.AST], sourc
     return SyncChoiceWords(_text(choice.body if on_body else choice.orelse, source), _text(test, source), off_when)
 
 
-def _bound_test(name: str, outer: list[ast.AST], line: int) -> ast.expr | None:
-    """The test (a comparison, `and`/`or`, `not`) last assigned to `name` before `line`, in the function."""
+def _last_assigned(name: str, outer: list[ast.AST], line: int, inclusive: bool = False) -> tuple[ast.expr, int] | None:
+    """The value last assigned to `name` before `line` (or on it, `inclusive`) in the innermost function of
+    `outer`, with its line; None when there is none."""
     scope = next((n for n in reversed(outer) if isinstance(n, _SCOPES)), outer[0] if outer else None)
     if scope is None:
         return None
-    from ..analysis.syntax import TESTS
-    from ..analysis.walk import own_nodes
+    from ..analysis.walk import own_nodes  # (only once a finding is reported: not at the guard's import)
 
-    best: ast.expr | None = None
-    best_line = -1
+    best: tuple[ast.expr, int] | None = None
     for node in own_nodes(scope):
+        value: ast.expr | None = None
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             value, at = node.value, node.lineno
         elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name) and node.target.id == name:
-            if node.value is None:
-                continue
             value, at = node.value, node.lineno
-        else:
+        if value is None or not (at <= line if inclusive else at < line) or (best is not None and at <= best[1]):
             continue
-        if best_line < at < line:
-            best_line, best = at, value if isinstance(value, TESTS) else None
+        best = (value, at)
     return best
+
+
+def _bound_test(name: str, outer: list[ast.AST], line: int) -> ast.expr | None:
+    """The test (a comparison, `and`/`or`, `not`) last assigned to `name` before `line`, in the function."""
+    from ..analysis.syntax import TESTS
+
+    found = _last_assigned(name, outer, line)
+    return found[0] if found is not None and isinstance(found[0], TESTS) else None
 
 
 def _text(node: ast.expr, source: str) -> str:
@@ -155,23 +160,5 @@ def _choice_through_name(expr: ast.expr, names: frozenset[str], outer: list[ast.
     target = expr.func if isinstance(expr, ast.Call) and not expr.args and not expr.keywords else expr
     if not isinstance(target, ast.Name):
         return None
-    scope = next((n for n in reversed(outer) if isinstance(n, _SCOPES)), outer[0] if outer else None)
-    if scope is None:
-        return None
-    best: ast.expr | None = None
-    best_line = -1
-    from ..analysis.walk import own_nodes  # (only once a finding is reported: not at the guard's import)
-
-    for node in own_nodes(scope):
-        value: ast.expr | None = None
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == target.id for t in node.targets):
-            value, at = node.value, node.lineno
-        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name) \
-                and node.target.id == target.id:
-            value, at = node.value, node.lineno
-        if value is None or not best_line < at <= line:
-            continue
-        best_line, best = at, _choice_in(value, names)
-    return best
-
-
+    found = _last_assigned(target.id, outer, line, inclusive=True)
+    return _choice_in(found[0], names) if found is not None else None
