@@ -9,7 +9,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import replace
 
-from . import flags, named_tuples, param_groups
+from . import class_refs, flags, named_tuples, param_groups
 from . import names as N
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
@@ -24,7 +24,20 @@ from .parts import CallsHost
 from .provenance import Assumption, assumed
 from .reductions import normaliser_argument, sums_samples
 from .syntax import Arg, arguments, code, keyword_value, local_names
-from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Value, blank, join, maybe_none, present, union_as_tensor
+from .values import (
+    EMPTY,
+    OPAQUE,
+    Entity,
+    Holder,
+    Kind,
+    Ownership,
+    Value,
+    blank,
+    join,
+    maybe_none,
+    present,
+    union_as_tensor,
+)
 
 
 # Built-ins that pass their arguments' objects through (`list(model.parameters())`, `chain(a, b)`).
@@ -177,6 +190,12 @@ class Calls:
             if context is not None:  # `with ctx():` of `ctx = model.no_sync if ... else nullcontext`
                 self.args_of(call, flow, frame)
                 return context
+            factory = class_refs.referenced(bound)
+            if factory is not None:  # `opt_func(params, lr)` of `opt_func=optim.SGD`: that class built
+                return self.qualified_call(call, factory, flow, frame)
+            made = self._class_named(class_refs.local_named(bound))
+            if made is not None:  # `cls(d_in)` in a classmethod
+                return self.construct_local(call, made, flow, frame)
             if bound is not None and interp.callables.is_bound(bound):  # `compute()` of `partial(f, model, x)`
                 pos, kw = self.args_of(call, flow, frame)
                 out = interp.callables.call_bound(bound, pos, kw, flow, frame)
@@ -382,6 +401,9 @@ class Calls:
         recv_node = func.value
         bound_key = N.ref_text(func)
         bound = interp.lookup(bound_key, flow, frame) if bound_key else None
+        factory = class_refs.referenced(bound)
+        if factory is not None:  # `self.opt_func(self.parameters(), lr)` of `self.opt_func = optim.SGD`
+            return self.qualified_call(call, factory, flow, frame)
         if bound is not None and (bound.modules or bound.entities):  # `self.netD(x)`, `self.loss_scaler(...)`
             return self.call_object(call, bound, func, flow, frame)
         if bound is not None:
@@ -434,6 +456,12 @@ class Calls:
                 # (they touch no gradient, so each is read on the same paths and their results joined)
                 pos, kw = self.args_of(call, flow, frame)
                 return join([self.inline(fn, None, None, pos, kw, flow, frame) for fn in stored_fns])
+        through_class = self._through_class(recv_node, attr, flow, frame)
+        if through_class is not None:  # `MLP.get_model(stage, opt)`: a static or class method of a class read
+            klass, method = through_class
+            pos, kw = self.args_of(call, flow, frame)
+            static = any(N.last_name(d) == "staticmethod" for d in method.decorator_list)
+            return self.inline(method, klass, None if static else class_refs.local(klass.name), pos, kw, flow, frame)
         recv = interp.eval(recv_node, flow, frame)
         # Methods of local classes called on an instance: `trainer.fit()`, `model.train_step(x)`.
         info = self._local_class_of(recv)
@@ -476,6 +504,17 @@ class Calls:
             delegated = self._delegate(owner, attr, call, recv, recv_node, pos, kw, flow, frame)
             if delegated is not None:
                 return delegated
+        if attr == "zero_grad" and not (recv.entities or recv.modules or recv.reach or recv.params):
+            # `m.zero_grad()` of an object the analysis could not make out (`m = torch.load(path)`, a model a
+            # call out of sight built): a module's or an optimizer's clear, of parameters not known. It clears
+            # what an optimizer of parameters not known steps (`Adam(m.parameters())`), as a module's clear
+            # does (`effects.clear`); not the gradients of parameters the analysis knows (`config["lr"]`)
+            unknown = {Holder(o.uid, (), pseudo=True) for o in interp.recorder.all_optimizers()
+                       if self.table.ownership.get(o.uid, Ownership()).unknown}
+            if unknown:
+                text = code(recv_node)
+                interp.recorder.clear(call, f"{text}.zero_grad()", text, unknown, flow, frame)
+                return EMPTY
         return self.unmodelled_method(call, attr, recv, recv_node, pos, kw, flow, frame)
 
     def _base_method(self, call: ast.Call, recv_node: ast.expr, attr: str, cls: ClassInfo,
@@ -540,6 +579,36 @@ class Calls:
             return None
         child = self.interp.eval(func, flow, frame)
         return child if child.modules and not child.entities else None
+
+    def _class_named(self, name: str | None) -> ClassInfo | None:
+        """The class of this file, or of another file of the project, of that name."""
+        if name is None:
+            return None
+        found = self.interp.classes.get(name)
+        if found is None and self.interp.project is not None:
+            found = self.interp.project.class_named(name)
+        return found
+
+    def _through_class(self, recv_node: ast.expr, attr: str, flow: Flow, frame: Frame) -> tuple[ClassInfo, Function] | None:
+        """A static or class method called through the name of a class of this file (`MLP.get_model(...)`,
+        `cls.make(...)` in a classmethod), readable and not abstract; None for any other call."""
+        if not isinstance(recv_node, ast.Name):
+            return None
+        interp = self.interp
+        bound = interp.lookup(recv_node.id, flow, frame)
+        if bound is None:
+            plain = recv_node.id not in interp.imports.aliases and not (
+                frame.function is not None and recv_node.id in local_names(frame.function))
+            info = interp.classes.get(recv_node.id) if plain else None
+        else:
+            info = self._class_named(class_refs.local_named(bound))
+        method = interp.definitions.find_method(info, attr) if info is not None else None
+        if info is None or method is None or is_abstract(method):
+            return None
+        if not any(N.last_name(d) in ("staticmethod", "classmethod") for d in method.decorator_list):
+            return None
+        project = interp.project
+        return (info, method) if project is None or project.follows(interp, method) else None
 
     def _local_class_of(self, recv: Value) -> ClassInfo | None:
         if isinstance(recv.const, tuple) and recv.const[:1] == ("instance",):
@@ -721,6 +790,12 @@ class Calls:
             return EMPTY  # a method of an optimizer, scheduler or tool no model describes
         if isinstance(recv_node, ast.Name) and recv_node.id in interp.imports.aliases and not recv.reach:
             return interp.objects.opaque_call(attr, pos, kw, flow)  # a function of an unknown imported module
+        if isinstance(recv_node, ast.Name) and blank(recv) and (
+                recv_node.id in interp.classes or class_refs.local_named(recv) is not None):
+            # `MLP.build(cfg)`, `Registry.make(name)`: a method of a class of this file not read here (inherited
+            # from a base out of sight, or a plain method called through the class): what it returns is unknown,
+            # not nothing (a model built there and cleared by `m.zero_grad()` is still the optimizer's)
+            return interp.objects.opaque_call(attr, pos, kw, flow)
         out = union_as_tensor([recv, *pos, *kw.values()])
         if recv.present and (recv.reach or recv.built or recv.graph) and not recv.entities and attr not in _RETURN_NONE:
             return present(out)  # `model(x).mean()`: a method of a tensor made in sight makes a tensor

@@ -17,7 +17,7 @@ from .names import last_name, ref_text
 from .parts import EntryPointsHost
 from .siblings import Siblings
 from .syntax import binding_targets, rebound_by
-from .values import OPAQUE, Counter, Value
+from .values import Counter, Value
 from .walk import iter_tree
 
 
@@ -292,14 +292,11 @@ class EntryPoints:
                     env[key] = graph
         frame = Frame(function=fn, cls=cls, self_value=self_value, depth=1, local_defs={}, active=(id(fn),), closure_env=closure,
                       no_grad=interp.calls.without_grad(fn))
-        a = fn.args
         seeded: dict[str, Value] = {}
-        for i, p in enumerate([*a.posonlyargs, *a.args, *a.kwonlyargs]):
-            if i == 0 and cls is not None and outer is None and p.arg in ("self", "cls"):
-                continue
-            env[p.arg] = objects.entity_for_unknown_ref(p.arg) or OPAQUE
-            if siblings is not None and p.arg in siblings.returned:
-                env[p.arg] = seeded[p.arg] = siblings.returned[p.arg]  # `backward(self, gen_loss)`: what `process()` returns
+        for p, value in objects.unknown_parameters(fn, cls is not None and outer is None).items():
+            env[p] = value
+            if siblings is not None and p in siblings.returned:
+                env[p] = seeded[p] = siblings.returned[p]  # `backward(self, gen_loss)`: what `process()` returns
         if assumed and interp.project is not None:
             self._flags_from_callers(fn, cls, env)
         start = PathState()

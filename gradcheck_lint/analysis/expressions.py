@@ -6,7 +6,7 @@ import ast
 import functools
 from dataclasses import replace
 
-from . import named_tuples, param_groups, periods, type_tests
+from . import class_refs, named_tuples, param_groups, periods, type_tests
 from . import names as N
 from .accumulation import combined_terms
 from .conventions import convention
@@ -184,7 +184,9 @@ class Expressions:
         if v is not None:
             return v
         interp = self.interp
-        if name in interp.imports.aliases or name in interp.functions or name in interp.classes or name in frame.local_defs:
+        if name in interp.imports.aliases:  # `SGD` of `from torch.optim import SGD`: the class, if a factory
+            return class_refs.reference(name, interp.imports, interp.catalogue) or EMPTY
+        if name in interp.functions or name in interp.classes or name in frame.local_defs:
             return EMPTY
         function = frame.function
         module_global = function is not None and frame.closure_env is None and name not in local_names(function)
@@ -374,6 +376,10 @@ class Expressions:
             v = self.lookup(key, flow, frame)
             if v is not None:
                 return v
+        dotted = N.dotted(expr)
+        factory = class_refs.reference(dotted, interp.imports, interp.catalogue) if dotted is not None else None
+        if factory is not None and dotted is not None and self.lookup(dotted.split(".", 1)[0], flow, frame) is None:
+            return factory  # `optim.SGD` handed around uncalled (`opt_func=optim.SGD`)
         base = self.eval(expr.value, flow, frame)
         attr = expr.attr
         if attr in _NO_GRADIENT_ATTRS:

@@ -13,8 +13,8 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import replace
 
+from . import class_refs, stand_ins
 from . import names as N
-from . import stand_ins
 from .definitions import ClassInfo
 from .flow import MAX_DEPTH, TRANSITIONS, Flow, Frame, Function
 from .gradstate import PathState
@@ -237,6 +237,8 @@ class Inliner:
             env.update(self._class_attributes(cls, self_value))
         params, kwonly, stars = parameters(fn)
         if cls is not None and params and params[0].name in ("self", "cls") and not _is_static(fn):
+            if self_value is not None and class_refs.local_named(self_value) is not None:  # a classmethod's `cls`
+                env[params[0].name] = self_value
             params = params[1:]
         for p, v in zip(params, pos):
             if not v.entities and not v.modules:

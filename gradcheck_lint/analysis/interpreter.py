@@ -524,8 +524,13 @@ class Interpreter:
         # `if x is not None:`, `if mode != "eval":`: a literal of an atom other tests share; `if not flag:` a
         # test of `flag`, its arms swapped
         core, negated, lit = pathcond.reading(test, self._literal, self.counters.modulo_atoms)
-        cond = self.condition(node, core, lit)
-        if gates and not cond.framework_gate:  # `if accelerator.sync_gradients:`
+        if len(set(gates)) == 1 and isinstance(core, ast.Attribute) and core.attr == "sync_gradients":
+            # `if self.accelerator.sync_gradients:` is the very boundary on which the accelerator's gated
+            # `optimizer.step()` fires, whatever name the accelerator goes by where it was made: one atom
+            cond = self.boundary(gates[0])
+        else:
+            cond = self.condition(node, core, lit)
+        if gates and not cond.framework_gate:  # `if accelerator.sync_gradients and clip:`
             cond.framework_gate, cond.volatile = True, True
             cond.framework_window = next((self.table.windows.get(g) for g in gates if self.table.windows.get(g)), None)
         self.counters.note_counter(cond, flow)

@@ -9,6 +9,7 @@ import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
+from . import class_refs
 from . import names as N
 from .apimodels.schema import AttributeModel, MethodModel
 from .conventions import convention
@@ -20,7 +21,7 @@ from .module_classes import ModuleClasses
 from .parts import ObjectsHost
 from .provenance import READ, Assumption, Provenance, assumed
 from .reductions import returns_summed
-from .syntax import arguments, assignment_targets, code
+from .syntax import arguments, assignment_targets, code, parameters
 from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
 from .walk import iter_tree
 from .worlds import World, assignments, settings_of
@@ -114,6 +115,20 @@ class Objects:
         if ent.kind is Kind.PARAM:
             return Value(entities=frozenset({ent}), params=frozenset({holder}), reach=frozenset({holder}))
         return Value(entities=frozenset({ent}), modules=frozenset({holder}))
+
+    def unknown_parameters(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, method: bool) -> dict[str, Value]:
+        """The values of `fn`'s parameters where no caller in sight hands them in (a method's `self` left
+        out): an object its name says it is, a library class its default names (`opt_func=optim.SGD`,
+        `class_refs`), or anything."""
+        positional, keyword_only, _stars = parameters(fn)
+        out: dict[str, Value] = {}
+        for i, (name, default) in enumerate([*positional, *keyword_only]):
+            if i == 0 and method and name in ("self", "cls"):
+                continue
+            written = N.dotted(default) if default is not None else None
+            factory = class_refs.reference(written, self.interp.imports, self.interp.catalogue) if written else None
+            out[name] = factory or self.entity_for_unknown_ref(name) or OPAQUE
+        return out
 
     def entity_for_unknown_ref(self, text: str, module_global: bool = False,
                                member_of: str | None = None, made: bool = False) -> Value | None:
@@ -531,9 +546,7 @@ class Objects:
         init = interp.definitions.find_method(cls, "__init__")
         if init is not None:
             frame = Frame(function=init, cls=cls, self_value=self.self_value_for(cls), depth=1, local_defs={}, active=(id(init),))
-            fenv: dict[str, Value] = {}
-            for p in [*init.args.args, *init.args.kwonlyargs][1:]:
-                fenv[p.arg] = self.entity_for_unknown_ref(p.arg) or OPAQUE
+            fenv = self.unknown_parameters(init, True)
             flow = Flow(fenv, frozenset({PathState()}))
             with self._in_module_of(init) as runs:
                 # (an `__init__` of a base class in another file reads that file's names: its `DDP`, its helpers)

@@ -24,7 +24,7 @@ from .definitions import ClassInfo
 from .flow import Flow, Frame, Function
 from .gradstate import PathState
 from .parts import SiblingsHost
-from .values import OPAQUE, Kind, Value, join
+from .values import Kind, Value, join
 from .walk import iter_tree
 
 # Calls that make a method a training step of its own (it is analysed as such, never run on the side):
@@ -116,9 +116,7 @@ class Siblings:
         attributes: dict[str, Value] = {}
         returned: dict[str, list[Value]] = {}
         with _recording_dropped(interp):
-            env = dict(base)
-            for p in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs][1:]:
-                env[p.arg] = objects.entity_for_unknown_ref(p.arg) or OPAQUE
+            env = {**base, **objects.unknown_parameters(fn, True)}
             frame = Frame(function=fn, cls=cls, self_value=objects.self_value_for(cls), depth=1, local_defs={}, active=(id(fn),))
             out = interp.exec_block(fn.body, Flow(env, frozenset({PathState()})), frame)
             final = Flow.join([out.normal, *(f for f, _ in out.returns)])

@@ -8,6 +8,11 @@ noted as usual), and then takes the clip's own change as no rescaling at all (`a
 of a gradient (`_Observed.snapshot`) becomes the clipped gradient divided by the factor measured
 before the clip, and each gradient's new version is taken as seen. A factor that was not uniform
 before the clip leaves the window's scale unmeasured (no GL003), as without a clip.
+
+GL007's partial window (`monitors.Monitors.clipped`) is told here too, once the ledger is up to date:
+a clip counts only when its gradients hold a backward pass no step applied. One that finds them just
+cleared or just stepped (a clip under `if accelerator.sync_gradients:` after a step method that steps
+and clears) limits nothing of a window, and the next micro-batch's gradients are not added to a clip.
 """
 
 from __future__ import annotations
@@ -37,21 +42,31 @@ class ClipHost(CycleHost, Protocol):
 _FAST = object()  # `before`'s answer when the steady cycle takes the clip (a window of one: nothing to measure)
 
 
-def before(probe: ClipHost, params: list[Any]) -> Any:
-    """Measure the gradients of `params` as they enter the clip; returns what `after` needs."""
+def before(probe: ClipHost, params: list[Any], site: Site) -> Any:
+    """Measure the gradients of `params` as they enter the clip, and tell the monitors of the clip
+    (`site`) when it clips gradients some backward pass wrote since their last clear or step; returns
+    what `after` needs."""
     probe._drop_replay()  # a clip in a replayed cycle: not one of its calls
     cycle = probe._cycle
+    monitors = probe.monitors
     if (cycle is not None and cycle.phase == _cycle.BACKWARD_DONE and cycle.params is not None
             and len(params) == cycle.n and all(map(_same, params, cycle.params))
             and _cycle._unchanged(params, cycle.gids, cycle.vers)):
+        if monitors is not None:  # the cycle's pass, not yet stepped: a clip of gradients it wrote
+            monitors.clipped(site, params)
         return _FAST
     if cycle is not None:
         cycle.flush(probe)
     observed = [probe.observed.get(id(p)) for p in params if isinstance(p, torch.Tensor)]
     watched: list[_Observed | None] = [obs for obs in observed if obs is not None and obs.param() is not None]
     if not watched:
+        if monitors is not None:  # gradients the probe does not follow: counted, as it cannot tell
+            monitors.clipped(site, params)
         return None
     probe._sync(watched, probe.last_event or UNKNOWN_SITE)  # changes since the last look: before the clip
+    if monitors is not None:
+        pids = [id(p) for obs in watched if obs is not None and (p := obs.param()) is not None]
+        monitors.clipped(site, params, window=bool(probe.ledger.unapplied(pids)))
     factors: list[tuple[_Observed, float | None]] = []
     for obs in watched:
         if obs is not None and obs.snapshot is not None:

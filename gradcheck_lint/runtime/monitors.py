@@ -6,11 +6,14 @@ module level, restored when the last probe closes):
 
 - GL006: `DistributedDataParallel.forward` records whether gradient sync was on for each forward
   (DDP decides at forward time whether the next backward all-reduces). A window of several backward
-  passes in which a pass other than the last all-reduced is reported at that backward.
+  passes in which a pass other than the last all-reduced is reported at that backward; when the model's
+  sync was off by the time of that backward (`no_sync()` around the backward only, the flag set after
+  the forward), as switched off too late, naming the forward's line.
 - GL007: `GradScaler.scale` marks its output; a backward of a marked loss leaves the gradients it wrote
   "scaled" until `unscale_` (seen by the probe), a clear or a step. A clip
-  (`torch.nn.utils.clip_grad_norm_` / `clip_grad_value_`, looked up at call time) of scaled gradients, a
-  step of an optimizer whose gradients are still scaled (it bypassed `scaler.step`), a clip followed by
+  (`torch.nn.utils.clip_grad_norm_` / `clip_grad_value_`, told by the probe's clip wrapper, `clips.py`)
+  of scaled gradients, a step of an optimizer whose gradients are still scaled (it bypassed
+  `scaler.step`), a clip of gradients a backward wrote since their last clear or step followed by
   another backward before any step (it clipped a partial window), and `unscale_` raising "already been
   called" are reported.
 - GL008: the root of each backward's graph carries a small sentinel in its metadata; graphs of three or
@@ -28,6 +31,7 @@ backward (`accelerator.backward`) is the ledger's "divided twice", worded as GL0
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable
 from types import FrameType
@@ -38,11 +42,12 @@ import torch
 from .. import messages
 from .kept_sites import kept_at
 from .ledger import Site
+from .loop_callers import Frame, callers, reached_via
 from .names import module_name
 from .report import Finding
 from .sites import _user_frame, user_site
 from .stale_forward import stale_forward
-from .sync_sites import sync_choice_of
+from .sync_sites import sync_choice
 
 FindingSink = Callable[[Finding, object, bool], None]  # (finding, step token, may raise)
 
@@ -86,8 +91,12 @@ class Monitors:
         self.collect = False  # the probe tells `wrote` which parameters this backward pass wrote
         self.clip: tuple[Site, set[int]] | None = None  # the last clip, until a step or a clear
         # GL006
-        self.ddp_forwards: list[tuple[bool, _ModelRef]] = []  # (sync on, model) since the last backward
-        self.window: list[tuple[Site, bool, _ModelRef]] = []  # backward passes since the last step
+        # (sync on, model, the forward's line for a synced one) since the last backward
+        self.ddp_forwards: list[tuple[bool, _ModelRef, int]] = []
+        # backward passes since the last step: (site, synced, model, the synced forward's line when the
+        # model's sync was off by the backward: switched off too late, after the forward that decided, the
+        # user frames running a synced one: `loop_callers`)
+        self.window: list[tuple[Site, bool, _ModelRef, int | None, tuple[Frame, ...]]] = []
         # GL008
         self.graphs: list[tuple[weakref.ReferenceType[Any], Site, int]] = []  # in order of their epochs
         self.kept_reported: set[Site] = set()
@@ -117,9 +126,14 @@ class Monitors:
             self.pass_scaled = False
         self.collect = self.pass_scaled or self.clip is not None
         if self.ddp_forwards:
-            synced = any(on for on, _m in self.ddp_forwards)
-            model = next((m for on, m in self.ddp_forwards if on), self.ddp_forwards[-1][1])
-            self.window.append((site, synced, model))
+            synced = next(((m, line) for on, m, line in self.ddp_forwards if on), None)
+            model = synced[0] if synced is not None else self.ddp_forwards[-1][1]
+            late = None
+            if synced is not None:
+                module = model.ref()
+                if module is not None and not getattr(module, "require_backward_grad_sync", True):
+                    late = synced[1]
+            self.window.append((site, synced is not None, model, late, callers() if synced is not None else ()))
             self.ddp_forwards.clear()
         if grad_fn is not None and not (self.kept_reported and site in self.kept_reported):
             sentinel = _Sentinel()
@@ -225,30 +239,53 @@ class Monitors:
             self._check_graphs()
 
     # -- GL006
-    def ddp_forward(self, sync: bool, model: Any) -> None:
-        self.ddp_forwards.append((sync, _ModelRef(model)))
+    def ddp_forward(self, sync: bool, model: Any, line: int = 0) -> None:
+        """A DDP forward pass; `line`: where the user's code ran it (0: not looked up, or sync off)."""
+        self.ddp_forwards.append((sync, _ModelRef(model), line))
 
     def _check_window(self, step: Site) -> None:
         if not self.window:
             return
         window, self.window = self.window, []
-        last, last_synced, last_model = window[-1]
-        if not last_synced and any(synced for _site, synced, _m in window[:-1]):
+        for site, _synced, model, late, _chain in window[:-1]:
+            if late is not None:
+                # sync switched off after the forward that decided it (`with model.no_sync():` around the
+                # backward only, the flag set after the forward): as the static side words it
+                self._report("GL006", site, messages.ddp_accumulation_without_no_sync(
+                    site.text or "backward()", model.name(), step.text or "step()", step.line, late=True,
+                    forward_line=late or None))
+                return
+        last, last_synced, last_model, _late, _chain = window[-1]
+        if not last_synced and any(entry[1] for entry in window[:-1]):
             # the wrong way round: the micro-batch that steps keeps its gradients on each rank; the
             # finding anchors at the choice of `no_sync()` around its backward, as the static side's
-            self._report("GL006", sync_choice_of(last), messages.ddp_last_micro_batch_unsynced(
-                last.text or "backward()", last_model.name(), step.text or "step()", step.line))
+            # the anchor's words are the static side's when the choice is a conditional expression
+            anchor, choice = sync_choice(last)
+            if choice is not None:
+                words = messages.ddp_no_sync_chosen_on_stepping_micro_batch(
+                    choice.off_text, last_model.name(), choice.test, choice.off_when, step.text or "step()", step.line,
+                    last.text or "backward()", last.line)
+            else:  # a `with model.no_sync():` chosen by a statement, or entered by a caller: what was seen
+                words = messages.ddp_last_micro_batch_unsynced(last.text or "backward()", last_model.name(),
+                                                               step.text or "step()", step.line)
+            self._report("GL006", anchor, words)
             return
-        for site, synced, model in window[:-1]:
+        for site, synced, model, _late, chain in window[:-1]:
             if synced:
+                # a backward in a helper: the call that runs it from the window's loop, as statically
                 self._report("GL006", site, messages.ddp_accumulation_without_no_sync(
-                    site.text or "backward()", model.name(), step.text or "step()", step.line))
+                    site.text or "backward()", model.name(), step.text or "step()", step.line,
+                    via=reached_via(chain, callers())))
                 return
 
     # -- GL007
-    def clipped(self, site: Site, params: Any) -> None:
+    def clipped(self, site: Site, params: Any, window: bool = True) -> None:
+        """A clip of `params` (told by the probe's clip wrapper, `clips.before`); `window`: whether their
+        gradients hold a backward pass no step applied. A clip of gradients just cleared or stepped
+        limits no window: the next micro-batch's gradients are not added to a clip."""
         keys = {id(p) for p in _as_tensors(params)}
-        self.clip = (site, keys)
+        if window:
+            self.clip = (site, keys)
         stale = self.scaled & keys
         if stale:
             opt = next((o for o, ps in self.opt_params.items() if ps & stale), None)
@@ -365,33 +402,18 @@ def _unscale(self: Any, optimizer: Any) -> Any:
         raise
 
 
-def _clip(original_key: tuple[Any, str]) -> Callable[..., Any]:
-    def clip(parameters: Any, *args: Any, **kwargs: Any) -> Any:
-        if _ACTIVE:
-            parameters = list(parameters) if not isinstance(parameters, torch.Tensor) else parameters
-            site = user_site(2, ("clip_grad_norm_", "clip_grad_value_"))
-            for m in _ACTIVE:
-                m.clipped(site, parameters)
-        return _ORIGINALS[original_key](parameters, *args, **kwargs)
-
-    return clip
-
-
 def _ddp_forward(self: Any, *args: Any, **kwargs: Any) -> Any:
     if _ACTIVE:
         sync = bool(torch.is_grad_enabled() and getattr(self, "require_backward_grad_sync", True))
+        frame = _user_frame(sys._getframe(1)) if sync else None  # the line a late switch's message names
+        line = frame.f_lineno or 0 if frame is not None else 0
         for m in _ACTIVE:
-            m.ddp_forward(sync, self)
+            m.ddp_forward(sync, self, line)
     return _ORIGINALS[(torch.nn.parallel.DistributedDataParallel, "forward")](self, *args, **kwargs)
 
 
 def _targets() -> list[tuple[Any, str, Any]]:
     out: list[tuple[Any, str, Any]] = [(torch.amp.GradScaler, "scale", _scale), (torch.amp.GradScaler, "unscale_", _unscale)]
-    utils = torch.nn.utils
-    for name in ("clip_grad_norm_", "clip_grad_value_"):
-        for owner in (utils, getattr(utils, "clip_grad", None)):
-            if owner is not None and hasattr(owner, name):
-                out.append((owner, name, _clip((owner, name))))
     if torch.distributed.is_available():
         out.append((torch.nn.parallel.DistributedDataParallel, "forward", _ddp_forward))
     return out

@@ -6,7 +6,8 @@
 - GradScaler's unscale kernel: `GradScaler.unscale_` undoes the loss scaling it applied, which is
   not a rescale of the gradients.
 - `torch.nn.utils.clip_grad_norm_` and `clip_grad_value_` (looked up at call time): the window's scale
-  is measured on the gradients entering the clip, and the clip's own change is not a rescale (`clips.py`).
+  is measured on the gradients entering the clip, and the clip's own change is not a rescale; the
+  monitors are told of the clip there, with whether it clips a window (`clips.py`).
 - `torch.nn.utils.get_total_norm`: a norm of gradients still multiplied by a GradScaler's scale (`norms.py`).
 
 All are restored when the last probe closes (`deactivate`).
@@ -29,7 +30,7 @@ from .ledger import Site
 from .loss_scale import LossGraph
 from .norms import NormHost
 from .replay import Replay
-from .sites import MEMOS, SiteMemo, memo_sites
+from .sites import MEMOS, SiteMemo, memo_sites, user_site
 
 
 class PatchHost(ClipHost, NormHost, Protocol):
@@ -197,7 +198,8 @@ def _clip(key: tuple[Any, str]) -> Callable[..., Any]:
         if not probes:
             return original(parameters, *args, **kwargs)
         params = [parameters] if isinstance(parameters, torch.Tensor) else list(parameters)
-        states = [(probe, _clips.before(probe, params)) for probe in probes]
+        site = user_site(2, ("clip_grad_norm_", "clip_grad_value_"))
+        states = [(probe, _clips.before(probe, params, site)) for probe in probes]
         try:
             return original(params, *args, **kwargs)
         finally:

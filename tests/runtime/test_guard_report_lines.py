@@ -105,9 +105,12 @@ def test_gl006_names_the_ddp_model_and_says_an_inverted_no_sync_diverges() -> No
     assert done.returncode == 1 and len(lines) == 1, done.stderr
     # at the choice of `no_sync()` (where the static side anchors), relative to the working directory
     assert lines[0].startswith("ddp_no_sync_inverted.py:22:19: GL006 ")
-    assert (22, "GL006") in static_messages("ddp_no_sync_inverted.py")
     assert "`ddp_model`" in lines[0] and "Sequential" not in lines[0]
     assert "diverge" in lines[0] and "correct gradients" not in lines[0]
+    # the static side's words: the choice's test, read through `last = ...`, not only what the guard saw
+    static = static_messages("ddp_no_sync_inverted.py")[(22, "GL006")]
+    assert _message(lines[0]) == static, (lines[0], static)
+    assert "when `(it + 1) % accum == 0` holds" in static
 
 
 @pytest.mark.parametrize(("script", "cwd"), [
@@ -121,8 +124,30 @@ def test_gl006_inverted_choice_anchors_where_the_static_side_does(script: Path, 
     lines = [line for line in done.stderr.splitlines() if " GL006 " in line]
     assert done.returncode == 1 and len(lines) == 1, done.stderr
     static = json.loads(invoke(str(script), "--format", "json").stdout)
-    [(line, col)] = [(d["line"], d["column"]) for d in static if d["code"] == "GL006"]
+    [(line, col, message)] = [(d["line"], d["column"], d["message"]) for d in static if d["code"] == "GL006"]
     assert lines[0].startswith(f"{script.relative_to(cwd).as_posix()}:{line}:{col}: GL006 "), (lines[0], line, col)
+    assert _message(lines[0]) == message  # and the static side's words
+
+
+@pytest.mark.parametrize("fixture", ["no_sync_around_backward_only.py", "no_sync_chosen_into_variable_around_backward_only.py",
+                                     "sync_flag_set_after_forward.py", "trainer_chunks_without_no_sync.py",
+                                     "accumulate_without_no_sync.py"])
+def test_gl006_words_equal_the_static_sides_on_fixtures(fixture: str) -> None:
+    # sync switched off after the forward that decided it (the first three): "switched off only after the
+    # forward pass at line N", as statically, not "accumulates ... on every backward" or "the replicas diverge";
+    # a backward in a helper whose window's loop is in the caller: "(run by `trainer.train_step(x, y)` at line 31)"
+    script = ROOT / "fixtures" / "ddp_accumulation_without_no_sync" / fixture
+    done = _gradlint_run(script, ROOT)
+    found = {tuple(map(int, line.split(":")[1:3])): _message(line) for line in done.stderr.splitlines() if " GL006 " in line}
+    static = {(d["line"], d["column"]): d["message"] for d in json.loads(invoke(str(script), "--format", "json").stdout)
+              if d["code"] == "GL006"}
+    assert found and found == static, (found, static)
+
+
+def _message(line: str) -> str:
+    """The message of a report line `path:line:col: CODE message [n steps, ...]`."""
+    message = line.split(": ", 1)[1].split(" ", 1)[1]
+    return message.rsplit(" [", 1)[0] if message.endswith("]") else message
 
 
 def test_gl006_names_the_model_variable_not_its_class() -> None:

@@ -80,6 +80,40 @@ def test_gl007_clip_of_a_partial_window_and_clip_on_the_boundary() -> None:
     assert run(False) == []
 
 
+@pytest.mark.parametrize("set_to_none", [True, False])
+@pytest.mark.parametrize("window", [4, 1])
+def test_gl007_a_clip_of_gradients_just_stepped_and_cleared_clips_no_window(set_to_none: bool, window: int) -> None:
+    # the clip gated on the step's condition, after the step and the clear (a trainer's step method
+    # that steps and clears, then `if sync_gradients: clip`): it finds no gradient written since the
+    # clear, so the next micro-batch's backward does not add to a clipped partial window
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with guard(model, opt, mode="record") as g:
+        for i, (x, y) in enumerate(_batches(24)):
+            (nn.functional.mse_loss(model(x), y) / window).backward()
+            if (i + 1) % window == 0:
+                opt.step()
+                opt.zero_grad(set_to_none=set_to_none)
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    assert list(g.report()) == []
+
+
+def test_gl007_a_clip_after_a_clear_still_counts_once_a_backward_wrote_again() -> None:
+    # cleared, then a micro-batch's backward, then the clip on every micro-batch: a partial window again
+    model = _model()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    with guard(model, opt, mode="record") as g:
+        for i, (x, y) in enumerate(_batches(8)):
+            (nn.functional.mse_loss(model(x), y) / 4).backward()
+            clip_line = _line_of_next() + 1
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            if (i + 1) % 4 == 0:
+                opt.step()
+                opt.zero_grad()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    assert [(f.code, f.line - clip_line) for f in g.report()] == [("GL007", 0)]
+
+
 def test_gl007_in_raise_mode_raises_at_the_clip() -> None:
     model = _model()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)

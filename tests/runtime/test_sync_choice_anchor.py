@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gradcheck_lint.runtime.ledger import Site
-from gradcheck_lint.runtime.sync_sites import sync_choice_of
+from gradcheck_lint.runtime.sync_sites import sync_choice, sync_choice_of
 
 SOURCE = '''\
 import contextlib
@@ -77,3 +77,40 @@ def test_the_anchor_is_the_sync_choice_around_the_backward(program: str, line: i
 def test_an_unreadable_source_keeps_the_backward(tmp_path: Path) -> None:
     site = _site(str(tmp_path / "missing.py"), 3, 5)
     assert sync_choice_of(site) == site
+
+
+WORDED = '''\
+import contextlib
+
+
+def train(model, batches, accum):
+    for i, x in enumerate(batches):
+        last = (i + 1) % accum == 0
+        with (model.no_sync() if last else contextlib.nullcontext()):
+            model(x).sum().backward()
+        with (contextlib.nullcontext() if not last else model.no_sync()):
+            model(x).sum().backward()
+        ctx = model.no_sync if i % accum  ==  0 else contextlib.nullcontext
+        with ctx():
+            model(x).sum().backward()
+        with (model.no_sync() if model.training else contextlib.nullcontext()):
+            model(x).sum().backward()
+        if last:
+            with model.no_sync():
+                model(x).sum().backward()
+'''
+
+
+@pytest.mark.parametrize(("line", "col", "words"), [
+    (8, 13, ("model.no_sync()", "(i + 1) % accum == 0", True)),  # the test through the name it was assigned to
+    (10, 13, ("model.no_sync()", "(i + 1) % accum == 0", True)),  # `not last` in the `else` arm: twice negated
+    (13, 13, ("model.no_sync", "i % accum == 0", True)),  # chosen into a name; the test's spaces as the static side's
+    (15, 13, ("model.no_sync()", "model.training", True)),  # a test no name holds: as written
+    (18, 17, None),  # no conditional expression: no test to speak of
+])
+def test_the_choice_is_worded_as_the_static_side_reads_it(tmp_path: Path, line: int, col: int,
+                                                          words: tuple[str, str, bool] | None) -> None:
+    path = tmp_path / "worded.py"
+    path.write_text(WORDED, encoding="utf-8")
+    _site_, choice = sync_choice(_site(str(path), line, col))
+    assert (None if choice is None else (choice.off_text, choice.test, choice.off_when)) == words
