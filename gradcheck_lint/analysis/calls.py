@@ -237,6 +237,9 @@ class Calls:
         qual = interp.imports.qualify(func) if isinstance(func, ast.Name) else None
         if qual is None:
             callee = interp.eval(func, flow, frame)
+            factory = class_refs.referenced(callee)
+            if factory is not None:  # `getattr(torch.optim, name)(params, lr=lr)`: that class built
+                return self.qualified_call(call, factory, flow, frame)
             pos, kw = self.args_of(call, flow, frame)
             if callee.modules:
                 return interp.forward(callee, pos, kw, flow, frame)
@@ -272,6 +275,12 @@ class Calls:
                     or self._returning_base(found[1]) is not None)):
                 return self.project_call(call, found[0], found[1], flow, frame)
         last = qual.rsplit(".", 1)[-1]
+        if qual == "getattr" and len(call.args) == 2 and not isinstance(call.args[1], ast.Constant):
+            module = N.dotted(call.args[0])
+            picked = class_refs.chosen(module, interp.imports, self.catalogue) if module is not None else None
+            if picked is not None:  # `getattr(torch.optim, cfg.optimizer)`: some optimizer class, built when called
+                self.args_of(call, flow, frame)
+                return picked
         pos, kw = self.args_of(call, flow, frame)
         if last == "backward":  # any library's backward of what was accumulated: kept to be trained on
             for v in pos:

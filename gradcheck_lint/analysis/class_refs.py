@@ -8,6 +8,9 @@ no row describes, `bnb.optim.AdamW8bit(params)`); a
 parameter's default is its value where no caller in sight hands it another (an entry function's
 parameter, read in `entrypoints`), and a caller that does hand one in replaces it as any argument does.
 
+`getattr(torch.optim, name)` names a class of a package whose every class one catalogue row models (`torch.optim.*`
+constructs an optimizer): whichever name the run picks, calling it builds what that row builds (`chosen`).
+
 A class of this file is named the same way by a classmethod's `cls` (`MLP.get_model(stage, opt)` whose body
 returns `cls(d_in)`): calling it constructs that class, and the method itself, called through the class
 name, runs like any method (`local`).
@@ -57,3 +60,19 @@ def local_named(value: Value | None) -> str | None:
     if isinstance(const, tuple) and len(const) == 2 and const[0] == _LOCAL:
         return str(const[1])
     return None
+
+
+def chosen(module: str, imports: ImportMap, catalogue: Catalogue) -> Value | None:
+    """`getattr(module, name)` with `name` known only at run time: a class of that package, when one catalogue row
+    models every capitalised name in it (`torch.optim.*`) and constructs an object of a type it names; the value
+    is that type (`torch.optim.Optimizer`), called as its own row says. None otherwise."""
+    head, _, rest = module.partition(".")
+    base = imports.aliases.get(head)
+    if base is None:
+        return None
+    package = f"{base}.{rest}" if rest else base
+    row = catalogue.call(f"{package}.AnyClass")
+    if row is None or row.name != f"{package}.*":
+        return None
+    made = [str(e.value("type")) for e in row.effects if e.kind == "construct"]
+    return Value(const=(_CLASS, made[0]), present=True) if len(made) == 1 and made[0] else None

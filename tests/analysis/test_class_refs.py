@@ -171,3 +171,22 @@ for x in torch.randn(5, 8, 4):
     opt.step()
 """
     assert found(text) == []
+
+
+def test_an_optimizer_class_picked_by_name_from_torch_optim_is_an_optimizer() -> None:
+    """`getattr(torch.optim, optimizer)(params, lr=lr)` (deepqmc's fit, lockbox 11's GL003 found only as possible,
+    read after its opening): whichever class the name picks, `torch.optim.*` builds an optimizer of those parameters."""
+    text = """\
+import torch
+
+
+def fit(model, loader, optimizer="AdamW", lr=1e-3):
+    opt = getattr(torch.optim, optimizer)(model.parameters(), lr=lr)
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        CLEAR
+"""
+    assert found(text.replace("        CLEAR\n", "")) == [("GL001", 9, "certain")]
+    assert found(text.replace("CLEAR", "opt.zero_grad()")) == []
