@@ -318,12 +318,14 @@ def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: i
     if calls_of:
         by = "the framework's calls" if framework else "the calls"
         msg = (f"`{statement}` keeps the autograd graph of {holder} alive in `{target}`, which outlives {by} of "
-               f"`{calls_of}`, one per batch: every batch's graph and activations stay in memory until `{target}` is "
-               f"dropped, and memory grows until it runs out.")
+               f"`{calls_of}`, one per batch: every batch's graph stays in memory (its nodes, and the activations "
+               f"they saved where no backward pass freed them) until `{target}` is dropped, so memory grows with "
+               f"every batch.")
     else:
         msg = (f"`{statement}` keeps the autograd graph of {holder} alive in `{target}`, which outlives the "
-               f"iterations of the loop{_at(loop_line)}: every iteration's graph and activations stay in memory until "
-               f"`{target}` is dropped, and memory grows until it runs out.")
+               f"iterations of the loop{_at(loop_line)}: every iteration's graph stays in memory (its nodes, and the "
+               f"activations they saved where no backward pass freed them) until `{target}` is dropped, so memory "
+               f"grows with every iteration.")
     if backward_later:
         help_ = (f"backpropagate `{stored}` before storing it, then store its `.item()` (or `.detach()`): "
                  f"`{backward_later}` needs the graph only until it has run.")
