@@ -621,11 +621,7 @@ class Calls:
 
     def _local_class_of(self, recv: Value) -> ClassInfo | None:
         if isinstance(recv.const, tuple) and recv.const[:1] == ("instance",):
-            name = str(recv.const[1])
-            found = self.interp.classes.get(name)
-            if found is None and self.interp.project is not None:
-                found = self.interp.project.class_named(name)  # an instance of a class of another file
-            return found
+            return self._class_named(str(recv.const[1]))  # (of this file, or of another file of the project)
         for e in recv.in_order():  # the first made, never the first a set's hash order gives
             if e.uid in self.instance_class:
                 return self.instance_class[e.uid]

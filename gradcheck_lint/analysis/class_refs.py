@@ -30,11 +30,9 @@ def reference(dotted: str, imports: ImportMap, catalogue: Catalogue) -> Value | 
     """The value of the dotted name `dotted` (`optim.SGD`, `SGD`, `bnb.optim.AdamW8bit`) when it names a class
     through an import (a capitalised last name); else None. Calling it is the call written with that name,
     whatever the catalogue knows of it."""
-    head, _, rest = dotted.partition(".")
-    base = imports.aliases.get(head)
-    if base is None:
+    qual = _through_import(dotted, imports)
+    if qual is None:
         return None
-    qual = f"{base}.{rest}" if rest else base
     last = qual.rsplit(".", 1)[-1]
     if not last[:1].isupper():  # a class (`SGD`, `AdamW8bit`), not a function or a value (`torch.float16`)
         return None
@@ -66,13 +64,20 @@ def chosen(module: str, imports: ImportMap, catalogue: Catalogue) -> Value | Non
     """`getattr(module, name)` with `name` known only at run time: a class of that package, when one catalogue row
     models every capitalised name in it (`torch.optim.*`) and constructs an object of a type it names; the value
     is that type (`torch.optim.Optimizer`), called as its own row says. None otherwise."""
-    head, _, rest = module.partition(".")
-    base = imports.aliases.get(head)
-    if base is None:
+    package = _through_import(module, imports)
+    if package is None:
         return None
-    package = f"{base}.{rest}" if rest else base
     row = catalogue.call(f"{package}.AnyClass")
     if row is None or row.name != f"{package}.*":
         return None
     made = [str(e.value("type")) for e in row.effects if e.kind == "construct"]
     return Value(const=(_CLASS, made[0]), present=True) if len(made) == 1 and made[0] else None
+
+
+def _through_import(dotted: str, imports: ImportMap) -> str | None:
+    """The qualified name of a dotted name whose head is an import (`optim.SGD` -> `torch.optim.SGD`), else None."""
+    head, _, rest = dotted.partition(".")
+    base = imports.aliases.get(head)
+    if base is None:
+        return None
+    return f"{base}.{rest}" if rest else base
