@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import replace
 
-from . import class_refs, stand_ins
+from . import class_refs, handed_containers, stand_ins
 from . import names as N
 from .definitions import ClassInfo
 from .flow import MAX_DEPTH, TRANSITIONS, Flow, Frame, Function
@@ -283,6 +283,12 @@ class Inliner:
             prefix = a_text + "."
             env.update({p_name + k[len(a_text):]: v for k, v in flow.env.items() if k.startswith(prefix)})
         env.update(outer_globals)
+        # containers the callee grows in place (`lst.append(opt)` of a parameter handed `a2a`): see `handed_containers`
+        call = self.calls.current_call_node()
+        grows = handed_containers.grown(fn, frozenset(p.name for p in (*params, *kwonly)))
+        displays = handed_containers.display_refs(call, [p.name for p in params], [p.name for p in kwonly]) \
+            if grows.items and call is not None else {}
+        entry = {p: env[p] for p in grows.direct if p in env}
         callee = Frame(function=fn, cls=cls, self_value=self_value, depth=frame.depth + 1, local_defs={}, loops=frame.loops,
                        ifs=frame.ifs, no_grad=frame.no_grad or self.calls.without_grad(fn), gates=frame.gates, sync_off=frame.sync_off,
                        sync_maybe=frame.sync_maybe, active=frame.active + (id(fn),),
@@ -325,6 +331,8 @@ class Inliner:
         for k, v in final.env.items():
             if k.startswith("self.") and self_value is not None and not local_instance or k.startswith("self.") and cls is not None and frame.cls is cls or k in outer_globals and v is not outer_globals[k] and k not in shadowed or k.startswith("@"):
                 flow.env[k] = v
+        if grows.direct or displays:
+            handed_containers.write_back(flow.env, final.env, entry, handed_names, displays, grows, shadowed)
         for p_name, a_text in handed_names.items():
             if p_name in shadowed:
                 continue  # the callee rebinds the parameter: its attributes may be of another object
