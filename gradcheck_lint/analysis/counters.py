@@ -20,7 +20,7 @@ from .flow import Flow, Frame, Outcome
 from .last_iteration import last_iteration_bound, strided_window
 from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
-from .values import EMPTY, Counter, Holder, Value, join
+from .values import EMPTY, Counter, Holder, Kind, Value, join
 from .window_arithmetic import (
     LAST,
     NEXT_PHASE,
@@ -39,6 +39,9 @@ _SELF_CALL = re.compile(r"\bself\.(\w+)\s*\(")
 _PASS_THROUGH = ("iter", "list", "tuple", "sorted", "reversed")
 # What a loop visiting the members of a collection may do to each (`Counters.visits_members`)
 _MEMBER_EFFECTS = ("step", "clear", "unscale")
+# the kinds of object whose `.step()`/`.zero_grad()` a members loop may call, whatever this file names its own methods
+_MEMBER_KINDS = frozenset({Kind.OPTIMIZER, Kind.SCHEDULER, Kind.TOOL})
+_RECEIVER_NAMED_LIKE_TRAINER = "receiver, named like a trainer"
 
 
 class Counters:
@@ -331,6 +334,11 @@ class Counters:
             found = self._members[id(stmt)] = self._member_calls(stmt)
         if found == "argument" and not element.entities:
             return False
+        if found == _RECEIVER_NAMED_LIKE_TRAINER:
+            # `for optimizer in self.optimizers: optimizer.step()` in a class whose own `step` trains: what the
+            # loop binds is known to be optimizers (or tools), so `.step()` is theirs, not that method
+            return bool(element.entities) and not element.modules and not element.params \
+                and all(e.kind in _MEMBER_KINDS for e in element.entities)
         return bool(found) and not element.params
 
     def steps_members(self, stmt: ast.For | ast.AsyncFor) -> bool:
@@ -340,16 +348,18 @@ class Counters:
         found = self._members.get(id(stmt))
         if found is None:
             found = self._members[id(stmt)] = self._member_calls(stmt)
-        return bool(found)
+        return bool(found) and found != _RECEIVER_NAMED_LIKE_TRAINER
 
     def _member_calls(self, stmt: ast.For | ast.AsyncFor) -> str:
         """How the gradient calls of the loop's body reach what it binds (`visits_members`): "receiver"
         (each is a method of it), "argument" (some are handed it), "" (not every one reaches it, or one
-        is not a step, clear or unscale)."""
+        is not a step, clear or unscale), `_RECEIVER_NAMED_LIKE_TRAINER` (each is a method of it, one named
+        like a function of this file that trains: which one it is depends on what the loop binds)."""
         interp = self.interp
         allowed = interp.catalogue.named_by_effect(*_MEMBER_EFFECTS, clears=True)
         bound = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
         how = ""
+        ambiguous = False
         for part in stmt.body:
             for call in ast.walk(part):
                 if not isinstance(call, ast.Call):
@@ -357,15 +367,19 @@ class Counters:
                 name = N.last_name(call.func) or ""
                 if not interp.touches_gradients(name):
                     continue
-                if name not in allowed or interp.prescan.trains(name) or not isinstance(call.func, ast.Attribute):
+                if name not in allowed or not isinstance(call.func, ast.Attribute):
                     return ""
+                if interp.prescan.trains(name):
+                    if not (isinstance(call.func.value, ast.Name) and call.func.value.id in bound):
+                        return ""
+                    ambiguous = True
                 if _names_any(call.func.value, bound):
                     how = how or "receiver"
                 elif any(_names_any(a, bound) for a in (*call.args, *call.keywords)):
                     how = "argument"
                 else:
                     return ""
-        return how
+        return _RECEIVER_NAMED_LIKE_TRAINER if ambiguous and how == "receiver" else "" if ambiguous else how
 
     def trains(self, node: ast.AST) -> bool:
         """Can one run of this loop issue a backward pass (directly or through a call)? Read from its text

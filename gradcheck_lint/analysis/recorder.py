@@ -348,6 +348,10 @@ class Recorder:
         loop = self.interp.loops.get(frame.loops[-1]) if frame.loops else None
         if loop is None or loop.implicit or not self._benchmark(loop.node):
             return False
+        if not _written_in(call, loop.node):
+            # reached through a call the loop makes (`for _ in range(n): trainer.step()` running `Trainer.step`,
+            # which backpropagates): the loop's `.step()` is that method, named like an optimizer's, not one
+            return False
         bound = {n.id for t in _loop_targets(loop.node) for n in ast.walk(t) if isinstance(n, ast.Name)}
         return not any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(call))  # `for opt in opts: opt.step()` trains
 
@@ -413,3 +417,11 @@ class Recorder:
 def _loop_targets(node: ast.AST) -> list[ast.AST]:
     """What a loop binds on each iteration (a `while` binds nothing)."""
     return [node.target] if isinstance(node, (ast.For, ast.AsyncFor)) else []
+
+
+def _written_in(node: ast.AST, scope: ast.AST) -> bool:
+    """`node` is part of `scope`'s text."""
+    first, last = getattr(scope, "lineno", 0), getattr(scope, "end_lineno", None) or 0
+    if not first <= getattr(node, "lineno", -1) <= last:
+        return False
+    return any(n is node for n in ast.walk(scope))
