@@ -476,8 +476,18 @@ class Objects:
             # its own parts go with it: `self.encoder.embedding` is `Holder(self, ("encoder", "embedding"))`, the
             # holder the encoder's methods reach when called through it (`model.encoder.embed(ids)`)
             items = tuple((k, _rerooted(v, made_here, Holder(base.uid, path))) for k, v in value.items)
+            self._owned_through(made_here, Holder(base.uid, path))
             return replace(value, modules=frozenset({Holder(base.uid, path)}) | given, entities=frozenset(), items=items)
         return value
+
+    def _owned_through(self, uids: frozenset[int], root: Holder) -> None:
+        """Modules `uids` just became `root`, a part of another module: an optimizer built over their parameters
+        before (`self.optimizer = Adam(self.parameters())` in the part's own `__init__`, synthcity's
+        `TimeSeriesModel`) updates `root`'s, the holders a forward through the parent fills and its clear reaches."""
+        for own in self.table.ownership.values():
+            extra = frozenset(Holder(root.uid, root.path + h.path) for h in own.holders if h.uid in uids and not h.pseudo)
+            if not extra <= own.holders:
+                own.holders = own.holders | extra
 
     def given_modules(self, frame: Frame) -> frozenset[int]:
         """Uids of modules that existed before the method running in `frame` was called (its arguments)."""
