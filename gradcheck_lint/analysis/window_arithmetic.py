@@ -64,7 +64,7 @@ def _eval(expr: ast.expr, counter: str):
     kind = type(expr)
     if kind is ast.UnaryOp and type(expr.op) is ast.Not:
         v = _eval(expr.operand, counter)
-        if isinstance(v, tuple) and v[0] == "res":
+        if isinstance(v, tuple) and v[0] in ("res", "int"):  # `not (i % N)`, `not i`
             return None if v[1] is None else v[1] == 0
         return (not v) if isinstance(v, bool) else _U
     if kind is ast.BoolOp:

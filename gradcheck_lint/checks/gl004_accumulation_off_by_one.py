@@ -100,6 +100,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue
                     if not isinstance(cond.statement, ast.If) or not cond.moduli:
                         continue
+                    if fires_first and value is True and _taken_over_at_zero(model, cond):
+                        continue  # `if i == 0: update = False` / `elif i % N == 0:`: never reached on the first one
                     if _steps_either_way(model, step, cond, value, holders):
                         continue  # the optimizer steps on both branches: the test is no window of it
                     if _flushes_after_loop(model, cond):
@@ -175,6 +177,22 @@ def _reset_finding(model: TrainingModel, step: Step, cond: Condition, value: boo
         msg += f" (The gate is the caller's, handed over at {cond.caller}.)"
         facts = (*facts, assumed(Assumption.NAME))
     return Finding(cond.test if cond.caller is None else step.node, msg, help_, facts)
+
+
+def _taken_over_at_zero(model: TrainingModel, cond: Condition) -> bool:
+    """The test is an `elif` after one that holds when its counter starts from 0 (VL-T5's `if step_i == 0:
+    update = False` / `elif step_i % N == 0 ...: update = True`, lockbox 11): on the first micro-batch the earlier
+    branch runs, and this test is not even evaluated."""
+    statement = cond.statement
+    counters = [c for c in cond.counter_sources if cond.counter_starts.get(c, 0) == 0]
+    if not counters:
+        return False
+    parent = model.parent(statement)
+    while isinstance(parent, ast.If) and len(parent.orelse) == 1 and parent.orelse[0] is statement:
+        if any(truth_at_zero(parent.test, c) is True for c in counters):
+            return True
+        statement, parent = parent, model.parent(parent)
+    return False
 
 
 def _spliced(model: TrainingModel, node: ast.expr, replacements: list[tuple[ast.expr, str]]) -> str:

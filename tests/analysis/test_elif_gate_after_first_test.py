@@ -1,0 +1,45 @@
+"""An `elif` gate after a test that holds on the first micro-batch is not reached there (GL004).
+
+VL-T5 (lockbox 11, after its opening: it does not count there) forces the flag off on the first micro-batch
+and tests the window only after: `if step_i == 0: update = False` / `elif step_i % N == 0 ...: update = True`.
+Read alone, the `elif` fires at `step_i == 0`; on the path that reaches it, `step_i` is never 0."""
+
+from __future__ import annotations
+
+from gradcheck_lint.engine import analyse_text
+
+
+def found(text: str) -> list[tuple[str, int]]:
+    return sorted((d.code, d.span.line) for d in analyse_text(text, "train.py").diagnostics)
+
+
+LOOP = """\
+import torch
+
+
+def train(model, loader, optim, accum):
+    for step_i, batch in enumerate(loader):
+        loss = model(batch).mean() / accum
+        loss.backward()
+        update = True
+        if accum > 1:
+            FIRST
+                update = False
+            elif step_i % accum == 0 or step_i == len(loader) - 1:
+                update = True
+            else:
+                update = False
+        if update:
+            optim.step()
+            optim.zero_grad()
+"""
+
+
+def test_the_first_micro_batch_takes_the_earlier_branch() -> None:
+    assert found(LOOP.replace("FIRST", "if step_i == 0:")) == []
+    assert found(LOOP.replace("FIRST", "if not step_i:")) == []
+
+
+def test_an_earlier_test_that_does_not_hold_at_zero_leaves_the_elif_firing_first() -> None:
+    # `step_i == 1` is false on the first micro-batch: the `elif` is reached there and steps on it
+    assert found(LOOP.replace("FIRST", "if step_i == 1:")) == [("GL004", 12)]
