@@ -358,6 +358,7 @@ class Counters:
         interp = self.interp
         allowed = interp.catalogue.named_by_effect(*_MEMBER_EFFECTS, clears=True)
         bound = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+        clips = interp.catalogue.named_by_effect("clip")
         how = ""
         ambiguous = False
         for part in stmt.body:
@@ -367,6 +368,9 @@ class Counters:
                 name = N.last_name(call.func) or ""
                 if not interp.touches_gradients(name):
                     continue
+                if name in clips and call.args and _names_any(call.args[0], bound) \
+                        and not interp.prescan.trains(name):
+                    continue  # `clip_grad_norm_(model.parameters(), c)` before the member's step: the member's own
                 if name not in allowed or not isinstance(call.func, ast.Attribute):
                     return ""
                 if interp.prescan.trains(name):

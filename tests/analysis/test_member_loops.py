@@ -165,3 +165,30 @@ def test_a_loop_running_a_forward_pass_per_chunk_still_accumulates_micro_batches
         for chunk in x.split(2):
             (model(chunk).sum() + head(chunk).sum()).backward()"""
     assert codes(LOSSES.format(backward=chunks)) == [(11, "GL003")]
+
+
+# synthcity's TimeSeriesGAN (lockbox 11, after its opening: it does not count there), as a statement-deleting
+# reducer left its file: each model of a list carries its own optimizer; each is cleared, then clipped and stepped
+# after one backward. The clip of a member's parameters is that member's, as its step is: still one pass, not a
+# second step of the first member.
+CLIPPED_MEMBERS = """\
+import torch
+from torch import nn
+
+class TimeSeriesGAN(nn.Module):
+
+    def _train_epoch_embedding(self, static_data: torch.Tensor, temporal_data: torch.Tensor, observation_times: torch.Tensor, cond: Optional[torch.Tensor]) -> float:
+        for model in train_models:
+            model.optimizer.zero_grad()
+        errE.backward()
+        for model in train_models:
+            if self.clipping_value > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), self.clipping_value)
+            model.optimizer.step()
+"""
+
+
+def test_a_clip_of_each_members_parameters_before_its_step_keeps_one_pass() -> None:
+    assert codes(CLIPPED_MEMBERS) == []
+    # without the clear loop, each member's step is still stale
+    assert codes(CLIPPED_MEMBERS.replace("model.optimizer.zero_grad()", "pass")) == [(13, "GL001")]
