@@ -139,6 +139,13 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
                         if not _mentions_len(right):
                             compared.append(code(right))
                             counters.append(name)
+                elif not _has_modulo(node) and (since := micro_batches_since_mark(left, statement)) is not None:
+                    # `if ni - last_opt_step >= accumulate:` ... `last_opt_step = ni`: the micro-batches since the
+                    # last step, a window counter the step restarts (ultralytics' trainers)
+                    right = node.comparators[0]
+                    if not _mentions_len(right) and (not is_int(right) or right.value > 1):
+                        compared.append(code(right))
+                        counters.append(since)
 
         def visit_Attribute(self, node: ast.Attribute) -> None:
             nonlocal sync
@@ -164,6 +171,21 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
         volatile=bool(moduli or compared or sync),
         unit=units[0] if len(units) == len(compared) == 1 and not moduli else None,
     )
+
+
+def micro_batches_since_mark(left: ast.expr, statement: ast.stmt) -> str | None:
+    """`ni - last_opt_step` where the branch of `statement` marks the position, `last_opt_step = ni`: the count
+    of micro-batches since the last time the branch ran, restarted by it (the counter `ni` it is read from)."""
+    if not (type(left) is ast.BinOp and type(left.op) is ast.Sub):
+        return None
+    counter, mark = dotted(left.left), dotted(left.right)
+    if counter is None or mark is None or type(statement) is not ast.If:
+        return None
+    for node in (n for part in statement.body for n in ast.walk(part)):
+        if type(node) is ast.Assign and len(node.targets) == 1 and dotted(node.targets[0]) == mark \
+                and dotted(node.value) == counter:
+            return counter
+    return None
 
 
 def _exits_early(statement: ast.stmt) -> bool:
