@@ -24,6 +24,7 @@ from .provenance import Assumption, assumed
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
+from .walk import iter_tree
 from .values import EMPTY, OPAQUE, PRESENT, Counter, Holder, Kind, Value, blank, join, present, union_as_tensor
 
 _ANY_KEY = "?*"  # the item of a dict stored under a key the analysis does not know (`d[name] = ...`)
@@ -48,6 +49,7 @@ class Expressions:
         self.interp = interp
         self.table = interp.table
         self._flags: list[int] = []
+        self._numeric_arrays: dict[tuple[int, str], bool] = {}  # (scope, name) -> bound only to NumPy calls
 
     def ref(self, expr: ast.AST) -> str | None:
         return N.ref_text(expr)
@@ -705,6 +707,8 @@ class Expressions:
             return
         if not isinstance(stmt, ast.AugAssign) and self._rewrites_item_slots(target, frame):
             return  # (`self._sum[idx] += v` sums onto what the slot held: it grows)
+        if self._numeric_array(base, frame):
+            return  # `record = np.zeros(n)` ... `record[i] = loss`: NumPy stores the number, not the tensor
         held = self.interp.keepalives.note(stmt, base, source, value, frame, code(target.value))
         old = self.lookup(base, flow, frame)
         if held is value:
@@ -714,6 +718,23 @@ class Expressions:
                 return
             held = Value(built=value.built, reach=value.reach, vague=value.vague)
         flow.env[base] = join([old, held]) if old is not None else held
+
+    def _numeric_array(self, base: str, frame: Frame) -> bool:
+        """Every binding of `base` in the running function (or module) is a NumPy call (`np.zeros(n)`,
+        `np.empty_like(x)`): an array of numbers, into which an item stored is converted to a number (a tensor that
+        requires grad cannot be stored at all; one that does not is copied as its value), keeping no graph."""
+        scope = frame.function or self.interp.module
+        key = (id(scope), base)
+        known = self._numeric_arrays.get(key)
+        if known is None:
+            values = [node.value for node in iter_tree(scope) if isinstance(node, (ast.Assign, ast.AnnAssign))
+                      and node.value is not None
+                      and any(N.ref_text(t) == base for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+            qualify = self.interp.imports.qualify
+            known = bool(values) and all(isinstance(v, ast.Call) and (qualify(v.func) or "").startswith("numpy.")
+                                         for v in values)
+            self._numeric_arrays[key] = known
+        return known
 
     def _rewrites_item_slots(self, target: ast.Subscript, frame: Frame) -> bool:
         """`for idx, v in enumerate(values): self._val[idx] = v` over the items of a sequence built in sight
