@@ -220,15 +220,24 @@ class Interpreter:
     # ------------------------------------------------------------------ statements
     def exec_block(self, body: Sequence[ast.AST], flow: Flow, frame: Frame) -> Outcome:
         out = Outcome(normal=flow)
+        outer, entered = frame, None
         for stmt in body:
             if out.normal is None or not out.normal.states:
                 out.normal = None
                 break
+            context = _entered_by_hand(stmt)
+            if context is not None:
+                # `ctx.__enter__()` ... `finally: ctx.__exit__(None, None, None)`: the statements between run in the
+                # context, as a `with` body does (ultralytics' `sync_context = model.no_sync() if ... else nullcontext()`)
+                frame, entered = self._entered(self.eval(context, out.normal, frame), frame), code(context)
+                continue
             res = self.exec_stmt(stmt, out.normal, frame)
             out.normal = res.normal
             out.breaks += res.breaks
             out.continues += res.continues
             out.returns += res.returns
+            if entered is not None and _exits_by_hand(stmt, entered):
+                frame, entered = outer, None
         return out
 
     def exec_stmt(self, stmt: ast.AST, flow: Flow, frame: Frame) -> Outcome:
@@ -1094,24 +1103,31 @@ class Interpreter:
         inner = frame
         for item in stmt.items:
             value = self.eval(item.context_expr, flow, inner)
-            context = value.const if isinstance(value.const, tuple) and value.const[:1] == ("context",) else None
-            if context is not None:
-                what, uid = context[1], context[2]
-                if what == "no_grad":
-                    inner = replace(inner, no_grad=True)
-                elif what == "enable_grad":
-                    inner = replace(inner, no_grad=False)
-                elif what == "gate":
-                    inner = replace(inner, gates=inner.gates + (uid,), sync_maybe=inner.sync_maybe | context[3])
-                    self.table.accumulating.add(uid)
-                elif what == "sync":
-                    wrappers, sure = context[2], context[3]
-                    inner = replace(inner, sync_off=inner.sync_off | wrappers) if sure else replace(inner, sync_maybe=inner.sync_maybe | wrappers)
+            if isinstance(value.const, tuple) and value.const[:1] == ("context",):
+                inner = self._entered(value, inner)
                 value = EMPTY
-
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, value, flow, inner, item.context_expr, stmt)
         return self.exec_block(stmt.body, flow, inner)
+
+    def _entered(self, value: Value, frame: Frame) -> Frame:
+        """The frame of code run in the context `value` (one `Value.const` of `("context", ...)`: `torch.no_grad()`,
+        a framework's accumulation gate, a data-parallel model's `no_sync()`), entered from `frame`."""
+        context = value.const if isinstance(value.const, tuple) and value.const[:1] == ("context",) else None
+        if context is None:
+            return frame
+        what, uid = context[1], context[2]
+        if what == "no_grad":
+            return replace(frame, no_grad=True)
+        if what == "enable_grad":
+            return replace(frame, no_grad=False)
+        if what == "gate":
+            self.table.accumulating.add(uid)
+            return replace(frame, gates=frame.gates + (uid,), sync_maybe=frame.sync_maybe | context[3])
+        if what == "sync":
+            wrappers, sure = context[2], context[3]
+            return replace(frame, sync_off=frame.sync_off | wrappers) if sure else replace(frame, sync_maybe=frame.sync_maybe | wrappers)
+        return frame
 
     def exec_try(self, stmt: ast.Try, flow: Flow, frame: Frame) -> Outcome:
         entry = flow.copy()
@@ -1128,6 +1144,24 @@ class Interpreter:
         if stmt.finalbody and merged.normal is not None:
             merged = merged.then(self.exec_block(stmt.finalbody, merged.normal, frame))
         return merged
+
+
+def _entered_by_hand(stmt: ast.AST) -> ast.expr | None:
+    """`ctx.__enter__()` as a statement: the context it enters (`ctx`)."""
+    if type(stmt) is ast.Expr and type(stmt.value) is ast.Call and type(stmt.value.func) is ast.Attribute \
+            and stmt.value.func.attr == "__enter__" and not stmt.value.args:
+        return stmt.value.func.value
+    return None
+
+
+def _exits_by_hand(stmt: ast.AST, context: str) -> bool:
+    """The statement leaves the context entered by hand (`ctx.__exit__(...)`, or a `try` whose `finally` does)."""
+    def exits(s: ast.AST) -> bool:
+        return type(s) is ast.Expr and type(s.value) is ast.Call and type(s.value.func) is ast.Attribute \
+            and s.value.func.attr == "__exit__" and code(s.value.func.value) == context
+    if exits(stmt):
+        return True
+    return type(stmt) is ast.Try and any(exits(s) for s in stmt.finalbody)
 
 
 def _whole_target(target: ast.expr, sub: ast.expr) -> bool:
