@@ -213,6 +213,12 @@ class Objects:
     def forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame, vague: bool = False) -> Value:
         """Calling a module: the result depends on its parameters and on its inputs, and holds the
         graph of this forward pass (unless autograd is off)."""
+        touching = None if vague else self._forward_touching_gradients(module, frame)
+        if touching is not None:
+            # a `forward` of a class read that clears, steps or backpropagates (lstm-crf's `self.zero_grad()` before
+            # computing its loss): it runs on the caller's paths, as any method called would
+            info, fn = touching
+            return self.interp.calls.inline(fn, info, module, pos, kw, flow, frame)
         args, reached, parts = self._through_local_forward(module, pos, kw, flow, frame, union_as_tensor([*pos, *kw.values()]))
         own = frozenset(module.modules)
         unseen: frozenset[Holder] = frozenset()
@@ -316,6 +322,21 @@ class Objects:
         if not cuts or args.reach <= out.reach and args.built <= out.built:
             return args, reached, parts
         return replace(args, reach=args.reach & out.reach, built=args.built & out.built), reached, parts
+
+    def _forward_touching_gradients(self, module: Value, frame: Frame
+                                    ) -> tuple[ClassInfo, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """The class and `forward` of a module whose `forward`, read, may clear, step or backpropagate."""
+        if frame.no_grad:
+            return None
+        info = self.class_of_module(module)
+        fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
+        if fn is None or id(fn) in frame.active:
+            return None
+        project = self.interp.project
+        prescan = (project.prescan_of(fn) if project is not None else None) or self.interp.prescan
+        if project is not None and not project.follows(self.interp, fn):
+            return None
+        return (info, fn) if prescan.function_touches(fn) else None
 
     def class_of_module(self, module: Value) -> ClassInfo | None:
         """The class of the project one module value is an instance of: its entity's (a class's stand-in `self`

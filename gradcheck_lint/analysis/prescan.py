@@ -326,6 +326,10 @@ class Prescan:
             self._inert = set(self._defs) - self._touching(strict=True)
         return not marks.direct and not self._reaches(marks, set(self._defs) - self._inert, strict=True)
 
+    def function_touches(self, fn: ast.AST) -> bool:
+        """A function of this module read, that may clear, step or backpropagate (not `function_inert`)."""
+        return id(fn) in self._bodies and not self.function_inert(fn)
+
     def _named_as_other(self, text: str) -> bool:
         """A name the catalogue types as something other than a model (`scaler`: a GradScaler)."""
         api = self.catalogue.receiver_type(text)

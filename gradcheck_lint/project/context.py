@@ -29,7 +29,7 @@ from ..analysis.graph_cuts import may_cut_graphs
 from ..analysis.names import ImportMap
 from ..analysis.prescan import Prescan
 from .caller_gates import CallerGate, caller_gates
-from .index import ForeignModule, ProjectIndex, absolute_imports, module_identity
+from .index import ForeignModule, ProjectIndex, absolute_imports, module_identity, star_imports
 
 if TYPE_CHECKING:
     from ..analysis.apimodels import Catalogue
@@ -114,7 +114,12 @@ class ProjectView:
     # ------------------------------------------------------------------ set-up
     def home_imports(self, module: ast.Module) -> ImportMap:
         """The checked file's imports with relative ones made absolute (`from .losses import f`)."""
-        return absolute_imports(module, self.package)
+        imports = absolute_imports(module, self.package)
+        stars = star_imports(module, self.package)
+        if stars:
+            own = frozenset(n.name for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+            self.index.merge_star_aliases(imports, stars, self.home_base, own)
+        return imports
 
     def home_class_resolver(self) -> Any:
         return self._class_resolver(self.home_base)

@@ -223,9 +223,37 @@ class ProjectIndex:
             unregister_foreign(known[1].nodes)
         module = _parse(path) if st.st_size <= MAX_FOREIGN_BYTES else None
         self._files[path] = (stamp, module)
+        if module is not None and module.stars:
+            self.merge_star_aliases(module.imports, module.stars, module.base_dir,
+                                    frozenset((*module.functions, *module.class_nodes)))
         if module is not None and self.recording is not None:
             self.recording[path] = module.digest
         return module
+
+    def merge_star_aliases(self, imports: ImportMap, stars: list[str], base_dir: str, own: frozenset[str] = frozenset(),
+                           depth: int = 3) -> None:
+        """The names a star import brings, under the names the module does not bind itself (`own`): the star
+        module's functions and classes (`from net import *` then `Net()` is `net.Net`), and its import aliases
+        (`from utils import *` of a `utils.py` that does `import torch.nn as nn`: `nn` is `torch.nn` here too)."""
+        seen: set[str] = set()
+        todo = [(star, depth) for star in stars]
+        while todo:
+            star, left = todo.pop(0)
+            path = self.locate(star, base_dir)
+            if path is None or path in seen:
+                continue
+            seen.add(path)
+            module = self.load(path)
+            if module is None:
+                continue
+            for name in (*module.functions, *module.class_nodes):
+                if not name.startswith("_") and name not in own:
+                    imports.aliases.setdefault(name, f"{star}.{name}")
+            for name, target in module.imports.aliases.items():
+                if not name.startswith("_") and "." not in name and name not in own:
+                    imports.aliases.setdefault(name, target)
+            if left > 1:
+                todo.extend((inner, left - 1) for inner in module.stars)
 
     # ------------------------------------------------------------------ names
     def resolve(self, qual: str, home_base: str, catalogue_packages: frozenset[str] = frozenset()) -> Target | None:
