@@ -143,7 +143,8 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
                     # `if ni - last_opt_step >= accumulate:` ... `last_opt_step = ni`: the micro-batches since the
                     # last step, a window counter the step restarts (ultralytics' trainers)
                     right = node.comparators[0]
-                    if not _mentions_len(right) and (not is_int(right) or right.value > 1):
+                    if not _mentions_len(right) and not (isinstance(right, ast.Constant) and isinstance(right.value, int)
+                                                         and right.value <= 1):
                         compared.append(code(right))
                         counters.append(since)
 

@@ -24,8 +24,8 @@ from .provenance import Assumption, assumed
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
-from .walk import iter_tree
 from .values import EMPTY, OPAQUE, PRESENT, Counter, Holder, Kind, Value, blank, join, present, union_as_tensor
+from .walk import iter_tree
 
 _ANY_KEY = "?*"  # the item of a dict stored under a key the analysis does not know (`d[name] = ...`)
 # what any other key of a dict made out of sight holds, once an item was stored into it (`config = load_config(opt)`,
@@ -729,7 +729,8 @@ class Expressions:
         if known is None:
             values = [node.value for node in iter_tree(scope) if isinstance(node, (ast.Assign, ast.AnnAssign))
                       and node.value is not None
-                      and any(N.ref_text(t) == base for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
+                      and any(N.ref_text(t) == base
+                              for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
             qualify = self.interp.imports.qualify
             known = bool(values) and all(isinstance(v, ast.Call) and (qualify(v.func) or "").startswith("numpy.")
                                          for v in values)

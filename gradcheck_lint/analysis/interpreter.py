@@ -228,7 +228,8 @@ class Interpreter:
             context = _entered_by_hand(stmt)
             if context is not None:
                 # `ctx.__enter__()` ... `finally: ctx.__exit__(None, None, None)`: the statements between run in the
-                # context, as a `with` body does (ultralytics' `sync_context = model.no_sync() if ... else nullcontext()`)
+                # context, as a `with` body does (ultralytics'
+                # `sync_context = model.no_sync() if ... else nullcontext()`)
                 frame, entered = self._entered(self.eval(context, out.normal, frame), frame), code(context)
                 continue
             res = self.exec_stmt(stmt, out.normal, frame)

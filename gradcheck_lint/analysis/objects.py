@@ -336,7 +336,7 @@ class Objects:
         prescan = (project.prescan_of(fn) if project is not None else None) or self.interp.prescan
         if project is not None and not project.follows(self.interp, fn):
             return None
-        return (info, fn) if prescan.function_touches(fn) else None
+        return (info, fn) if info is not None and prescan.function_touches(fn) else None
 
     def class_of_module(self, module: Value) -> ClassInfo | None:
         """The class of the project one module value is an instance of: its entity's (a class's stand-in `self`
@@ -506,7 +506,8 @@ class Objects:
         before (`self.optimizer = Adam(self.parameters())` in the part's own `__init__`, synthcity's
         `TimeSeriesModel`) updates `root`'s, the holders a forward through the parent fills and its clear reaches."""
         for own in self.table.ownership.values():
-            extra = frozenset(Holder(root.uid, root.path + h.path) for h in own.holders if h.uid in uids and not h.pseudo)
+            extra = frozenset(Holder(root.uid, root.path + h.path) for h in own.holders
+                              if h.uid in uids and not h.pseudo)
             if not extra <= own.holders:
                 own.holders = own.holders | extra
 

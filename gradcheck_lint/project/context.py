@@ -117,7 +117,8 @@ class ProjectView:
         imports = absolute_imports(module, self.package)
         stars = star_imports(module, self.package)
         if stars:
-            own = frozenset(n.name for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
+            own = frozenset(n.name for n in module.body
+                            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)))
             self.index.merge_star_aliases(imports, stars, self.home_base, own)
         return imports
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from test_project_reading import _codes
+
 from gradcheck_lint.engine import analyse_text
 from support import project_tree
-from test_project_reading import _codes
 
 MODEL = """\
 class Net(nn.Module):
