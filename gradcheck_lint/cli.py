@@ -168,10 +168,14 @@ def check(
         sys.exit(done.exit_code)
     fixed: int | None = None
     stats = RunStats()
+    if diff or fix:
+        # the files' current findings as a listing finds them (the cache, then the pool): only files with a
+        # fix are analysed again, after it
+        fix_jobs, fix_cache = jobs or available_cores(), None if no_cache else ResultCache(cache_directory)
     if diff:
-        _print_diff(list(paths), settings, unsafe_fixes)
+        _print_diff(list(paths), settings, unsafe_fixes, fix_jobs, fix_cache)
     if fix:
-        diagnostics, files, fixed, failed = _apply_fixes(list(paths), settings, unsafe_fixes)
+        diagnostics, files, fixed, failed = _apply_fixes(list(paths), settings, unsafe_fixes, fix_jobs, fix_cache)
         stats.files = files
     else:
         cache = None if no_cache else ResultCache(cache_directory)
@@ -262,9 +266,9 @@ def _apply_baseline(diagnostics: list[Diagnostic], path: str, update: bool, quie
     return result.new
 
 
-def _print_diff(paths: list[str], settings: Settings, unsafe: bool) -> None:
+def _print_diff(paths: list[str], settings: Settings, unsafe: bool, jobs: int = 1, cache: ResultCache | None = None) -> None:
     """`--diff`: print the unified diff of what `--fix` would do, write nothing, and exit."""
-    results = fix_paths(paths, None, unsafe, settings)
+    results = fix_paths(paths, None, unsafe, settings, jobs=jobs, cache=cache)
     changed = [r for r in results if r.changed]
     fixed = sum(r.applied for r in changed)
     for r in changed:
@@ -286,10 +290,11 @@ def _report_fix_errors(results: list[FileResult]) -> bool:
     return bool(errors)
 
 
-def _apply_fixes(paths: list[str], settings: Settings, unsafe: bool) -> tuple[list[Diagnostic], int, int, bool]:
+def _apply_fixes(paths: list[str], settings: Settings, unsafe: bool, jobs: int = 1,
+                 cache: ResultCache | None = None) -> tuple[list[Diagnostic], int, int, bool]:
     """`--fix`: write the fixed files; return what remains, the files checked, the fixes applied, and
     whether a write failed."""
-    results = fix_paths(paths, None, unsafe, settings)
+    results = fix_paths(paths, None, unsafe, settings, jobs=jobs, cache=cache)
     fixed = sum(r.applied for r in results if r.changed)
     failed = _report_fix_errors(results)
     diagnostics: list[Diagnostic] = []

@@ -29,6 +29,7 @@ from .engine import unanalysable
 from .notebooks import is_notebook
 from .output import write_bytes_atomic
 from .registry import PARSE_ERROR_CODE
+from .runner import lint_each_file
 from .sources import read_bytes, read_source
 
 # Each pass applies every fix that does not overlap another; later passes pick up the rest.
@@ -489,7 +490,15 @@ def unified_diff(result: FileResult) -> str:
 
 
 def fix_paths(paths: list[str], codes: Iterable[str] | None = None, unsafe: bool = False,
-              settings: Settings | None = None) -> list[FileResult]:
-    """Compute the fixes of every file under the paths (nothing is written)."""
+              settings: Settings | None = None, *, jobs: int = 1, cache: ResultCache | None = None) -> list[FileResult]:
+    """Compute the fixes of every file under the paths (nothing is written).
+
+    With more than one job or a result cache (and the settings' own codes), the files' current
+    diagnostics are found first as a listing finds them (`lint_each_file`: the cache, then a pool of
+    processes): only the files with a fix are then analysed again, here, after each fix."""
     selected = list(codes) if codes is not None else None
-    return [fix_file(path, selected, unsafe, settings) for path in iter_python_files(paths, settings)]
+    files = list(iter_python_files(paths, settings))
+    if selected is not None or (jobs <= 1 and cache is None):
+        return [fix_file(path, selected, unsafe, settings) for path in files]
+    current = lint_each_file(files, settings or Settings.default(), jobs=jobs, cache=cache)
+    return [fix_file(path, None, unsafe, settings, found) for path, found in zip(files, current)]

@@ -119,6 +119,16 @@ def main(argv: list[str]) -> int:
                 pass
     if mode != "plain":
         importlib.import_module("gradcheck_lint.runtime.guard")
+        # What the guard imports on its first finding, to apply the static side's settings and suppressions
+        # (runtime/suppress.py: the configuration, the rule catalogue with every check and the analysis they
+        # import, ~90 modules): imported here once, not again in each child that reports a finding. Child CPU
+        # of 61 fixtures under the guard, forked from parents with and without it, run side by side: 9.1 s
+        # against 23.9 s, same findings, messages and errors.
+        from gradcheck_lint.registry import catalogue
+
+        catalogue()
+        for name in ("gradcheck_lint.config", "gradcheck_lint.suppressions", "gradcheck_lint.sources"):
+            importlib.import_module(name)
 
     out: dict[str, dict[str, object]] = {}
     pending = list(paths)
