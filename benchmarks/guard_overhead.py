@@ -1,7 +1,7 @@
 """Print the runtime guard's overhead per training step, measured with the modes interleaved.
 
     python benchmarks/guard_overhead.py [--pairs 60] [--min-seconds 20] [--runs 3] [--strict] [--models cnn,transformer,gan]
-        [--threads N]
+        [--threads N] [--own-steps 100] [--own-warmup 100]
 
 `gan` is a loop, not one model: a small MLP GAN (0.17M parameters) with two Adam optimizers and an
 accumulation window of 2 for each (`GanLoop`), an iteration of about 4 ms on an idle core; its A and B
@@ -19,7 +19,8 @@ call `torch.autograd.backward` is torch's own (as it was before the guard starte
 B's guard, and B is not charged for `Tensor.backward`'s own preamble (before 2026-11-26's fifth session A
 called torch's function directly, and that preamble counted as the guard's). A control run pits A against an unguarded
 copy (A vs A): its spread is the noise floor of this machine. The guard's own time is also measured
-directly, timed from the inside over `--own-steps` steps of a guarded model (median per step): its
+directly, timed from the inside over `--own-steps` steps of a guarded model (median per step) after
+`--own-warmup` guarded steps (the guard's start-up): its
 `zero_grad` and `torch.autograd.backward` wrappers minus the torch functions they call, and its step
 pre- and post-hooks; printed with each model's line, as a share of the step and per entry point.
 
