@@ -1,7 +1,7 @@
 """Print the runtime guard's overhead per training step, measured with the modes interleaved.
 
     python benchmarks/guard_overhead.py [--pairs 60] [--min-seconds 20] [--runs 3] [--strict] [--models cnn,transformer,gan]
-        [--threads N]
+        [--threads N] [--own-steps 100] [--own-warmup 100]
 
 `gan` is a loop, not one model: a small MLP GAN (0.17M parameters) with two Adam optimizers and an
 accumulation window of 2 for each (`GanLoop`), an iteration of about 4 ms on an idle core; its A and B
@@ -19,7 +19,8 @@ call `torch.autograd.backward` is torch's own (as it was before the guard starte
 B's guard, and B is not charged for `Tensor.backward`'s own preamble (before 2026-11-26's fifth session A
 called torch's function directly, and that preamble counted as the guard's). A control run pits A against an unguarded
 copy (A vs A): its spread is the noise floor of this machine. The guard's own time is also measured
-directly, timed from the inside over `--own-steps` steps of a guarded model (median per step): its
+directly, timed from the inside over `--own-steps` steps of a guarded model (median per step) after
+`--own-warmup` guarded steps (the guard's start-up): its
 `zero_grad` and `torch.autograd.backward` wrappers minus the torch functions they call, and its step
 pre- and post-hooks; printed with each model's line, as a share of the step and per entry point.
 
@@ -183,8 +184,9 @@ class SelfTimer:
     minus the torch function the guard calls (the optimizer class's `zero_grad`, `torch.autograd.backward`
     as the guard holds it); the step hooks are timed between hooks of the benchmark's own around the
     guard's (a global pre-hook and a per-optimizer one added after the guard's; a per-optimizer
-    post-hook added before the guard's and a global one). The same is measured unguarded first, and its
-    median (the timers and torch's `Tensor.backward` preamble) is taken off each entry point."""
+    post-hook added before the guard's and a global one). The same is measured unguarded first, with the
+    same timing hooks (two step intervals, as guarded), and its median (the timers, torch's loop over the
+    hooks and `Tensor.backward`'s preamble) is taken off each entry point."""
 
     KEYS = ("zero_grad", "backward", "step")
 
@@ -229,9 +231,13 @@ class SelfTimer:
         for o in self.opts:
             self.handles.append(o.register_step_post_hook(lambda *_a: self._open()))
 
-    def hooks_after_guard(self) -> None:
-        for o in self.opts:
-            self.handles.append(o.register_step_pre_hook(lambda *_a: self._close()))
+    def hooks_after_guard(self) -> list[Any]:
+        """The per-optimizer pre-hooks that close the guard's pre-hook interval; also registered for the
+        unguarded floor (then removed before the guard starts, and registered again after it), so that the
+        floor holds the same two timed intervals per step as the guarded steps."""
+        added = [o.register_step_pre_hook(lambda *_a: self._close()) for o in self.opts]
+        self.handles.extend(added)
+        return added
 
     def clear(self, opt: torch.optim.Optimizer) -> None:
         start = self.clock()
@@ -260,13 +266,23 @@ class SelfTimer:
                 setattr(owner, name, original)
 
 
+OWN_WARMUP = 100  # guarded iterations not timed (`--own-warmup`): past GL008's first tags and the first verified cycles
+
+
 def _self_time(opts: list[torch.optim.Optimizer], start_guard: Callable[[], Any], iterate: Callable[[SelfTimer], float],
                steps: int) -> tuple[dict[str, float], float]:
     """`SelfTimer` over `steps` iterations, unguarded then guarded: {entry point: median µs} and the
-    median iteration in ms (guarded)."""
+    median iteration in ms (guarded). The first `OWN_WARMUP` guarded iterations are not timed: they hold
+    the guard's start-up (the first `TAG_ALL` passes of each backward line tagged for GL008, the first
+    `VERIFY_ALL` cycles verified), not its cost per step; of the steady cycles timed then, the median is
+    one not sampled (the sampled ones, one in `VERIFY_EVERY`, show in the interleaved ratios; a mean
+    of the totals, tried, is dominated by preemption on a loaded machine). (Before 2026-11-30 the timing started after 3
+    iterations: with 200 timed steps of the CNN, the 64 tagged passes and the first 8 cycles were a
+    third of them, and the median fell near the edge between the two kinds of step.)"""
     timer = SelfTimer(opts)
     timer.patch_classes()
     timer.hooks_before_guard()
+    floor_hooks = timer.hooks_after_guard()  # (until 2026-11-30 the floor had one step interval, the guard two)
     base: dict[str, list[float]] = {k: [] for k in SelfTimer.KEYS}
     per_step: dict[str, list[float]] = {k: [] for k in (*SelfTimer.KEYS, "total")}
     times = []
@@ -283,16 +299,18 @@ def _self_time(opts: list[torch.optim.Optimizer], start_guard: Callable[[], Any]
         finally:
             torch.autograd.backward = plain_backward  # type: ignore[assignment]
         floor = {k: statistics.median(v) for k, v in base.items()}
+        for h in floor_hooks:
+            h.remove()
         g = start_guard()
         try:
             timer.hooks_after_guard()
             torch_backward = torch_patches._ORIGINAL_BACKWARD
             torch_patches._ORIGINAL_BACKWARD = timer._timed(torch_backward, "backward")  # type: ignore[arg-type]
             try:
-                for i in range(steps + 3):
+                for i in range(steps + OWN_WARMUP):
                     timer.reset()
                     t = iterate(timer)
-                    if i >= 3:
+                    if i >= OWN_WARMUP:
                         own = {k: v - floor[k] for k, v in timer.own().items()}
                         own["total"] = sum(own.values())
                         for k, v in own.items():
@@ -418,11 +436,14 @@ def main() -> None:
     parser.add_argument("--min-seconds", type=float, default=20.0,
                         help="keep adding pairs until a run lasted this long (a fast model gets more pairs)")
     parser.add_argument("--own-steps", type=int, default=100, help="steps timed from the inside (median per step)")
+    parser.add_argument("--own-warmup", type=int, default=100,
+                        help="guarded steps run before those timed from the inside (the guard's start-up)")
     parser.add_argument("--system-malloc", action="store_true",
                         help="keep glibc's allocator defaults (noisier: see the module's docstring)")
     parser.add_argument("--threads", type=int, default=0,
                         help="torch's intra-op threads (0: torch's default); 1 keeps a small step measurable on a loaded machine")
     args = parser.parse_args()
+    globals()["OWN_WARMUP"] = args.own_warmup
     if args.threads > 0:
         torch.set_num_threads(args.threads)
     warnings.simplefilter("ignore")

@@ -493,9 +493,11 @@ def ddp_no_sync_chosen_on_stepping_micro_batch(choice: str, model: str, test: st
     return msg, help_
 
 
-def ddp_last_micro_batch_unsynced(backward: str, model: str, step: str | None, step_line: int | None) -> tuple[str, str]:
-    """GL006 the wrong way round: sync switched off on the micro-batch that steps, on on the others."""
-    msg = (f"`{backward}` is the last micro-batch before `{step or 'step()'}`{_at(step_line)}, but it runs with `{model}`'s "
+def ddp_last_micro_batch_unsynced(backward: str, model: str, step: str | None, step_line: int | None,
+                                  backward_line: int | None = None) -> tuple[str, str]:
+    """GL006 the wrong way round: sync switched off on the micro-batch that steps, on on the others;
+    `backward_line`: the stepping micro-batch's backward, when the finding is anchored elsewhere."""
+    msg = (f"`{backward}`{_at(backward_line)} is the last micro-batch before `{step or 'step()'}`{_at(step_line)}, but it runs with `{model}`'s "
            f"gradient sync switched off while the micro-batches before it all-reduce: its gradients stay on each rank, so "
            f"the gradients the step applies differ between ranks and the replicas diverge.")
     help_ = (f"switch sync off on the micro-batches that do not step and leave it on for the last one: "

@@ -66,6 +66,11 @@ def _finding(code: str, name: str, site: Site, msg_help: tuple[str, str], optimi
                    message=msg, help=help_, optimizer=optimizer)
 
 
+def _other_call(a: Site, b: Site) -> bool:
+    """Two backward sites of different calls (another file, line or column)."""
+    return (a.path, a.line, a.col) != (b.path, b.line, b.col)
+
+
 class Monitors:
     """Per-probe state of the GL006-GL009 monitors."""
 
@@ -265,7 +270,16 @@ class Monitors:
                 words = messages.ddp_no_sync_chosen_on_stepping_micro_batch(
                     choice.off_text, last_model.name(), choice.test, choice.off_when, step.text or "step()", step.line,
                     last.text or "backward()", last.line)
-            else:  # a `with model.no_sync():` chosen by a statement, or entered by a caller: what was seen
+            elif anchor != last and _other_call(first := next(entry[0] for entry in window[:-1] if entry[1]), last):
+                # a `with model.no_sync():` of the backward's own function chosen by an `if` statement, the other
+                # micro-batches running another backward call (`if last: with model.no_sync(): ...backward()`,
+                # `else: ...backward()`): the static side reads no choice there and anchors at the first
+                # micro-batch's backward that all-reduces for nothing; so does this, in words that give the
+                # stepping micro-batch's line and say the replicas diverge
+                anchor = first
+                words = messages.ddp_last_micro_batch_unsynced(last.text or "backward()", last_model.name(),
+                                                               step.text or "step()", step.line, last.line)
+            else:  # one backward under a context chosen by statements (at the choice), or one a caller entered
                 words = messages.ddp_last_micro_batch_unsynced(last.text or "backward()", last_model.name(),
                                                                step.text or "step()", step.line)
             self._report("GL006", anchor, words)

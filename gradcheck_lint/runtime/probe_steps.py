@@ -29,6 +29,7 @@ from .wording import optimizer_name
 
 Sink = Callable[[list[Violation], str, object], None]
 _getframe = sys._getframe  # one global read per step instead of two
+_STEP_MID = _rec.STEP_MID  # (likewise)
 
 
 class StepChecks:
@@ -81,7 +82,7 @@ class StepChecks:
             i = replay.next_i
             f = replay.lanes[i]
             # the lane tuple of the point due (`Replay._arm`): a step of this optimizer, from these frames
-            if (user is not None and f is not None and f[0] == _rec.STEP_MID and f[1] == id(opt)
+            if (user is not None and f is not None and f[0] == _STEP_MID and f[1] == id(opt)
                     and f[2] is frame.f_code and f[3] is user.f_code and f[4] == user.f_lasti
                     and self.generation == replay.generation):
                 replay.done = i
@@ -234,7 +235,22 @@ class StepChecks:
     def _after_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         replay = self._replay
         if replay is not None:
-            if replay.after_step(self, opt):  # (on the lane, never verified: the step's end is the point due)
+            i = replay.next_i
+            end = replay.ends[i]
+            if replay.lane and end is not None and end[0] == id(opt):
+                # the lane (`replay.py`): the step's end is the point due, passed as `Replay.after_step` and
+                # `Replay._advance` pass it on a cycle not verified, without calling them
+                monitors = self.monitors
+                if monitors is not None:
+                    monitors.after_step(end[0], end[1], end[2])
+                replay.done = i
+                i += 1  # (a step's end is never a cycle's first point: no new cycle is counted here)
+                if i == replay.period:
+                    i = 0
+                    replay._next_cycle()
+                replay.next_i = i
+                return
+            if replay.after_step(self, opt):
                 return
             self._drop_cycle()
         cycle = self._cycle

@@ -69,7 +69,8 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
             # the lane tuple of the point due (`Replay._arm`): torch's frame, the user's, its caller's
             i = replay.next_i
             lane = replay.lanes[i]
-            if (lane is not None and user is not None and lane[0] == _rec.BW_MID and lane[1] is frame.f_code
+            # (`lane[1] is frame.f_code` holds of a pass's tuple only: a clear's and a step's hold an id there)
+            if (lane is not None and lane[1] is frame.f_code and user is not None
                     and lane[2] is user.f_code and lane[3] == user.f_lasti and probe.generation == replay.generation):
                 up = user.f_back
                 if ((lane[4] is not None or lane[5] != -2) if up is None

@@ -129,6 +129,22 @@ def test_gl006_inverted_choice_anchors_where_the_static_side_does(script: Path, 
     assert _message(lines[0]) == message  # and the static side's words
 
 
+def test_gl006_inverted_choice_made_by_an_if_statement_anchors_where_the_static_side_does() -> None:
+    # `if last: with ddp_model.no_sync(): ...` / `else: ...`: the static side reads no choice in a statement
+    # and anchors at the backward of the micro-batches that all-reduce; the guard did at the `with` (22:19)
+    script = PROGRAMS / "ddp_no_sync_inverted_chosen_by_if.py"
+    done = _gradlint_run(script, PROGRAMS)
+    lines = [line for line in done.stderr.splitlines() if " GL006 " in line]
+    assert done.returncode == 1 and len(lines) == 1, done.stderr
+    static = json.loads(invoke(str(script), "--format", "json").stdout)
+    [(line, col)] = [(d["line"], d["column"]) for d in static if d["code"] == "GL006"]
+    assert (line, col) == (28, 17)
+    assert lines[0].startswith(f"{script.name}:{line}:{col}: GL006 "), lines[0]
+    # the guard's words stay what it saw: the stepping micro-batch's backward, by its line, and the divergence
+    assert "`loss.backward()` at line 25 is the last micro-batch" in lines[0]
+    assert "diverge" in lines[0] and "correct gradients" not in lines[0] and "`ddp_model`" in lines[0]
+
+
 @pytest.mark.parametrize("fixture", ["no_sync_around_backward_only.py", "no_sync_chosen_into_variable_around_backward_only.py",
                                      "sync_flag_set_after_forward.py", "trainer_chunks_without_no_sync.py",
                                      "accumulate_without_no_sync.py"])
