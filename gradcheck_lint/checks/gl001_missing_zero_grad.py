@@ -111,11 +111,14 @@ for x in torch.randn(8, 4).split(2):
                     stale_here = (opt.uid in contribution.consumers
                                   or model.stale_within_same_model(holder, contribution, held, holders))
                     if stale_here:
-                        stale, stale_holder = contribution, holder
+                        # the witness the finding is graded by: a certain one where any path holds one (a `try:` around
+                        # the backward leaves an uncertain twin of the same contribution on the handler's path)
+                        if stale is None or not stale.certain and contribution.certain:
+                            stale, stale_holder = contribution, holder
                         break
                     if leftover is None and unconditional and self._unintended_accumulation(model, state, contribution, step):
                         leftover = contribution
-                if stale:
+                if stale is not None and stale.certain:
                     break
             if stale is None and leftover is not None:
                 backward = model.backwards[leftover.backward]
