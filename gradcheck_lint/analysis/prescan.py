@@ -327,8 +327,19 @@ class Prescan:
         return not marks.direct and not self._reaches(marks, set(self._defs) - self._inert, strict=True)
 
     def function_touches(self, fn: ast.AST) -> bool:
-        """A function of this module read, that may clear, step or backpropagate (not `function_inert`)."""
-        return id(fn) in self._bodies and not self.function_inert(fn)
+        """A function of this module read whose own body calls a training event (`self.zero_grad()`, `loss.backward()`,
+        `opt.step()`): a `return` or a call of an unread helper is not enough."""
+        if id(fn) not in self._bodies:
+            return False
+        todo = list(ast.iter_child_nodes(fn))
+        while todo:
+            node = todo.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in self.event_attrs:
+                return True
+            todo.extend(ast.iter_child_nodes(node))
+        return False
 
     def _named_as_other(self, text: str) -> bool:
         """A name the catalogue types as something other than a model (`scaler`: a GradScaler)."""
