@@ -186,7 +186,20 @@ class Effects:
             key = self.interp.ref(site.receiver_node)
             if key is not None:
                 flow.env[key] = EMPTY  # `x.detach_()`: the name holds a detached tensor from now on
+                walked = self._walked_by(key, frame)
+                if walked is not None and walked in flow.env:
+                    # `for h in H: h.detach_()`: each item of `H` is detached in place (GRU4Rec's hidden states)
+                    flow.env[walked] = _without_graphs(flow.env[walked])
         return EMPTY
+
+    def _walked_by(self, name: str, frame: Frame) -> str | None:
+        """The collection whose items the innermost loop binds to `name` (`for h in H:`), by its reference."""
+        loop = self.interp.loops.get(frame.loops[-1]) if frame.loops else None
+        node = loop.node if loop is not None else None
+        if not isinstance(node, (ast.For, ast.AsyncFor)) or not isinstance(node.target, ast.Name) \
+                or node.target.id != name:
+            return None
+        return self.interp.ref(node.iter) if isinstance(node.iter, (ast.Name, ast.Attribute)) else None
 
     def _no_grad(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("flag"))
@@ -732,3 +745,9 @@ def _spent(node: ast.expr | None, call: ast.Call, flow: Flow) -> None:
     if retain is not None and not (isinstance(retain, ast.Constant) and retain.value in (False, None)):
         return  # the graph is kept for another backward pass of the same loss
     flow.env[key] = replace(value, divisors=frozenset(), divided_twice=frozenset(), multipliers=frozenset())
+
+
+def _without_graphs(value: Value) -> Value:
+    """`value` with no autograd graph in it or in its items (each detached in place)."""
+    return replace(value, built=frozenset(), graph=False, kept=frozenset(),
+                   items=tuple((k, _without_graphs(v)) for k, v in value.items))
