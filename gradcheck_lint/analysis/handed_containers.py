@@ -30,14 +30,11 @@ class Grown:
     items: tuple[tuple[str, frozenset[str]], ...]
 
 
-_CACHE: dict[int, tuple[ast.AST, Grown]] = {}
-
-
 def grown(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: frozenset[str]) -> Grown:
     """What `fn` grows in place of what its parameters hold, read from its text (nested definitions apart)."""
-    known = _CACHE.get(id(fn))
-    if known is not None and known[0] is fn:
-        return known[1]
+    known: Grown | None = getattr(fn, "_grown_containers", None)  # kept on the node: freed with its tree
+    if known is not None:
+        return known
     item_of: dict[str, str] = {}  # a local bound to an item of a parameter -> that parameter
     mutated: set[str] = set()
     todo: list[ast.AST] = list(fn.body)
@@ -68,7 +65,7 @@ def grown(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: frozenset[str]) ->
         if local in mutated and local not in params:
             items.setdefault(param, set()).add(local)
     out = Grown(frozenset(mutated & params), tuple((p, frozenset(ls)) for p, ls in items.items()))
-    _CACHE[id(fn)] = (fn, out)
+    setattr(fn, "_grown_containers", out)  # noqa: B010 (an attribute ast nodes do not declare)
     return out
 
 

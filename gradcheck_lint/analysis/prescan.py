@@ -331,6 +331,14 @@ class Prescan:
         `opt.step()`): a `return` or a call of an unread helper is not enough."""
         if id(fn) not in self._bodies:
             return False
+        known: bool | None = getattr(fn, "_calls_training_event", None)  # kept on the node: freed with its tree
+        if known is not None:
+            return known
+        found = self._calls_training_event(fn)
+        setattr(fn, "_calls_training_event", found)  # noqa: B010 (an attribute ast nodes do not declare)
+        return found
+
+    def _calls_training_event(self, fn: ast.AST) -> bool:
         todo = list(ast.iter_child_nodes(fn))
         while todo:
             node = todo.pop()
