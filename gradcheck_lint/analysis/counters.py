@@ -539,7 +539,8 @@ class Counters:
         graphs = not _dict_entries(it)
         element = Value(entities=value.entities, modules=value.modules, params=value.params, reach=value.reach,
                         opaque=value.opaque, vague=value.vague, sync=value.sync,
-                        built=value.built if graphs else frozenset(), graph=value.graph and graphs)
+                        built=value.built if graphs else frozenset(), graph=value.graph and graphs,
+                        graph_assumed=value.graph_assumed)
         return param_groups.part_of(value, element)
 
 

@@ -20,11 +20,17 @@ from .parts import EffectsHost
 from .provenance import MODELLED, Assumption, assumed
 from .schedules import schedule
 from .syntax import arguments, code, keyword_value
-from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, present, union_as_tensor
+from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, blank, join, present, union_as_tensor
 
 KIND_OF = {"model": Kind.MODEL, "optimizer": Kind.OPTIMIZER, "scheduler": Kind.SCHEDULER, "tool": Kind.TOOL,
            "tensor": Kind.PARAM, "loss": Kind.LOSS}
 _UNKNOWN = object()
+
+
+def _unknown(value: Value) -> bool:
+    """Nothing is known of what it is (a parameter, data from outside, what an unreadable call made of no model):
+    that a backward of it proves it a tensor with a graph rests on the call's name alone."""
+    return blank(replace(value, opaque=False, graph=False, graph_assumed=False, present=False))
 
 
 class Effects:
@@ -404,7 +410,13 @@ class Effects:
         inputs = site.arg(effect.ref("inputs"))
         if inputs is not None:  # `loss.backward(inputs=d_params)` accumulates into those alone
             only = self.interp.holders_of_params(inputs[0])
-        self.interp.recorder.backward(site.call, loss, loss_text, flow, frame, scaled, only, window, assumed)
+        # a backward by its name: `something.backward(y)` of an object not made out (no API model, no known
+        # receiver), or `x.backward(y)` of an `x` nothing is known of (a parameter, taken for a tensor because of
+        # the call: a NumPy network's `model.backward(Y)` is shaped as a tensor's backward with a gradient). A bare
+        # `x.backward()` (`output["loss"].backward()` of what an unread `training_step` returned) is a tensor's
+        by_name = site.owner is None and (not site.certain or _unknown(loss) and bool(site.call.args))
+        self.interp.recorder.backward(site.call, loss, loss_text, flow, frame, scaled, only, window, assumed,
+                                      by_name=by_name)
         self.interp.callables.run_grad_hooks(only if only is not None else loss.reach, flow, frame)
         _spent(node, site.call, flow)
 

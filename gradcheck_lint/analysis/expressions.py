@@ -368,7 +368,8 @@ class Expressions:
         # what the losses went through: the data-parallel forwards (GL006), a GradScaler, a sum over samples
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
                      divisors=v.divisors, divided_twice=v.divided_twice, multipliers=v.multipliers, shares=v.shares,
-                     built=v.built, graph=v.graph, sync=v.sync, amp=v.amp, summed=v.summed,
+                     built=v.built, graph=v.graph, graph_assumed=v.graph_assumed, sync=v.sync, amp=v.amp,
+                     summed=v.summed,
                      unseen_reduction=v.unseen_reduction, present=True)
 
     def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:
@@ -624,6 +625,8 @@ class Expressions:
         flow.env[key] = value
         if isinstance(target, ast.Attribute) and value.modules:
             self.insert_module(target.value, value, flow, frame)
+        if isinstance(target, ast.Attribute) and type(target.value) is ast.Name and target.value.id != "self":
+            _set_field(flow, target.value.id, target.attr, value)
         if key.isidentifier():
             interp.keepalives.bound(key, source, value, flow)
         if "[" in key or "." in key:
@@ -1099,3 +1102,12 @@ def _moved_by(small: ast.AugAssign) -> int | None:
     if isinstance(small.op, (ast.Add, ast.Sub)) and value is not None:
         return value if isinstance(small.op, ast.Add) else -value
     return None
+
+
+def _set_field(flow: Flow, name: str, attr: str, value: Value) -> None:
+    """`r.loss_value = x` on `r = Output(...)`, an object of a class read: the object holds `x` there now, so
+    whoever it is handed to (a caller of the function that returns it) reads `x` as its attribute."""
+    obj = flow.env.get(name)
+    if obj is None or not (isinstance(obj.const, tuple) and obj.const[:1] == ("instance",)):
+        return
+    flow.env[name] = replace(obj, items=(*((k, v) for k, v in obj.items if k != attr), (attr, value)))

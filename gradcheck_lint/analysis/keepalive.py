@@ -61,7 +61,7 @@ class KeepAlives:
         else:
             self.made_from.pop(name, None)
 
-    def proven_by_backward(self, name: str, held: Value | None, flow: Flow) -> None:
+    def proven_by_backward(self, name: str, held: Value | None, flow: Flow, by_name: bool = False) -> None:
         """A backward ran on `name`, bound (still) to the whole of other values that are still bound as
         they were: those hold its graph too, so storing them across iterations keeps it alive whatever
         call made them (RecBole's `losses = self.model.calculate_loss(batch)`, then
@@ -71,15 +71,16 @@ class KeepAlives:
             return
         for source, was in entry[1].items():
             now = flow.env.get(source)
-            if now is was and not now.graph:
-                flow.env[source] = replace(now, graph=True)
+            if now is was and (not now.graph or now.graph_assumed and not by_name):
+                flow.env[source] = replace(now, graph=True, graph_assumed=by_name)
                 self.proven_sources.add(source)
 
     def _graph_provenance(self, value: Value) -> Provenance:
         """How sure it is that `value` holds an autograd graph: a backward ran on it (read), or the modules
         whose forward passes built it are what the analysis takes them for (a model of a class of another
-        file may return plain numbers under a loss's name)."""
-        if value.graph:
+        file may return plain numbers under a loss's name). A backward taken by its name proves nothing
+        (`model.backward(Y)` of a NumPy network)."""
+        if value.graph and not value.graph_assumed:
             return READ
         table = self.interp.table
         # a module made out of sight (handed in, an attribute set elsewhere): what its forward returns, and
@@ -88,6 +89,8 @@ class KeepAlives:
                  if h.uid in table.unknown_origin else table.entities[h.uid].provenance
                  for h, _gens, _site in value.built if h.uid in table.entities]
         facts.append(value.provenance)
+        if value.graph_assumed and not value.built:
+            facts.append(assumed(Assumption.NAME))
         return weakest(facts)
 
     def note(self, node: ast.AST, target: str, stored: ast.expr, value: Value, frame: Frame, shown: str = "",
@@ -131,6 +134,8 @@ class KeepAlives:
         if fn is not None and "." not in target and "[" not in target and not _within(self.interp.loops[loop].node, fn) \
                 and not _declared_global(fn, target) and (rebinds or target not in _parameters(fn)):
             return given  # a local of a function called in the loop (`rewards = rewards + log_pi`): gone at its return
+        if fn is not None and not _within(self.interp.loops[loop].node, fn) and _in_fresh_local(fn, target):
+            return given  # an attribute of an object the call makes (`r = Output(); r.loss = r.loss + err`): made anew
         around = self.interp.loops[loop]
         if _reset_among(target, self.resets_in(around.node)) or any(_reset_among(target, self.resets_in(m))
                                                                     for m in around.each_batch):
@@ -207,7 +212,7 @@ class KeepAlives:
                 return _draws_batches(around)
         return False
 
-    def proven(self, loss: Value, backward: str) -> None:
+    def proven(self, loss: Value, backward: str, by_name: bool = False) -> None:
         """A backward pass (`backward`, its call) of `loss`: an accumulation that stored this very value keeps a
         graph after all (tntorch's `losses.append(reduce(add, loss_function(*tensors)))`, then
         `losses[-1].backward()`), and one that needs it until then."""
@@ -219,6 +224,8 @@ class KeepAlives:
             self.events[id(event.node)] = event
             event.trained = event.target in self._trained
         event.backpropagated_later = event.backpropagated_later or backward
+        if by_name:  # proven only by a call taken for a backward by its name
+            event.provenance = weakest([event.provenance, assumed(Assumption.NAME)])
 
     def consumed(self, loss: Value) -> None:
         """A backward pass of a value held by accumulators: their graphs were kept to be trained on."""
@@ -435,6 +442,32 @@ def _binds(fn: object, name: str) -> bool:
     if not isinstance(root, ast.AST):
         return False
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in iter_tree(root))
+
+
+_FRESH = (ast.Call, ast.Dict, ast.List, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp)
+
+
+def _in_fresh_local(fn: object, target: str) -> bool:
+    """`target` is an attribute or item of a local of `fn` (not a parameter nor a global) that every statement
+    binding it makes anew (`r = Output()`, `stats = {}`): each call has its own object, so what is accumulated in
+    it lives as long as the object the call returns, not across the calls of the loop around."""
+    base = target.split(".", 1)[0].split("[", 1)[0]
+    root = getattr(fn, "node", fn)
+    if base == target or base == "self" or not base.isidentifier() or not isinstance(root, ast.AST):
+        return False
+    if base in _parameters(fn) or _declared_global(fn, base):
+        return False
+    stores = sum(1 for n in iter_tree(root)
+                 if isinstance(n, ast.Name) and n.id == base and isinstance(n.ctx, ast.Store))
+    made = [a.value for a in iter_tree(root) if isinstance(a, ast.Assign)
+            for t in a.targets if isinstance(t, ast.Name) and t.id == base]
+    # every binding a plain `base = <new object>` (not a loop's variable, an unpacked item, `base += ...`)
+    return bool(made) and len(made) == stores and all(isinstance(v, _FRESH) and not _calls_on_object(v) for v in made)
+
+
+def _calls_on_object(value: ast.expr) -> bool:
+    """`self.stats.get()`, `cache.setdefault(k, {})`: a method of an object may hand back one it keeps."""
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not value.func.attr[:1].isupper()
 
 
 def _declared_global(fn: object, name: str) -> bool:

@@ -9,7 +9,7 @@ import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
-from . import class_refs
+from . import class_refs, declared_types
 from . import names as N
 from .apimodels.schema import AttributeModel, MethodModel
 from .conventions import convention
@@ -47,6 +47,7 @@ class Objects:
         self._cuts: dict[int, bool] = {}  # id of a local `forward` -> whether it may cut graphs
         self._sums: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a sum-reduced loss
         self._tuples: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a tuple built in sight
+        self._objects: dict[int, bool] = {}  # id of a local `forward` -> whether it returns an object it made
         # forward ordinals that called a module itself, whatever its name (`self.qf_1(x)` of a base class's `qf_1`)
         self.called_whole: set[int] = set()
         self.module_classes = ModuleClasses()  # the class of a submodule stored on a module (`self.loss = VQLoss()`)
@@ -121,14 +122,33 @@ class Objects:
         out): an object its name says it is, a library class its default names (`opt_func=optim.SGD`,
         `class_refs`), or anything."""
         positional, keyword_only, _stars = parameters(fn)
+        declared = {a.arg: a.annotation for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
         out: dict[str, Value] = {}
         for i, (name, default) in enumerate([*positional, *keyword_only]):
             if i == 0 and method and name in ("self", "cls"):
                 continue
             written = N.dotted(default) if default is not None else None
             factory = class_refs.reference(written, self.interp.imports, self.interp.catalogue) if written else None
-            out[name] = factory or self.entity_for_unknown_ref(name) or OPAQUE
+            out[name] = (factory or self._of_declared_class(name, declared.get(name))
+                         or self.entity_for_unknown_ref(name) or OPAQUE)
         return out
+
+    def _of_declared_class(self, name: str, annotation: ast.expr | None) -> Value | None:
+        """A parameter annotated with a class of the project (`model: Seq2Seq`): an object of that class, made out
+        of sight (`declared_types`). A module is one per activation, as a parameter known by its name is; an optimizer
+        class is left to the name-based reading."""
+        info = declared_types.declared_class(annotation, self.interp)
+        if info is None or info.api and self.interp.catalogue.kind(info.api) == "optimizer":
+            return None
+        if info.is_module:
+            ent = self.mint(Kind.MODEL, name, ("ref", name, self.interp.calls.call_path),
+                            api=info.api or "torch.nn.Module")
+            self.table.name_after(ent.uid, name)
+            self.interp.calls.instance_class[ent.uid] = info
+            return self.model_value(ent)
+        if self.interp.definitions.plain(info):
+            return Value(const=("instance", info.name))
+        return None
 
     def entity_for_unknown_ref(self, text: str, module_global: bool = False,
                                member_of: str | None = None, made: bool = False) -> Value | None:
@@ -255,6 +275,12 @@ class Objects:
                     present=not vague)
         if parts is None or frame.no_grad or vague:
             return out
+        if len(parts) == 1 and isinstance(parts[0].const, tuple):
+            # `return r` of `r = Output(); r.loss = ...; r.loss_value += err.item()`: that object. A field holding
+            # a tensor holds this forward's graph, as the result does; a number (what `.item()` made) holds none
+            fields = tuple((k, out if v.reach or v.built or v.graph or v.opaque or v.modules or v.entities else v)
+                           for k, v in parts[0].items)
+            return replace(out, const=parts[0].const, items=fields)
         # `q1, q2 = self.critic(s, a)` of a `forward` returning `self.Q1(x), self.Q2(x)`: each part holds the graph
         # of this forward pass through the children it was seen to reach, not through its siblings (a part that
         # reached parameters other than the arguments' and the module's own children keeps the whole module).
@@ -306,7 +332,7 @@ class Objects:
         # fewer of the modules it holds, a GAN module detaching its own generator's output on the
         # discriminator's turn, `model(x, optimizer_idx=1)`)
         cuts = self._may_cut_graphs(fn)
-        if not cuts and not self._returns_tuple(fn):
+        if not cuts and not self._returns_tuple(fn) and not self._returns_object(fn):
             return args, None, None
         project = self.interp.project
         prescan = (project.prescan_of(fn) if project is not None else None) or self.interp.prescan
@@ -319,6 +345,8 @@ class Objects:
         # (data handed in is opaque, and so is what is computed from it: not a part the analysis could not read)
         apart = spread is not None and len(spread) > 1 and not any(p.opaque and not args.opaque for p in spread)
         parts = spread if apart else None
+        if parts is None and isinstance(whole.const, tuple) and whole.const[:1] == ("instance",) and whole.items:
+            parts = [whole]  # an object of a class read, with its fields (`forward` sees them out below)
         if not cuts or args.reach <= out.reach and args.built <= out.built:
             return args, reached, parts
         return replace(args, reach=args.reach & out.reach, built=args.built & out.built), reached, parts
@@ -360,6 +388,28 @@ class Objects:
             found = self._tuples[id(fn)] = any(isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple)
                                                for n in iter_tree(fn))
         return found
+
+    def _returns_object(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """Whether `forward` returns a local it made as an object of a plain class read (`r = Output(...)`, then
+        `return r`): the caller reads that object's fields (`out.loss_value`), which may be numbers."""
+        found = self._objects.get(id(fn))
+        if found is None:
+            returned = {n.value.id for n in iter_tree(fn)
+                        if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
+            made = {t.id: a.value for a in iter_tree(fn) if isinstance(a, ast.Assign)
+                    for t in a.targets if isinstance(t, ast.Name) and t.id in returned}
+            found = self._objects[id(fn)] = any(self._plain_class_call(v) for v in made.values())
+        return found
+
+    def _plain_class_call(self, value: ast.expr) -> bool:
+        if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
+            return False
+        name = value.func.id
+        info = self.interp.classes.get(name)
+        if info is None and self.interp.project is not None:
+            found = self.interp.project.target(self.interp.imports.qualify(value.func) or name)
+            info = found[1] if found is not None and found[0] is None else None
+        return info is not None and not info.is_module and self.interp.definitions.plain(info)
 
     def _may_cut_graphs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether the function may cut graphs (`graph_cuts`), read with the imports of its own file."""

@@ -60,10 +60,11 @@ class Recorder:
     # -- backward
     def backward(self, call: ast.Call, loss: Value, loss_text: str, flow: Flow, frame: Frame, framework_scaled: bool,
                  only: set[Holder] | None = None, window: str | None = None, assumed: bool = False,
-                 call_text: str | None = None, windowed: bool = False) -> None:
+                 call_text: str | None = None, windowed: bool = False, by_name: bool = False) -> None:
         """A backward pass of `loss`: every parameter set it reaches gets a contribution on every path
         (`call_text`: how messages quote the call, when not as written: a schedule's, `forward_backward_func(...)`;
-        `windowed`: the call runs a whole window of micro-batches itself, as a schedule does)."""
+        `windowed`: the call runs a whole window of micro-batches itself, as a schedule does; `by_name`: the call is
+        taken for a backward by its name only, so the graph it proves `loss` holds is assumed)."""
         # Each backward makes every later one dearer; one statement can hold thousands of them
         # (`f(a.backward(), b.backward(), ...)`), so each counts as work, as a statement does.
         self.backward_calls += 1
@@ -72,7 +73,7 @@ class Recorder:
         self.interp.saw_backward(frame.loops)  # every loop around it trains, however it reached this call
         self.interp.keepalives.consumed(loss)
         if not frame.no_grad:
-            self.interp.keepalives.proven(loss, code(call))
+            self.interp.keepalives.proven(loss, code(call), by_name)
         written: dict[Holder, bool] = {}
         reach = {h for h in loss.reach if not h.pseudo}
         if frame.no_grad:
@@ -161,11 +162,11 @@ class Recorder:
         flow.map_gradients(lambda s: s.backward(ev.id, written), ("backward", ev.id, frozenset(written.items())))
         held = flow.env.get(loss_text) if loss_text.isidentifier() else None
         if held is not None and not frame.no_grad:
-            self.interp.keepalives.proven_by_backward(loss_text, held, flow)  # and what it was made of
-        if held is not None and not held.graph and not frame.no_grad:
-            flow.env[loss_text] = replace(held, graph=True)  # backpropagated: it holds a graph
+            self.interp.keepalives.proven_by_backward(loss_text, held, flow, by_name)  # and what it was made of
+        if held is not None and (not held.graph or held.graph_assumed and not by_name) and not frame.no_grad:
+            flow.env[loss_text] = replace(held, graph=True, graph_assumed=by_name)  # backpropagated: it holds a graph
         elif not frame.no_grad and not loss_text.isidentifier():
-            self._container_holds_graph(loss_text, flow)
+            self._container_holds_graph(loss_text, flow, by_name)
 
     def _forward_ruled_out(self, site: int, flow: Flow) -> bool:
         """The forward pass of this ordinal ran in an arm of an `if` whose test every path reaching here took
@@ -205,7 +206,7 @@ class Recorder:
         func = call.func if isinstance(call, ast.Call) else None
         return isinstance(func, ast.Attribute) and bool(_GRAPH_METHOD.search(func.attr))
 
-    def _container_holds_graph(self, loss_text: str, flow: Flow) -> None:
+    def _container_holds_graph(self, loss_text: str, flow: Flow, by_name: bool) -> None:
         """`output["loss"].backward()`: the dict (or object) `output` holds a graph through that item, so
         storing `output` across iterations keeps it (`outputs.append(output)`), until the item is
         replaced by a value without one (`output["loss"] = output["loss"].detach()`)."""
@@ -223,8 +224,8 @@ class Recorder:
         # (`..., total = losses`), it is the value backpropagated
         key = (N.literal_key(node.slice) if isinstance(node, ast.Subscript)
                else named_tuples.field_key(container, node.attr))
-        items = tuple((k, replace(v, graph=True) if k == key else v) for k, v in container.items)
-        flow.env[base] = replace(container, graph=True, items=items)
+        items = tuple((k, replace(v, graph=True, graph_assumed=by_name) if k == key else v) for k, v in container.items)
+        flow.env[base] = replace(container, graph=True, graph_assumed=by_name, items=items)
         self.interp.keepalives.item_graphs[base] = item
 
     def guess_owner(self, opt: Entity, flow: Flow, frame: Frame | None = None) -> Holder | None:

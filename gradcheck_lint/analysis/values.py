@@ -98,6 +98,9 @@ class Value:
             `self.losses`): a backward of it means the graphs were kept on purpose.
         graph: known to hold an autograd graph, whatever built it: `.backward()` was called on it
             (`loss = loss_fn(...)` from an unreadable function, then `loss.backward()`).
+        graph_assumed: `graph` rests only on a call taken for a backward by its name: `something.backward(y)` of
+            an object the analysis could not make out (a framework's backward of its argument, or a NumPy
+            network's own `backward(Y)` handed its labels). No operand's graph was proven otherwise.
         divisors: source text of every divisor applied while computing it.
         divided_twice: divisors applied twice along one chain of computation (`(loss / n) / n`).
         multipliers: source text of every factor a term reaching parameters was multiplied by
@@ -127,6 +130,7 @@ class Value:
     built: frozenset[tuple[Holder, frozenset[tuple[str, int]], int]] = frozenset()
     kept: frozenset[str] = frozenset()
     graph: bool = False
+    graph_assumed: bool = False
     amp: bool = False  # multiplied by a GradScaler's scale (`scaler.scale(loss)`)
     summed: bool = False  # a loss reduced by summing over its samples (`reduction="sum"`), not averaged
     unseen_reduction: bool = False
@@ -187,13 +191,15 @@ class Value:
             held = [v for _k, v in self.items if v.built or v.graph]
             if held:
                 return replace(self, items=(), built=frozenset().union(*(v.built for v in held)),
-                               graph=self.graph or any(v.graph for v in held)).as_tensor()
+                               graph=self.graph or any(v.graph for v in held),
+                               graph_assumed=_graph_assumed([self, *held])).as_tensor()
         if not (self.reach or self.modules or self.opaque or self.divisors or self.kept or self.graph):
             return EMPTY  # a constant, a name of nothing known: no gradient flows through it
         if self.opaque and not (self.reach or self.modules or self.divisors or self.kept or self.graph):
             return OPAQUE
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
-        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, graph=self.graph, amp=self.amp,
+        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, graph=self.graph,
+                     graph_assumed=self.graph_assumed, amp=self.amp,
                      summed=self.summed, unseen_reduction=self.unseen_reduction, sync=self.sync, divisors=self.divisors,
                      divided_twice=self.divided_twice, multipliers=self.multipliers, shares=self.shares)
 
@@ -269,6 +275,7 @@ def join(values: Iterable[Value]) -> Value:
         built=frozenset().union(*(v.built for v in vals)),
         kept=frozenset().union(*(v.kept for v in vals)),
         graph=any(v.graph for v in vals),
+        graph_assumed=_graph_assumed(vals),
         amp=any(v.amp for v in vals),
         summed=any(v.summed for v in vals),
         unseen_reduction=any(v.unseen_reduction for v in vals),
@@ -324,7 +331,16 @@ def holding(value: Value, depth: int = 3) -> Value:
     inner = [holding(v, depth - 1) for _, v in value.items]
     built = value.built.union(*(v.built for v in inner))
     graph = value.graph or any(v.graph for v in inner)
-    return value if built == value.built and graph == value.graph else replace(value, built=built, graph=graph)
+    if built == value.built and graph == value.graph:
+        return value
+    return replace(value, built=built, graph=graph, graph_assumed=_graph_assumed([value, *inner]))
+
+
+def _graph_assumed(vals: Iterable[Value]) -> bool:
+    """Of values flowing into one (a join, an operation, a container): some hold a graph, and every one that does
+    holds it only by a backward taken by its name (`Value.graph_assumed`)."""
+    graphs = [v.graph_assumed for v in vals if v.graph]
+    return bool(graphs) and all(graphs)
 
 
 def union_as_tensor(values: Iterable[Value]) -> Value:
