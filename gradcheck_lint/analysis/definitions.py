@@ -111,36 +111,43 @@ class Definitions:
         return None
 
     def ancestors(self, info: ClassInfo) -> Iterable[ClassInfo]:
-        seen = {info.name}
+        seen = {id(info.node)}  # by definition, not name: `class Trainer(basic.Trainer)` extends another `Trainer`
         todo = [info]
         while todo:
             current = todo.pop()
             for base in current.bases:
-                parent = self.classes.get(base.rsplit(".", 1)[-1])
-                if parent is None and self.foreign is not None:
-                    parent = self.foreign(base)
-                if parent is not None and parent.name not in seen:
-                    seen.add(parent.name)
+                parent = self._parent(base, current)
+                if parent is not None and id(parent.node) not in seen:
+                    seen.add(id(parent.node))
                     yield parent
                     todo.append(parent)
+
+    def _parent(self, base: str, child: ClassInfo) -> ClassInfo | None:
+        """The class a base name of `child` names: a class of this file by its name, unless the name is qualified
+        (`plato.trainers.basic.Trainer`) and names a class of another file of the project; never `child` itself."""
+        local = self.classes.get(base.rsplit(".", 1)[-1])
+        if local is child:
+            local = None
+        if local is not None and "." not in base:
+            return local
+        found = self.foreign(base) if self.foreign is not None else None
+        return found if found is not None else local
 
     def plain(self, info: ClassInfo) -> bool:
         """A class known to be a plain object: every base, transitively, is `object` or a class of the
         project known to be plain (a base of an installed package outside the catalogue may be a module)."""
-        seen = {info.name}
+        seen = {id(info.node)}
         todo = [info]
         while todo:
             current = todo.pop()
             for base in current.bases:
                 if base in ("object", "builtins.object"):
                     continue
-                parent = self.classes.get(base.rsplit(".", 1)[-1])
-                if parent is None and self.foreign is not None:
-                    parent = self.foreign(base)
+                parent = self._parent(base, current)
                 if parent is None or parent.api:
                     return False
-                if parent.name not in seen:
-                    seen.add(parent.name)
+                if id(parent.node) not in seen:
+                    seen.add(id(parent.node))
                     todo.append(parent)
         return True
 

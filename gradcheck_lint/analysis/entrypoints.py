@@ -13,6 +13,7 @@ from .definitions import ClassInfo
 from .flow import BudgetExhausted, Flow, Frame, Function, Outcome
 from .gradstate import PathState
 from .handed import Handed, handed_functions
+from .inherited_loops import inherited_loops
 from .names import last_name, ref_text
 from .parts import EntryPointsHost
 from .siblings import Siblings
@@ -129,6 +130,20 @@ class EntryPoints:
                 self.root(fn, cls, implicit_loop=True, assumed=True, closure=env, outer=frame)
             elif interp.prescan.trains(fn.name):
                 self.root(fn, cls, closure=env, outer=frame)
+        # A base class's loop that calls hooks a class here overrides: run again with that class as `self`
+        for info in list(interp.classes.values()):
+            for fn in inherited_loops(info, interp.definitions):
+                self._root_inherited(fn, info)
+
+    def _root_inherited(self, fn: Function, info: ClassInfo) -> None:
+        """Run `fn`, a method `info` inherits (of this file or another), with `info` as `self` (`inherited_loops`)."""
+        project = self.interp.project
+        if project is None or project.module_of(fn) is None:
+            self.root(fn, info)
+            return
+        with project.entered(self.interp, fn, None) as runs:
+            if runs:
+                self.root(fn, info)
 
     def _reruns_main(self, fn: Function) -> bool:
         """A function whose whole body calls, with no arguments, a function of this file that the module's
