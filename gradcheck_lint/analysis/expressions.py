@@ -75,6 +75,8 @@ class Expressions:
             if subject is not None and subject == code(expr.orelse):
                 # `x.item() if hasattr(x, "item") else x`: where the test fails, `x` is no tensor
                 arms[1] = type_tests.without_graph(arms[1])
+            if type_tests.graphless_tested(expr.test, self.interp.imports) == code(expr.body):
+                arms[0] = type_tests.without_graph(arms[0])  # `x if isinstance(x, float) else x.item()`
             return arms
         fixed = self.interp.fixed_tests.outcome(expr.test, flow, frame)
         if fixed is not None:

@@ -495,9 +495,13 @@ class Interpreter:
                     return self.exec_block(stmt.body, flow, frame)
                 return self.exec_block(orelse, flow, frame) if orelse else Outcome(normal=flow)
         typed = type_tests.tested(stmt.test, self.imports)  # `isinstance(x, torch.Tensor)`: `x` on the other arm
+        graphless = type_tests.graphless_tested(stmt.test, self.imports)  # `type(x) == np.ndarray`: `x` in the body
         if not self.prescan.interesting.get(id(stmt), True):
             ruled_out = typed is not None and type_tests.ruled_out(flow, *typed)
-            t = self.exec_block(stmt.body, flow.copy(), frame) if not ruled_out else Outcome(normal=None)
+            body_flow = flow.copy()
+            if graphless is not None:
+                type_tests.narrow_held(body_flow, graphless)
+            t = self.exec_block(stmt.body, body_flow, frame) if not ruled_out else Outcome(normal=None)
             other = flow.copy() if typed is not None else flow
             if typed is not None:
                 type_tests.narrow_failed(other, *typed)
@@ -510,6 +514,8 @@ class Interpreter:
             tflow = None  # the value was found to be of none of these types by an earlier test of this path
         if typed is not None and fflow is not None:
             type_tests.narrow_failed(fflow, *typed)
+        if graphless is not None and tflow is not None:
+            type_tests.narrow_held(tflow, graphless)
         inner = frame if "__name__" in cond.key else replace(frame, ifs=frame.ifs + (cond.id,))
         t = self.exec_block(stmt.body, tflow, inner) if tflow is not None else Outcome(normal=None)
         if not orelse:

@@ -109,3 +109,40 @@ def without_graph(value: Value) -> Value:
         return replace(value, built=frozenset(), graph=False, items=(), kept=frozenset())
     return value
 
+
+# types whose objects hold no autograd graph: `if isinstance(x, np.ndarray): return x` returns no graph
+_GRAPHLESS = frozenset({
+    "numpy.ndarray", "numpy.generic", "numpy.number", "numpy.floating", "numpy.integer", "numbers.Number",
+    "numbers.Real", "int", "float", "str", "bool", "builtins.int", "builtins.float", "builtins.str", "builtins.bool",
+})
+
+
+def graphless_tested(test: ast.expr, imports: ImportMap) -> str | None:
+    """The plain name a test finds to be of a type that holds no graph, on the arm where it holds: `isinstance(x,
+    np.ndarray)`, `isinstance(x, (int, float))`, `type(x) == np.ndarray`, `type(x) is float` (imaml's `to_numpy`:
+    `if type(x) == np.ndarray: return x`)."""
+    if not isinstance(test, (ast.Call, ast.Compare)):
+        return None
+    if isinstance(test, ast.Compare):
+        if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
+            return None
+        left, right = test.left, test.comparators[0]
+        if not (isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "type"
+                and len(left.args) == 1 and not left.keywords and isinstance(left.args[0], ast.Name)):
+            return None
+        return left.args[0].id if (imports.qualify(right) or "") in _GRAPHLESS else None
+    if not (isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2
+            and not test.keywords and isinstance(test.args[0], ast.Name)):
+        return None
+    spec = test.args[1]
+    types = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+    if types and all((imports.qualify(t) or "") in _GRAPHLESS for t in types):
+        return test.args[0].id
+    return None
+
+
+def narrow_held(flow: Flow, name: str) -> None:
+    """On the arm where `graphless_tested` holds: the value holds no graph there."""
+    value = flow.env.get(name)
+    if value is not None:
+        flow.env[name] = without_graph(value)

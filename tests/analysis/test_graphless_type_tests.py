@@ -1,0 +1,59 @@
+"""A value tested to be of a type that holds no autograd graph (a NumPy array, a Python number or string) holds
+none on the arm where the test holds: imaml's `to_numpy(x)` returns `x` itself when `type(x) == np.ndarray`, else
+`x.data.numpy()`; what it returns for a loss is no graph (a certain GL008 before)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradcheck_lint.config import Settings
+from gradcheck_lint.engine import analyse_text
+
+HELPER = """\
+import numbers
+
+import numpy as np
+import torch
+
+
+def to_numpy(x):
+    if {test}:
+        return x
+    else:
+        try:
+            return x.data.numpy()
+        except Exception:
+            return x.cpu().data.numpy()
+
+
+def as_number(x):
+    return x if {test} else x.item()
+
+
+def fit(model, opt, x, y, n):
+    losses = []
+    for i in range(n):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append({store}(loss))
+    return losses
+"""
+
+
+def _found(text: str) -> set[tuple[int, str]]:
+    report = analyse_text(text, "t.py", Settings.default().with_enabled(frozenset({"GL008"})))
+    return {(d.line, d.code) for d in report.diagnostics}
+
+
+@pytest.mark.parametrize("test", ["type(x) == np.ndarray", "type(x) is np.ndarray", "isinstance(x, np.ndarray)",
+                                  "isinstance(x, (int, float))", "isinstance(x, numbers.Number)"])
+@pytest.mark.parametrize("store", ["to_numpy", "as_number"])
+def test_a_value_found_to_be_of_a_graphless_type_holds_no_graph(test: str, store: str) -> None:
+    assert _found(HELPER.format(test=test, store=store)) == set()
+
+
+@pytest.mark.parametrize("store", ["to_numpy", "as_number"])
+def test_a_value_found_to_be_a_tensor_keeps_its_graph(store: str) -> None:
+    assert _found(HELPER.format(test="isinstance(x, torch.Tensor)", store=store)) == {(28, "GL008")}
