@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from .definitions import ClassInfo
 from .flow import Flow, Frame, Function
-from .values import Holder, Value
+from .values import EMPTY, Holder, Value
 
 if TYPE_CHECKING:
     from .parts import CallablesHost
@@ -82,6 +82,16 @@ class Callables:
         """The value of `partial(func, *pos, **kw)` at `call`: `made` (what it is made from) that calling runs."""
         self._bound[id(call)] = Bound(func, callee, self.given(func, frame), tuple(pos), tuple(kw.items()))
         return replace(made, const=(_BOUND, id(call)))
+
+    def method_of_self(self, node: ast.Attribute, frame: Frame) -> Value | None:
+        """`self.process_loss` read without a call (`return self.process_loss`, `crit = self.loss_fn`): the method
+        bound to `self`, a value that calling runs (plato's `self._loss_criterion = self.get_loss_criterion()`, then
+        `self._loss_criterion(outputs, labels)`). None when `node` names no method of the frame's class."""
+        given = self.given(node, frame)
+        if given is None or given.cls is None:
+            return None
+        self._bound[id(node)] = Bound(node, EMPTY, given, (), ())
+        return Value(const=(_BOUND, id(node)), present=True)
 
     @staticmethod
     def is_bound(value: Value) -> bool:

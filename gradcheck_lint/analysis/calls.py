@@ -465,6 +465,12 @@ class Calls:
                 # (they touch no gradient, so each is read on the same paths and their results joined)
                 pos, kw = self.args_of(call, flow, frame)
                 return join([self.inline(fn, None, None, pos, kw, flow, frame) for fn in stored_fns])
+        held_method = interp.lookup(key, flow, frame) if (key := N.ref_text(func)) is not None else None
+        if held_method is not None and interp.callables.is_bound(held_method):
+            # `self._loss_criterion(outputs, labels)` of `self._loss_criterion = self.process_loss`: that method runs
+            pos, kw = self.args_of(call, flow, frame)
+            out = interp.callables.call_bound(held_method, pos, kw, flow, frame)
+            return out if out is not None else interp.objects.opaque_call(attr, [held_method, *pos], kw, flow)
         through_class = self._through_class(recv_node, attr, flow, frame)
         if through_class is not None:  # `MLP.get_model(stage, opt)`: a static or class method of a class read
             klass, method = through_class
@@ -759,6 +765,10 @@ class Calls:
             flags.assign(flow, recv_node.id, attr != "clear")  # `grads.append(g)`: not empty on this path
         if attr in ("append", "extend", "insert") and pos:
             # a list (or an `nn.ModuleList`) grows: not a forward pass, also when it holds modules
+            base = N.ref_text(recv_node.value) if key is None and isinstance(recv_node, ast.Subscript) else None
+            if base is not None:
+                # `self._metrics[name].append(v)` of a dict of lists under a key not known here: one of its lists
+                key = f"{base}[{code(recv_node.slice)}]"
             if key is not None:
                 stored = [a.value for a in arguments(call) if a.keyword is None][-1]
                 flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame, code(recv_node),

@@ -392,6 +392,11 @@ class Expressions:
         held = self.property_value(expr, base, flow, frame)
         if held is not None:
             return held
+        if type(expr.value) is ast.Name and expr.value.id == "self" and type(expr.ctx) is ast.Load \
+                and isinstance(frame.cls, ClassInfo) and interp.definitions.find_method(frame.cls, attr) is not None:
+            method = interp.callables.method_of_self(expr, frame)  # `crit = self.process_loss`: the bound method
+            if method is not None:
+                return method
         held = named_tuples.field(base, attr)  # `losses.total_loss` of `losses = LossTuple(...)`
         if held is not None:
             return held
