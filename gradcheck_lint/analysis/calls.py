@@ -765,10 +765,11 @@ class Calls:
             flags.assign(flow, recv_node.id, attr != "clear")  # `grads.append(g)`: not empty on this path
         if attr in ("append", "extend", "insert") and pos:
             # a list (or an `nn.ModuleList`) grows: not a forward pass, also when it holds modules
-            base = N.ref_text(recv_node.value) if key is None and isinstance(recv_node, ast.Subscript) else None
-            if base is not None:
+            slot = recv_node if key is None and isinstance(recv_node, ast.Subscript) else None
+            base = N.ref_text(slot.value) if slot is not None else None
+            if slot is not None and base is not None:
                 # `self._metrics[name].append(v)` of a dict of lists under a key not known here: one of its lists
-                key = f"{base}[{code(recv_node.slice)}]"
+                key = f"{base}[{code(slot.slice)}]"
             if key is not None:
                 stored = [a.value for a in arguments(call) if a.keyword is None][-1]
                 flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame, code(recv_node),
