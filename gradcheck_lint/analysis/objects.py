@@ -72,6 +72,8 @@ class Objects:
                 qualified = self._qualified_class(name)
                 if qualified is not None:
                     self.table.classes[ent.uid] = qualified
+            if isinstance(site, tuple) and site[:1] == ("ctor",) and len(site) > 1 and isinstance(site[1], int):
+                self.table.made_at[ent.uid] = site[1]
             if kind is Kind.PARAM and per_call_path:
                 self._leaves_made_at.setdefault(site, set()).add(Holder(ent.uid))
                 self._leaf_site[ent.uid] = site

@@ -384,6 +384,9 @@ class EntityTable:
     ownership: dict[int, Ownership] = field(default_factory=dict)
     module_names: dict[int, str] = field(default_factory=dict)
     labels: dict[int, str] = field(default_factory=dict)  # the name the user's code gave it first
+    # uid -> id of the constructor call that made it (one call site made afresh on each call of a helper: one uid per
+    # call path, the same site)
+    made_at: dict[int, int] = field(default_factory=dict)
     # The accumulation window a framework object was configured with (source text), None when it was
     # built without one; a uid not here was built where the analysis could not see.
     windows: dict[int, str | None] = field(default_factory=dict)

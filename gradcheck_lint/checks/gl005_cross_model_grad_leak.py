@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.events import Step
 from ..analysis.gradstate import UNDONE, Contribution
 from ..analysis.issued_for import issued_for_other_model
 from ..analysis.names import roles
@@ -83,7 +85,8 @@ for real in torch.randn(8, 4, 4):
                     joint = c.live and not (_own_pass_beside(holder, c, held) and _named_for_consumer(model, c, holder))
                     if (c.consumers and opt.uid not in c.consumers and not joint and c.certain and not holder.pseudo
                             and not model.stale_within_same_model(holder, c, held, holders)
-                            and not all(any(s.node is step.node for s in model.steps_of(u)) for u in c.consumers)
+                            and not all(_made_alike(model, step, u, opt.uid)
+                                        and any(s.node is step.node for s in model.steps_of(u)) for u in c.consumers)
                             and not all(u in model.table.entities and model.optimizer_holders(model.table.entities[u]) == holders
                                         for u in c.consumers)
                             and not model.exclusive(model.backwards[c.backward].node, step.node)):
@@ -154,3 +157,15 @@ def _named_for_consumer(model: TrainingModel, c: Contribution, holder: Holder) -
         if ent is not None and any(named & roles(model.table.holder_name(h)) for h in model.optimizer_holders(ent)):
             return True
     return False
+
+
+def _made_alike(model: TrainingModel, step: Step, one: int, other: int) -> bool:
+    """Two optimizers stepped at one node are taken for one (made afresh on each call of a helper, or handed to
+    it on two calls), unless the node steps an attribute of `self` and they were built by different constructor
+    calls: each instance holds its own (FastVocoder's generator and discriminator optimizers, each wrapped in a
+    `ScheduledOptim` whose one `self._optimizer.step()` steps both)."""
+    func = step.node.func
+    receiver = func.value if isinstance(func, ast.Attribute) else None
+    own = isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self"
+    made = model.table.made_at
+    return not own or made.get(one) == made.get(other)

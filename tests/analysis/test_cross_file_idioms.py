@@ -314,3 +314,52 @@ def test_the_discriminator_cleared_before_its_own_window_is_silent(tmp_path: Pat
     clear = "self.discr_optim.zero_grad()\n            "
     root = project_tree(tmp_path / "ok", {"vae.py": VAE_MODELS, "trainer.py": VAE_TRAINER.format(clear=clear, expect="")})
     assert _found(root / "trainer.py") == frozenset()
+
+
+# FastVocoder (lockbox 12): each optimizer wrapped in a `ScheduledOptim` whose one `self._optimizer.step()` steps
+# both; the generator's loss reaches the discriminator, cleared only at the top of the step function.
+WRAPPED_GAN = """\
+    import torch
+    import torch.nn as nn
+
+
+    class ScheduledOptim:
+        def __init__(self, optimizer):
+            self._optimizer = optimizer
+
+        def step_and_update_lr(self):
+            self._optimizer.step()  {expect}
+
+        def zero_grad(self):
+            self._optimizer.zero_grad()
+
+
+    G = nn.Linear(8, 16)
+    D = nn.Linear(16, 1)
+
+
+    def trainer(s_g, s_d, mel, wav):
+        s_g.zero_grad()
+        s_d.zero_grad()
+        est = G(mel)
+        total_loss = (est - wav).abs().mean() - D(est).mean()
+        total_loss.backward()
+        s_g.step_and_update_lr()
+        {clear_d}d_loss = D(est.detach()).mean() - D(wav).mean()
+        d_loss.backward()
+        s_d.step_and_update_lr()
+
+
+    s_g = ScheduledOptim(torch.optim.Adam(G.parameters()))
+    s_d = ScheduledOptim(torch.optim.Adam(D.parameters()))
+    for step in range(10):
+        trainer(s_g, s_d, torch.randn(4, 8), torch.randn(4, 16))
+"""
+
+
+def test_two_optimizers_stepped_through_one_wrapper_line_are_two(tmp_path: Path) -> None:
+    path = project_tree(tmp_path / "bug", {"t.py": WRAPPED_GAN.format(clear_d="", expect="# expect: GL005")}) / "t.py"
+    assert _found(path) == parse_expected_findings(path.read_text())
+    clear = "s_d.zero_grad()\n        "
+    path = project_tree(tmp_path / "ok", {"t.py": WRAPPED_GAN.format(clear_d=clear, expect="")}) / "t.py"
+    assert _found(path) == parse_expected_findings(path.read_text())
