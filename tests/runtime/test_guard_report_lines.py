@@ -220,17 +220,7 @@ def test_a_clear_is_judged_by_what_optimizers_still_have_to_step() -> None:
 
 _KEPT = sorted(p.name for p in (ROOT / "fixtures" / "loss_graph_kept_alive").glob("*.py")
                if "expect: GL008" in p.read_text(encoding="utf-8") and "static-only" not in p.read_text(encoding="utf-8")
-               and "runtime-blind GL008" not in p.read_text(encoding="utf-8")
-               # the guard sees the tensor stored by the caller's `run_loss.append(loss)`, where the static
-               # side anchors in the history class's own `append` (the statement that keeps it): both right
-               and p.name != "history_object_appends_loss_tensor.py"
-               # the loss reaches the caller's running total as a field of the named tuple the step returns
-               # (`reg, cls, total = trainer.train_step(...)`): the guard's source lookup does not follow the
-               # tuple, so it reports at the backward, the static side at `total_loss += total`
-               and p.name != "named_tuple_of_losses_summed_over_epoch.py"
-               # the backward runs on `losses[-1]`, the item `losses.append(...)` stored: the guard's source
-               # lookup does not name that append (measured: it reports at the backward's line)
-               and p.name != "loss_history_backpropagated_through_its_last_item.py")
+               and "runtime-blind GL008" not in p.read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize("fixture", _KEPT)
