@@ -92,10 +92,10 @@ def _lookup(backward: Site) -> Kept | None:
     # the loss returned to a caller that keeps it (`errD = self.train_Dnet(...)`, then `errD_total += errD`)
     if any(isinstance(n, ast.Return) and n.value is not None and _mentions(n.value, names) for n in _own_nodes(scope)):
         for node, caller, caller_loop in callers:
-            targets = _assigned_from(caller, node)
-            if targets:
+            assigned = _assigned_from(caller, node)
+            if assigned:
                 line = caller_loop.lineno if caller_loop is not None else loop_line
-                found = _keeping(p, caller, targets, node.lineno, backward.path, line)
+                found = _keeping(p, caller, assigned, node.lineno, backward.path, line)
                 if found is not None:
                     return found
     # a same-file function the loss is handed to (`log_loss(history, loss)`), or a method of a class of
