@@ -34,7 +34,6 @@ _STATIC_ONLY = re.compile(r"#\s*gradlint-fixture:\s*static-only\b")
 _RUNTIME_BLIND = re.compile(r"#\s*gradlint-fixture:\s*runtime-blind\s+(GL\d{3}(?:\s*,\s*GL\d{3})*)\s+--\s*\S")
 _RAISES = re.compile(r"#\s*gradlint-fixture:\s*raises\s+(\w+)\s+--\s*(\S.*)")
 _RUNTIME_ALSO = re.compile(r"#\s*gradlint-fixture:\s*runtime-also\s+(GL\d{3}(?:\s*,\s*GL\d{3})*)\s+--\s*\S")
-_RUNTIME_ANCHORED_ELSEWHERE = re.compile(r"#\s*gradlint-fixture:\s*runtime-anchored-elsewhere\s+(GL\d{3})\s+at\s+(\d+)\s+--\s*\S")
 
 
 @dataclass(frozen=True)
@@ -46,8 +45,6 @@ class Fixture:
     runtime_also: frozenset[str] = frozenset()  # codes the guard reports as it sees the run (documented why)
     raises: tuple[str, str] | None = None  # (exception type, text of its message) the script raises by design
     possible: frozenset[tuple[int, str]] = frozenset()  # the expected findings written `GLxxx (possible)`
-    # expected (line, code) findings the guard sees but reports on another line (documented why)
-    anchored_elsewhere: frozenset[tuple[int, str]] = frozenset()
 
     @property
     def id(self) -> str:
@@ -101,10 +98,8 @@ def _load_fixtures() -> tuple[Fixture, ...]:
         raised = _RAISES.search(head)
         raises = (raised.group(1), raised.group(2).strip()) if raised else None
         expected = parse_expected_findings(text)
-        elsewhere = frozenset((int(m.group(2)), m.group(1)) for m in _RUNTIME_ANCHORED_ELSEWHERE.finditer(head))
         fixtures.append(Fixture(path, frozenset((line, code) for line, code, _ in expected), bool(_STATIC_ONLY.search(head)),
-                                codes, extra, raises, frozenset((line, code) for line, code, c in expected if c == "possible"),
-                                elsewhere))
+                                codes, extra, raises, frozenset((line, code) for line, code, c in expected if c == "possible")))
     return tuple(fixtures)
 
 

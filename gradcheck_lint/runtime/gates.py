@@ -200,5 +200,5 @@ def _guard_clause(block_owner: ast.AST, child: ast.AST) -> ast.If | None:
     return None
 
 
-def _at(step: Site, p: object, test: ast.expr) -> Site:
-    return dataclasses.replace(step, line=test.lineno, col=char_col(p, test.lineno, test.col_offset))  # type: ignore[arg-type]
+def _at(step: Site, p: _Parsed, test: ast.expr) -> Site:
+    return dataclasses.replace(step, line=test.lineno, col=char_col(p, test.lineno, test.col_offset))

@@ -15,7 +15,7 @@ pytest.importorskip("torch")
 if importlib.util.find_spec("lightning") is None:
     pytest.skip("lightning is not installed", allow_module_level=True)
 
-from gradcheck_lint.runtime.hook_returns import hook_return  # noqa: E402
+from gradcheck_lint.runtime.hook_returns import hook_return
 
 SOURCE = '''\
 import lightning.pytorch as pl
