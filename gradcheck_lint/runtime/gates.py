@@ -76,7 +76,8 @@ def _traced(step: Site, p: _Parsed, chain: list[ast.AST], gate: ast.If, frame: F
             origin = None
         if origin is not None:
             path, where, node = origin
-            return dataclasses.replace(step, path=path, line=node.lineno, col=char_col(where, node.lineno, node.col_offset))
+            col = char_col(where, node.lineno, node.col_offset)
+            return dataclasses.replace(step, path=path, line=node.lineno, col=col)
     return _at(step, p, gate.test)
 
 
@@ -149,7 +150,8 @@ def _running_call(p: _Parsed, frame: FrameType) -> ast.Call | None:
         return None
     if line is None or end_line is None or col is None or end_col is None:
         return None
-    return p.calls_by_span.get((line, col, end_line, end_col))  # keyed as ast gives them: line, column, end line, end column
+    # keyed as ast gives them: line, column, end line, end column
+    return p.calls_by_span.get((line, col, end_line, end_col))
 
 
 def _argument(function: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, name: str) -> ast.expr | None:
@@ -193,7 +195,8 @@ def _guard_clause(block_owner: ast.AST, child: ast.AST) -> ast.If | None:
     body = getattr(block_owner, "body", [])
     if child not in body:
         return None
-    leave = (ast.Return, ast.Continue) if isinstance(block_owner, (ast.FunctionDef, ast.AsyncFunctionDef)) else ast.Continue
+    function = isinstance(block_owner, (ast.FunctionDef, ast.AsyncFunctionDef))
+    leave = (ast.Return, ast.Continue) if function else ast.Continue
     for stmt in reversed(body[:body.index(child)]):
         if isinstance(stmt, ast.If) and stmt.body and isinstance(stmt.body[-1], leave) and not stmt.orelse:
             return stmt

@@ -258,7 +258,8 @@ def _narrowed(term: ast.expr, names: frozenset[str]) -> ast.expr:
 
 
 def _keeping(p: _Parsed, scope: ast.AST, names: frozenset[str], after: int, path: str, loop_line: int | None,
-             via: str = "", containers: frozenset[str] = frozenset(), deferred: frozenset[str] = frozenset()) -> Kept | None:
+             via: str = "", containers: frozenset[str] = frozenset(),
+             deferred: frozenset[str] = frozenset()) -> Kept | None:
     """The first keeping statement of the scope after line `after` (else the first before it).
 
     `containers`: containers the loss is an item of, kept by any store into them of a value with a graph;

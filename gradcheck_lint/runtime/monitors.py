@@ -355,8 +355,9 @@ class Monitors:
                 keep.append(watch)
             elif due:
                 kept = watch.returned.kept
-                self._report("GL008", kept.site, messages.loss_graph_kept_alive(kept.site.text, kept.target, kept.stored,
-                                                                                kept.loop_line, kept.via_item))
+                words = messages.loss_graph_kept_alive(kept.site.text, kept.target, kept.stored, kept.loop_line,
+                                                       kept.via_item)
+                self._report("GL008", kept.site, words)
         self.returned = keep
 
     def _report(self, code: str, site: Site, msg_help: tuple[str, str], optimizer: str = "") -> None:

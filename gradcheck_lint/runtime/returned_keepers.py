@@ -47,12 +47,13 @@ def returned_keeper(kept: Kept) -> Returned | None:
     function = _function_at(p.tree, kept.site.line)
     if function is None:
         return None
-    statement = next((n for n in _own_nodes(function) if isinstance(n, ast.AugAssign) and n.lineno == kept.site.line), None)
+    own = _own_nodes(function)
+    statement = next((n for n in own if isinstance(n, ast.AugAssign) and n.lineno == kept.site.line), None)
     names = frozenset({kept.target})
     if statement is None or not isinstance(statement.target, ast.Name) or any(
-            isinstance(n, (ast.Global, ast.Nonlocal)) and kept.target in n.names for n in _own_nodes(function)):
+            isinstance(n, (ast.Global, ast.Nonlocal)) and kept.target in n.names for n in own):
         return None  # a running total rebound each time, or one that outlives the call anyway
-    if not any(isinstance(n, ast.Return) and n.value is not None and _mentions(n.value, names) for n in _own_nodes(function)):
+    if not any(isinstance(n, ast.Return) and n.value is not None and _mentions(n.value, names) for n in own):
         return None
     for call, caller, loop in _calls_of(p.tree, function):
         if loop is None:
@@ -113,7 +114,8 @@ class ReturnedWatch:
         return True if sum(g() is not None for g in self.graphs) >= kept_graphs else None
 
 
-def watch_returned(kept: Kept, graphs: list[weakref.ReferenceType[Any]], is_total: Callable[[Any], bool]) -> ReturnedWatch | None:
+def watch_returned(kept: Kept, graphs: list[weakref.ReferenceType[Any]],
+                   is_total: Callable[[Any], bool]) -> ReturnedWatch | None:
     """A watch of the caller keeping what the function around `kept` returns, when it is running on this
     stack with its total an object `is_total` accepts (a tensor), else None."""
     returned = returned_keeper(kept)
@@ -122,7 +124,8 @@ def watch_returned(kept: Kept, graphs: list[weakref.ReferenceType[Any]], is_tota
     frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
-        if code.co_name == returned.name and code.co_firstlineno == returned.first_line and code.co_filename == kept.site.path:
+        if (code.co_name == returned.name and code.co_firstlineno == returned.first_line
+                and code.co_filename == kept.site.path):
             total = frame.f_locals.get(returned.target)
             return ReturnedWatch(returned, total, graphs) if is_total(total) else None
         frame = frame.f_back
