@@ -1,6 +1,8 @@
 """Name a clear the guard saw only by its effect (`p.grad = None`, `model.zero_grad()` of a model it
-does not wrap): the clearing statement is looked up in the source, between the two calls the guard
-did see (the last backward or step before it, and the backward or step that noticed it)."""
+does not wrap, the `zero_grad()` of an optimizer not known yet): the clearing statement is looked up in
+the source, between the two calls the guard did see (the last backward or step before it, and the
+backward or step that noticed it), around the loop holding both when none is written between them
+(a `continue` after the backward, the clear at the top of the next iteration, then the step)."""
 
 from __future__ import annotations
 
@@ -25,9 +27,12 @@ class _FileClears:
         self.clears: list[_Clear] = []
         self.functions: list[tuple[int, int, ast.AST]] = []  # (first line, last line, node)
         self.calls: list[tuple[int, int, str]] = []  # (line, byte col, called name)
+        self.loops: list[tuple[int, int]] = []  # (first line, last line)
         for node in ast.walk(p.tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 self.functions.append((node.lineno, node.end_lineno or node.lineno, node))
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                self.loops.append((node.lineno, node.end_lineno or node.lineno))
             site = _clear_site(path, p, node)
             if site is not None:
                 self.clears.append(_Clear(node.lineno, node.col_offset, site))  # type: ignore[attr-defined]
@@ -44,6 +49,11 @@ class _FileClears:
             if first <= line <= last and last - first < best[1] - best[0]:
                 best = (first, last)
         return best
+
+    def loop_around(self, first: int, last: int) -> tuple[int, int] | None:
+        """The extent of the innermost loop holding lines `first` to `last`."""
+        around = [(a, b) for a, b in self.loops if a <= first and last <= b]
+        return min(around, key=lambda ab: ab[1] - ab[0]) if around else None
 
     def clears_of_function(self, name: str) -> list[_Clear]:
         out: list[_Clear] = []
@@ -114,6 +124,12 @@ def _lookup(before: Site | None, now: Site) -> Site | None:
     inside = [c for c in fc.clears if first <= c.line <= last]
     if start is not None and start < here:
         between = [c for c in inside if start < pos(c) < here]
+        loop = fc.loop_around(start[0], here[0]) if not between else None
+        if loop is not None:
+            # none written between them: the path went around the loop holding both (a `continue` after
+            # `before`): the last clear from the loop's top to `before`, else after `now` to its end
+            body = [c for c in inside if loop[0] <= c.line <= loop[1]]
+            between = [c for c in body if pos(c) < start] or [c for c in body if pos(c) > here]
     elif start is not None:  # `before` comes later in the text: the loop wrapped around
         between = [c for c in inside if pos(c) < here] or [c for c in inside if pos(c) > start]
     else:

@@ -8,7 +8,12 @@ statement that adds the loss to a name or a container that outlives the iteratio
 out of its graph there (`.item()`, `.detach()`, `float()`); else in a same-file function the loss is
 passed to (`log_loss(history, loss)`), or a method of a class of the file called on an object by its
 name (`meter.update(loss, n)`, `AverageMeter.update`'s `self.sum += val * n`; the object's class is not
-known: every class of the file with a method of that name, in order). Not found: None, and the finding
+known: every class of the file with a method of that name, in order), before a store call of that name
+(`run_loss.append(loss)` of a `History` whose own `append` keeps it: the statement in the method, as the
+static side anchors it; the call itself when the method keeps nothing). A loss returned to a caller is
+followed into the names the caller assigns it to, one name or a tuple of them (`reg, cls, total =
+trainer.train_step(...)`). A loss that is an item of a container (`losses[-1].backward()`) is kept by the
+statement that stores into that container (`losses.append(...)`). Not found: None, and the finding
 stays at the backward.
 """
 
@@ -63,6 +68,9 @@ def _lookup(backward: Site) -> Kept | None:
     if expr is None or not names:
         return None
     via = segment(p, expr) if isinstance(expr, (ast.Subscript, ast.Attribute)) else ""
+    # `losses[-1].backward()`: the container the loss is an item of keeps whatever is stored into it
+    containers = frozenset({segment(p, expr.value)}) if isinstance(expr, ast.Subscript) and \
+        isinstance(expr.value, (ast.Name, ast.Attribute)) else frozenset()
     functions = {n.name: n for n in ast.walk(p.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     methods: dict[str, list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, int]]] = {}
     for cls in ast.walk(p.tree):
@@ -75,16 +83,19 @@ def _lookup(backward: Site) -> Kept | None:
     if loop is None and callers:  # a step method: the loop that calls it (`for x, y in batches: self.train_step(x, y)`)
         loop = callers[0][2]
     loop_line = loop.lineno if loop is not None else None
-    found = _keeping(p, scope, names, call.lineno, backward.path, loop_line, via)
+    # a store call a class of the file defines (`run_loss.append(loss)` of a `History`) is looked into
+    # first, below, as a method the loss is handed to; the call itself only when that method keeps nothing
+    deferred = frozenset(methods)
+    found = _keeping(p, scope, names, call.lineno, backward.path, loop_line, via, containers, deferred)
     if found is not None:
         return found
     # the loss returned to a caller that keeps it (`errD = self.train_Dnet(...)`, then `errD_total += errD`)
     if any(isinstance(n, ast.Return) and n.value is not None and _mentions(n.value, names) for n in _own_nodes(scope)):
         for node, caller, caller_loop in callers:
-            target = _assigned_from(caller, node)
-            if target is not None:
+            assigned = _assigned_from(caller, node)
+            if assigned:
                 line = caller_loop.lineno if caller_loop is not None else loop_line
-                found = _keeping(p, caller, frozenset({target}), node.lineno, backward.path, line)
+                found = _keeping(p, caller, assigned, node.lineno, backward.path, line)
                 if found is not None:
                     return found
     # a same-file function the loss is handed to (`log_loss(history, loss)`), or a method of a class of
@@ -107,6 +118,8 @@ def _lookup(backward: Site) -> Kept | None:
                 found = _keeping(p, fn, frozenset(passed), 0, backward.path, loop_line)
                 if found is not None:
                     return found
+    if deferred:
+        return _keeping(p, scope, names, call.lineno, backward.path, loop_line, via, containers)
     return None
 
 
@@ -183,14 +196,17 @@ def _calls_of(tree: ast.AST, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list
     return sorted(out, key=lambda c: (c[0].lineno, c[0].col_offset))
 
 
-def _assigned_from(scope: ast.AST, call: ast.Call) -> str | None:
-    """The name a call's result is assigned to (`errD = self.train_Dnet(i, real, fake)`)."""
+def _assigned_from(scope: ast.AST, call: ast.Call) -> frozenset[str]:
+    """The names a call's result is assigned to (`errD = self.train_Dnet(i, real, fake)`; each name of a
+    tuple it is unpacked into, `reg, cls, total = trainer.train_step(x)`), none when it is not."""
     for node in _own_nodes(scope):
         if isinstance(node, ast.Assign) and node.value is call and len(node.targets) == 1:
             target = node.targets[0]
             if isinstance(target, ast.Name):
-                return target.id
-    return None
+                return frozenset({target.id})
+            if isinstance(target, (ast.Tuple, ast.List)):
+                return frozenset(e.id for e in target.elts if isinstance(e, ast.Name))
+    return frozenset()
 
 
 def _own_nodes(scope: ast.AST) -> list[ast.stmt | ast.expr]:
@@ -220,6 +236,17 @@ def _mentions(expr: ast.AST, names: frozenset[str]) -> bool:
     return any(_mentions(child, names) for child in ast.iter_child_nodes(expr))
 
 
+def _with_graph(expr: ast.expr) -> bool:
+    """`expr` may hold a graph: not a constant, nor a value taken out of it (`.item()`, `.detach()`, `float(...)`)."""
+    if isinstance(expr, ast.Constant):
+        return False
+    if isinstance(expr, ast.Call):
+        func = expr.func
+        called = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        return called not in _OUT_OF_GRAPH
+    return not (isinstance(expr, ast.Attribute) and expr.attr in ("data", "grad"))
+
+
 def _narrowed(term: ast.expr, names: frozenset[str]) -> ast.expr:
     """The operand of `term` that holds the loss (`loss` of `0.1 * loss`), as the static side names it."""
     while isinstance(term, ast.BinOp):
@@ -231,8 +258,12 @@ def _narrowed(term: ast.expr, names: frozenset[str]) -> ast.expr:
 
 
 def _keeping(p: _Parsed, scope: ast.AST, names: frozenset[str], after: int, path: str, loop_line: int | None,
-             via: str = "") -> Kept | None:
-    """The first keeping statement of the scope after line `after` (else the first before it)."""
+             via: str = "", containers: frozenset[str] = frozenset(),
+             deferred: frozenset[str] = frozenset()) -> Kept | None:
+    """The first keeping statement of the scope after line `after` (else the first before it).
+
+    `containers`: containers the loss is an item of, kept by any store into them of a value with a graph;
+    `deferred`: store methods not counted here (a class of the file defines them)."""
     from ..analysis.accumulation import combined_terms  # read only once a graph was kept: not at the guard's import
     from ..analysis.names import ref_text
 
@@ -253,8 +284,11 @@ def _keeping(p: _Parsed, scope: ast.AST, names: frozenset[str], after: int, path
                 found.append((node, segment(p, node.targets[0]), segment(p, term if whole else _narrowed(term, names))))
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             store, args = node.value.func, node.value.args
-            if isinstance(store, ast.Attribute) and store.attr in _STORE and args and _mentions(args[-1], names):
-                found.append((node.value, segment(p, store.value), segment(p, args[-1])))
+            if not (isinstance(store, ast.Attribute) and store.attr in _STORE and args) or store.attr in deferred:
+                continue
+            into = segment(p, store.value)
+            if _mentions(args[-1], names) or into in containers and _with_graph(args[-1]):
+                found.append((node.value, into, segment(p, args[-1])))
     if not found:
         return None
     node, target, stored = next((f for f in found if f[0].lineno > after), found[0])

@@ -45,6 +45,7 @@ from .ledger import Site
 from .loop_callers import Frame, callers, reached_via
 from .names import module_name
 from .report import Finding
+from .returned_keepers import ReturnedWatch, watch_returned
 from .sites import _user_frame, user_site
 from .stale_forward import stale_forward
 from .sync_sites import sync_choice
@@ -106,6 +107,7 @@ class Monitors:
         self.graphs: list[tuple[weakref.ReferenceType[Any], Site, int]] = []  # in order of their epochs
         self.kept_reported: set[Site] = set()
         self.tag_counts: dict[Site, int] = {}  # the steady cycle's passes of each backward line (`tag_first`)
+        self.returned: list[ReturnedWatch] = []  # a caller keeping what a function returns (`returned_keepers.py`)
 
     # -- lifecycle
     def open(self) -> None:
@@ -242,6 +244,8 @@ class Monitors:
         # until it is, `_check_graphs` can report nothing (the dead ones are pruned then)
         if len(graphs) >= _KEPT_GRAPHS and graphs[_KEPT_GRAPHS - 1][2] <= self.steps - 2:
             self._check_graphs()
+        if self.returned:
+            self._check_returned()
 
     # -- GL006
     def ddp_forward(self, sync: bool, model: Any, line: int = 0) -> None:
@@ -334,9 +338,27 @@ class Monitors:
                         words = messages.loss_graph_kept_alive(kept.site.text, kept.target, kept.stored, kept.loop_line,
                                                                kept.via_item)
                         self._report("GL008", kept.site, words)
+                        watch = watch_returned(kept, [g[0] for g in live if g[1] == site], _is_tensor)
+                        if watch is not None:
+                            self.returned.append(watch)
                     else:
                         self._report("GL008", site, messages.loss_graph_kept_alive_at_run(site.text or "backward()", n))
         self.graphs = [g for g in live if g[1] not in self.kept_reported] if self.kept_reported else live
+
+    def _check_returned(self) -> None:
+        """GL008 at the caller's statement keeping what a function returned, once its total has died and the
+        graphs it held are still alive two steps later (`returned_keepers.py`)."""
+        keep: list[ReturnedWatch] = []
+        for watch in self.returned:
+            due = watch.due(self.steps, _KEPT_GRAPHS)
+            if due is False:
+                keep.append(watch)
+            elif due:
+                kept = watch.returned.kept
+                words = messages.loss_graph_kept_alive(kept.site.text, kept.target, kept.stored, kept.loop_line,
+                                                       kept.via_item)
+                self._report("GL008", kept.site, words)
+        self.returned = keep
 
     def _report(self, code: str, site: Site, msg_help: tuple[str, str], optimizer: str = "") -> None:
         name = {"GL006": "ddp-accumulation-without-no-sync", "GL007": "amp-scaled-gradients",
@@ -356,6 +378,10 @@ class _ModelRef:
     def name(self) -> str:
         model = self.ref()
         return (module_name(model) if model is not None else None) or self.kind
+
+
+def _is_tensor(value: Any) -> bool:
+    return isinstance(value, torch.Tensor)
 
 
 class _Sentinel:

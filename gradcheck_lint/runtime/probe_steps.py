@@ -18,7 +18,7 @@ import torch
 
 from . import cycle as _cycle
 from . import recorder as _rec
-from .gates import gate_of
+from .gates import gate_of, step_frame
 from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
 from .monitors import Monitors
 from .names import owner_name
@@ -174,7 +174,8 @@ class StepChecks:
         window = self.ledger.window_violation(id(opt), self.accumulation_steps)
         if window is not None and id(opt) not in self._reported_windows:
             self._reported_windows.add(id(opt))
-            window.site = gate_of(window.site)  # GL004 anchors at the condition gating the step
+            # GL004 anchors at the condition gating the step (a flag it reads: where the flag is computed)
+            window.site = gate_of(window.site, step_frame(window.site))
             violations.append(window)
         self.last_event = site
         if violations:

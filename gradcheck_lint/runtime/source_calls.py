@@ -101,11 +101,11 @@ def call_at(path: str, code: CodeType, lasti: int, line: int, methods: tuple[str
     positions = getattr(code, "co_positions", None)
     if positions is not None and lasti >= 0:
         try:
-            span = list(positions())[lasti // 2]
+            span = list(positions())[lasti // 2]  # (line, end line, column, end column)
         except IndexError:
             span = None
         if span is not None and None not in span:
-            node = p.calls_by_span.get(span)
+            node = p.calls_by_span.get((span[0], span[2], span[1], span[3]))  # keyed as ast gives them
             if node is not None:
                 return describe(p, node)
     on_line = p.calls_by_line.get(line, [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .. import messages
+from .hook_returns import hook_return
 from .ledger import Site, Violation
 from .report import Finding
 
@@ -116,7 +117,11 @@ def to_finding(v: Violation, optimizer: str) -> Finding:
     else:  # GL004
         first, n = v.window or (0, 0)
         msg, help_ = messages.accumulation_first_window(step_text, first, n)
-    return Finding(code=code, name=RULE_NAMES[code], path=v.site.path, line=max(v.site.line, 1), col=max(v.site.col, 1),
+    anchor = v.site
+    if code in ("GL003", "GL010") and backward is not None and backward.text and backward.method != "backward":
+        # the framework's loop ran the backward after the user's hook returned the loss: at the hook's `return`
+        anchor = hook_return() or anchor
+    return Finding(code=code, name=RULE_NAMES[code], path=anchor.path, line=max(anchor.line, 1), col=max(anchor.col, 1),
                    message=msg, help=help_, first_step=max(v.step_index, 1), optimizer=optimizer,
                    subsumed_by=subsumed_by, refines=refines)
 

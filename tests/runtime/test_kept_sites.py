@@ -77,3 +77,84 @@ def test_a_loss_handed_to_a_method_is_kept_where_the_method_keeps_it(program: st
 
 def test_a_number_handed_to_a_method_keeps_nothing(program: str) -> None:
     assert kept_at(Site(program, 40, "loss.backward()", 9)) is None
+
+
+KEEPERS = '''\
+class History:
+    def __init__(self):
+        self.values = []
+
+    def append(self, val, count=1):
+        self.values.append(val)
+
+
+class Quiet:
+    def add(self, val):
+        print(val)
+
+
+def train(model, batches, run_loss):
+    for x in batches:
+        loss = model(x).mean()
+        loss.backward()
+        run_loss.append(loss, count=2)
+
+
+def optimize(model, batches):
+    losses = []
+    for x in batches:
+        losses.append(sum(model(x)))
+        losses[-1].backward(retain_graph=True)
+    numbers = []
+    for x in batches:
+        numbers.append(model(x).sum().item())
+        numbers[-1].backward()
+
+
+def train_step(model, x):
+    losses = model(x)
+    losses.total.backward()
+    return losses
+
+
+def fit(model, batches):
+    total_loss = 0
+    for x in batches:
+        reg, total = train_step(model, x)
+        total_loss += total
+
+
+def train_quiet(model, batches, seen, quiet):
+    for x in batches:
+        loss = model(x).mean()
+        loss.backward()
+        seen.add(loss)
+'''
+
+
+@pytest.fixture()
+def keepers(tmp_path: Path) -> str:
+    path = tmp_path / "keepers.py"
+    path.write_text(KEEPERS, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize(("backward", "text", "kept", "target", "stored"), [
+    # a store call a class of the file defines: the statement in that method keeps it, as the static side says
+    (17, "loss.backward()", (6, 9), "self.values", "val"),
+    # the backward runs on an item of a container: the append into the container keeps every graph
+    (25, "losses[-1].backward(retain_graph=True)", (24, 9), "losses", "sum(model(x))"),
+    # the loss is returned as a tuple, unpacked by the caller into a running total's term
+    (34, "losses.total.backward()", (42, 9), "total_loss", "total"),
+    # a class of the file defines `add`, but keeps nothing there: the store call itself
+    (48, "loss.backward()", (49, 9), "seen", "loss"),
+])
+def test_the_keeping_statement_is_found_past_the_loop_body(keepers: str, backward: int, text: str,
+                                                           kept: tuple[int, int], target: str, stored: str) -> None:
+    found = kept_at(Site(keepers, backward, text, 9))
+    assert found is not None
+    assert ((found.site.line, found.site.col), found.target, found.stored) == (kept, target, stored)
+
+
+def test_an_item_of_a_container_of_numbers_is_kept_by_nothing(keepers: str) -> None:
+    assert kept_at(Site(keepers, 29, "numbers[-1].backward()", 9)) is None

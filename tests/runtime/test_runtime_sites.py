@@ -187,3 +187,29 @@ def test_two_optimizers_stepping_in_turn_keep_a_step_site_each() -> None:
         assert (memos[id(opt_d)].site.line, memos[id(opt_g)].site.line) == (d_line, g_line)
         assert memos[id(opt_d)].chain and memos[id(opt_g)].chain
     assert len(g.report()) == 0
+
+
+TWO_CALLS = '''\
+from gradcheck_lint.runtime.sites import user_site
+
+
+class Opt:
+    def step(self):
+        return user_site(2, ("step",))
+
+
+a, b = Opt(), Opt()
+first = a.step(); second = b.step()
+'''
+
+
+def test_two_calls_of_one_line_are_told_apart_by_the_running_instructions_span(tmp_path: Any) -> None:
+    """The frame's instruction span picks the call it runs (`code.co_positions()` gives line, end line, column,
+    end column; the calls are keyed by line, column, end line, end column): not the first call of the line."""
+    path = tmp_path / "two_calls.py"
+    path.write_text(TWO_CALLS, encoding="utf-8")
+    namespace: dict[str, Any] = {}
+    exec(compile(TWO_CALLS, str(path), "exec"), namespace)
+    first, second = namespace["first"], namespace["second"]
+    assert (first.line, first.col, first.text, first.receiver) == (10, 9, "a.step()", "a")
+    assert (second.line, second.col, second.text, second.receiver) == (10, 28, "b.step()", "b")
