@@ -100,8 +100,14 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue
                     if not isinstance(cond.statement, ast.If) or not cond.moduli:
                         continue
+                    longer = cond.long_first_window
                     if fires_first and value is True and _taken_over_at_zero(model, cond):
-                        continue  # `if i == 0: update = False` / `elif i % N == 0:`: never reached on the first one
+                        # `if i == 0: update = False` / `elif i % N == 0:`: never reached on the first micro-batch,
+                        # it first holds at N: the first window is N + 1 micro-batches (VL-T5), when the earlier
+                        # test holds at 0 only; another (`if i < warmup:`) leaves the windows unknown
+                        if not _taken_over_at_zero_only(model, cond):
+                            continue
+                        fires_first, longer = False, True
                     if _steps_either_way(model, step, cond, value, holders):
                         continue  # the optimizer steps on both branches: the test is no window of it
                     if _flushes_after_loop(model, cond):
@@ -125,7 +131,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         fires_first = fires_first or (start == 0 and truth_at_zero(written[0], counter) is True)
                     msg, help_ = messages.accumulation_off_by_one(
                         test, counter, cond.counter_sources[counter], step.call_text,
-                        start=start, fires_first=fires_first, longer=cond.long_first_window,
+                        start=start, fires_first=fires_first, longer=longer,
                         most=most, most_when=bool(value),
                     )
                     facts = (step.provenance, *(c.provenance for _h, c in state.held(holders) if c.fresh))
@@ -193,6 +199,21 @@ def _taken_over_at_zero(model: TrainingModel, cond: Condition) -> bool:
             return True
         statement, parent = parent, model.parent(parent)
     return False
+
+
+def _taken_over_at_zero_only(model: TrainingModel, cond: Condition) -> bool:
+    """The earlier test that takes the first micro-batch over (`_taken_over_at_zero`) is `counter == 0` (or `not
+    counter`): true there only, so this test decides every later micro-batch."""
+    counters = [c for c in cond.counter_sources if cond.counter_starts.get(c, 0) == 0]
+    parent = model.parent(cond.statement)
+    if not (isinstance(parent, ast.If) and len(parent.orelse) == 1 and parent.orelse[0] is cond.statement):
+        return False
+    test = parent.test
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return isinstance(test.operand, ast.Name) and test.operand.id in counters
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and any(dotted(side) in counters for side in (test.left, test.comparators[0]))
+            and any(is_int(side, 0) for side in (test.left, test.comparators[0])))
 
 
 def _spliced(model: TrainingModel, node: ast.expr, replacements: list[tuple[ast.expr, str]]) -> str:

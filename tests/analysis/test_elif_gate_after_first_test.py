@@ -2,7 +2,8 @@
 
 VL-T5 (lockbox 11, after its opening: it does not count there) forces the flag off on the first micro-batch
 and tests the window only after: `if step_i == 0: update = False` / `elif step_i % N == 0 ...: update = True`.
-Read alone, the `elif` fires at `step_i == 0`; on the path that reaches it, `step_i` is never 0."""
+Read alone, the `elif` fires at `step_i == 0`; on the path that reaches it, `step_i` is never 0, so it first holds
+at N: the first window is N + 1 micro-batches (0..N), which is reported as such, not as a step on the first one."""
 
 from __future__ import annotations
 
@@ -35,9 +36,20 @@ def train(model, loader, optim, accum):
 """
 
 
-def test_the_first_micro_batch_takes_the_earlier_branch() -> None:
-    assert found(LOOP.replace("FIRST", "if step_i == 0:")) == []
-    assert found(LOOP.replace("FIRST", "if not step_i:")) == []
+def messages(text: str) -> list[str]:
+    return [d.message for d in analyse_text(text, "train.py").diagnostics if d.code == "GL004"]
+
+
+def test_the_first_micro_batch_takes_the_earlier_branch_and_the_first_window_is_longer() -> None:
+    for first in ("if step_i == 0:", "if not step_i:"):
+        assert found(LOOP.replace("FIRST", first)) == [("GL004", 12)]
+        (message,) = messages(LOOP.replace("FIRST", first))
+        assert "first holds after more than N micro-batches" in message and "one micro-batch alone" not in message
+
+
+def test_an_earlier_test_true_beyond_zero_leaves_the_windows_unknown() -> None:
+    # `step_i < 3` also takes the micro-batches after the first: where the windows fall is not judged
+    assert found(LOOP.replace("FIRST", "if step_i < 3:")) == []
 
 
 def test_an_earlier_test_that_does_not_hold_at_zero_leaves_the_elif_firing_first() -> None:
