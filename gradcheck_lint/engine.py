@@ -20,7 +20,7 @@ from .config import Settings
 from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Diagnostic, RelatedLocation, Severity, Span
 from .fixplan import resolve as resolve_fix
 from .framestack import on_roomy_stack
-from .prefilter import clips_and_steps, keeps_in_hook, might_train, syncs_backward, trains_itself
+from .prefilter import Text, clips_and_steps, keeps_in_hook, might_train, syncs_backward, trains_itself, triggers_for
 from .project import Evidence, ProjectView, index_for
 from .project.callers import settle_with_callers
 from .registry import NOTICE_HELP, PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
@@ -92,13 +92,16 @@ def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project:
     text = universal_newlines(text)  # files are read so already; text given directly may not be
     catalogue = catalogue_for(settings.api_models())
     # what the prefilter reads: the file, and the project modules it imports (its training calls may sit there)
-    seen_text = text
+    seen_text: Text = text
     index = index_for(path, settings.root) if project else None
     read: dict[str, str] = {}  # the other files of the project read (with their SHA-256): the result depends on them
     if index is not None:
         index.recording = read
     if index is not None and prefilter and not trains_itself(text, catalogue):
-        seen_text = text + "\n" + index.imported_text(path, text)
+        # the file's text and theirs, read as one text joined by line breaks (each module's answers kept)
+        imported = index.imported_texts(path, text)
+        seen_text = triggers_for(catalogue).joined([text, *(t for t, _ in imported)] if imported else [text, ""],
+                                                   [None, *(m for _, m in imported)] if imported else [None, None])
     if prefilter and not might_train(seen_text, catalogue):
         # No rule can fire without a backward pass and a step: the file is not parsed, only its
         # suppression comments are read (a blanket one is still reported), unless it is generated-size.

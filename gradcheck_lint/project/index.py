@@ -178,6 +178,7 @@ class ProjectIndex:
         self._resolved: dict[tuple[str, str], Target | None] = {}
         self._digests: dict[str, str] = {}
         self._imports: dict[str, list[tuple[str, ...]]] = {}
+        self._probes: dict[str, dict[object, bool]] = {}  # the prefilter's answers for a file's text (see _texts)
         # the files read for the analysis under way, with their SHA-256 (its result depends on them)
         self.recording: dict[str, str] | None = None
 
@@ -309,11 +310,16 @@ class ProjectIndex:
     def imported_text(self, path: str, text: str, depth: int = 1) -> str:
         """The text of the project modules `path` imports (and they import, `depth` levels deep), for
         the textual prefilter: a file whose training calls all sit in imported helpers is still read."""
+        return "\n".join(other for other, _ in self.imported_texts(path, text, depth))
+
+    def imported_texts(self, path: str, text: str, depth: int = 1) -> list[tuple[str, dict[object, bool]]]:
+        """The texts `imported_text` joins, in its order, each with the memo the prefilter keeps of its
+        answers for that module (kept while the process runs, as the text is)."""
         home_base, name, is_init = module_identity(path)
         package = name if is_init else name.rpartition(".")[0]
         seen = {os.path.abspath(path)}
         script_dir = os.path.dirname(os.path.abspath(path))
-        out: list[str] = []
+        out: list[tuple[str, dict[object, bool]]] = []
         todo = [(text, home_base, package, 0, "")]
         while todo:
             body, base, pkg, level, key = todo.pop()
@@ -333,13 +339,13 @@ class ProjectIndex:
                     other = self._text(found)
                     if other is None:
                         continue
-                    out.append(other)
+                    out.append((other, self._probes.setdefault(found, {})))
                     # a package's `__init__.py` only re-exports, mostly: what it imports is read at the same depth
                     reexports = found.endswith("__init__.py")
                     if level + 1 < depth or reexports:
                         obase, oname, oinit = module_identity(found)
                         todo.append((other, obase, oname if oinit else oname.rpartition(".")[0], level + (not reexports), found))
-        return "\n".join(out)
+        return out
 
     def text_of(self, path: str) -> str | None:
         """The text of a project file (kept while the process runs; its digest is recorded as read)."""
