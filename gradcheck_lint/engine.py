@@ -30,7 +30,8 @@ from .suppressions import UnusedSuppression, apply_suppressions
 # Larger files (generated code, data dumps) are parsed for syntax only.
 MAX_ANALYSED_CHARS = 3_000_000
 
-__all__ = ["MAX_ANALYSED_CHARS", "FileReport", "analyse_text", "check_text", "might_train", "syntax_problems", "unanalysable"]
+__all__ = ["MAX_ANALYSED_CHARS", "FileReport", "analyse_text", "check_text", "might_train", "screened", "syntax_problems",
+           "unanalysable"]
 
 
 def unanalysable(path: str, reason: str, line: int = 1, column: int = 1, help: str | None = None) -> Diagnostic:
@@ -71,6 +72,19 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     findings with the files that call it (`project.callers`)."""
     settings = settings or Settings.default()
     report = _analyse(text, path, settings, prefilter, project)
+    return _settled(report, text, path, settings, prefilter, project, callers)
+
+
+def screened(text: str, path: str, settings: Settings) -> FileReport | None:
+    """What `analyse_text` gives a file the textual prefilter rules out (it is not parsed); None for a
+    file that needs the analysis. A process spreading files over others answers these itself."""
+    report = _analyse(text, path, settings, True, True, screen=True)
+    return None if report is _PASSES else _settled(report, text, path, settings, True, True, True)
+
+
+def _settled(report: FileReport, text: str, path: str, settings: Settings, prefilter: bool, project: bool,
+             callers: bool) -> FileReport:
+    """The report with its findings settled by the files that call this one, where they can be."""
     index = index_for(path, settings.root) if project and callers else None
     if index is None or not any(_settled_by_callers(d) for d in report.diagnostics):
         return report
@@ -87,7 +101,13 @@ def _settled_by_callers(d: Diagnostic) -> bool:
     return d.code not in (PARSE_ERROR_CODE, NOTICE_CODE, UnusedSuppression.code) and (d.possible or bool(d.related))
 
 
-def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project: bool) -> FileReport:
+# What `_analyse` gives, when asked to screen, for a file the prefilter lets through.
+_PASSES = FileReport([])
+
+
+def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project: bool,
+             screen: bool = False) -> FileReport:
+    """The file's report; with `screen`, `_PASSES` instead when the prefilter lets the file through."""
     enabled = settings.codes_for(path)
     text = universal_newlines(text)  # files are read so already; text given directly may not be
     catalogue = catalogue_for(settings.api_models())
@@ -109,6 +129,8 @@ def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project:
             return FileReport([])
         return FileReport(_finish(apply_suppressions([], text, lambda: _statement_tree(text), path, enabled), enabled),
                           dependencies=tuple(sorted(read.items())))
+    if screen:
+        return _PASSES
     if len(text) > MAX_ANALYSED_CHARS:
         return FileReport([unanalysable(
             path, f"is too large to analyse ({len(text) / 1e6:.1f} MB; the limit is {MAX_ANALYSED_CHARS / 1e6:.0f} MB)",

@@ -4,7 +4,9 @@ The parent reads each file once to compute its cache key and a cost estimate. Hi
 once. With one job, misses are analysed there and then; otherwise worker processes analyse the files
 that can hold a training step (the dearest first, so that one slow file does not finish last), a
 bounded number in flight, so memory does not grow with the number of files, while the parent answers
-the files the prefilter rules out (sending them to a worker would cost more than reading them). Results are gathered by file and sorted, so the output never
+the files the prefilter rules out (sending them to a worker would cost more than reading them): it reads
+the others' text too, and a file the prefilter lets through after all (a script whose training calls sit in
+the project modules it imports) goes to a worker. Results are gathered by file and sorted, so the output never
 depends on which worker finished first. A file that kills its worker (a native crash in a parser,
 say) is retried alone in a fresh process and, if it kills that one too, reported as GL000; the other
 files are still checked.
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from .cache import ResultCache, cache_key
 from .config import Settings
 from .diagnostics import Diagnostic
-from .engine import FileReport, analyse_text, unanalysable
+from .engine import FileReport, analyse_text, screened, unanalysable
 from .notebooks import analyse_notebook_bytes, is_notebook
 from .sources import decode_source, read_bytes
 
@@ -73,11 +75,25 @@ def _estimated_cost(data: bytes | str) -> int:
     return len(data) + 20_000 * (data.count(b"step(") + data.count(b"backward("))
 
 
+def _screen_path(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, str | None] | None:
+    """`_analyse_path` for a file the textual prefilter rules out (with the project modules it imports);
+    None for a file that needs the analysis (a script calling a training helper of another file)."""
+    data = read_bytes(path)
+    src = decode_source(data) if isinstance(data, bytes) and not is_notebook(path) else None
+    if src is None or src.text is None:  # a notebook, or a file that cannot be read: as before
+        return analyse_bytes(data, path, settings), _key(data, path, settings, keyed)
+    report = screened(src.text, path, settings)
+    return None if report is None else (report, _key(data, path, settings, keyed))
+
+
+def _key(data: bytes | str, path: str, settings: Settings, keyed: bool) -> str | None:
+    return cache_key(data, path, settings.codes_for(path), settings.models) if keyed and isinstance(data, bytes) else None
+
+
 def _analyse_path(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, str | None]:
     """Worker task: read and analyse `path`; with `keyed`, also return the key of the bytes actually read."""
     data = read_bytes(path)
-    key = cache_key(data, path, settings.codes_for(path), settings.models) if keyed and isinstance(data, bytes) else None
-    return analyse_bytes(data, path, settings), key
+    return analyse_bytes(data, path, settings), _key(data, path, settings, keyed)
 
 
 def lint_files(files: Iterable[str], settings: Settings, *, jobs: int = 1, cache: ResultCache | None = None,
@@ -149,7 +165,11 @@ def _in_pool(misses: list[tuple[int, str, int]], settings: Settings, workers: in
                 if here:  # the parent's share, a few files between looks at the workers
                     for _ in range(min(INLINE_BATCH, len(here))):
                         index, path = here.pop()
-                        yield (index, *_analyse_path(path, settings, keyed))
+                        answered = _screen_path(path, settings, keyed)
+                        if answered is None:  # it needs the analysis after all: the next for a worker
+                            pending.append((index, path, 0))
+                        else:
+                            yield (index, *answered)
                     finished, _ = wait(running, timeout=0, return_when=FIRST_COMPLETED) if running else (set(), set())
                 else:
                     finished, _ = wait(running, return_when=FIRST_COMPLETED) if running else (set(), set())
