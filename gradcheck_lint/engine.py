@@ -30,8 +30,8 @@ from .suppressions import UnusedSuppression, apply_suppressions
 # Larger files (generated code, data dumps) are parsed for syntax only.
 MAX_ANALYSED_CHARS = 3_000_000
 
-__all__ = ["MAX_ANALYSED_CHARS", "FileReport", "analyse_text", "check_text", "might_train", "screened", "syntax_problems",
-           "unanalysable"]
+__all__ = ["MAX_ANALYSED_CHARS", "FileReport", "analyse_text", "check_text", "might_train", "screened",
+           "syntax_problems", "unanalysable"]
 
 
 def unanalysable(path: str, reason: str, line: int = 1, column: int = 1, help: str | None = None) -> Diagnostic:

@@ -96,7 +96,8 @@ class Triggers:
         if self.divided_hooks is not None and _contains(text, "accum") and _word_start(self.divided_hooks, text):
             return True
         # an automatic hook that clears (GL002: the framework clears only after its window's step)
-        return self.automatic_hooks is not None and _contains(text, "zero_grad") and _word_start(self.automatic_hooks, text)
+        return self.automatic_hooks is not None and _contains(text, "zero_grad") \
+            and _word_start(self.automatic_hooks, text)
 
     def keeps_in_hook(self, text: Text) -> bool:
         """The file defines a hook the framework calls once per batch and steps after, and grows an attribute
@@ -133,13 +134,12 @@ class Joined:
 
     def any(self, key: object, test: Callable[[str], bool]) -> bool:
         for part, memo in zip(self.parts, self.memos):
-            if memo is None:
-                found = test(part)
-            else:
-                found = memo.get(key)
-                if found is None:
-                    found = memo[key] = test(part)
-            if found:
+            kept = memo.get(key) if memo is not None else None
+            if kept is None:
+                kept = test(part)
+                if memo is not None:
+                    memo[key] = kept
+            if kept:
                 return True
         return False
 

@@ -87,7 +87,9 @@ def _screen_path(path: str, settings: Settings, keyed: bool) -> tuple[FileReport
 
 
 def _key(data: bytes | str, path: str, settings: Settings, keyed: bool) -> str | None:
-    return cache_key(data, path, settings.codes_for(path), settings.models) if keyed and isinstance(data, bytes) else None
+    if not keyed or not isinstance(data, bytes):
+        return None
+    return cache_key(data, path, settings.codes_for(path), settings.models)
 
 
 def _analyse_path(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, str | None]:

@@ -177,7 +177,7 @@ class ProjectIndex:
         self._texts: dict[str, str] = {}
         self._resolved: dict[tuple[str, str], Target | None] = {}
         self._digests: dict[str, str] = {}
-        self._imports: dict[str, list[tuple[str, ...]]] = {}
+        self._imports: dict[str, list[tuple[str | None, tuple[str, ...], str | None]]] = {}
         self._probes: dict[str, dict[object, bool]] = {}  # the prefilter's answers for a file's text (see _texts)
         # the files read for the analysis under way, with their SHA-256 (its result depends on them)
         self.recording: dict[str, str] | None = None
@@ -339,7 +339,8 @@ class ProjectIndex:
                     if found is None:
                         continue
                     # `from pkg import f` takes only `f` of the package; any other import, all its names
-                    wants = frozenset({member}) if member is not None and candidate == dotted[-1] and len(dotted) > 1 else None
+                    taking = member is not None and candidate == dotted[-1] and len(dotted) > 1
+                    wants = frozenset({member}) if taking and member is not None else None
                     reexports = found.endswith("__init__.py")
                     if found in seen:
                         if not reexports or found not in taken:
@@ -363,8 +364,8 @@ class ProjectIndex:
                     # a package's `__init__.py` only re-exports, mostly: what it imports is read at the same depth
                     if level + 1 < depth or reexports:
                         obase, oname, oinit = module_identity(found)
-                        todo.append((other, obase, oname if oinit else oname.rpartition(".")[0], level + (not reexports),
-                                     found, wants if reexports else None))
+                        opkg = oname if oinit else oname.rpartition(".")[0]
+                        todo.append((other, obase, opkg, level + (not reexports), found, wants if reexports else None))
         return out
 
     def text_of(self, path: str) -> str | None:
