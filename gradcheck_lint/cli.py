@@ -179,8 +179,10 @@ def check(
         stats.files = files
     else:
         cache = None if no_cache else ResultCache(cache_directory)
-        diagnostics, files = check_paths(list(paths), settings, jobs=jobs or available_cores(), cache=cache, stats=stats)
-        if (fmt == "text" and not statistics) or fmt == "json":
+        listed = (fmt == "text" and not statistics) or fmt == "json"
+        diagnostics, files = check_paths(list(paths), settings, jobs=jobs or available_cores(), cache=cache,
+                                         stats=stats, verify=unsafe_fixes if listed else None)
+        if listed:
             # A fix that would not remove its finding is not offered: the `[*]` marks agree with --fix and --diff.
             diagnostics = sorted(verify_fixes(diagnostics, unsafe_fixes, settings, cache), key=Diagnostic.sort_key)
         failed = False

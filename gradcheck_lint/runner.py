@@ -35,6 +35,9 @@ INLINE_BATCH = 8
 
 __all__ = ["RunStats", "analyse_bytes", "available_cores", "lint_each_file", "lint_files"]
 
+# A file's report, its cache key, and its findings with their fixes verified (with their key), if asked for.
+Analysed = tuple[FileReport, str | None, tuple[str, list[Diagnostic]] | None]
+
 
 @dataclass
 class RunStats:
@@ -75,15 +78,15 @@ def _estimated_cost(data: bytes | str) -> int:
     return len(data) + 20_000 * (data.count(b"step(") + data.count(b"backward("))
 
 
-def _screen_path(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, str | None] | None:
+def _screen_path(path: str, settings: Settings, keyed: bool) -> Analysed | None:
     """`_analyse_path` for a file the textual prefilter rules out (with the project modules it imports);
     None for a file that needs the analysis (a script calling a training helper of another file)."""
     data = read_bytes(path)
     src = decode_source(data) if isinstance(data, bytes) and not is_notebook(path) else None
     if src is None or src.text is None:  # a notebook, or a file that cannot be read: as before
-        return analyse_bytes(data, path, settings), _key(data, path, settings, keyed)
+        return analyse_bytes(data, path, settings), _key(data, path, settings, keyed), None
     report = screened(src.text, path, settings)
-    return None if report is None else (report, _key(data, path, settings, keyed))
+    return None if report is None else (report, _key(data, path, settings, keyed), None)
 
 
 def _key(data: bytes | str, path: str, settings: Settings, keyed: bool) -> str | None:
@@ -92,32 +95,51 @@ def _key(data: bytes | str, path: str, settings: Settings, keyed: bool) -> str |
     return cache_key(data, path, settings.codes_for(path), settings.models)
 
 
-def _analyse_path(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, str | None]:
-    """Worker task: read and analyse `path`; with `keyed`, also return the key of the bytes actually read."""
+def _analyse_path(path: str, settings: Settings, keyed: bool, verify: bool | None = None) -> Analysed:
+    """Worker task: read and analyse `path`; with `keyed`, also return the key of the bytes actually read,
+    and with `verify` (not None) its findings with their fixes verified (`fixes.verify_fixes`, `verify`
+    saying whether unsafe fixes count), with their cache key: the process that analysed the file checks
+    its fixes, with the project read already, instead of the parent after every file is done."""
     data = read_bytes(path)
-    return analyse_bytes(data, path, settings), _key(data, path, settings, keyed)
+    report = analyse_bytes(data, path, settings)
+    key = _key(data, path, settings, keyed)
+    if key is None or verify is None or not isinstance(data, bytes):
+        return report, key, None
+    from .fixes import fixable, verified_key, verify_file  # (fixes imports this module)
+
+    found = sorted(report.diagnostics, key=Diagnostic.sort_key)  # in the listing's order
+    if not report.reproducible or any(d.path != path for d in found) or not fixable(path, found, verify):
+        return report, key, None
+    verified = verify_file(path, found, verify, settings)
+    return report, key, None if verified is None else (verified_key(data, path, verify, settings), verified)
+
 
 
 def lint_files(files: Iterable[str], settings: Settings, *, jobs: int = 1, cache: ResultCache | None = None,
-               stats: RunStats | None = None) -> list[Diagnostic]:
+               stats: RunStats | None = None, verify: bool | None = None) -> list[Diagnostic]:
     """Diagnostics of `files` (in a fixed order whatever the scheduling); `jobs` worker processes at most.
 
     With one job, each file is analysed as soon as it is read; otherwise the misses go to the pool,
-    whose workers read them again (the parent keeps no file contents)."""
-    return [d for found in lint_each_file(files, settings, jobs=jobs, cache=cache, stats=stats) for d in found]
+    whose workers read them again (the parent keeps no file contents). With a `cache` and `verify` (not
+    None: whether unsafe fixes count), the fixes of each file analysed are verified too, into the cache,
+    where `fixes.verify_fixes` finds them."""
+    return [d for found in lint_each_file(files, settings, jobs=jobs, cache=cache, stats=stats, verify=verify)
+            for d in found]
 
 
 def lint_each_file(files: Iterable[str], settings: Settings, *, jobs: int = 1, cache: ResultCache | None = None,
-                   stats: RunStats | None = None) -> list[list[Diagnostic]]:
+                   stats: RunStats | None = None, verify: bool | None = None) -> list[list[Diagnostic]]:
     """The diagnostics of each of `files`, in their order: `lint_files` by file."""
     stats = stats if stats is not None else RunStats()
     results: dict[int, list[Diagnostic]] = {}
     misses: list[tuple[int, str, int]] = []  # (index, path, estimated cost)
 
-    def record(index: int, report: FileReport, key: str | None) -> None:
+    def record(index: int, report: FileReport, key: str | None, verified: tuple[str, list[Diagnostic]] | None) -> None:
         results[index] = report.diagnostics
         if cache is not None and key is not None and report.reproducible:
             cache.put(key, report.diagnostics, report.dependencies)
+            if verified is not None:
+                cache.put(*verified)
 
     for index, path in enumerate(files):
         stats.files += 1
@@ -129,7 +151,7 @@ def lint_each_file(files: Iterable[str], settings: Settings, *, jobs: int = 1, c
             stats.cached += 1
         elif jobs <= 1:
             stats.analysed += 1
-            record(index, analyse_bytes(data, path, settings), key)
+            record(index, analyse_bytes(data, path, settings), key, None)
         else:
             misses.append((index, path, _estimated_cost(data)))
     stats.analysed += len(misses)
@@ -139,29 +161,30 @@ def lint_each_file(files: Iterable[str], settings: Settings, *, jobs: int = 1, c
         stats.workers = workers
         dear.sort(key=lambda m: -m[2])  # the dearest first: the last file to finish should be a cheap one
         cheap = [(index, path) for index, path, cost in misses if cost == 0]
-        done = _in_pool(dear, settings, workers, keyed=cache is not None, inline=cheap)
+        done = _in_pool(dear, settings, workers, keyed=cache is not None, inline=cheap, verify=verify)
     else:
         done = ((index, *_analyse_path(path, settings, cache is not None)) for index, path, _ in misses)
-    for index, report, key in done:
-        record(index, report, key)
+    for index, report, key, verified in done:
+        record(index, report, key, verified)
     return [results[index] for index in sorted(results)]
 
 
 def _in_pool(misses: list[tuple[int, str, int]], settings: Settings, workers: int, keyed: bool,
-             inline: Sequence[tuple[int, str]] = ()) -> Iterable[tuple[int, FileReport, str | None]]:
+             inline: Sequence[tuple[int, str]] = (), verify: bool | None = None,
+             ) -> Iterable[tuple[int, FileReport, str | None, tuple[str, list[Diagnostic]] | None]]:
     """Analyse `misses` over `workers` processes, and `inline` here while they work, yielding results
     as they finish."""
     pending = list(reversed(misses))  # popped from the end: largest first
     here = list(reversed(inline))
     crashed: list[tuple[int, str]] = []
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
-        running: dict[Future[tuple[FileReport, str | None]], tuple[int, str]] = {}
+        running: dict[Future[Analysed], tuple[int, str]] = {}
         try:
             while pending or running or here:
                 while pending and len(running) < workers * IN_FLIGHT_PER_WORKER:
                     index, path, _ = pending.pop()
                     try:
-                        running[pool.submit(_analyse_path, path, settings, keyed)] = (index, path)
+                        running[pool.submit(_analyse_path, path, settings, keyed, verify)] = (index, path)
                     except BrokenProcessPool:
                         crashed.append((index, path))
                 if here:  # the parent's share, a few files between looks at the workers
@@ -178,11 +201,11 @@ def _in_pool(misses: list[tuple[int, str, int]], settings: Settings, workers: in
                 for future in finished:
                     index, path = running.pop(future)
                     try:
-                        report, key = future.result()
+                        report, key, verified = future.result()
                     except BrokenProcessPool:
                         crashed.append((index, path))
                         continue
-                    yield index, report, key
+                    yield index, report, key, verified
                 if crashed and not running:  # the pool is broken: the rest go one by one
                     crashed.extend((index, path) for index, path, _ in reversed(pending))
                     pending.clear()
@@ -193,7 +216,7 @@ def _in_pool(misses: list[tuple[int, str, int]], settings: Settings, workers: in
         yield (index, *_isolated(path, settings, keyed))
 
 
-def _isolated(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, str | None]:
+def _isolated(path: str, settings: Settings, keyed: bool) -> Analysed:
     """Analyse one file in a process of its own; a crash there becomes a GL000 for this file alone."""
     with ProcessPoolExecutor(max_workers=1, mp_context=_context()) as pool:
         try:
@@ -202,7 +225,7 @@ def _isolated(path: str, settings: Settings, keyed: bool) -> tuple[FileReport, s
             return FileReport([unanalysable(
                 path, "crashed the analysis process (the parser died on it)",
                 help="this is a bug in gradlint or Python's parser; please report it with the file. Other files were still checked.",
-            )], reproducible=False), None
+            )], reproducible=False), None, None
 
 
 def _context():

@@ -69,3 +69,27 @@ def test_a_script_training_through_an_imported_helper_is_analysed_by_a_worker(tm
     by = [p.name.rsplit(".", 1) for p in log.iterdir()]
     assert [pid for name, pid in by if name == "script.py"] != [str(os.getpid())]  # a worker analysed it
     assert "plain.py" not in {name for name, _ in by}  # answered by the screen, never analysed
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers inherit the patched function only by fork")
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_the_workers_verify_the_fixes_the_listing_offers(tmp_path: Path, monkeypatch, unsafe: bool) -> None:  # type: ignore[no-untyped-def]
+    """A listing marks `[*]` where --fix would fix: the worker that analysed a file checks its fixes and
+    leaves the result in the cache, so the parent does not fix every file again after the pool is done."""
+    import gradcheck_lint.fixes as fixes
+    from gradcheck_lint.api import check_paths
+
+    root = _project(tmp_path)
+    settings = Settings.default(root=str(root))
+    found, _ = check_paths([str(root)], settings, jobs=1)
+    expected = fixes.verify_fixes(found, unsafe, settings)  # fixed in this process, no cache
+    assert any(d.fix is not None for d in expected)
+    cache = ResultCache(str(tmp_path / "cache"))
+    pooled, _ = check_paths([str(root)], settings, jobs=2, cache=cache, verify=unsafe)
+    assert pooled == found
+
+    def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("the parent fixed a file the workers had verified")
+
+    monkeypatch.setattr(fixes, "fix_file", refuse)
+    assert fixes.verify_fixes(pooled, unsafe, settings, cache) == expected
