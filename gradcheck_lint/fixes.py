@@ -448,6 +448,18 @@ def verified_key(data: bytes, path: str, unsafe: bool, settings: Settings) -> st
     return cache_key(data, f"{path}\0fixes verified, unsafe={unsafe}", settings.codes_for(path), settings.models)
 
 
+def verified_entry(unsafe: bool, path: str, data: bytes, found: list[Diagnostic],
+                   settings: Settings) -> tuple[str, list[Diagnostic]] | None:
+    """What `verify_fixes` would keep in the cache for a file whose bytes are `data` and findings `found`:
+    its key and the findings with their fixes verified; None when it would keep nothing (no fix applies).
+    A worker calls it right after the file's analysis (`runner.lint_each_file`'s `verify`)."""
+    listed = sorted(found, key=Diagnostic.sort_key)  # in the listing's order
+    if any(d.path != path for d in listed) or not fixable(path, listed, unsafe):
+        return None
+    verified = verify_file(path, listed, unsafe, settings)
+    return None if verified is None else (verified_key(data, path, unsafe, settings), verified)
+
+
 def verify_file(path: str, found: Sequence[Diagnostic], unsafe: bool,
                 settings: Settings | None) -> list[Diagnostic] | None:
     """`found`, a file's findings in the listing's order, with the fixes that would not remove their findings

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -37,6 +37,8 @@ __all__ = ["RunStats", "analyse_bytes", "available_cores", "lint_each_file", "li
 
 # A file's report, its cache key, and its findings with their fixes verified (with their key), if asked for.
 Analysed = tuple[FileReport, str | None, tuple[str, list[Diagnostic]] | None]
+# What verifies a file's fixes (path, bytes, findings, settings): a cache entry, or None (`fixes.verified_entry`).
+Verifier = Callable[[str, bytes, list[Diagnostic], Settings], tuple[str, list[Diagnostic]] | None]
 
 
 @dataclass
@@ -95,40 +97,34 @@ def _key(data: bytes | str, path: str, settings: Settings, keyed: bool) -> str |
     return cache_key(data, path, settings.codes_for(path), settings.models)
 
 
-def _analyse_path(path: str, settings: Settings, keyed: bool, verify: bool | None = None) -> Analysed:
+def _analyse_path(path: str, settings: Settings, keyed: bool, verify: Verifier | None = None) -> Analysed:
     """Worker task: read and analyse `path`; with `keyed`, also return the key of the bytes actually read,
-    and with `verify` (not None) its findings with their fixes verified (`fixes.verify_fixes`, `verify`
-    saying whether unsafe fixes count), with their cache key: the process that analysed the file checks
-    its fixes, with the project read already, instead of the parent after every file is done."""
+    and with `verify`, what it gives the file's findings (`fixes.verified_entry`: them with their fixes
+    verified, and their cache key): the process that analysed the file checks its fixes, with the project
+    read already, instead of the parent after every file is done."""
     data = read_bytes(path)
     report = analyse_bytes(data, path, settings)
     key = _key(data, path, settings, keyed)
-    if key is None or verify is None or not isinstance(data, bytes):
+    if key is None or verify is None or not isinstance(data, bytes) or not report.reproducible:
         return report, key, None
-    from .fixes import fixable, verified_key, verify_file  # (fixes imports this module)
-
-    found = sorted(report.diagnostics, key=Diagnostic.sort_key)  # in the listing's order
-    if not report.reproducible or any(d.path != path for d in found) or not fixable(path, found, verify):
-        return report, key, None
-    verified = verify_file(path, found, verify, settings)
-    return report, key, None if verified is None else (verified_key(data, path, verify, settings), verified)
+    return report, key, verify(path, data, report.diagnostics, settings)
 
 
 
 def lint_files(files: Iterable[str], settings: Settings, *, jobs: int = 1, cache: ResultCache | None = None,
-               stats: RunStats | None = None, verify: bool | None = None) -> list[Diagnostic]:
+               stats: RunStats | None = None, verify: Verifier | None = None) -> list[Diagnostic]:
     """Diagnostics of `files` (in a fixed order whatever the scheduling); `jobs` worker processes at most.
 
     With one job, each file is analysed as soon as it is read; otherwise the misses go to the pool,
-    whose workers read them again (the parent keeps no file contents). With a `cache` and `verify` (not
-    None: whether unsafe fixes count), the fixes of each file analysed are verified too, into the cache,
-    where `fixes.verify_fixes` finds them."""
+    whose workers read them again (the parent keeps no file contents). With a `cache` and `verify`
+    (`fixes.verified_entry`), the fixes of each file analysed in a worker are verified there too, into the
+    cache, where `fixes.verify_fixes` finds them."""
     return [d for found in lint_each_file(files, settings, jobs=jobs, cache=cache, stats=stats, verify=verify)
             for d in found]
 
 
 def lint_each_file(files: Iterable[str], settings: Settings, *, jobs: int = 1, cache: ResultCache | None = None,
-                   stats: RunStats | None = None, verify: bool | None = None) -> list[list[Diagnostic]]:
+                   stats: RunStats | None = None, verify: Verifier | None = None) -> list[list[Diagnostic]]:
     """The diagnostics of each of `files`, in their order: `lint_files` by file."""
     stats = stats if stats is not None else RunStats()
     results: dict[int, list[Diagnostic]] = {}
@@ -170,7 +166,7 @@ def lint_each_file(files: Iterable[str], settings: Settings, *, jobs: int = 1, c
 
 
 def _in_pool(misses: list[tuple[int, str, int]], settings: Settings, workers: int, keyed: bool,
-             inline: Sequence[tuple[int, str]] = (), verify: bool | None = None,
+             inline: Sequence[tuple[int, str]] = (), verify: Verifier | None = None,
              ) -> Iterable[tuple[int, FileReport, str | None, tuple[str, list[Diagnostic]] | None]]:
     """Analyse `misses` over `workers` processes, and `inline` here while they work, yielding results
     as they finish."""

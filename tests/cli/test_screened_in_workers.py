@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -85,7 +86,7 @@ def test_the_workers_verify_the_fixes_the_listing_offers(tmp_path: Path, monkeyp
     expected = fixes.verify_fixes(found, unsafe, settings)  # fixed in this process, no cache
     assert any(d.fix is not None for d in expected)
     cache = ResultCache(str(tmp_path / "cache"))
-    pooled, _ = check_paths([str(root)], settings, jobs=2, cache=cache, verify=unsafe)
+    pooled, _ = check_paths([str(root)], settings, jobs=2, cache=cache, verify=partial(fixes.verified_entry, unsafe))
     assert pooled == found
 
     def refuse(*args, **kwargs):  # type: ignore[no-untyped-def]
