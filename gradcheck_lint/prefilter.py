@@ -66,6 +66,10 @@ class Triggers:
 
     # Whether a heuristic pattern may match across a line break (then a `Joined` text is read joined).
     multiline: bool = True
+    # `backward_patterns` and `step_patterns` one alternative each: searched apart, a pattern with a literal
+    # start is found by the engine's fast scan instead of being tried at every position with the others
+    backward_alternatives: tuple[re.Pattern[str], ...] = ()
+    step_alternatives: tuple[re.Pattern[str], ...] = ()
 
     def might_train(self, text: Text) -> bool:
         return (self.trains_itself(text) or self.defines_loss_hook(text) or self.clips_and_steps(text)
@@ -75,17 +79,17 @@ class Triggers:
         """The file switches gradient sync and calls a backward pass (GL006: sync switched off only after the
         forward), with the step elsewhere (a trainer's base class)."""
         return any(_contains(text, w) for w in self.sync_words) and self._has(
-            text, self.backward_words, self.backward, self.backward_patterns, self.backward_imports)
+            text, self.backward_words, self.backward, self.backward_alternatives, self.backward_imports)
 
     def clips_and_steps(self, text: Text) -> bool:
         """The file clips gradients and steps, with the backward elsewhere (a step helper handed the scaler)."""
         return self.clip is not None and any(_contains(text, w) for w in self.clip_words) \
-            and _word_start(self.clip, text) and self._has(text, self.step_words, self.step, self.step_patterns)
+            and _word_start(self.clip, text) and self._has(text, self.step_words, self.step, self.step_alternatives)
 
     def trains_itself(self, text: Text) -> bool:
         """The file calls a backward pass and a step of its own."""
-        return self._has(text, self.backward_words, self.backward, self.backward_patterns, self.backward_imports) and self._has(
-            text, self.step_words, self.step, self.step_patterns)
+        return self._has(text, self.backward_words, self.backward, self.backward_alternatives, self.backward_imports) \
+            and self._has(text, self.step_words, self.step, self.step_alternatives)
 
     def defines_loss_hook(self, text: Text) -> bool:
         if not _contains(text, "def"):
@@ -113,13 +117,13 @@ class Triggers:
         return Joined(tuple(parts), tuple(memos))
 
     @staticmethod
-    def _has(text: Text, words: tuple[str, ...], exact: re.Pattern[str], patterns: re.Pattern[str] | None,
+    def _has(text: Text, words: tuple[str, ...], exact: re.Pattern[str], patterns: tuple[re.Pattern[str], ...],
              imports: re.Pattern[str] | None = None) -> bool:
         # The plain substring tests first: most files fail them, and they are faster than any regex.
         if any(_contains(text, w) for w in words) and (
                 _word_start(exact, text) or imports is not None and _found(imports, text)):
             return True
-        return patterns is not None and _found(patterns, text)
+        return any(_found(p, text) for p in patterns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +263,10 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
     def named(kind: str) -> re.Pattern[str] | None:
         return re.compile("|".join(f"(?:{p}){_CALL}" for p in patterns[kind])) if patterns[kind] else None
 
+    def apart(kind: str) -> tuple[re.Pattern[str], ...]:
+        """`named(kind)`'s alternatives, each alone: one of them matches exactly where the whole does."""
+        return tuple(re.compile(f"(?:{p}){_CALL}") for p in patterns[kind])
+
     def defining(methods: set[str]) -> re.Pattern[str] | None:
         """`def name(` of any of these methods."""
         return re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, sorted(methods)))})[ \t]*\(") if methods else None
@@ -272,7 +280,7 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
     return Triggers(tuple(sorted(words["backward"])), tuple(sorted(words["step"])), exact("backward"), exact("step"),
                     imports, named("backward"), named("step"), loss_hooks, tuple(sorted(words["clip"])),
                     exact("clip") if words["clip"] else None, tuple(sorted(words["sync"] | sync_attributes)), divided_hooks,
-                    automatic_hooks, multiline)
+                    automatic_hooks, multiline, apart("backward"), apart("step"))
 
 
 def _one_line(fragment: str) -> bool:

@@ -80,3 +80,13 @@ def test_a_module_two_scripts_import_is_searched_once(tmp_path: Path) -> None:
     second = analyse_text((root / "b.py").read_text(), str(root / "b.py"), settings_)
     assert index._probes[str(root / "helper.py")] == kept  # asked nothing new of it
     assert [d.code for d in first.diagnostics] == [d.code for d in second.diagnostics] == ["GL001"]
+
+
+@settings(derandomize=True, deadline=None, max_examples=300, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from((*PIECES, "forward_backward_func", "LossScaler", "loss_scaler ", "amp_Loss_Scaler")),
+                max_size=8).map("".join))
+def test_the_heuristics_searched_apart_find_what_they_find_together(text: str) -> None:
+    for together, apart in ((TRIGGERS.backward_patterns, TRIGGERS.backward_alternatives),
+                            (TRIGGERS.step_patterns, TRIGGERS.step_alternatives)):
+        assert together is not None and len(apart) == together.pattern.count("|") + 1
+        assert (together.search(text) is not None) == any(p.search(text) is not None for p in apart)
