@@ -6,6 +6,7 @@ import os
 import sys
 import time
 from dataclasses import replace
+from functools import partial
 
 import click
 
@@ -15,7 +16,7 @@ from .cache import CACHE_DIR_ENV, CACHE_DIR_NAME, ResultCache, default_cache_dir
 from .config import ConfigError, PathOptions, Settings, load_settings
 from .diagnostics import Diagnostic, split_by_certainty
 from .discovery import iter_python_files
-from .fixes import FileResult, fix_paths, unified_diff, verify_fixes, write_fixed
+from .fixes import FileResult, fix_paths, unified_diff, verified_entry, verify_fixes, write_fixed
 from .output import write_atomic
 from .registry import PARSE_ERROR_CODE, Selection, catalogue
 from .render import COLOR_MODES, FORMATS, ReportOptions, render_report, use_color
@@ -179,8 +180,10 @@ def check(
         stats.files = files
     else:
         cache = None if no_cache else ResultCache(cache_directory)
-        diagnostics, files = check_paths(list(paths), settings, jobs=jobs or available_cores(), cache=cache, stats=stats)
-        if (fmt == "text" and not statistics) or fmt == "json":
+        listed = (fmt == "text" and not statistics) or fmt == "json"
+        diagnostics, files = check_paths(list(paths), settings, jobs=jobs or available_cores(), cache=cache,
+                                         stats=stats, verify=partial(verified_entry, unsafe_fixes) if listed else None)
+        if listed:
             # A fix that would not remove its finding is not offered: the `[*]` marks agree with --fix and --diff.
             diagnostics = sorted(verify_fixes(diagnostics, unsafe_fixes, settings, cache), key=Diagnostic.sort_key)
         failed = False

@@ -20,7 +20,7 @@ from .config import Settings
 from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Diagnostic, RelatedLocation, Severity, Span
 from .fixplan import resolve as resolve_fix
 from .framestack import on_roomy_stack
-from .prefilter import clips_and_steps, keeps_in_hook, might_train, syncs_backward, trains_itself
+from .prefilter import Text, clips_and_steps, keeps_in_hook, might_train, syncs_backward, trains_itself, triggers_for
 from .project import Evidence, ProjectView, index_for
 from .project.callers import settle_with_callers
 from .registry import NOTICE_HELP, PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
@@ -30,7 +30,8 @@ from .suppressions import UnusedSuppression, apply_suppressions
 # Larger files (generated code, data dumps) are parsed for syntax only.
 MAX_ANALYSED_CHARS = 3_000_000
 
-__all__ = ["MAX_ANALYSED_CHARS", "FileReport", "analyse_text", "check_text", "might_train", "syntax_problems", "unanalysable"]
+__all__ = ["MAX_ANALYSED_CHARS", "FileReport", "analyse_text", "check_text", "might_train", "screened",
+           "syntax_problems", "unanalysable"]
 
 
 def unanalysable(path: str, reason: str, line: int = 1, column: int = 1, help: str | None = None) -> Diagnostic:
@@ -71,6 +72,19 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     findings with the files that call it (`project.callers`)."""
     settings = settings or Settings.default()
     report = _analyse(text, path, settings, prefilter, project)
+    return _settled(report, text, path, settings, prefilter, project, callers)
+
+
+def screened(text: str, path: str, settings: Settings) -> FileReport | None:
+    """What `analyse_text` gives a file the textual prefilter rules out (it is not parsed); None for a
+    file that needs the analysis. A process spreading files over others answers these itself."""
+    report = _analyse(text, path, settings, True, True, screen=True)
+    return None if report is _PASSES else _settled(report, text, path, settings, True, True, True)
+
+
+def _settled(report: FileReport, text: str, path: str, settings: Settings, prefilter: bool, project: bool,
+             callers: bool) -> FileReport:
+    """The report with its findings settled by the files that call this one, where they can be."""
     index = index_for(path, settings.root) if project and callers else None
     if index is None or not any(_settled_by_callers(d) for d in report.diagnostics):
         return report
@@ -87,18 +101,27 @@ def _settled_by_callers(d: Diagnostic) -> bool:
     return d.code not in (PARSE_ERROR_CODE, NOTICE_CODE, UnusedSuppression.code) and (d.possible or bool(d.related))
 
 
-def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project: bool) -> FileReport:
+# What `_analyse` gives, when asked to screen, for a file the prefilter lets through.
+_PASSES = FileReport([])
+
+
+def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project: bool,
+             screen: bool = False) -> FileReport:
+    """The file's report; with `screen`, `_PASSES` instead when the prefilter lets the file through."""
     enabled = settings.codes_for(path)
     text = universal_newlines(text)  # files are read so already; text given directly may not be
     catalogue = catalogue_for(settings.api_models())
     # what the prefilter reads: the file, and the project modules it imports (its training calls may sit there)
-    seen_text = text
+    seen_text: Text = text
     index = index_for(path, settings.root) if project else None
     read: dict[str, str] = {}  # the other files of the project read (with their SHA-256): the result depends on them
     if index is not None:
         index.recording = read
     if index is not None and prefilter and not trains_itself(text, catalogue):
-        seen_text = text + "\n" + index.imported_text(path, text)
+        # the file's text and theirs, read as one text joined by line breaks (each module's answers kept)
+        imported = index.imported_texts(path, text)
+        seen_text = triggers_for(catalogue).joined([text, *(t for t, _ in imported)] if imported else [text, ""],
+                                                   [None, *(m for _, m in imported)] if imported else [None, None])
     if prefilter and not might_train(seen_text, catalogue):
         # No rule can fire without a backward pass and a step: the file is not parsed, only its
         # suppression comments are read (a blanket one is still reported), unless it is generated-size.
@@ -106,6 +129,8 @@ def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project:
             return FileReport([])
         return FileReport(_finish(apply_suppressions([], text, lambda: _statement_tree(text), path, enabled), enabled),
                           dependencies=tuple(sorted(read.items())))
+    if screen:
+        return _PASSES
     if len(text) > MAX_ANALYSED_CHARS:
         return FileReport([unanalysable(
             path, f"is too large to analyse ({len(text) / 1e6:.1f} MB; the limit is {MAX_ANALYSED_CHARS / 1e6:.0f} MB)",

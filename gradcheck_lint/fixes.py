@@ -419,24 +419,53 @@ def verify_fixes(diagnostics: Sequence[Diagnostic], unsafe: bool, settings: Sett
         by_path.setdefault(d.path, []).append(d)
     out: list[Diagnostic] = []
     for path, found in by_path.items():
-        if not is_notebook(path) and any(d.fix is not None and d.fix.applies(unsafe) for d in found):
+        if fixable(path, found, unsafe):
             key = None
             if cache is not None:
                 data = read_bytes(path)
                 if isinstance(data, bytes):
-                    # A path never holds NUL: no file's own entry can have this key.
-                    key = cache_key(data, f"{path}\0fixes verified, unsafe={unsafe}", chosen.codes_for(path), chosen.models)
+                    key = verified_key(data, path, unsafe, chosen)
             known = cache.get(key) if cache is not None and key is not None else None
             if known is not None and len(known) == len(found):
                 found = known
             else:
-                result = fix_file(path, None, unsafe, settings, found)
-                if result.error is None and len(result.before) == len(found):
-                    found = list(result.before)
+                verified = verify_file(path, found, unsafe, settings)
+                if verified is not None:
+                    found = verified
                     if cache is not None and key is not None:
                         cache.put(key, found)
         out.extend(found)
     return out
+
+
+def fixable(path: str, found: Sequence[Diagnostic], unsafe: bool) -> bool:
+    """A file whose findings `verify_fixes` checks: a script with a fix that applies."""
+    return not is_notebook(path) and any(d.fix is not None and d.fix.applies(unsafe) for d in found)
+
+
+def verified_key(data: bytes, path: str, unsafe: bool, settings: Settings) -> str:
+    """The cache key of a file's verified findings (a path never holds NUL: no file's own entry has it)."""
+    return cache_key(data, f"{path}\0fixes verified, unsafe={unsafe}", settings.codes_for(path), settings.models)
+
+
+def verified_entry(unsafe: bool, path: str, data: bytes, found: list[Diagnostic],
+                   settings: Settings) -> tuple[str, list[Diagnostic]] | None:
+    """What `verify_fixes` would keep in the cache for a file whose bytes are `data` and findings `found`:
+    its key and the findings with their fixes verified; None when it would keep nothing (no fix applies).
+    A worker calls it right after the file's analysis (`runner.lint_each_file`'s `verify`)."""
+    listed = sorted(found, key=Diagnostic.sort_key)  # in the listing's order
+    if any(d.path != path for d in listed) or not fixable(path, listed, unsafe):
+        return None
+    verified = verify_file(path, listed, unsafe, settings)
+    return None if verified is None else (verified_key(data, path, unsafe, settings), verified)
+
+
+def verify_file(path: str, found: Sequence[Diagnostic], unsafe: bool,
+                settings: Settings | None) -> list[Diagnostic] | None:
+    """`found`, a file's findings in the listing's order, with the fixes that would not remove their findings
+    dropped; None when the file could not be fixed in memory (then they stand as they are)."""
+    result = fix_file(path, None, unsafe, settings, found)
+    return list(result.before) if result.error is None and len(result.before) == len(found) else None
 
 
 def encode_like(text: str, like: Rewritable) -> bytes | None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .analysis.apimodels import Catalogue, catalogue_for
@@ -63,50 +64,147 @@ class Triggers:
     divided_hooks: re.Pattern[str] | None = None  # `def training_step(`: a hook whose loss the framework divides
     automatic_hooks: re.Pattern[str] | None = None  # `def training_step(`: a hook the framework steps and clears after
 
-    def might_train(self, text: str) -> bool:
+    # Whether a heuristic pattern may match across a line break (then a `Joined` text is read joined).
+    multiline: bool = True
+    # `backward_patterns` and `step_patterns` one alternative each: searched apart, a pattern with a literal
+    # start is found by the engine's fast scan instead of being tried at every position with the others
+    backward_alternatives: tuple[re.Pattern[str], ...] = ()
+    step_alternatives: tuple[re.Pattern[str], ...] = ()
+
+    def might_train(self, text: Text) -> bool:
         return (self.trains_itself(text) or self.defines_loss_hook(text) or self.clips_and_steps(text)
                 or self.syncs_backward(text) or self.keeps_in_hook(text))
 
-    def syncs_backward(self, text: str) -> bool:
+    def syncs_backward(self, text: Text) -> bool:
         """The file switches gradient sync and calls a backward pass (GL006: sync switched off only after the
         forward), with the step elsewhere (a trainer's base class)."""
-        return any(w in text for w in self.sync_words) and self._has(
-            text, self.backward_words, self.backward, self.backward_patterns, self.backward_imports)
+        return any(_contains(text, w) for w in self.sync_words) and self._has(
+            text, self.backward_words, self.backward, self.backward_alternatives, self.backward_imports)
 
-    def clips_and_steps(self, text: str) -> bool:
+    def clips_and_steps(self, text: Text) -> bool:
         """The file clips gradients and steps, with the backward elsewhere (a step helper handed the scaler)."""
-        return self.clip is not None and any(w in text for w in self.clip_words) and _at_word_start(self.clip, text) \
-            and self._has(text, self.step_words, self.step, self.step_patterns)
+        return self.clip is not None and any(_contains(text, w) for w in self.clip_words) \
+            and _word_start(self.clip, text) and self._has(text, self.step_words, self.step, self.step_alternatives)
 
-    def trains_itself(self, text: str) -> bool:
+    def trains_itself(self, text: Text) -> bool:
         """The file calls a backward pass and a step of its own."""
-        return self._has(text, self.backward_words, self.backward, self.backward_patterns, self.backward_imports) and self._has(
-            text, self.step_words, self.step, self.step_patterns)
+        return self._has(text, self.backward_words, self.backward, self.backward_alternatives, self.backward_imports) \
+            and self._has(text, self.step_words, self.step, self.step_alternatives)
 
-    def defines_loss_hook(self, text: str) -> bool:
-        if "def" not in text:
+    def defines_loss_hook(self, text: Text) -> bool:
+        if not _contains(text, "def"):
             return False
-        if self.loss_hooks is not None and _at_word_start(self.loss_hooks, text):
+        if self.loss_hooks is not None and _word_start(self.loss_hooks, text):
             return True
         # a hook whose returned loss the framework divides by its window, in a file that names accumulation
-        if self.divided_hooks is not None and "accum" in text and _at_word_start(self.divided_hooks, text):
+        if self.divided_hooks is not None and _contains(text, "accum") and _word_start(self.divided_hooks, text):
             return True
         # an automatic hook that clears (GL002: the framework clears only after its window's step)
-        return self.automatic_hooks is not None and "zero_grad" in text and _at_word_start(self.automatic_hooks, text)
+        return self.automatic_hooks is not None and _contains(text, "zero_grad") \
+            and _word_start(self.automatic_hooks, text)
 
-    def keeps_in_hook(self, text: str) -> bool:
+    def keeps_in_hook(self, text: Text) -> bool:
         """The file defines a hook the framework calls once per batch and steps after, and grows an attribute
         of its object (GL008: `self.outputs.append(loss)` in `training_step` outlives the framework's calls)."""
-        return self.automatic_hooks is not None and "self." in text and _SELF_STORE.search(text) is not None \
-            and _at_word_start(self.automatic_hooks, text)
+        return self.automatic_hooks is not None and _contains(text, "self.") and _found(_SELF_STORE, text) \
+            and _word_start(self.automatic_hooks, text)
+
+    def joined(self, parts: Sequence[str], memos: Sequence[dict[object, bool] | None]) -> Text:
+        """`"\\n".join(parts)` as the prefilter reads it: each part asked alone (its answers kept in its memo,
+        when it has one) where no match can cross from one part into the next; else the joined text."""
+        if self.multiline or not _separable(parts, memos):
+            return "\n".join(parts)
+        return Joined(tuple(parts), tuple(memos))
 
     @staticmethod
-    def _has(text: str, words: tuple[str, ...], exact: re.Pattern[str], patterns: re.Pattern[str] | None,
+    def _has(text: Text, words: tuple[str, ...], exact: re.Pattern[str], patterns: tuple[re.Pattern[str], ...],
              imports: re.Pattern[str] | None = None) -> bool:
         # The plain substring tests first: most files fail them, and they are faster than any regex.
-        if any(w in text for w in words) and (_at_word_start(exact, text) or imports is not None and imports.search(text)):
+        if any(_contains(text, w) for w in words) and (
+                _word_start(exact, text) or imports is not None and _found(imports, text)):
             return True
-        return patterns is not None and patterns.search(text) is not None
+        return any(_found(p, text) for p in patterns)
+
+
+@dataclass(frozen=True, slots=True)
+class Joined:
+    """Texts the prefilter reads as if joined by line breaks (a file and the project modules it imports),
+    asked part by part: every test here is whether something occurs, so the joined text has it when a part
+    has it, as long as no match spans a line break between parts (`Triggers.joined` checks that). A part's
+    answers are kept in its memo (None: not kept), so a module many files import is searched once."""
+
+    parts: tuple[str, ...]
+    memos: tuple[dict[object, bool] | None, ...]
+
+    def any(self, key: object, test: Callable[[str], bool]) -> bool:
+        for part, memo in zip(self.parts, self.memos):
+            kept = memo.get(key) if memo is not None else None
+            if kept is None:
+                kept = test(part)
+                if memo is not None:
+                    memo[key] = kept
+            if kept:
+                return True
+        return False
+
+
+Text = str | Joined
+
+
+def _contains(text: Text, word: str) -> bool:
+    if isinstance(text, str):
+        return word in text
+    return text.any(word, lambda part: word in part)
+
+
+def _word_start(pattern: re.Pattern[str], text: Text) -> bool:
+    if isinstance(text, str):
+        return _at_word_start(pattern, text)
+    return text.any(("word", pattern), lambda part: _at_word_start(pattern, part))
+
+
+def _found(pattern: re.Pattern[str], text: Text) -> bool:
+    if isinstance(text, str):
+        return pattern.search(text) is not None
+    return text.any(("search", pattern), lambda part: pattern.search(part) is not None)
+
+
+# What may stand between a trigger word and its call's `(`: the only pattern part that crosses a line break
+# besides an import's open parenthesis and a backslash continuation.
+_BETWEEN = re.compile(r"[\s\\)]*")
+
+
+def _separable(parts: Sequence[str], memos: Sequence[dict[object, bool] | None]) -> bool:
+    """No match of the trigger patterns can span the line break between two parts: no part but the first
+    starts (after blanks, backslashes and closing parentheses) with the `(` a trigger word's call would
+    take from the part before; and no part but the last ends in a backslash continuation or leaves a
+    parenthesis open (`from x import (` reaching into the next part)."""
+    last = len(parts) - 1
+    for i, (part, memo) in enumerate(zip(parts, memos)):
+        if i > 0 and _opens_with_call(part, memo):
+            return False
+        if i < last and _left_open(part, memo):
+            return False
+    return True
+
+
+def _opens_with_call(part: str, memo: dict[object, bool] | None) -> bool:
+    found = memo.get("opens with (") if memo is not None else None
+    if found is None:
+        end = _BETWEEN.match(part).end()  # type: ignore[union-attr]  # it matches the empty string
+        found = end < len(part) and part[end] == "("
+        if memo is not None:
+            memo["opens with ("] = found
+    return found
+
+
+def _left_open(part: str, memo: dict[object, bool] | None) -> bool:
+    found = memo.get("left open") if memo is not None else None
+    if found is None:
+        found = part.endswith("\\") or part.rfind("(") > part.rfind(")")
+        if memo is not None:
+            memo["left open"] = found
+    return found
 
 
 def _at_word_start(pattern: re.Pattern[str], text: str) -> bool:
@@ -165,6 +263,10 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
     def named(kind: str) -> re.Pattern[str] | None:
         return re.compile("|".join(f"(?:{p}){_CALL}" for p in patterns[kind])) if patterns[kind] else None
 
+    def apart(kind: str) -> tuple[re.Pattern[str], ...]:
+        """`named(kind)`'s alternatives, each alone: one of them matches exactly where the whole does."""
+        return tuple(re.compile(f"(?:{p}){_CALL}") for p in patterns[kind])
+
     def defining(methods: set[str]) -> re.Pattern[str] | None:
         """`def name(` of any of these methods."""
         return re.compile(rf"def[ \t]+(?:{'|'.join(map(re.escape, sorted(methods)))})[ \t]*\(") if methods else None
@@ -172,10 +274,20 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
     loss_hooks = defining({h.method for h in catalogue.hooks() if h.normaliser})
     divided_hooks = defining({h.method for h in catalogue.hooks() if h.divides_returned})
     automatic_hooks = defining({h.method for h in catalogue.hooks() if h.optimization == "automatic"})
+    every_word = [w for kind in words.values() for w in kind] + sorted(sync_attributes)
+    multiline = any(not _one_line(p) for kind in ("backward", "step") for p in patterns[kind]) or any(
+        not re.fullmatch(r"\w+", w) for w in every_word)
     return Triggers(tuple(sorted(words["backward"])), tuple(sorted(words["step"])), exact("backward"), exact("step"),
                     imports, named("backward"), named("step"), loss_hooks, tuple(sorted(words["clip"])),
                     exact("clip") if words["clip"] else None, tuple(sorted(words["sync"] | sync_attributes)), divided_hooks,
-                    automatic_hooks)
+                    automatic_hooks, multiline, apart("backward"), apart("step"))
+
+
+def _one_line(fragment: str) -> bool:
+    """A heuristic's pattern (as `_scoped` makes it) that matches within one line: names, optional
+    letters, alternatives and groups only (`(?i:loss_?scaler)`), nothing that could match a line break."""
+    rest = fragment.replace(r"\b\w*", "").replace("(?i:", "(").replace("(?:", "(")
+    return re.fullmatch(r"[\w?|()*+]*", rest) is not None
 
 
 def _scoped(pattern: re.Pattern[str]) -> str:
@@ -190,26 +302,26 @@ def _scoped(pattern: re.Pattern[str]) -> str:
     return rf"(?{flags}:{prefix}{text})" if flags else rf"{prefix}{text}"
 
 
-def might_train(text: str, catalogue: Catalogue | None = None) -> bool:
+def might_train(text: Text, catalogue: Catalogue | None = None) -> bool:
     """Cheap textual test: can this file contain a training step at all?"""
     return triggers_for(catalogue or catalogue_for()).might_train(text)
 
 
-def trains_itself(text: str, catalogue: Catalogue | None = None) -> bool:
+def trains_itself(text: Text, catalogue: Catalogue | None = None) -> bool:
     """Does the file call a backward pass and a step itself (not only define a framework's loss hook)?"""
     return triggers_for(catalogue or catalogue_for()).trains_itself(text)
 
 
-def syncs_backward(text: str, catalogue: Catalogue | None = None) -> bool:
+def syncs_backward(text: Text, catalogue: Catalogue | None = None) -> bool:
     """Does the file switch gradient sync and call a backward pass (its step elsewhere)?"""
     return triggers_for(catalogue or catalogue_for()).syncs_backward(text)
 
 
-def keeps_in_hook(text: str, catalogue: Catalogue | None = None) -> bool:
+def keeps_in_hook(text: Text, catalogue: Catalogue | None = None) -> bool:
     """Does the file grow an attribute of its object in a file defining a framework's automatic hook?"""
     return triggers_for(catalogue or catalogue_for()).keeps_in_hook(text)
 
 
-def clips_and_steps(text: str, catalogue: Catalogue | None = None) -> bool:
+def clips_and_steps(text: Text, catalogue: Catalogue | None = None) -> bool:
     """Does the file clip gradients and step (its backward elsewhere)?"""
     return triggers_for(catalogue or catalogue_for()).clips_and_steps(text)

@@ -54,6 +54,7 @@ class Definitions:
         self.foreign = foreign
         self.functions: dict[str, Function] = {}
         self.classes: dict[str, ClassInfo] = {}
+        self._stores: dict[str, dict[str, list[ast.expr]]] = {}  # class -> attribute -> what `self.attr = ...` stores
         # named tuple classes (`LossTuple = namedtuple(...)`, `class Losses(NamedTuple)`) -> their fields
         self.named_tuples = named_tuples.defined(toplevel_statements(module.body), imports)
         for stmt in toplevel_statements(module.body):
@@ -185,23 +186,31 @@ class Definitions:
         for cls in (info, *self.ancestors(info)) if info is not None else ():
             if self.classes.get(cls.name) is not cls:
                 continue  # a base of another file stores the functions of its own module
+            for value in self._self_stores(cls).get(attr, ()):
+                # (`self.disc_loss = hinge_d_loss if kind == "hinge" else vanilla_d_loss`: either)
+                choices = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+                for choice in choices:
+                    fn = self.functions.get(choice.id) if isinstance(choice, ast.Name) else None
+                    if fn is None:
+                        return []
+                    if fn not in found:
+                        found.append(fn)
+        return found
+
+    def _self_stores(self, cls: ClassInfo) -> dict[str, list[ast.expr]]:
+        """What the class's methods assign to `self.<attr>`, by attribute, in the order of their code
+        (one walk of the class per file: `stored_functions` is asked at every `self.<attr>(...)` call)."""
+        stores = self._stores.get(cls.name)
+        if stores is None:
+            stores = self._stores[cls.name] = {}
             for method in cls.methods.values():
                 for node in ast.walk(method):
-                    if not isinstance(node, ast.Assign):
-                        continue
-                    for target in node.targets:
-                        if (isinstance(target, ast.Attribute) and target.attr == attr and isinstance(target.value, ast.Name)
-                                and target.value.id == "self"):
-                            # (`self.disc_loss = hinge_d_loss if kind == "hinge" else vanilla_d_loss`: either)
-                            value = node.value
-                            choices = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
-                            for choice in choices:
-                                fn = self.functions.get(choice.id) if isinstance(choice, ast.Name) else None
-                                if fn is None:
-                                    return []
-                                if fn not in found:
-                                    found.append(fn)
-        return found
+                    if isinstance(node, ast.Assign):
+                        for target in node.targets:
+                            if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                                    and target.value.id == "self"):
+                                stores.setdefault(target.attr, []).append(node.value)
+        return stores
 
     def owner_of(self, fn: Function) -> ClassInfo | None:
         for info in self.classes.values():

@@ -177,7 +177,8 @@ class ProjectIndex:
         self._texts: dict[str, str] = {}
         self._resolved: dict[tuple[str, str], Target | None] = {}
         self._digests: dict[str, str] = {}
-        self._imports: dict[str, list[tuple[str, ...]]] = {}
+        self._imports: dict[str, list[tuple[str | None, tuple[str, ...], str | None]]] = {}
+        self._probes: dict[str, dict[object, bool]] = {}  # the prefilter's answers for a file's text (see _texts)
         # the files read for the analysis under way, with their SHA-256 (its result depends on them)
         self.recording: dict[str, str] | None = None
 
@@ -306,40 +307,66 @@ class ProjectIndex:
                 return found
         return None
 
-    def imported_text(self, path: str, text: str, depth: int = 1) -> str:
+    def imported_texts(self, path: str, text: str, depth: int = 1) -> list[tuple[str, dict[object, bool]]]:
         """The text of the project modules `path` imports (and they import, `depth` levels deep), for
-        the textual prefilter: a file whose training calls all sit in imported helpers is still read."""
+        the textual prefilter: a file whose training calls all sit in imported helpers is still read. A
+        package's `__init__.py` is read with the modules it takes the imported names from (`from pkg import
+        f` of an `__init__.py` doing `from .losses import f`: losses.py, not the package's other modules).
+        Each text comes with the memo the prefilter keeps of its answers (kept while the process runs, as
+        the text is)."""
         home_base, name, is_init = module_identity(path)
         package = name if is_init else name.rpartition(".")[0]
         seen = {os.path.abspath(path)}
         script_dir = os.path.dirname(os.path.abspath(path))
-        out: list[str] = []
-        todo = [(text, home_base, package, 0, "")]
+        out: list[tuple[str, dict[object, bool]]] = []
+        # a package's `__init__.py` read so far -> the names taken from it (None: all of them)
+        taken: dict[str, frozenset[str] | None] = {}
+        todo: list[tuple[str, str, str, int, str, frozenset[str] | None]] = [(text, home_base, package, 0, "", None)]
         while todo:
-            body, base, pkg, level, key = todo.pop()
+            body, base, pkg, level, key, names = todo.pop()
             listed = self._imports.get(key) if key else None
             if listed is None:
                 listed = _imported_modules(body, pkg)
                 if key:
                     self._imports[key] = listed
-            for dotted in listed:
+            for bound, dotted, member in listed:
+                if names is not None and bound is not None and bound not in names:
+                    continue  # another name of the package, not taken by this import
                 for candidate in dotted:
                     found = self.locate(candidate, base)
                     if found is None and not key and script_dir != base:
                         found = self.locate(candidate, script_dir)  # a script's own folder (see ProjectView.target)
-                    if found is None or found in seen:
+                    if found is None:
                         continue
-                    seen.add(found)
-                    other = self._text(found)
+                    # `from pkg import f` takes only `f` of the package; any other import, all its names
+                    taking = member is not None and candidate == dotted[-1] and len(dotted) > 1
+                    wants = frozenset({member}) if taking and member is not None else None
+                    reexports = found.endswith("__init__.py")
+                    if found in seen:
+                        if not reexports or found not in taken:
+                            continue
+                        before = taken[found]
+                        if before is None or wants is not None and wants <= before:
+                            continue
+                        taken[found] = None if wants is None else before | wants
+                        other = self._text(found)
+                        wants = None if wants is None else wants - before  # only the names not read yet
+                    else:
+                        seen.add(found)
+                        other = self._text(found)
+                        if other is None:
+                            continue
+                        out.append((other, self._probes.setdefault(found, {})))
+                        if reexports:
+                            taken[found] = wants
                     if other is None:
                         continue
-                    out.append(other)
                     # a package's `__init__.py` only re-exports, mostly: what it imports is read at the same depth
-                    reexports = found.endswith("__init__.py")
                     if level + 1 < depth or reexports:
                         obase, oname, oinit = module_identity(found)
-                        todo.append((other, obase, oname if oinit else oname.rpartition(".")[0], level + (not reexports), found))
-        return "\n".join(out)
+                        opkg = oname if oinit else oname.rpartition(".")[0]
+                        todo.append((other, obase, opkg, level + (not reexports), found, wants if reexports else None))
+        return out
 
     def text_of(self, path: str) -> str | None:
         """The text of a project file (kept while the process runs; its digest is recorded as read)."""
@@ -372,25 +399,30 @@ _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([^)#\n]
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
 
 
-def _imported_modules(text: str, package: str) -> list[tuple[str, ...]]:
-    """The modules a text imports, each as its candidates (`from a import b`: `a.b`, then `a`)."""
-    out: list[tuple[str, ...]] = []
+def _imported_modules(text: str, package: str) -> list[tuple[str | None, tuple[str, ...], str | None]]:
+    """The modules a text imports, each as (the name it binds, None for a star; its candidates, `from a
+    import b`: `a.b`, then `a`; the name it takes from the last candidate: `b`)."""
+    out: list[tuple[str | None, tuple[str, ...], str | None]] = []
     for m in _FROM.finditer(text):
         dots, module, names = m.group(1), m.group(2), m.group(3)
         base = _relative_base(package, len(dots), module or None) if dots else module
         if not base and not dots:
             continue
         for n in names.split(","):
+            words = n.split()
             n = n.strip().split(" ")[0]
             if n and n != "*":
-                out.append((f"{base}.{n}" if base else n, *((base,) if base else ())))
+                bound = words[2] if len(words) >= 3 and words[1] == "as" else n
+                out.append((bound, (f"{base}.{n}" if base else n, *((base,) if base else ())), n))
         if "*" in names and base:
-            out.append((base,))
+            out.append((None, (base,), None))
     for m in _IMPORT.finditer(text):
         for part in m.group(1).split(","):
+            words = part.split()
             name = part.strip().split(" ")[0]
             if name:
-                out.append((name,))
+                bound = words[2] if len(words) >= 3 and words[1] == "as" else name.split(".")[0]
+                out.append((bound, (name,), None))
     return out
 
 
