@@ -5,7 +5,7 @@ cd /tmp/lb13code
 export PYTHONPATH=/tmp/lb13code GRADLINT_MIRROR=/work/.mirror
 mkdir -p /work/eval/lb13run
 date -u > /work/eval/lb13run/started
-for part in f g; do
+for part in f g h i; do
   python benchmarks/realbugs/run.py bugs --manifest benchmarks/lockbox13/bugs_$part.toml --show > /work/eval/lb13run/bugs_$part.txt 2>&1
 done
 date -u > /work/eval/lb13run/bugs_done
