@@ -34,7 +34,8 @@ SYNTAX = {
     "analysis/counters.py": {"_SELF_CALL"},
     "analysis/syntax.py": {"_SPACE_AFTER_OPEN", "_SPACE_BEFORE_CLOSE"},
     "checks/gl003_unscaled_accumulated_loss.py": {"_IDENT"},
-    "prefilter.py": {"<return>", "imports", "_SELF_STORE"},  # _SELF_STORE: `self.x +=` / `.append(` text, syntax
+    # _SELF_STORE: `self.x +=` / `.append(` text; _BETWEEN: what may stand between a word and its call's `(`: syntax
+    "prefilter.py": {"<return>", "imports", "_SELF_STORE", "_BETWEEN"},
 }
 _INLINE = {"search", "match", "fullmatch"}  # `re.search(r"...", text)`: a pattern written where it is used
 
