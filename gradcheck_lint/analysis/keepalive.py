@@ -132,7 +132,8 @@ class KeepAlives:
             return given  # a local of a step function: it does not outlive the call
         fn = frame.function
         if fn is not None and "." not in target and "[" not in target and not _within(self.interp.loops[loop].node, fn) \
-                and not _declared_global(fn, target) and (rebinds or target not in _parameters(fn)):
+                and not _declared_global(fn, target) and (rebinds or target not in _parameters(fn)
+                                                          or _rebound_before(fn, target, node)):
             return given  # a local of a function called in the loop (`rewards = rewards + log_pi`): gone at its return
         if fn is not None and not _within(self.interp.loops[loop].node, fn) and _in_fresh_local(fn, target):
             return given  # an attribute of an object the call makes (`r = Output(); r.loss = r.loss + err`): made anew
@@ -468,6 +469,22 @@ def _in_fresh_local(fn: object, target: str) -> bool:
 def _calls_on_object(value: ast.expr) -> bool:
     """`self.stats.get()`, `cache.setdefault(k, {})`: a method of an object may hand back one it keeps."""
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not value.func.attr[:1].isupper()
+
+
+def _rebound_before(fn: object, name: str, node: ast.AST) -> bool:
+    """A parameter bound again by a statement of the function's own body that comes before the one holding `node`
+    (`encodings = self.pad(...)`, then `encodings += pe`): on every path to `node` it is a local of this call, not
+    the caller's object."""
+    root = getattr(fn, "node", fn)
+    body = getattr(root, "body", None)
+    if not isinstance(body, list):
+        return False
+    for stmt in body:
+        if any(n is node for n in iter_tree(stmt)):
+            return False
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets):
+            return True
+    return False
 
 
 def _declared_global(fn: object, name: str) -> bool:
