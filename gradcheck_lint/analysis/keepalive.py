@@ -259,8 +259,9 @@ class KeepAlives:
                         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                         for t in unpacked_targets(targets):  # `feat, weights = self.trojan(x)` binds each afresh
                             text = self.interp.ref(t)
-                            if text is not None and not _mentions(node.value, text) and starts.get(id(node)) != text:
-                                out.add(text)
+                            if text is not None and (not _mentions(node.value, text) or _cut(node.value)) \
+                                    and starts.get(id(node)) != text:
+                                out.add(text)  # made afresh, or cut from its graph (`h = h[:, -k:].detach()`)
                     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "clear":
                         text = self.interp.ref(node.func.value)
                         if text is not None:
@@ -469,6 +470,22 @@ def _in_fresh_local(fn: object, target: str) -> bool:
 def _calls_on_object(value: ast.expr) -> bool:
     """`self.stats.get()`, `cache.setdefault(k, {})`: a method of an object may hand back one it keeps."""
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not value.func.attr[:1].isupper()
+
+
+_CUTS = frozenset({"detach", "item", "tolist", "numpy"})
+
+
+def _cut(value: ast.expr) -> bool:
+    """The value is taken out of its graph by the last calls of its method chain (`h[:, -k:].detach()`,
+    `x.detach().clone()`, `t.item()`): whatever it is made of, it holds no graph."""
+    node = value
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr in _CUTS:
+            return True
+        if node.func.attr not in ("clone", "to", "cpu", "cuda", "float", "contiguous", "requires_grad_"):
+            return False
+        node = node.func.value
+    return False
 
 
 def _rebound_before(fn: object, name: str, node: ast.AST) -> bool:
