@@ -5,6 +5,7 @@ were handed to something the analysis cannot follow."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -132,8 +133,12 @@ class EntryPoints:
                 self.root(fn, cls, closure=env, outer=frame)
         # A base class's loop that calls hooks a class here overrides: run again with that class as `self`
         for info in list(interp.classes.values()):
-            for fn in inherited_loops(info, interp.definitions):
+            for fn in inherited_loops(info, interp.definitions, functools.partial(self._reached_everywhere, cls=info)):
                 self._root_inherited(fn, info)
+
+    def _reached_everywhere(self, fn: Function, cls: ClassInfo) -> list[Function]:
+        """`fn` and what a call of it runs, in its loops too (`_reached_once`)."""
+        return self._reached_once(fn, cls, once=False)
 
     def _root_inherited(self, fn: Function, info: ClassInfo) -> None:
         """Run `fn`, a method `info` inherits (of this file or another), with `info` as `self` (`inherited_loops`)."""

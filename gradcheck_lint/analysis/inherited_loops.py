@@ -17,7 +17,7 @@ is reported with the base's file (as any code of another file reached from nowhe
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from .definitions import ClassInfo
@@ -28,12 +28,12 @@ if TYPE_CHECKING:
     from .flow import Function
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_REACH_LIMIT = 40  # methods followed from one inherited loop (a trainer's loop calls a few hooks deep)
 
 
-def inherited_loops(info: ClassInfo, definitions: Definitions) -> Iterator[Function]:
+def inherited_loops(info: ClassInfo, definitions: Definitions,
+                    reached: Callable[[Function], Iterable[Function]]) -> Iterator[Function]:
     """The methods `info` inherits, not overrides, that hold a loop and reach one of `info`'s own methods
-    through calls on `self` (transitively, as `info`'s instances resolve them)."""
+    (`reached`: what a call of a method runs, its calls on `self` resolved as `info`'s instances resolve them)."""
     own = {name for name in info.methods if not name.startswith("__")}
     if not own:
         return
@@ -44,29 +44,5 @@ def inherited_loops(info: ClassInfo, definitions: Definitions) -> Iterator[Funct
             if name in seen or name.startswith("__"):
                 continue
             seen.add(name)
-            if _loops(fn) and _reaches(fn, info, mine, definitions):
+            if any(isinstance(n, _LOOPS) for n in iter_tree(fn)) and any(id(f) in mine for f in reached(fn)):
                 yield fn
-
-
-def _loops(fn: Function) -> bool:
-    return any(isinstance(n, _LOOPS) for n in iter_tree(fn))
-
-
-def _reaches(fn: Function, info: ClassInfo, mine: set[int], definitions: Definitions) -> bool:
-    """Whether `fn`, run on an instance of `info`, calls (through `self.m(...)`, transitively) a method that
-    `info` itself defines."""
-    todo, seen = [fn], {id(fn)}
-    while todo and len(seen) < _REACH_LIMIT:
-        current = todo.pop()
-        for node in iter_tree(current):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
-                continue
-            callee = definitions.find_method(info, node.func.attr)
-            if callee is None or id(callee) in seen:
-                continue
-            if id(callee) in mine:
-                return True
-            seen.add(id(callee))
-            todo.append(callee)
-    return False

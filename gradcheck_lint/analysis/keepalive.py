@@ -8,6 +8,7 @@ log-probabilities, a sum of micro-batch losses), and a memory leak otherwise.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -245,6 +246,11 @@ class KeepAlives:
         they held is gone wherever in the iteration that happens."""
         return self._resets_of(loop)[1]
 
+    @functools.cached_property
+    def _detaching(self) -> frozenset[str]:
+        """Methods whose result holds no graph (`detach`, `item`): from the catalogue."""
+        return self.interp.catalogue.named_by_effect("detach", "number")
+
     def _resets_of(self, loop: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
         found = self._resets.get(id(loop))
         if found is None:
@@ -259,7 +265,7 @@ class KeepAlives:
                         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                         for t in unpacked_targets(targets):  # `feat, weights = self.trojan(x)` binds each afresh
                             text = self.interp.ref(t)
-                            if text is not None and (not _mentions(node.value, text) or _cut(node.value)) \
+                            if text is not None and (not _mentions(node.value, text) or _cut(node.value, self._detaching)) \
                                     and starts.get(id(node)) != text:
                                 out.add(text)  # made afresh, or cut from its graph (`h = h[:, -k:].detach()`)
                     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "clear":
@@ -472,15 +478,13 @@ def _calls_on_object(value: ast.expr) -> bool:
     return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not value.func.attr[:1].isupper()
 
 
-_CUTS = frozenset({"detach", "item", "tolist", "numpy"})
-
-
-def _cut(value: ast.expr) -> bool:
+def _cut(value: ast.expr, detaching: frozenset[str]) -> bool:
     """The value is taken out of its graph by the last calls of its method chain (`h[:, -k:].detach()`,
-    `x.detach().clone()`, `t.item()`): whatever it is made of, it holds no graph."""
+    `x.detach().clone()`, `t.item()`; `detaching`: the catalogue's methods whose result holds no graph): whatever
+    it is made of, it holds no graph."""
     node = value
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-        if node.func.attr in _CUTS:
+        if node.func.attr in detaching:
             return True
         if node.func.attr not in ("clone", "to", "cpu", "cuda", "float", "contiguous", "requires_grad_"):
             return False

@@ -406,11 +406,7 @@ class Objects:
     def _plain_class_call(self, value: ast.expr) -> bool:
         if not isinstance(value, ast.Call) or not isinstance(value.func, ast.Name):
             return False
-        name = value.func.id
-        info = self.interp.classes.get(name)
-        if info is None and self.interp.project is not None:
-            found = self.interp.project.target(self.interp.imports.qualify(value.func) or name)
-            info = found[1] if found is not None and found[0] is None else None
+        info = declared_types.declared_class(value.func, self.interp)  # the class of the project the name names
         return info is not None and not info.is_module and self.interp.definitions.plain(info)
 
     def _may_cut_graphs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -481,6 +481,7 @@ class KeepAlivesHost(Protocol):
     """What `keepalive` uses of the interpreter."""
 
     table: EntityTable
+    catalogue: Catalogue
     classes: dict[str, ClassInfo]
     def loop_backpropagates(self, loop_id: int) -> bool: ...
     @property
