@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections.abc import Iterable
 
 from .. import messages
@@ -100,14 +101,14 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue
                     if not isinstance(cond.statement, ast.If) or not cond.moduli:
                         continue
-                    longer = cond.long_first_window
+                    longer, taken_over = cond.long_first_window, False
                     if fires_first and value is True and _taken_over_at_zero(model, cond):
                         # `if i == 0: update = False` / `elif i % N == 0:`: never reached on the first micro-batch,
                         # it first holds at N: the first window is N + 1 micro-batches (VL-T5), when the earlier
                         # test holds at 0 only; another (`if i < warmup:`) leaves the windows unknown
                         if not _taken_over_at_zero_only(model, cond):
                             continue
-                        fires_first, longer = False, True
+                        fires_first, longer, taken_over = False, True, True
                     if _steps_either_way(model, step, cond, value, holders):
                         continue  # the optimizer steps on both branches: the test is no window of it
                     if _flushes_after_loop(model, cond):
@@ -135,7 +136,12 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         most=most, most_when=bool(value),
                     )
                     facts = (step.provenance, *(c.provenance for _h, c in state.held(holders) if c.fresh))
-                    yield Finding(cond.test, msg, help_, facts, fix=None if most else self._fix(model, cond, counter))
+                    fix = None if most else self._fix(model, cond, counter)
+                    if fix is not None and taken_over:
+                        # after `if step_i == 0: update = False`, `(step_i + 1) % N` still skips the first micro-batch
+                        # when N is 1: the window setting decides whether the rewrite is right
+                        fix = dataclasses.replace(fix, applicability=UNSAFE)
+                    yield Finding(cond.test, msg, help_, facts, fix=fix)
 
     @staticmethod
     def _fix(model: TrainingModel, cond: Condition, counter: str) -> FixPlan | None:

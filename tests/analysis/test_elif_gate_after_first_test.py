@@ -55,3 +55,11 @@ def test_an_earlier_test_true_beyond_zero_leaves_the_windows_unknown() -> None:
 def test_an_earlier_test_that_does_not_hold_at_zero_leaves_the_elif_firing_first() -> None:
     # `step_i == 1` is false on the first micro-batch: the `elif` is reached there and steps on it
     assert found(LOOP.replace("FIRST", "if step_i == 1:")) == [("GL004", 12)]
+
+
+def test_the_rewrite_after_a_first_micro_batch_branch_is_unsafe() -> None:
+    """`(step_i + 1) % N` after `if step_i == 0: update = False` is right for N >= 2 but still skips the first
+    micro-batch when N is 1: offered only with `--unsafe-fixes`."""
+    text = LOOP.replace("FIRST", "if step_i == 0:").replace(" or step_i == len(loader) - 1", "")
+    (diag,) = [d for d in analyse_text(text, "train.py").diagnostics if d.code == "GL004"]
+    assert diag.fix is not None and diag.fix.applicability.value == "unsafe"
