@@ -16,7 +16,7 @@ from .accumulation import initialisations, loop_counters
 from .conventions import convention
 from .events import KeepAlive
 from .flow import Flow, Frame
-from .names import last_name
+from .one_batch import draws_batches, repeats_on_one_batch
 from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code, unpacked_targets
@@ -207,11 +207,11 @@ class KeepAlives:
         repetitions, dropped at the next batch: a bounded, short-lived set, not the run's (an epoch loop,
         `for epoch in range(n)`, draws no batch itself: the loop over the loader is inside it)."""
         inner = [self.interp.loops[lid].node for lid in loops if lid in self.interp.loops]
-        while len(inner) > 1 and _repeats_on_one_batch(inner[-1]):
+        while len(inner) > 1 and repeats_on_one_batch(inner[-1]):
             inner.pop()
             around = inner[-1]
             if target in self.resets_in(around):
-                return _draws_batches(around)
+                return draws_batches(around)
         return False
 
     def proven(self, loss: Value, backward: str, by_name: bool = False) -> None:
@@ -382,39 +382,6 @@ def _over_window(loop: ast.AST) -> bool:
     """`for _ in range(args.gradient_accumulation_steps):`: a loop over one window's micro-batches."""
     count = _range_count(loop)
     return count is not None and bool(_WINDOW_COUNT.search(count))
-
-
-_FETCH = convention("batch_fetch")
-_COUNTS = frozenset({"range", "trange", "count"})
-
-
-def _counted(it: ast.expr) -> bool:
-    """`range(n)`, `itertools.count()`, `enumerate(range(n))`, `tqdm(range(n))`: numbers, not data."""
-    if not isinstance(it, ast.Call):
-        return False
-    name = last_name(it.func)
-    return name in _COUNTS or bool(it.args) and not isinstance(it.args[0], ast.Starred) and _counted(it.args[0])
-
-
-def _repeats_on_one_batch(loop: ast.AST) -> bool:
-    """`for _ in range(rep_discriminator):` whose body fetches no data (`next(it)`, `get_batch()`) and
-    indexes nothing by its counter (`dataset[i]`): it repeats its work on the batch already drawn."""
-    if not (isinstance(loop, (ast.For, ast.AsyncFor)) and _counted(loop.iter)):
-        return False
-    counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    for node in (n for stmt in loop.body for n in iter_tree(stmt)):
-        if isinstance(node, ast.Call) and _FETCH.search(last_name(node.func) or ""):
-            return False
-        if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Name) and n.id in counters
-                                                   for n in ast.walk(node.slice)):
-            return False
-    return True
-
-
-def _draws_batches(loop: ast.AST) -> bool:
-    """`for x, y in loader:`, `for i, batch in enumerate(tqdm(loader)):`: each iteration draws data (a loop
-    over numbers, `for epoch in range(n)`, or a `while` loop, is not known to)."""
-    return isinstance(loop, (ast.For, ast.AsyncFor)) and not _counted(loop.iter)
 
 
 _LOOP_NODES = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)
