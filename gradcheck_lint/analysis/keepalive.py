@@ -90,6 +90,9 @@ class KeepAlives:
                  if h.uid in table.unknown_origin else table.entities[h.uid].provenance
                  for h, _gens, _site in value.built if h.uid in table.entities]
         facts.append(value.provenance)
+        if any(site in table.unread_forwards for _h, _gens, site in value.built):
+            # a forward of the project's not read here (past the reading budget): it may return `.item()` numbers
+            facts.append(assumed(Assumption.OPAQUE))
         if value.graph_assumed and not value.built:
             facts.append(assumed(Assumption.NAME))
         return weakest(facts)

@@ -266,6 +266,9 @@ class Objects:
                 self.called_whole.add(site)
             counts = step_counts(flow.env)
             built = built | {(h, generations(flow.env, h, counts), site) for h in own if not h.pseudo}
+            if not vague and any(not self._forward_known(e) for e in module.entities
+                                 if e.uid in self.interp.calls.instance_class):
+                self.table.unread_forwards.add(site)
             wrappers = self.sync_wrappers(module)
             sync = sync | {(uid, self.sync_state(uid, flow, frame), site, _count(flow, uid)) for uid in wrappers}
             for uid in wrappers:
@@ -304,7 +307,10 @@ class Objects:
         a module assumed to be one (built by a call out of sight, `model = build_model(cfg)`) is neither."""
         info = self.interp.calls.instance_class.get(entity.uid)
         if info is not None:
-            return self.interp.definitions.find_method(info, "forward") is not None
+            # (a `forward` of another file past the reading budget is not read: what it returns is unknown)
+            fn = self.interp.definitions.find_method(info, "forward")
+            project = self.interp.project
+            return fn is not None and (project is None or project.follows(self.interp, fn))
         return not entity.provenance.assumed
 
     def _through_local_forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
