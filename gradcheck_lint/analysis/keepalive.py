@@ -49,6 +49,9 @@ class KeepAlives:
         # A backward pass of that very value proves a graph an unreadable call made (a loss from a callable
         # handed in: `losses.append(f(x)); losses[-1].backward()`), recording the event then
         self._stored: dict[int, tuple[Value, KeepAlive]] = {}
+        # accumulations whose graph was only assumed (a forward of the project not read), by the value added
+        # (`loss` of `total += loss`): a backward pass of that very value later proves it read
+        self._assumed: dict[int, tuple[Value, KeepAlive]] = {}
 
     def bound(self, name: str, source: ast.AST | None, value: Value, flow: Flow) -> None:
         """`name = source` was stored as `value`: remember the names it is wholly made of."""
@@ -182,6 +185,8 @@ class KeepAlives:
                                                       untyped=_untyped(stored, self.proven_sources, held_in, via))
             if item is not None:
                 self._stored[id(item)] = (item, event)
+        if added is not None and event.provenance.assumed and not _shared(added):
+            self._assumed[id(added)] = (added, event)
         event.outer.add(self._outer(target, loops, fn))
         if target in self._trained:
             event.trained = True
@@ -221,6 +226,10 @@ class KeepAlives:
         """A backward pass (`backward`, its call) of `loss`: an accumulation that stored this very value keeps a
         graph after all (tntorch's `losses.append(reduce(add, loss_function(*tensors)))`, then
         `losses[-1].backward()`), and one that needs it until then."""
+        waiting = self._assumed.get(id(loss))
+        if waiting is not None and waiting[0] is loss and not by_name:
+            # `train_loss += loss` then `loss.backward()`: the graph it holds is read, whoever built it
+            waiting[1].provenance = READ
         entry = self._stored.get(id(loss))
         if entry is None or entry[0] is not loss or _shared(loss):
             return

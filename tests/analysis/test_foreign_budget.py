@@ -219,3 +219,43 @@ def test_what_a_forward_past_the_budget_returns_is_assumed(tmp_path: Path, monke
     root = project_tree(tmp_path, {"criterion.py": CRITERION, "train.py": TRAINER})
     found = [(line, possible) for c, line, possible in _found(root / "train.py") if c == "GL008"]
     assert found and all(possible for _line, possible in found), found
+
+
+# stable-diffusion-pytorch's trainer (a lockbox-13 bug): `train_loss += loss` with `loss` from a model of another
+# file past the budget, then `loss.backward()`: the backward proves the stored value holds a graph, whoever built it.
+MODEL = """\
+    import torch
+
+
+    class Diffusion(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Linear(3, 1)
+
+        def forward(self, x, y):
+            return ((self.net(x) - y) ** 2).mean()
+"""
+EPOCH = """\
+    import torch
+    from diffusion import Diffusion
+
+
+    def train(loader):
+        model = Diffusion()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        train_loss = 0.0
+        for x, y in loader:
+            loss = model(x, y)
+            train_loss += loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return train_loss / len(loader)
+"""
+
+
+def test_a_backward_of_the_value_stored_proves_its_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for budget in ("FOREIGN_WORK_BUDGET", "FOREIGN_CALL_BUDGET", "FOREIGN_WORK_CAP"):
+        monkeypatch.setattr(context, budget, 0)
+    root = project_tree(tmp_path, {"diffusion.py": MODEL, "train.py": EPOCH})
+    assert [(c, line, possible) for c, line, possible in _found(root / "train.py")] == [("GL008", 11, False)]
