@@ -117,9 +117,7 @@ class FixedTests:
         what `__init__` left there holds for the whole run (a setting, `self.gan = gan`)."""
         if not (isinstance(node.value, ast.Name) and node.value.id == "self") or not isinstance(frame.cls, ClassInfo):
             return False
-        objects = self.interp.objects
-        changed = objects.mutable_attributes | objects.assigned_by_ancestors(frame.cls)
-        return f"self.{node.attr}" not in changed
+        return f"self.{node.attr}" not in self.interp.objects.assigned_outside_init(frame.cls)
 
     def constant_comparison(self, test: ast.Compare, flow: Flow, frame: Frame) -> bool | None:
         """`if optimizer_idx == 0:` in a loss module's `forward` called with `optimizer_idx=1`: a name this

@@ -51,6 +51,8 @@ class Objects:
         # forward ordinals that called a module itself, whatever its name (`self.qf_1(x)` of a base class's `qf_1`)
         self.called_whole: set[int] = set()
         self.module_classes = ModuleClasses()  # the class of a submodule stored on a module (`self.loss = VQLoss()`)
+        # id of a module's classes dict -> (that dict, the attributes its methods other than `__init__` assign)
+        self._mutable: dict[int, tuple[object, frozenset[str]]] = {}
 
     # -- entities
     def mint(self, kind: Kind, name: str, key: object, api: str = "", provenance: Provenance = READ) -> Entity:
@@ -655,15 +657,25 @@ class Objects:
         with project.entered(self.interp, fn, None) as runs:
             yield runs
 
-    @functools.cached_property
+    @property
     def mutable_attributes(self) -> frozenset[str]:
-        """`self.x` attributes some method other than `__init__` assigns: they change between calls."""
-        return _assigned_outside_init(self.interp.classes.values())
+        """`self.x` attributes some method other than `__init__` assigns: they change between calls. (Of the
+        classes of the module whose code runs: another file's while a call into it runs, so kept per module.)"""
+        classes = self.interp.classes
+        found = self._mutable.get(id(classes))
+        if found is None or found[0] is not classes:
+            found = self._mutable[id(classes)] = (classes, _assigned_outside_init(classes.values()))
+        return found[1]
 
     def assigned_by_ancestors(self, cls: ClassInfo) -> frozenset[str]:
         """`self.x` attributes a method of a base class assigns, wherever it is defined: `self.model = None`
         in a `BaseTrainer.__init__` of another file, built by its `_setup()` there."""
         return _assigned_outside_init(self.interp.definitions.ancestors(cls))
+
+    def assigned_outside_init(self, cls: ClassInfo) -> frozenset[str]:
+        """`self.x` attributes a method of the class itself or of a base assigns, or any class of the running
+        module does: what `__init__` left there may change between calls."""
+        return _assigned_outside_init([cls]) | self.assigned_by_ancestors(cls) | self.mutable_attributes
 
 
 def _assigned_outside_init(classes: Iterable[ClassInfo]) -> frozenset[str]:
