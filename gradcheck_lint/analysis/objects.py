@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 

@@ -310,7 +310,7 @@ class ProjectView:
         if self.current is None:
             self._home = saved  # the checked file's context as it is now (its module globals once run)
         outer, self.current = self.current, module
-        values = self._home if module is None else vars(self.context(module))
+        values = (self._home or saved) if module is None else vars(self.context(module))
         for k in _SWAPPED:
             setattr(interp, k, values[k])
         if module is not None:
