@@ -265,6 +265,9 @@ class Calls:
         """A call of a function or class by its qualified name: the catalogue, then name heuristics."""
         interp = self.interp
         if interp.project is not None:
+            held = interp.project.global_value(interp, qual)
+            if held is not None:  # `config.criterion(out, y)` of `criterion = nn.MSELoss()` in config.py: that object
+                return self.call_object(call, held, call.func, flow, frame)
             found = interp.project.target(qual)
             # functions, static methods and classes: a module, an optimizer, or a plain object (a delegate
             # holding a model and its optimizer, `self.base = Base(...)`) runs its `__init__`; an attribute

@@ -18,6 +18,7 @@ from .conventions import convention
 from .counter_aliases import CounterAliases, keyed_element
 from .flow import Flow, Frame, Outcome
 from .last_iteration import last_iteration_bound, strided_window
+from .one_batch import reuses_drawn_batch
 from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
 from .values import EMPTY, Counter, Holder, Kind, Value, join
@@ -219,6 +220,7 @@ class Counters:
         if rollout is None:  # read from the syntax once per loop, not on every pass of the fixed point
             rollout = self._rollouts[id(stmt)] = (_reads_as_rollout(stmt.iter) or _names_tasks(stmt.target)
                                                   or _names_tasks(stmt.iter) or _refines_one_batch(stmt)
+                                                  or reuses_drawn_batch(stmt, interp.parent)
                                                   or self._backpropagates_elements(stmt))
         loop.rollout = rollout
         loop.parts = _modules_walked(element)

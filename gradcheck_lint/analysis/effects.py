@@ -271,7 +271,7 @@ class Effects:
 
     # -- objects
     def construct(self, effect: Effect, site: CallSite, flow: Flow) -> Value:
-        api = self.catalogue.canonical(str(effect.value("type")))
+        api = self.catalogue.canonical(_variant(effect, site.call) or str(effect.value("type")))
         kind = KIND_OF.get(self.catalogue.kind(api) or "", Kind.TOOL)
         display = code(site.call.func)
         key = self.interp.objects.leaf_key(site.call) if kind is Kind.PARAM else ("ctor", id(site.call))
@@ -763,3 +763,16 @@ def _without_graphs(value: Value) -> Value:
     """`value` with no autograd graph in it or in its items (each detached in place)."""
     return replace(value, built=frozenset(), graph=False, kept=frozenset(),
                    items=tuple((k, _without_graphs(v)) for k, v in value.items))
+
+
+def _variant(effect: Effect, call: ast.Call) -> str | None:
+    """The type a construct makes when the call passes one of its `variant` keywords (a value other than `None`)."""
+    spec = effect.value("variant")
+    if not spec:
+        return None
+    passed = {k.arg for k in call.keywords if k.arg and not (isinstance(k.value, ast.Constant) and k.value.value is None)}
+    for pair in str(spec).split(";"):
+        keyword, _, made = pair.partition("=")
+        if keyword.strip() in passed:
+            return made.strip()
+    return None

@@ -146,7 +146,9 @@ class EntryPoints:
         if project is None or project.module_of(fn) is None:
             self.root(fn, info)
             return
-        with project.entered(self.interp, fn, None) as runs:
+        # (entered from the class statement: what the run finds in the base's code is reported there, at the
+        # subclass that made it happen, naming the base's lines; the base's own file never sees this subclass)
+        with project.entered(self.interp, fn, info.node) as runs:
             if runs:
                 self.root(fn, info)
 

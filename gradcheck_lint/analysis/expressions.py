@@ -189,6 +189,9 @@ class Expressions:
             return v
         interp = self.interp
         if name in interp.imports.aliases:  # `SGD` of `from torch.optim import SGD`: the class, if a factory
+            held = self._project_global(name)
+            if held is not None:  # `from config import criterion`: the object config.py binds
+                return held
             return class_refs.reference(name, interp.imports, interp.catalogue) or EMPTY
         if name in interp.functions or name in interp.classes or name in frame.local_defs:
             return EMPTY
@@ -202,6 +205,17 @@ class Expressions:
                 flow.env[name] = minted
             return minted
         return OPAQUE
+
+    def _project_global(self, ref: str) -> Value | None:
+        """What another file of the project binds `ref` (an imported name or a module's attribute) to in its
+        top-level code, when it binds it once (`ProjectView.global_value`)."""
+        interp = self.interp
+        head, _, rest = ref.partition(".")
+        base = interp.imports.aliases.get(head)
+        if interp.project is None or base is None:
+            return None
+        found = interp.project.global_value(interp, f"{base}.{rest}" if rest else base)
+        return found if isinstance(found, Value) else None
 
     def eval_subscript(self, expr: ast.Subscript, flow: Flow, frame: Frame) -> Value:
         base = self.eval(expr.value, flow, frame)
@@ -385,6 +399,11 @@ class Expressions:
         factory = class_refs.reference(dotted, interp.imports, interp.catalogue) if dotted is not None else None
         if factory is not None and dotted is not None and self.lookup(dotted.split(".", 1)[0], flow, frame) is None:
             return factory  # `optim.SGD` handed around uncalled (`opt_func=optim.SGD`)
+        if dotted is not None and dotted.split(".", 1)[0] in interp.imports.aliases \
+                and self.lookup(dotted.split(".", 1)[0], flow, frame) is None:
+            held = self._project_global(dotted)
+            if held is not None:  # `config.criterion` of `import config`: the object config.py binds
+                return held
         base = self.eval(expr.value, flow, frame)
         attr = expr.attr
         if attr in _NO_GRADIENT_ATTRS:

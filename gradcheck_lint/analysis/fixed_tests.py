@@ -8,6 +8,7 @@ import ast
 
 from . import names as N
 from . import pathcond
+from .definitions import ClassInfo
 from .flow import Flow, Frame
 from .names import dotted
 from .parts import FixedTestsHost
@@ -99,13 +100,24 @@ class FixedTests:
             return self.constant_comparison(test, flow, frame)
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
         name = test.operand if negated else test  # type: ignore[attr-defined]
-        if not isinstance(name, ast.Name):
+        if isinstance(name, ast.Attribute) and self._set_once(name, frame):
+            key = f"self.{name.attr}"  # `if self.gan:` of `self.gan = gan` in `__init__`, given `gan=True`
+        elif isinstance(name, ast.Name):
+            key = name.id
+        else:
             return None
-        v = self.interp.expressions.lookup(name.id, flow, frame)
+        v = self.interp.expressions.lookup(key, flow, frame)
         if v is None or v.const not in ("True", "False", "None"):
             return None
         truth = v.const == "True"
         return not truth if negated else truth
+
+    def _set_once(self, node: ast.Attribute, frame: Frame) -> bool:
+        """`self.x` in a method of a class none of whose methods but `__init__` (nor its bases') assigns it:
+        what `__init__` left there holds for the whole run (a setting, `self.gan = gan`)."""
+        if not (isinstance(node.value, ast.Name) and node.value.id == "self") or not isinstance(frame.cls, ClassInfo):
+            return False
+        return f"self.{node.attr}" not in self.interp.objects.assigned_outside_init(frame.cls)
 
     def constant_comparison(self, test: ast.Compare, flow: Flow, frame: Frame) -> bool | None:
         """`if optimizer_idx == 0:` in a loss module's `forward` called with `optimizer_idx=1`: a name this

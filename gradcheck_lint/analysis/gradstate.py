@@ -200,10 +200,13 @@ class PathState:
     def clear(self, event: int, cleared: Iterable[Holder], *, record_discards: bool = True,
               stepped: frozenset[Holder] | None = None,
               owners: dict[Holder, frozenset[int]] | None = None,
-              memo: dict[tuple[str, Holder], object] | None = None) -> PathState:
+              memo: dict[tuple[str, Holder], object] | None = None,
+              consumed_by: frozenset[int] = frozenset()) -> PathState:
         """Drop the gradients of `cleared`; a backward no step applied and no stepped holder still
         keeps is recorded as discarded by this clear (`stepped`: holders some optimizer updates).
-        `memo` caches per-holder answers across the path states of one clear (same `stepped`, `owners`)."""
+        `memo` caches per-holder answers across the path states of one clear (same `stepped`, `owners`).
+        `consumed_by`: optimizers whose parameters are not known, each the only one in sight: their clear also
+        drops what their steps applied, wherever it was recorded (those are their parameters)."""
         targets = list(cleared)
         if not targets:
             return self
@@ -218,7 +221,7 @@ class PathState:
             return found
 
         for hc in self.grads:
-            if reached(hc[0]):
+            if reached(hc[0]) or consumed_by and not consumed_by.isdisjoint(hc[1].consumers):
                 wiped.append(hc)
             else:
                 keep.add(hc)

@@ -10,8 +10,10 @@ how its loss is computed never meets the loop's iterations.
 So for each class of the checked file, the methods it inherits (from a base of this file or of another file
 of the project) that loop and, through the calls they make on `self`, reach a method the class itself defines
 are run again with the class as `self`. Methods are looked up as the instance looks them up: the overrides
-first. What these runs find in the subclass's own code is reported there; what they find in the base's code
-is reported with the base's file (as any code of another file reached from nowhere in this one).
+first. What these runs find in the subclass's own code is reported there. What they find in a base's code of
+another file is reported at the subclass's class statement, naming the base's lines: the base's own file
+never runs its loop with this subclass (pygod's `DeepDetector.fit` backpropagates the generator loss a GAN
+subclass's `forward_model` returns twice, after the generator's step).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from .accumulation import initialisations, loop_counters
 from .conventions import convention
 from .events import KeepAlive
 from .flow import Flow, Frame
-from .names import last_name
+from .one_batch import draws_batches, repeats_on_one_batch
 from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code, unpacked_targets
@@ -49,6 +49,9 @@ class KeepAlives:
         # A backward pass of that very value proves a graph an unreadable call made (a loss from a callable
         # handed in: `losses.append(f(x)); losses[-1].backward()`), recording the event then
         self._stored: dict[int, tuple[Value, KeepAlive]] = {}
+        # accumulations whose graph was only assumed (a forward of the project not read), by the value added
+        # (`loss` of `total += loss`): a backward pass of that very value later proves it read
+        self._assumed: dict[int, tuple[Value, KeepAlive]] = {}
 
     def bound(self, name: str, source: ast.AST | None, value: Value, flow: Flow) -> None:
         """`name = source` was stored as `value`: remember the names it is wholly made of."""
@@ -90,6 +93,9 @@ class KeepAlives:
                  if h.uid in table.unknown_origin else table.entities[h.uid].provenance
                  for h, _gens, _site in value.built if h.uid in table.entities]
         facts.append(value.provenance)
+        if any(site in table.unread_forwards for _h, _gens, site in value.built):
+            # a forward of the project's not read here (past the reading budget): it may return `.item()` numbers
+            facts.append(assumed(Assumption.OPAQUE))
         if value.graph_assumed and not value.built:
             facts.append(assumed(Assumption.NAME))
         return weakest(facts)
@@ -179,6 +185,8 @@ class KeepAlives:
                                                       untyped=_untyped(stored, self.proven_sources, held_in, via))
             if item is not None:
                 self._stored[id(item)] = (item, event)
+        if added is not None and event.provenance.assumed and not _shared(added):
+            self._assumed[id(added)] = (added, event)
         event.outer.add(self._outer(target, loops, fn))
         if target in self._trained:
             event.trained = True
@@ -207,17 +215,21 @@ class KeepAlives:
         repetitions, dropped at the next batch: a bounded, short-lived set, not the run's (an epoch loop,
         `for epoch in range(n)`, draws no batch itself: the loop over the loader is inside it)."""
         inner = [self.interp.loops[lid].node for lid in loops if lid in self.interp.loops]
-        while len(inner) > 1 and _repeats_on_one_batch(inner[-1]):
+        while len(inner) > 1 and repeats_on_one_batch(inner[-1]):
             inner.pop()
             around = inner[-1]
             if target in self.resets_in(around):
-                return _draws_batches(around)
+                return draws_batches(around)
         return False
 
     def proven(self, loss: Value, backward: str, by_name: bool = False) -> None:
         """A backward pass (`backward`, its call) of `loss`: an accumulation that stored this very value keeps a
         graph after all (tntorch's `losses.append(reduce(add, loss_function(*tensors)))`, then
         `losses[-1].backward()`), and one that needs it until then."""
+        waiting = self._assumed.get(id(loss))
+        if waiting is not None and waiting[0] is loss and not by_name:
+            # `train_loss += loss` then `loss.backward()`: the graph it holds is read, whoever built it
+            waiting[1].provenance = READ
         entry = self._stored.get(id(loss))
         if entry is None or entry[0] is not loss or _shared(loss):
             return
@@ -382,39 +394,6 @@ def _over_window(loop: ast.AST) -> bool:
     """`for _ in range(args.gradient_accumulation_steps):`: a loop over one window's micro-batches."""
     count = _range_count(loop)
     return count is not None and bool(_WINDOW_COUNT.search(count))
-
-
-_FETCH = convention("batch_fetch")
-_COUNTS = frozenset({"range", "trange", "count"})
-
-
-def _counted(it: ast.expr) -> bool:
-    """`range(n)`, `itertools.count()`, `enumerate(range(n))`, `tqdm(range(n))`: numbers, not data."""
-    if not isinstance(it, ast.Call):
-        return False
-    name = last_name(it.func)
-    return name in _COUNTS or bool(it.args) and not isinstance(it.args[0], ast.Starred) and _counted(it.args[0])
-
-
-def _repeats_on_one_batch(loop: ast.AST) -> bool:
-    """`for _ in range(rep_discriminator):` whose body fetches no data (`next(it)`, `get_batch()`) and
-    indexes nothing by its counter (`dataset[i]`): it repeats its work on the batch already drawn."""
-    if not (isinstance(loop, (ast.For, ast.AsyncFor)) and _counted(loop.iter)):
-        return False
-    counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    for node in (n for stmt in loop.body for n in iter_tree(stmt)):
-        if isinstance(node, ast.Call) and _FETCH.search(last_name(node.func) or ""):
-            return False
-        if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Name) and n.id in counters
-                                                   for n in ast.walk(node.slice)):
-            return False
-    return True
-
-
-def _draws_batches(loop: ast.AST) -> bool:
-    """`for x, y in loader:`, `for i, batch in enumerate(tqdm(loader)):`: each iteration draws data (a loop
-    over numbers, `for epoch in range(n)`, or a `while` loop, is not known to)."""
-    return isinstance(loop, (ast.For, ast.AsyncFor)) and not _counted(loop.iter)
 
 
 _LOOP_NODES = (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
@@ -51,6 +50,8 @@ class Objects:
         # forward ordinals that called a module itself, whatever its name (`self.qf_1(x)` of a base class's `qf_1`)
         self.called_whole: set[int] = set()
         self.module_classes = ModuleClasses()  # the class of a submodule stored on a module (`self.loss = VQLoss()`)
+        # id of a module's classes dict -> (that dict, the attributes its methods other than `__init__` assign)
+        self._mutable: dict[int, tuple[object, frozenset[str]]] = {}
 
     # -- entities
     def mint(self, kind: Kind, name: str, key: object, api: str = "", provenance: Provenance = READ) -> Entity:
@@ -266,6 +267,9 @@ class Objects:
                 self.called_whole.add(site)
             counts = step_counts(flow.env)
             built = built | {(h, generations(flow.env, h, counts), site) for h in own if not h.pseudo}
+            if not vague and any(not self._forward_known(e) for e in module.entities
+                                 if e.uid in self.interp.calls.instance_class):
+                self.table.unread_forwards.add(site)
             wrappers = self.sync_wrappers(module)
             sync = sync | {(uid, self.sync_state(uid, flow, frame), site, _count(flow, uid)) for uid in wrappers}
             for uid in wrappers:
@@ -304,7 +308,10 @@ class Objects:
         a module assumed to be one (built by a call out of sight, `model = build_model(cfg)`) is neither."""
         info = self.interp.calls.instance_class.get(entity.uid)
         if info is not None:
-            return self.interp.definitions.find_method(info, "forward") is not None
+            # (a `forward` of another file past the reading budget is not read: what it returns is unknown)
+            fn = self.interp.definitions.find_method(info, "forward")
+            project = self.interp.project
+            return fn is not None and (project is None or project.follows(self.interp, fn))
         return not entity.provenance.assumed
 
     def _through_local_forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
@@ -649,15 +656,25 @@ class Objects:
         with project.entered(self.interp, fn, None) as runs:
             yield runs
 
-    @functools.cached_property
+    @property
     def mutable_attributes(self) -> frozenset[str]:
-        """`self.x` attributes some method other than `__init__` assigns: they change between calls."""
-        return _assigned_outside_init(self.interp.classes.values())
+        """`self.x` attributes some method other than `__init__` assigns: they change between calls. (Of the
+        classes of the module whose code runs: another file's while a call into it runs, so kept per module.)"""
+        classes = self.interp.classes
+        found = self._mutable.get(id(classes))
+        if found is None or found[0] is not classes:
+            found = self._mutable[id(classes)] = (classes, _assigned_outside_init(classes.values()))
+        return found[1]
 
     def assigned_by_ancestors(self, cls: ClassInfo) -> frozenset[str]:
         """`self.x` attributes a method of a base class assigns, wherever it is defined: `self.model = None`
         in a `BaseTrainer.__init__` of another file, built by its `_setup()` there."""
         return _assigned_outside_init(self.interp.definitions.ancestors(cls))
+
+    def assigned_outside_init(self, cls: ClassInfo) -> frozenset[str]:
+        """`self.x` attributes a method of the class itself or of a base assigns, or any class of the running
+        module does: what `__init__` left there may change between calls."""
+        return _assigned_outside_init([cls]) | self.assigned_by_ancestors(cls) | self.mutable_attributes
 
 
 def _assigned_outside_init(classes: Iterable[ClassInfo]) -> frozenset[str]:

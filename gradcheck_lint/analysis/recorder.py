@@ -406,13 +406,18 @@ class Recorder:
                 owners[h] = owners.get(h, frozenset()) | {o.uid}
         memo: dict[tuple[str, Holder], object] = {}
         self.interp.amp.cleared(holders, flow)
+        # the clear of an optimizer whose parameters are not known, the only one in sight: what its steps applied
+        # (recorded in the holders the backward passes reached, `self.model` of an unread class) are its parameters
+        in_scope = self.optimizers_in_scope(flow, frame)
+        consumed = frozenset(h.uid for h in holders if h.pseudo and len(in_scope) == 1 and in_scope[0].uid == h.uid
+                             and self.table.ownership.get(h.uid, Ownership()).unknown)
         transition: Callable[[PathState], PathState]
         if everything:
             transition = lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped, owners=owners, memo=memo)
         else:
-            transition = lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners, memo=memo)
+            transition = lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners, memo=memo, consumed_by=consumed)
         flow.map_gradients(transition, ("clear", ev.id, everything, None if everything else frozenset(holders), stepped,
-                                        frozenset(owners.items())))
+                                        frozenset(owners.items()), consumed))
 
 
 def _loop_targets(node: ast.AST) -> list[ast.AST]:

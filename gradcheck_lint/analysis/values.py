@@ -414,6 +414,9 @@ class EntityTable:
     gated_models: set[int] = field(default_factory=set)
     # objects made out of sight, known only by how the code uses a name (`model` handed in, `self.model`)
     unknown_origin: set[int] = field(default_factory=set)
+    # forward sites (`Value.built`'s third item) of modules of a class of the project whose `forward` was not
+    # read there (another file's, past the reading budget): what it returned, a graph or `.item()` numbers, is unknown
+    unread_forwards: set[int] = field(default_factory=set)
     # optimizers built in sight from a class no catalogue row describes (named like one, used as one, or
     # defined in this file): what their `zero_grad()` does is not known (PULSE's SphericalOptimizer
     # never calls `Optimizer.__init__`, so its inherited `zero_grad()` raises)

@@ -164,6 +164,11 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                         # (`self.model.base.zero_grad()`, a part of it) wiped them all is assumed (FL-bench's
                         # clients freeze the base or the head so, and step on the rest)
                         facts = (*facts, assumed(Assumption.OPAQUE))
+                    if discard.refilled and not gates and _alternation_assumed(model, step):
+                        # `def train_on_batch(self, batch, update=True): ... if update: self.opt.step()`, the
+                        # function taken as called once per batch: that calls alternate between stepping and
+                        # not is the callers' doing, not read (nodegam probes the batch size with `update=False`)
+                        facts = (*facts, assumed(Assumption.PARAMETER))
                     if not discard.refilled and not gates and _freezes_a_part(clear, holders):
                         # the gradients of a part of the model dropped right before the step, with no window:
                         # that part does not move this step (DINO freezes its last layer so), a bug or a freeze
@@ -348,3 +353,23 @@ def _skips_non_finite(model: TrainingModel, clear: Clear) -> bool:
 
 # A test that asks to skip this update (`if skip_grad:`, `if cfg.skip_step_on_large_norm:`).
 _SKIP_TEST = convention("skip_test")
+
+
+def _alternation_assumed(model: TrainingModel, step: Step) -> bool:
+    """The step is skipped only by tests of its function's own parameters (`if update:`), in a function the
+    analysis takes as called once per batch (its loop assumed, not read): whether one call steps and the next
+    does not depends on what callers out of sight pass."""
+    if not model.assumed_repeated(step):
+        return False
+    tests = [model.conditions.get(c) for stack in step.if_stacks for c in stack]
+    if not tests or any(t is None or t.is_accumulation_gate or t.caller is not None for t in tests):
+        return False
+    node: ast.AST | None = step.node
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        node = model.parent(node)
+    if node is None:
+        return False
+    args = node.args
+    given = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} - {"self", "cls"}
+    rebound = {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return all(t is not None and t.names and set(t.names) <= given - rebound for t in tests)

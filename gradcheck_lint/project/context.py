@@ -256,6 +256,33 @@ class ProjectView:
                 return info.node, ctx.imports.qualify
         return None
 
+    def global_value(self, interp: Interpreter, qual: str) -> Any:
+        """The value of a name another file of the project binds once in its top-level code (`criterion =
+        nn.MSELoss()` of `config.py`, read as `config.criterion` or imported): its expression evaluated in that
+        file's context, once per analysis, so that every reader sees one object. None when `qual` names no
+        such binding (a function, a class, an installed package's name, one bound twice)."""
+        base = self.current.base_dir if self.current is not None else self.home_base
+        found = self.index.resolve(qual, base, self.packages)
+        if found is None or found.variable is None or self._home is None \
+                or (self.current is None and found.module.path == self.abs):
+            return None
+        module = found.module
+        env = self._globals.setdefault(id(module), {})
+        name = found.variable
+        if name in env:
+            return env[name]
+        if self.depth >= MAX_FOREIGN_DEPTH:
+            return None
+        from ..analysis.flow import Flow, Frame
+        from ..analysis.values import OPAQUE
+
+        env[name] = OPAQUE  # (read while it is evaluated: a cycle of imports)
+        self.used[module.path] = module.digest
+        with self._in_module(interp, module):
+            top = Frame(function=None, cls=None, self_value=None, depth=0, local_defs={})
+            env[name] = interp.eval(module.globals[name], Flow({}, frozenset()), top)
+        return env[name]
+
     # ------------------------------------------------------------------ running code of another file
     @contextlib.contextmanager
     def entered(self, interp: Interpreter, fn: Function, call: ast.AST | None) -> Iterator[bool]:
@@ -270,11 +297,20 @@ class ProjectView:
             return
         if module is not None and call is not None:
             self.entry.setdefault(id(fn), call)
+        with self._in_module(interp, module):
+            yield True
+
+    @contextlib.contextmanager
+    def _in_module(self, interp: Interpreter, module: ForeignModule | None) -> Iterator[None]:
+        """The interpreter switched to `module`'s context (None: the checked file's), and back."""
+        if module is self.current:
+            yield
+            return
         saved = {k: getattr(interp, k) for k in _SWAPPED}
         if self.current is None:
             self._home = saved  # the checked file's context as it is now (its module globals once run)
         outer, self.current = self.current, module
-        values = self._home if module is None else vars(self.context(module))
+        values = (self._home or saved) if module is None else vars(self.context(module))
         for k in _SWAPPED:
             setattr(interp, k, values[k])
         if module is not None:
@@ -284,7 +320,7 @@ class ProjectView:
         if outer is None and module is not None:
             self.started = started
         try:
-            yield True
+            yield
         finally:
             self.depth -= module is not None
             if module is not None and outer is None:

@@ -138,6 +138,9 @@ class ForeignModule:
     imports: ImportMap
     functions: dict[str, Function] = field(default_factory=dict)
     class_nodes: dict[str, ast.ClassDef] = field(default_factory=dict)
+    # names the module's own top-level code binds once, directly (`criterion = nn.MSELoss()`, `DEVICE = ...`):
+    # the expression each is bound to
+    globals: dict[str, ast.expr] = field(default_factory=dict)
     stars: list[str] = field(default_factory=list)
     parents: dict[int, ast.AST] = field(default_factory=dict)
     nodes: set[int] = field(default_factory=set)
@@ -165,6 +168,7 @@ class Target:
     function: Function | None = None
     class_name: str | None = None
     method: str | None = None
+    variable: str | None = None  # a name the module's top-level code binds once (`ForeignModule.globals`)
 
 
 class ProjectIndex:
@@ -294,6 +298,8 @@ class ProjectIndex:
             return Target(module, function=module.functions[name])
         if name in module.class_nodes and len(rest) <= 2:
             return Target(module, class_name=name, method=rest[1] if len(rest) == 2 else None)
+        if name in module.globals and len(rest) == 1:
+            return Target(module, variable=name)
         alias = module.imports.aliases.get(name)
         if alias is not None and alias != name:  # a re-export: `from .losses import compute_loss`
             return self._resolve(".".join([alias, *rest[1:]]), module.base_dir, packages, hops + 1)
@@ -466,11 +472,24 @@ def _parse(path: str) -> ForeignModule | None:
     module.nodes.add(id(tree))
     from ..analysis.definitions import toplevel_statements
 
+    bound: dict[str, list[ast.expr | None]] = {}
     for stmt in toplevel_statements(tree.body):
         if isinstance(stmt, FUNCTIONS):
             module.functions[stmt.name] = stmt
         elif isinstance(stmt, ast.ClassDef):
             module.class_nodes[stmt.name] = stmt
+        elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            bound.setdefault(stmt.targets[0].id, []).append(stmt.value)
+        elif isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.Import, ast.ImportFrom)):
+            for target in ast.walk(stmt):  # bound otherwise too (a tuple, `+=`, a loop): not one known expression
+                if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store):
+                    bound.setdefault(target.id, []).append(None)
+    # (a placeholder, `model = None`, that a function fills through `global model`, or one set from outside as
+    # `config.model = ...`, is not what the name holds when it is read)
+    declared = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
+    module.globals = {name: value for name, values in bound.items() if len(values) == 1
+                      for value in values if value is not None and not (isinstance(value, ast.Constant) and value.value is None)
+                      and name not in declared and name not in module.functions and name not in module.class_nodes}
     register_foreign(module.nodes, source)
     return module
 

@@ -166,6 +166,8 @@ def test_a_receiver_named_like_a_type_is_one_only_for_a_method_of_that_type() ->
         ({"call": [{"name": "a.b", "effect": {"effect": "backward", "scales": "twice"}}]}, "scales must be one of"),
         ({"type": [{"name": "a.B", "kind": "model", "bare": "a.B"}]}, "bare 'a.B' is not an identifier"),
         ({"packages": "torch"}, "'packages' must be a list of dotted names"),
+        ({"call": [{"name": "a.b", "effect": {"effect": "construct", "type": "a.B", "variant": "plugin:a.C"}}]},
+         "a variant is `keyword=type`"),
     ],
 )
 def test_invalid_rows_name_the_row_and_field(rows: dict, message: str) -> None:  # type: ignore[type-arg]

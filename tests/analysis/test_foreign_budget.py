@@ -162,3 +162,100 @@ def test_a_tree_without_a_marker_is_read_from_the_folder_gradlint_runs_in(tmp_pa
     script = _unmarked_tree(tmp_path, clears)
     report = analyse_text(script.read_text(), str(script), Settings.default(root=str(tmp_path)), project=True)
     assert [(d.code, d.line, d.possible) for d in report.diagnostics] == expected
+
+
+# cookietts's Tacotron2 trainer (lockbox 13, three certain GL008 false alarms): the loss module of another file
+# runs backward and the step itself and returns `loss.item()` among its outputs; the trainer keeps that number
+# in a moving average. Past the budget for reading other files, the module's `forward` was not read, and its
+# result was taken to hold the graph of the forward passes it was handed: "certain".
+CRITERION = """\
+    import torch
+    import torch.nn as nn
+
+
+    class Criterion(nn.Module):
+        def forward(self, out, y, optimizer=None):
+            loss = ((out - y) ** 2).mean()
+            reduced = loss.item()
+            if optimizer is not None:
+                loss.backward()
+                optimizer.step()
+            return loss, reduced
+"""
+TRAINER = """\
+    import torch
+    from criterion import Criterion
+
+
+    class MovingAverage:
+        def __init__(self):
+            self.values = []
+
+        def process(self, value):
+            self.values.append(value)
+            return sum(self.values) / len(self.values)
+
+
+    def train(loader):
+        model = torch.nn.Linear(3, 1)
+        criterion = Criterion()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        average = MovingAverage()
+        for x, y in loader:
+            opt.zero_grad()
+            loss, reduced = criterion(model(x), y, opt)
+            average.process(reduced)
+"""
+
+
+def test_a_number_returned_by_a_forward_read_keeps_no_graph(tmp_path: Path) -> None:
+    root = project_tree(tmp_path, {"criterion.py": CRITERION, "train.py": TRAINER})
+    assert [c for c, _line, _possible in _found(root / "train.py") if c == "GL008"] == []
+
+
+def test_what_a_forward_past_the_budget_returns_is_assumed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for budget in ("FOREIGN_WORK_BUDGET", "FOREIGN_CALL_BUDGET", "FOREIGN_WORK_CAP"):
+        monkeypatch.setattr(context, budget, 0)
+    root = project_tree(tmp_path, {"criterion.py": CRITERION, "train.py": TRAINER})
+    found = [(line, possible) for c, line, possible in _found(root / "train.py") if c == "GL008"]
+    assert found and all(possible for _line, possible in found), found
+
+
+# stable-diffusion-pytorch's trainer (a lockbox-13 bug): `train_loss += loss` with `loss` from a model of another
+# file past the budget, then `loss.backward()`: the backward proves the stored value holds a graph, whoever built it.
+MODEL = """\
+    import torch
+
+
+    class Diffusion(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Linear(3, 1)
+
+        def forward(self, x, y):
+            return ((self.net(x) - y) ** 2).mean()
+"""
+EPOCH = """\
+    import torch
+    from diffusion import Diffusion
+
+
+    def train(loader):
+        model = Diffusion()
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        train_loss = 0.0
+        for x, y in loader:
+            loss = model(x, y)
+            train_loss += loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return train_loss / len(loader)
+"""
+
+
+def test_a_backward_of_the_value_stored_proves_its_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for budget in ("FOREIGN_WORK_BUDGET", "FOREIGN_CALL_BUDGET", "FOREIGN_WORK_CAP"):
+        monkeypatch.setattr(context, budget, 0)
+    root = project_tree(tmp_path, {"diffusion.py": MODEL, "train.py": EPOCH})
+    assert [(c, line, possible) for c, line, possible in _found(root / "train.py")] == [("GL008", 11, False)]

@@ -98,3 +98,73 @@ class VerboseTrainer(BaseTrainer):
 def test_a_hook_overridden_in_the_same_file_runs_inside_the_base_loop(tmp_path: Path) -> None:
     root = project_tree(tmp_path / "p", {"t.py": ONE_FILE})
     assert _found(root / "t.py") == {(24, "GL008", "certain")}
+
+
+# pygod's `DeepDetector.fit` (base.py) takes `(loss_g, loss_d)` from a subclass's `forward_model` when built
+# with `gan=True`, and on that branch backpropagates the generator loss twice, the generator's step between:
+# the second backward runs through the generator forward made before the step (GL009, a lockbox-13 bug that was
+# missed). The finding is in the base's code, but only a GAN subclass reaches it: reported at the subclass's
+# class statement, naming the base's line. A subclass built with `gan=False` never takes that branch: the
+# setting `__init__` stored (`self.gan = gan`, assigned nowhere else) decides `if self.gan:` for the run.
+DETECTOR = """\
+import torch
+
+
+class Detector:
+    def __init__(self, gan=False):
+        self.gan = gan
+
+    def forward_model(self, x):
+        raise NotImplementedError
+
+    def fit(self, loader, epochs):
+        if self.gan:
+            opt_g = torch.optim.Adam(self.model.generator.parameters())
+            opt_d = torch.optim.Adam(self.model.discriminator.parameters())
+        else:
+            optimizer = torch.optim.Adam(self.model.parameters())
+        for epoch in range(epochs):
+            for x in loader:
+                loss = self.forward_model(x)
+                if self.gan:
+                    opt_g.zero_grad()
+                    loss[0].backward()
+                    opt_g.step()
+                    opt_d.zero_grad()
+                    loss[0].backward()
+                    opt_d.step()
+                else:
+                    optimizer.zero_grad()
+                    loss.backward()
+                    optimizer.step()
+"""
+GAN_DETECTOR = """\
+import torch
+from detector import Detector
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.generator = torch.nn.Linear(4, 4)
+        self.discriminator = torch.nn.Linear(4, 1)
+
+
+class GanDetector(Detector):
+    def __init__(self):
+        super().__init__(gan={gan})
+        self.model = Net()
+
+    def forward_model(self, x):
+        fake = self.model.generator(torch.randn_like(x))
+        loss_g = -self.model.discriminator(fake).mean()
+        loss_d = self.model.discriminator(x).mean() - self.model.discriminator(fake.detach()).mean()
+        return loss_g, loss_d
+"""
+
+
+@pytest.mark.parametrize("gan, expected", [("True", {(12, "GL009", "certain")}), ("False", set())])
+def test_a_base_loop_finding_only_a_subclass_reaches_is_reported_at_the_subclass(tmp_path: Path, gan: str,
+                                                                                  expected: set[tuple[int, str, str]]) -> None:
+    root = project_tree(tmp_path, {"detector.py": DETECTOR, "gan_detector.py": GAN_DETECTOR.format(gan=gan)})
+    assert _found(root / "gan_detector.py") == expected

@@ -36,14 +36,14 @@ TWO = textwrap.dedent("""
 
 @pytest.fixture()
 def small_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(interpreter, "WORK_BUDGET", 12)
+    monkeypatch.setattr(interpreter, "WORK_BUDGET", 10)
 
 
 def test_notice_names_the_file_and_what_was_left_out(small_budget: None) -> None:
     notices = [d for d in check_source(TWO, "two.py") if d.code == NOTICE_CODE]
     assert len(notices) == 1
     message = notices[0].message
-    assert message.startswith("two.py was analysed only in part") and "12 interpretation steps" in message
+    assert message.startswith("two.py was analysed only in part") and "10 interpretation steps" in message
     assert "in `first` (line 4)" in message and "not analysed: `second` (line 10)" in message
     assert notices[0].severity is Severity.NOTE
 

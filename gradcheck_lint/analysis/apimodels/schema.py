@@ -41,6 +41,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str",
                   "children": "ref",
                   "in_place": "bool",  # in_place: the `model` argument becomes the new object (FSDP2's `fully_shard(m)`)
+                  # variant: `keyword=type` pairs joined by `;`: passed that keyword (anything but `None`), the call
+                  # makes that type instead (`Accelerator(deepspeed_plugin=p)` prepares DeepSpeed engines, not DDP)
+                  "variant": "str",
                   "configured": "bool"},
     # an optimizer updates `params` too from now on (`opt.add_param_group({"params": [p]})`); `key`: the item of a
     # parameter group (a dict) that holds them, when one is given
@@ -506,6 +509,10 @@ def _effect(item: Any, where: str) -> Effect:
                 ArgRef.parse(part.strip(), f"{where} arguments")
     if kind == "construct" and not effect.value("type"):
         raise ModelError(f"{where}: construct needs the API `type` it makes")
+    for pair in str(effect.value("variant", "")).split(";") if kind == "construct" and effect.value("variant") else ():
+        keyword, _, made = pair.partition("=")
+        if not keyword.strip().isidentifier() or not made.strip():
+            raise ModelError(f"{where}: a variant is `keyword=type`, not {pair!r}")
     return effect
 
 

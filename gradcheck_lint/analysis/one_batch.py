@@ -1,0 +1,131 @@
+"""Which loops draw new data, and which run again and again on the batch another loop drew.
+
+An accumulation window is a loop (or a gate) whose iterations each bring a *different* micro-batch: the
+window's gradient is the mean of theirs, so each micro-batch's loss is divided by N. A loop whose
+iterations all run on the one batch the loop around it drew (`for x, y in loader:` then `for w in widths:
+loss = kl(model_at_width(w)(x), ...); loss.backward()`) adds up losses of one batch: sub-networks,
+augmented views, refinements, a critic's repetitions. Their sum is the objective its author wrote, not a
+window to average, and whether each term is weighted is the author's choice (GradAug sums its sub-network
+losses on purpose).
+
+Read from the syntax of the function holding the loops, once per loop:
+- a loop *draws* batches when it walks something other than numbers (`for x, y in loader:`,
+  `enumerate(tqdm(loader))`); `for epoch in range(n)` and `while` loops are not known to;
+- a loop *re-uses* the drawn batch when it sits in a loop that draws, fetches nothing (`next(it)`,
+  `get_batch()`), indexes nothing by what it walks (`x[i]`, `chunks[k]`), walks nothing made from the batch
+  (`for chunk in x.split(n)` cuts it into micro-batches), and reads the batch whole (a name bound by the
+  drawing loop, or computed from one there before it).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+
+from .conventions import convention
+from .names import last_name
+
+_FETCH = convention("batch_fetch")
+_COUNTS = frozenset({"range", "trange", "count"})
+_LOOPS = (ast.For, ast.AsyncFor)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)
+
+
+def counted(it: ast.expr) -> bool:
+    """`range(n)`, `itertools.count()`, `enumerate(range(n))`, `tqdm(range(n))`: numbers, not data."""
+    if not isinstance(it, ast.Call):
+        return False
+    name = last_name(it.func)
+    return name in _COUNTS or bool(it.args) and not isinstance(it.args[0], ast.Starred) and counted(it.args[0])
+
+
+def draws_batches(loop: ast.AST) -> bool:
+    """`for x, y in loader:`, `for i, batch in enumerate(tqdm(loader)):`: each iteration draws data (a loop
+    over numbers, `for epoch in range(n)`, or a `while` loop, is not known to)."""
+    return isinstance(loop, _LOOPS) and not counted(loop.iter)
+
+
+def _walked_names(loop: ast.For | ast.AsyncFor) -> set[str]:
+    return {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+
+
+def _fetches_or_indexes(loop: ast.For | ast.AsyncFor) -> bool:
+    """The body fetches data (`next(it)`, `get_batch()`) or indexes something by what the loop walks."""
+    walked = _walked_names(loop)
+    for node in (n for stmt in loop.body for n in ast.walk(stmt)):
+        if isinstance(node, ast.Call) and _FETCH.search(last_name(node.func) or ""):
+            return True
+        if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Name) and n.id in walked
+                                                   for n in ast.walk(node.slice)):
+            return True
+    return False
+
+
+def repeats_on_one_batch(loop: ast.AST) -> bool:
+    """`for _ in range(rep_discriminator):` whose body fetches no data (`next(it)`, `get_batch()`) and
+    indexes nothing by its counter (`dataset[i]`): it repeats its work on the batch already drawn."""
+    return isinstance(loop, _LOOPS) and counted(loop.iter) and not _fetches_or_indexes(loop)
+
+
+def reuses_drawn_batch(loop: ast.AST, parent: Callable[[ast.AST], ast.AST | None]) -> bool:
+    """Every iteration of `loop` runs on the batch a loop around it (in the same function) drew, read whole
+    (see the module's doc)."""
+    if not isinstance(loop, _LOOPS) or _fetches_or_indexes(loop):
+        return False
+    drawing = _drawing_loop(loop, parent)
+    if drawing is None:
+        return False
+    batch = _batch_names(drawing, loop)
+    if not batch or _reads(loop.iter, batch):
+        return False  # `for chunk in x.split(n):` walks micro-batches cut from the batch
+    inner = _walked_names(loop)
+    rebound = {n.id for stmt in loop.body for n in ast.walk(stmt)
+               if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    whole = batch - inner - rebound
+    # read by a computation (`out = model(F.interpolate(x, size))`), not only logged
+    return any(_reads_whole(n.value, whole) for stmt in loop.body for n in ast.walk(stmt)
+               if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None)
+
+
+def _drawing_loop(loop: ast.AST, parent: Callable[[ast.AST], ast.AST | None]) -> ast.For | ast.AsyncFor | None:
+    node = parent(loop)
+    while node is not None and not isinstance(node, _SCOPES):
+        if draws_batches(node):
+            return node  # type: ignore[return-value]
+        node = parent(node)
+    return None
+
+
+def _batch_names(drawing: ast.For | ast.AsyncFor, inner: ast.AST) -> set[str]:
+    """The names the drawing loop binds to its batch, and those its body computes from them before `inner`
+    (`images, labels = images.to(device), ...`; `x = batch["input"]`), in the order its statements run."""
+    batch = _walked_names(drawing)
+    for stmt in _statements_before(drawing.body, inner):
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None \
+                and _reads(stmt.value, batch):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            batch |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return batch
+
+
+def _statements_before(body: list[ast.stmt], inner: ast.AST) -> Iterator[ast.stmt]:
+    """The statements of `body` (and of the blocks nested in it) that run before `inner` in one iteration."""
+    for stmt in body:
+        if stmt is inner:
+            return
+        if any(n is inner for n in ast.walk(stmt)):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                yield from _statements_before(getattr(stmt, field, []) or [], inner)
+            return
+        yield stmt
+
+
+def _reads(expr: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) for n in ast.walk(expr))
+
+
+def _reads_whole(stmt: ast.AST, names: set[str]) -> bool:
+    """`stmt` reads one of `names` as a value of its own, not only through a subscript (`x[k]`)."""
+    sliced = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Subscript)}
+    return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) and id(n) not in sliced
+               for n in ast.walk(stmt))

@@ -1,0 +1,106 @@
+"""A loop whose iterations all run on the batch the loop around it drew adds up the terms of one objective
+(sub-networks, views, refinements), not micro-batches of a window (`analysis/one_batch.py`).
+
+FedAlign's GradAug trainer (lockbox 13, a certain GL003 false alarm) backpropagates the full-width model's
+loss, then one loss per sampled sub-network width, all on the batch of the loader loop, and steps once: the
+sum is the method's objective. Read as an accumulation window over `width_mult_list`, it was reported "not
+divided by `len(sorted(width_mult_list, reverse=True))`"."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradcheck_lint.engine import analyse_text
+
+
+def codes(text: str) -> set[str]:
+    return {d.code for d in analyse_text(text, "train.py").diagnostics}
+
+
+SUBNETS = """\
+import random
+import torch
+import torch.nn.functional as F
+
+model = build_model()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+resolutions = [224, 192, 160]
+
+for epoch in range(10):
+    for images, labels in loader:
+        images, labels = images.cuda(), labels.cuda()
+        optimizer.zero_grad()
+        out = model(images)
+        loss = F.cross_entropy(out, labels)
+        loss.backward()
+        soft = out.detach()
+        for width in sorted(widths, reverse=True):
+            {inner}
+            model.apply(lambda m: setattr(m, "width_mult", width))
+            size = resolutions[random.randint(0, 2)]
+            sub = model({model_input})
+            loss = F.kl_div(F.log_softmax(sub, dim=1), F.softmax({target}, dim=1), reduction="batchmean")
+            loss.backward()
+        optimizer.step()
+"""
+
+
+def test_sub_networks_run_on_the_drawn_batch_are_one_objective() -> None:
+    assert "GL003" not in codes(SUBNETS.format(inner="pass", model_input="F.interpolate(images, (size, size))",
+                                               target="soft"))
+
+
+@pytest.mark.parametrize("inner, model_input, target", [
+    # a new micro-batch fetched in each iteration
+    ("images, labels = next(extra)", "images", "soft"),
+    # the batch indexed by what the loop walks: one part of it per iteration
+    ("pass", "images[width]", "soft[width]"),
+])
+def test_a_loop_that_takes_new_data_each_iteration_is_still_a_window(inner: str, model_input: str, target: str) -> None:
+    assert "GL003" in codes(SUBNETS.format(inner=inner, model_input=model_input, target=target))
+
+
+CHUNKS = """\
+import torch
+import torch.nn.functional as F
+
+model = torch.nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for x, y in loader:
+    optimizer.zero_grad()
+    for xb, yb in zip(x.chunk(4), y.chunk(4)):
+        loss = F.cross_entropy(model(xb), yb)
+        loss.backward()
+    optimizer.step()
+"""
+
+
+def test_micro_batches_cut_from_the_drawn_batch_are_a_window() -> None:
+    assert "GL003" in codes(CHUNKS)
+
+
+VIEWS = """\
+import torch
+import torch.nn.functional as F
+
+model = torch.nn.Linear(8, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+for x, y in loader:
+    optimizer.zero_grad()
+    for k in range({count}):
+        {body}
+        loss.backward()
+    optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("count, body, fires", [
+    # augmented views of one batch: their losses add up by the author's choice
+    ("n_views", "loss = F.cross_entropy(model(augment(x)), y)", False),
+    # the loop only logs the batch: what it backpropagates is fetched anew each time
+    ("accum_steps", "print(x.shape); xb, yb = next(stream); loss = F.cross_entropy(model(xb), yb)", True),
+])
+def test_what_the_loop_computes_from_decides(count: str, body: str, fires: bool) -> None:
+    assert ("GL003" in codes(VIEWS.format(count=count, body=body))) is fires
