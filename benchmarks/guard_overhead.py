@@ -22,7 +22,8 @@ copy (A vs A): its spread is the noise floor of this machine. The guard's own ti
 directly, timed from the inside over `--own-steps` steps of a guarded model (median per step) after
 `--own-warmup` guarded steps (the guard's start-up): its
 `zero_grad` and `torch.autograd.backward` wrappers minus the torch functions they call, and its step
-pre- and post-hooks; printed with each model's line, as a share of the step and per entry point.
+pre- and post-hooks; printed with each model's line, as a share of the step and per entry point, and
+the share and the median of the steps on cycles the guard verifies (read between steps: `_verifying`).
 
 Two processes (one per mode) were tried first: an A-vs-A control then differed by +30 %, so the two
 models always share the process.
@@ -285,6 +286,7 @@ def _self_time(opts: list[torch.optim.Optimizer], start_guard: Callable[[], Any]
     floor_hooks = timer.hooks_after_guard()  # (until 2026-11-30 the floor had one step interval, the guard two)
     base: dict[str, list[float]] = {k: [] for k in SelfTimer.KEYS}
     per_step: dict[str, list[float]] = {k: [] for k in (*SelfTimer.KEYS, "total")}
+    verified: list[float] = []  # the totals of the iterations a replayed cycle verified (`_verifying`)
     times = []
     plain_backward = torch.autograd.backward
     try:
@@ -309,12 +311,15 @@ def _self_time(opts: list[torch.optim.Optimizer], start_guard: Callable[[], Any]
             try:
                 for i in range(steps + OWN_WARMUP):
                     timer.reset()
+                    checked = _verifying(g)
                     t = iterate(timer)
                     if i >= OWN_WARMUP:
                         own = {k: v - floor[k] for k, v in timer.own().items()}
                         own["total"] = sum(own.values())
                         for k, v in own.items():
                             per_step[k].append(v)
+                        if checked:
+                            verified.append(own["total"])
                         times.append(t)
             finally:
                 torch_patches._ORIGINAL_BACKWARD = torch_backward
@@ -322,7 +327,19 @@ def _self_time(opts: list[torch.optim.Optimizer], start_guard: Callable[[], Any]
             g.stop()
     finally:
         timer.restore()
-    return {k: statistics.median(v) * 1e6 for k, v in per_step.items()}, statistics.median(times) * 1e3
+    out = {k: statistics.median(v) * 1e6 for k, v in per_step.items()}
+    out["verified"] = statistics.median(verified) * 1e6 if verified else float("nan")
+    out["verified_share"] = len(verified) / max(len(times), 1)
+    return out, statistics.median(times) * 1e3
+
+
+def _verifying(g: Any) -> bool:
+    """The guard's steady loop is on a cycle it verifies (`replay.py`: the first 8 replayed, then one in 8),
+    as the iteration starts. The own-code figure is a median, so it is a cycle not verified; the verified
+    ones cost several of those each (benchmarks/README.md, branch rt14), printed apart. (Private state,
+    read with defaults: the script also measures older packages.)"""
+    replay = getattr(getattr(g, "_probe", None), "_replay", None)
+    return bool(getattr(replay, "verify", False))
 
 
 def loop_self_time(make: Callable[[], GanLoop], steps: int, strict: bool) -> tuple[dict[str, float], float]:
@@ -476,7 +493,8 @@ def main() -> None:
         own, step_ms = self_time(make, max(args.own_steps, args.pairs // 2), args.strict)
         line += (f"  | guard's own code {own['total']:.0f} µs of a {step_ms:.1f} ms step "
                  f"({own['total'] / 1e3 / step_ms * 100:.2f} %: zero_grad {own['zero_grad']:.0f}, "
-                 f"backward {own['backward']:.0f}, step hooks {own['step']:.0f} µs)")
+                 f"backward {own['backward']:.0f}, step hooks {own['step']:.0f} µs; "
+                 f"verified cycles: {own['verified_share'] * 100:.0f} % of the steps, {own['verified']:.0f} µs each)")
         print(line, flush=True)
 
 

@@ -53,15 +53,33 @@ def graph_scale(grad_fn: Any) -> Scale | None:
     return None if terms is None else tuple(sorted(terms))
 
 
+# how `_factors` reads a node, by its type: each autograd node type's `__name__` is a new string per read
+_PASS, _SUM, _MUL, _DIV, _OTHER = range(5)
+_KINDS: dict[type, int] = {}
+
+
+def _kind(node_type: type) -> int:
+    """`_factors`' reading of a node of this type, from its name (looked up once per type)."""
+    name = node_type.__name__
+    if len(_KINDS) >= 1024:  # (node types are few; classes made at run time could be many)
+        _KINDS.clear()
+    kind = (_PASS if name in _PASS_THROUGH else _SUM if name in ("AddBackward0", "SubBackward0")
+            else (_DIV if _SCALAR_OPS[name] else _MUL) if name in _SCALAR_OPS else _OTHER)
+    _KINDS[node_type] = kind
+    return kind
+
+
 def _factors(fn: Any, depth: int) -> set[Term] | None:
     if fn is None:
         return {()}
     if depth > 12:
         return None
-    name = type(fn).__name__
-    if name in _PASS_THROUGH:
+    kind = _KINDS.get(type(fn))
+    if kind is None:
+        kind = _kind(type(fn))
+    if kind == _PASS:
         return _factors(fn.next_functions[0][0], depth + 1) if fn.next_functions else {()}
-    if name in ("AddBackward0", "SubBackward0"):
+    if kind == _SUM:
         out: set[Term] = set()
         for nf, _ in fn.next_functions:
             if nf is None:
@@ -71,7 +89,7 @@ def _factors(fn: Any, depth: int) -> set[Term] | None:
                 return None
             out |= part
         return out or {()}
-    if name in _SCALAR_OPS:
+    if kind != _OTHER:  # a multiplication or division by a scalar
         other = getattr(fn, "_saved_other", None)
         if not isinstance(other, torch.Tensor) or other.requires_grad or other.numel() != 1:
             return None
@@ -83,7 +101,7 @@ def _factors(fn: Any, depth: int) -> set[Term] | None:
         value = abs(float(other.item()))
         if value == 0.0:
             return None
-        div = _SCALAR_OPS[name]
+        div = kind == _DIV
         shrink = 1.0 / value if div else value
         # only factors below one can be a 1/N; growing ones are undone (GradScaler) or are weights
         return {((shrink, div), *term) for term in inner} if shrink < 1.0 else inner

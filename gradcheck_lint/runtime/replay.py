@@ -364,9 +364,9 @@ class Replay:
         if keys is not None:
             for key in keys:  # the windows of a verified cycle are measured
                 x = self.index[key]
-                p = self.ps[x]
-                if p.grad is not None:
-                    self.copies[key] = (p.grad.detach().clone(), (ids[x], vers[x]))
+                g = self.ps[x].grad
+                if g is not None:  # (a gradient with no graph of its own is copied as it is)
+                    self.copies[key] = ((g.detach() if g.requires_grad else g).clone(), (ids[x], vers[x]))
         self._advance()
         return True
 
@@ -383,7 +383,13 @@ class Replay:
             copy = self.copies.get(key)
             if copy is not None and copy[1] == stamp:
                 obs = probe.observed.get(key)
-                if obs is None or rescale_factor(obs, copy[0]) != factor:
+                if obs is None:
+                    return False
+                # `rescale_factor`'s first answer, as it reaches it: unchanged since the copy, a factor of one
+                g = self.ps[x].grad
+                unchanged = (g is not None and obs.sample is None and g.shape == copy[0].shape
+                             and torch.equal(g, copy[0]))
+                if (1.0 if unchanged else rescale_factor(obs, copy[0])) != factor:
                     return False
             elif factor != 1.0:
                 return False
