@@ -16,6 +16,7 @@ import ast
 
 from .apimodels.schema import ArgRef, Effect
 from .flow import Function
+from .walk import breadth_first
 
 __all__ = ["clip_effect"]
 
@@ -63,11 +64,11 @@ def _names(node: ast.AST | None) -> set[str]:
     """The names an expression reads (comprehensions' iterables included)."""
     if node is None:
         return set()
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in breadth_first(node) if isinstance(n, ast.Name)}
 
 
 def _bound(target: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return [n.id for n in breadth_first(target) if isinstance(n, ast.Name)]
 
 
 def _last(func: ast.expr) -> str | None:
@@ -95,7 +96,7 @@ class _Body:
     def __init__(self, fn: Function) -> None:
         args = fn.args
         self.params = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
-        self.nodes = [n for stmt in fn.body for n in ast.walk(stmt)]
+        self.nodes = [n for stmt in fn.body for n in breadth_first(stmt)]
         self.made: dict[str, set[str]] = {}  # a name -> the names its values are made from
         for node in self.nodes:
             for targets, value in _bindings(node):
@@ -114,7 +115,7 @@ class _Body:
         self.norms: set[str] = set()
         for node in self.nodes:
             for targets, value in _bindings(node):
-                if value is not None and any(self._norm_of_grads(sub) for sub in ast.walk(value)):
+                if value is not None and any(self._norm_of_grads(sub) for sub in breadth_first(value)):
                     self.norms.update(targets)
         changed = True
         while changed:  # and the names made from their norm: `clip_coef = max_norm / (total_norm + 1e-6)`

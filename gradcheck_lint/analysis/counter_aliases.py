@@ -33,6 +33,7 @@ from dataclasses import replace
 from . import names as N
 from .syntax import code, int_value
 from .values import Counter, Value
+from .walk import breadth_first
 
 __all__ = ["CounterAliases", "keyed_element"]
 
@@ -138,7 +139,7 @@ class CounterAliases:
         """`k` reads nothing the loop writes, and calls nothing but `len`: its value is the same on every
         iteration."""
         stored = self._stored_in(loop)
-        for n in ast.walk(node):
+        for n in breadth_first(node):
             if isinstance(n, ast.Call) and N.last_name(n.func) not in _PURE_CALLS:
                 return False
             if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):

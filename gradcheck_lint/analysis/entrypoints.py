@@ -20,7 +20,7 @@ from .parts import EntryPointsHost
 from .siblings import Siblings
 from .syntax import binding_targets, rebound_by
 from .values import Counter, Value
-from .walk import iter_tree
+from .walk import breadth_first, iter_tree
 
 
 def _qualname(fn: Function, cls: ClassInfo | None) -> str:
@@ -248,7 +248,7 @@ class EntryPoints:
             seen.add(id(current))
             out.append(current)
             calls = (_calls_outside_loops(current, interp.counters.steps_members) if once
-                     else [n for n in ast.walk(current) if isinstance(n, ast.Call)])
+                     else [n for n in breadth_first(current) if isinstance(n, ast.Call)])
             for call in calls:
                 func = call.func
                 callee: Function | None = None
@@ -407,13 +407,13 @@ def _stepping_flags(fn: Function, touches: Callable[[str], bool]) -> set[str]:
     """Names `fn` tests bare (`if flag:`, `if not flag:`) in an `if` whose arms call something that can touch
     gradients (a step, a clear)."""
     out: set[str] = set()
-    for node in ast.walk(fn):
+    for node in breadth_first(fn):
         if not isinstance(node, ast.If):
             continue
         negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
         test = node.test.operand if isinstance(node.test, ast.UnaryOp) and negated else node.test
         if isinstance(test, ast.Name) and any(isinstance(n, ast.Call) and touches(last_name(n.func) or "")
-                                              for part in (*node.body, *node.orelse) for n in ast.walk(part)):
+                                              for part in (*node.body, *node.orelse) for n in breadth_first(part)):
             out.add(test.id)
     return out
 
@@ -454,7 +454,7 @@ def _calls_outside_loops(fn: Function, members: Callable[[ast.For | ast.AsyncFor
 
 def _assigns(fn: Function, text: str) -> bool:
     """The function binds `text` (`self.n = ...`, `self.n += 1`)."""
-    for node in ast.walk(fn):
+    for node in breadth_first(fn):
         for target in binding_targets(node):
             if any(ref_text(sub) == text for sub in rebound_by(target)):
                 return True

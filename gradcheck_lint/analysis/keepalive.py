@@ -21,7 +21,7 @@ from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code, unpacked_targets
 from .values import EMPTY, OPAQUE, PRESENT, Value, holding
-from .walk import iter_tree
+from .walk import breadth_first, iter_tree
 
 
 class KeepAlives:
@@ -370,7 +370,7 @@ def _over_models(loop: ast.AST) -> bool:
     if _MODEL_COUNT.search(count):
         return True
     assert isinstance(loop, (ast.For, ast.AsyncFor))
-    counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    counters = {n.id for n in breadth_first(loop.target) if isinstance(n, ast.Name)}
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.slice, ast.Name)
                and n.func.slice.id in counters for stmt in loop.body for n in iter_tree(stmt))
 
@@ -401,12 +401,12 @@ def _repeats_on_one_batch(loop: ast.AST) -> bool:
     indexes nothing by its counter (`dataset[i]`): it repeats its work on the batch already drawn."""
     if not (isinstance(loop, (ast.For, ast.AsyncFor)) and _counted(loop.iter)):
         return False
-    counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    counters = {n.id for n in breadth_first(loop.target) if isinstance(n, ast.Name)}
     for node in (n for stmt in loop.body for n in iter_tree(stmt)):
         if isinstance(node, ast.Call) and _FETCH.search(last_name(node.func) or ""):
             return False
         if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Name) and n.id in counters
-                                                   for n in ast.walk(node.slice)):
+                                                   for n in breadth_first(node.slice)):
             return False
     return True
 

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["children", "iter_tree", "parents", "statements", "walk"]
+__all__ = ["breadth_first", "children", "iter_tree", "parents", "statements", "walk"]
 
 # Fields that never hold a node (names, flags, operators, contexts): never read.
 _SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "module", "level", "kind",
@@ -60,6 +60,41 @@ def _walk(node: ast.AST, visitor: Any, vcls: type, dispatch: dict[type, tuple[An
             _walk(child, visitor, vcls, dispatch)
     if leave is not None:
         leave(visitor, node)
+
+
+# Fields that hold a name, a number or a string in every tree CPython's parser builds, by class: never a node.
+_NAMED_FIELDS: dict[type, frozenset[str]] = {
+    ast.Name: frozenset({"id"}), ast.Attribute: frozenset({"attr"}), ast.Constant: frozenset({"value", "kind"}),
+    ast.arg: frozenset({"arg", "type_comment"}), ast.keyword: frozenset({"arg"}), ast.alias: frozenset({"name", "asname"}),
+}
+_ALL_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def breadth_first(node: ast.AST) -> Iterator[ast.AST]:
+    """`ast.walk`: every node under `node` (itself included, operator and context nodes too), in the same
+    breadth-first order, about half again as fast (no generator per node and per field)."""
+    todo = [node]
+    push = todo.append
+    fields_of = _ALL_FIELDS
+    node_type = ast.AST
+    i = 0
+    while i < len(todo):
+        current = todo[i]
+        i += 1
+        cls = current.__class__
+        fields = fields_of.get(cls)
+        if fields is None:
+            skip = _NAMED_FIELDS.get(cls, frozenset())
+            fields = fields_of[cls] = tuple(f for f in current._fields if f not in skip)
+        for name in fields:
+            value = getattr(current, name, None)
+            if isinstance(value, node_type):
+                push(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_type):
+                        push(item)
+        yield current
 
 
 def iter_tree(node: ast.AST) -> Iterator[ast.AST]:

@@ -20,7 +20,7 @@ from ..analysis.definitions import ClassInfo
 from ..analysis.flow import Function
 from ..analysis.names import ImportMap
 from ..analysis.syntax import FUNCTIONS, Source, register_foreign, unregister_foreign
-from ..analysis.walk import children
+from ..analysis.walk import breadth_first, children
 from ..sources import decode_source, parse_python
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -92,7 +92,7 @@ def absolute_imports(module: ast.Module, package: str, relative: list[ast.Import
     `relative`: the module's relative imports, when already known."""
     imports = ImportMap.of(module)
     if relative is None:
-        relative = [s for s in ast.walk(module) if isinstance(s, ast.ImportFrom) and s.level]
+        relative = [s for s in breadth_first(module) if isinstance(s, ast.ImportFrom) and s.level]
     for stmt in relative:
         base = _relative_base(package, stmt.level, stmt.module)
         if base is None:
