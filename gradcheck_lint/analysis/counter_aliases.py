@@ -33,7 +33,7 @@ from dataclasses import replace
 from . import names as N
 from .syntax import code, int_value
 from .values import Counter, Value
-from .walk import breadth_first
+from .walk import breadth_first, child_nodes
 
 __all__ = ["CounterAliases", "keyed_element"]
 
@@ -205,7 +205,7 @@ def _breaks(loop: ast.For) -> bool:
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
                              ast.ClassDef)):
             continue
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
     return False
 
 

@@ -20,7 +20,7 @@ from .parts import EntryPointsHost
 from .siblings import Siblings
 from .syntax import binding_targets, rebound_by
 from .values import Counter, Value
-from .walk import breadth_first, iter_tree
+from .walk import breadth_first, child_nodes, iter_tree
 
 
 def _qualname(fn: Function, cls: ClassInfo | None) -> str:
@@ -448,7 +448,7 @@ def _calls_outside_loops(fn: Function, members: Callable[[ast.For | ast.AsyncFor
             continue
         if isinstance(node, ast.Call):
             out.append(node)
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
     return out
 
 

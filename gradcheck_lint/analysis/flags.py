@@ -55,7 +55,7 @@ from collections.abc import Callable
 from .flow import Flow, Function
 from .gradstate import PathState
 from .names import last_name
-from .walk import breadth_first
+from .walk import breadth_first, child_nodes
 
 PREFIX = "@flag:"
 
@@ -74,7 +74,7 @@ def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> 
     tested: set[str] = set()
 
     def visit(node: ast.AST, looped: bool) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 continue
             if isinstance(child, ast.Assign):

@@ -82,7 +82,7 @@ from .syntax import (
 )
 from .unit_divisors import rescales_only_by_tested
 from .values import EMPTY, EntityTable, Holder, Kind, Value
-from .walk import breadth_first, children, iter_tree, parents
+from .walk import breadth_first, child_nodes, children, iter_tree, parents
 from .window_arithmetic import ALL_PHASES, unit_truth, unit_window
 from .worlds import Worlds
 
@@ -1210,7 +1210,7 @@ def _flag_parts(test: ast.expr) -> list[ast.AST] | None:
             todo.append(node.args[0])
             continue
         out.append(node)
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
     return out
 
 

@@ -12,7 +12,7 @@ from .conditions import analyse_test
 from .conventions import convention
 from .relations import relation
 from .syntax import FUNCTIONS, TESTS, arguments, code
-from .walk import breadth_first, children
+from .walk import breadth_first, child_nodes, children
 from .window_arithmetic import modulo_atoms
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -339,14 +339,14 @@ class Prescan:
         return found
 
     def _calls_training_event(self, fn: ast.AST) -> bool:
-        todo = list(ast.iter_child_nodes(fn))
+        todo = child_nodes(fn)
         while todo:
             node = todo.pop()
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 continue
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in self.event_attrs:
                 return True
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(child_nodes(node))
         return False
 
     def _named_as_other(self, text: str) -> bool:

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .names import dotted
-from .walk import breadth_first
+from .walk import breadth_first, child_nodes
 
 __all__ = ["ResetWindow", "reset_window"]
 
@@ -162,7 +162,7 @@ def _own(block: list[ast.stmt]) -> Iterator[ast.AST]:
         if isinstance(node, _SCOPES):
             continue
         yield node
-        todo.extend(reversed(list(ast.iter_child_nodes(node))))
+        todo.extend(reversed(child_nodes(node)))
 
 
 def _targets(node: ast.AST) -> list[ast.expr]:

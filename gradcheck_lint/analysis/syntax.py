@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from ..diagnostics import Span
-from .walk import breadth_first
+from .walk import breadth_first, child_nodes
 
 __all__ = [
     "Arg", "FUNCTIONS", "LOOPS", "SIMPLE_STATEMENTS", "TESTS", "WITHS", "Source", "arguments", "code", "forget_code", "int_value", "is_int",
@@ -368,7 +368,7 @@ class _FirstUse:
             for case in s.cases:
                 self.stmts(case.body)
         else:
-            for child in ast.iter_child_nodes(s):
+            for child in child_nodes(s):
                 if isinstance(child, ast.expr):
                     self.expr(child)
 
@@ -397,7 +397,7 @@ class _FirstUse:
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound:
                     self.read(n.id)
         else:
-            for child in ast.iter_child_nodes(e):
+            for child in child_nodes(e):
                 self.expr(child)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from .walk import breadth_first, iter_tree
+from .walk import breadth_first, child_nodes, iter_tree
 
 _SNAPSHOT_CALLS = frozenset({"state_dict", "deepcopy", "clone", "copy", "detach"})
 _BLOCKS = ("body", "orelse", "finalbody")
@@ -68,13 +68,13 @@ def _snapshots(scope: ast.AST) -> dict[str, int]:
 
 def _own_nodes(scope: ast.AST):
     """The nodes of a function (or a module's top level), nested functions and classes left out."""
-    todo = list(ast.iter_child_nodes(scope))
+    todo = child_nodes(scope)
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         yield node
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
 
 
 def _blocks(scope: ast.AST) -> list[list[ast.stmt]]:

@@ -1,6 +1,7 @@
-"""`walk.breadth_first` is `ast.walk`, faster: the very same nodes (operator and context nodes too) in the
-same order, on every fixture, on gradlint's own source and on trees built by hand. The analysis calls it
-wherever it used `ast.walk` (a count of nodes, `project.context._size`, is a budget: it must not move)."""
+"""`walk.breadth_first` is `ast.walk` and `walk.child_nodes` is `list(ast.iter_child_nodes(...))`, faster: the
+very same nodes (operator and context nodes too) in the same order, on every fixture, on gradlint's own source
+and on trees built by hand. The analysis calls them wherever it used the `ast` ones (a count of nodes,
+`project.context._size`, is a budget: it must not move)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcheck_lint.analysis.walk import breadth_first
+from gradcheck_lint.analysis.walk import breadth_first, child_nodes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -18,6 +19,9 @@ def _same(tree: ast.AST) -> None:
     walked, ours = list(ast.walk(tree)), list(breadth_first(tree))
     assert len(ours) == len(walked)
     assert all(a is b for a, b in zip(walked, ours))
+    for node in walked:
+        theirs, mine = list(ast.iter_child_nodes(node)), child_nodes(node)
+        assert len(mine) == len(theirs) and all(a is b for a, b in zip(theirs, mine))
 
 
 @pytest.mark.parametrize("folder", ["fixtures", "gradcheck_lint"])
