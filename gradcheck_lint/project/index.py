@@ -174,6 +174,7 @@ class ProjectIndex:
         self.root = root
         self._files: dict[str, tuple[tuple[int, int], ForeignModule | None]] = {}
         self._located: dict[tuple[str, str], str | None] = {}
+        self._search_dirs: dict[str, list[str]] = {}
         self._texts: dict[str, str] = {}
         self._resolved: dict[tuple[str, str], Target | None] = {}
         self._digests: dict[str, str] = {}
@@ -184,12 +185,16 @@ class ProjectIndex:
 
     # ------------------------------------------------------------------ files
     def search_dirs(self, home_base: str) -> list[str]:
-        """Where an absolute import of a file whose imports start at `home_base` is looked for."""
-        out = [home_base]
-        for d in (self.root, os.path.join(self.root, "src")):
-            if d not in out and os.path.isdir(d):
-                out.append(d)
-        return [d for d in out if _inside(d, self.root)]
+        """Where an absolute import of a file whose imports start at `home_base` is looked for (found once
+        per `home_base`, as `locate` keeps what it found: every file of a package asks again)."""
+        known = self._search_dirs.get(home_base)
+        if known is None:
+            out = [home_base]
+            for d in (self.root, os.path.join(self.root, "src")):
+                if d not in out and os.path.isdir(d):
+                    out.append(d)
+            known = self._search_dirs[home_base] = [d for d in out if _inside(d, self.root)]
+        return known
 
     def locate(self, dotted: str, home_base: str) -> str | None:
         """The file of module `dotted` in the project (`a.b` -> `a/b.py` or `a/b/__init__.py`), or None."""
