@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradcheck_lint.analysis.apimodels import catalogue_for
 from gradcheck_lint import prefilter
+from gradcheck_lint.analysis.apimodels import catalogue_for
 from gradcheck_lint.config import Settings
 from gradcheck_lint.engine import analyse_text
 from gradcheck_lint.prefilter import Joined, triggers_for
