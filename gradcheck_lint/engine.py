@@ -16,6 +16,7 @@ from .analysis.flow import forget_transitions
 from .analysis.gradstate import forget_canonical
 from .analysis.provenance import Assumption, assumed, assumptions
 from .analysis.syntax import forget_code
+from .analysis.walk import forget_walks
 from .config import Settings
 from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Diagnostic, RelatedLocation, Severity, Span
 from .fixplan import resolve as resolve_fix
@@ -204,6 +205,7 @@ def _run_rules(module: ast.Module, text: str, path: str, rules: list[type[Rule]]
         forget_code()
         forget_canonical()
         forget_transitions()
+        forget_walks()
 
 
 @contextlib.contextmanager

@@ -6,10 +6,12 @@ and on trees built by hand. The analysis calls them wherever it used the `ast` o
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from gradcheck_lint.analysis import walk
 from gradcheck_lint.analysis.walk import breadth_first, child_nodes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,3 +46,25 @@ def test_parts_of_a_tree_and_trees_built_by_hand() -> None:
         _same(node)
     _same(ast.BinOp(ast.Name("n", ast.Load()), ast.Add(), ast.Constant(1)))  # no positions, no parent
     _same(ast.Call(ast.Name("f"), [], []))  # `ctx` left out: a missing field is skipped, as ast.walk does
+
+
+def test_a_module_function_or_class_is_walked_once_per_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    walks: list[ast.AST] = []
+    inner = walk._breadth_first
+
+    def counted(node: ast.AST) -> Iterator[ast.AST]:
+        walks.append(node)
+        return inner(node)
+
+    monkeypatch.setattr(walk, "_breadth_first", counted)
+    tree = ast.parse("def f(x):\n    return x + 1\n\nclass C:\n    y = f(2)\n")
+    fn, expr = tree.body[0], tree.body[1].body[0]
+    for _ in range(3):
+        _same(tree)
+        assert [type(n) for n in breadth_first(fn)] == [type(n) for n in ast.walk(fn)]
+        list(breadth_first(expr))
+    assert walks.count(tree) == 1 and walks.count(fn) == 1  # kept
+    assert walks.count(expr) == 3  # a statement's or an expression's walk is not kept
+    walk.forget_walks()  # as each file's analysis ends
+    list(breadth_first(tree))
+    assert walks.count(tree) == 2
