@@ -98,6 +98,7 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
 # another question.
 _KEPT_ROOTS = frozenset({ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 _WALKED: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
+_PRE_ORDER: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
 
 
 def breadth_first(node: ast.AST) -> Iterator[ast.AST]:
@@ -117,6 +118,7 @@ def breadth_first(node: ast.AST) -> Iterator[ast.AST]:
 def forget_walks() -> None:
     """Drop the kept walks (when a file's analysis ends)."""
     _WALKED.clear()
+    _PRE_ORDER.clear()
 
 
 def _breadth_first(node: ast.AST) -> Iterator[ast.AST]:
@@ -141,7 +143,19 @@ def _breadth_first(node: ast.AST) -> Iterator[ast.AST]:
 
 
 def iter_tree(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node under `node` (itself included), in pre-order."""
+    """Every node under `node` (itself included), in pre-order; kept for a module, function or class, as
+    `breadth_first` keeps its walks (a module's is asked for again and again)."""
+    if node.__class__ not in _KEPT_ROOTS:
+        return _pre_order(node)
+    kept = _PRE_ORDER.get(id(node))
+    if kept is None or kept[0] is not node:
+        if len(_PRE_ORDER) > 50_000:
+            _PRE_ORDER.clear()
+        kept = _PRE_ORDER[id(node)] = (node, list(_pre_order(node)))
+    return iter(kept[1])
+
+
+def _pre_order(node: ast.AST) -> Iterator[ast.AST]:
     stack = [node]
     while stack:
         current = stack.pop()

@@ -68,3 +68,20 @@ def test_a_module_function_or_class_is_walked_once_per_file(monkeypatch: pytest.
     walk.forget_walks()  # as each file's analysis ends
     list(breadth_first(tree))
     assert walks.count(tree) == 2
+
+
+def test_pre_order_walks_of_a_module_are_kept_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    walks: list[ast.AST] = []
+    inner = walk._pre_order
+
+    def counted(node: ast.AST) -> Iterator[ast.AST]:
+        walks.append(node)
+        return inner(node)
+
+    monkeypatch.setattr(walk, "_pre_order", counted)
+    tree = ast.parse("def f(x):\n    if x:\n        return x + 1\n")
+    expected = list(inner(tree))
+    assert list(walk.iter_tree(tree)) == expected and list(walk.iter_tree(tree)) == expected
+    assert walks.count(tree) == 1
+    walk.forget_walks()
+    assert list(walk.iter_tree(tree)) == expected and walks.count(tree) == 2
