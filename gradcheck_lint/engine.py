@@ -15,7 +15,9 @@ from .analysis.apimodels import ModelFile, catalogue_for
 from .analysis.flow import forget_transitions
 from .analysis.gradstate import forget_canonical
 from .analysis.provenance import Assumption, assumed, assumptions
+from .analysis.saved_tensors import saved_table
 from .analysis.syntax import forget_code
+from .analysis.walk import forget_walks
 from .config import Settings
 from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Diagnostic, RelatedLocation, Severity, Span
 from .fixplan import resolve as resolve_fix
@@ -30,7 +32,7 @@ from .suppressions import UnusedSuppression, apply_suppressions
 # Larger files (generated code, data dumps) are parsed for syntax only.
 MAX_ANALYSED_CHARS = 3_000_000
 
-__all__ = ["MAX_ANALYSED_CHARS", "FileReport", "analyse_text", "check_text", "might_train", "screened",
+__all__ = ["MAX_ANALYSED_CHARS", "FileReport", "analyse_text", "check_text", "might_train", "prepare", "screened",
            "syntax_problems", "unanalysable"]
 
 
@@ -73,6 +75,14 @@ def analyse_text(text: str, path: str, settings: Settings | None = None, *, pref
     settings = settings or Settings.default()
     report = _analyse(text, path, settings, prefilter, project)
     return _settled(report, text, path, settings, prefilter, project, callers)
+
+
+def prepare(settings: Settings) -> None:
+    """Build once what every file's analysis under `settings` reads (the API-model catalogue and its trigger
+    words, the table of saved tensors): a process about to fork workers calls it first, so that they do not
+    each build them again."""
+    triggers_for(catalogue_for(settings.api_models()))
+    saved_table()
 
 
 def screened(text: str, path: str, settings: Settings) -> FileReport | None:
@@ -204,6 +214,7 @@ def _run_rules(module: ast.Module, text: str, path: str, rules: list[type[Rule]]
         forget_code()
         forget_canonical()
         forget_transitions()
+        forget_walks()
 
 
 @contextlib.contextmanager

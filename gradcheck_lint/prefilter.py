@@ -106,8 +106,10 @@ class Triggers:
     def keeps_in_hook(self, text: Text) -> bool:
         """The file defines a hook the framework calls once per batch and steps after, and grows an attribute
         of its object (GL008: `self.outputs.append(loss)` in `training_step` outlives the framework's calls)."""
-        return self.automatic_hooks is not None and _contains(text, "self.") and _found(_SELF_STORE, text) \
-            and _word_start(self.automatic_hooks, text)
+        # the hook's `def` first: a literal the regex engine skips ahead to, where `_SELF_STORE` is tried at
+        # every `self.` of every file (a quarter of the prefilter's time on accelerate + timm)
+        return self.automatic_hooks is not None and _contains(text, "self.") \
+            and _word_start(self.automatic_hooks, text) and _found(_SELF_STORE, text)
 
     def joined(self, parts: Sequence[str], memos: Sequence[dict[object, bool] | None]) -> Text:
         """`"\\n".join(parts)` as the prefilter reads it: each part asked alone (its answers kept in its memo,

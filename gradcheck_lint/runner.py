@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from .cache import ResultCache, cache_key
 from .config import Settings
 from .diagnostics import Diagnostic
-from .engine import FileReport, analyse_text, screened, unanalysable
+from .engine import FileReport, analyse_text, prepare, screened, unanalysable
 from .notebooks import analyse_notebook_bytes, is_notebook
 from .sources import decode_source, read_bytes
 
@@ -156,6 +156,7 @@ def lint_each_file(files: Iterable[str], settings: Settings, *, jobs: int = 1, c
     if workers >= MIN_FILES_FOR_POOL:
         stats.workers = workers
         dear.sort(key=lambda m: -m[2])  # the dearest first: the last file to finish should be a cheap one
+        prepare(settings)  # before the workers fork: built here once (the screening here needs it too), not in each
         cheap = [(index, path) for index, path, cost in misses if cost == 0]
         done = _in_pool(dear, settings, workers, keyed=cache is not None, inline=cheap, verify=verify)
     else:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 
 from .syntax import code
+from .walk import breadth_first
 from .window_arithmetic import counter_names, position_phase, residue_offset, residue_shift
 
 __all__ = ["Anchors"]
@@ -82,7 +83,7 @@ def choose(offsets: frozenset[int], first: int) -> int:
 def _collect(module: ast.Module) -> dict[tuple[str, str], set[int]]:
     """(counter, window) -> the residues `x % N == r` and the truth tests `if x % N:` single out."""
     out: dict[tuple[str, str], set[int]] = {}
-    for node in ast.walk(module):
+    for node in breadth_first(module):
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
             for side in (node.left, node.comparators[0]):
                 if isinstance(side, ast.BinOp) and isinstance(side.op, ast.Mod):

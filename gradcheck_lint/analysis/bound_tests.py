@@ -15,6 +15,7 @@ import copy
 
 from .names import dotted, reads_any
 from .syntax import int_value, made_nodes
+from .walk import breadth_first
 
 
 class BoundTests(dict[str, ast.expr]):
@@ -55,7 +56,7 @@ def _shifted(test: ast.expr, counter: str, delta: int) -> ast.expr:
     out = _Shift(counter, delta).visit(copy.deepcopy(test))
     assert isinstance(out, ast.expr)
     ast.fix_missing_locations(out)
-    made_nodes(ast.walk(out))  # their text is their unparsed form
+    made_nodes(breadth_first(out))  # their text is their unparsed form
     earlier = as_written(test)
     if earlier is not None and earlier[1] == counter:
         written, moved = earlier[0], earlier[2] - delta

@@ -38,6 +38,7 @@ from .values import (
     present,
     union_as_tensor,
 )
+from .walk import breadth_first
 
 
 # Built-ins that pass their arguments' objects through (`list(model.parameters())`, `chain(a, b)`).
@@ -79,7 +80,7 @@ def _reads_grad_of(args: list[Arg], owner: ast.expr) -> bool:
     want = ast.dump(owner)
     return len(args) == 1 and any(
         isinstance(sub, ast.Attribute) and sub.attr == "grad" and ast.dump(sub.value) == want
-        for sub in ast.walk(args[0].value)
+        for sub in breadth_first(args[0].value)
     )
 
 
@@ -877,8 +878,8 @@ class Calls:
         interp = self.interp
         if isinstance(node, (ast.ListComp, ast.GeneratorExp, ast.SetComp)) and len(node.generators) == 1:
             gen = node.generators[0]
-            bound = {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
-            for sub in ast.walk(node.elt):
+            bound = {n.id for n in breadth_first(gen.target) if isinstance(n, ast.Name)}
+            for sub in breadth_first(node.elt):
                 owner = self._grad_receiver(sub) if isinstance(sub, ast.Attribute) else None
                 if isinstance(owner, ast.Name) and owner.id in bound:
                     return interp.grad_holders(interp.eval(gen.iter, flow.copy(), frame))

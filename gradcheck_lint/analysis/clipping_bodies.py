@@ -16,6 +16,7 @@ import ast
 
 from .apimodels.schema import ArgRef, Effect
 from .flow import Function
+from .walk import breadth_first
 
 __all__ = ["clip_effect"]
 
@@ -63,11 +64,11 @@ def _names(node: ast.AST | None) -> set[str]:
     """The names an expression reads (comprehensions' iterables included)."""
     if node is None:
         return set()
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in breadth_first(node) if isinstance(n, ast.Name)}
 
 
 def _bound(target: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return [n.id for n in breadth_first(target) if isinstance(n, ast.Name)]
 
 
 def _last(func: ast.expr) -> str | None:
@@ -95,27 +96,25 @@ class _Body:
     def __init__(self, fn: Function) -> None:
         args = fn.args
         self.params = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
-        self.nodes = [n for stmt in fn.body for n in ast.walk(stmt)]
+        self.nodes = [n for stmt in fn.body for n in breadth_first(stmt)]
+        bindings = [b for node in self.nodes for b in _bindings(node)]  # read once, for every pass below
         self.made: dict[str, set[str]] = {}  # a name -> the names its values are made from
-        for node in self.nodes:
-            for targets, value in _bindings(node):
-                for name in targets:
-                    self.made.setdefault(name, set()).update(_names(value))
+        for targets, value in bindings:
+            for name in targets:
+                self.made.setdefault(name, set()).update(_names(value))
         self.grads: set[str] = set()
         changed = True
         while changed:  # the names that hold gradients: `g` of `for g in grads`, `grads = [p.grad for p in ps]`
             changed = False
-            for node in self.nodes:
-                for targets, value in _bindings(node):
-                    fresh = [t for t in targets if t not in self.grads]
-                    if fresh and self._is_grads(value):
-                        self.grads.update(fresh)
-                        changed = True
+            for targets, value in bindings:
+                fresh = [t for t in targets if t not in self.grads]
+                if fresh and self._is_grads(value):
+                    self.grads.update(fresh)
+                    changed = True
         self.norms: set[str] = set()
-        for node in self.nodes:
-            for targets, value in _bindings(node):
-                if value is not None and any(self._norm_of_grads(sub) for sub in ast.walk(value)):
-                    self.norms.update(targets)
+        for targets, value in bindings:
+            if value is not None and any(self._norm_of_grads(sub) for sub in breadth_first(value)):
+                self.norms.update(targets)
         changed = True
         while changed:  # and the names made from their norm: `clip_coef = max_norm / (total_norm + 1e-6)`
             changed = False

@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 from typing import TypeVar
 
+from .walk import breadth_first
+
 __all__ = ["statement_loop"]
 
 # Builtins that run through every element of the iterable they are handed (`any`/`all` may stop early:
@@ -74,7 +76,7 @@ def _map_loop(call: ast.Call, stmt: ast.Expr) -> ast.For | None:
 
 def _placed(node: _Node, where: ast.AST) -> _Node:
     """`node`, at the position of the syntax it stands for (its text is that syntax's text)."""
-    for sub in ast.walk(node):
+    for sub in breadth_first(node):
         if not hasattr(sub, "lineno") and hasattr(where, "lineno") and "lineno" in getattr(sub, "_attributes", ()):
             ast.copy_location(sub, where)
     return node

@@ -11,7 +11,7 @@ from .names import NON_FINITE, dotted
 from .pathcond import Atom
 from .resets import ResetWindow
 from .syntax import code, forget_code, is_int
-from .walk import walk
+from .walk import breadth_first, walk
 from .window_arithmetic import counter_names, modulo_operations
 
 __all__ = ["Condition", "analyse_test", "code", "forget_code", "names_in"]
@@ -182,7 +182,7 @@ def micro_batches_since_mark(left: ast.expr, statement: ast.stmt) -> str | None:
     counter, mark = dotted(left.left), dotted(left.right)
     if counter is None or mark is None or type(statement) is not ast.If:
         return None
-    for node in (n for part in statement.body for n in ast.walk(part)):
+    for node in (n for part in statement.body for n in breadth_first(part)):
         if type(node) is ast.Assign and len(node.targets) == 1 and dotted(node.targets[0]) == mark \
                 and dotted(node.value) == counter:
             return counter

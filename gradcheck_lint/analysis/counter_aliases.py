@@ -33,6 +33,7 @@ from dataclasses import replace
 from . import names as N
 from .syntax import code, int_value
 from .values import Counter, Value
+from .walk import breadth_first, child_nodes
 
 __all__ = ["CounterAliases", "keyed_element"]
 
@@ -138,7 +139,7 @@ class CounterAliases:
         """`k` reads nothing the loop writes, and calls nothing but `len`: its value is the same on every
         iteration."""
         stored = self._stored_in(loop)
-        for n in ast.walk(node):
+        for n in breadth_first(node):
             if isinstance(n, ast.Call) and N.last_name(n.func) not in _PURE_CALLS:
                 return False
             if isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
@@ -204,7 +205,7 @@ def _breaks(loop: ast.For) -> bool:
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
                              ast.ClassDef)):
             continue
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
     return False
 
 

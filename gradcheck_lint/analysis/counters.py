@@ -22,6 +22,7 @@ from .one_batch import reuses_drawn_batch
 from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
 from .values import EMPTY, Counter, Holder, Kind, Value, join
+from .walk import breadth_first
 from .window_arithmetic import (
     LAST,
     NEXT_PHASE,
@@ -269,7 +270,7 @@ class Counters:
         if name != "range" or not isinstance(stmt.target, ast.Name):
             return False
         index = stmt.target.id
-        for node in (n for part in stmt.body for n in ast.walk(part)):
+        for node in (n for part in stmt.body for n in breadth_first(part)):
             if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name) and node.slice.id == index \
                     and isinstance(node.ctx, ast.Load) and self._names_sequence(node.value, flow, frame):
                 return True
@@ -290,8 +291,8 @@ class Counters:
         catalogue = self.interp.catalogue
         backward = catalogue.named_by_effect("backward") | {"backward"}
         allowed = backward | catalogue.named_by_effect("scale")
-        bound = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
-        calls = [n for part in stmt.body for n in ast.walk(part) if isinstance(n, ast.Call)]
+        bound = {n.id for n in breadth_first(stmt.target) if isinstance(n, ast.Name)}
+        calls = [n for part in stmt.body for n in breadth_first(part) if isinstance(n, ast.Call)]
         # statements that are calls only (nothing computed in the body), each of a backward or a loss scale
         # of what the loop binds
         return (all(isinstance(part, ast.Expr) for part in stmt.body)
@@ -359,12 +360,12 @@ class Counters:
         like a function of this file that trains: which one it is depends on what the loop binds)."""
         interp = self.interp
         allowed = interp.catalogue.named_by_effect(*_MEMBER_EFFECTS, clears=True)
-        bound = {n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)}
+        bound = {n.id for n in breadth_first(stmt.target) if isinstance(n, ast.Name)}
         clips = interp.catalogue.named_by_effect("clip")
         how = ""
         ambiguous = False
         for part in stmt.body:
-            for call in ast.walk(part):
+            for call in breadth_first(part):
                 if not isinstance(call, ast.Call):
                     continue
                 name = N.last_name(call.func) or ""
@@ -600,7 +601,7 @@ def _refines_one_batch(stmt: ast.For) -> bool:
         return False
     var = stmt.target.id
     uses = tests = 0
-    for node in (n for s in stmt.body for n in ast.walk(s)):
+    for node in (n for s in stmt.body for n in breadth_first(s)):
         if isinstance(node, ast.Call) and _FETCH.search(N.last_name(node.func) or ""):
             return False  # `x, y = next(it)`, `get_batch()`: a new micro-batch each time
         if isinstance(node, ast.Name) and node.id == var:
@@ -641,7 +642,7 @@ def _resume_offset(start: ast.expr) -> int | None:
 
 def _names_tasks(node: ast.expr) -> bool:
     return any(isinstance(n, ast.Name) and _TASK.search(n.id) or isinstance(n, ast.Attribute) and _TASK.search(n.attr)
-               for n in ast.walk(node))
+               for n in breadth_first(node))
 
 
 def _names_episode(it: ast.expr) -> bool:
@@ -650,7 +651,7 @@ def _names_episode(it: ast.expr) -> bool:
 
 def _names_any(node: ast.AST, names: set[str]) -> bool:
     """The expression reads one of these names (`scaler.step(opt)`, `self.optimizers[i].zero_grad()`)."""
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id in names for n in breadth_first(node))
 
 
 def _modules_walked(element: Value) -> frozenset[Holder]:
@@ -692,7 +693,7 @@ def _init_attributes(init: ast.AST | None) -> set[str]:
     out: set[str] = set()
     if init is None:
         return out
-    for node in ast.walk(init):
+    for node in breadth_first(init):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 text = N.ref_text(t)

@@ -11,6 +11,7 @@ from .apimodels import Catalogue, Hook
 from .flow import Function
 from .names import ImportMap, dotted, last_name
 from .syntax import FUNCTIONS
+from .walk import breadth_first
 
 _TRIES: tuple[type, ...] = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
@@ -204,7 +205,7 @@ class Definitions:
         if stores is None:
             stores = self._stores[cls.name] = {}
             for method in cls.methods.values():
-                for node in ast.walk(method):
+                for node in breadth_first(method):
                     if isinstance(node, ast.Assign):
                         for target in node.targets:
                             if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
@@ -232,14 +233,14 @@ def toplevel_statements(body: Sequence[ast.AST]) -> Iterable[ast.AST]:
 
 def _sets_false(cls: ast.ClassDef, flag: str) -> bool:
     """`self.<flag> = False` in a method, `<flag> = False` in the class body, or a property returning False."""
-    for node in ast.walk(cls):
+    for node in breadth_first(cls):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is False:
             for target in node.targets:
                 text = dotted(target)
                 if text in (flag, f"self.{flag}"):
                     return True
         elif isinstance(node, FUNCTIONS) and node.name == flag:
-            returns = [s for s in ast.walk(node) if isinstance(s, ast.Return)]
+            returns = [s for s in breadth_first(node) if isinstance(s, ast.Return)]
             if returns and all(isinstance(r.value, ast.Constant) and r.value.value is False for r in returns):
                 return True
     return False

@@ -21,6 +21,7 @@ from .provenance import MODELLED, Assumption, assumed
 from .schedules import schedule
 from .syntax import arguments, code, keyword_value
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, blank, join, present, union_as_tensor
+from .walk import breadth_first
 
 KIND_OF = {"model": Kind.MODEL, "optimizer": Kind.OPTIMIZER, "scheduler": Kind.SCHEDULER, "tool": Kind.TOOL,
            "tensor": Kind.PARAM, "loss": Kind.LOSS}
@@ -432,7 +433,7 @@ class Effects:
                     for k in e.ref("window").keywords if "accum" in k and "plugin" not in k}  # type: ignore[union-attr]
         if not keywords:
             return None
-        found = [(n.lineno, n.col_offset, f"{n.value.id}.{n.attr}") for n in ast.walk(self.interp.module)
+        found = [(n.lineno, n.col_offset, f"{n.value.id}.{n.attr}") for n in breadth_first(self.interp.module)
                  if type(n) is ast.Attribute and n.attr in keywords and type(n.value) is ast.Name]
         return min(found)[2] if found else None
 

@@ -20,7 +20,7 @@ from .parts import EntryPointsHost
 from .siblings import Siblings
 from .syntax import binding_targets, rebound_by
 from .values import Counter, Value
-from .walk import iter_tree
+from .walk import breadth_first, child_nodes, iter_tree
 
 
 def _qualname(fn: Function, cls: ClassInfo | None) -> str:
@@ -39,6 +39,7 @@ class EntryPoints:
         self.siblings = Siblings(interp)
         self._cut_in: tuple[Function, ClassInfo | None] | None = None  # the root the work budget stopped in
         self._handed: dict[int, Handed] = {}  # functions a framework calls once per batch (`Engine(step)`)
+        self._once_calls: dict[int, list[ast.Call]] = {}  # `_calls_once`, by function
 
     def run(self) -> None:
         """Analyse the roots in order; when the work budget stops it, say what was left out."""
@@ -224,11 +225,18 @@ class EntryPoints:
         if fn.name.startswith("test"):
             return False
         reached = self._reached_once(fn, cls)
-        if not _steps_once(reached, interp.prescan.event_attrs, interp.counters.steps_members):
+        if not _steps_once(reached, interp.prescan.event_attrs, self._calls_once):
             return False
         if self._clears_anywhere is None:  # walked for the first candidate only
             self._clears_anywhere = _clears_somewhere(interp.module)
         return not self._clears_anywhere or any(_clears_somewhere(f) for f in reached)
+
+    def _calls_once(self, fn: Function) -> list[ast.Call]:
+        """`_calls_outside_loops` of `fn`, found once (every candidate step function that reaches `fn` asks)."""
+        found = self._once_calls.get(id(fn))
+        if found is None:
+            found = self._once_calls[id(fn)] = _calls_outside_loops(fn, self.interp.counters.steps_members)
+        return found
 
     def _reached_once(self, fn: Function, cls: ClassInfo | None, once: bool = True) -> list[Function]:
         """`fn` and what one call of it runs outside any loop of its own: the methods of its class (`self.m(...)`,
@@ -249,8 +257,7 @@ class EntryPoints:
                 continue
             seen.add(id(current))
             out.append(current)
-            calls = (_calls_outside_loops(current, interp.counters.steps_members) if once
-                     else [n for n in ast.walk(current) if isinstance(n, ast.Call)])
+            calls = self._calls_once(current) if once else [n for n in breadth_first(current) if isinstance(n, ast.Call)]
             for call in calls:
                 func = call.func
                 callee: Function | None = None
@@ -409,13 +416,13 @@ def _stepping_flags(fn: Function, touches: Callable[[str], bool]) -> set[str]:
     """Names `fn` tests bare (`if flag:`, `if not flag:`) in an `if` whose arms call something that can touch
     gradients (a step, a clear)."""
     out: set[str] = set()
-    for node in ast.walk(fn):
+    for node in breadth_first(fn):
         if not isinstance(node, ast.If):
             continue
         negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
         test = node.test.operand if isinstance(node.test, ast.UnaryOp) and negated else node.test
         if isinstance(test, ast.Name) and any(isinstance(n, ast.Call) and touches(last_name(n.func) or "")
-                                              for part in (*node.body, *node.orelse) for n in ast.walk(part)):
+                                              for part in (*node.body, *node.orelse) for n in breadth_first(part)):
             out.add(test.id)
     return out
 
@@ -450,25 +457,25 @@ def _calls_outside_loops(fn: Function, members: Callable[[ast.For | ast.AsyncFor
             continue
         if isinstance(node, ast.Call):
             out.append(node)
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
     return out
 
 
 def _assigns(fn: Function, text: str) -> bool:
     """The function binds `text` (`self.n = ...`, `self.n += 1`)."""
-    for node in ast.walk(fn):
+    for node in breadth_first(fn):
         for target in binding_targets(node):
             if any(ref_text(sub) == text for sub in rebound_by(target)):
                 return True
     return False
 
 
-def _steps_once(functions: list[Function], events: frozenset[str],
-                members: Callable[[ast.For | ast.AsyncFor], bool]) -> bool:
-    """A backward pass and a step among the calls these functions make once per call (outside their loops)."""
+def _steps_once(functions: list[Function], events: frozenset[str], calls_once: Callable[[Function], list[ast.Call]]) -> bool:
+    """A backward pass and a step among the calls these functions make once per call (`calls_once`: outside
+    their loops)."""
     found: set[str] = set()
     for fn in functions:
-        for node in _calls_outside_loops(fn, members):
+        for node in calls_once(fn):
             if isinstance(node.func, ast.Attribute) and node.func.attr in events:
                 attr = node.func.attr
                 found.add("step" if "step" in attr else "backward" if "backward" in attr else "")

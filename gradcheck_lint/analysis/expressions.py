@@ -25,7 +25,7 @@ from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
 from .values import EMPTY, OPAQUE, PRESENT, Counter, Holder, Kind, Value, blank, join, present, union_as_tensor
-from .walk import iter_tree
+from .walk import breadth_first, iter_tree
 
 _ANY_KEY = "?*"  # the item of a dict stored under a key the analysis does not know (`d[name] = ...`)
 # what any other key of a dict made out of sight holds, once an item was stored into it (`config = load_config(opt)`,
@@ -67,7 +67,7 @@ class Expressions:
         """The values of a conditional expression's two arms. When an arm can touch gradients
         (`opt.step() if c else opt.step(bs)`), each runs on the paths of its side of the test only, and
         the flow becomes their join: one step, not two; otherwise both are read on the one flow."""
-        touching = [n for arm in (expr.body, expr.orelse) for n in ast.walk(arm)
+        touching = [n for arm in (expr.body, expr.orelse) for n in breadth_first(arm)
                     if isinstance(n, ast.Call) and self.interp.touches_gradients(N.last_name(n.func) or "")]
         if not touching:
             arms = [self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)]
@@ -838,13 +838,13 @@ class Expressions:
         parent = self.interp.parent
         node: ast.AST | None = stmt
         tested: set[str] = set()
-        named = {n.id for n in ast.walk(param) if isinstance(n, ast.Name)}  # `p`, `params[i]`
+        named = {n.id for n in breadth_first(param) if isinstance(n, ast.Name)}  # `p`, `params[i]`
         while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
             up = parent(node)
             if isinstance(up, ast.If) and node in up.body + up.orelse:
                 tested |= _selecting_names(up.test)
             if isinstance(up, (ast.For, ast.AsyncFor)) and node in up.body and tested:
-                bound = {n.id for n in ast.walk(up.target) if isinstance(n, ast.Name)}
+                bound = {n.id for n in breadth_first(up.target) if isinstance(n, ast.Name)}
                 if named & bound:
                     return bool(bound & tested)
             node = up
@@ -912,7 +912,7 @@ class Expressions:
 
     def _effect_free(self, term: ast.expr) -> bool:
         """Reading `term` again runs nothing: names, items, arithmetic, and calls that only read a value."""
-        for node in ast.walk(term):
+        for node in breadth_first(term):
             if isinstance(node, (ast.NamedExpr, ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom, ast.ListComp,
                                  ast.SetComp, ast.DictComp, ast.GeneratorExp)):
                 return False
@@ -1057,7 +1057,7 @@ def _builds_collection(node: ast.expr) -> bool:
 def _imported_in(fn: ast.AST, name: str) -> bool:
     """Whether a function imports `name` itself (`from registry import build_backbone` in its body)."""
     return any(isinstance(n, (ast.Import, ast.ImportFrom))
-               and any((a.asname or a.name).split(".")[0] == name for a in n.names) for n in ast.walk(fn))
+               and any((a.asname or a.name).split(".")[0] == name for a in n.names) for n in breadth_first(fn))
 
 
 def share_denominator(factor: ast.expr) -> str | None:
@@ -1110,7 +1110,7 @@ def _selecting_names(test: ast.expr) -> set[str]:
         return _selecting_names(test.operand)
     if _asks_for_a_gradient(test):
         return set()
-    return {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+    return {n.id for n in breadth_first(test) if isinstance(n, ast.Name)}
 
 
 def _asks_for_a_gradient(clause: ast.expr) -> bool:

@@ -55,6 +55,7 @@ from collections.abc import Callable
 from .flow import Flow, Function
 from .gradstate import PathState
 from .names import last_name
+from .walk import breadth_first, child_nodes
 
 PREFIX = "@flag:"
 
@@ -73,7 +74,7 @@ def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> 
     tested: set[str] = set()
 
     def visit(node: ast.AST, looped: bool) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 continue
             if isinstance(child, ast.Assign):
@@ -92,7 +93,7 @@ def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> 
             elif isinstance(child, ast.If):
                 test = child.test.operand if isinstance(child.test, ast.UnaryOp) and isinstance(child.test.op, ast.Not) else child.test
                 if isinstance(test, ast.Name) and any(
-                        isinstance(n, ast.Call) and touches(last_name(n.func) or "") for part in (*child.body, *child.orelse) for n in ast.walk(part)):
+                        isinstance(n, ast.Call) and touches(last_name(n.func) or "") for part in (*child.body, *child.orelse) for n in breadth_first(part)):
                     tested.add(test.id)
             visit(child, looped or isinstance(child, (ast.For, ast.AsyncFor, ast.While)))
 
@@ -164,7 +165,7 @@ def emptiness_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -
     emptied: set[str] = set()
     spoiled: set[str] = set()
     tested: set[str] = set()
-    for node in ast.walk(fn):
+    for node in breadth_first(fn):
         if isinstance(node, ast.Assign):
             empty = (isinstance(node.value, ast.List) and not node.value.elts) or (
                 isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) and node.value.func.id == "list"
@@ -185,7 +186,7 @@ def emptiness_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -
         elif isinstance(node, ast.If):
             found = emptiness_test(node.test)
             if found is not None and any(isinstance(n, ast.Call) and touches(last_name(n.func) or "")
-                                         for part in (*node.body, *node.orelse) for n in ast.walk(part)):
+                                         for part in (*node.body, *node.orelse) for n in breadth_first(part)):
                 tested.add(found[0])
     found_flags = frozenset((emptied & tested) - spoiled)
     if len(_EMPTINESS) > 10_000:

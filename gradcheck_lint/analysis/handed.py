@@ -19,6 +19,7 @@ from .apimodels import ArgRef, Catalogue, Hook
 from .definitions import ClassInfo
 from .flow import Function
 from .names import ImportMap
+from .walk import breadth_first
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,7 @@ class _Finder(ast.NodeVisitor):
     def _local_def(self, name: str) -> Function | None:
         """The function `name` names where the call is: one defined in an enclosing function, or the module's."""
         for scope in reversed(self.scopes):
-            for node in ast.walk(scope):
+            for node in breadth_first(scope):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node is not scope and node.name == name:
                     return node
         return self.functions.get(name)
@@ -140,7 +141,7 @@ def handed_functions(module: ast.Module, catalogue: Catalogue, imports: ImportMa
     found = finder.found
     for cls, hook, position in finder.forwarding:
         family = [cls, *cls.subclasses]
-        for call in (n for n in ast.walk(module) if isinstance(n, ast.Call)):
+        for call in (n for n in breadth_first(module) if isinstance(n, ast.Call)):
             arg = call.args[position] if 0 <= position < len(call.args) else None
             if not isinstance(arg, ast.Attribute):
                 continue

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from . import names as N
 from .values import Value, join
+from .walk import child_nodes
 
 # methods that change a list, dict or set in place
 _GROWS = frozenset({"append", "extend", "insert", "update", "setdefault", "add"})
@@ -44,7 +45,7 @@ def grown(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: frozenset[str]) ->
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         nodes.append(node)
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
     for node in nodes:
         if isinstance(node, (ast.For, ast.AsyncFor)) and isinstance(node.target, ast.Name):
             source = _walked(node.iter)

@@ -21,6 +21,7 @@ from .gradstate import PathState
 from .parts import CallsFace, InliningHost
 from .syntax import TESTS, Param, parameters
 from .values import EMPTY, OPAQUE, Value, join, maybe_none
+from .walk import child_nodes
 
 _ONE_PATH = frozenset({PathState()})
 # what a run of a callee that trains did: env updates, returned value, path states after, transitions, events met
@@ -397,7 +398,7 @@ def local_names(fn: Function) -> frozenset[str]:
             bound.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             bound.add(node.name)
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
     return frozenset(bound - declared)
 
 
@@ -419,7 +420,7 @@ def _is_generator(fn: Function) -> bool:
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             return True
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(child_nodes(node))
     return False
 
 

@@ -82,7 +82,7 @@ from .syntax import (
 )
 from .unit_divisors import rescales_only_by_tested
 from .values import EMPTY, EntityTable, Holder, Kind, Value
-from .walk import children, iter_tree, parents
+from .walk import breadth_first, child_nodes, children, iter_tree, parents
 from .window_arithmetic import ALL_PHASES, unit_truth, unit_window
 from .worlds import Worlds
 
@@ -663,7 +663,7 @@ class Interpreter:
             return False
         arms = [node.body, node.orelse] if isinstance(node, ast.IfExp) else [*node.body, *node.orelse]
         for arm in arms:
-            for n in ast.walk(arm):
+            for n in breadth_first(arm):
                 if isinstance(n, (ast.Continue, ast.Break, ast.Return)):
                     return True
                 if isinstance(n, ast.Call) and self.touches_gradients(N.last_name(n.func) or ""):
@@ -1210,7 +1210,7 @@ def _flag_parts(test: ast.expr) -> list[ast.AST] | None:
             todo.append(node.args[0])
             continue
         out.append(node)
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
     return out
 
 

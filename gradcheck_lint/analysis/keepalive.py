@@ -21,7 +21,7 @@ from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code, unpacked_targets
 from .values import EMPTY, OPAQUE, PRESENT, Value, holding
-from .walk import iter_tree
+from .walk import breadth_first, iter_tree
 
 
 class KeepAlives:
@@ -382,7 +382,7 @@ def _over_models(loop: ast.AST) -> bool:
     if _MODEL_COUNT.search(count):
         return True
     assert isinstance(loop, (ast.For, ast.AsyncFor))
-    counters = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    counters = {n.id for n in breadth_first(loop.target) if isinstance(n, ast.Name)}
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and isinstance(n.func.slice, ast.Name)
                and n.func.slice.id in counters for stmt in loop.body for n in iter_tree(stmt))
 

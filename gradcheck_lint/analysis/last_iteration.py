@@ -19,6 +19,7 @@ import ast
 
 from .names import dotted
 from .syntax import code, int_value
+from .walk import breadth_first
 
 __all__ = ["index_truth", "last_iteration_bound", "last_of_strided", "strided_window"]
 
@@ -67,7 +68,7 @@ def _enumerated(stmt: ast.For, call: ast.Call) -> tuple[str, int] | None:
 def _tested_at_last(stmt: ast.For, name: str, window: str, start: int) -> bool:
     """The loop's body compares its index with the last value the index takes (outside nested functions)."""
     for part in stmt.body:
-        for node in ast.walk(part):
+        for node in breadth_first(part):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 break
             if not (isinstance(node, ast.Compare) and len(node.ops) == 1):

@@ -20,7 +20,7 @@ from .apimodels import Hook
 from .conventions import convention
 from .parts import LossHooksHost
 from .syntax import assignment_targets, code
-from .walk import iter_tree, own_nodes
+from .walk import breadth_first, iter_tree, own_nodes
 
 _WINDOW = convention("accumulation_flag")
 
@@ -128,7 +128,7 @@ def _window_divided_return(fn: ast.FunctionDef | ast.AsyncFunctionDef, setting: 
 def _accumulation_divisor(expr: ast.expr, divided: dict[str, str], setting: str, literals: frozenset[int] = frozenset()) -> str | None:
     """The accumulation count `expr` is divided by: in a division it holds, or through a local name
     divided before (`loss = loss / n`, then `return loss * 1.0`)."""
-    for node in ast.walk(expr):
+    for node in breadth_first(expr):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and _is_accumulation(node.right, setting, literals):
             return code(node.right)
         if isinstance(node, ast.Name) and node.id in divided:

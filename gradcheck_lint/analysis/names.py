@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from .conventions import convention
-from .walk import statements
+from .walk import breadth_first, statements
 
 # Names a parameter or attribute gets when it holds an optimizer.
 OPTIMIZER_NAME = convention("optimizer")
@@ -149,7 +149,7 @@ def ref_text(expr: ast.AST) -> str | None:
 
 def reads_any(expr: ast.AST, names: set[str] | frozenset[str]) -> bool:
     """`expr` reads one of `names`, plain or dotted (`self.update_every`)."""
-    return any(isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) in names for n in ast.walk(expr))
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and dotted(n) in names for n in breadth_first(expr))
 
 
 def member_ref(expr: ast.AST) -> str | None:

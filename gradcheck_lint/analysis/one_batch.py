@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 
 from .conventions import convention
 from .names import last_name
+from .walk import breadth_first
 
 _FETCH = convention("batch_fetch")
 _COUNTS = frozenset({"range", "trange", "count"})
@@ -46,17 +47,17 @@ def draws_batches(loop: ast.AST) -> bool:
 
 
 def _walked_names(loop: ast.For | ast.AsyncFor) -> set[str]:
-    return {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    return {n.id for n in breadth_first(loop.target) if isinstance(n, ast.Name)}
 
 
 def _fetches_or_indexes(loop: ast.For | ast.AsyncFor) -> bool:
     """The body fetches data (`next(it)`, `get_batch()`) or indexes something by what the loop walks."""
     walked = _walked_names(loop)
-    for node in (n for stmt in loop.body for n in ast.walk(stmt)):
+    for node in (n for stmt in loop.body for n in breadth_first(stmt)):
         if isinstance(node, ast.Call) and _FETCH.search(last_name(node.func) or ""):
             return True
         if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Name) and n.id in walked
-                                                   for n in ast.walk(node.slice)):
+                                                   for n in breadth_first(node.slice)):
             return True
     return False
 
@@ -79,11 +80,11 @@ def reuses_drawn_batch(loop: ast.AST, parent: Callable[[ast.AST], ast.AST | None
     if not batch or _reads(loop.iter, batch):
         return False  # `for chunk in x.split(n):` walks micro-batches cut from the batch
     inner = _walked_names(loop)
-    rebound = {n.id for stmt in loop.body for n in ast.walk(stmt)
+    rebound = {n.id for stmt in loop.body for n in breadth_first(stmt)
                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     whole = batch - inner - rebound
     # read by a computation (`out = model(F.interpolate(x, size))`), not only logged
-    return any(_reads_whole(n.value, whole) for stmt in loop.body for n in ast.walk(stmt)
+    return any(_reads_whole(n.value, whole) for stmt in loop.body for n in breadth_first(stmt)
                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None)
 
 
@@ -104,7 +105,7 @@ def _batch_names(drawing: ast.For | ast.AsyncFor, inner: ast.AST) -> set[str]:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None \
                 and _reads(stmt.value, batch):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            batch |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            batch |= {n.id for t in targets for n in breadth_first(t) if isinstance(n, ast.Name)}
     return batch
 
 
@@ -113,7 +114,7 @@ def _statements_before(body: list[ast.stmt], inner: ast.AST) -> Iterator[ast.stm
     for stmt in body:
         if stmt is inner:
             return
-        if any(n is inner for n in ast.walk(stmt)):
+        if any(n is inner for n in breadth_first(stmt)):
             for field in ("body", "orelse", "finalbody", "handlers"):
                 yield from _statements_before(getattr(stmt, field, []) or [], inner)
             return
@@ -121,11 +122,11 @@ def _statements_before(body: list[ast.stmt], inner: ast.AST) -> Iterator[ast.stm
 
 
 def _reads(expr: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) for n in ast.walk(expr))
+    return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) for n in breadth_first(expr))
 
 
 def _reads_whole(stmt: ast.AST, names: set[str]) -> bool:
     """`stmt` reads one of `names` as a value of its own, not only through a subscript (`x[k]`)."""
-    sliced = {id(n.value) for n in ast.walk(stmt) if isinstance(n, ast.Subscript)}
+    sliced = {id(n.value) for n in breadth_first(stmt) if isinstance(n, ast.Subscript)}
     return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) and id(n) not in sliced
-               for n in ast.walk(stmt))
+               for n in breadth_first(stmt))

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .syntax import code
-from .walk import iter_tree
+from .walk import breadth_first, iter_tree
 
 __all__ = ["Atom", "Literal", "implies", "literal", "reading", "remaining", "subjects_tested"]
 
@@ -235,7 +235,7 @@ def _sets(body: list[ast.stmt], target: str) -> str:
     for stmt in body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            if stmt.value is not None and any(isinstance(n, ast.Attribute) and code(n) == target for t in targets for n in ast.walk(t)):
+            if stmt.value is not None and any(isinstance(n, ast.Attribute) and code(n) == target for t in targets for n in breadth_first(t)):
                 return _SET
             continue
         if isinstance(stmt, ast.Raise):
@@ -258,7 +258,7 @@ def _sets(body: list[ast.stmt], target: str) -> str:
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue
         else:
-            if any(isinstance(n, (ast.Return,)) for n in ast.walk(stmt)):
+            if any(isinstance(n, (ast.Return,)) for n in breadth_first(stmt)):
                 return _ESCAPES
             continue
         if _ESCAPES in arms:

@@ -53,6 +53,7 @@ from collections.abc import Callable
 
 from .gradstate import PathState
 from .names import dotted
+from .walk import breadth_first
 from .window_arithmetic import concrete
 
 PREFIX = "@start:"
@@ -64,9 +65,9 @@ def tested_counters(module: ast.Module, matters: Callable[[ast.If], bool]) -> fr
     """Names, and attributes of `self`, that an `if` whose branch `matters` compares with an int literal
     (`if i == 0:`, `if not task_step:`, `if self.epoch_iteration == 0:`)."""
     out: set[str] = set()
-    for node in ast.walk(module):
+    for node in breadth_first(module):
         if isinstance(node, ast.If) and matters(node):
-            for sub in ast.walk(node.test):
+            for sub in breadth_first(node.test):
                 if isinstance(sub, ast.Compare) and len(sub.ops) == 1 \
                         and isinstance(sub.comparators[0], ast.Constant) and type(sub.comparators[0].value) is int:
                     name = _counter(sub.left)

@@ -12,7 +12,7 @@ from .conditions import analyse_test
 from .conventions import convention
 from .relations import relation
 from .syntax import FUNCTIONS, TESTS, arguments, code
-from .walk import children
+from .walk import breadth_first, child_nodes, children
 from .window_arithmetic import modulo_atoms
 
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
@@ -339,14 +339,14 @@ class Prescan:
         return found
 
     def _calls_training_event(self, fn: ast.AST) -> bool:
-        todo = list(ast.iter_child_nodes(fn))
+        todo = child_nodes(fn)
         while todo:
             node = todo.pop()
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
                 continue
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in self.event_attrs:
                 return True
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(child_nodes(node))
         return False
 
     def _named_as_other(self, text: str) -> bool:
@@ -396,7 +396,7 @@ def _refuses_distributed_accumulation(node: ast.If) -> bool:
     """An `if` testing an accumulation count and a process count whose body raises."""
     if not any(type(stmt) is ast.Raise for stmt in node.body):
         return False
-    names = {n.id if type(n) is ast.Name else n.attr for n in ast.walk(node.test) if type(n) in (ast.Name, ast.Attribute)}
+    names = {n.id if type(n) is ast.Name else n.attr for n in breadth_first(node.test) if type(n) in (ast.Name, ast.Attribute)}
     return bool(names & _PROCESS_COUNTS) and any("accum" in n for n in names)
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 
 from .apimodels import Catalogue
 from .names import ImportMap
-from .walk import own_nodes
+from .walk import breadth_first, own_nodes
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -72,7 +72,7 @@ class Purposes:
         return up if up is not None else self._module
 
     def _is_probe(self, loop: ast.AST) -> bool:
-        inside = {id(n) for n in ast.walk(loop)}
+        inside = {id(n) for n in breadth_first(loop)}
         forwards = [c for c in self._forwards if id(c) in inside]
         if not forwards:
             return False
@@ -105,7 +105,7 @@ class Purposes:
         if isinstance(expr, ast.Attribute):
             return self._constant(expr.value, scope, targets, seen)
         if isinstance(expr, ast.Subscript):  # `DUMMY_TARGETS[:, 1:]`, `outputs["logits"]`; not `data[i]`
-            index = [n for n in ast.walk(expr.slice) if isinstance(n, ast.Name)]
+            index = [n for n in breadth_first(expr.slice) if isinstance(n, ast.Name)]
             return self._constant(expr.value, scope, targets, seen) and all(
                 self._constant(n, scope, targets, seen) for n in index)
         if isinstance(expr, ast.Call):
@@ -139,7 +139,7 @@ def _asserting_test(scope: ast.AST) -> bool:
 
 def _loop_targets(loop: ast.AST) -> set[str]:
     target = getattr(loop, "target", None)
-    return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)} if target is not None else set()
+    return {n.id for n in breadth_first(target) if isinstance(n, ast.Name)} if target is not None else set()
 
 
 def _assigned_values(scope: ast.AST, name: str) -> list[ast.expr | None]:
@@ -155,13 +155,13 @@ def _assigned_values(scope: ast.AST, name: str) -> list[ast.expr | None]:
             for t in node.targets:
                 if isinstance(t, ast.Name) and t.id == name:
                     found.append(node.value)
-                elif any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(t)):
+                elif any(isinstance(n, ast.Name) and n.id == name for n in breadth_first(t)):
                     found.append(None)
         elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) and node.target.id == name:
             found.append(node.value if isinstance(node, ast.AnnAssign) else None)
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.NamedExpr, ast.comprehension)):
             bound = [node.target] if isinstance(node, (ast.For, ast.AsyncFor, ast.NamedExpr, ast.comprehension)) else [
                 i.optional_vars for i in node.items if i.optional_vars is not None]
-            if any(isinstance(n, ast.Name) and n.id == name for t in bound for n in ast.walk(t)):
+            if any(isinstance(n, ast.Name) and n.id == name for t in bound for n in breadth_first(t)):
                 found.append(None)
     return found

@@ -18,6 +18,7 @@ from .provenance import weakest
 from .syntax import code, keyword_value
 from .trials import steps_without_backward, undone_steps
 from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
+from .walk import breadth_first
 
 _GRAPH_METHOD = convention("graph_method")
 
@@ -353,8 +354,8 @@ class Recorder:
             # reached through a call the loop makes (`for _ in range(n): trainer.step()` running `Trainer.step`,
             # which backpropagates): the loop's `.step()` is that method, named like an optimizer's, not one
             return False
-        bound = {n.id for t in _loop_targets(loop.node) for n in ast.walk(t) if isinstance(n, ast.Name)}
-        return not any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(call))  # `for opt in opts: opt.step()` trains
+        bound = {n.id for t in _loop_targets(loop.node) for n in breadth_first(t) if isinstance(n, ast.Name)}
+        return not any(isinstance(n, ast.Name) and n.id in bound for n in breadth_first(call))  # `for opt in opts: opt.step()` trains
 
     def _benchmark(self, loop: ast.AST) -> bool:
         found = self._benchmarks.get(id(loop))
@@ -430,4 +431,4 @@ def _written_in(node: ast.AST, scope: ast.AST) -> bool:
     first, last = getattr(scope, "lineno", 0), getattr(scope, "end_lineno", None) or 0
     if not first <= getattr(node, "lineno", -1) <= last:
         return False
-    return any(n is node for n in ast.walk(scope))
+    return any(n is node for n in breadth_first(scope))

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .names import dotted
+from .walk import breadth_first, child_nodes
 
 __all__ = ["ResetWindow", "reset_window"]
 
@@ -161,7 +162,7 @@ def _own(block: list[ast.stmt]) -> Iterator[ast.AST]:
         if isinstance(node, _SCOPES):
             continue
         yield node
-        todo.extend(reversed(list(ast.iter_child_nodes(node))))
+        todo.extend(reversed(child_nodes(node)))
 
 
 def _targets(node: ast.AST) -> list[ast.expr]:
@@ -189,7 +190,7 @@ def _assigned(block: list[ast.stmt]) -> set[str]:
     out: set[str] = set()
     for node in _own(block):
         for t in _targets(node):
-            for leaf in ast.walk(t):
+            for leaf in breadth_first(t):
                 name = dotted(leaf)
                 if name is not None:
                     out.add(name)
@@ -199,7 +200,7 @@ def _assigned(block: list[ast.stmt]) -> set[str]:
 def _names(node: ast.AST) -> list[str]:
     """The dotted names a node reads, outermost first, each once."""
     out: list[str] = []
-    for sub in ast.walk(node):
+    for sub in breadth_first(node):
         if isinstance(sub, (ast.Name, ast.Attribute)):
             name = dotted(sub)
             if name is not None and name not in out and not any(o.startswith(name + ".") for o in out):
@@ -420,7 +421,7 @@ _COMPARE: dict[type, Callable[[int, int], bool]] = {
 
 
 def _contains(node: ast.AST, target: ast.AST) -> bool:
-    return any(sub is target for sub in ast.walk(node))
+    return any(sub is target for sub in breadth_first(node))
 
 
 def _run(body: list[ast.stmt], test: ast.expr, counter: str, window: str, start: int | str, n: int,

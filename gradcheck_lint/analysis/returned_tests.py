@@ -35,6 +35,7 @@ from collections.abc import Callable
 
 from .flow import Function
 from .syntax import code, made_here
+from .walk import breadth_first
 
 __all__ = ["returned_test"]
 
@@ -56,7 +57,7 @@ def returned_test(call: ast.Call, resolve: Callable[[ast.Call], Function | None]
     if found is None or found is _OPEN or not isinstance(found, ast.expr):
         return None
     rebound = _locals(fn)
-    if any(isinstance(n, ast.Name) and n.id in rebound for n in ast.walk(found)):
+    if any(isinstance(n, ast.Name) and n.id in rebound for n in breadth_first(found)):
         return None  # it reads a local the body computed (or a parameter it rebinds)
     out = _Substitute(bound).visit(copy.deepcopy(found))
     out = ast.copy_location(out, call)
@@ -135,7 +136,7 @@ def _returned(body: list[ast.stmt], bound: dict[str, ast.expr]) -> ast.expr | ob
 
 
 def _returns(stmt: ast.AST) -> bool:
-    return any(isinstance(n, ast.Return) for n in ast.walk(stmt))
+    return any(isinstance(n, ast.Return) for n in breadth_first(stmt))
 
 
 def _truth(test: ast.expr, bound: dict[str, ast.expr]) -> bool | None:
@@ -172,7 +173,7 @@ def _named_value(expr: ast.expr, bound: dict[str, ast.expr] | None = None) -> bo
 def _locals(fn: Function) -> set[str]:
     """Names the function's body binds (its locals, and parameters it rebinds)."""
     out: set[str] = set()
-    for node in ast.walk(fn):
+    for node in breadth_first(fn):
         if node is fn:
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):

@@ -20,6 +20,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from .walk import breadth_first
+
 _PATH = os.path.join(os.path.dirname(__file__), "apimodels", "saved", "torch_saved_tensors.toml")
 
 
@@ -58,7 +60,7 @@ def class_saves(cls: ast.ClassDef, qualify: Callable[[ast.AST], str | None], tab
     """A module class of the analysed file builds a torch.nn layer that saves its weight (`self.fc =
     nn.Linear(...)`, also inside `nn.Sequential(...)`): its forward passes save parameters. None when
     nothing so built is seen (its own `nn.Parameter`s and the ops on them are not followed)."""
-    for node in ast.walk(cls):
+    for node in breadth_first(cls):
         if isinstance(node, ast.Call):
             qualified = qualify(node.func)
             if qualified is not None and table.layer_saves(qualified):
@@ -72,10 +74,10 @@ def attribute_saves(cls: ast.ClassDef, attr: str, qualify: Callable[[ast.AST], s
     nothing). None when what is stored there is not seen to be made of layers of the table (a class of the
     user's, a call out of sight)."""
     none_saved: list[bool] = []
-    for node in ast.walk(cls):
+    for node in breadth_first(cls):
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
                                                 and t.value.id == "self" for t in node.targets):
-            for call in (n for n in ast.walk(node.value) if isinstance(n, ast.Call)):
+            for call in (n for n in breadth_first(node.value) if isinstance(n, ast.Call)):
                 qualified = qualify(call.func)
                 if qualified is not None and table.layer_saves(qualified):
                     return True

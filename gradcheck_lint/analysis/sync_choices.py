@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from .names import dotted
 from .syntax import code
 from .values import Value
+from .walk import child_nodes
 from .window_arithmetic import concrete, modulo_operations
 
 _SIZES = range(2, 9)
@@ -124,7 +125,7 @@ def _dotted_names(node: ast.AST) -> list[str]:
             if d is not None:
                 out.append(d)
                 continue
-        todo.extend(ast.iter_child_nodes(n))
+        todo.extend(child_nodes(n))
     return out
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from ..diagnostics import Span
+from .walk import breadth_first, child_nodes
 
 __all__ = [
     "Arg", "FUNCTIONS", "LOOPS", "SIMPLE_STATEMENTS", "TESTS", "WITHS", "Source", "arguments", "code", "forget_code", "int_value", "is_int",
@@ -106,7 +107,7 @@ def read_source(text: str) -> Source:
 def made_here(tree: ast.AST) -> None:
     """A tree the analysis made (a copy with positions of another file): the text of each of its nodes is
     its unparsed form, not a segment of the file being analysed."""
-    for node in ast.walk(tree):
+    for node in breadth_first(tree):
         _CODE[id(node)] = (node, " ".join(ast.unparse(node).split()))
 
 
@@ -274,7 +275,7 @@ def stored_names(node: ast.AST) -> set[str]:
     """The names a loop stores into, as a flag's test names them (`x = ...`: `x`; `args.x += 1`: `x`;
     `cfg[k] = ...`: `cfg`, whose contents change)."""
     out: set[str] = set()
-    for n in ast.walk(node):
+    for n in breadth_first(node):
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr)) else []
         for t in targets:
             _store_names(t, out)
@@ -367,7 +368,7 @@ class _FirstUse:
             for case in s.cases:
                 self.stmts(case.body)
         else:
-            for child in ast.iter_child_nodes(s):
+            for child in child_nodes(s):
                 if isinstance(child, ast.expr):
                     self.expr(child)
 
@@ -392,11 +393,11 @@ class _FirstUse:
             bound = set(stored_names(ast.Module(body=[ast.For(target=g.target, iter=g.iter, body=[], orelse=[])
                                                       for g in e.generators], type_ignores=[])))
             self.expr(e.generators[0].iter)
-            for n in ast.walk(e):
+            for n in breadth_first(e):
                 if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound:
                     self.read(n.id)
         else:
-            for child in ast.iter_child_nodes(e):
+            for child in child_nodes(e):
                 self.expr(child)
 
 
@@ -431,7 +432,7 @@ def local_names(fn: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> froz
     out: set[str] = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
     out |= {a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
     declared: set[str] = set()
-    for n in ast.walk(fn):
+    for n in breadth_first(fn):
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
             out.add(n.id)
         elif isinstance(n, (ast.Import, ast.ImportFrom)):
@@ -463,7 +464,7 @@ def reference_aliases(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, t
     stores.update(a.arg for a in (fn.args.vararg, fn.args.kwarg) if a is not None)
     bound: dict[str, tuple[str, int]] = {}
     assigned_attributes: set[str] = set()
-    for n in ast.walk(fn):
+    for n in breadth_first(fn):
         if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
             stores[n.id] += 1
         elif isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load):

@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from .walk import iter_tree
+from .walk import breadth_first, child_nodes, iter_tree
 
 _SNAPSHOT_CALLS = frozenset({"state_dict", "deepcopy", "clone", "copy", "detach"})
 _BLOCKS = ("body", "orelse", "finalbody")
@@ -60,7 +60,7 @@ def _snapshots(scope: ast.AST) -> dict[str, int]:
     for node in _own_nodes(scope):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             calls = {n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
-                     for n in ast.walk(node.value) if isinstance(n, ast.Call)}
+                     for n in breadth_first(node.value) if isinstance(n, ast.Call)}
             if calls & _SNAPSHOT_CALLS:
                 out.setdefault(node.targets[0].id, node.lineno)
     return out
@@ -68,13 +68,13 @@ def _snapshots(scope: ast.AST) -> dict[str, int]:
 
 def _own_nodes(scope: ast.AST):
     """The nodes of a function (or a module's top level), nested functions and classes left out."""
-    todo = list(ast.iter_child_nodes(scope))
+    todo = child_nodes(scope)
     while todo:
         node = todo.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         yield node
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
 
 
 def _blocks(scope: ast.AST) -> list[list[ast.stmt]]:
@@ -99,7 +99,7 @@ def _scan(block: list[ast.stmt], snapshots: dict[str, int], out: set[int], lines
         at = bisect.bisect_left(lines, stmt.lineno)
         if at == len(lines) or lines[at] > (stmt.end_lineno or stmt.lineno):
             continue  # no step call in its lines
-        steps = [n for n in ast.walk(stmt) if _is_step(n)]
+        steps = [n for n in breadth_first(stmt) if _is_step(n)]
         if not steps:
             continue
         for later in block[i + 1:]:
@@ -112,7 +112,7 @@ def _scan(block: list[ast.stmt], snapshots: dict[str, int], out: set[int], lines
 
 
 def _backpropagates(stmt: ast.stmt) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward" for n in ast.walk(stmt))
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "backward" for n in breadth_first(stmt))
 
 
 def _restores(stmt: ast.stmt, snapshots: dict[str, int], before: int) -> bool:
@@ -120,13 +120,13 @@ def _restores(stmt: ast.stmt, snapshots: dict[str, int], before: int) -> bool:
     taken = {name for name, line in snapshots.items() if line < before}
     if not taken:
         return False
-    for node in ast.walk(stmt):
+    for node in breadth_first(stmt):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "load_state_dict" \
                 and node.args and _names(node.args[0]) & taken:
             return True
         if isinstance(node, (ast.For, ast.AsyncFor)) and _names(node.iter) & taken:
             targets = _names(node.target)
-            for sub in ast.walk(node):
+            for sub in breadth_first(node):
                 if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and sub.func.attr == "copy_" \
                         and _names(sub.func.value) & targets and sub.args and _names(sub.args[0]) & targets:
                     return True  # `for p, s in zip(model.parameters(), saved): p.data.copy_(s)`
@@ -137,7 +137,7 @@ def _restores(stmt: ast.stmt, snapshots: dict[str, int], before: int) -> bool:
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in breadth_first(node) if isinstance(n, ast.Name)}
 
 
 # Calls a benchmark loop makes that cannot backpropagate: the standard library's clocks and builtins,
@@ -152,7 +152,7 @@ def steps_without_backward(loop: ast.AST, imports: dict[str, str], defined: set[
     """The loop steps and nothing in it can backpropagate: every call is a step, a clear, or a call of a
     library that does not train (`imports`: the module's import aliases; `defined`: names it defines)."""
     stepped = False
-    for node in ast.walk(loop):
+    for node in breadth_first(loop):
         if not isinstance(node, ast.Call):
             continue
         func = node.func

@@ -11,7 +11,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["children", "iter_tree", "parents", "statements", "walk"]
+__all__ = ["breadth_first", "child_nodes", "children", "forget_walks", "iter_tree", "parents", "statements", "walk"]
 
 # Fields that never hold a node (names, flags, operators, contexts): never read.
 _SCALAR_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "module", "level", "kind",
@@ -62,8 +62,100 @@ def _walk(node: ast.AST, visitor: Any, vcls: type, dispatch: dict[type, tuple[An
         leave(visitor, node)
 
 
+# Fields that hold a name, a number or a string in every tree CPython's parser builds, by class: never a node.
+_NAMED_FIELDS: dict[type, frozenset[str]] = {
+    ast.Name: frozenset({"id"}), ast.Attribute: frozenset({"attr"}), ast.Constant: frozenset({"value", "kind"}),
+    ast.arg: frozenset({"arg", "type_comment"}), ast.keyword: frozenset({"arg"}), ast.alias: frozenset({"name", "asname"}),
+}
+_ALL_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _all_fields(node: ast.AST) -> tuple[str, ...]:
+    cls = node.__class__
+    skip = _NAMED_FIELDS.get(cls, frozenset())
+    fields = _ALL_FIELDS[cls] = tuple(f for f in node._fields if f not in skip)
+    return fields
+
+
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """`list(ast.iter_child_nodes(node))` (operator and context nodes too, in field order), faster."""
+    out: list[ast.AST] = []
+    push = out.append
+    fields = _ALL_FIELDS.get(node.__class__)
+    for name in _all_fields(node) if fields is None else fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            push(value)
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, ast.AST):
+                    push(item)
+    return out
+
+
+# Nodes whose walks are kept (until `forget_walks`): a file's analysis walks its module and each of its
+# functions and classes again and again (a third of its walks' nodes on accelerate + timm), each time for
+# another question.
+_KEPT_ROOTS = frozenset({ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_WALKED: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
+_PRE_ORDER: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
+
+
+def breadth_first(node: ast.AST) -> Iterator[ast.AST]:
+    """`ast.walk`: every node under `node` (itself included, operator and context nodes too), in the same
+    breadth-first order, nearly twice as fast (no generator per node and per field). The walk of a module,
+    function or class is walked once and kept: trees are never changed in place (rewritten tests are copies)."""
+    if node.__class__ not in _KEPT_ROOTS:
+        return _breadth_first(node)
+    kept = _WALKED.get(id(node))
+    if kept is None or kept[0] is not node:
+        if len(_WALKED) > 50_000:
+            _WALKED.clear()
+        kept = _WALKED[id(node)] = (node, list(_breadth_first(node)))
+    return iter(kept[1])
+
+
+def forget_walks() -> None:
+    """Drop the kept walks (when a file's analysis ends)."""
+    _WALKED.clear()
+    _PRE_ORDER.clear()
+
+
+def _breadth_first(node: ast.AST) -> Iterator[ast.AST]:
+    todo = [node]
+    push = todo.append
+    fields_of = _ALL_FIELDS
+    node_type = ast.AST
+    i = 0
+    while i < len(todo):
+        current = todo[i]
+        i += 1
+        fields = fields_of.get(current.__class__)
+        for name in _all_fields(current) if fields is None else fields:
+            value = getattr(current, name, None)
+            if isinstance(value, node_type):
+                push(value)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_type):
+                        push(item)
+        yield current
+
+
 def iter_tree(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node under `node` (itself included), in pre-order."""
+    """Every node under `node` (itself included), in pre-order; kept for a module, function or class, as
+    `breadth_first` keeps its walks (a module's is asked for again and again)."""
+    if node.__class__ not in _KEPT_ROOTS:
+        return _pre_order(node)
+    kept = _PRE_ORDER.get(id(node))
+    if kept is None or kept[0] is not node:
+        if len(_PRE_ORDER) > 50_000:
+            _PRE_ORDER.clear()
+        kept = _PRE_ORDER[id(node)] = (node, list(_pre_order(node)))
+    return iter(kept[1])
+
+
+def _pre_order(node: ast.AST) -> Iterator[ast.AST]:
     stack = [node]
     while stack:
         current = stack.pop()
@@ -100,9 +192,9 @@ def statements(node: ast.AST) -> Iterator[ast.stmt]:
 def own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a function's body, not those of functions, classes or lambdas nested in it (in no
     particular order: sort by position where order matters)."""
-    todo = list(ast.iter_child_nodes(fn))
+    todo = child_nodes(fn)
     while todo:
         node = todo.pop()
         yield node
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(child_nodes(node))

@@ -14,6 +14,7 @@ from ..analysis.conventions import convention
 from ..analysis.events import Backward, Loop, Step
 from ..analysis.provenance import Assumption, Provenance, assumed
 from ..analysis.syntax import arguments, is_int, starts_with_paren
+from ..analysis.walk import breadth_first
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, is_reference, scope_of, source
 from ..registry import Finding, Invalid, Rule, register
 
@@ -57,7 +58,7 @@ def _seeded_by_the_loss(backward: Backward, given: list[ast.expr]) -> bool:
     """The gradient handed to backward is computed from the loss itself (`loss.backward(loss / N)`): the
     seed multiplies each micro-batch's gradient by its own loss value over N, so the loss is not divided
     by N (it is `(loss ** 2 / 2N)` that is differentiated), whatever the seed's divisors."""
-    return any(code(n) == backward.loss_text for g in given for n in ast.walk(g)
+    return any(code(n) == backward.loss_text for g in given for n in breadth_first(g)
                if isinstance(n, (ast.Name, ast.Attribute, ast.Subscript)))
 
 
@@ -116,11 +117,11 @@ def _quantities(text: str) -> set[str]:
         return set(_IDENT.findall(text))
     # (`metadata["pos_lambda"]` is the item, as `cfg.pos_lambda` is the attribute: not `metadata`, which holds the
     # window `metadata["batch_split"]` too)
-    keyed = {id(n.value): n.slice.value for n in ast.walk(tree)
+    keyed = {id(n.value): n.slice.value for n in breadth_first(tree)
              if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)}
-    holders = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)} | set(keyed)
+    holders = {id(n.value) for n in breadth_first(tree) if isinstance(n, ast.Attribute)} | set(keyed)
     out: set[str] = set(keyed.values())
-    for n in ast.walk(tree):
+    for n in breadth_first(tree):
         if id(n) in holders:
             continue
         if isinstance(n, ast.Name):
@@ -409,7 +410,7 @@ def _counted_over_window(model: TrainingModel, backward: Backward, divisors: fro
     if not names:
         return False
     for _node, assigned, value in _assignments(scope):
-        used = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+        used = {n.id for n in breadth_first(value) if isinstance(n, ast.Name)}
         if assigned & names and window_names & used:
             return True
         if assigned & window_names and _numerator_names(value) & names:
@@ -432,17 +433,17 @@ def _counted_over_what_is_cut(model: TrainingModel, backward: Backward, divisors
     names = _divisor_names(divisors, counters)
     if not names:
         return False
-    moving = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
-    for node in ast.walk(loop):  # `b_end = min(b_start + chunk, B)`: what the counter moves moves too
-        if isinstance(node, ast.Assign) and {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & moving:
+    moving = {n.id for n in breadth_first(loop.target) if isinstance(n, ast.Name)}
+    for node in breadth_first(loop):  # `b_end = min(b_start + chunk, B)`: what the counter moves moves too
+        if isinstance(node, ast.Assign) and {n.id for n in breadth_first(node.value) if isinstance(n, ast.Name)} & moving:
             moving |= {t.id for t in node.targets if isinstance(t, ast.Name)}
-    cut = {code(node.value) for node in ast.walk(loop) if isinstance(node, ast.Subscript) and _sliced_by(node, moving)}
+    cut = {code(node.value) for node in breadth_first(loop) if isinstance(node, ast.Subscript) and _sliced_by(node, moving)}
     if not cut:
         return False
-    in_loop = {id(n) for n in ast.walk(loop)}
+    in_loop = {id(n) for n in breadth_first(loop)}
     for node, assigned, value in _assignments(scope):
         if isinstance(node, ast.Assign) and id(node) not in in_loop and assigned & names:
-            if {code(n) for n in ast.walk(value) if isinstance(n, (ast.Name, ast.Attribute))} & cut:
+            if {code(n) for n in breadth_first(value) if isinstance(n, (ast.Name, ast.Attribute))} & cut:
                 return True
     return False
 
@@ -450,7 +451,7 @@ def _counted_over_what_is_cut(model: TrainingModel, backward: Backward, divisors
 def _sliced_by(node: ast.Subscript, moving: set[str]) -> bool:
     """`y_mask[:, b_start:b_end]`: a slice whose bounds move with the loop."""
     parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-    return any(isinstance(part, ast.Slice) and {n.id for n in ast.walk(part) if isinstance(n, ast.Name)} & moving
+    return any(isinstance(part, ast.Slice) and {n.id for n in breadth_first(part) if isinstance(n, ast.Name)} & moving
                for part in parts)
 
 
@@ -461,7 +462,7 @@ def _divisor_names(divisors: frozenset[str], counters: set[str]) -> set[str]:
 
 def _assignments(scope: ast.AST) -> Iterator[tuple[ast.stmt, set[str], ast.expr]]:
     """Each assignment in `scope` with a value: the statement, the plain names it binds, the value."""
-    for node in ast.walk(scope):
+    for node in breadth_first(scope):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             yield node, {t.id for t in targets if isinstance(t, ast.Name)}, node.value
@@ -470,9 +471,9 @@ def _assignments(scope: ast.AST) -> Iterator[tuple[ast.stmt, set[str], ast.expr]
 def _numerator_names(expr: ast.expr) -> set[str]:
     """The names on the left of a division (`total // per_micro`, `int(total / per_micro)`)."""
     out: set[str] = set()
-    for node in ast.walk(expr):
+    for node in breadth_first(expr):
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv)):
-            out |= {n.id for n in ast.walk(node.left) if isinstance(n, ast.Name)}
+            out |= {n.id for n in breadth_first(node.left) if isinstance(n, ast.Name)}
     return out
 
 
@@ -483,18 +484,18 @@ def _counted_per_micro_batch(gate: Condition | Loop, divisors: frozenset[str]) -
     loop = gate.node if isinstance(gate, Loop) else None
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return set()
-    targets = {n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)}
+    targets = {n.id for n in breadth_first(loop.target) if isinstance(n, ast.Name)}
     per_micro: set[str] = set()
-    for node in ast.walk(loop):
+    for node in breadth_first(loop):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
             if name in divisors:
-                used = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} - _BUILTINS
+                used = {n.id for n in breadth_first(node.value) if isinstance(n, ast.Name)} - _BUILTINS
                 if used and used <= targets | per_micro:
                     per_micro.add(name)
     for d in divisors - per_micro:  # `loss / micro.numel()`, `loss / len(micro)`: the divisor is written in place
         try:
-            used = {n.id for n in ast.walk(ast.parse(d.strip(), mode="eval")) if isinstance(n, ast.Name)} - _BUILTINS
+            used = {n.id for n in breadth_first(ast.parse(d.strip(), mode="eval")) if isinstance(n, ast.Name)} - _BUILTINS
         except SyntaxError:
             continue
         if used and used <= targets | per_micro:

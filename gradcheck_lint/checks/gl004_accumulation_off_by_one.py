@@ -16,6 +16,7 @@ from ..analysis.names import dotted
 from ..analysis.provenance import Assumption, assumed
 from ..analysis.syntax import is_int, starts_with_paren
 from ..analysis.values import Holder
+from ..analysis.walk import breadth_first
 from ..analysis.window_arithmetic import modulo_operations, truth_at_zero
 from ..fixplan import SAFE, UNSAFE, FixPlan, ReplaceNode, scope_of, source
 from ..registry import Finding, Invalid, Rule, register
@@ -271,7 +272,7 @@ def _window_set_in_loop(model: TrainingModel, cond: Condition) -> bool:
         node = model.parent(node)
     if not isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
         return False
-    for n in ast.walk(node):
+    for n in breadth_first(node):
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
         if any(code(t) == window for t in targets):
             return True
@@ -279,10 +280,10 @@ def _window_set_in_loop(model: TrainingModel, cond: Condition) -> bool:
 
 
 def _advances(loop: ast.AST, counters: set[str]) -> bool:
-    for n in ast.walk(loop):
+    for n in breadth_first(loop):
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.For, ast.AsyncFor)) else []
         for t in targets:
-            for leaf in ast.walk(t):
+            for leaf in breadth_first(t):
                 name = leaf.id if isinstance(leaf, ast.Name) else leaf.attr if isinstance(leaf, ast.Attribute) else None
                 if name in counters:
                     return True
@@ -321,6 +322,6 @@ def _assigned_once(model: TrainingModel, cond: Condition, counter: str) -> bool:
     scope = scope_of(model, cond.statement)
     if scope is None or not counter.isidentifier():
         return True
-    bound = [n for n in ast.walk(scope) if isinstance(n, ast.Assign)
+    bound = [n for n in breadth_first(scope) if isinstance(n, ast.Assign)
              and any(isinstance(t, ast.Name) and t.id == counter for t in n.targets)]
     return len(bound) <= 1

@@ -13,6 +13,7 @@ from ..analysis.provenance import Assumption, Provenance, assumed
 from ..analysis.sync_choices import off_when_stepping, same_names
 from ..analysis.syntax import code
 from ..analysis.values import Holder
+from ..analysis.walk import breadth_first
 from ..codemod_plans import wrap_in_no_sync
 from ..diagnostics import Severity
 from ..registry import Finding, Invalid, Rule, register
@@ -168,9 +169,9 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
             for sstack in model.stacks_in_order(step.loop_stacks):
                 common = [lid for lid, other in zip(bstack, sstack) if lid == other]
                 loop = model.loops.get(common[-1]) if common else None
-                if loop is None or loop.implicit or any(n is backward.node for n in ast.walk(loop.node)):
+                if loop is None or loop.implicit or any(n is backward.node for n in breadth_first(loop.node)):
                     continue
-                inside = {id(n) for n in ast.walk(loop.node) if isinstance(n, ast.Call)}
+                inside = {id(n) for n in breadth_first(loop.node) if isinstance(n, ast.Call)}
                 # (chains of one length in source order: a set of node tuples iterates in address order)
                 for chain in sorted(backward.callers, key=lambda ch: (len(ch), [(c.lineno, c.col_offset) for c in ch])):
                     via = next((c for c in chain if id(c) in inside), None)

@@ -9,6 +9,7 @@ from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conventions import convention
 from ..analysis.events import Backward
+from ..analysis.walk import breadth_first
 from ..codemod_plans import drop_manual_division
 from ..registry import Finding, Invalid, Rule, register
 from .gl003_unscaled_accumulated_loss import divides_by_window
@@ -160,10 +161,10 @@ def _summed_over_inner_loop(model: TrainingModel, backward: Backward) -> bool:
         scope = model.parent(scope)
     if scope is None:
         return False
-    for node in ast.walk(scope):
-        if not isinstance(node, (ast.For, ast.AsyncFor, ast.While)) or any(n is backward.node for n in ast.walk(node)):
+    for node in breadth_first(scope):
+        if not isinstance(node, (ast.For, ast.AsyncFor, ast.While)) or any(n is backward.node for n in breadth_first(node)):
             continue
-        for stmt in ast.walk(node):
+        for stmt in breadth_first(node):
             if isinstance(stmt, ast.AugAssign) and isinstance(stmt.op, ast.Add) and _is_name(stmt.target, name):
                 return True
             if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and _is_name(stmt.targets[0], name)

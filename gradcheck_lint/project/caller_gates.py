@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from ..analysis.conditions import analyse_test
 from ..analysis.resets import ResetWindow, reset_window
 from ..analysis.syntax import FUNCTIONS, made_here
+from ..analysis.walk import breadth_first, child_nodes
 from .callers import _project_files
 from .index import ForeignModule, ProjectIndex
 
@@ -76,7 +77,7 @@ def caller_gates(index: ProjectIndex, me: str, method: str, position: int, param
 
 
 def _gates_in(module: ForeignModule, method: str, position: int, param: str) -> Iterator[CallerGate]:
-    for node in ast.walk(module.tree):
+    for node in breadth_first(module.tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == method):
             continue
         arg = _argument(node, position, param)
@@ -131,13 +132,13 @@ def _assigns(block: list[ast.stmt], name: str, value: bool) -> bool:
 
 def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a function (or module) body, nested functions and classes left out."""
-    todo = list(ast.iter_child_nodes(scope))
+    todo = child_nodes(scope)
     while todo:
         node = todo.pop()
         if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
             continue
         yield node
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(child_nodes(node))
 
 
 def _as_self(test: ast.expr, receiver: ast.expr) -> ast.expr:

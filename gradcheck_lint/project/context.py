@@ -28,6 +28,7 @@ from ..analysis.flow import Function
 from ..analysis.graph_cuts import may_cut_graphs
 from ..analysis.names import ImportMap
 from ..analysis.prescan import Prescan
+from ..analysis.walk import breadth_first
 from .caller_gates import CallerGate, caller_gates
 from .index import ForeignModule, ProjectIndex, absolute_imports, module_identity, star_imports
 
@@ -444,4 +445,4 @@ def shared_context(index: ProjectIndex, module: ForeignModule, catalogue: Catalo
 
 
 def _size(fn: Function) -> int:
-    return sum(1 for _ in ast.walk(fn))
+    return sum(1 for _ in breadth_first(fn))

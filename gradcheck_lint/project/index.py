@@ -20,7 +20,7 @@ from ..analysis.definitions import ClassInfo
 from ..analysis.flow import Function
 from ..analysis.names import ImportMap
 from ..analysis.syntax import FUNCTIONS, Source, register_foreign, unregister_foreign
-from ..analysis.walk import children
+from ..analysis.walk import breadth_first, children
 from ..sources import decode_source, parse_python
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -92,7 +92,7 @@ def absolute_imports(module: ast.Module, package: str, relative: list[ast.Import
     `relative`: the module's relative imports, when already known."""
     imports = ImportMap.of(module)
     if relative is None:
-        relative = [s for s in ast.walk(module) if isinstance(s, ast.ImportFrom) and s.level]
+        relative = [s for s in breadth_first(module) if isinstance(s, ast.ImportFrom) and s.level]
     for stmt in relative:
         base = _relative_base(package, stmt.level, stmt.module)
         if base is None:
@@ -178,6 +178,7 @@ class ProjectIndex:
         self.root = root
         self._files: dict[str, tuple[tuple[int, int], ForeignModule | None]] = {}
         self._located: dict[tuple[str, str], str | None] = {}
+        self._search_dirs: dict[str, list[str]] = {}
         self._texts: dict[str, str] = {}
         self._resolved: dict[tuple[str, str], Target | None] = {}
         self._digests: dict[str, str] = {}
@@ -188,12 +189,16 @@ class ProjectIndex:
 
     # ------------------------------------------------------------------ files
     def search_dirs(self, home_base: str) -> list[str]:
-        """Where an absolute import of a file whose imports start at `home_base` is looked for."""
-        out = [home_base]
-        for d in (self.root, os.path.join(self.root, "src")):
-            if d not in out and os.path.isdir(d):
-                out.append(d)
-        return [d for d in out if _inside(d, self.root)]
+        """Where an absolute import of a file whose imports start at `home_base` is looked for (found once
+        per `home_base`, as `locate` keeps what it found: every file of a package asks again)."""
+        known = self._search_dirs.get(home_base)
+        if known is None:
+            out = [home_base]
+            for d in (self.root, os.path.join(self.root, "src")):
+                if d not in out and os.path.isdir(d):
+                    out.append(d)
+            known = self._search_dirs[home_base] = [d for d in out if _inside(d, self.root)]
+        return known
 
     def locate(self, dotted: str, home_base: str) -> str | None:
         """The file of module `dotted` in the project (`a.b` -> `a/b.py` or `a/b/__init__.py`), or None."""

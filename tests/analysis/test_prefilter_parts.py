@@ -3,11 +3,13 @@ asked part by part with each module's answers kept: the same answers as the join
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gradcheck_lint import prefilter
 from gradcheck_lint.analysis.apimodels import catalogue_for
 from gradcheck_lint.config import Settings
 from gradcheck_lint.engine import analyse_text
@@ -90,3 +92,32 @@ def test_the_heuristics_searched_apart_find_what_they_find_together(text: str) -
                             (TRIGGERS.step_patterns, TRIGGERS.step_alternatives)):
         assert together is not None and len(apart) == together.pattern.count("|") + 1
         assert (together.search(text) is not None) == any(p.search(text) is not None for p in apart)
+
+
+def test_attribute_growth_is_searched_only_in_a_text_defining_an_automatic_hook() -> None:
+    # `_SELF_STORE` is a pattern tried at every `self.`: the literal `def training_step(` is looked for first
+    store = ("search", prefilter._SELF_STORE)
+    plain: dict[object, bool] = {}
+    text = Joined(("x = 1", "class A:\n    def forward(self):\n        self.outputs.append(x)\n"), (None, plain))
+    assert not TRIGGERS.keeps_in_hook(text)
+    assert store not in plain
+    hooked: dict[object, bool] = {}
+    text = Joined(("x = 1", "class A:\n    def training_step(self):\n        self.outputs.append(x)\n"), (None, hooked))
+    assert TRIGGERS.keeps_in_hook(text)
+    assert hooked[store] is True
+
+
+def test_where_absolute_imports_are_looked_for_is_found_once_per_folder(tmp_path: Path, monkeypatch) -> None:
+    files = {"pkg/__init__.py": "", **{f"pkg/m{i}.py": f"from pkg import m{i + 1}\n" for i in range(5)}}
+    root = project_tree(tmp_path, files)
+    index = index_for(str(root / "pkg" / "m0.py"), str(root))
+    assert index is not None
+    looked: list[str] = []
+    isdir = os.path.isdir
+    monkeypatch.setattr(os.path, "isdir", lambda d: looked.append(d) or isdir(d))
+    for i in range(5):
+        path = root / "pkg" / f"m{i}.py"
+        assert [p for p, _ in index.imported_texts(str(path), path.read_text())] or i == 4
+    # the root and its src/, once for each folder imports start from (the package's root, the script's folder),
+    # not again for every module looked for
+    assert len(looked) <= 4

@@ -61,13 +61,13 @@ def test_the_functions_stored_on_self_by_the_class_and_its_bases() -> None:
 def test_a_class_is_walked_once_for_all_its_calls(monkeypatch: pytest.MonkeyPatch) -> None:
     defs = _definitions()
     walked: list[str] = []
-    real = ast.walk
+    real = definitions.breadth_first
 
     def counting(node: ast.AST):  # type: ignore[no-untyped-def]
         walked.append(getattr(node, "name", ""))
         return real(node)
 
-    monkeypatch.setattr(definitions.ast, "walk", counting)
+    monkeypatch.setattr(definitions, "breadth_first", counting)  # the analysis's ast.walk
     loss = defs.classes["Loss"]
     for _ in range(5):
         for attr in ("disc_loss", "other", "mixed", "unset"):

@@ -94,3 +94,30 @@ def test_the_workers_verify_the_fixes_the_listing_offers(tmp_path: Path, monkeyp
 
     monkeypatch.setattr(fixes, "fix_file", refuse)
     assert fixes.verify_fixes(pooled, unsafe, settings, cache) == expected
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers inherit what the parent built only by fork")
+def test_the_workers_inherit_the_catalogue_and_tables_built_before_they_fork(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import gradcheck_lint.runner as runner
+    from gradcheck_lint.analysis.apimodels import catalogue_for
+    from gradcheck_lint.analysis.saved_tensors import saved_table
+    from gradcheck_lint.prefilter import triggers_for
+
+    root = _project(tmp_path)
+    settings = Settings.default(root=str(root))
+    files = sorted(str(p) for p in root.glob("*.py"))
+    for cached in (catalogue_for, triggers_for, saved_table):
+        cached.cache_clear()  # as in a fresh `gradlint` process
+    real = runner.analyse_bytes
+    log = tmp_path / "built"
+    log.mkdir()
+
+    def recording(data, path, settings):  # type: ignore[no-untyped-def]
+        built = [f.cache_info().currsize for f in (catalogue_for, triggers_for, saved_table)]
+        (log / f"{Path(path).name}.{os.getpid()}").write_text(" ".join(map(str, built)))
+        return real(data, path, settings)
+
+    monkeypatch.setattr(runner, "analyse_bytes", recording)  # inherited by the forked workers
+    lint_files(files, settings, jobs=2)
+    seen = {p.name: p.read_text() for p in log.iterdir() if not p.name.endswith(f".{os.getpid()}")}
+    assert seen and all(built == "1 1 1" for built in seen.values())  # even a worker's first file found them built
