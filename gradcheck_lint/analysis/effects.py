@@ -337,9 +337,9 @@ class Effects:
                     member = value if part == "self" else OPAQUE
                 parts.append((str(i), member))
             return Value(items=tuple(parts))
-        # (a class the catalogue models, constructed: an object, never None; a class known by its name only may
-        # be a factory that returns None)
-        return present(value) if site.certain else value
+        # (a class the catalogue models, constructed: an object, never None, and none but the one made; a class known
+        # by its name only may be a factory that returns None, or anything else)
+        return replace(present(value), objects_only=True) if site.certain else value
 
     def _window_text(self, found: tuple[Value, ast.expr | None] | None) -> str | None:
         """The accumulation window an argument configures: its source, None when it is 1 or absent."""

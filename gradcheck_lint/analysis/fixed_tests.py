@@ -1,6 +1,7 @@
 """Branch tests whose outcome this call already fixes: `if p.grad is not None:` for gradients that
 exist, a literal flag the function was handed (`do_backward=False`), `hasattr(self, "x")` for a name
-nothing in the file defines, `if loss is not None:` on a value known not to be None (`loss = 0; loss += ...`)."""
+nothing in the file defines, `if loss is not None:` on a value known not to be None (`loss = 0; loss += ...`),
+`if device == "cuda":` on a `torch.device(...)`, which never equals a str."""
 
 from __future__ import annotations
 
@@ -34,7 +35,40 @@ class FixedTests:
             fixed = True  # `if hasattr(self, "optimizer"):` where `__init__` always sets it
         if fixed is None:
             fixed = self.none_test(test, flow, frame)
+        if fixed is None:
+            fixed = self.unequal_test(test, flow, frame)
         return fixed
+
+    def unequal_test(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
+        """`device == "cuda"` (`!=`, either side, also under `not`, `and`, `or`) where `device` names an object
+        that on every path is of a catalogue type which never equals a literal of that type (`never_equal`:
+        `torch.device("cuda") == "cuda"` is False): the outcome; None otherwise. `device.type == "cuda"` (a str),
+        a parameter, `args.device` or `device = "cuda"` leave both ways open."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.unequal_test(test.operand, flow, frame)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            # `a and b` is False when one part is, True when all are (`or` the other way round)
+            decisive = isinstance(test.op, ast.Or)
+            parts = [self.unequal_test(v, flow, frame) for v in test.values]
+            if decisive in parts:
+                return decisive
+            return None if None in parts else not decisive
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq))):
+            return None
+        left, right = test.left, test.comparators[0]
+        if isinstance(left, ast.Constant):
+            left, right = right, left
+        if not isinstance(right, ast.Constant):
+            return None
+        key = N.ref_text(left)
+        v = self.interp.expressions.lookup(key, flow, frame) if key is not None else None
+        if v is None or not v.objects_only or not v.entities or v.opaque:
+            return None
+        literal = type(right.value).__name__
+        if not all(e.certain and literal in self.interp.catalogue.never_equal(e.api) for e in v.entities):
+            return None
+        return isinstance(test.ops[0], ast.NotEq)
 
     def none_test(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
         """`x is not None` (`is None`, `== None`, `!= None`, `not ...`) where `x` names a value known to be an

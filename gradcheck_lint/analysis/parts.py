@@ -452,6 +452,7 @@ class ExpressionsHost(Protocol):
 class FixedTestsHost(Protocol):
     """What `fixed_tests` uses of the interpreter."""
 
+    catalogue: Catalogue
     classes: dict[str, ClassInfo]
     @property
     def expressions(self) -> ExpressionsFace: ...

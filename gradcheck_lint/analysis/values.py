@@ -119,6 +119,8 @@ class Value:
             (`CumulativeAverage()` of monai.metrics): what its methods do with what they are given is unknown.
         present: known to be an object, not None, on every path (arithmetic, a literal, a display, a module's
             forward, a tensor a catalogue call computes): `if x is not None:` on it goes one way.
+        objects_only: it is one of `entities` on every path (an object a catalogue class made in sight), never a
+            literal, None or a value out of sight: `device == "cuda"` of a `torch.device(...)` goes one way.
     """
 
     entities: frozenset[Entity] = frozenset()
@@ -150,6 +152,7 @@ class Value:
     choices: frozenset[str] | None = None
     unread_class: str | None = None
     present: bool = False
+    objects_only: bool = False
 
     def item(self, key: str) -> Value | None:
         for k, v in self.items:
@@ -292,6 +295,7 @@ def join(values: Iterable[Value]) -> Value:
         choices=_joined_choices(vals),
         unread_class=first.unread_class if all(v.unread_class == first.unread_class for v in vals) else None,
         present=all(v.present for v in vals),  # known only when known on every path
+        objects_only=all(v.objects_only for v in vals),
     )
 
 

@@ -162,6 +162,10 @@ class Catalogue:
                 return found.kind
         return None
 
+    def never_equal(self, name: str) -> frozenset[str]:
+        """The types of Python literals an object of type `name` (or of a type it extends) never equals."""
+        return frozenset(v for t in self.lineage(name) if (found := self._types.get(t)) for v in found.never_equal)
+
     # -- rows
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - one catalogue per configuration, kept for the process
     def call(self, qualified: str) -> CallModel | None:

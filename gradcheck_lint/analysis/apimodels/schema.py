@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
-    "ApiType", "ArgRef", "AttributeModel", "CallModel", "Effect", "EFFECTS", "Heuristic", "Hook", "KINDS",
+    "ApiType", "ArgRef", "AttributeModel", "CallModel", "Effect", "EFFECTS", "Heuristic", "Hook", "KINDS", "LITERAL_TYPES",
     "MethodModel", "ModelError", "ModelFile", "parse_model_file",
 ]
 
 # The kinds of object the interpreter tracks; an API type is one of them.
 KINDS = ("model", "optimizer", "scheduler", "tool", "tensor", "loss")
+# The types of Python literals a type's `never_equal` may name (by `type(literal).__name__`).
+LITERAL_TYPES = ("str", "bytes", "int", "float", "bool")
 
 # Effect -> {field: "ref" (an argument reference) | "str" | "bool" | "int"}. `when` (a ref) is allowed on
 # every effect: the effect happens when that argument is true (a literal False turns it off, any other
@@ -185,6 +187,9 @@ class ApiType:
     # the bare name a star import leaves it under (`from pytorch_lightning import *`: `LightningModule`):
     # a class base named so, with no import saying where it comes from, is this type
     bare: str = ""
+    # the types of Python literals (`str`, ...) an object of it never equals: `torch.device("cuda") == "cuda"`
+    # is False, so a test `device == "cuda"` of such an object goes one way on every path
+    never_equal: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,12 +364,16 @@ def _ident(row: Mapping[str, Any], key: str, where: str) -> str:
 
 
 def _type(row: Mapping[str, Any], where: str) -> ApiType:
-    _keys(row, where, {"name", "kind", "aliases", "bases", "bare"})
+    _keys(row, where, {"name", "kind", "aliases", "bases", "bare", "never_equal"})
     kind = _string(row, "kind", where)
     if kind not in KINDS:
         raise ModelError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
     bare = _ident(row, "bare", where) if "bare" in row else ""
-    return ApiType(_name(row, "name", where), kind, _names(row, "aliases", where), _names(row, "bases", where), bare)
+    unequal = row.get("never_equal", [])
+    if not isinstance(unequal, list) or not all(v in LITERAL_TYPES for v in unequal):
+        raise ModelError(f"{where}: never_equal must be a list of literal types ({', '.join(LITERAL_TYPES)})")
+    return ApiType(_name(row, "name", where), kind, _names(row, "aliases", where), _names(row, "bases", where), bare,
+                   tuple(unequal))
 
 
 def _names(row: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
