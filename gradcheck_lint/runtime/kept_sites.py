@@ -156,8 +156,8 @@ def _handed(p: _Parsed, scope: ast.AST, names: frozenset[str], path: str, loop_l
                 if found is not None:
                     return found
                 onward.append((fn, frozenset(passed)))
-    for fn, passed in onward if depth + 1 < _DEPTH else []:
-        found = _handed(p, fn, passed, path, loop_line, functions, methods, depth + 1)
+    for fn, given in onward if depth + 1 < _DEPTH else []:
+        found = _handed(p, fn, given, path, loop_line, functions, methods, depth + 1)
         if found is not None:
             return found
     return None
