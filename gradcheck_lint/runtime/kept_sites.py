@@ -12,7 +12,11 @@ known: every class of the file with a method of that name, in order), before a s
 (`run_loss.append(loss)` of a `History` whose own `append` keeps it: the statement in the method, as the
 static side anchors it; the call itself when the method keeps nothing). A loss returned to a caller is
 followed into the names the caller assigns it to, one name or a tuple of them (`reg, cls, total =
-trainer.train_step(...)`). A loss that is an item of a container (`losses[-1].backward()`) is kept by the
+trainer.train_step(...)`), or handed on from there. Functions and methods are followed into what they hand
+the loss on to (a base class's loop calling `self.train_step_end(batch, loss)`, overridden by a subclass
+that appends it; a hook handing it to `self.record(loss)`), up to three calls deep, and a loss held by an
+attribute (`self.loss.backward()`) into the methods called on its object (`self.on_batch_end()` reading
+`self.loss`). A loss that is an item of a container (`losses[-1].backward()`) is kept by the
 statement that stores into that container (`losses.append(...)`). Not found: None, and the finding
 stays at the backward.
 """
@@ -72,7 +76,7 @@ def _lookup(backward: Site) -> Kept | None:
     containers = frozenset({segment(p, expr.value)}) if isinstance(expr, ast.Subscript) and \
         isinstance(expr.value, (ast.Name, ast.Attribute)) else frozenset()
     functions = {n.name: n for n in ast.walk(p.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    methods: dict[str, list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, int]]] = {}
+    methods: _Methods = {}
     for cls in ast.walk(p.tree):
         if isinstance(cls, ast.ClassDef):
             for fn in cls.body:
@@ -89,17 +93,45 @@ def _lookup(backward: Site) -> Kept | None:
     found = _keeping(p, scope, names, call.lineno, backward.path, loop_line, via, containers, deferred)
     if found is not None:
         return found
-    # the loss returned to a caller that keeps it (`errD = self.train_Dnet(...)`, then `errD_total += errD`)
-    if any(isinstance(n, ast.Return) and n.value is not None and _mentions(n.value, names) for n in _own_nodes(scope)):
-        for node, caller, caller_loop in callers:
-            assigned = _assigned_from(caller, node)
-            if assigned:
-                line = caller_loop.lineno if caller_loop is not None else loop_line
-                found = _keeping(p, caller, assigned, node.lineno, backward.path, line)
-                if found is not None:
-                    return found
+    # the loss returned to a caller that keeps it (`errD = self.train_Dnet(...)`, then `errD_total += errD`),
+    # or hands it on to a function or method that keeps it (`loss = self.train_step(x, y)`, then
+    # `self.train_step_end(batch, loss)` of a subclass that appends it)
+    returned = any(isinstance(n, ast.Return) and n.value is not None and _mentions(n.value, names)
+                   for n in _own_nodes(scope))
+    for node, caller, caller_loop in callers if returned else []:
+        assigned = _assigned_from(caller, node)
+        if assigned:
+            line = caller_loop.lineno if caller_loop is not None else loop_line
+            found = _keeping(p, caller, assigned, node.lineno, backward.path, line) or \
+                _handed(p, caller, assigned, backward.path, line, functions, methods)
+            if found is not None:
+                return found
     # a same-file function the loss is handed to (`log_loss(history, loss)`), or a method of a class of
-    # the file called on an object (`meter.update(loss, n)` of an `AverageMeter` whose `update` sums it)
+    # the file called on an object (`meter.update(loss, n)` of an `AverageMeter` whose `update` sums it);
+    # a loss held by an attribute (`self.loss.backward()`) is handed to the methods called on its object
+    ref = _dotted(expr) if isinstance(expr, ast.Attribute) else None
+    found = _handed(p, scope, names | {ref} if ref else names, backward.path, loop_line, functions, methods)
+    if found is not None:
+        return found
+    if deferred:
+        return _keeping(p, scope, names, call.lineno, backward.path, loop_line, via, containers)
+    return None
+
+
+_Methods = dict[str, list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, int]]]
+_DEPTH = 3  # calls followed from the loop: a hook (`train_step_end`) that hands the loss on (`self.record(loss)`)
+
+
+def _handed(p: _Parsed, scope: ast.AST, names: frozenset[str], path: str, loop_line: int | None,
+            functions: dict[str, ast.FunctionDef | ast.AsyncFunctionDef], methods: _Methods,
+            depth: int = 0) -> Kept | None:
+    """The statement keeping the loss in a function or method of the file that the scope hands it to: a
+    function by name (`log_loss(history, loss)`), a method by its name on any object, each class of the
+    file defining it in order (`meter.update(loss, n)`; `self.train_step_end(batch, loss)` of a base class's
+    loop, the subclass's override keeping it), with the parameters the arguments fill; a loss held by an
+    attribute of the object a method is called on (`self.loss`) is read there through its first parameter.
+    Followed into what those hand it on to, up to `_DEPTH` calls, those that keep it directly first."""
+    onward: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, frozenset[str]]] = []
     for used in _own_nodes(scope):
         if not isinstance(used, ast.Call):
             continue
@@ -110,17 +142,34 @@ def _lookup(backward: Site) -> Kept | None:
             targets = methods[used.func.attr]
         else:
             continue
+        owner = used.func.value.id if isinstance(used.func, ast.Attribute) and \
+            isinstance(used.func.value, ast.Name) else ""
         for fn, bound in targets:
-            params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args][bound:]]
+            every = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+            params = every[bound:]
             passed = {params[i] for i, a in enumerate(used.args) if i < len(params) and _mentions(a, names)}
             passed |= {k.arg for k in used.keywords if k.arg and _mentions(k.value, names)}
+            if owner and bound and every:  # `self.loss` of the caller is `self.loss` of the method called on `self`
+                passed |= {every[0] + n[len(owner):] for n in names if n.startswith(owner + ".")}
             if passed:
-                found = _keeping(p, fn, frozenset(passed), 0, backward.path, loop_line)
+                found = _keeping(p, fn, frozenset(passed), 0, path, loop_line)
                 if found is not None:
                     return found
-    if deferred:
-        return _keeping(p, scope, names, call.lineno, backward.path, loop_line, via, containers)
+                onward.append((fn, frozenset(passed)))
+    for fn, given in onward if depth + 1 < _DEPTH else []:
+        found = _handed(p, fn, given, path, loop_line, functions, methods, depth + 1)
+        if found is not None:
+            return found
     return None
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """`self.loss` of an attribute chain on a name; None for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(parts)]) if isinstance(node, ast.Name) else None
 
 
 def _static(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
@@ -233,6 +282,8 @@ def _mentions(expr: ast.AST, names: frozenset[str]) -> bool:
             return False
     if isinstance(expr, ast.Attribute) and expr.attr in ("data", "grad"):
         return False
+    if isinstance(expr, ast.Attribute) and any("." in n for n in names) and _dotted(expr) in names:
+        return True  # an attribute holding the loss (`self.loss`, read in a method called on `self`)
     return any(_mentions(child, names) for child in ast.iter_child_nodes(expr))
 
 

@@ -158,3 +158,89 @@ def test_the_keeping_statement_is_found_past_the_loop_body(keepers: str, backwar
 
 def test_an_item_of_a_container_of_numbers_is_kept_by_nothing(keepers: str) -> None:
     assert kept_at(Site(keepers, 29, "numbers[-1].backward()", 9)) is None
+
+
+HOOKS = '''\
+class Base:
+    def on_step_end(self, batch, loss):
+        pass
+
+    def record(self, loss):
+        pass
+
+    def on_batch_end(self):
+        pass
+
+    def relay(self, batch, loss):
+        self.record(loss)
+
+    def step(self, x):
+        loss = self.model(x).mean()
+        loss.backward()
+        return loss
+
+    def fit(self, batches):
+        for i, x in enumerate(batches):
+            loss = self.model(x).mean()
+            loss.backward()
+            self.on_step_end(i, loss)
+
+    def fit_returned(self, batches):
+        for i, x in enumerate(batches):
+            loss = self.step(x)
+            self.on_step_end(i, loss)
+
+    def fit_relayed(self, batches):
+        for i, x in enumerate(batches):
+            loss = self.model(x).mean()
+            loss.backward()
+            self.relay(i, loss)
+
+    def fit_attribute(self, batches):
+        for x in batches:
+            self.loss = self.model(x).mean()
+            self.loss.backward()
+            self.on_batch_end()
+
+
+class Keeper(Base):
+    def on_step_end(self, batch, loss):
+        self.history.append(loss)
+
+    def record(self, loss):
+        self.total += loss
+
+    def on_batch_end(self):
+        self.kept.append(self.loss)
+
+
+class Numbers(Base):
+    def on_step_end(self, batch, loss):
+        self.history.append(loss.item())
+'''
+
+
+@pytest.fixture()
+def hooks(tmp_path: Path) -> str:
+    path = tmp_path / "hooks.py"
+    path.write_text(HOOKS, encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize(("backward", "text", "kept", "target", "stored", "loop"), [
+    # a base class's loop calls a hook a subclass overrides to keep the loss: the override's store
+    (22, "loss.backward()", (45, 9), "self.history", "loss", 20),
+    # the loss returned by the step method the loop calls, then handed to the hook
+    (16, "loss.backward()", (45, 9), "self.history", "loss", 26),
+    # the hook hands it on to another method the subclass overrides
+    (33, "loss.backward()", (48, 9), "self.total", "loss", 31),
+    # held by an attribute of the trainer, read by the hook through `self`
+    (39, "self.loss.backward()", (51, 9), "self.kept", "self.loss", 37),
+])
+def test_a_hook_called_by_the_loop_keeps_the_loss_where_it_stores_it(hooks: str, backward: int, text: str,
+                                                                      kept: tuple[int, int], target: str,
+                                                                      stored: str, loop: int) -> None:
+    found = kept_at(Site(hooks, backward, text, 9))
+    assert found is not None
+    assert ((found.site.line, found.site.col), found.target, found.stored, found.loop_line) == (
+        kept, target, stored, loop)
