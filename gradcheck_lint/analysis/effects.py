@@ -771,7 +771,8 @@ def _variant(effect: Effect, call: ast.Call) -> str | None:
     spec = effect.value("variant")
     if not spec:
         return None
-    passed = {k.arg for k in call.keywords if k.arg and not (isinstance(k.value, ast.Constant) and k.value.value is None)}
+    passed = {k.arg for k in call.keywords
+              if k.arg and not (isinstance(k.value, ast.Constant) and k.value.value is None)}
     for pair in str(spec).split(";"):
         keyword, _, made = pair.partition("=")
         if keyword.strip() in passed:

@@ -416,7 +416,8 @@ class Recorder:
         if everything:
             transition = lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped, owners=owners, memo=memo)
         else:
-            transition = lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners, memo=memo, consumed_by=consumed)
+            transition = lambda s: s.clear(ev.id, holders, stepped=stepped, owners=owners, memo=memo,
+                                           consumed_by=consumed)
         flow.map_gradients(transition, ("clear", ev.id, everything, None if everything else frozenset(holders), stepped,
                                         frozenset(owners.items()), consumed))
 

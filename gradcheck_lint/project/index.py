@@ -485,7 +485,7 @@ def _parse(path: str) -> ForeignModule | None:
             module.class_nodes[stmt.name] = stmt
         elif isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             bound.setdefault(stmt.targets[0].id, []).append(stmt.value)
-        elif isinstance(stmt, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.Import, ast.ImportFrom)):
+        elif isinstance(stmt, _BINDINGS):
             for target in ast.walk(stmt):  # bound otherwise too (a tuple, `+=`, a loop): not one known expression
                 if isinstance(target, ast.Name) and isinstance(target.ctx, ast.Store):
                     bound.setdefault(target.id, []).append(None)
@@ -493,10 +493,18 @@ def _parse(path: str) -> ForeignModule | None:
     # `config.model = ...`, is not what the name holds when it is read)
     declared = {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
     module.globals = {name: value for name, values in bound.items() if len(values) == 1
-                      for value in values if value is not None and not (isinstance(value, ast.Constant) and value.value is None)
+                      for value in values if value is not None and not _is_none(value)
                       and name not in declared and name not in module.functions and name not in module.class_nodes}
     register_foreign(module.nodes, source)
     return module
+
+
+# statements that bind names other than as `name = value` (a tuple, `+=`, a loop's target, an import)
+_BINDINGS = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.Import, ast.ImportFrom)
+
+
+def _is_none(value: ast.expr) -> bool:
+    return isinstance(value, ast.Constant) and value.value is None
 
 
 _INDEXES: dict[str, ProjectIndex] = {}
