@@ -21,7 +21,7 @@ from .parts import ObjectsHost
 from .provenance import READ, Assumption, Provenance, assumed
 from .reductions import returns_summed
 from .syntax import arguments, assignment_targets, code, parameters
-from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, union_as_tensor
+from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
 from .walk import iter_tree
 from .worlds import World, assignments, settings_of
 
@@ -644,7 +644,44 @@ class Objects:
                 # not what the attribute holds when the other methods run
                 mutable = self.mutable_attributes | self.assigned_by_ancestors(cls)
                 env = {k: v for k, v in final.env.items() if k.startswith("self.") and not (v.const == "None" and k in mutable)}
+                placeholders = [k for k, v in final.env.items() if k.startswith("self.") and v.const == "None"]
+                for key in (k for k in placeholders if k in mutable):
+                    tool = self._tool_built_later(cls, key)
+                    if tool is not None:  # `self.loss_scaler = None`, `NativeScaler()` in `_init_distributed()`
+                        env[key] = join([final.env[key], tool])
         return env
+
+    def _tool_built_later(self, cls: ClassInfo, key: str) -> Value | None:
+        """A framework tool (a loss scaler, an accelerator: a catalogue type of kind `tool`) that the one method of
+        the class (or of a base) other than `__init__` assigning `key` builds there, with a call the catalogue models
+        (`self.loss_scaler = NativeScaler()` in a setup method, the `__init__` leaving None): what the attribute holds
+        once that method ran, or still None. None when another method assigns anything else there, or several do."""
+        interp = self.interp
+        found: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.Call]] = []
+        for info in (cls, *interp.definitions.ancestors(cls)):
+            for name, fn in info.methods.items():
+                if name == "__init__":
+                    continue
+                for node in iter_tree(fn):
+                    if any(N.ref_text(t) == key for t in assignment_targets(node)):
+                        value = getattr(node, "value", None)
+                        if not isinstance(value, ast.Call) or len(found) > 0:
+                            return None
+                        found.append((fn, value))
+        if not found:
+            return None
+        fn, call = found[0]
+        with self._in_module_of(fn) as runs:
+            qual = interp.imports.qualify(call.func) if runs else None
+            row = interp.catalogue.call(qual) if qual is not None else None
+            made = [e for e in row.effects if e.kind == "construct"] if row is not None else []
+            made_type = interp.catalogue.canonical(str(made[0].value("type"))) if len(made) == 1 else ""
+            if interp.catalogue.kind(made_type) != "tool":
+                return None
+            frame = Frame(function=fn, cls=cls, self_value=self.self_value_for(cls), depth=1, local_defs={},
+                          active=(id(fn),))
+            built = interp.eval(call, Flow(self.unknown_parameters(fn, True), frozenset({PathState()})), frame)
+        return built if built.entities else None
 
     @contextlib.contextmanager
     def _in_module_of(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[bool]:
