@@ -8,7 +8,7 @@ of operators and load/store contexts, which no analysis looks at.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["breadth_first", "child_nodes", "children", "forget_walks", "iter_tree", "parents", "statements", "walk"]
@@ -105,14 +105,7 @@ def breadth_first(node: ast.AST) -> Iterator[ast.AST]:
     """`ast.walk`: every node under `node` (itself included, operator and context nodes too), in the same
     breadth-first order, nearly twice as fast (no generator per node and per field). The walk of a module,
     function or class is walked once and kept: trees are never changed in place (rewritten tests are copies)."""
-    if node.__class__ not in _KEPT_ROOTS:
-        return _breadth_first(node)
-    kept = _WALKED.get(id(node))
-    if kept is None or kept[0] is not node:
-        if len(_WALKED) > 50_000:
-            _WALKED.clear()
-        kept = _WALKED[id(node)] = (node, list(_breadth_first(node)))
-    return iter(kept[1])
+    return _kept(node, _WALKED, _breadth_first)
 
 
 def forget_walks() -> None:
@@ -145,13 +138,19 @@ def _breadth_first(node: ast.AST) -> Iterator[ast.AST]:
 def iter_tree(node: ast.AST) -> Iterator[ast.AST]:
     """Every node under `node` (itself included), in pre-order; kept for a module, function or class, as
     `breadth_first` keeps its walks (a module's is asked for again and again)."""
+    return _kept(node, _PRE_ORDER, _pre_order)
+
+
+def _kept(node: ast.AST, memo: dict[int, tuple[ast.AST, list[ast.AST]]],
+          walk: Callable[[ast.AST], Iterator[ast.AST]]) -> Iterator[ast.AST]:
+    """`walk(node)`, kept in `memo` for a module, function or class (trees are never changed in place)."""
     if node.__class__ not in _KEPT_ROOTS:
-        return _pre_order(node)
-    kept = _PRE_ORDER.get(id(node))
+        return walk(node)
+    kept = memo.get(id(node))
     if kept is None or kept[0] is not node:
-        if len(_PRE_ORDER) > 50_000:
-            _PRE_ORDER.clear()
-        kept = _PRE_ORDER[id(node)] = (node, list(_pre_order(node)))
+        if len(memo) > 50_000:
+            memo.clear()
+        kept = memo[id(node)] = (node, list(walk(node)))
     return iter(kept[1])
 
 
