@@ -18,7 +18,7 @@ from .conventions import convention
 from .counter_aliases import CounterAliases, keyed_element
 from .flow import Flow, Frame, Outcome
 from .last_iteration import last_iteration_bound, strided_window
-from .one_batch import reuses_drawn_batch
+from .one_batch import fetches, reuses_drawn_batch
 from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
 from .values import EMPTY, Counter, Holder, Kind, Value, join
@@ -589,10 +589,6 @@ def _reads_as_rollout(it: ast.expr) -> bool:
     return False
 
 
-# What fetches data: a loop body that calls one of these takes a new micro-batch on each iteration.
-_FETCH = convention("batch_fetch")
-
-
 def _refines_one_batch(stmt: ast.For) -> bool:
     """`for it in range(n_iters_per_batch): if it == 0: ... else: ...` (ReStyle's encoder refining its own
     output): iterations over one batch, the first one special, none fetching data or indexing by the
@@ -602,7 +598,7 @@ def _refines_one_batch(stmt: ast.For) -> bool:
     var = stmt.target.id
     uses = tests = 0
     for node in (n for s in stmt.body for n in breadth_first(s)):
-        if isinstance(node, ast.Call) and _FETCH.search(N.last_name(node.func) or ""):
+        if fetches(node):
             return False  # `x, y = next(it)`, `get_batch()`: a new micro-batch each time
         if isinstance(node, ast.Name) and node.id == var:
             uses += 1

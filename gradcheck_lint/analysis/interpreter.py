@@ -755,8 +755,7 @@ class Interpreter:
                 read.add(f"self.{n.attr}")
             elif isinstance(n, ast.Name) and n.id != "self":
                 return False
-        changed = self.objects.mutable_attributes | self.objects.assigned_by_ancestors(info)
-        return bool(read) and not read & changed
+        return bool(read) and not read & self.objects.assigned_outside_init(info)
 
     def _boundary_operands(self, test: ast.expr) -> list[int]:
         """Assumption keys of the framework boundaries (`x.sync_gradients`) an `and` test requires: its

@@ -40,6 +40,11 @@ def counted(it: ast.expr) -> bool:
     return name in _COUNTS or bool(it.args) and not isinstance(it.args[0], ast.Starred) and counted(it.args[0])
 
 
+def fetches(node: ast.AST) -> bool:
+    """A call that fetches data: a new micro-batch where it runs (`next(it)`, `get_batch()`, `loader.sample()`)."""
+    return isinstance(node, ast.Call) and bool(_FETCH.search(last_name(node.func) or ""))
+
+
 def draws_batches(loop: ast.AST) -> bool:
     """`for x, y in loader:`, `for i, batch in enumerate(tqdm(loader)):`: each iteration draws data (a loop
     over numbers, `for epoch in range(n)`, or a `while` loop, is not known to)."""
@@ -54,7 +59,7 @@ def _fetches_or_indexes(loop: ast.For | ast.AsyncFor) -> bool:
     """The body fetches data (`next(it)`, `get_batch()`) or indexes something by what the loop walks."""
     walked = _walked_names(loop)
     for node in (n for stmt in loop.body for n in breadth_first(stmt)):
-        if isinstance(node, ast.Call) and _FETCH.search(last_name(node.func) or ""):
+        if fetches(node):
             return True
         if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Name) and n.id in walked
                                                    for n in breadth_first(node.slice)):
