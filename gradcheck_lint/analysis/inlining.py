@@ -255,7 +255,7 @@ class Inliner:
                 # a flag the call in sight leaves at its default is its default (`self.forward(x, optimizer_idx=1)`
                 # of `forward(self, x, optimizer_idx=None, log_image=False)` never returns the images); one of a
                 # function run with arguments out of sight (`fire.Fire(main)`, `mp.spawn(train, ...)`) stays open
-                if not in_sight and (default.const in ("True", "False") or default.choices is not None):
+                if not in_sight and (default.const in ("True", "False", "None") or default.choices is not None):
                     default = replace(default, const=None, choices=None)
                 env[p.name] = default
             else:

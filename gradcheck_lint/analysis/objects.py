@@ -270,6 +270,8 @@ class Objects:
             if not vague and any(not self._forward_known(e) for e in module.entities
                                  if e.uid in self.interp.calls.instance_class):
                 self.table.unread_forwards.add(site)
+            if not vague and not any(self._result_read(e) for e in module.entities):
+                self.table.results_unread.add(site)
             wrappers = self.sync_wrappers(module)
             sync = sync | {(uid, self.sync_state(uid, flow, frame), site, _count(flow, uid)) for uid in wrappers}
             for uid in wrappers:
@@ -313,6 +315,13 @@ class Objects:
             project = self.interp.project
             return fn is not None and (project is None or project.follows(self.interp, fn))
         return not entity.provenance.assumed
+
+    def _result_read(self, entity: Entity) -> bool:
+        """What each part of the module's result holds is read or modelled: its `forward` is known and its class
+        is (a model handed in as a parameter is surely a module, but of a class nothing says)."""
+        return self._forward_known(entity) and (entity.uid in self.interp.calls.instance_class
+                                                or entity.api not in ("", "torch.nn.Module")
+                                                or entity.uid in self.table.classes)
 
     def _through_local_forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
                                args: Value) -> tuple[Value, frozenset[Holder] | None, list[Value] | None]:
