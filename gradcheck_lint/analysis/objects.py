@@ -278,7 +278,9 @@ class Objects:
                 self.table.sync_modules.setdefault(uid, set()).update(h for h in module.modules if not h.pseudo)
         summed = any(self._forward_sums(e.uid) for e in module.entities)
         # (the module itself called returns what its forward does, an object; another method of it may return None)
-        out = Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else unseen), built=built, summed=summed,
+        # (the module called reaches its own parameters surely, however vaguely its inputs were said to reach them)
+        out = Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | own if vague else (args.vague - own) | unseen,
+                    built=built, summed=summed,
                     unseen_reduction=not summed and not any(self._forward_known(e) for e in module.entities), sync=sync,
                     present=not vague)
         if parts is None or frame.no_grad or vague:
