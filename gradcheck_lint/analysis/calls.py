@@ -589,7 +589,8 @@ class Calls:
         that name (`self.critic.Q1` of `self.Q1 = nn.Linear(...)`). Calling it runs that child's forward,
         which reaches its parameters alone, not its siblings'. None for anything else (a method, an attribute
         of a class out of sight, which may be a method, unless an optimizer was built over its parameters)."""
-        if (info is None or self.interp.definitions.find_method(info, attr) is None) and self._optimized_part(recv, attr):
+        unnamed = info is None or self.interp.definitions.find_method(info, attr) is None
+        if unnamed and self._optimized_part(recv, attr):
             # `ac.critic(obs)` of a model built out of sight (or of a part built so), whose `ac.critic.parameters()`
             # an optimizer holds:
             # a module (a method has no parameters), so calling it runs that part's forward

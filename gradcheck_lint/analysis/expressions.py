@@ -249,7 +249,8 @@ class Expressions:
                 return last  # `losses[-1]` right after `losses.append(loss)`: that loss, not any earlier one
         if base.items:
             return join([v for _, v in base.items])
-        if key is not None and not base.entities and any(site in self.table.results_unread for _h, _g, site in base.built):
+        unread = self.table.results_unread
+        if key is not None and not base.entities and any(site in unread for _h, _g, site in base.built):
             # `outputs[1]` of a model whose forward was not read: which item holds this forward's graph is
             # not seen (transformers' heads return `(loss, per_example.detach(), mask, ...)`), so what the
             # item reaches through the model is assumed, as an unpacked part's is (`unpacking`)

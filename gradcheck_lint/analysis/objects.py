@@ -279,7 +279,8 @@ class Objects:
         summed = any(self._forward_sums(e.uid) for e in module.entities)
         # (the module itself called returns what its forward does, an object; another method of it may return None)
         # (the module called reaches its own parameters surely, however vaguely its inputs were said to reach them)
-        out = Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | own if vague else (args.vague - own) | unseen,
+        assumed_reach = args.vague | own if vague else (args.vague - own) | unseen
+        out = Value(reach=args.reach | own, opaque=args.opaque, vague=assumed_reach,
                     built=built, summed=summed,
                     unseen_reduction=not summed and not any(self._forward_known(e) for e in module.entities), sync=sync,
                     present=not vague)

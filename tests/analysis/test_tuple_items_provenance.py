@@ -97,7 +97,8 @@ def test_a_branch_on_a_parameter_the_call_leaves_at_none_does_not_run():
 def clear_after_step(text: str) -> str:
     # the model's optimizer clears after its step, as transformers' example trainers do: what the sampler's
     # backward writes into the model (if its objective held the model's graph) is stepped next
-    return text.replace("        opt.zero_grad()\n", "").replace("        opt.step()\n", "        opt.step()\n        opt.zero_grad()\n")
+    moved = text.replace("        opt.zero_grad()\n", "")
+    return moved.replace("        opt.step()\n", "        opt.step()\n        opt.zero_grad()\n")
 
 
 def test_an_item_of_what_a_model_of_no_known_class_returned_is_assumed():
