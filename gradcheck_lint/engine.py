@@ -99,8 +99,10 @@ def _settled(report: FileReport, text: str, path: str, settings: Settings, prefi
     if index is None or not any(_settled_by_callers(d) for d in report.diagnostics):
         return report
     chosen = settings
+    # (a caller is read whole: one that trains nothing itself, and calls the training of a module it does not
+    # import through one it does, `trainer = Factory.build(...); trainer.train()`, is what proves the finding)
     settled = settle_with_callers(report, text, path, index, settings,
-                                  lambda t, p: analyse_text(t, p, chosen, prefilter=prefilter, callers=False))
+                                  lambda t, p: analyse_text(t, p, chosen, prefilter=False, callers=False))
     if settled is None:
         return report
     return dataclasses.replace(report, diagnostics=settled[0], dependencies=settled[1])
