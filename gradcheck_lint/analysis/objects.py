@@ -52,6 +52,8 @@ class Objects:
         self.module_classes = ModuleClasses()  # the class of a submodule stored on a module (`self.loss = VQLoss()`)
         # id of a module's classes dict -> (that dict, the attributes its methods other than `__init__` assign)
         self._mutable: dict[int, tuple[object, frozenset[str]]] = {}
+        # the `self.x` attributes each method assigns, by the method's id (with it, for identity)
+        self._stores: dict[int, tuple[ast.AST, frozenset[str]]] = {}
 
     # -- entities
     def mint(self, kind: Kind, name: str, key: object, api: str = "", provenance: Provenance = READ) -> Entity:
@@ -712,33 +714,37 @@ class Objects:
         classes = self.interp.classes
         found = self._mutable.get(id(classes))
         if found is None or found[0] is not classes:
-            found = self._mutable[id(classes)] = (classes, _assigned_outside_init(classes.values()))
+            found = self._mutable[id(classes)] = (classes, self._assigned_outside_init(classes.values()))
         return found[1]
 
     def assigned_by_ancestors(self, cls: ClassInfo) -> frozenset[str]:
         """`self.x` attributes a method of a base class assigns, wherever it is defined: `self.model = None`
         in a `BaseTrainer.__init__` of another file, built by its `_setup()` there."""
-        return _assigned_outside_init(self.interp.definitions.ancestors(cls))
+        return self._assigned_outside_init(self.interp.definitions.ancestors(cls))
 
     def assigned_outside_init(self, cls: ClassInfo) -> frozenset[str]:
         """`self.x` attributes a method of the class itself or of a base assigns, or any class of the running
         module does: what `__init__` left there may change between calls."""
-        return _assigned_outside_init([cls]) | self.assigned_by_ancestors(cls) | self.mutable_attributes
+        return self._assigned_outside_init([cls]) | self.assigned_by_ancestors(cls) | self.mutable_attributes
 
+    def _assigned_outside_init(self, classes: Iterable[ClassInfo]) -> frozenset[str]:
+        """The `self.x` attributes the methods of these classes other than `__init__` assign."""
+        out: set[str] = set()
+        for info in classes:
+            for name, fn in info.methods.items():
+                if name != "__init__":
+                    out |= self._self_stores(fn)
+        return frozenset(out)
 
-def _assigned_outside_init(classes: Iterable[ClassInfo]) -> frozenset[str]:
-    """The `self.x` attributes the methods of these classes other than `__init__` assign."""
-    out: set[str] = set()
-    for info in classes:
-        for name, fn in info.methods.items():
-            if name == "__init__":
-                continue
-            for node in iter_tree(fn):
-                for t in assignment_targets(node):
-                    text = N.ref_text(t)
-                    if text is not None and text.startswith("self."):
-                        out.add(text)
-    return frozenset(out)
+    def _self_stores(self, fn: ast.AST) -> frozenset[str]:
+        """The `self.x` attributes `fn` assigns (nested functions included), read once per method: a class's
+        methods are asked again at every setting test and world of the class (accelerate's `Accelerator`:
+        a million assignment-target reads otherwise)."""
+        kept = self._stores.get(id(fn))
+        if kept is None or kept[0] is not fn:
+            texts = (N.ref_text(t) for node in iter_tree(fn) for t in assignment_targets(node))
+            kept = self._stores[id(fn)] = (fn, frozenset(t for t in texts if t is not None and t.startswith("self.")))
+        return kept[1]
 
 
 def _count(flow: Flow, uid: int) -> int:
