@@ -40,9 +40,11 @@ in between take the lane from their first call to their last:
   cycle; `p.grad.data /= N` does not) is measured on the windows of verified cycles, against a copy of
   its sentinel taken after the window's last pass; on the others the reference's factor of one stands;
 - GL008's tag: every pass of the first `TAG_ALL` of its line (`Monitors.tag_first`), then every pass of
-  the sampled cycles and of one cycle in `TAG_EVERY` drawn apart (`Replay.tags`), which the lane tags
-  itself (the backward wrapper, `Monitors.tag`: a tag costs a few µs, a cycle off the lane several
-  times a cycle on it): one pass in `TAG_EVERY` on average at any point of the schedule, as in `cycle.py`.
+  the sampled cycles and of one cycle in `TAG_EVERY` drawn apart (`Replay.tagging`): one pass in
+  `TAG_EVERY` on average at any point of the schedule, as in `cycle.py`. The lane tags the passes it
+  takes itself (`Replay.tag`, called from the backward wrapper when `Replay.tags`: a tag costs a few µs,
+  a cycle off the lane several times a cycle on it; before 2026-11-30 a pass among the first `TAG_ALL`
+  of its line left the lane, which put the benchmark GAN's first 30 or so iterations off it).
 
 The lane: a cycle that is not verified (so reads no factors, and tags only as above) takes the *lane*
 (`Replay.lane`), where each clear, backward pass and step is known by what its entry point sees of its
@@ -51,20 +53,20 @@ caller (the frames the call came from, which give the same place whenever they a
 (`Replay.learn`), and the optimizer or model and the watched parameters' generation; nothing else is
 read, no place is looked up and nothing per parameter is done (the parameters a clear lists are compared
 on verified cycles only: a parameter group added to an optimizer between two of them is met at the next
-one). A pass among the first of its line (GL008's `TAG_ALL`), a GradScaler's output or a DDP forward, or
-any call that differs leaves the lane for the replay's own methods at that call, which check it as
-above. The lane's checks are written out in the entry points themselves, on the lane tuple of the point
-due (`lanes[next_i]`, made by `_arm`): the clear wrapper (`probe_clears.py`: owner, code, instruction),
-the backward wrapper (`torch_patches.py`: torch's frame, the user's code and instruction, its caller's,
-no GradScaler output or DDP forward pending) and the step pre-hook (`probe_steps.py`: optimizer, torch's
-wrapper, the user's code and instruction), each with the parameters' generation; a match moves the
-cycle on by writing `done`, `next_i` and `cycle`. The end of a pass the lane took is passed by its
-wrapper when the pass returns and the point due is still that end (nothing inside the pass called the
-probe), and a step's end by the step post-hook (`Probe._after_step`: the optimizer the point names, then
-`Monitors.after_step`); any other end goes through the replay's methods. No method of the replay is
-called on the lane but `_next_cycle` once a cycle: the lane is what every call of a steady loop runs,
-right after a forward, backward or optimizer pass, where each call made and each object touched costs
-(cold caches: `benchmarks/README.md`).
+one). A GradScaler's output or a DDP forward, or any call that differs leaves the lane for the replay's
+own methods at that call, which check it as above. The lane's checks are written out in the entry points
+themselves, on the lane tuple of the point due (`lanes[next_i]`, made by `_arm`): the clear wrapper
+(`probe_clears.py`: owner, code, instruction), the backward wrapper (`torch_patches.py`: torch's frame,
+the user's code and instruction, its caller's, no GradScaler output or DDP forward pending) and the step
+pre-hook (`probe_steps.py`: optimizer, torch's wrapper, the user's code and instruction), each with the
+parameters' generation; a match moves the cycle on by writing `done`, `next_i` and `cycle`. The end of a
+pass the lane took is passed by its wrapper when the pass returns and the point due is still that end
+(nothing inside the pass called the probe), and a step's end by the step post-hook (`Probe._after_step`:
+the optimizer the point names, then `Monitors.after_step`); any other end goes through the replay's
+methods. No method of the replay is called on the lane but `_next_cycle` once a cycle and `tag` on the
+passes of the cycles that tag (`tags`): the lane is what
+every call of a steady loop runs, right after a forward, backward or optimizer pass, where each call made
+and each object touched costs (cold caches: `benchmarks/README.md`).
 """
 
 from __future__ import annotations
@@ -180,7 +182,7 @@ class Replay:
         # every pass for GL008: one draw per cycle for all that is sampled, so that the cycles in between
         # take the lane from their first call to their last
         self.sampled = True
-        self.tags = True  # ... tags its passes for GL008 (the sampled cycles, and one in `TAG_EVERY`)
+        self.tagging = True  # ... tags its passes for GL008 (the sampled cycles, and one in `TAG_EVERY`)
         self.reading = True  # `ids` and `vers` are the sampled `.grad` as of the last point passed
         self._draw = random.Random(_VERIFY_SEED).random
         # the schedule once past the first `VERIFY_ALL` cycles (`_next_cycle`): cycles until the next verified
@@ -192,6 +194,9 @@ class Replay:
         # the cycles the replay passes call by call; and which passes' lines are past GL008's first tags
         self.facts: list[tuple[Any, ...] | None] = [None] * self.period
         self.tag_ready = [False] * self.period
+        self.passes = [i for i, point in enumerate(cycle) if point.kind == BW_MID]
+        self.warming = True  # a pass's line is still within GL008's first `TAG_ALL` (not `tag_ready`)
+        self.tags = True  # the lane tags (`tag`): the cycle tags, or a line is still within its first tags
         # what the lane compares at each point, in one tuple (`_arm`): the facts, and for a pass its line and
         # the index of its end; None where the lane cannot take the point (facts not learned, a pass of a
         # line within GL008's first tags)
@@ -261,7 +266,8 @@ class Replay:
                 self.stamps.clear()
             if self.copies:
                 self.copies.clear()
-        self.verify, self.sampled, self.tags = verify, sampled, tags or sampled
+        self.verify, self.sampled, self.tagging = verify, sampled, tags or sampled
+        self.tags = self.tagging or self.warming
         self.lane = LANE and not verify
 
     def _ended(self, i: int) -> bool:
@@ -330,11 +336,9 @@ class Replay:
             # GL008's tag: the first `TAG_ALL` passes of each line, then every pass of the sampled cycles
             due = monitors.tag_first(site)
             if due is not True and not self.tag_ready[self.next_i]:
-                # past its first passes (or reported): the lane may take this point
-                self.tag_ready[self.next_i] = True
-                self._arm(self.next_i)
+                self._ready(self.next_i)  # past its first passes (or reported)
             if due is None:
-                due = self.tags
+                due = self.tagging
             if due:
                 if graph is not None:
                     grad_fn = graph.grad_fn
@@ -418,6 +422,26 @@ class Replay:
         return False
 
     # -- the lane: a cycle not verified, call by call as its entry points see them (the module's docstring)
+    def tag(self, monitors: Any, i: int, site: Site, tensors: Any) -> None:
+        """GL008's tag on the pass at point `i`, which the lane took on a cycle that tags (`tags`): as
+        `before_backward` tags (the first `TAG_ALL` passes of its line, then those of the cycles that tag),
+        with `Monitors.tag` alone (the lane has no GradScaler output or DDP forward pending)."""
+        due = None
+        if not self.tag_ready[i]:
+            due = monitors.tag_first(site)
+            if due is not True:
+                self._ready(i)
+        if due is None:
+            due = self.tagging
+        if due and isinstance(tensors, torch.Tensor):
+            monitors.tag(site, tensors.grad_fn)
+
+    def _ready(self, i: int) -> None:
+        """The pass at point `i` is past its line's first tags (or its line was reported)."""
+        self.tag_ready[i] = True
+        self.warming = not all(self.tag_ready[j] for j in self.passes)
+        self.tags = self.tagging or self.warming
+
     def learn(self, i: int, facts: tuple[Any, ...]) -> None:
         """Point `i`'s call, as its entry point saw it: the frames its memo answers from inline
         (`sites.SiteMemo`), which give the same place whenever they are the same."""
@@ -427,14 +451,15 @@ class Replay:
 
     def _arm(self, i: int) -> None:
         """Point `i`'s lane tuple, from its facts: a clear's and a step's as learned; a pass's with its line
-        and the index of its end, once the line is past GL008's first tags and if the pass's end follows it."""
+        and the index of its end, if the pass's end follows it (within its line's first GL008 tags too: the
+        lane tags them, `tag`)."""
         f = self.facts[i]
         if f is not None and f[0] == BW_MID:
             point = self.points[i]
             end = self.points[i + 1] if i + 1 < self.period else None
             site = point.key[1]
             ends_here = end is not None and end.kind == BW_END and end.key[1] is site
-            f = (*f, site, i + 1) if self.tag_ready[i] and ends_here else None
+            f = (*f, site, i + 1) if ends_here else None
         self.lanes[i] = f
 
     # -- the state the full path would have

@@ -63,7 +63,10 @@ def _window_grows(gan: Gan, i: int) -> None:
     gan.opt_G.step()
 
 
-def _second_generator(gan: Gan, i: int, extra: list[tuple[torch.nn.Module, torch.optim.Optimizer]] = []) -> None:  # noqa: B006
+Extra = list[tuple[torch.nn.Module, torch.optim.Optimizer]]
+
+
+def _second_generator(gan: Gan, i: int, extra: Extra = []) -> None:  # noqa: B006 - one run's list
     if i == 0:
         extra.clear()
     steady(gan, i)
@@ -192,3 +195,41 @@ def test_a_bug_only_sampled_cycles_show_is_still_reported_late_in_a_run(loop: Ca
     assert [f[:3] for f in fast] == [f[:3] for f in full] != []
     for a, b in zip(fast, full):
         assert 0 <= int(a[3]) - int(b[3]) <= 8 * mean  # type: ignore[call-overload]
+
+
+def test_the_first_tags_of_a_line_are_made_on_the_lane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the dense start, no pass leaves the lane for GL008's first `TAG_ALL` tags of its line: the lane
+    tags them itself (before, they took the replay's methods: the benchmark GAN's first 30 or so
+    iterations off the lane), and as many passes are tagged as when the replay's methods tag them."""
+    from gradcheck_lint.runtime import monitors
+
+    off_lane: list[bool] = []
+    before_backward = replay.Replay.before_backward
+
+    def noting(self: replay.Replay, *args: object, **kwargs: object) -> bool:
+        off_lane.append(self.verify)
+        return before_backward(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    tagged: list[object] = []
+    tag = monitors.Monitors.tag
+
+    def counting(self: monitors.Monitors, site: object, grad_fn: object) -> None:
+        tagged.append(site)
+        tag(self, site, grad_fn)  # type: ignore[arg-type]
+
+    def run(lane: bool) -> int:
+        off_lane.clear()
+        tagged.clear()
+        monkeypatch.setattr(replay, "LANE", lane)
+        gan = Gan()
+        with guard(gan.models(), gan.optimizers(), mode="record") as g:
+            for i in range(3 * monitors.TAG_ALL):
+                steady(gan, i)
+        assert len(g.report()) == 0
+        return len(tagged)
+
+    monkeypatch.setattr(replay.Replay, "before_backward", noting)
+    monkeypatch.setattr(monitors.Monitors, "tag", counting)
+    on_lane = run(True)
+    assert off_lane.count(False) == 0  # every pass of a cycle not verified on the lane
+    assert on_lane == run(False) >= 2 * monitors.TAG_ALL
