@@ -195,8 +195,8 @@ class Replay:
         self.facts: list[tuple[Any, ...] | None] = [None] * self.period
         self.tag_ready = [False] * self.period
         self.passes = [i for i, point in enumerate(cycle) if point.kind == BW_MID]
-        self.warming = True  # a pass's line is still within GL008's first `TAG_ALL` (not `tag_ready`)
-        self.tags = True  # the lane tags (`tag`): the cycle tags, or a line is still within its first tags
+        self.warming = bool(self.passes)  # a pass's line is still within GL008's first `TAG_ALL` (not `tag_ready`)
+        self.tags = True  # the lane tags (`tag`): the cycle tags, or a pass's line is still within its first tags
         # what the lane compares at each point, in one tuple (`_arm`): the facts, and for a pass its line and
         # the index of its end; None where the lane cannot take the point (facts not learned, a pass of a
         # line within GL008's first tags)
