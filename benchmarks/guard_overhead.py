@@ -276,9 +276,9 @@ def _self_time(opts: list[torch.optim.Optimizer], start_guard: Callable[[], Any]
     median iteration in ms (guarded). The first `OWN_WARMUP` guarded iterations are not timed: they hold
     the guard's start-up (the first `TAG_ALL` passes of each backward line tagged for GL008, the first
     `VERIFY_ALL` cycles verified), not its cost per step; of the steady cycles timed then, the median is
-    one not sampled (the sampled ones, one in `VERIFY_EVERY`, show in the interleaved ratios; a mean
-    of the totals, tried, is dominated by preemption on a loaded machine). (Before 2026-11-30 the timing started after 3
-    iterations: with 200 timed steps of the CNN, the 64 tagged passes and the first 8 cycles were a
+    one not sampled (the sampled ones, one in 8 to one in 64 as the schedule thins out, show in the
+    interleaved ratios; a mean of the totals, tried, is dominated by preemption on a loaded machine).
+    (Before 2026-11-30 the timing started after 3 iterations: with 200 timed steps of the CNN, the 64 tagged passes and the first 8 cycles were a
     third of them, and the median fell near the edge between the two kinds of step.)"""
     timer = SelfTimer(opts)
     timer.patch_classes()
@@ -334,8 +334,8 @@ def _self_time(opts: list[torch.optim.Optimizer], start_guard: Callable[[], Any]
 
 
 def _verifying(g: Any) -> bool:
-    """The guard's steady loop is on a cycle it verifies (`replay.py`: the first 8 replayed, then one in 8),
-    as the iteration starts. The own-code figure is a median, so it is a cycle not verified; the verified
+    """The guard's steady loop is on a cycle it verifies (`replay.py`: the first 8 replayed, then ever more
+    sparsely, down to one in 64 on average), as the iteration starts. The own-code figure is a median, so it is a cycle not verified; the verified
     ones cost several of those each (benchmarks/README.md, branch rt14), printed apart. (Private state,
     read with defaults: the script also measures older packages.)"""
     replay = getattr(getattr(g, "_probe", None), "_replay", None)

@@ -13,7 +13,10 @@ files per second for:
 then the ratios the performance issue sets as targets, each marked met or missed. Every figure is the
 median of `--repeat` rounds (each round runs every mode once, so drift in the machine's speed hits
 them alike) of the real command in a subprocess; peak memory is the largest resident set of any process
-of the run. Nothing here is asserted anywhere: the figures are for reading.
+of the run. Nothing here is asserted anywhere: the figures are for reading. These runs inherit
+PYTHONDONTWRITEBYTECODE as set (this project's machine sets it: every run then compiles gradlint's modules,
+about 0.18 s of a cold run's serial start-up); `--bytecode-cache` runs them with the cache on, as an installed
+package has it.
 
 `--change-one N` times the edit loop instead: a generated project of N files (`pyproject.toml` at its
 root; training scripts import a shared `common/losses.py` and one layer module each, so the project
@@ -236,6 +239,22 @@ def installed_env(tmp: str, bytecode: bool) -> dict[str, str]:
     return env
 
 
+_PYCACHE: list[tempfile.TemporaryDirectory[str]] = []
+
+
+def timed_env(entry: list[str], args: argparse.Namespace) -> dict[str, str]:
+    """The environment of the cold, warm and `--no-cache` runs: as this process has it, less GRADLINT_CACHE_DIR;
+    with `--bytecode-cache`, Python's bytecode cache on (`installed_env`), gradlint's modules compiled once
+    before the first timed run, as an installed package has them (pip compiles them at install)."""
+    if not args.bytecode_cache:
+        return {k: v for k, v in os.environ.items() if k != "GRADLINT_CACHE_DIR"}
+    if not _PYCACHE:
+        _PYCACHE.append(tempfile.TemporaryDirectory(prefix="gradlint-bench-pycache-"))
+    env = installed_env(_PYCACHE[0].name, True)
+    run([*entry, "--version"], env=env)
+    return env
+
+
 def load_average() -> str:
     try:
         return f"{os.getloadavg()[0]:.1f}"
@@ -288,9 +307,10 @@ def versus_ruff(tree: Path, args: argparse.Namespace) -> None:
     files, lines = count(tree)
     script = Path(sys.executable).with_name("gradlint")
     entry = [str(script)] if script.exists() else [sys.executable, "-m", "gradcheck_lint"]
-    env = {k: v for k, v in os.environ.items() if k != "GRADLINT_CACHE_DIR"}
+    env = timed_env(entry, args)
     ruff_cmd = [ruff, "check", "--select", "ALL", "--no-cache", "--exit-zero", "-q", "--isolated", str(tree)]
-    print(f"\n## {tree} against ruff, interleaved ({files} files, {lines:,} lines), `--jobs {args.jobs}`, {args.repeat} rounds")
+    print(f"\n## {tree} against ruff, interleaved ({files} files, {lines:,} lines), `--jobs {args.jobs}`, {args.repeat} rounds"
+          f"{', bytecode cache on' if args.bytecode_cache else ''}")
     ratios: dict[str, list[tuple[float, float]]] = {"cold / ruff": [], "warm / ruff": [], "control: ruff / ruff": []}
     for round_ in range(args.repeat):
         cache = tempfile.mkdtemp(prefix="gradlint-bench-cache-")
@@ -332,8 +352,8 @@ def measure(tree: Path, args: argparse.Namespace) -> None:
     gradlint = [*entry, "--exit-zero", "--isolated"]
     as_module = [sys.executable, "-m", "gradcheck_lint", "--exit-zero", "--isolated"]
     jobs = args.jobs
-    env = {k: v for k, v in os.environ.items() if k != "GRADLINT_CACHE_DIR"}
-    print(f"\n## {tree}  ({files} files, {lines:,} lines)", flush=True)
+    env = timed_env(entry, args)
+    print(f"\n## {tree}  ({files} files, {lines:,} lines){', bytecode cache on' if args.bytecode_cache else ''}", flush=True)
     torchfix = tool("torchfix", args.torchfix)
     if torchfix and files > args.torchfix_max_files:
         print(f"(torchfix skipped: more than --torchfix-max-files={args.torchfix_max_files} files)")
@@ -409,6 +429,10 @@ def main() -> None:
                         help="time warm runs after a one-file change in a generated project of N files")
     parser.add_argument("--no-bytecode-cache", action="store_true",
                         help="--change-one: leave PYTHONDONTWRITEBYTECODE as set (every run compiles gradlint's modules)")
+    parser.add_argument("--bytecode-cache", action="store_true",
+                        help="cold, warm and --vs-ruff runs: with Python's bytecode cache on, as an installed package "
+                             "has it (by default they leave PYTHONDONTWRITEBYTECODE as set, as the figures in "
+                             "benchmarks/README.md were taken: with it set, every run compiles gradlint's modules)")
     args = parser.parse_args()
     if not args.trees and not args.generate and not args.change_one:
         parser.error("give a tree to lint, --generate N or --change-one N")

@@ -588,7 +588,14 @@ class Calls:
         this file or the project) whose `__init__` set `self.attr` to a module, and that defines no method of
         that name (`self.critic.Q1` of `self.Q1 = nn.Linear(...)`). Calling it runs that child's forward,
         which reaches its parameters alone, not its siblings'. None for anything else (a method, an attribute
-        of a class out of sight, which may be a method)."""
+        of a class out of sight, which may be a method, unless an optimizer was built over its parameters)."""
+        unnamed = info is None or self.interp.definitions.find_method(info, attr) is None
+        if unnamed and self._optimized_part(recv, attr):
+            # `ac.critic(obs)` of a model built out of sight (or of a part built so), whose `ac.critic.parameters()`
+            # an optimizer holds:
+            # a module (a method has no parameters), so calling it runs that part's forward
+            child = self.interp.eval(func, flow, frame)
+            return child if child.modules and not child.entities else None
         if info is None or not info.is_module or not recv.modules or self.interp.definitions.find_method(info, attr) is not None:
             return None
         stored = recv.item(attr)
@@ -598,6 +605,16 @@ class Calls:
             return None
         child = self.interp.eval(func, flow, frame)
         return child if child.modules and not child.entities else None
+
+    def _optimized_part(self, recv: Value, attr: str) -> bool:
+        """Some optimizer holds the parameters of `recv.attr`, a part of the one model `recv` is."""
+        roots = {h for h in recv.modules if not h.pseudo}
+        if len(roots) != 1 or recv.entities and any(e.kind is not Kind.MODEL for e in recv.entities):
+            return False
+        root = next(iter(roots))
+        part = root.path + (attr,)
+        return any(h.uid == root.uid and h.path[: len(part)] == part
+                   for own in self.table.ownership.values() for h in own.holders)
 
     def _class_named(self, name: str | None) -> ClassInfo | None:
         """The class of this file, or of another file of the project, of that name."""

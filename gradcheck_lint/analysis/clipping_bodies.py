@@ -46,6 +46,8 @@ def clip_effect(fn: Function, method: bool, known: dict[int, Effect | None]) -> 
 
 
 def _read(fn: Function) -> Effect | None:
+    if not any(isinstance(n, ast.Call) and _last(n.func) in _NORMS for n in breadth_first(fn)):
+        return None  # it computes no norm (of gradients or else): nothing is rescaled by one (`fn`'s walk is kept)
     body = _Body(fn)
     clipped = body.clipped()
     if clipped is None:

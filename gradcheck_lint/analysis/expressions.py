@@ -9,6 +9,8 @@ from dataclasses import replace
 from . import class_refs, named_tuples, param_groups, periods, type_tests
 from . import names as N
 from .accumulation import combined_terms
+from .concatenation import REST_KEY as _REST_KEY
+from .concatenation import concatenated
 from .conventions import convention
 from .deferred import defer, may_make_context, synthetic_call
 from .definitions import ClassInfo
@@ -30,7 +32,6 @@ from .walk import breadth_first, iter_tree
 _ANY_KEY = "?*"  # the item of a dict stored under a key the analysis does not know (`d[name] = ...`)
 # what any other key of a dict made out of sight holds, once an item was stored into it (`config = load_config(opt)`,
 # then `config["optimizer"] = ...`): what the whole read before
-_REST_KEY = "?rest"
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 _NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim",
                                 "indices"})  # `out.max(1).indices`: the positions, integers
@@ -248,6 +249,12 @@ class Expressions:
                 return last  # `losses[-1]` right after `losses.append(loss)`: that loss, not any earlier one
         if base.items:
             return join([v for _, v in base.items])
+        unread = self.table.results_unread
+        if key is not None and not base.entities and any(site in unread for _h, _g, site in base.built):
+            # `outputs[1]` of a model whose forward was not read: which item holds this forward's graph is
+            # not seen (transformers' heads return `(loss, per_example.detach(), mask, ...)`), so what the
+            # item reaches through the model is assumed, as an unpacked part's is (`unpacking`)
+            return replace(base, vague=base.vague | base.reach)
         member = N.member_ref(expr)
         unknown = not (base.entities or base.modules or base.reach or base.params) and (base.opaque or blank(base))
         if member is not None and unknown:
@@ -281,6 +288,8 @@ class Expressions:
         left = self.eval(expr.left, flow, frame)
         right = self.eval(expr.right, flow, frame)
         op = type(expr.op)
+        if op is ast.Add and (joined := concatenated(left, right)) is not None:
+            return joined  # `(loss, per_example.detach()) + outputs`: each item at its place
         if (op is ast.Div or op is ast.FloorDiv) and right.divisors and not right.reach and not right.opaque:
             # a denominator's own divisions invert: `grad_acc / group_size`, with `group_size` made from
             # `(i // grad_acc) * grad_acc`, is not divided by `grad_acc` (only by `group_size`)

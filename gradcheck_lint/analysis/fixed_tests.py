@@ -156,17 +156,39 @@ class FixedTests:
     def constant_comparison(self, test: ast.Compare, flow: Flow, frame: Frame) -> bool | None:
         """`if optimizer_idx == 0:` in a loss module's `forward` called with `optimizer_idx=1`: a name this
         call bound to a literal int, compared with a literal int."""
-        if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+        if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
             return None
         left, right = test.left, test.comparators[0]
         if isinstance(left, ast.Constant):
             left, right = right, left
+        if isinstance(right, ast.Constant) and right.value is None:
+            return self._none_comparison(left, isinstance(test.ops[0], (ast.Eq, ast.Is)), flow, frame)
+        if isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+            return None
         if not (isinstance(left, ast.Name) and isinstance(right, ast.Constant) and type(right.value) is int):
             return None
         v = self.interp.expressions.lookup(left.id, flow, frame)
         if v is None or type(v.const) is not int or v.counter is not None:
             return None
         return (v.const == right.value) == isinstance(test.ops[0], ast.Eq)
+
+    def _none_comparison(self, subject: ast.expr, is_none: bool, flow: Flow, frame: Frame) -> bool | None:
+        """`if lm_labels is not None:` in a forward called without `lm_labels` (its default None), or `if self.x is
+        None:` of a setting `__init__` left None: decided when the name holds None, or a literal, on this call."""
+        if isinstance(subject, ast.Attribute) and self._set_once(subject, frame):
+            key = f"self.{subject.attr}"
+        elif isinstance(subject, ast.Name):
+            key = subject.id
+        else:
+            return None
+        v = self.interp.expressions.lookup(key, flow, frame)
+        if v is None or v.counter is not None:
+            return None
+        if v.const == "None" and not (v.entities or v.modules or v.reach or v.opaque or v.items):
+            return is_none
+        if v.const in ("True", "False") or type(v.const) is int or v.choices is not None:
+            return not is_none  # a literal is no None
+        return None
 
     def missing_attribute(self, test: ast.expr) -> bool:
         """`hasattr(self, "name")` for a name no class here defines and nothing here assigns."""

@@ -155,11 +155,11 @@ class Inliner:
         return not any(counter.rsplit(".", 1)[-1] in stored for counter in interp.windows)
 
     @contextlib.contextmanager
-    def _module_globals(self, frame: Frame, outer_globals: dict[str, Value]) -> Iterator[None]:
+    def _module_globals(self, frame: Frame, module_globals: dict[str, Value]) -> Iterator[None]:
         interp = self.interp
         saved = interp.module_env
-        if frame.function is None and outer_globals:
-            interp.module_env = {**saved, **outer_globals}
+        if frame.function is None and module_globals:
+            interp.module_env = {**saved, **module_globals}
         try:
             yield
         finally:
@@ -255,7 +255,7 @@ class Inliner:
                 # a flag the call in sight leaves at its default is its default (`self.forward(x, optimizer_idx=1)`
                 # of `forward(self, x, optimizer_idx=None, log_image=False)` never returns the images); one of a
                 # function run with arguments out of sight (`fire.Fire(main)`, `mp.spawn(train, ...)`) stays open
-                if not in_sight and (default.const in ("True", "False") or default.choices is not None):
+                if not in_sight and (default.const in ("True", "False", "None") or default.choices is not None):
                     default = replace(default, const=None, choices=None)
                 env[p.name] = default
             else:
@@ -302,7 +302,12 @@ class Inliner:
         handed = self._handed_tests(params, kwonly)
         saved_tests = interp.param_tests
         interp.param_tests = handed
-        with self._module_globals(frame, outer_globals), _restored(interp, saved_tests):
+        # the module's globals as functions it calls see them: every name bound at module level, the callee's
+        # parameters of the same names aside only in the callee's own body (`finetune(G, D, miner)` whose
+        # helper `backward_G` reads the global `miner`)
+        at_module_level = frame.function is None and not foreign
+        module_globals = {k: v for k, v in flow.env.items() if "." not in k} if at_module_level else {}
+        with self._module_globals(frame, module_globals), _restored(interp, saved_tests):
             out = None
             if stand_in:
                 # One empty path stands for all of the caller's; if the callee changes a path state after

@@ -52,6 +52,8 @@ class Objects:
         self.module_classes = ModuleClasses()  # the class of a submodule stored on a module (`self.loss = VQLoss()`)
         # id of a module's classes dict -> (that dict, the attributes its methods other than `__init__` assign)
         self._mutable: dict[int, tuple[object, frozenset[str]]] = {}
+        # the `self.x` attributes each method assigns, by the method's id (with it, for identity)
+        self._stores: dict[int, tuple[ast.AST, frozenset[str]]] = {}
 
     # -- entities
     def mint(self, kind: Kind, name: str, key: object, api: str = "", provenance: Provenance = READ) -> Entity:
@@ -270,13 +272,18 @@ class Objects:
             if not vague and any(not self._forward_known(e) for e in module.entities
                                  if e.uid in self.interp.calls.instance_class):
                 self.table.unread_forwards.add(site)
+            if not vague and not any(self._result_read(e) for e in module.entities):
+                self.table.results_unread.add(site)
             wrappers = self.sync_wrappers(module)
             sync = sync | {(uid, self.sync_state(uid, flow, frame), site, _count(flow, uid)) for uid in wrappers}
             for uid in wrappers:
                 self.table.sync_modules.setdefault(uid, set()).update(h for h in module.modules if not h.pseudo)
         summed = any(self._forward_sums(e.uid) for e in module.entities)
         # (the module itself called returns what its forward does, an object; another method of it may return None)
-        out = Value(reach=args.reach | own, opaque=args.opaque, vague=args.vague | (own if vague else unseen), built=built, summed=summed,
+        # (the module called reaches its own parameters surely, however vaguely its inputs were said to reach them)
+        assumed_reach = args.vague | own if vague else (args.vague - own) | unseen
+        out = Value(reach=args.reach | own, opaque=args.opaque, vague=assumed_reach,
+                    built=built, summed=summed,
                     unseen_reduction=not summed and not any(self._forward_known(e) for e in module.entities), sync=sync,
                     present=not vague)
         if parts is None or frame.no_grad or vague:
@@ -313,6 +320,13 @@ class Objects:
             project = self.interp.project
             return fn is not None and (project is None or project.follows(self.interp, fn))
         return not entity.provenance.assumed
+
+    def _result_read(self, entity: Entity) -> bool:
+        """What each part of the module's result holds is read or modelled: its `forward` is known and its class
+        is (a model handed in as a parameter is surely a module, but of a class nothing says)."""
+        return self._forward_known(entity) and (entity.uid in self.interp.calls.instance_class
+                                                or entity.api not in ("", "torch.nn.Module")
+                                                or entity.uid in self.table.classes)
 
     def _through_local_forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
                                args: Value) -> tuple[Value, frozenset[Holder] | None, list[Value] | None]:
@@ -700,33 +714,37 @@ class Objects:
         classes = self.interp.classes
         found = self._mutable.get(id(classes))
         if found is None or found[0] is not classes:
-            found = self._mutable[id(classes)] = (classes, _assigned_outside_init(classes.values()))
+            found = self._mutable[id(classes)] = (classes, self._assigned_outside_init(classes.values()))
         return found[1]
 
     def assigned_by_ancestors(self, cls: ClassInfo) -> frozenset[str]:
         """`self.x` attributes a method of a base class assigns, wherever it is defined: `self.model = None`
         in a `BaseTrainer.__init__` of another file, built by its `_setup()` there."""
-        return _assigned_outside_init(self.interp.definitions.ancestors(cls))
+        return self._assigned_outside_init(self.interp.definitions.ancestors(cls))
 
     def assigned_outside_init(self, cls: ClassInfo) -> frozenset[str]:
         """`self.x` attributes a method of the class itself or of a base assigns, or any class of the running
         module does: what `__init__` left there may change between calls."""
-        return _assigned_outside_init([cls]) | self.assigned_by_ancestors(cls) | self.mutable_attributes
+        return self._assigned_outside_init([cls]) | self.assigned_by_ancestors(cls) | self.mutable_attributes
 
+    def _assigned_outside_init(self, classes: Iterable[ClassInfo]) -> frozenset[str]:
+        """The `self.x` attributes the methods of these classes other than `__init__` assign."""
+        out: set[str] = set()
+        for info in classes:
+            for name, fn in info.methods.items():
+                if name != "__init__":
+                    out |= self._self_stores(fn)
+        return frozenset(out)
 
-def _assigned_outside_init(classes: Iterable[ClassInfo]) -> frozenset[str]:
-    """The `self.x` attributes the methods of these classes other than `__init__` assign."""
-    out: set[str] = set()
-    for info in classes:
-        for name, fn in info.methods.items():
-            if name == "__init__":
-                continue
-            for node in iter_tree(fn):
-                for t in assignment_targets(node):
-                    text = N.ref_text(t)
-                    if text is not None and text.startswith("self."):
-                        out.add(text)
-    return frozenset(out)
+    def _self_stores(self, fn: ast.AST) -> frozenset[str]:
+        """The `self.x` attributes `fn` assigns (nested functions included), read once per method: a class's
+        methods are asked again at every setting test and world of the class (accelerate's `Accelerator`:
+        a million assignment-target reads otherwise)."""
+        kept = self._stores.get(id(fn))
+        if kept is None or kept[0] is not fn:
+            texts = (N.ref_text(t) for node in iter_tree(fn) for t in assignment_targets(node))
+            kept = self._stores[id(fn)] = (fn, frozenset(t for t in texts if t is not None and t.startswith("self.")))
+        return kept[1]
 
 
 def _count(flow: Flow, uid: int) -> int:

@@ -87,7 +87,9 @@ class Recorder:
             # so it writes some of its parameters: those of an optimizer that updates all of that part (not of
             # optimizers of parts of it, `self.G` and `self.D` of a GAN module's unread `self.d_loss(x)`). Inferred,
             # not read: the loss's provenance says so, and what is found on it is `possible`
-            sole = len({h.uid for h in reach}) == 1 and reach <= loss.vague
+            # (one model, and one part of it: a vague reach of `self.actorcritic.actor` and `.critic`, two parts an
+            # unread forward returned together, says the graph is of one or the other, not which)
+            sole = len({h.uid for h in reach}) == 1 and reach <= loss.vague and _one_part(reach)
             for h in reach:
                 written[h] = h not in loss.vague or sole and self._updated_whole(h, in_scope)
             # A loss through `model` also writes each part of it that an optimizer owns on its own
@@ -433,3 +435,9 @@ def _written_in(node: ast.AST, scope: ast.AST) -> bool:
     if not first <= getattr(node, "lineno", -1) <= last:
         return False
     return any(n is node for n in breadth_first(scope))
+
+
+def _one_part(parts: set[Holder]) -> bool:
+    """These parts of one model are one part and the modules around it (every path a prefix of the longest)."""
+    longest = max((h.path for h in parts), key=len)
+    return all(longest[: len(h.path)] == h.path for h in parts)

@@ -421,6 +421,9 @@ class EntityTable:
     # forward sites (`Value.built`'s third item) of modules of a class of the project whose `forward` was not
     # read there (another file's, past the reading budget): what it returned, a graph or `.item()` numbers, is unknown
     unread_forwards: set[int] = field(default_factory=set)
+    # forward sites of modules no `forward` is known of (read, or modelled by the catalogue): how the parts of
+    # what it returned hold its graph (`outputs[1]`, a `.detach()`ed per-example loss) is unknown
+    results_unread: set[int] = field(default_factory=set)
     # optimizers built in sight from a class no catalogue row describes (named like one, used as one, or
     # defined in this file): what their `zero_grad()` does is not known (PULSE's SphericalOptimizer
     # never calls `Optimizer.__init__`, so its inherited `zero_grad()` raises)

@@ -115,7 +115,9 @@ for x in torch.randn(8, 4).split(2):
                         # the backward leaves an uncertain twin of the same contribution on the handler's path)
                         if stale is None or not stale.certain and contribution.certain:
                             stale, stale_holder = contribution, holder
-                        break
+                        if stale.certain:
+                            break
+                        continue  # another contribution held here may be a certain witness (the model's own loss)
                     if leftover is None and unconditional and self._unintended_accumulation(model, state, contribution, step):
                         leftover = contribution
                 if stale is not None and stale.certain:

@@ -188,9 +188,22 @@ def _segment(path: str, span: Span) -> str:
 
 
 def _callers(me: str, index: ProjectIndex) -> list[str]:
-    """The project files that may call into `me`: an import statement of theirs names its module (a
-    relative one included) and they name one of its top-level functions or classes; at most MAX_CALLERS,
-    by path."""
+    """The project files that may call into `me`: those that import it and name one of its top-level
+    functions or classes (`_direct_callers`), then those that do so for one of these (a factory module that
+    builds `me`'s trainer and returns it to a runner that never names `me`: VQ-VAE-Speech's
+    `ModelFactory.build`); at most MAX_CALLERS, the direct ones first, each tier by path."""
+    direct = _direct_callers(me, index)
+    found = list(direct)
+    for middle in direct:
+        if len(found) >= MAX_CALLERS:
+            break
+        found += [c for c in _direct_callers(middle, index) if c != me and c not in found]
+    return found[:MAX_CALLERS]
+
+
+def _direct_callers(me: str, index: ProjectIndex) -> list[str]:
+    """The project files an import statement of which names `me`'s module (a relative one included) and
+    which name one of its top-level functions or classes, by path."""
     module = index.load(me)
     if module is None:
         return []
@@ -209,7 +222,7 @@ def _callers(me: str, index: ProjectIndex) -> list[str]:
         body = index.text_of(other) if other != me else None
         if body and word.search(body):
             found.append(other)
-    return sorted(found)[:MAX_CALLERS]
+    return sorted(found)
 
 
 _IMPORT_LINE = re.compile(r"^[ \t]*(?:from|import)[ \t][^\n]*", re.M)

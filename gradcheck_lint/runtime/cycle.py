@@ -405,17 +405,23 @@ class Cycle:
 
 
     def _gap(self) -> int:
-        """Cycles until the next verified one, that one included: each is verified with probability
-        1 / `VERIFY_EVERY`, independently (one geometric draw ahead: a cycle not verified draws nothing)."""
-        if VERIFY_EVERY <= 1:
-            return 1
-        return 1 + int(math.log1p(-self._draw()) / math.log1p(-1.0 / VERIFY_EVERY))
+        """Cycles until the next verified one, that one included (`gap`)."""
+        return gap(self._draw(), VERIFY_EVERY)
 
     def _lists(self, params: list[torch.Tensor], generation: int) -> bool:
         """`_Group.lists` of the cycle's group, against the parameters held since the clear."""
         held = self.params
         return (held is not None and generation == self.generation and len(params) == self.n
                 and all(map(operator.is_, params, held)))
+
+
+def gap(u: float, every: float) -> int:
+    """Cycles until the next sampled one, that one included, from a uniform draw `u` in [0, 1): each
+    cycle is sampled with probability 1 / `every`, independently (one geometric draw ahead: a cycle not
+    sampled draws nothing)."""
+    if every <= 1:
+        return 1
+    return 1 + int(math.log1p(-u) / math.log1p(-1.0 / every))
 
 
 def _sets_none(args: Any, kwargs: Any) -> bool:

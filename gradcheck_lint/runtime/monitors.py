@@ -142,21 +142,29 @@ class Monitors:
                     late = synced[1]
             self.window.append((site, synced is not None, model, late, callers() if synced is not None else ()))
             self.ddp_forwards.clear()
-        if grad_fn is not None and not (self.kept_reported and site in self.kept_reported):
-            sentinel = _Sentinel()
-            try:
-                grad_fn.metadata["gradcheck_lint"] = sentinel
-            except (AttributeError, RuntimeError, TypeError):
-                return
-            self.graphs.append((weakref.ref(sentinel), site, self.steps))
+        if grad_fn is not None:
+            self.tag(site, grad_fn)
+
+    def tag(self, site: Site, grad_fn: Any) -> None:
+        """GL008's tag on a pass's graph (its root `grad_fn`): a sentinel that lives as long as the graph."""
+        if self.kept_reported and site in self.kept_reported:
+            return
+        sentinel = _Sentinel()
+        try:
+            grad_fn.metadata["gradcheck_lint"] = sentinel
+        except (AttributeError, RuntimeError, TypeError):
+            return
+        self.graphs.append((weakref.ref(sentinel), site, self.steps))
 
     def tag_first(self, site: Site) -> bool | None:
         """Whether a pass of the probe's steady cycle (`cycle.py`) or replay (`replay.py`) gets GL008's tag
         (`before_backward` with its graph's root; without it, none): True for the first `TAG_ALL` passes
         of each line (counted), False for a line already reported, None past its first passes: then the
-        passes of the sampled cycles are tagged (the verified ones, the first 8 and then one in 8 chosen
-        pseudo-randomly: a fixed rotation would never meet a loop that keeps every k-th loss at another
-        offset), one draw per cycle for the tags, the `.grad` reads and the loss factors alike. Sampling
+        passes of the sampled cycles are tagged (`cycle.py`: the verified ones, the first 8 and then one in
+        8 chosen pseudo-randomly, one draw per cycle for the tags, the `.grad` reads and the loss factors
+        alike; `replay.py`: its verified cycles and one in `TAG_EVERY` drawn apart, which its lane tags with
+        `tag`; pseudo-random, as a fixed rotation would never meet a loop that keeps every k-th loss at another
+        offset). Sampling
         only delays a report: a graph not tagged is not counted, so a loop that keeps every loss's graph
         is reported once three tagged ones are two steps old (for one pass per cycle, on average about 3 x
         8 passes after it starts keeping them, once past the first `TAG_ALL`), one that keeps every k-th

@@ -19,47 +19,54 @@ that the sampled `.grad` (each optimizer's sentinel, and one parameter of each o
 seen when it starts (which tensor, at which version) and changed as in the reference when it ends.
 The first call that differs first writes out the state the full path would have reached
 (`Replay.materialize`), and the full path handles it: the findings are the same, at the same step.
-What is sampled instead of done on every cycle (said in the rule documents of GL002, GL003 and GL008)
-is done on the *sampled* cycles: the first `VERIFY_ALL` cycles replayed, then one in `VERIFY_EVERY`,
-chosen pseudo-randomly (`Replay._next_cycle`). One draw per cycle for all of it, so that the cycles in
-between take the lane from their first call to their last (with the `.grad` reads, the loss factors and
-GL008's tags drawn apart, about half the benchmark GAN's iterations met one of them):
+What is sampled instead of done on every cycle (said in the rule documents of GL002, GL003, GL005 and
+GL008) is done on the *sampled* cycles, on a schedule that thins out once the replay has shown its
+pattern holding (`Replay._next_cycle`): the first `VERIFY_ALL` cycles replayed, then cycles drawn
+pseudo-randomly (the same in every run), the gap to the next one geometric with a mean of `VERIFY_EVERY`
+cycles, doubled at each sampled cycle up to `VERIFY_SPARSEST` (the floor of the rate: from about the
+80th cycle replayed on, one cycle in `VERIFY_SPARSEST` on average). Any change of the pattern (a call
+that differs: a new window size, a new optimizer or backward line, a finding) ends the replay, and the
+next one starts dense again. One draw for all of the checks below but GL008's tags, so that the cycles
+in between take the lane from their first call to their last:
 - the `.grad` reads: on the sampled cycles, and on every cycle when the reference measured a window
   rescaled by other than one. A change no call shows (`p.grad = None` or `p.grad /= N` written by hand
   between two calls) is seen on the next verified cycle it happens in: one that happens on every cycle
-  from some step on is found up to a few times `VERIFY_EVERY` cycles late (on average about
-  `VERIFY_EVERY`), one that happens once only if its cycle is verified. On the benchmark GAN the
-  replay's methods take about a quarter of a verified cycle's time on a cycle not verified (the reads
-  right after a backward pass meet cold caches);
+  from some step on, once the schedule is at its floor, is found on average about `VERIFY_SPARSEST`
+  cycles late (up to a few times that), one that happens once only if its cycle is verified. On the
+  benchmark GAN a verified cycle costs 7 to 9 cycles on the lane (benchmarks/README.md, rt14);
 - a loss's constant factors are read on the passes of the sampled cycles and compared with the
   reference's (a change falls back there); the passes not read carry `windows.UNREAD`;
 - a window's in-place rescaling (`p.grad /= N` shows in a version counter and falls back on a verified
   cycle; `p.grad.data /= N` does not) is measured on the windows of verified cycles, against a copy of
   its sentinel taken after the window's last pass; on the others the reference's factor of one stands;
 - GL008's tag: every pass of the first `TAG_ALL` of its line (`Monitors.tag_first`), then every pass of
-  the sampled cycles (one pass in `VERIFY_EVERY` on average, as in `cycle.py`).
+  the sampled cycles and of one cycle in `TAG_EVERY` drawn apart (`Replay.tagging`): one pass in
+  `TAG_EVERY` on average at any point of the schedule, as in `cycle.py`. The lane tags the passes it
+  takes itself (`Replay.tag`, called from the backward wrapper when `Replay.tags`: a tag costs a few µs,
+  a cycle off the lane several times a cycle on it; before 2026-11-30 a pass among the first `TAG_ALL`
+  of its line left the lane, which put the benchmark GAN's first 30 or so iterations off it).
 
-The lane: a cycle that is not verified (so reads no factors and tags nothing) takes the *lane*
+The lane: a cycle that is not verified (so reads no factors, and tags only as above) takes the *lane*
 (`Replay.lane`), where each clear, backward pass and step is known by what its entry point sees of its
 caller (the frames the call came from, which give the same place whenever they are the same:
 `sites.SiteMemo`), compared with what the entry point saw at the same point of an earlier cycle
 (`Replay.learn`), and the optimizer or model and the watched parameters' generation; nothing else is
 read, no place is looked up and nothing per parameter is done (the parameters a clear lists are compared
 on verified cycles only: a parameter group added to an optimizer between two of them is met at the next
-one). A pass among the first of its line (GL008's `TAG_ALL`), a GradScaler's output or a DDP forward, or
-any call that differs leaves the lane for the replay's own methods at that call, which check it as
-above. The lane's checks are written out in the entry points themselves, on the lane tuple of the point
-due (`lanes[next_i]`, made by `_arm`): the clear wrapper (`probe_clears.py`: owner, code, instruction),
-the backward wrapper (`torch_patches.py`: torch's frame, the user's code and instruction, its caller's,
-no GradScaler output or DDP forward pending) and the step pre-hook (`probe_steps.py`: optimizer, torch's
-wrapper, the user's code and instruction), each with the parameters' generation; a match moves the
-cycle on by writing `done`, `next_i` and `cycle`. The end of a pass the lane took is passed by its
-wrapper when the pass returns and the point due is still that end (nothing inside the pass called the
-probe), and a step's end by the step post-hook (`Probe._after_step`: the optimizer the point names, then
-`Monitors.after_step`); any other end goes through the replay's methods. No method of the replay is
-called on the lane but `_next_cycle` once a cycle: the lane is what every call of a steady loop runs,
-right after a forward, backward or optimizer pass, where each call made and each object touched costs
-(cold caches: `benchmarks/README.md`).
+one). A GradScaler's output or a DDP forward, or any call that differs leaves the lane for the replay's
+own methods at that call, which check it as above. The lane's checks are written out in the entry points
+themselves, on the lane tuple of the point due (`lanes[next_i]`, made by `_arm`): the clear wrapper
+(`probe_clears.py`: owner, code, instruction), the backward wrapper (`torch_patches.py`: torch's frame,
+the user's code and instruction, its caller's, no GradScaler output or DDP forward pending) and the step
+pre-hook (`probe_steps.py`: optimizer, torch's wrapper, the user's code and instruction), each with the
+parameters' generation; a match moves the cycle on by writing `done`, `next_i` and `cycle`. The end of a
+pass the lane took is passed by its wrapper when the pass returns and the point due is still that end
+(nothing inside the pass called the probe), and a step's end by the step post-hook (`Probe._after_step`:
+the optimizer the point names, then `Monitors.after_step`); any other end goes through the replay's
+methods. No method of the replay is called on the lane but `_next_cycle` once a cycle and `tag` on the
+passes of the cycles that tag (`tags`): the lane is what
+every call of a steady loop runs, right after a forward, backward or optimizer pass, where each call made
+and each object touched costs (cold caches: `benchmarks/README.md`).
 """
 
 from __future__ import annotations
@@ -83,7 +90,9 @@ from .windows import UNREAD, Scale
 Probe = Any
 
 VERIFY_ALL = 8  # cycles replayed whose `.grad` are all read, before the sampling starts
-VERIFY_EVERY = 8  # then one cycle in this many (pseudo-random) reads them
+VERIFY_EVERY = 8  # then a gap of this many cycles on average (pseudo-random) to the next verified one ...
+VERIFY_SPARSEST = 64  # ... its mean doubled at each verified cycle, up to this (the floor of the sampling rate)
+TAG_EVERY = 8  # GL008's tags, past the first `TAG_ALL` of a line: the sampled cycles and one in this many
 _VERIFY_SEED = 0x31A7  # the verified cycles are pseudo-random, and the same in every run
 LANE = True  # off: every call through the replay's methods (tests compare the two)
 MISS = object()  # `Replay.clear`'s answer when the call is not the cycle's next
@@ -168,20 +177,26 @@ class Replay:
         self.factors = {point.measured[0]: point.measured[1] for point in cycle if point.measured is not None}
         # a window rescaled by other than one (`p.grad.data /= N`: no version shows it) is measured every time
         self.always = any(factor != 1.0 for factor in self.factors.values())
-        self.verify = True  # the cycle under way reads the sampled `.grad` (`VERIFY_EVERY`)
-        # ... and is one of the sampled cycles (`VERIFY_ALL`, `VERIFY_EVERY`), which also read the loss
-        # factors and tag every pass for GL008: one draw per cycle for all that is sampled, so that the
-        # cycles in between take the lane from their first call to their last
+        self.verify = True  # the cycle under way reads the sampled `.grad`
+        # ... and is one of the sampled cycles (`_next_cycle`), which also read the loss factors and tag
+        # every pass for GL008: one draw per cycle for all that is sampled, so that the cycles in between
+        # take the lane from their first call to their last
         self.sampled = True
+        self.tagging = True  # ... tags its passes for GL008 (the sampled cycles, and one in `TAG_EVERY`)
         self.reading = True  # `ids` and `vers` are the sampled `.grad` as of the last point passed
-        self._draw = random.Random(_VERIFY_SEED).randrange
-        self._drawn: list[int] = []  # draws made ahead, in the order `_draw` makes them (`_next_cycle`)
-        self._drawn_every = 0  # the `VERIFY_EVERY` they were drawn with
-        self._quiet = 0  # cycles ahead the draws made say are not verified (`_next_cycle`)
+        self._draw = random.Random(_VERIFY_SEED).random
+        # the schedule once past the first `VERIFY_ALL` cycles (`_next_cycle`): cycles until the next verified
+        # one, that one included, and the mean of the gap drawn then; cycles until the next that tags
+        self._left = _cycle.gap(self._draw(), VERIFY_EVERY)
+        self._every = min(2 * VERIFY_EVERY, max(VERIFY_SPARSEST, VERIFY_EVERY))
+        self._tag_left = _cycle.gap(self._draw(), TAG_EVERY)
         # the lane (see the module's docstring): each point's call as its entry point saw it, learned on
         # the cycles the replay passes call by call; and which passes' lines are past GL008's first tags
         self.facts: list[tuple[Any, ...] | None] = [None] * self.period
         self.tag_ready = [False] * self.period
+        self.passes = [i for i, point in enumerate(cycle) if point.kind == BW_MID]
+        self.warming = bool(self.passes)  # a pass's line is still within GL008's first `TAG_ALL` (not `tag_ready`)
+        self.tags = True  # the lane tags (`tag`): the cycle tags, or a pass's line is still within its first tags
         # what the lane compares at each point, in one tuple (`_arm`): the facts, and for a pass its line and
         # the index of its end; None where the lane cannot take the point (facts not learned, a pass of a
         # line within GL008's first tags)
@@ -226,17 +241,24 @@ class Replay:
         self.next_i = i
 
     def _next_cycle(self) -> None:
-        """The cycle that starts now is verified, or not (`VERIFY_ALL`, `VERIFY_EVERY`): one not verified
-        forgets the reads, the stamps and the copies, which are stale by the next verified one. After a
-        cycle not verified, the cycles the draws made ahead already say are not verified either (`_quiet`)
-        start with nothing to do: the state the last one left is theirs."""
-        quiet = self._quiet
-        if quiet and self._drawn_every == VERIFY_EVERY:
-            self._quiet = quiet - 1
-            self.lane = LANE
-            return
-        quiet = 0  # (those of another `VERIFY_EVERY`, changed by a test, are dropped as `_drawn_next` drops its draws)
-        sampled = self.cycle < VERIFY_ALL or self._drawn_next() == 0
+        """The cycle that starts now: verified or not, tagging GL008's passes or not (`VERIFY_ALL`,
+        `VERIFY_EVERY`, `VERIFY_SPARSEST`, `TAG_EVERY`: the module's docstring). One not verified forgets the
+        reads, the stamps and the copies, which are stale by the next verified one."""
+        tag = self._tag_left - 1
+        tags = tag <= 0
+        if tags:
+            tag = _cycle.gap(self._draw(), TAG_EVERY)
+        self._tag_left = tag
+        if self.cycle < VERIFY_ALL:
+            sampled = True
+        else:
+            left = self._left - 1
+            sampled = left <= 0
+            if sampled:  # a verified cycle: the next one is drawn further off, up to the floor's mean
+                every = self._every
+                left = _cycle.gap(self._draw(), every)
+                self._every = min(2 * every, max(VERIFY_SPARSEST, VERIFY_EVERY))
+            self._left = left
         verify = self.always or sampled
         if not verify:
             self.reading = False
@@ -244,28 +266,9 @@ class Replay:
                 self.stamps.clear()
             if self.copies:
                 self.copies.clear()
-        self.verify, self.sampled = verify, sampled
+        self.verify, self.sampled, self.tagging = verify, sampled, tags or sampled
+        self.tags = self.tagging or self.warming
         self.lane = LANE and not verify
-        if not verify and self.cycle >= VERIFY_ALL:
-            # the next cycles whose draws are already made and not 0 are not verified either: taken now,
-            # in the order `_drawn_next` would give them
-            drawn = self._drawn
-            while drawn and drawn[-1] != 0:
-                drawn.pop()
-                quiet += 1
-            self._quiet = quiet
-
-    def _drawn_next(self) -> int:
-        """The next `_draw(VERIFY_EVERY)`, from draws made 64 at a time (a draw is a few Python calls deep;
-        the cycles' sequence is the same as one draw at a time)."""
-        drawn = self._drawn
-        if not drawn or self._drawn_every != VERIFY_EVERY:
-            if self._drawn_every != VERIFY_EVERY:
-                drawn.clear()  # changed by a test: the draws made ahead are of the old range
-            self._drawn_every = VERIFY_EVERY
-            drawn.extend(self._draw(VERIFY_EVERY) for _ in range(64))
-            drawn.reverse()
-        return drawn.pop()
 
     def _ended(self, i: int) -> bool:
         """The call (point `i`) ended: each sampled `.grad` changed as in the reference; the new reads kept.
@@ -333,11 +336,9 @@ class Replay:
             # GL008's tag: the first `TAG_ALL` passes of each line, then every pass of the sampled cycles
             due = monitors.tag_first(site)
             if due is not True and not self.tag_ready[self.next_i]:
-                # past its first passes (or reported): the lane may take this point
-                self.tag_ready[self.next_i] = True
-                self._arm(self.next_i)
+                self._ready(self.next_i)  # past its first passes (or reported)
             if due is None:
-                due = self.sampled
+                due = self.tagging
             if due:
                 if graph is not None:
                     grad_fn = graph.grad_fn
@@ -421,6 +422,26 @@ class Replay:
         return False
 
     # -- the lane: a cycle not verified, call by call as its entry points see them (the module's docstring)
+    def tag(self, monitors: Any, i: int, site: Site, tensors: Any) -> None:
+        """GL008's tag on the pass at point `i`, which the lane took on a cycle that tags (`tags`): as
+        `before_backward` tags (the first `TAG_ALL` passes of its line, then those of the cycles that tag),
+        with `Monitors.tag` alone (the lane has no GradScaler output or DDP forward pending)."""
+        due = None
+        if not self.tag_ready[i]:
+            due = monitors.tag_first(site)
+            if due is not True:
+                self._ready(i)
+        if due is None:
+            due = self.tagging
+        if due and isinstance(tensors, torch.Tensor):
+            monitors.tag(site, tensors.grad_fn)
+
+    def _ready(self, i: int) -> None:
+        """The pass at point `i` is past its line's first tags (or its line was reported)."""
+        self.tag_ready[i] = True
+        self.warming = not all(self.tag_ready[j] for j in self.passes)
+        self.tags = self.tagging or self.warming
+
     def learn(self, i: int, facts: tuple[Any, ...]) -> None:
         """Point `i`'s call, as its entry point saw it: the frames its memo answers from inline
         (`sites.SiteMemo`), which give the same place whenever they are the same."""
@@ -430,14 +451,15 @@ class Replay:
 
     def _arm(self, i: int) -> None:
         """Point `i`'s lane tuple, from its facts: a clear's and a step's as learned; a pass's with its line
-        and the index of its end, once the line is past GL008's first tags and if the pass's end follows it."""
+        and the index of its end, if the pass's end follows it (within its line's first GL008 tags too: the
+        lane tags them, `tag`)."""
         f = self.facts[i]
         if f is not None and f[0] == BW_MID:
             point = self.points[i]
             end = self.points[i + 1] if i + 1 < self.period else None
             site = point.key[1]
             ends_here = end is not None and end.kind == BW_END and end.key[1] is site
-            f = (*f, site, i + 1) if self.tag_ready[i] and ends_here else None
+            f = (*f, site, i + 1) if ends_here else None
         self.lanes[i] = f
 
     # -- the state the full path would have

@@ -83,6 +83,8 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
             else:
                 lane = None
             if lane is not None:  # (..., its line, the index of its end): `Replay._arm`
+                if replay.tags and probe.monitors is not None:  # GL008's tags on a cycle not verified (`Replay.tag`)
+                    replay.tag(probe.monitors, i, lane[6], args[0] if args else kwargs.get("tensors"))
                 replay.done = i
                 if i == 0:
                     replay.cycle += 1

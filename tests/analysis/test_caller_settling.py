@@ -224,3 +224,62 @@ def test_a_script_in_a_package_folder_imports_its_neighbours(tmp_path: Path) -> 
     root = _tree(tmp_path, {"tuning/__init__.py": "", "tuning/utils.py": ENGINE.format(clear=""),
                             "tuning/tune.py": MAIN.format(optimizer=SGD, imports="").replace("from pkg.engine import", "from utils import")})
     assert _found(_lint(root / "tuning" / "utils.py"), root) == [("tuning/utils.py", 7, "GL001", "certain")]
+
+
+# VQ-VAE-Speech (lockbox 14): the trainer's constructor is handed a real Adam by a factory module, which returns
+# the trainer; the runner that calls `train()` names the factory, never the trainer's module, and trains nothing
+# itself (no backward or step in its text).
+TRAINER = """\
+    class Trainer(object):
+        def __init__(self, model, optimizer, loader):
+            self._model = model
+            self._optimizer = optimizer
+            self._loader = loader
+
+        def train(self):
+            for data in self._loader:
+                {clear}loss = self._model(data).mean()
+                loss.backward()
+                self._optimizer.step()
+"""
+FACTORY = """\
+    import torch
+    from torch import nn
+    from trainer import Trainer
+
+
+    class Factory(object):
+        @staticmethod
+        def build(loader):
+            model = nn.Linear(4, 1)
+            optimizer = {optimizer}
+            return model, Trainer(model, optimizer, loader)
+"""
+RUNNER = """\
+    from factory import Factory
+
+
+    def main(loader):
+        model, trainer = Factory.build(loader)
+        trainer.train()
+"""
+
+
+def _factory_tree(tmp_path: Path, clear: str = "", optimizer: str = "torch.optim.Adam(model.parameters())") -> Path:
+    return _tree(tmp_path, {"trainer.py": TRAINER.format(clear=clear), "factory.py": FACTORY.format(optimizer=optimizer),
+                            "runner.py": RUNNER})
+
+
+def test_a_runner_that_names_only_the_factory_proves_the_trainers_finding(tmp_path: Path) -> None:
+    root = _factory_tree(tmp_path)
+    assert _found(_lint(root / "trainer.py"), root) == [("trainer.py", 11, "GL001", "certain")]
+
+
+def test_the_factory_runner_chain_with_the_clear_is_silent(tmp_path: Path) -> None:
+    root = _factory_tree(tmp_path, clear="self._optimizer.zero_grad()\n                ")
+    assert _found(_lint(root / "trainer.py"), root) == []
+
+
+def test_a_factory_handing_in_an_optimizer_out_of_sight_leaves_it_possible(tmp_path: Path) -> None:
+    root = _factory_tree(tmp_path, optimizer="make_optimizer(model)")
+    assert _found(_lint(root / "trainer.py"), root) == [("trainer.py", 11, "GL001", "possible")]

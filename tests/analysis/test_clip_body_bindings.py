@@ -35,3 +35,29 @@ def test_each_node_is_asked_what_it_binds_once(monkeypatch: pytest.MonkeyPatch) 
     assert clipping_bodies._read(fn) == expected
     walked = [n for stmt in fn.body for n in ast.walk(stmt)]  # (context nodes are shared: counted as walked)
     assert len(asked) == len(walked)
+
+
+NO_NORM = """\
+def scale(params, factor):
+    grads = [p.grad for p in params]
+    for g in grads:
+        g.mul_(factor)
+"""
+
+
+def test_a_function_computing_no_norm_is_not_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing rescales gradients by a factor of their norm where no norm is computed: such a function (most of
+    them) is answered from its kept walk, without reading its body's bindings."""
+    built: list[ast.AST] = []
+    real = clipping_bodies._Body
+
+    def counting(fn: ast.FunctionDef) -> clipping_bodies._Body:
+        built.append(fn)
+        return real(fn)
+
+    monkeypatch.setattr(clipping_bodies, "_Body", counting)
+    for source, clips in ((NO_NORM, False), (HELPER, True)):
+        fn = ast.parse(source).body[0]
+        assert isinstance(fn, ast.FunctionDef)
+        assert (clipping_bodies._read(fn) is not None) == clips
+    assert [fn.name for fn in built] == ["clip"]  # `scale` computes no norm: not read

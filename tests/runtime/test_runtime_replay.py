@@ -255,7 +255,8 @@ EXACT = [late_missing_clear, late_longer_window, late_clear_after_backward, late
 # (the window divided in place instead of each loss) is no finding however it is sampled
 BY_CALLS = [late_missing_clear, late_longer_window, late_clear_after_backward, late_rescale_in_place,
             always_undivided]
-VERIFIED = {"all": (0, 1), "none": (0, 2**62), "sampled": (replay.VERIFY_ALL, replay.VERIFY_EVERY)}
+VERIFIED = {"all": (0, 1, 1), "none": (0, 2**62, 2**62),
+            "sampled": (replay.VERIFY_ALL, replay.VERIFY_EVERY, replay.VERIFY_SPARSEST)}
 
 
 def _report(loop: Callable[[Gan, int], None], fast: bool, iterations: int = STEADY + 40,
@@ -263,15 +264,15 @@ def _report(loop: Callable[[Gan, int], None], fast: bool, iterations: int = STEA
     """The findings; `verified`: which cycles of the replay read the sampled `.grad` (`VERIFIED`)."""
     gan = Gan()
     was, recorder.ENABLED = recorder.ENABLED, fast
-    sampling = replay.VERIFY_ALL, replay.VERIFY_EVERY
-    replay.VERIFY_ALL, replay.VERIFY_EVERY = VERIFIED[verified]
+    sampling = replay.VERIFY_ALL, replay.VERIFY_EVERY, replay.VERIFY_SPARSEST
+    replay.VERIFY_ALL, replay.VERIFY_EVERY, replay.VERIFY_SPARSEST = VERIFIED[verified]
     try:
         with guard(gan.models(), gan.optimizers(), mode="record") as g:
             for i in range(iterations):
                 loop(gan, i)
     finally:
         recorder.ENABLED = was
-        replay.VERIFY_ALL, replay.VERIFY_EVERY = sampling
+        replay.VERIFY_ALL, replay.VERIFY_EVERY, replay.VERIFY_SPARSEST = sampling
     return [(f.path, f.line, f.col, f.code, f.steps, f.first_step, f.message, f.optimizer) for f in g.report()]
 
 
@@ -290,14 +291,16 @@ def test_a_deviation_of_the_calls_is_found_on_a_cycle_not_verified(loop: Callabl
 
 def test_a_change_only_the_grads_show_is_found_on_a_verified_cycle() -> None:
     """`p.grad = None` by hand from some step on: the same finding as the full path's, found on the first
-    verified cycle it happens in (a few cycles later); never verified, never found; once, found only if
-    its cycle is verified (the rule document of GL002 says so)."""
+    verified cycle it happens in (some cycles later: the verified cycles thin out to one in
+    `VERIFY_SPARSEST` on average); never verified, never found; once, found only if its cycle is
+    verified (the rule document of GL002 says so)."""
     loop = grads_dropped_by_hand_from_then_on
-    full = _report(loop, False)
-    sampled = _report(loop, True, verified="sampled")
+    iterations = STEADY + 4 * replay.VERIFY_SPARSEST
+    full = _report(loop, False, iterations)
+    sampled = _report(loop, True, iterations, verified="sampled")
     assert [f[3] for f in full] == [f[3] for f in sampled] == ["GL002"]
     assert [f[:3] for f in full] == [f[:3] for f in sampled]
-    assert 0 <= int(sampled[0][5]) - int(full[0][5]) <= 4 * replay.VERIFY_EVERY  # type: ignore[call-overload]
+    assert 0 <= int(sampled[0][5]) - int(full[0][5]) <= 4 * replay.VERIFY_SPARSEST  # type: ignore[call-overload]
     assert _report(loop, True, verified="none") == []
     assert _report(late_grads_dropped_by_hand, True, verified="none") == []
 
@@ -314,13 +317,15 @@ def test_late_deviations_are_found_at_their_step() -> None:
 @pytest.mark.parametrize("verified", ["all", "sampled"])
 @pytest.mark.parametrize("loop", [late_kept_losses, late_undivided_loss], ids=lambda f: f.__name__)
 def test_what_is_sampled_is_found_later(loop: Callable[[Gan, int], None], verified: str) -> None:
-    """GL008's tags and a loss's factors are sampled with the `.grad` reads, on the same cycles (said in
-    the rule documents): the same findings, a step or two later when every cycle is sampled, and a few
-    sampled cycles later when one in `VERIFY_EVERY` is."""
-    iterations = STEADY + 80
+    """A loss's factors are read on the verified cycles, GL008's tags on those and on one cycle in
+    `TAG_EVERY` (said in the rule documents): the same findings, a step or two later when every cycle is
+    sampled, and a few sampled cycles later when the verified cycles thin out (to one in `VERIFY_SPARSEST`)
+    and one in `TAG_EVERY` tags."""
+    iterations = STEADY + 6 * replay.VERIFY_SPARSEST
     fast, full = _report(loop, True, iterations, verified), _report(loop, False, iterations)
     assert [f[:5] for f in fast if f[3] != "GL003"] == [f[:5] for f in full if f[3] != "GL003"] or loop is late_kept_losses
     assert [f[3] for f in fast] == [f[3] for f in full] != []
-    late = 2 if verified == "all" else 6 * replay.VERIFY_EVERY
+    every = replay.TAG_EVERY if loop is late_kept_losses else replay.VERIFY_SPARSEST
+    late = 2 if verified == "all" else 6 * every
     for a, b in zip(fast, full):
         assert 0 <= int(a[5]) - int(b[5]) <= late  # type: ignore[call-overload]

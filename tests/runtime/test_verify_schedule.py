@@ -1,0 +1,235 @@
+"""The replay's schedule of verified cycles (runtime/replay.py, `Replay._next_cycle`): dense at first, then
+thinning out to one in `VERIFY_SPARSEST` on average; dense again after any change of pattern (a new
+replay); and a bug that starts late in a run that was correct before is still reported on it, at the
+step the full path names when the calls show it, some verified cycles later when only the `.grad`, the
+loss's factors or GL008's tags show it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from test_runtime_replay import ACCUM, Gan, steady  # noqa: E402
+
+from gradcheck_lint.runtime import guard, recorder, replay  # noqa: E402
+
+LATE = 500  # the step a bug starts at, in a run correct until then
+
+
+def _verified(loop: Callable[[Gan, int], None], iterations: int) -> list[tuple[int, bool]]:
+    """For each iteration, the replay it ended on (0 if none; counted from 1 in order of appearance) and
+    whether the cycle it starts next is verified."""
+    gan = Gan()
+    seen: dict[int, int] = {}
+    out: list[tuple[int, bool]] = []
+    held: list[object] = []  # the replays, kept alive so that their ids are not reused
+    with guard(gan.models(), gan.optimizers(), mode="record") as g:
+        for i in range(iterations):
+            loop(gan, i)
+            r = g._probe._replay if g._probe is not None else None
+            if r is None:
+                out.append((0, False))
+                continue
+            if id(r) not in seen:
+                held.append(r)
+                seen[id(r)] = len(seen) + 1
+            out.append((seen[id(r)], r.verify))
+    return out
+
+
+def test_the_verified_cycles_thin_out_to_the_floor() -> None:
+    """Dense at first, then sparser: past the ramp, about one cycle in `VERIFY_SPARSEST` (before, the rate
+    stayed at one in `VERIFY_EVERY`: about 88 of these 700)."""
+    trace = _verified(steady, 1000)
+    assert {r for r, _v in trace[20:]} == {1}  # one replay all along
+    first = next(i for i, (r, _v) in enumerate(trace) if r)
+    assert all(v for _r, v in trace[first:first + replay.VERIFY_ALL - 1])
+    late = sum(v for _r, v in trace[300:])
+    assert 700 / replay.VERIFY_SPARSEST / 3 <= late <= 700 / replay.VERIFY_SPARSEST * 2
+
+
+def _window_grows(gan: Gan, i: int) -> None:
+    accum = ACCUM + (i >= LATE)  # a window of 3 micro-batches from `LATE` on, each divided by 3
+    gan.opt_D.zero_grad()
+    for k in range(accum):
+        (gan.d_loss(k % ACCUM, divide=False) / accum).backward()
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        gan.g_loss(k).backward()
+    gan.opt_G.step()
+
+
+Extra = list[tuple[torch.nn.Module, torch.optim.Optimizer]]
+
+
+def _second_generator(gan: Gan, i: int, extra: Extra = []) -> None:  # noqa: B006 - one run's list
+    if i == 0:
+        extra.clear()
+    steady(gan, i)
+    if i >= LATE:
+        if not extra:
+            model = torch.nn.Linear(4, 4)
+            extra.append((model, torch.optim.SGD(model.parameters(), lr=0.1)))
+        model, opt = extra[0]
+        opt.zero_grad()
+        model(gan.real[0]).pow(2).mean().backward()
+        opt.step()
+
+
+def _one_missing_clear(gan: Gan, i: int) -> None:
+    if i != LATE:
+        gan.opt_D.zero_grad()  # missing once: a finding (GL001), then the same loop again
+    for k in range(ACCUM):
+        gan.d_loss(k).backward()
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        gan.g_loss(k).backward()
+    gan.opt_G.step()
+
+
+@pytest.mark.parametrize("loop", [_window_grows, _second_generator, _one_missing_clear],
+                         ids=["new window size", "new optimizer", "a finding"])
+def test_the_schedule_resets_on_a_change_of_pattern(loop: Callable[[Gan, int], None]) -> None:
+    """Thinned out by step `LATE` (at most one cycle in 16 verified, where one in `VERIFY_EVERY` was); a
+    change of pattern there ends the replay, and the next one verifies its first `VERIFY_ALL` cycles
+    again, then thins out again."""
+    trace = _verified(loop, LATE + 400)
+    before = trace[LATE - 200:LATE]
+    assert {r for r, _v in before} == {1} and sum(v for _r, v in before) <= 200 // 16
+    after = [(r, v) for r, v in trace[LATE:] if r > 1]
+    assert after, "no new replay after the change"
+    newest = max(r for r, _v in after)
+    cycles = [v for r, v in after if r == newest]
+    assert all(cycles[:replay.VERIFY_ALL - 1])
+    assert sum(cycles[-200:]) <= 200 // 16
+
+
+def _report(loop: Callable[[Gan, int], None], fast: bool, iterations: int) -> list[tuple[object, ...]]:
+    gan = Gan()
+    was, recorder.ENABLED = recorder.ENABLED, fast
+    try:
+        with guard(gan.models(), gan.optimizers(), mode="record") as g:
+            for i in range(iterations):
+                loop(gan, i)
+    finally:
+        recorder.ENABLED = was
+    return [(f.path, f.line, f.code, f.first_step) for f in g.report()]
+
+
+def _missing_clear_from_late_on(gan: Gan, i: int) -> None:
+    if i < LATE:
+        gan.opt_D.zero_grad()  # the clear stops at step `LATE`
+    for k in range(ACCUM):
+        gan.d_loss(k).backward()
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        gan.g_loss(k).backward()
+    gan.opt_G.step()
+
+
+def _grads_dropped_from_late_on(gan: Gan, i: int) -> None:
+    gan.opt_D.zero_grad()
+    for k in range(ACCUM):
+        gan.d_loss(k).backward()
+        if i >= LATE and k == 0:
+            for p in gan.D.parameters():
+                p.grad = None  # a clear by hand from step `LATE` on: the calls are the same
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        gan.g_loss(k).backward()
+    gan.opt_G.step()
+
+
+def _undivided_from_late_on(gan: Gan, i: int) -> None:
+    gan.opt_D.zero_grad()
+    for k in range(ACCUM):
+        gan.d_loss(k, divide=i < LATE).backward()  # the same calls, the loss no longer divided
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        gan.g_loss(k).backward()
+    gan.opt_G.step()
+
+
+def _kept_from_late_on(gan: Gan, i: int, kept: list[torch.Tensor] = []) -> None:  # noqa: B006 - one run's list
+    if i == 0:
+        kept.clear()
+    gan.opt_D.zero_grad()
+    for k in range(ACCUM):
+        loss = gan.d_loss(k)
+        loss.backward()
+        if i >= LATE:
+            kept.append(loss)  # graphs kept alive from step `LATE` on (GL008)
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        gan.g_loss(k).backward()
+    gan.opt_G.step()
+
+
+def test_a_missing_clear_from_a_late_step_is_reported_at_that_step() -> None:
+    """The calls show it: found at the step it happens on, however sparse the verified cycles are by then."""
+    fast = _report(_missing_clear_from_late_on, True, LATE + 20)
+    assert fast == _report(_missing_clear_from_late_on, False, LATE + 20)
+    assert sorted((code, step) for _p, _l, code, step in fast) == [("GL001", LATE + 1), ("GL005", LATE + 1)]
+
+
+@pytest.mark.parametrize("loop, every", [(_grads_dropped_from_late_on, "VERIFY_SPARSEST"),
+                                         (_undivided_from_late_on, "VERIFY_SPARSEST"),
+                                         (_kept_from_late_on, "TAG_EVERY")],
+                         ids=["grads dropped by hand", "loss no longer divided", "graphs kept"])
+def test_a_bug_only_sampled_cycles_show_is_still_reported_late_in_a_run(loop: Callable[[Gan, int], None],
+                                                                         every: str) -> None:
+    """From step `LATE` on, a bug no call shows: the full path's finding, on the same line, some sampled
+    cycles later (the verified ones by then one in `VERIFY_SPARSEST`; GL008's tags one in `TAG_EVERY`)."""
+    mean = getattr(replay, every)
+    iterations = LATE + 8 * mean
+    full, fast = _report(loop, False, iterations), _report(loop, True, iterations)
+    assert [f[:3] for f in fast] == [f[:3] for f in full] != []
+    for a, b in zip(fast, full):
+        assert 0 <= int(a[3]) - int(b[3]) <= 8 * mean  # type: ignore[call-overload]
+
+
+def test_the_first_tags_of_a_line_are_made_on_the_lane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the dense start, no pass leaves the lane for GL008's first `TAG_ALL` tags of its line: the lane
+    tags them itself (before, they took the replay's methods: the benchmark GAN's first 30 or so
+    iterations off the lane), and as many passes are tagged as when the replay's methods tag them."""
+    from gradcheck_lint.runtime import monitors
+
+    off_lane: list[bool] = []
+    before_backward = replay.Replay.before_backward
+
+    def noting(self: replay.Replay, *args: object, **kwargs: object) -> bool:
+        off_lane.append(self.verify)
+        return before_backward(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    tagged: list[object] = []
+    tag = monitors.Monitors.tag
+
+    def counting(self: monitors.Monitors, site: object, grad_fn: object) -> None:
+        tagged.append(site)
+        tag(self, site, grad_fn)  # type: ignore[arg-type]
+
+    def run(lane: bool) -> int:
+        off_lane.clear()
+        tagged.clear()
+        monkeypatch.setattr(replay, "LANE", lane)
+        gan = Gan()
+        with guard(gan.models(), gan.optimizers(), mode="record") as g:
+            for i in range(3 * monitors.TAG_ALL):
+                steady(gan, i)
+        assert len(g.report()) == 0
+        return len(tagged)
+
+    monkeypatch.setattr(replay.Replay, "before_backward", noting)
+    monkeypatch.setattr(monitors.Monitors, "tag", counting)
+    on_lane = run(True)
+    assert off_lane.count(False) == 0  # every pass of a cycle not verified on the lane
+    assert on_lane == run(False) >= 2 * monitors.TAG_ALL
