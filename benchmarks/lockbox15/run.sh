@@ -1,5 +1,5 @@
 #!/bin/bash
-# Lockbox 14, run once: bugs first, then the sweep with notebooks. Code: /tmp/lb15code (a frozen worktree).
+# Lockbox 15, run once: bugs first, then the sweep with notebooks. Code: /tmp/lb15code (a frozen worktree).
 . /work/venv/bin/activate
 cd /tmp/lb15code
 export PYTHONPATH=/tmp/lb15code GRADLINT_MIRROR=/work/.mirror
