@@ -12,16 +12,28 @@ each element runs as a call path of its own: its objects are its own, and the re
 from __future__ import annotations
 
 import ast
+from typing import Protocol
 
 from . import names as N
 from .flow import Flow, Frame
 from .parts import ExpressionsHost
 from .values import EMPTY, Value, join
 
+
+class _Reader(Protocol):
+    """What the unrolling uses of `expressions.Expressions`."""
+
+    interp: ExpressionsHost
+
+    def eval(self, expr: ast.expr | None, flow: Flow, frame: Frame) -> Value: ...
+
+    def assign(self, target: ast.expr, value: Value, flow: Flow, frame: Frame, source: ast.AST | None, stmt: ast.AST,
+               keep_phases: bool = False) -> None: ...
+
 MAX_UNROLLED = 8  # elements of a literal sequence read one by one
 
 
-def unrolled(ex: ExpressionsHost, expr: ast.expr, elt: ast.expr, flow: Flow, frame: Frame) -> Value | None:
+def unrolled(ex: _Reader, expr: ast.expr, elt: ast.expr, flow: Flow, frame: Frame) -> Value | None:
     """The comprehension's value, element by element, when it runs over a short tuple or list of literals with
     one plain name as its target and no condition (None otherwise); a set's elements have no place to hold."""
     generators = getattr(expr, "generators", [])
@@ -33,7 +45,7 @@ def unrolled(ex: ExpressionsHost, expr: ast.expr, elt: ast.expr, flow: Flow, fra
             or not all(isinstance(e, ast.Constant) and type(e.value) in (str, int) for e in clause.iter.elts):
         return None
     keyed = isinstance(expr, ast.DictComp)
-    if keyed and not (isinstance(expr.key, ast.Name) and expr.key.id == clause.target.id):
+    if isinstance(expr, ast.DictComp) and not (isinstance(expr.key, ast.Name) and expr.key.id == clause.target.id):
         return None
     calls = ex.interp.calls
     scratch = flow.copy()

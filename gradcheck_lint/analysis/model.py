@@ -357,7 +357,8 @@ def _flag_defaults(interp: Interpreter, conditions: Iterable[Condition]) -> dict
     the enclosing function gives a literal True or False default."""
     out: dict[int, bool] = {}
     for cond in conditions:
-        test = cond.test.operand if isinstance(cond.test, ast.UnaryOp) and isinstance(cond.test.op, ast.Not) else cond.test
+        negated = isinstance(cond.test, ast.UnaryOp) and isinstance(cond.test.op, ast.Not)
+        test = cond.test.operand if negated else cond.test
         if not isinstance(test, ast.Name):
             continue
         node: ast.AST | None = cond.statement
