@@ -11,6 +11,7 @@ from . import names as N
 from .accumulation import combined_terms
 from .concatenation import REST_KEY as _REST_KEY
 from .concatenation import concatenated
+from .constant_comprehensions import unrolled
 from .conventions import convention
 from .deferred import defer, may_make_context, synthetic_call
 from .definitions import ClassInfo
@@ -365,6 +366,10 @@ class Expressions:
         first = generators[0]
         counters = interp.counters
         results: list[Value] = []
+        if not interp.prescan.interesting.get(id(first), True):
+            each = unrolled(self, expr, elt, flow, frame)
+            if each is not None:
+                return each  # `{key: make_optimizer(key) for key in ["net", "aux"]}`: two optimizers, by key
         if interp.prescan.interesting.get(id(first), True):
             # `[self.train_step(b) for b in loader]` is a training loop.
             loop = interp.loop_for(first, counters.loop_count(first.iter, self.eval(first.iter, flow.copy(), frame)))
@@ -647,9 +652,10 @@ class Expressions:
             stored = self._accumulated(source, key, flow, frame)
             if stored is not None:
                 value = interp.keepalives.note(stmt, key, stored, value, frame, code(target), rebinds=True)
-        if not value.entities and not value.modules and value.opaque:
+        if not value.entities and not value.modules and value.opaque and not value.items:
             # `self.model = model.to(device)` with `model` of unknown origin: how `self.model` is used
-            # elsewhere (`.parameters()`, `.step()`) says what it is.
+            # elsewhere (`.parameters()`, `.step()`) says what it is. (A dict or list built here is what it is,
+            # whatever its items are: `optimizer = {"net": ..., "aux": ...}` is no optimizer.)
             made = key.startswith("self.") and self._made_by_call(source, frame)
             minted = interp.objects.entity_for_unknown_ref(key, made=made)
             if minted is not None:

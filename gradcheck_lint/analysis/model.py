@@ -85,6 +85,7 @@ class TrainingModel:
             e.uid for e in interp.table.entities.values()
             if e.api and cat.method(e.api, "no_sync") is None and cat.method(e.api, "set_requires_gradient_sync") is not None}
         self.by_akey: dict[int, list[Condition]] = interp.by_akey
+        self.flag_defaults: dict[int, bool] = _flag_defaults(interp, self.conditions.values())
         # The wall-clock budget is gone: the work budget is counted, so a result never depends on load.
         self.out_of_time: bool = False
         # What the work budget left out of the analysis, for a notice to the user (None: all analysed).
@@ -206,6 +207,12 @@ class TrainingModel:
 
     def steps_of(self, uid: int) -> list[Step]:
         return sorted((s for s in self.steps.values() if s.optimizer.uid == uid), key=lambda s: self.order(s.node))
+
+    def flag_off_its_default(self, state: PathState) -> bool:
+        """This path takes a flag parameter off its literal default (`clear_grad_bef_opt=True` taken false) in a
+        function whose callers in sight never pass it so: that the flag is ever so is an assumption."""
+        return any(a.value != self.flag_defaults.get(cond.id, a.value)
+                   for a in state.assumptions for cond in self.by_akey.get(a.cond, ()))
 
     def guards(self, step: Step, state: PathState) -> list[Condition]:
         """Conditions of this path that the step depends on: enclosing ifs and earlier `continue` guards."""
@@ -343,3 +350,26 @@ def _file_of(project: ProjectView | None, node: ast.AST) -> str | None:
     if module is None or project is None:
         return None
     return os.path.relpath(module.path, os.path.dirname(project.abs)).replace(os.sep, "/")
+
+
+def _flag_defaults(interp: Interpreter, conditions: Iterable[Condition]) -> dict[int, bool]:
+    """Condition id -> the default of the flag it tests: `if clear_grad_bef_opt:` (or `if not ...:`) of a parameter
+    the enclosing function gives a literal True or False default."""
+    out: dict[int, bool] = {}
+    for cond in conditions:
+        negated = isinstance(cond.test, ast.UnaryOp) and isinstance(cond.test.op, ast.Not)
+        test = cond.test.operand if negated else cond.test
+        if not isinstance(test, ast.Name):
+            continue
+        node: ast.AST | None = cond.statement
+        while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node = interp.parent(node)
+        if node is None:
+            continue
+        a = node.args
+        positional = [*a.posonlyargs, *a.args]
+        pairs = [*zip(positional[len(positional) - len(a.defaults):], a.defaults), *zip(a.kwonlyargs, a.kw_defaults)]
+        for param, default in pairs:
+            if param.arg == test.id and isinstance(default, ast.Constant) and type(default.value) is bool:
+                out[cond.id] = default.value
+    return out

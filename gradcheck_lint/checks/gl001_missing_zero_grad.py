@@ -103,7 +103,7 @@ for x in torch.randn(8, 4).split(2):
                 continue  # undone by restoring the weights, or a benchmark's repeated steps: it trains nothing
             opt = step.optimizer
             holders = model.optimizer_holders(opt)
-            stale = leftover = stale_holder = None
+            stale = leftover = stale_holder = stale_state = None
             unconditional = not any(stack for stack in step.if_stacks)
             for state in step.states():
                 held = state.held(holders)
@@ -114,7 +114,7 @@ for x in torch.randn(8, 4).split(2):
                         # the witness the finding is graded by: a certain one where any path holds one (a `try:` around
                         # the backward leaves an uncertain twin of the same contribution on the handler's path)
                         if stale is None or not stale.certain and contribution.certain:
-                            stale, stale_holder = contribution, holder
+                            stale, stale_holder, stale_state = contribution, holder, state
                         if stale.certain:
                             break
                         continue  # another contribution held here may be a certain witness (the model's own loss)
@@ -170,6 +170,10 @@ for x in torch.randn(8, 4).split(2):
             # the gradients went stale at some step of these parameters: when one of them is only guessed to step
             # this optimizer (`pair.sched.step()` taken for `pair.optim`'s), so is the staleness
             facts += [s.link for s in model.steps.values() if s.optimizer.uid in stale.consumers]
+            if stale_state is not None and model.flag_off_its_default(stale_state):
+                # `if clear_grad_bef_opt: zero_grad()` of `clear_grad_bef_opt=True`: no clear only where the flag is
+                # passed false, which nothing in sight does (VHL's trainer, lockbox 15)
+                facts.append(assumed(Assumption.PARAMETER))
             if step.closure_evaluations == "unknown":
                 facts.append(assumed(Assumption.CLASS))  # whether its step calls the closure again
             if may:
