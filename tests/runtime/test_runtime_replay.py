@@ -182,11 +182,11 @@ def late_grads_dropped_by_hand(gan: Gan, i: int) -> None:
     gan.opt_G.step()
 
 
-def grads_dropped_by_hand_from_then_on(gan: Gan, i: int) -> None:
+def grads_dropped_by_hand_from_then_on(gan: Gan, i: int, start: int = STEADY) -> None:
     gan.opt_D.zero_grad()
     for k in range(ACCUM):
         gan.d_loss(k).backward()
-        if i >= STEADY and k == 0:
+        if i >= start and k == 0:
             for p in gan.D.parameters():
                 p.grad = None  # every first micro-batch dropped behind the probe's back, from then on
     gan.opt_D.step()
@@ -221,14 +221,15 @@ def always_undivided(gan: Gan, i: int) -> None:
     gan.opt_G.step()
 
 
-def late_kept_losses(gan: Gan, i: int, kept: list[torch.Tensor] = []) -> None:  # noqa: B006 - one run's list
+def late_kept_losses(gan: Gan, i: int, kept: list[torch.Tensor] = [],  # noqa: B006 - one run's list
+                     start: int = STEADY) -> None:
     if i == 0:
         kept.clear()
     gan.opt_D.zero_grad()
     for k in range(ACCUM):
         loss = gan.d_loss(k)
         loss.backward()
-        if i >= STEADY:
+        if i >= start:
             kept.append(loss)  # graphs kept alive from here (GL008)
     gan.opt_D.step()
     gan.opt_G.zero_grad()
@@ -237,10 +238,10 @@ def late_kept_losses(gan: Gan, i: int, kept: list[torch.Tensor] = []) -> None:  
     gan.opt_G.step()
 
 
-def late_undivided_loss(gan: Gan, i: int) -> None:
+def late_undivided_loss(gan: Gan, i: int, start: int = STEADY) -> None:
     gan.opt_D.zero_grad()
     for k in range(ACCUM):
-        gan.d_loss(k, divide=i < STEADY).backward()  # the same calls, the loss no longer divided (GL003)
+        gan.d_loss(k, divide=i < start).backward()  # the same calls, the loss no longer divided (GL003)
     gan.opt_D.step()
     gan.opt_G.zero_grad()
     for k in range(ACCUM):

@@ -7,12 +7,20 @@ loss's factors or GL008's tags show it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import pytest
 
 torch = pytest.importorskip("torch")
-from test_runtime_replay import ACCUM, Gan, steady  # noqa: E402
+from test_runtime_replay import (  # noqa: E402
+    ACCUM,
+    Gan,
+    grads_dropped_by_hand_from_then_on,
+    late_kept_losses,
+    late_undivided_loss,
+    steady,
+)
 
 from gradcheck_lint.runtime import guard, recorder, replay  # noqa: E402
 
@@ -133,45 +141,10 @@ def _missing_clear_from_late_on(gan: Gan, i: int) -> None:
     gan.opt_G.step()
 
 
-def _grads_dropped_from_late_on(gan: Gan, i: int) -> None:
-    gan.opt_D.zero_grad()
-    for k in range(ACCUM):
-        gan.d_loss(k).backward()
-        if i >= LATE and k == 0:
-            for p in gan.D.parameters():
-                p.grad = None  # a clear by hand from step `LATE` on: the calls are the same
-    gan.opt_D.step()
-    gan.opt_G.zero_grad()
-    for k in range(ACCUM):
-        gan.g_loss(k).backward()
-    gan.opt_G.step()
-
-
-def _undivided_from_late_on(gan: Gan, i: int) -> None:
-    gan.opt_D.zero_grad()
-    for k in range(ACCUM):
-        gan.d_loss(k, divide=i < LATE).backward()  # the same calls, the loss no longer divided
-    gan.opt_D.step()
-    gan.opt_G.zero_grad()
-    for k in range(ACCUM):
-        gan.g_loss(k).backward()
-    gan.opt_G.step()
-
-
-def _kept_from_late_on(gan: Gan, i: int, kept: list[torch.Tensor] = []) -> None:  # noqa: B006 - one run's list
-    if i == 0:
-        kept.clear()
-    gan.opt_D.zero_grad()
-    for k in range(ACCUM):
-        loss = gan.d_loss(k)
-        loss.backward()
-        if i >= LATE:
-            kept.append(loss)  # graphs kept alive from step `LATE` on (GL008)
-    gan.opt_D.step()
-    gan.opt_G.zero_grad()
-    for k in range(ACCUM):
-        gan.g_loss(k).backward()
-    gan.opt_G.step()
+# the bugs of `test_runtime_replay`, starting at `LATE` instead
+_grads_dropped_from_late_on = functools.partial(grads_dropped_by_hand_from_then_on, start=LATE)
+_undivided_from_late_on = functools.partial(late_undivided_loss, start=LATE)
+_kept_from_late_on = functools.partial(late_kept_losses, start=LATE)
 
 
 def test_a_missing_clear_from_a_late_step_is_reported_at_that_step() -> None:
