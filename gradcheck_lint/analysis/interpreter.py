@@ -1141,15 +1141,25 @@ class Interpreter:
         outs = [body]
         if stmt.orelse and body.normal is not None:
             outs[0] = body.then(self.exec_block(stmt.orelse, body.normal, frame))
+        # a body that changed no gradient and no GradScaler record on any path that ran through it (`batch =
+        # next(it)` of `try: ... except StopIteration: it = iter(loader)`) left them as they were wherever it
+        # raised: the handler starts from them as they are, not as uncertain
+        inert = body.normal is not None and _gradients_of(body.normal) == _gradients_of(entry)
         for handler in stmt.handlers:
             start = Flow.join([entry, body.normal])
             if start is not None:
-                start.map_quiet(PathState.exceptional)
+                if not inert:
+                    start.map_quiet(PathState.exceptional)
                 outs.append(self.exec_block(handler.body, start, frame))
         merged = Outcome.merge(outs)
         if stmt.finalbody and merged.normal is not None:
             merged = merged.then(self.exec_block(stmt.finalbody, merged.normal, frame))
         return merged
+
+
+def _gradients_of(flow: Flow) -> frozenset[tuple[object, object]]:
+    """What the paths of `flow` hold of gradients and of GradScaler records."""
+    return frozenset((s.grads, s.amp) for s in flow.states)
 
 
 def _entered_by_hand(stmt: ast.AST) -> ast.expr | None:
