@@ -10,7 +10,7 @@ place (`REST_KEY`: a read of one of them gets the right operand whole, and the p
 
 from __future__ import annotations
 
-from .values import EMPTY, Value, join
+from .values import Value, display
 
 REST_KEY = "?rest"
 
@@ -27,7 +27,4 @@ def concatenated(left: Value, right: Value) -> Value | None:
         return None  # a dict, or places already unknown: nothing is said of where what goes
     else:
         items = [(str(i), v) for i, v in enumerate(head)] + [(REST_KEY, right)]
-    j = join([v for _, v in items]) if items else EMPTY
-    return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
-                 divisors=j.divisors, divided_twice=j.divided_twice, multipliers=j.multipliers, shares=j.shares,
-                 items=tuple(items), present=True)
+    return display(items)

@@ -12,12 +12,13 @@ each element runs as a call path of its own: its objects are its own, and the re
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from typing import Protocol
 
 from . import names as N
 from .flow import Flow, Frame
 from .parts import ExpressionsHost
-from .values import EMPTY, Value, join
+from .values import Value, display, join
 
 
 class _Reader(Protocol):
@@ -61,7 +62,6 @@ def unrolled(ex: _Reader, expr: ast.expr, elt: ast.expr, flow: Flow, frame: Fram
         key = N.literal_key(element) if keyed else str(i)
         items.append((key if key is not None else f"?{i}", value))
     flow.states = scratch.states
-    j = join([v for _, v in items]) if items else EMPTY
-    return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
-                 divisors=j.divisors, divided_twice=j.divided_twice, multipliers=j.multipliers, shares=j.shares,
-                 built=j.built, graph=j.graph, sync=j.sync, amp=j.amp, items=tuple(items), present=True)
+    # (the elements' graphs come along, as a comprehension's do: `eval_comprehension`)
+    j = join([v for _, v in items])
+    return replace(display(items), built=j.built, graph=j.graph, sync=j.sync, amp=j.amp)

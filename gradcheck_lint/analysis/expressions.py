@@ -27,7 +27,7 @@ from .provenance import Assumption, assumed
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
 from .unpacking import unpack
-from .values import EMPTY, OPAQUE, PRESENT, Counter, Holder, Kind, Value, blank, join, present, union_as_tensor
+from .values import EMPTY, OPAQUE, PRESENT, Counter, Holder, Kind, Value, blank, display, join, present, union_as_tensor
 from .walk import breadth_first, iter_tree
 
 _ANY_KEY = "?*"  # the item of a dict stored under a key the analysis does not know (`d[name] = ...`)
@@ -150,11 +150,7 @@ class Expressions:
             # with another value is that context, off on some micro-batches; see `values._joined_context`)
             return join(arms)
         if kind in (ast.Tuple, ast.List, ast.Set):
-            items = [(str(i), self.eval(el, flow, frame)) for i, el in enumerate(expr.elts)]
-            j = join([v for _, v in items]) if items else EMPTY
-            return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
-                         divisors=j.divisors, divided_twice=j.divided_twice, multipliers=j.multipliers,
-                         shares=j.shares, items=tuple(items), present=True)
+            return display([(str(i), self.eval(el, flow, frame)) for i, el in enumerate(expr.elts)])
         if kind is ast.Starred:
             return self.eval(expr.value, flow, frame)
         if kind is ast.Dict:

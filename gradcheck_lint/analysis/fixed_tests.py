@@ -133,18 +133,21 @@ class FixedTests:
         if isinstance(test, ast.Compare):
             return self.constant_comparison(test, flow, frame)
         negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
-        name = test.operand if negated else test  # type: ignore[attr-defined]
-        if isinstance(name, ast.Attribute) and self._set_once(name, frame):
-            key = f"self.{name.attr}"  # `if self.gan:` of `self.gan = gan` in `__init__`, given `gan=True`
-        elif isinstance(name, ast.Name):
-            key = name.id
-        else:
+        key = self._setting_key(test.operand if negated else test, frame)  # type: ignore[attr-defined]
+        if key is None:
             return None
         v = self.interp.expressions.lookup(key, flow, frame)
         if v is None or v.const not in ("True", "False", "None"):
             return None
         truth = v.const == "True"
         return not truth if negated else truth
+
+    def _setting_key(self, node: ast.expr, frame: Frame) -> str | None:
+        """The name a tested value is looked up by: a plain name, or `self.x` set once (`if self.gan:` of
+        `self.gan = gan` in `__init__`, given `gan=True`); None for anything else."""
+        if isinstance(node, ast.Attribute) and self._set_once(node, frame):
+            return f"self.{node.attr}"
+        return node.id if isinstance(node, ast.Name) else None
 
     def _set_once(self, node: ast.Attribute, frame: Frame) -> bool:
         """`self.x` in a method of a class none of whose methods but `__init__` (nor its bases') assigns it:
@@ -175,11 +178,8 @@ class FixedTests:
     def _none_comparison(self, subject: ast.expr, is_none: bool, flow: Flow, frame: Frame) -> bool | None:
         """`if lm_labels is not None:` in a forward called without `lm_labels` (its default None), or `if self.x is
         None:` of a setting `__init__` left None: decided when the name holds None, or a literal, on this call."""
-        if isinstance(subject, ast.Attribute) and self._set_once(subject, frame):
-            key = f"self.{subject.attr}"
-        elif isinstance(subject, ast.Name):
-            key = subject.id
-        else:
+        key = self._setting_key(subject, frame)
+        if key is None:
             return None
         v = self.interp.expressions.lookup(key, flow, frame)
         if v is None or v.counter is not None:

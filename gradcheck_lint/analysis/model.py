@@ -20,7 +20,7 @@ from .names import NON_FINITE
 from .pathcap import paths_left_out
 from .purpose import Purposes
 from .sync_choices import SyncChoice
-from .syntax import Source, code
+from .syntax import Source, code, parameters
 from .values import Entity, EntityTable, Holder
 
 if TYPE_CHECKING:
@@ -366,10 +366,8 @@ def _flag_defaults(interp: Interpreter, conditions: Iterable[Condition]) -> dict
             node = interp.parent(node)
         if node is None:
             continue
-        a = node.args
-        positional = [*a.posonlyargs, *a.args]
-        pairs = [*zip(positional[len(positional) - len(a.defaults):], a.defaults), *zip(a.kwonlyargs, a.kw_defaults)]
-        for param, default in pairs:
-            if param.arg == test.id and isinstance(default, ast.Constant) and type(default.value) is bool:
-                out[cond.id] = default.value
+        positional, kwonly, _stars = parameters(node)
+        for param in (*positional, *kwonly):
+            if param.name == test.id and isinstance(param.default, ast.Constant) and type(param.default.value) is bool:
+                out[cond.id] = param.default.value
     return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -345,6 +345,15 @@ def _graph_assumed(vals: Iterable[Value]) -> bool:
     holds it only by a backward taken by its name (`Value.graph_assumed`)."""
     graphs = [v.graph_assumed for v in vals if v.graph]
     return bool(graphs) and all(graphs)
+
+
+def display(items: Sequence[tuple[str, Value]]) -> Value:
+    """A tuple, list or dict built in sight from these items (by position or key): what any of them holds, as a
+    whole, and each of them at its place."""
+    j = join([v for _, v in items]) if items else EMPTY
+    return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
+                 divisors=j.divisors, divided_twice=j.divided_twice, multipliers=j.multipliers, shares=j.shares,
+                 items=tuple(items), present=True)
 
 
 def union_as_tensor(values: Iterable[Value]) -> Value:
