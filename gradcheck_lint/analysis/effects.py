@@ -136,8 +136,12 @@ class Effects:
         return EMPTY
 
     def _hook_grads(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        """The target's gradients may be rescaled in place (a hook, `scale_grads_(model, 1 / n)`); an optimizer's
+        target is every parameter it steps (`optimizer.multiply_grads(1 / sample_size)` of fairseq's optimizers)."""
         for v in site.values(effect.ref("target")):
             self.table.hooked |= self.interp.holders_of_modules([v]) | self.interp.holders_of_params(v)
+            for opt in v.of_kind(Kind.OPTIMIZER):
+                self.table.rescaled_by_optimizer |= self.table.optimizer_holders(opt)
         return EMPTY
 
     def _unscale(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:

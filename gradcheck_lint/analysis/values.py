@@ -415,6 +415,8 @@ class EntityTable:
     accumulating: set[int] = field(default_factory=set)
     # parameters whose gradients a hook rescales as they are computed or reduced (`register_comm_hook`)
     hooked: set[Holder] = field(default_factory=set)
+    # parameters an optimizer's own method rescaled in place (`optimizer.multiply_grads(1 / n)`): those it steps only
+    rescaled_by_optimizer: set[Holder] = field(default_factory=set)
     # parameters with a hook run once each backward has accumulated into them
     # (`register_post_accumulate_grad_hook`): an optimizer may step there, inside the backward
     hooked_after_accumulation: set[Holder] = field(default_factory=set)

@@ -249,6 +249,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     backward = model.backwards[c.backward]
                     if any(w.overlaps(h) for h in model.table.hooked for w in (held, *backward.written)):
                         continue  # a gradient hook, a communication hook or a gradient-scaling helper may divide them
+                    if any(held.overlaps(h) for h in model.table.rescaled_by_optimizer):
+                        continue  # the optimizer rescales what it steps (`optimizer.multiply_grads(1 / n)`)
                     if backward.framework_scaled:
                         continue
                     if step.framework_gated:
