@@ -532,7 +532,7 @@ class Calls:
                        if self.table.ownership.get(o.uid, Ownership()).unknown}
             if unknown:
                 text = code(recv_node)
-                interp.recorder.clear(call, f"{text}.zero_grad()", text, unknown, flow, frame)
+                interp.recorder.clear(call, f"{text}.zero_grad()", text, unknown, flow, frame, target_assumed=True)
                 return EMPTY
         return self.unmodelled_method(call, attr, recv, recv_node, pos, kw, flow, frame)
 

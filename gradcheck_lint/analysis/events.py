@@ -136,11 +136,14 @@ class Clear:
     everything: bool = False  # the target is unknown: treated as clearing every gradient
     loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
     if_stacks: set[tuple[int, ...]] = field(default_factory=set)
+    # the target was not made out (`m.zero_grad()` of a value the analysis cannot name): taken to clear what an
+    # optimizer of parameters not known steps, by assumption (it may be a part of them, or none of them)
+    target_assumed: bool = False
 
     @property
     def provenance(self) -> Provenance:
         """Read when what it clears is known; assumed when its target is unknown."""
-        return assumed(Assumption.OPAQUE) if self.everything else READ
+        return assumed(Assumption.OPAQUE) if self.everything or self.target_assumed else READ
 
 
 @dataclass(eq=False)

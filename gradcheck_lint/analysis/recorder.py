@@ -389,15 +389,17 @@ class Recorder:
 
     # -- clear
     def clear(self, node: ast.AST, text: str, target: str, holders: set[Holder], flow: Flow, frame: Frame,
-              everything: bool = False) -> None:
-        """Gradients of `holders` (or of everything, when the target is unknown) are cleared."""
+              everything: bool = False, target_assumed: bool = False) -> None:
+        """Gradients of `holders` (or of everything, when the target is unknown) are cleared; `target_assumed`:
+        `holders` stand for a target the analysis could not make out."""
         self.touched.add(id(node))
         ev = self.clears.get(id(node))
         if ev is None:
-            ev = Clear(self.ordinal(node), node, text, target, set(holders), everything)
+            ev = Clear(self.ordinal(node), node, text, target, set(holders), everything, target_assumed=target_assumed)
             self.clears[id(node)] = ev
         else:
             ev.holders |= holders
+            ev.target_assumed = ev.target_assumed or target_assumed
         # a loop over parameters (`for p in model.parameters(): p.grad = None`) is part of the clear
         ev.loop_stacks.add(tuple(loop for loop in frame.loops if self.interp.loop_trains(loop)))
         ev.if_stacks.add(frame.ifs)

@@ -42,3 +42,41 @@ def test_a_clear_of_what_a_known_optimizer_steps_is_certain() -> None:
     """The optimizer is built in sight over `self.model.base`: clearing the base leaves its step nothing."""
     # (the classifier's clear, line 23, touches nothing the optimizer steps: not reported)
     assert [(d.code, d.line, d.certainty) for d in check_source(KNOWN)] == [("GL002", 21, Certainty.CERTAIN)]
+
+
+# A clear of a value the analysis cannot make out at all (an item of a list handed in) was taken to clear what
+# the optimizer of unknown parameters steps, and reported as certain: knn-per freezes the modules it is given
+# (lockbox 15, development material now). That it clears them is the assumption; the finding is `possible`.
+HANDED = '''
+import torch
+
+
+class Learner:
+    def __init__(self, model, criterion, optimizer):
+        self.model = model
+        self.criterion = criterion
+        self.optimizer = optimizer
+
+    def fit_epoch(self, iterator, frozen_modules=None):
+        if frozen_modules is None:
+            frozen_modules = []
+        self.model.train()
+        for x, y in iterator:
+            self.optimizer.zero_grad()
+            loss = self.criterion(self.model(x), y).mean()
+            loss.backward()
+            for frozen_module in frozen_modules:
+                frozen_module.zero_grad()
+            self.optimizer.step()
+'''
+
+
+def test_a_clear_of_an_object_not_made_out_is_possible() -> None:
+    assert [(d.code, d.line, d.certainty) for d in check_source(HANDED)] == [("GL002", 20, Certainty.POSSIBLE)]
+
+
+def test_a_clear_of_the_optimizer_itself_stays_certain() -> None:
+    """The same loop clearing `self.optimizer` between backward and step: what it clears is what it steps."""
+    text = HANDED.replace("            for frozen_module in frozen_modules:\n                frozen_module.zero_grad()\n",
+                          "            self.optimizer.zero_grad()\n")
+    assert [(d.code, d.line, d.certainty) for d in check_source(text)] == [("GL002", 19, Certainty.CERTAIN)]
