@@ -144,6 +144,12 @@ class KeepAlives:
             return given  # a local of a function called in the loop (`rewards = rewards + log_pi`): gone at its return
         if fn is not None and not _within(self.interp.loops[loop].node, fn) and _in_fresh_local(fn, target):
             return given  # an attribute of an object the call makes (`r = Output(); r.loss = r.loss + err`): made anew
+        if fn is not None and not _within(self.interp.loops[loop].node, fn) and "." in target \
+                and _reset_among(target, self.resets_in(getattr(fn, "node", fn))):
+            # `self.h0 = torch.zeros(...)` then `self.h0[-1] = self.proj(z)` in a method called in the loop: each call
+            # makes the tensor afresh (not only the first: `if self.h0 is None:` starts it once), so it holds one
+            # call's graph, dropped at the next (sa-vae's decoder)
+            return given
         around = self.interp.loops[loop]
         if _reset_among(target, self.resets_in(around.node)) or any(_reset_among(target, self.resets_in(m))
                                                                     for m in around.each_batch):
