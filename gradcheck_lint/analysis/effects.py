@@ -269,6 +269,8 @@ class Effects:
         return self.interp.callables.bind(site.call, func, found[0], rest, keywords, frame, made)
 
     def _invoke(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        if effect.value("processes") == "several":
+            self.table.launches_processes = True
         found = site.arg(effect.ref("function"))
         if found is not None and isinstance(found[1], ast.Name):
             self.interp.invoke(found[1].id, flow, frame)

@@ -42,9 +42,10 @@ class TrainingModel:
     """Training events of a module (backward, step, clear) and the gradient states seen at each."""
 
     def __init__(self, module: ast.Module, source: str, models: tuple[ModelFile, ...] = (), *,
-                 hooks_only: bool = False, project: ProjectView | None = None) -> None:
+                 hooks_only: bool = False, project: ProjectView | None = None, notebook: bool = False) -> None:
         """`hooks_only`: the file calls no backward and no step of its own (the prefilter says so), so
-        only what the class definitions say is read: loss hooks the framework trains on."""
+        only what the class definitions say is read: loss hooks the framework trains on. `notebook`: the
+        source is a notebook's code cells, run in its kernel's one process unless it launches others."""
         self.module = module
         interp = Interpreter(module, source, models, project)
         self.project = project
@@ -92,6 +93,8 @@ class TrainingModel:
         self.cut_short: str | None = interp.cut_short
         self.unreliable: set[int] = interp.unreliable  # findings anchored at these nodes are dropped (engine)
         self.refuses_distributed_accumulation: bool = interp.prescan.refuses_distributed_accumulation
+        # a notebook that starts no processes runs in one: a framework's `prepare` wraps nothing in DDP there
+        self.one_process: bool = notebook and not interp.table.launches_processes
         self.module_constant = interp.module_constant  # the int a module-level name is bound to once (`N = 4`)
         self.parent = interp.parent  # one map of the module's nodes to their parents, built on first use
         self.qualify = interp.imports.qualify  # `nn.Linear` -> `torch.nn.Linear`, by the module's imports

@@ -408,6 +408,8 @@ class EntityTable:
     # model uid -> the framework call that may have wrapped it for data parallelism (`accelerator.prepare`),
     # and that framework's sync context (a template with `{model}` to fill in)
     parallelised_by: dict[int, tuple[str, str]] = field(default_factory=dict)
+    # the code starts processes of its own (`torch.multiprocessing.spawn(main)`, `notebook_launcher(train)`)
+    launches_processes: bool = False
     # uid of an object built from optimizers (a scheduler or a wrapper) -> those optimizers' uids
     wraps: dict[int, frozenset[int]] = field(default_factory=dict)
     # framework objects whose accumulation context was entered: their sync state now gates their

@@ -117,6 +117,8 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                         continue
                     if wrapper in model.table.parallelised_by and wrapper not in model.table.gated_models and model.refuses_distributed_accumulation:
                         continue  # a prepared model left out of `accumulate()`, in a script that refuses that case on several processes
+                    if wrapper in model.table.parallelised_by and model.one_process:
+                        continue  # prepared in a notebook that launches no processes: one process, no DDP around it
                     reported.add(place)
                     prepared_by = model.table.parallelised_by.get(wrapper)
                     by_flag = wrapper in model.sync_by_flag_method  # FSDP2: `set_requires_gradient_sync`, no `no_sync()`

@@ -106,7 +106,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "summed": {},                                     # a loss of the arguments summed over its samples: not to be divided by a window
     "number": {},                                     # a Python number computed from them (`float(loss)`): no graph
     "inert": {},                                      # no gradient effect, nothing of interest returned
-    "invoke": {"function": "ref"},                    # calls a function it is given (`fire.Fire(main)`)
+    # calls a function it is given (`fire.Fire(main)`); `processes`: "several" when it runs it in several processes
+    # (`torch.multiprocessing.spawn`, accelerate's `notebook_launcher`): data parallelism needs such a launch
+    "invoke": {"function": "ref", "processes": "str"},
     "defer": {"function": "ref"},                     # a callable of `function` and the other arguments (`partial`)
     # the receiver's (or `owner`'s) attribute `name` (a literal) is `value` (`add_module`, `setattr(student, name, m)`)
     "set_attribute": {"name": "ref", "value": "ref", "owner": "ref"},
