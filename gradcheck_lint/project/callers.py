@@ -34,6 +34,7 @@ from typing import Protocol
 
 from ..analysis.provenance import Assumption
 from ..diagnostics import Certainty, Diagnostic, RelatedLocation, Span
+from ..sources import read_bytes
 from .index import ProjectIndex
 
 
@@ -177,11 +178,10 @@ def _reported(other: str, path: str, me: str) -> str:
 
 
 def _segment(path: str, span: Span) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
+    data = read_bytes(path)  # (never a plain open: a named pipe would block)
+    if isinstance(data, str):
         return ""
+    lines = data.decode("utf-8", "replace").splitlines()
     if span.line != span.end_line or not 0 < span.line <= len(lines):
         return ""
     return " ".join(lines[span.line - 1][span.column - 1:span.end_column - 1].split())[:80]

@@ -21,7 +21,7 @@ from ..analysis.flow import Function
 from ..analysis.names import ImportMap
 from ..analysis.syntax import FUNCTIONS, Source, register_foreign, unregister_foreign
 from ..analysis.walk import breadth_first, children
-from ..sources import decode_source, parse_python
+from ..sources import decode_source, parse_python, read_bytes
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # A project file larger than this is not read for its definitions (generated code, vendored bundles).
@@ -390,12 +390,15 @@ class ProjectIndex:
             try:
                 if os.path.getsize(path) > MAX_FOREIGN_BYTES:
                     return None
-                with open(path, "rb") as fh:
-                    data = fh.read()
+            except OSError:
+                return None
+            # (never a plain open: a named pipe called `x.py` in the project would block the run for good)
+            data = read_bytes(path)
+            if isinstance(data, str):
+                known = ""  # not a regular file, or unreadable: its reason belongs to its own check, if it is given
+            else:
                 known = decode_source(data).text or ""
                 digest = hashlib.sha256(data).hexdigest()
-            except OSError:
-                known = ""
             self._texts[path] = known
             self._digests[path] = digest
         if self.recording is not None and self._digests.get(path):
@@ -445,11 +448,9 @@ def _inside(directory: str, root: str) -> bool:
 
 
 def _parse(path: str) -> ForeignModule | None:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
+    data = read_bytes(path)
+    if isinstance(data, str):
+        return None  # unreadable, or not a regular file (a named pipe would block a plain open)
     text = decode_source(data).text
     if text is None:
         return None

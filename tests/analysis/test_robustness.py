@@ -214,6 +214,29 @@ def test_named_pipe_is_not_read(tmp_path) -> None:  # type: ignore[no-untyped-de
     assert codes(diags) == ["GL000"] and "named pipe" in diags[0].message
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+def test_named_pipe_in_the_project_is_not_read_as_a_caller(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A finding settled with the files that call its file reads the project's `.py` files for their import lines:
+    a FIFO among them (a test's leftover called `x.py`) blocked that read, and the run, for good."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    (tmp_path / "learner.py").write_text(
+        "class Learner:\n"
+        "    def __init__(self, model, optimizer):\n"
+        "        self.model = model\n"
+        "        self.optimizer = optimizer\n\n"
+        "    def fit(self, batches):\n"
+        "        for x, y in batches:\n"
+        "            self.optimizer.zero_grad()\n"
+        "            loss = (self.model(x) - y).pow(2).mean()\n"
+        "            loss.backward()\n"
+        "            self.model.head.zero_grad()\n"
+        "            self.optimizer.step()\n")
+    os.mkfifo(tmp_path / "pipe.py")
+    with hang_guard(60):
+        diags = check_file(str(tmp_path / "learner.py"))
+    assert codes(diags) == ["GL002"] and diags[0].possible  # (a possible finding is settled with its callers)
+
+
 def test_devices_directories_and_broken_links_as_files(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Unreadable paths that even root cannot read as Python source."""
     (tmp_path / "pkg.py").mkdir()
