@@ -28,6 +28,9 @@ class ClassInfo:
     api: str = ""  # the nearest catalogue type among its bases (`lightning.pytorch.LightningModule`)
     manual_optimization: bool = False
     subclasses: list[ClassInfo] = field(default_factory=list)
+    # the definitions of the file that holds the class: its base names are names of that file (a class of another
+    # file of the project extends a class its own file defines or imports, which the checked file may not know)
+    home: Definitions | None = field(default=None, repr=False, compare=False)
 
 
 def is_property(fn: Function) -> bool:
@@ -64,7 +67,7 @@ class Definitions:
             elif isinstance(stmt, ast.ClassDef):
                 methods = {s.name: s for s in stmt.body if isinstance(s, FUNCTIONS)}
                 bases = tuple(filter(None, (imports.qualify(a) for a in stmt.bases)))
-                self.classes[stmt.name] = ClassInfo(stmt, stmt.name, bases, methods)  # type: ignore[arg-type]
+                self.classes[stmt.name] = ClassInfo(stmt, stmt.name, bases, methods, home=self)  # type: ignore[arg-type]
         self._resolve_hierarchy(imports)
 
     def _resolve_hierarchy(self, imports: ImportMap) -> None:
@@ -126,7 +129,10 @@ class Definitions:
 
     def _parent(self, base: str, child: ClassInfo) -> ClassInfo | None:
         """The class a base name of `child` names: a class of this file by its name, unless the name is qualified
-        (`plato.trainers.basic.Trainer`) and names a class of another file of the project; never `child` itself."""
+        (`plato.trainers.basic.Trainer`) and names a class of another file of the project; never `child` itself.
+        A class of another file names its bases in its own file (`class Waifu2xEnv(I2IEnv)` of `env.py`)."""
+        if child.home is not None and child.home is not self:
+            return child.home._parent(base, child)
         local = self.classes.get(base.rsplit(".", 1)[-1])
         if local is child:
             local = None

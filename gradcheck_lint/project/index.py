@@ -372,11 +372,15 @@ class ProjectIndex:
                             taken[found] = wants
                     if other is None:
                         continue
-                    # a package's `__init__.py` only re-exports, mostly: what it imports is read at the same depth
-                    if level + 1 < depth or reexports:
+                    # a package's `__init__.py` only re-exports, mostly: what it imports is read at the same depth;
+                    # so is the module of a class the importer extends (`class GanEnv(I2IEnv)`): the loop it inherits
+                    # may sit in a base of that class, which its own module imports (nunif's `BaseEnv.train`)
+                    extended = bound is not None and _extends(body, bound)
+                    if level + 1 < depth or reexports or extended:
                         obase, oname, oinit = module_identity(found)
                         opkg = oname if oinit else oname.rpartition(".")[0]
-                        todo.append((other, obase, opkg, level + (not reexports), found, wants if reexports else None))
+                        todo.append((other, obase, opkg, level + (not (reexports or extended)), found,
+                                     wants if reexports else None))
         return out
 
     def text_of(self, path: str) -> str | None:
@@ -411,6 +415,11 @@ class ProjectIndex:
 
 _FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([^)#\n]*)", re.M)
 _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
+
+
+def _extends(text: str, name: str) -> bool:
+    """A class statement of `text` names `name` among its bases (`class GanEnv(env.I2IEnv, Mixin):`)."""
+    return re.search(rf"^[ \t]*class\s+\w+\s*\([^)]*\b{re.escape(name)}\b", text, re.M) is not None
 
 
 def _imported_modules(text: str, package: str) -> list[tuple[str | None, tuple[str, ...], str | None]]:

@@ -168,3 +168,35 @@ def test_a_base_loop_finding_only_a_subclass_reaches_is_reported_at_the_subclass
                                                                                   expected: set[tuple[int, str, str]]) -> None:
     root = project_tree(tmp_path, {"detector.py": DETECTOR, "gan_detector.py": GAN_DETECTOR.format(gan=gan)})
     assert _found(root / "gan_detector.py") == expected
+
+
+# The same base two levels up: `GanDetector(ImageDetector)`, and `ImageDetector(Detector)` in another file. The
+# middle class names its base in its own file; it was looked up in the checked file, which never names `Detector`,
+# so the base's loop was never run (lockbox 15's nunif GL010 miss, development material now).
+MIDDLE_BESIDE_BASE = DETECTOR + """
+
+class ImageDetector(Detector):
+    def preprocess(self, x):
+        return x
+"""
+MIDDLE_OWN_FILE = """\
+from detector import Detector
+
+
+class ImageDetector(Detector):
+    def preprocess(self, x):
+        return x
+"""
+
+
+@pytest.mark.parametrize("layout", ["middle_beside_base", "middle_in_own_file"])
+def test_a_base_loop_two_levels_up_in_other_files_runs_for_the_subclass(tmp_path: Path, layout: str) -> None:
+    subclass = GAN_DETECTOR.format(gan="True").replace("class GanDetector(Detector)", "class GanDetector(ImageDetector)")
+    if layout == "middle_beside_base":
+        files = {"detector.py": MIDDLE_BESIDE_BASE,
+                 "gan_detector.py": subclass.replace("from detector import Detector", "from detector import ImageDetector")}
+    else:
+        files = {"detector.py": DETECTOR, "image.py": MIDDLE_OWN_FILE,
+                 "gan_detector.py": subclass.replace("from detector import Detector", "from image import ImageDetector")}
+    root = project_tree(tmp_path, files)
+    assert _found(root / "gan_detector.py") == {(12, "GL009", "certain")}
