@@ -92,8 +92,13 @@ for x in torch.randn(16, 2, 4):
                 reported.add(id(backward.node))
                 msg, help_ = messages.double_loss_scaling(backward.call_text, backward.loss_text, divisor, backward.framework_window)
                 yield Finding(backward.node, msg, help_, (backward.framework, backward.loss.provenance), fix=drop_manual_division(model, backward, divisor))
+        steps_of: dict[int, set[int]] = {}  # optimizer uid -> the ids of its step calls
+        for s in model.steps.values():
+            steps_of.setdefault(s.optimizer.uid, set()).add(id(s.node))
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
-            if any(not _always_true(model, c) for stack in step.if_stacks for c in stack) or step.framework_gated:
+            mine = steps_of.get(step.optimizer.uid, set())
+            if any(not (_always_true(model, c) or _steps_either_way(model, c, mine)) for stack in step.if_stacks for c in stack) \
+                    or step.framework_gated:
                 continue  # a gated step: a window may well accumulate
             holders = model.optimizer_holders(step.optimizer)
             states = step.states()
@@ -139,6 +144,16 @@ for x in torch.randn(16, 2, 4):
             if window is None and _ACCUMULATION.search(d):
                 return d
         return None
+
+
+def _steps_either_way(model: TrainingModel, cond_id: int, steps: set[int]) -> bool:
+    """`if self.amp: scaler.step(opt) else: opt.step()`: both arms of the `if` step the optimizer, so the test
+    chooses how it steps, not whether: no gate."""
+    cond = model.conditions.get(cond_id)
+    node = cond.statement if cond is not None else None
+    if not isinstance(node, ast.If) or not node.orelse:
+        return False
+    return all(any(id(n) in steps for s in arm for n in breadth_first(s)) for arm in (node.body, node.orelse))
 
 
 def _always_true(model: TrainingModel, cond_id: int) -> bool:
