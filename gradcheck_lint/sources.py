@@ -28,12 +28,13 @@ class SourceText:
 def read_bytes(path: str) -> bytes | str:
     """Return the file's bytes, or why it cannot be read, in words; never raises."""
     try:
-        if os.path.isdir(path):
-            return _directory_reason(path)
-        # Non-blocking: opening a FIFO nobody writes to would otherwise wait forever.
+        # Non-blocking: opening a FIFO nobody writes to would otherwise wait forever. (One system call per file:
+        # the project index reads thousands; a directory opens too, and says so to `fstat`.)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
         with open(fd, "rb", closefd=True) as fh:
             mode = os.fstat(fh.fileno()).st_mode
+            if stat.S_ISDIR(mode):
+                return _directory_reason(path)
             if not stat.S_ISREG(mode):
                 return f"is not a regular file but {_file_kind(mode)}"
             return fh.read()
@@ -42,8 +43,10 @@ def read_bytes(path: str) -> bytes | str:
             return "is a broken symbolic link"
         return "does not exist"
     except IsADirectoryError:
-        return "is a directory, not a file"
+        return _directory_reason(path)
     except PermissionError:
+        if os.path.isdir(path):  # (a directory refuses to open on some systems)
+            return _directory_reason(path)
         return "cannot be read: permission denied"
     except OSError as exc:
         return f"cannot be read: {exc.strerror or exc}"
