@@ -87,6 +87,16 @@ class Amp:
             # as a backward through them assumes too
             if all((own := table.ownership.get(o.uid)) is not None and own.unknown for o in in_scope):
                 return list(in_scope)
+        if not found and named and not in_scope:
+            # a helper that names no optimizer (`get_total_grad_norm(model.parameters())` of a utils module): the
+            # optimizer whose gradients every path here holds scaled, when it updates these parameters or its
+            # own are not known (the one such optimizer: of several, which one is not known)
+            scaled = [o for o in self.interp.recorder.all_optimizers()
+                      if flow.states and all(any(stage == "scaled" for stage, _ in s.amp_marks(o.uid)) for s in flow.states)]
+            owning = [o for o in scaled if any(h.overlaps(x) for h in hs for x in table.optimizer_holders(o))
+                      or ((own := table.ownership.get(o.uid)) is not None and own.unknown)]
+            if len(owning) == 1:
+                return owning
         return found
 
     # -- transitions (a path keeps, per optimizer, ("scaled" | "unscaled" | "clipped", node) marks)
