@@ -222,7 +222,8 @@ def _run_rules(module: ast.Module, text: str, path: str, rules: list[type[Rule]]
 
 def _model_findings(module: ast.Module, text: str, path: str, rules: list[type[Rule]], models: tuple[ModelFile, ...],
                     hooks_only: bool, project: ProjectView | None) -> tuple[list[Diagnostic], str | None]:
-    model = TrainingModel(module, text, models, hooks_only=hooks_only, project=project, notebook=path.endswith(".ipynb"))
+    model = TrainingModel(module, text, models, hooks_only=hooks_only, project=project,
+                          notebook=path.endswith(".ipynb"))
     left_out = "; ".join(what for what in (model.cut_short, model.paths_left_out) if what)
     return _findings(model, text, path, rules), left_out or None
 

@@ -91,8 +91,8 @@ class Amp:
             # a helper that names no optimizer (`get_total_grad_norm(model.parameters())` of a utils module): the
             # optimizer whose gradients every path here holds scaled, when it updates these parameters or its
             # own are not known (the one such optimizer: of several, which one is not known)
-            scaled = [o for o in self.interp.recorder.all_optimizers()
-                      if flow.states and all(any(stage == "scaled" for stage, _ in s.amp_marks(o.uid)) for s in flow.states)]
+            scaled = [o for o in self.interp.recorder.all_optimizers() if flow.states and all(
+                any(stage == "scaled" for stage, _ in s.amp_marks(o.uid)) for s in flow.states)]
             owning = [o for o in scaled if any(h.overlaps(x) for h in hs for x in table.optimizer_holders(o))
                       or ((own := table.ownership.get(o.uid)) is not None and own.unknown)]
             if len(owning) == 1:

@@ -67,7 +67,8 @@ class Definitions:
             elif isinstance(stmt, ast.ClassDef):
                 methods = {s.name: s for s in stmt.body if isinstance(s, FUNCTIONS)}
                 bases = tuple(filter(None, (imports.qualify(a) for a in stmt.bases)))
-                self.classes[stmt.name] = ClassInfo(stmt, stmt.name, bases, methods, home=self)  # type: ignore[arg-type]
+                self.classes[stmt.name] = ClassInfo(
+                    stmt, stmt.name, bases, methods, home=self)  # type: ignore[arg-type]
         self._resolve_hierarchy(imports)
 
     def _resolve_hierarchy(self, imports: ImportMap) -> None:

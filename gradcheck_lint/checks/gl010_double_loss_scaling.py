@@ -97,8 +97,9 @@ for x in torch.randn(16, 2, 4):
             steps_of.setdefault(s.optimizer.uid, set()).add(id(s.node))
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             mine = steps_of.get(step.optimizer.uid, set())
-            if any(not (_always_true(model, c) or _steps_either_way(model, c, mine)) for stack in step.if_stacks for c in stack) \
-                    or step.framework_gated:
+            gated = any(not (_always_true(model, c) or _steps_either_way(model, c, mine))
+                        for stack in step.if_stacks for c in stack)
+            if gated or step.framework_gated:
                 continue  # a gated step: a window may well accumulate
             holders = model.optimizer_holders(step.optimizer)
             states = step.states()
