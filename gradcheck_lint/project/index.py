@@ -11,6 +11,7 @@ content (a changed file is parsed again).
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import os
 import re
@@ -373,9 +374,11 @@ class ProjectIndex:
                     if other is None:
                         continue
                     # a package's `__init__.py` only re-exports, mostly: what it imports is read at the same depth;
-                    # so is the module of a class the importer extends (`class GanEnv(I2IEnv)`): the loop it inherits
-                    # may sit in a base of that class, which its own module imports (nunif's `BaseEnv.train`)
-                    extended = bound is not None and _extends(body, bound)
+                    # so is the module of a class the checked file extends (`class GanEnv(I2IEnv)`): the loop it
+                    # inherits may sit in a base of that class, which its own module imports (nunif's `BaseEnv.train`).
+                    # (Only the checked file's own bases: following every module's, a library's class hierarchies
+                    # made a fifth more of its files pass the prefilter.)
+                    extended = not key and bound is not None and _extends(body, bound)
                     if level + 1 < depth or reexports or extended:
                         obase, oname, oinit = module_identity(found)
                         opkg = oname if oinit else oname.rpartition(".")[0]
@@ -419,7 +422,18 @@ _IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
 
 def _extends(text: str, name: str) -> bool:
     """A class statement of `text` names `name` among its bases (`class GanEnv(env.I2IEnv, Mixin):`)."""
-    return re.search(rf"^[ \t]*class\s+\w+\s*\([^)]*\b{re.escape(name)}\b", text, re.M) is not None
+    return name in _base_words(text)
+
+
+_CLASS_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.M)
+
+
+@functools.lru_cache(maxsize=64)
+def _base_words(text: str) -> frozenset[str]:
+    """The words of every class statement's bases in `text`, read once per text."""
+    if "class" not in text:
+        return frozenset()
+    return frozenset(w for bases in _CLASS_BASES.findall(text) for w in re.findall(r"\w+", bases))
 
 
 def _imported_modules(text: str, package: str) -> list[tuple[str | None, tuple[str, ...], str | None]]:
