@@ -53,6 +53,7 @@ from .sync_sites import sync_choice
 FindingSink = Callable[[Finding, object, bool], None]  # (finding, step token, may raise)
 
 _KEPT_GRAPHS = 3  # live graphs of one backward line, two steps old, that make GL008
+_NEVER = 1 << 62  # a step count no run reaches
 TAG_ALL = 64  # passes of each backward line the steady cycle tags before it samples (`Monitors.tag_first`)
 _INPLACE_ERROR = "modified by an inplace operation"
 _UNSCALE_TWICE = "unscale_() has already been called"
@@ -105,6 +106,9 @@ class Monitors:
         self.window: list[tuple[Site, bool, _ModelRef, int | None, tuple[Frame, ...]]] = []
         # GL008
         self.graphs: list[tuple[weakref.ReferenceType[Any], Site, int]] = []  # in order of their epochs
+        # the step count from which the third oldest graph tagged (live or not) is two steps old: `after_step`
+        # calls `_check_graphs` from then on, which can report nothing before (it prunes the dead ones then)
+        self._graphs_due = _NEVER
         self.kept_reported: set[Site] = set()
         self.tag_counts: dict[Site, int] = {}  # the steady cycle's passes of each backward line (`tag_first`)
         self.returned: list[ReturnedWatch] = []  # a caller keeping what a function returns (`returned_keepers.py`)
@@ -154,7 +158,10 @@ class Monitors:
             grad_fn.metadata["gradcheck_lint"] = sentinel
         except (AttributeError, RuntimeError, TypeError):
             return
-        self.graphs.append((weakref.ref(sentinel), site, self.steps))
+        graphs = self.graphs
+        graphs.append((weakref.ref(sentinel), site, self.steps))
+        if len(graphs) == _KEPT_GRAPHS:
+            self._graphs_due = graphs[_KEPT_GRAPHS - 1][2] + 2
 
     def tag_first(self, site: Site) -> bool | None:
         """Whether a pass of the probe's steady cycle (`cycle.py`) or replay (`replay.py`) gets GL008's tag
@@ -238,19 +245,16 @@ class Monitors:
 
     def after_step(self, opt_id: int, site: Site, keys: frozenset[int]) -> None:
         """`keys`: the ids of the optimizer's parameters."""
-        self.steps += 1
+        steps = self.steps = self.steps + 1
         self.last_step[opt_id] = site
-        self._step_order[opt_id] = self.steps
+        self._step_order[opt_id] = steps
         if self.scaled:
             self.scaled -= keys
         if self.clip is not None and self.clip[1] & keys:
             self.clip = None
         if self.window:
             self._check_window(site)
-        graphs = self.graphs
-        # GL008 needs three graphs two steps old: the third oldest tagged (live or not) must be, and
-        # until it is, `_check_graphs` can report nothing (the dead ones are pruned then)
-        if len(graphs) >= _KEPT_GRAPHS and graphs[_KEPT_GRAPHS - 1][2] <= self.steps - 2:
+        if steps >= self._graphs_due:  # GL008 needs three graphs two steps old (`_graphs_due`)
             self._check_graphs()
         if self.returned:
             self._check_returned()
@@ -351,7 +355,8 @@ class Monitors:
                             self.returned.append(watch)
                     else:
                         self._report("GL008", site, messages.loss_graph_kept_alive_at_run(site.text or "backward()", n))
-        self.graphs = [g for g in live if g[1] not in self.kept_reported] if self.kept_reported else live
+        graphs = self.graphs = [g for g in live if g[1] not in self.kept_reported] if self.kept_reported else live
+        self._graphs_due = graphs[_KEPT_GRAPHS - 1][2] + 2 if len(graphs) >= _KEPT_GRAPHS else _NEVER
 
     def _check_returned(self) -> None:
         """GL008 at the caller's statement keeping what a function returned, once its total has died and the

@@ -87,6 +87,8 @@ class Probe(ClearChecks, StepChecks):
             probe = probe_ref()
             if probe is not None:
                 probe.generation += 1
+                if probe._replay is not None:
+                    probe._replay.disarm()  # its lane compares no generation
 
         self._param_died = param_died
 

@@ -27,6 +27,7 @@ from .sites import SiteMemo, memo_site
 # torch's own clears: with `set_to_none` true they leave every `.grad` they list None
 _STOCK_ZERO_GRADS = (torch.optim.Optimizer.zero_grad, torch.nn.Module.zero_grad)
 _getframe = sys._getframe  # one global read per clear instead of two
+_CLEAR_END = _rec.CLEAR_END  # (likewise)
 
 
 class ClearChecks:
@@ -77,8 +78,8 @@ class ClearChecks:
                 # the lane (`replay.py`): a clear of a replayed cycle not verified, known by its caller alone,
                 # from the lane tuple of the point due (`Replay._arm`): this owner, this instruction
                 f = replay.lanes[replay.next_i]
-                if (f is not None and f[0] == _rec.CLEAR_END and f[1] == owner and f[2] is frame.f_code
-                        and f[3] == frame.f_lasti and probe.generation == replay.generation):
+                if (f is not None and f[0] == _CLEAR_END and f[1] == owner and f[2] is frame.f_code
+                        and f[3] == frame.f_lasti):
                     result = original(*args, **kwargs)
                     i = replay.next_i  # past the clear (`replay.py`: the lane moves the cycle on)
                     replay.done = i

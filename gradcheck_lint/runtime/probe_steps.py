@@ -83,8 +83,7 @@ class StepChecks:
             f = replay.lanes[i]
             # the lane tuple of the point due (`Replay._arm`): a step of this optimizer, from these frames
             if (user is not None and f is not None and f[0] == _STEP_MID and f[1] == id(opt)
-                    and f[2] is frame.f_code and f[3] is user.f_code and f[4] == user.f_lasti
-                    and self.generation == replay.generation):
+                    and f[2] is frame.f_code and f[3] is user.f_code and f[4] == user.f_lasti):
                 replay.done = i
                 if i == 0:
                     replay.cycle += 1
@@ -248,7 +247,11 @@ class StepChecks:
                 i += 1  # (a step's end is never a cycle's first point: no new cycle is counted here)
                 if i == replay.period:
                     i = 0
-                    replay._next_cycle()
+                    plain = replay.plain
+                    if plain:  # a cycle that neither verifies nor tags, drawn with an earlier one (`Replay._next_cycle`)
+                        replay.plain = plain - 1
+                    else:
+                        replay._next_cycle()
                 replay.next_i = i
                 return
             if replay.after_step(self, opt):

@@ -50,7 +50,7 @@ The lane: a cycle that is not verified (so reads no factors, and tags only as ab
 (`Replay.lane`), where each clear, backward pass and step is known by what its entry point sees of its
 caller (the frames the call came from, which give the same place whenever they are the same:
 `sites.SiteMemo`), compared with what the entry point saw at the same point of an earlier cycle
-(`Replay.learn`), and the optimizer or model and the watched parameters' generation; nothing else is
+(`Replay.learn`), and the optimizer or model; nothing else is
 read, no place is looked up and nothing per parameter is done (the parameters a clear lists are compared
 on verified cycles only: a parameter group added to an optimizer between two of them is met at the next
 one). A GradScaler's output or a DDP forward, or any call that differs leaves the lane for the replay's
@@ -58,8 +58,10 @@ own methods at that call, which check it as above. The lane's checks are written
 themselves, on the lane tuple of the point due (`lanes[next_i]`, made by `_arm`): the clear wrapper
 (`probe_clears.py`: owner, code, instruction), the backward wrapper (`torch_patches.py`: torch's frame,
 the user's code and instruction, its caller's, no GradScaler output or DDP forward pending) and the step
-pre-hook (`probe_steps.py`: optimizer, torch's wrapper, the user's code and instruction), each with the
-parameters' generation; a match moves the cycle on by writing `done`, `next_i` and `cycle`. The end of a
+pre-hook (`probe_steps.py`: optimizer, torch's wrapper, the user's code and instruction); a watched
+parameter that dies (its id may name another tensor: `Probe.generation` changes) disarms every lane tuple
+(`disarm`), so that the next call goes through the replay's methods, which compare the generation and
+leave the replay (before 2026-11-30 each lane call compared the generations). A match moves the cycle on by writing `done`, `next_i` and `cycle`. The end of a
 pass the lane took is passed by its wrapper when the pass returns and the point due is still that end
 (nothing inside the pass called the probe), and a step's end by the step post-hook (`Probe._after_step`:
 the optimizer the point names, then `Monitors.after_step`); any other end goes through the replay's
@@ -190,6 +192,8 @@ class Replay:
         self._left = _cycle.gap(self._draw(), VERIFY_EVERY)
         self._every = min(2 * VERIFY_EVERY, max(VERIFY_SPARSEST, VERIFY_EVERY))
         self._tag_left = _cycle.gap(self._draw(), TAG_EVERY)
+        # cycles ahead, drawn with the last, that neither verify nor tag (`_next_cycle`): their start only counts down
+        self.plain = 0
         # the lane (see the module's docstring): each point's call as its entry point saw it, learned on
         # the cycles the replay passes call by call; and which passes' lines are past GL008's first tags
         self.facts: list[tuple[Any, ...] | None] = [None] * self.period
@@ -243,7 +247,14 @@ class Replay:
     def _next_cycle(self) -> None:
         """The cycle that starts now: verified or not, tagging GL008's passes or not (`VERIFY_ALL`,
         `VERIFY_EVERY`, `VERIFY_SPARSEST`, `TAG_EVERY`: the module's docstring). One not verified forgets the
-        reads, the stamps and the copies, which are stale by the next verified one."""
+        reads, the stamps and the copies, which are stale by the next verified one. Once past the dense start and
+        GL008's first tags, the cycles up to the next that verifies or tags are drawn in one go (`plain`): each
+        of them only counts down (the lane's step post-hook does so itself, `Probe._after_step`), its state
+        that of the cycle before it, as the draws one by one would leave it."""
+        plain = self.plain
+        if plain:
+            self.plain = plain - 1
+            return
         tag = self._tag_left - 1
         tags = tag <= 0
         if tags:
@@ -269,6 +280,13 @@ class Replay:
         self.verify, self.sampled, self.tagging = verify, sampled, tags or sampled
         self.tags = self.tagging or self.warming
         self.lane = LANE and not verify
+        if not (verify or self.tags) and self.cycle >= VERIFY_ALL:
+            # the next `plain` cycles neither verify nor tag: their draws' countdowns, taken now
+            run = min(self._tag_left, self._left) - 1
+            if run > 0:
+                self._tag_left -= run
+                self._left -= run
+                self.plain = run
 
     def _ended(self, i: int) -> bool:
         """The call (point `i`) ended: each sampled `.grad` changed as in the reference; the new reads kept.
@@ -448,6 +466,12 @@ class Replay:
         if self.facts[i] is None:
             self.facts[i] = facts
             self._arm(i)
+
+    def disarm(self) -> None:
+        """No call takes the lane any more (the watched parameters' generation changed): each goes through the
+        replay's methods, which compare the generation (`_next`) and so leave the replay; facts are not learned
+        again on this replay (`learn` follows a call the replay's methods took)."""
+        self.lanes = [None] * self.period
 
     def _arm(self, i: int) -> None:
         """Point `i`'s lane tuple, from its facts: a clear's and a step's as learned; a pass's with its line

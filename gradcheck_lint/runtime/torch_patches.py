@@ -71,7 +71,7 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
             lane = replay.lanes[i]
             # (`lane[1] is frame.f_code` holds of a pass's tuple only: a clear's and a step's hold an id there)
             if (lane is not None and lane[1] is frame.f_code and user is not None
-                    and lane[2] is user.f_code and lane[3] == user.f_lasti and probe.generation == replay.generation):
+                    and lane[2] is user.f_code and lane[3] == user.f_lasti):
                 up = user.f_back
                 if ((lane[4] is not None or lane[5] != -2) if up is None
                         else (lane[4] is not up.f_code or lane[5] != up.f_lasti)):
