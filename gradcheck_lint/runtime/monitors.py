@@ -100,6 +100,8 @@ class Monitors:
         # GL006
         # (sync on, model, the forward's line for a synced one) since the last backward
         self.ddp_forwards: list[tuple[bool, _ModelRef, int]] = []
+        # told when a GradScaler's output or a DDP forward is recorded (the probe's replay leaves its lane then)
+        self.pending: Callable[[], None] | None = None
         # backward passes since the last step: (site, synced, model, the synced forward's line when the
         # model's sync was off by the backward: switched off too late, after the forward that decided, the
         # user frames running a synced one: `loop_callers`)
@@ -263,6 +265,8 @@ class Monitors:
     def ddp_forward(self, sync: bool, model: Any, line: int = 0) -> None:
         """A DDP forward pass; `line`: where the user's code ran it (0: not looked up, or sync off)."""
         self.ddp_forwards.append((sync, _ModelRef(model), line))
+        if self.pending is not None:
+            self.pending()
 
     def _check_window(self, step: Site) -> None:
         if not self.window:
@@ -441,6 +445,8 @@ def _scale(self: Any, outputs: Any) -> Any:
         for m in _ACTIVE:
             m.scaled_outputs = {k: r for k, r in m.scaled_outputs.items() if r() is not None}
             m.scaled_outputs[id(result)] = weakref.ref(result)
+            if m.pending is not None:
+                m.pending()
     return result
 
 

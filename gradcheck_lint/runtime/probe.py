@@ -92,6 +92,15 @@ class Probe(ClearChecks, StepChecks):
 
         self._param_died = param_died
 
+        def pending() -> None:
+            # a GradScaler's output or a DDP forward: no pass takes the replay's lane (`Replay.disarm`)
+            probe = probe_ref()
+            if probe is not None and probe._replay is not None:
+                probe._replay.disarm()
+
+        if self.monitors is not None:
+            self.monitors.pending = pending
+
     def steps_checked(self) -> int:
         if self._cycle is not None:
             self._cycle.flush(self)

@@ -82,7 +82,6 @@ class ClearChecks:
                         and f[3] == frame.f_lasti):
                     result = original(*args, **kwargs)
                     i = replay.next_i  # past the clear (`replay.py`: the lane moves the cycle on)
-                    replay.done = i
                     if i == 0:
                         replay.cycle += 1
                     replay.next_i = i + 1

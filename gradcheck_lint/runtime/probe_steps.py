@@ -84,7 +84,6 @@ class StepChecks:
             # the lane tuple of the point due (`Replay._arm`): a step of this optimizer, from these frames
             if (user is not None and f is not None and f[0] == _STEP_MID and f[1] == id(opt)
                     and f[2] is frame.f_code and f[3] is user.f_code and f[4] == user.f_lasti):
-                replay.done = i
                 if i == 0:
                     replay.cycle += 1
                 replay.next_i = i + 1
@@ -243,7 +242,6 @@ class StepChecks:
                 monitors = self.monitors
                 if monitors is not None:
                     monitors.after_step(end[0], end[1], end[2])
-                replay.done = i
                 i += 1  # (a step's end is never a cycle's first point: no new cycle is counted here)
                 if i == replay.period:
                     i = 0

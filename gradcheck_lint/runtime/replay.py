@@ -57,11 +57,13 @@ one). A GradScaler's output or a DDP forward, or any call that differs leaves th
 own methods at that call, which check it as above. The lane's checks are written out in the entry points
 themselves, on the lane tuple of the point due (`lanes[next_i]`, made by `_arm`): the clear wrapper
 (`probe_clears.py`: owner, code, instruction), the backward wrapper (`torch_patches.py`: torch's frame,
-the user's code and instruction, its caller's, no GradScaler output or DDP forward pending) and the step
-pre-hook (`probe_steps.py`: optimizer, torch's wrapper, the user's code and instruction); a watched
-parameter that dies (its id may name another tensor: `Probe.generation` changes) disarms every lane tuple
-(`disarm`), so that the next call goes through the replay's methods, which compare the generation and
-leave the replay (before 2026-11-30 each lane call compared the generations). A match moves the cycle on by writing `done`, `next_i` and `cycle`. The end of a
+the user's code and instruction, its caller's) and the step pre-hook (`probe_steps.py`: optimizer, torch's
+wrapper, the user's code and instruction). A watched parameter that dies (its id may name another tensor:
+`Probe.generation` changes), a GradScaler's output or a DDP forward (`Monitors.pending`) disarms every
+lane tuple (`disarm`), so that the next call goes through the replay's methods, which compare the
+generation and look for those, and leave the replay (before 2026-11-30 each lane call compared the
+generations, and each pass looked for those outputs). A match moves the cycle on by writing `next_i` (the
+last point passed, `done`, is the one before it) and, at a cycle's first point, `cycle`. The end of a
 pass the lane took is passed by its wrapper when the pass returns and the point due is still that end
 (nothing inside the pass called the probe), and a step's end by the step post-hook (`Probe._after_step`:
 the optimizer the point names, then `Monitors.after_step`); any other end goes through the replay's
@@ -111,9 +113,8 @@ class Replay:
         self.period = len(cycle)
         self.growth = growth
         self.step = growth.get("next", 0)  # pass ids per cycle
-        self.done = self.period - 1
         self.cycle = 0
-        self.next_i = 0
+        self.next_i = 0  # the point due; the last passed is the one before it (`done`)
         self.generation = probe.generation
         # the parameters read at each call: each sentinel, and the first and last of each optimizer and of
         # all those watched (`SAMPLED`); the others are read when the replay ends
@@ -201,8 +202,8 @@ class Replay:
         self.passes = [i for i, point in enumerate(cycle) if point.kind == BW_MID]
         self.warming = bool(self.passes)  # a pass's line is still within GL008's first `TAG_ALL` (not `tag_ready`)
         self.tags = True  # the lane tags (`tag`): the cycle tags, or a pass's line is still within its first tags
-        # what the lane compares at each point, in one tuple (`_arm`): the facts, and for a pass its line and
-        # the index of its end; None where the lane cannot take the point (facts not learned, a pass of a
+        # what the lane compares at each point, in one tuple (`_arm`): the facts, and for a pass its line (its
+        # end is the next point); None where the lane cannot take the point (facts not learned, a pass of a
         # line within GL008's first tags)
         self.lanes: list[tuple[Any, ...] | None] = [None] * self.period
         # each step's end: (optimizer id, the step's place, the optimizer's parameters), None at other points
@@ -233,9 +234,13 @@ class Replay:
             return None
         return point
 
+    @property
+    def done(self) -> int:
+        """The last point passed: the one before the point due (the lane writes `next_i` alone)."""
+        return (self.next_i - 1) % self.period
+
     def _advance(self) -> None:
         i = self.next_i
-        self.done = i
         if i == 0:
             self.cycle += 1
         i += 1
@@ -468,14 +473,15 @@ class Replay:
             self._arm(i)
 
     def disarm(self) -> None:
-        """No call takes the lane any more (the watched parameters' generation changed): each goes through the
-        replay's methods, which compare the generation (`_next`) and so leave the replay; facts are not learned
-        again on this replay (`learn` follows a call the replay's methods took)."""
+        """No call takes the lane any more (the watched parameters' generation changed, or a GradScaler's output
+        or a DDP forward is pending: `Monitors.pending`): each goes through the replay's methods, which compare
+        the generation (`_next`) and look for those (`before_backward`), and so leave the replay; facts are not
+        learned again on this replay (`learn` follows a call the replay's methods took)."""
         self.lanes = [None] * self.period
 
     def _arm(self, i: int) -> None:
-        """Point `i`'s lane tuple, from its facts: a clear's and a step's as learned; a pass's with its line
-        and the index of its end, if the pass's end follows it (within its line's first GL008 tags too: the
+        """Point `i`'s lane tuple, from its facts: a clear's and a step's as learned; a pass's with its line,
+        if the pass's end is the next point (within its line's first GL008 tags too: the
         lane tags them, `tag`)."""
         f = self.facts[i]
         if f is not None and f[0] == BW_MID:
@@ -483,7 +489,7 @@ class Replay:
             end = self.points[i + 1] if i + 1 < self.period else None
             site = point.key[1]
             ends_here = end is not None and end.kind == BW_END and end.key[1] is site
-            f = (*f, site, i + 1) if ends_here else None
+            f = (*f, site) if ends_here else None  # (its end is the next point)
         self.lanes[i] = f
 
     # -- the state the full path would have

@@ -72,20 +72,16 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
             # (`lane[1] is frame.f_code` holds of a pass's tuple only: a clear's and a step's hold an id there)
             if (lane is not None and lane[1] is frame.f_code and user is not None
                     and lane[2] is user.f_code and lane[3] == user.f_lasti):
+                # (no GradScaler output or DDP forward pending: one disarms the lane, `Monitors.pending`)
                 up = user.f_back
                 if ((lane[4] is not None or lane[5] != -2) if up is None
                         else (lane[4] is not up.f_code or lane[5] != up.f_lasti)):
                     lane = None
-                else:
-                    monitors = probe.monitors
-                    if monitors is not None and (monitors.scaled_outputs or monitors.ddp_forwards):
-                        lane = None
             else:
                 lane = None
-            if lane is not None:  # (..., its line, the index of its end): `Replay._arm`
+            if lane is not None:  # (..., its line): `Replay._arm`
                 if replay.tags and probe.monitors is not None:  # GL008's tags on a cycle not verified (`Replay.tag`)
                     replay.tag(probe.monitors, i, lane[6], args[0] if args else kwargs.get("tensors"))
-                replay.done = i
                 if i == 0:
                     replay.cycle += 1
                 replay.next_i = i + 1
@@ -101,9 +97,8 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
                     _RUNNING[0] -= 1
                     # past the pass's end if it is the cycle's next point (`replay.py`: the lane moves the cycle
                     # on); a hook inside the pass may have left the replay: its lane is off then (`Probe._drop_replay`)
-                    end = lane[7]
+                    end = i + 1  # (`Replay._arm`: the pass's end is the next point)
                     if replay.next_i == end and replay.lane:
-                        replay.done = end
                         replay.next_i = end + 1  # a pass's end is never the cycle's last point
                     else:
                         _after_backward(probe, lane[6])
