@@ -73,21 +73,30 @@ class StepChecks:
 
     def _before_step(self, opt: torch.optim.Optimizer, args: Any, kwargs: Any, frame: Any = None) -> Any:
         """`frame`: the frame that called the hook (the optimizer's step wrapper), when not the caller's."""
-        if frame is None:
-            frame = _getframe(1)
         replay = self._replay
         if replay is not None and replay.lane and len(args) == 1 and not kwargs:
-            # the lane (`replay.py`): a step of a replayed cycle not verified, known by its frames alone
-            user = frame.f_back
+            # the lane (`replay.py`): a step of a replayed cycle not verified, known by its frames alone. A
+            # step hook is called by torch's step wrapper (`Optimizer.profile_hook_step`, one code object for
+            # every optimizer, the lane tuple's third item): the user's frame is the one above it, read
+            # without making a frame object of the wrapper's (since 2026-11-30: a new one at every step)
+            if frame is not None:
+                user = frame.f_back
+            else:
+                try:
+                    user = _getframe(2)
+                except ValueError:  # (torch's wrapper called with no Python frame above it)
+                    user = None
             i = replay.next_i
             f = replay.lanes[i]
-            # the lane tuple of the point due (`Replay._arm`): a step of this optimizer, from these frames
+            # the lane tuple of the point due (`Replay._arm`): a step of this optimizer, from this frame
             if (user is not None and f is not None and f[0] == _STEP_MID and f[1] == id(opt)
-                    and f[2] is frame.f_code and f[3] is user.f_code and f[4] == user.f_lasti):
+                    and f[3] is user.f_code and f[4] == user.f_lasti):
                 if i == 0:
                     replay.cycle += 1
                 replay.next_i = i + 1
                 return None
+        if frame is None:
+            frame = _getframe(1)
         memo = self._step_sites.get(id(opt))
         if memo is None:  # one memo per optimizer: two optimizers stepping in turn keep their answers
             if len(self._step_sites) >= _MAX_GROUPS:
