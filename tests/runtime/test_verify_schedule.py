@@ -8,6 +8,7 @@ loss's factors or GL008's tags show it.
 from __future__ import annotations
 
 import functools
+import random
 from collections.abc import Callable
 
 import pytest
@@ -206,3 +207,52 @@ def test_the_first_tags_of_a_line_are_made_on_the_lane(monkeypatch: pytest.Monke
     on_lane = run(True)
     assert off_lane.count(False) == 0  # every pass of a cycle not verified on the lane
     assert on_lane == run(False) >= 2 * monitors.TAG_ALL
+
+
+def _drawn_one_by_one(cycles: int) -> dict[int, tuple[bool, bool]]:
+    """The schedule as `Replay._next_cycle` drew it one cycle at a time before 2026-11-30 (its module's
+    docstring): for each cycle from the second replayed on, whether it is verified and whether it tags."""
+    draw = random.Random(replay._VERIFY_SEED).random
+    gap = replay._cycle.gap
+    left, every = gap(draw(), replay.VERIFY_EVERY), min(2 * replay.VERIFY_EVERY,
+                                                         max(replay.VERIFY_SPARSEST, replay.VERIFY_EVERY))
+    tag_left = gap(draw(), replay.TAG_EVERY)
+    out: dict[int, tuple[bool, bool]] = {}
+    for cycle in range(1, cycles):
+        tag_left -= 1
+        tags = tag_left <= 0
+        if tags:
+            tag_left = gap(draw(), replay.TAG_EVERY)
+        if cycle < replay.VERIFY_ALL:
+            sampled = True
+        else:
+            left -= 1
+            sampled = left <= 0
+            if sampled:
+                left = gap(draw(), every)
+                every = min(2 * every, max(replay.VERIFY_SPARSEST, replay.VERIFY_EVERY))
+        out[cycle + 1] = (sampled, tags or sampled)
+    return out
+
+
+def test_the_cycles_drawn_in_one_go_are_those_drawn_one_by_one() -> None:
+    """The cycles up to the next that verifies or tags are drawn in one go (`Replay.plain`, counted down by
+    the lane's step post-hook): each cycle is verified and tags exactly as when each was drawn on its own.
+    (A pin for that refactor: the draws before it pass it too; a countdown one cycle off fails it.)"""
+    gan = Gan()
+    seen: dict[int, tuple[bool, bool]] = {}
+    with guard(gan.models(), gan.optimizers(), mode="record") as g:
+        r = None
+        for i in range(700):
+            steady(gan, i)
+            now = g._probe._replay if g._probe is not None else None
+            if now is None:
+                continue
+            assert r is None or now is r  # one replay all along
+            r = now
+            seen[r.cycle + 1] = (r.verify, r.tagging)  # what the cycle starting next does
+    assert r is not None and not r.always and r.cycle > 600
+    expected = _drawn_one_by_one(r.cycle + 1)
+    assert {c: seen[c] for c in expected if c in seen and c > 1} == {c: expected[c] for c in expected
+                                                                     if c in seen and c > 1}
+    assert sum(v for v, _t in seen.values()) < len(seen) // 8  # the floor is reached: a test of the schedule
