@@ -5,7 +5,7 @@ cd /tmp/lb16code
 export PYTHONPATH=/tmp/lb16code GRADLINT_MIRROR=/work/.mirror
 mkdir -p /work/eval/lb16run
 date -u > /work/eval/lb16run/started
-for part in j k; do
+for part in j k l; do
   python benchmarks/realbugs/run.py bugs --manifest benchmarks/lockbox16/bugs_$part.toml --show > /work/eval/lb16run/bugs_$part.txt 2>&1
 done
 date -u > /work/eval/lb16run/bugs_done

@@ -316,7 +316,7 @@ class Expressions:
             for side, factor, term in ((expr.left, left, right), (expr.right, right, left)):
                 div = self.reciprocal(side)
                 if div is not None:
-                    result = result.with_divisor(div)
+                    result = _times_reciprocal(result, div, factor, term)
                 elif term.reach and not factor.reach and not is_number(side):
                     result = replace(result, multipliers=result.multipliers | {code(side)})
                 if not factor.reach and (term.reach or term.opaque) and (share := share_denominator(side)) is not None:
@@ -1000,7 +1000,7 @@ class Expressions:
             new = union_as_tensor([old, rhs])
             div = self.reciprocal(small.value)
             if div is not None:
-                new = new.with_divisor(div)
+                new = _times_reciprocal(new, div, rhs, old)
             elif old.reach and not rhs.reach and not is_number(small.value):
                 new = replace(new, multipliers=new.multipliers | {code(small.value)})
             if not rhs.reach and (old.reach or old.opaque) and (share := share_denominator(small.value)) is not None:
@@ -1025,6 +1025,10 @@ class Expressions:
         k = N.literal_key(target.slice) if type(target.slice) not in (ast.Tuple, ast.Slice) else None
         held = self.lookup(base, flow, frame) if base is not None and k is not None else None
         item = held.item(k) if held is not None and k is not None else None
+        if held is not None and k is not None and item is None and (held.reach or held.graph or held.built):
+            # `outputs["loss"] /= n` of a model's output (a `ModelOutput`, a dict it returns) whose items were not
+            # read: the item is what reading it gives (`outputs["loss"]`), divided; the others stay unknown
+            item = self.eval(target, flow.copy(), frame)
         if held is None or item is None:
             return False
         if isinstance(small.op, ast.Div):
@@ -1032,9 +1036,22 @@ class Expressions:
         else:
             div = self.reciprocal(small.value)
             new = union_as_tensor([item, rhs])
-            new = new.with_divisor(div) if div is not None else new
-        flow.env[base] = replace(held, items=tuple((key, new if key == k else v) for key, v in held.items))  # type: ignore[index]
+            new = _times_reciprocal(new, div, rhs, item) if div is not None else new
+        items = tuple((key, new if key == k else v) for key, v in held.items)
+        if all(key != k for key, _ in held.items):
+            items = (*items, (k, new))
+        flow.env[base] = replace(held, items=items)  # type: ignore[arg-type]
         return True
+
+
+def _times_reciprocal(product: Value, div: str, factor: Value, other: Value) -> Value:
+    """`other * (1.0 / n)` is divided by `n`. The factor read on its own carries `n` already (once, not twice),
+    unless `other` was divided by `n` too (`(loss / n) * (1.0 / n)`)."""
+    if div not in factor.divisors:
+        return product.with_divisor(div)
+    if div in other.divisors:
+        return replace(product, divided_twice=product.divided_twice | {div})
+    return product
 
 
 # builtins that only read their arguments (a tensor's `abs`, a number's `round`)
