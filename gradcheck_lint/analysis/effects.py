@@ -773,14 +773,19 @@ def _without_graphs(value: Value) -> Value:
 
 
 def _variant(effect: Effect, call: ast.Call) -> str | None:
-    """The type a construct makes when the call passes one of its `variant` keywords (a value other than `None`)."""
+    """The type a construct makes when the call passes one of its `variant` keywords (a value other than `None`;
+    `keyword:literal=type`: that literal, `Fabric(devices=1)`)."""
     spec = effect.value("variant")
     if not spec:
         return None
-    passed = {k.arg for k in call.keywords
+    passed = {k.arg: k.value for k in call.keywords
               if k.arg and not (isinstance(k.value, ast.Constant) and k.value.value is None)}
     for pair in str(spec).split(";"):
         keyword, _, made = pair.partition("=")
-        if keyword.strip() in passed:
+        name, colon, literal = keyword.partition(":")
+        value = passed.get(name.strip())
+        if value is None:
+            continue
+        if not colon or (isinstance(value, ast.Constant) and repr(value.value).strip("'\"") == literal.strip().strip("'\"")):
             return made.strip()
     return None

@@ -43,7 +43,8 @@ EFFECTS: dict[str, dict[str, str]] = {
     "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str",
                   "children": "ref",
                   "in_place": "bool",  # in_place: the `model` argument becomes the new object (FSDP2's `fully_shard(m)`)
-                  # variant: `keyword=type` pairs joined by `;`: passed that keyword (anything but `None`), the call
+                  # variant: `keyword=type` pairs joined by `;`: passed that keyword (anything but `None`; written
+                  # `keyword:literal=type`, passed that literal: `devices:1`), the call
                   # makes that type instead (`Accelerator(deepspeed_plugin=p)` prepares DeepSpeed engines, not DDP)
                   "variant": "str",
                   "configured": "bool"},
@@ -522,8 +523,9 @@ def _effect(item: Any, where: str) -> Effect:
         raise ModelError(f"{where}: construct needs the API `type` it makes")
     for pair in str(effect.value("variant", "")).split(";") if kind == "construct" and effect.value("variant") else ():
         keyword, _, made = pair.partition("=")
-        if not keyword.strip().isidentifier() or not made.strip():
-            raise ModelError(f"{where}: a variant is `keyword=type`, not {pair!r}")
+        name, _, literal = keyword.partition(":")
+        if not name.strip().isidentifier() or not made.strip() or (":" in keyword and not literal.strip()):
+            raise ModelError(f"{where}: a variant is `keyword=type` or `keyword:literal=type`, not {pair!r}")
     return effect
 
 
