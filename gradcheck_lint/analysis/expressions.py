@@ -1040,7 +1040,7 @@ class Expressions:
         items = tuple((key, new if key == k else v) for key, v in held.items)
         if all(key != k for key, _ in held.items):
             items = (*items, (k, new))
-        flow.env[base] = replace(held, items=items)  # type: ignore[arg-type]
+        flow.env[base] = replace(held, items=items)  # type: ignore[index]
         return True
 
 

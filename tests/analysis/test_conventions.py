@@ -22,7 +22,7 @@ SYNTAX = {
     "add_noqa.py": {"_MAGIC"},
     "globs.py": {"regex", "<return>"},  # glob patterns translated, one regex for a list of them
     "sources.py": {"_COOKIE", "_LEGACY_NAMES"},  # ... and the keywords that were names before Python 3.7
-    "project/index.py": {"_FROM", "_IMPORT"},
+    "project/index.py": {"_FROM", "_IMPORT", "_CLASS_BASES"},
     "project/callers.py": {"_FILE_LINE", "_IMPORT_LINE", "word"},
     "project/caller_gates.py": {"needle"},  # a call of one named method (`.update(`) in a project file's text  # `path.py:12` in messages; a project file naming a module
     "registry.py": {"_CODE"},
