@@ -786,6 +786,6 @@ def _variant(effect: Effect, call: ast.Call) -> str | None:
         value = passed.get(name.strip())
         if value is None:
             continue
-        if not colon or (isinstance(value, ast.Constant) and repr(value.value).strip("'\"") == literal.strip().strip("'\"")):
+        if not colon or (isinstance(value, ast.Constant) and str(value.value) == literal.strip()):
             return made.strip()
     return None
