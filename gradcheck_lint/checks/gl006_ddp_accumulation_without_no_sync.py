@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conditions import Condition
-from ..analysis.events import Backward, Step
+from ..analysis.events import Backward, Loop, Step
 from ..analysis.provenance import Assumption, Provenance, assumed
 from ..analysis.sync_choices import off_when_stepping, same_names
 from ..analysis.syntax import code
@@ -112,6 +112,8 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     source = model.accumulation_source(state, backward, step)
                     if source is None and not gated:
                         continue  # repeated without a window: a missing clear (GL001), not accumulation
+                    if source is not None and isinstance(source[1], Loop) and model.terms_of_one_objective(source[1], backward):
+                        continue  # `for loss in losses: loss.backward()`: parts of one batch's objective, no micro-batches (as GL003)
                     wrapper = self._syncing(forwards.setdefault(id(backward.node), self._forwards_at(model, backward)), model, _h)
                     if wrapper is None:
                         continue
