@@ -13,6 +13,7 @@ from .definitions import ClassInfo
 from .flow import Flow, Frame
 from .names import dotted
 from .parts import FixedTestsHost
+from .release_tests import ReleaseTests
 from .walk import iter_tree
 from .window_arithmetic import grad_existence_test
 
@@ -21,9 +22,19 @@ class FixedTests:
     def __init__(self, interp: FixedTestsHost) -> None:
         self.interp = interp
         self._defined_names: set[str] | None = None
+        self._releases: ReleaseTests | None = None  # made on first use: the interpreter sets its imports later
 
     def outcome(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
-        """True or False when the test goes one way on this call; None when both may happen."""
+        """True or False when the test goes one way on this call; None when both may happen. A part of an
+        `and` decided False decides it (`if self.args.fp16 and _use_apex:` with `_use_apex` False), as
+        does a part of an `or` decided True."""
+        if isinstance(test, ast.BoolOp):
+            decisive = isinstance(test.op, ast.Or)
+            parts = [self.outcome(v, flow, frame) for v in test.values]
+            if decisive in parts:
+                return decisive
+            if None not in parts:
+                return not decisive
         fixed = grad_existence_test(test)
         if fixed is None and frame.grad_on and _grad_enabled_test(test):
             fixed = True  # `if torch.is_grad_enabled():` in a closure an optimizer's step runs
@@ -37,6 +48,10 @@ class FixedTests:
             fixed = self.none_test(test, flow, frame)
         if fixed is None:
             fixed = self.unequal_test(test, flow, frame)
+        if fixed is None:
+            if self._releases is None:
+                self._releases = ReleaseTests(self.interp.module, self.interp.imports, self.interp.catalogue)
+            fixed = self._releases.outcome(test)  # `version.parse(torch.__version__) < version.parse("1.6")`
         return fixed
 
     def unequal_test(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:

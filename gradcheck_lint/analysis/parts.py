@@ -453,6 +453,7 @@ class FixedTestsHost(Protocol):
     """What `fixed_tests` uses of the interpreter."""
 
     catalogue: Catalogue
+    imports: ImportMap
     classes: dict[str, ClassInfo]
     @property
     def expressions(self) -> ExpressionsFace: ...

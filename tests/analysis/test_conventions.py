@@ -33,6 +33,7 @@ SYNTAX = {
     "analysis/conventions.py": {"compiled"},
     "analysis/counters.py": {"_SELF_CALL"},
     "analysis/syntax.py": {"_SPACE_AFTER_OPEN", "_SPACE_BEFORE_CLOSE"},
+    "analysis/release_tests.py": {"_RELEASE"},  # the digits of a release literal (`"1.10.0a0"`)
     "checks/gl003_unscaled_accumulated_loss.py": {"_IDENT"},
     # _SELF_STORE: `self.x +=` / `.append(` text; _BETWEEN: what may stand between a word and its call's `(`: syntax
     "prefilter.py": {"<return>", "imports", "_SELF_STORE", "_BETWEEN"},

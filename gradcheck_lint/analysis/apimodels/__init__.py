@@ -148,6 +148,11 @@ class Catalogue:
         """`name` is a top-level package of a PyTorch framework (a model file's `packages`: `torch`)."""
         return name in self._packages
 
+    def version_floor(self, package: str) -> tuple[int, ...]:
+        """The oldest release of a framework's top-level package whose code is read as live (a model file's
+        `version_floor`); () when the catalogue names none."""
+        return next((f.version_floor for f in self.files if package in f.packages and f.version_floor), ())
+
     def another_framework(self, imported: Iterable[str]) -> bool:
         """Whether a source file importing these qualified names is code of another deep-learning
         framework (MXNet, TensorFlow, JAX...): it imports one of the `foreign_packages` and none of the

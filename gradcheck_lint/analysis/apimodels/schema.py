@@ -303,10 +303,14 @@ class ModelFile:
     # ... and of deep-learning frameworks other than PyTorch: a file importing one of them and none of
     # the former is not analysed (their `backward` and `step` follow other rules)
     foreign_packages: tuple[str, ...] = ()
+    # the oldest release of `packages` whose code the analysis reads as live: a test of the package's
+    # `__version__` against an older release (`version.parse(torch.__version__) < version.parse("1.6")`)
+    # is decided as on any supported install, and the old release's branch is dead code
+    version_floor: tuple[int, ...] = ()
 
 
-_SECTIONS = {"framework", "description", "packages", "foreign_packages", "type", "call", "method", "attribute", "hook", "heuristic"}
-_HEADER = {"framework", "description", "packages", "foreign_packages"}
+_SECTIONS = {"framework", "description", "packages", "foreign_packages", "version_floor", "type", "call", "method", "attribute", "hook", "heuristic"}
+_HEADER = {"framework", "description", "packages", "foreign_packages", "version_floor"}
 
 
 def parse_model_file(data: Mapping[str, Any], origin: str) -> ModelFile:
@@ -327,7 +331,7 @@ def parse_model_file(data: Mapping[str, Any], origin: str) -> ModelFile:
     heuristics = tuple(_heuristic(r, f"{origin}: heuristic #{i + 1}") for i, r in enumerate(rows["heuristic"]))
     packages = _names(data, "packages", origin)
     foreign = _names(data, "foreign_packages", origin)
-    return ModelFile(origin, types, calls, methods, attributes, hooks, heuristics, packages, foreign)
+    return ModelFile(origin, types, calls, methods, attributes, hooks, heuristics, packages, foreign, _release(data, origin))
 
 
 def _table_list(value: Any, where: str) -> list[Mapping[str, Any]]:
@@ -377,6 +381,15 @@ def _type(row: Mapping[str, Any], where: str) -> ApiType:
         raise ModelError(f"{where}: never_equal must be a list of literal types ({', '.join(LITERAL_TYPES)})")
     return ApiType(_name(row, "name", where), kind, _names(row, "aliases", where), _names(row, "bases", where), bare,
                    tuple(unequal))
+
+
+def _release(data: Mapping[str, Any], where: str) -> tuple[int, ...]:
+    """`version_floor = "2.0"` as (2, 0); () when absent."""
+    value = data.get("version_floor", "")
+    parts = value.split(".") if isinstance(value, str) and value else []
+    if not isinstance(value, str) or not all(p.isdigit() for p in parts):
+        raise ModelError(f"{where}: 'version_floor' must be a release number such as \"2.0\"")
+    return tuple(int(p) for p in parts)
 
 
 def _names(row: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
