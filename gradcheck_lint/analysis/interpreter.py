@@ -80,6 +80,7 @@ from .syntax import (
     reference_aliases,
     stored_names,
 )
+from .unbound_names import raising_statements
 from .unit_divisors import rescales_only_by_tested
 from .values import EMPTY, EntityTable, Holder, Kind, Value
 from .walk import breadth_first, child_nodes, children, iter_tree, parents
@@ -106,6 +107,7 @@ class Interpreter:
         self._made_parents: dict[int, ast.AST] = {}  # id of a node of such a loop -> the node holding it
         self._flags: dict[int, bool] = {}
         self.fixed_tests = FixedTests(self)
+        self._raising: frozenset[int] | None = None  # statements that raise NameError, read on first use
         self.source = source  # the text `module` was parsed from
         self.text: Source = read_source(source)  # what `code()` reads nodes' text from, until forget_code()
         self.catalogue: Catalogue = catalogue_for(models)
@@ -247,6 +249,10 @@ class Interpreter:
         self.work += 1 + (len(flow.env) >> 8)
         if self.work > self.work_budget:
             raise BudgetExhausted
+        if self._raising is None:
+            self._raising = raising_statements(self.module)
+        if id(stmt) in self._raising:
+            return Outcome(normal=None)  # reads a name bound nowhere: NameError ends the path (`unbound_names`)
         outer = CAP.place
         CAP.place = (stmt, frame)  # where paths dropped at the cap were (`pathcap`)
         out = self._exec_stmt(stmt, flow, frame)

@@ -21,7 +21,8 @@ from .apimodels import Catalogue
 from .names import ImportMap
 
 # calls that hand their one argument's release on (a parsed version, a number, a tuple of its parts)
-_WRAPPERS = frozenset({"parse", "Version", "LooseVersion", "StrictVersion", "parse_version", "float", "tuple", "list", "str"})
+_WRAPPERS = frozenset({"parse", "Version", "LooseVersion", "StrictVersion", "parse_version",
+                       "float", "tuple", "list", "str"})
 _RELEASE = re.compile(r"(\d+)(?:\.(\d+))?(?:\.(\d+))?")
 _ORDER = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
@@ -70,7 +71,8 @@ class ReleaseTests:
             return None
         if isinstance(expr.func, ast.Attribute) and expr.func.attr == "split":
             return self._package_of(expr.func.value, depth + 1)
-        name = expr.func.attr if isinstance(expr.func, ast.Attribute) else expr.func.id if isinstance(expr.func, ast.Name) else None
+        func = expr.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if name == "map" and len(expr.args) == 2:
             return self._package_of(expr.args[1], depth + 1)
         if name in _WRAPPERS and len(expr.args) == 1 and not expr.keywords:
@@ -87,6 +89,7 @@ class ReleaseTests:
                         if isinstance(target, ast.Name):
                             seen.setdefault(target.id, []).append(stmt.value)
                 elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)) and isinstance(stmt.target, ast.Name):
+                    # (an augmented name is bound twice)
                     seen.setdefault(stmt.target.id, []).extend([stmt.value] * 2 if stmt.value is not None else [])
             self._bound = {k: v[0] for k, v in seen.items() if len(v) == 1}
         return self._bound
@@ -114,8 +117,9 @@ def _literal(expr: ast.expr) -> tuple[int, ...] | None:
     if isinstance(expr, ast.Constant) and isinstance(expr.value, (str, float)) and not isinstance(expr.value, bool):
         m = _RELEASE.match(str(expr.value))
         return tuple(int(g) for g in m.groups() if g is not None) if m else None
-    if isinstance(expr, ast.Tuple) and expr.elts and all(isinstance(e, ast.Constant) and type(e.value) is int for e in expr.elts):
-        return tuple(e.value for e in expr.elts)  # type: ignore[misc]
+    if isinstance(expr, ast.Tuple) and expr.elts:
+        parts = [e.value for e in expr.elts if isinstance(e, ast.Constant) and type(e.value) is int]
+        return tuple(parts) if len(parts) == len(expr.elts) else None
     return None
 
 

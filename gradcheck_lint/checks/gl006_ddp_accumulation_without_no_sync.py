@@ -112,8 +112,9 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     source = model.accumulation_source(state, backward, step)
                     if source is None and not gated:
                         continue  # repeated without a window: a missing clear (GL001), not accumulation
-                    if source is not None and isinstance(source[1], Loop) and model.terms_of_one_objective(source[1], backward):
-                        continue  # `for loss in losses: loss.backward()`: parts of one batch's objective, no micro-batches (as GL003)
+                    loop = source[1] if source is not None and isinstance(source[1], Loop) else None
+                    if loop is not None and model.terms_of_one_objective(loop, backward):
+                        continue  # `for loss in losses: loss.backward()`: one batch's objective, no micro-batches
                     wrapper = self._syncing(forwards.setdefault(id(backward.node), self._forwards_at(model, backward)), model, _h)
                     if wrapper is None:
                         continue

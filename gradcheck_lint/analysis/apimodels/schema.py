@@ -309,7 +309,8 @@ class ModelFile:
     version_floor: tuple[int, ...] = ()
 
 
-_SECTIONS = {"framework", "description", "packages", "foreign_packages", "version_floor", "type", "call", "method", "attribute", "hook", "heuristic"}
+_SECTIONS = {"framework", "description", "packages", "foreign_packages", "version_floor",
+             "type", "call", "method", "attribute", "hook", "heuristic"}
 _HEADER = {"framework", "description", "packages", "foreign_packages", "version_floor"}
 
 
@@ -331,7 +332,8 @@ def parse_model_file(data: Mapping[str, Any], origin: str) -> ModelFile:
     heuristics = tuple(_heuristic(r, f"{origin}: heuristic #{i + 1}") for i, r in enumerate(rows["heuristic"]))
     packages = _names(data, "packages", origin)
     foreign = _names(data, "foreign_packages", origin)
-    return ModelFile(origin, types, calls, methods, attributes, hooks, heuristics, packages, foreign, _release(data, origin))
+    floor = _release(data, origin)
+    return ModelFile(origin, types, calls, methods, attributes, hooks, heuristics, packages, foreign, floor)
 
 
 def _table_list(value: Any, where: str) -> list[Mapping[str, Any]]:
