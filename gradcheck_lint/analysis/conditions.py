@@ -105,6 +105,16 @@ def _is_mod(node: ast.AST) -> bool:
     return type(node) is ast.BinOp and type(node.op) is ast.Mod
 
 
+def test_key(test: ast.expr) -> str:
+    """The text a test is remembered by: its code, with the parts of `and`/`or` in one order, so that
+    `stage == "jt" or stage == "lw"` and `stage == "lw" or stage == "jt"` are one fact (CoFi's fixed
+    trainer unscales under the one and updates the scaler under the other)."""
+    if isinstance(test, ast.BoolOp):
+        joiner = " and " if isinstance(test.op, ast.And) else " or "
+        return joiner.join(sorted(f"({test_key(v)})" if isinstance(v, ast.BoolOp) else test_key(v) for v in test.values))
+    return code(test)
+
+
 def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | None = None,
                  sample_counters: Mapping[str, str] | None = None) -> Condition:
     """What a branch test says of windows; `sample_counters` are the counters incremented by what a
@@ -162,7 +172,7 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
         id=cid,
         statement=statement,
         test=test,
-        key=alias or code(test),
+        key=alias or test_key(test),
         names=names_in(test) | ({alias} if alias else frozenset()),
         moduli=tuple(moduli),
         counters=tuple(counters),

@@ -104,7 +104,7 @@ class Prescan:
     def tests_of(self, test: ast.expr) -> int:
         """How many `if`/`while` statements of the module test the text of `test`."""
         key = self._keys.get(id(test))
-        return self.test_keys.get(key if key is not None else ast.dump(test), 0)
+        return self.test_keys.get(key if key is not None else _test_dump(test), 0)
 
     def _scan(self, module: ast.Module) -> None:
         """Every node, each carrying the `if`s and comprehensions around it and its function's marks."""
@@ -115,7 +115,7 @@ class Prescan:
             kind = node.__class__
             if kind is ast.If or kind is ast.While:
                 test = node.test
-                key = self._keys[id(test)] = ast.dump(test)
+                key = self._keys[id(test)] = _test_dump(test)
                 self.test_keys[key] = self.test_keys.get(key, 0) + 1
                 if type(test) is ast.Compare:
                     rel = relation(test)
@@ -409,3 +409,11 @@ def _sets_flag(node: ast.If) -> bool:
 def _builds_sequence(node: ast.BinOp) -> bool:
     """`layers + [nn.Linear(4, 4)]`, `blocks * 2`: a list or tuple joined or repeated, not arithmetic."""
     return any(isinstance(side, (ast.List, ast.Tuple, ast.ListComp)) for side in (node.left, node.right))
+
+
+def _test_dump(test: ast.expr) -> str:
+    """A test's structure, the parts of `and`/`or` in one order (`conditions.test_key`: one fact however the
+    parts are ordered)."""
+    if isinstance(test, ast.BoolOp):
+        return f"{type(test.op).__name__}({', '.join(sorted(_test_dump(v) for v in test.values))})"
+    return ast.dump(test)
