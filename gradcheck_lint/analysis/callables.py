@@ -83,6 +83,15 @@ class Callables:
         self._bound[id(call)] = Bound(func, callee, self.given(func, frame), tuple(pos), tuple(kw.items()))
         return replace(made, const=(_BOUND, id(call)))
 
+    def named_lambda(self, lam: ast.Lambda, frame: Frame) -> Value:
+        """The value of a name bound to a lambda (`construct = lambda cr, d: LossComputer(cr, d)`): calling it runs
+        its body, as calling a nested `def` does (peal's loss computers are made so)."""
+        given = self.given(lam, frame)
+        if given is None:
+            return EMPTY
+        self._bound[id(lam)] = Bound(lam, EMPTY, given, (), ())
+        return Value(const=(_BOUND, id(lam)), present=True)
+
     def method_of_self(self, node: ast.Attribute, frame: Frame) -> Value | None:
         """`self.process_loss` read without a call (`return self.process_loss`, `crit = self.loss_fn`): the method
         bound to `self`, a value that calling runs (plato's `self._loss_criterion = self.get_loss_criterion()`, then

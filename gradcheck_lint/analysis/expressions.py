@@ -589,6 +589,8 @@ class Expressions:
                               if (cond := interp.conditions.get(c)) is not None and cond.is_accumulation_gate)
                 if source.value and gates:
                     interp.flag_gates[target.id] = gates
+        if type(target) is ast.Name and type(source) is ast.Lambda and value is EMPTY:
+            value = interp.callables.named_lambda(source, frame)  # `make = lambda cr: Loss(cr)`: a function
         if isinstance(target, (ast.Tuple, ast.List)):
             unpack(self, target.elts, value, flow, frame, source, stmt, keep_phases)
             return
@@ -622,7 +624,7 @@ class Expressions:
             if isinstance(target, ast.Subscript):
                 self.eval(target.value, flow, frame)
                 self._store_item(target, source, value, flow, frame, stmt)
-                if value.entities:  # `optimizers[name] = AdamW(...)`: an object kept under a key not known here
+                if value.entities or _instance(value):  # `optimizers[name] = AdamW(...)`: an object kept under a key not known here
                     self._replace_item(target, value, flow, frame)
                 elif (stmt is not None and self._holds_no_graph(source)
                       and (base_key := every_item_rewritten(target, stmt, self.interp.parent))):
@@ -714,9 +716,10 @@ class Expressions:
             return
         made_here = bool(base.items) or not (base.opaque or base.reach or base.entities or base.modules)
         if item is None:
-            if made_here and value.entities and base_key is not None:
-                # `optimizers[name] = AdamW(params[name])` in a loop over names: a dict built in sight holds
-                # these objects under keys not known here; any of them is what `optimizers[other]` reads
+            if made_here and (value.entities or _instance(value)) and base_key is not None:
+                # `optimizers[name] = AdamW(params[name])` in a loop over names (`criterions[key] = LossComputer(...)`):
+                # a dict built in sight holds these objects under keys not known here; any of them is what
+                # `optimizers[other]` reads
                 items = dict(base.items)
                 items[_ANY_KEY] = join([items[_ANY_KEY], value]) if _ANY_KEY in items else value
                 flow.env[base_key] = replace(base, items=tuple(items.items()))
@@ -1165,3 +1168,8 @@ def _set_field(flow: Flow, name: str, attr: str, value: Value) -> None:
     if obj is None or not (isinstance(obj.const, tuple) and obj.const[:1] == ("instance",)):
         return
     flow.env[name] = replace(obj, items=(*((k, v) for k, v in obj.items if k != attr), (attr, value)))
+
+
+def _instance(value: Value) -> bool:
+    """An object of the project's classes made in sight: its attributes (`items`), no graph of its own."""
+    return bool(value.items) and not (value.built or value.graph)

@@ -354,12 +354,17 @@ def _reset_among(target: str, resets: Iterable[str]) -> bool:
 
 
 def _over_entries(loop: ast.AST) -> bool:
-    """`for k, v in losses.items():`, `for name in ("a", "b"):`: a loop over the entries of one value."""
+    """`for k, v in losses.items():`, `for name in ("a", "b"):`, `for c in criterions: criterions[c]...`: a loop
+    over the entries of one value (a container its body indexes by the loop variable is walked by key)."""
     if not isinstance(loop, (ast.For, ast.AsyncFor)):
         return False
     it = loop.iter
     if isinstance(it, (ast.Tuple, ast.List)):
         return True
+    if isinstance(it, (ast.Name, ast.Attribute)) and isinstance(loop.target, ast.Name):
+        walked, key = code(it), loop.target.id
+        return any(isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name) and n.slice.id == key
+                   and code(n.value) == walked for part in loop.body for n in iter_tree(part))
     return (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute)
             and it.func.attr in ("items", "values", "keys") and not it.args)
 

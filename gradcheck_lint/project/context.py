@@ -293,11 +293,12 @@ class ProjectView:
         if not self.follows(interp, fn):
             yield False
             return
+        if module is not None and call is not None:
+            # (also a call inside that file, `outer` calling `inner` there: `anchor` climbs the chain back)
+            self.entry.setdefault(id(fn), call)
         if module is self.current or self._home is None:
             yield True
             return
-        if module is not None and call is not None:
-            self.entry.setdefault(id(fn), call)
         with self._in_module(interp, module):
             yield True
 
