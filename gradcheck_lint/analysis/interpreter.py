@@ -80,7 +80,7 @@ from .syntax import (
     reference_aliases,
     stored_names,
 )
-from .unbound_names import raising_statements
+from .unbound_names import may_raise, raising_statements
 from .unit_divisors import rescales_only_by_tested
 from .values import EMPTY, EntityTable, Holder, Kind, Value
 from .walk import breadth_first, child_nodes, children, iter_tree, parents
@@ -250,7 +250,9 @@ class Interpreter:
         if self.work > self.work_budget:
             raise BudgetExhausted
         if self._raising is None:
-            self._raising = raising_statements(self.module)
+            prescan = self.prescan
+            self._raising = (raising_statements(self.module) if may_raise(prescan.names_read, prescan.names_bound)
+                             else frozenset())
         if id(stmt) in self._raising:
             return Outcome(normal=None)  # reads a name bound nowhere: NameError ends the path (`unbound_names`)
         outer = CAP.place

@@ -77,6 +77,10 @@ class Prescan:
         self._gates: list[tuple[int, list[tuple[str, str]]]] = []  # `if` statements testing `counter % N`
         self._flag_gates: list[int] = []  # window gates whose arms set a flag to a literal (`flags`)
         self._self_stored: set[str] = set()  # attributes assigned on `self` somewhere (`self.model = ...`)
+        # names read, and names bound in any scope (assigned, defined, parameters, imported): `unbound_names`
+        # looks for a misspelt one only when some name read is bound nowhere
+        self.names_read: set[str] = set()
+        self.names_bound: set[str] = set()
         # `if args.train_text_encoder and args.gradient_accumulation_steps > 1 and accelerator.num_processes > 1:
         # raise ValueError(...)`: the script refuses some accumulation on several processes (diffusers' and
         # peft's DreamBooth scripts), so a model the accumulation context leaves out is not synced there
@@ -134,7 +138,13 @@ class Prescan:
                 else:
                     for counter, window in atoms:
                         self.windows.setdefault(counter, set()).add(window)
+            elif kind is ast.Name:
+                (self.names_read if type(node.ctx) is ast.Load else self.names_bound).add(node.id)
             elif kind in FUNCTIONS:
+                args = node.args
+                self.names_bound.add(node.name)
+                self.names_bound.update(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                                        if a is not None)
                 body = self._bodies[id(node)] = _Marks()
                 self._defs.setdefault(node.name, []).append(body)
                 for decorator in node.decorator_list:
@@ -170,6 +180,14 @@ class Prescan:
                     recv = N.ref_text(node.value)
                     if recv is not None:
                         self.synced.add(recv)
+            elif kind is ast.ClassDef:
+                self.names_bound.add(node.name)
+            elif kind is ast.Import or kind is ast.ImportFrom:  # (`from x import *` binds "*": any name may come from it)
+                self.names_bound.update(a.asname or a.name.split(".", 1)[0] for a in node.names)
+            elif kind is ast.ExceptHandler and node.name:
+                self.names_bound.add(node.name)
+            elif kind is ast.Lambda:
+                self.names_bound.update(a.arg for a in node.args.args)
             elif kind is ast.AugAssign:
                 if type(node.op) is ast.Add and _counts_more_than_one(node.value):
                     target = N.ref_text(node.target)

@@ -38,6 +38,22 @@ _KNOWN = frozenset(dir(builtins)) | _ALWAYS
 _DYNAMIC = frozenset({"globals", "locals", "vars", "exec", "eval", "execfile", "setattr"})
 
 
+def may_raise(read: set[str], bound: set[str]) -> bool:
+    """Whether any statement can read a misspelt name, from the names the module reads and binds anywhere
+    (`Prescan`): a name read and bound nowhere, one edit from a bound one. Most modules have none, and
+    `raising_statements` is not worth its walks there."""
+    if "*" in bound or read & _DYNAMIC:
+        return False  # `from x import *` (prescan binds "*"), `globals()`: names may be bound out of sight
+    free = [name for name in read - bound - _KNOWN if len(name) >= 4]
+    if not free:
+        return False
+    by_length: dict[int, list[str]] = {}
+    for name in bound:
+        by_length.setdefault(len(name), []).append(name)
+    return any(_one_edit(name, other) and not _plural(name, other)
+               for name in free for size in (len(name) - 1, len(name), len(name) + 1) for other in by_length.get(size, ()))
+
+
 def raising_statements(module: ast.Module) -> frozenset[int]:
     """The ids of the statements of the module (and its functions) that read, on every evaluation, a name
     bound in no scope they see; empty when the module may bind names out of sight."""
