@@ -111,7 +111,8 @@ def test_key(test: ast.expr) -> str:
     trainer unscales under the one and updates the scaler under the other)."""
     if isinstance(test, ast.BoolOp):
         joiner = " and " if isinstance(test.op, ast.And) else " or "
-        return joiner.join(sorted(f"({test_key(v)})" if isinstance(v, ast.BoolOp) else test_key(v) for v in test.values))
+        parts = (f"({test_key(v)})" if isinstance(v, ast.BoolOp) else test_key(v) for v in test.values)
+        return joiner.join(sorted(parts))
     return code(test)
 
 

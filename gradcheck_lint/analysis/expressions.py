@@ -624,7 +624,7 @@ class Expressions:
             if isinstance(target, ast.Subscript):
                 self.eval(target.value, flow, frame)
                 self._store_item(target, source, value, flow, frame, stmt)
-                if value.entities or _instance(value):  # `optimizers[name] = AdamW(...)`: an object kept under a key not known here
+                if value.entities or _instance(value):  # `optimizers[name] = AdamW(...)`: kept under a key not known here
                     self._replace_item(target, value, flow, frame)
                 elif (stmt is not None and self._holds_no_graph(source)
                       and (base_key := every_item_rewritten(target, stmt, self.interp.parent))):

@@ -143,8 +143,8 @@ class Prescan:
             elif kind in FUNCTIONS:
                 args = node.args
                 self.names_bound.add(node.name)
-                self.names_bound.update(a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
-                                        if a is not None)
+                every = (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg)
+                self.names_bound.update(a.arg for a in every if a is not None)
                 body = self._bodies[id(node)] = _Marks()
                 self._defs.setdefault(node.name, []).append(body)
                 for decorator in node.decorator_list:
@@ -182,7 +182,7 @@ class Prescan:
                         self.synced.add(recv)
             elif kind is ast.ClassDef:
                 self.names_bound.add(node.name)
-            elif kind is ast.Import or kind is ast.ImportFrom:  # (`from x import *` binds "*": any name may come from it)
+            elif kind is ast.Import or kind is ast.ImportFrom:  # (`from x import *` binds "*": any name may be bound)
                 self.names_bound.update(a.asname or a.name.split(".", 1)[0] for a in node.names)
             elif kind is ast.ExceptHandler and node.name:
                 self.names_bound.add(node.name)

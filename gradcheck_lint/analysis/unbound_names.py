@@ -50,8 +50,9 @@ def may_raise(read: set[str], bound: set[str]) -> bool:
     by_length: dict[int, list[str]] = {}
     for name in bound:
         by_length.setdefault(len(name), []).append(name)
-    return any(_one_edit(name, other) and not _plural(name, other)
-               for name in free for size in (len(name) - 1, len(name), len(name) + 1) for other in by_length.get(size, ()))
+    near = ((name, other) for name in free for size in (len(name) - 1, len(name), len(name) + 1)
+            for other in by_length.get(size, ()))
+    return any(_one_edit(name, other) and not _plural(name, other) for name, other in near)
 
 
 def raising_statements(module: ast.Module) -> frozenset[int]:
