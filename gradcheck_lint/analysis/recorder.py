@@ -137,6 +137,10 @@ class Recorder:
         ev.callers.add(self.interp.calls.enclosing_calls())
         ev.written |= set(written)
         ev.amp_scaled = ev.amp_scaled or loss.amp
+        # wrappers one of whose forwards behind this loss ran with sync off: DDP prepared this backward then (the
+        # latest forward decides); an older forward with sync on is behind a value carried into it (HF Trainer's
+        # `self._past` handed back as `mems`), whose graph an earlier backward already went through
+        prepared_off = {uid for uid, state, _site, _flags in loss.sync if state == "off"}
         for uid, state, site, flag_sets in loss.sync:
             if state == "on" and self._forward_ruled_out(site, flow):
                 continue  # a forward of the other arm of a test this path took the other way (see `_forward_ruled_out`)
@@ -146,6 +150,8 @@ class Recorder:
                 continue
             ev.sync_forwards.add((uid, state, site))
             later = flow.env.get(f"{SYNC_SET}{uid}")
+            if uid in prepared_off:
+                continue
             if state == "on" and (uid in frame.sync_off or uid in frame.sync_maybe) or isinstance(getattr(later, "const", None), int) and later.const > flag_sets:  # type: ignore[union-attr]
                 ev.sync_off_late.add(uid)  # switched (off) after the forward that decides it
         self.interp.amp.backward(call, written, loss.amp, flow, frame.ifs)
