@@ -274,7 +274,9 @@ def join(values: Iterable[Value]) -> Value:
         reach=frozenset().union(*(v.reach for v in vals)),
         params=frozenset().union(*(v.params for v in vals)),
         opaque=any(v.opaque for v in vals),
-        vague=frozenset().union(*(v.vague for v in vals)),
+        # a holder one path reaches surely is reached surely on that path: a certain witness of the join
+        # (`logits = outputs.logits` beside `logits = model.lm_head(h)`, a call of a part the analysis cannot read)
+        vague=frozenset().union(*(v.vague for v in vals)) - frozenset().union(*(v.reach - v.vague for v in vals)),
         built=frozenset().union(*(v.built for v in vals)),
         kept=frozenset().union(*(v.kept for v in vals)),
         graph=any(v.graph for v in vals),
