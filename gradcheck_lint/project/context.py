@@ -104,6 +104,7 @@ class ProjectView:
         self._fn_module: dict[int, ForeignModule | None] = {}
         self._cuts: dict[int, bool] = {}  # id of a function of another file -> whether it may cut graphs
         self.entry: dict[int, ast.AST] = {}  # id of a function of another file -> the call that first entered it
+        self.inner_entry: dict[int, ast.AST] = {}  # ... called from that file itself: the call there
         self.used: dict[str, str] = used if used is not None else {}  # absolute path -> content digest of every other file read
         self.depth = 0
         # uids of the models, optimizers, wrappers... made by code of another file (`utils.wrap(model)`'s DDP):
@@ -293,12 +294,15 @@ class ProjectView:
         if not self.follows(interp, fn):
             yield False
             return
-        if module is not None and call is not None:
-            # (also a call inside that file, `outer` calling `inner` there: `anchor` climbs the chain back)
-            self.entry.setdefault(id(fn), call)
+        if module is not None and call is not None and module is self.current:
+            # a call inside that file, `outer` calling `inner` there: `anchor` climbs the chain back through it (kept
+            # apart from `entry`, which also says what `follows` reads again past the budgets)
+            self.inner_entry.setdefault(id(fn), call)
         if module is self.current or self._home is None:
             yield True
             return
+        if module is not None and call is not None:
+            self.entry.setdefault(id(fn), call)
         with self._in_module(interp, module):
             yield True
 
@@ -405,7 +409,7 @@ class ProjectView:
             seen.add(id(node))
             chain.append(self.evidence(module, node))
             owner = module.owner(node)
-            call = self.entry.get(id(owner)) if owner is not None else None
+            call = (self.entry.get(id(owner)) or self.inner_entry.get(id(owner))) if owner is not None else None
             if call is None:
                 break
             node = call
