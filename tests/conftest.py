@@ -49,7 +49,7 @@ import subprocess  # noqa: E402
 import pytest  # noqa: E402 - after the cache variable, which the imports below must see
 
 from script_runs import ROOT, run_scripts, runnable_fixtures  # noqa: E402
-from support import made_once  # noqa: E402
+from support import FreshReport, made_default_diagnostics, made_fresh_fixtures_report  # noqa: E402
 
 _WARMING: list[subprocess.Popen[bytes]] = []
 
@@ -96,11 +96,14 @@ def default_diagnostics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, t
     """`check_source`'s diagnostics of every fixture script and blind program, with the built-in settings, by path:
     the default side of the tests comparing a variant of the analysis with it (a memo turned off, a larger state
     cap), made once for the session (each of them made it: about 8 s of CPU a time)."""
-    from gradcheck_lint import check_source
+    return made_default_diagnostics(tmp_path_factory)
 
-    scripts = sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "tests" / "blind_programs").glob("*.py"))
-    return made_once(tmp_path_factory, "default_diagnostics",
-                     lambda: {str(p): tuple(check_source(p.read_text(encoding="utf-8"), str(p))) for p in scripts})
+
+@pytest.fixture(scope="session")
+def fresh_fixtures_report(tmp_path_factory: pytest.TempPathFactory) -> FreshReport:
+    """`gradlint --show-possible --format json` of every fixture analysed afresh (PYTHONHASHSEED=1), with the result
+    cache it filled: made once for the session (support.made_fresh_fixtures_report)."""
+    return made_fresh_fixtures_report(tmp_path_factory)
 
 
 # Tests sharing a costly setup made in a worker's memory: one xdist group each, so that one worker makes it (and no
@@ -111,6 +114,7 @@ _GROUPED_FIXTURES = {
     ("tests/fixes/test_autofix.py", "fix_run"): "fix_run",
     ("tests/runtime/test_guard_mechanisms.py", "recorded"): "guard_mechanisms",
     ("*", "default_diagnostics"): "default_diagnostics",
+    ("*", "fresh_fixtures_report"): "fresh_fixtures_report",
 }
 
 

@@ -130,6 +130,41 @@ def made_once(tmp_path_factory: Any, name: str, make: Callable[[], T]) -> T:
         return value
 
 
+def made_default_diagnostics(tmp_path_factory: Any) -> dict[str, tuple[Any, ...]]:
+    """`check_source`'s diagnostics of every fixture script and blind program, built-in settings, by path: made
+    once for the session (`made_once`), for conftest's `default_diagnostics` and test_autofix's `fix_run`."""
+    from gradcheck_lint import check_source
+
+    scripts = sorted(FIXTURES.rglob("*.py")) + sorted((TESTS / "blind_programs").glob("*.py"))
+    return made_once(tmp_path_factory, "default_diagnostics",
+                     lambda: {str(p): tuple(check_source(p.read_text(encoding="utf-8"), str(p))) for p in scripts})
+
+
+@dataclass(frozen=True)
+class FreshReport:
+    """A `gradlint` run over every fixture that analysed each file afresh, and the result cache it filled."""
+
+    run: subprocess.CompletedProcess[str]
+    cache_dir: Path  # the run's own result cache: empty before it, every fixture's result after it
+
+
+def made_fresh_fixtures_report(tmp_path_factory: Any) -> FreshReport:
+    """`gradlint --show-possible --format json <FIXTURES>` (the absolute path) from ROOT with PYTHONHASHSEED=1, on an
+    empty result cache of its own: every file analysed, none answered from a cache. Made once for the session
+    (`made_once`): the hash-seed test compares it with a run under another seed, the fixtures-directory test reads
+    its findings, and runs of the same files reported at the same paths read its cache (a full analysis of the
+    fixtures is ~17 s of CPU; test_cli's run and the hash-seed test's first run each made one)."""
+
+    def make() -> FreshReport:
+        cache_dir = tmp_path_factory.mktemp("fresh-fixtures-report-cache")
+        env = {**os.environ, "PYTHONHASHSEED": "1", "GRADLINT_CACHE_DIR": str(cache_dir)}
+        run = subprocess.run([sys.executable, "-m", "gradcheck_lint", "--show-possible", "--format", "json", str(FIXTURES)],
+                             capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+        return FreshReport(run, cache_dir)
+
+    return made_once(tmp_path_factory, "fresh_fixtures_report", make)
+
+
 def run_groups(fixtures: list[Fixture]) -> list[list[Fixture]]:
     """Fixtures grouped for running in worker processes: those that set up process-wide state (a
     torch.distributed process group, Lightning, Accelerate, Transformers) each in a process of their
