@@ -49,7 +49,7 @@ import subprocess  # noqa: E402
 import pytest  # noqa: E402 - after the cache variable, which the imports below must see
 
 from script_runs import ROOT, run_scripts, runnable_fixtures  # noqa: E402
-from support import FreshReport, made_default_diagnostics, made_fresh_fixtures_report  # noqa: E402
+from support import FreshReport, made_fixture_file_diagnostics, made_fresh_fixtures_report, made_once  # noqa: E402
 
 _WARMING: list[subprocess.Popen[bytes]] = []
 
@@ -96,7 +96,18 @@ def default_diagnostics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, t
     """`check_source`'s diagnostics of every fixture script and blind program, with the built-in settings, by path:
     the default side of the tests comparing a variant of the analysis with it (a memo turned off, a larger state
     cap), made once for the session (each of them made it: about 8 s of CPU a time)."""
-    return made_default_diagnostics(tmp_path_factory)
+    from gradcheck_lint import check_source
+
+    scripts = sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "tests" / "blind_programs").glob("*.py"))
+    return made_once(tmp_path_factory, "default_diagnostics",
+                     lambda: {str(p): tuple(check_source(p.read_text(encoding="utf-8"), str(p))) for p in scripts})
+
+
+@pytest.fixture(scope="session")
+def fixture_file_diagnostics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, ...]]:
+    """`check_file` of every fixture, scripts and notebooks, by absolute path: made once for the session
+    (support.made_fixture_file_diagnostics)."""
+    return made_fixture_file_diagnostics(tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

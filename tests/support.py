@@ -130,14 +130,16 @@ def made_once(tmp_path_factory: Any, name: str, make: Callable[[], T]) -> T:
         return value
 
 
-def made_default_diagnostics(tmp_path_factory: Any) -> dict[str, tuple[Any, ...]]:
-    """`check_source`'s diagnostics of every fixture script and blind program, built-in settings, by path: made
-    once for the session (`made_once`), for conftest's `default_diagnostics` and test_autofix's `fix_run`."""
-    from gradcheck_lint import check_source
+def made_fixture_file_diagnostics(tmp_path_factory: Any) -> dict[str, tuple[Any, ...]]:
+    """`check_file` of every fixture (the `*.py` scripts and the notebooks), built-in settings, by absolute path:
+    made once for the session (`made_once`). The same call on the same file gave the same list to each test that
+    made it: test_fixtures' expectations and message tests, the message snapshots, test_autofix's `fix_run`
+    (three to four analyses of each buggy fixture in a run, ~6 s of CPU for a pass over all of them)."""
+    from gradcheck_lint import check_file
 
-    scripts = sorted(FIXTURES.rglob("*.py")) + sorted((TESTS / "blind_programs").glob("*.py"))
-    return made_once(tmp_path_factory, "default_diagnostics",
-                     lambda: {str(p): tuple(check_source(p.read_text(encoding="utf-8"), str(p))) for p in scripts})
+    paths = sorted(FIXTURES.rglob("*.py")) + [f.path for f in load_notebook_fixtures()]
+    return made_once(tmp_path_factory, "fixture_file_diagnostics",
+                     lambda: {str(p): tuple(check_file(str(p))) for p in paths})
 
 
 @dataclass(frozen=True)
@@ -158,8 +160,8 @@ def made_fresh_fixtures_report(tmp_path_factory: Any) -> FreshReport:
     def make() -> FreshReport:
         cache_dir = tmp_path_factory.mktemp("fresh-fixtures-report-cache")
         env = {**os.environ, "PYTHONHASHSEED": "1", "GRADLINT_CACHE_DIR": str(cache_dir)}
-        run = subprocess.run([sys.executable, "-m", "gradcheck_lint", "--show-possible", "--format", "json", str(FIXTURES)],
-                             capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+        command = [sys.executable, "-m", "gradcheck_lint", "--show-possible", "--format", "json", str(FIXTURES)]
+        run = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
         return FreshReport(run, cache_dir)
 
     return made_once(tmp_path_factory, "fresh_fixtures_report", make)

@@ -151,8 +151,8 @@ def test_fixtures_directory_run_matches_expectations(fresh_fixtures_report: Fres
     assert res.args[-4:] == ["--show-possible", "--format", "json", str(FIXTURES)] and res.returncode == 1, res.stderr
     reported = json.loads(res.stdout)
     got = {(str(Path(i["path"]).resolve()), i["cell"], i["line"], i["code"]) for i in reported}
-    default = subprocess.run([sys.executable, "-m", "gradcheck_lint", "--format", "json", str(FIXTURES)], capture_output=True,
-                             text=True, cwd=ROOT, timeout=120,
+    default = subprocess.run([sys.executable, "-m", "gradcheck_lint", "--format", "json", str(FIXTURES)],
+                             capture_output=True, text=True, cwd=ROOT, timeout=120,
                              env={**os.environ, "GRADLINT_CACHE_DIR": str(fresh_fixtures_report.cache_dir)})
     certain = [i for i in reported if i["certainty"] == "certain"]
     assert 0 < len(certain) < len(reported)
