@@ -49,7 +49,7 @@ import subprocess  # noqa: E402
 import pytest  # noqa: E402 - after the cache variable, which the imports below must see
 
 from script_runs import ROOT, run_scripts, runnable_fixtures  # noqa: E402
-from support import made_once  # noqa: E402
+from support import FreshReport, made_fixture_file_diagnostics, made_fresh_fixtures_report, made_once  # noqa: E402
 
 _WARMING: list[subprocess.Popen[bytes]] = []
 
@@ -103,6 +103,20 @@ def default_diagnostics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, t
                      lambda: {str(p): tuple(check_source(p.read_text(encoding="utf-8"), str(p))) for p in scripts})
 
 
+@pytest.fixture(scope="session")
+def fixture_file_diagnostics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Any, ...]]:
+    """`check_file` of every fixture, scripts and notebooks, by absolute path: made once for the session
+    (support.made_fixture_file_diagnostics)."""
+    return made_fixture_file_diagnostics(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def fresh_fixtures_report(tmp_path_factory: pytest.TempPathFactory) -> FreshReport:
+    """`gradlint --show-possible --format json` of every fixture analysed afresh (PYTHONHASHSEED=1), with the result
+    cache it filled: made once for the session (support.made_fresh_fixtures_report)."""
+    return made_fresh_fixtures_report(tmp_path_factory)
+
+
 # Tests sharing a costly setup made in a worker's memory: one xdist group each, so that one worker makes it (and no
 # worker waits for the other's, as `support.made_once` would have it). test_autofix's `fix_run` (a check of every
 # fixture and two `gradlint --fix` runs over them) was set up in both workers: 46 and 45 s in a full run at load ~4.
@@ -111,6 +125,7 @@ _GROUPED_FIXTURES = {
     ("tests/fixes/test_autofix.py", "fix_run"): "fix_run",
     ("tests/runtime/test_guard_mechanisms.py", "recorded"): "guard_mechanisms",
     ("*", "default_diagnostics"): "default_diagnostics",
+    ("*", "fresh_fixtures_report"): "fresh_fixtures_report",
 }
 
 

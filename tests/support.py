@@ -130,6 +130,43 @@ def made_once(tmp_path_factory: Any, name: str, make: Callable[[], T]) -> T:
         return value
 
 
+def made_fixture_file_diagnostics(tmp_path_factory: Any) -> dict[str, tuple[Any, ...]]:
+    """`check_file` of every fixture (the `*.py` scripts and the notebooks), built-in settings, by absolute path:
+    made once for the session (`made_once`). The same call on the same file gave the same list to each test that
+    made it: test_fixtures' expectations and message tests, the message snapshots, test_autofix's `fix_run`
+    (three to four analyses of each buggy fixture in a run, ~6 s of CPU for a pass over all of them)."""
+    from gradcheck_lint import check_file
+
+    paths = sorted(FIXTURES.rglob("*.py")) + [f.path for f in load_notebook_fixtures()]
+    return made_once(tmp_path_factory, "fixture_file_diagnostics",
+                     lambda: {str(p): tuple(check_file(str(p))) for p in paths})
+
+
+@dataclass(frozen=True)
+class FreshReport:
+    """A `gradlint` run over every fixture that analysed each file afresh, and the result cache it filled."""
+
+    run: subprocess.CompletedProcess[str]
+    cache_dir: Path  # the run's own result cache: empty before it, every fixture's result after it
+
+
+def made_fresh_fixtures_report(tmp_path_factory: Any) -> FreshReport:
+    """`gradlint --show-possible --format json <FIXTURES>` (the absolute path) from ROOT with PYTHONHASHSEED=1, on an
+    empty result cache of its own: every file analysed, none answered from a cache. Made once for the session
+    (`made_once`): the hash-seed test compares it with a run under another seed, the fixtures-directory test reads
+    its findings, and runs of the same files reported at the same paths read its cache (a full analysis of the
+    fixtures is ~17 s of CPU; test_cli's run and the hash-seed test's first run each made one)."""
+
+    def make() -> FreshReport:
+        cache_dir = tmp_path_factory.mktemp("fresh-fixtures-report-cache")
+        env = {**os.environ, "PYTHONHASHSEED": "1", "GRADLINT_CACHE_DIR": str(cache_dir)}
+        command = [sys.executable, "-m", "gradcheck_lint", "--show-possible", "--format", "json", str(FIXTURES)]
+        run = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+        return FreshReport(run, cache_dir)
+
+    return made_once(tmp_path_factory, "fresh_fixtures_report", make)
+
+
 def run_groups(fixtures: list[Fixture]) -> list[list[Fixture]]:
     """Fixtures grouped for running in worker processes: those that set up process-wide state (a
     torch.distributed process group, Lightning, Accelerate, Transformers) each in a process of their

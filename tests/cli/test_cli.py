@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import BUGGY, FIXTURES, ROOT
+from support import BUGGY, FIXTURES, ROOT, FreshReport
 
 CLEAN = BUGGY.replace("    opt.step()\n", "    opt.step()\n    opt.zero_grad()\n")
 
@@ -140,16 +140,20 @@ def test_rule_catalogue() -> None:
     assert "## Runtime check\nNone: this is a static check only." in unused.stdout
 
 
-def test_fixtures_directory_run_matches_expectations() -> None:
+def test_fixtures_directory_run_matches_expectations(fresh_fixtures_report: FreshReport) -> None:
     """The README's first command: `gradlint --show-possible fixtures/` reports exactly the annotated
     diagnostics, notebooks included; without the flag, exactly the certain ones among them."""
     from support import load_fixtures, load_notebook_fixtures
 
-    res = run("--show-possible", "--format", "json", str(FIXTURES), cwd=ROOT)
-    assert res.returncode == 1
+    # `gradlint --show-possible --format json <fixtures>` from the root: the session's fresh run (made once, read by
+    # the hash-seed test too); the run without the flag reads the result cache that run filled
+    res = fresh_fixtures_report.run
+    assert res.args[-4:] == ["--show-possible", "--format", "json", str(FIXTURES)] and res.returncode == 1, res.stderr
     reported = json.loads(res.stdout)
     got = {(str(Path(i["path"]).resolve()), i["cell"], i["line"], i["code"]) for i in reported}
-    default = run("--format", "json", str(FIXTURES), cwd=ROOT)
+    default = subprocess.run([sys.executable, "-m", "gradcheck_lint", "--format", "json", str(FIXTURES)],
+                             capture_output=True, text=True, cwd=ROOT, timeout=120,
+                             env={**os.environ, "GRADLINT_CACHE_DIR": str(fresh_fixtures_report.cache_dir)})
     certain = [i for i in reported if i["certainty"] == "certain"]
     assert 0 < len(certain) < len(reported)
     assert json.loads(default.stdout) == certain

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
-from support import BUGGY, FIXTURES, ROOT
+from support import BUGGY, FIXTURES, ROOT, FreshReport
 
 FORMAT = "%(path)s\t%(row)d\t%(col)d\t%(code)s\t%(text)s"
 
@@ -25,13 +26,15 @@ def parse(stdout: str) -> set[tuple[str, int, int, str, str]]:
     return out
 
 
-def test_flake8_reports_what_gradlint_reports_on_every_fixture() -> None:
+def test_flake8_reports_what_gradlint_reports_on_every_fixture(fresh_fixtures_report: FreshReport) -> None:
     files = sorted(str(p) for p in FIXTURES.rglob("*.py"))
     res = flake8(str(FIXTURES))  # one invocation over the directory
     assert res.returncode == 1, res.stderr
     got = parse(res.stdout)
+    # gradlint's side reads the result cache of the session's fresh run of the same files at the same paths
     lint = subprocess.run([sys.executable, "-m", "gradcheck_lint", "--format", "json", *files],
-                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+                          capture_output=True, text=True, cwd=ROOT, timeout=600,
+                          env={**os.environ, "GRADLINT_CACHE_DIR": str(fresh_fixtures_report.cache_dir)})
     assert lint.returncode == 1, lint.stderr
     want = {(str(Path(d["path"]).resolve()), d["line"], d["column"], d["code"], d["message"]) for d in json.loads(lint.stdout)}
     # the flake8 plugin reports the rules' findings; a GL099 notice (an analysis cut at the path cap) is gradlint's own

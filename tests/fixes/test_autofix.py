@@ -23,7 +23,7 @@ from gradcheck_lint.diagnostics import Applicability, Certainty, Diagnostic, Edi
 from gradcheck_lint.fixes import apply_edits, fix_file, fix_source, select_fixes, write_fixed
 from gradcheck_lint.fixplan import FixPlan, ReplaceNode, resolve
 from script_runs import run_scripts
-from support import BUGGY, FIXTURES, load_fixtures, made_once
+from support import BUGGY, FIXTURES, load_fixtures, made_fixture_file_diagnostics, made_once
 
 FIXABLE_CODES = {"GL001", "GL002", "GL003", "GL004"}
 RUNTIME_CODES = {"GL001", "GL002", "GL004"}  # what the guard checks among the fixable codes
@@ -69,7 +69,8 @@ def fix_run(tmp_path_factory: pytest.TempPathFactory) -> FixRun:
     def make() -> FixRun:
         root = tmp_path_factory.mktemp("fix")
         shutil.copytree(FIXTURES, root / "fixtures")
-        before = {str(p.relative_to(FIXTURES)): check_file(str(p)) for p in sorted(FIXTURES.rglob("*.py"))}
+        checked = made_fixture_file_diagnostics(tmp_path_factory)  # check_file of each, made once for the session
+        before = {str(p.relative_to(FIXTURES)): list(checked[str(p)]) for p in sorted(FIXTURES.rglob("*.py"))}
         first = run("--fix", "fixtures", cwd=root)
         after_first = tree_bytes(root / "fixtures")
         second = run("--fix", "fixtures", cwd=root)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from gradcheck_lint import check_file
 from support import FIXTURES, found_findings, load_fixtures, load_notebook_fixtures, parse_expected_findings
 
 FIXTURE_LIST = load_fixtures()
@@ -23,17 +22,17 @@ def test_fixture_corpus_is_big_enough() -> None:
 
 
 @pytest.mark.parametrize("fixture", FIXTURE_LIST, ids=lambda f: f.id)
-def test_fixture_diagnostics(fixture) -> None:  # type: ignore[no-untyped-def]
-    diagnostics = check_file(str(fixture.path))
+def test_fixture_diagnostics(fixture, fixture_file_diagnostics) -> None:  # type: ignore[no-untyped-def]
+    diagnostics = fixture_file_diagnostics[str(fixture.path)]  # check_file, made once for the session
     assert not [d for d in diagnostics if d.code == "GL000"], diagnostics
     expected = parse_expected_findings(fixture.path.read_text(encoding="utf-8"))
     assert found_findings(diagnostics) == expected, "\n".join(f"{d.line}: {d.code} ({d.certainty.value}) {d.message}" for d in diagnostics)
 
 
 @pytest.mark.parametrize("fixture", [f for f in FIXTURE_LIST if f.expected], ids=lambda f: f.id)
-def test_messages_name_the_users_objects(fixture) -> None:  # type: ignore[no-untyped-def]
+def test_messages_name_the_users_objects(fixture, fixture_file_diagnostics) -> None:  # type: ignore[no-untyped-def]
     source = fixture.path.read_text(encoding="utf-8").splitlines()
-    for d in check_file(str(fixture.path)):
+    for d in fixture_file_diagnostics[str(fixture.path)]:
         if d.notice:
             continue  # about the analysis (GL099, anchored at the top of the file), not the code
         line = source[d.line - 1]
@@ -52,16 +51,17 @@ def test_notebook_fixtures_hold_buggy_and_correct_notebooks() -> None:
 
 
 @pytest.mark.parametrize("fixture", NOTEBOOK_LIST, ids=lambda f: f.id)
-def test_notebook_fixture_diagnostics(fixture) -> None:  # type: ignore[no-untyped-def]
-    diagnostics = check_file(str(fixture.path))
+def test_notebook_fixture_diagnostics(fixture, fixture_file_diagnostics) -> None:  # type: ignore[no-untyped-def]
+    diagnostics = fixture_file_diagnostics[str(fixture.path)]
     got = {(d.cell, d.line, d.code) for d in diagnostics}
     assert not [d for d in diagnostics if d.code == "GL000"], diagnostics
     assert got == set(fixture.expected), "\n".join(f"cell {d.cell}:{d.line}: {d.code} {d.message}" for d in diagnostics)
 
 
 @pytest.mark.parametrize("fixture", [f for f in NOTEBOOK_LIST if f.expected], ids=lambda f: f.id)
-def test_notebook_messages_name_the_users_objects(fixture) -> None:  # type: ignore[no-untyped-def]
-    for d in check_file(str(fixture.path)):
+def test_notebook_messages_name_the_users_objects(  # type: ignore[no-untyped-def]
+        fixture, fixture_file_diagnostics) -> None:
+    for d in fixture_file_diagnostics[str(fixture.path)]:
         assert d.cell is not None
         line = fixture.sources[d.cell - 1].split("\n")[d.line - 1]
         quoted = d.message.split("`")[1::2]

@@ -9,11 +9,12 @@ shows up as a diff of these files in review. After a deliberate change, rewrite 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
-from gradcheck_lint import check_file
+from gradcheck_lint.diagnostics import Diagnostic
 from support import FIXTURES, TESTS, load_fixtures, load_notebook_fixtures
 
 SNAPSHOTS = TESTS / "rules" / "snapshots"
@@ -21,9 +22,10 @@ UPDATE = os.environ.get("GRADLINT_UPDATE_SNAPSHOTS", "") not in ("", "0")
 CASES = [f.path for f in load_fixtures() if f.expected] + [f.path for f in load_notebook_fixtures() if f.expected]
 
 
-def render(path: Path) -> str:
+def render(path: Path, diagnostics: Iterable[Diagnostic]) -> str:
+    """The snapshot text of a fixture's diagnostics (`check_file`'s)."""
     blocks = []
-    for d in sorted(check_file(str(path)), key=lambda d: d.sort_key()):
+    for d in sorted(diagnostics, key=lambda d: d.sort_key()):
         where = f"cell {d.cell}:{d.line}:{d.column}" if d.cell else f"{d.line}:{d.column}"
         fix = d.fix.applicability.value if d.fix else "none"
         message = d.message.replace(str(path), str(path.relative_to(FIXTURES.parent)))  # a notice names the file
@@ -36,8 +38,8 @@ def snapshot_of(path: Path) -> Path:
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: str(p.relative_to(FIXTURES)))
-def test_messages_match_their_snapshot(path: Path) -> None:
-    text = render(path)
+def test_messages_match_their_snapshot(path: Path, fixture_file_diagnostics: dict[str, tuple[Diagnostic, ...]]) -> None:
+    text = render(path, fixture_file_diagnostics[str(path)])  # check_file of the fixture, made once for the session
     snap = snapshot_of(path)
     if UPDATE:
         snap.parent.mkdir(parents=True, exist_ok=True)

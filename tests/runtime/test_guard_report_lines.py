@@ -5,6 +5,7 @@ The programs are in `report_programs/`, each with `# expect:` comments where the
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import runpy
@@ -90,6 +91,7 @@ def test_gl005_words_equal_the_static_sides_on_fixtures(fixture: str) -> None:
     assert leaks and all(static[(f.line, f.code)] == f.message for f in leaks)
 
 
+@functools.cache  # the same command, once per process: two tests read the run of accumulate_without_no_sync.py
 def _gradlint_run(script: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     """`gradlint run` on a DDP program, under a time limit and once more on a timeout (see own_process)."""
     import own_process
@@ -145,9 +147,14 @@ def test_gl006_inverted_choice_made_by_an_if_statement_anchors_where_the_static_
     assert "diverge" in lines[0] and "correct gradients" not in lines[0] and "`ddp_model`" in lines[0]
 
 
+# The run of accumulate_without_no_sync.py (~5 s: a fresh interpreter importing torch, a gloo process group) is read by
+# two tests: one xdist group puts them on one worker, where `_gradlint_run` makes it once.
+_ACCUMULATE_RUN = pytest.mark.xdist_group("gl006_accumulate_without_no_sync_run")
+
+
 @pytest.mark.parametrize("fixture", ["no_sync_around_backward_only.py", "no_sync_chosen_into_variable_around_backward_only.py",
                                      "sync_flag_set_after_forward.py", "trainer_chunks_without_no_sync.py",
-                                     "accumulate_without_no_sync.py"])
+                                     pytest.param("accumulate_without_no_sync.py", marks=_ACCUMULATE_RUN)])
 def test_gl006_words_equal_the_static_sides_on_fixtures(fixture: str) -> None:
     # sync switched off after the forward that decided it (the first three): "switched off only after the
     # forward pass at line N", as statically, not "accumulates ... on every backward" or "the replicas diverge";
@@ -166,6 +173,7 @@ def _message(line: str) -> str:
     return message.rsplit(" [", 1)[0] if message.endswith("]") else message
 
 
+@_ACCUMULATE_RUN
 def test_gl006_names_the_model_variable_not_its_class() -> None:
     fixture = ROOT / "fixtures" / "ddp_accumulation_without_no_sync" / "accumulate_without_no_sync.py"
     done = _gradlint_run(fixture, ROOT)

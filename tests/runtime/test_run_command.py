@@ -33,9 +33,13 @@ def _pick(theme: str, name: str):  # type: ignore[no-untyped-def]
     return next(f for f in load_fixtures() if f.path.parent.name == theme and f.path.stem == name)
 
 
+# The run of no_zero_grad_plain_loop is read by two tests (`run_fixture`): one xdist group puts them on one worker,
+# where it is made once (~4 s of CPU; the tests landed on either worker, each then made it).
+_PLAIN_LOOP_RUN = pytest.mark.xdist_group("run_no_zero_grad_plain_loop")
+
 # one fixture per runtime code, and correct ones
 SAMPLES = [
-    _pick("missing_zero_grad", "no_zero_grad_plain_loop"),
+    pytest.param(_pick("missing_zero_grad", "no_zero_grad_plain_loop"), marks=_PLAIN_LOOP_RUN),
     _pick("zero_grad_before_step", "zero_grad_between_backward_and_step"),
     _pick("unscaled_accumulated_loss", "modulo_step_unscaled_loss"),
     _pick("accumulation_off_by_one", "enumerate_mod_zero"),
@@ -67,6 +71,7 @@ def test_run_on_bundled_fixtures(fixture) -> None:  # type: ignore[no-untyped-de
             assert (int(f["line"]), f["code"]) in fixture.expected, out.stderr
 
 
+@_PLAIN_LOOP_RUN
 def test_repeated_finding_is_one_line_with_its_step_count() -> None:
     out = run_fixture(str(_pick("missing_zero_grad", "no_zero_grad_plain_loop").path))
     (only,) = findings(out.stderr)
