@@ -68,7 +68,7 @@ def _snapshot(dest: Path) -> str:
     """Copy this checkout as it is on disk into a fresh one-commit repository; return the commit."""
     files = _checkout_files()
     if files is None:
-        shutil.copytree(ROOT, dest, ignore=_COPY_IGNORE)
+        shutil.copytree(ROOT, dest, ignore=_COPY_IGNORE, dirs_exist_ok=True)  # (dest may exist already)
     else:
         for rel in files:
             src = ROOT / rel
