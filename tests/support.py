@@ -51,6 +51,14 @@ class Fixture:
         return str(self.path.relative_to(FIXTURES))
 
 
+def lines_of(code: str, text: str, path: str = "train.py") -> list[int]:
+    """The lines a one-file check of `text` (dedented, default settings) reports `code` at, in order."""
+    from gradcheck_lint import check_source
+    from gradcheck_lint.config import Settings
+    found = check_source(textwrap.dedent(text), path, settings=Settings.default())
+    return [d.span.line for d in found if d.code == code]
+
+
 def parse_expected_findings(source: str) -> frozenset[tuple[int, str, str]]:
     """Return the (line, code, certainty) triples written as `# expect: GL001, GL005 (possible)` comments."""
     out: set[tuple[int, str, str]] = set()

@@ -3,13 +3,10 @@
 version.parse("1.6")` and report GL007 on apex's clipping in a branch no supported install runs; a test against
 a release at or above the floor stays open, and so does a test that is not of a framework's release."""
 
-import textwrap
-
 import pytest
 
-from gradcheck_lint import check_source
 from gradcheck_lint.analysis.apimodels import ModelError, catalogue_for, parse_model_file
-from gradcheck_lint.config import Settings
+from support import lines_of
 
 TRAINER = """
 import torch
@@ -57,8 +54,7 @@ APEX_CLIP = 35
 
 
 def _gl007(test: str, imports: str = "") -> list[int]:
-    text = textwrap.dedent(TRAINER.format(test=test, imports=imports))
-    return [d.span.line for d in check_source(text, "train.py", settings=Settings.default()) if d.code == "GL007"]
+    return lines_of("GL007", TRAINER.format(test=test, imports=imports))
 
 
 @pytest.mark.parametrize("test, imports", [

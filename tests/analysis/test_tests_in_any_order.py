@@ -3,12 +3,9 @@ optimizer under `if stage == "jt" or stage == "lw":` and steps it, then updates 
 `if stage == "lw" or stage == "jt":`. Read as two unrelated tests, a path unscaled without updating, and the
 next iteration's `unscale_` was reported as a second one (GL007)."""
 
-import textwrap
-
 import pytest
 
-from gradcheck_lint import check_source
-from gradcheck_lint.config import Settings
+from support import lines_of
 
 TRAINER = """
 import torch
@@ -42,8 +39,7 @@ class T:
 
 
 def _gl007(unscale_test: str, step_test: str) -> list[int]:
-    text = textwrap.dedent(TRAINER.format(unscale_test=unscale_test, step_test=step_test))
-    return [d.span.line for d in check_source(text, "train.py", settings=Settings.default()) if d.code == "GL007"]
+    return lines_of("GL007", TRAINER.format(unscale_test=unscale_test, step_test=step_test))
 
 
 @pytest.mark.parametrize("step_test", ['stage == "jt" or stage == "lw"', 'stage == "lw" or stage == "jt"'])

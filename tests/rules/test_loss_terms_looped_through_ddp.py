@@ -4,10 +4,7 @@ losses one forward returned (PyTorch-MFNet's `outputs, losses = self.forward(dat
 terms of one batch's objective, which GL003 already leaves undivided. It is no window that could skip a sync.
 A real micro-batch loop through the same wrapper (a forward in each pass) is still reported."""
 
-import textwrap
-
-from gradcheck_lint import check_source
-from gradcheck_lint.config import Settings
+from support import lines_of
 
 TRAINER = """
 import torch
@@ -48,8 +45,7 @@ MICRO_BATCHES = """\
 
 
 def _gl006(body: str) -> list[int]:
-    text = textwrap.dedent(TRAINER.format(body=body))
-    return [d.span.line for d in check_source(text, "train.py", settings=Settings.default()) if d.code == "GL006"]
+    return lines_of("GL006", TRAINER.format(body=body))
 
 
 def test_losses_of_one_forward_backpropagated_in_a_loop_are_no_micro_batches() -> None:

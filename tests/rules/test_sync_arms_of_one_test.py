@@ -5,10 +5,7 @@ then the same test around the backward), the loss joined after the first `if` ho
 backward in the `no_sync()` arm comes from the `no_sync()` forward only: the other arm's forward is ruled out
 by the path's own assumption of that test."""
 
-import textwrap
-
-from gradcheck_lint import check_source
-from gradcheck_lint.config import Settings
+from support import lines_of
 
 LOOP = """
 import torch
@@ -43,8 +40,7 @@ SYNC_ON = """\
 
 
 def _gl006(forward: str) -> list[int]:
-    text = textwrap.dedent(LOOP.format(forward=forward))
-    return [d.span.line for d in check_source(text, "train.py", settings=Settings.default()) if d.code == "GL006"]
+    return lines_of("GL006", LOOP.format(forward=forward))
 
 
 def test_forward_and_backward_chosen_by_one_test_agree() -> None:

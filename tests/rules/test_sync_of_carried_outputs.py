@@ -5,10 +5,7 @@ under `model.no_sync()` then has a loss behind which lies also the previous, syn
 graph was already backpropagated: it does not decide this backward (AdaLoRA's trainer copies, 7 false reports).
 A loss whose only forward ran with sync on, backpropagated under `no_sync()`, is still late."""
 
-import textwrap
-
-from gradcheck_lint import check_source
-from gradcheck_lint.config import Settings
+from support import lines_of
 
 TRAINER = """
 class Trainer:
@@ -49,8 +46,7 @@ ONLY_BACKWARD_UNDER_NO_SYNC = """\
 
 
 def _gl006(off_arm: str) -> list[int]:
-    text = textwrap.dedent(TRAINER.format(off_arm=off_arm))
-    return [d.span.line for d in check_source(text, "train.py", settings=Settings.default()) if d.code == "GL006"]
+    return lines_of("GL006", TRAINER.format(off_arm=off_arm))
 
 
 def test_an_output_carried_from_a_synced_forward_does_not_make_a_no_sync_step_late() -> None:
