@@ -88,6 +88,13 @@ class Amp:
             if all((own := table.ownership.get(o.uid)) is not None and own.unknown for o in in_scope):
                 return list(in_scope)
         if not found and named and not in_scope:
+            # a helper that names no optimizer, reached from code that built one over these very parameters
+            # (`loss.backward()` in `sft_microbatch_train_step(...)` of a loop whose optimizer owns the model): that
+            # optimizer, whose holders the analysis knows, is the owner wherever the helper runs
+            owning = [o for o in self.interp.recorder.all_optimizers()
+                      if any(h.overlaps(x) for h in hs if not h.pseudo for x in table.optimizer_holders(o))]
+            if owning:
+                return owning
             # a helper that names no optimizer (`get_total_grad_norm(model.parameters())` of a utils module): the
             # optimizer whose gradients every path here holds scaled, when it updates these parameters or its
             # own are not known (the one such optimizer: of several, which one is not known)
