@@ -223,7 +223,7 @@ class TrainingModel:
         out = []
         for a in sorted(state.assumptions):
             for cond in self.by_akey.get(a.cond, ()):
-                if cond.id in enclosing or (cond.early_exit and cond.moduli):
+                if cond.id in enclosing or (cond.early_exit and (cond.moduli or cond.reset)):
                     out.append(cond)
                     break
         return out

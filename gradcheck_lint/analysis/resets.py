@@ -114,8 +114,11 @@ def reset_window(test: ast.expr, parent: Parent) -> ResetWindow | None:
     firsts: list[int] = []
     laters: list[int] = []
     memo: dict[tuple[int, str], bool] = {}  # the tree is alive for the whole call: ids are not reused
+    # `if n < N: continue` guards what follows it: the windows are where the test fails (yanmtt's multistep loop)
+    guard = isinstance(holder, ast.If) and not holder.orelse and len(holder.body) == 1 \
+        and isinstance(holder.body[0], ast.Continue)
     for n in _SIZES:
-        trues = _run(body, test, counter, window, start, n, memo)
+        trues = _run(body, test, counter, window, start, n, memo, negate=guard)
         if trues is None or len(trues) < 3:
             return None
         later = {b - a for a, b in zip(trues, trues[1:])}
@@ -425,8 +428,9 @@ def _contains(node: ast.AST, target: ast.AST) -> bool:
 
 
 def _run(body: list[ast.stmt], test: ast.expr, counter: str, window: str, start: int | str, n: int,
-         memo: dict[tuple[int, str], bool]) -> list[int] | None:
-    """The micro-batches (from 0) on which the test holds, over `_ITERATIONS` of them; None: not run."""
+         memo: dict[tuple[int, str], bool], negate: bool = False) -> list[int] | None:
+    """The micro-batches (from 0) on which the test holds (fails, with `negate`), over `_ITERATIONS` of them;
+    None: not run."""
     machine = _Machine(test, counter, window, start, n, memo)
     trues: list[int] = []
     try:
@@ -439,7 +443,7 @@ def _run(body: list[ast.stmt], test: ast.expr, counter: str, window: str, start:
             reads = machine.seen[before:]
             if len(reads) > 1:
                 return None  # read twice in one micro-batch: not one gate per micro-batch
-            if reads and reads[0]:
+            if reads and reads[0] != negate:
                 trues.append(k)
                 if len(trues) == _WINDOWS_READ:
                     break

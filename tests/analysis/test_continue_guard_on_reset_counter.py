@@ -1,0 +1,30 @@
+"""A window gated by `continue` on a counter the loop resets (yanmtt's multistep optimizer: `n += 1; if n < N:
+continue; optimizer.step(); n = 0`) is an accumulation window like `if i % N != 0: continue`: a clear at the top of
+each micro-batch empties it before the step (GL002). Cleared after the step, silent."""
+
+import pytest
+
+from support import lines_of
+
+LOOP = """
+import torch
+
+
+def run(model, optimizer, loader, args):
+    n = 0
+    for x, y in loader:
+{clear_top}        loss = model(x).sum() / args.multistep_optimizer_steps
+        loss.backward()
+        n += 1
+        if n < args.multistep_optimizer_steps:
+            continue
+        optimizer.step()
+{clear_after}        n = 0
+"""
+CLEAR = "optimizer.zero_grad()\n"
+
+
+@pytest.mark.parametrize("top, expected", [(True, [8]), (False, [])], ids=["cleared-each-micro-batch", "cleared-after-step"])
+def test_a_continue_guard_on_a_reset_counter_is_the_window(top: bool, expected: list[int]) -> None:
+    text = LOOP.format(clear_top="        " + CLEAR if top else "", clear_after="" if top else "        " + CLEAR)
+    assert lines_of("GL002", text) == expected
