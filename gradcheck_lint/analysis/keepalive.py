@@ -291,6 +291,12 @@ class KeepAlives:
                         if text is not None:
                             out.add(text)
                             emptied.add(text)
+                    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "detach_" \
+                            and not node.args:
+                        # `self.memory.detach_()` (a TGN memory's `detach()` called each batch): cut from its graph in place
+                        text = self.interp.ref(node.func.value)
+                        if text is not None:
+                            out.add(text)
                     elif isinstance(node, ast.Delete):
                         for t in node.targets:
                             base = t.value if isinstance(t, ast.Subscript) else t
