@@ -298,8 +298,10 @@ class _Machine:
         elif isinstance(stmt, ast.If):
             truth = self.value(stmt.test)
             if truth is None:
-                if self.moves(stmt) or self.contains(stmt.test):
+                if self.contains(stmt.test):
                     raise _Unknown
+                if self.moves(stmt):
+                    self.both_arms(stmt)  # `if args.fp16: ... n += 1 ... else: ... n += 1 ...`: the same either way
                 return  # a test of something else that leaves the counter alone (`if step > total: break`)
             self.block(stmt.body if truth else stmt.orelse)
         elif isinstance(stmt, (ast.With, ast.AsyncWith, ast.Try)):
@@ -310,6 +312,27 @@ class _Machine:
             raise _Stop
         else:
             self.untouched(stmt)
+
+    def both_arms(self, stmt: ast.If) -> None:
+        """An `if` on something else whose two arms move the counter: run each; when both leave the counter
+        and the micro-batch's course (on, or to the next one) the same, that is what happened (yanmtt's fp16 and
+        fp32 arms each count, `continue` under the same test, and step); else nothing is known."""
+        env, seen = dict(self.env), list(self.seen)
+        ends: list[tuple[bool, dict[str, int | bool]]] = []
+        reads: list[bool] = []
+        for arm in (stmt.body, stmt.orelse):
+            self.env, self.seen = dict(env), list(seen)
+            try:
+                self.block(arm)
+                ends.append((False, dict(self.env)))
+            except _Next:
+                ends.append((True, dict(self.env)))
+            reads = reads if len(reads) >= len(self.seen) else list(self.seen)  # the arm that reads the test
+        if ends[0] != ends[1]:
+            raise _Unknown
+        self.env, self.seen = ends[0][1], reads if reads else seen
+        if ends[0][0]:
+            raise _Next
 
     def assign(self, stmt: ast.Assign) -> None:
         names = [dotted(t) for t in stmt.targets]

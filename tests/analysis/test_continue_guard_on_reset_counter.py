@@ -28,3 +28,35 @@ CLEAR = "optimizer.zero_grad()\n"
 def test_a_continue_guard_on_a_reset_counter_is_the_window(top: bool, expected: list[int]) -> None:
     text = LOOP.format(clear_top="        " + CLEAR if top else "", clear_after="" if top else "        " + CLEAR)
     assert lines_of("GL002", text) == expected
+
+
+TWO_ARMS = """
+import torch
+
+
+def run(model, optimizer, scaler, loader, args):
+    n = 0
+    for x, y in loader:
+{clear_top}        loss = model(x).sum() / args.multistep_optimizer_steps
+        if args.fp16:
+            scaler.scale(loss).backward()
+            n += 1
+            if n < args.multistep_optimizer_steps:
+                continue
+            scaler.step(optimizer)
+            scaler.update()
+        else:
+            loss.backward()
+            n += 1
+            if n < args.multistep_optimizer_steps:
+                continue
+            optimizer.step()
+{clear_after}        n = 0
+"""
+
+
+@pytest.mark.parametrize("top, expected", [(True, [8]), (False, [])], ids=["cleared-each-micro-batch", "cleared-after-step"])
+def test_the_guard_repeated_in_two_arms_that_count_alike(top: bool, expected: list[int]) -> None:
+    # yanmtt's real loop: an fp16 and an fp32 arm, each counting, guarding and stepping the same way
+    text = TWO_ARMS.format(clear_top="        " + CLEAR if top else "", clear_after="" if top else "        " + CLEAR)
+    assert lines_of("GL002", text) == expected
