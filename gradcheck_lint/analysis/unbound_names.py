@@ -44,15 +44,7 @@ def may_raise(read: set[str], bound: set[str]) -> bool:
     `raising_statements` is not worth its walks there."""
     if "*" in bound or read & _DYNAMIC:
         return False  # `from x import *` (prescan binds "*"), `globals()`: names may be bound out of sight
-    free = [name for name in read - bound - _KNOWN if len(name) >= 4]
-    if not free:
-        return False
-    by_length: dict[int, list[str]] = {}
-    for name in bound:
-        by_length.setdefault(len(name), []).append(name)
-    near = ((name, other) for name in free for size in (len(name) - 1, len(name), len(name) + 1)
-            for other in by_length.get(size, ()))
-    return any(_one_edit(name, other) and not _plural(name, other) for name, other in near)
+    return any(_misspelt(name, [bound]) for name in read - bound - _KNOWN)
 
 
 def raising_statements(module: ast.Module) -> frozenset[int]:
@@ -126,7 +118,7 @@ def _misspelt(name: str, scopes: list[set[str]]) -> bool:
     if len(name) < 4:
         return False
     # (`epochs` beside `epoch`: a collection named after its items, a snippet's input, not a typo)
-    return any(abs(len(other) - len(name)) <= 1 and _one_edit(name, other) and not _plural(name, other)
+    return any(abs(len(other) - len(name)) <= 1 and not _plural(name, other) and _one_edit(name, other)
                for scope in scopes for other in scope)
 
 

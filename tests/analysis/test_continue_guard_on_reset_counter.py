@@ -24,12 +24,6 @@ def run(model, optimizer, loader, args):
 CLEAR = "optimizer.zero_grad()\n"
 
 
-@pytest.mark.parametrize("top, expected", [(True, [8]), (False, [])], ids=["cleared-each-micro-batch", "cleared-after-step"])
-def test_a_continue_guard_on_a_reset_counter_is_the_window(top: bool, expected: list[int]) -> None:
-    text = LOOP.format(clear_top="        " + CLEAR if top else "", clear_after="" if top else "        " + CLEAR)
-    assert lines_of("GL002", text) == expected
-
-
 TWO_ARMS = """
 import torch
 
@@ -55,8 +49,9 @@ def run(model, optimizer, scaler, loader, args):
 """
 
 
+# (TWO_ARMS is yanmtt's real loop: an fp16 and an fp32 arm, each counting, guarding and stepping the same way)
+@pytest.mark.parametrize("loop", [LOOP, TWO_ARMS], ids=["one-guard", "guard-in-two-arms"])
 @pytest.mark.parametrize("top, expected", [(True, [8]), (False, [])], ids=["cleared-each-micro-batch", "cleared-after-step"])
-def test_the_guard_repeated_in_two_arms_that_count_alike(top: bool, expected: list[int]) -> None:
-    # yanmtt's real loop: an fp16 and an fp32 arm, each counting, guarding and stepping the same way
-    text = TWO_ARMS.format(clear_top="        " + CLEAR if top else "", clear_after="" if top else "        " + CLEAR)
+def test_a_continue_guard_on_a_reset_counter_is_the_window(loop: str, top: bool, expected: list[int]) -> None:
+    text = loop.format(clear_top="        " + CLEAR if top else "", clear_after="" if top else "        " + CLEAR)
     assert lines_of("GL002", text) == expected
