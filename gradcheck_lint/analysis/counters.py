@@ -60,6 +60,7 @@ class Counters:
         # the same every time the loop's fixpoint comes back to it
         self._windows: dict[tuple[int, str, int, str], object] = {}
         self._rollouts: dict[int, bool] = {}  # id of a `for` -> whether its passes are the terms of one objective
+        self._spliced: dict[int, bool] = {}  # id of a `for` -> whether each pass rebuilds the whole window's input
         # id of a `for` -> each pass steps or clears another member (`visits_members`)
         self._members: dict[int, str] = {}
         # loop counters that restart every N values (`cycle(range(1, N + 1))`) -> N, a window the module tests
@@ -224,6 +225,10 @@ class Counters:
                                                   or reuses_drawn_batch(stmt, interp.parent)
                                                   or self._backpropagates_elements(stmt))
         loop.rollout = rollout
+        spliced = self._spliced.get(id(stmt))
+        if spliced is None:
+            spliced = self._spliced[id(stmt)] = _splices_one_live(stmt)
+        loop.spliced = spliced
         loop.parts = _modules_walked(element)
         members = read.entities and not read.params and not read.reach and not read.opaque
         if members or self.visits_members(stmt, element):
@@ -587,6 +592,30 @@ def _reads_as_rollout(it: ast.expr) -> bool:
         name = code(inner) if inner is not None else text.removesuffix(".size(1)").removesuffix(".shape[1]")
         return bool(_TIME.search(name.split("(")[0])) and not _MICRO.search(text)
     return False
+
+
+def _splices_one_live(stmt: ast.For) -> bool:
+    """`for j in range(accum_freq): ... torch.cat(cached[:j] + [live] + cached[j + 1:])` (open_clip's feature
+    caching, GradCache): each pass rebuilds the whole window's input, every micro-batch's cached features with
+    the j-th recomputed live, so each backward is the whole window's objective with one part differentiable.
+    Their gradients add up to that objective's gradient: the passes are its parts, not micro-batches whose
+    mean the window should be."""
+    if not isinstance(stmt.target, ast.Name):
+        return False
+    var = stmt.target.id
+    before: set[str] = set()
+    after: set[str] = set()
+    for node in (n for s in stmt.body for n in breadth_first(s)):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice) and node.slice.step is None):
+            continue
+        lower, upper = node.slice.lower, node.slice.upper
+        if lower is None and isinstance(upper, ast.Name) and upper.id == var:
+            before.add(code(node.value))  # `cached[:j]`
+        elif upper is None and isinstance(lower, ast.BinOp) and isinstance(lower.op, ast.Add) \
+                and isinstance(lower.left, ast.Name) and lower.left.id == var \
+                and isinstance(lower.right, ast.Constant) and lower.right.value == 1:
+            after.add(code(node.value))  # `cached[j + 1:]`
+    return bool(before & after)
 
 
 def _refines_one_batch(stmt: ast.For) -> bool:

@@ -19,6 +19,9 @@ class Loop:
     count: str | None  # source of the number of iterations, when it reads as a window size
     # steps of one sequence (`for t in range(seq_len)`), not micro-batches of one batch
     rollout: bool = False
+    # each pass rebuilds the whole window's input with one part live (`cached[:j] + [live] + cached[j + 1:]`):
+    # its loss is the window's objective, not a micro-batch's, and the passes' gradients add up to its gradient
+    spliced: bool = False
     # the modules its iterations walk over (`for head, y in zip(heads, targets)`): one a pass, a different one
     # each time; a backward reaching them is of one of several losses of a batch, one per part
     parts: frozenset[Holder] = frozenset()

@@ -189,11 +189,13 @@ class Value:
 
     def as_tensor(self) -> Value:
         """Drop object identity: what flows on when the value is used in arithmetic. A container built in
-        sight hands on the graphs its items hold (`sum([criterion(g) for g in outs])`, `torch.stack(losses)`)."""
+        sight hands on the graphs its items hold (`sum([criterion(g) for g in outs])`, `torch.stack(losses)`),
+        with the data-parallel forward passes behind them (`torch.cat([live_feats])` through DDP)."""
         if self.items and not self.built:
             held = [v for _k, v in self.items if v.built or v.graph]
             if held:
                 return replace(self, items=(), built=frozenset().union(*(v.built for v in held)),
+                               sync=self.sync.union(*(v.sync for v in held)),
                                graph=self.graph or any(v.graph for v in held),
                                graph_assumed=_graph_assumed([self, *held])).as_tensor()
         if not (self.reach or self.modules or self.opaque or self.divisors or self.kept or self.graph):

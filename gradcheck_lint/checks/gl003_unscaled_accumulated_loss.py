@@ -281,6 +281,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         # feature extractors on one generator output, `retain_graph=retainGraph`) and the losses of
                         # one batch through a head each are one objective's parts: none is averaged over micro-batches
                         continue
+                    if isinstance(gate, Loop) and gate.spliced:
+                        continue  # each pass's loss is the whole window's objective, one part live (feature caching)
                     counted = _counters_of(gate)
                     chunk = _chunk_size(gate)
                     scaled_up = sorted(m for m in backward.loss.multipliers
