@@ -56,6 +56,14 @@ class BoolParts:
         self._volatile: dict[int, frozenset[str]] = {}  # part key -> names it reads, of parts that change per iteration
         self._steady: dict[int, frozenset[str]] = {}  # part key -> names it reads, of the others
         self._counts = _count_parts(module, self._text)
+        self._included = {id(module)}
+
+    def include(self, module: ast.Module) -> None:
+        """Count the tests of another file whose code runs (a trainer class of the project): a part two of its
+        tests share (`... and not self.deepspeed` / `if self.deepspeed:`) is remembered there too."""
+        if id(module) not in self._included:
+            self._included.add(id(module))
+            self._counts.update(_count_parts(module, self._text))
 
     # ------------------------------------------------------------------ keys
     def _text(self, part: ast.expr) -> tuple[str, bool]:
@@ -65,6 +73,13 @@ class BoolParts:
         if lit is not None:
             return lit.atom.key, lit.positive != negated
         return code(core), not negated
+
+    def shared(self, test: ast.expr) -> bool:
+        """A whole test whose text another test reads as a part (`if d_hnet is not None:` beside `if d_hnet is not
+        None and not cfg.frozen:`): a path must remember which way it went there."""
+        if isinstance(test, ast.BoolOp):
+            return False
+        return self._counts[self._text(test)[0]] > 1
 
     def of(self, cond: Condition) -> Parts | None:
         """The shared parts of the condition's test (None: not an `and`/`or`, or no part shared)."""

@@ -242,13 +242,21 @@ class Effects:
 
     def _tensor(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         operands = [*site.pos, *site.kw.values()]
-        if site.receiver is not None and effect.kind == "tensor":
+        if site.receiver is not None and effect.kind in ("tensor", "nonlinear"):
             operands.insert(0, site.receiver)
         out = union_as_tensor(operands)
         # `loss, items = compute_loss(pred, targets)` of the YOLOv5 family returns `loss * bs`
         out = replace(out, summed=True) if effect.kind == "summed" and out is not EMPTY else out
         # a tensor a catalogue row computes is one (a helper a name heuristic reads so may return None)
         return present(out) if site.certain else out
+
+    def _nonlinear(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        """`F.log_softmax(logits / temperature)`, `(x / n).exp()`: a factor of the operands does not come out as a
+        factor of the result, so what they were divided or multiplied by is no scale of it (of a loss made from it)."""
+        out = self._tensor(effect, site, flow, frame)
+        if out is None or not (out.divisors or out.multipliers or out.shares or out.divided_twice):
+            return out
+        return replace(out, divisors=frozenset(), divided_twice=frozenset(), multipliers=frozenset(), shares=frozenset())
 
     def _defer(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("function"))
@@ -739,6 +747,7 @@ TRANSITIONS: dict[str, _Transition] = {
     "divide": lambda self, effect, site, flow, frame: self.arithmetic("divide", effect, site),
     "multiply": lambda self, effect, site, flow, frame: self.arithmetic("multiply", effect, site),
     "tensor": Effects._tensor,
+    "nonlinear": Effects._nonlinear,
     "constant": Effects._tensor,
     "measures": lambda self, effect, site, flow, frame: EMPTY,
     "summed": Effects._tensor,

@@ -6,7 +6,7 @@ import ast
 import functools
 from dataclasses import replace
 
-from . import class_refs, named_tuples, param_groups, periods, type_tests
+from . import class_refs, filled_globals, named_tuples, param_groups, periods, type_tests
 from . import names as N
 from .accumulation import combined_terms
 from .concatenation import REST_KEY as _REST_KEY
@@ -14,9 +14,9 @@ from .concatenation import concatenated
 from .constant_comprehensions import unrolled
 from .conventions import convention
 from .deferred import defer, may_make_context, synthetic_call
-from .definitions import ClassInfo
+from .definitions import ClassInfo, Function
 from .flags import assign as assign_flag
-from .flags import emptiness_flags, literal_flags
+from .flags import emptiness_flags, literal_flags, presence_flags
 from .flags import forget as forget_flag
 from .flow import SYNC_OFF, SYNC_SET, Flow, Frame, Outcome, appended_last
 from .gradstate import PathState
@@ -52,6 +52,7 @@ class Expressions:
         self.table = interp.table
         self._flags: list[int] = []
         self._numeric_arrays: dict[tuple[int, str], bool] = {}  # (scope, name) -> bound only to NumPy calls
+        self._fills: dict[int, tuple[ast.Module, dict[str, list[tuple[Function, ast.expr | None]]]]] = {}
 
     def ref(self, expr: ast.AST) -> str | None:
         return N.ref_text(expr)
@@ -170,6 +171,10 @@ class Expressions:
             return self.eval_comprehension(expr, expr.value, flow, frame)
         if kind is ast.Await:
             return self.eval(expr.value, flow, frame)
+        if kind is ast.Yield or kind is ast.YieldFrom:
+            self.interp.yield_contexts.met(frame)  # a `with` body runs here (`context_helpers`)
+            self.eval(expr.value, flow, frame)
+            return EMPTY
         if kind is ast.NamedExpr:
             v = self.eval(expr.value, flow, frame)
             self.assign(expr.target, v, flow, frame, expr.value, expr)
@@ -195,6 +200,11 @@ class Expressions:
             return EMPTY
         function = frame.function
         module_global = function is not None and frame.closure_env is None and name not in local_names(function)
+        if module_global:
+            filled = self._filled_global(name, function, frame)
+            if filled is not None:  # every function, and every later call, sees the same object
+                interp.module_env[name] = filled
+                return filled
         minted = interp.objects.entity_for_unknown_ref(name, module_global)
         if minted is not None:
             if module_global:  # every function, and every later call, sees the same object
@@ -203,6 +213,31 @@ class Expressions:
                 flow.env[name] = minted
             return minted
         return OPAQUE
+
+    def _filled_global(self, name: str, function: Function, frame: Frame) -> Value | None:
+        """A global of the running function's module that its functions fill through `global name`, read where
+        no fill ran in sight: what any fill gives (`filled_globals`), None when no fill gives anything."""
+        interp = self.interp
+        tree = interp.module
+        if interp.project is not None:
+            other = interp.project.module_of(function)
+            tree = getattr(other, "tree", tree) if other is not None else tree
+        known = self._fills.get(id(tree))
+        if known is None or known[0] is not tree:
+            known = self._fills[id(tree)] = (tree, filled_globals.fills(tree))
+        sites = known[1].get(name)
+        if not sites:
+            return None
+        values = []
+        for fn, expr in sites:
+            if expr is None:
+                values.append(OPAQUE)
+                continue
+            env: dict[str, Value] = dict.fromkeys(filled_globals.locals_of(fn), OPAQUE)
+            top = Frame(function=None, cls=None, self_value=None, depth=frame.depth, local_defs={})
+            values.append(self.eval(expr, Flow(env, frozenset()), top))
+        live = [v for v in values if not blank(v)]
+        return join(live) if live else None
 
     def _project_global(self, ref: str) -> Value | None:
         """What another file of the project binds `ref` (an imported name or a module's attribute) to in its
@@ -579,6 +614,12 @@ class Expressions:
                 # `grads = []`: empty on every path; anything else: not known
                 if isinstance(source, ast.List) and not source.elts or isinstance(source, ast.Call) and not source.args:
                     assign_flag(flow, target.id, False)
+                else:
+                    forget_flag(flow, target.id)
+            if target.id in presence_flags(scope, interp.touches_gradients):
+                # `opt = None`: absent on every path; a value known present: present; anything else: not known
+                if value.const == "None" or value.present:
+                    assign_flag(flow, target.id, value.const != "None")
                 else:
                     forget_flag(flow, target.id)
             if type(source) is ast.Constant and type(source.value) is bool \

@@ -106,8 +106,8 @@ def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> 
 
 
 def flag_test(test: ast.expr, fn: Function | ast.Module, touches: Callable[[str], bool]) -> tuple[str, bool] | None:
-    """`if flag:` / `if not flag:` of a literal flag, or a test of an emptiness flag: its name and whether the
-    test is negated."""
+    """`if flag:` / `if not flag:` of a literal flag, or a test of an emptiness or presence flag: its name and
+    whether the test is negated."""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     name = test.operand if negated else test  # type: ignore[attr-defined]
     if isinstance(name, ast.Name) and name.id in literal_flags(fn, touches):
@@ -115,7 +115,77 @@ def flag_test(test: ast.expr, fn: Function | ast.Module, touches: Callable[[str]
     tested = emptiness_test(test)
     if tested is not None and tested[0] in emptiness_flags(fn, touches):
         return tested
+    tested = presence_test(test)
+    if tested is not None and tested[0] in presence_flags(fn, touches):
+        return tested
     return None
+
+
+# A name that holds an object on some paths and None on others is a flag too (its presence):
+#
+#     if d_hnet is not None and not config.dont_train_rp_embeddings:
+#         d_emb_optimizer = optim.Adam([emb])
+#     else:
+#         d_emb_optimizer = None
+#     for i in range(n_iter):
+#         if d_emb_optimizer is not None:
+#             d_emb_optimizer.zero_grad()
+#         ...
+#         if d_hnet is not None and not config.dont_train_rp_embeddings:
+#             d_emb_optimizer.step()
+#
+# The environment joins the two values into "an optimizer or None", and the clear's test became a fact of its
+# own, independent of the test the optimizer was built under: the path that built it and skipped its clear was
+# read as stepping stale gradients (hypercl's replay trainer, a certain GL001 false alarm). Each path now
+# carries whether the name holds an object: `x = None` sets it false, an assignment of a value known to be
+# present sets it true, any other assignment leaves it unknown; `x is None` / `x is not None` test it.
+
+
+def presence_test(test: ast.expr) -> tuple[str, bool] | None:
+    """`x is not None` (the name, False) / `x is None` (the name, True: the test holds where it is absent)."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name) \
+            and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
+            and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+        return test.left.id, isinstance(test.ops[0], ast.Is)
+    return None
+
+
+def presence_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> frozenset[str]:
+    """Names `fn` assigns `None` at least once and otherwise only by whole assignments of one name
+    (`x = Adam(...)`), not a parameter, tested with `is None` / `is not None` in an `if` whose body calls
+    something that can touch gradients."""
+    known = _PRESENCE.get(id(fn))
+    if known is not None and known[0] is fn:
+        return known[1]
+    nones: set[str] = set()
+    spoiled: set[str] = set()
+    tested: set[str] = set()
+    whole: set[int] = set()  # the targets of whole assignments of one name
+    for node in breadth_first(fn):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            whole.add(id(node.targets[0]))
+            if isinstance(node.value, ast.Constant) and node.value.value is None:
+                nones.add(node.targets[0].id)
+            continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in whole:
+            spoiled.add(node.id)  # in a tuple, a loop's or a `with`'s target, `+=`, a walrus, `del`
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            spoiled.update(node.names)
+        elif isinstance(node, ast.If):
+            found = presence_test(node.test)
+            if found is not None and any(isinstance(n, ast.Call) and touches(last_name(n.func) or "")
+                                         for part in (*node.body, *node.orelse) for n in breadth_first(part)):
+                tested.add(found[0])
+    args = getattr(fn, "args", None)
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} if args is not None else set()
+    found_flags = frozenset((nones & tested) - spoiled - params)
+    if len(_PRESENCE) > 10_000:
+        _PRESENCE.clear()
+    _PRESENCE[id(fn)] = (fn, found_flags)
+    return found_flags
+
+
+_PRESENCE: dict[int, tuple[ast.AST, frozenset[str]]] = {}
 
 
 _LIST_READERS = frozenset({"len", "sum", "stack", "cat", "mean", "zip", "enumerate", "print", "sorted", "list", "tuple",
@@ -246,8 +316,11 @@ def assign(flow: Flow, name: str, value: bool) -> None:
 def split(flow: Flow, name: str, negated: bool) -> tuple[Flow | None, Flow | None]:
     """The paths on which the test holds, and those on which it does not. A path that has not set the flag
     (it came in from the caller) follows the environment's value, or takes both arms when that is unknown."""
-    const = flow.env[name].const if name in flow.env else None
-    default = True if const == "True" else False if const == "False" else None
+    held = flow.env.get(name)
+    const = held.const if held is not None else None
+    # (a presence flag's value: None, or an object known to be present)
+    default = True if const == "True" or held is not None and held.present and const is None else \
+        False if const in ("False", "None") else None
     taken: list[PathState] = []
     skipped: list[PathState] = []
     pin = name.startswith(CALLER)  # one call's flag: its value holds to the end of the call (`forget_calls`)

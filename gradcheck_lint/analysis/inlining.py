@@ -15,6 +15,7 @@ from dataclasses import replace
 
 from . import class_refs, handed_containers, stand_ins
 from . import names as N
+from .context_helpers import is_context_manager
 from .definitions import ClassInfo
 from .flow import MAX_DEPTH, TRANSITIONS, Flow, Frame, Function
 from .gradstate import PathState
@@ -307,6 +308,9 @@ class Inliner:
         # helper `backward_G` reads the global `miner`)
         at_module_level = frame.function is None and not foreign
         module_globals = {k: v for k, v in flow.env.items() if "." not in k} if at_module_level else {}
+        helper = is_context_manager(fn)
+        if helper:
+            interp.yield_contexts.start(fn, callee)
         with self._module_globals(frame, module_globals), _restored(interp, saved_tests):
             out = None
             if stand_in:
@@ -326,10 +330,13 @@ class Inliner:
         ret = join([v for _, v in out.returns]) if out.returns else EMPTY
         if out.normal is not None:  # a path that falls off the end returns None
             ret = maybe_none(ret)
+        # `@contextmanager def ddp_sync(...)`: what a `with` of it enters (`context_helpers`)
+        context = interp.yield_contexts.finish(fn) if helper else None
+        ret = context or ret
         if final is None and _is_generator(fn):
             # `def cycle(dl): while True: yield from dl`: calling a generator runs nothing yet, and
             # the caller goes on however its body would end.
-            return ret if out.returns else interp.objects.opaque_call(fn.name, pos, kw, flow)
+            return ret if out.returns or context else interp.objects.opaque_call(fn.name, pos, kw, flow)
         if final is None:
             flow.states = frozenset()
             return ret

@@ -30,6 +30,7 @@ from .callables import Callables
 from .calls import Calls
 from .comprehension_loops import statement_loop
 from .conditions import Condition, analyse_test
+from .context_helpers import YieldContexts
 from .counters import Counters, split_at_last
 from .deferred import synthetic_call
 from .definitions import ClassInfo, Definitions, is_property
@@ -168,6 +169,7 @@ class Interpreter:
         self.entrypoints = EntryPoints(self)
         self.keepalives = KeepAlives(self)
         self.amp = Amp(self)
+        self.yield_contexts = YieldContexts()  # the frames a context-manager helper's `yield` is met in
         # shorthands used across the parts
         self.mint = self.objects.mint
         self.model_value = self.objects.model_value
@@ -613,7 +615,7 @@ class Interpreter:
         test = statement.test if isinstance(statement, (ast.If, ast.While)) else cond.test
         return (self.prescan.tests_of(test) > 1 or self.prescan.compares_otherwise(test)
                 or (cond.atom is not None and self.subjects_tested[cond.atom.subject] > 1)
-                or self._invariant_flag(statement, test))
+                or self._invariant_flag(statement, test) or self.boolparts.shared(test))
 
     def _starts_window_period(self, cond: Condition, periodic: frozenset[str]) -> bool:
         """The test holds only at the reset value of a counter the module counts a window with

@@ -20,6 +20,7 @@ from .apimodels import Catalogue, Effect
 from .bound_tests import BoundTests
 from .callsite import CallSite
 from .conditions import Condition
+from .context_helpers import YieldContexts
 from .counter_aliases import CounterAliases
 from .definitions import ClassInfo, Definitions
 from .events import AmpMisuse, KeepAlive, Loop
@@ -244,6 +245,7 @@ class CallsHost(Protocol):
     def keepalives(self) -> KeepAlivesFace: ...
     model_refs: frozenset[str]
     module_env: dict[str, Value]
+    yield_contexts: YieldContexts  # the frames a context-manager helper's `yield` is met in
     @property
     def objects(self) -> ObjectsFace: ...
     prescan: Prescan
@@ -410,6 +412,7 @@ class ExpressionsHost(Protocol):
     def keepalives(self) -> KeepAlivesFace: ...
     module: ast.Module
     module_env: dict[str, Value]
+    yield_contexts: YieldContexts  # the frames a context-manager helper's `yield` is met in
     @property
     def objects(self) -> ObjectsFace: ...
     optimizer_refs: frozenset[str]
@@ -469,6 +472,7 @@ class InliningHost(Protocol):
     param_tests: dict[str, ast.expr]
     handed_names: dict[int, str]
     module_env: dict[str, Value]
+    yield_contexts: YieldContexts  # the frames a context-manager helper's `yield` is met in
     @property
     def cond_aliases(self) -> BoundTests: ...
     @property

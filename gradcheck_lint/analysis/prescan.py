@@ -10,6 +10,7 @@ from . import names as N
 from .apimodels import Catalogue
 from .conditions import analyse_test
 from .conventions import convention
+from .flags import presence_test
 from .relations import relation
 from .syntax import FUNCTIONS, TESTS, arguments, code
 from .walk import breadth_first, child_nodes, children
@@ -76,6 +77,8 @@ class Prescan:
         self._bodies: dict[int, _Marks] = {}  # the same, by the id of the definition
         self._gates: list[tuple[int, list[tuple[str, str]]]] = []  # `if` statements testing `counter % N`
         self._flag_gates: list[int] = []  # window gates whose arms set a flag to a literal (`flags`)
+        self._presence_tested: set[str] = set()  # names tested `x is None` / `x is not None`
+        self._none_arms: list[tuple[int, set[str]]] = []  # `if`s an arm of which assigns names None
         self._self_stored: set[str] = set()  # attributes assigned on `self` somewhere (`self.model = ...`)
         # names read, and names bound in any scope (assigned, defined, parameters, imported): `unbound_names`
         # looks for a misspelt one only when some name read is bound nowhere
@@ -92,6 +95,11 @@ class Prescan:
         self.interesting = {key: self._matters(m) for key, m in self._marks.items()}
         for key in self._flag_gates:  # `if count >= accum: apply_gradient = True`: the flag carries the gate
             self.interesting[key] = True
+        for key, nones in self._none_arms:
+            # `if use_emb: opt = Adam(...) else: opt = None`, with `opt is not None` tested elsewhere: the path
+            # that built it knows the test it was built under (`flags.presence_flags`)
+            if nones & self._presence_tested:
+                self.interesting[key] = True
         # A counter's window phase is followed only where a test of it guards something that touches
         # gradients: `if step % log_interval == 0: log(...)` would multiply the paths for nothing.
         for key, atoms in self._gates:
@@ -131,6 +139,13 @@ class Prescan:
                 if kind is ast.If:
                     if isinstance(node, ast.If) and _sets_flag(node) and analyse_test(0, node, test).is_accumulation_gate:
                         self._flag_gates.append(id(node))
+                    if isinstance(node, ast.If):
+                        tested_presence = presence_test(test)
+                        if tested_presence is not None:
+                            self._presence_tested.add(tested_presence[0])
+                        nones = _assigns_none(node)
+                        if nones:
+                            self._none_arms.append((id(node), nones))
                     marks[id(node)] = _Marks()
                     around = around + (id(node),)
                     if atoms:
@@ -435,3 +450,16 @@ def _test_dump(test: ast.expr) -> str:
     if isinstance(test, ast.BoolOp):
         return f"{type(test.op).__name__}({', '.join(sorted(_test_dump(v) for v in test.values))})"
     return ast.dump(test)
+
+
+def _assigns_none(stmt: ast.If) -> set[str]:
+    """The names an arm of the `if` (or of an `if` nested in it) assigns `None` (`opt = None`)."""
+    out: set[str] = set()
+    todo: list[ast.stmt] = [*stmt.body, *stmt.orelse]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None:
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.If):
+            todo.extend((*node.body, *node.orelse))
+    return out

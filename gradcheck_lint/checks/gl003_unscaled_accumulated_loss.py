@@ -310,6 +310,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     running = sorted(d for d in backward.loss.divisors if counters & set(_IDENT.findall(d)))
                     per_micro = sorted(_counted_per_micro_batch(gate, backward.loss.divisors - frozenset(running)))
                     rest = backward.loss.divisors - frozenset(running) - frozenset(per_micro)
+                    inner = _inner_loop_counts(model, backward, step, gate) - {window}
+                    rest = frozenset(d for d in rest if d not in inner and _last_name(d) not in inner)
                     if divides_by_window(rest, window, counters, backward.loss.shares) \
                             or _by_chunk_count(model, rest, window):
                         continue  # (a share's denominator the micro-batch's own count is in `per_micro`, not here)
@@ -450,6 +452,26 @@ def _counted_over_what_is_cut(model: TrainingModel, backward: Backward, divisors
             if {code(n) for n in breadth_first(value) if isinstance(n, (ast.Name, ast.Attribute))} & cut:
                 return True
     return False
+
+
+def _inner_loop_counts(model: TrainingModel, backward: Backward, step: Step, gate: Condition | Loop) -> frozenset[str]:
+    """The counts of the loops the backward runs in inside the window (`for t in range(gen_length):` of a
+    helper each micro-batch calls): a loss divided by one of them is averaged over that loop's passes, one
+    micro-batch's terms, and the window around them still adds up its micro-batches undivided."""
+    outer = {i for stack in model.stacks_in_order(step.loop_stacks) for i in stack}
+    counts: set[str] = set()
+    for stack in model.stacks_in_order(backward.loop_stacks):
+        inside = stack[stack.index(gate.id) + 1:] if isinstance(gate, Loop) and gate.id in stack else \
+            tuple(i for i in stack if i not in outer)
+        counts.update(c for i in inside if (c := model.loops[i].count) is not None)
+    return frozenset(counts)
+
+
+def _last_name(text: str) -> str | None:
+    """`config.gen_length` -> `gen_length`: a reference's last name (None for anything but a reference), the name a
+    helper it is handed to knows it by (`def token_loss(model, ids, gen_length)`)."""
+    last = text.rsplit(".", 1)[-1]
+    return last if all(part.isidentifier() for part in text.split(".")) else None
 
 
 def _sliced_by(node: ast.Subscript, moving: set[str]) -> bool:

@@ -321,6 +321,7 @@ class ProjectView:
             setattr(interp, k, values[k])
         if module is not None:
             interp.module_env = self._globals.setdefault(id(module), {})  # this analysis's own objects
+            interp.boolparts.include(module.tree)  # its `and`/`or` tests' shared parts (`boolparts`)
         self.depth += module is not None
         started = interp.work
         if outer is None and module is not None:

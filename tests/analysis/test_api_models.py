@@ -23,7 +23,7 @@ FRAMEWORK_FILES = {
     "torch.toml", "torch_amp.toml", "torch_distributed.toml", "accelerate.toml", "lightning.toml", "fabric.toml",
     "deepspeed.toml", "apex.toml", "torch_xla.toml", "timm.toml", "mmengine.toml", "transformers.toml", "python.toml",
     "diffusers.toml", "yolo.toml", "horovod.toml", "transformer_lens.toml", "hydra.toml", "megatron.toml",
-    "ignite.toml", "torch_no_graph.toml", "peft.toml",
+    "ignite.toml", "torch_no_graph.toml", "torch_nonlinear.toml", "peft.toml",
 }
 FOREIGN_FILE = "other_frameworks.toml"  # no rows: the packages of other deep-learning frameworks
 
@@ -83,7 +83,8 @@ def test_every_builtin_model_file_parses_and_covers_its_framework() -> None:
     [
         ("torch.optim.AdamW", "construct"),
         ("torch.optim.lr_scheduler.OneCycleLR", "construct"),
-        ("torch.nn.functional.cross_entropy", "tensor"),
+        ("torch.nn.functional.cross_entropy", "nonlinear"),
+        ("torch.nn.functional.nll_loss", "tensor"),
         ("torch.autograd.backward", "backward"),
         ("torch.nn.utils.clip_grad_norm_", "clip"),
         ("torch.no_grad", "no_grad"),

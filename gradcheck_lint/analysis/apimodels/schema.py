@@ -102,6 +102,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "divide": {"by": "ref"},                          # the result is the receiver (or first argument) divided
     "multiply": {"by": "ref"},
     "tensor": {},                                     # a tensor computed from the arguments
+    # a tensor computed from the arguments by a function no factor passes through (`softmax(x / T)`, `exp`,
+    # `mse_loss`): what they were divided or multiplied by is no scale of the result
+    "nonlinear": {},
     "constant": {},                                   # a tensor of fixed values (`torch.zeros(4, 8)`): the same data
     "measures": {},                                   # reads a clock or the memory in use (a benchmark's probe)
     "summed": {},                                     # a loss of the arguments summed over its samples: not to be divided by a window
