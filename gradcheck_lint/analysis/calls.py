@@ -144,6 +144,9 @@ class Calls:
         self._call_nodes.append(call)
         try:
             if isinstance(call.func, ast.Attribute):
+                if isinstance(call.func.value, ast.Name):
+                    flags.raises_on_none(flow, call.func.value.id, frame.function or self.interp.module,
+                                         self.interp.touches_gradients)
                 out = self.method_call(call, call.func, flow, frame)
             else:
                 out = self.function_call(call, flow, frame)

@@ -115,10 +115,29 @@ def flag_test(test: ast.expr, fn: Function | ast.Module, touches: Callable[[str]
     tested = emptiness_test(test)
     if tested is not None and tested[0] in emptiness_flags(fn, touches):
         return tested
+    return None
+
+
+def presence_flag_test(test: ast.expr, fn: Function | ast.Module, touches: Callable[[str], bool]) -> tuple[str, bool] | None:
+    """`if x is not None:` / `if x is None:` of a presence flag: its name and whether the test holds where it
+    is absent. The test is still a branch of its own (`Interpreter.branch`): a path that does not know the flag
+    learns the test's atom, which other tests (`x is not None and c`) read; one that knows it takes its arm."""
     tested = presence_test(test)
     if tested is not None and tested[0] in presence_flags(fn, touches):
         return tested
     return None
+
+
+def narrow(flow: Flow | None, name: str, present: bool) -> Flow | None:
+    """The paths of `flow` on which the presence flag may be `present` (None: none)."""
+    if flow is None:
+        return None
+    key = PREFIX + name
+    wrong = frozenset({str(not present)})
+    kept = frozenset(s for s in flow.states if s.phase(key, "") != wrong)
+    if kept == flow.states:
+        return flow
+    return Flow(flow.env, kept) if kept else None
 
 
 # A name that holds an object on some paths and None on others is a flag too (its presence):
@@ -186,6 +205,17 @@ def presence_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) ->
 
 
 _PRESENCE: dict[int, tuple[ast.AST, frozenset[str]]] = {}
+
+
+def raises_on_none(flow: Flow, name: str, fn: Function | ast.Module, touches: Callable[[str], bool]) -> None:
+    """`opt.step()` of a presence flag: a path on which the name holds None raises AttributeError there and goes
+    no further (`d_emb_optimizer.step()` under a test that does not decide it was built)."""
+    if name not in presence_flags(fn, touches):
+        return
+    key = PREFIX + name
+    absent = frozenset({"False"})
+    if any(s.phase(key, "") == absent for s in flow.states):
+        flow.states = frozenset(s for s in flow.states if s.phase(key, "") != absent)
 
 
 _LIST_READERS = frozenset({"len", "sum", "stack", "cat", "mean", "zip", "enumerate", "print", "sorted", "list", "tuple",
@@ -316,11 +346,8 @@ def assign(flow: Flow, name: str, value: bool) -> None:
 def split(flow: Flow, name: str, negated: bool) -> tuple[Flow | None, Flow | None]:
     """The paths on which the test holds, and those on which it does not. A path that has not set the flag
     (it came in from the caller) follows the environment's value, or takes both arms when that is unknown."""
-    held = flow.env.get(name)
-    const = held.const if held is not None else None
-    # (a presence flag's value: None, or an object known to be present)
-    default = True if const == "True" or held is not None and held.present and const is None else \
-        False if const in ("False", "None") else None
+    const = flow.env[name].const if name in flow.env else None
+    default = True if const == "True" else False if const == "False" else None
     taken: list[PathState] = []
     skipped: list[PathState] = []
     pin = name.startswith(CALLER)  # one call's flag: its value holds to the end of the call (`forget_calls`)
