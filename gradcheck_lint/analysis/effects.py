@@ -256,7 +256,8 @@ class Effects:
         out = self._tensor(effect, site, flow, frame)
         if out is None or not (out.divisors or out.multipliers or out.shares or out.divided_twice):
             return out
-        return replace(out, divisors=frozenset(), divided_twice=frozenset(), multipliers=frozenset(), shares=frozenset())
+        none = frozenset[str]()
+        return replace(out, divisors=none, divided_twice=none, multipliers=none, shares=none)
 
     def _defer(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("function"))

@@ -522,7 +522,8 @@ class Interpreter:
         cond, tflow, fflow = self.branch(stmt, stmt.test, flow, gates, frame)
         presence = flags.presence_flag_test(stmt.test, frame.function or self.module, self.touches_gradients)
         if presence is not None:  # `if opt is not None:`: a path that knows it built `opt` (or not) takes its arm
-            tflow, fflow = flags.narrow(tflow, presence[0], not presence[1]), flags.narrow(fflow, presence[0], presence[1])
+            name, absent = presence
+            tflow, fflow = flags.narrow(tflow, name, not absent), flags.narrow(fflow, name, absent)
         if typed is not None and tflow is not None and type_tests.ruled_out(tflow, *typed):
             tflow = None  # the value was found to be of none of these types by an earlier test of this path
         if typed is not None and fflow is not None:
