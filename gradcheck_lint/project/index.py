@@ -198,7 +198,10 @@ class ProjectIndex:
             for d in (self.root, os.path.join(self.root, "src")):
                 if d not in out and os.path.isdir(d):
                     out.append(d)
-            known = self._search_dirs[home_base] = [d for d in out if _inside(d, self.root)]
+            # (a project whose top directory is itself a package, `__init__.py` at the root: its files' imports
+            # start above the root, and only what lies inside the root is read there, `locate`)
+            top_package = home_base == os.path.dirname(self.root) and os.path.isfile(os.path.join(self.root, "__init__.py"))
+            known = self._search_dirs[home_base] = [d for d in out if _inside(d, self.root) or top_package and d == home_base]
         return known
 
     def locate(self, dotted: str, home_base: str) -> str | None:
@@ -210,7 +213,7 @@ class ProjectIndex:
         rel = dotted.replace(".", os.sep)
         for d in self.search_dirs(home_base):
             for candidate in (os.path.join(d, rel + ".py"), os.path.join(d, rel, "__init__.py")):
-                if os.path.isfile(candidate):
+                if os.path.isfile(candidate) and _inside(candidate, self.root):
                     found = candidate
                     break
             if found:
