@@ -63,7 +63,12 @@ class BoolParts:
         tests share (`... and not self.deepspeed` / `if self.deepspeed:`) is remembered there too."""
         if id(module) not in self._included:
             self._included.add(id(module))
-            self._counts.update(_count_parts(module, self._text))
+            known = _FOREIGN_COUNTS.get(id(module))
+            if known is None or known[0] is not module:  # (counted once per file content, as its tree is kept)
+                if len(_FOREIGN_COUNTS) > 1_000:
+                    _FOREIGN_COUNTS.clear()
+                known = _FOREIGN_COUNTS[id(module)] = (module, _count_parts(module, self._text))
+            self._counts.update(known[1])
 
     # ------------------------------------------------------------------ keys
     def _text(self, part: ast.expr) -> tuple[str, bool]:
@@ -143,6 +148,10 @@ class BoolParts:
         out = [k for k, names in self._volatile.items() if trains or names & assigned]
         out += [k for k, names in self._steady.items() if names & assigned]
         return out
+
+
+# the counts of other files' tests, by their trees (a project module's tree is read once per content and kept)
+_FOREIGN_COUNTS: dict[int, tuple[ast.Module, Counter[str]]] = {}
 
 
 def _count_parts(module: ast.Module, text: Callable[[ast.expr], tuple[str, bool]]) -> Counter[str]:

@@ -144,7 +144,7 @@ class Calls:
         self._call_nodes.append(call)
         try:
             if isinstance(call.func, ast.Attribute):
-                if isinstance(call.func.value, ast.Name):
+                if isinstance(call.func.value, ast.Name) and call.func.value.id in self.interp.prescan.presence_tested:
                     flags.raises_on_none(flow, call.func.value.id, frame.function or self.interp.module,
                                          self.interp.touches_gradients)
                 out = self.method_call(call, call.func, flow, frame)

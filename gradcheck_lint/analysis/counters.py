@@ -236,7 +236,7 @@ class Counters:
             # every member, so one pass over the body covers the whole loop (`visits_members`). A second loop over
             # the same members (its name already holds them) leaves what the paths know of them as it is: the
             # clear's `if opt is not None:` and the step's are one test of one member (RecStudio's trainer)
-            if not (isinstance(stmt.target, ast.Name) and flow.env.get(stmt.target.id) == element):
+            if not self._binds_again(stmt, element, flow, frame):
                 interp.assign(stmt.target, element, flow, frame, stmt.iter, stmt)
             return self._one_pass(stmt, flow, frame)
 
@@ -327,6 +327,19 @@ class Counters:
         rest = interp.exec_block(stmt.orelse, normal, frame)  # its `break`/`continue` are the enclosing loop's
         return Outcome(Flow.join([rest.normal, *out.breaks]), rest.breaks, rest.continues, out.returns + rest.returns)
 
+    def _binds_again(self, stmt: ast.For, element: Value, flow: Flow, frame: Frame) -> bool:
+        """The loop's names already hold what it would bind them to: a second loop over the same members
+        (`for opt in optimizers:`, `for i, opt in enumerate(optimizers):` after one alike), whose tests of them
+        (`if optim_idx is not None and i != optim_idx: continue`) are the first loop's tests of the same member."""
+        if isinstance(stmt.target, ast.Name):
+            return flow.env.get(stmt.target.id) == element
+        names = [n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
+        if not isinstance(stmt.target, ast.Tuple) or not names or any(n not in flow.env for n in names):
+            return False
+        scratch = Flow(dict(flow.env), flow.states)
+        self.interp.assign(stmt.target, element, scratch, frame, stmt.iter, stmt)
+        return all(scratch.env.get(n) == flow.env.get(n) for n in names)
+
     def visits_members(self, stmt: ast.For, element: Value) -> bool:
         """Each iteration steps or clears another member of a collection, and nothing else in the loop
         touches gradients: every such call in its body is a method of the catalogue that steps, clears or
@@ -341,7 +354,7 @@ class Counters:
         if found is None:
             found = self._members[id(stmt)] = self._member_calls(stmt)
         if found == "argument" and not element.entities:
-            return False
+            return False  # (`for batch in loader: trainer.step(batch)`; a GradScaler's `scaler.step(opt)` is "scaler")
         if found == _RECEIVER_NAMED_LIKE_TRAINER:
             # `for optimizer in self.optimizers: optimizer.step()` in a class whose own `step` trains: what the
             # loop binds is known to be optimizers (or tools), so `.step()` is theirs, not that method
@@ -367,6 +380,7 @@ class Counters:
         allowed = interp.catalogue.named_by_effect(*_MEMBER_EFFECTS, clears=True)
         bound = {n.id for n in breadth_first(stmt.target) if isinstance(n, ast.Name)}
         clips = interp.catalogue.named_by_effect("clip")
+        updates = interp.catalogue.named_by_effect("scaler_update")
         how = ""
         ambiguous = False
         for part in stmt.body:
@@ -379,6 +393,9 @@ class Counters:
                 if name in clips and call.args and _names_any(call.args[0], bound) \
                         and not interp.prescan.trains(name):
                     continue  # `clip_grad_norm_(model.parameters(), c)` before the member's step: the member's own
+                if name in updates and not call.args and not call.keywords and isinstance(call.func, ast.Attribute) \
+                        and not _names_any(call.func.value, bound) and not interp.prescan.trains(name):
+                    continue  # `scaler.update()` after the member's `scaler.step(opt)` (ESPnet's trainers)
                 if name not in allowed or not isinstance(call.func, ast.Attribute):
                     return ""
                 if interp.prescan.trains(name):
@@ -388,7 +405,9 @@ class Counters:
                 if _names_any(call.func.value, bound):
                     how = how or "receiver"
                 elif any(_names_any(a, bound) for a in (*call.args, *call.keywords)):
-                    how = "argument"
+                    # `scaler.step(opt)`: a GradScaler's (by its name) is handed an optimizer, not a batch
+                    scaler = interp.catalogue.receiver_type(code(call.func.value)) in _SCALER_TYPES
+                    how = "scaler" if scaler and how in ("", "scaler") else "argument"
                 else:
                     return ""
         return _RECEIVER_NAMED_LIKE_TRAINER if ambiguous and how == "receiver" else "" if ambiguous else how
@@ -571,6 +590,9 @@ _MICRO = convention("micro_batch_loop")
 # A loop over the transitions of an episode (`for r, prob in self.data[::-1]`, `reversed(rewards)`,
 # `zip(log_probs, returns)`): a policy gradient sums its terms over time, it does not average micro-batches.
 _EPISODE = convention("episode_store")
+
+
+_SCALER_TYPES = frozenset({"torch.amp.GradScaler", "torch.cuda.amp.GradScaler"})
 
 
 def _reads_as_rollout(it: ast.expr) -> bool:

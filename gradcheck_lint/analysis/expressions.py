@@ -218,6 +218,8 @@ class Expressions:
         """A global of the running function's module that its functions fill through `global name`, read where
         no fill ran in sight: what any fill gives (`filled_globals`), None when no fill gives anything."""
         interp = self.interp
+        if name not in interp.prescan.globals_declared:  # (the running function's module's prescan)
+            return None
         tree = interp.module
         if interp.project is not None:
             other = interp.project.module_of(function)
@@ -616,7 +618,7 @@ class Expressions:
                     assign_flag(flow, target.id, False)
                 else:
                     forget_flag(flow, target.id)
-            if target.id in presence_flags(scope, interp.touches_gradients):
+            if target.id in interp.prescan.presence_tested and target.id in presence_flags(scope, interp.touches_gradients):
                 # `opt = None`: absent on every path; a value known present: present; anything else: not known
                 if value.const == "None" or value.present:
                     assign_flag(flow, target.id, value.const != "None")

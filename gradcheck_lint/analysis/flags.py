@@ -118,17 +118,6 @@ def flag_test(test: ast.expr, fn: Function | ast.Module, touches: Callable[[str]
     return None
 
 
-def presence_flag_test(test: ast.expr, fn: Function | ast.Module,
-                       touches: Callable[[str], bool]) -> tuple[str, bool] | None:
-    """`if x is not None:` / `if x is None:` of a presence flag: its name and whether the test holds where it
-    is absent. The test is still a branch of its own (`Interpreter.branch`): a path that does not know the flag
-    learns the test's atom, which other tests (`x is not None and c`) read; one that knows it takes its arm."""
-    tested = presence_test(test)
-    if tested is not None and tested[0] in presence_flags(fn, touches):
-        return tested
-    return None
-
-
 def narrow(flow: Flow | None, name: str, present: bool) -> Flow | None:
     """The paths of `flow` on which the presence flag may be `present` (None: none)."""
     if flow is None:

@@ -77,7 +77,8 @@ class Prescan:
         self._bodies: dict[int, _Marks] = {}  # the same, by the id of the definition
         self._gates: list[tuple[int, list[tuple[str, str]]]] = []  # `if` statements testing `counter % N`
         self._flag_gates: list[int] = []  # window gates whose arms set a flag to a literal (`flags`)
-        self._presence_tested: set[str] = set()  # names tested `x is None` / `x is not None`
+        self.presence_tested: set[str] = set()  # names tested `x is None` / `x is not None`
+        self.globals_declared: set[str] = set()  # names some function declares `global` (`filled_globals`)
         self._none_arms: list[tuple[int, set[str]]] = []  # `if`s an arm of which assigns names None
         self._self_stored: set[str] = set()  # attributes assigned on `self` somewhere (`self.model = ...`)
         # names read, and names bound in any scope (assigned, defined, parameters, imported): `unbound_names`
@@ -98,7 +99,7 @@ class Prescan:
         for key, nones in self._none_arms:
             # `if use_emb: opt = Adam(...) else: opt = None`, with `opt is not None` tested elsewhere: the path
             # that built it knows the test it was built under (`flags.presence_flags`)
-            if nones & self._presence_tested:
+            if nones & self.presence_tested:
                 self.interesting[key] = True
         # A counter's window phase is followed only where a test of it guards something that touches
         # gradients: `if step % log_interval == 0: log(...)` would multiply the paths for nothing.
@@ -142,7 +143,7 @@ class Prescan:
                     if isinstance(node, ast.If):
                         tested_presence = presence_test(test)
                         if tested_presence is not None:
-                            self._presence_tested.add(tested_presence[0])
+                            self.presence_tested.add(tested_presence[0])
                         nones = _assigns_none(node)
                         if nones:
                             self._none_arms.append((id(node), nones))
@@ -153,6 +154,8 @@ class Prescan:
                 else:
                     for counter, window in atoms:
                         self.windows.setdefault(counter, set()).add(window)
+            elif isinstance(node, ast.Global):
+                self.globals_declared.update(node.names)
             elif kind is ast.Name:
                 (self.names_read if type(node.ctx) is ast.Load else self.names_bound).add(node.id)
             elif kind in FUNCTIONS:
