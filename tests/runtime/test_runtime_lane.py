@@ -262,3 +262,43 @@ def test_a_loop_of_one_optimizer_is_replayed_on_the_lane(monkeypatch: pytest.Mon
     late, _calls, _r, _c = run(LATE)
     monkeypatch.setattr(cycle, "REPLAY_FIRST", False)  # the steady cycle of one optimizer, as before
     assert late and late == run(LATE)[0]
+
+
+def test_steps_through_an_lr_scheduler_take_the_lane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An LR scheduler wraps `optimizer.step` (torch's `patch_track_step_called`), so each step hook sees
+    one more internal frame between torch's step wrapper and the user's call. It changes no gradient and
+    nothing the guard checks: the step is recognised on the lane as without it (`SiteMemo.mid`). On main
+    before rt18, every step of such a loop went through `Replay.before_step` and its place lookup (194 of
+    200 here); a clear dropped late is still reported at its line, as by the full path."""
+    from torch import nn
+
+    def run(drop_clear_at: int | None, fast: bool = True) -> tuple[list[tuple[int, str, int]], int]:
+        off_lane = [0]
+        original = replay.Replay.before_step
+
+        def before_step(self: Any, *args: Any, **kwargs: Any) -> Any:
+            off_lane[0] += 1
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(replay.Replay, "before_step", before_step)
+        monkeypatch.setattr(recorder, "ENABLED", fast)
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=50, gamma=0.5)
+        x, y = torch.randn(4, 8), torch.randn(4, 1)
+        with guard(model, opt, mode="record") as g:
+            for i in range(LATE + 40):
+                if drop_clear_at is None or i < drop_clear_at:
+                    opt.zero_grad()
+                nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+                sched.step()
+        monkeypatch.undo()
+        return sorted({(f.line, f.code, f.first_step) for f in g.report()}), off_lane[0]
+
+    found, off_lane = run(None)
+    assert found == []
+    assert off_lane < (LATE + 40) // 4  # the replay's first cycles and its verified ones
+    late, _off = run(LATE)
+    assert late and late == run(LATE, fast=False)[0]
