@@ -251,10 +251,20 @@ class StepChecks:
             end = replay.ends[i]
             if replay.lane and end is not None and end[0] == id(opt):
                 # the lane (`replay.py`): the step's end is the point due, passed as `Replay.after_step` and
-                # `Replay._advance` pass it on a cycle not verified, without calling them
-                monitors = self.monitors
-                if monitors is not None:
-                    monitors.after_step(end[0], end[1], end[2])
+                # `Replay._advance` pass it on a cycle not verified, without calling them; the monitors are
+                # told at once only when they have more to do than count it (`Monitors.quiet_steps`): else the
+                # step end is owed (`Replay.owed`), told before the monitors next read anything (`_catch_up`)
+                room = replay.room
+                if room:
+                    replay.room = room - 1
+                    replay.owed += 1
+                else:
+                    monitors = self.monitors
+                    if monitors is not None:
+                        monitors.after_step(end[0], end[1], end[2])
+                        room = replay.room = monitors.quiet_steps()
+                        if room:
+                            monitors.owed_by = replay
                 i += 1  # (a step's end is never a cycle's first point: no new cycle is counted here)
                 if i == replay.period:
                     i = 0

@@ -138,7 +138,8 @@ def memo_site(frame: FrameType | None, memo: SiteMemo, methods: tuple[str, ...],
     if not caller and n == 1 and walked[0][1] >= 0:
         memo.code, memo.lasti = walked[0]
     elif not caller and n == 3 and walked[0][1] == -1 and walked[1][1] == -1 and walked[2][1] >= 0:
-        memo.skip, memo.mid = walked[0][0], walked[1][0]  # (internal frames: compared by code alone, as `_walked_again` does)
+        # (internal frames: compared by their code alone, as `_walked_again` compares them)
+        memo.skip, memo.mid = walked[0][0], walked[1][0]
         memo.code, memo.lasti = walked[2]
     elif n == (3 if caller else 2) and walked[0][1] == -1 and walked[1][1] >= 0 and (not caller or walked[2][1] != -1):
         memo.skip = walked[0][0]
