@@ -1,6 +1,7 @@
 """Print the runtime guard's overhead per training step, measured with the modes interleaved.
 
     python benchmarks/guard_overhead.py [--pairs 60] [--min-seconds 20] [--runs 3] [--strict] [--models cnn,transformer,gan]
+        [--models cnn-lr: the small CNN with a StepLR scheduler stepped after each step]
         [--threads N] [--own-steps 100] [--own-warmup 100]
 
 `gan` is a loop, not one model: a small MLP GAN (0.17M parameters) with two Adam optimizers and an
@@ -78,7 +79,19 @@ def make_transformer() -> tuple[nn.Module, LossOf]:
     return model, lambda m: nn.functional.cross_entropy(m(x).flatten(0, 1), y.flatten())
 
 
-MODELS = {"cnn": ("small CNN", make_cnn), "transformer": ("transformer", make_transformer)}
+def make_cnn_lr() -> tuple[nn.Module, LossOf]:
+    """The small CNN, its optimizer stepped through an LR scheduler (`SCHEDULED`): torch's `LRScheduler`
+    wraps `optimizer.step`, one more frame between the step hooks and the loop's call."""
+    return make_cnn()
+
+
+MODELS = {"cnn": ("small CNN", make_cnn), "transformer": ("transformer", make_transformer),
+          "cnn-lr": ("CNN + StepLR", make_cnn_lr)}
+SCHEDULED = {make_cnn_lr}  # a `StepLR` per optimizer, stepped after each optimizer step (`one_step`)
+
+
+def _scheduler(make: Callable[..., Any], opt: torch.optim.Optimizer) -> Any:
+    return torch.optim.lr_scheduler.StepLR(opt, step_size=1000, gamma=0.9) if make in SCHEDULED else None
 
 
 class GanLoop:
@@ -354,11 +367,14 @@ def loop_self_time(make: Callable[[], GanLoop], steps: int, strict: bool) -> tup
     return _self_time([loop.opt_G, loop.opt_D], start, lambda t: loop.step(t.backward, t.clear)[0], steps)
 
 
-def one_step(model: nn.Module, opt: torch.optim.Optimizer, loss_of: LossOf, backward: Callable[..., None]) -> tuple[float, float]:
+def one_step(model: nn.Module, opt: torch.optim.Optimizer, loss_of: LossOf, backward: Callable[..., None],
+             sched: Any = None) -> tuple[float, float]:
     cpu, start = time.thread_time(), time.perf_counter()
     opt.zero_grad(set_to_none=True)
     backward(loss_of(model))
     opt.step()
+    if sched is not None:
+        sched.step()
     return time.perf_counter() - start, time.thread_time() - cpu
 
 
@@ -371,6 +387,7 @@ def run_pairs(make: Callable[[], tuple[nn.Module, LossOf]], pairs: int, guarded:
     model_b = copy.deepcopy(model_a)
     opt_a = torch.optim.AdamW(model_a.parameters(), lr=1e-4)
     opt_b = torch.optim.AdamW(model_b.parameters(), lr=1e-4)
+    sched_a, sched_b = _scheduler(make, opt_a), _scheduler(make, opt_b)
     plain_backward = torch.autograd.backward  # torch's own, saved before any guard starts
 
     def backward_a(loss: torch.Tensor) -> None:
@@ -391,18 +408,18 @@ def run_pairs(make: Callable[[], tuple[nn.Module, LossOf]], pairs: int, guarded:
         g.start()
     try:
         for _ in range(3):  # warm-up
-            one_step(model_a, opt_a, loss_of, backward_a)
-            one_step(model_b, opt_b, loss_of, backward_b)
+            one_step(model_a, opt_a, loss_of, backward_a, sched_a)
+            one_step(model_b, opt_b, loss_of, backward_b, sched_b)
         ratios = []
         start = time.perf_counter()
         i = 0
         while i < pairs or time.perf_counter() - start < min_seconds:
             if i % 2 == 0:
-                a = one_step(model_a, opt_a, loss_of, backward_a)
-                b = one_step(model_b, opt_b, loss_of, backward_b)
+                a = one_step(model_a, opt_a, loss_of, backward_a, sched_a)
+                b = one_step(model_b, opt_b, loss_of, backward_b, sched_b)
             else:
-                b = one_step(model_b, opt_b, loss_of, backward_b)
-                a = one_step(model_a, opt_a, loss_of, backward_a)
+                b = one_step(model_b, opt_b, loss_of, backward_b, sched_b)
+                a = one_step(model_a, opt_a, loss_of, backward_a, sched_a)
             ratios.append((b[0] / a[0], b[1] / max(a[1], 1e-9)))
             i += 1
     finally:
@@ -419,6 +436,7 @@ def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, st
     torch.manual_seed(0)
     model, loss_of = make()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    sched = _scheduler(make, opt)
     clock = time.perf_counter
 
     def start() -> Any:
@@ -431,6 +449,8 @@ def guard_self_time(make: Callable[[], tuple[nn.Module, LossOf]], steps: int, st
         timer.clear(opt)
         timer.backward(loss_of(model))
         opt.step()
+        if sched is not None:
+            sched.step()
         return clock() - begin
 
     return _self_time([opt], start, iterate, steps)

@@ -54,6 +54,7 @@ FindingSink = Callable[[Finding, object, bool], None]  # (finding, step token, m
 
 _KEPT_GRAPHS = 3  # live graphs of one backward line, two steps old, that make GL008
 _NEVER = 1 << 62  # a step count no run reaches
+_MAX_OWED = 1 << 20  # step ends a replay's lane may pass before telling `Monitors.after_step` (`quiet_steps`)
 TAG_ALL = 64  # passes of each backward line the steady cycle tags before it samples (`Monitors.tag_first`)
 _INPLACE_ERROR = "modified by an inplace operation"
 _UNSCALE_TWICE = "unscale_() has already been called"
@@ -114,6 +115,9 @@ class Monitors:
         self.kept_reported: set[Site] = set()
         self.tag_counts: dict[Site, int] = {}  # the steady cycle's passes of each backward line (`tag_first`)
         self.returned: list[ReturnedWatch] = []  # a caller keeping what a function returns (`returned_keepers.py`)
+        # the replay whose lane passed step ends without calling `after_step` (`Replay.owed`, within the room
+        # `quiet_steps` gave): every method here first tells them (`_catch_up`), so none reads a stale count
+        self.owed_by: Any = None
 
     # -- lifecycle
     def open(self) -> None:
@@ -130,6 +134,8 @@ class Monitors:
     # -- from the probe
     def before_backward(self, site: Site, tensors: Any, grad_fn: Any = None) -> None:
         """`grad_fn`: the graph's root, when `tensors` is one tensor (read once by the caller)."""
+        if self.owed_by is not None:
+            self._catch_up()
         if self.scaled_outputs:
             ref = self.scaled_outputs.get(id(tensors))
             self.pass_scaled = ref is not None and ref() is tensors
@@ -153,6 +159,8 @@ class Monitors:
 
     def tag(self, site: Site, grad_fn: Any) -> None:
         """GL008's tag on a pass's graph (its root `grad_fn`): a sentinel that lives as long as the graph."""
+        if self.owed_by is not None:
+            self._catch_up()
         if self.kept_reported and site in self.kept_reported:
             return
         sentinel = _Sentinel()
@@ -189,6 +197,8 @@ class Monitors:
 
     def wrote(self, site: Site, keys: list[int]) -> None:
         """Parameters this backward pass accumulated into (told only when `collect` is set)."""
+        if self.owed_by is not None:
+            self._catch_up()
         if self.pass_scaled:
             self.scaled.update(keys)
         if self.clip is not None and self.clip[1].intersection(keys):
@@ -204,6 +214,8 @@ class Monitors:
     def backward_failed(self, site: Site, tensors: Any, err: BaseException, frame: FrameType | None = None) -> None:
         """GL009: PyTorch's in-place error, through parameters an optimizer stepped since the forward.
         `frame`: where the backward was called from (the forward is looked up in its source)."""
+        if self.owed_by is not None:
+            self._catch_up()
         if not isinstance(err, RuntimeError) or _INPLACE_ERROR not in str(err) or not self.last_step:
             return
         leaves = _leaf_ids(tensors)
@@ -221,22 +233,30 @@ class Monitors:
         self.sink(finding, None, False)
 
     def cleared(self, key: int) -> None:
+        if self.owed_by is not None:
+            self._catch_up()
         self.scaled.discard(key)
         if self.clip is not None and key in self.clip[1]:
             self.clip = None
 
     def cleared_many(self, keys: frozenset[int]) -> None:
         """`cleared` for every parameter of one clearing call."""
+        if self.owed_by is not None:
+            self._catch_up()
         if self.scaled:
             self.scaled -= keys
         if self.clip is not None and not self.clip[1].isdisjoint(keys):
             self.clip = None
 
     def unscaled(self, keys: set[int]) -> None:
+        if self.owed_by is not None:
+            self._catch_up()
         self.scaled -= keys
 
     def before_step(self, opt_id: int, site: Site, name: str, keys: frozenset[int]) -> None:
         """`keys`: the ids of the optimizer's parameters."""
+        if self.owed_by is not None:
+            self._catch_up()
         self.opt_names[opt_id] = name
         self.opt_params[opt_id] = keys
         if self.scaled and not self.scaled.isdisjoint(keys):  # GL007: applied while still multiplied by the scale
@@ -247,6 +267,8 @@ class Monitors:
 
     def after_step(self, opt_id: int, site: Site, keys: frozenset[int]) -> None:
         """`keys`: the ids of the optimizer's parameters."""
+        if self.owed_by is not None:
+            self._catch_up()
         steps = self.steps = self.steps + 1
         self.last_step[opt_id] = site
         self._step_order[opt_id] = steps
@@ -262,8 +284,45 @@ class Monitors:
             self._check_returned()
 
     # -- GL006
+    def quiet_steps(self) -> int:
+        """How many step ends from now on `after_step` would only count (the step count, and each optimizer's
+        last step and its place in the order): none while a GradScaler's scale, a clip, a DDP window or a kept
+        total is pending, nor from the step at which GL008's graphs are due. A replay's lane passes that many
+        without calling it (`Replay.owed`), and `_catch_up` tells them before anything here reads the count."""
+        if self.scaled or self.clip is not None or self.window or self.returned:
+            return 0
+        return max(0, min(self._graphs_due - self.steps - 1, _MAX_OWED))
+
+    def _catch_up(self) -> None:
+        """The step ends the replay's lane passed without `after_step` (`quiet_steps`), told as `after_step`
+        would have told them: the count, and for each optimizer its last step and that step's count (the
+        owed ones are the latest step ends passed, in the replay's cycle: `Replay.ends`)."""
+        replay, self.owed_by = self.owed_by, None
+        owed, replay.owed, replay.room = replay.owed, 0, 0
+        if not owed:
+            return
+        steps = self.steps = self.steps + owed
+        period, ends = replay.period, replay.ends
+        i = replay.next_i
+        seen: set[int] = set()
+        k = 0  # step ends back from the latest
+        for _ in range(period):
+            i = (i - 1) % period
+            end = ends[i]
+            if end is None:
+                continue
+            if end[0] not in seen:
+                seen.add(end[0])
+                self.last_step[end[0]] = end[1]
+                self._step_order[end[0]] = steps - k
+            k += 1
+            if k >= owed:
+                break
+
     def ddp_forward(self, sync: bool, model: Any, line: int = 0) -> None:
         """A DDP forward pass; `line`: where the user's code ran it (0: not looked up, or sync off)."""
+        if self.owed_by is not None:
+            self._catch_up()
         self.ddp_forwards.append((sync, _ModelRef(model), line))
         if self.pending is not None:
             self.pending()
@@ -317,6 +376,8 @@ class Monitors:
         """A clip of `params` (told by the probe's clip wrapper, `clips.before`); `window`: whether their
         gradients hold a backward pass no step applied. A clip of gradients just cleared or stepped
         limits no window: the next micro-batch's gradients are not added to a clip."""
+        if self.owed_by is not None:
+            self._catch_up()
         keys = {id(p) for p in _as_tensors(params)}
         if window:
             self.clip = (site, keys)
@@ -329,6 +390,8 @@ class Monitors:
                                                                       name, by.text if by else None, by.line if by else None), name)
 
     def unscale_failed(self, site: Site, err: BaseException) -> None:
+        if self.owed_by is not None:
+            self._catch_up()
         finding = _finding("GL007", "amp-scaled-gradients", site,
                            messages.amp_scaled_gradients("unscale_twice", site.text or "scaler.unscale_(optimizer)",
                                                          site.first_arg or "optimizer", None, None))
@@ -378,6 +441,8 @@ class Monitors:
         self.returned = keep
 
     def _report(self, code: str, site: Site, msg_help: tuple[str, str], optimizer: str = "") -> None:
+        if self.owed_by is not None:
+            self._catch_up()
         name = {"GL006": "ddp-accumulation-without-no-sync", "GL007": "amp-scaled-gradients",
                 "GL008": "loss-graph-kept-alive"}[code]
         self.sink(_finding(code, name, site, msg_help, optimizer), ("step", self.steps), True)

@@ -89,12 +89,14 @@ class StepChecks:
             i = replay.next_i
             f = replay.lanes[i]
             # the lane tuple of the point due (`Replay._arm`): a step of this optimizer, from this frame
-            if (user is not None and f is not None and f[0] == _STEP_MID and f[1] == id(opt)
-                    and f[3] is user.f_code and f[4] == user.f_lasti):
-                if i == 0:
-                    replay.cycle += 1
-                replay.next_i = i + 1
-                return None
+            if user is not None and f is not None and f[0] == _STEP_MID and f[1] == id(opt):
+                if f[5] is not None:  # an internal frame between (an LR scheduler's wrapper of `step`): its code
+                    user = user.f_back if user.f_code is f[5] else None
+                if user is not None and f[3] is user.f_code and f[4] == user.f_lasti:
+                    if i == 0:
+                        replay.cycle += 1
+                    replay.next_i = i + 1
+                    return None
         if frame is None:
             frame = _getframe(1)
         memo = self._step_sites.get(id(opt))
@@ -102,8 +104,10 @@ class StepChecks:
             if len(self._step_sites) >= _MAX_GROUPS:
                 self._step_sites.clear()
             memo = self._step_sites[id(opt)] = SiteMemo()
-        # `memo_site`'s answer, inline for the usual chain: the optimizer's step wrapper, the user's frame
+        # `memo_site`'s answer, inline for the usual chain: the optimizer's step wrapper, the user's frame,
+        # maybe with one internal frame between (`SiteMemo.mid`: an LR scheduler wraps `optimizer.step`)
         inline = (frame.f_code is memo.skip and (user := frame.f_back) is not None
+                  and (memo.mid is None or (user.f_code is memo.mid and (user := user.f_back) is not None))
                   and user.f_code is memo.code and user.f_lasti == memo.lasti)
         if inline:
             site = memo.site
@@ -115,7 +119,7 @@ class StepChecks:
             i = replay.next_i
             if closure is None and not rest and replay.before_step(self, opt, site):
                 if inline and len(args) == 1 and not kwargs:
-                    replay.learn(i, (_rec.STEP_MID, id(opt), frame.f_code, memo.code, memo.lasti))
+                    replay.learn(i, (_rec.STEP_MID, id(opt), frame.f_code, memo.code, memo.lasti, memo.mid))
                 return None
             self._drop_cycle()
         cycle = self._cycle
@@ -247,10 +251,20 @@ class StepChecks:
             end = replay.ends[i]
             if replay.lane and end is not None and end[0] == id(opt):
                 # the lane (`replay.py`): the step's end is the point due, passed as `Replay.after_step` and
-                # `Replay._advance` pass it on a cycle not verified, without calling them
-                monitors = self.monitors
-                if monitors is not None:
-                    monitors.after_step(end[0], end[1], end[2])
+                # `Replay._advance` pass it on a cycle not verified, without calling them; the monitors are
+                # told at once only when they have more to do than count it (`Monitors.quiet_steps`): else the
+                # step end is owed (`Replay.owed`), told before the monitors next read anything (`_catch_up`)
+                room = replay.room
+                if room:
+                    replay.room = room - 1
+                    replay.owed += 1
+                else:
+                    monitors = self.monitors
+                    if monitors is not None:
+                        monitors.after_step(end[0], end[1], end[2])
+                        room = replay.room = monitors.quiet_steps()
+                        if room:
+                            monitors.owed_by = replay
                 i += 1  # (a step's end is never a cycle's first point: no new cycle is counted here)
                 if i == replay.period:
                     i = 0

@@ -66,9 +66,11 @@ generations, and each pass looked for those outputs). A match moves the cycle on
 last point passed, `done`, is the one before it) and, at a cycle's first point, `cycle`. The end of a
 pass the lane took is passed by its wrapper when the pass returns and the point due is still that end
 (nothing inside the pass called the probe), and a step's end by the step post-hook (`Probe._after_step`:
-the optimizer the point names, then `Monitors.after_step`); any other end goes through the replay's
-methods. No method of the replay is called on the lane but `_next_cycle` once a cycle and `tag` on the
-passes of the cycles that tag (`tags`): the lane is what
+the optimizer the point names, then `Monitors.after_step`, or, while the monitors have nothing to do at a
+step end but count it, no call: the step end is owed, `owed`, and told before the monitors next read
+anything, `Monitors._catch_up`); any other end goes through the replay's methods. No method of the replay
+is called on the lane but `_next_cycle` once a cycle and `tag` on the passes of the cycles that tag
+(`tags`): the lane is what
 every call of a steady loop runs, right after a forward, backward or optimizer pass, where each call made
 and each object touched costs (cold caches: `benchmarks/README.md`).
 """
@@ -210,6 +212,10 @@ class Replay:
         self.ends = [(point.key[1], point.site or UNKNOWN_SITE, point.keyset) if point.kind == STEP_END else None
                      for point in cycle]
         self.lane = False  # the cycle under way takes the lane: not verified, no factors read
+        # step ends the lane passed without calling `Monitors.after_step`, and how many more it may pass so
+        # (`Monitors.quiet_steps`: it had nothing to do at them but count; `Monitors._catch_up` tells them)
+        self.owed = 0
+        self.room = 0
 
     # -- the calls
     def _next(self, kind: int, key: tuple[Any, ...], probe: Probe) -> Point | None:
@@ -495,6 +501,9 @@ class Replay:
     # -- the state the full path would have
     def materialize(self, probe: Probe) -> None:
         """Write to the ledger and the probe the state after the last point passed (see the module's docstring)."""
+        monitors = probe.monitors
+        if monitors is not None and monitors.owed_by is self:
+            monitors._catch_up()  # the step ends the lane passed without telling it (`owed`)
         point = self.points[self.done]
         img = point.img
         assert img is not None

@@ -50,7 +50,7 @@ class SiteMemo:
     frame. The same frames again give the same answer: whether a frame is the user's depends on its
     code object's file only, and a site on the user frame's code object and instruction."""
 
-    __slots__ = ("chain", "site", "via", "code", "lasti", "skip", "via_code", "via_lasti")
+    __slots__ = ("chain", "site", "via", "code", "lasti", "skip", "mid", "via_code", "via_lasti")
 
     def __init__(self) -> None:
         self.chain: tuple[tuple[CodeType | None, int], ...] = ()  # (None, -2): the top of the stack
@@ -65,6 +65,9 @@ class SiteMemo:
         self.code: CodeType | None = None
         self.lasti = -1
         self.skip: CodeType | None = None
+        # without `caller`: the code of a second internal frame between `skip` and the user frame, or None
+        # (an LR scheduler's wrapper of `optimizer.step`, `LRScheduler.__init__`'s `patch_track_step_called`)
+        self.mid: CodeType | None = None
         self.via_code: CodeType | None = None
         self.via_lasti = -1
 
@@ -130,10 +133,14 @@ def memo_site(frame: FrameType | None, memo: SiteMemo, methods: tuple[str, ...],
         walked.append((None, -2))
     site = UNKNOWN_SITE if user is None else _site_of(user, methods)
     memo.chain, memo.site, memo.via = tuple(walked), site, via
-    memo.code, memo.lasti, memo.skip, memo.via_code, memo.via_lasti = None, -1, None, None, -1
+    memo.code, memo.lasti, memo.skip, memo.mid, memo.via_code, memo.via_lasti = None, -1, None, None, None, -1
     n = len(walked)
     if not caller and n == 1 and walked[0][1] >= 0:
         memo.code, memo.lasti = walked[0]
+    elif not caller and n == 3 and walked[0][1] == -1 and walked[1][1] == -1 and walked[2][1] >= 0:
+        # (internal frames: compared by their code alone, as `_walked_again` compares them)
+        memo.skip, memo.mid = walked[0][0], walked[1][0]
+        memo.code, memo.lasti = walked[2]
     elif n == (3 if caller else 2) and walked[0][1] == -1 and walked[1][1] >= 0 and (not caller or walked[2][1] != -1):
         memo.skip = walked[0][0]
         memo.code, memo.lasti = walked[1]

@@ -262,3 +262,126 @@ def test_a_loop_of_one_optimizer_is_replayed_on_the_lane(monkeypatch: pytest.Mon
     late, _calls, _r, _c = run(LATE)
     monkeypatch.setattr(cycle, "REPLAY_FIRST", False)  # the steady cycle of one optimizer, as before
     assert late and late == run(LATE)[0]
+
+
+def test_steps_through_an_lr_scheduler_take_the_lane(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An LR scheduler wraps `optimizer.step` (torch's `patch_track_step_called`), so each step hook sees
+    one more internal frame between torch's step wrapper and the user's call. It changes no gradient and
+    nothing the guard checks: the step is recognised on the lane as without it (`SiteMemo.mid`). On main
+    before rt18, every step of such a loop went through `Replay.before_step` and its place lookup (194 of
+    200 here); a clear dropped late is still reported at its line, as by the full path."""
+    from torch import nn
+
+    def run(drop_clear_at: int | None, fast: bool = True) -> tuple[list[tuple[int, str, int]], int]:
+        off_lane = [0]
+        original = replay.Replay.before_step
+
+        def before_step(self: Any, *args: Any, **kwargs: Any) -> Any:
+            off_lane[0] += 1
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(replay.Replay, "before_step", before_step)
+        monkeypatch.setattr(recorder, "ENABLED", fast)
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        sched = torch.optim.lr_scheduler.StepLR(opt, step_size=50, gamma=0.5)
+        x, y = torch.randn(4, 8), torch.randn(4, 1)
+        with guard(model, opt, mode="record") as g:
+            for i in range(LATE + 40):
+                if drop_clear_at is None or i < drop_clear_at:
+                    opt.zero_grad()
+                nn.functional.mse_loss(model(x), y).backward()
+                opt.step()
+                sched.step()
+        monkeypatch.undo()
+        return sorted({(f.line, f.code, f.first_step) for f in g.report()}), off_lane[0]
+
+    found, off_lane = run(None)
+    assert found == []
+    assert off_lane < (LATE + 40) // 4  # the replay's first cycles and its verified ones
+    late, _off = run(LATE)
+    assert late and late == run(LATE, fast=False)[0]
+
+
+def test_the_lane_tells_the_monitors_of_a_step_end_only_when_they_have_more_to_do_than_count_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a step end the monitors (GL006-GL009) count the step and note the optimizer's last step; with
+    nothing pending (no GradScaler scale, clip, DDP window or kept total) and GL008's graphs not due, that is
+    all they do, so the lane's step post-hook passes such step ends without calling `Monitors.after_step`
+    (`Replay.owed`), and they are told before the monitors next read anything (`Monitors._catch_up`). On
+    main before rt18 every step end of a replayed cycle called it (2 an iteration here)."""
+    from gradcheck_lint.runtime.monitors import Monitors
+
+    calls = [0]
+    original = Monitors.after_step
+
+    def after_step(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Monitors, "after_step", after_step)
+    gan = Gan()
+    with guard(gan.models(), gan.optimizers(), mode="record") as g:
+        for i in range(LONG):
+            if i == LONG // 2:
+                calls[0] = 0  # the second half: past the replay's start and GL008's first tags
+            steady(gan, i)
+        probe = g._probe
+        assert probe is not None and probe.monitors is not None
+        probe.steps_checked()  # (tells the monitors the owed step ends)
+        assert probe.monitors.steps == 2 * LONG
+        last = dict(probe.monitors._step_order)
+    assert len(g.report()) == 0
+    # of the second half's LONG step ends: those after a tag (GL008's tag cycles, one in 8) and those at which
+    # the tagged graphs are due (75 here); on main, all of them
+    assert calls[0] < LONG // 2
+    assert last == {id(gan.opt_D): 2 * LONG - 1, id(gan.opt_G): 2 * LONG}
+
+
+def late_kept_losses(gan: Gan, i: int, kept: list[torch.Tensor] = []) -> None:  # noqa: B006
+    gan.opt_D.zero_grad()
+    for k in range(ACCUM):
+        gan.d_loss(k).backward()
+    gan.opt_D.step()
+    gan.opt_G.zero_grad()
+    for k in range(ACCUM):
+        loss = gan.g_loss(k)
+        loss.backward(retain_graph=False)
+        if i >= LATE:
+            kept.append(loss)  # from then on every G loss keeps its graph (GL008)
+    gan.opt_G.step()
+
+
+def test_a_graph_kept_late_is_reported_at_the_same_step_with_owed_step_ends() -> None:
+    """GL008 counts graphs' ages in steps: with the lane's step ends owed to the monitors, the same finding
+    at the same step as on the full path."""
+    kept: list[torch.Tensor] = []
+
+    def loop(gan: Gan, i: int) -> None:
+        late_kept_losses(gan, i, kept)
+
+    fast = _report(loop, True)
+    kept.clear()
+    full = _report(loop, False)
+    assert fast == full
+    assert [f[3] for f in fast] == ["GL008"]
+
+
+def test_an_in_place_error_after_a_step_on_the_lane_names_the_last_step_as_the_full_path() -> None:
+    """GL009 reads each optimizer's last step and their order (`Monitors.backward_failed`): told from the
+    owed step ends first, as the full path tells them at each step."""
+
+    def loop(gan: Gan, i: int) -> None:
+        steady(gan, i)
+        if i == LATE:
+            loss = gan.g_loss(0)
+            gan.g_loss(1).backward()
+            gan.opt_G.step()  # between the forward of `loss` and its backward: G's weights changed in place
+            with pytest.raises(RuntimeError):
+                loss.backward()
+
+    fast = _report(loop, True)
+    full = _report(loop, False)
+    assert fast == full
+    assert "GL009" in [f[3] for f in fast]
