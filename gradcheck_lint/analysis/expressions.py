@@ -618,7 +618,8 @@ class Expressions:
                     assign_flag(flow, target.id, False)
                 else:
                     forget_flag(flow, target.id)
-            if target.id in interp.prescan.presence_tested and target.id in presence_flags(scope, interp.touches_gradients):
+            if target.id in interp.prescan.presence_tested \
+                    and target.id in presence_flags(scope, interp.touches_gradients):
                 # `opt = None`: absent on every path; a value known present: present; anything else: not known
                 if value.const == "None" or value.present:
                     assign_flag(flow, target.id, value.const != "None")

@@ -521,8 +521,8 @@ class Interpreter:
             return Outcome.merge([t, f])
         cond, tflow, fflow = self.branch(stmt, stmt.test, flow, gates, frame)
         presence = flags.presence_test(stmt.test)
-        if presence is not None and (presence[0] not in self.prescan.presence_tested
-                                     or presence[0] not in flags.presence_flags(frame.function or self.module, self.touches_gradients)):
+        if presence is not None and (presence[0] not in self.prescan.presence_tested or presence[0] not in
+                                     flags.presence_flags(frame.function or self.module, self.touches_gradients)):
             presence = None
         if presence is not None:  # `if opt is not None:`: a path that knows it built `opt` (or not) takes its arm
             name, absent = presence

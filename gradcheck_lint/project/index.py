@@ -200,8 +200,10 @@ class ProjectIndex:
                     out.append(d)
             # (a project whose top directory is itself a package, `__init__.py` at the root: its files' imports
             # start above the root, and only what lies inside the root is read there, `locate`)
-            top_package = home_base == os.path.dirname(self.root) and os.path.isfile(os.path.join(self.root, "__init__.py"))
-            known = self._search_dirs[home_base] = [d for d in out if _inside(d, self.root) or top_package and d == home_base]
+            top_package = home_base == os.path.dirname(self.root) \
+                and os.path.isfile(os.path.join(self.root, "__init__.py"))
+            known = self._search_dirs[home_base] = [
+                d for d in out if _inside(d, self.root) or top_package and d == home_base]
         return known
 
     def locate(self, dotted: str, home_base: str) -> str | None:
