@@ -72,6 +72,10 @@ class Expressions:
         the flow becomes their join: one step, not two; otherwise both are read on the one flow."""
         touching = [n for arm in (expr.body, expr.orelse) for n in breadth_first(arm)
                     if isinstance(n, ast.Call) and self.interp.touches_gradients(N.last_name(n.func) or "")]
+        fixed = self.interp.fixed_tests.outcome(expr.test, flow, frame)
+        if fixed is not None:  # `loss.item() if reduce else loss` with `reduce = True` above: one arm runs
+            taken = self.eval(expr.body if fixed else expr.orelse, flow, frame)
+            return [taken, EMPTY] if fixed else [EMPTY, taken]
         if not touching:
             arms = [self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)]
             subject = type_tests.tensor_tested(expr.test, self.interp.imports)
@@ -81,10 +85,6 @@ class Expressions:
             if type_tests.graphless_tested(expr.test, self.interp.imports) == code(expr.body):
                 arms[0] = type_tests.without_graph(arms[0])  # `x if isinstance(x, float) else x.item()`
             return arms
-        fixed = self.interp.fixed_tests.outcome(expr.test, flow, frame)
-        if fixed is not None:
-            taken = self.eval(expr.body if fixed else expr.orelse, flow, frame)
-            return [taken, EMPTY] if fixed else [EMPTY, taken]
         _cond, t, f = self.interp.branch(expr, expr.test, flow, gates, frame)
         values = [self.eval(expr.body, t, frame) if t is not None else EMPTY,
                   self.eval(expr.orelse, f, frame) if f is not None else EMPTY]
