@@ -311,6 +311,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     per_micro = sorted(_counted_per_micro_batch(gate, backward.loss.divisors - frozenset(running)))
                     rest = backward.loss.divisors - frozenset(running) - frozenset(per_micro)
                     inner = _inner_loop_counts(model, backward, step, gate) - {window}
+                    # (`config.gen_length` for the helper's `range(gen_length)`: the same quantity by its name only)
+                    by_name = any(d not in inner and _last_name(d) in inner for d in rest)
                     rest = frozenset(d for d in rest if d not in inner and _last_name(d) not in inner)
                     if divides_by_window(rest, window, counters, backward.loss.shares) \
                             or _by_chunk_count(model, rest, window):
@@ -343,6 +345,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                                 f" itself: it scales each micro-batch's gradient by its own loss value, not by 1/N;"
                                 f" divide the loss and call backward without it.")
                     chain = [step.provenance, c.provenance, backward.loss.provenance, *_reduction(backward)]
+                    if by_name:
+                        chain.append(assumed(Assumption.NAME))  # a divisor taken for an inner loop's count by its name
                     if isinstance(gate, Condition) and gate.caller is not None:
                         # the window is a caller's, linked to this method by its name only
                         written = gate.statement.test if isinstance(gate.statement, ast.If) else gate.test

@@ -41,3 +41,16 @@ def train(config, model, loader):
 def test_divisor_of_an_inner_loop_is_not_the_window(scale: str, gl003: bool) -> None:
     found = {d.code for d in analyse_text(TEXT.format(scale=scale), "train.py").diagnostics}
     assert ("GL003" in found) is gl003
+
+
+@pytest.mark.parametrize(("scale", "certainty"), [
+    ("1.0 / gen_length", "certain"),  # the helper's own count, read
+    ("1.0 / config.gen_length", "possible"),  # the caller's `config.gen_length`: the same quantity by its name only
+])
+def test_a_divisor_matched_to_the_inner_count_by_name_is_an_assumption(scale: str, certainty: str) -> None:
+    text = TEXT.format(scale="scale").replace("        (loss * scale).backward()",
+                                               f"        (loss * scale * {scale}).backward()".replace("config.", "cfg."))
+    text = text.replace("def token_loss(model, ids, gen_length, scale):", "def token_loss(model, ids, gen_length, scale, cfg):")
+    text = text.replace("token_loss(model, ids, config.gen_length, scale)", "token_loss(model, ids, config.gen_length, 1.0, config)")
+    found = [d for d in analyse_text(text, "train.py").diagnostics if d.code == "GL003"]
+    assert [d.certainty.value for d in found] == [certainty]
