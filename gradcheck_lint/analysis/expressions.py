@@ -235,7 +235,7 @@ class Expressions:
             if expr is None:
                 values.append(OPAQUE)
                 continue
-            env: dict[str, Value] = dict.fromkeys(filled_globals.locals_of(fn), OPAQUE)
+            env: dict[str, Value] = dict.fromkeys(local_names(fn), OPAQUE)
             top = Frame(function=None, cls=None, self_value=None, depth=frame.depth, local_defs={})
             values.append(self.eval(expr, Flow(env, frozenset()), top))
         live = [v for v in values if not blank(v)]

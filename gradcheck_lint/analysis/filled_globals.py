@@ -24,11 +24,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from .syntax import FUNCTIONS, local_names
-
-# A fill whose target is not the name alone (`_A, _B = make()`, `_A += 1`): what it gives is not one
-# expression's value.
-UNKNOWN_FILL = None
+from .walk import own_nodes
 
 
 def fills(module: ast.Module) -> dict[str, list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, ast.expr | None]]]:
@@ -38,10 +34,10 @@ def fills(module: ast.Module) -> dict[str, list[tuple[ast.FunctionDef | ast.Asyn
     for fn in ast.walk(module):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        declared = {name for node in _own(fn) if isinstance(node, ast.Global) for name in node.names}
+        declared = {name for node in own_nodes(fn) if isinstance(node, ast.Global) for name in node.names}
         if not declared:
             continue
-        for node in _own(fn):
+        for node in own_nodes(fn):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                     and node.targets[0].id in declared:
                 out.setdefault(node.targets[0].id, []).append((fn, node.value))
@@ -51,24 +47,8 @@ def fills(module: ast.Module) -> dict[str, list[tuple[ast.FunctionDef | ast.Asyn
                 continue
             for target in _stores(node):
                 if target in declared:
-                    out.setdefault(target, []).append((fn, UNKNOWN_FILL))
+                    out.setdefault(target, []).append((fn, None))  # `_A, _B = make()`, `_A += 1`
     return out
-
-
-def locals_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> frozenset[str]:
-    """The names a fill's expression may read as its function's own: unknown where it is read out of its call."""
-    return local_names(fn)
-
-
-def _own(fn: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function's own body, not of the functions, classes and lambdas nested in it."""
-    todo = list(getattr(fn, "body", []))
-    while todo:
-        node = todo.pop()
-        yield node
-        if isinstance(node, (*FUNCTIONS, ast.ClassDef, ast.Lambda)):
-            continue
-        todo.extend(ast.iter_child_nodes(node))
 
 
 def _stores(node: ast.AST) -> Iterator[str]:

@@ -92,22 +92,31 @@ def literal_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -> 
                         tested.add(arg.id)
             elif isinstance(child, ast.If):
                 test = child.test.operand if isinstance(child.test, ast.UnaryOp) and isinstance(child.test.op, ast.Not) else child.test
-                if isinstance(test, ast.Name) and any(
-                        isinstance(n, ast.Call) and touches(last_name(n.func) or "") for part in (*child.body, *child.orelse) for n in breadth_first(part)):
+                if isinstance(test, ast.Name) and _guards_gradient_calls(child, touches):
                     tested.add(test.id)
             visit(child, looped or isinstance(child, (ast.For, ast.AsyncFor, ast.While)))
 
     visit(fn, False)
-    args = getattr(fn, "args", None)
-    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} if args is not None else set()
+    params = _parameters(fn)
     found = frozenset((literal & in_loop & tested) - other - params)
     fn._literal_flags = found  # type: ignore[union-attr]
     return found
 
 
+def _guards_gradient_calls(stmt: ast.If, touches: Callable[[str], bool]) -> bool:
+    """An arm of the `if` calls something that can touch gradients (a clear, a step, a method that trains)."""
+    return any(isinstance(n, ast.Call) and touches(last_name(n.func) or "")
+               for part in (*stmt.body, *stmt.orelse) for n in breadth_first(part))
+
+
+def _parameters(fn: Function | ast.Module) -> set[str]:
+    args = getattr(fn, "args", None)
+    return {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} if args is not None else set()
+
+
 def flag_test(test: ast.expr, fn: Function | ast.Module, touches: Callable[[str], bool]) -> tuple[str, bool] | None:
-    """`if flag:` / `if not flag:` of a literal flag, or a test of an emptiness or presence flag: its name and
-    whether the test is negated."""
+    """`if flag:` / `if not flag:` of a literal flag, or a test of an emptiness flag: its name and whether the
+    test is negated. (A presence flag's test is a branch of its own, narrowed by `narrow`.)"""
     negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
     name = test.operand if negated else test  # type: ignore[attr-defined]
     if isinstance(name, ast.Name) and name.id in literal_flags(fn, touches):
@@ -182,11 +191,9 @@ def presence_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) ->
             spoiled.update(node.names)
         elif isinstance(node, ast.If):
             found = presence_test(node.test)
-            if found is not None and any(isinstance(n, ast.Call) and touches(last_name(n.func) or "")
-                                         for part in (*node.body, *node.orelse) for n in breadth_first(part)):
+            if found is not None and _guards_gradient_calls(node, touches):
                 tested.add(found[0])
-    args = getattr(fn, "args", None)
-    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)} if args is not None else set()
+    params = _parameters(fn)
     found_flags = frozenset((nones & tested) - spoiled - params)
     if len(_PRESENCE) > 10_000:
         _PRESENCE.clear()
@@ -275,8 +282,7 @@ def emptiness_flags(fn: Function | ast.Module, touches: Callable[[str], bool]) -
             spoiled.add(node.target.id)
         elif isinstance(node, ast.If):
             found = emptiness_test(node.test)
-            if found is not None and any(isinstance(n, ast.Call) and touches(last_name(n.func) or "")
-                                         for part in (*node.body, *node.orelse) for n in breadth_first(part)):
+            if found is not None and _guards_gradient_calls(node, touches):
                 tested.add(found[0])
     found_flags = frozenset((emptied & tested) - spoiled)
     if len(_EMPTINESS) > 10_000:
