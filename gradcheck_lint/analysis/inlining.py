@@ -243,8 +243,10 @@ class Inliner:
                 env[params[0].name] = self_value
             params = params[1:]
         for p, v in zip(params, pos):
-            if not v.entities and not v.modules:
-                # an argument of unknown origin, used in the callee like a model or an optimizer
+            if not v.entities and not v.modules and v.const is None:
+                # an argument of unknown origin, used in the callee like a model or an optimizer; one read in
+                # code (an instance of a class of the project, a literal) is what it is: tape's `runner.train()`
+                # on a `BackwardRunner` calls that class's method, it makes no model of the runner
                 v = objects.entity_for_unknown_ref(p.name) or v
             env[p.name] = v
         in_sight = self._called_in_sight(fn)
