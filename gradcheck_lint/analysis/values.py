@@ -203,7 +203,10 @@ class Value:
         if self.opaque and not (self.reach or self.modules or self.divisors or self.kept or self.graph):
             return OPAQUE
         reach = self.reach | self.modules if self.modules and not self.reach else self.reach
-        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, graph=self.graph,
+        # an operation on a trained leaf read in code (`torch.randn(..., requires_grad=True)`, Tangram's mapping
+        # matrix given to `Adam([self.M])`) makes a graph as surely as a module's forward does
+        graph = self.graph or any(e.kind is Kind.PARAM for e in self.entities)
+        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, graph=graph,
                      graph_assumed=self.graph_assumed, amp=self.amp,
                      summed=self.summed, unseen_reduction=self.unseen_reduction, sync=self.sync, divisors=self.divisors,
                      divided_twice=self.divided_twice, multipliers=self.multipliers, shares=self.shares)
