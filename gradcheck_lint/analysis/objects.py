@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
 from . import class_refs, declared_types
@@ -13,7 +13,7 @@ from . import names as N
 from .apimodels.schema import AttributeModel, MethodModel
 from .conventions import convention
 from .definitions import ClassInfo
-from .flow import ANY_WRAPPER, SYNC_OFF, SYNC_SET, Flow, Frame, generations, step_counts
+from .flow import ANY_WRAPPER, MAX_DEPTH, SYNC_OFF, SYNC_SET, Flow, Frame, Function, generations, step_counts
 from .gradstate import PathState
 from .graph_cuts import may_cut_graphs
 from .module_classes import ModuleClasses
@@ -45,7 +45,7 @@ class Objects:
         self._class_worlds: dict[str, list[World]] = {}
         self._cuts: dict[int, bool] = {}  # id of a local `forward` -> whether it may cut graphs
         self._sums: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a sum-reduced loss
-        self._tuples: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a tuple built in sight
+        self._tuples: dict[tuple[int, int], bool] = {}  # ids of a local `forward` and its class -> returns a tuple in sight
         self._objects: dict[int, bool] = {}  # id of a local `forward` -> whether it returns an object it made
         # forward ordinals that called a module itself, whatever its name (`self.qf_1(x)` of a base class's `qf_1`)
         self.called_whole: set[int] = set()
@@ -244,7 +244,8 @@ class Objects:
             # computing its loss): it runs on the caller's paths, as any method called would
             info, fn = touching
             return self.interp.calls.inline(fn, info, module, pos, kw, flow, frame)
-        args, reached, parts = self._through_local_forward(module, pos, kw, flow, frame, union_as_tensor([*pos, *kw.values()]))
+        args, reached, parts, unseen_parts = self._through_local_forward(module, pos, kw, flow, frame,
+                                                                          union_as_tensor([*pos, *kw.values()]))
         own = frozenset(module.modules)
         unseen: frozenset[Holder] = frozenset()
         if reached is not None:
@@ -269,8 +270,10 @@ class Objects:
                 self.called_whole.add(site)
             counts = step_counts(flow.env)
             built = built | {(h, generations(flow.env, h, counts), site) for h in own if not h.pseudo}
-            if not vague and any(not self._forward_known(e) for e in module.entities
-                                 if e.uid in self.interp.calls.instance_class):
+            if not vague and (unseen_parts or any(not self._forward_known(e) for e in module.entities
+                                                  if e.uid in self.interp.calls.instance_class)):
+                # (a `forward` returning a tuple whose parts were not seen, its return read past the reading depth
+                # or budget: which part holds the graph is not read either)
                 self.table.unread_forwards.add(site)
             if not vague and not any(self._result_read(e) for e in module.entities):
                 self.table.results_unread.add(site)
@@ -329,7 +332,7 @@ class Objects:
                                                 or entity.uid in self.table.classes)
 
     def _through_local_forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
-                               args: Value) -> tuple[Value, frozenset[Holder] | None, list[Value] | None]:
+                               args: Value) -> tuple[Value, frozenset[Holder] | None, list[Value] | None, bool]:
         """`args` as far as the result of a module of this file still holds them, when its `forward` may
         cut graphs on some calls (a VQGAN loss detaches the reconstruction on the discriminator's turn,
         `loss_fn(x, xrec, optimizer_idx=1)`): that `forward` runs on a copy of the caller's paths with
@@ -343,24 +346,26 @@ class Objects:
 
         Also the parts of that result when it is a tuple built in sight (`return self.Q1(x), self.Q2(x)`),
         each as far as it was seen (else None): a `forward` returning a tuple runs for them whatever its
-        arguments hold."""
+        arguments hold. Last, whether it returns a tuple whose parts were not seen (a method it returns the
+        result of was past the reading depth)."""
         if frame.no_grad:
-            return args, None, None
+            return args, None, None, False
         calls = self.interp.calls
         info = self.class_of_module(module)
         fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
         if fn is None or id(fn) in frame.active:
-            return args, None, None
+            return args, None, None, False
         # (a forward that may cut graphs runs also on arguments without one: what its result reaches may be
         # fewer of the modules it holds, a GAN module detaching its own generator's output on the
         # discriminator's turn, `model(x, optimizer_idx=1)`)
         cuts = self._may_cut_graphs(fn)
-        if not cuts and not self._returns_tuple(fn) and not self._returns_object(fn):
-            return args, None, None
+        tuple_made = self._returns_tuple(fn, info)
+        if not cuts and not tuple_made and not self._returns_object(fn):
+            return args, None, None, False
         project = self.interp.project
         prescan = (project.prescan_of(fn) if project is not None else None) or self.interp.prescan
         if not prescan.function_inert(fn):
-            return args, None, None
+            return args, None, None, False
         whole = calls.inline(fn, info, module, pos, kw, flow.copy(), frame)
         out = union_as_tensor([whole])
         reached = None if out.opaque else out.reach
@@ -370,9 +375,10 @@ class Objects:
         parts = spread if apart else None
         if parts is None and isinstance(whole.const, tuple) and whole.const[:1] == ("instance",) and whole.items:
             parts = [whole]  # an object of a class read, with its fields (`forward` sees them out below)
+        unseen = tuple_made and parts is None and not whole.items
         if not cuts or args.reach <= out.reach and args.built <= out.built:
-            return args, reached, parts
-        return replace(args, reach=args.reach & out.reach, built=args.built & out.built), reached, parts
+            return args, reached, parts, unseen
+        return replace(args, reach=args.reach & out.reach, built=args.built & out.built), reached, parts, unseen
 
     def _forward_touching_gradients(self, module: Value, frame: Frame
                                     ) -> tuple[ClassInfo, ast.FunctionDef | ast.AsyncFunctionDef] | None:
@@ -394,23 +400,46 @@ class Objects:
         in a method read on its own too), or for a submodule stored on another (`self.loss` of
         `self.loss = VQLPIPSWithDiscriminator()`), the class stored there."""
         kinds = self.interp.calls.instance_class
-        if module.entities:
-            holder = Holder(next(iter(module.entities)).uid) if len(module.entities) == 1 else None
-        else:
-            holder = next(iter(module.modules)) if len(module.modules) == 1 else None
-        return self.module_classes.of(holder, kinds, self.interp.definitions.ancestors) if holder is not None else None
+        ancestors = self.interp.definitions.ancestors
+        if len(module.entities) == 1:
+            info = self.module_classes.of(Holder(next(iter(module.entities)).uid), kinds, ancestors)
+            if info is not None:
+                return info
+        if len(module.modules) == 1:
+            # the one module a wrapper runs, or a model that may be wrapped (`if world_size > 1: model = DDP(model)`:
+            # DDP's forward runs the module's, so either object's forward is that class's)
+            return self.module_classes.of(next(iter(module.modules)), kinds, ancestors)
+        return None
 
     def holds_module(self, owner: ClassInfo, attr: str) -> bool:
         """Whether a method of `owner` or of a base stored a module at `self.attr` (`self.encoder = Enc()`)."""
         return self.module_classes.holds_module(owner, attr, self.interp.definitions.ancestors)
 
-    def _returns_tuple(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-        """Whether `forward` returns a tuple built in sight (`return self.Q1(x), self.Q2(x)`)."""
-        found = self._tuples.get(id(fn))
+    def _returns_tuple(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ClassInfo | None = None,
+                       depth: int = 0) -> bool:
+        """Whether `forward` returns a tuple built in sight (`return self.Q1(x), self.Q2(x)`), itself or through
+        another method of its class it returns the result of (icefall's HuBERT: `return self.compute_loss(...)`,
+        which returns `loss, sample_size, logging_output`)."""
+        key = (id(fn), id(info.node) if info is not None else 0)
+        found = self._tuples.get(key)
         if found is None:
-            found = self._tuples[id(fn)] = any(isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple)
-                                               for n in iter_tree(fn))
+            self._tuples[key] = False  # a method returning its own result, through others: no tuple seen
+            returns = [n.value for n in iter_tree(fn) if isinstance(n, ast.Return) and n.value is not None]
+            found = any(isinstance(v, ast.Tuple) for v in returns)
+            if not found and info is not None and depth < MAX_DEPTH:
+                found = any(self._returns_tuple(m, info, depth + 1) for m in map(self._own_method(info), returns)
+                            if m is not None)
+            self._tuples[key] = found
         return found
+
+    def _own_method(self, info: ClassInfo) -> Callable[[ast.expr], Function | None]:
+        """The method of `info` a returned expression calls on `self` (`self.compute_loss(...)`), if any."""
+        def method(value: ast.expr) -> Function | None:
+            func = value.func if isinstance(value, ast.Call) else None
+            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+                return None
+            return self.interp.definitions.find_method(info, func.attr)
+        return method
 
     def _returns_object(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether `forward` returns a local it made as an object of a plain class read (`r = Output(...)`, then
