@@ -41,6 +41,31 @@ class BoundTests(dict[str, ast.expr]):
             self[name] = _shifted(test, counter, -by)
 
 
+def flag_test(source: ast.expr | None) -> ast.expr | None:
+    """The test a conditional expression of two truth values holds: `True if c else False` is `c`, and
+    `False if c else True` is `not c` (NMTGMinor's `reduction_disabled = False if counter >= N else True`)."""
+    if not isinstance(source, ast.IfExp):
+        return None
+    arms = (_truth(source.body), _truth(source.orelse))
+    if arms == (True, False):
+        return source.test
+    if arms != (False, True):
+        return None
+    made = getattr(source, _NEGATED, None)
+    if not isinstance(made, ast.expr):
+        made = ast.copy_location(ast.UnaryOp(op=ast.Not(), operand=source.test), source)
+        made_nodes([made])
+        setattr(source, _NEGATED, made)  # one node for every evaluation: tests are known by their nodes
+    return made
+
+
+def _truth(node: ast.expr) -> bool | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, bool) else None
+
+
+_NEGATED = "_gradlint_negated_test"
+
+
 def as_written(test: ast.expr) -> tuple[ast.expr, str, int] | None:
     """For a test rewritten here, the test as the code wrote it, the counter, and how far the counter moved
     since (`(c - 1) % N == 0` read at the `if` is `c % N == 0` written one increment earlier: `c`, 1)."""

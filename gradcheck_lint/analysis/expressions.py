@@ -6,7 +6,7 @@ import ast
 import functools
 from dataclasses import replace
 
-from . import class_refs, filled_globals, named_tuples, param_groups, periods, type_tests
+from . import bound_tests, class_refs, filled_globals, named_tuples, param_groups, periods, type_tests
 from . import names as N
 from .accumulation import combined_terms
 from .concatenation import REST_KEY as _REST_KEY
@@ -714,8 +714,8 @@ class Expressions:
             interp.keepalives.bound(key, source, value, flow)
         if "[" in key or "." in key:
             self._item_replaced(key, value, flow)
-        if isinstance(source, TESTS) and "." not in key:
-            interp.cond_aliases.bind(key, source, frame.loops)
+        if "." not in key and (test := source if isinstance(source, TESTS) else bound_tests.flag_test(source)) is not None:
+            interp.cond_aliases.bind(key, test, frame.loops)
         if not keep_phases and interp.counters.aliases.running(key):
             interp.counters.aliases.unalias(flow.env, key)  # `i = ...` in its loop: a name bound to `i` is stale
         literal = start  # `step = 0`: where the counter's phases stand

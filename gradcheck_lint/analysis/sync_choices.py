@@ -17,6 +17,7 @@ sync off.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .names import dotted
@@ -36,11 +37,12 @@ class SyncChoice:
     test: ast.expr  # its test, read through a name it was assigned to (`last = (i + 1) % N == 0`)
     off_when: bool  # sync is off when the test is this
     wrappers: frozenset[int]  # uids of the data-parallel wrappers whose sync it switches
+    off_arm: ast.expr  # the arm that switches sync off
 
     @property
     def off_text(self) -> str:
         """The arm that switches sync off, as written (`model.no_sync`)."""
-        return code(self.node.body if self.off_when else self.node.orelse)
+        return code(self.off_arm)
 
 
 def choice_of(expr: ast.IfExp, arms: list[Value], aliases: dict[str, ast.expr]) -> SyncChoice | None:
@@ -49,15 +51,25 @@ def choice_of(expr: ast.IfExp, arms: list[Value], aliases: dict[str, ast.expr]) 
     offs = [_sync_off(v) for v in arms]
     if len(offs) != 2 or (offs[0] is None) == (offs[1] is None):
         return None
-    off_when = offs[0] is not None
     wrappers = offs[0] if offs[0] is not None else offs[1]
-    test = expr.test
-    operand = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
-    if isinstance(operand, ast.Name) and operand.id in aliases:
-        test, off_when = aliases[operand.id], not off_when  # `model.no_sync() if not last else ...`
-    elif isinstance(test, ast.Name) and test.id in aliases:
-        test = aliases[test.id]
-    return SyncChoice(expr, test, off_when, wrappers) if wrappers else None
+    test, off_when = read_test(expr.test, offs[0] is not None, aliases.get)
+    off_arm = expr.body if offs[0] is not None else expr.orelse
+    return SyncChoice(expr, test, off_when, wrappers, off_arm) if wrappers else None
+
+
+def read_test(test: ast.expr, off_when: bool, bound: Callable[[str], ast.expr | None]) -> tuple[ast.expr, bool]:
+    """The test a choice is read by, and whether sync is off when it holds: a name bound to a test is that
+    test (`bound`: the test a name was assigned, `last = (i + 1) % N == 0`, or the one a conditional expression
+    of two truth values holds, `reduction_disabled = False if counter >= N else True`), and `not` flips which
+    truth switches sync off (`model.no_sync() if not last else ...`). The runtime guard reads choices alike."""
+    for _ in range(8):  # (a name bound to a flag bound to a test: `disabled = False if last else True`)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, off_when = test.operand, not off_when
+        elif isinstance(test, ast.Name) and (found := bound(test.id)) is not None and found is not test:
+            test = found
+        else:
+            break
+    return test, off_when
 
 
 def _sync_off(value: Value) -> frozenset[int] | None:
@@ -74,6 +86,8 @@ def off_when_stepping(choice: SyncChoice, gate: ast.expr) -> bool | None:
     when it does, False when it never does, None when the two tests cannot be read over one counter."""
     if code(choice.test) == code(gate):
         return choice.off_when  # one test: sync off exactly when stepping, or exactly when not
+    if _negation(choice.test, gate):
+        return not choice.off_when  # `counter < N` beside the gate `counter >= N`: the same test, negated
     counters, sizes = _roles(gate)
     c2, s2 = _roles(choice.test)
     counters, sizes = counters | c2, sizes | s2
@@ -92,6 +106,19 @@ def off_when_stepping(choice: SyncChoice, gate: ast.expr) -> bool | None:
             hit = hit or bool(steps) and bool(test) is choice.off_when
         verdicts.add(hit)
     return verdicts.pop() if len(verdicts) == 1 else None
+
+
+_NEGATED_OPS = {ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+                ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+
+
+def _negation(test: ast.expr, other: ast.expr) -> bool:
+    """Two comparisons of the same operands that always disagree (`c < n` and `c >= n`)."""
+    if not (isinstance(test, ast.Compare) and isinstance(other, ast.Compare)
+            and len(test.ops) == 1 and len(other.ops) == 1):
+        return False
+    return (_NEGATED_OPS.get(type(test.ops[0])) is type(other.ops[0]) and code(test.left) == code(other.left)
+            and code(test.comparators[0]) == code(other.comparators[0]))
 
 
 def same_names(choice: SyncChoice, gate: ast.expr) -> bool:

@@ -82,13 +82,9 @@ def _words(choice: ast.IfExp, names: frozenset[str], outer: list[ast.AST], sourc
     on_body, on_orelse = _is_sync(choice.body, names), _is_sync(choice.orelse, names)
     if on_body == on_orelse:
         return None
-    off_when = on_body
-    test = choice.test
-    operand = test.operand if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not) else None
-    if isinstance(operand, ast.Name) and (bound := _bound_test(operand.id, outer, choice.lineno)) is not None:
-        test, off_when = bound, not off_when  # `model.no_sync() if not last else ...`
-    elif isinstance(test, ast.Name) and (bound := _bound_test(test.id, outer, choice.lineno)) is not None:
-        test = bound
+    from ..analysis.sync_choices import read_test
+
+    test, off_when = read_test(choice.test, on_body, lambda name: _bound_test(name, outer, choice.lineno))
     return SyncChoiceWords(_text(choice.body if on_body else choice.orelse, source), _text(test, source), off_when)
 
 
@@ -114,11 +110,15 @@ def _last_assigned(name: str, outer: list[ast.AST], line: int, inclusive: bool =
 
 
 def _bound_test(name: str, outer: list[ast.AST], line: int) -> ast.expr | None:
-    """The test (a comparison, `and`/`or`, `not`) last assigned to `name` before `line`, in the function."""
+    """The test (a comparison, `and`/`or`, `not`, or a conditional expression of two truth values) last
+    assigned to `name` before `line`, in the function."""
+    from ..analysis.bound_tests import flag_test
     from ..analysis.syntax import TESTS
 
     found = _last_assigned(name, outer, line)
-    return found[0] if found is not None and isinstance(found[0], TESTS) else None
+    if found is None:
+        return None
+    return found[0] if isinstance(found[0], TESTS) else flag_test(found[0])
 
 
 def _text(node: ast.expr, source: str) -> str:

@@ -49,6 +49,57 @@ RIGHT = [
 ]
 
 
+RESET = """\
+    import contextlib
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+    def train(net, loader, accum):
+        model = DDP(net)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        counter = 0
+        for x in loader:
+            counter = counter + 1
+            disabled = FLAG
+            ctx = CHOICE
+            with ctx:
+                loss = model(x).mean() / accum
+                loss.backward()
+            if counter >= accum:
+                opt.step()
+                opt.zero_grad()
+                counter = 0
+"""
+
+# NMTGMinor's inverted switch (lockbox 18): a flag written as a conditional expression of two truth values, or
+# as the gate's comparison negated, over a counter reset at each step
+RESET_WRONG = [
+    ("False if counter >= accum else True", "model.no_sync() if not disabled else contextlib.ExitStack()"),
+    ("counter < accum", "model.no_sync() if not disabled else contextlib.ExitStack()"),
+    ("not counter >= accum", "model.no_sync() if not disabled else contextlib.ExitStack()"),
+    ("False if counter >= accum else True", "contextlib.ExitStack() if disabled else model.no_sync()"),
+]
+RESET_RIGHT = [
+    ("False if counter >= accum else True", "model.no_sync() if disabled else contextlib.ExitStack()"),
+    ("True if counter < accum else False", "model.no_sync() if disabled else contextlib.ExitStack()"),
+    ("counter < accum", "contextlib.ExitStack() if not disabled else model.no_sync()"),
+]
+
+
+@pytest.mark.parametrize(("flag", "choice"), RESET_WRONG)
+def test_inverted_switch_through_a_negated_flag_is_reported(flag: str, choice: str) -> None:
+    source = RESET.replace("FLAG", flag).replace("CHOICE", choice)
+    found = check_source(textwrap.dedent(source), "train.py", settings=Settings.default())
+    assert [(d.code, d.line) for d in found] == [("GL006", 13)]
+    assert "`model.no_sync()` switches" in found[0].message  # the arm that switches sync off, whatever the test
+
+
+@pytest.mark.parametrize(("flag", "choice"), RESET_RIGHT)
+def test_switch_off_on_the_other_micro_batches_through_a_flag_is_silent(flag: str, choice: str) -> None:
+    assert _found(RESET.replace("FLAG", flag).replace("CHOICE", choice)) == []
+
+
 @pytest.mark.parametrize("choice", WRONG)
 def test_sync_off_on_the_stepping_micro_batch_is_reported_at_the_choice(choice: str) -> None:
     assert _found(LOOP.replace("CHOICE", choice)) == [("GL006", 11, "certain")]

@@ -98,6 +98,9 @@ def train(model, batches, accum):
         if last:
             with model.no_sync():
                 model(x).sum().backward()
+        disabled = False if last else True
+        with (model.no_sync() if not disabled else contextlib.ExitStack()):
+            model(x).sum().backward()
 '''
 
 
@@ -107,6 +110,7 @@ def train(model, batches, accum):
     (13, 13, ("model.no_sync", "i % accum == 0", True)),  # chosen into a name; the test's spaces as the static side's
     (15, 13, ("model.no_sync()", "model.training", True)),  # a test no name holds: as written
     (18, 17, None),  # no conditional expression: no test to speak of
+    (21, 13, ("model.no_sync()", "(i + 1) % accum == 0", True)),  # a flag of two truth values, negated: the arm stays
 ])
 def test_the_choice_is_worded_as_the_static_side_reads_it(tmp_path: Path, line: int, col: int,
                                                           words: tuple[str, str, bool] | None) -> None:
