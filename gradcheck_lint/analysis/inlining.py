@@ -13,7 +13,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import replace
 
-from . import class_refs, handed_containers, stand_ins
+from . import call_signatures, class_refs, handed_containers, stand_ins
 from . import names as N
 from .context_helpers import is_context_manager
 from .definitions import ClassInfo
@@ -237,6 +237,12 @@ class Inliner:
             env.update({f"self.{k}": v for k, v in self_value.items})
         elif cls is not None and not any(k.startswith("self.") for k in env):
             env.update(self._class_attributes(cls, self_value))
+        call = self.calls.current_call_node()
+        if (call is not None and fn.name != "__init__" and self._called_in_sight(fn)
+                and call_signatures.rejects(fn, call)):
+            # `f(x, misspelt=1)` of a function with no such parameter: TypeError before the body runs
+            flow.states = frozenset()
+            return EMPTY
         params, kwonly, stars = parameters(fn)
         if cls is not None and params and params[0].name in ("self", "cls") and not _is_static(fn):
             if self_value is not None and class_refs.local_named(self_value) is not None:  # a classmethod's `cls`

@@ -8,7 +8,7 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
-from . import class_refs, declared_types
+from . import call_signatures, class_refs, declared_types
 from . import names as N
 from .apimodels.schema import AttributeModel, MethodModel
 from .conventions import convention
@@ -21,7 +21,7 @@ from .parts import ObjectsHost
 from .provenance import READ, Assumption, Provenance, assumed
 from .reductions import returns_summed
 from .syntax import arguments, assignment_targets, code, parameters
-from .values import OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
+from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
 from .walk import iter_tree
 from .worlds import World, assignments, settings_of
 
@@ -238,6 +238,9 @@ class Objects:
     def forward(self, module: Value, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame, vague: bool = False) -> Value:
         """Calling a module: the result depends on its parameters and on its inputs, and holds the
         graph of this forward pass (unless autograd is off)."""
+        if not vague and self._rejects_call(module):
+            flow.states = frozenset()  # `self.vae(img, apply_grad_penalty=...)` of a forward with no such parameter
+            return EMPTY
         touching = None if vague else self._forward_touching_gradients(module, frame)
         if touching is not None:
             # a `forward` of a class read that clears, steps or backpropagates (lstm-crf's `self.zero_grad()` before
@@ -311,6 +314,17 @@ class Objects:
                                                               for h in children},
                                           present=part.present)))
         return replace(out, items=tuple(items))
+
+    def _rejects_call(self, module: Value) -> bool:
+        """The module's `forward`, read, cannot take the arguments of the call being run (`call_signatures`)."""
+        call = self.interp.calls.current_call_node()
+        if call is None or not module.modules:
+            return False
+        info = self.class_of_module(module)
+        if info is None or self.interp.definitions.find_method(info, "__call__") is not None:
+            return False  # (a class of its own `__call__` does not hand the call to `forward`)
+        fn = self.interp.definitions.find_method(info, "forward")
+        return fn is not None and call_signatures.rejects(fn, call, bound=1)
 
     def _forward_known(self, entity: Entity) -> bool:
         """What the module's forward returns is read (its class's `forward`, in this file or the project's) or

@@ -1,0 +1,36 @@
+"""Calls a function read in code cannot accept: Python raises `TypeError` before its body runs.
+
+AdvancedLiterateMachinery's VQGAN trainer calls `self.vae(img, return_loss=True, apply_grad_penalty=...)`
+on a `VQGanVAE` whose `forward` takes `add_gradient_penalty` and no `**kwargs`: every path through that call
+raises, so the generator's backward and the steps below it never run, and a finding there describes code
+that cannot run. Such a call ends its path, as a `raise` does.
+
+Only what the signature says for sure: a keyword the function has no parameter for, when it takes no
+`**kwargs`; for a module's `forward` called with the module (`self` bound), more positional arguments than it
+takes, when it takes no `*args`. A decorated function may be wrapped into another signature, and a call
+with `*args` or `**kwargs` of its own hands over what is not in sight: neither is read.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .flow import Function
+
+
+def rejects(fn: Function, call: ast.Call, bound: int | None = None) -> bool:
+    """Whether calling `fn` as `call` surely raises `TypeError`. `bound`: how many leading parameters are
+    bound by the call itself (1 for a method called on its object); None when that is not known, and only
+    keywords are read then."""
+    if fn.decorator_list:
+        return False
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    spec = fn.args
+    if spec.kwarg is None:
+        named = {a.arg for a in (*spec.args, *spec.kwonlyargs)}
+        if any(k.arg not in named for k in call.keywords):
+            return True
+    if bound is not None and spec.vararg is None:
+        return len(call.args) > len(spec.posonlyargs) + len(spec.args) - bound
+    return False
