@@ -29,6 +29,7 @@ from pathlib import Path
 
 from . import __version__
 from .diagnostics import Diagnostic
+from .project.unimportable import ABSENT
 
 CACHE_DIR_NAME = ".gradlint_cache"
 CACHE_DIR_ENV = "GRADLINT_CACHE_DIR"
@@ -182,6 +183,10 @@ def _unchanged(dependencies: object, digests: dict[tuple[str, int, int, int], st
     for item in dependencies:
         if not (isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)):
             return False
+        if item[1] == ABSENT:  # a module whose absence made the file unimportable: unchanged while still absent
+            if os.path.lexists(item[0]):
+                return False
+            continue
         try:
             with open(item[0], "rb") as fh:
                 st = os.fstat(fh.fileno())

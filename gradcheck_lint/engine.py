@@ -25,6 +25,7 @@ from .framestack import on_roomy_stack
 from .prefilter import Text, clips_and_steps, keeps_in_hook, might_train, syncs_backward, trains_itself, triggers_for
 from .project import Evidence, ProjectView, index_for
 from .project.callers import settle_with_callers
+from .project.unimportable import ABSENT, MissingImport, missing_import
 from .registry import NOTICE_HELP, PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .sources import parse_python, universal_newlines
 from .suppressions import UnusedSuppression, apply_suppressions
@@ -153,6 +154,10 @@ def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project:
     tree, problems = _parse_python(text, path)
     if tree is None:
         return FileReport(problems)
+    missing = missing_import(tree, path, index) if index is not None else None
+    if missing is not None:  # ImportError before any of its code is defined: nothing in it can run
+        absent = tuple((c, ABSENT) for c in missing.candidates)  # re-checked once one of them appears
+        return FileReport([cannot_import(path, missing)], dependencies=tuple(sorted(read.items())) + absent)
     # An unused suppression is judged against every analysis rule, selected or not.
     run_all = UnusedSuppression.code in enabled
     rules = [cls for code, cls in all_rules().items() if run_all or code in enabled]
@@ -185,6 +190,18 @@ def budget_notice(path: str, what: str) -> Diagnostic:
     return Diagnostic(
         path=path, span=Span(1, 1, 1, 1), code=NOTICE_CODE, name=NOTICE_NAME,
         message=f"{path} was analysed only in part: {what}.", help=NOTICE_HELP, severity=Severity.NOTE,
+    )
+
+
+def cannot_import(path: str, missing: MissingImport) -> Diagnostic:
+    """The GL099 notice of a file that cannot be imported (`project.unimportable`): it was not checked."""
+    line = missing.stmt.lineno
+    return Diagnostic(
+        path=path, span=Span(line, missing.stmt.col_offset + 1, line, missing.stmt.col_offset + 1), code=NOTICE_CODE,
+        name=NOTICE_NAME, severity=Severity.NOTE,
+        message=(f"{path} cannot be imported: line {line} imports `{missing.module}`, a module the project does not "
+                 "hold (ImportError before any of its code runs), so its code was not checked."),
+        help="restore that module or remove the stale file; if a build step makes the module, build it first.",
     )
 
 

@@ -63,6 +63,10 @@ def git_show(repo_dir: Path, commit: str, path: str) -> str | None:
     return run.stdout.decode("utf-8", "replace") if run.returncode == 0 else None
 
 
+# sources a build step turns into importable modules: their presence keeps an import of them possible
+_BUILT = (b".pyx", b".pxd", b".c", b".cc", b".cpp", b".cu", b".so", b".pyd", b".pyi")
+
+
 def extract_python_files(repo_dir: Path, commit: str, into: Path, notebooks: bool = False) -> int:
     """Write every `.py` file of `commit` (and `.ipynb` with `notebooks`) under `into`, one blob at a
     time: a snapshot may lack some large files (images kept out of the mirror), which makes `git archive`
@@ -70,6 +74,7 @@ def extract_python_files(repo_dir: Path, commit: str, into: Path, notebooks: boo
     suffixes = (b".py", b".ipynb") if notebooks else (b".py",)
     listing = subprocess.run(["git", "-C", str(repo_dir), "ls-tree", "-r", "-z", commit], capture_output=True).stdout
     wanted = []
+    present = []  # files only whose presence counts (`project.unimportable`): built sources, linked modules
     for row in listing.split(b"\0"):
         if not row:
             continue
@@ -77,6 +82,12 @@ def extract_python_files(repo_dir: Path, commit: str, into: Path, notebooks: boo
         mode, kind, blob = meta.split()
         if kind == b"blob" and mode != b"120000" and path.endswith(suffixes):
             wanted.append((blob, path.decode("utf-8", "surrogateescape")))
+        elif kind == b"blob" and (path.endswith(_BUILT) or mode == b"120000" and path.endswith(b".py")):
+            present.append(path.decode("utf-8", "surrogateescape"))
+    for path in present:
+        target = into / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.touch()
     batch = subprocess.run(["git", "-C", str(repo_dir), "cat-file", "--batch"], input=b"".join(b + b"\n" for b, _ in wanted),
                            capture_output=True).stdout
     offset, written = 0, 0
