@@ -23,6 +23,7 @@ from .inlining import Inliner
 from .parts import CallsHost
 from .provenance import Assumption, assumed
 from .reductions import normaliser_argument, sums_samples
+from .saved_tensors import saved_table
 from .syntax import Arg, arguments, code, keyword_value, local_names
 from .values import (
     EMPTY,
@@ -836,7 +837,17 @@ class Calls:
             # from a base out of sight, or a plain method called through the class): what it returns is unknown,
             # not nothing (a model built there and cleared by `m.zero_grad()` is still the optimizer's)
             return interp.objects.opaque_call(attr, pos, kw, flow)
-        out = union_as_tensor([recv, *pos, *kw.values()])
+        args = [*pos, *kw.values()]
+        out = union_as_tensor([recv, *args])
+        if out.graph and not recv.graph and _copies_a_leaf(recv, attr, args):
+            # `latents.clone()` of a trained leaf: its graph saves nothing but the leaf, which lives on anyway
+            out = replace(out, graph=False)
+        elif out.graph and not (recv.graph or any(e.kind is Kind.PARAM for e in recv.entities)
+                                or any(v.graph for v in args)):
+            # `model.langevin_dynamics(z)` of an object nothing is known of (a model loaded out of sight), given a
+            # trained leaf: what it returns is not read (cdvae's is `@torch.no_grad()`), so no graph is known to be
+            # made there; the forward passes the receiver holds stay (`built`)
+            out = replace(out, graph=False)
         if recv.present and (recv.reach or recv.built or recv.graph) and not recv.entities and attr not in _RETURN_NONE:
             return present(out)  # `model(x).mean()`: a method of a tensor made in sight makes a tensor
         return out
@@ -1065,6 +1076,13 @@ class Calls:
     def _is_instance(self, value: Value) -> bool:
         """An object made from a local class here: a plain instance, or a local nn.Module's model value."""
         return isinstance(value.const, tuple) and value.const[:1] == ("instance",) or any(e.uid in self.instance_class for e in value.entities)
+
+
+def _copies_a_leaf(recv: Value, attr: str, args: list[Value]) -> bool:
+    """A method of a trained leaf (`torch.randn(..., requires_grad=True)`) whose op saves no tensor for backward
+    (`clone`, `view`, `to`: the saved-tensor table), given no graph: what it returns keeps no activations."""
+    return (any(e.kind is Kind.PARAM for e in recv.entities) and saved_table().op_saves(attr) == frozenset()
+            and not any(v.graph or v.built for v in args))
 
 
 # A class keeping an average of weights (EMA, SWA, Polyak): built from parameters and stepped, yet no optimizer.
