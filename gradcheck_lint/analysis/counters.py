@@ -334,11 +334,17 @@ class Counters:
         if isinstance(stmt.target, ast.Name):
             return flow.env.get(stmt.target.id) == element
         names = [n.id for n in ast.walk(stmt.target) if isinstance(n, ast.Name)]
-        if not isinstance(stmt.target, ast.Tuple) or not names or any(n not in flow.env for n in names):
+        bound = [n for n in names if n in flow.env]
+        if not isinstance(stmt.target, ast.Tuple) or not names or len(bound) < min(2, len(names)):
             return False
         scratch = Flow(dict(flow.env), flow.states)
         self.interp.assign(stmt.target, element, scratch, frame, stmt.iter, stmt)
-        return all(scratch.env.get(n) == flow.env.get(n) for n in names)
+        if not all(_same_member(scratch.env.get(n), flow.env.get(n)) for n in bound):
+            return False
+        # (`for iopt, (optimizer, scheduler) in enumerate(zip(optimizers, schedulers)):` after a loop over
+        # `enumerate(optimizers)`, ESPnet's trainers: the same members, with their schedulers beside them)
+        flow.env.update((n, scratch.env[n]) for n in names if n not in bound and n in scratch.env)
+        return True
 
     def visits_members(self, stmt: ast.For, element: Value) -> bool:
         """Each iteration steps or clears another member of a collection, and nothing else in the loop
@@ -569,6 +575,16 @@ class Counters:
                         built=value.built if graphs else frozenset(), graph=value.graph and graphs,
                         graph_assumed=value.graph_assumed)
         return param_groups.part_of(value, element)
+
+
+def _same_member(one: Value | None, other: Value | None) -> bool:
+    """Two loops bind a name alike: the same value, or the same count of members whatever the iterable's text
+    (`enumerate(optimizers)` and `enumerate(zip(optimizers, schedulers))` count the same optimizers)."""
+    if one == other:
+        return True
+    if one is None or other is None or one.counter is None or other.counter is None:
+        return False
+    return replace(one, counter=replace(one.counter, source="")) == replace(other, counter=replace(other.counter, source=""))
 
 
 def _sequence(value: Value | None) -> bool:
