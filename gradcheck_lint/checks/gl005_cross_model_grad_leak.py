@@ -133,11 +133,8 @@ for real in torch.randn(8, 4, 4):
                 own_first=c.live and own is not None and model.order(own.node) < model.order(backward.node),
             )
             others = [model.table.entities[u].provenance for u in sorted(c.consumers) if u in model.table.entities]
-            if c.live or not _named_for_consumer(model, c, holder):
-                # the other model's loss may be meant to train this one too: nothing but a name says whose
-                # objective the pass is (hypercl's `loss_task` trains the task embedding, then the hypernetwork
-                # with its regulariser, as its docstring says; a GAN's `g_loss` is named for the generator)
-                others.append(assumed(Assumption.INTENT))
+            if c.live:
+                others.append(assumed(Assumption.INTENT))  # the other model's loss may be meant to train this one too
             yield Finding(step.node, msg, help_, (step.provenance, c.provenance, *others))
 
 
