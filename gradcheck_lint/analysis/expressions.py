@@ -26,7 +26,7 @@ from .parts import ExpressionsHost
 from .provenance import Assumption, assumed
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
-from .unpacking import unpack
+from .unpacking import indices_item, unpack
 from .values import EMPTY, OPAQUE, PRESENT, Counter, Holder, Kind, Value, blank, display, join, present, union_as_tensor
 from .walk import breadth_first, iter_tree
 
@@ -259,6 +259,8 @@ class Expressions:
         if type(index) not in (ast.Tuple, ast.Slice):
             key = N.literal_key(index)
             self.eval(index, flow, frame)
+        if key is not None and indices_item(expr.value, key):
+            return Value(present=True)  # `torch.max(output, 1)[1]`: indices, no graph
         if key is not None:
             item = base.item(key)
             if item is not None:

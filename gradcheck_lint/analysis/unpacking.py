@@ -135,3 +135,23 @@ _WITH_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "mode", "me
 
 def _returns_indices(source: ast.AST | None) -> bool:
     return isinstance(source, ast.Call) and (N.last_name(source.func) or "") in _WITH_INDICES
+
+
+# ... of which these return (values, indices) whatever their arguments; `max`/`min`/`median` only given a dim
+_ALWAYS_PAIRED = frozenset({"sort", "topk", "kthvalue", "mode", "cummax", "cummin"})
+
+
+def indices_item(call: ast.expr, key: str) -> bool:
+    """`torch.max(output, 1)[1]`, `scores.topk(5)[1]`: the indices a reduction returns beside its values,
+    integers that hold no graph (video-classification keeps `torch.max(output, 1)[1]` across an epoch)."""
+    if key != "1" or not isinstance(call, ast.Call):
+        return False
+    name = N.last_name(call.func) or ""
+    if name in _ALWAYS_PAIRED:
+        return True
+    if name not in ("max", "min", "median", "nanmedian"):
+        return False
+    # a method of the tensor (`x.max(1)`) is given its dim first; `torch.max(x, 1)` second
+    on_torch = isinstance(call.func, ast.Attribute) and N.ref_text(call.func.value) in ("torch", "th")
+    positional = [a for a in call.args if not isinstance(a, ast.Starred)]
+    return len(positional) > (1 if on_torch else 0) or any(k.arg == "dim" for k in call.keywords)
