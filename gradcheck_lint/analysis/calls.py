@@ -521,6 +521,10 @@ class Calls:
         # The catalogue: the receiver's API type (and its bases) models the method.
         for owner, api in self._receiver_types(recv, recv_node, flow, attr):
             row = self.catalogue.method(api, attr)
+            if row is not None and row.accepts is not None and any(
+                    k.arg is not None and k.arg not in row.accepts for k in call.keywords):
+                flow.states = frozenset()  # a keyword the method does not take: TypeError, it never runs
+                return EMPTY
             if row is not None:
                 site = CallSite(call, recv, recv_node, pos, kw, owner, owner.certain if owner else True, attr)
                 return interp.effects.apply(row.effects, site, flow, frame)

@@ -209,12 +209,15 @@ class CallModel:
 
 @dataclass(frozen=True, slots=True)
 class MethodModel:
-    """A method of an API type (`__call__` for calling the object)."""
+    """A method of an API type (`__call__` for calling the object). `accepts`: every keyword it takes, when
+    the row lists them: a call with another one raises TypeError before the method runs (`backward(
+    retain_variables=True)`, PyTorch 0.3's name, is no keyword of `Tensor.backward` since 0.4)."""
 
     type: str
     name: str
     effects: tuple[Effect, ...]
     origin: str = ""
+    accepts: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -410,8 +413,9 @@ def _call(row: Mapping[str, Any], where: str) -> CallModel:
 
 
 def _method(row: Mapping[str, Any], where: str) -> MethodModel:
-    _keys(row, where, {"type", "name", "effect", "effects"})
-    return MethodModel(_name(row, "type", where), _ident(row, "name", where), _effects(row, where), where)
+    _keys(row, where, {"type", "name", "effect", "effects", "accepts"})
+    accepts = _identifiers(row["accepts"], f"{where} accepts") if "accepts" in row else None
+    return MethodModel(_name(row, "type", where), _ident(row, "name", where), _effects(row, where), where, accepts)
 
 
 def _attribute(row: Mapping[str, Any], where: str) -> AttributeModel:
