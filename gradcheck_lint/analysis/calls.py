@@ -16,7 +16,7 @@ from .callsite import CallSite, literal_bool
 from .clipping_bodies import clip_effect
 from .conventions import convention
 from .deferred import entered, makes_context_only
-from .definitions import ClassInfo, is_abstract
+from .definitions import ClassInfo, is_abstract, raises_only
 from .flow import Flow, Frame, Function, forget_appended, last_appended
 from .gradstate import PathState
 from .inlining import Inliner
@@ -508,7 +508,9 @@ class Calls:
             method = interp.definitions.find_method(info, attr)
             # (a method of another file past the reading budget: the object is read from its use, as unread)
             followed = method is not None and (interp.project is None or interp.project.follows(interp, method))
-            if method is not None and not is_abstract(method) and followed:
+            stub = method is not None and (is_abstract(method) or raises_only(method)
+                                           and any(e.uid in self.table.declared for e in recv.entities))
+            if method is not None and not stub and followed:
                 pos, kw = self.args_of(call, flow, frame)
                 with self._own_clip(call, method, True, pos, kw, flow, frame):
                     return self.inline(method, info, recv, pos, kw, flow, frame, instance_key=N.ref_text(recv_node))

@@ -150,6 +150,7 @@ class Objects:
                             api=info.api or "torch.nn.Module")
             self.table.name_after(ent.uid, name)
             self.interp.calls.instance_class[ent.uid] = info
+            self.table.declared.add(ent.uid)
             return self.model_value(ent)
         if self.interp.definitions.plain(info):
             return Value(const=("instance", info.name))

@@ -438,6 +438,8 @@ class EntityTable:
     gated_models: set[int] = field(default_factory=set)
     # objects made out of sight, known only by how the code uses a name (`model` handed in, `self.model`)
     unknown_origin: set[int] = field(default_factory=set)
+    # modules known only by the class a parameter is annotated with (`model: MamlModel`): of that class or a subclass
+    declared: set[int] = field(default_factory=set)
     # forward sites (`Value.built`'s third item) of modules of a class of the project whose `forward` was not
     # read there (another file's, past the reading budget): what it returned, a graph or `.item()` numbers, is unknown
     unread_forwards: set[int] = field(default_factory=set)
