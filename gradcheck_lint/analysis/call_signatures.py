@@ -14,6 +14,7 @@ with `*args` or `**kwargs` of its own hands over what is not in sight: neither i
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 
 from .flow import Function
 
@@ -27,10 +28,14 @@ def rejects(fn: Function, call: ast.Call, bound: int | None = None) -> bool:
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return False
     spec = fn.args
-    if spec.kwarg is None:
-        named = {a.arg for a in (*spec.args, *spec.kwonlyargs)}
-        if any(k.arg not in named for k in call.keywords):
-            return True
+    if spec.kwarg is None and unknown_keyword(call, {a.arg for a in (*spec.args, *spec.kwonlyargs)}):
+        return True
     if bound is not None and spec.vararg is None:
         return len(call.args) > len(spec.posonlyargs) + len(spec.args) - bound
     return False
+
+
+def unknown_keyword(call: ast.Call, accepted: Collection[str]) -> bool:
+    """The call passes a keyword none of `accepted` names (a function's parameters, or the keywords a catalogue
+    row says a method takes: `backward(retain_variables=True)`)."""
+    return any(k.arg is not None and k.arg not in accepted for k in call.keywords)

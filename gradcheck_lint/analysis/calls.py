@@ -12,6 +12,7 @@ from dataclasses import replace
 from . import class_refs, flags, named_tuples, param_groups
 from . import names as N
 from .apimodels import ArgRef, Effect
+from .call_signatures import unknown_keyword
 from .callsite import CallSite, literal_bool
 from .clipping_bodies import clip_effect
 from .conventions import convention
@@ -523,8 +524,7 @@ class Calls:
         # The catalogue: the receiver's API type (and its bases) models the method.
         for owner, api in self._receiver_types(recv, recv_node, flow, attr):
             row = self.catalogue.method(api, attr)
-            if row is not None and row.accepts is not None and any(
-                    k.arg is not None and k.arg not in row.accepts for k in call.keywords):
+            if row is not None and row.accepts is not None and unknown_keyword(call, row.accepts):
                 flow.states = frozenset()  # a keyword the method does not take: TypeError, it never runs
                 return EMPTY
             if row is not None:
@@ -845,15 +845,8 @@ class Calls:
             return interp.objects.opaque_call(attr, pos, kw, flow)
         args = [*pos, *kw.values()]
         out = union_as_tensor([recv, *args])
-        if out.graph and not recv.graph and _copies_a_leaf(recv, attr, args):
-            # `latents.clone()` of a trained leaf: its graph saves nothing but the leaf, which lives on anyway
-            out = replace(out, graph=False)
-        elif out.graph and not (recv.graph or any(e.kind is Kind.PARAM for e in recv.entities)
-                                or any(v.graph for v in args)):
-            # `model.langevin_dynamics(z)` of an object nothing is known of (a model loaded out of sight), given a
-            # trained leaf: what it returns is not read (cdvae's is `@torch.no_grad()`), so no graph is known to be
-            # made there; the forward passes the receiver holds stay (`built`)
-            out = replace(out, graph=False)
+        if out.graph and _no_graph_beyond_a_leaf(recv, attr, args):
+            out = replace(out, graph=False)  # (the forward passes the receiver holds stay: `built`)
         if recv.present and (recv.reach or recv.built or recv.graph) and not recv.entities and attr not in _RETURN_NONE:
             return present(out)  # `model(x).mean()`: a method of a tensor made in sight makes a tensor
         return out
@@ -1084,11 +1077,17 @@ class Calls:
         return isinstance(value.const, tuple) and value.const[:1] == ("instance",) or any(e.uid in self.instance_class for e in value.entities)
 
 
-def _copies_a_leaf(recv: Value, attr: str, args: list[Value]) -> bool:
-    """A method of a trained leaf (`torch.randn(..., requires_grad=True)`) whose op saves no tensor for backward
-    (`clone`, `view`, `to`: the saved-tensor table), given no graph: what it returns keeps no activations."""
-    return (any(e.kind is Kind.PARAM for e in recv.entities) and saved_table().op_saves(attr) == frozenset()
-            and not any(v.graph or v.built for v in args))
+def _no_graph_beyond_a_leaf(recv: Value, attr: str, args: list[Value]) -> bool:
+    """The graph a method's result was given comes only from a trained leaf (`torch.randn(..., requires_grad=True)`),
+    no operand holding one of its own, and the call makes none worth keeping: a copy of the leaf whose op saves no
+    tensor for backward (`latents.clone()`, `view`, `to`: the saved-tensor table; it keeps only the leaf, which lives
+    on anyway), or a method of an object nothing is known of, handed the leaf (`model.langevin_dynamics(z)`: what it
+    returns is not read, and cdvae's is `@torch.no_grad()`)."""
+    if recv.graph or any(v.graph for v in args):
+        return False
+    if not any(e.kind is Kind.PARAM for e in recv.entities):
+        return True
+    return saved_table().op_saves(attr) == frozenset() and not any(v.built for v in args)
 
 
 # A class keeping an average of weights (EMA, SWA, Polyak): built from parameters and stepped, yet no optimizer.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
 from . import call_signatures, class_refs, declared_types
@@ -442,19 +442,17 @@ class Objects:
             returns = [n.value for n in iter_tree(fn) if isinstance(n, ast.Return) and n.value is not None]
             found = any(isinstance(v, ast.Tuple) for v in returns)
             if not found and info is not None and depth < MAX_DEPTH:
-                found = any(self._returns_tuple(m, info, depth + 1) for m in map(self._own_method(info), returns)
-                            if m is not None)
+                found = any(self._returns_tuple(m, info, depth + 1) for v in returns
+                            if (m := self._own_method(info, v)) is not None)
             self._tuples[key] = found
         return found
 
-    def _own_method(self, info: ClassInfo) -> Callable[[ast.expr], Function | None]:
+    def _own_method(self, info: ClassInfo, value: ast.expr) -> Function | None:
         """The method of `info` a returned expression calls on `self` (`self.compute_loss(...)`), if any."""
-        def method(value: ast.expr) -> Function | None:
-            func = value.func if isinstance(value, ast.Call) else None
-            if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
-                return None
-            return self.interp.definitions.find_method(info, func.attr)
-        return method
+        func = value.func if isinstance(value, ast.Call) else None
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"):
+            return None
+        return self.interp.definitions.find_method(info, func.attr)
 
     def _returns_object(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether `forward` returns a local it made as an object of a plain class read (`r = Output(...)`, then

@@ -130,15 +130,15 @@ def _vague_part(elem: ast.expr, value: Value) -> frozenset:
     return value.vague
 
 # Tensor functions returning (values, indices): the indices carry no graph.
-_WITH_INDICES = frozenset({"max", "min", "sort", "topk", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin", "unique", "aminmax"})
+# ... always (`sort`, `topk`), only given a dim (`max`, `min`, `median`), or among other parts (`unique`, `aminmax`)
+_ALWAYS_PAIRED = frozenset({"sort", "topk", "kthvalue", "mode", "cummax", "cummin"})
+_PAIRED_GIVEN_A_DIM = frozenset({"max", "min", "median", "nanmedian"})
+_WITH_INDICES = _ALWAYS_PAIRED | _PAIRED_GIVEN_A_DIM | {"unique", "aminmax"}
 
 
 def _returns_indices(source: ast.AST | None) -> bool:
     return isinstance(source, ast.Call) and (N.last_name(source.func) or "") in _WITH_INDICES
 
-
-# ... of which these return (values, indices) whatever their arguments; `max`/`min`/`median` only given a dim
-_ALWAYS_PAIRED = frozenset({"sort", "topk", "kthvalue", "mode", "cummax", "cummin"})
 
 
 def indices_item(call: ast.expr, key: str) -> bool:
@@ -149,7 +149,7 @@ def indices_item(call: ast.expr, key: str) -> bool:
     name = N.last_name(call.func) or ""
     if name in _ALWAYS_PAIRED:
         return True
-    if name not in ("max", "min", "median", "nanmedian"):
+    if name not in _PAIRED_GIVEN_A_DIM:
         return False
     # a method of the tensor (`x.max(1)`) is given its dim first; `torch.max(x, 1)` second
     on_torch = isinstance(call.func, ast.Attribute) and N.ref_text(call.func.value) in ("torch", "th")
