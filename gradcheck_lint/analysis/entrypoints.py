@@ -355,6 +355,7 @@ class EntryPoints:
 
             def each_call(f: Flow, fr: Frame) -> Outcome:
                 f.env.update(seeded)  # each call is handed new losses: not the graphs of the call before
+                interp.handed_values.called_again(fn, f)  # and new arguments: tests of them are decided anew
                 if interp.flag_gates:
                     f.map_quiet(flags.forget_calls)  # and new flags (`apply_gradient`)
                 return interp.exec_block(body, f, fr)

@@ -35,6 +35,8 @@ class FixedTests:
                 return decisive
             if None not in parts:
                 return not decisive
+        if isinstance(test, ast.Constant):
+            return bool(test.value)  # `if True:`, `if 0:`: code switched on or off by hand takes one arm
         fixed = grad_existence_test(test)
         if fixed is None and frame.grad_on and _grad_enabled_test(test):
             fixed = True  # `if torch.is_grad_enabled():` in a closure an optimizer's step runs

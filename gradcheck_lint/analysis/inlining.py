@@ -19,6 +19,7 @@ from .context_helpers import is_context_manager
 from .definitions import ClassInfo
 from .flow import MAX_DEPTH, TRANSITIONS, Flow, Frame, Function
 from .gradstate import PathState
+from .parameter_tests import argument_texts
 from .parts import CallsFace, InliningHost
 from .syntax import TESTS, Param, parameters
 from .values import EMPTY, OPAQUE, Value, join, maybe_none
@@ -244,6 +245,10 @@ class Inliner:
             flow.states = frozenset()
             return EMPTY
         params, kwonly, stars = parameters(fn)
+        bound_method = cls is not None and bool(params) and params[0].name in ("self", "cls") and not _is_static(fn)
+        # what the call hands each parameter, for the tests of them its paths remember (`parameter_tests`)
+        handed_texts = argument_texts(fn, call if self._called_in_sight(fn) else None, bound_method)
+        interp.handed_values.bind(fn, handed_texts, flow)
         if cls is not None and params and params[0].name in ("self", "cls") and not _is_static(fn):
             if self_value is not None and class_refs.local_named(self_value) is not None:  # a classmethod's `cls`
                 env[params[0].name] = self_value
@@ -336,6 +341,7 @@ class Inliner:
                 if final is not None:
                     final.states = flow.states
         ret = join([v for _, v in out.returns]) if out.returns else EMPTY
+        interp.handed_values.link(fn, handed_texts)
         if out.normal is not None:  # a path that falls off the end returns None
             ret = maybe_none(ret)
         # `@contextmanager def ddp_sync(...)`: what a `with` of it enters (`context_helpers`)

@@ -56,6 +56,7 @@ from .keepalive import KeepAlives
 from .names import ImportMap
 from .no_grad_results import made_without_grad
 from .objects import Objects
+from .parameter_tests import HandedValues, reads_only_parameters
 from .parts import Project
 from .prescan import Prescan
 from .provenance import Provenance
@@ -145,6 +146,7 @@ class Interpreter:
         self._handed: dict[tuple[int, int], Condition] = {}
         self.flag_gates: dict[str, tuple[int, ...]] = {}  # literal flag -> accumulation gates it was set true under
         self.by_akey: dict[int, list[Condition]] = {}
+        self.handed_values = HandedValues(self.akeys_testing, self.by_akey)  # what calls hand parameters tests read
         self._akeys: dict[str, int] = {}
         self._atoms: dict[str, dict[int, pathcond.Atom]] = {}  # a subject -> the atoms (by akey) tests read of it
         self._relation: dict[int, Relation] = {}  # assumption key -> its test as a comparison of two operands
@@ -620,9 +622,14 @@ class Interpreter:
             return True
         statement = cond.statement
         test = statement.test if isinstance(statement, (ast.If, ast.While)) else cond.test
-        return (self.prescan.tests_of(test) > 1 or self.prescan.compares_otherwise(test)
+        if (self.prescan.tests_of(test) > 1 or self.prescan.compares_otherwise(test)
                 or (cond.atom is not None and self.subjects_tested[cond.atom.subject] > 1)
-                or self._invariant_flag(statement, test) or self.boolparts.shared(test))
+                or self._invariant_flag(statement, test) or self.boolparts.shared(test)):
+            return True
+        if self._parameter_test(statement, test):
+            self.handed_values.remembered(cond.akey)
+            return True
+        return False
 
     def _starts_window_period(self, cond: Condition, periodic: frozenset[str]) -> bool:
         """The test holds only at the reset value of a counter the module counts a window with
@@ -755,6 +762,18 @@ class Interpreter:
                 found = self._setting_test(node, test)
         self._flags[id(statement)] = found
         return found
+
+    def _parameter_test(self, statement: ast.AST, test: ast.expr) -> bool:
+        """A test of nothing but parameters its function never assigns (`if task_id > 0:` of
+        `observe_batch(self, task_id, batch)`): the same on calls handed the same value (`parameter_tests`). Only in a
+        function that may train: what one that cannot (a constructor) tests changes no path state, and it runs
+        once on a stand-in path for all the caller's (`Inliner._inline`)."""
+        node: ast.AST | None = statement
+        while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            node = self.parent(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or self.prescan.surely_inert(node.name):
+            return False
+        return reads_only_parameters(node, test, self.stored_in(node))
 
     def _setting_test(self, method: ast.FunctionDef | ast.AsyncFunctionDef, test: ast.expr) -> bool:
         """A method's test of nothing but attributes of `self` that no method of its class other than

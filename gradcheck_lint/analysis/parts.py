@@ -26,6 +26,7 @@ from .definitions import ClassInfo, Definitions
 from .events import AmpMisuse, KeepAlive, Loop
 from .flow import Flow, Frame, Function, Outcome
 from .names import ImportMap
+from .parameter_tests import HandedValues
 from .prescan import Prescan
 from .provenance import READ, Provenance
 from .values import Entity, EntityTable, Holder, Kind, Value
@@ -224,6 +225,7 @@ class CallsHost(Protocol):
 
     param_tests: dict[str, ast.expr]
     handed_names: dict[int, str]
+    handed_values: HandedValues
     module: ast.Module
     @property
     def cond_aliases(self) -> BoundTests: ...
@@ -381,6 +383,7 @@ class EntryPointsHost(Protocol):
     @property
     def period_counters(self) -> frozenset[str]: ...
     flag_gates: dict[str, tuple[int, ...]]
+    handed_values: HandedValues
     def caller_condition(self, statement: ast.If, test: ast.expr, where: str, reset: Any = None) -> Condition: ...
     def touches_gradients(self, name: str) -> bool: ...
     def exec_block(self, body: Sequence[ast.AST], flow: Flow, frame: Frame) -> Outcome: ...
@@ -471,6 +474,7 @@ class InliningHost(Protocol):
     definitions: Definitions
     param_tests: dict[str, ast.expr]
     handed_names: dict[int, str]
+    handed_values: HandedValues  # what calls hand parameters that remembered tests read
     module_env: dict[str, Value]
     yield_contexts: YieldContexts  # the frames a context-manager helper's `yield` is met in
     @property

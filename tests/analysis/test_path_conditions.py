@@ -307,3 +307,108 @@ def test_parts_of_an_and_test_are_what_a_later_test_reads(reg_test: str, step_te
     source = PARTS.format(reg_test=reg_test, step_test=step_test)
     found = [d.code for d in check_source(source) if d.code == "GL003"]
     assert found == expected
+
+
+LITERAL_GUARD = """\
+import torch
+from utils.optimizer import get_optimizer
+
+
+class Learner:
+    def __init__(self, params, accelerator):
+        self.accelerator = accelerator
+        self.optimizer = get_optimizer(params)
+
+    def observe_batch(self, task_id, total_loss):
+        self.optimizer.zero_grad()
+        if task_id > 0:
+            pass
+        else:
+            self.accelerator.backward(total_loss)
+        if {test}:
+            self.optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("test", ["True", "1", "'on'"])
+def test_a_literal_test_that_holds_takes_its_body_on_every_path(test: str) -> None:
+    """`if True:` around a step (code switched on by hand) never skips it: no micro-batch is left for the
+    clear to discard."""
+    assert [d.code for d in check_source(LITERAL_GUARD.format(test=test))] == []
+
+
+@pytest.mark.parametrize("test", ["False", "0", "None"])
+def test_a_literal_test_that_fails_takes_its_else_on_every_path(test: str) -> None:
+    """`if False: ... else: step()` (code switched off by hand) always steps."""
+    source = LITERAL_GUARD.format(test=test).replace(
+        "            self.optimizer.step()", "            pass\n        else:\n            self.optimizer.step()")
+    assert [d.code for d in check_source(source)] == []
+
+
+PARAMETER_TEST = """\
+import torch
+
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [torch.randn(3, 4)] * 4
+
+
+def observe(task_id, batch):
+    optimizer.zero_grad()
+    total_loss = model(batch).sum()
+    if task_id > 0:
+        pass
+    else:
+        total_loss.backward()
+    if total_loss.item() > 0:
+        optimizer.step()
+
+
+def train(task_id):
+    for batch in loader:
+        observe(ARGUMENT, batch)
+
+
+for t in range(3):
+    train(t)
+"""
+
+
+def test_a_test_of_a_parameter_goes_one_way_on_calls_handed_the_same_value() -> None:
+    """`task_id > 0` in `observe`, called with `train`'s unchanged `task_id` on every batch: a call that
+    backpropagates and a later one that does not are of two `train` calls, whose first `observe` clears
+    first. No path has the clear drop a skipped step's gradients with no backward after it."""
+    assert [d.code for d in check_source(PARAMETER_TEST.replace("ARGUMENT", "task_id"))] == []
+
+
+@pytest.mark.parametrize("argument", ["task_id - 1 if task_id else 0", "int(batch.sum() > 0)"])
+def test_a_test_of_a_parameter_is_decided_again_when_the_call_hands_a_computed_value(argument: str) -> None:
+    """A computed argument may differ from one call to the next: a call that backpropagates, skips its step,
+    and a next call that does not backpropagate leave the clear dropping what the step never applied."""
+    found = [(d.code, d.line) for d in check_source(PARAMETER_TEST.replace("ARGUMENT", argument))]
+    assert found == [("GL002", 9)]
+
+
+def test_a_test_of_a_parameter_handed_a_changing_flag_still_finds_the_alternation() -> None:
+    """`observe(i % 4 == 3, batch)`: the step fires on one call in four, and the clear after it on every call
+    drops the three calls' gradients in between."""
+    source = """\
+import torch
+
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+batch = torch.randn(3, 4)
+
+
+def observe(update, batch):
+    loss = model(batch).sum() / 4
+    loss.backward()
+    if update:
+        optimizer.step()
+    optimizer.zero_grad()
+
+
+for i in range(12):
+    observe(i % 4 == 3, batch)
+"""
+    assert [(d.code, d.line) for d in check_source(source)] == [("GL002", 13)]
