@@ -142,7 +142,8 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                         # `loss_G.backward(); opt_G.step()` ... `opt_D.zero_grad(); loss_D.backward(); opt_D.step()`:
                         # the generator's leftovers in D, after its own step; D steps on its own loss
                         continue
-                    if _skips_non_finite(model, clear) or _step_only_if_finite(model, step, clear):
+                    if _skips_non_finite(model, clear) or _step_only_if_finite(model, step, clear) \
+                            or _left_by_a_skipped_step(model, step, clear, backward):
                         continue  # `if grad_norm.isnan(): zero_grad(); continue`: a corrupted window dropped on purpose
                     if gates and _whole_window_skipped(model, clear, step, gates):
                         continue
@@ -332,6 +333,17 @@ def _step_only_if_finite(model: TrainingModel, step: Step, clear: Clear) -> bool
             return True
         node = parent
     return False
+
+
+def _left_by_a_skipped_step(model: TrainingModel, step: Step, clear: Clear, backward: Backward) -> bool:
+    """The clear comes before the backward in their function (`zero_grad(); ...; backward()`), so what it drops was
+    left by an earlier call or iteration that did not step; and the only tests the step sits under that the clear
+    does not are of the loss's or gradients' finiteness (`if not np.isnan(loss): optimizer.step()`): that earlier
+    pass skipped its step on a non-finite loss, and the clear drops those gradients on purpose."""
+    home = scope_of(model, clear.node)
+    if home is None or scope_of(model, backward.node) is not home or scope_of(model, step.node) is not home:
+        return False
+    return model.line(clear.node) < model.line(backward.node) and model.skipped_only_if_not_finite(step, clear.if_stacks)
 
 
 def _skips_non_finite(model: TrainingModel, clear: Clear) -> bool:

@@ -69,3 +69,55 @@ for step, batch in enumerate(torch.randn(10, 4, 2, 4)):
     optimizer.zero_grad()
 """
     assert sorted(d.code for d in check_source(src, "train.py", settings=Settings.default())) == ["GL003", "GL007"]
+
+
+SKIPPED_THEN_CLEARED = """\
+import math
+
+import torch
+
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [torch.randn(3, 4), torch.randn(0, 4)] * 4
+
+
+def observe(batch):
+    CLEAR_FIRST
+    loss = model(batch).pow(2).mean()
+    if batch.shape[0] > 0:
+        loss.backward()
+    CLEAR_AFTER
+    if STEP_TEST:
+        optimizer.step()
+
+
+for batch in loader:
+    observe(batch)
+"""
+
+
+def _skipped(clear_first: bool, step_test: str) -> str:
+    return (SKIPPED_THEN_CLEARED.replace("STEP_TEST", step_test)
+            .replace("CLEAR_FIRST", "optimizer.zero_grad()" if clear_first else "pass")
+            .replace("CLEAR_AFTER", "pass" if clear_first else "optimizer.zero_grad()"))
+
+
+@pytest.mark.parametrize("step_test", ["not math.isnan(loss.item())", "torch.isfinite(loss)"])
+def test_a_clear_before_the_backward_drops_what_a_non_finite_skip_left(step_test: str) -> None:
+    """The clear at the top of the call drops the gradients of the call before only when that call skipped its
+    step, and it skips it only on a non-finite loss: dropped on purpose (a call that does not backpropagate,
+    here an empty batch, then steps on nothing, as a GradScaler's skipped step leaves it)."""
+    assert [d.code for d in check_source(_skipped(True, step_test))] == []
+
+
+@pytest.mark.parametrize("step_test", ["loss.item() > 0.1", "batch.shape[0] > 1"])
+def test_a_step_skipped_for_another_reason_still_leaves_gradients_the_clear_drops(step_test: str) -> None:
+    found = [(d.code, d.line) for d in check_source(_skipped(True, step_test))]
+    assert found == [("GL002", 11)]
+
+
+def test_a_clear_between_the_backward_and_a_finite_step_is_still_a_bug() -> None:
+    """`backward(); zero_grad(); if isfinite: step()`: the clear drops this call's gradients, which the step
+    would apply: the finiteness test says nothing of them."""
+    found = [(d.code, d.line) for d in check_source(_skipped(False, "not math.isnan(loss.item())"))]
+    assert found == [("GL002", 15)]
