@@ -37,7 +37,7 @@ from .definitions import ClassInfo, Definitions, is_property
 from .effects import Effects
 from .entrypoints import EntryPoints
 from .events import Loop
-from .expressions import Expressions
+from .expressions import Expressions, grad_assignment_kind
 from .fixed_tests import FixedTests
 from .flow import (
     GENERATION,
@@ -492,6 +492,8 @@ class Interpreter:
             return Outcome.merge([t, f])
         if rescales_only_by_tested(stmt):  # `if D > 1: p.grad /= D`: on the other arm D is 1, as good as run
             return self.exec_block(stmt.body, flow, frame)
+        if self._writes_back_some_gradients(stmt):  # `if name in saved: p.grad = saved[name]` over the parameters
+            return self.exec_block(stmt.body, flow, frame)
         gates = self.expressions.gate_flags(stmt.test, flow, frame)
         fixed = self.fixed_tests.outcome(stmt.test, flow, frame)
         orelse = stmt.orelse
@@ -544,6 +546,28 @@ class Interpreter:
         else:
             f = self.exec_block(orelse, fflow, inner)
         return Outcome.merge([t, f])
+
+    def _writes_back_some_gradients(self, stmt: ast.If) -> bool:
+        """An `if` with no `else`, in a loop over parameters, that tests which parameter this is and writes its
+        gradient from something held (`for name, p in model.named_parameters(): if name in saved: p.grad =
+        saved[name]`, or `.grad.copy_(saved[name])`): the loop writes back the gradients of the parameters it
+        saved, and no pass of it writes none; to the gradients of the model, the loop does what the body does."""
+        if stmt.orelse:
+            return False
+        for node in (n for part in stmt.body for n in iter_tree(part)):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+                if not (isinstance(target, ast.Attribute) and target.attr == "grad") \
+                        or grad_assignment_kind(value) != "replace":
+                    continue
+                if self.expressions.selective(node, target.value):
+                    return True
+            elif isinstance(node, ast.Expr) and isinstance(call := node.value, ast.Call) \
+                    and isinstance(call.func, ast.Attribute) and call.func.attr in ("copy_", "add_") and call.args \
+                    and isinstance(grad := call.func.value, ast.Attribute) and grad.attr == "grad":
+                if self.expressions.selective(node, grad.value):
+                    return True
+        return False
 
     def setting_condition(self, stmt: ast.If) -> tuple[Condition, bool]:
         """The condition of an `if` as `branch` reads it, and whether its arms are the other way round
