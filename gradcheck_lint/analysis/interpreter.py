@@ -108,6 +108,8 @@ class Interpreter:
         self._statement_loops: dict[int, tuple[ast.Expr, ast.For | ast.AsyncFor | None]] = {}
         self._made_parents: dict[int, ast.AST] = {}  # id of a node of such a loop -> the node holding it
         self._flags: dict[int, bool] = {}
+        self._parameter_tests: dict[int, bool] = {}  # `_parameter_test`, by statement
+        self._writes_back: dict[int, bool] = {}  # `_writes_back_some_gradients`, by statement
         self.fixed_tests = FixedTests(self)
         self._raising: frozenset[int] | None = None  # statements that raise NameError, read on first use
         self.source = source  # the text `module` was parsed from
@@ -552,8 +554,12 @@ class Interpreter:
         gradient from something held (`for name, p in model.named_parameters(): if name in saved: p.grad =
         saved[name]`, or `.grad.copy_(saved[name])`): the loop writes back the gradients of the parameters it
         saved, and no pass of it writes none; to the gradients of the model, the loop does what the body does."""
-        if stmt.orelse:
-            return False
+        known = self._writes_back.get(id(stmt))
+        if known is None:
+            known = self._writes_back[id(stmt)] = not stmt.orelse and self._write_back_in(stmt)
+        return known
+
+    def _write_back_in(self, stmt: ast.If) -> bool:
         for node in (n for part in stmt.body for n in iter_tree(part)):
             if isinstance(node, ast.Assign) and len(node.targets) == 1:
                 target, value = node.targets[0], node.value
@@ -792,12 +798,16 @@ class Interpreter:
         `observe_batch(self, task_id, batch)`): the same on calls handed the same value (`parameter_tests`). Only in a
         function that may train: what one that cannot (a constructor) tests changes no path state, and it runs
         once on a stand-in path for all the caller's (`Inliner._inline`)."""
+        known = self._parameter_tests.get(id(statement))
+        if known is not None:
+            return known
         node: ast.AST | None = statement
         while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
             node = self.parent(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or self.prescan.surely_inert(node.name):
-            return False
-        return reads_only_parameters(node, test, self.stored_in(node))
+        known = (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not self.prescan.surely_inert(node.name)
+                 and reads_only_parameters(node, test, self.stored_in(node)))
+        self._parameter_tests[id(statement)] = known
+        return known
 
     def _setting_test(self, method: ast.FunctionDef | ast.AsyncFunctionDef, test: ast.expr) -> bool:
         """A method's test of nothing but attributes of `self` that no method of its class other than

@@ -100,6 +100,7 @@ class HandedValues:
         self._last: dict[tuple[int, str], str | None] = {}
         self._bodies: dict[int, frozenset[int]] = {}  # a function's id -> the ids of its nodes
         self._own: set[int] = set()  # tests remembered for this reason alone (`remembered`)
+        self._found: dict[tuple[int, str, int], list[int]] = {}  # `_tests_of`, by function, parameter, tests known
 
     def remembered(self, akey: int) -> None:
         """The paths remember this test only because it reads parameters (`reads_only_parameters`)."""
@@ -108,11 +109,18 @@ class HandedValues:
     def _tests_of(self, fn: Function, param: str) -> list[int]:
         """The tests of `fn`'s own body reading a parameter as a variable (`task_id > 0`, `config.fp16`), not an
         attribute of the same name (`self.task_id`), nor a caller's test handed in for it."""
-        own = self._bodies.get(id(fn))
-        if own is None:
-            own = self._bodies[id(fn)] = frozenset(id(n) for n in ast.walk(fn))
-        return [k for k in self._akeys_testing.get(param, ())
-                if any(id(c.test) in own and _reads_variable(c.test, param) for c in self._tests.get(k, ()))]
+        keys = self._akeys_testing.get(param, ())
+        if not keys:
+            return []
+        memo = (id(fn), param, len(keys))  # a name's list of tests only grows
+        found = self._found.get(memo)
+        if found is None:
+            own = self._bodies.get(id(fn))
+            if own is None:
+                own = self._bodies[id(fn)] = frozenset(id(n) for n in ast.walk(fn))
+            found = self._found[memo] = [
+                k for k in keys if any(id(c.test) in own and _reads_variable(c.test, param) for c in self._tests.get(k, ()))]
+        return found
 
     def bind(self, fn: Function, handed: dict[str, str | None], flow: Flow) -> None:
         """At a call of `fn`: forget the tests of each parameter handed something other than on the last call.
