@@ -247,7 +247,7 @@ class Inliner:
         params, kwonly, stars = parameters(fn)
         bound_method = cls is not None and bool(params) and params[0].name in ("self", "cls") and not _is_static(fn)
         # what the call hands each parameter, for the tests of them its paths remember (`parameter_tests`)
-        handed_texts = argument_texts(fn, call if self._called_in_sight(fn) else None, bound_method)
+        handed_texts = argument_texts(fn, call if self._called_in_sight(fn) else None, bound_method, len(pos))
         interp.handed_values.bind(fn, handed_texts, flow)
         if cls is not None and params and params[0].name in ("self", "cls") and not _is_static(fn):
             if self_value is not None and class_refs.local_named(self_value) is not None:  # a classmethod's `cls`

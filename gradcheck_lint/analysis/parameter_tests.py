@@ -56,10 +56,11 @@ def reads_only_parameters(fn: Function, test: ast.expr, stored: set[str]) -> boo
     return bool(roots) and roots <= params and not read & stored
 
 
-def argument_texts(fn: Function, call: ast.Call | None, skip_first: bool) -> dict[str, str | None]:
+def argument_texts(fn: Function, call: ast.Call | None, skip_first: bool, bound: int) -> dict[str, str | None]:
     """What the call hands each parameter, as text the next call's can be compared with: a name or dotted
     reference (`task_id`, `self.cfg`) or a literal; None for anything computed (`t + 1`, `tasks[i]`, a call) and
-    for every parameter when the call spreads `*args` / `**kwargs` or is not known. A parameter left at its
+    for every parameter when the call spreads `*args` / `**kwargs`, is not known, or passes another number of
+    positional arguments than the `bound` ones the call binds (`Base.method(self, x)`). A parameter left at its
     default gets the default's text when it is a literal."""
     a = fn.args
     positional = [*a.posonlyargs, *a.args]
@@ -67,7 +68,8 @@ def argument_texts(fn: Function, call: ast.Call | None, skip_first: bool) -> dic
         positional = positional[1:]
     names = [p.arg for p in positional]
     out: dict[str, str | None] = dict.fromkeys(parameter_names(fn))
-    if call is None or any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+    if call is None or any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords) \
+            or len(call.args) != bound:
         return out
     given: dict[str, ast.expr] = dict(zip(names, call.args))
     given.update({k.arg: k.value for k in call.keywords if k.arg is not None})

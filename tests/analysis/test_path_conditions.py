@@ -412,3 +412,17 @@ for i in range(12):
     observe(i % 4 == 3, batch)
 """
     assert [(d.code, d.line) for d in check_source(source)] == [("GL002", 13)]
+
+
+def test_what_a_call_hands_each_parameter_is_read_only_when_the_arguments_line_up() -> None:
+    from gradcheck_lint.analysis.parameter_tests import argument_texts
+
+    fn = ast.parse("def observe(self, task_id, batch, mode='train', *, flag=True): pass").body[0]
+    call = ast.parse("learner.observe(task_id, batches[i], flag=cfg.flag)", mode="eval").body
+    assert isinstance(fn, ast.FunctionDef) and isinstance(call, ast.Call)
+    assert argument_texts(fn, call, True, 2) == {"task_id": "task_id", "batch": None, "mode": "='train'",
+                                                 "flag": "cfg.flag"}
+    # `Learner.observe(self, task_id, batch)` binds two of its three positional arguments: nothing is read
+    explicit = ast.parse("Learner.observe(self, task_id, batch)", mode="eval").body
+    assert isinstance(explicit, ast.Call)
+    assert set(argument_texts(fn, explicit, True, 2).values()) == {None}
