@@ -120,8 +120,8 @@ class HandedValues:
             own = self._bodies.get(id(fn))
             if own is None:
                 own = self._bodies[id(fn)] = frozenset(id(n) for n in ast.walk(fn))
-            found = self._found[memo] = [
-                k for k in keys if any(id(c.test) in own and _reads_variable(c.test, param) for c in self._tests.get(k, ()))]
+            found = self._found[memo] = [k for k in keys if any(
+                id(c.test) in own and _reads_variable(c.test, param) for c in self._tests.get(k, ()))]
         return found
 
     def bind(self, fn: Function, handed: dict[str, str | None], flow: Flow) -> None:

@@ -343,7 +343,8 @@ def _left_by_a_skipped_step(model: TrainingModel, step: Step, clear: Clear, back
     home = scope_of(model, clear.node)
     if home is None or scope_of(model, backward.node) is not home or scope_of(model, step.node) is not home:
         return False
-    return model.line(clear.node) < model.line(backward.node) and model.skipped_only_if_not_finite(step, clear.if_stacks)
+    return (model.line(clear.node) < model.line(backward.node)
+            and model.skipped_only_if_not_finite(step, clear.if_stacks))
 
 
 def _skips_non_finite(model: TrainingModel, clear: Clear) -> bool:
