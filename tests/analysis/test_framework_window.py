@@ -177,3 +177,47 @@ def second(model, loader):
 
     monkeypatch.setattr(entrypoints.EntryPoints, "_run_root", cut)
     assert found(text) == [(1, "GL099"), (8, "GL001")]  # and a notice says `second`'s findings are left out
+
+
+SPREAD_PLUGIN = """\
+import torch
+from accelerate import Accelerator
+from accelerate.utils import GradientAccumulationPlugin
+
+
+class Trainer:
+    def __init__(self, model, args):
+        self.args = args
+        self.model = model
+        self.create_accelerator()
+        self.optimizer = torch.optim.AdamW(model.parameters())
+
+    def create_accelerator(self):
+        PLUGIN
+        self.accelerator = Accelerator(gradient_accumulation_plugin=plugin)
+
+    def training_step(self, batch):
+        loss = self.model(batch).sum()
+        self.accelerator.backward(loss)
+        return loss.detach()
+
+    def train(self, loader):
+        for step, batch in enumerate(loader):
+            self.training_step(batch)
+            if (step + 1) % self.args.gradient_accumulation_steps == 0:
+                self.optimizer.step()
+                self.optimizer.zero_grad()
+"""
+
+
+def test_a_window_handed_in_spread_keywords_is_not_read_as_none() -> None:
+    """HF Trainer's `GradientAccumulationPlugin(**grad_acc_kwargs)` with `num_steps` in the dict: the Accelerator it
+    configures may divide (as one built out of sight may): no certain "not divided" on its backward."""
+    plugin = ('grad_acc_kwargs = {"num_steps": self.args.gradient_accumulation_steps}\n'
+              '        plugin = GradientAccumulationPlugin(**grad_acc_kwargs)')
+    assert found(SPREAD_PLUGIN.replace("PLUGIN", plugin)) == []
+
+
+def test_a_plugin_given_no_window_divides_nothing() -> None:
+    plugin = "plugin = GradientAccumulationPlugin(num_steps=1)"
+    assert found(SPREAD_PLUGIN.replace("PLUGIN", plugin)) == [(19, "GL003")]
