@@ -81,9 +81,6 @@ class Recorder:
             reach = set()
         in_scope = self.optimizers_in_scope(flow, frame)
         unknown_opts = [o for o in in_scope if self.table.ownership.get(o.uid, Ownership()).unknown]
-        # one optimizer at run time: one in sight, or the alternatives of one name (`self.optimizer = optimizer`,
-        # or an AdamW when none is given): a loss of unknown reach is for it
-        one = self.one_optimizer(in_scope, flow, frame)
         if reach:
             # A loss whose graph can only come from one model, through a method of it the analysis did not read
             # (`model.encoder(x)` of a model handed in): for the backward to run at all the graph is that model's,
@@ -108,13 +105,13 @@ class Recorder:
             for o in unknown_opts:
                 owner = self.guess_owner(o, flow, frame)
                 if owner is None:
-                    written[Holder(o.uid, (), pseudo=True)] = one
+                    written[Holder(o.uid, (), pseudo=True)] = len(in_scope) == 1
                 elif any(owner.overlaps(h) for h in reach):
                     written[Holder(o.uid, (), pseudo=True)] = True
         elif loss.opaque or not loss.reach:
             # Unknown reach: assume it writes the parameters of every optimizer in reach, without certainty,
             # unless only one optimizer is in reach: the backward is for it (`loss = self.compute_loss(batch)`).
-            sole = one
+            sole = len(in_scope) == 1
             for o in in_scope:
                 for h in self.table.optimizer_holders(o):
                     written[h] = sole and not loss.kept
