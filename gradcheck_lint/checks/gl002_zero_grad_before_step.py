@@ -160,10 +160,6 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                     )
                     lost = next((c for h, c in state.held(holders) if c.backward == discard.backward), None)
                     facts = (clear.provenance, step.provenance, backward.loss.provenance if lost is None else lost.provenance)
-                    if any(g.framework_gate and g.framework_window is None for g in gates):
-                        # the step waits for a framework's window the analysis could not read (an Accelerator
-                        # built out of sight, or of `**kwargs`): that it does not step where the clear runs is assumed
-                        facts = (*facts, assumed(Assumption.CONFIG))
                     if discard.holder.pseudo and any(not h.pseudo for h in clear.holders):
                         # the optimizer's parameters are not known (built out of sight): that this clear of a model
                         # (`self.model.base.zero_grad()`, a part of it) wiped them all is assumed (FL-bench's

@@ -221,34 +221,3 @@ def test_a_window_handed_in_spread_keywords_is_not_read_as_none() -> None:
 def test_a_plugin_given_no_window_divides_nothing() -> None:
     plugin = "plugin = GradientAccumulationPlugin(num_steps=1)"
     assert found(SPREAD_PLUGIN.replace("PLUGIN", plugin)) == [(19, "GL003")]
-
-
-GATED_BY_HAND_AND_FRAMEWORK = """\
-import torch
-from library import make_accelerator
-
-
-def train(args, model, loader):
-    accelerator = make_accelerator(args)
-    optimizer = torch.optim.AdamW(model.parameters())
-    model, optimizer = accelerator.prepare(model, optimizer)
-    for step, batch in enumerate(loader):
-        with accelerator.accumulate(model):
-            loss = model(batch).sum()
-            accelerator.backward(loss)
-            if (step + 1) % args.gradient_accumulation_steps == 0:
-                optimizer.step()
-                model.zero_grad()
-"""
-
-
-def test_a_clear_beside_a_step_gated_by_a_window_not_read_is_possible() -> None:
-    """The prepared optimizer steps only where the Accelerator's window ends; `model.zero_grad()` is not gated.
-    With the window built out of sight (HF Trainer's `Accelerator(gradient_accumulation_plugin=...)` of spread
-    keywords), that the two gates disagree is assumed."""
-    [d] = analyse_text(GATED_BY_HAND_AND_FRAMEWORK, "train.py").diagnostics
-    assert (d.code, d.span.line, d.certainty.value) == ("GL002", 15, "possible")
-    known = GATED_BY_HAND_AND_FRAMEWORK.replace("from library import make_accelerator", "from accelerate import "
-                                                "Accelerator").replace("make_accelerator(args)",
-                                                                       "Accelerator(gradient_accumulation_steps=4)")
-    assert [(d.code, d.certainty.value) for d in analyse_text(known, "train.py").diagnostics] == [("GL002", "certain")]
