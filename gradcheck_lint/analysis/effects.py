@@ -41,9 +41,6 @@ class Effects:
         self.interp = interp
         self.table = interp.table
         self.catalogue = interp.catalogue
-        # framework objects whose window a construction may set but the analysis cannot read
-        # (`GradientAccumulationPlugin(**kwargs)`): as if built out of sight (no entry in `table.windows`)
-        self._unread_windows: set[int] = set()
 
     def apply(self, effects: Iterable[Effect], site: CallSite, flow: Flow, frame: Frame) -> Value:
         result = EMPTY
@@ -303,10 +300,7 @@ class Effects:
         window = effect.ref("window")
         if window is not None:
             found = site.arg(window)
-            if (found is None and any(k.arg is None for k in site.call.keywords)) or self._unread_window(found):
-                self._unread_windows.add(ent.uid)  # `Plugin(**kwargs)`: the window may be among them
-            else:
-                self.table.windows[ent.uid] = self._window_text(found)
+            self.table.windows[ent.uid] = self._window_text(found)
         model = site.arg(effect.ref("model"))
         if kind is Kind.OPTIMIZER:
             params = site.arg(effect.ref("params"))
@@ -361,14 +355,6 @@ class Effects:
         # (a class the catalogue models, constructed: an object, never None, and none but the one made; a class known
         # by its name only may be a factory that returns None, or anything else)
         return replace(present(value), objects_only=True) if site.certain else value
-
-    def _unread_window(self, found: tuple[Value, ast.expr | None] | None) -> bool:
-        """The argument is a framework object whose own window could not be read (`Accelerator(
-        gradient_accumulation_plugin=plugin)` of a `GradientAccumulationPlugin(**kwargs)`)."""
-        if found is None:
-            return False
-        known = [e for e in found[0].in_order() if e.uid in self.table.windows or e.uid in self._unread_windows]
-        return bool(known) and all(e.uid in self._unread_windows for e in known)
 
     def _window_text(self, found: tuple[Value, ast.expr | None] | None) -> str | None:
         """The accumulation window an argument configures: its source, None when it is 1 or absent."""
