@@ -56,7 +56,7 @@ from .keepalive import KeepAlives
 from .names import ImportMap
 from .no_grad_results import made_without_grad
 from .objects import Objects
-from .parameter_tests import HandedValues, reads_only_parameters
+from .parameter_tests import FLAG_NODES, HandedValues, reads_only_parameters
 from .parts import Project
 from .prescan import Prescan
 from .provenance import Provenance
@@ -778,7 +778,7 @@ class Interpreter:
             return cached
         found = False
         parts = _flag_parts(test)
-        if parts is not None and all(isinstance(n, _FLAG_NODES) for n in parts):
+        if parts is not None and all(isinstance(n, FLAG_NODES) for n in parts):
             names = {n.id if isinstance(n, ast.Name) else n.attr for n in parts if isinstance(n, (ast.Name, ast.Attribute))}
             node: ast.AST | None = statement
             while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
@@ -1291,7 +1291,3 @@ def _flag_parts(test: ast.expr) -> list[ast.AST] | None:
         out.append(node)
         todo.extend(child_nodes(node))
     return out
-
-
-_FLAG_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Load, ast.Not, ast.And, ast.Or,
-               ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.Gt, ast.GtE, ast.Lt, ast.LtE)

@@ -27,9 +27,10 @@ from .conditions import Condition
 from .flow import Flow, Function
 from .names import dotted
 
-_PARAMETER_TEST_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Load, ast.Not,
-                         ast.And, ast.Or, ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.Gt, ast.GtE,
-                         ast.Lt, ast.LtE)
+# the nodes a test of settings is made of: names, attributes, literals, `not`, `and`/`or`, comparisons (`Interpreter`'s
+# test of a flag its loop never assigns reads the same)
+FLAG_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Load, ast.Not, ast.And,
+              ast.Or, ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.Gt, ast.GtE, ast.Lt, ast.LtE)
 
 
 def parameter_names(fn: Function) -> frozenset[str]:
@@ -46,7 +47,7 @@ def reads_only_parameters(fn: Function, test: ast.expr, stored: set[str]) -> boo
     roots: set[str] = set()
     read: set[str] = set()
     for node in ast.walk(test):
-        if not isinstance(node, _PARAMETER_TEST_NODES):
+        if not isinstance(node, FLAG_NODES):
             return False
         if isinstance(node, ast.Name):
             roots.add(node.id)
