@@ -240,8 +240,17 @@ class Counters:
                 interp.assign(stmt.target, element, flow, frame, stmt.iter, stmt)
             return self._one_pass(stmt, flow, frame)
 
+        # `for prob in memory:` over a list of graphs built before the loop (a rollout's): each iteration's element
+        # is the list's as this iteration found it, a graph an earlier iteration's step made stale included
+        # (`flow.rebase_graphs` marks the list, a name the loop does not assign)
+        container = stmt.iter.id if isinstance(stmt.iter, ast.Name) and counter is None and element.built else None
+
         def body(f: Flow, fr: Frame) -> Outcome:
-            interp.assign(stmt.target, element, f, fr, stmt.iter, stmt, keep_phases=True)
+            now = element
+            held = f.env.get(container) if container is not None else None
+            if held is not None and held is not iter_value:
+                now = self._member(stmt, self.element_of(stmt.iter, held, f, fr))
+            interp.assign(stmt.target, now, f, fr, stmt.iter, stmt, keep_phases=True)
             return interp.exec_block(stmt.body, f, fr)
 
         outer, loop.over_items = loop.over_items, self._walks_items(stmt, iter_value, flow, frame)

@@ -212,11 +212,15 @@ def rebase_graphs(env: dict[str, Value], counts: dict[str, int], assigned: set[s
     stale = [(key, holder_of_key(key), count) for key, count in counts.items()]
     memo: dict[tuple[object, int], tuple[Holder, frozenset[tuple[str, int]], int]] = {}  # values share their graphs
     for name, value in list(env.items()):
-        if value.built:
+        if value.built or _items_built(value):  # a list of a rollout's tuples holds its graphs in its items
             plain = name.isidentifier()
             mark = STALE_CARRIED if plain and name in carried else STALE_BEFORE if plain and name not in assigned else 0
             if mark or any(c < 0 for _h, before, _s in value.built for _k, c in before):
                 env[name] = _rebased(value, stale, mark, direct, memo)
+
+
+def _items_built(value: Value, depth: int = 2) -> bool:
+    return depth > 0 and any(v.built or _items_built(v, depth - 1) for _, v in value.items)
 
 
 def _rebased(value: Value, stale: list[tuple[str, Holder, int]], mark: int, direct: Callable[[Holder, int], bool],
@@ -238,7 +242,8 @@ def _rebased(value: Value, stale: list[tuple[str, Holder, int]], mark: int, dire
                         seen[key] = mark  # STALE_BEFORE outranks STALE_CARRIED
             done = memo[(graph, mark)] = (holder, frozenset(seen.items()), site)
         built.add(done)
-    items = tuple((k, _rebased(v, stale, mark, direct, memo) if v.built else v) for k, v in value.items)
+    items = tuple((k, _rebased(v, stale, mark, direct, memo) if v.built or _items_built(v) else v)
+                  for k, v in value.items)
     new_built = frozenset(built)
     if new_built == value.built and all(a is b for (_, a), (_, b) in zip(items, value.items)):
         return value

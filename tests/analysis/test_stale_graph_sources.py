@@ -272,3 +272,57 @@ def test_torch_from_a_star_import_is_the_package() -> None:
     assert gl009_lines(GAIL.format(imports=star, label="torch.zeros_like(fake)")) == []
     assert gl009_lines(GAIL.format(imports=star, label="torch.tensor(fake.tolist())")) == []
     assert gl009_lines(GAIL.format(imports=star, label="fake")) == [14]
+
+
+ROLLOUT = """\
+import torch
+from torch import nn, optim
+
+actor = nn.Sequential(nn.Linear(4, 128), nn.ReLU(), nn.Linear(128, 2))
+opt = optim.Adam(actor.parameters())
+memory = []
+for t in range(3):
+    prob = torch.softmax(actor(torch.randn(1, 4)), dim=1)
+    STORE
+UPDATE
+"""
+PER_TRANSITION = {
+    "elements": ("memory.append(prob[0, 0])", "for p in memory:"),
+    "tuples unpacked": ("memory.append((prob[0, 0], 1.0))", "for p, r in memory:"),
+}
+
+
+def _rollout(store: str, loop: str) -> str:
+    update = f"""{loop}
+    loss = -torch.log(p)
+    opt.zero_grad()
+    loss.backward(retain_graph=True)
+    opt.step()"""
+    return ROLLOUT.replace("STORE", store).replace("UPDATE", update)
+
+
+def test_a_step_per_stored_transition_backpropagates_the_next_ones_stale_graph() -> None:
+    """ActorCritic's `for prob, ... in net.memory: backward(); step()` over graphs the rollout built: from the second
+    transition on, the backward runs through a forward made before the last step (lockbox 20, after its opening)."""
+    for store, loop in PER_TRANSITION.values():
+        assert gl009_lines(_rollout(store, loop)) == [13]
+
+
+def test_one_step_after_the_stored_transitions_is_silent() -> None:
+    update = """losses = []
+for p, r in memory:
+    losses.append(-torch.log(p) * r)
+opt.zero_grad()
+torch.stack(losses).sum().backward()
+opt.step()"""
+    assert gl009_lines(ROLLOUT.replace("STORE", "memory.append((prob[0, 0], 1.0))").replace("UPDATE", update)) == []
+
+
+def test_transitions_stored_without_a_graph_are_forwarded_again() -> None:
+    store = "memory.append(torch.randn(1, 4))"
+    update = """for s in memory:
+    loss = -torch.log(torch.softmax(actor(s), dim=1)[0, 0])
+    opt.zero_grad()
+    loss.backward()
+    opt.step()"""
+    assert gl009_lines(ROLLOUT.replace("STORE", store).replace("UPDATE", update)) == []
