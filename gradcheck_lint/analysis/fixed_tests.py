@@ -14,6 +14,7 @@ from .flow import Flow, Frame
 from .names import dotted
 from .parts import FixedTestsHost
 from .release_tests import ReleaseTests
+from .resets import holds_every_time
 from .walk import iter_tree
 from .window_arithmetic import grad_existence_test
 
@@ -23,6 +24,7 @@ class FixedTests:
         self.interp = interp
         self._defined_names: set[str] | None = None
         self._releases: ReleaseTests | None = None  # made on first use: the interpreter sets its imports later
+        self._every: dict[int, bool] = {}  # `_every_time`, by test
 
     def outcome(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
         """True or False when the test goes one way on this call; None when both may happen. A part of an
@@ -46,6 +48,8 @@ class FixedTests:
             fixed = False  # `if hasattr(self, "_training_step"):` where nothing defines it: a deprecated hook
         if fixed is None and self.constructed_attribute(test, frame):
             fixed = True  # `if hasattr(self, "optimizer"):` where `__init__` always sets it
+        if fixed is None and self._every_time(test):
+            fixed = True  # `if num_iter == 1: ... num_iter = 0` after `num_iter += 1`: a window of one
         if fixed is None:
             fixed = self.none_test(test, flow, frame)
         if fixed is None:
@@ -55,6 +59,12 @@ class FixedTests:
                 self._releases = ReleaseTests(self.interp.module, self.interp.imports, self.interp.catalogue)
             fixed = self._releases.outcome(test)  # `version.parse(torch.__version__) < version.parse("1.6")`
         return fixed
+
+    def _every_time(self, test: ast.expr) -> bool:
+        known = self._every.get(id(test))
+        if known is None:
+            known = self._every[id(test)] = isinstance(test, ast.Compare) and holds_every_time(test, self.interp.parent)
+        return known
 
     def unequal_test(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
         """`device == "cuda"` (`!=`, either side, also under `not`, `and`, `or`) where `device` names an object

@@ -466,6 +466,7 @@ class FixedTestsHost(Protocol):
     @property
     def objects(self) -> ObjectsFace: ...
     module: ast.Module
+    def parent(self, node: ast.AST) -> ast.AST | None: ...
 
 
 class InliningHost(Protocol):

@@ -132,6 +132,27 @@ def reset_window(test: ast.expr, parent: Parent) -> ResetWindow | None:
     return ResetWindow(counter, window, start, first, later_size)
 
 
+def holds_every_time(test: ast.expr, parent: Parent) -> bool:
+    """A test of a counter the loop restarts, against literals only, that holds on every micro-batch: `num_iter = 0`
+    before the loop, `num_iter += 1` at its top, `if num_iter == 1: ... num_iter = 0` (Point-M2AE's segmentation
+    loop: a window of one, written as a window)."""
+    holder = _statement_of(test, parent)
+    loop = _enclosing_loop(holder, parent) if holder is not None else None
+    if loop is None or not isinstance(holder, ast.If):
+        return False
+    assigned = _assigned_in(loop)
+    names = _names(test)
+    counters = [n for n in names if n in assigned]
+    if len(counters) != 1 or len(names) != 1 or not _restarted(loop.body, counters[0]):
+        return False
+    counter = counters[0]
+    start = _start(loop, counter, "", parent)
+    if not isinstance(start, int):
+        return False
+    trues = _run(loop.body, test, counter, "", start, _SIZES[0], {})
+    return trues is not None and len(trues) >= 3 and trues == list(range(len(trues)))
+
+
 def _in_n(sizes: list[int]) -> tuple[bool, int] | None:
     """Window sizes found for N = 2, 3...: the same for every N (True, k), or N + k for every N (False, k)."""
     if len(set(sizes)) == 1:

@@ -426,3 +426,35 @@ def test_what_a_call_hands_each_parameter_is_read_only_when_the_arguments_line_u
     explicit = ast.parse("Learner.observe(self, task_id, batch)", mode="eval").body
     assert isinstance(explicit, ast.Call)
     assert set(argument_texts(fn, explicit, True, 2).values()) == {None}
+
+
+WINDOW_OF_ONE = """\
+import torch
+
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+loader = [torch.randn(3, 4)] * 8
+for epoch in range(3):
+    num_iter = 0
+    for i, x in enumerate(loader):
+        num_iter += 1
+        loss = model(x).sum()
+        loss.backward()
+        optimizer.step()
+        if num_iter == BOUND:
+            num_iter = 0
+            optimizer.step()
+            model.zero_grad()
+"""
+
+
+def test_a_restarted_counter_tested_against_one_holds_on_every_micro_batch() -> None:
+    """Point-M2AE's segmentation loop: `num_iter += 1` then `if num_iter == 1: ...; num_iter = 0` clears after every
+    batch; only the second step on the same gradients is a bug (lockbox 20, after its opening)."""
+    found = [(d.code, d.line) for d in check_source(WINDOW_OF_ONE.replace("BOUND", "1"))]
+    assert found == [("GL001", 15)]
+
+
+def test_a_restarted_counter_tested_against_a_larger_literal_is_a_window() -> None:
+    found = {(d.code, d.line) for d in check_source(WINDOW_OF_ONE.replace("BOUND", "4"))}
+    assert ("GL001", 12) in found
