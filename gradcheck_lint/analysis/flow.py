@@ -220,7 +220,8 @@ def rebase_graphs(env: dict[str, Value], counts: dict[str, int], assigned: set[s
 
 
 def _items_built(value: Value, depth: int = 2) -> bool:
-    return depth > 0 and any(v.built or _items_built(v, depth - 1) for _, v in value.items)
+    """Items of a list or tuple (by position, not a dict's by key: a batch handed in anew) hold graphs."""
+    return depth > 0 and any(k.isdigit() and (v.built or _items_built(v, depth - 1)) for k, v in value.items)
 
 
 def _rebased(value: Value, stale: list[tuple[str, Holder, int]], mark: int, direct: Callable[[Holder, int], bool],
