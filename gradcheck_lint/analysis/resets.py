@@ -146,6 +146,10 @@ def holds_every_time(test: ast.expr, parent: Parent) -> bool:
     if len(counters) != 1 or len(names) != 1 or not _restarted(loop.body, counters[0]):
         return False
     counter = counters[0]
+    for node in _own(loop.body):  # every other test of the counter compares it with literals too (no window size)
+        if isinstance(node, (ast.If, ast.While, ast.IfExp)) and counter in (read := set(_names(node.test))) \
+                and read != {counter}:
+            return False
     start = _start(loop, counter, "", parent)
     if not isinstance(start, int):
         return False

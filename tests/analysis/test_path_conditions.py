@@ -458,3 +458,29 @@ def test_a_restarted_counter_tested_against_one_holds_on_every_micro_batch() -> 
 def test_a_restarted_counter_tested_against_a_larger_literal_is_a_window() -> None:
     found = {(d.code, d.line) for d in check_source(WINDOW_OF_ONE.replace("BOUND", "4"))}
     assert ("GL001", 12) in found
+
+
+def test_a_counter_compared_with_a_window_elsewhere_is_not_a_window_of_one() -> None:
+    """yanmtt's fixed loop: `if n == 0: zero_grad()` at the top, `n += 1; if n < args.steps: continue` before the step,
+    `n = 0` after it: `n == 0` holds once per window of `args.steps`, not on every micro-batch."""
+    source = """\
+import torch
+
+model = torch.nn.Linear(4, 2)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def train(args, loader):
+    n = 0
+    for x in loader:
+        if n == 0:
+            optimizer.zero_grad()
+        loss = model(x).sum() / args.steps
+        loss.backward()
+        n += 1
+        if n < args.steps:
+            continue
+        optimizer.step()
+        n = 0
+"""
+    assert [d.code for d in check_source(source)] == []
