@@ -26,6 +26,7 @@ import ast
 from .conditions import Condition
 from .flow import Flow, Function
 from .names import dotted
+from .syntax import parameters
 
 # the nodes a test of settings is made of: names, attributes, literals, `not`, `and`/`or`, comparisons (`Interpreter`'s
 # test of a flag its loop never assigns reads the same)
@@ -35,9 +36,8 @@ FLAG_NODES = (ast.Name, ast.Attribute, ast.Constant, ast.UnaryOp, ast.BoolOp, as
 
 def parameter_names(fn: Function) -> frozenset[str]:
     """Every parameter of `fn` but `self`/`cls` (positional, keyword-only, `*args`, `**kwargs`)."""
-    a = fn.args
-    named = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x is not None)]
-    return frozenset(x.arg for x in named) - {"self", "cls"}
+    pos, kwonly, stars = parameters(fn)
+    return frozenset([*(p.name for p in (*pos, *kwonly)), *stars]) - {"self", "cls"}
 
 
 def reads_only_parameters(fn: Function, test: ast.expr, stored: set[str]) -> bool:
@@ -63,22 +63,18 @@ def argument_texts(fn: Function, call: ast.Call | None, skip_first: bool, bound:
     for every parameter when the call spreads `*args` / `**kwargs`, is not known, or passes another number of
     positional arguments than the `bound` ones the call binds (`Base.method(self, x)`). A parameter left at its
     default gets the default's text when it is a literal."""
-    a = fn.args
-    positional = [*a.posonlyargs, *a.args]
-    if skip_first and positional:
-        positional = positional[1:]
-    names = [p.arg for p in positional]
+    pos, kwonly, _stars = parameters(fn)
+    if skip_first and pos:
+        pos = pos[1:]
     out: dict[str, str | None] = dict.fromkeys(parameter_names(fn))
     if call is None or any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords) \
             or len(call.args) != bound:
         return out
-    given: dict[str, ast.expr] = dict(zip(names, call.args))
+    given: dict[str, ast.expr] = {p.name: arg for p, arg in zip(pos, call.args)}
     given.update({k.arg: k.value for k in call.keywords if k.arg is not None})
-    defaults = dict(zip(names[len(names) - len(a.defaults):], a.defaults)) if a.defaults else {}
-    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
-    for name in out:
-        expr = given.get(name, defaults.get(name))
-        out[name] = _text(expr)
+    for p in (*pos, *kwonly):
+        if p.name in out:
+            out[p.name] = _text(given.get(p.name, p.default))
     return out
 
 

@@ -90,18 +90,12 @@ def reset_window(test: ast.expr, parent: Parent) -> ResetWindow | None:
     """The windows of the loop around `test` (an `if`'s test, or a test bound to a name: `update = count
     == 0`) when it reads a counter the loop resets or counts down, and a window size; None when the test is
     of no such counter, or its windows are not N plus a constant for every N."""
-    holder = _statement_of(test, parent)
-    loop = _enclosing_loop(holder, parent) if holder is not None else None
-    if loop is None or not isinstance(holder, (ast.If, ast.Assign)):
+    found = _restarted_counter(test, parent, (ast.If, ast.Assign))
+    if found is None:
         return None
+    holder, loop, counter = found
     body = loop.body
     assigned = _assigned_in(loop)
-    counters = [n for n in _names(test) if n in assigned]
-    if len(counters) != 1:
-        return None
-    counter = counters[0]
-    if not _restarted(body, counter):
-        return None  # only ever incremented: `%` tests and the counter arithmetic of `counters` judge it
     windows = {n for n in _names(test) if n != counter and n not in assigned}
     windows |= {n for value in _values_of(body, counter) for n in _names(value) if n != counter and n not in assigned}
     windows -= _bound_tests(body)
@@ -136,16 +130,10 @@ def holds_every_time(test: ast.expr, parent: Parent) -> bool:
     """A test of a counter the loop restarts, against literals only, that holds on every micro-batch: `num_iter = 0`
     before the loop, `num_iter += 1` at its top, `if num_iter == 1: ... num_iter = 0` (Point-M2AE's segmentation
     loop: a window of one, written as a window)."""
-    holder = _statement_of(test, parent)
-    loop = _enclosing_loop(holder, parent) if holder is not None else None
-    if loop is None or not isinstance(holder, ast.If):
+    found = _restarted_counter(test, parent, (ast.If,))
+    if found is None or len(_names(test)) != 1:
         return False
-    assigned = _assigned_in(loop)
-    names = _names(test)
-    counters = [n for n in names if n in assigned]
-    if len(counters) != 1 or len(names) != 1 or not _restarted(loop.body, counters[0]):
-        return False
-    counter = counters[0]
+    _holder, loop, counter = found
     for node in _own(loop.body):  # every other test of the counter compares it with literals too (no window size)
         if isinstance(node, (ast.If, ast.While, ast.IfExp)) and counter in (read := set(_names(node.test))) \
                 and read != {counter}:
@@ -155,6 +143,21 @@ def holds_every_time(test: ast.expr, parent: Parent) -> bool:
         return False
     trues = _run(loop.body, test, counter, "", start, _SIZES[0], {})
     return trues is not None and len(trues) >= 3 and trues == list(range(len(trues)))
+
+
+def _restarted_counter(test: ast.expr, parent: Parent, kinds: tuple[type[ast.stmt], ...],
+                       ) -> tuple[ast.stmt, ast.For | ast.AsyncFor | ast.While, str] | None:
+    """The statement holding `test` (of one of `kinds`), its loop, and the one counter the test reads that the loop
+    both assigns and restarts; None otherwise (a counter only ever incremented is for `%` tests and `counters`)."""
+    holder = _statement_of(test, parent)
+    loop = _enclosing_loop(holder, parent) if holder is not None else None
+    if holder is None or loop is None or not isinstance(holder, kinds):
+        return None
+    assigned = _assigned_in(loop)
+    counters = [n for n in _names(test) if n in assigned]
+    if len(counters) != 1 or not _restarted(loop.body, counters[0]):
+        return None
+    return holder, loop, counters[0]
 
 
 def _in_n(sizes: list[int]) -> tuple[bool, int] | None:
