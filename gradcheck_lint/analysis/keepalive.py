@@ -185,8 +185,11 @@ class KeepAlives:
             via = self.item_graphs.get(stored.id, "") if type(stored) is ast.Name and not probe.built else ""
             if not via and held_in and type(stored) is ast.Name:
                 via = f"{stored.id}[{held_in}]"  # `log, out = self.step(batch)`: `log["loss"]` holds the graph
+            provenance = self._graph_provenance(value)
+            if self._rebuilt_through_another_name(node, target):
+                provenance = weakest([provenance, assumed(Assumption.ATTRIBUTE)])
             event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target, via_item=via,
-                                                      provenance=self._graph_provenance(value),
+                                                      provenance=provenance,
                                                       # a container written in place (`{"loss": loss}`): no `.detach()`
                                                       untyped=_untyped(stored, self.proven_sources, held_in, via))
             if item is not None:
@@ -197,6 +200,22 @@ class KeepAlives:
         if target in self._trained:
             event.trained = True
         return replace(given, kept=given.kept | {target})
+
+    def _rebuilt_through_another_name(self, node: ast.AST, target: str) -> bool:
+        """`q_proj.temp_weight = q_proj.temp_weight / s`, where the same file also makes that attribute afresh on an
+        object it cannot name (`for fc in fcs: fc.temp_weight = fc.weight * s`, `fcs` handed in): that object may be
+        this one, rebuilt before the store on every call (OmniQuant). That the accumulator outlives the iteration
+        rests on the two being different objects: an assumption."""
+        base, dot, attr = target.rpartition(".")
+        if not dot or not attr.isidentifier() or "[" in base or base == "self":
+            return False
+        root: ast.AST | None = node
+        while root is not None and not isinstance(root, ast.Module):
+            root = self.interp.parent(root)
+        if root is None:
+            return False
+        return any(_fresh_store_through_unknown_name(fn, attr, base) for fn in iter_tree(root)
+                   if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
     def _outer(self, target: str, loops: list[int], fn: object) -> tuple[tuple[int, bool], ...]:
         """The loops around the storing loop (`loops[-1]`), innermost first, each with whether `target` is made
@@ -437,6 +456,22 @@ def _parameters(fn: object) -> set[str]:
     if not isinstance(args, ast.arguments):
         return set()
     return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]}
+
+
+def _fresh_store_through_unknown_name(fn: ast.FunctionDef | ast.AsyncFunctionDef, attr: str, other: str) -> bool:
+    """`fn` stores `<name>.<attr>` afresh (a value not made from that attribute) through a name other than `other`
+    whose object it does not know: one of its parameters, or the variable of a loop over something."""
+    unknown = _parameters(fn) | {n.id for loop in iter_tree(fn) if isinstance(loop, (ast.For, ast.AsyncFor))
+                                 for n in iter_tree(loop.target) if isinstance(n, ast.Name)}
+    unknown -= {"self", "cls", other}
+    for node in iter_tree(fn):
+        if not isinstance(node, ast.Assign):
+            continue
+        for t in node.targets:
+            if isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) \
+                    and t.value.id in unknown and not _mentions(node.value, f"{t.value.id}.{attr}"):
+                return True
+    return False
 
 
 def _binds(fn: object, name: str) -> bool:
