@@ -656,6 +656,23 @@ class Calls:
         project = interp.project
         return (info, method) if project is None or project.follows(interp, method) else None
 
+    def run_own_method(self, recv: Value, recv_node: ast.expr | None, name: str, flow: Flow,
+                       frame: Frame) -> Value | None:
+        """The method `name` of the class read of `recv`, run on it with no arguments (`run` of a `threading.Thread`
+        subclass its `start()` runs); None when there is no such class or method, or it is not followed."""
+        info = self._local_class_of(recv)
+        method = self.interp.definitions.find_method(info, name) if info is not None else None
+        if info is None or method is None or is_abstract(method):
+            return None
+        if self.interp.project is not None and not self.interp.project.follows(self.interp, method):
+            return None
+        key = N.ref_text(recv_node) if recv_node is not None else None
+        return self.inline(method, info, recv, [], {}, flow, frame, instance_key=key)
+
+    def class_of_instance(self, recv: Value) -> ClassInfo | None:
+        """The class read (of this file or of the project) `recv` is an object of."""
+        return self._local_class_of(recv)
+
     def _local_class_of(self, recv: Value) -> ClassInfo | None:
         if isinstance(recv.const, tuple) and recv.const[:1] == ("instance",):
             return self._class_named(str(recv.const[1]))  # (of this file, or of another file of the project)
@@ -674,6 +691,11 @@ class Calls:
         normaliser, not a GradScaler (MTGNN's `self.scaler.inverse_transform(output)`: taken for one, its
         output was read as a tool's number, without the model's graph)."""
         out: list[tuple[Entity | None, str]] = [(e, e.api) for e in sorted(recv.entities, key=lambda e: e.uid) if e.api]
+        info = self._local_class_of(recv) if not out and not recv.modules else None
+        if info is not None and info.api and not info.is_module:
+            # an object of a class read that extends a catalogue type (`class Worker(threading.Thread)`): what the
+            # class does not define, the type does (`worker.start()`)
+            return [(None, info.api)]
         # a model whose sync the code switches is a data-parallel wrapper of it (see `prescan.synced`):
         # its `no_sync()` is DDP's
         out += [(e, "torch.nn.parallel.DistributedDataParallel") for e in sorted(recv.entities, key=lambda e: e.uid) if e.uid in self.table.sync_capable and e.kind is Kind.MODEL and e.api != "torch.nn.parallel.DistributedDataParallel"]

@@ -64,4 +64,4 @@ def unrolled(ex: _Reader, expr: ast.expr, elt: ast.expr, flow: Flow, frame: Fram
     flow.states = scratch.states
     # (the elements' graphs come along, as a comprehension's do: `eval_comprehension`)
     j = join([v for _, v in items])
-    return replace(display(items), built=j.built, graph=j.graph, sync=j.sync, amp=j.amp)
+    return replace(display(items), built=j.built, vague_sites=j.vague_sites, graph=j.graph, sync=j.sync, amp=j.amp)

@@ -16,12 +16,12 @@ from .chunk_counts import chunk_count
 from .conditions import Condition
 from .conventions import convention
 from .counter_aliases import CounterAliases, keyed_element
-from .flow import Flow, Frame, Outcome
+from .flow import ITERATED, Flow, Frame, Outcome
 from .last_iteration import last_iteration_bound, strided_window
 from .one_batch import fetches, reuses_drawn_batch
 from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
-from .values import EMPTY, Counter, Holder, Kind, Value, join
+from .values import EMPTY, Counter, Holder, Kind, Value, holding, join
 from .walk import breadth_first
 from .window_arithmetic import (
     LAST,
@@ -242,8 +242,15 @@ class Counters:
 
         # `for prob in memory:` over a list of graphs built before the loop (a rollout's): each iteration's element
         # is the list's as this iteration found it, a graph an earlier iteration's step made stale included
-        # (`flow.rebase_graphs` marks the list, a name the loop does not assign)
-        container = stmt.iter.id if isinstance(stmt.iter, ast.Name) and counter is None and element.built else None
+        # (`flow.rebase_graphs` marks the list, a name the loop does not assign). A list read another way (`for prob,
+        # r in net.memory:`, an attribute a method stored on) is held under a key of its own for the loop's run: the
+        # loop walks the object it was given, whatever the body rebinds
+        container = None
+        if counter is None and holding(element).built:
+            container = stmt.iter.id if isinstance(stmt.iter, ast.Name) else \
+                f"{ITERATED}{id(stmt)}" if N.ref_text(stmt.iter) is not None else None
+        if container is not None and container.startswith(ITERATED):
+            flow.env[container] = iter_value
 
         def body(f: Flow, fr: Frame) -> Outcome:
             now = element
@@ -262,6 +269,9 @@ class Counters:
                     out = interp.run_loop(flow, frame, loop, body, None, counter)
         finally:
             loop.over_items = outer
+        if container is not None and container.startswith(ITERATED):
+            for f in {id(f): f for f in (flow, out.normal, *out.breaks, *(f for f, _ in out.returns)) if f}.values():
+                f.env.pop(container, None)
         if stmt.orelse and out.normal is not None:
             out = out.then(interp.exec_block(stmt.orelse, out.normal, frame))
         return Outcome(Flow.join([out.normal, *out.breaks]), returns=out.returns)
@@ -581,7 +591,9 @@ class Counters:
         graphs = not _dict_entries(it)
         element = Value(entities=value.entities, modules=value.modules, params=value.params, reach=value.reach,
                         opaque=value.opaque, vague=value.vague, sync=value.sync,
-                        built=value.built if graphs else frozenset(), graph=value.graph and graphs,
+                        built=value.built if graphs else frozenset(),
+                        vague_sites=value.vague_sites if graphs else frozenset(),
+                        graph=value.graph and graphs,
                         graph_assumed=value.graph_assumed)
         return param_groups.part_of(value, element)
 

@@ -259,6 +259,13 @@ class Effects:
         none = frozenset[str]()
         return replace(out, divisors=none, divided_twice=none, multipliers=none, shares=none)
 
+    def _run_own(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
+        """`worker.start()` of a `threading.Thread` subclass: its `run()`, as the thread will call it."""
+        if site.receiver is None:
+            return EMPTY
+        return self.interp.calls.run_own_method(site.receiver, site.receiver_node, str(effect.value("method")), flow,
+                                                frame) or EMPTY
+
     def _defer(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("function"))
         func = found[1] if found is not None else None
@@ -756,6 +763,7 @@ TRANSITIONS: dict[str, _Transition] = {
     "inert": lambda self, effect, site, flow, frame: EMPTY,
     "invoke": Effects._invoke,
     "defer": Effects._defer,
+    "run_own": Effects._run_own,
     "set_attribute": Effects._set_attribute,
 }
 

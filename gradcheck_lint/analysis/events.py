@@ -69,6 +69,9 @@ class Backward:
     # ... of those, the ones some path saw stale through a step the analysis followed to this backward, not
     # only through a value the previous loop iteration left (`flow.STALE_CARRIED`: an assumption)
     firm_graphs: set[tuple[Holder, int, int, str]] = field(default_factory=set)
+    # ... of those, the ones some path's loss held through code the analysis read, not only through a method it
+    # could not read taken to hand on its arguments' graphs (`Value.vague_sites`: an assumption)
+    read_graphs: set[tuple[Holder, int, int, str]] = field(default_factory=set)
     loop_stacks: set[tuple[int, ...]] = field(default_factory=set)
     if_stacks: set[tuple[int, ...]] = field(default_factory=set)
     written: set[Holder] = field(default_factory=set)

@@ -27,7 +27,21 @@ from .provenance import Assumption, assumed
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
 from .unpacking import indices_item, unpack
-from .values import EMPTY, OPAQUE, PRESENT, Counter, Holder, Kind, Value, blank, display, join, present, union_as_tensor
+from .values import (
+    EMPTY,
+    OPAQUE,
+    PRESENT,
+    Counter,
+    Holder,
+    Kind,
+    Value,
+    blank,
+    display,
+    holding,
+    join,
+    present,
+    union_as_tensor,
+)
 from .walk import breadth_first, iter_tree
 
 _ANY_KEY = "?*"  # the item of a dict stored under a key the analysis does not know (`d[name] = ...`)
@@ -261,6 +275,11 @@ class Expressions:
             self.eval(index, flow, frame)
         if key is not None and indices_item(expr.value, key):
             return Value(present=True)  # `torch.max(output, 1)[1]`: indices, no graph
+        if isinstance(base.const, tuple) and base.const[:1] == ("instance",) and type(index) is not ast.Slice \
+                and (key is None or key.isdigit()):
+            info = self.interp.calls.class_of_instance(base)
+            if info is not None and self.interp.definitions.find_method(info, "__getitem__") is None:
+                return base  # `threads[i]` of a list of `Worker` objects: one of them (`values.join` keeps the class)
         if key is not None:
             item = base.item(key)
             if item is not None:
@@ -433,8 +452,8 @@ class Expressions:
         # what the losses went through: the data-parallel forwards (GL006), a GradScaler, a sum over samples
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
                      divisors=v.divisors, divided_twice=v.divided_twice, multipliers=v.multipliers, shares=v.shares,
-                     built=v.built, graph=v.graph, graph_assumed=v.graph_assumed, sync=v.sync, amp=v.amp,
-                     summed=v.summed,
+                     built=v.built, vague_sites=v.vague_sites, graph=v.graph, graph_assumed=v.graph_assumed,
+                     sync=v.sync, amp=v.amp, summed=v.summed,
                      unseen_reduction=v.unseen_reduction, present=True)
 
     def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:
@@ -495,6 +514,10 @@ class Expressions:
                 # a tensor its `__init__` stored (`self.register_buffer("inv_timescales", t)`, `self.mask =
                 # torch.ones(n)`): what was stored, not a part of the module whose forward runs
                 return held
+            if held is not None and holding(held).built and not (held.modules or held.params or held.entities):
+                # graphs its methods stored (`self.memory.append((prob, reward))` of ActorCritic's `save_memory`):
+                # what they hold, not a submodule
+                return held
         for ent in sorted(base.entities, key=lambda e: e.uid):
             model = interp.catalogue.attribute(ent.api, attr) if ent.api else None
             if model is None:
@@ -547,8 +570,8 @@ class Expressions:
                 flow.env[key] = minted
                 return minted
         # (`outputs.loss` of a model's output keeps the sync state of the forward that made it)
-        return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague, built=base.built, kept=base.kept,
-                     sync=base.sync)
+        return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague, built=base.built,
+                     vague_sites=base.vague_sites, kept=base.kept, sync=base.sync)
 
     def _made_by_call(self, source: ast.AST | None, frame: Frame) -> bool:
         """Whether `source` is the result of a function or class the module names (a helper, an import):
@@ -805,7 +828,7 @@ class Expressions:
             # holds this graph now: a step before it is backpropagated makes it stale (GL009)
             if old is None or old.entities or old.modules or not value.built:
                 return
-            held = Value(built=value.built, reach=value.reach, vague=value.vague)
+            held = Value(built=value.built, vague_sites=value.vague_sites, reach=value.reach, vague=value.vague)
         flow.env[base] = join([old, held]) if old is not None else held
 
     def _numeric_array(self, base: str, frame: Frame) -> bool:

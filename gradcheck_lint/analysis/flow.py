@@ -190,6 +190,7 @@ def generations(env: dict[str, Value], holder: Holder,
     return frozenset((k, c) for k, c, h in (step_counts(env) if counts is None else counts) if h.overlaps(holder))
 
 
+ITERATED = "@iter:"  # env key prefix: the object a `for` loop walks, read other than by a plain name (`counters`)
 STALE_BEFORE = -1  # a step count for a graph a step made stale before the current loop iteration began
 # ... held by a name the previous iteration left (`mems`, `hidden`), that code out of sight may have detached
 STALE_CARRIED = -2
@@ -213,7 +214,7 @@ def rebase_graphs(env: dict[str, Value], counts: dict[str, int], assigned: set[s
     memo: dict[tuple[object, int], tuple[Holder, frozenset[tuple[str, int]], int]] = {}  # values share their graphs
     for name, value in list(env.items()):
         if value.built or _items_built(value):  # a list of a rollout's tuples holds its graphs in its items
-            plain = name.isidentifier()
+            plain = name.isidentifier() or name.startswith(ITERATED)
             mark = STALE_CARRIED if plain and name in carried else STALE_BEFORE if plain and name not in assigned else 0
             if mark or any(c < 0 for _h, before, _s in value.built for _k, c in before):
                 env[name] = _rebased(value, stale, mark, direct, memo)

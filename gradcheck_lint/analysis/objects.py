@@ -289,8 +289,10 @@ class Objects:
         # (the module itself called returns what its forward does, an object; another method of it may return None)
         # (the module called reaches its own parameters surely, however vaguely its inputs were said to reach them)
         assumed_reach = args.vague | own if vague else (args.vague - own) | unseen
+        # (another method of it, not read: that its result holds what it was given, and a graph of its own, is assumed)
         out = Value(reach=args.reach | own, opaque=args.opaque, vague=assumed_reach,
-                    built=built, summed=summed,
+                    built=built, vague_sites=frozenset(s for _h, _g, s in built) if vague else args.vague_sites,
+                    summed=summed,
                     unseen_reduction=not summed and not any(self._forward_known(e) for e in module.entities), sync=sync,
                     present=not vague)
         if parts is None or frame.no_grad or vague:

@@ -168,6 +168,8 @@ class Recorder:
                     ev.stale_graphs.add(graph)
                     if seen.get(key) != STALE_CARRIED:
                         ev.firm_graphs.add(graph)
+                    if site not in loss.vague_sites:
+                        ev.read_graphs.add(graph)
         flow.map_gradients(lambda s: s.backward(ev.id, written), ("backward", ev.id, frozenset(written.items())))
         held = flow.env.get(loss_text) if loss_text.isidentifier() else None
         if held is not None and not frame.no_grad:

@@ -50,7 +50,8 @@ def unpack(ex: Unpacker, elems: list[ast.expr], value: Value, flow: Flow, frame:
         sub = (positional[i] if known else value if i == named
                else Value(reach=value.reach | value.modules, params=value.params, opaque=True,
                           vague=_vague_part(elem, value), summed=value.summed, unseen_reduction=value.unseen_reduction,
-                          built=built, sync=value.sync, amp=value.amp))
+                          built=built, vague_sites=value.vague_sites if built else frozenset(), sync=value.sync,
+                          amp=value.amp))
         if isinstance(elem, ast.Starred):
             elem = elem.value
         ex.assign(elem, sub if sub is not None else value, flow, frame, source, stmt, keep_phases)

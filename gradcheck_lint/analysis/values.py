@@ -94,6 +94,10 @@ class Value:
             method given the model): a backward through it may or may not write there.
         built: the forward passes whose graphs a tensor holds: (the module, the step counts of the
             parameter sets it overlaps when it ran, the forward call's ordinal).
+        vague_sites: the forward passes (by ordinal) of `built` whose graphs it holds only through code the analysis
+            could not read: a method of a module whose code was not read (`self.model.compute_residuals(x, out)`)
+            is taken to hand on the graphs of what it was given, and to build one of the module's own. That a graph
+            reached this far that way is an assumption (a result made of `.item()` floats holds none).
         kept: names of accumulators across iterations whose contents this value holds (`total_loss`,
             `self.losses`): a backward of it means the graphs were kept on purpose.
         graph: known to hold an autograd graph, whatever built it: `.backward()` was called on it
@@ -130,6 +134,7 @@ class Value:
     opaque: bool = False
     vague: frozenset[Holder] = frozenset()
     built: frozenset[tuple[Holder, frozenset[tuple[str, int]], int]] = frozenset()
+    vague_sites: frozenset[int] = frozenset()
     kept: frozenset[str] = frozenset()
     graph: bool = False
     graph_assumed: bool = False
@@ -195,6 +200,7 @@ class Value:
             held = [v for _k, v in self.items if v.built or v.graph]
             if held:
                 return replace(self, items=(), built=frozenset().union(*(v.built for v in held)),
+                               vague_sites=vague_sites(held),
                                sync=self.sync.union(*(v.sync for v in held)),
                                graph=self.graph or any(v.graph for v in held),
                                graph_assumed=_graph_assumed([self, *held])).as_tensor()
@@ -206,7 +212,8 @@ class Value:
         # an operation on a trained leaf read in code (`torch.randn(..., requires_grad=True)`, Tangram's mapping
         # matrix given to `Adam([self.M])`) makes a graph as surely as a module's forward does
         graph = self.graph or any(e.kind is Kind.PARAM for e in self.entities)
-        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, kept=self.kept, graph=graph,
+        return Value(reach=reach, opaque=self.opaque, vague=self.vague, built=self.built, vague_sites=self.vague_sites,
+                     kept=self.kept, graph=graph,
                      graph_assumed=self.graph_assumed, amp=self.amp,
                      summed=self.summed, unseen_reduction=self.unseen_reduction, sync=self.sync, divisors=self.divisors,
                      divided_twice=self.divided_twice, multipliers=self.multipliers, shares=self.shares)
@@ -268,7 +275,7 @@ def join(values: Iterable[Value]) -> Value:
             counter = Counter(source=sorted(sources)[0], zero_based=zb.pop(), incremented=any(c.incremented for c in counters if c),
                               start=starts.pop() if len(starts) == 1 else None)
     consts = {repr(v.const) for v in vals}
-    const = first.const if len(consts) == 1 else _joined_context(vals)
+    const = first.const if len(consts) == 1 else _instances_of_one_class(vals) or _joined_context(vals)
     items: dict[str, list[Value]] = {}
     for v in vals:
         for k, iv in v.items:
@@ -283,6 +290,7 @@ def join(values: Iterable[Value]) -> Value:
         # (`logits = outputs.logits` beside `logits = model.lm_head(h)`, a call of a part the analysis cannot read)
         vague=frozenset().union(*(v.vague for v in vals)) - frozenset().union(*(v.reach - v.vague for v in vals)),
         built=frozenset().union(*(v.built for v in vals)),
+        vague_sites=vague_sites(vals),
         kept=frozenset().union(*(v.kept for v in vals)),
         graph=any(v.graph for v in vals),
         graph_assumed=_graph_assumed(vals),
@@ -304,6 +312,17 @@ def join(values: Iterable[Value]) -> Value:
         present=all(v.present for v in vals),  # known only when known on every path
         objects_only=all(v.objects_only for v in vals),
     )
+
+
+def _instances_of_one_class(vals: list[Value]) -> object:
+    """The `("instance", class)` every one of them is that is something: an empty list display a loop fills with objects
+    of one class read (`threads = []`, then `threads.append(Worker(model))`) holds objects of that class, and
+    `threads[i].start()` runs its method."""
+    made = {repr(v.const): v.const for v in vals if not blank(v)}
+    if len(made) != 1:
+        return None
+    const = next(iter(made.values()))
+    return const if isinstance(const, tuple) and const[:1] == ("instance",) else None
 
 
 def _joined_choices(vals: list[Value]) -> frozenset[str] | None:
@@ -344,7 +363,18 @@ def holding(value: Value, depth: int = 3) -> Value:
     graph = value.graph or any(v.graph for v in inner)
     if built == value.built and graph == value.graph:
         return value
-    return replace(value, built=built, graph=graph, graph_assumed=_graph_assumed([value, *inner]))
+    return replace(value, built=built, vague_sites=vague_sites([value, *inner]), graph=graph,
+                   graph_assumed=_graph_assumed([value, *inner]))
+
+
+def vague_sites(vals: Iterable[Value]) -> frozenset[int]:
+    """Of values flowing into one (a join, an operation, a container): the forward passes some of them hold only
+    through code not read (`Value.vague_sites`), less those another holds as read: a certain witness."""
+    vals = [v for v in vals if v.built]
+    vague = frozenset().union(*(v.vague_sites for v in vals)) if vals else frozenset()
+    if not vague:
+        return vague
+    return vague - {site for v in vals for _h, _gens, site in v.built if site not in v.vague_sites}
 
 
 def _graph_assumed(vals: Iterable[Value]) -> bool:

@@ -90,6 +90,9 @@ for real in torch.randn(8, 4, 4):
             live = [g for g in backward.stale_graphs if saves[g] is not False]
             firm = [g for g in live if g in backward.firm_graphs or _forward_read(model, g[0])]
             pool = firm or live
+            # ... and those some path's loss held through code read: a method not read may hand on no graph
+            read = [g for g in pool if g in backward.read_graphs]
+            pool = read or pool
             holder, site, step_id, step_text = min(pool, key=lambda g: _stale_order(model, g))
             forward = model.forward_sites.get(site)
             step = model.step_node(step_id)
@@ -108,6 +111,8 @@ for real in torch.randn(8, 4, 4):
             facts = [x.provenance for x in (module, stepper) if x is not None]
             if not firm:
                 facts.append(assumed(Assumption.CARRIED))
+            if not read:
+                facts.append(assumed(Assumption.OPAQUE))
             yield Finding(backward.node, msg, help_, (*facts, MODELLED if known else assumed(Assumption.SAVED)), via=backward.via)
 
 

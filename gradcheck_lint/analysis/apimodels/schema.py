@@ -114,6 +114,8 @@ EFFECTS: dict[str, dict[str, str]] = {
     # (`torch.multiprocessing.spawn`, accelerate's `notebook_launcher`): data parallelism needs such a launch
     "invoke": {"function": "ref", "processes": "str"},
     "defer": {"function": "ref"},                     # a callable of `function` and the other arguments (`partial`)
+    # runs the receiver's own method `method`, a subclass's override read in the project (`Thread.start()` runs `run`)
+    "run_own": {"method": "str"},
     # the receiver's (or `owner`'s) attribute `name` (a literal) is `value` (`add_module`, `setattr(student, name, m)`)
     "set_attribute": {"name": "ref", "value": "ref", "owner": "ref"},
 }
