@@ -85,6 +85,8 @@ for x in torch.randn(8, 2, 4):
                 continue  # every rule is about gradients a step applies: an optimizer never stepped has no window
             if misuse.kind == "norm_before_unscale" and _SCALE_READ.search(code(_statement_of(model, misuse.node))):
                 continue  # `p.grad.norm() / scaler.get_scale()`: the norm is unscaled by hand
+            if misuse.kind == "norm_before_unscale" and _used_free_of_scale(model, misuse.node):
+                continue  # FGM's `r = eps * p.grad / norm`: a direction, the same whatever the scale
             if misuse.kind == "clip_before_scaler_step" and _unscales_somewhere(model):
                 continue  # its backward is out of sight, and so may be which path unscales: HF Trainer's copies
             if misuse.kind == "partial" and any(h.overlaps(x) for h in model.optimizer_holders(misuse.optimizer)
@@ -136,6 +138,45 @@ def _statement_of(model: TrainingModel, node: ast.AST) -> ast.AST:
             break
         node = up
     return node
+
+
+def _used_free_of_scale(model: TrainingModel, node: ast.AST) -> bool:
+    """`norm = torch.norm(p.grad)` whose every use a common scale of the gradients cannot change: a comparison with
+    0, a finiteness test, and the denominator of a ratio with the same gradients (`eps * p.grad / norm`, the
+    direction of an FGM or PGD attack). The scale cancels in the ratio and keeps the sign and finiteness."""
+    stmt = _statement_of(model, node)
+    if not (isinstance(stmt, ast.Assign) and stmt.value is node and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name) and isinstance(node, ast.Call) and node.args):
+        return False
+    name, grads = stmt.targets[0].id, code(node.args[0])
+    scope = _innermost_function(model, stmt)
+    uses = [n for n in iter_tree(scope) if isinstance(n, ast.Name) and n.id == name and n is not stmt.targets[0]]
+    ratios = 0
+    for use in uses:
+        up = model.parent(use)
+        if isinstance(use.ctx, ast.Store) or up is None:
+            return False
+        if isinstance(up, ast.BinOp) and isinstance(up.op, ast.Div) and up.right is use \
+                and any(code(n) == grads for n in iter_tree(up.left) if isinstance(n, (ast.Attribute, ast.Name))):
+            ratios += 1
+        elif isinstance(up, ast.Compare) and len(up.ops) == 1 and all(
+                isinstance(o, ast.Constant) and o.value == 0 for o in (up.left, *up.comparators) if o is not use):
+            continue
+        elif isinstance(up, ast.Call) and _FINITENESS.search(code(up.func)):
+            continue
+        else:
+            return False
+    return ratios > 0
+
+
+_FINITENESS = convention("non_finite")
+
+
+def _innermost_function(model: TrainingModel, node: ast.AST) -> ast.AST:
+    up = model.parent(node)
+    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        up = model.parent(up)
+    return up if up is not None else model.module
 
 
 def _unscales_somewhere(model: TrainingModel) -> bool:
