@@ -34,6 +34,7 @@ from .values import (
     Kind,
     Ownership,
     Value,
+    appended_to,
     blank,
     join,
     maybe_none,
@@ -825,7 +826,8 @@ class Calls:
                 key = f"{base}[{code(slot.slice)}]"
             if key is not None:
                 stored = [a.value for a in arguments(call) if a.keyword is None][-1]
-                flow.env[key] = interp.keepalives.note(call, key, stored, join([recv, pos[-1]]), frame, code(recv_node),
+                new = appended_to(recv, pos[-1]) if attr == "append" else join([recv, pos[-1]])
+                flow.env[key] = interp.keepalives.note(call, key, stored, new, frame, code(recv_node),
                                                        item=pos[-1] if attr == "append" else None, added=pos[-1])
                 if attr == "append":  # `losses[-1]` is this value until the list changes again
                     last_appended(flow, key, pos[-1])

@@ -289,9 +289,11 @@ class Objects:
         # (the module itself called returns what its forward does, an object; another method of it may return None)
         # (the module called reaches its own parameters surely, however vaguely its inputs were said to reach them)
         assumed_reach = args.vague | own if vague else (args.vague - own) | unseen
-        # (another method of it, not read: that its result holds what it was given, and a graph of its own, is assumed)
+        # (another method of it, not read: that its result still holds the graphs it was given is assumed; the graph of
+        # its own it is taken to build rests on its name, `netD.netG_adv_loss(fake)`, as before)
+        handed_on = args.vague_sites | {s for _h, _g, s in args.built} if vague else args.vague_sites
         out = Value(reach=args.reach | own, opaque=args.opaque, vague=assumed_reach,
-                    built=built, vague_sites=frozenset(s for _h, _g, s in built) if vague else args.vague_sites,
+                    built=built, vague_sites=handed_on,
                     summed=summed,
                     unseen_reduction=not summed and not any(self._forward_known(e) for e in module.entities), sync=sync,
                     present=not vague)

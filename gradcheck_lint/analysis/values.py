@@ -96,8 +96,8 @@ class Value:
             parameter sets it overlaps when it ran, the forward call's ordinal).
         vague_sites: the forward passes (by ordinal) of `built` whose graphs it holds only through code the analysis
             could not read: a method of a module whose code was not read (`self.model.compute_residuals(x, out)`)
-            is taken to hand on the graphs of what it was given, and to build one of the module's own. That a graph
-            reached this far that way is an assumption (a result made of `.item()` floats holds none).
+            is taken to hand on the graphs of what it was given. That a graph reached this far that way is an
+            assumption (a result made of `.item()` floats holds none).
         kept: names of accumulators across iterations whose contents this value holds (`total_loss`,
             `self.losses`): a backward of it means the graphs were kept on purpose.
         graph: known to hold an autograd graph, whatever built it: `.backward()` was called on it
@@ -275,7 +275,7 @@ def join(values: Iterable[Value]) -> Value:
             counter = Counter(source=sorted(sources)[0], zero_based=zb.pop(), incremented=any(c.incremented for c in counters if c),
                               start=starts.pop() if len(starts) == 1 else None)
     consts = {repr(v.const) for v in vals}
-    const = first.const if len(consts) == 1 else _instances_of_one_class(vals) or _joined_context(vals)
+    const = first.const if len(consts) == 1 else _joined_context(vals)
     items: dict[str, list[Value]] = {}
     for v in vals:
         for k, iv in v.items:
@@ -314,15 +314,16 @@ def join(values: Iterable[Value]) -> Value:
     )
 
 
-def _instances_of_one_class(vals: list[Value]) -> object:
-    """The `("instance", class)` every one of them is that is something: an empty list display a loop fills with objects
-    of one class read (`threads = []`, then `threads.append(Worker(model))`) holds objects of that class, and
-    `threads[i].start()` runs its method."""
-    made = {repr(v.const): v.const for v in vals if not blank(v)}
-    if len(made) != 1:
-        return None
-    const = next(iter(made.values()))
-    return const if isinstance(const, tuple) and const[:1] == ("instance",) else None
+def appended_to(container: Value, added: Value) -> Value:
+    """A list after `container.append(added)`: what any of its members may be. An empty list (or one of objects of a
+    class read) grown by an object of that class holds objects of that class (`threads = []`, then
+    `threads.append(Worker(model))`): `threads[i].start()` runs its method."""
+    out = join([container, added])
+    kind = added.const
+    if out.const is None and isinstance(kind, tuple) and kind[:1] == ("instance",) \
+            and (blank(container) or container.const == kind):
+        return replace(out, const=kind)
+    return out
 
 
 def _joined_choices(vals: list[Value]) -> frozenset[str] | None:

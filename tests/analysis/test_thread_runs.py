@@ -1,8 +1,9 @@
 """`worker.start()` of a `threading.Thread` (or `multiprocessing.Process`) subclass runs its `run()` (the
 catalogue's `run_own` effect): the training a thread does is read as called from where it is started, with
-the model and optimizer the caller handed the thread, also for threads kept in a list (`threads[i].start()`,
-A3C of RL-Algorithms in lockbox 20). A list display a loop fills with objects of one class holds objects of
-that class (`values.join`)."""
+the model and optimizer the caller handed the thread (A3C of RL-Algorithms in lockbox 20 starts its workers so).
+A list grown by appending objects of one class holds objects of that class (`values.appended_to`): `threads[0]`
+is one. A list a loop fills is not followed that far: at the loop's head the empty list and the grown one
+join to a list of unknown members, and A3C's `threads[i].start()` in a loop stays unread."""
 
 import textwrap
 
@@ -62,12 +63,10 @@ SUMMED = """
 
 IN_A_LIST = """
 threads = []
-for i in range(4):
-    threads.append(Worker(model, optimizer))
-for i in range(4):
-    threads[i].start()
-for i in range(4):
-    threads[i].join()
+threads.append(Worker(model, optimizer))
+threads.append(Worker(model, optimizer))
+threads[0].start()
+threads[1].start()
 """
 
 ONE = """
