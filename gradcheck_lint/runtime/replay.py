@@ -110,10 +110,8 @@ _GONE = -2  # an observed `.grad` id no tensor has: a gradient the full path saw
 class Replay:
     """A steady cycle replayed: `done` is the last point passed, in cycle `cycle` (0: the reference)."""
 
-    # What the lane reads and writes at every call, in slots next to the object's header: with its 40-odd
-    # attributes in a dict (more than a class's shared keys hold), each of those reads touched the dict, its
-    # keys and an entry, cold after a forward, backward or optimizer pass (benchmarks/README.md, `guardcost`).
-    # The other attributes stay in the instance's dict.
+    # what the lane reads at every call, in slots: in a dict (40-odd attributes, more than shared keys hold)
+    # each read touched the dict, its keys and an entry, cold after a pass (benchmarks/README.md, `guardcost`)
     __slots__ = ("lane", "next_i", "lanes", "cycle", "ends", "room", "owed", "period", "plain", "tags", "verify",
                  "sampled", "tagging", "__dict__")
 
