@@ -42,6 +42,9 @@ __all__ = ["Probe", "iter_models", "loss_scale", "SENTINEL_MAX_NUMEL"]
 class Probe(ClearChecks, StepChecks):
     """Watch parameters and optimizers; report contract violations to `sink(violations, optimizer, step)`."""
 
+    # what every entry point reads first, in slots (as `Replay.__slots__`); the rest in the instance's dict
+    __slots__ = ("_replay", "active", "monitors", "_cycle")
+
     def __init__(self, sink: Sink, accumulation_steps: int | None = None, strict: bool = False,
                  finding_sink: FindingSink | None = None, verify_every_cycle: bool = False) -> None:
         self.ledger = Ledger()

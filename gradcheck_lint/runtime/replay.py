@@ -110,6 +110,11 @@ _GONE = -2  # an observed `.grad` id no tensor has: a gradient the full path saw
 class Replay:
     """A steady cycle replayed: `done` is the last point passed, in cycle `cycle` (0: the reference)."""
 
+    # what the lane reads at every call, in slots: in a dict (40-odd attributes, more than shared keys hold)
+    # each read touched the dict, its keys and an entry, cold after a pass (benchmarks/README.md, `guardcost`)
+    __slots__ = ("lane", "next_i", "lanes", "cycle", "ends", "room", "owed", "period", "plain", "tags", "verify",
+                 "sampled", "tagging", "__dict__")
+
     def __init__(self, probe: Probe, cycle: list[Point], growth: dict[Any, int]) -> None:
         self.points = cycle
         self.period = len(cycle)

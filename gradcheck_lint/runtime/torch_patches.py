@@ -53,14 +53,18 @@ _ORIGINAL_BACKWARD: Callable[..., Any] | None = None
 _BACKWARD_SITES = [SiteMemo() for _ in range(MEMOS)]
 
 
-_RUNNING = [0]  # backward passes running now: a backward inside one is part of it
+# backward passes running now (a backward inside one is part of it), and the active probe when it is the only
+# one: the lane reads both from this one list (with `_ACTIVE` as well, each pass touched two lists and
+# their items, cold after a forward: benchmarks/README.md, `guardcost`)
+_RUNNING: list[Any] = [0, None]
 _getframe = sys._getframe  # one global read on the lane instead of two
 
 
 def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
     assert _ORIGINAL_BACKWARD is not None
-    if len(_ACTIVE) == 1 and not _RUNNING[0]:
-        probe = _ACTIVE[0]
+    running = _RUNNING
+    probe = running[1]
+    if probe is not None and not running[0]:
         replay = probe._replay
         if replay is not None and replay.lane and not (args[2] if len(args) > 2 else kwargs.get("retain_graph")):
             # the lane (`replay.py`): a pass of a replayed cycle not verified, known by its frames alone
@@ -85,7 +89,7 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
                 if i == 0:
                     replay.cycle += 1
                 replay.next_i = i + 1
-                _RUNNING[0] += 1
+                running[0] += 1
                 try:
                     return _ORIGINAL_BACKWARD(*args, **kwargs)
                 except RuntimeError as err:
@@ -94,7 +98,7 @@ def _backward_with_ids(*args: Any, **kwargs: Any) -> Any:
                         probe.monitors.backward_failed(lane[6], tensors, err, frame)
                     raise
                 finally:
-                    _RUNNING[0] -= 1
+                    running[0] -= 1
                     # past the pass's end if it is the cycle's next point (`replay.py`: the lane moves the cycle
                     # on); a hook inside the pass may have left the replay: its lane is off then (`Probe._drop_replay`)
                     end = i + 1  # (`Replay._arm`: the pass's end is the next point)
@@ -238,12 +242,14 @@ def activate(probe: PatchHost) -> None:
         if _ORIGINAL_UNSCALE is not None:
             setattr(torch, _UNSCALE, _unscale_seen)
     _ACTIVE.append(probe)
+    _RUNNING[1] = _ACTIVE[0] if len(_ACTIVE) == 1 else None
 
 
 def deactivate(probe: PatchHost) -> None:
     global _ORIGINAL_BACKWARD, _ORIGINAL_UNSCALE
     if probe in _ACTIVE:
         _ACTIVE.remove(probe)
+    _RUNNING[1] = _ACTIVE[0] if len(_ACTIVE) == 1 else None
     if not _ACTIVE and _ORIGINAL_BACKWARD is not None:
         torch.autograd.backward = _ORIGINAL_BACKWARD
         _ORIGINAL_BACKWARD = None
