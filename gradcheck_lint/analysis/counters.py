@@ -22,7 +22,7 @@ from .one_batch import fetches, reuses_drawn_batch
 from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
 from .values import EMPTY, Counter, Holder, Kind, Value, holding, join
-from .walk import breadth_first
+from .walk import breadth_first, iter_tree
 from .window_arithmetic import (
     LAST,
     NEXT_PHASE,
@@ -131,13 +131,25 @@ class Counters:
         return hit[1]
 
     @staticmethod
-    def reset_increments(flow: Flow) -> None:
+    def reset_increments(flow: Flow, kept: frozenset[str] = frozenset()) -> None:
         """A new iteration: no counter has been incremented in it yet, also the counters an object keeps
-        (`self.iteration += 1` at the end of the step method the loop calls, held on the instance)."""
+        (`self.iteration += 1` at the end of the step method the loop calls, held on the instance). `kept`: the
+        counters an enclosing iteration incremented before this loop began, which this loop does not increment."""
         for k, v in list(flow.env.items()):
+            if k in kept:
+                continue
             fresh = _not_incremented(v, 2)
             if fresh is not v:
                 flow.env[k] = fresh
+
+    def incremented_before(self, flow: Flow, loop: ast.AST) -> frozenset[str]:
+        """The plain counters (names, `self.` attributes) already incremented in this iteration of the loops around
+        `loop` when it begins, that `loop`'s own body does not increment (`x += ...` of the same text)."""
+        held = [k for k, v in flow.env.items() if v.counter is not None and v.counter.incremented]
+        if not held:
+            return frozenset()
+        own = {N.ref_text(n.target) for n in iter_tree(loop) if isinstance(n, ast.AugAssign)}
+        return frozenset(k for k in held if k not in own)
 
     def note_counter(self, cond: Condition, flow: Flow) -> None:
         """Record whether the test fires on the first micro-batch of a zero-based counter."""

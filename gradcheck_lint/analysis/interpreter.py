@@ -1027,9 +1027,12 @@ class Interpreter:
         # graphs of a caller a helper's loop cannot see (`d_z`, built before `_permute_dims(z)` loops)
         # still compare with the counts they were built at.
         before_loop = {k: v for k, v in head.env.items() if k.startswith(GENERATION)}
+        # counters the iteration around this loop has already incremented (`self.current_step += 1`, then an inner
+        # `for k, v in batch.items():`) stay incremented in its iterations, unless this loop increments them too
+        kept = self.counters.incremented_before(flow, loop.node)
         for _ in range(MAX_LOOP_ITERATIONS):
             entry = head.copy()
-            self.counters.reset_increments(entry)
+            self.counters.reset_increments(entry, kept)
             counts = {k: v.const for k, v in entry.env.items() if k.startswith(GENERATION) and isinstance(v.const, int) and v.const}
             # graphs the loop does not rebuild (made before it, backpropagated in it) and those it does
             rebase_graphs(entry.env, counts, self.rebuilt_in(loop.node), self.direct_forward,
