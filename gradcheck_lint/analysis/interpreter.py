@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 from . import flags, pathcond, periods, type_tests
@@ -1096,8 +1096,10 @@ class Interpreter:
         return count == "1" or (count.isidentifier() and self.module_constant(count) == 1)
 
     def module_constant(self, name: str) -> int | None:
-        """The int a module-level name is bound to once (`GENER_ITERS = 1`) and never rebound anywhere."""
+        """The int a module-level name is bound to once (`GENER_ITERS = 1`, also inside `if __name__ == "__main__":`)
+        and never rebound anywhere."""
         if self._module_constants is None:
+            top = set(map(id, _module_level_statements(self.module.body)))
             bound: dict[str, list[object]] = {}
             for node in iter_tree(self.module):
                 if isinstance(node, ast.Global):
@@ -1106,7 +1108,7 @@ class Interpreter:
                 for t in binding_targets(node):
                     for sub in iter_tree(t):
                         if isinstance(sub, ast.Name):
-                            value = node.value if isinstance(node, ast.Assign) and node in self.module.body else None
+                            value = node.value if isinstance(node, ast.Assign) and id(node) in top else None
                             bound.setdefault(sub.id, []).append(value)
             self._module_constants = {
                 k: v[0].value for k, v in bound.items()
@@ -1294,3 +1296,16 @@ def _flag_parts(test: ast.expr) -> list[ast.AST] | None:
         out.append(node)
         todo.extend(child_nodes(node))
     return out
+
+
+def _module_level_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements a module runs itself, in its body and in the blocks of its `if`, `with` and `try` statements
+    (`if __name__ == "__main__": num_epochs = 1`), not in functions or classes."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, (ast.If, ast.With, ast.AsyncWith, ast.Try)):
+            for block in (getattr(stmt, f, None) for f in ("body", "orelse", "finalbody")):
+                if isinstance(block, list):
+                    yield from _module_level_statements(block)
+            for handler in getattr(stmt, "handlers", ()):
+                yield from _module_level_statements(handler.body)
