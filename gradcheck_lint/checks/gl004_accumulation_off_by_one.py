@@ -122,8 +122,10 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     )
                     if not accumulating:
                         continue
-                    reported.add(cond.id)
                     counter = next(iter(cond.counter_sources))
+                    if _index_of_an_outer_loop(model, cond, counter):
+                        continue  # `if epoch % every == 0:` inside the batch loop: whole epochs, not micro-batches
+                    reported.add(cond.id)
                     test, start = code(cond.test), cond.counter_starts.get(counter, 0)
                     written = as_written(cond.test)
                     if written is not None and written[1] == counter:
@@ -276,6 +278,26 @@ def _window_set_in_loop(model: TrainingModel, cond: Condition) -> bool:
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
         if any(code(t) == window for t in targets):
             return True
+    return False
+
+
+def _index_of_an_outer_loop(model: TrainingModel, cond: Condition, counter: str) -> bool:
+    """The counter is the variable of a `for` loop around the loop that holds the test, which that inner loop never
+    rebinds (`for epoch in range(n): for i, data in enumerate(loader): if epoch % k == 0: ...`): the test has one
+    value for every micro-batch of an epoch, so it picks epochs, not the micro-batches of a window."""
+    inner: ast.AST | None = None
+    up = model.parent(cond.statement)
+    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(up, (ast.For, ast.AsyncFor, ast.While)):
+            binds = isinstance(up, (ast.For, ast.AsyncFor)) and any(
+                isinstance(n, ast.Name) and n.id == counter for n in breadth_first(up.target))
+            if inner is None:
+                if binds:
+                    return False
+                inner = up
+            elif binds:
+                return not _advances(inner, {counter})
+        up = model.parent(up)
     return False
 
 
