@@ -41,6 +41,7 @@ class Assumption(str, enum.Enum):
     CLASS = "the class of an object made out of sight (what its methods do)"
     CARRIED = "that a value the previous loop iteration left still holds its graph (code out of sight may detach it)"
     WRAPPED = "that an attribute stepped like an optimizer is the optimizer its object was built from"
+    CHOICE = "which of several objects a name holds (one picked by a key the analysis cannot evaluate)"
 
 
 @dataclass(frozen=True, slots=True)

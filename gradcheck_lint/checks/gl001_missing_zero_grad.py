@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable
 
 from .. import messages
@@ -182,6 +183,8 @@ for x in torch.randn(8, 4).split(2):
                 facts.append(assumed(Assumption.INTENT))  # rescaled in place after the step: perhaps kept on purpose
             if self._clears_an_object_out_of_sight(model, step, holders):
                 facts.append(assumed(Assumption.OPAQUE))  # that object may be the optimizer's model
+            if _one_of_several(model, step):
+                facts.append(assumed(Assumption.CHOICE))  # which optimizer the name holds decides what went stale
             # a clear after this step cannot help where another optimizer's step applied them first
             yield Finding(step.node, msg, help_, tuple(facts), fix=None if stale.decayed or first else self._fix(model, step))
 
@@ -291,3 +294,23 @@ for x in torch.randn(8, 4).split(2):
             if model.in_same_loop(clear.loop_stacks, step.loop_stacks):
                 return clear
         return None
+
+
+def _one_of_several(model: TrainingModel, step: Step) -> bool:
+    """The step's receiver is one of several optimizers, not each of them in turn: the same call steps another
+    optimizer on other paths (`optimizerB = optimizers[change(m)]`, a key the analysis cannot evaluate), and no
+    `for` loop around it walks them (`for opt in optimizers: opt.step()` steps every one). Which one it is, and so
+    which earlier step already applied the gradients, is not known (pytorch-dual-learning, lockbox 21)."""
+    if not any(s.node is step.node and s.optimizer.uid != step.optimizer.uid for s in model.steps.values()):
+        return False
+    call = step.node
+    receiver = call.func.value if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) else None
+    if not isinstance(receiver, ast.Name):
+        return False
+    up = model.parent(call)
+    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(up, (ast.For, ast.AsyncFor)) and any(
+                isinstance(n, ast.Name) and n.id == receiver.id for n in ast.walk(up.target)):
+            return False
+        up = model.parent(up)
+    return True
