@@ -313,4 +313,7 @@ def _one_of_several(model: TrainingModel, step: Step) -> bool:
                 isinstance(n, ast.Name) and n.id == receiver.id for n in ast.walk(up.target)):
             return False
         up = model.parent(up)
-    return True
+    # bound to an item picked by a computed key (not a helper's own optimizer, made anew in each calling context)
+    return up is not None and any(
+        isinstance(n, ast.Assign) and isinstance(n.value, ast.Subscript) and not isinstance(n.value.slice, ast.Constant)
+        and any(isinstance(t, ast.Name) and t.id == receiver.id for t in n.targets) for n in ast.walk(up))

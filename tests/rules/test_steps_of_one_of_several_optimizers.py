@@ -63,3 +63,29 @@ def test_a_step_of_one_of_several_optimizers_picked_by_key_is_possible() -> None
 
 def test_a_loop_stepping_every_optimizer_stays_certain() -> None:
     assert _gl001(EVERY_ONE) == [(11, "CERTAIN")]
+
+
+HELPER_CALLED_TWICE = """
+import torch
+from torch import nn, optim
+
+generator = nn.Linear(4, 8)
+
+
+def invert(image, z_latent, steps=100):
+    optimizer_z = optim.Adam([z_latent], lr=1e-2)
+    for _ in range(steps):
+        loss = (generator(z_latent) - image).abs().sum()
+        loss.backward()
+        optimizer_z.step()
+    return z_latent
+
+
+invert(torch.randn(1, 8), torch.randn(1, 4, requires_grad=True))
+invert(torch.randn(1, 8), torch.randn(1, 4, requires_grad=True))
+"""
+
+
+def test_a_helpers_own_optimizer_made_in_each_call_stays_certain() -> None:
+    # one call site steps another optimizer in each calling context, yet the name holds the one the call made
+    assert _gl001(HELPER_CALLED_TWICE) == [(13, "CERTAIN")]
