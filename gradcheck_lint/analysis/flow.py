@@ -124,8 +124,9 @@ class Flow:
         if len(live) == 1:
             return live[0].copy()
         states = merge_states(frozenset().union(*(f.states for f in live)))
+        envs = _aligned_generations([f.env for f in live])
         if len(live) == 2:  # the common case (two branches, loop head and back edge): one pass
-            a, b = live[0].env, live[1].env
+            a, b = envs
             env = {}
             for k, v in a.items():
                 w = b.get(k, _MISSING)
@@ -143,13 +144,13 @@ class Flow:
         env = {}
         keys: list[str] = []
         seen: set[str] = set()
-        for f in live:
-            for k in f.env:
+        for e in envs:
+            for k in e:
                 if k not in seen:
                     seen.add(k)
                     keys.append(k)
         for k in keys:
-            vals = [f.env[k] for f in live if k in f.env]
+            vals = [e[k] for e in envs if k in e]
             first = vals[0]
             if len(vals) < len(live):
                 env[k] = maybe_none(_join_key(k, vals))
@@ -255,6 +256,56 @@ def _rebased(value: Value, stale: list[tuple[str, Holder, int]], mark: int, dire
 def generation(env: dict[str, Value], key: str) -> int:
     value = env.get(key)
     return value.const if value is not None and isinstance(value.const, int) else 0
+
+
+def _aligned_generations(envs: list[dict[str, Value]]) -> list[dict[str, Value]]:
+    """The environments of paths that meet, their graphs' step counts re-expressed against the joined count.
+
+    A join takes the largest step count of a parameter set (some path stepped), but a graph a path built
+    after its own last step is fresh on that path: `loss_sum` rebuilt on the paths that did not step while
+    the path that stepped reset it to 0.0 holds no graph of before the step. So each environment whose
+    count is lower than the joined one has its graphs' counts raised by the difference: a graph keeps how
+    many steps ago it was built on its own path. A graph the paths share (built before the branch) is
+    raised on the path that did not step only; the path that did still holds it stale."""
+    counts = [{k: v.const for k, v in env.items() if k.startswith(GENERATION) and isinstance(v.const, int) and v.const}
+              for env in envs]
+    if all(c == counts[0] for c in counts[1:]):
+        return envs
+    joined: dict[str, int] = {}
+    for c in counts:
+        for k, n in c.items():
+            joined[k] = max(joined.get(k, 0), n)
+    out = []
+    for env, c in zip(envs, counts):
+        shift = [(k, holder_of_key(k), n - c.get(k, 0)) for k, n in joined.items() if n > c.get(k, 0)]
+        if not shift:
+            out.append(env)
+            continue
+        memo: dict[Graph, Graph] = {}
+        out.append({name: _shifted(v, shift, memo) if v.built or _items_built(v) else v for name, v in env.items()})
+    return out
+
+
+Graph = tuple[Holder, frozenset[tuple[str, int]], int]  # a graph a value holds: parameters, counts at its build, site
+
+
+def _shifted(value: Value, shift: list[tuple[str, Holder, int]], memo: dict[Graph, Graph]) -> Value:
+    """`value` with the step counts its graphs were built at raised by `shift` (key, parameter set, amount)
+    for the parameter sets they overlap; marks of staleness (negative counts) stay."""
+    built = set()
+    for graph in value.built:
+        done = memo.get(graph)
+        if done is None:
+            holder, before, site = graph
+            seen = dict(before)
+            for key, h, amount in shift:
+                now = seen.get(key, 0)
+                if now >= 0 and h.overlaps(holder):
+                    seen[key] = now + amount
+            done = memo[graph] = (holder, frozenset(seen.items()), site)
+        built.add(done)
+    items = tuple((k, _shifted(v, shift, memo) if v.built or _items_built(v) else v) for k, v in value.items)
+    return replace(value, built=frozenset(built), items=items)
 
 
 def _join_key(key: str, vals: list[Value]) -> Value:

@@ -24,6 +24,7 @@ from . import flags, pathcond, periods, type_tests
 from . import names as N
 from .amp import Amp
 from .apimodels import Catalogue, ModelFile, catalogue_for
+from .assigned_constants import AssignedConstants
 from .boolparts import BoolParts
 from .bound_tests import BoundTests
 from .callables import Callables
@@ -301,10 +302,12 @@ class Interpreter:
             value = self.eval(small.value, flow, frame)
             for target in small.targets:
                 self.assign(target, value, flow, frame, small.value, small)
+                self.assigned_constants.assigned(target, small.value, self.scope(frame), _assume_in(flow))
         elif kind is ast.AnnAssign:
             if small.value is not None:
                 value = self.eval(small.value, flow, frame)
                 self.assign(small.target, value, flow, frame, small.value, small)
+                self.assigned_constants.assigned(small.target, small.value, self.scope(frame), _assume_in(flow))
         elif kind is ast.AugAssign:
             self.expressions.augassign(small, flow, frame)  # type: ignore[arg-type]
         elif kind is ast.Return:
@@ -735,14 +738,20 @@ class Interpreter:
         lit = pathcond.literal(test)
         return lit if lit.atom.kind in (pathcond.NONE, pathcond.EQUALS, pathcond.HASATTR) else None
 
-    def known_truth(self, state: PathState, cond: Condition, env: dict[str, Value] | None = None) -> bool | None:
-        """What the path knows of the test: assumed at an earlier test of the same text, or implied by
-        what it assumed at a test comparing the same operands (`relations.py`)."""
+    def known_truth(self, state: PathState, cond: Condition, env: dict[str, Value] | None = None,
+                    scope: int | None = None) -> bool | None:
+        """What the path knows of the test: assumed at an earlier test of the same text, implied by what it
+        assumed at a test comparing the same operands (`relations.py`), or by a literal it bound the tested
+        name to in `scope` (`assigned_constants`)."""
         if not state.assumptions:
             return None
         known = state.assumption(cond.akey)
         if known is not None:
             return known == cond.polarity
+        if scope is not None and cond.id >= 0 and cond.caller is None:
+            known = self.assigned_constants.truth(cond.test, scope, state.assumption)
+            if known is not None:
+                return known
         if cond.atom is not None:  # another atom of the same subject: `x is None` known, `if x:` asked
             objects = env is not None and _object_or_none(env.get(cond.atom.subject))
             for akey, atom in self._atoms[cond.atom.subject].items():
@@ -898,8 +907,9 @@ class Interpreter:
         periodic = frozenset(self.period_counters & cond.names) if frame is not None else frozenset()
         scope = self.scope(frame)
         parts = self.boolparts.of(cond)
+        in_scope = self.scope(frame) if frame is not None else None
         for s in flow.states:
-            known = self.known_truth(s, cond, flow.env)
+            known = self.known_truth(s, cond, flow.env, in_scope)
             taught = False  # decided by what the path knows of the test's parts: still this test's fact
             if known is None and parts is not None:  # `if a and b:` after `if a and b and c:` held
                 known = BoolParts.truth(s, parts)
@@ -1137,6 +1147,11 @@ class Interpreter:
             self.amp.new_iteration(flow)
 
     @functools.cached_property
+    def assigned_constants(self) -> AssignedConstants:
+        """Literals paths bound names to, that decide later tests of them (`assigned_constants`)."""
+        return AssignedConstants(self.module, self.plain_bindings, self._branch_matters, self._akeys, self.akeys_testing)
+
+    @functools.cached_property
     def plain_bindings(self) -> frozenset[str]:
         """Names (and attributes, `self.n`) that the module binds only by whole assignments to that very
         text (`n = ...`, `n += 1`, `self.n = (self.n + 1) % k`, a `for` target): each, when it runs, forgets
@@ -1309,3 +1324,8 @@ def _module_level_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
                     yield from _module_level_statements(block)
             for handler in getattr(stmt, "handlers", ()):
                 yield from _module_level_statements(handler.body)
+
+
+def _assume_in(flow: Flow) -> Callable[[int], None]:
+    """Make every path of `flow` assume a fact (by its assumption key)."""
+    return lambda akey: flow.map_quiet(lambda s: s.assume(akey, True))
