@@ -99,7 +99,7 @@ for real in torch.randn(8, 4, 4):
                         if named and roles(loss) & roles(model.table.holder_name(holder)):
                             continue  # the loss is named for this model too: a joint objective
                         own = next((model.backwards[o.backward] for _h, o in held if o.fresh and o.backward != c.backward), None)
-                        leak = (holder, c, own)
+                        leak = (holder, c, own, _own_pass_beside(holder, c, held))
                         break
                 if leak:
                     break
@@ -116,7 +116,7 @@ for real in torch.randn(8, 4, 4):
                         facts.append(assumed(Assumption.INTENT))  # the pass may be meant to train this model too
                     yield Finding(step.node, msg, help_, tuple(facts))
                 continue
-            holder, c, own = leak
+            holder, c, own, witnessed = leak
             backward = model.backwards[c.backward]
             other_uid = min(c.consumers)
             other_steps = model.steps_of(other_uid)
@@ -133,8 +133,11 @@ for real in torch.randn(8, 4, 4):
                 own_first=c.live and own is not None and model.order(own.node) < model.order(backward.node),
             )
             others = [model.table.entities[u].provenance for u in sorted(c.consumers) if u in model.table.entities]
-            if c.live:
-                others.append(assumed(Assumption.INTENT))  # the other model's loss may be meant to train this one too
+            if c.live or not witnessed:
+                # the other model's loss may be meant to train this one too: so it is when the model has no pass
+                # of its own that only its optimizer applies (a shared embedding that a critic's and an actor's
+                # losses train, each stepping their own head first), and not certainly a leak
+                others.append(assumed(Assumption.INTENT))
             yield Finding(step.node, msg, help_, (step.provenance, c.provenance, *others))
 
 
