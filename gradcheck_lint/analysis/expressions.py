@@ -474,6 +474,8 @@ class Expressions:
                 return held
         base = self.eval(expr.value, flow, frame)
         attr = expr.attr
+        if base.entities and type(expr.ctx) is ast.Load:
+            base = self._past_a_missing_attribute(expr, base, flow)
         if attr in _NO_GRADIENT_ATTRS:
             return EMPTY
         held = self.property_value(expr, base, flow, frame)
@@ -572,6 +574,38 @@ class Expressions:
         # (`outputs.loss` of a model's output keeps the sync state of the forward that made it)
         return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague, built=base.built,
                      vague_sites=base.vague_sites, kept=base.kept, sync=base.sync)
+
+    def _past_a_missing_attribute(self, expr: ast.Attribute, base: Value, flow: Flow) -> Value:
+        """`model.config` where `model` may hold a DistributedDataParallel wrapper, which has no such attribute
+        (a closed catalogue type, `Catalogue.lacks`): on the paths where it holds the wrapper the read raises
+        AttributeError, so the paths that go on hold what else the name may be (the bare module of a
+        single-process run), and so does the name from here (FreeLB's `model.encoder.embeddings` read after
+        `if args.local_rank != -1: model = DDP(model)`: the distributed run stops there, before any backward).
+        Not when the module sets or may set such an attribute on some object (`x.config = ...`, `setattr`)."""
+        catalogue = self.interp.catalogue
+        lacking = frozenset(e for e in base.entities if e.api and catalogue.lacks(e.api, expr.attr))
+        stored = self._stored_attributes
+        if not lacking or expr.attr in stored or "*" in stored:
+            return base
+        rest = replace(base, entities=base.entities - lacking)
+        if not (rest.entities or rest.modules):
+            return base
+        key = N.ref_text(expr.value)
+        if key is not None and flow.env.get(key) is base:
+            flow.env[key] = rest
+        return rest
+
+    @functools.cached_property
+    def _stored_attributes(self) -> frozenset[str]:
+        """Attribute names the module assigns on objects other than `self`; `*` (every name) when it calls `setattr`."""
+        out: set[str] = set()
+        for node in iter_tree(self.interp.module):
+            if isinstance(node, ast.Attribute) and type(node.ctx) is not ast.Load \
+                    and not (isinstance(node.value, ast.Name) and node.value.id == "self"):
+                out.add(node.attr)  # (what a class's methods set on `self` is its instances', not a wrapper's)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+                return frozenset({"*"})
+        return frozenset(out)
 
     def _made_by_call(self, source: ast.AST | None, frame: Frame) -> bool:
         """Whether `source` is the result of a function or class the module names (a helper, an import):

@@ -515,11 +515,14 @@ class Interpreter:
                 return self.exec_block(orelse, flow, frame) if orelse else Outcome(normal=flow)
         typed = type_tests.tested(stmt.test, self.imports)  # `isinstance(x, torch.Tensor)`: `x` on the other arm
         graphless = type_tests.graphless_tested(stmt.test, self.imports)  # `type(x) == np.ndarray`: `x` in the body
+        instance = type_tests.instance_tested(stmt.test, self.imports)  # `isinstance(m, nn.DataParallel)`: not DDP
         if not self.prescan.interesting.get(id(stmt), True):
             ruled_out = typed is not None and type_tests.ruled_out(flow, *typed)
             body_flow = flow.copy()
             if graphless is not None:
                 type_tests.narrow_held(body_flow, graphless)
+            if instance is not None:
+                type_tests.narrow_to_instances(body_flow, *instance, self.catalogue)
             t = self.exec_block(stmt.body, body_flow, frame) if not ruled_out else Outcome(normal=None)
             other = flow.copy() if typed is not None else flow
             if typed is not None:
@@ -542,6 +545,8 @@ class Interpreter:
             type_tests.narrow_failed(fflow, *typed)
         if graphless is not None and tflow is not None:
             type_tests.narrow_held(tflow, graphless)
+        if instance is not None and tflow is not None:
+            type_tests.narrow_to_instances(tflow, *instance, self.catalogue)
         inner = frame if "__name__" in cond.key else replace(frame, ifs=frame.ifs + (cond.id,))
         t = self.exec_block(stmt.body, tflow, inner) if tflow is not None else Outcome(normal=None)
         if not orelse:

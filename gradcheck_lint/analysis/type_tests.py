@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from .apimodels import Catalogue
 from .flow import Flow
 from .names import ImportMap
 from .values import Value
@@ -44,6 +45,35 @@ def tested(test: ast.expr, imports: ImportMap) -> tuple[str, frozenset[str]] | N
     types = spec.elts if isinstance(spec, ast.Tuple) else [spec]
     kinds = frozenset(k for k in (_TYPES.get(imports.qualify(t) or "") for t in types) if k is not None)
     return test.args[0].id, kinds
+
+
+def instance_tested(test: ast.expr, imports: ImportMap) -> tuple[str, tuple[str, ...]] | None:
+    """`isinstance(x, T)` or `isinstance(x, (T1, T2))` of a plain name: the name and the qualified names of the
+    types (those the imports can name)."""
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+            and len(test.args) == 2 and not test.keywords and isinstance(test.args[0], ast.Name)):
+        return None
+    spec = test.args[1]
+    types = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+    qualified = tuple(q for t in types if (q := imports.qualify(t)) is not None)
+    return (test.args[0].id, qualified) if len(qualified) == len(types) else None
+
+
+def narrow_to_instances(flow: Flow, name: str, types: tuple[str, ...], catalogue: Catalogue) -> None:
+    """On the arm where `isinstance(name, types)` holds, the name holds no object of a `closed` catalogue type
+    (fully described, its bases too) that is none of those types and extends none of them: FreeLB's
+    `if isinstance(model, torch.nn.DataParallel): model.module...` arm is never a DistributedDataParallel
+    wrapper's, which extends `nn.Module` only."""
+    value = flow.env.get(name)
+    if value is None or not value.entities:
+        return
+    wanted = {catalogue.canonical(t) for t in types}
+    drop = frozenset(e for e in value.entities if e.api and (kind := catalogue.type(e.api)) is not None and kind.closed
+                     and not wanted & set(catalogue.lineage(e.api)))
+    if drop:
+        rest = replace(value, entities=value.entities - drop)
+        if rest.entities or rest.modules:
+            flow.env[name] = rest
 
 
 def narrow_failed(flow: Flow, name: str, kinds: frozenset[str]) -> None:

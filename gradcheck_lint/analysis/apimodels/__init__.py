@@ -171,6 +171,17 @@ class Catalogue:
         """The types of Python literals an object of type `name` (or of a type it extends) never equals."""
         return frozenset(v for t in self.lineage(name) if (found := self._types.get(t)) for v in found.never_equal)
 
+    def lacks(self, name: str, attr: str) -> bool:
+        """Whether reading public attribute `attr` of an object of type `name` raises AttributeError: the type
+        is `closed` and neither it nor its bases have such a member (nor a method or attribute row of it)."""
+        lineage = list(self.lineage(name))
+        own = self._types.get(lineage[0]) if lineage else None
+        if own is None or not own.closed or attr.startswith("_"):
+            return False
+        if any(attr in found.members for t in lineage if (found := self._types.get(t)) is not None):
+            return False
+        return self.method(name, attr) is None and self.attribute(name, attr) is None
+
     # -- rows
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - one catalogue per configuration, kept for the process
     def call(self, qualified: str) -> CallModel | None:

@@ -198,6 +198,11 @@ class ApiType:
     # the types of Python literals (`str`, ...) an object of it never equals: `torch.device("cuda") == "cuda"`
     # is False, so a test `device == "cuda"` of such an object goes one way on every path
     never_equal: tuple[str, ...] = ()
+    # the public attributes its instances have (with those of its bases'); `closed`: no others, a read of
+    # any other public attribute raises AttributeError (`DistributedDataParallel` forwards nothing to the
+    # module it wraps: `ddp_model.config` raises)
+    members: tuple[str, ...] = ()
+    closed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,7 +386,7 @@ def _ident(row: Mapping[str, Any], key: str, where: str) -> str:
 
 
 def _type(row: Mapping[str, Any], where: str) -> ApiType:
-    _keys(row, where, {"name", "kind", "aliases", "bases", "bare", "never_equal"})
+    _keys(row, where, {"name", "kind", "aliases", "bases", "bare", "never_equal", "members", "closed"})
     kind = _string(row, "kind", where)
     if kind not in KINDS:
         raise ModelError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -389,8 +394,14 @@ def _type(row: Mapping[str, Any], where: str) -> ApiType:
     unequal = row.get("never_equal", [])
     if not isinstance(unequal, list) or not all(v in LITERAL_TYPES for v in unequal):
         raise ModelError(f"{where}: never_equal must be a list of literal types ({', '.join(LITERAL_TYPES)})")
+    members = row.get("members", [])
+    if not isinstance(members, list) or not all(isinstance(m, str) and m.isidentifier() for m in members):
+        raise ModelError(f"{where}: members must be a list of attribute names")
+    closed = row.get("closed", False)
+    if not isinstance(closed, bool):
+        raise ModelError(f"{where}: closed must be true or false")
     return ApiType(_name(row, "name", where), kind, _names(row, "aliases", where), _names(row, "bases", where), bare,
-                   tuple(unequal))
+                   tuple(unequal), tuple(members), closed)
 
 
 def _release(data: Mapping[str, Any], where: str) -> tuple[int, ...]:
