@@ -119,22 +119,38 @@ def _bound_otherwise(module: ast.Module) -> set[str]:
 class AssignedConstants:
     """Facts `name == literal` of paths (see the module's docstring)."""
 
-    def __init__(self, module: ast.Module, plain: frozenset[str], matters: Callable[[ast.AST], bool],
-                 akeys: dict[str, int], testing: dict[str, list[int]]) -> None:
+    def __init__(self, module_of: Callable[[ast.AST], ast.Module], plain_of: Callable[[ast.Module], frozenset[str]],
+                 matters: Callable[[ast.AST], bool], akeys: dict[str, int], testing: dict[str, list[int]]) -> None:
+        self._module_of = module_of  # the tree of the file a node is in (a function of another file runs too)
+        self._plain_of = plain_of  # `plain_bindings` of a file's tree
+        self._matters = matters  # whether a branch's arms touch gradients or leave early
         self._akeys = akeys  # the interpreter's assumption keys, shared: a fact is one more assumption
         self._testing = testing  # name -> assumption keys forgotten when it is bound (`Expressions.forget`)
         self._facts: dict[tuple[int, str], dict[int, object]] = {}  # (scope, name) -> fact key -> literal
-        tested = {name for node in iter_tree(module) if isinstance(node, (ast.If, ast.While)) and matters(node)
-                  if (name := _tested_name(node.test)) is not None}
-        self.subjects = frozenset((tested & plain) - _bound_otherwise(module)) if tested else frozenset()
+        self._subjects: dict[int, frozenset[str]] = {}  # id of a file's tree -> its subjects
+        self._where: dict[int, frozenset[str]] = {}  # id of an assignment's target -> its file's subjects
+
+    def subjects(self, node: ast.AST) -> frozenset[str]:
+        """The names facts are kept of in the file of `node`."""
+        found = self._where.get(id(node))
+        if found is None:
+            module = self._module_of(node)
+            found = self._subjects.get(id(module))
+            if found is None:
+                tested = {name for n in iter_tree(module) if isinstance(n, (ast.If, ast.While)) and self._matters(n)
+                          if (name := _tested_name(n.test)) is not None}
+                found = frozenset((tested & self._plain_of(module)) - _bound_otherwise(module)) if tested else frozenset()
+                self._subjects[id(module)] = found
+            self._where[id(node)] = found
+        return found
 
     def assigned(self, target: ast.expr, value: ast.expr | None, scope: int,
                  assume: Callable[[int], None]) -> None:
         """`target = value` ran (and forgot what paths knew of the name): a literal is known from here."""
-        if not self.subjects or not isinstance(target, ast.Name) or target.id not in self.subjects:
+        if not isinstance(target, ast.Name):
             return
         literal = literal_value(value)
-        if literal is _ABSENT:
+        if literal is _ABSENT or target.id not in self.subjects(target):
             return
         name = target.id
         text = f"{scope}:{name} := {type(literal).__name__} {literal!r}"

@@ -277,7 +277,7 @@ def _aligned_generations(envs: list[dict[str, Value]]) -> list[dict[str, Value]]
             joined[k] = max(joined.get(k, 0), n)
     out = []
     for env, c in zip(envs, counts):
-        shift = [(k, holder_of_key(k), n - c.get(k, 0)) for k, n in joined.items() if n > c.get(k, 0)]
+        shift = [(k, holder_of_key(k), n - c.get(k, 0), n) for k, n in joined.items() if n > c.get(k, 0)]
         if not shift:
             out.append(env)
             continue
@@ -289,19 +289,21 @@ def _aligned_generations(envs: list[dict[str, Value]]) -> list[dict[str, Value]]
 Graph = tuple[Holder, frozenset[tuple[str, int]], int]  # a graph a value holds: parameters, counts at its build, site
 
 
-def _shifted(value: Value, shift: list[tuple[str, Holder, int]], memo: dict[Graph, Graph]) -> Value:
-    """`value` with the step counts its graphs were built at raised by `shift` (key, parameter set, amount)
-    for the parameter sets they overlap; marks of staleness (negative counts) stay."""
+def _shifted(value: Value, shift: list[tuple[str, Holder, int, int]], memo: dict[Graph, Graph]) -> Value:
+    """`value` with the step counts its graphs were built at raised by `shift` (key, parameter set, amount, joined
+    count) for the parameter sets they overlap, never past the joined count (a graph counted past its path's
+    count, carried from an iteration whose steps the loop's restart forgot, is fresh: no more); marks of
+    staleness (negative counts) stay."""
     built = set()
     for graph in value.built:
         done = memo.get(graph)
         if done is None:
             holder, before, site = graph
             seen = dict(before)
-            for key, h, amount in shift:
+            for key, h, amount, joined in shift:
                 now = seen.get(key, 0)
                 if now >= 0 and h.overlaps(holder):
-                    seen[key] = now + amount
+                    seen[key] = min(now + amount, max(now, joined))
             done = memo[graph] = (holder, frozenset(seen.items()), site)
         built.add(done)
     items = tuple((k, _shifted(v, shift, memo) if v.built or _items_built(v) else v) for k, v in value.items)

@@ -1153,33 +1153,25 @@ class Interpreter:
 
     @functools.cached_property
     def assigned_constants(self) -> AssignedConstants:
-        """Literals paths bound names to, that decide later tests of them (`assigned_constants`)."""
-        return AssignedConstants(self.module, self.plain_bindings, self._branch_matters, self._akeys, self.akeys_testing)
+        """Literals paths bound names to, that decide later tests of them (`assigned_constants`), in this file
+        and in the files of the project whose functions it runs."""
+        return AssignedConstants(self._module_holding, plain_bindings, self._branch_matters, self._akeys,
+                                 self.akeys_testing)
+
+    def _module_holding(self, node: ast.AST) -> ast.Module:
+        """The tree of the file a node is in: this one, or another of the project."""
+        if self._parents is None:
+            self._parents = parents(self.module)
+        if self.project is not None and id(node) not in self._parents:
+            foreign = self.project.module_of_node(node)
+            if foreign is not None:
+                return foreign.tree
+        return self.module
 
     @functools.cached_property
     def plain_bindings(self) -> frozenset[str]:
-        """Names (and attributes, `self.n`) that the module binds only by whole assignments to that very
-        text (`n = ...`, `n += 1`, `self.n = (self.n + 1) % k`, a `for` target): each, when it runs, forgets
-        what paths assumed of the tests reading it. Not a container an item is stored into (`d[k] = v`), a
-        walrus or comprehension target, or a name declared `global`/`nonlocal` (bound from other scopes)."""
-        whole: set[str] = set()
-        other: set[str] = set()
-        for n in iter_tree(self.module):
-            if isinstance(n, (ast.Global, ast.Nonlocal)):
-                other.update(n.names)
-                continue
-            targets = binding_targets(n)
-            direct = isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor))
-            for t in targets:
-                for sub in rebound_by(t):
-                    text = self.ref(sub)
-                    if text is None:
-                        continue
-                    if direct and isinstance(sub, (ast.Name, ast.Attribute)) and _whole_target(t, sub):
-                        whole.add(text)
-                    else:
-                        other.add(text)
-        return frozenset(whole - other)
+        """`plain_bindings` of the module analysed."""
+        return plain_bindings(self.module)
 
     def assigned_in(self, node: ast.AST) -> frozenset[str]:
         """Names (and `self.x` attributes) a loop assigns, directly or in the methods of its class."""
@@ -1334,3 +1326,28 @@ def _module_level_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 def _assume_in(flow: Flow) -> Callable[[int], None]:
     """Make every path of `flow` assume a fact (by its assumption key)."""
     return lambda akey: flow.map_quiet(lambda s: s.assume(akey, True))
+
+
+def plain_bindings(module: ast.Module) -> frozenset[str]:
+    """Names (and attributes, `self.n`) that the module binds only by whole assignments to that very
+    text (`n = ...`, `n += 1`, `self.n = (self.n + 1) % k`, a `for` target): each, when it runs, forgets
+    what paths assumed of the tests reading it. Not a container an item is stored into (`d[k] = v`), a
+    walrus or comprehension target, or a name declared `global`/`nonlocal` (bound from other scopes)."""
+    whole: set[str] = set()
+    other: set[str] = set()
+    for n in iter_tree(module):
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            other.update(n.names)
+            continue
+        targets = binding_targets(n)
+        direct = isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor))
+        for t in targets:
+            for sub in rebound_by(t):
+                text = N.ref_text(sub)
+                if text is None:
+                    continue
+                if direct and isinstance(sub, (ast.Name, ast.Attribute)) and _whole_target(t, sub):
+                    whole.add(text)
+                else:
+                    other.add(text)
+    return frozenset(whole - other)

@@ -8,7 +8,10 @@ clear, the same loop is still reported."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gradcheck_lint.engine import analyse_text
+from support import project_tree
 
 HEAD = """\
 import torch
@@ -113,3 +116,12 @@ for i, (x, y) in enumerate(loader):
     optimizer.step()
 """
     assert ("GL009", line_of(text, "criterion(out, y).backward()", 2)) in findings(text)
+
+
+def test_the_same_loop_run_from_another_file_of_the_project_is_correct(tmp_path: Path) -> None:
+    """The facts are kept of the names of the file the function is in, when another file runs it."""
+    train = SUMMED.replace("\n\ntrain(3, 4)\n", "\n")
+    root = project_tree(tmp_path, {"train.py": train, "main.py": "from train import train\n\nfor _ in range(2):\n    train(3, 4)\n"})
+    for name in ("main.py", "train.py"):
+        path = root / name
+        assert not analyse_text(path.read_text(), str(path)).diagnostics, name
