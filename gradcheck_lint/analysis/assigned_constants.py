@@ -38,6 +38,7 @@ from .walk import iter_tree
 __all__ = ["AssignedConstants", "literal_value"]
 
 _ABSENT = object()
+_BRANCHES = frozenset({ast.If, ast.While})
 _COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
     ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
@@ -95,22 +96,31 @@ def evaluate(test: ast.expr, name: str, value: object) -> bool | None:
     return truth != negated
 
 
+_BINDERS = frozenset({ast.arguments, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.Import,
+                       ast.ImportFrom, ast.withitem, ast.Delete})
+
+
 def _bound_otherwise(module: ast.Module) -> set[str]:
     """Names bound other than by an assignment statement: parameters, `with`/`except` targets, imports,
     definitions, `del`."""
     out: set[str] = set()
     for node in iter_tree(module):
+        kind = type(node)
+        if kind not in _BINDERS:
+            continue
         if isinstance(node, ast.arguments):
             out.update(a.arg for a in (*node.posonlyargs, *node.args, *node.kwonlyargs))
             out.update(a.arg for a in (node.vararg, node.kwarg) if a is not None)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.add(node.name)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            out.add(node.name)
+        elif isinstance(node, ast.ExceptHandler):
+            if node.name:
+                out.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             out.update((a.asname or a.name).split(".")[0] for a in node.names)
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            out.update(n.id for n in iter_tree(node.optional_vars) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.withitem):
+            if node.optional_vars is not None:
+                out.update(n.id for n in iter_tree(node.optional_vars) if isinstance(n, ast.Name))
         elif isinstance(node, ast.Delete):
             out.update(n.id for n in iter_tree(node) if isinstance(n, ast.Name))
     return out
@@ -137,8 +147,8 @@ class AssignedConstants:
             module = self._module_of(node)
             found = self._subjects.get(id(module))
             if found is None:
-                tested = {name for n in iter_tree(module) if isinstance(n, (ast.If, ast.While)) and self._matters(n)
-                          if (name := _tested_name(n.test)) is not None}
+                tested = {name for n in iter_tree(module) if type(n) in _BRANCHES and isinstance(n, (ast.If, ast.While))
+                          and self._matters(n) if (name := _tested_name(n.test)) is not None}
                 found = frozenset((tested & self._plain_of(module)) - _bound_otherwise(module)) if tested else frozenset()
                 self._subjects[id(module)] = found
             self._where[id(node)] = found

@@ -584,8 +584,10 @@ class Expressions:
         Not when the module sets or may set such an attribute on some object (`x.config = ...`, `setattr`)."""
         catalogue = self.interp.catalogue
         lacking = frozenset(e for e in base.entities if e.api and catalogue.lacks(e.api, expr.attr))
+        if not lacking:
+            return base
         stored = self._stored_attributes
-        if not lacking or expr.attr in stored or "*" in stored:
+        if expr.attr in stored or "*" in stored:
             return base
         rest = replace(base, entities=base.entities - lacking)
         if not (rest.entities or rest.modules):

@@ -124,10 +124,10 @@ class Flow:
         if len(live) == 1:
             return live[0].copy()
         states = merge_states(frozenset().union(*(f.states for f in live)))
-        envs = _aligned_generations([f.env for f in live])
         if len(live) == 2:  # the common case (two branches, loop head and back edge): one pass
-            a, b = envs
+            a, b = live[0].env, live[1].env
             env = {}
+            counted = False  # the paths stepped a parameter set a different number of times
             for k, v in a.items():
                 w = b.get(k, _MISSING)
                 # (a name one path did not bind may be anything there: None too)
@@ -135,12 +135,21 @@ class Flow:
                     env[k] = v
                 elif w is _MISSING:
                     env[k] = maybe_none(_join_key(k, [v]))
+                    counted = counted or k.startswith(GENERATION)
                 else:
                     env[k] = _join_key(k, [v, w])  # type: ignore[list-item]
+                    counted = counted or k.startswith(GENERATION)
             for k, w in b.items():
                 if k not in a:
                     env[k] = maybe_none(w)
+                    counted = counted or k.startswith(GENERATION)
+            if counted:  # join again what holds graphs, each path's counted against the joined count
+                a2, b2 = _aligned_generations([a, b])
+                for k in {k for k, v in a2.items() if v is not a[k]} | {k for k, w in b2.items() if w is not b[k]}:
+                    vals = [x[k] for x in (a2, b2) if k in x]
+                    env[k] = _join_key(k, vals) if len(vals) == 2 else maybe_none(_join_key(k, vals))
             return Flow(env, states)
+        envs = _aligned_generations([f.env for f in live])
         env = {}
         keys: list[str] = []
         seen: set[str] = set()

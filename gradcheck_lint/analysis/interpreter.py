@@ -1155,8 +1155,11 @@ class Interpreter:
     def assigned_constants(self) -> AssignedConstants:
         """Literals paths bound names to, that decide later tests of them (`assigned_constants`), in this file
         and in the files of the project whose functions it runs."""
-        return AssignedConstants(self._module_holding, plain_bindings, self._branch_matters, self._akeys,
+        return AssignedConstants(self._module_holding, self._plain_bindings_of, self._branch_matters, self._akeys,
                                  self.akeys_testing)
+
+    def _plain_bindings_of(self, module: ast.Module) -> frozenset[str]:
+        return self.plain_bindings if module is self.module else plain_bindings(module)
 
     def _module_holding(self, node: ast.AST) -> ast.Module:
         """The tree of the file a node is in: this one, or another of the project."""
