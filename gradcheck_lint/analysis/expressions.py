@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from dataclasses import replace
 
 from . import bound_tests, class_refs, filled_globals, named_tuples, param_groups, periods, type_tests
@@ -448,6 +449,8 @@ class Expressions:
             results.append(self.eval(elt, scratch, frame))
             flow.states = scratch.states
         v = join(results)
+        if generators[0].ifs and _selects_parameters(generators[0].iter) and (v.modules or v.params):
+            v = self._selected(v, generators, flow)
         # the elements' graphs come along (`sum([criterion(g) for g in outs])` backpropagates through `outs`), and
         # what the losses went through: the data-parallel forwards (GL006), a GradScaler, a sum over samples
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
@@ -455,6 +458,26 @@ class Expressions:
                      built=v.built, vague_sites=v.vague_sites, graph=v.graph, graph_assumed=v.graph_assumed,
                      sync=v.sync, amp=v.amp, summed=v.summed,
                      unseen_reduction=v.unseen_reduction, present=True)
+
+    def _selected(self, value: Value, generators: list[ast.comprehension], flow: Flow) -> Value:
+        """`[p for n, p in model.named_parameters() if "embed_1" in n]`: some of the module's parameters, picked
+        by a test the analysis does not evaluate. They are a part of the module of its own, named by the test
+        (names bound to a literal read as the literal: a helper's `table in n` called with "first"), so two
+        selections by different tests are different parts (an optimizer for each of two embedding tables), and
+        a selection and the whole module overlap."""
+        tests = [t for g in generators for t in g.ifs]
+        text = " and ".join(code(t) for t in tests)
+        for name in sorted({n.id for t in tests for n in iter_tree(t) if isinstance(n, ast.Name)}):
+            bound = flow.env.get(name)
+            if bound is not None and bound.choices is not None and len(bound.choices) == 1:  # a string literal
+                literal = next(iter(bound.choices)).replace("\\", "\\\\")  # (a replacement template)
+                text = re.sub(rf"\b{re.escape(name)}\b", literal, text)
+        part = f"[{text}]"
+
+        def narrowed(holders: frozenset[Holder]) -> frozenset[Holder]:
+            return frozenset(h if h.pseudo else Holder(h.uid, h.path + (part,), h.pseudo) for h in holders)
+
+        return replace(value, modules=narrowed(value.modules), params=narrowed(value.params))
 
     def eval_attribute(self, expr: ast.Attribute, flow: Flow, frame: Frame) -> Value:
         interp = self.interp
@@ -1278,3 +1301,9 @@ def _set_field(flow: Flow, name: str, attr: str, value: Value) -> None:
 def _instance(value: Value) -> bool:
     """An object of the project's classes made in sight: its attributes (`items`), no graph of its own."""
     return bool(value.items) and not (value.built or value.graph)
+
+
+def _selects_parameters(source: ast.expr) -> bool:
+    """`model.named_parameters()`, `model.parameters()`: what a comprehension picks parameters from."""
+    return isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) \
+        and source.func.attr in ("named_parameters", "parameters")

@@ -195,12 +195,24 @@ class FixedTests:
             return self._none_comparison(left, isinstance(test.ops[0], (ast.Eq, ast.Is)), flow, frame)
         if isinstance(test.ops[0], (ast.Is, ast.IsNot)):
             return None
+        if isinstance(left, ast.Name) and isinstance(right, ast.Constant) and type(right.value) is str:
+            return self._literal_choice(left.id, right.value, isinstance(test.ops[0], ast.Eq), flow, frame)
         if not (isinstance(left, ast.Name) and isinstance(right, ast.Constant) and type(right.value) is int):
             return None
         v = self.interp.expressions.lookup(left.id, flow, frame)
         if v is None or type(v.const) is not int or v.counter is not None:
             return None
         return (v.const == right.value) == isinstance(test.ops[0], ast.Eq)
+
+    def _literal_choice(self, name: str, literal: str, equal: bool, flow: Flow, frame: Frame) -> bool | None:
+        """`if type == 'first':` in a helper called with `type='first'` (recohut's `get_params_group(model,
+        'first')`): a name this call bound to string literals only, none of them or only this one."""
+        v = self.interp.expressions.lookup(name, flow, frame)
+        if v is None or v.choices is None or v.entities or v.modules or v.opaque or v.counter is not None:
+            return None
+        if repr(literal) not in v.choices:
+            return not equal
+        return equal if v.choices == {repr(literal)} else None
 
     def _none_comparison(self, subject: ast.expr, is_none: bool, flow: Flow, frame: Frame) -> bool | None:
         """`if lm_labels is not None:` in a forward called without `lm_labels` (its default None), or `if self.x is

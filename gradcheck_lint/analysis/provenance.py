@@ -42,6 +42,7 @@ class Assumption(str, enum.Enum):
     CARRIED = "that a value the previous loop iteration left still holds its graph (code out of sight may detach it)"
     WRAPPED = "that an attribute stepped like an optimizer is the optimizer its object was built from"
     CHOICE = "which of several objects a name holds (one picked by a key the analysis cannot evaluate)"
+    PICKED = "which of the parameters a test picked from a module (`if \"emb\" in n`) a loss reaches"
 
 
 @dataclass(frozen=True, slots=True)

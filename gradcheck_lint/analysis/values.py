@@ -515,7 +515,8 @@ class EntityTable:
             opt = self.entities.get(holder.uid)
             return f"the parameters of `{self.label(holder.uid)}`" if opt else "its parameters"
         base = self.module_names.get(holder.uid, "?")
-        return ".".join((base, *holder.path))
+        # (a part picked by a test, `[p for n, p in m.named_parameters() if "emb" in n]`, is named by its module)
+        return ".".join((base, *(p for p in holder.path if not p.startswith("["))))
 
 
     def optimizer_holders(self, opt: Entity) -> frozenset[Holder]:

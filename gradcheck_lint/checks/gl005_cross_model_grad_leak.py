@@ -133,6 +133,10 @@ for real in torch.randn(8, 4, 4):
                 own_first=c.live and own is not None and model.order(own.node) < model.order(backward.node),
             )
             others = [model.table.entities[u].provenance for u in sorted(c.consumers) if u in model.table.entities]
+            if any(p.startswith("[") for h in model.optimizer_holders(opt) for p in h.path):
+                # a part of a module picked by a test (`[p for n, p in model.named_parameters() if "emb_2" in n]`):
+                # whether the other loss reaches it at all is not known (it reaches the module, as far as read)
+                others.append(assumed(Assumption.PICKED))
             if c.live or not witnessed:
                 # the other model's loss may be meant to train this one too: so it is when the model has no pass
                 # of its own that only its optimizer applies (a shared embedding that a critic's and an actor's
