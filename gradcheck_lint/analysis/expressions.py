@@ -607,7 +607,7 @@ class Expressions:
         Not when the module sets or may set such an attribute on some object (`x.config = ...`, `setattr`)."""
         catalogue = self.interp.catalogue
         lacking = frozenset(e for e in base.entities if e.api and catalogue.lacks(e.api, expr.attr))
-        if not lacking:
+        if not lacking or self._evaluated_on_condition(expr):
             return base
         stored = self._stored_attributes
         if expr.attr in stored or "*" in stored:
@@ -619,6 +619,20 @@ class Expressions:
         if key is not None and flow.env.get(key) is base:
             flow.env[key] = rest
         return rest
+
+    def _evaluated_on_condition(self, expr: ast.expr) -> bool:
+        """Whether its statement evaluates `expr` only on a condition: an arm of a conditional expression
+        (`model.config.n if hasattr(model, "config") else model.module.config.n`), a later operand of `and`/`or`,
+        a lambda's or a comprehension's body."""
+        parent = self.interp.parent
+        child: ast.AST = expr
+        node = parent(expr)
+        while node is not None and not isinstance(node, ast.stmt):
+            if isinstance(node, ast.IfExp) and child is not node.test or isinstance(node, ast.BoolOp) \
+                    and child is not node.values[0] or isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
+                return True
+            child, node = node, parent(node)
+        return False
 
     @functools.cached_property
     def _stored_attributes(self) -> frozenset[str]:

@@ -92,3 +92,19 @@ def test_the_catalogue_knows_what_the_wrapper_has() -> None:
     for present in ("module", "no_sync", "parameters", "train", "require_backward_grad_sync", "_private"):
         assert not cat.lacks(ddp, present), present
     assert not cat.lacks("torch.nn.Module", "config")  # a module's own attributes are its subclasses' business
+
+
+def test_a_read_guarded_within_its_statement_raises_nothing() -> None:
+    """`model.embeddings if hasattr(model, "embeddings") else model.module.embeddings` (dynamic-tinybert's
+    `num_h_layers = model.config.num_hidden_layers if hasattr(model, "config") else ...`): the wrapper's run goes
+    the other way, and on."""
+    for guarded in ('model.embeddings if hasattr(model, "embeddings") else model.module.embeddings',
+                    'hasattr(model, "embeddings") and model.embeddings or model.module.embeddings'):
+        text = SCRIPT.replace("""        if isinstance(model, torch.nn.DataParallel):
+            embeds = model.module.embeddings(batch)
+        else:
+            embeds = model.embeddings(batch)
+""", f"""        table = {guarded}
+        embeds = table(batch)
+""")
+        assert codes(text) == ["GL006"], guarded
