@@ -494,8 +494,22 @@ class Objects:
             return False
         found = self._sums.get(id(forward))
         if found is None:  # read from the syntax once per `forward`, not at every call of the module
-            found = self._sums[id(forward)] = returns_summed(forward)
+            found = self._sums[id(forward)] = returns_summed(forward, self._callee)
         return found
+
+    def _callee(self, call: ast.Call, within: ast.AST) -> Function | None:
+        """The function of this file or of the project a call in function `within` runs, when it names one
+        (`LF.contrastive_loss(...)` of `import cirtorch.layers.functional as LF`)."""
+        interp = self.interp
+        project = interp.project
+        foreign = project.module_of(within) if project is not None else None
+        imports = getattr(foreign, "imports", None) or interp.imports
+        functions = getattr(foreign, "functions", None) if foreign is not None else interp.functions
+        if isinstance(call.func, ast.Name) and functions and call.func.id in functions:
+            return functions[call.func.id]
+        qual = imports.qualify(call.func)
+        found = project.target(qual) if project is not None and qual else None
+        return found[0] if found is not None and found[1] is None else None
 
     def sync_wrappers(self, value: Value) -> list[int]:
         """Uids of the data-parallel wrappers (DDP, FSDP) a value may be: those whose gradient sync can be switched."""

@@ -522,6 +522,7 @@ class ObjectsHost(Protocol):
     catalogue: Catalogue
     classes: dict[str, ClassInfo]
     definitions: Definitions
+    functions: dict[str, Function]
     imports: ImportMap
     model_refs: frozenset[str]
     optimizer_refs: frozenset[str]

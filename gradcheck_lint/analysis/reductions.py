@@ -8,6 +8,7 @@ add up to the whole batch's sum (the runtime side reads the same from the graph,
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from . import names as N
 from .conventions import convention
@@ -29,13 +30,20 @@ def sums_samples(call: ast.Call, summing: frozenset[str] = frozenset()) -> bool:
     return False
 
 
-def returns_summed(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+Callee = Callable[[ast.Call, ast.AST], "ast.FunctionDef | ast.AsyncFunctionDef | None"]
+
+
+def returns_summed(fn: ast.FunctionDef | ast.AsyncFunctionDef, callee: Callee | None = None, depth: int = 2) -> bool:
     """Whether a value the function returns is built from a sum-reduced loss: in the returned
     expression itself, or through the local names it reads, followed back through their assignments
     in the function (`loss_xy += F.binary_cross_entropy(..., reduction="sum")`, then
     `loss = loss_xy + loss_wh`, then `return loss, loss_xy`). A reduction handed in as a parameter that
     defaults to `"sum"` (VALL-E's `forward(..., reduction="sum")`) sums on a call that does not pass it,
-    which is how a training step calls a model's forward; a caller that passes it is not looked at."""
+    which is how a training step calls a model's forward; a caller that passes it is not looked at.
+    What it returns first (the value, or a tuple's first item, and a name's assignments) may also be a
+    total sum itself (`y = torch.sum(y); return y`), or the result of a function of the project that
+    returns one (`return LF.contrastive_loss(x, label)`, cirtorch's, read through `callee`, `depth`
+    calls deep)."""
     sources: dict[str, list[ast.expr]] = {}  # local name -> the expressions assigned to it
     returned: list[ast.expr] = []
     for node in iter_tree(fn):
@@ -47,7 +55,7 @@ def returns_summed(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
                     sources.setdefault(name, []).append(node.value)
     summing = frozenset(p for p in _sum_defaults(fn) if p not in sources)
     seen: set[str] = set()
-    todo = returned
+    todo = list(returned)
     while todo:
         expr = todo.pop()
         for sub in iter_tree(expr):
@@ -56,7 +64,39 @@ def returns_summed(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
             if isinstance(sub, ast.Name) and sub.id not in seen and sub.id in sources:
                 seen.add(sub.id)
                 todo.extend(sources[sub.id])
+    return _primary_sum(returned, sources, fn, callee, depth)
+
+
+def _primary_sum(returned: list[ast.expr], sources: dict[str, list[ast.expr]], fn: ast.AST, callee: Callee | None,
+                 depth: int) -> bool:
+    """What the function returns first is a total sum (`torch.sum(y)`, `y.sum()`), or a call of a project function
+    that returns one."""
+    seen: set[str] = set()
+    todo = [r.elts[0] if isinstance(r, (ast.Tuple, ast.List)) and r.elts else r for r in returned]
+    while todo:
+        expr = todo.pop()
+        if _total_sum(expr):
+            return True
+        if isinstance(expr, ast.Name) and expr.id not in seen and expr.id in sources:
+            seen.add(expr.id)
+            todo.extend(sources[expr.id])
+        elif isinstance(expr, ast.Call) and callee is not None and depth > 0:
+            target = callee(expr, fn)
+            if target is not None and target is not fn and returns_summed(target, callee, depth - 1):
+                return True
     return False
+
+
+def _total_sum(expr: ast.expr) -> bool:
+    """`torch.sum(x)` or `x.sum()`: a sum over every element (no `dim`), the samples too."""
+    if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Attribute) or expr.func.attr != "sum":
+        return False
+    if any(k.arg in ("dim", "axis") for k in expr.keywords):
+        return False
+    receiver = expr.func.value
+    if isinstance(receiver, ast.Name) and receiver.id == "torch":
+        return len(expr.args) == 1
+    return not expr.args
 
 
 def _sum_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
