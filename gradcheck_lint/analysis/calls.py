@@ -489,7 +489,7 @@ class Calls:
             return self.inline(method, klass, None if static else class_refs.local(klass.name), pos, kw, flow, frame)
         recv = interp.eval(recv_node, flow, frame)
         # Methods of local classes called on an instance: `trainer.fit()`, `model.train_step(x)`.
-        info = self._local_class_of(recv)
+        info = self.class_of_instance(recv)
         if info is not None and interp.definitions.find_property(info, attr) is not None:
             held = interp.expressions.property_value(func, recv, flow, frame)
             return self.call_object(call, held if held is not None else OPAQUE, func, flow, frame)
@@ -583,7 +583,7 @@ class Calls:
     def call_instance(self, call: ast.Call, held: Value, flow: Flow, frame: Frame) -> Value | None:
         """Calling an instance of a plain class of this project (a loss object, `DualLoss(cfg)`) runs its
         `__call__`; None when it is no such instance or its class defines none."""
-        info = self._local_class_of(held)
+        info = self.class_of_instance(held)
         if info is None or info.is_module:
             return None
         method = self.interp.definitions.find_method(info, "__call__")
@@ -661,7 +661,7 @@ class Calls:
                        frame: Frame) -> Value | None:
         """The method `name` of the class read of `recv`, run on it with no arguments (`run` of a `threading.Thread`
         subclass its `start()` runs); None when there is no such class or method, or it is not followed."""
-        info = self._local_class_of(recv)
+        info = self.class_of_instance(recv)
         method = self.interp.definitions.find_method(info, name) if info is not None else None
         if info is None or method is None or is_abstract(method):
             return None
@@ -672,9 +672,6 @@ class Calls:
 
     def class_of_instance(self, recv: Value) -> ClassInfo | None:
         """The class read (of this file or of the project) `recv` is an object of."""
-        return self._local_class_of(recv)
-
-    def _local_class_of(self, recv: Value) -> ClassInfo | None:
         if isinstance(recv.const, tuple) and recv.const[:1] == ("instance",):
             return self._class_named(str(recv.const[1]))  # (of this file, or of another file of the project)
         for e in recv.in_order():  # the first made, never the first a set's hash order gives
@@ -692,7 +689,7 @@ class Calls:
         normaliser, not a GradScaler (MTGNN's `self.scaler.inverse_transform(output)`: taken for one, its
         output was read as a tool's number, without the model's graph)."""
         out: list[tuple[Entity | None, str]] = [(e, e.api) for e in sorted(recv.entities, key=lambda e: e.uid) if e.api]
-        info = self._local_class_of(recv) if not out and not recv.modules else None
+        info = self.class_of_instance(recv) if not out and not recv.modules else None
         if info is not None and info.api and not info.is_module:
             # an object of a class read that extends a catalogue type (`class Worker(threading.Thread)`): what the
             # class does not define, the type does (`worker.start()`)

@@ -673,7 +673,7 @@ class Expressions:
         if isinstance(expr.value, ast.Name) and expr.value.id == "self" and isinstance(frame.cls, ClassInfo):
             info: ClassInfo | None = frame.cls
         else:
-            info = interp.calls._local_class_of(base)
+            info = interp.calls.class_of_instance(base)
         getter = interp.definitions.find_property(info, expr.attr)
         if getter is None:
             return None
