@@ -88,15 +88,18 @@ def _primary_sum(returned: list[ast.expr], sources: dict[str, list[ast.expr]], f
 
 
 def _total_sum(expr: ast.expr) -> bool:
-    """`torch.sum(x)` or `x.sum()`: a sum over every element (no `dim`), the samples too."""
+    """`torch.sum(x)` or `x.sum()`: a sum over every element (no `dim`), the samples too; not of terms divided by
+    something (`(w * pos * loss / pos_count + ...).sum()`, a weighted mean written as a sum)."""
     if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Attribute) or expr.func.attr != "sum":
         return False
     if any(k.arg in ("dim", "axis") for k in expr.keywords):
         return False
     receiver = expr.func.value
     if isinstance(receiver, ast.Name) and receiver.id == "torch":
-        return len(expr.args) == 1
-    return not expr.args
+        summed: ast.expr | None = expr.args[0] if len(expr.args) == 1 else None
+    else:
+        summed = receiver if not expr.args else None
+    return summed is not None and not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in iter_tree(summed))
 
 
 def _sum_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:

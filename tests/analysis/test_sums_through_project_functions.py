@@ -73,3 +73,9 @@ def test_a_mean_returned_by_that_function_is_still_undivided(tmp_path: Path) -> 
 
 def test_a_sum_over_one_dimension_then_a_mean_is_a_mean(tmp_path: Path) -> None:
     assert gl003(tmp_path, FUNCTIONAL.replace("y = torch.sum(y)", "y = y.sum(dim=0).mean()")) == [13]
+
+
+def test_a_sum_of_terms_divided_by_their_counts_is_a_weighted_mean(tmp_path: Path) -> None:
+    """kaggle-cloud-organization's `WeightedBCE`: `(w1 * pos * loss / pos_sum + w0 * neg * loss / neg_sum).sum()`."""
+    weighted = FUNCTIONAL.replace("y = torch.sum(y)", "y = (y * (label > 0.5) / label.sum() + y * (label < 0.5) / (1 - label).sum()).sum()")
+    assert gl003(tmp_path, weighted) == [13]
