@@ -299,9 +299,10 @@ class Objects:
                     present=not vague)
         if parts is None or frame.no_grad or vague:
             return out
-        if len(parts) == 1 and isinstance(parts[0].const, tuple):
-            # `return r` of `r = Output(); r.loss = ...; r.loss_value += err.item()`: that object. A field holding
-            # a tensor holds this forward's graph, as the result does; a number (what `.item()` made) holds none
+        if len(parts) == 1 and (isinstance(parts[0].const, tuple) or parts[0].items and parts[0].const is None):
+            # `return r` of `r = Output(); r.loss = ...; r.loss_value += err.item()`: that object; a dict built in
+            # sight, by key. A field holding a tensor holds this forward's graph, as the result does; a number (what
+            # `.item()` made) holds none
             fields = tuple((k, out if v.reach or v.built or v.graph or v.opaque or v.modules or v.entities else v)
                            for k, v in parts[0].items)
             return replace(out, const=parts[0].const, items=fields)
@@ -379,7 +380,7 @@ class Objects:
         # discriminator's turn, `model(x, optimizer_idx=1)`)
         cuts = self._may_cut_graphs(fn)
         tuple_made = self._returns_tuple(fn, info)
-        if not cuts and not tuple_made and not self._returns_object(fn):
+        if not cuts and not tuple_made and not self._returns_object(fn) and not _returns_dict(fn):
             return args, None, None, False
         project = self.interp.project
         prescan = (project.prescan_of(fn) if project is not None else None) or self.interp.prescan
@@ -394,6 +395,8 @@ class Objects:
         parts = spread if apart else None
         if parts is None and isinstance(whole.const, tuple) and whole.const[:1] == ("instance",) and whole.items:
             parts = [whole]  # an object of a class read, with its fields (`forward` sees them out below)
+        if parts is None and whole.items and not any(k.isdigit() for k, _ in whole.items) and _returns_dict(fn):
+            parts = [whole]  # a dict built in sight (`return {"loss": loss, "accuracy": acc.item()}`), by key
         unseen = tuple_made and parts is None and not whole.items
         if not cuts or args.reach <= out.reach and args.built <= out.built:
             return args, reached, parts, unseen
@@ -827,3 +830,14 @@ def _rerooted(value: Value, uids: frozenset[int], root: Holder) -> Value:
 
     return replace(value, modules=move(value.modules), params=move(value.params), reach=move(value.reach),
                    items=tuple((k, _rerooted(v, uids, root)) for k, v in value.items))
+
+
+def _returns_dict(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Whether `forward` returns a dict built in sight: `return {"loss": loss, "accuracy": acc}`, or a name it
+    bound to such a display (`out = {...}; ...; return out`)."""
+    returned = [n.value for n in iter_tree(fn) if isinstance(n, ast.Return) and n.value is not None]
+    if any(isinstance(v, ast.Dict) for v in returned):
+        return True
+    names = {v.id for v in returned if isinstance(v, ast.Name)}
+    return bool(names) and any(isinstance(a.value, ast.Dict) for a in iter_tree(fn) if isinstance(a, ast.Assign)
+                               for t in a.targets if isinstance(t, ast.Name) and t.id in names)

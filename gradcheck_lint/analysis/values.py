@@ -55,13 +55,21 @@ class Holder(NamedTuple):
     pseudo: bool = False  # the parameters of an optimizer whose ownership is unknown
 
     def overlaps(self, other: Holder) -> bool:
-        """One holds the other (the same module, or a submodule of it)."""
+        """One holds the other (the same module, or a submodule of it). A part picked by a test (`[p for n, p in
+        m.named_parameters() if "emb" in n]`, a path step in brackets) may hold any submodule's parameters: it
+        overlaps every path but another test's pick at the same step."""
         if self.uid != other.uid or self.pseudo != other.pseudo:
             return False
         mine, theirs = self.path, other.path
         if len(mine) <= len(theirs):
-            return theirs[:len(mine)] == mine
-        return mine[:len(theirs)] == theirs
+            if theirs[:len(mine)] == mine:
+                return True
+        elif mine[:len(theirs)] == theirs:
+            return True
+        for a, b in zip(mine, theirs):
+            if a != b:
+                return (a[:1] == "[") != (b[:1] == "[")
+        return True
 
 
 @dataclass(frozen=True, slots=True)
