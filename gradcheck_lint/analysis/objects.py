@@ -380,7 +380,7 @@ class Objects:
         # discriminator's turn, `model(x, optimizer_idx=1)`)
         cuts = self._may_cut_graphs(fn)
         tuple_made = self._returns_tuple(fn, info)
-        if not cuts and not tuple_made and not self._returns_object(fn) and not _returns_dict(fn):
+        if not cuts and not tuple_made and not self._returns_object(fn) and not self._returns_dict(fn, info):
             return args, None, None, False
         project = self.interp.project
         prescan = (project.prescan_of(fn) if project is not None else None) or self.interp.prescan
@@ -395,7 +395,7 @@ class Objects:
         parts = spread if apart else None
         if parts is None and isinstance(whole.const, tuple) and whole.const[:1] == ("instance",) and whole.items:
             parts = [whole]  # an object of a class read, with its fields (`forward` sees them out below)
-        if parts is None and whole.items and not any(k.isdigit() for k, _ in whole.items) and _returns_dict(fn):
+        if parts is None and whole.items and not any(k.isdigit() for k, _ in whole.items) and self._returns_dict(fn, info):
             parts = [whole]  # a dict built in sight (`return {"loss": loss, "accuracy": acc.item()}`), by key
         unseen = tuple_made and parts is None and not whole.items
         if not cuts or args.reach <= out.reach and args.built <= out.built:
@@ -453,6 +453,20 @@ class Objects:
                             if (m := self._own_method(info, v)) is not None)
             self._tuples[key] = found
         return found
+
+    def _returns_dict(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, info: ClassInfo | None, depth: int = 0) -> bool:
+        """Whether `forward` returns a dict built in sight: `return {"loss": loss, "accuracy": acc}`, a name it bound
+        to such a display (`out = {"logits": x}; out["acc"] = accuracy(x, y); return out`), or the result of another
+        method of its class that does (`return self.classify_encoded(emb, labels)`)."""
+        returned = [n.value for n in iter_tree(fn) if isinstance(n, ast.Return) and n.value is not None]
+        if any(isinstance(v, ast.Dict) for v in returned):
+            return True
+        names = {v.id for v in returned if isinstance(v, ast.Name)}
+        if names and any(isinstance(a.value, ast.Dict) for a in iter_tree(fn) if isinstance(a, ast.Assign)
+                         for t in a.targets if isinstance(t, ast.Name) and t.id in names):
+            return True
+        return info is not None and depth < MAX_DEPTH and any(
+            self._returns_dict(m, info, depth + 1) for v in returned if (m := self._own_method(info, v)) is not None)
 
     def _own_method(self, info: ClassInfo, value: ast.expr) -> Function | None:
         """The method of `info` a returned expression calls on `self` (`self.compute_loss(...)`), if any."""
@@ -830,14 +844,3 @@ def _rerooted(value: Value, uids: frozenset[int], root: Holder) -> Value:
 
     return replace(value, modules=move(value.modules), params=move(value.params), reach=move(value.reach),
                    items=tuple((k, _rerooted(v, uids, root)) for k, v in value.items))
-
-
-def _returns_dict(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Whether `forward` returns a dict built in sight: `return {"loss": loss, "accuracy": acc}`, or a name it
-    bound to such a display (`out = {...}; ...; return out`)."""
-    returned = [n.value for n in iter_tree(fn) if isinstance(n, ast.Return) and n.value is not None]
-    if any(isinstance(v, ast.Dict) for v in returned):
-        return True
-    names = {v.id for v in returned if isinstance(v, ast.Name)}
-    return bool(names) and any(isinstance(a.value, ast.Dict) for a in iter_tree(fn) if isinstance(a, ast.Assign)
-                               for t in a.targets if isinstance(t, ast.Name) and t.id in names)

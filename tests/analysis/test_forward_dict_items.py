@@ -83,3 +83,14 @@ def test_a_number_the_forward_returns_by_key_holds_no_graph() -> None:
 def test_the_loss_it_returns_by_key_still_holds_the_graph() -> None:
     text = SOURCE.replace("KEY", '"loss"')
     assert gl008(text) == [next(i for i, line in enumerate(text.splitlines(), 1) if "total += out" in line)]
+
+
+def test_a_dict_returned_through_another_method_of_the_class_is_read_by_key() -> None:
+    text = SOURCE.replace('        return {"loss": loss, "accuracy": acc}\n', '''        return self.pack(loss, acc)
+
+    def pack(self, loss, acc):
+        out = {"loss": loss}
+        out["accuracy"] = acc
+        return out
+''').replace("KEY", '"accuracy"')
+    assert gl008(text) == []
