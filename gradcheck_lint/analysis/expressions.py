@@ -24,7 +24,7 @@ from .gradstate import PathState
 from .item_rewrites import every_item_rewritten
 from .no_grad_results import made_without_grad
 from .parts import ExpressionsHost
-from .provenance import Assumption, assumed
+from .provenance import Assumption, assumed, weakest
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
 from .unpacking import indices_item, unpack
@@ -895,6 +895,11 @@ class Expressions:
         if self._numeric_array(base, frame):
             return  # `record = np.zeros(n)` ... `record[i] = loss`: NumPy stores the number, not the tensor
         held = self.interp.keepalives.note(stmt, base, source, value, frame, code(target.value))
+        event = self.interp.keepalives.events.get(id(stmt)) if held is not value else None
+        if event is not None and not isinstance(stmt, ast.AugAssign) and self._key_may_repeat(target.slice, stmt):
+            # `logp_action_dict[agent] = logp_action` for each `agent` of `env.agent_iter()`: the agents come round
+            # again and overwrite their slots, or are new each time: which, is not read
+            event.provenance = weakest([event.provenance, assumed(Assumption.KEYS)])
         old = self.lookup(base, flow, frame)
         if held is value:
             # not kept across iterations (reset in the loop, no training loop, a local), yet the buffer
@@ -903,6 +908,26 @@ class Expressions:
                 return
             held = Value(built=value.built, vague_sites=value.vague_sites, reach=value.reach, vague=value.vague)
         flow.env[base] = join([old, held]) if old is not None else held
+
+    def _key_may_repeat(self, key: ast.expr, stmt: ast.AST) -> bool:
+        """A key that is what an enclosing `for` loop walks (`for agent in env.agent_iter():`, the item of
+        `enumerate(...)`), not a count (`range(n)`, the index of `enumerate`): its values may come round again."""
+        if not isinstance(key, ast.Name):
+            return False
+        node = self.interp.parent(stmt)
+        while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            if isinstance(node, (ast.For, ast.AsyncFor)):
+                it, tgt = node.iter, node.target
+                counted = isinstance(it, ast.Call) and isinstance(it.func, ast.Name) \
+                    and it.func.id in ("range", "enumerate")
+                if isinstance(tgt, ast.Name) and tgt.id == key.id:
+                    return not counted
+                if isinstance(tgt, ast.Tuple) and any(isinstance(e, ast.Name) and e.id == key.id for e in tgt.elts):
+                    first = tgt.elts[0]
+                    index = isinstance(first, ast.Name) and first.id == key.id
+                    return not (counted and index)
+            node = self.interp.parent(node)
+        return False
 
     def _numeric_array(self, base: str, frame: Frame) -> bool:
         """Every binding of `base` in the running function (or module) is a NumPy call (`np.zeros(n)`,

@@ -154,6 +154,12 @@ class KeepAlives:
         if _reset_among(target, self.resets_in(around.node)) or any(_reset_among(target, self.resets_in(m))
                                                                     for m in around.each_batch):
             return given  # reset in the same loop (or a hook the framework calls each batch): one iteration's graph
+        owner = frame.owner
+        if owner and target.startswith("self.") and fn is not None and not _within(around.node, fn) \
+                and _reset_among(owner, self.resets_in(around.node)):
+            # `self.logp_action_lst.append(logp)` in `Rollout.put`, called as `rollout.put(...)` in a loop that binds
+            # `rollout = Rollout()` anew at each episode's end (DeepRL-Chinese): the list goes with its object
+            return given
         if _over_models(self.interp.loops[loop].node):
             outer = next((lid for lid in reversed(frame.loops[:frame.loops.index(loop)]) if lid in self.interp.loops), None)
             if outer is not None and target in self.resets_in(self.interp.loops[outer].node):

@@ -42,6 +42,8 @@ class Assumption(str, enum.Enum):
     CARRIED = "that a value the previous loop iteration left still holds its graph (code out of sight may detach it)"
     WRAPPED = "that an attribute stepped like an optimizer is the optimizer its object was built from"
     CHOICE = "which of several objects a name holds (one picked by a key the analysis cannot evaluate)"
+    # (a dict keyed by what a loop walks may overwrite its slots)
+    KEYS = "that an item store writes a new key on each iteration"
     PICKED = "which of the parameters a test picked from a module (`if \"emb\" in n`) a loss reaches"
 
 
