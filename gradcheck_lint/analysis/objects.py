@@ -47,6 +47,7 @@ class Objects:
         self._sums: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a sum-reduced loss
         self._tuples: dict[tuple[int, int], bool] = {}  # ids of a local `forward` and its class -> returns a tuple in sight
         self._objects: dict[int, bool] = {}  # id of a local `forward` -> whether it returns an object it made
+        self._dicts: dict[tuple[int, int], bool] = {}  # ids of a local `forward` and its class -> returns a dict
         # forward ordinals that called a module itself, whatever its name (`self.qf_1(x)` of a base class's `qf_1`)
         self.called_whole: set[int] = set()
         self.module_classes = ModuleClasses()  # the class of a submodule stored on a module (`self.loss = VQLoss()`)
@@ -458,15 +459,17 @@ class Objects:
         """Whether `forward` returns a dict built in sight: `return {"loss": loss, "accuracy": acc}`, a name it bound
         to such a display (`out = {"logits": x}; out["acc"] = accuracy(x, y); return out`), or the result of another
         method of its class that does (`return self.classify_encoded(emb, labels)`)."""
-        returned = [n.value for n in iter_tree(fn) if isinstance(n, ast.Return) and n.value is not None]
-        if any(isinstance(v, ast.Dict) for v in returned):
-            return True
-        names = {v.id for v in returned if isinstance(v, ast.Name)}
-        if names and any(isinstance(a.value, ast.Dict) for a in iter_tree(fn) if isinstance(a, ast.Assign)
-                         for t in a.targets if isinstance(t, ast.Name) and t.id in names):
-            return True
-        return info is not None and depth < MAX_DEPTH and any(
-            self._returns_dict(m, info, depth + 1) for v in returned if (m := self._own_method(info, v)) is not None)
+        key = (id(fn), id(info.node) if info is not None else 0)
+        found = self._dicts.get(key)
+        if found is None:
+            self._dicts[key] = False  # a method returning its own result, through others: no dict seen
+            returned, bound = _returned_and_bound(fn)
+            found = any(isinstance(v, ast.Dict) for v in (*returned, *bound)) or (
+                info is not None and depth < MAX_DEPTH
+                and any(self._returns_dict(m, info, depth + 1) for v in returned
+                        if (m := self._own_method(info, v)) is not None))
+            self._dicts[key] = found
+        return found
 
     def _own_method(self, info: ClassInfo, value: ast.expr) -> Function | None:
         """The method of `info` a returned expression calls on `self` (`self.compute_loss(...)`), if any."""
@@ -480,11 +483,7 @@ class Objects:
         `return r`): the caller reads that object's fields (`out.loss_value`), which may be numbers."""
         found = self._objects.get(id(fn))
         if found is None:
-            returned = {n.value.id for n in iter_tree(fn)
-                        if isinstance(n, ast.Return) and isinstance(n.value, ast.Name)}
-            made = {t.id: a.value for a in iter_tree(fn) if isinstance(a, ast.Assign)
-                    for t in a.targets if isinstance(t, ast.Name) and t.id in returned}
-            found = self._objects[id(fn)] = any(self._plain_class_call(v) for v in made.values())
+            found = self._objects[id(fn)] = any(self._plain_class_call(v) for v in _returned_and_bound(fn)[1])
         return found
 
     def _plain_class_call(self, value: ast.expr) -> bool:
@@ -844,3 +843,13 @@ def _rerooted(value: Value, uids: frozenset[int], root: Holder) -> Value:
 
     return replace(value, modules=move(value.modules), params=move(value.params), reach=move(value.reach),
                    items=tuple((k, _rerooted(v, uids, root)) for k, v in value.items))
+
+
+def _returned_and_bound(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[list[ast.expr], list[ast.expr]]:
+    """What a function returns, and the values its assignments bind to the names it returns (`r = Output(...)`, then
+    `return r`)."""
+    returned = [n.value for n in iter_tree(fn) if isinstance(n, ast.Return) and n.value is not None]
+    names = {v.id for v in returned if isinstance(v, ast.Name)}
+    bound = [a.value for a in iter_tree(fn) if isinstance(a, ast.Assign)
+             for t in a.targets if isinstance(t, ast.Name) and t.id in names] if names else []
+    return returned, bound
