@@ -111,6 +111,14 @@ class Effects:
         found = site.arg(effect.ref("value"))
         if found is not None and found[0].modules:
             ent = self.interp.mint(Kind.MODEL, code(site.call.func), ("ctor", id(site.call)), api="torch.nn.Module")
+            # a copy of the class of what it copies (not of `copy.deepcopy`), whose `forward` is known only as
+            # far as the original's is (`objects._forward_known`)
+            originals = frozenset(e for e in found[0].entities if e.kind is Kind.MODEL)
+            self.table.copies[ent.uid] = originals
+            qualified = {self.table.classes.get(e.uid, "") for e in originals}
+            self.table.classes.pop(ent.uid, None)
+            if len(qualified) == 1 and (one := next(iter(qualified))):
+                self.table.classes[ent.uid] = one
             value = self.interp.model_value(ent)
             self.fresh(value, flow)
             return value

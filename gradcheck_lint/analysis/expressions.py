@@ -310,7 +310,7 @@ class Expressions:
             # `outputs[1]` of a model whose forward was not read: which item holds this forward's graph is
             # not seen (transformers' heads return `(loss, per_example.detach(), mask, ...)`), so what the
             # item reaches through the model is assumed, as an unpacked part's is (`unpacking`)
-            return replace(base, vague=base.vague | base.reach)
+            return self._other_item(expr, base, replace(base, vague=base.vague | base.reach))
         member = N.member_ref(expr)
         unknown = not (base.entities or base.modules or base.reach or base.params) and (base.opaque or blank(base))
         if member is not None and unknown:
@@ -331,14 +331,24 @@ class Expressions:
             if minted is not None:
                 return minted
         whole = replace(base, items=(), counter=None, const=None, present=False)
-        if key is not None and base.graph and isinstance(expr.value, ast.Name):
-            proven = self.interp.keepalives.item_graphs.get(expr.value.id)
-            if proven is not None and proven != N.ref_text(expr):
-                # another item of a dict made out of sight than the one backpropagated (`results["boxes"]` after
-                # `results["torch_loss"].backward()`): whether it holds a graph too is not read (NumPy boxes)
-                whole = replace(whole, graph=False, opaque=True, vague=whole.reach)
+        if key is not None:
+            whole = self._other_item(expr, base, whole)
         # (`opt.param_groups[1]["params"]`: one of its groups' lists, still the optimizer's)
         return param_groups.part_of(base, whole)
+
+    def _other_item(self, expr: ast.Subscript, base: Value, item: Value) -> Value:
+        """`item`, read by a key of `base`, unless a backward pass ran through another item of it: another item of
+        a dict made out of sight than the one backpropagated (`results["boxes"]` after `results["torch_loss"]
+        .backward()`, `out["acc"]` after `loss = out["loss"]; loss.backward()`): whether it holds a graph too is not
+        read (NumPy boxes, an accuracy returned by `.item()`)."""
+        if not base.graph or not isinstance(expr.value, ast.Name):
+            return item
+        if base.built and not any(site in self.table.results_unread for _h, _g, site in base.built):
+            return item  # of a forward read: its items are known as far as they were (a blur of what it returned)
+        proven = self.interp.keepalives.item_graphs.get(expr.value.id)
+        if proven is None or proven == N.ref_text(expr):
+            return item
+        return replace(item, graph=False, opaque=True, vague=item.vague | item.reach)
 
     def eval_binop(self, expr: ast.BinOp, flow: Flow, frame: Frame) -> Value:
         left = self.eval(expr.left, flow, frame)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
+from . import names as N
 from .accumulation import initialisations, loop_counters
 from .conventions import convention
 from .events import KeepAlive
@@ -43,6 +44,10 @@ class KeepAlives:
         # values (`loss = losses`, `loss = sum(losses)`, `loss = sum(l) if isinstance(l, tuple) else l`):
         # a backward on the name proves the sources hold the graph (see `proven_by_backward`)
         self.made_from: dict[str, tuple[Value, dict[str, Value]]] = {}
+        # name -> (its value, the container's name, the container's value, the item's text) for a name bound to
+        # an item of a container (`loss = output["loss"]`): a backward on the name, both still bound so, is one
+        # through that item (`output["loss"].backward()`, `recorder._container_holds_graph`)
+        self.item_of: dict[str, tuple[Value, str, Value, str]] = {}
         # names given a graph that way: of what type they are (a tensor, a tuple of them) is not read
         self.proven_sources: set[str] = set()
         # accumulations by the value stored (`y` of `x.append(y)`): id of the value -> (the value, its event).
@@ -54,7 +59,12 @@ class KeepAlives:
         self._assumed: dict[int, tuple[Value, KeepAlive]] = {}
 
     def bound(self, name: str, source: ast.AST | None, value: Value, flow: Flow) -> None:
-        """`name = source` was stored as `value`: remember the names it is wholly made of."""
+        """`name = source` was stored as `value`: remember the names it is wholly made of, or the item of a
+        container it is (`loss = output["loss"]`)."""
+        self.item_of.pop(name, None)
+        if (isinstance(source, ast.Subscript) and isinstance(source.value, ast.Name) and source.value.id != name
+                and N.ref_text(source) is not None and source.value.id in flow.env):
+            self.item_of[name] = (value, source.value.id, flow.env[source.value.id], code(source))
         names = _whole_sources(source) if source is not None else None
         if not names or name in names:
             self.made_from.pop(name, None)
@@ -64,6 +74,14 @@ class KeepAlives:
             self.made_from[name] = (value, held)
         else:
             self.made_from.pop(name, None)
+
+    def item_backpropagated(self, name: str, held: Value | None, flow: Flow) -> str | None:
+        """The item (`output["loss"]`) a backward on `name` ran through, when `name` is still bound to it and its
+        container to what it was then."""
+        entry = self.item_of.get(name)
+        if entry is None or held is None or entry[0] is not held or flow.env.get(entry[1]) is not entry[2]:
+            return None
+        return entry[3]
 
     def proven_by_backward(self, name: str, held: Value | None, flow: Flow, by_name: bool = False) -> None:
         """A backward ran on `name`, bound (still) to the whole of other values that are still bound as
@@ -329,6 +347,7 @@ class KeepAlives:
                             if text is not None:
                                 out.add(text)
                                 emptied.add(text)
+            out |= _slots_rewritten(body, self.interp.ref)
             for recv, resets, empties in self._method_resets(body):
                 out |= {_on(recv, r) for r in resets} | resets
                 emptied |= {_on(recv, r) for r in empties} | empties
@@ -582,6 +601,41 @@ def _whole_sources(node: ast.AST) -> frozenset[str] | None:
         body, orelse = _whole_sources(node.body), _whole_sources(node.orelse)
         return body | orelse if body is not None and orelse is not None else None
     return None
+
+
+def _slots_rewritten(body: list[ast.stmt], ref: Callable[[ast.AST], str | None]) -> set[str]:
+    """Buffers the block writes only slot by slot, through an index it starts again from a literal (`start, end, s_id =
+    0, bs, 0`, then `while ...: hidden[s_id] = ...; s_id += 1`): each run of the block writes the same slots again, so
+    the buffer holds one run's items, not one more with every run (AsquaredM's AWD-LSTM hidden states)."""
+    restarted: set[str] = set()
+    stores: dict[str, bool] = {}  # buffer -> every write of it in the block is such a slot store
+    for stmt in body:
+        for node in iter_tree(stmt):
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    value = node.value
+                    pairs: list[tuple[ast.expr, ast.expr]] = [(t, value)]
+                    if isinstance(t, ast.Tuple) and isinstance(value, ast.Tuple) and len(t.elts) == len(value.elts):
+                        pairs = list(zip(t.elts, value.elts))
+                    for name, bound in pairs:
+                        if isinstance(name, ast.Name) and isinstance(bound, ast.Constant) and type(bound.value) is int:
+                            restarted.add(name.id)
+    for stmt in body:
+        for node in iter_tree(stmt):
+            written: list[tuple[ast.AST, bool]] = []
+            if isinstance(node, ast.Assign):
+                written = [(t.value, isinstance(t.slice, ast.Name) and t.slice.id in restarted)
+                           for t in unpacked_targets(node.targets) if isinstance(t, ast.Subscript)]
+            elif isinstance(node, ast.AugAssign):
+                written = [(node.target.value if isinstance(node.target, ast.Subscript) else node.target, False)]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("append", "extend", "insert", "__setitem__"):
+                written = [(node.func.value, False)]
+            for base, slot in written:
+                text = ref(base)
+                if text is not None:
+                    stores[text] = stores.get(text, True) and slot
+    return {name for name, slots in stores.items() if slots}
 
 
 def _on(receiver: str, name: str) -> str:

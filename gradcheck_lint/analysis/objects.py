@@ -343,6 +343,13 @@ class Objects:
             fn = self.interp.definitions.find_method(info, "forward")
             project = self.interp.project
             return fn is not None and (project is None or project.follows(self.interp, fn))
+        originals = self.table.copies.get(entity.uid)
+        if originals is not None:
+            # a copy (`deepcopy(self.model)`) is called as a module of no class read: its `forward` is known where the
+            # original's is modelled (a library module's), not where it is the project's (not followed through the
+            # copy) or unknown (a model made out of sight)
+            return bool(originals) and all(e.uid not in self.interp.calls.instance_class and self._forward_known(e)
+                                           and e.uid not in self.table.unknown_origin for e in originals)
         return not entity.provenance.assumed
 
     def _result_read(self, entity: Entity) -> bool:

@@ -174,6 +174,9 @@ class Recorder:
         held = flow.env.get(loss_text) if loss_text.isidentifier() else None
         if held is not None and not frame.no_grad:
             self.interp.keepalives.proven_by_backward(loss_text, held, flow, by_name)  # and what it was made of
+            item = self.interp.keepalives.item_backpropagated(loss_text, held, flow)
+            if item is not None:  # `loss = output["loss"]; loss.backward()`: through that item of `output`
+                self._container_holds_graph(item, flow, by_name)
         if held is not None and (not held.graph or held.graph_assumed and not by_name) and not frame.no_grad:
             flow.env[loss_text] = replace(held, graph=True, graph_assumed=by_name)  # backpropagated: it holds a graph
         elif not frame.no_grad and not loss_text.isidentifier():

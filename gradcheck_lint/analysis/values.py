@@ -491,6 +491,8 @@ class EntityTable:
     unmodelled_class: set[int] = field(default_factory=set)
     # uid -> the qualified name of the class an object was constructed from in sight (`torch.nn.Linear`)
     classes: dict[int, str] = field(default_factory=dict)
+    # copy uid -> the modules it copies (`fast = deepcopy(self.model)`): of their class, with fresh parameters
+    copies: dict[int, frozenset[Entity]] = field(default_factory=dict)
 
     def name_after(self, uid: int, label: str) -> None:
         """Name an entity after the first variable or attribute it is assigned to."""
