@@ -17,6 +17,7 @@ from .accumulation import initialisations, loop_counters
 from .conventions import convention
 from .events import KeepAlive
 from .flow import Flow, Frame
+from .names import last_name
 from .one_batch import draws_batches, repeats_on_one_batch
 from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
@@ -169,8 +170,15 @@ class KeepAlives:
             # call's graph, dropped at the next (sa-vae's decoder)
             return given
         around = self.interp.loops[loop]
-        if _reset_among(target, self.resets_in(around.node)) or any(_reset_among(target, self.resets_in(m))
-                                                                    for m in around.each_batch):
+        # a parameter of a function called in the loop names the caller's object, whatever the caller calls it
+        handed = fn is not None and "." not in target and "[" not in target and not _within(around.node, fn) \
+            and target in _parameters(fn)
+        if handed and self._handed_afresh(fn, target, around.node):
+            # `labels[:, old] = sig(old_outputs)` in `compute_loss(outputs, labels, ...)`, called with the loop's own
+            # `labels` (`for images, labels in loader:`): the caller's object, made afresh at each iteration
+            return given
+        if not handed and (_reset_among(target, self.resets_in(around.node))
+                           or any(_reset_among(target, self.resets_in(m)) for m in around.each_batch)):
             return given  # reset in the same loop (or a hook the framework calls each batch): one iteration's graph
         owner = frame.owner
         if owner and target.startswith("self.") and fn is not None and not _within(around.node, fn) \
@@ -224,6 +232,23 @@ class KeepAlives:
         if target in self._trained:
             event.trained = True
         return replace(given, kept=given.kept | {target})
+
+    def _handed_afresh(self, fn: object, param: str, loop: ast.AST) -> bool:
+        """`fn`, run for the call being evaluated, was handed as `param` a name that `loop` binds afresh in each
+        iteration (its target, or a name it assigns anew)."""
+        call = self.interp.calls.current_call_node()
+        args = getattr(fn, "args", None)
+        if call is None or not isinstance(args, ast.arguments) or last_name(call.func) != getattr(fn, "name", None):
+            return False
+        given: ast.expr | None = next((k.value for k in call.keywords if k.arg == param), None)
+        positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+        if isinstance(call.func, ast.Attribute) and positional[:1] in (["self"], ["cls"]):
+            positional = positional[1:]  # a method called on its object
+        if given is None and param in positional:
+            index = positional.index(param)
+            if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
+                given = call.args[index]
+        return isinstance(given, ast.Name) and given.id in self.resets_in(loop)
 
     def _rebuilt_through_another_name(self, node: ast.AST, target: str) -> bool:
         """`q_proj.temp_weight = q_proj.temp_weight / s`, where the same file also makes that attribute afresh on an
@@ -348,6 +373,8 @@ class KeepAlives:
                                 out.add(text)
                                 emptied.add(text)
             out |= _slots_rewritten(body, self.interp.ref)
+            if isinstance(loop, (ast.For, ast.AsyncFor)):  # `for x, labels in loader:` binds them afresh each time
+                out |= {n.id for n in iter_tree(loop.target) if isinstance(n, ast.Name)}
             for recv, resets, empties in self._method_resets(body):
                 out |= {_on(recv, r) for r in resets} | resets
                 emptied |= {_on(recv, r) for r in empties} | empties
