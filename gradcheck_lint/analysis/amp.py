@@ -138,6 +138,9 @@ class Amp:
 
     def unscale(self, call: ast.Call, opts: list[Entity], flow: Flow, ifs: tuple[int, ...]) -> None:
         here = self._ordinal(call)
+        # the scale is on gradients, not optimizers: `unscale_(optimizer_w)` of `SGD(model.parameters())` unscales the
+        # gradient of every parameter it holds, also those another optimizer steps (`Adam([model.alphas])`)
+        covered = self._wholly_held(opts)
 
         def apply(s: PathState) -> PathState:
             for o in opts:
@@ -149,9 +152,27 @@ class Amp:
                         break
                 s = s.without_amp_mark(o.uid, "scaled").with_amp_mark(o.uid, "unscaled", here)
                 s = s.with_amp_mark(o.uid, PENDING, here)
+            for o in covered:
+                if any(stage == "scaled" for stage, _node in s.amp_marks(o.uid)):
+                    s = s.without_amp_mark(o.uid, "scaled").with_amp_mark(o.uid, "unscaled", here)
             return s
 
         self._each(flow, apply)
+
+    def _wholly_held(self, opts: list[Entity]) -> list[Entity]:
+        """The other optimizers every parameter of which these optimizers hold (known parameters only)."""
+        table = self.interp.table
+        given = {o.uid for o in opts}
+        mine = [h for o in opts for h in table.optimizer_holders(o) if not h.pseudo]
+        out: list[Entity] = []
+        for other in self.interp.recorder.all_optimizers():
+            own = table.ownership.get(other.uid)
+            theirs = table.optimizer_holders(other)
+            if other.uid in given or not theirs or own is None or own.unknown:
+                continue
+            if all(not x.pseudo and any(_holds(h, x) for h in mine) for x in theirs):
+                out.append(other)
+        return out
 
     def clip(self, call: ast.Call, opts: list[Entity], unscales: bool, flow: Flow, ifs: tuple[int, ...]) -> None:
         here = self._ordinal(call)
@@ -227,6 +248,12 @@ class Amp:
         opts = self.owners(holders, flow)
         if opts:
             self._each(flow, lambda s: _without(s, opts))
+
+
+def _holds(whole: Holder, part: Holder) -> bool:
+    """`whole` holds every parameter of `part` (the same module or an ancestor of it; no part picked by a test)."""
+    return (whole.uid == part.uid and len(whole.path) <= len(part.path) and part.path[:len(whole.path)] == whole.path
+            and not any(step[:1] == "[" for step in whole.path))
 
 
 def _without(s: PathState, opts: list[Entity]) -> PathState:
