@@ -157,7 +157,7 @@ class Calls:
                 out = replace(out, summed=True)
             if out.unseen_reduction and self._reduces(call, flow, frame):
                 out = replace(out, unseen_reduction=False)
-            if out.opaque or out.reach:
+            if out.reach:  # (a call given no loss, `torch.zeros(n, dtype=accumulator_dtype)`, divides none)
                 normaliser = normaliser_argument(call)
                 if normaliser is not None:  # `masked_mean(loss, mask, None, loss_denominator)`
                     out = replace(out, divisors=out.divisors | {normaliser})

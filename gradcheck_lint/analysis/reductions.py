@@ -126,13 +126,15 @@ _NORMALISER = convention("normaliser")
 
 
 _DATA_HANDLER = convention("data_handler")
+_TENSOR_OPTIONS = frozenset({"dtype", "device", "layout", "memory_format", "pin_memory", "requires_grad"})
 
 
 def normaliser_argument(call: ast.Call) -> str | None:
     """The argument of a library loss call that names what the loss is divided by, as written."""
     if _DATA_HANDLER.search(N.last_name(call.func) or ""):
         return None  # `slice_and_move_batch_for_device(batch, i, grad_accum_steps, rank)` cuts data, divides no loss
-    for a in [*call.args, *(k.value for k in call.keywords)]:
+    # (a tensor's options, `dtype=accumulator_dtype`, are no count)
+    for a in [*call.args, *(k.value for k in call.keywords if k.arg not in _TENSOR_OPTIONS)]:
         if isinstance(a, (ast.Name, ast.Attribute, ast.Subscript)) and _NORMALISER.search(code(a)):
             return code(a)
     for k in call.keywords:
