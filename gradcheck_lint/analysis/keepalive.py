@@ -248,7 +248,17 @@ class KeepAlives:
             index = positional.index(param)
             if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
                 given = call.args[index]
-        return isinstance(given, ast.Name) and given.id in self.resets_in(loop)
+        if not isinstance(given, ast.Name):
+            return False
+        if given.id in self.resets_in(loop):
+            return True
+        caller = self.interp.parent(call)
+        while caller is not None and not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            caller = self.interp.parent(caller)
+        # `log_pi = gaussian_logprob(noise, log_std)` then `squash(mu, pi, log_pi)` in an actor's `forward` the loop
+        # calls: a local the caller makes at each of its calls
+        return isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _within(loop, caller) \
+            and _made_at_each_call(caller, given.id)
 
     def _rebuilt_through_another_name(self, node: ast.AST, target: str) -> bool:
         """`q_proj.temp_weight = q_proj.temp_weight / s`, where the same file also makes that attribute afresh on an
@@ -554,6 +564,18 @@ def _in_fresh_local(fn: object, target: str) -> bool:
             for t in a.targets if isinstance(t, ast.Name) and t.id == base]
     # every binding a plain `base = <new object>` (not a loop's variable, an unpacked item, `base += ...`)
     return bool(made) and len(made) == stores and all(isinstance(v, _FRESH) and not _calls_on_object(v) for v in made)
+
+
+def _made_at_each_call(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+    """`name` is a local of `fn` (not a parameter nor a global) that every binding makes anew: a call's result (or
+    a part of one, unpacked), a display, or a constant (`None`)."""
+    if name in _parameters(fn) or _declared_global(fn, name):
+        return False
+    stores = sum(1 for n in iter_tree(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store))
+    made = [a.value for a in iter_tree(fn) if isinstance(a, ast.Assign)
+            for t in a.targets for n in iter_tree(t) if isinstance(n, ast.Name) and n.id == name]
+    return bool(made) and len(made) == stores and all(isinstance(v, (*_FRESH, ast.Constant))
+                                                      and not _calls_on_object(v) for v in made)
 
 
 def _calls_on_object(value: ast.expr) -> bool:
