@@ -57,6 +57,7 @@ from .keepalive import KeepAlives
 from .names import ImportMap
 from .no_grad_results import made_without_grad
 from .objects import Objects
+from .one_batch import reuses_drawn_batch
 from .parameter_tests import FLAG_NODES, HandedValues, reads_only_parameters
 from .parts import Project
 from .prescan import Prescan
@@ -139,6 +140,7 @@ class Interpreter:
         self.worlds = Worlds()  # the settings `__init__` fixed for the run being analysed (`worlds`)
         self.akeys_testing: dict[str, list[int]] = {}  # a name -> the tests (akeys) that read it
         self.loops: dict[int, Loop] = {}
+        self._while_read: set[int] = set()  # `while` loops whose syntax `exec_while` has read
         self.module_env: dict[str, Value] = {}
         self.cond_aliases = BoundTests()  # `sync = (i + 1) % N == 0`: the test `if sync:` reads
         # parameters of the function being inlined bound to a test the caller wrote as the argument
@@ -961,6 +963,9 @@ class Interpreter:
     # -- loops
     def exec_while(self, stmt: ast.While, flow: Flow, frame: Frame) -> Outcome:
         loop = self.loop_for(stmt, None)
+        if id(stmt) not in self._while_read:  # read from the syntax once per loop
+            self._while_read.add(id(stmt))
+            loop.rollout = reuses_drawn_batch(stmt, self.parent)  # runs again on the batch drawn: no window
         test = stmt.test
         infinite = type(test) is ast.Constant and test.value is True or is_int(test) and test.value != 0
         cond = None if infinite else self.condition(stmt, stmt.test)

@@ -51,11 +51,17 @@ def draws_batches(loop: ast.AST) -> bool:
     return isinstance(loop, _LOOPS) and not counted(loop.iter)
 
 
-def _walked_names(loop: ast.For | ast.AsyncFor) -> set[str]:
+def _walked_names(loop: ast.For | ast.AsyncFor | ast.While) -> set[str]:
+    """What the loop walks: a `for` loop's target, or the names a `while` loop tests and its body rebinds (`start` of
+    `while start < n: ...; start = end`)."""
+    if isinstance(loop, ast.While):
+        tested = {n.id for n in breadth_first(loop.test) if isinstance(n, ast.Name)}
+        return {n.id for stmt in loop.body for n in breadth_first(stmt)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id in tested}
     return {n.id for n in breadth_first(loop.target) if isinstance(n, ast.Name)}
 
 
-def _fetches_or_indexes(loop: ast.For | ast.AsyncFor) -> bool:
+def _fetches_or_indexes(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
     """The body fetches data (`next(it)`, `get_batch()`) or indexes something by what the loop walks."""
     walked = _walked_names(loop)
     for node in (n for stmt in loop.body for n in breadth_first(stmt)):
@@ -75,14 +81,15 @@ def repeats_on_one_batch(loop: ast.AST) -> bool:
 
 def reuses_drawn_batch(loop: ast.AST, parent: Callable[[ast.AST], ast.AST | None]) -> bool:
     """Every iteration of `loop` runs on the batch a loop around it (in the same function) drew, read whole
-    (see the module's doc)."""
-    if not isinstance(loop, _LOOPS) or _fetches_or_indexes(loop):
+    (see the module's doc). A `while` loop too: DROID-SLAM's random restarts (`while r < restart_prob: r =
+    rng.random(); ... model(Gs, images, ...) ... loss.backward()`) run again on the batch drawn."""
+    if not isinstance(loop, (*_LOOPS, ast.While)) or _fetches_or_indexes(loop):
         return False
     drawing = _drawing_loop(loop, parent)
     if drawing is None:
         return False
     batch = _batch_names(drawing, loop)
-    if not batch or _reads(loop.iter, batch):
+    if not batch or _reads(loop.test if isinstance(loop, ast.While) else loop.iter, batch):
         return False  # `for chunk in x.split(n):` walks micro-batches cut from the batch
     inner = _walked_names(loop)
     rebound = {n.id for stmt in loop.body for n in breadth_first(stmt)
