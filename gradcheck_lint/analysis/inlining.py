@@ -237,7 +237,12 @@ class Inliner:
             # a local instance (`trainer.fit()`), or a part of a module whose parts were read (`model.encoder.embed(x)`)
             env.update({f"self.{k}": v for k, v in self_value.items})
         elif cls is not None and not any(k.startswith("self.") for k in env):
-            env.update(self._class_attributes(cls, self_value))
+            # (`__init__` read once for the class, from module level: it sees the module's globals as they are here,
+            # `accelerator.prepare(...)` of the module's `accelerator = Accelerator(...)`)
+            early = interp.project is None or interp.project.module_of(fn) is None
+            seen = {k: v for k, v in flow.env.items() if "." not in k} if frame.function is None and early else {}
+            with self._module_globals(frame, seen):
+                env.update(self._class_attributes(cls, self_value))
         call = self.calls.current_call_node()
         if (call is not None and fn.name != "__init__" and self._called_in_sight(fn)
                 and call_signatures.rejects(fn, call)):
