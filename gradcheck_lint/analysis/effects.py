@@ -315,7 +315,7 @@ class Effects:
         window = effect.ref("window")
         if window is not None:
             found = site.arg(window)
-            self.table.windows[ent.uid] = self._window_text(found)
+            self.table.windows[ent.uid] = self.window_text(found)
         model = site.arg(effect.ref("model"))
         if kind is Kind.OPTIMIZER:
             params = site.arg(effect.ref("params"))
@@ -371,7 +371,7 @@ class Effects:
         # by its name only may be a factory that returns None, or anything else)
         return replace(present(value), objects_only=True) if site.certain else value
 
-    def _window_text(self, found: tuple[Value, ast.expr | None] | None) -> str | None:
+    def window_text(self, found: tuple[Value, ast.expr | None] | None) -> str | None:
         """The accumulation window an argument configures: its source, None when it is 1 or absent."""
         if found is None:
             return None

@@ -769,7 +769,7 @@ class Expressions:
                 interp.effects.fresh(leaf, flow)
                 flow.env[target.value.id] = leaf
             return
-        if isinstance(target, ast.Attribute) and self._sync_flag(target, source, value, flow, frame):
+        if isinstance(target, ast.Attribute) and self._api_attribute_store(target, source, value, flow, frame):
             return
         key = N.ref_text(target)
         if key is None:
@@ -988,11 +988,18 @@ class Expressions:
         if added:
             flow.env[base_key] = replace(base, modules=base.modules | added)
 
-    def _sync_flag(self, target: ast.Attribute, source: ast.AST | None, value: Value, flow: Flow, frame: Frame) -> bool:
-        """`model.require_backward_grad_sync = False`: a sync flag of a data-parallel wrapper (an API attribute)."""
+    def _api_attribute_store(self, target: ast.Attribute, source: ast.AST | None, value: Value, flow: Flow,
+                             frame: Frame) -> bool:
+        """A store into an attribute the catalogue models: `model.require_backward_grad_sync = False` (a sync flag of
+        a data-parallel wrapper), `accelerator.gradient_accumulation_steps = n` (the window its `backward` divides by,
+        set after construction)."""
         owner = self.eval(target.value, flow.copy(), frame)
         for ent in owner.in_order():
             model = self.interp.catalogue.attribute(ent.api, target.attr) if ent.api else None
+            if model is not None and any(e.kind == "set_window" for e in model.effects):
+                window = self.interp.effects.window_text((value, source if isinstance(source, ast.expr) else None))
+                self.interp.table.windows[ent.uid] = window  # (None: known to divide by nothing)
+                return True
             if model is not None and any(e.kind == "sync" for e in model.effects):
                 flag = source.value if isinstance(source, ast.Constant) and isinstance(source.value, bool) else None
                 flow.env[f"{SYNC_OFF}{ent.uid}"] = Value(const=None if flag is None else str(not flag))

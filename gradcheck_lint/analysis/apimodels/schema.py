@@ -75,6 +75,7 @@ EFFECTS: dict[str, dict[str, str]] = {
     "clear": {"target": "ref", "gated": "bool"},
     "gate": {"model": "ref"},                         # context: steps and clears of prepared optimizers fire on boundaries
     "gate_flag": {},                                  # reading it tells whether this micro-batch steps
+    "set_window": {},                                 # storing into it sets the object's accumulation window
     # gradient-sync control (context, call or attribute); `decided_at`: "forward" (DDP: the forward pass
     # under the context decides whether its backward all-reduces, the default) or "backward" (FSDP)
     "sync": {"model": "ref", "enabled": "ref", "value": "ref", "decided_at": "str"},
