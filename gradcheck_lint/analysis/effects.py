@@ -743,6 +743,8 @@ TRANSITIONS: dict[str, _Transition] = {
     "clear": _then_nothing(Effects.clear),
     "gate": Effects._gate,
     "gate_flag": lambda self, effect, site, flow, frame: Value(const=("gate_flag", site.owner.uid if site.owner else 0)),
+    # a store sets the window (`expressions._api_attribute_store`); read, it is a number
+    "set_window": lambda self, effect, site, flow, frame: EMPTY,
     "sync": lambda self, effect, site, flow, frame: self.sync(effect, site, flow),
     "hook_grads": Effects._hook_grads,
     "grad_hook": Effects._grad_hook,
