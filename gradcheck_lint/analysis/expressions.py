@@ -810,7 +810,7 @@ class Expressions:
             minted = interp.objects.entity_for_unknown_ref(key, made=made)
             if minted is not None:
                 value = minted
-        if key in interp.prescan.synced and value.entities:
+        if interp.prescan.synced_here(key, frame.function) and value.entities:
             # `self.model = build_model(...)`, later `self.model.no_sync()`: wrapped for data parallelism out of sight
             interp.table.sync_capable.update(e.uid for e in value.entities if e.kind is Kind.MODEL)
         flow.env[key] = value

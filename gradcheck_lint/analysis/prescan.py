@@ -63,6 +63,7 @@ class Prescan:
         self.stepped: set[str] = set()
         self.zeroed: set[str] = set()
         self.synced: set[str] = set()  # texts whose gradient sync is switched (`x.no_sync()`): data-parallel wrappers
+        self._synced_in: dict[int, frozenset[str]] = {}  # function id -> the plain names it switches the sync of
         self.windows: dict[str, set[str]] = {}
         # counters of more than one per micro-batch (`seen += x.size(0)`, `tokens += batch["n"]`): the counter's
         # text -> what it is incremented by; a window tested on it is counted in samples, not micro-batches
@@ -228,6 +229,22 @@ class Prescan:
                     for counter, window in modulo_atoms(value):
                         self.windows.setdefault(counter, set()).add(window)
             todo.extend((child, around, fn) for child in children(node))
+
+    def synced_here(self, text: str, fn: ast.AST | None) -> bool:
+        """`text` is a data-parallel wrapper by how the code switches its sync: an attribute (`self.model.no_sync()`)
+        wherever the file does, a plain name only where the function using it does (`model.no_sync()` in
+        `train_ddp` says nothing of the `model` of `train`, another local)."""
+        if text not in self.synced:
+            return False
+        if "." in text or "[" in text or fn is None:
+            return True
+        found = self._synced_in.get(id(fn))
+        if found is None:
+            switches = ("no_sync", "set_requires_gradient_sync")
+            found = self._synced_in[id(fn)] = frozenset(
+                t for n in ast.walk(fn) if isinstance(n, ast.Attribute) and n.attr in switches
+                and (t := N.ref_text(n.value)) is not None)
+        return text in found
 
     def _call(self, node: ast.Call, here: list[_Marks]) -> None:
         """Note what a call says about names, and what it makes the blocks around it hold."""
