@@ -235,7 +235,7 @@ class KeepAlives:
 
     def _handed_afresh(self, fn: object, param: str, loop: ast.AST) -> bool:
         """`fn`, run for the call being evaluated, was handed as `param` a name that `loop` binds afresh in each
-        iteration (its target, or a name it assigns anew)."""
+        iteration (its target, or a name it assigns anew), or an item of one."""
         call = self.interp.calls.current_call_node()
         args = getattr(fn, "args", None)
         if call is None or not isinstance(args, ast.arguments) or last_name(call.func) != getattr(fn, "name", None):
@@ -248,6 +248,9 @@ class KeepAlives:
             index = positional.index(param)
             if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
                 given = call.args[index]
+        # an item of an object made afresh (`mask_tokens(encoded["input_ids"], ...)` of `encoded = tokenizer(...)`)
+        while isinstance(given, ast.Subscript) and not isinstance(given.slice, ast.Slice):
+            given = given.value
         if not isinstance(given, ast.Name):
             return False
         if given.id in self.resets_in(loop):

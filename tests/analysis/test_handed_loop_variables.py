@@ -74,3 +74,10 @@ def test_the_loop_variable_written_by_the_loop_itself_holds_one_iteration() -> N
         "            outputs = net(images)\n            if old_outputs is not None:\n"
         "                labels[:, :10] = torch.sigmoid(old_outputs[:, :10])\n")
     assert gl008(text) == []
+
+
+def test_an_item_of_an_object_the_loop_makes_afresh_holds_one_iteration() -> None:
+    # (FrozenBiLM's `mask_tokens(encoded["input_ids"], tokenizer)`, `encoded` made by the tokenizer in each iteration)
+    text = SOURCE.replace("HANDED", 'batch["labels"], old_outputs').replace(
+        "            labels = labels.to(DEVICE)\n", '            labels = labels.to(DEVICE)\n            batch = {"labels": labels}\n')
+    assert gl008(text) == []
