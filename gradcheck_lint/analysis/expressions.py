@@ -782,6 +782,8 @@ class Expressions:
                       and (base_key := every_item_rewritten(target, stmt, self.interp.parent))):
                     # `for k, v in d.items(): d[k] = v.item()`: every item of `d` now holds a number
                     flow.env[base_key] = Value(items=((_ANY_KEY, value),))
+                elif stmt is not None and source is not None:
+                    self._rewrite_each_item(target, source, stmt, flow, frame)
             return
         if frame.no_grad:
             value = made_without_grad(value, source)
@@ -892,6 +894,29 @@ class Expressions:
         items = dict(base.items)
         items[item] = value
         flow.env[base_key] = replace(base, items=tuple(items.items()))
+
+    def _rewrite_each_item(self, target: ast.Subscript, source: ast.AST, stmt: ast.AST, flow: Flow,
+                           frame: Frame) -> None:
+        """`for k in stats: stats[k] = w[k] * stats[k] / len(transitions)` over a dict built in sight: each item is
+        rewritten from itself, so each is read anew with `stats[k]` standing for it (AgentTuning's weighted terms,
+        each divided by the count before they are summed). Only for an expression that touches no gradient (it is
+        read once per item); a division the item already had is not counted twice (the loop body may be read
+        again)."""
+        base_key = every_item_rewritten(target, stmt, self.interp.parent)
+        base = flow.env.get(base_key) if base_key is not None else None
+        if base_key is None or base is None or not base.items or not isinstance(source, ast.expr) \
+                or any(k.isdigit() or k in (_ANY_KEY, _REST_KEY) for k, _ in base.items):
+            return
+        if any(isinstance(n, ast.Call) and self.interp.touches_gradients(N.last_name(n.func) or "")
+               for n in breadth_first(source)):
+            return
+        rewritten = []
+        for key, item in base.items:
+            alone = flow.copy()
+            alone.env[base_key] = replace(base, items=tuple((other, item) for other, _ in base.items))
+            new = self.eval(source, alone, frame)
+            rewritten.append((key, replace(new, divided_twice=item.divided_twice)))
+        flow.env[base_key] = replace(base, items=tuple(rewritten))
 
     def _store_item(self, target: ast.Subscript, source: ast.expr | None, value: Value, flow: Flow, frame: Frame,
                     stmt: ast.AST | None) -> None:
