@@ -396,9 +396,11 @@ class Effects:
             result = replace(result, entities=frozenset(e for e in result.entities if e.uid not in self.table.sync_capable))
         if site.owner is not None and site.owner.kind is Kind.TOOL:
             # `accelerator.prepare(model, optimizer)`: its steps now follow the accelerator's gates
+            owners = frozenset({site.owner.uid} | {e.uid for e in (site.receiver.entities if site.receiver else ())
+                                                  if e.kind is Kind.TOOL and e.api == site.owner.api})
             for v in [result, *(item for _, item in result.items)]:
                 for o in v.of_kind(Kind.OPTIMIZER):
-                    self.table.prepared.setdefault(o.uid, site.owner.uid)
+                    self.table.prepared[o.uid] = self.table.prepared.get(o.uid, frozenset()) | owners
             context = effect.value("data_parallel")
             if context:
                 # and the models it is given are DDP (or FSDP) wrappers when the script is launched on several
@@ -484,13 +486,15 @@ class Effects:
                 # not see; built with no configuration at all, it steps on every micro-batch (a window of 1)
                 return o.uid if self.table.windows.get(o.uid, _UNKNOWN) is not None else None
         for o in opts:
-            owner = self.table.prepared.get(o.uid)
-            if owner is None and len(frame.gates) == 1:
+            owners = self.table.prepared.get(o.uid, frozenset())
+            if not owners and len(frame.gates) == 1:
                 # an optimizer prepared out of sight (`self.optimizer`), stepped under the one
                 # `accelerator.accumulate(...)` here: prepared by that accelerator, as the context requires
-                owner = next(iter(frame.gates))
-            if owner is not None and (owner in frame.gates or owner in self.table.accumulating) and self.table.windows.get(owner, _UNKNOWN) is not None:
-                return owner
+                owners = frozenset(frame.gates)
+            for owner in sorted(owners, key=lambda uid: (uid not in frame.gates, uid)):
+                if (owner in frame.gates or owner in self.table.accumulating) \
+                        and self.table.windows.get(owner, _UNKNOWN) is not None:
+                    return owner
         return None
 
     def _gated(self, gate: int | None, flow: Flow, frame: Frame) -> tuple[Flow, Flow | None, Frame]:

@@ -449,8 +449,9 @@ class EntityTable:
     # The accumulation window a framework object was configured with (source text), None when it was
     # built without one; a uid not here was built where the analysis could not see.
     windows: dict[int, str | None] = field(default_factory=dict)
-    # optimizer uid -> uid of the framework object that prepared it (its steps follow that object's gates)
-    prepared: dict[int, int] = field(default_factory=dict)
+    # optimizer uid -> uids of the framework objects that prepared it (its steps follow their gates): one name may
+    # hold either of two (`self.accelerator = preinit_acc` or `Accelerator()`), on each path the one it enters
+    prepared: dict[int, frozenset[int]] = field(default_factory=dict)
     # model uid -> the framework call that may have wrapped it for data parallelism (`accelerator.prepare`),
     # and that framework's sync context (a template with `{model}` to fill in)
     parallelised_by: dict[int, tuple[str, str]] = field(default_factory=dict)
