@@ -19,6 +19,7 @@ from .events import KeepAlive
 from .flow import Flow, Frame
 from .names import last_name
 from .one_batch import draws_batches, repeats_on_one_batch
+from .parameter_tests import handed_arguments
 from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
 from .syntax import code, unpacked_targets
@@ -237,17 +238,13 @@ class KeepAlives:
         """`fn`, run for the call being evaluated, was handed as `param` a name that `loop` binds afresh in each
         iteration (its target, or a name it assigns anew), or an item of one."""
         call = self.interp.calls.current_call_node()
-        args = getattr(fn, "args", None)
-        if call is None or not isinstance(args, ast.arguments) or last_name(call.func) != getattr(fn, "name", None):
+        if call is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                or last_name(call.func) != fn.name:
             return False
-        given: ast.expr | None = next((k.value for k in call.keywords if k.arg == param), None)
-        positional = [a.arg for a in [*args.posonlyargs, *args.args]]
-        if isinstance(call.func, ast.Attribute) and positional[:1] in (["self"], ["cls"]):
-            positional = positional[1:]  # a method called on its object
-        if given is None and param in positional:
-            index = positional.index(param)
-            if index < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:index + 1]):
-                given = call.args[index]
+        first = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]][:1]
+        # (a method called on its object binds `self` itself)
+        on_object = isinstance(call.func, ast.Attribute) and first in (["self"], ["cls"])
+        given = handed_arguments(fn, call, on_object).get(param)
         # an item of an object made afresh (`mask_tokens(encoded["input_ids"], ...)` of `encoded = tokenizer(...)`)
         while isinstance(given, ast.Subscript) and not isinstance(given.slice, ast.Slice):
             given = given.value

@@ -57,6 +57,18 @@ def reads_only_parameters(fn: Function, test: ast.expr, stored: set[str]) -> boo
     return bool(roots) and roots <= params and not read & stored
 
 
+def handed_arguments(fn: Function, call: ast.Call, skip_first: bool) -> dict[str, ast.expr]:
+    """The expression the call hands each parameter it surely binds: by position before any `*args` it spreads,
+    or by keyword (`skip_first`: past the parameter the call binds itself, a method's `self`)."""
+    pos, _kwonly, _stars = parameters(fn)
+    if skip_first and pos:
+        pos = pos[1:]
+    spread = next((i for i, a in enumerate(call.args) if isinstance(a, ast.Starred)), len(call.args))
+    given: dict[str, ast.expr] = {p.name: arg for p, arg in zip(pos, call.args[:spread])}
+    given.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+    return given
+
+
 def argument_texts(fn: Function, call: ast.Call | None, skip_first: bool, bound: int) -> dict[str, str | None]:
     """What the call hands each parameter, as text the next call's can be compared with: a name or dotted
     reference (`task_id`, `self.cfg`) or a literal; None for anything computed (`t + 1`, `tasks[i]`, a call) and
@@ -70,8 +82,7 @@ def argument_texts(fn: Function, call: ast.Call | None, skip_first: bool, bound:
     if call is None or any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords) \
             or len(call.args) != bound:
         return out
-    given: dict[str, ast.expr] = {p.name: arg for p, arg in zip(pos, call.args)}
-    given.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+    given = handed_arguments(fn, call, skip_first)
     for p in (*pos, *kwonly):
         if p.name in out:
             out[p.name] = _text(given.get(p.name, p.default))
