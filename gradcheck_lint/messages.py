@@ -153,9 +153,11 @@ def loss_hook_not_normalised(method: str, loss: str, normaliser: str, flags: tup
 
 
 def loss_scaled_twice(backward: str, loss: str, divisor: str, step: str, step_line: int | None) -> tuple[str, str]:
-    msg = (f"The loss of `{backward}` is divided by `{divisor}` twice before `{step}`{_at(step_line)} applies the "
-           f"accumulated micro-batches: the step applies the mean of their gradients divided by `{divisor}` once more.")
-    help_ = f"divide the loss by `{divisor}` once: either where the loss is computed or at the backward call, not both."
+    msg = (f"The loss of `{backward}` (or one of its terms) is divided by `{divisor}` twice before `{step}`"
+           f"{_at(step_line)} applies the accumulated micro-batches: the step applies the mean of their gradients (of "
+           f"that term's) divided by `{divisor}` once more.")
+    help_ = (f"divide the loss (each of its terms) by `{divisor}` once: either where it is computed or at the backward "
+             f"call, not both.")
     return msg, help_
 
 

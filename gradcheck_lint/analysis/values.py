@@ -415,6 +415,12 @@ def union_as_tensor(values: Iterable[Value]) -> Value:
         sure = frozenset().union(*(t.reach - t.vague for t in live))
         if out.vague & sure:
             out = replace(out, vague=out.vague - sure)
+    terms = [t for t in live if t.reach or t.graph or t.built]
+    if terms:
+        # operands are terms or factors of one value, not paths: one carrying gradient divided twice stays so,
+        # whatever the others were divided by (`mse / n + w * (lpips / n) / n`: that term counts 1/n² against 1/n)
+        twice = frozenset().union(*(t.divided_twice for t in terms))
+        return replace(out, divided_twice=twice) if twice != out.divided_twice else out
     if len(live) == len(tensors):
         return out
     # A constant operand adds nothing, but the result is no chain divided twice on every operand.
