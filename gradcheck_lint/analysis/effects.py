@@ -18,6 +18,7 @@ from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
 from .names import ref_text
 from .parts import EffectsHost
 from .provenance import MODELLED, Assumption, assumed
+from .required_settings import requires_part
 from .schedules import schedule
 from .syntax import arguments, code, keyword_value
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, blank, join, present, union_as_tensor
@@ -402,6 +403,8 @@ class Effects:
                 for o in v.of_kind(Kind.OPTIMIZER):
                     self.table.prepared[o.uid] = self.table.prepared.get(o.uid, frozenset()) | owners
             context = effect.value("data_parallel")
+            if context and (part := effect.value("unless_requires")) and self._required(site.call, str(part), site):
+                context = None  # the code before it cannot run without that part (a DeepSpeed plugin: no DDP)
             if context:
                 # and the models it is given are DDP (or FSDP) wrappers when the script is launched on several
                 # processes (also those of a list passed starred, whose positions are unknown: `prepare(*parts)`)
@@ -410,6 +413,13 @@ class Effects:
                         self.table.sync_capable.add(m.uid)
                         self.table.parallelised_by.setdefault(m.uid, (code(site.call.func), context.replace("{owner}", site.receiver_text)))
         return result
+
+    def _required(self, call: ast.Call, part: str, site: CallSite) -> bool:
+        """Every path to `call` ran code that raises unless its receiver's `part` is present (`required_settings`)."""
+        node: ast.AST | None = call
+        while node is not None and not isinstance(node, ast.stmt):
+            node = self.interp.parent(node)
+        return node is not None and requires_part(node, self.interp.parent, f"{site.receiver_text}.{part}")
 
     def fresh(self, value: Value, flow: Flow) -> None:
         """New parameters hold no gradient, whatever an earlier object made at this site held. For a leaf
@@ -497,13 +507,33 @@ class Effects:
                     return owner
         return None
 
-    def _gated(self, gate: int | None, flow: Flow, frame: Frame) -> tuple[Flow, Flow | None, Frame]:
+    def _gated(self, gate: int | None, flow: Flow, frame: Frame, call: ast.AST) -> tuple[Flow, Flow | None, Frame]:
         """Split off the micro-batches where the gate's window has not ended: nothing happens on them."""
         if gate is None:
+            return flow, None, frame
+        if self._in_boundary_arm(call, self.table.windows.get(gate)):
             return flow, None, frame
         cond = self.interp.boundary(gate)
         taken, skipped = self.interp.split(flow, cond)
         return taken or Flow(dict(flow.env), frozenset()), skipped, replace(frame, ifs=frame.ifs + (cond.id,))
+
+    def _in_boundary_arm(self, call: ast.AST, window: str | None) -> bool:
+        """`call` runs only where the code's own counter ends a window of the framework's size (HF Trainer's
+        `if total_batched_samples % args.gradient_accumulation_steps == 0 or <last batch>:` around the prepared
+        optimizer's step, outside `accelerator.accumulate`): each iteration counts one micro-batch for both, so
+        the framework's window ends there too, not on micro-batches of its own."""
+        if window is None:
+            return False
+        size = window.rpartition(".")[2]
+        node, holder = call, self.interp.parent(call)
+        while holder is not None and not isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if isinstance(holder, ast.If) and any(node is s for s in holder.body):
+                cond = self.interp.condition(holder, holder.test)
+                if cond.counters and not cond.true_on_most and not cond.short_first_window \
+                        and any(m == window or m.rpartition(".")[2] == size for m in cond.moduli):
+                    return True
+            node, holder = holder, self.interp.parent(holder)
+        return False
 
     def step(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
         found = site.arg(effect.ref("optimizer"))
@@ -530,7 +560,7 @@ class Effects:
         if not opts:
             return
         gate = self._gate_for(opts, effect, frame)
-        taken, skipped, inner = self._gated(gate, flow, frame)
+        taken, skipped, inner = self._gated(gate, flow, frame, site.call)
         text = self._step_text(site, effect)
         # the window of an accumulation context entered here (not of an engine that gates its own step)
         window = self.table.windows.get(gate) if gate is not None and not effect.value("gated") and gate in frame.gates else None
@@ -592,7 +622,7 @@ class Effects:
             for o in opts:
                 holders |= self.table.optimizer_holders(o)
             gate = self._gate_for(opts, effect, frame)
-            taken, skipped, inner = self._gated(gate, flow, frame)
+            taken, skipped, inner = self._gated(gate, flow, frame, site.call)
             self.interp.recorder.clear(site.call, text, target, holders, taken, inner)
             merged = Flow.join([taken, skipped])
             if merged is not None:

@@ -55,7 +55,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     # data parallelism when launched on several processes (`accelerator.prepare`, `fabric.setup`), and the
     # framework's way to switch its gradient sync off, for messages (`{owner}` and `{model}` are filled in);
     # `unwraps`: the bare module inside such a wrapper (`accelerator.unwrap_model(m)`): its forward syncs nothing
-    "returns": {"value": "ref", "data_parallel": "str", "unwraps": "bool"},
+    # `unless_requires`: a part of the receiver (`state.deepspeed_plugin`) whose presence makes it wrap nothing for
+    # data parallelism; every path to the call running code that raises without it proves it (`required_settings`)
+    "returns": {"value": "ref", "data_parallel": "str", "unwraps": "bool", "unless_requires": "str"},
     "join": {},                                       # the call returns any of its arguments (`itertools.chain(a, b)`)
     "clone": {"value": "ref"},                       # a copy of a model with fresh parameters (deepcopy)
     "backward": {"loss": "ref", "inputs": "ref", "scales": "str"},  # scales: none | window | framework
