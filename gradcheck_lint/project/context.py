@@ -340,7 +340,8 @@ class ProjectView:
 
     def follows(self, interp: Interpreter, fn: Function) -> bool:
         """Whether a call of `fn` would run (`entered`): not past a budget, not too many files deep."""
-        # A function followed once is followed again past the budgets (up to FOREIGN_WORK_CAP): a loop's fixpoint
+        # A function followed once (entered from this file or from another file's code) is followed again past the
+        # budgets (up to FOREIGN_WORK_CAP): a loop's fixpoint
         # runs its calls once per iteration, and reading one call two ways on two iterations (followed, then
         # opaque or read from use) mixes two objects for one (neural_sp's scheduler: its optimizer, then itself).
         # So is one that may touch gradients (a clear, a step in a helper method): the budgets are spent on what
@@ -352,7 +353,8 @@ class ProjectView:
         inside = interp.work - self.started if self.current is not None else 0
         if self.work > FOREIGN_WORK_CAP or inside > FOREIGN_WORK_CAP:
             return False
-        again = id(fn) in self.entry or self.may_touch_gradients(fn) or self._forward_cutting_graphs(fn)
+        again = (id(fn) in self.entry or id(fn) in self.inner_entry or self.may_touch_gradients(fn)
+                 or self._forward_cutting_graphs(fn))
         if inside > FOREIGN_CALL_BUDGET and not again:
             # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
             # the statements it is in, a `with` block's, behind)

@@ -259,3 +259,110 @@ def test_a_backward_of_the_value_stored_proves_its_graph(tmp_path: Path, monkeyp
         monkeypatch.setattr(context, budget, 0)
     root = project_tree(tmp_path, {"diffusion.py": MODEL, "train.py": EPOCH})
     assert [(c, line, possible) for c, line, possible in _found(root / "train.py")] == [("GL008", 11, False)]
+
+
+# arturml/pytorch-wgan-gp (lockbox 23, a certain false GL002): a critic trained each iteration and a generator every
+# n-th, both on samples of an inert helper method (`self._sample(n)` returns `self.G(z)`), in a class of another file
+# than the script. The helper was followed on the first iterations, then, past the budget of the script's one call,
+# left opaque: the generator's loss no longer reached the generator, and its clear of the critic's leak read as
+# discarding the only gradients its step would see.
+WGAN = """\
+    import torch
+    from torch.autograd import Variable
+
+
+    class WGANGP:
+        def __init__(self, generator, discriminator, g_optimizer, d_optimizer, latent_shape, n_critic=5, use_cuda=True):
+            self.G = generator
+            self.D = discriminator
+            self.G_opt = g_optimizer
+            self.D_opt = d_optimizer
+            self.latent_shape = latent_shape
+            self.n_critic = n_critic
+            self.use_cuda = use_cuda
+            self.steps = 0
+
+        def train(self, data_loader, n_epochs):
+            for epoch in range(1, n_epochs + 1):
+                self._train_epoch(data_loader)
+
+        def _train_epoch(self, data_loader):
+            for i, (data, _) in enumerate(data_loader):
+                self.steps += 1
+                d_loss, grad_penalty = self._discriminator_train_step(data)
+                if self.steps % self.n_critic == 0:
+                    g_loss = self._generator_train_step(data.size(0))
+
+        def _discriminator_train_step(self, data):
+            batch_size = data.size(0)
+            generated_data = self._sample(batch_size)
+            grad_penalty = self._gradient_penalty(data, generated_data)
+            d_loss = self.D(generated_data).mean() - self.D(data).mean() + grad_penalty
+            self.D_opt.zero_grad()
+            d_loss.backward()
+            self.D_opt.step()
+            return d_loss.item(), grad_penalty.item()
+
+        def _generator_train_step(self, batch_size):
+            self.G_opt.zero_grad()
+            generated_data = self._sample(batch_size)
+            g_loss = -self.D(generated_data).mean()
+            g_loss.backward()
+            self.G_opt.step()
+            return g_loss.item()
+
+        def _gradient_penalty(self, data, generated_data, gamma=10):
+            epsilon = torch.rand(data.size(0), 1, 1, 1).expand_as(data)
+            interpolation = epsilon * data.data + (1 - epsilon) * generated_data.data
+            interpolation = Variable(interpolation, requires_grad=True)
+            logits = self.D(interpolation)
+            gradients = torch.autograd.grad(outputs=logits, inputs=interpolation, grad_outputs=torch.ones(logits.size()),
+                                            create_graph=True, retain_graph=True)[0]
+            gradients_norm = torch.sqrt(torch.sum(gradients.view(data.size(0), -1) ** 2, dim=1) + 1e-12)
+            return gamma * ((gradients_norm - 1) ** 2).mean()
+
+        def _sample(self, n_samples):
+            z = Variable(torch.randn(n_samples, *self.latent_shape))
+            if self.use_cuda:
+                z = z.cuda()
+            return self.G(z)
+"""
+MODELS = """\
+    import torch.nn as nn
+
+
+    class Generator(nn.Module):
+        def __init__(self, d=8):
+            super().__init__()
+            self.net = nn.Sequential(nn.Linear(4, d), nn.BatchNorm1d(d), nn.ReLU(True), nn.Linear(d, 8), nn.Tanh())
+
+        def forward(self, z):
+            return self.net(z)
+
+
+    class Critic(nn.Module):
+        def __init__(self, d=8):
+            super().__init__()
+            self.net = nn.Sequential(nn.Linear(8, d), nn.LeakyReLU(0.2, True), nn.Linear(d, 1))
+
+        def forward(self, x):
+            return self.net(x)
+"""
+WGAN_SCRIPT = """\
+    import torch
+    from models import Critic, Generator
+    from wgan import WGANGP
+
+    G, D = Generator(), Critic()
+    G_opt = torch.optim.Adam(G.parameters(), lr=1e-4)
+    D_opt = torch.optim.Adam(D.parameters(), lr=1e-4)
+    WGANGP(G, D, G_opt, D_opt, [4]).train(loader, 200)
+"""
+
+
+@pytest.mark.parametrize("budget", [12, 40, 120, context.FOREIGN_CALL_BUDGET])
+def test_an_inert_helper_followed_once_is_followed_again_past_the_budget(tmp_path: Path, budget: int,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(context, "FOREIGN_CALL_BUDGET", budget)
+    root = project_tree(tmp_path, {"models.py": MODELS, "wgan.py": WGAN, "train.py": WGAN_SCRIPT})
+    assert _found(root / "train.py") == []
