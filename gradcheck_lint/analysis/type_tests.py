@@ -16,6 +16,7 @@ from dataclasses import replace
 
 from .apimodels import Catalogue
 from .flow import Flow
+from . import names as N
 from .names import ImportMap
 from .values import Value
 
@@ -162,17 +163,34 @@ def graphless_tested(test: ast.expr, imports: ImportMap) -> str | None:
             return None
         return left.args[0].id if (imports.qualify(right) or "") in _GRAPHLESS else None
     if not (isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2
-            and not test.keywords and isinstance(test.args[0], ast.Name)):
+            and not test.keywords):
+        return None
+    tested = test.args[0]
+    if isinstance(tested, ast.Name):
+        name = tested.id
+    elif isinstance(tested, ast.Subscript) and isinstance(tested.value, ast.Name) \
+            and N.literal_key(tested.slice) is not None:
+        name = f"{tested.value.id}[{N.literal_key(tested.slice)}]"  # `isinstance(losses[0], int)`: that item
+    else:
         return None
     spec = test.args[1]
     types = spec.elts if isinstance(spec, ast.Tuple) else [spec]
     if types and all((imports.qualify(t) or "") in _GRAPHLESS for t in types):
-        return test.args[0].id
+        return name
     return None
 
 
 def narrow_held(flow: Flow, name: str) -> None:
-    """On the arm where `graphless_tested` holds: the value holds no graph there."""
+    """On the arm where `graphless_tested` holds: the value holds no graph there (`name[key]`: that item of the
+    value `name` holds)."""
+    base, bracket, key = name.partition("[")
+    if bracket:
+        held = flow.env.get(base)
+        item = held.item(key[:-1]) if held is not None else None
+        if held is not None and item is not None:
+            flow.env[base] = replace(held, items=tuple((k, without_graph(v) if k == key[:-1] else v)
+                                                       for k, v in held.items))
+        return
     value = flow.env.get(name)
     if value is not None:
         flow.env[name] = without_graph(value)

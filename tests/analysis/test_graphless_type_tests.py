@@ -57,3 +57,38 @@ def test_a_value_found_to_be_of_a_graphless_type_holds_no_graph(test: str, store
 @pytest.mark.parametrize("store", ["to_numpy", "as_number"])
 def test_a_value_found_to_be_a_tensor_keeps_its_graph(store: str) -> None:
     assert _found(HELPER.format(test="isinstance(x, torch.Tensor)", store=store)) == {(28, "GL008")}
+
+
+# PIDAO's PINN solver (lockbox 23, a certain GL008): a logging helper takes the equation loss from a pair of losses
+# as it is when `isinstance(losses[0], int)` (a term switched off) and as `.item()` otherwise, then appends it.
+ITEM = """\
+import torch
+
+
+def log(loss, losses, logger):
+    if isinstance(losses[0], {kind}):
+        eq_loss = losses[0]
+    else:
+        eq_loss = losses[0].detach().cpu().item()
+    logger.append([loss.item(), eq_loss, losses[1].item()])
+
+
+def fit(model, opt, x, y, n, logger):
+    for i in range(n):
+        pred = model(x)
+        losses = (((pred - y) ** 2).mean(), pred.abs().mean())
+        loss = losses[0] + losses[1]
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        log(loss, losses, logger)
+"""
+
+
+def test_an_item_found_to_be_a_number_holds_no_graph() -> None:
+    assert _found(ITEM.format(kind="int")) == set()
+    assert _found(ITEM.format(kind="(int, float)")) == set()
+
+
+def test_an_item_found_to_be_a_tensor_keeps_its_graph() -> None:
+    assert _found(ITEM.format(kind="torch.Tensor")) == {(9, "GL008")}
