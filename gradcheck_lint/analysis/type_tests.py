@@ -14,9 +14,9 @@ from __future__ import annotations
 import ast
 from dataclasses import replace
 
+from . import names as N
 from .apimodels import Catalogue
 from .flow import Flow
-from . import names as N
 from .names import ImportMap
 from .values import Value
 
