@@ -2,7 +2,8 @@
 arguments' graphs than it was handed (a VQGAN loss detaches the reconstruction on the discriminator's turn).
 
 Read from the syntax once per function: a call of a method the catalogue says detaches (`x.detach()`,
-`.item()`), a read of `.data`, or a call that turns autograd off (`with torch.no_grad():`). Names are
+`.item()`), a read of `.data`, a call that copies into a new tensor (`torch.tensor(self.crf.decode(feats))`), or a
+call that turns autograd off (`with torch.no_grad():`). Names are
 qualified with the imports of the file that defines the function.
 """
 
@@ -25,6 +26,6 @@ def may_cut_graphs(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qualify,
         if isinstance(node, ast.Call):
             qual = qualify(node.func)
             row = catalogue.call(qual) if qual else None
-            if row is not None and any(e.kind == "no_grad" for e in row.effects):
+            if row is not None and any(e.kind in ("no_grad", "detach") for e in row.effects):
                 return True
     return False

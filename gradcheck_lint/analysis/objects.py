@@ -253,6 +253,11 @@ class Objects:
                                                                           union_as_tensor([*pos, *kw.values()]))
         own = frozenset(module.modules)
         unseen: frozenset[Holder] = frozenset()
+        if reached is not None and not reached and parts is None and not unseen_parts and not args.reach \
+                and not args.built and self._forward_cuts(module):
+            # its `forward`, read, cuts graphs and returns what reaches no parameter and holds no graph (`return
+            # torch.tensor(self.crf.decode(feats))`): no graph of this pass comes with the result either
+            own = frozenset()
         if reached is not None:
             mine = {e.uid for e in module.entities}
             if any(h.overlaps(r) for h in own for r in reached if h.uid not in mine):
@@ -498,6 +503,14 @@ class Objects:
             return False
         info = declared_types.declared_class(value.func, self.interp)  # the class of the project the name names
         return info is not None and not info.is_module and self.interp.definitions.plain(info)
+
+    def _forward_cuts(self, module: Value) -> bool:
+        """The module's `forward` is of a class read, may cut graphs (`_may_cut_graphs`) and returns no tuple,
+        dict or object (whose parts may hold graphs the result as a tensor does not show)."""
+        info = self.class_of_module(module)
+        fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
+        return fn is not None and info is not None and self._may_cut_graphs(fn) and not self._returns_tuple(fn, info) \
+            and not self._returns_object(fn) and not self._returns_dict(fn, info)
 
     def _may_cut_graphs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether the function may cut graphs (`graph_cuts`), read with the imports of its own file."""
