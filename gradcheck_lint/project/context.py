@@ -353,8 +353,10 @@ class ProjectView:
         inside = interp.work - self.started if self.current is not None else 0
         if self.work > FOREIGN_WORK_CAP or inside > FOREIGN_WORK_CAP:
             return False
-        again = (id(fn) in self.entry or id(fn) in self.inner_entry or self.may_touch_gradients(fn)
-                 or self._forward_cutting_graphs(fn))
+        # (not a constructor there: `nn.ModuleList([Block(...) for _ in range(depth)])` runs one call of it again and
+        # again, and following each would spend the cap before the calls that train)
+        again = (id(fn) in self.entry or (id(fn) in self.inner_entry and fn.name != "__init__")
+                 or self.may_touch_gradients(fn) or self._forward_cutting_graphs(fn))
         if inside > FOREIGN_CALL_BUDGET and not again:
             # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
             # the statements it is in, a `with` block's, behind)
