@@ -363,7 +363,7 @@ class Recorder:
         loop = self.interp.loops.get(frame.loops[-1]) if frame.loops else None
         if loop is None or loop.implicit or not self._benchmark(loop.node):
             return False
-        if not _written_in(call, loop.node):
+        if not _written_in(call, loop.node) and not self._in_called_function(call, loop.node):
             # reached through a call the loop makes (`for _ in range(n): trainer.step()` running `Trainer.step`,
             # which backpropagates): the loop's `.step()` is that method, named like an optimizer's, not one
             return False
@@ -375,8 +375,25 @@ class Recorder:
         if found is None:
             interp = self.interp
             defined = set(interp.functions) | set(interp.classes)
-            found = self._benchmarks[id(loop)] = steps_without_backward(loop, interp.imports.aliases, defined)
+            found = self._benchmarks[id(loop)] = steps_without_backward(loop, interp.imports.aliases, defined,
+                                                                        self._module_functions())
         return found
+
+    def _module_functions(self) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+        """The module-level functions, by name (all definitions of a name redefined)."""
+        out: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+        for node in self.interp.module.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.setdefault(node.name, []).append(node)
+        return out
+
+    def _in_called_function(self, call: ast.Call, loop: ast.AST) -> bool:
+        """`call` is written in a function of the module that the loop calls by name, with no argument (whose
+        body `steps_without_backward` read with the loop's)."""
+        called = {n.func.id for n in breadth_first(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                  and not n.args and not n.keywords}
+        return any(_written_in(call, fn) for name, fns in self._module_functions().items() if name in called
+                   for fn in fns)
 
     def updated(self, opt: Entity, call: ast.Call, flow: Flow) -> None:
         """The step changed the parameters of `opt` in place: graphs built before it are stale (not after a

@@ -148,14 +148,31 @@ _LIBRARIES = frozenset({"time", "timeit", "torch", "numpy", "math", "statistics"
 _BUILTINS = frozenset({"print", "range", "len", "min", "max", "sum", "abs", "float", "int", "str", "round", "enumerate", "zip", "list"})
 
 
-def steps_without_backward(loop: ast.AST, imports: dict[str, str], defined: set[str]) -> bool:
-    """The loop steps and nothing in it can backpropagate: every call is a step, a clear, or a call of a
-    library that does not train (`imports`: the module's import aliases; `defined`: names it defines)."""
+def steps_without_backward(loop: ast.AST, imports: dict[str, str], defined: set[str],
+                           functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] | None = None) -> bool:
+    """The loop steps and nothing in it can backpropagate: every call is a step, a clear, a call of a
+    library that does not train (`imports`: the module's import aliases; `defined`: names it defines), or
+    a call of a function of the module (`functions`, by name) whose body is such in turn (the tutorial's `fn()`,
+    that steps an optimizer and its scheduler, called five times on one backward pass)."""
+    return _steps_only(loop, imports, defined, functions or {}, set()) is True
+
+
+def _steps_only(node_: ast.AST, imports: dict[str, str], defined: set[str],
+                functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]], seen: set[str]) -> bool | None:
+    """True: steps, never backpropagates; None: neither; False: may backpropagate."""
     stepped = False
-    for node in breadth_first(loop):
+    for node in breadth_first(node_):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
+        if isinstance(func, ast.Name) and func.id in functions and func.id not in seen and not node.args \
+                and not node.keywords and len(seen) < 3:
+            # (every module-level function of that name: a tutorial redefines `fn` between its loops)
+            inner = [_steps_only(fn, imports, defined, functions, seen | {func.id}) for fn in functions[func.id]]
+            if False in inner:
+                return False
+            stepped = stepped or True in inner
+            continue
         last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
         if last == "backward" or last is None:
             return False
@@ -175,4 +192,4 @@ def steps_without_backward(loop: ast.AST, imports: dict[str, str], defined: set[
             continue
         if imports.get(root.id, "").split(".", 1)[0] not in _LIBRARIES:
             return False
-    return stepped
+    return True if stepped else None
