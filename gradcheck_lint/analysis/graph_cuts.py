@@ -29,3 +29,31 @@ def may_cut_graphs(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qualify,
             if row is not None and any(e.kind in ("no_grad", "detach") for e in row.effects):
                 return True
     return False
+
+
+def returns_copies(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qualify, catalogue: Catalogue) -> bool:
+    """Every `return` of the function (its own, not a nested function's) returns what a call that cuts graphs made:
+    `return torch.tensor(self.crf.decode(feats))`, `return scores.argmax(-1).detach()`."""
+    returns = [n for n in _own(fn) if isinstance(n, ast.Return)]
+    return bool(returns) and all(isinstance(r.value, ast.Call) and _cuts(r.value, qualify, catalogue) for r in returns)
+
+
+def _cuts(call: ast.Call, qualify: Qualify, catalogue: Catalogue) -> bool:
+    func = call.func
+    if isinstance(func, ast.Attribute) and any(e.kind == "detach" for m in catalogue.methods_named(func.attr)
+                                               for e in m.effects):
+        return True
+    qual = qualify(func)
+    row = catalogue.call(qual) if qual else None
+    return row is not None and any(e.kind == "detach" for e in row.effects)
+
+
+def _own(fn: ast.AST) -> list[ast.AST]:
+    out: list[ast.AST] = []
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
+    return out

@@ -15,7 +15,7 @@ from .conventions import convention
 from .definitions import ClassInfo
 from .flow import ANY_WRAPPER, MAX_DEPTH, SYNC_OFF, SYNC_SET, Flow, Frame, Function, generations, step_counts
 from .gradstate import PathState
-from .graph_cuts import may_cut_graphs
+from .graph_cuts import may_cut_graphs, returns_copies
 from .module_classes import ModuleClasses
 from .parts import ObjectsHost
 from .provenance import READ, Assumption, Provenance, assumed
@@ -254,8 +254,8 @@ class Objects:
         own = frozenset(module.modules)
         unseen: frozenset[Holder] = frozenset()
         if reached is not None and not reached and parts is None and not unseen_parts and not args.reach \
-                and not args.built and self._forward_cuts(module):
-            # its `forward`, read, cuts graphs and returns what reaches no parameter and holds no graph (`return
+                and not args.built and self._forward_returns_copies(module):
+            # its `forward`, read, returns only what a call that cuts graphs made (`return
             # torch.tensor(self.crf.decode(feats))`): no graph of this pass comes with the result either
             own = frozenset()
         if reached is not None:
@@ -504,13 +504,17 @@ class Objects:
         info = declared_types.declared_class(value.func, self.interp)  # the class of the project the name names
         return info is not None and not info.is_module and self.interp.definitions.plain(info)
 
-    def _forward_cuts(self, module: Value) -> bool:
-        """The module's `forward` is of a class read, may cut graphs (`_may_cut_graphs`) and returns no tuple,
-        dict or object (whose parts may hold graphs the result as a tensor does not show)."""
+    def _forward_returns_copies(self, module: Value) -> bool:
+        """The module's `forward` is of a class read and each of its `return`s returns what a call that cuts graphs
+        made (`graph_cuts.returns_copies`, read with the imports of its own file)."""
         info = self.class_of_module(module)
         fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
-        return fn is not None and info is not None and self._may_cut_graphs(fn) and not self._returns_tuple(fn, info) \
-            and not self._returns_object(fn) and not self._returns_dict(fn, info)
+        if fn is None:
+            return False
+        project = self.interp.project
+        foreign = project.module_of(fn) if project is not None else None
+        imports = getattr(foreign, "imports", None) or self.interp.imports
+        return returns_copies(fn, imports.qualify, self.interp.catalogue)
 
     def _may_cut_graphs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether the function may cut graphs (`graph_cuts`), read with the imports of its own file."""
