@@ -13,7 +13,7 @@ import ast
 from collections.abc import Callable
 
 from .apimodels import Catalogue
-from .walk import iter_tree
+from .walk import iter_tree, own_nodes
 
 Qualify = Callable[[ast.expr], "str | None"]
 
@@ -34,7 +34,7 @@ def may_cut_graphs(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qualify,
 def returns_copies(fn: ast.FunctionDef | ast.AsyncFunctionDef, qualify: Qualify, catalogue: Catalogue) -> bool:
     """Every `return` of the function (its own, not a nested function's) returns what a call that cuts graphs made:
     `return torch.tensor(self.crf.decode(feats))`, `return scores.argmax(-1).detach()`."""
-    returns = [n for n in _own(fn) if isinstance(n, ast.Return)]
+    returns = [n for n in own_nodes(fn) if isinstance(n, ast.Return)]
     return bool(returns) and all(isinstance(r.value, ast.Call) and _cuts(r.value, qualify, catalogue) for r in returns)
 
 
@@ -47,13 +47,3 @@ def _cuts(call: ast.Call, qualify: Qualify, catalogue: Catalogue) -> bool:
     row = catalogue.call(qual) if qual else None
     return row is not None and any(e.kind == "detach" for e in row.effects)
 
-
-def _own(fn: ast.AST) -> list[ast.AST]:
-    out: list[ast.AST] = []
-    stack = list(ast.iter_child_nodes(fn))
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            stack.extend(ast.iter_child_nodes(node))
-    return out

@@ -30,7 +30,7 @@ import builtins
 from collections.abc import Callable, Iterator, Sequence
 
 from . import names as N
-from .walk import iter_tree
+from .walk import iter_tree, own_nodes
 
 __all__ = ["requires_part"]
 
@@ -138,7 +138,7 @@ def _bound_only_there(scope: ast.AST, local: str, test_if: ast.If, chain: str) -
             return False
     elif hasattr(builtins, local) or local.startswith("__"):
         return False
-    for node in _own_nodes(scope):
+    for node in own_nodes(scope):
         if isinstance(node, (ast.Global, ast.Nonlocal)) and local in node.names:
             return False
         if _binds(node, local) and id(node) not in inside:
@@ -158,14 +158,3 @@ def _binds(node: ast.AST, local: str) -> bool:
     if isinstance(node, (ast.MatchAs, ast.MatchStar)):
         return node.name == local
     return False
-
-
-def _own_nodes(scope: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of `scope`'s own code (the definitions of nested scopes, not their bodies)."""
-    stack: list[ast.AST] = list(ast.iter_child_nodes(scope)) if not isinstance(scope, ast.Module) else list(scope.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, _SCOPES):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
