@@ -379,6 +379,9 @@ class Frame:
     # autograd is on whatever the code around says: a closure `optimizer.step(closure)` runs (every torch optimizer
     # runs it under `torch.enable_grad()`), so `torch.is_grad_enabled()` holds in it
     grad_on: bool = False
+    # `no_grad` holds because every path reaching here ran `torch.set_grad_enabled(False)` (`grad_mode`), not
+    # because of a `with` or a decorator around: it goes when a path that did not (or turned it on again) joins
+    by_mode: bool = False
 
 
 _LAST = "%last:"  # env key of the value last appended to a list, read as `x[-1]`

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
-from . import flags, pathcond, periods, type_tests
+from . import flags, grad_mode, pathcond, periods, type_tests
 from . import names as N
 from .amp import Amp
 from .apimodels import Catalogue, ModelFile, catalogue_for
@@ -163,6 +163,7 @@ class Interpreter:
         self._returned_tests: dict[tuple[int, int], tuple[ast.Call, ast.expr | None]] = {}
         self.work = 0
         self.exhausted = False
+        self.grad_modes = False  # a `torch.set_grad_enabled(...)` statement ran: statements check the paths' mode
         self.unreliable: set[int] = set()  # ids of the event nodes of a root the work budget cut short
         self.work_budget = WORK_BUDGET  # statements (and backward passes) interpreted per file
         self.cut_short: str | None = None  # what the work budget left out, said for the user (see EntryPoints)
@@ -236,6 +237,8 @@ class Interpreter:
             if out.normal is None or not out.normal.states:
                 out.normal = None
                 break
+            if self.grad_modes:
+                frame = grad_mode.frame_for(out.normal, frame)
             context = _entered_by_hand(stmt)
             if context is not None:
                 # `ctx.__enter__()` ... `finally: ctx.__exit__(None, None, None)`: the statements between run in the
@@ -244,6 +247,10 @@ class Interpreter:
                 frame, entered = self._entered(self.eval(context, out.normal, frame), frame), code(context)
                 continue
             res = self.exec_stmt(stmt, out.normal, frame)
+            mode = grad_mode.setting(stmt, self.imports, self.catalogue) if type(stmt) is ast.Expr else None
+            if mode is not None and res.normal is not None:
+                grad_mode.apply(res.normal, mode)  # `torch.set_grad_enabled(False)` on its own line: see `grad_mode`
+                self.grad_modes = True
             out.normal = res.normal
             out.breaks += res.breaks
             out.continues += res.continues

@@ -49,6 +49,8 @@ class Prescan:
     def __init__(self, module: ast.Module, catalogue: Catalogue) -> None:
         self.catalogue = catalogue
         self.event_attrs = event_attrs(catalogue)
+        # `torch.set_grad_enabled(False)` on its own line: the mode holds past the branch that set it (`grad_mode`)
+        self.mode_setters = catalogue.mode_setters()
         self.called_names: set[str] = set()
         self.called_refs: set[str] = set()  # texts called like functions (`self.vqgan(imgs)`)
         self.called_attrs: set[str] = set()
@@ -256,6 +258,9 @@ class Prescan:
             self.called_models.add(called)  # `encoder(x)`: a callable named like a model
         if isinstance(func, ast.Name):
             self.called_names.add(func.id)
+            if func.id in self.mode_setters:
+                for m in here:
+                    m.direct = True
             for m in here:
                 m.names.add(func.id)
                 m.passed.discard(func.id)
@@ -269,7 +274,7 @@ class Prescan:
                 m.attrs.add(attr)
                 if is_self:
                     m.self_attrs.add(attr)
-                if attr in self.event_attrs:
+                if attr in self.event_attrs or attr in self.mode_setters:
                     m.direct = True
             recv = N.ref_text(receiver) or N.member_ref(receiver)  # `opts[i].step()`: a member of `opts`
             if recv is not None:

@@ -230,6 +230,17 @@ class Catalogue:
                 if any(e.kind in kinds or clears and e.kind == "step" and e.value("clears") for e in row.effects))
         return found
 
+    def mode_setters(self) -> frozenset[str]:
+        """The last names of calls that switch autograd by a flag (`set_grad_enabled`): on a line of their own they
+        set the mode from there on (`grad_mode`)."""
+        key = (("%mode",), False)
+        found = self._named_by_effect.get(key)
+        if found is None:
+            found = self._named_by_effect[key] = frozenset(
+                c.name.rsplit(".", 1)[-1] for f in self.files for c in f.calls
+                if any(e.kind == "no_grad" and e.ref("flag") is not None for e in c.effects))
+        return found
+
     def attribute(self, type_name: str, name: str) -> AttributeModel | None:
         for t in self.lineage(type_name):
             found = self._attributes.get((t, name))
