@@ -15,6 +15,7 @@ from .names import dotted
 from .parts import FixedTestsHost
 from .release_tests import ReleaseTests
 from .resets import holds_every_time
+from .values import Value
 from .walk import iter_tree
 from .window_arithmetic import grad_existence_test
 
@@ -164,6 +165,9 @@ class FixedTests:
         if key is None:
             return None
         v = self.interp.expressions.lookup(key, flow, frame)
+        if v is not None and type(v.const) is int and _setting_int(key, v):
+            truth = v.const != 0  # `if self.mode:` of a setting `__init__` fixed at a literal int (`self.mode = 18`)
+            return not truth if negated else truth
         if v is None or v.const not in ("True", "False", "None"):
             return None
         truth = v.const == "True"
@@ -195,12 +199,16 @@ class FixedTests:
             return self._none_comparison(left, isinstance(test.ops[0], (ast.Eq, ast.Is)), flow, frame)
         if isinstance(test.ops[0], (ast.Is, ast.IsNot)):
             return None
-        if isinstance(left, ast.Name) and isinstance(right, ast.Constant) and type(right.value) is str:
-            return self._literal_choice(left.id, right.value, isinstance(test.ops[0], ast.Eq), flow, frame)
-        if not (isinstance(left, ast.Name) and isinstance(right, ast.Constant) and type(right.value) is int):
+        # a name this call bound, or `self.x` that only `__init__` sets (`self.mode = 18`, then `if self.mode == 0:`)
+        key = left.id if isinstance(left, ast.Name) else self._setting_key(left, frame)
+        if key is None:
             return None
-        v = self.interp.expressions.lookup(left.id, flow, frame)
-        if v is None or type(v.const) is not int or v.counter is not None:
+        if isinstance(right, ast.Constant) and type(right.value) is str:
+            return self._literal_choice(key, right.value, isinstance(test.ops[0], ast.Eq), flow, frame)
+        if not (isinstance(right, ast.Constant) and type(right.value) is int):
+            return None
+        v = self.interp.expressions.lookup(key, flow, frame)
+        if v is None or type(v.const) is not int or v.counter is not None and not _setting_int(key, v):
             return None
         return (v.const == right.value) == isinstance(test.ops[0], ast.Eq)
 
@@ -264,3 +272,9 @@ def _grad_enabled_test(test: ast.expr) -> bool:
     """`torch.is_grad_enabled()` (however `torch` is imported: the call's last name)."""
     return isinstance(test, ast.Call) and not test.args and dotted(test.func) in (
         "torch.is_grad_enabled", "is_grad_enabled")
+
+
+def _setting_int(key: str, value: Value) -> bool:
+    """A literal int that `__init__` alone set on `self` (the caller checked `_set_once`) and nothing counted up:
+    what looks like a counter's start (`self.mode = 18`) is a setting for the whole run."""
+    return key.startswith("self.") and (value.counter is None or not value.counter.incremented)
