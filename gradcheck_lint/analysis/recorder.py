@@ -16,7 +16,7 @@ from .gradstate import UNDONE, PathState
 from .parts import RecorderHost
 from .provenance import weakest
 from .syntax import code, keyword_value
-from .trials import steps_without_backward, undone_steps
+from .trials import module_functions, steps_without_backward, undone_steps
 from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
 from .walk import breadth_first
 
@@ -34,6 +34,7 @@ class Recorder:
         self.clears: dict[int, Clear] = {}
         self._ordinals: dict[object, int] = {}
         self._benchmarks: dict[int, bool] = {}  # id of a loop -> it steps with nothing in it that can backpropagate
+        self._functions: tuple[ast.Module, dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]] | None = None
         self.backward_calls = 0
         self.last_update: dict[str, tuple[ast.Call, str]] = {}  # parameter set -> the last step that updated it
         self.touched: set[int] = set()  # nodes of the events the root being analysed met (see EntryPoints.root)
@@ -380,18 +381,15 @@ class Recorder:
         return found
 
     def _module_functions(self) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
-        """The module-level functions, by name (all definitions of a name redefined)."""
-        out: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
-        for node in self.interp.module.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                out.setdefault(node.name, []).append(node)
-        return out
+        """The module-level functions by name, with the names bound to one of them wrapped (`trials.module_functions`)."""
+        if self._functions is None or self._functions[0] is not self.interp.module:
+            self._functions = (self.interp.module, module_functions(self.interp.module, self.interp.imports.aliases))
+        return self._functions[1]
 
     def _in_called_function(self, call: ast.Call, loop: ast.AST) -> bool:
-        """`call` is written in a function of the module that the loop calls by name, with no argument (whose
-        body `steps_without_backward` read with the loop's)."""
-        called = {n.func.id for n in breadth_first(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                  and not n.args and not n.keywords}
+        """`call` is written in a function of the module that the loop calls by name (whose body
+        `steps_without_backward` read with the loop's)."""
+        called = {n.func.id for n in breadth_first(loop) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
         return any(_written_in(call, fn) for name, fns in self._module_functions().items() if name in called
                    for fn in fns)
 

@@ -144,16 +144,39 @@ def _names(node: ast.AST) -> set[str]:
 # torch's own functions (its `backward` aside), array libraries. A call on an object of the script
 # (`model.update()`, `trainer.run()`) or of another module of the project may train, and keeps the loop
 # a training loop.
-_LIBRARIES = frozenset({"time", "timeit", "torch", "numpy", "math", "statistics", "logging", "gc", "random", "tqdm"})
+_LIBRARIES = frozenset({"time", "timeit", "torch", "numpy", "math", "statistics", "logging", "gc", "random", "tqdm",
+                        "functools"})
 _BUILTINS = frozenset({"print", "range", "len", "min", "max", "sum", "abs", "float", "int", "str", "round", "enumerate", "zip", "list"})
+
+
+def module_functions(module: ast.Module, imports: dict[str, str]) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """The module-level functions, by name (all definitions of a name redefined), and the names the module binds to
+    one of them wrapped by a library call: `compiled_adam = torch.compile(foreach_map_adam)` runs the body of
+    `foreach_map_adam` (as do `torch.jit.script(f)`, `functools.partial(f, x)`)."""
+    out: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
+    for node in module.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.setdefault(node.name, []).append(node)
+    for node in module.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call) and node.value.args and isinstance(node.value.args[0], ast.Name)):
+            continue
+        wrapped = out.get(node.value.args[0].id)
+        root = node.value.func
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if wrapped and isinstance(root, ast.Name) and imports.get(root.id, "").split(".", 1)[0] in _LIBRARIES:
+            out.setdefault(node.targets[0].id, []).extend(wrapped)
+    return out
 
 
 def steps_without_backward(loop: ast.AST, imports: dict[str, str], defined: set[str],
                            functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] | None = None) -> bool:
     """The loop steps and nothing in it can backpropagate: every call is a step, a clear, a call of a
     library that does not train (`imports`: the module's import aliases; `defined`: names it defines), or
-    a call of a function of the module (`functions`, by name) whose body is such in turn (the tutorial's `fn()`,
-    that steps an optimizer and its scheduler, called five times on one backward pass)."""
+    a call of a function of the module (`functions`, by name: `module_functions`) whose body is such in turn (the
+    tutorial's `fn()`, that steps an optimizer and its scheduler, called five times on one backward pass; its
+    arguments are read there, where a call on one of them may backpropagate)."""
     return _steps_only(loop, imports, defined, functions or {}, set()) is True
 
 
@@ -165,8 +188,7 @@ def _steps_only(node_: ast.AST, imports: dict[str, str], defined: set[str],
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if isinstance(func, ast.Name) and func.id in functions and func.id not in seen and not node.args \
-                and not node.keywords and len(seen) < 3:
+        if isinstance(func, ast.Name) and func.id in functions and func.id not in seen and len(seen) < 3:
             # (every module-level function of that name: a tutorial redefines `fn` between its loops)
             inner = [_steps_only(fn, imports, defined, functions, seen | {func.id}) for fn in functions[func.id]]
             if False in inner:
