@@ -219,7 +219,7 @@ class KeepAlives:
             if not via and held_in and type(stored) is ast.Name:
                 via = f"{stored.id}[{held_in}]"  # `log, out = self.step(batch)`: `log["loss"]` holds the graph
             provenance = self._graph_provenance(value)
-            if self._rebuilt_through_another_name(node, target):
+            if self._rebuilt_through_another_name(node, target) or self._held_out_of_sight(target):
                 provenance = weakest([provenance, assumed(Assumption.ATTRIBUTE)])
             event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target, via_item=via,
                                                       provenance=provenance,
@@ -275,6 +275,14 @@ class KeepAlives:
             return False
         return any(_fresh_store_through_unknown_name(fn, attr, base) for fn in iter_tree(root)
                    if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+    def _held_out_of_sight(self, target: str) -> bool:
+        """The accumulator is an attribute of an object no code read here made: `self.trainer.train_loop.running_loss`
+        of a LightningModule, whose `trainer` the framework sets. What that object is (a list, or a running mean that
+        copies the value under `no_grad`, as Lightning 1.0's `TensorRunningAccum` does) is not read."""
+        parts = target.split(".")
+        return len(parts) > 2 and parts[0] == "self" and parts[1].isidentifier() \
+            and not self.interp.prescan.stores_on_self(parts[1])
 
     def _outer(self, target: str, loops: list[int], fn: object) -> tuple[tuple[int, bool], ...]:
         """The loops around the storing loop (`loops[-1]`), innermost first, each with whether `target` is made

@@ -505,6 +505,7 @@ class KeepAlivesHost(Protocol):
     table: EntityTable
     catalogue: Catalogue
     classes: dict[str, ClassInfo]
+    prescan: Prescan
     @property
     def calls(self) -> CallsFace: ...
     def loop_backpropagates(self, loop_id: int) -> bool: ...

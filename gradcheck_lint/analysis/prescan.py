@@ -111,6 +111,10 @@ class Prescan:
                 for counter, window in atoms:
                     self.windows.setdefault(counter, set()).add(window)
 
+    def stores_on_self(self, attr: str) -> bool:
+        """Some code of the module assigns `self.<attr> = ...`."""
+        return attr in self._self_stored
+
     def compares_otherwise(self, test: ast.expr) -> bool:
         """Another `if`/`while` test compares the same two operands differently (`iteration == n`
         and `iteration < n`): what a path learns at one decides the other."""
