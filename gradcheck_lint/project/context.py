@@ -43,7 +43,8 @@ _SWAPPED = ("imports", "definitions", "functions", "classes", "prescan", "called
             "model_refs", "optimizer_refs", "windows", "module_env")
 MAX_FOREIGN_DEPTH = 3  # files deep a chain of calls is followed
 # A function of another file that touches no gradient (its module's prescan says so) is followed only when
-# it is this small (statements and expressions): a loss or a wrapper helper, not a data pipeline.
+# it is this small (statements and expressions): a loss or a wrapper helper, not a data pipeline. A constructor is
+# followed whatever its size (within the budgets below): which model each optimizer it builds steps is read there.
 MAX_INERT_NODES = 400
 # Statements interpreted in other files' code, over one analysis, past which calls into them stay opaque:
 # code followed in a loop's fixpoint runs again on each iteration and path (keeps a file under 1 s).
@@ -386,7 +387,7 @@ class ProjectView:
         known = self._fn_module.get(key)
         if known is not None:
             return known is module
-        worth = not self.context(module).prescan.surely_inert(fn.name) or _size(fn) <= MAX_INERT_NODES \
+        worth = not self.context(module).prescan.surely_inert(fn.name) or fn.name == "__init__" or _size(fn) <= MAX_INERT_NODES \
             or self._forward_cutting_graphs(fn)
         self._fn_module[key] = module if worth else None
         return worth
