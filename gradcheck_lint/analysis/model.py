@@ -18,6 +18,7 @@ from .interpreter import Interpreter
 from .losshooks import framework_divided_returns, unnormalised_losses
 from .names import NON_FINITE
 from .pathcap import paths_left_out
+from .process_groups import started_in_sight
 from .purpose import Purposes
 from .sync_choices import SyncChoice
 from .syntax import Source, code, parameters
@@ -95,12 +96,33 @@ class TrainingModel:
         self.refuses_distributed_accumulation: bool = interp.prescan.refuses_distributed_accumulation
         # a notebook that starts no processes runs in one: a framework's `prepare` wraps nothing in DDP there
         self.one_process: bool = notebook and not interp.table.launches_processes
+        self._group_started: bool | None = None
         self.module_constant = interp.module_constant  # the int a module-level name is bound to once (`N = 4`)
         self.parent = interp.parent  # one map of the module's nodes to their parents, built on first use
         self.qualify = interp.imports.qualify  # `nn.Linear` -> `torch.nn.Linear`, by the module's imports
         self.class_defs: dict[str, ast.ClassDef] = {c.name: c.node for c in interp.classes.values()}
         # loops that time a layer or probe its memory on constant data rather than train (`purpose.py`)
         self.purposes = Purposes(module, interp.parent, interp.imports, interp.catalogue, interp.forward_sites)
+
+    def group_out_of_sight(self, wrapper: int) -> bool:
+        """A data-parallel wrapper this file builds under a test (`if args.local_rank != -1: model = DDP(model)`),
+        where no code in sight starts a process group: the arm that builds it raises, or the group is started out of
+        sight (`process_groups`). One built on every path says the script runs distributed."""
+        site = self.table.made_at.get(wrapper)
+        call = next((n for n in ast.walk(self.module) if id(n) == site), None) if site is not None else None
+        if call is None or not self._under_a_test(call):
+            return False
+        if self._group_started is None:
+            self._group_started = started_in_sight(self.source.text, self.project)
+        return not self._group_started
+
+    def _under_a_test(self, node: ast.AST) -> bool:
+        up = self.parent(node)
+        while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            if isinstance(up, (ast.If, ast.IfExp)):
+                return True
+            up = self.parent(up)
+        return False
 
     @property
     def trains(self) -> bool:

@@ -45,6 +45,7 @@ class Assumption(str, enum.Enum):
     # (a dict keyed by what a loop walks may overwrite its slots)
     KEYS = "that an item store writes a new key on each iteration"
     PICKED = "which of the parameters a test picked from a module (`if \"emb\" in n`) a loss reaches"
+    PROCESS_GROUP = "that a process group is started out of sight (the data-parallel wrapper raises without one)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -381,7 +381,7 @@ class Recorder:
         return found
 
     def _module_functions(self) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
-        """The module-level functions by name, with the names bound to one of them wrapped (`trials.module_functions`)."""
+        """The module-level functions by name, and names bound to one of them wrapped (`trials.module_functions`)."""
         if self._functions is None or self._functions[0] is not self.interp.module:
             self._functions = (self.interp.module, module_functions(self.interp.module, self.interp.imports.aliases))
         return self._functions[1]

@@ -149,7 +149,8 @@ _LIBRARIES = frozenset({"time", "timeit", "torch", "numpy", "math", "statistics"
 _BUILTINS = frozenset({"print", "range", "len", "min", "max", "sum", "abs", "float", "int", "str", "round", "enumerate", "zip", "list"})
 
 
-def module_functions(module: ast.Module, imports: dict[str, str]) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+def module_functions(module: ast.Module,
+                     imports: dict[str, str]) -> dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
     """The module-level functions, by name (all definitions of a name redefined), and the names the module binds to
     one of them wrapped by a library call: `compiled_adam = torch.compile(foreach_map_adam)` runs the body of
     `foreach_map_adam` (as do `torch.jit.script(f)`, `functools.partial(f, x)`)."""

@@ -221,4 +221,11 @@ def _wrapper_facts(model: TrainingModel, wrapper: int) -> tuple[Provenance, ...]
     """How the analysis knows the wrapper synchronises gradients: read or modelled when it was built in
     sight (`DDP(model)`, `accelerator.prepare(model)`), assumed when known only by its name or its use."""
     ent = model.table.entities.get(wrapper)
-    return (ent.provenance,) if ent is not None else (assumed(Assumption.OPAQUE),)
+    if ent is None:
+        return (assumed(Assumption.OPAQUE),)
+    api = model.catalogue.type(ent.api) if ent.api else None
+    if api is not None and api.needs_process_group and model.group_out_of_sight(wrapper):
+        # `DDP(model)` under `if args.local_rank != -1:` where nothing in sight starts a process group: that arm raises,
+        # or the group is started out of sight
+        return (ent.provenance, assumed(Assumption.PROCESS_GROUP))
+    return (ent.provenance,)

@@ -387,8 +387,8 @@ class ProjectView:
         known = self._fn_module.get(key)
         if known is not None:
             return known is module
-        worth = not self.context(module).prescan.surely_inert(fn.name) or fn.name == "__init__" or _size(fn) <= MAX_INERT_NODES \
-            or self._forward_cutting_graphs(fn)
+        worth = not self.context(module).prescan.surely_inert(fn.name) or fn.name == "__init__" \
+            or _size(fn) <= MAX_INERT_NODES or self._forward_cutting_graphs(fn)
         self._fn_module[key] = module if worth else None
         return worth
 

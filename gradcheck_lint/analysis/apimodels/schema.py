@@ -206,6 +206,9 @@ class ApiType:
     # module it wraps: `ddp_model.config` raises)
     members: tuple[str, ...] = ()
     closed: bool = False
+    # its constructor raises unless a default process group was started first (`DistributedDataParallel`): a
+    # wrapper made where no code in sight starts one rests on code out of sight (`process_groups`)
+    needs_process_group: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,7 +392,8 @@ def _ident(row: Mapping[str, Any], key: str, where: str) -> str:
 
 
 def _type(row: Mapping[str, Any], where: str) -> ApiType:
-    _keys(row, where, {"name", "kind", "aliases", "bases", "bare", "never_equal", "members", "closed"})
+    _keys(row, where, {"name", "kind", "aliases", "bases", "bare", "never_equal", "members", "closed",
+                       "needs_process_group"})
     kind = _string(row, "kind", where)
     if kind not in KINDS:
         raise ModelError(f"{where}: kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -403,8 +407,11 @@ def _type(row: Mapping[str, Any], where: str) -> ApiType:
     closed = row.get("closed", False)
     if not isinstance(closed, bool):
         raise ModelError(f"{where}: closed must be true or false")
+    needs_group = row.get("needs_process_group", False)
+    if not isinstance(needs_group, bool):
+        raise ModelError(f"{where}: needs_process_group must be true or false")
     return ApiType(_name(row, "name", where), kind, _names(row, "aliases", where), _names(row, "bases", where), bare,
-                   tuple(unequal), tuple(members), closed)
+                   tuple(unequal), tuple(members), closed, needs_group)
 
 
 def _release(data: Mapping[str, Any], where: str) -> tuple[int, ...]:
