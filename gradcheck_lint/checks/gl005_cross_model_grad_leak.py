@@ -99,7 +99,7 @@ for real in torch.randn(8, 4, 4):
                         if named and roles(loss) & roles(model.table.holder_name(holder)):
                             continue  # the loss is named for this model too: a joint objective
                         own = next((model.backwards[o.backward] for _h, o in held if o.fresh and o.backward != c.backward), None)
-                        leak = (holder, c, own, _own_pass_beside(holder, c, held))
+                        leak = (holder, c, own, _own_pass_beside(holder, c, held, holders))
                         break
                 if leak:
                     break
@@ -145,9 +145,15 @@ for real in torch.randn(8, 4, 4):
             yield Finding(step.node, msg, help_, (step.provenance, c.provenance, *others))
 
 
-def _own_pass_beside(holder: Holder, c: Contribution, held: list[tuple[Holder, Contribution]]) -> bool:
-    """`holder` also holds a pass of another backward that no optimizer applied yet: a loss of its own."""
-    return any(h == holder and o.fresh and o.certain and o.backward != c.backward for h, o in held)
+def _own_pass_beside(holder: Holder, c: Contribution, held: list[tuple[Holder, Contribution]],
+                     stepped: frozenset[Holder] | None = None) -> bool:
+    """`holder` also holds a pass of another backward that no optimizer applied yet: a loss of its own. With the
+    stepping optimizer's holders (`stepped`), also a pass into the part of `holder` that optimizer owns: a loss
+    module whose whole forward the other model's loss ran (`loss_fn(x, rec)`) and whose `discriminator` part has a
+    loss of its own (`loss_fn.d_loss(x, rec)`)."""
+    def own_part(h: Holder) -> bool:
+        return h == holder or stepped is not None and h.overlaps(holder) and any(h.overlaps(x) for x in stepped)
+    return any(own_part(h) and o.fresh and o.certain and o.backward != c.backward for h, o in held)
 
 
 def _named_for_consumer(model: TrainingModel, c: Contribution, holder: Holder) -> bool:
