@@ -183,6 +183,10 @@ for x in torch.randn(8, 4).split(2):
                 facts.append(assumed(Assumption.INTENT))  # rescaled in place after the step: perhaps kept on purpose
             if self._clears_an_object_out_of_sight(model, step, holders):
                 facts.append(assumed(Assumption.OPAQUE))  # that object may be the optimizer's model
+            if wrong is not None and opt.uid not in model.table.made_at and all(h.pseudo for h in holders):
+                # an optimizer known only as an attribute it is stepped through (`self._scaler.step(self.optimizer)`
+                # of a helper object whose `__init__` was not read): the one cleared may be that very object
+                facts.append(assumed(Assumption.ATTRIBUTE))
             if _one_of_several(model, step):
                 facts.append(assumed(Assumption.CHOICE))  # which optimizer the name holds decides what went stale
             # a clear after this step cannot help where another optimizer's step applied them first
