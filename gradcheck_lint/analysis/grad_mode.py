@@ -35,6 +35,9 @@ def setting(stmt: ast.AST, imports: ImportMap, catalogue: Catalogue) -> bool | N
     if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
         return None
     call = stmt.value
+    last = call.func.attr if type(call.func) is ast.Attribute else call.func.id if type(call.func) is ast.Name else None
+    if last not in catalogue.mode_setters():
+        return None  # (read for every call statement: the name first, the import only for a setter's name)
     qual = imports.qualify(call.func)
     row = catalogue.call(qual) if qual else None
     if row is None:

@@ -97,6 +97,7 @@ class TrainingModel:
         # a notebook that starts no processes runs in one: a framework's `prepare` wraps nothing in DDP there
         self.one_process: bool = notebook and not interp.table.launches_processes
         self._group_started: bool | None = None
+        self._group_out: dict[int, bool] = {}  # `group_out_of_sight`, by wrapper uid (GL006 asks at every step)
         self.module_constant = interp.module_constant  # the int a module-level name is bound to once (`N = 4`)
         self.parent = interp.parent  # one map of the module's nodes to their parents, built on first use
         self.qualify = interp.imports.qualify  # `nn.Linear` -> `torch.nn.Linear`, by the module's imports
@@ -108,13 +109,18 @@ class TrainingModel:
         """A data-parallel wrapper this file builds under a test (`if args.local_rank != -1: model = DDP(model)`),
         where no code in sight starts a process group: the arm that builds it raises, or the group is started out of
         sight (`process_groups`). One built on every path says the script runs distributed."""
-        site = self.table.made_at.get(wrapper)
-        call = next((n for n in ast.walk(self.module) if id(n) == site), None) if site is not None else None
-        if call is None or not self._under_a_test(call):
-            return False
-        if self._group_started is None:
-            self._group_started = started_in_sight(self.source.text, self.project)
-        return not self._group_started
+        known = self._group_out.get(wrapper)
+        if known is None:
+            site = self.table.made_at.get(wrapper)
+            call = next((n for n in ast.walk(self.module) if id(n) == site), None) if site is not None else None
+            if call is None or not self._under_a_test(call):
+                known = False
+            else:
+                if self._group_started is None:
+                    self._group_started = started_in_sight(self.source.text, self.project)
+                known = not self._group_started
+            self._group_out[wrapper] = known
+        return known
 
     def _under_a_test(self, node: ast.AST) -> bool:
         up = self.parent(node)
