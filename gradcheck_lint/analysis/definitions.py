@@ -115,8 +115,9 @@ class Definitions:
             info.is_module = bool(info.api) and cat.is_a(info.api, "torch.nn.Module")
             hook = self.hook_flag(info)
             if hook is not None:
-                info.manual_optimization = _sets_false(info.node, hook.manual_flag) or any(
-                    _sets_false(p.node, hook.manual_flag) for p in self.ancestors(info))
+                lineage = [info, *self.ancestors(info)]
+                info.manual_optimization = any(_sets_false(c.node, hook.manual_flag) for c in lineage) or (
+                    _calls_manual_only(lineage, hook))
 
     def hook_flag(self, info: ClassInfo) -> Hook | None:
         """The framework hook whose `manual_flag` the class may set (Lightning's automatic_optimization)."""
@@ -262,3 +263,25 @@ def _sets_false(cls: ast.ClassDef, flag: str) -> bool:
             if returns and all(isinstance(r.value, ast.Constant) and r.value.value is False for r in returns):
                 return True
     return False
+
+
+def _calls_manual_only(lineage: Sequence[ClassInfo], hook: Hook) -> bool:
+    """Whether the class (with its ancestors) calls one of the hook's `manual_only` methods on `self` and never reads
+    its `manual_flag`: it runs only under manual optimization, the flag set out of sight (a subclass of another file,
+    a constructor's argument); a class that reads the flag may run either way."""
+    if not hook.manual_only:
+        return False
+    calls = False
+    for info in lineage:
+        for node in breadth_first(info.node):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+                if node.attr == hook.manual_flag and isinstance(node.ctx, ast.Load):
+                    return False
+            elif isinstance(node, FUNCTIONS) and node.name == hook.manual_flag \
+                    and not _sets_false(info.node, hook.manual_flag):
+                return False  # a property computing the flag
+            elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                  and node.func.attr in hook.manual_only
+                  and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"):
+                calls = True
+    return calls

@@ -261,6 +261,10 @@ class Hook:
     `divides_returned` names the framework setting by whose value the framework divides the loss an
     automatic hook returns (Lightning's `accumulate_grad_batches`): the hook's own division by an
     accumulation count divides twice.
+    `manual_only` names methods of `type` that raise unless the `manual_flag` switched the hook to manual
+    (Lightning's `manual_backward` runs `_verify_is_manual_optimization`): a class that calls one on `self` and
+    never reads the flag runs only under manual optimization, wherever the flag is set (a subclass of another
+    file, a constructor's argument).
     `each_batch` names other methods of the class the framework calls around this hook once per batch or
     per optimizer step (Lightning's `on_train_batch_end`, `optimizer_zero_grad`): what they reset
     (`self.outputs.clear()`) holds one batch's, or one accumulation window's, values at most.
@@ -288,6 +292,7 @@ class Hook:
     handed: ArgRef | None = None
     counter_path: str = ""
     counter_start: int = 0
+    manual_only: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,7 +458,7 @@ def _attribute(row: Mapping[str, Any], where: str) -> AttributeModel:
 def _hook(row: Mapping[str, Any], where: str) -> Hook:
     _keys(row, where, {"type", "method", "counter", "optimization", "manual_flag", "argument_types", "normaliser",
                        "normalised_flags", "counted_key", "divides_returned", "each_batch", "handed", "counter_path",
-                       "counter_start"})
+                       "counter_start", "manual_only"})
     optimization = _string(row, "optimization", where, required=False) or "manual"
     if optimization not in ("manual", "automatic"):
         raise ModelError(f"{where}: optimization must be 'manual' or 'automatic'")
@@ -481,6 +486,7 @@ def _hook(row: Mapping[str, Any], where: str) -> Hook:
         _string(row, "counted_key", where, required=False), _string(row, "divides_returned", where, required=False),
         _identifiers(row.get("each_batch", []), f"{where} each_batch"),
         ArgRef.parse(handed, f"{where} handed") if handed is not None else None, path, start,
+        _identifiers(row.get("manual_only", []), f"{where} manual_only"),
     )
 
 
