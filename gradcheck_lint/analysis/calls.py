@@ -388,6 +388,10 @@ class Calls:
     def _requires_grad_leaf(call: ast.Call, qual: str) -> bool:
         return qual.startswith("torch.") and literal_bool(keyword_value(call, "requires_grad")) is True
 
+    def _makes_optimizer(self, effects: tuple[Effect, ...]) -> bool:
+        return any(e.kind == "construct" and self.catalogue.kind(self.catalogue.canonical(str(e.value("type")))) == "optimizer"
+                   for e in effects)
+
     @staticmethod
     def _heuristic_applies(effects: tuple[Effect, ...], pos: list[Value], kw: dict[str, Value]) -> bool:
         """A name alone decides nothing about objects that contradict it (a freeze helper given no model)."""
@@ -788,6 +792,10 @@ class Calls:
             return Value()  # `model.floating_point_ops(inputs)`, `task.batch_size(batch)`: a count, no graph
         if heuristic is not None and any(e.kind in ("hook_grads", *_BACKPROPAGATES) for e in heuristic.effects):
             site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)  # `self._grad_scaler(params, 1 / n)`
+            return interp.effects.apply(heuristic.effects, site, flow, frame) or EMPTY
+        if heuristic is not None and self._makes_optimizer(heuristic.effects) and any(v.params for v in [*pos, *kw.values()]):
+            # a factory kept on an object (Hydra's partial `self.hparams.optimizer(groups)`): built from the parameters
+            site = CallSite(call, None, None, pos, kw, None, False)
             return interp.effects.apply(heuristic.effects, site, flow, frame) or EMPTY
         if attr == "backward" and pos:
             # `something.backward(loss)` of an unknown object: a framework's backward of its argument
