@@ -113,8 +113,9 @@ class KeepAlives:
                  if h.uid in table.unknown_origin else table.entities[h.uid].provenance
                  for h, _gens, _site in value.built if h.uid in table.entities]
         facts.append(value.provenance)
-        if any(site in table.unread_forwards for _h, _gens, site in value.built):
-            # a forward of the project's not read here (past the reading budget): it may return `.item()` numbers
+        if any(site in table.unread_forwards or site in value.vague_sites for _h, _gens, site in value.built):
+            # a forward of the project's not read here (past the reading budget), or a value it holds only through
+            # code not read (`Value.vague_sites`): it may be `.item()` numbers
             facts.append(assumed(Assumption.OPAQUE))
         if value.graph_assumed and not value.built:
             facts.append(assumed(Assumption.NAME))

@@ -321,10 +321,15 @@ class Objects:
         for i, part in enumerate(parts):
             extra = part.reach - args.reach
             children = own if any(r.pseudo or not _within(r, own) for r in extra) else extra
+            built = args.built | {(h, generations(flow.env, h, counts), site) for h in children}
+            # a part only a call not read made of the module (`return criterion(self, batch, log)`, a criterion
+            # handed in): that it holds this pass's graph, or the graphs of what it was given, is an assumption
+            # (DSKD's criterion returns its log of `.item()` numbers beside the loss)
+            unread = part.opaque and part.reach and part.reach <= part.vague and not part.built and not part.graph
             items.append((str(i), replace(out, reach=args.reach | children, vague=args.vague | (out.vague & children),
-                                          built=args.built | {(h, generations(flow.env, h, counts), site)
-                                                              for h in children},
-                                          present=part.present)))
+                                          built=built, present=part.present,
+                                          vague_sites=out.vague_sites | {s for _h, _g, s in built} if unread
+                                          else out.vague_sites)))
         return replace(out, items=tuple(items))
 
     def _rejects_call(self, module: Value) -> bool:
@@ -444,6 +449,13 @@ class Objects:
             # the one module a wrapper runs, or a model that may be wrapped (`if world_size > 1: model = DDP(model)`:
             # DDP's forward runs the module's, so either object's forward is that class's)
             return self.module_classes.of(next(iter(module.modules)), kinds, ancestors)
+        if module.entities and not any(e.kind is Kind.MODEL for e in module.entities):
+            # an engine (DeepSpeed's, of `deepspeed.initialize(model=distiller)`) over a module of a class read whose
+            # submodules are objects of their own (`self.student_model = AutoModel.from_pretrained(...)`): the one
+            # instance of a class read among its modules is the module whose forward the engine runs
+            roots = {h.uid for h in module.modules if not h.path and not h.pseudo and h.uid in kinds}
+            if len(roots) == 1:
+                return self.module_classes.of(Holder(roots.pop()), kinds, ancestors)
         return None
 
     def holds_module(self, owner: ClassInfo, attr: str) -> bool:
