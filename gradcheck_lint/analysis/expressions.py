@@ -215,6 +215,11 @@ class Expressions:
             return EMPTY
         function = frame.function
         module_global = function is not None and frame.closure_env is None and name not in local_names(function)
+        if module_global and interp.project is not None:
+            home = interp.project.module_of(function)  # another file's code run here: what that file binds `name` to
+            bound = interp.project.module_global(interp, home, name) if home is not None else None
+            if isinstance(bound, Value):  # (`accelerator = Accelerator()` at its top, read as `self.acc = accelerator`)
+                return bound
         if module_global:
             filled = self._filled_global(name, function, frame)
             if filled is not None:  # every function, and every later call, sees the same object

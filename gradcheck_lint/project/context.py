@@ -269,9 +269,15 @@ class ProjectView:
         if found is None or found.variable is None or self._home is None \
                 or (self.current is None and found.module.path == self.abs):
             return None
-        module = found.module
+        return self.module_global(interp, found.module, found.variable)
+
+    def module_global(self, interp: Interpreter, module: ForeignModule, name: str) -> Any:
+        """The value of `name`, bound once in the top-level code of `module` (another file of the project): its
+        expression evaluated in that file's context, once per analysis (None past the depth of files read). Also
+        for that file's own code run here (`self.accelerate = accelerator` of `accelerator = Accelerator()` there)."""
+        if name not in module.globals or self._home is None:
+            return None
         env = self._globals.setdefault(id(module), {})
-        name = found.variable
         if name in env:
             return env[name]
         if self.depth >= MAX_FOREIGN_DEPTH:
