@@ -389,7 +389,8 @@ class Calls:
         return qual.startswith("torch.") and literal_bool(keyword_value(call, "requires_grad")) is True
 
     def _makes_optimizer(self, effects: tuple[Effect, ...]) -> bool:
-        return any(e.kind == "construct" and self.catalogue.kind(self.catalogue.canonical(str(e.value("type")))) == "optimizer"
+        cat = self.catalogue
+        return any(e.kind == "construct" and cat.kind(cat.canonical(str(e.value("type")))) == "optimizer"
                    for e in effects)
 
     @staticmethod
@@ -793,7 +794,8 @@ class Calls:
         if heuristic is not None and any(e.kind in ("hook_grads", *_BACKPROPAGATES) for e in heuristic.effects):
             site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)  # `self._grad_scaler(params, 1 / n)`
             return interp.effects.apply(heuristic.effects, site, flow, frame) or EMPTY
-        if heuristic is not None and self._makes_optimizer(heuristic.effects) and any(v.params for v in [*pos, *kw.values()]):
+        if heuristic is not None and self._makes_optimizer(heuristic.effects) \
+                and any(v.params for v in [*pos, *kw.values()]):
             # a factory kept on an object (Hydra's partial `self.hparams.optimizer(groups)`): built from the parameters
             site = CallSite(call, None, None, pos, kw, None, False)
             return interp.effects.apply(heuristic.effects, site, flow, frame) or EMPTY
@@ -980,11 +982,12 @@ class Calls:
                 self.table.wraps[ent.uid] = frozenset(o.uid for o in inner)
                 params = Value(params=frozenset().union(*(self.table.optimizer_holders(o) for o in inner)))
             interp.own(ent, params, None)
-            return Value(entities=frozenset({ent}))
+            return Value(entities=frozenset({ent}), present=True, objects_only=True)
         if info.is_module:
             ent = interp.mint(Kind.MODEL, info.name, ("ctor", id(call)), api=info.api or "torch.nn.Module")
             self.instance_class[ent.uid] = info
-            value = interp.model_value(ent)
+            # (a new object, never None: `if net is not None:` of a freeze helper handed it goes one way)
+            value = replace(interp.model_value(ent), present=True, objects_only=True)
             flow.map_gradients(lambda s: s.clear(0, set(value.modules), record_discards=False))  # fresh parameters
             return self.instantiate(info, pos, kw, flow, frame, value)
         return self.instantiate(info, pos, kw, flow, frame)

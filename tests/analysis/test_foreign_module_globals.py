@@ -60,8 +60,8 @@ def _found(root: Path, name: str = "run.py") -> list[tuple[str, int, bool]]:
 
 
 def test_the_module_global_a_foreign_constructor_reads_is_that_file_s_accelerator(tmp_path: Path) -> None:
-    root = project_tree(tmp_path, {"main/__init__.py": "", "main/trainer.py": TRAINER.replace("CLEAR", "self.model.zero_grad()"),
-                                   "run.py": RUN})
+    trainer = TRAINER.replace("CLEAR", "self.model.zero_grad()")
+    root = project_tree(tmp_path, {"main/__init__.py": "", "main/trainer.py": trainer, "run.py": RUN})
     assert _found(root) == []
 
 

@@ -64,6 +64,8 @@ def test_a_class_that_reads_the_flag_may_run_either_way(tmp_path: Path) -> None:
     # `if not self.automatic_optimization:` decides per run: nothing is taken for manual on the call alone
     both = BASE.replace("CLIP", CLIP).replace(
         "            self.manual_backward(loss)\n",
-        "            if self.automatic_optimization:\n                return loss\n            self.manual_backward(loss)\n")
-    root = _tree(tmp_path, {"base.py": both, "sub.py": SUB.replace("        self.automatic_optimization = False\n", "")})
+        "            if self.automatic_optimization:\n                return loss\n"
+        "            self.manual_backward(loss)\n")
+    sub = SUB.replace("        self.automatic_optimization = False\n", "")
+    root = _tree(tmp_path, {"base.py": both, "sub.py": sub})
     assert _found(root / "base.py") == []
