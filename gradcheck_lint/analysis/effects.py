@@ -125,6 +125,14 @@ class Effects:
             return value
         return found[0] if found else EMPTY
 
+    def _gate_flag(self, site: CallSite) -> Value:
+        """A method telling whether this micro-batch steps (DeepSpeed's `engine.is_gradient_accumulation_boundary()`): a
+        test reading it is the owner's boundary, as a read of Accelerate's `sync_gradients` is."""
+        owner = site.owner.uid if site.owner else 0
+        if owner:
+            self.interp.expressions.note_flag(owner)
+        return Value(const=("gate_flag", owner))
+
     def _gate(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         # `accelerator.accumulate(model)` also switches the model's gradient sync off on micro-batches that do not step
         models = frozenset(e.uid for v in site.values(effect.ref("model")) for e in v.entities if e.kind is Kind.MODEL)
@@ -776,7 +784,7 @@ TRANSITIONS: dict[str, _Transition] = {
     "step": _then_nothing(Effects.step),
     "clear": _then_nothing(Effects.clear),
     "gate": Effects._gate,
-    "gate_flag": lambda self, effect, site, flow, frame: Value(const=("gate_flag", site.owner.uid if site.owner else 0)),
+    "gate_flag": lambda self, effect, site, flow, frame: self._gate_flag(site),
     # a store sets the window (`expressions._api_attribute_store`); read, it is a number
     "set_window": lambda self, effect, site, flow, frame: EMPTY,
     "sync": lambda self, effect, site, flow, frame: self.sync(effect, site, flow),

@@ -606,9 +606,12 @@ class Interpreter:
         # `if x is not None:`, `if mode != "eval":`: a literal of an atom other tests share; `if not flag:` a
         # test of `flag`, its arms swapped
         core, negated, lit = pathcond.reading(test, self._literal, self.counters.modulo_atoms)
-        if len(set(gates)) == 1 and isinstance(core, ast.Attribute) and core.attr == "sync_gradients":
+        if len(set(gates)) == 1 and (isinstance(core, ast.Attribute) and core.attr == "sync_gradients"
+                                     or isinstance(core, ast.Call) and isinstance(core.func, ast.Attribute)
+                                     and not core.args and not core.keywords):
             # `if self.accelerator.sync_gradients:` is the very boundary on which the accelerator's gated
-            # `optimizer.step()` fires, whatever name the accelerator goes by where it was made: one atom
+            # `optimizer.step()` fires, whatever name the accelerator goes by where it was made: one atom; so is
+            # `if engine.is_gradient_accumulation_boundary():` of DeepSpeed's gated `engine.step()`
             cond = self.boundary(gates[0])
         else:
             cond = self.condition(node, core, lit)
