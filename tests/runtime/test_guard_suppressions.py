@@ -45,6 +45,21 @@ for x in torch.randn(8, 4).split(2):
 """
 
 
+# The running total keeps every step's graph (GL008, found by the monitors, not the ledger of steps).
+KEPT_TOTAL = """\
+import torch
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+total = 0
+for x in torch.randn(40, 4).split(2):
+    opt.zero_grad()
+    loss = model(x).pow(2).mean()
+    loss.backward()
+    opt.step()
+    total += loss{comment}
+"""
+
+
 def run_guarded(script: Path) -> list[tuple[str, int, str]]:
     """Run `script` under the process-wide guard (record mode); its findings as (file, line, code)."""
     enable(mode="record")
@@ -67,6 +82,16 @@ def test_a_suppression_comment_silences_the_guard_as_it_silences_the_linter(tmp_
     plain.write_text(LR_DIVIDED.format(comment=""))
     quiet.write_text(LR_DIVIDED.format(comment=comment))
     assert run_guarded(plain) == [("plain.py", 12, "GL003")]  # the bug the comment is about
+    assert run_guarded(quiet) == []
+    assert static(quiet) == []
+
+
+def test_a_suppression_comment_silences_a_monitors_finding(tmp_path: Path) -> None:
+    # GL006-GL009 reach the report through the monitors' path, not the steps' ledger: the same comment applies
+    plain, quiet = tmp_path / "kept.py", tmp_path / "kept_quiet.py"
+    plain.write_text(KEPT_TOTAL.format(comment=""))
+    quiet.write_text(KEPT_TOTAL.format(comment="  # gradlint: ignore[GL008]"))
+    assert run_guarded(plain) == [("kept.py", 10, "GL008")]
     assert run_guarded(quiet) == []
     assert static(quiet) == []
 
