@@ -298,7 +298,13 @@ class Objects:
         # (another method of it, not read: that its result still holds the graphs it was given is assumed; the graph of
         # its own it is taken to build rests on its name, `netD.netG_adv_loss(fake)`, as before)
         handed_on = args.vague_sites | {s for _h, _g, s in args.built} if vague else args.vague_sites
-        out = Value(reach=args.reach | own, opaque=args.opaque, vague=assumed_reach,
+        # autograd records a parameter in the graph when the forward runs: one frozen on every path here is written by
+        # no backward of this result, whether or not it is unfrozen before the backward (VQFR's generator pass runs
+        # its discriminator frozen under `if current_iter > start:`; the pass's loss, joined with the arm without it,
+        # still reached the discriminator on paths where it was trainable)
+        frozen = frozenset(h for h in own if flow.states and all(s.is_frozen(h) for s in flow.states))
+        own_reach = own - frozen
+        out = Value(reach=args.reach | own_reach, opaque=args.opaque, vague=assumed_reach - frozen,
                     built=built, vague_sites=handed_on,
                     summed=summed,
                     unseen_reduction=not summed and not any(self._forward_known(e) for e in module.entities), sync=sync,
@@ -326,7 +332,8 @@ class Objects:
             # handed in): that it holds this pass's graph, or the graphs of what it was given, is an assumption
             # (DSKD's criterion returns its log of `.item()` numbers beside the loss)
             unread = part.opaque and part.reach and part.reach <= part.vague and not part.built and not part.graph
-            items.append((str(i), replace(out, reach=args.reach | children, vague=args.vague | (out.vague & children),
+            items.append((str(i), replace(out, reach=args.reach | (children - frozen),
+                                          vague=args.vague | (out.vague & children),
                                           built=built, present=part.present,
                                           vague_sites=out.vague_sites | {s for _h, _g, s in built} if unread
                                           else out.vague_sites)))
