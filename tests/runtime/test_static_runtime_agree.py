@@ -1,5 +1,6 @@
 """Static and runtime agree: every runnable fixture, run under the process-wide guard in record mode,
-records exactly the codes (GL001-GL010, less those marked runtime-blind) its `# expect:` comments give."""
+records exactly the codes (GL001-GL010, less those marked runtime-blind) its `# expect:` comments give, one report
+line per finding."""
 
 from __future__ import annotations
 
@@ -16,6 +17,16 @@ RUNTIME_CODES = {f"GL{n:03d}" for n in range(1, 11)}  # every rule has a runtime
 RUNNABLE = [f for f in load_fixtures() if not f.static_only]
 
 
+def _unexpected_lines(fixture, result) -> list[tuple[str, int, str]]:  # type: ignore[no-untyped-def]
+    """The report lines that are not a (line, code) the fixture's `# expect:` comments anchor in the fixture itself
+    (a code the fixture marks runtime-also excepted), and each line printed more than once."""
+    lines = [(str(path), int(line), str(code)) for path, line, _col, code, *_rest in result["findings"]]
+    want = {(line, code) for line, code in fixture.expected if code in RUNTIME_CODES - fixture.runtime_blind}
+    twice = [x for x in set(lines) if lines.count(x) > 1]
+    return sorted(twice + [(path, line, code) for path, line, code in lines if code not in fixture.runtime_also
+                           and (path != str(fixture.path) or (line, code) not in want)])
+
+
 def _agree(fixture, result) -> None:  # type: ignore[no-untyped-def]
     if fixture.raises is None:
         assert not result["error"], result["error"]
@@ -24,6 +35,10 @@ def _agree(fixture, result) -> None:  # type: ignore[no-untyped-def]
     got = {code for _line, code in result["found"]}
     want = {code for _line, code in fixture.expected if code in RUNTIME_CODES - fixture.runtime_blind} | fixture.runtime_also
     assert got == want, "\n".join(result["messages"])
+    # one report line per finding, for every code: no line beside the expected ones (a vague duplicate of a finding,
+    # the same finding anchored at a second place, a line in another file), none printed twice
+    extra = _unexpected_lines(fixture, result)
+    assert not extra, f"unexpected report lines {extra}:\n" + "\n".join(result["messages"])
 
 
 @pytest.mark.parametrize("fixture", RUNNABLE, ids=lambda f: f.id)
@@ -52,27 +67,3 @@ def test_runtime_anchors_on_the_static_line(fixture, fixture_runs) -> None:  # t
     missing = sorted(want - found)
     assert not missing, f"not anchored on {missing}; the guard anchored {sorted(found)}:\n" + "\n".join(
         fixture_runs[str(fixture.path)]["messages"])
-
-
-def _unexpected_lines(fixture, result) -> list[tuple[str, int, str]]:  # type: ignore[no-untyped-def]
-    """The report lines that are not a (line, code) the fixture's `# expect:` comments anchor in the fixture itself
-    (a code the fixture marks runtime-also excepted), and each line printed more than once."""
-    lines = [(str(path), int(line), str(code)) for path, line, _col, code, *_rest in result["findings"]]
-    want = {(line, code) for line, code in fixture.expected if code in RUNTIME_CODES - fixture.runtime_blind}
-    twice = [x for x in set(lines) if lines.count(x) > 1]
-    return sorted(twice + [(path, line, code) for path, line, code in lines if code not in fixture.runtime_also
-                           and (path != str(fixture.path) or (line, code) not in want)])
-
-
-@pytest.mark.parametrize("fixture", RUNNABLE, ids=lambda f: f.id)
-def test_runtime_reports_one_line_per_expected_finding(fixture, fixture_runs) -> None:  # type: ignore[no-untyped-def]
-    """One report line per finding, for every code: no line beside the expected ones (a vague duplicate of a
-    finding, the same finding anchored at a second place, a line in another file), none printed twice."""
-    extra = _unexpected_lines(fixture, fixture_runs[str(fixture.path)])
-    assert not extra, f"unexpected report lines {extra}:\n" + "\n".join(fixture_runs[str(fixture.path)]["messages"])
-
-
-@pytest.mark.parametrize("fixture", RUNNABLE, ids=lambda f: f.id)
-def test_strict_runtime_reports_one_line_per_expected_finding(fixture, fixture_runs_strict) -> None:  # type: ignore[no-untyped-def]
-    extra = _unexpected_lines(fixture, fixture_runs_strict[str(fixture.path)])
-    assert not extra, f"unexpected report lines {extra}:\n" + "\n".join(fixture_runs_strict[str(fixture.path)]["messages"])
