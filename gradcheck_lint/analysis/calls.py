@@ -311,8 +311,7 @@ class Calls:
             if counted is not None:
                 return counted
         row = self.catalogue.call(qual)
-        if row is None or not any(e.kind == "construct" and self.catalogue.kind(self.catalogue.canonical(str(e.value("type")))) == "optimizer"
-                                  for e in row.effects):
+        if row is None or not self._makes_optimizer(row.effects):
             used = self._constructs_used_optimizer(call, last, pos, kw)
             if used is not None:
                 return used

@@ -8,6 +8,7 @@ events: backward, clear (zero_grad, `p.grad = None`), step, in-place rescale, fr
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -166,7 +167,7 @@ class PathState:
 
     def is_frozen(self, holder: Holder) -> bool:
         # A freeze of the whole model or of the written submodule stops the write.
-        return any(f.uid == holder.uid and f.pseudo == holder.pseudo and holder.path[: len(f.path)] == f.path for f in self.frozen)
+        return bool(self.frozen) and _frozen_in(_freeze_paths(self.frozen), holder)
 
     # -- transitions -----------------------------------------------------------------------
     def backward(self, event: int, written: dict[Holder, bool]) -> PathState:
@@ -496,3 +497,38 @@ def forget_canonical() -> None:
     _CANONICAL.clear()
     _BY_VALUE.clear()
 
+
+def frozen_on_every_path(states: Iterable[PathState], holders: Iterable[Holder]) -> frozenset[Holder]:
+    """The holders frozen on every one of `states` (none when there is no state): a path at a time, the first one,
+    often frozen nowhere, leaving few to test on the others (a large model has thousands of holders)."""
+    left = list(holders)
+    seen = False
+    for state in states:
+        seen = True
+        if not state.frozen:
+            return frozenset()
+        index = _freeze_paths(state.frozen)
+        left = [h for h in left if _frozen_in(index, h)]
+        if not left:
+            return frozenset()
+    return frozenset(left) if seen else frozenset()
+
+
+_FreezeIndex = dict[tuple[int, bool], tuple[frozenset[tuple[str, ...]], bool, tuple[int, ...]]]
+
+
+def _frozen_in(index: _FreezeIndex, holder: Holder) -> bool:
+    """A freeze of the holder's module, or of a part of it on the holder's path."""
+    found = index.get((holder.uid, holder.pseudo))
+    return found is not None and (found[1] or any(holder.path[:k] in found[0]
+                                                  for k in found[2] if k <= len(holder.path)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _freeze_paths(frozen: frozenset[Holder]) -> _FreezeIndex:
+    """A set of freezes by module: the frozen parts' paths, whether the whole module is frozen, the lengths of those
+    paths. Read once per set of freezes, which many paths share."""
+    out: dict[tuple[int, bool], set[tuple[str, ...]]] = {}
+    for f in frozen:
+        out.setdefault((f.uid, f.pseudo), set()).add(f.path)
+    return {k: (frozenset(v), () in v, tuple(sorted({len(p) for p in v}))) for k, v in out.items()}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
@@ -15,7 +14,7 @@ from .apimodels.schema import AttributeModel, MethodModel
 from .conventions import convention
 from .definitions import ClassInfo
 from .flow import ANY_WRAPPER, MAX_DEPTH, SYNC_OFF, SYNC_SET, Flow, Frame, Function, generations, step_counts
-from .gradstate import PathState
+from .gradstate import PathState, frozen_on_every_path
 from .graph_cuts import may_cut_graphs, returns_copies
 from .module_classes import ModuleClasses
 from .parts import ObjectsHost
@@ -303,7 +302,7 @@ class Objects:
         # no backward of this result, whether or not it is unfrozen before the backward (VQFR's generator pass runs
         # its discriminator frozen under `if current_iter > start:`; the pass's loss, joined with the arm without it,
         # still reached the discriminator on paths where it was trainable)
-        frozen = self._frozen_everywhere(own, flow)
+        frozen = frozen_on_every_path(flow.states, own)
         own_reach = own - frozen
         out = Value(reach=args.reach | own_reach, opaque=args.opaque, vague=assumed_reach - frozen,
                     built=built, vague_sites=handed_on,
@@ -339,26 +338,6 @@ class Objects:
                                           vague_sites=out.vague_sites | {s for _h, _g, s in built} if unread
                                           else out.vague_sites)))
         return replace(out, items=tuple(items))
-
-    @staticmethod
-    def _frozen_everywhere(own: frozenset[Holder], flow: Flow) -> frozenset[Holder]:
-        """The holders of `own` frozen on every path of `flow` (a path at a time: the first one, often frozen nowhere,
-        leaves few to test on the others; a large model has thousands of holders)."""
-        left: Iterable[Holder] = own
-        for state in flow.states:
-            if not state.frozen:
-                return frozenset()
-            by_uid = _freeze_paths(state.frozen)
-            kept = []
-            for h in left:
-                found = by_uid.get((h.uid, h.pseudo))
-                if found is not None and (found[1] or any(h.path[:k] in found[0]
-                                                          for k in found[2] if k <= len(h.path))):
-                    kept.append(h)
-            if not kept:
-                return frozenset()
-            left = kept
-        return frozenset(left) if flow.states else frozenset()
 
     def _rejects_call(self, module: Value) -> bool:
         """The module's `forward`, read, cannot take the arguments of the call being run (`call_signatures`)."""
@@ -918,14 +897,3 @@ def _returned_and_bound(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[lis
              for t in a.targets if isinstance(t, ast.Name) and t.id in names] if names else []
     return returned, bound
 
-
-@functools.lru_cache(maxsize=4096)
-def _freeze_paths(frozen: frozenset[Holder]
-                  ) -> dict[tuple[int, bool], tuple[frozenset[tuple[str, ...]], bool, tuple[int, ...]]]:
-    """A path's freezes by module (`PathState.is_frozen`: a holder is frozen when its module, or a part of it on its
-    path, is): the frozen parts' paths, whether the whole module is frozen, the lengths of those paths. Read once per
-    set of freezes, which many paths share."""
-    out: dict[tuple[int, bool], set[tuple[str, ...]]] = {}
-    for f in frozen:
-        out.setdefault((f.uid, f.pseudo), set()).add(f.path)
-    return {k: (frozenset(v), () in v, tuple(sorted({len(p) for p in v}))) for k, v in out.items()}
