@@ -416,10 +416,17 @@ class Effects:
             if context:
                 # and the models it is given are DDP (or FSDP) wrappers when the script is launched on several
                 # processes (also those of a list passed starred, whose positions are unknown: `prepare(*parts)`)
+                off = self.interp.worlds.multi_process_off()
                 for v in [result, *(item for _, item in result.items), *site.pos]:
                     for m in v.of_kind(Kind.MODEL):
                         self.table.sync_capable.add(m.uid)
                         self.table.parallelised_by.setdefault(m.uid, (code(site.call.func), context.replace("{owner}", site.receiver_text)))
+                        if self.interp.worlds.active:  # (one object of several worlds: off only if off in each)
+                            marks = self.table.one_process_by_setting
+                            if off is None:
+                                marks[m.uid] = None
+                            else:  # prepared in a world whose multi-process setting is off: one process, by its name
+                                marks.setdefault(m.uid, off)
         return result
 
     def _required(self, call: ast.Call, part: str, site: CallSite) -> bool:

@@ -65,6 +65,8 @@ class Objects:
             key = (*key, self.interp.calls.call_path)  # `actor = mlp(...)`, `critic = mlp(...)`: two models
             if self.interp.worlds.key:
                 key = (*key, self.interp.worlds.key)  # each world's objects are its own (`worlds`)
+        elif self.interp.worlds.key and isinstance(key, tuple) and key[:1] == ("ref",):
+            key = (*key, self.interp.worlds.key)  # (an object handed in, or made out of sight, too)
         ent = self._minted.get(key)
         if ent is None:
             self._uid += 1
@@ -725,14 +727,19 @@ class Objects:
         init = interp.definitions.find_method(cls, "__init__")
         if init is None or not joined:
             return []
-        conds = [(node, interp.setting_condition(node)[0]) for node in iter_tree(init) if isinstance(node, ast.If)]
+        # the tests of `__init__`, then those of the setup methods it calls (`self.init_main()`), each at its call
+        ifs = [(node.lineno, node) for node in iter_tree(init) if isinstance(node, ast.If)]
+        for line, helper in self._setup_helpers(cls, init):
+            ifs += [(line, node) for node in iter_tree(helper) if isinstance(node, ast.If)]
+        conds = [(line, interp.setting_condition(node)[0]) for line, node in ifs]
         atoms = {cond.akey: cond.atom for _, cond in conds if cond.atom is not None}
-        tests = [(node, cond.akey, cond.atom.subject) for node, cond in conds if cond.atom is not None]
+        tests = [(line, cond.akey, cond.atom.subject) for line, cond in conds if cond.atom is not None]
         settings = settings_of(init, tests, self.mutable_attributes | self.assigned_by_ancestors(cls))
         if not settings:
             return []
         family = (cls, *interp.definitions.ancestors(cls))
         worlds: list[World] = []
+        marks = dict(self.table.one_process_by_setting)
         for literals in assignments(settings):
             with interp.worlds.entered(family, literals, atoms):
                 env = self._init_env(cls)
@@ -740,8 +747,24 @@ class Objects:
                 worlds.append(World(literals, atoms, env))
         shapes = {self._shape(w.env) for w in worlds}
         found = worlds if len(worlds) > 1 and len(shapes) > 1 else []
+        if not found:  # one world after all: what a world's run marked of its objects says nothing of the joined run
+            self.table.one_process_by_setting = marks
         self._class_worlds[cls.name] = found
         return found
+
+    def _setup_helpers(self, cls: ClassInfo, init: ast.FunctionDef | ast.AsyncFunctionDef
+                       ) -> list[tuple[int, ast.FunctionDef | ast.AsyncFunctionDef]]:
+        """The methods of the class (or a base) that `__init__`'s own statements call on `self` (`self.init_main()`),
+        with the line of the call: setup split into helpers, which run once, at that line, before any training."""
+        out: list[tuple[int, ast.FunctionDef | ast.AsyncFunctionDef]] = []
+        for node in iter_tree(init):
+            call = node.value if isinstance(node, ast.Expr) else None
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id == "self"):
+                helper = self.interp.definitions.find_method(cls, call.func.attr)
+                if helper is not None and helper is not init and all(helper is not h for _, h in out):
+                    out.append((call.lineno, helper))
+        return out
 
     def _shape(self, env: dict[str, Value]) -> frozenset[object]:
         """What a world's training objects are, whatever their identities: the models, optimizers (and what

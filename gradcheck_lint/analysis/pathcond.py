@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from .syntax import code
 from .walk import breadth_first, iter_tree
 
-__all__ = ["Atom", "Literal", "implies", "literal", "reading", "remaining", "subjects_tested"]
+__all__ = ["TRUTHY", "Atom", "Literal", "implies", "literal", "reading", "remaining", "subjects_tested"]
 
 NONE, TRUTHY, EQUALS, HASATTR, TEXT = "none", "truthy", "eq", "hasattr", "text"
 _SUBJECT = (ast.Name, ast.Attribute, ast.Subscript)

@@ -75,6 +75,10 @@ class Prescan:
         # operands of a two-operand comparison (`relations.relation`) -> the texts of the tests comparing them
         self.compared_pairs: dict[tuple[str, str], set[str]] = {}
         self.assigned_calls: dict[int, str] = {}  # id of a call -> the name its result is assigned to
+        # `self.model = accelerator.prepare(model)`: (the text assigned, the texts handed to a call that returns the
+        # model it is given wrapped for data parallelism): what is handed in is a model when the result is one
+        self._parallelised: list[tuple[str, list[str]]] = []
+        self._parallelising = catalogue.parallelising_names()
         self._marks: dict[int, _Marks] = {}
         self._defs: dict[str, list[_Marks]] = {}  # every function and method of the module, by name
         self._bodies: dict[int, _Marks] = {}  # the same, by the id of the definition
@@ -94,6 +98,10 @@ class Prescan:
         self.refuses_distributed_accumulation = False
         self._scan(module)
         self.models |= self.grad_switched - self.tensors
+        for _ in range(2):  # (a chain: `net = DDP(model)`, `self.model = accelerator.prepare(net)`)
+            for target, handed in self._parallelised:
+                if target in self.models or target in self.called_models:
+                    self.models.update(handed)
         self.touching = self._touching()
         self._inert: set[str] | None = None
         self.interesting = {key: self._matters(m) for key, m in self._marks.items()}
@@ -227,6 +235,11 @@ class Prescan:
                     target = N.ref_text(node.targets[0])
                     if target is not None:
                         self.assigned_calls[id(value)] = target
+                        if type(value.func) is ast.Attribute and value.func.attr in self._parallelising:
+                            given = [*value.args, *(k.value for k in value.keywords if k.arg in ("model", "module"))]
+                            handed = [t for a in given if (t := N.ref_text(a)) is not None
+                                      and not N.OPTIMIZER_NAME.search(t.rsplit(".", 1)[-1])]
+                            self._parallelised.append((target, handed))
                 elif type(value) is ast.BinOp and not _builds_sequence(value):
                     # `loss = loss * (1 + penalty)`: arithmetic makes a tensor (or a number), never a module, so a
                     # `loss.requires_grad_(True)` elsewhere switches a tensor (pytorch-forecasting's `step`)

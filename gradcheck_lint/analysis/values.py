@@ -461,6 +461,10 @@ class EntityTable:
     # model uid -> the framework call that may have wrapped it for data parallelism (`accelerator.prepare`),
     # and that framework's sync context (a template with `{model}` to fill in)
     parallelised_by: dict[int, tuple[str, str]] = field(default_factory=dict)
+    # model uid -> the setting (`self.ddp`) of the world it was prepared in that says, by its name, the script then
+    # runs on one process (`worlds.multi_process_off`): several processes there are an assumption; None when it was
+    # prepared in another world too, where no setting says so
+    one_process_by_setting: dict[int, str | None] = field(default_factory=dict)
     # the code starts processes of its own (`torch.multiprocessing.spawn(main)`, `notebook_launcher(train)`)
     launches_processes: bool = False
     # uid of an object built from optimizers (a scheduler or a wrapper) -> those optimizers' uids

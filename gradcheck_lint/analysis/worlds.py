@@ -21,9 +21,9 @@ a method analysed on its own runs once per world whose objects differ, every tes
 its class decided the same way. A world's objects are its own (minted per world), so what one world's
 optimizer owns says nothing of another's.
 
-A setting is a literal of a `pathcond` atom over `self.<name>` tested in `__init__`'s own body, where
-`__init__` assigns the attribute at most once, before the test, and no other method of the class or its
-bases assigns it.
+A setting is a literal of a `pathcond` atom over `self.<name>` tested in `__init__`'s own body, or in a
+setup method `__init__` calls (`self.init_main()`: the test is where the call is), where `__init__` assigns
+the attribute at most once, before the test, and no other method of the class or its bases assigns it.
 """
 
 from __future__ import annotations
@@ -35,13 +35,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from . import names as N
-from .pathcond import Atom, implies
+from .conventions import convention
+from .pathcond import TRUTHY, Atom, implies
 from .syntax import assignment_targets
 from .values import Value
 from .walk import iter_tree
 
 __all__ = ["MAX_SETTINGS", "World", "Worlds", "settings_of"]
 
+_MULTI_PROCESS_FLAG = convention("multi_process_flag")
 MAX_SETTINGS = 2  # settings split into worlds per class (2**2 worlds); more are joined as before
 
 
@@ -67,6 +69,14 @@ class Worlds:
     @property
     def active(self) -> bool:
         return bool(self._literals)
+
+    def multi_process_off(self) -> str | None:
+        """The setting of this world that says, by its name, that the script runs on one process: a flag for a
+        multi-process run (`self.ddp`, `self.multigpu`) that `__init__` found off (None: no such setting)."""
+        for atom, truth in self._atoms:
+            if atom.kind == TRUTHY and not truth and _MULTI_PROCESS_FLAG.fullmatch(atom.subject.rsplit(".", 1)[-1]):
+                return atom.subject
+        return None
 
     def decide(self, akey: int, polarity: bool, cls: object | None, atom: Atom | None = None) -> bool | None:
         """The truth of a test of a setting, in a method of the world's class or its bases (None: not
@@ -96,10 +106,10 @@ class Worlds:
             self._literals, self._family, self.key, self._atoms = saved
 
 
-def settings_of(init: ast.FunctionDef | ast.AsyncFunctionDef, tests: Sequence[tuple[ast.If, int, str]],
+def settings_of(init: ast.FunctionDef | ast.AsyncFunctionDef, tests: Sequence[tuple[int, int, str]],
                 assigned_elsewhere: frozenset[str]) -> list[int]:
-    """The assumption keys of the settings among `__init__`'s tests: (the `if`, its key, the subject of its
-    atom), in order, at most `MAX_SETTINGS`."""
+    """The assumption keys of the settings among `__init__`'s tests: (the line of the `if`, or of the call in
+    `__init__` of the setup method it is in; its key; the subject of its atom), in order, at most `MAX_SETTINGS`."""
     assigned: dict[str, list[int]] = {}
     for node in iter_tree(init):
         for target in assignment_targets(node):
@@ -107,11 +117,11 @@ def settings_of(init: ast.FunctionDef | ast.AsyncFunctionDef, tests: Sequence[tu
             if text is not None and text.startswith("self."):
                 assigned.setdefault(text, []).append(getattr(node, "lineno", 0))
     out: list[int] = []
-    for statement, akey, subject in tests:
+    for at, akey, subject in tests:
         if not subject.startswith("self.") or subject.count(".") != 1 or subject in assigned_elsewhere:
             continue
         lines = assigned.get(subject, [])
-        if len(lines) > 1 or any(line >= statement.lineno for line in lines):
+        if len(lines) > 1 or any(line >= at for line in lines):
             continue
         if akey not in out:
             out.append(akey)

@@ -9,6 +9,7 @@ from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conditions import Condition
 from ..analysis.events import Backward, Loop, Step
+from ..analysis.gradstate import Contribution
 from ..analysis.provenance import Assumption, Provenance, assumed
 from ..analysis.sync_choices import off_when_stepping, same_names
 from ..analysis.syntax import code
@@ -17,6 +18,8 @@ from ..analysis.walk import breadth_first
 from ..codemod_plans import wrap_in_no_sync
 from ..diagnostics import Severity
 from ..registry import Finding, Invalid, Rule, register
+
+_Source = tuple[str | None, Condition | Loop] | None  # the window size and the gate or loop that names it
 
 
 @register
@@ -85,6 +88,8 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
         # of this file run (two training loops) is reported at each of them
         reported: set[tuple[int, int]] = set()
         forwards: dict[int, set[tuple[int, str, int]]] = {}  # id of a backward call -> its forwards' sync states
+        # place -> a finding through a wrapper prepared in a world whose multi-process setting is off
+        assumed_one_process: dict[tuple[int, int], tuple[Step, Contribution, Backward, _Source, int]] = {}
         # Sync switched off for a backward only after its forward pass: meant for a micro-batch that does
         # not step, too late to act.
         for backward in sorted(model.backwards.values(), key=lambda b: model.order(b.node)):
@@ -122,17 +127,30 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                         continue  # a prepared model left out of `accumulate()`, in a script that refuses that case on several processes
                     if wrapper in model.table.parallelised_by and model.one_process:
                         continue  # prepared in a notebook that launches no processes: one process, no DDP around it
+                    if model.table.one_process_by_setting.get(wrapper) and place not in assumed_one_process:
+                        # several processes only by assumption in this world: reported unless another world of the
+                        # same backward reports it for sure
+                        assumed_one_process[place] = (step, c, backward, source, wrapper)
+                        continue
                     reported.add(place)
-                    prepared_by = model.table.parallelised_by.get(wrapper)
-                    by_flag = wrapper in model.sync_by_flag_method  # FSDP2: `set_requires_gradient_sync`, no `no_sync()`
-                    msg, help_ = messages.ddp_accumulation_without_no_sync(
-                        backward.call_text, model.table.label(wrapper), step.call_text, model.line(step.node), prepared_by=prepared_by,
-                        via=self._reached_via(model, backward, step), by_flag=by_flag)
-                    # (a framework-prepared model is a plain module on one process: it may have no `no_sync()`)
-                    fix = (wrap_in_no_sync(model, backward, step, source[1], wrapper)
-                           if source is not None and prepared_by is None and not by_flag else None)
-                    facts = (step.provenance, c.provenance, *_wrapper_facts(model, wrapper))
-                    yield Finding(backward.node, msg, help_, facts, fix=fix, via=via)
+                    yield self._finding(model, step, c, backward, source, wrapper)
+        for place, (step, c, backward, source, wrapper) in assumed_one_process.items():
+            if place not in reported:
+                yield self._finding(model, step, c, backward, source, wrapper)
+
+    def _finding(self, model: TrainingModel, step: Step, c: Contribution, backward: Backward,
+                 source: _Source, wrapper: int) -> Finding:
+        """The finding of a backward that accumulates for `step` through `wrapper`, which syncs on every micro-batch."""
+        prepared_by = model.table.parallelised_by.get(wrapper)
+        by_flag = wrapper in model.sync_by_flag_method  # FSDP2: `set_requires_gradient_sync`, no `no_sync()`
+        msg, help_ = messages.ddp_accumulation_without_no_sync(
+            backward.call_text, model.table.label(wrapper), step.call_text, model.line(step.node),
+            prepared_by=prepared_by, via=self._reached_via(model, backward, step), by_flag=by_flag)
+        # (a framework-prepared model is a plain module on one process: it may have no `no_sync()`)
+        fix = (wrap_in_no_sync(model, backward, step, source[1], wrapper)
+               if source is not None and prepared_by is None and not by_flag else None)
+        facts = (step.provenance, c.provenance, *_wrapper_facts(model, wrapper))
+        return Finding(backward.node, msg, help_, facts, fix=fix, via=backward.via)
 
     @staticmethod
     def _chosen_off_when_stepping(model: TrainingModel) -> Iterable[Finding]:
@@ -228,4 +246,7 @@ def _wrapper_facts(model: TrainingModel, wrapper: int) -> tuple[Provenance, ...]
         # `DDP(model)` under `if args.local_rank != -1:` where nothing in sight starts a process group: that arm raises,
         # or the group is started out of sight
         return (ent.provenance, assumed(Assumption.PROCESS_GROUP))
+    if model.table.one_process_by_setting.get(wrapper):
+        # prepared in the world of `__init__` where `self.ddp` is off: DDP only if launched on several processes anyway
+        return (ent.provenance, assumed(Assumption.LAUNCH))
     return (ent.provenance,)

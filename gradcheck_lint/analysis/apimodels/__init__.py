@@ -230,6 +230,18 @@ class Catalogue:
                 if any(e.kind in kinds or clears and e.kind == "step" and e.value("clears") for e in row.effects))
         return found
 
+    def parallelising_names(self) -> frozenset[str]:
+        """The last names of the calls that hand back the model they are given, wrapped for data parallelism on
+        several processes (`accelerator.prepare`, `fabric.setup`): rows whose `returns` effect has `data_parallel`."""
+        found = self._named_by_effect.get((("parallelising",), False))
+        if found is None:
+            rows: list[MethodModel | CallModel] = [*(m for f in self.files for m in f.methods),
+                                                   *(c for f in self.files for c in f.calls)]
+            found = self._named_by_effect[(("parallelising",), False)] = frozenset(
+                row.name.rsplit(".", 1)[-1] for row in rows
+                if any(e.kind == "returns" and e.value("data_parallel") for e in row.effects))
+        return found
+
     def mode_setters(self) -> frozenset[str]:
         """The last names of calls that switch autograd by a flag (`set_grad_enabled`): on a line of their own they
         set the mode from there on (`grad_mode`)."""
