@@ -400,7 +400,8 @@ def framework_divided_not_accumulated(backward: str, window: str, step: str, ste
     return msg, help_
 
 
-def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, other_line: int | None) -> tuple[str, str]:
+def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, other_line: int | None,
+                         scaled: bool = False) -> tuple[str, str]:
     by = f" by `{other}`{_at(other_line)}" if other else ""  # the scaled backward that wrote the gradients
     if kind == "clip_before_unscale":
         msg = (f"`{call}` clips gradients of `{opt}` that are still multiplied by the GradScaler's scale (written{by}): the "
@@ -434,7 +435,9 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
     elif kind == "partial":
         then = f"`{other}`{_at(other_line)}" if other else "a later backward"
         msg = (f"`{call}` runs on every micro-batch, also on those that do not step: {then} then adds more gradients to "
-               f"`{opt}`'s, so it acted on a partial sum of the window (and, with a GradScaler, scaled and unscaled gradients mix).")
+               f"`{opt}`'s, so it acted on a partial sum of the window"
+               + (" (and scaled and unscaled gradients mix: the GradScaler's backward adds scaled ones to those it "
+                  "unscaled)." if scaled else "."))
         help_ = f"move `{call}` under the condition of the step, right before it."
     else:  # bypass
         by = f" (written by `{other}`{_at(other_line)})" if other else ""

@@ -106,7 +106,9 @@ for x in torch.randn(8, 2, 4):
                 opt = code(node.func.value)  # the name the step is called on
             other = code(misuse.other) if misuse.other is not None else None
             other_line = model.line(misuse.other) if misuse.other is not None else None
-            msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line)
+            # (the clip of a partial window mixes scaled and unscaled gradients only when what comes after is scaled)
+            scaled = any(b.amp_scaled for b in model.backwards.values() if b.node is misuse.other)
+            msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line, scaled)
             yield Finding(misuse.node, msg, help_, (misuse.optimizer.provenance,), fix=unscale_before_clip(model, misuse))
 
 

@@ -209,7 +209,8 @@ class Monitors:
             opt = next((o for o, ps in self.opt_params.items() if ps & clipped), None)
             name = self.opt_names.get(opt, "optimizer") if opt is not None else "optimizer"
             self._report("GL007", clip_site, messages.amp_scaled_gradients("partial", clip_site.text or "clip_grad_norm_(...)",
-                                                                           name, site.text or None, site.line), name)
+                                                                           name, site.text or None, site.line,
+                                                                           self.pass_scaled), name)
 
     def backward_failed(self, site: Site, tensors: Any, err: BaseException, frame: FrameType | None = None) -> None:
         """GL009: PyTorch's in-place error, through parameters an optimizer stepped since the forward.
