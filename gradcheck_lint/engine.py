@@ -7,6 +7,7 @@ import ast
 import contextlib
 import dataclasses
 import gc
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -19,12 +20,14 @@ from .analysis.saved_tensors import saved_table
 from .analysis.syntax import forget_code
 from .analysis.walk import forget_walks
 from .config import Settings
-from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Diagnostic, RelatedLocation, Severity, Span
+from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Certainty, Diagnostic, RelatedLocation, Severity, Span
 from .fixplan import resolve as resolve_fix
 from .framestack import on_roomy_stack
 from .prefilter import Text, clips_and_steps, keeps_in_hook, might_train, syncs_backward, trains_itself, triggers_for
 from .project import Evidence, ProjectView, index_for
 from .project.callers import settle_with_callers
+from .project.index import ProjectIndex
+from .project.reachability import settle_unreached
 from .project.unimportable import ABSENT, MissingImport, missing_import
 from .registry import NOTICE_HELP, PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .sources import parse_python, universal_newlines
@@ -97,16 +100,36 @@ def _settled(report: FileReport, text: str, path: str, settings: Settings, prefi
              callers: bool) -> FileReport:
     """The report with its findings settled by the files that call this one, where they can be."""
     index = index_for(path, settings.root) if project and callers else None
-    if index is None or not any(_settled_by_callers(d) for d in report.diagnostics):
+    if index is None:
         return report
-    chosen = settings
-    # (a caller is read whole: one that trains nothing itself, and calls the training of a module it does not
-    # import through one it does, `trainer = Factory.build(...); trainer.train()`, is what proves the finding)
-    settled = settle_with_callers(report, text, path, index, settings,
-                                  lambda t, p: analyse_text(t, p, chosen, prefilter=False, callers=False))
-    if settled is None:
+    if any(_settled_by_callers(d) for d in report.diagnostics):
+        chosen = settings
+        # (a caller is read whole: one that trains nothing itself, and calls the training of a module it does not
+        # import through one it does, `trainer = Factory.build(...); trainer.train()`, is what proves the finding)
+        settled = settle_with_callers(report, text, path, index, settings,
+                                      lambda t, p: analyse_text(t, p, chosen, prefilter=False, callers=False))
+        if settled is not None:
+            report = dataclasses.replace(report, diagnostics=settled[0], dependencies=settled[1])
+    return _unreached_settled(report, text, path, index)
+
+
+def _unreached_settled(report: FileReport, text: str, path: str, index: ProjectIndex) -> FileReport:
+    """The report with its certain findings in code nothing in the project names made possible
+    (`project.reachability`)."""
+    if path.endswith(".ipynb") or not any(d.certainty is Certainty.CERTAIN and d.code.startswith("GL0")
+                                          for d in report.diagnostics):
         return report
-    return dataclasses.replace(report, diagnostics=settled[0], dependencies=settled[1])
+    try:
+        tree = ast.parse(universal_newlines(text))
+    except (SyntaxError, ValueError):
+        return report
+    settled = settle_unreached(report.diagnostics, tree, index)
+    if settled is None or settled[0] == report.diagnostics and not settled[1]:
+        return report
+    deps = dict(report.dependencies)
+    deps.update(settled[1])
+    deps.pop(os.path.abspath(path), None)
+    return dataclasses.replace(report, diagnostics=settled[0], dependencies=tuple(sorted(deps.items())))
 
 
 def _settled_by_callers(d: Diagnostic) -> bool:

@@ -45,7 +45,8 @@ from gradcheck_lint.diagnostics import Diagnostic
 from gradcheck_lint.discovery import iter_python_files
 from gradcheck_lint.engine import analyse_text
 from gradcheck_lint.notebooks import analyse_notebook
-from gradcheck_lint.project.index import forget_index
+from gradcheck_lint.project.index import MAX_FOREIGN_BYTES, forget_index
+from gradcheck_lint.project.reachability import TEXT_SUFFIXES
 from gradcheck_lint.registry import all_rules
 
 HERE = Path(__file__).resolve().parent
@@ -72,6 +73,9 @@ def extract_python_files(repo_dir: Path, commit: str, into: Path, notebooks: boo
     time: a snapshot may lack some large files (images kept out of the mirror), which makes `git archive`
     stop half-way."""
     suffixes = (b".py", b".ipynb") if notebooks else (b".py",)
+    # the other text files a checkout has, where a script, a notebook or a config may name a function
+    # (`project.reachability` reads them); written but not counted
+    texts = tuple(s.encode() for s in TEXT_SUFFIXES if s.encode() not in suffixes and s != ".ipynb")
     listing = subprocess.run(["git", "-C", str(repo_dir), "ls-tree", "-r", "-z", commit], capture_output=True).stdout
     wanted = []
     present = []  # files only whose presence counts (`project.unimportable`): built sources, linked modules
@@ -80,7 +84,7 @@ def extract_python_files(repo_dir: Path, commit: str, into: Path, notebooks: boo
             continue
         meta, _, path = row.partition(b"\t")
         mode, kind, blob = meta.split()
-        if kind == b"blob" and mode != b"120000" and path.endswith(suffixes):
+        if kind == b"blob" and mode != b"120000" and path.endswith(suffixes + texts):
             wanted.append((blob, path.decode("utf-8", "surrogateescape")))
         elif kind == b"blob" and (path.endswith(_BUILT) or mode == b"120000" and path.endswith(b".py")):
             present.append(path.decode("utf-8", "surrogateescape"))
@@ -98,11 +102,13 @@ def extract_python_files(repo_dir: Path, commit: str, into: Path, notebooks: boo
             offset = end + 1
             continue
         size = int(header[2])
-        target = into / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(batch[end + 1 : end + 1 + size])
+        counted = path.endswith(tuple(x.decode() for x in suffixes))
+        if counted or size <= MAX_FOREIGN_BYTES:
+            target = into / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(batch[end + 1 : end + 1 + size])
         offset = end + 1 + size + 1
-        written += 1
+        written += counted
     return written
 
 

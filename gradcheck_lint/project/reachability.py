@@ -1,0 +1,228 @@
+"""Code nothing in the project runs: a finding there rests on the assumption that it runs.
+
+A research repository keeps old variants of its training code: a method of the experiment class that no
+script calls any more (`exp.select_with_distance(...)` removed from `run.py`), a `set_temperature` helper
+nothing imports, a trainer class nothing builds. A finding in such code describes code that never runs;
+whether it is a bug is a matter of reading (the judges of the held-out sets split on it). It is not a
+fact read: the analysis reads the function as if something called it. So a `certain` finding whose
+innermost enclosing function or method is named nowhere else in the project (any text file under the
+project root: scripts, notebooks, shell scripts and configs, where a name may be dispatched from) becomes
+`possible`, with the assumption said.
+
+What may run without its name written: methods of a class with a base from outside the project (a
+framework's hooks, `training_step`, `compute_loss`), `forward` and other dunder methods, decorated
+functions (a registry, a command line), and anything in a project that looks names up at run time
+(`getattr(self, name)`, `getattr(models, args.arch)`, `globals()[name]`, `fire.Fire()`): these are left as
+they are. Module-level code always runs.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import hashlib
+import itertools
+import os
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..diagnostics import Certainty, Diagnostic
+from ..sources import decode_source, read_bytes
+from .index import MAX_FOREIGN_BYTES, ProjectIndex
+
+__all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "settle_unreached"]
+
+MAX_PROJECT_TEXT_FILES = 2_000  # a larger project is not read whole for names (its findings are left as they are)
+TEXT_SUFFIXES = (".py", ".ipynb", ".sh", ".bash", ".yaml", ".yml", ".json", ".cfg", ".toml", ".ini", ".txt", ".md",
+                  ".rst", ".jsonnet", ".gin")
+_SKIPPED_DIRS = frozenset({"site-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"})
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_DEF = re.compile(r"\bdef[ \t]+(\w+)")  # (also in a notebook's JSON, a line of a cell's source)
+_CLASS = re.compile(r"\bclass[ \t]+(\w+)")
+# names looked up at run time: `getattr(self, f"train_{mode}")`, `getattr(module, name)`, `globals()[name]`
+# (not a library's member by a name, `getattr(F, activation)`, nor a setting, `getattr(args, key)`)
+_DYNAMIC = re.compile(r"\bgetattr\(\s*(?!(?:F|nn|torch|np|numpy|math|optim|args|opt|cfg|config|hparams|self\.(?:args|opt|cfg|config|hparams))"
+                      r"(?:\.\w+)*\s*,)[\w.]+\s*,\s*+(?![\"'][\w.]*[\"']\s*[,)])|\bglobals\(\)\s*\[|\bvars\(\)\s*\["
+                      r"|\bFire\(\s*\)")  # (python-fire with no component: every function of the module is a command)
+_PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "abc.ABC"})
+_HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod"})
+_LISTING_SECONDS = 10.0
+_ASSUMPTION = ("that code nothing in the project calls runs (it is named nowhere else: left over, or called from "
+               "outside the project)")
+
+
+@dataclass(frozen=True)
+class _FileWords:
+    """One text file's words (how often each occurs), the names its `def` and `class` statements give, and
+    whether it looks names up at run time; kept while the file's size and modification time stay."""
+
+    stamp: tuple[int, int]
+    digest: str
+    counts: dict[str, int]
+    defined: dict[str, int]
+    classes: frozenset[str]
+    dynamic: bool
+
+
+@dataclass(frozen=True)
+class _Words:
+    """The project's text files, read for names."""
+
+    files: tuple[tuple[str, _FileWords], ...]
+
+    @property
+    def dynamic(self) -> bool:
+        return any(f.dynamic for _, f in self.files)
+
+    @property
+    def digests(self) -> tuple[tuple[str, str], ...]:
+        return tuple((path, f.digest) for path, f in self.files)
+
+    def naming(self, name: str) -> tuple[tuple[str, str], ...]:
+        """The files that hold the name (with their SHA-256)."""
+        return tuple((path, f.digest) for path, f in self.files if name in f.counts)
+
+    def count(self, name: str) -> int:
+        return sum(f.counts.get(name, 0) for _, f in self.files)
+
+    def definitions(self, name: str) -> int:
+        return sum(f.defined.get(name, 0) for _, f in self.files)
+
+    def defines_class(self, name: str) -> bool:
+        return any(name in f.classes for _, f in self.files)
+
+
+_LISTINGS: dict[str, tuple[float, list[str]]] = {}
+_FILES: dict[str, _FileWords] = {}
+
+
+def settle_unreached(found: list[Diagnostic], tree: ast.Module, index: ProjectIndex
+                     ) -> tuple[list[Diagnostic], tuple[tuple[str, str], ...]] | None:
+    """`found` with its certain findings in code nothing in the project names made possible, and the
+    project files the decisions read (with their SHA-256): every text file for a finding made possible (one
+    may come to name it), those naming it for one left certain (they may stop); None when nothing was decided."""
+    places = {id(d): _enclosing(tree, d.line) for d in found if _settleable(d)}
+    if not any(places.values()):
+        return None
+    words = _project_words(index.root)
+    if words is None or words.dynamic:
+        return None
+    out: list[Diagnostic] = []
+    read: dict[str, str] = {}
+    for d in found:
+        place = places.get(id(d))
+        if place is not None and _unnamed(place, words):
+            d = dataclasses.replace(d, certainty=Certainty.POSSIBLE,
+                                    assumptions=tuple(sorted({*d.assumptions, _ASSUMPTION})))
+            read.update(words.digests)
+        elif place is not None:
+            read.update(words.naming(place.name))
+        out.append(d)
+    return out, tuple(sorted(read.items()))
+
+
+def _settleable(d: Diagnostic) -> bool:
+    return d.certainty is Certainty.CERTAIN and d.code.startswith("GL0") and d.code != "GL000" and d.cell is None
+
+
+@dataclass(frozen=True)
+class _Place:
+    """The outermost function or method a finding sits in: its name, and the class it is a method of."""
+
+    name: str
+    decorated: bool
+    cls: ast.ClassDef | None
+
+
+def _enclosing(tree: ast.Module, line: int) -> _Place | None:
+    for node in tree.body:
+        if not (node.lineno <= line <= (node.end_lineno or node.lineno)):
+            continue
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return _Place(node.name, _decorated(node), None)
+        if isinstance(node, ast.ClassDef):
+            for member in node.body:
+                if (isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef))
+                        and member.lineno <= line <= (member.end_lineno or member.lineno)):
+                    return _Place(member.name, _decorated(member), node)
+        return None
+    return None
+
+
+def _decorated(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(not (isinstance(d, ast.Name) and d.id in _HARMLESS_DECORATORS) for d in fn.decorator_list)
+
+
+def _unnamed(place: _Place, words: _Words) -> bool:
+    """Nothing in the project names the function (every occurrence of its name is a `def` of it)."""
+    name = place.name
+    if place.decorated or (name.startswith("__") and name.endswith("__")) or name == "forward":
+        return False
+    if place.cls is not None and any(_external_base(b, words) for b in place.cls.bases):
+        return False  # a framework's class may call it by its name (a hook)
+    return words.count(name) <= words.definitions(name)
+
+
+def _external_base(base: ast.expr, words: _Words) -> bool:
+    text = ast.unparse(base)
+    if text in _PLAIN_BASES:
+        return False
+    return not words.defines_class(text.rsplit(".", 1)[-1])
+
+
+def _project_words(root: str) -> _Words | None:
+    """The project's text files (listed again every few seconds; each read again when its size or
+    modification time changes); None for a project of more than `MAX_PROJECT_TEXT_FILES`."""
+    now = time.monotonic()
+    listed = _LISTINGS.get(root)
+    if listed is None or now - listed[0] > _LISTING_SECONDS:
+        listed = _LISTINGS[root] = (now, list(itertools.islice(_walk(root), MAX_PROJECT_TEXT_FILES + 1)))
+    if len(listed[1]) > MAX_PROJECT_TEXT_FILES:
+        return None
+    files = []
+    for path in listed[1]:
+        read = _file_words(path)
+        if read is not None:
+            files.append((path, read))
+    return _Words(tuple(files))
+
+
+def _file_words(path: str) -> _FileWords | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    stamp = (st.st_size, st.st_mtime_ns)
+    known = _FILES.get(path)
+    if known is not None and known.stamp == stamp:
+        return known
+    if st.st_size > MAX_FOREIGN_BYTES:
+        return None
+    data = read_bytes(path)  # (never a plain open: a named pipe would block)
+    if isinstance(data, str):
+        return None
+    text = decode_source(data).text or ""
+    counts: dict[str, int] = {}
+    for word in _WORD.findall(text):
+        counts[word] = counts.get(word, 0) + 1
+    defined: dict[str, int] = {}
+    classes: frozenset[str] = frozenset()
+    dynamic = False
+    if path.endswith((".py", ".ipynb")):
+        for name in _DEF.findall(text):
+            defined[name] = defined.get(name, 0) + 1
+        classes = frozenset(_CLASS.findall(text))
+        dynamic = bool(_DYNAMIC.search(text))
+    found = _FILES[path] = _FileWords(stamp, hashlib.sha256(data).hexdigest(), counts, defined, classes, dynamic)
+    return found
+
+
+def _walk(root: str) -> Iterator[str]:
+    for current, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
+        for name in sorted(files):
+            if name.endswith(TEXT_SUFFIXES):
+                yield os.path.join(current, name)
+

@@ -1,0 +1,131 @@
+"""Code nothing in the project runs (gradcheck_lint.project.reachability): a certain finding in a function
+or method named nowhere else in the project rests on the assumption that it runs, and is possible
+(lockbox 26's GBDT_TSF: graphs kept in two methods of an experiment class no script calls any more;
+lockbox 14's `set_temperature`, lockbox 21's training loop never called, lockbox 23's trainer nobody builds)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gradcheck_lint.cache import ResultCache
+from gradcheck_lint.config import Settings
+from gradcheck_lint.diagnostics import Diagnostic
+from gradcheck_lint.runner import lint_files
+from support import project_tree
+
+EXP = """\
+    import torch
+
+
+    class Exp:
+        def __init__(self, model, loader):
+            self.model = model
+            self.loader = loader
+            self.opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+        def train(self):
+            for x in self.loader:
+                self.opt.zero_grad()
+                self.model(x).mean().backward()
+                self.opt.step()
+
+        def adapt(self):
+            total = 0
+            for x in self.loader:
+                self.opt.zero_grad()
+                loss = self.model(x).mean()
+                loss.backward()
+                self.opt.step()
+                total += loss
+            return total
+"""
+RUN = """\
+    import torch
+    from exp import Exp
+
+    exp = Exp(torch.nn.Linear(4, 1), [torch.randn(2, 4)])
+    exp.train()
+{more}"""
+
+
+def _lint(root: Path, cache: ResultCache | None = None) -> list[tuple[str, int, str, str]]:
+    found: list[Diagnostic] = lint_files([str(root / "exp.py")], Settings.default(), cache=cache)
+    return [(Path(d.path).name, d.line, d.code, d.certainty.value) for d in found]
+
+
+def test_a_method_no_script_calls_keeps_its_finding_possible(tmp_path: Path) -> None:
+    root = project_tree(tmp_path / "p", {"exp.py": EXP, "run.py": RUN.format(more="")})
+    assert _lint(root) == [("exp.py", 23, "GL008", "possible")]
+    [d] = lint_files([str(root / "exp.py")], Settings.default())
+    assert any("nothing in the project calls" in a for a in d.assumptions)
+
+
+@pytest.mark.parametrize("more", ["exp.adapt()\n", "print(exp.adapt)\n"])
+def test_a_method_a_script_names_keeps_its_finding_certain(tmp_path: Path, more: str) -> None:
+    root = project_tree(tmp_path / "p", {"exp.py": EXP, "run.py": RUN.format(more=more)})
+    assert _lint(root) == [("exp.py", 23, "GL008", "certain")]
+
+
+@pytest.mark.parametrize("where", ["run.sh", "configs/exp.yaml", "notebooks/try.ipynb"])
+def test_a_name_in_a_shell_script_config_or_notebook_counts(tmp_path: Path, where: str) -> None:
+    text = {"run.sh": "python -c 'from exp import Exp; Exp(m, l).adapt()'\n", "configs/exp.yaml": "method: adapt\n",
+            "notebooks/try.ipynb": '{"cells": [{"source": ["exp.adapt()\\n"]}]}'}[where]
+    root = project_tree(tmp_path / "p", {"exp.py": EXP, "run.py": RUN.format(more=""), where: text})
+    assert _lint(root) == [("exp.py", 23, "GL008", "certain")]
+
+
+def test_a_project_that_looks_methods_up_by_name_keeps_them_certain(tmp_path: Path) -> None:
+    more = "getattr(exp, 'train_' + 'x')()\n"
+    root = project_tree(tmp_path / "p", {"exp.py": EXP, "run.py": RUN.format(more=more)})
+    assert _lint(root) == [("exp.py", 23, "GL008", "certain")]
+
+
+def test_a_method_of_a_framework_class_may_be_a_hook(tmp_path: Path) -> None:
+    text = EXP.replace("    import torch\n", "    import torch\n    from somewhere import BaseTrainer\n").replace(
+        "class Exp:", "class Exp(BaseTrainer):")
+    root = project_tree(tmp_path / "p", {"exp.py": text, "run.py": RUN.format(more="")})
+    assert _lint(root) == [("exp.py", 24, "GL008", "certain")]
+
+
+def test_a_base_class_of_the_project_is_read_for_the_name(tmp_path: Path) -> None:
+    base = "class Base:\n    def run(self):\n        return self.adapt()\n"
+    text = EXP.replace("    import torch\n", "    import torch\n    from base import Base\n").replace("class Exp:", "class Exp(Base):")
+    root = project_tree(tmp_path / "p", {"exp.py": text, "base.py": base, "run.py": RUN.format(more="")})
+    assert _lint(root) == [("exp.py", 24, "GL008", "certain")]
+    root2 = project_tree(tmp_path / "q", {"exp.py": text, "base.py": "class Base:\n    pass\n", "run.py": RUN.format(more="")})
+    assert _lint(root2) == [("exp.py", 24, "GL008", "possible")]
+
+
+def test_module_level_code_always_runs(tmp_path: Path) -> None:
+    script = """\
+    import torch
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    total = 0
+    for x in [torch.randn(2, 4)]:
+        opt.zero_grad()
+        loss = model(x).mean()
+        loss.backward()
+        opt.step()
+        total += loss
+"""
+    root = project_tree(tmp_path / "p", {"exp.py": script})
+    assert _lint(root) == [("exp.py", 10, "GL008", "certain")]
+
+
+def test_a_cached_result_is_checked_again_when_another_file_starts_calling(tmp_path: Path) -> None:
+    root = project_tree(tmp_path / "p", {"exp.py": EXP, "run.py": RUN.format(more="")})
+    cache = ResultCache(str(tmp_path / "cache"))
+    assert _lint(root, cache) == [("exp.py", 23, "GL008", "possible")]
+    (root / "run.py").write_text(RUN.format(more="exp.adapt()\n").replace("    ", ""))
+    assert _lint(root, cache) == [("exp.py", 23, "GL008", "certain")]
+
+
+def test_a_cached_certain_result_is_checked_again_when_the_only_caller_stops_calling(tmp_path: Path) -> None:
+    root = project_tree(tmp_path / "p", {"exp.py": EXP, "run.py": RUN.format(more="exp.adapt()\n")})
+    cache = ResultCache(str(tmp_path / "cache"))
+    assert _lint(root, cache) == [("exp.py", 23, "GL008", "certain")]
+    (root / "run.py").write_text(RUN.format(more="").replace("    ", ""))
+    assert _lint(root, cache) == [("exp.py", 23, "GL008", "possible")]
