@@ -6,14 +6,15 @@ nothing imports, a trainer class nothing builds. A finding in such code describe
 whether it is a bug is a matter of reading (the judges of the held-out sets split on it). It is not a
 fact read: the analysis reads the function as if something called it. So a `certain` finding whose
 innermost enclosing function or method is named nowhere else in the project (any text file under the
-project root: scripts, notebooks, shell scripts and configs, where a name may be dispatched from) becomes
-`possible`, with the assumption said.
+project root: scripts, notebooks, shell scripts and configs, where a name may be dispatched from), or is a
+method of a class named nowhere else (nothing builds it), becomes `possible`, with the assumption said.
 
 What may run without its name written: methods of a class with a base from outside the project (a
 framework's hooks, `training_step`, `compute_loss`), `forward` and other dunder methods, decorated
-functions (a registry, a command line), and anything in a project that looks names up at run time
-(`getattr(self, name)`, `getattr(models, args.arch)`, `globals()[name]`, `fire.Fire()`): these are left as
-they are. Module-level code always runs.
+functions (a registry, a command line), anything in a project that runs nothing of its own (no script,
+notebook or shell script: a library, called from outside), and anything in a project that looks names up
+at run time (`getattr(self, name)`, `getattr(models, args.arch)`, `globals()[name]`, `fire.Fire()`): these
+are left as they are. Module-level code always runs.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..diagnostics import Certainty, Diagnostic
+from ..diagnostics import Applicability, Certainty, Diagnostic
 from ..sources import decode_source, read_bytes
 from .index import MAX_FOREIGN_BYTES, ProjectIndex
 
@@ -46,6 +47,8 @@ _CLASS = re.compile(r"\bclass[ \t]+(\w+)")
 _DYNAMIC = re.compile(r"\bgetattr\(\s*(?!(?:F|nn|torch|np|numpy|math|optim|args|opt|cfg|config|hparams|self\.(?:args|opt|cfg|config|hparams))"
                       r"(?:\.\w+)*\s*,)[\w.]+\s*,\s*+(?![\"'][\w.]*[\"']\s*[,)])|\bglobals\(\)\s*\[|\bvars\(\)\s*\["
                       r"|\bFire\(\s*\)")  # (python-fire with no component: every function of the module is a command)
+# a script: a `__main__` guard, or a call statement at the top level (`exp.train()`, `main()`)
+_ENTRY = re.compile(r"__main__|^[A-Za-z_][\w.]*\(", re.M)
 _PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "abc.ABC"})
 _HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod"})
 _LISTING_SECONDS = 10.0
@@ -55,8 +58,9 @@ _ASSUMPTION = ("that code nothing in the project calls runs (it is named nowhere
 
 @dataclass(frozen=True)
 class _FileWords:
-    """One text file's words (how often each occurs), the names its `def` and `class` statements give, and
-    whether it looks names up at run time; kept while the file's size and modification time stay."""
+    """One text file's words (how often each occurs), the names its `def` and `class` statements give (how
+    often), the classes it defines, and whether it looks names up at run time; kept while the file's size
+    and modification time stay."""
 
     stamp: tuple[int, int]
     digest: str
@@ -64,6 +68,7 @@ class _FileWords:
     defined: dict[str, int]
     classes: frozenset[str]
     dynamic: bool
+    entry: bool
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,12 @@ class _Words:
     @property
     def dynamic(self) -> bool:
         return any(f.dynamic for _, f in self.files)
+
+    @property
+    def runs_something(self) -> bool:
+        """Some file of the project is run (a script, a notebook, a shell script): else it is a library, whose
+        functions are called from outside."""
+        return any(f.entry for _, f in self.files)
 
     @property
     def digests(self) -> tuple[tuple[str, str], ...]:
@@ -107,14 +118,16 @@ def settle_unreached(found: list[Diagnostic], tree: ast.Module, index: ProjectIn
     if not any(places.values()):
         return None
     words = _project_words(index.root)
-    if words is None or words.dynamic:
+    if words is None or words.dynamic or not words.runs_something:
         return None
     out: list[Diagnostic] = []
     read: dict[str, str] = {}
     for d in found:
         place = places.get(id(d))
         if place is not None and _unnamed(place, words):
-            d = dataclasses.replace(d, certainty=Certainty.POSSIBLE,
+            # (a safe fix is offered only on a certain finding)
+            fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
+            d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
                                     assumptions=tuple(sorted({*d.assumptions, _ASSUMPTION})))
             read.update(words.digests)
         elif place is not None:
@@ -158,10 +171,13 @@ def _decorated(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 def _unnamed(place: _Place, words: _Words) -> bool:
     """Nothing in the project names the function (every occurrence of its name is a `def` of it)."""
     name = place.name
+    cls = place.cls
+    if cls is not None and any(_external_base(b, words) for b in cls.bases):
+        return False  # a framework's class may call it by its name (a hook)
+    if cls is not None and not cls.decorator_list and words.count(cls.name) <= words.definitions(cls.name):
+        return True  # a class nothing names is never built: none of its methods runs
     if place.decorated or (name.startswith("__") and name.endswith("__")) or name == "forward":
         return False
-    if place.cls is not None and any(_external_base(b, words) for b in place.cls.bases):
-        return False  # a framework's class may call it by its name (a hook)
     return words.count(name) <= words.definitions(name)
 
 
@@ -210,12 +226,14 @@ def _file_words(path: str) -> _FileWords | None:
     defined: dict[str, int] = {}
     classes: frozenset[str] = frozenset()
     dynamic = False
+    entry = path.endswith((".ipynb", ".sh", ".bash")) or path.endswith(".py") and bool(_ENTRY.search(text))
     if path.endswith((".py", ".ipynb")):
-        for name in _DEF.findall(text):
+        named = _CLASS.findall(text)
+        for name in [*_DEF.findall(text), *named]:  # (a class statement names the class no more than a def does)
             defined[name] = defined.get(name, 0) + 1
-        classes = frozenset(_CLASS.findall(text))
+        classes = frozenset(named)
         dynamic = bool(_DYNAMIC.search(text))
-    found = _FILES[path] = _FileWords(stamp, hashlib.sha256(data).hexdigest(), counts, defined, classes, dynamic)
+    found = _FILES[path] = _FileWords(stamp, hashlib.sha256(data).hexdigest(), counts, defined, classes, dynamic, entry)
     return found
 
 

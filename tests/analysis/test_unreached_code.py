@@ -11,7 +11,7 @@ import pytest
 
 from gradcheck_lint.cache import ResultCache
 from gradcheck_lint.config import Settings
-from gradcheck_lint.diagnostics import Diagnostic
+from gradcheck_lint.diagnostics import Applicability, Diagnostic
 from gradcheck_lint.runner import lint_files
 from support import project_tree
 
@@ -39,7 +39,7 @@ EXP = """\
                 loss.backward()
                 self.opt.step()
                 total += loss
-            return total
+            print(total)
 """
 RUN = """\
     import torch
@@ -60,12 +60,15 @@ def test_a_method_no_script_calls_keeps_its_finding_possible(tmp_path: Path) -> 
     assert _lint(root) == [("exp.py", 23, "GL008", "possible")]
     [d] = lint_files([str(root / "exp.py")], Settings.default())
     assert any("nothing in the project calls" in a for a in d.assumptions)
+    assert d.fix is not None and d.fix.applicability is Applicability.UNSAFE  # safe fixes are for certain findings
 
 
 @pytest.mark.parametrize("more", ["exp.adapt()\n", "print(exp.adapt)\n"])
 def test_a_method_a_script_names_keeps_its_finding_certain(tmp_path: Path, more: str) -> None:
     root = project_tree(tmp_path / "p", {"exp.py": EXP, "run.py": RUN.format(more=more)})
     assert _lint(root) == [("exp.py", 23, "GL008", "certain")]
+    [d] = lint_files([str(root / "exp.py")], Settings.default())
+    assert d.fix is not None and d.fix.applicability is Applicability.SAFE
 
 
 @pytest.mark.parametrize("where", ["run.sh", "configs/exp.yaml", "notebooks/try.ipynb"])
@@ -129,3 +132,23 @@ def test_a_cached_certain_result_is_checked_again_when_the_only_caller_stops_cal
     assert _lint(root, cache) == [("exp.py", 23, "GL008", "certain")]
     (root / "run.py").write_text(RUN.format(more="").replace("    ", ""))
     assert _lint(root, cache) == [("exp.py", 23, "GL008", "possible")]
+
+
+def test_the_methods_of_a_class_nothing_builds_keep_their_findings_possible(tmp_path: Path) -> None:
+    # `train` is a word every project uses, but no script names the class: nothing builds it
+    run = "import torch\nprint(torch.__version__)\nmodel.train()\n"
+    root = project_tree(tmp_path / "p", {"exp.py": EXP.replace("def adapt(self)", "def train_more(self)").replace(
+        "        def train(self):", "        def train(self):\n            self.train_more()"), "run.py": run})
+    assert [(c, v) for _, _, c, v in _lint(root)] == [("GL008", "possible")]
+    root2 = project_tree(tmp_path / "q", {"exp.py": EXP.replace("def adapt(self)", "def train_more(self)").replace(
+        "        def train(self):", "        def train(self):\n            self.train_more()"), "run.py": RUN.format(more="")})
+    assert [(c, v) for _, _, c, v in _lint(root2)] == [("GL008", "certain")]
+
+
+def test_a_project_that_runs_nothing_of_its_own_is_a_library_called_from_outside(tmp_path: Path) -> None:
+    # no script, notebook or shell script: its functions are for others to call
+    root = project_tree(tmp_path / "p", {"exp.py": EXP, "util.py": "import torch\n\nSCALE = torch.ones(1)\n"})
+    assert _lint(root) == [("exp.py", 23, "GL008", "certain")]
+    root2 = project_tree(tmp_path / "q", {"exp.py": EXP, "util.py": "import torch\n\nSCALE = torch.ones(1)\n",
+                                          "train.sh": "python -m somewhere\n"})
+    assert _lint(root2) == [("exp.py", 23, "GL008", "possible")]
