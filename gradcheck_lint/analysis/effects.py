@@ -558,11 +558,15 @@ class Effects:
             return  # `optimizer.step("disc")`: a keyed multi-optimizer steps one part the analysis cannot name
         if first is not None and site.pos and site.pos[0].reach and not isinstance(first, ast.Lambda) \
                 and not (isinstance(first, ast.Name) and (first.id in frame.local_defs or first.id in self.interp.functions)):
-            # `optim.step(loss)`: a wrapper that clears, back-propagates `loss` and steps (tianshou, RL libraries)
+            # `optim.step(loss)`: a wrapper that clears, back-propagates `loss` and steps (tianshou, RL libraries); of a
+            # class no API model describes, only by assumption (torchopt's `MetaSGD.step(loss)` differentiates with
+            # `torch.autograd.grad` and writes no `.grad`)
             for o in opts:
                 holders = set(self.table.optimizer_holders(o))
                 flow.map_gradients(lambda s, hs=holders: s.clear(0, hs, record_discards=False))
-            self.interp.recorder.backward(site.call, site.pos[0], code(first), flow, frame, False)
+            guessed = not opts or any(o.uid in self.table.unknown_origin or o.uid in self.table.unmodelled_class
+                                      or not o.api or o.api == "torch.optim.Optimizer" for o in opts)
+            self.interp.recorder.backward(site.call, site.pos[0], code(first), flow, frame, False, guessed=guessed)
             effect = Effect(effect.kind, tuple((k, r) for k, r in effect.refs if k != "closure"), effect.values, effect.when,
                             effect.given)
         closure = site.arg(effect.ref("closure"))

@@ -62,11 +62,13 @@ class Recorder:
     # -- backward
     def backward(self, call: ast.Call, loss: Value, loss_text: str, flow: Flow, frame: Frame, framework_scaled: bool,
                  only: set[Holder] | None = None, window: str | None = None, assumed: bool = False,
-                 call_text: str | None = None, windowed: bool = False, by_name: bool = False) -> None:
+                 call_text: str | None = None, windowed: bool = False, by_name: bool = False,
+                 guessed: bool = False) -> None:
         """A backward pass of `loss`: every parameter set it reaches gets a contribution on every path
         (`call_text`: how messages quote the call, when not as written: a schedule's, `forward_backward_func(...)`;
         `windowed`: the call runs a whole window of micro-batches itself, as a schedule does; `by_name`: the call is
-        taken for a backward by its name only, so the graph it proves `loss` holds is assumed)."""
+        taken for a backward by its name only, so the graph it proves `loss` holds is assumed; `guessed`: the call is
+        read as a backward only by assumption (what a library's `optim.step(loss)` does), so are the gradients it writes)."""
         # Each backward makes every later one dearer; one statement can hold thousands of them
         # (`f(a.backward(), b.backward(), ...)`), so each counts as work, as a statement does.
         self.backward_calls += 1
@@ -136,6 +138,8 @@ class Recorder:
         ev.loop_stacks.add(frame.loops)
         ev.if_stacks.add(frame.ifs)
         ev.callers.add(self.interp.calls.enclosing_calls())
+        if guessed:
+            written = dict.fromkeys(written, False)
         ev.written |= set(written)
         ev.amp_scaled = ev.amp_scaled or loss.amp
         # wrappers one of whose forwards behind this loss ran with sync off: DDP prepared this backward then (the
