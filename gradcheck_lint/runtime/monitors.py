@@ -158,9 +158,10 @@ class Monitors:
             self.tag(site, grad_fn)
 
     def tag(self, site: Site, grad_fn: Any) -> None:
-        """GL008's tag on a pass's graph (its root `grad_fn`): a sentinel that lives as long as the graph."""
-        if self.owed_by is not None:
-            self._catch_up()
+        """GL008's tag on a pass's graph (its root `grad_fn`): a sentinel that lives as long as the graph.
+        A tag reads the step count alone: with step ends owed (`quiet_steps`), the count `_catch_up` would
+        make, without telling them, so the replay's lane keeps passing step ends while no graph is due (before
+        2026-12-01 each tag told them, and the next step end called `after_step` and `quiet_steps`)."""
         if self.kept_reported and site in self.kept_reported:
             return
         sentinel = _Sentinel()
@@ -168,10 +169,14 @@ class Monitors:
             grad_fn.metadata["gradcheck_lint"] = sentinel
         except (AttributeError, RuntimeError, TypeError):
             return
+        owed_by = self.owed_by
+        steps = self.steps if owed_by is None else self.steps + owed_by.owed
         graphs = self.graphs
-        graphs.append((weakref.ref(sentinel), site, self.steps))
+        graphs.append((weakref.ref(sentinel), site, steps))
         if len(graphs) == _KEPT_GRAPHS:
-            self._graphs_due = graphs[_KEPT_GRAPHS - 1][2] + 2
+            due = self._graphs_due = graphs[_KEPT_GRAPHS - 1][2] + 2
+            if owed_by is not None:  # the step end at which the graphs are due calls `after_step` (`quiet_steps`)
+                owed_by.room = max(0, min(owed_by.room, due - steps - 1))
 
     def tag_first(self, site: Site) -> bool | None:
         """Whether a pass of the probe's steady cycle (`cycle.py`) or replay (`replay.py`) gets GL008's tag
