@@ -293,7 +293,8 @@ class Monitors:
         """How many step ends from now on `after_step` would only count (the step count, and each optimizer's
         last step and its place in the order): none while a GradScaler's scale, a clip, a DDP window or a kept
         total is pending, nor from the step at which GL008's graphs are due. A replay's lane passes that many
-        without calling it (`Replay.owed`), and `_catch_up` tells them before anything here reads the count."""
+        without calling it (`Replay.owed`), and `_catch_up` tells them before anything here reads the count (but
+        `tag`, which adds them to the count it reads, and cuts the room when it makes the graphs due)."""
         if self.scaled or self.clip is not None or self.window or self.returned:
             return 0
         return max(0, min(self._graphs_due - self.steps - 1, _MAX_OWED))
