@@ -172,6 +172,11 @@ class Monitors:
         owed_by = self.owed_by
         steps = self.steps if owed_by is None else self.steps + owed_by.owed
         graphs = self.graphs
+        if len(graphs) == _KEPT_GRAPHS - 1 and (graphs[0][0]() is None or graphs[1][0]() is None):
+            # the graphs are due (`_graphs_due`) once three are tagged: dead ones are not counted, so that a
+            # loop whose last loss is the only one alive never makes them due (`_check_graphs` drops them too;
+            # before 2026-12-01 they counted here, and three tags made the next steps call `after_step`)
+            graphs = self.graphs = [g for g in graphs if g[0]() is not None]
         graphs.append((weakref.ref(sentinel), site, steps))
         if len(graphs) == _KEPT_GRAPHS:
             due = self._graphs_due = graphs[_KEPT_GRAPHS - 1][2] + 2
