@@ -158,9 +158,10 @@ class Monitors:
             self.tag(site, grad_fn)
 
     def tag(self, site: Site, grad_fn: Any) -> None:
-        """GL008's tag on a pass's graph (its root `grad_fn`): a sentinel that lives as long as the graph."""
-        if self.owed_by is not None:
-            self._catch_up()
+        """GL008's tag on a pass's graph (its root `grad_fn`): a sentinel that lives as long as the graph.
+        A tag reads the step count alone: with step ends owed (`quiet_steps`), the count `_catch_up` would
+        make, without telling them, so the replay's lane keeps passing step ends while no graph is due (before
+        2026-12-01 each tag told them, and the next step end called `after_step` and `quiet_steps`)."""
         if self.kept_reported and site in self.kept_reported:
             return
         sentinel = _Sentinel()
@@ -168,10 +169,19 @@ class Monitors:
             grad_fn.metadata["gradcheck_lint"] = sentinel
         except (AttributeError, RuntimeError, TypeError):
             return
+        owed_by = self.owed_by
+        steps = self.steps if owed_by is None else self.steps + owed_by.owed
         graphs = self.graphs
-        graphs.append((weakref.ref(sentinel), site, self.steps))
+        if len(graphs) == _KEPT_GRAPHS - 1 and (graphs[0][0]() is None or graphs[1][0]() is None):
+            # the graphs are due (`_graphs_due`) once three are tagged: dead ones are not counted, so that a
+            # loop whose last loss is the only one alive never makes them due (`_check_graphs` drops them too;
+            # before 2026-12-01 they counted here, and three tags made the next steps call `after_step`)
+            graphs = self.graphs = [g for g in graphs if g[0]() is not None]
+        graphs.append((weakref.ref(sentinel), site, steps))
         if len(graphs) == _KEPT_GRAPHS:
-            self._graphs_due = graphs[_KEPT_GRAPHS - 1][2] + 2
+            due = self._graphs_due = graphs[_KEPT_GRAPHS - 1][2] + 2
+            if owed_by is not None:  # the step end at which the graphs are due calls `after_step` (`quiet_steps`)
+                owed_by.room = max(0, min(owed_by.room, due - steps - 1))
 
     def tag_first(self, site: Site) -> bool | None:
         """Whether a pass of the probe's steady cycle (`cycle.py`) or replay (`replay.py`) gets GL008's tag
@@ -289,7 +299,8 @@ class Monitors:
         """How many step ends from now on `after_step` would only count (the step count, and each optimizer's
         last step and its place in the order): none while a GradScaler's scale, a clip, a DDP window or a kept
         total is pending, nor from the step at which GL008's graphs are due. A replay's lane passes that many
-        without calling it (`Replay.owed`), and `_catch_up` tells them before anything here reads the count."""
+        without calling it (`Replay.owed`), and `_catch_up` tells them before anything here reads the count (but
+        `tag`, which adds them to the count it reads, and cuts the room when it makes the graphs due)."""
         if self.scaled or self.clip is not None or self.window or self.returned:
             return 0
         return max(0, min(self._graphs_due - self.steps - 1, _MAX_OWED))
