@@ -6,6 +6,7 @@ GL006: the model prepared, then unwrapped with `.module` in a setup method when 
 from __future__ import annotations
 
 import pytest
+from test_worlds import TRAINER
 
 from gradcheck_lint import check_source
 
@@ -15,30 +16,13 @@ def codes(text: str) -> list[tuple[int, str, str]]:
 
 
 # test_worlds.py's improved-diffusion TrainLoop with the fp16 set-up moved into a method `__init__` calls
-SETUP_METHOD = """\
-import torch
-from torch import nn
-
-
-def zero_grad(params):
-    for p in params:
-        if p.grad is not None:
-            p.grad.zero_()
-
-
-def master_copy(params):
-    return [nn.Parameter(torch.cat([p.detach().float().view(-1) for p in params]))]
-
-
-def model_grads_to_master_grads(params, master):
-    master[0].grad = torch.cat([p.grad.float().view(-1) for p in params])
-
-
-class TrainLoop:
-    def __init__(self, model, data, use_fp16=False):
-        self.model = model
-        self.data = data
-        self.use_fp16 = use_fp16
+SETUP_METHOD = TRAINER.replace("""\
+        self.model_params = list(model.parameters())
+        self.master_params = self.model_params
+        if self.use_fp16:
+            self.master_params = master_copy(self.model_params)
+        self.opt = torch.optim.AdamW(self.master_params, lr=1e-4)
+""", """\
         self.setup_params()
         self.opt = torch.optim.AdamW(self.master_params, lr=1e-4)
 
@@ -47,18 +31,7 @@ class TrainLoop:
         self.master_params = self.model_params
         if self.use_fp16:
             self.master_params = master_copy(self.model_params)
-
-    def run_loop(self):
-        while True:
-            batch = next(self.data)
-{clear}            loss = self.losses(self.unknown_model, batch).mean()
-            loss.backward()
-            if self.use_fp16:
-                model_grads_to_master_grads(self.model_params, self.master_params)
-                self.opt.step()
-            else:
-                self.opt.step()
-"""
+""").replace("            if {test}:", "            if self.use_fp16:")
 
 
 def test_a_setting_tested_in_a_setup_method_is_one_world_per_run() -> None:
@@ -76,6 +49,18 @@ def test_a_setting_the_setup_method_assigns_again_is_no_world() -> None:
         "        self.master_params = self.model_params\n",
         "        self.master_params = self.model_params\n        self.use_fp16 = self.use_fp16 and torch.cuda.is_available()\n")
     assert (44, "GL001") in {(line, code) for line, code, _ in codes(text)}
+
+
+LOOP = """\
+    def train(self):
+        it = iter(self.loader)
+        while True:
+            for _ in range(self.accum):
+                loss = self.model(next(it)).mean() / self.accum
+                self.accelerator.backward(loss)
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+"""
 
 
 # CityLayout's trainer, in short: the model is prepared by Accelerate, then unwrapped in the setup
@@ -100,29 +85,21 @@ class Trainer:
         if self.{flag}:
             self.model = self.model.module
 
-    def train(self):
-        it = iter(self.loader)
-        while True:
-            for _ in range(self.accum):
-                loss = self.model(next(it)).mean() / self.accum
-                self.accelerator.backward(loss)
-            self.optimizer.step()
-            self.optimizer.zero_grad()
-"""
+{loop}"""
 
 
 @pytest.mark.parametrize("flag", ["ddp", "multigpu", "use_distributed"])
 def test_a_prepared_model_in_the_world_whose_multi_process_setting_is_off_is_possible_ddp(flag: str) -> None:
-    assert codes(PREPARED.format(flag=flag)) == [(24, "GL006", "possible")]
+    assert codes(PREPARED.format(flag=flag, loop=LOOP)) == [(24, "GL006", "possible")]
 
 
 def test_a_setting_not_named_for_processes_says_nothing_of_them() -> None:
-    assert codes(PREPARED.format(flag="unwrap")) == [(24, "GL006", "certain")]
+    assert codes(PREPARED.format(flag="unwrap", loop=LOOP)) == [(24, "GL006", "certain")]
 
 
 def test_the_world_where_the_model_stays_wrapped_and_the_setting_is_on_is_certain() -> None:
     # no unwrap: in the world where `ddp` is on, the prepared model is DDP on several processes
-    text = PREPARED.format(flag="ddp").replace("            self.model = self.model.module\n", "            print('ddp')\n")
+    text = PREPARED.format(flag="ddp", loop=LOOP).replace("            self.model = self.model.module\n", "            print('ddp')\n")
     assert codes(text) == [(24, "GL006", "certain")]
 
 
@@ -141,20 +118,12 @@ class Trainer:
         self.model = {wrapped}
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=1e-4)
 
-    def train(self):
-        it = iter(self.loader)
-        while True:
-            for _ in range(self.accum):
-                loss = self.model(next(it)).mean() / self.accum
-                self.accelerator.backward(loss)
-            self.optimizer.step()
-            self.optimizer.zero_grad()
-"""
+{loop}"""
 
 
 @pytest.mark.parametrize("wrapped", ["self.accelerator.prepare(model)", "self.accelerator.prepare_model(model)"])
 def test_a_model_handed_in_and_prepared_accumulates_through_a_ddp_wrapper(wrapped: str) -> None:
-    assert codes(HANDED_IN.format(wrapped=wrapped)) == [(18, "GL006", "certain")]
+    assert codes(HANDED_IN.format(wrapped=wrapped, loop=LOOP)) == [(18, "GL006", "certain")]
 
 
 def test_a_model_handed_in_and_prepared_under_accumulate_is_silent() -> None:
