@@ -29,6 +29,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..analysis.conventions import convention
 from ..diagnostics import Applicability, Certainty, Diagnostic
 from ..sources import decode_source, read_bytes
 from .index import MAX_FOREIGN_BYTES, ProjectIndex
@@ -43,10 +44,10 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 _DEF = re.compile(r"\bdef[ \t]+(\w+)")  # (also in a notebook's JSON, a line of a cell's source)
 _CLASS = re.compile(r"\bclass[ \t]+(\w+)")
 # names looked up at run time: `getattr(self, f"train_{mode}")`, `getattr(module, name)`, `globals()[name]`
-# (not a library's member by a name, `getattr(F, activation)`, nor a setting, `getattr(args, key)`)
-_DYNAMIC = re.compile(r"\bgetattr\(\s*(?!(?:F|nn|torch|np|numpy|math|optim|args|opt|cfg|config|hparams|self\.(?:args|opt|cfg|config|hparams))"
-                      r"(?:\.\w+)*\s*,)[\w.]+\s*,\s*+(?![\"'][\w.]*[\"']\s*[,)])|\bglobals\(\)\s*\[|\bvars\(\)\s*\["
-                      r"|\bFire\(\s*\)")  # (python-fire with no component: every function of the module is a command)
+# (`getattr(F, activation)`, `getattr(args, key)`: the receivers the conventions table names are no lookup of the
+# project's own functions; python-fire with no component makes every function of the module a command)
+_DYNAMIC = re.compile(rf"\bgetattr\(\s*(?!(?:{convention('settings_or_library_receiver').pattern})(?:\.\w+)*\s*,)"
+                      r"[\w.]+\s*,\s*+(?![\"'][\w.]*[\"']\s*[,)])|\bglobals\(\)\s*\[|\bvars\(\)\s*\[|\bFire\(\s*\)")
 # a script: a `__main__` guard, or a call statement at the top level (`exp.train()`, `main()`)
 _ENTRY = re.compile(r"__main__|^[A-Za-z_][\w.]*\(", re.M)
 _PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "abc.ABC"})

@@ -24,7 +24,9 @@ SYNTAX = {
     "sources.py": {"_COOKIE", "_LEGACY_NAMES"},  # ... and the keywords that were names before Python 3.7
     "project/index.py": {"_FROM", "_IMPORT", "_CLASS_BASES"},
     "project/callers.py": {"_FILE_LINE", "_IMPORT_LINE", "word"},
-    "project/caller_gates.py": {"needle"},  # a call of one named method (`.update(`) in a project file's text  # `path.py:12` in messages; a project file naming a module
+    "project/caller_gates.py": {"needle"},
+    # words, `def`/`class` statements, a script's entry, a lookup by a computed name (its receivers: the table's)
+    "project/reachability.py": {"_WORD", "_DEF", "_CLASS", "_ENTRY", "_DYNAMIC"},  # a call of one named method (`.update(`) in a project file's text  # `path.py:12` in messages; a project file naming a module
     "registry.py": {"_CODE"},
     "cache.py": {"_BUCKET"},
     "notebooks.py": {"_HELP_AFTER", "_CELL_MAGIC", "_AT_LINE"},
