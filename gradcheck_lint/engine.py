@@ -20,7 +20,7 @@ from .analysis.saved_tensors import saved_table
 from .analysis.syntax import forget_code
 from .analysis.walk import forget_walks
 from .config import Settings
-from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Certainty, Diagnostic, RelatedLocation, Severity, Span
+from .diagnostics import NOTICE_CODE, NOTICE_NAME, Applicability, Diagnostic, RelatedLocation, Severity, Span
 from .fixplan import resolve as resolve_fix
 from .framestack import on_roomy_stack
 from .prefilter import Text, clips_and_steps, keeps_in_hook, might_train, syncs_backward, trains_itself, triggers_for
@@ -116,14 +116,7 @@ def _settled(report: FileReport, text: str, path: str, settings: Settings, prefi
 def _unreached_settled(report: FileReport, text: str, path: str, index: ProjectIndex) -> FileReport:
     """The report with its certain findings in code nothing in the project names made possible
     (`project.reachability`)."""
-    if path.endswith(".ipynb") or not any(d.certainty is Certainty.CERTAIN and d.code.startswith("GL0")
-                                          for d in report.diagnostics):
-        return report
-    try:
-        tree = ast.parse(universal_newlines(text))
-    except (SyntaxError, ValueError):
-        return report
-    settled = settle_unreached(report.diagnostics, tree, index)
+    settled = settle_unreached(report.diagnostics, universal_newlines(text), index)
     if settled is None or settled[0] == report.diagnostics and not settled[1]:
         return report
     deps = dict(report.dependencies)

@@ -34,7 +34,7 @@ from ..analysis.conditions import analyse_test
 from ..analysis.resets import ResetWindow, reset_window
 from ..analysis.syntax import FUNCTIONS, made_here
 from ..analysis.walk import breadth_first, child_nodes
-from .callers import _project_files
+from .callers import project_files
 from .index import ForeignModule, ProjectIndex
 
 __all__ = ["CallerGate", "caller_gates"]
@@ -61,7 +61,7 @@ def caller_gates(index: ProjectIndex, me: str, method: str, position: int, param
     needle = re.compile(rf"\.{re.escape(method)}\s*\(")
     out: list[CallerGate] = []
     read = 0
-    for path in _project_files(index.root):
+    for path in project_files(index.root):
         if path == me:
             continue
         text = index.text_of(path)

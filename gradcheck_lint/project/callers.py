@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import os
 import re
 import time
@@ -46,7 +47,7 @@ class FileReport(Protocol):
 
     @property
     def dependencies(self) -> tuple[tuple[str, str], ...]: ...
-__all__ = ["MAX_CALLERS", "settle_with_callers"]
+__all__ = ["MAX_CALLERS", "project_files", "settle_with_callers"]
 
 MAX_CALLERS = 12  # files analysed as possible callers of one file
 MAX_PROJECT_FILES = 5_000  # files listed under one root when looking for callers
@@ -232,8 +233,8 @@ _IMPORTED: dict[str, tuple[float, dict[str, list[str]]]] = {}
 def _importers(index: ProjectIndex, stem: str) -> list[str]:
     """The project files an import statement of which names `stem` (a word of the line), from one reading
     of the project's import lines, kept with the listing."""
-    files = _project_files(index.root)
-    stamp = _LISTINGS[index.root][0]
+    files = project_files(index.root)
+    stamp = _LISTINGS[(index.root, (".py",), MAX_PROJECT_FILES)][0]
     known = _IMPORTED.get(index.root)
     if known is None or known[0] != stamp:
         words: dict[str, list[str]] = {}
@@ -246,29 +247,26 @@ def _importers(index: ProjectIndex, stem: str) -> list[str]:
     return known[1].get(stem, [])
 
 
-_LISTINGS: dict[str, tuple[float, list[str]]] = {}
+_LISTINGS: dict[tuple[str, tuple[str, ...], int], tuple[float, list[str]]] = {}
 _LISTING_SECONDS = 10.0  # a listing is walked again after this long (a language server runs for hours)
 
 
-def _project_files(root: str) -> list[str]:
-    """The `.py` files under the project root (hidden and environment folders left out), walked once per
-    root every few seconds."""
+def project_files(root: str, suffixes: tuple[str, ...] = (".py",), limit: int = MAX_PROJECT_FILES) -> list[str]:
+    """The files under the project root whose names end so (hidden and environment folders left out), at most
+    `limit` of them, in a fixed order, walked once per root every few seconds."""
     now = time.monotonic()
-    known = _LISTINGS.get(root)
+    key = (root, suffixes, limit)
+    known = _LISTINGS.get(key)
     if known is None or now - known[0] > _LISTING_SECONDS:
-        known = _LISTINGS[root] = (now, list(_walk(root)))
+        known = _LISTINGS[key] = (now, list(itertools.islice(_walk(root, suffixes), limit)))
     return known[1]
 
 
-def _walk(root: str) -> Iterator[str]:
-    count = 0
+def _walk(root: str, suffixes: tuple[str, ...]) -> Iterator[str]:
     for current, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
         for name in sorted(files):
-            if name.endswith(".py"):
-                count += 1
-                if count > MAX_PROJECT_FILES:
-                    return
+            if name.endswith(suffixes):
                 yield os.path.join(current, name)
 
 

@@ -22,16 +22,15 @@ from __future__ import annotations
 import ast
 import dataclasses
 import hashlib
-import itertools
 import os
 import re
-import time
-from collections.abc import Iterator
+from collections import Counter
 from dataclasses import dataclass
 
 from ..analysis.conventions import convention
 from ..diagnostics import Applicability, Certainty, Diagnostic
-from ..sources import decode_source, read_bytes
+from ..sources import decode_source, parse_python, read_bytes
+from .callers import project_files
 from .index import MAX_FOREIGN_BYTES, ProjectIndex
 
 __all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "settle_unreached"]
@@ -39,7 +38,6 @@ __all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "settle_unreached"]
 MAX_PROJECT_TEXT_FILES = 2_000  # a larger project is not read whole for names (its findings are left as they are)
 TEXT_SUFFIXES = (".py", ".ipynb", ".sh", ".bash", ".yaml", ".yml", ".json", ".cfg", ".toml", ".ini", ".txt", ".md",
                   ".rst", ".jsonnet", ".gin")
-_SKIPPED_DIRS = frozenset({"site-packages", "node_modules", "__pycache__", "build", "dist", "venv", "env"})
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _DEF = re.compile(r"\bdef[ \t]+(\w+)")  # (also in a notebook's JSON, a line of a cell's source)
 _CLASS = re.compile(r"\bclass[ \t]+(\w+)")
@@ -52,7 +50,6 @@ _DYNAMIC = re.compile(rf"\bgetattr\(\s*(?!(?:{convention('settings_or_library_re
 _ENTRY = re.compile(r"__main__|^[A-Za-z_][\w.]*\(", re.M)
 _PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "abc.ABC"})
 _HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod"})
-_LISTING_SECONDS = 10.0
 _ASSUMPTION = ("that code nothing in the project calls runs (it is named nowhere else: left over, or called from "
                "outside the project)")
 
@@ -106,15 +103,21 @@ class _Words:
         return any(name in f.classes for _, f in self.files)
 
 
-_LISTINGS: dict[str, tuple[float, list[str]]] = {}
 _FILES: dict[str, _FileWords] = {}
 
 
-def settle_unreached(found: list[Diagnostic], tree: ast.Module, index: ProjectIndex
+def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex
                      ) -> tuple[list[Diagnostic], tuple[tuple[str, str], ...]] | None:
-    """`found` with its certain findings in code nothing in the project names made possible, and the
-    project files the decisions read (with their SHA-256): every text file for a finding made possible (one
-    may come to name it), those naming it for one left certain (they may stop); None when nothing was decided."""
+    """`found` (the findings of the file whose source is `text`) with its certain findings in code nothing in the
+    project names made possible, and the project files the decisions read (with their SHA-256): every text file
+    for a finding made possible (one may come to name it), those naming it for one left certain (they may stop);
+    None when nothing was decided."""
+    if not any(_settleable(d) for d in found):
+        return None
+    try:
+        tree = parse_python(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
     places = {id(d): _enclosing(tree, d.line) for d in found if _settleable(d)}
     if not any(places.values()):
         return None
@@ -192,14 +195,11 @@ def _external_base(base: ast.expr, words: _Words) -> bool:
 def _project_words(root: str) -> _Words | None:
     """The project's text files (listed again every few seconds; each read again when its size or
     modification time changes); None for a project of more than `MAX_PROJECT_TEXT_FILES`."""
-    now = time.monotonic()
-    listed = _LISTINGS.get(root)
-    if listed is None or now - listed[0] > _LISTING_SECONDS:
-        listed = _LISTINGS[root] = (now, list(itertools.islice(_walk(root), MAX_PROJECT_TEXT_FILES + 1)))
-    if len(listed[1]) > MAX_PROJECT_TEXT_FILES:
+    listed = project_files(root, TEXT_SUFFIXES, MAX_PROJECT_TEXT_FILES + 1)
+    if len(listed) > MAX_PROJECT_TEXT_FILES:
         return None
     files = []
-    for path in listed[1]:
+    for path in listed:
         read = _file_words(path)
         if read is not None:
             files.append((path, read))
@@ -221,27 +221,16 @@ def _file_words(path: str) -> _FileWords | None:
     if isinstance(data, str):
         return None
     text = decode_source(data).text or ""
-    counts: dict[str, int] = {}
-    for word in _WORD.findall(text):
-        counts[word] = counts.get(word, 0) + 1
-    defined: dict[str, int] = {}
+    counts = Counter(_WORD.findall(text))
+    defined: Counter[str] = Counter()
     classes: frozenset[str] = frozenset()
     dynamic = False
     entry = path.endswith((".ipynb", ".sh", ".bash")) or path.endswith(".py") and bool(_ENTRY.search(text))
     if path.endswith((".py", ".ipynb")):
         named = _CLASS.findall(text)
-        for name in [*_DEF.findall(text), *named]:  # (a class statement names the class no more than a def does)
-            defined[name] = defined.get(name, 0) + 1
+        defined.update([*_DEF.findall(text), *named])  # (a class statement names the class no more than a def does)
         classes = frozenset(named)
         dynamic = bool(_DYNAMIC.search(text))
     found = _FILES[path] = _FileWords(stamp, hashlib.sha256(data).hexdigest(), counts, defined, classes, dynamic, entry)
     return found
-
-
-def _walk(root: str) -> Iterator[str]:
-    for current, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS)
-        for name in sorted(files):
-            if name.endswith(TEXT_SUFFIXES):
-                yield os.path.join(current, name)
 

@@ -17,7 +17,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .schema import (
@@ -220,26 +220,24 @@ class Catalogue:
         """The method names, and the last names of called functions, whose rows have an effect of one of
         `kinds` (`step` -> `step`, `optimizer_step`, `update_params`); with `clears`, also a step that
         clears (`update_params`). The names a call of unknown receiver is a training event by."""
-        key = (kinds, clears)
+        return self._last_names((kinds, clears),
+                                lambda e: e.kind in kinds or clears and e.kind == "step" and bool(e.value("clears")))
+
+    def parallelising_names(self) -> frozenset[str]:
+        """The last names of the calls that hand back the model they are given, wrapped for data parallelism on
+        several processes (`accelerator.prepare`, `fabric.setup`): rows whose `returns` effect has `data_parallel`."""
+        return self._last_names((("parallelising",), False),
+                                lambda e: e.kind == "returns" and bool(e.value("data_parallel")))
+
+    def _last_names(self, key: tuple[tuple[str, ...], bool], wanted: Callable[[Effect], bool]) -> frozenset[str]:
+        """The method names and the last names of called functions (a type's `__call__` and wildcard call rows left
+        out) of the rows with an effect `wanted` accepts, kept under `key`."""
         found = self._named_by_effect.get(key)
         if found is None:
             rows: list[MethodModel | CallModel] = [*(m for f in self.files for m in f.methods if m.name != "__call__"),
                                                    *(c for f in self.files for c in f.calls if "*" not in c.name)]
             found = self._named_by_effect[key] = frozenset(
-                row.name.rsplit(".", 1)[-1] for row in rows
-                if any(e.kind in kinds or clears and e.kind == "step" and e.value("clears") for e in row.effects))
-        return found
-
-    def parallelising_names(self) -> frozenset[str]:
-        """The last names of the calls that hand back the model they are given, wrapped for data parallelism on
-        several processes (`accelerator.prepare`, `fabric.setup`): rows whose `returns` effect has `data_parallel`."""
-        found = self._named_by_effect.get((("parallelising",), False))
-        if found is None:
-            rows: list[MethodModel | CallModel] = [*(m for f in self.files for m in f.methods),
-                                                   *(c for f in self.files for c in f.calls)]
-            found = self._named_by_effect[(("parallelising",), False)] = frozenset(
-                row.name.rsplit(".", 1)[-1] for row in rows
-                if any(e.kind == "returns" and e.value("data_parallel") for e in row.effects))
+                row.name.rsplit(".", 1)[-1] for row in rows if any(wanted(e) for e in row.effects))
         return found
 
     def mode_setters(self) -> frozenset[str]:
