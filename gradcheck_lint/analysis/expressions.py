@@ -28,6 +28,7 @@ from .provenance import Assumption, assumed, weakest
 from .sync_choices import choice_of
 from .syntax import TESTS, code, int_value, is_int, is_number, local_names
 from .unpacking import indices_item, unpack
+from .unregistered import plain_container
 from .values import (
     EMPTY,
     OPAQUE,
@@ -581,6 +582,9 @@ class Expressions:
                 if minted is not None:
                     flow.env[key] = minted
                     return minted
+            outside = self._unregistered_attribute(base, attr, key)
+            if outside is not None:
+                return outside
             part = Value(modules=frozenset(Holder(m.uid, m.path + (attr,)) for m in base.modules if not m.pseudo))
             stored = base.item(attr)
             if stored is not None and stored.modules and stored.items:
@@ -612,6 +616,22 @@ class Expressions:
         # (`outputs.loss` of a model's output keeps the sync state of the forward that made it)
         return Value(reach=base.reach, opaque=base.opaque, params=base.params, vague=base.vague, built=base.built,
                      vague_sites=base.vague_sites, kept=base.kept, sync=base.sync)
+
+    def _unregistered_attribute(self, base: Value, attr: str, key: str | None) -> Value | None:
+        """`self.models` of a module whose class only ever keeps a plain container there (`self.models = {}`): not a
+        part of the module (`unregistered`), so the modules it holds are an object of their own, one per module and
+        attribute, whose parameters no optimizer of the module's `parameters()` holds. None for anything else."""
+        roots = [m for m in base.modules if not m.pseudo]
+        if len(roots) != 1:
+            return None
+        interp = self.interp
+        info = interp.objects.class_of_module(base)
+        if info is None or not info.is_module or not plain_container(info, attr, interp.definitions.ancestors):
+            return None
+        root = roots[0]
+        ent = interp.objects.mint(Kind.MODEL, key or attr, ("kept in", root.uid, root.path, attr),
+                                  api="torch.nn.Module", provenance=assumed(Assumption.OPAQUE))
+        return interp.objects.model_value(ent)
 
     def _past_a_missing_attribute(self, expr: ast.Attribute, base: Value, flow: Flow) -> Value:
         """`model.config` where `model` may hold a DistributedDataParallel wrapper, which has no such attribute
