@@ -56,30 +56,52 @@ def saved_table() -> SavedTable:
     )
 
 
-def class_saves(cls: ast.ClassDef, qualify: Callable[[ast.AST], str | None], table: SavedTable) -> bool | None:
+# A class of the user's found through the names of another (`self.encoder = GraphCNN(...)` in `Job_Actor`, both read):
+# the class definition and how its own file's names qualify, or None when it is not read
+ClassReader = Callable[[str], "tuple[ast.ClassDef, Callable[[ast.AST], str | None]] | None"]
+_MAX_NESTING = 4  # classes of the user's opened one inside another
+
+
+def class_saves(cls: ast.ClassDef, qualify: Callable[[ast.AST], str | None], table: SavedTable,
+                read: ClassReader | None = None, _seen: frozenset[int] = frozenset()) -> bool | None:
     """A module class of the analysed file builds a torch.nn layer that saves its weight (`self.fc =
-    nn.Linear(...)`, also inside `nn.Sequential(...)`): its forward passes save parameters. None when
-    nothing so built is seen (its own `nn.Parameter`s and the ops on them are not followed)."""
+    nn.Linear(...)`, also inside `nn.Sequential(...)`), or builds a class of the user's (`read`: found in the
+    project) that does, in turn: its forward passes save parameters. None when nothing so built is seen (its own
+    `nn.Parameter`s and the ops on them are not followed)."""
     for node in breadth_first(cls):
-        if isinstance(node, ast.Call):
-            qualified = qualify(node.func)
-            if qualified is not None and table.layer_saves(qualified):
-                return True
+        if isinstance(node, ast.Call) and _builds_saving(node, qualify, table, read, _seen | {id(cls)}):
+            return True
     return None
 
 
-def attribute_saves(cls: ast.ClassDef, attr: str, qualify: Callable[[ast.AST], str | None], table: SavedTable) -> bool | None:
+def _builds_saving(call: ast.Call, qualify: Callable[[ast.AST], str | None], table: SavedTable,
+                   read: ClassReader | None, seen: frozenset[int]) -> bool:
+    """The call builds a torch.nn layer that saves its weight, or a class of the user's whose layers do."""
+    qualified = qualify(call.func)
+    if qualified is None:
+        return False
+    if table.layer_saves(qualified):
+        return True
+    if read is None or len(seen) > _MAX_NESTING or qualified.startswith("torch."):
+        return False
+    found = read(qualified)
+    if found is None or id(found[0]) in seen:
+        return False
+    return class_saves(found[0], found[1], table, read, seen) is True
+
+
+def attribute_saves(cls: ast.ClassDef, attr: str, qualify: Callable[[ast.AST], str | None], table: SavedTable,
+                    read: ClassReader | None = None) -> bool | None:
     """What the submodule a module class stores as `self.<attr>` saves for backward, by the layers built for
     it (`self.Q1 = nn.Linear(...)`, also inside `nn.Sequential(...)`: a weight; `self.emb = nn.Embedding(...)`:
-    nothing). None when what is stored there is not seen to be made of layers of the table (a class of the
-    user's, a call out of sight)."""
+    nothing; a class of the user's that `read` finds: its own layers). None when what is stored there is not seen
+    to be made of layers of the table (a call out of sight)."""
     none_saved: list[bool] = []
     for node in breadth_first(cls):
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
                                                 and t.value.id == "self" for t in node.targets):
             for call in (n for n in breadth_first(node.value) if isinstance(n, ast.Call)):
-                qualified = qualify(call.func)
-                if qualified is not None and table.layer_saves(qualified):
+                if _builds_saving(call, qualify, table, read, frozenset({id(cls)})):
                     return True
             qualified = qualify(node.value.func) if isinstance(node.value, ast.Call) else None
             none_saved.append(qualified is not None and table.layer_saves(qualified) == frozenset())

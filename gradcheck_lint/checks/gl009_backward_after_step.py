@@ -140,7 +140,9 @@ def _container(model: TrainingModel, holder: Holder) -> bool:
 
 def _saves(model: TrainingModel, table: SavedTable, holder: Holder) -> bool | None:
     """Whether the forward pass of this module saves parameters of its own for backward (the generated
-    table of torch.nn modules); None when not known (a class of the user's, a container, a part of one)."""
+    table of torch.nn modules, also for the layers a class of the user's read in the project builds, through
+    the classes of the user's it builds in turn); None when not known (a class out of sight, a container, a part
+    of a part)."""
     if holder.pseudo or len(holder.path) > 1:
         return None
     qualified = model.table.classes.get(holder.uid)
@@ -148,12 +150,14 @@ def _saves(model: TrainingModel, table: SavedTable, holder: Holder) -> bool | No
         return None
     if holder.path:  # a part of a module of a class read (`critic.Q1` of `self.Q1 = nn.Linear(...)`): the layers built for it
         read = _class_read(model, qualified)
-        return attribute_saves(read[0], holder.path[0], read[1], table) if read is not None else None
+        if read is None:
+            return None
+        return attribute_saves(read[0], holder.path[0], read[1], table, lambda q: _class_read(model, q))
     found = table.layer_saves(qualified)
     if found is not None:
         return bool(found)
     read = _class_read(model, qualified)  # a class built in sight: what layers it is made of
-    return class_saves(read[0], read[1], table) if read is not None else None
+    return class_saves(read[0], read[1], table, lambda q: _class_read(model, q)) if read is not None else None
 
 
 def _class_read(model: TrainingModel, qualified: str) -> tuple[ast.ClassDef, Callable[[ast.AST], str | None]] | None:

@@ -257,7 +257,15 @@ class ProjectView:
             info = ctx.classes.get(short)
             if info is not None:
                 return info.node, ctx.imports.qualify
-        return None
+        if "." not in name:
+            return None
+        # a class of a file no call read, found by its qualified name (`models.encoder.Encoder`, built in the
+        # `__init__` of a class that was read): its definition is read, not run
+        base = self.current.base_dir if self.current is not None else self.home_base
+        found = self.index.resolve(name, base, self.packages)
+        if found is None or found.class_name is None or found.method is not None:
+            return None
+        return found.module.class_nodes[found.class_name], found.module.imports.qualify
 
     def global_value(self, interp: Interpreter, qual: str) -> Any:
         """The value of a name another file of the project binds once in its top-level code (`criterion =
