@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .ledger import Site
+from .evidence import Site
 from .source_calls import _Parsed, char_col, describe, parsed, segment
 
 

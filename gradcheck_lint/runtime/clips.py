@@ -23,7 +23,7 @@ import torch
 
 from . import cycle as _cycle
 from .cycle import Cycle, CycleHost
-from .ledger import UNKNOWN_SITE, Site
+from .evidence import UNKNOWN_SITE, Site
 from .observed import _LOST, _Observed
 from .rescale import rescale_factor
 

@@ -31,7 +31,8 @@ from typing import Any, Protocol
 
 import torch
 
-from .ledger import UNKNOWN_SITE, BackwardPass, Ledger, Site
+from .evidence import UNKNOWN_SITE, BackwardPass, Site
+from .ledger import Ledger
 from .loss_scale import LossGraph, graph_scale
 from .monitors import Monitors
 from .observed import _NO_GRAD, _Group, _Observed

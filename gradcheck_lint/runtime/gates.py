@@ -22,7 +22,7 @@ import dataclasses
 import sys
 from types import FrameType
 
-from .ledger import Site
+from .evidence import Site
 from .sites import _user_frame
 from .source_calls import _Parsed, char_col, parsed
 

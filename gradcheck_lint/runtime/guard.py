@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeVar
 
 import torch
 
-from .ledger import Violation
+from .evidence import Violation
 from .probe import Probe, iter_models
 from .report import Finding, FindingLog, Report
 from .suppress import FindingFilter

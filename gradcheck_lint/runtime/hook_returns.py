@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from types import FrameType
 
-from .ledger import Site
+from .evidence import Site
 from .sites import _is_internal
 from .source_calls import char_col, parsed, segment
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .ledger import Site
+from .evidence import Site
 from .source_calls import _Parsed, char_col, parsed, segment
 
 _STORE = frozenset({"append", "extend", "insert", "add", "appendleft", "add_"})  # `add_`: a tensor summed in place

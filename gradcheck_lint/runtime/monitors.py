@@ -40,8 +40,8 @@ from typing import Any
 import torch
 
 from .. import messages
+from .evidence import Site
 from .kept_sites import kept_at
-from .ledger import Site
 from .loop_callers import Frame, callers, reached_via
 from .names import module_name
 from .report import Finding

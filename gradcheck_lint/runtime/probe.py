@@ -26,7 +26,9 @@ from . import batches as _batches
 from . import cycle as _cycle
 from . import recorder as _rec
 from . import replay as _replay
-from .ledger import Ledger, Site
+from . import replay_handover as _handover
+from .evidence import Site
+from .ledger import Ledger
 from .loss_scale import LossGraph, loss_scale
 from .monitors import FindingSink, Monitors, leaf_tensors
 from .observed import _LOST, _MAX_GROUPS, _NO_GRAD, _Group, _Observed
@@ -108,7 +110,7 @@ class Probe(ClearChecks, StepChecks):
         if self._cycle is not None:
             self._cycle.flush(self)
         if self._replay is not None:
-            self._replay.materialize(self)
+            _handover.materialize(self._replay, self)
         return sum(len(sizes) for sizes in self.ledger.windows.values())
 
     # -- lifecycle
@@ -200,11 +202,11 @@ class Probe(ClearChecks, StepChecks):
         self._drop_replay()
 
     def _drop_replay(self) -> None:
-        """Leave the replay: the state the full path would have is written first (`Replay.materialize`)."""
+        """Leave the replay: the state the full path would have is written first (`replay_handover.materialize`)."""
         replay, self._replay = self._replay, None
         if replay is not None:
             replay.lane = False  # left: an entry point still holding it (a pass under way) sees so
-            replay.materialize(self)
+            _handover.materialize(replay, self)
             self._recorder.reset()
 
     def _note(self, kind: int, key: tuple[Any, ...], site: Site | None = None, **extra: Any) -> None:

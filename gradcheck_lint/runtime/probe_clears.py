@@ -19,7 +19,8 @@ from . import cycle as _cycle
 from . import recorder as _rec
 from . import replay as _replay
 from .clear_sites import clear_between
-from .ledger import UNKNOWN_SITE, Ledger, Site
+from .evidence import UNKNOWN_SITE, Site
+from .ledger import Ledger
 from .monitors import Monitors
 from .observed import _NO_GRAD, _Group, _look, _Observed
 from .sites import SiteMemo, memo_site

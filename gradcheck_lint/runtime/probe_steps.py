@@ -18,8 +18,9 @@ import torch
 
 from . import cycle as _cycle
 from . import recorder as _rec
+from .evidence import UNKNOWN_SITE, Site, Violation
 from .gates import gate_of, step_frame
-from .ledger import UNKNOWN_SITE, Ledger, Rescale, Site, Violation
+from .ledger import Ledger, Rescale
 from .monitors import Monitors
 from .names import owner_name
 from .observed import _MAX_GROUPS, _Group, _look, _Observed, _unmeasured

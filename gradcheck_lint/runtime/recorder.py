@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from . import cycle as _cycle
-from .ledger import Site
+from .evidence import Site
 from .observed import _LOST, _NO_GRAD
 from .windows import Scale
 

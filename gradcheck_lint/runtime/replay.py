@@ -18,7 +18,7 @@ are called as the steady cycle (`cycle.py`) calls them. On a *verified* cycle ea
 that the sampled `.grad` (each optimizer's sentinel, and one parameter of each optimizer) are as last
 seen when it starts (which tensor, at which version) and changed as in the reference when it ends.
 The first call that differs first writes out the state the full path would have reached
-(`Replay.materialize`), and the full path handles it: the findings are the same, at the same step.
+(`replay_handover.materialize`), and the full path handles it: the findings are the same, at the same step.
 What is sampled instead of done on every cycle (said in the rule documents of GL002, GL003, GL005 and
 GL008) is done on the *sampled* cycles, on a schedule that thins out once the replay has shown its
 pattern holding (`Replay._next_cycle`): the first `VERIFY_ALL` cycles replayed, then cycles drawn
@@ -85,12 +85,12 @@ from typing import Any
 import torch
 
 from . import cycle as _cycle
-from .ledger import UNKNOWN_SITE, BackwardPass, Discard, Site
+from .evidence import UNKNOWN_SITE, Site
 from .loss_scale import LossGraph, graph_scale
-from .observed import _LOST, _NO_GRAD
-from .recorder import BW_END, BW_MID, CLEAR_END, STEP_END, STEP_MID, Point, _params, read
+from .observed import _NO_GRAD
+from .recorder import BW_END, BW_MID, CLEAR_END, STEP_END, STEP_MID, Point, _params
 from .rescale import rescale_factor
-from .windows import UNREAD, Scale
+from .windows import Scale
 
 # the probe (`probe.Probe`, which imports this module): the replay reads and writes most of its state
 Probe = Any
@@ -103,8 +103,6 @@ _VERIFY_SEED = 0x31A7  # the verified cycles are pseudo-random, and the same in 
 LANE = True  # off: every call through the replay's methods (tests compare the two)
 MISS = object()  # `Replay.clear`'s answer when the call is not the cycle's next
 _GRAD = operator.attrgetter("grad")
-
-_GONE = -2  # an observed `.grad` id no tensor has: a gradient the full path saw, gone since
 
 
 class Replay:
@@ -445,18 +443,6 @@ class Replay:
         self._advance()
         return True
 
-    def _fresh(self, x: int) -> bool:
-        """In the reference, the sampled `.grad` `x` is unchanged since the backward pass that wrote it, as
-        of the last point passed."""
-        for back in range(self.period):
-            j = (self.done - back) % self.period
-            sig = self.sigs.get(j)
-            if sig is None:
-                continue
-            if sig[x] & 3 != 3:
-                return self.points[j].kind == BW_END and not sig[x] & 4
-        return False
-
     # -- the lane: a cycle not verified, call by call as its entry points see them (the module's docstring)
     def tag(self, monitors: Any, i: int, site: Site, tensors: Any) -> None:
         """GL008's tag on the pass at point `i`, which the lane took on a cycle that tags (`tags`): as
@@ -504,130 +490,3 @@ class Replay:
             ends_here = end is not None and end.kind == BW_END and end.key[1] is site
             f = (*f, site) if ends_here else None  # (its end is the next point)
         self.lanes[i] = f
-
-    # -- the state the full path would have
-    def materialize(self, probe: Probe) -> None:
-        """Write to the ledger and the probe the state after the last point passed (see the module's docstring)."""
-        monitors = probe.monitors
-        if monitors is not None and monitors.owed_by is self:
-            monitors._catch_up()  # the step ends the lane passed without telling it (`owed`)
-        point = self.points[self.done]
-        img = point.img
-        assert img is not None
-        cycle = self.cycle
-        ledger = probe.ledger
-        nxt = point.grows["next"] + cycle * self.step
-        first_fast = self.points[-1].grows["next"]  # passes from here on were made by the replay
-        (held, counts, passes, current, discards, since, live, windows, _step_sites, weighted, rescaled, _leftovers,
-         _registered, _optimizers_of, last_event, plain_step, _retained, _sentinels, sentinels, deferred, _seen,
-         _reported, _discovered, _generation, _n) = img
-        objs: dict[int, BackwardPass] = {}
-        for rel, state in passes.items():
-            bid = rel + nxt
-            if state is None:
-                continue
-            site, consumers, is_live, scale, via, writes, batch = state
-            bp = ledger.passes.get(bid)
-            if bp is None:
-                bp = ledger.passes[bid] = BackwardPass(bid, site, via=via)
-                bp.scale = self.read_scales.get(bid, UNREAD) if bid >= first_fast else scale
-            bp.consumers = set(consumers)
-            bp.live = is_live
-            bp.writes = writes
-            bp.batch = batch + nxt if batch else 0
-            objs[bid] = bp
-        tuples: dict[tuple[int, ...], tuple[int, ...]] = {}
-        table = ledger.held
-        for pid, rels in held.items():
-            t = tuples.get(rels)
-            if t is None:
-                t = tuples[rels] = tuple(r + nxt for r in rels)
-            table[pid] = t
-        held_counts = ledger._held
-        for b in held_counts:
-            held_counts[b] = 0
-        for rel, n in counts.items():
-            held_counts[rel + nxt] = n
-        ledger.current = None if current is None else current + nxt
-        ledger._next = nxt
-        ledger.discards.clear()
-        for opt, ds in discards.items():
-            ledger.discards[opt] = [Discard(b + nxt, clear, refilled, same, {r + nxt for r in refills})
-                                    for b, clear, refilled, same, refills in ds]
-        for opt, s in ledger._since_step.items():
-            s.clear()
-            s.update(r + nxt for r in since.get(opt, ()))
-        for opt, rels in since.items():
-            if opt not in ledger._since_step:
-                ledger._since_step[opt] = {r + nxt for r in rels}
-        for bp in ledger._live:
-            bp.live = False
-        ledger._live = [objs[r + nxt] for r in sorted(live) if r + nxt in objs]
-        for bp in ledger._live:
-            bp.live = True
-        grows = point.grows
-        for opt, (head, last, before_last) in windows.items():
-            sizes = ledger.windows[opt]
-            sizes.head = list(head)
-            sizes.last, sizes.before_last = last, before_last
-            sizes.count = grows[("steps", opt)] + cycle * self.growth.get(("steps", opt), 0)
-            sizes.non_unit = grows[("non_unit", opt)] + cycle * self.growth.get(("non_unit", opt), 0)
-        for key, n in grows.items():
-            if isinstance(key, tuple) and key[0] == "clear":
-                ledger.clear_runs[key[1]] = n + cycle * self.growth.get(key, 0)
-        ledger._weighted.clear()
-        ledger._weighted.update(weighted)
-        ledger._rescaled = set(rescaled)
-        probe.last_event = last_event
-        probe._plain_step = plain_step
-        # the observations: each `.grad` as last read; those not sampled, as they are now, unless a `.grad`
-        # is None where the reference had a tensor or the other way round: then as the full path saw it
-        # (a tensor it will find gone, None), for its next look to notice the change
-        ids, vers = read(self.all_ps)
-        for pos, (was_none, gid) in enumerate(zip(self.nones[self.done], ids)):
-            if was_none != (gid == _NO_GRAD):
-                ids[pos], vers[pos] = (_NO_GRAD, -1) if was_none else (_GONE, -1)
-        if self.reading:  # else the reads of now stand for those of the last point (the cycle was not verified)
-            for x, pos in enumerate(self.sample):
-                ids[pos], vers[pos] = self.ids[x], self.vers[x]
-        for (_k, obs), gid, version in zip(probe.watched, ids, vers):
-            obs.grad_id, obs.version = gid, version
-        observed = probe.observed
-        for key, has_copy, pending in sentinels:
-            obs = observed[key]
-            obs.snapshot = obs.pending = None
-            x = self.index[key]
-            if not self.reading:
-                # not verified: its `.grad` now, if the reference left it unchanged since the pass that wrote it
-                g = self.ps[x].grad
-                fresh = g is not None and self._fresh(x)
-                if has_copy:
-                    if fresh:
-                        obs.take(g)
-                    else:
-                        obs.pending = _LOST
-                if pending == 1:
-                    obs.pending = _LOST
-                elif pending == 2:
-                    obs.pending = (id(g), g._version) if fresh and g is not None else _LOST
-                continue
-            stamp = self.stamps.get(key)
-            if has_copy:
-                copy = self.copies.get(key)
-                if copy is not None and stamp is not None and copy[1] == stamp:
-                    obs.snapshot = copy[0]
-                elif stamp is not None and stamp == (self.ids[x], self.vers[x]):
-                    p = self.ps[x]
-                    if p.grad is not None:
-                        obs.take(p.grad)  # unchanged since the pass that wrote it: the same copy
-                else:
-                    # its `.grad` changed since the pass (a clear): no step can measure against this copy
-                    # (a window of several passes takes a new one first), so it is not kept
-                    obs.pending = _LOST
-            if pending == 1:
-                obs.pending = _LOST
-            elif pending == 2:
-                obs.pending = stamp if stamp is not None else _LOST
-        probe._deferred[:] = [observed[k] for k in deferred]
-        if len(ledger.passes) > 256:
-            ledger._forget_unheld()

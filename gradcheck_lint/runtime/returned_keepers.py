@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+from .evidence import Site
 from .kept_sites import _STORE, Kept, _calls_of, _keeping, _Loop, _mentions, _own_nodes
-from .ledger import Site
 from .source_calls import _Parsed, char_col, parsed, segment
 
 

@@ -6,7 +6,7 @@ import os
 import sys
 from types import CodeType, FrameType
 
-from .ledger import UNKNOWN_SITE, Site
+from .evidence import UNKNOWN_SITE, Site
 from .source_calls import call_at
 
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

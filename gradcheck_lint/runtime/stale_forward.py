@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from .ledger import Site
+from .evidence import Site
 
 
 def stale_forward(frame: FrameType | None, param: torch.Tensor | None, step: Site, backward: Site,

@@ -23,8 +23,8 @@ import ast
 import dataclasses
 import functools
 
+from .evidence import Site
 from .gates import _chain_to
-from .ledger import Site
 from .source_calls import char_col, parsed
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

@@ -26,7 +26,7 @@ from . import cycle as _cycle
 from . import norms as _norms
 from . import recorder as _rec
 from .clips import ClipHost
-from .ledger import Site
+from .evidence import Site
 from .loss_scale import LossGraph
 from .norms import NormHost
 from .replay import Replay

@@ -57,7 +57,7 @@ UNREAD: Scale = ()  # `BackwardPass.scale` of a pass whose graph the steady cycl
 
 
 class Pass(Protocol):
-    """What a window reads of a backward pass (`ledger.BackwardPass`)."""
+    """What a window reads of a backward pass (`evidence.BackwardPass`)."""
 
     @property
     def id(self) -> int: ...

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 
 from .. import messages
+from .evidence import Site, Violation
 from .hook_returns import hook_return
-from .ledger import Site, Violation
 from .report import Finding
 
 RULE_NAMES = {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gradcheck_lint.runtime.clear_sites import clear_between
-from gradcheck_lint.runtime.ledger import Site
+from gradcheck_lint.runtime.evidence import Site
 
 SOURCE = '''\
 def train(model, optimizer, loader):

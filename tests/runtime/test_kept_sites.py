@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gradcheck_lint.runtime.evidence import Site
 from gradcheck_lint.runtime.kept_sites import kept_at
-from gradcheck_lint.runtime.ledger import Site
 
 SOURCE = '''\
 class Printer:

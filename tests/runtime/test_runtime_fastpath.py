@@ -180,7 +180,7 @@ def test_a_steady_loop_runs_on_the_fast_path() -> None:
 
 
 def test_a_pass_whose_factors_the_cycle_did_not_read_takes_those_of_the_next_pass_of_its_line() -> None:
-    from gradcheck_lint.runtime.ledger import BackwardPass, Site
+    from gradcheck_lint.runtime.evidence import BackwardPass, Site
     from gradcheck_lint.runtime.windows import UNREAD
     from gradcheck_lint.runtime.windows import scales_of as _scales
 

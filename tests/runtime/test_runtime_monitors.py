@@ -10,8 +10,8 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 from gradcheck_lint.runtime import guard  # noqa: E402
+from gradcheck_lint.runtime.evidence import UNKNOWN_SITE  # noqa: E402
 from gradcheck_lint.runtime.guard import GradientContractError  # noqa: E402
-from gradcheck_lint.runtime.ledger import UNKNOWN_SITE  # noqa: E402
 
 
 def _model() -> nn.Module:

@@ -101,7 +101,7 @@ def test_the_written_out_state_is_the_full_paths(opt_class: type[torch.optim.Opt
     for i, (a, b) in enumerate(zip(fast, full)):
         # the replay reads a loss's factors on the passes of some cycles only: unread is `()`
         b["passes"] = [bp[:2] + (UNREAD,) + bp[3:] if ap[2] == UNREAD else bp for ap, bp in zip(a["passes"], b["passes"])]
-        # after a clear, a sentinel's copy of the gradient it cleared is not kept (`Replay.materialize`): no step measures it
+        # after a clear, a sentinel's copy of the gradient it cleared is not kept (`replay_handover.materialize`): no step measures it
         for state in (a, b) if "zero_grad" in a["last_event"].text else ():
             state["observed"] = [(grad, v, (-1, -1), False) if copied and pending is None
                                  else (grad, v, pending, copied) for grad, v, pending, copied in state["observed"]]

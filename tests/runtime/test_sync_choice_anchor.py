@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcheck_lint.runtime.ledger import Site
+from gradcheck_lint.runtime.evidence import Site
 from gradcheck_lint.runtime.sync_sites import sync_choice, sync_choice_of
 
 SOURCE = '''\

@@ -7,7 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gradcheck_lint.runtime.ledger import BackwardPass, Site  # noqa: E402
+from gradcheck_lint.runtime.evidence import BackwardPass, Site  # noqa: E402
 from gradcheck_lint.runtime.loss_scale import graph_scale  # noqa: E402
 from gradcheck_lint.runtime.windows import micro_batches, scaling_kind, window_kind  # noqa: E402
 
