@@ -88,3 +88,43 @@ def test_classes_built_of_what_is_out_of_sight_leave_it_possible(tmp_path: Path)
     root = project_tree(tmp_path / "p", {"models/__init__.py": "", "models/encoder.py": opaque,
                                          "models/actor.py": ACTOR, "train.py": TRAIN})
     assert _lint(root) == [(16, "GL009", "possible")]
+
+
+def test_a_graph_of_the_whole_module_is_judged_by_the_part_the_step_changed(tmp_path: Path) -> None:
+    # the optimizer steps the embedding table only (it saves its indices, not its weight); the module's Linear head,
+    # which saves its weight, is not stepped before the second backward: nothing raises, nothing is reported
+    train = """\
+        import torch
+        import torch.nn as nn
+
+
+        class Tagger(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.table = nn.Embedding(100, 8)
+                self.head = nn.Linear(8, 3)
+
+            def forward(self, ids):
+                return self.head(self.table(ids)).mean(), self.table(ids).pow(2).mean()
+
+
+        model = Tagger()
+        table_opt = torch.optim.SGD(model.table.parameters(), lr=0.1)
+        head_opt = torch.optim.SGD(model.head.parameters(), lr=0.1)
+        for ids in torch.randint(0, 100, (10, 4)):
+            task, reg = model(ids)
+            table_opt.zero_grad()
+            reg.backward(retain_graph=True)
+            table_opt.step()
+            head_opt.zero_grad()
+            task.backward()
+            head_opt.step()
+"""
+    root = project_tree(tmp_path / "p", {"train.py": train})
+    assert _lint(root) == []
+    # the head stepped first instead: its weight was saved by the head's linear op, and the second backward raises
+    swapped = train.replace("table_opt.zero_grad()\n            reg.backward", "head_opt.zero_grad()\n            reg.backward") \
+        .replace("reg.backward(retain_graph=True)\n            table_opt.step()", "reg.backward(retain_graph=True)\n            head_opt.step()") \
+        .replace("head_opt.zero_grad()\n            task.backward()\n            head_opt.step()", "table_opt.zero_grad()\n            task.backward()\n            table_opt.step()")
+    root = project_tree(tmp_path / "q", {"train.py": swapped})
+    assert "GL009" in [code for _line, code, _c in _lint(root)]
