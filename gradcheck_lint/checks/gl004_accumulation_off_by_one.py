@@ -96,6 +96,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     # the step is in the `else` branch of a test true once per window, or in the body of
                     # a test false once per window (`if i % N:`)
                     most = (cond.false_on_most and value is False) or (cond.true_on_most and value is True)
+                    if most and _narrowed_by_another_gate(model, step, state, cond):
+                        continue  # `if i % N == 0: ... elif i % N == N - 1: step()`: the elif's own test picks the end
                     if most:
                         fires_first = False
                     elif not fires_first and not (cond.short_first_window and value is True):
@@ -192,6 +194,18 @@ def _reset_finding(model: TrainingModel, step: Step, cond: Condition, value: boo
         msg += f" (The gate is the caller's, handed over at {cond.caller}.)"
         facts = (*facts, assumed(Assumption.NAME))
     return Finding(cond.test if cond.caller is None else step.node, msg, help_, facts)
+
+
+def _narrowed_by_another_gate(model: TrainingModel, step, state, cond) -> bool:
+    """The step sits in the `else` of a test true once per window, and also under another window test of the same
+    counter that this path takes true: an `elif i % N == N - 1:` (SQLova's accumulation: clear and backward at the
+    window's start, step at its end). The step runs where that test holds, not on the other N - 1 micro-batches."""
+    for other in model.guards(step, state):
+        if other.id == cond.id or not other.moduli or not set(other.counters) & set(cond.counters):
+            continue
+        if state.assumption(other.akey) is True and not other.true_on_most:
+            return True
+    return False
 
 
 def _taken_over_at_zero(model: TrainingModel, cond: Condition) -> bool:
