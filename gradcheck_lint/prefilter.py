@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .analysis.apimodels import Catalogue, catalogue_for
+from .sources import at_line_starts
 
 # An attribute of the object grown in place: `self.outputs.append(`, `self.history["loss"].extend(`, `self.total +=`.
 _SELF_STORE = re.compile(r"\bself\.\w+(?:\.\w+|\[[^\]\n]*\])*[ \t]*(?:\+=|\.(?:append|extend|insert)[ \t]*\()")
@@ -156,20 +157,15 @@ Text = str | Joined
 @dataclass(frozen=True)
 class LineStart:
     """`^[ \\t]*` + `pattern` under `re.MULTILINE`, searched as `pattern` (which starts with a literal) and each
-    match start checked to stand after blanks alone on its line: the same matches, but the regex engine skips
-    ahead to the literal instead of trying the pattern at every line start. The import pattern on every file
-    of accelerate + timm (7 MB): 0.069 -> 0.015 s of CPU (2026-12-01)."""
+    match start checked to stand after blanks alone on its line (`sources.at_line_starts`): the same matches,
+    but the regex engine skips ahead to the literal instead of trying the pattern at every line start. The
+    import pattern on every file of accelerate + timm (7 MB): 0.069 -> 0.015 s of CPU (2026-12-01)."""
 
     pattern: re.Pattern[str]
 
     def search(self, text: str) -> re.Match[str] | None:
-        pos = 0
-        while (m := self.pattern.search(text, pos)) is not None:
-            start = m.start()
-            if not text[text.rfind("\n", 0, start) + 1:start].strip(" \t"):
-                return m
-            pos = start + 1  # every start where `pattern` matches, an overlapping one too
-        return None
+        # every start where `pattern` matches, an overlapping one too: an import's parentheses span lines
+        return next(at_line_starts(self.pattern, text, every=True), None)
 
 
 # The letters and digits whose case-blind match in a regex is only themselves and characters that `str.lower`

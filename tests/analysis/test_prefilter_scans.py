@@ -1,6 +1,6 @@
-"""Two of the prefilter's searches are made cheaper without changing an answer: the import pattern is searched
-from its literal `from` with each match checked to start a line (`LineStart`), and a case-blind heuristic only
-in a text whose lowered form holds a run of letters every match spells out (`Gated`)."""
+"""Searches made cheaper without changing an answer: the prefilter's import pattern and the project index's import
+statements are searched from their literal with each match checked to start a line (`sources.at_line_starts`),
+and a case-blind heuristic only in a text whose lowered form holds a run of letters every match spells (`Gated`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from gradcheck_lint.analysis.apimodels import catalogue_for
 from gradcheck_lint.prefilter import _CASE_SAFE, Gated, LineStart, _case_blind_needle, triggers_for
+from gradcheck_lint.project import index
+from gradcheck_lint.sources import at_line_starts
 from support import ROOT
 
 TRIGGERS = triggers_for(catalogue_for())
@@ -72,3 +74,30 @@ def test_the_needle_is_the_longest_run_every_match_spells() -> None:
     assert _case_blind_needle(re.compile(r"(?i)loss|scaler")) is None  # anything but runs: not read
     assert _case_blind_needle(re.compile(r"(?i)\bscaler")) is None
     assert _case_blind_needle(re.compile(r"(?i)s?")) is None
+
+
+LINE_PIECES = ("from a import b", "from .x import (c, d", "import os, sys", "import a.b as c", "\n", " ", "\t", "# ",
+               "x = 1; ", "re", "\\\n", "from", "import", ")", "#", "\x0c", "\r\n", "  from ..m import *")
+
+
+def _imports_as_they_were_found(text: str) -> list[tuple[str | None, ...]]:
+    from_ = re.compile(rf"^[ \t]*{index._FROM.pattern}", re.MULTILINE)
+    import_ = re.compile(rf"^[ \t]*{index._IMPORT.pattern}", re.MULTILINE)
+    return [m.groups() for m in from_.finditer(text)] + [m.groups() for m in import_.finditer(text)]
+
+
+def _imports_found(text: str) -> list[tuple[str | None, ...]]:
+    return [m.groups() for m in at_line_starts(index._FROM, text)] + [m.groups() for m in at_line_starts(index._IMPORT, text)]
+
+
+@settings(derandomize=True, deadline=None, max_examples=600, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(LINE_PIECES), max_size=12).map("".join))
+def test_import_statements_found_from_their_literal_are_those_found_at_line_starts(text: str) -> None:
+    assert _imports_found(text) == _imports_as_they_were_found(text)
+
+
+def test_import_statements_found_alike_in_the_fixtures_and_the_package() -> None:
+    for path in sorted((ROOT / "fixtures").rglob("*.py")) + sorted((ROOT / "gradcheck_lint").rglob("*.py")):
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        assert _imports_found(text) == _imports_as_they_were_found(text), path
+    assert not index._FROM.pattern.startswith("^") and not index._IMPORT.pattern.startswith("^")
