@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .analysis.apimodels import Catalogue, catalogue_for
+from .sources import at_line_starts
 
 # An attribute of the object grown in place: `self.outputs.append(`, `self.history["loss"].extend(`, `self.total +=`.
 _SELF_STORE = re.compile(r"\bself\.\w+(?:\.\w+|\[[^\]\n]*\])*[ \t]*(?:\+=|\.(?:append|extend|insert)[ \t]*\()")
@@ -53,7 +54,7 @@ class Triggers:
     step_words: tuple[str, ...]
     backward: re.Pattern[str]  # the words before a call's `(`, found at a word's start by `_at_word_start`
     step: re.Pattern[str]
-    backward_imports: re.Pattern[str]  # `from torch.autograd import backward as bw`
+    backward_imports: LineStart  # `from torch.autograd import backward as bw`
     backward_patterns: re.Pattern[str] | None  # objects whose call is a backward pass, by name
     step_patterns: re.Pattern[str] | None
     loss_hooks: re.Pattern[str] | None = None  # `def compute_loss(`: a hook whose loss the framework trains on
@@ -68,8 +69,8 @@ class Triggers:
     multiline: bool = True
     # `backward_patterns` and `step_patterns` one alternative each: searched apart, a pattern with a literal
     # start is found by the engine's fast scan instead of being tried at every position with the others
-    backward_alternatives: tuple[re.Pattern[str], ...] = ()
-    step_alternatives: tuple[re.Pattern[str], ...] = ()
+    backward_alternatives: tuple[Searched, ...] = ()
+    step_alternatives: tuple[Searched, ...] = ()
 
     def might_train(self, text: Text) -> bool:
         return (self.trains_itself(text) or self.defines_loss_hook(text) or self.clips_and_steps(text)
@@ -119,8 +120,8 @@ class Triggers:
         return Joined(tuple(parts), tuple(memos))
 
     @staticmethod
-    def _has(text: Text, words: tuple[str, ...], exact: re.Pattern[str], patterns: tuple[re.Pattern[str], ...],
-             imports: re.Pattern[str] | None = None) -> bool:
+    def _has(text: Text, words: tuple[str, ...], exact: re.Pattern[str], patterns: tuple[Searched, ...],
+             imports: LineStart | None = None) -> bool:
         # The plain substring tests first: most files fail them, and they are faster than any regex.
         if any(_contains(text, w) for w in words) and (
                 _word_start(exact, text) or imports is not None and _found(imports, text)):
@@ -153,6 +154,63 @@ class Joined:
 Text = str | Joined
 
 
+@dataclass(frozen=True)
+class LineStart:
+    """`^[ \\t]*` + `pattern` under `re.MULTILINE`, searched as `pattern` (which starts with a literal) and each
+    match start checked to stand after blanks alone on its line (`sources.at_line_starts`): the same matches,
+    but the regex engine skips ahead to the literal instead of trying the pattern at every line start. The
+    import pattern on every file of accelerate + timm (7 MB): 0.069 -> 0.015 s of CPU (2026-12-01)."""
+
+    pattern: re.Pattern[str]
+
+    def search(self, text: str) -> re.Match[str] | None:
+        # every start where `pattern` matches, an overlapping one too: an import's parentheses span lines
+        return next(at_line_starts(self.pattern, text, every=True), None)
+
+
+# The letters and digits whose case-blind match in a regex is only themselves and characters that `str.lower`
+# turns into them (`K`, the Kelvin sign, is a `k`): not `i` (it also matches the dotless `ı`) nor `s` (the long
+# `ſ`). A run of them in a case-blind pattern is found in the lowered text wherever the pattern matches.
+_CASE_SAFE = frozenset("abcdefghjklmnopqrtuvwxyzABCDEFGHJKLMNOPQRTUVWXYZ0123456789_")
+
+
+@dataclass(frozen=True)
+class Gated:
+    """A case-blind pattern searched only in a text whose lowered form holds `needle`, a run of letters every
+    match holds (in any case): Python's regex engine has no fast scan for a case-blind start, and tries it at
+    every position. `(?i:loss_?scaler)` on every file of accelerate + timm (7 MB): 0.074 -> 0.022 s of CPU
+    (2026-12-01)."""
+
+    pattern: re.Pattern[str]
+    needle: str
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.pattern.search(text) if self.needle in text.lower() else None
+
+
+Searched = re.Pattern[str] | Gated
+
+
+def _case_blind_needle(heuristic: re.Pattern[str]) -> str | None:
+    """For a case-blind heuristic made of word characters and `?`, `*`, `+` only (`loss_?scaler`): its longest
+    run of `_CASE_SAFE` characters that every match spells out, lowered (`caler`); None for any other."""
+    text = re.sub(r"^\(\?[a-zA-Z]+\)", "", heuristic.pattern).removeprefix("^").removesuffix("$")
+    if not heuristic.flags & re.IGNORECASE or not re.fullmatch(r"(?:\w[?*+]?)+", text):
+        return None
+    runs, run = [], ""
+    for char, quantifier in re.findall(r"(\w)([?*+]?)", text):
+        if quantifier in ("?", "*") or char not in _CASE_SAFE:
+            runs.append(run)
+            run = ""
+        elif quantifier == "+":  # once at least: it ends the run that holds it
+            runs.append(run + char)
+            run = ""
+        else:
+            run += char
+    needle = max([*runs, run], key=len)
+    return needle.lower() or None
+
+
 def _contains(text: Text, word: str) -> bool:
     if isinstance(text, str):
         return word in text
@@ -165,7 +223,7 @@ def _word_start(pattern: re.Pattern[str], text: Text) -> bool:
     return text.any(("word", pattern), lambda part: _at_word_start(pattern, part))
 
 
-def _found(pattern: re.Pattern[str], text: Text) -> bool:
+def _found(pattern: Searched | LineStart, text: Text) -> bool:
     if isinstance(text, str):
         return pattern.search(text) is not None
     return text.any(("search", pattern), lambda part: pattern.search(part) is not None)
@@ -241,6 +299,7 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
                 elif "*" not in last:
                     words[kind].add(last)
     patterns: dict[str, list[str]] = {"backward": [], "step": [], "clip": [], "sync": []}
+    needles: dict[str, str | None] = {}  # a fragment's `_case_blind_needle`
     # attributes that switch sync when set (`model.require_backward_grad_sync = last`): found as plain words
     sync_attributes = {a.name for f in catalogue.files for a in f.attributes if any(e.kind == "sync" for e in a.effects)}
     for f in catalogue.files:
@@ -248,9 +307,11 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
             for kind, types in called.items():
                 if h.target == "receiver" and catalogue.canonical(h.type) in types:
                     patterns[kind].append(_scoped(h.pattern))
+                    needles[_scoped(h.pattern)] = _case_blind_needle(h.pattern)
             # a function known by its name alone that backpropagates (a schedule handed in: `forward_backward_func`)
             if h.target == "callee" and any(e.kind in ("backward", "schedule") for e in h.effects):
                 patterns["backward"].append(_scoped(h.pattern))
+                needles[_scoped(h.pattern)] = _case_blind_needle(h.pattern)
 
     def alternatives(kind: str) -> str:
         return "|".join(sorted(map(re.escape, words[kind])))
@@ -258,16 +319,16 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
     def exact(kind: str) -> re.Pattern[str]:
         return re.compile(rf"(?:{alternatives(kind)}){_CALL}")  # at a word's start: see `_at_word_start`
 
-    # or an import naming a backward pass: `from torch.autograd import (grad, backward as bw)`
-    imports = re.compile(rf"^[ \t]*from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*|(?:[^\n]|\\\n)*)\b(?:{alternatives('backward')})\b",
-                         re.MULTILINE)
+    # or an import naming a backward pass: `from torch.autograd import (grad, backward as bw)`, at a line's start
+    imports = re.compile(rf"from[ \t]+[\w.]+[ \t]+import[ \t]*(?:\([^)]*|(?:[^\n]|\\\n)*)\b(?:{alternatives('backward')})\b")
 
     def named(kind: str) -> re.Pattern[str] | None:
         return re.compile("|".join(f"(?:{p}){_CALL}" for p in patterns[kind])) if patterns[kind] else None
 
-    def apart(kind: str) -> tuple[re.Pattern[str], ...]:
-        """`named(kind)`'s alternatives, each alone: one of them matches exactly where the whole does."""
-        return tuple(re.compile(f"(?:{p}){_CALL}") for p in patterns[kind])
+    def apart(kind: str) -> tuple[Searched, ...]:
+        """`named(kind)`'s alternatives, each alone: one of them matches exactly where the whole does (a
+        case-blind one only in a text holding its needle)."""
+        return tuple(_gated(re.compile(f"(?:{p}){_CALL}"), needles.get(p)) for p in patterns[kind])
 
     def defining(methods: set[str]) -> re.Pattern[str] | None:
         """`def name(` of any of these methods."""
@@ -280,9 +341,13 @@ def triggers_for(catalogue: Catalogue) -> Triggers:
     multiline = any(not _one_line(p) for kind in ("backward", "step") for p in patterns[kind]) or any(
         not re.fullmatch(r"\w+", w) for w in every_word)
     return Triggers(tuple(sorted(words["backward"])), tuple(sorted(words["step"])), exact("backward"), exact("step"),
-                    imports, named("backward"), named("step"), loss_hooks, tuple(sorted(words["clip"])),
+                    LineStart(imports), named("backward"), named("step"), loss_hooks, tuple(sorted(words["clip"])),
                     exact("clip") if words["clip"] else None, tuple(sorted(words["sync"] | sync_attributes)), divided_hooks,
                     automatic_hooks, multiline, apart("backward"), apart("step"))
+
+
+def _gated(pattern: re.Pattern[str], needle: str | None) -> Searched:
+    return pattern if needle is None else Gated(pattern, needle)
 
 
 def _one_line(fragment: str) -> bool:

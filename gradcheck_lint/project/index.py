@@ -22,7 +22,7 @@ from ..analysis.flow import Function
 from ..analysis.names import ImportMap
 from ..analysis.syntax import FUNCTIONS, Source, register_foreign, unregister_foreign
 from ..analysis.walk import breadth_first, children
-from ..sources import decode_source, parse_python, read_bytes
+from ..sources import at_line_starts, decode_source, parse_python, read_bytes
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # A project file larger than this is not read for its definitions (generated code, vendored bundles).
@@ -421,8 +421,11 @@ class ProjectIndex:
         return self.load(os.path.abspath(path))
 
 
-_FROM = re.compile(r"^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([^)#\n]*)", re.M)
-_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+)", re.M)
+# Import statements, found where they start a line (`sources.at_line_starts`: from the literal, not tried at every
+# line start as `^[ \t]*from` under re.MULTILINE was: `_imported_modules` on accelerate + timm 0.078 -> 0.013 s).
+# Every match lies within one line.
+_FROM = re.compile(r"from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+\(?([^)#\n]*)")
+_IMPORT = re.compile(r"import[ \t]+([\w., \t]+)")
 
 
 def _extends(text: str, name: str) -> bool:
@@ -445,7 +448,7 @@ def _imported_modules(text: str, package: str) -> list[tuple[str | None, tuple[s
     """The modules a text imports, each as (the name it binds, None for a star; its candidates, `from a
     import b`: `a.b`, then `a`; the name it takes from the last candidate: `b`)."""
     out: list[tuple[str | None, tuple[str, ...], str | None]] = []
-    for m in _FROM.finditer(text):
+    for m in at_line_starts(_FROM, text):
         dots, module, names = m.group(1), m.group(2), m.group(3)
         base = _relative_base(package, len(dots), module or None) if dots else module
         if not base and not dots:
@@ -458,7 +461,7 @@ def _imported_modules(text: str, package: str) -> list[tuple[str | None, tuple[s
                 out.append((bound, (f"{base}.{n}" if base else n, *((base,) if base else ())), n))
         if "*" in names and base:
             out.append((None, (base,), None))
-    for m in _IMPORT.finditer(text):
+    for m in at_line_starts(_IMPORT, text):
         for part in m.group(1).split(","):
             words = part.split()
             name = part.strip().split(" ")[0]
