@@ -36,6 +36,9 @@ class Given:
     definer: Function | None  # the function whose names it closes over (None: module level)
     cls: ClassInfo | None = None  # a method of `self` (`partial(self.loss_fn, mask)`): its class ...
     self_value: Value | None = None  # ... and the instance it is bound to
+    # a lambda handed on (`self._step(x, y, lambda a, b: self.train_w(a, b))`): the values its free names had where it
+    # was made, which it still sees when the function it was handed to calls it
+    captured: tuple[tuple[str, Value], ...] = ()
 
 
 HOOKED = -2  # the pseudo optimizer uid of the path marks of registered gradient hooks (`PathState.amp`)
@@ -89,6 +92,23 @@ class Callables:
         given = self.given(lam, frame)
         if given is None:
             return EMPTY
+        self._bound[id(lam)] = Bound(lam, EMPTY, given, (), ())
+        return Value(const=(_BOUND, id(lam)), present=True)
+
+    def handed_lambda(self, lam: ast.Lambda, flow: Flow, frame: Frame) -> Value:
+        """The value of a lambda handed to a call as an argument: a function the callee may call, which still sees
+        the names of the scope that made it (`self` of the method that wrote it), as a closure does."""
+        given = self.given(lam, frame)
+        if given is None:
+            return EMPTY
+        function = given.function
+        bound_here = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+        free = sorted({n.id for n in ast.walk(lam.body) if isinstance(n, ast.Name)} - bound_here)
+        prefixes = tuple(f"{name}." for name in free)  # (`self.w_opt` is a name of its own in the environment)
+        captured = tuple(sorted((k, v) for k, v in flow.env.items() if k in free or k.startswith(prefixes)))
+        given = replace(given, captured=captured)
+        if "self" in free and isinstance(frame.cls, ClassInfo):  # `self` of a method: its class and instance
+            given = replace(given, cls=frame.cls, self_value=frame.self_value)
         self._bound[id(lam)] = Bound(lam, EMPTY, given, (), ())
         return Value(const=(_BOUND, id(lam)), present=True)
 
@@ -149,8 +169,9 @@ class Callables:
     def call(self, given: Given, pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame) -> Value:
         """Run the function with these arguments at this point of the caller's paths."""
         closure = given.closure and given.definer is frame.function
+        captured = dict(given.captured) if given.captured and not closure else None
         return self.interp.calls.inline(given.function, given.cls, given.self_value, pos, kw, flow, frame,
-                                        closure=closure)
+                                        closure=closure, captured=captured)
 
     def hook(self, given: Given, holders: frozenset[Holder] | set[Holder], target: Value, flow: Flow) -> None:
         """Register a function that each backward pass reaching `holders` calls with `target`, on the

@@ -129,6 +129,8 @@ class Expressions:
             return self.eval_attribute(expr, flow, frame)
         if kind is ast.Call:
             return self.interp.calls.eval_call(expr, flow, frame)
+        if kind is ast.Lambda:  # a function value: what calls it runs its body (`callables.handed_lambda`)
+            return self.interp.callables.handed_lambda(expr, flow, frame)
         if kind is ast.Constant:
             value = expr.value
             if value is None:

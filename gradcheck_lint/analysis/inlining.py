@@ -49,31 +49,35 @@ class Inliner:
         self._locals: dict[int, frozenset[str]] = {}  # each function's own locals (`local_names`), by its id
 
     def inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
-               flow: Flow, frame: Frame, instance_key: str | None = None, closure: bool | None = None) -> Value:
+               flow: Flow, frame: Frame, instance_key: str | None = None, closure: bool | None = None,
+               captured: dict[str, Value] | None = None) -> Value:
         """Run a function or method at its call site, with the caller's values bound; one of another
         file of the project runs with the names of its own module (`gradcheck_lint.project`). `closure`:
-        whether it sees the caller's names (by default, when it is a nested `def` of the caller)."""
+        whether it sees the caller's names (by default, when it is a nested `def` of the caller); `captured`: the names
+        a lambda saw where it was made (`callables.handed_lambda`), bound before its parameters."""
         project = self.interp.project
         if project is None:
-            return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure)
+            return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure, captured)
         with project.entered(self.interp, fn, self.calls.current_call_node()) as runs:
             if runs:
-                return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure)
+                return self._inline(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure, captured)
         if project.may_touch_gradients(fn):
             flow.map_quiet(PathState.unread)  # it may have cleared or stepped what the paths hold
         return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
 
     def _inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
-                flow: Flow, frame: Frame, instance_key: str | None = None, closure: bool | None = None) -> Value:
+                flow: Flow, frame: Frame, instance_key: str | None = None, closure: bool | None = None,
+                captured: dict[str, Value] | None = None) -> Value:
         if frame.depth >= MAX_DEPTH or id(fn) in frame.active:
             return self.interp.objects.opaque_call(fn.name, pos, kw, flow)
         self.calls.inlined.add(id(fn))
         with self._at_call_site(fn):
             key = (id(fn), id(cls), id(frame.cls), id(frame.function), self.calls.call_path, frame.depth, frame.active, frame.loops,
                    frame.ifs, frame.no_grad, frame.gates, frame.sync_off, frame.sync_maybe, self_value, instance_key,
-                   frame.owner, tuple(pos), frozenset(kw.items()), frozenset(flow.env.items()), closure)
+                   frame.owner, tuple(pos), frozenset(kw.items()), frozenset(flow.env.items()), closure,
+                   frozenset(captured.items()) if captured else None)
             if not self._inert(fn):
-                return self._run_remembered(key, fn, cls, self_value, pos, kw, flow, frame, instance_key, closure)
+                return self._run_remembered(key, fn, cls, self_value, pos, kw, flow, frame, instance_key, closure, captured)
             known = self._inert_runs.get(key)
             if known is None:
                 before, states, count = dict(flow.env), flow.states, TRANSITIONS.count
@@ -81,7 +85,7 @@ class Inliner:
                 TRANSITIONS.forgotten, TRANSITIONS.renewed = set(), set()
                 try:
                     ret = self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, stand_in=True,
-                                            closure=closure)
+                                            closure=closure, captured=captured)
                     forgotten = frozenset(TRANSITIONS.forgotten)
                     renewed = frozenset(TRANSITIONS.renewed)
                 finally:
@@ -108,7 +112,8 @@ class Inliner:
 
     def _run_remembered(self, key: tuple[object, ...], fn: Function, cls: ClassInfo | None, self_value: Value | None,
                         pos: list[Value], kw: dict[str, Value], flow: Flow, frame: Frame,
-                        instance_key: str | None, closure: bool | None = None) -> Value:
+                        instance_key: str | None, closure: bool | None = None,
+                        captured: dict[str, Value] | None = None) -> Value:
         """Run a callee that may train on the caller's paths, once per distinct input: a loop's fixpoint
         (nested loops: once per iteration of each) calls it again and again with the same values and path
         states, and what it records at its events is recorded on the first run already."""
@@ -117,7 +122,8 @@ class Inliner:
         known = self._runs.get(key)
         if known is None:
             before, count, touched = dict(flow.env), TRANSITIONS.count, set(interp.recorder.touched)
-            ret = self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure=closure)
+            ret = self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure=closure,
+                                    captured=captured)
             known = ({k: v for k, v in flow.env.items() if before.get(k) is not v}, ret, flow.states,
                      TRANSITIONS.count - count, frozenset(interp.recorder.touched - touched))
             if all(k in flow.env for k in before):
@@ -224,12 +230,12 @@ class Inliner:
     def _run_inlined(
         self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value],
         kw: dict[str, Value], flow: Flow, frame: Frame, instance_key: str | None, stand_in: bool = False,
-        closure: bool | None = None,
+        closure: bool | None = None, captured: dict[str, Value] | None = None,
     ) -> Value:
         interp = self.interp
         objects = interp.objects
         local_instance = self_value is not None and self.calls._is_instance(self_value)
-        env: dict[str, Value] = {}
+        env: dict[str, Value] = dict(captured) if captured else {}
         if cls is not None and frame.cls is cls and any(k.startswith("self.") for k in flow.env):
             # `self.update_D()` from another method: the same `self`, as the caller has left it so far
             env.update({k: v for k, v in flow.env.items() if k.startswith("self.")})
