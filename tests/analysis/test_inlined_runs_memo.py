@@ -38,8 +38,9 @@ main()
 """
 
 
-def _every_time(self, key, fn, cls, self_value, pos, kw, flow, frame, instance_key, closure=None):  # type: ignore[no-untyped-def]
-    return self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure=closure)
+def _every_time(self, key, fn, cls, self_value, pos, kw, flow, frame, instance_key, closure=None,  # type: ignore[no-untyped-def]
+                captured=None):
+    return self._run_inlined(fn, cls, self_value, pos, kw, flow, frame, instance_key, closure=closure, captured=captured)
 
 
 def test_a_trainer_called_in_nested_loops_runs_once_per_distinct_input(monkeypatch: pytest.MonkeyPatch) -> None:
