@@ -116,7 +116,7 @@ def _settled(report: FileReport, text: str, path: str, settings: Settings, prefi
 def _unreached_settled(report: FileReport, text: str, path: str, index: ProjectIndex) -> FileReport:
     """The report with its certain findings in code nothing in the project names made possible
     (`project.reachability`)."""
-    settled = settle_unreached(report.diagnostics, universal_newlines(text), index)
+    settled = settle_unreached(report.diagnostics, universal_newlines(text), index, os.path.abspath(path))
     if settled is None or settled[0] == report.diagnostics and not settled[1]:
         return report
     deps = dict(report.dependencies)

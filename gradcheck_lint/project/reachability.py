@@ -41,6 +41,7 @@ TEXT_SUFFIXES = (".py", ".ipynb", ".sh", ".bash", ".yaml", ".yml", ".json", ".cf
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _DEF = re.compile(r"\bdef[ \t]+(\w+)")  # (also in a notebook's JSON, a line of a cell's source)
 _CLASS = re.compile(r"\bclass[ \t]+(\w+)")
+_TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)  # a module-level function of a `.py` file
 # names looked up at run time: `getattr(self, f"train_{mode}")`, `getattr(module, name)`, `globals()[name]`
 # (`getattr(F, activation)`, `getattr(args, key)`: the receivers the conventions table names are no lookup of the
 # project's own functions; python-fire with no component makes every function of the module a command)
@@ -67,6 +68,7 @@ class _FileWords:
     classes: frozenset[str]
     dynamic: bool
     entry: bool
+    top_defined: frozenset[str] = frozenset()  # its module-level functions (a `.py` file's)
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,13 @@ class _Words:
     def definitions(self, name: str) -> int:
         return sum(f.defined.get(name, 0) for _, f in self.files)
 
+    def calls_of_function(self, name: str, home: str) -> tuple[int, int]:
+        """(occurrences, definitions) of the name of a module-level function of `home`, leaving out the other files
+        that define a module-level function of that name themselves: their calls are of their own copy (a script
+        copied into siblings, each with its own `train_qascore`, two of them calling theirs)."""
+        kept = [f for path, f in self.files if path == home or name not in f.top_defined]
+        return sum(f.counts.get(name, 0) for f in kept), sum(f.defined.get(name, 0) for f in kept)
+
     def defines_class(self, name: str) -> bool:
         return any(name in f.classes for _, f in self.files)
 
@@ -106,12 +115,12 @@ class _Words:
 _FILES: dict[str, _FileWords] = {}
 
 
-def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex
+def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, path: str | None = None
                      ) -> tuple[list[Diagnostic], tuple[tuple[str, str], ...]] | None:
     """`found` (the findings of the file whose source is `text`) with its certain findings in code nothing in the
     project names made possible, and the project files the decisions read (with their SHA-256): every text file
     for a finding made possible (one may come to name it), those naming it for one left certain (they may stop);
-    None when nothing was decided."""
+    None when nothing was decided. `path`: the file's own (absolute), whose calls of its own functions count."""
     if not any(_settleable(d) for d in found):
         return None
     try:
@@ -128,7 +137,7 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex
     read: dict[str, str] = {}
     for d in found:
         place = places.get(id(d))
-        if place is not None and _unnamed(place, words):
+        if place is not None and _unnamed(place, words, path):
             # (a safe fix is offered only on a certain finding)
             fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
             d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
@@ -172,8 +181,9 @@ def _decorated(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(not (isinstance(d, ast.Name) and d.id in _HARMLESS_DECORATORS) for d in fn.decorator_list)
 
 
-def _unnamed(place: _Place, words: _Words) -> bool:
-    """Nothing in the project names the function (every occurrence of its name is a `def` of it)."""
+def _unnamed(place: _Place, words: _Words, home: str | None = None) -> bool:
+    """Nothing in the project names the function (every occurrence of its name is a `def` of it, or in another file
+    that defines a module-level function of that name itself, for a module-level function of `home`)."""
     name = place.name
     cls = place.cls
     if cls is not None and any(_external_base(b, words) for b in cls.bases):
@@ -182,6 +192,9 @@ def _unnamed(place: _Place, words: _Words) -> bool:
         return True  # a class nothing names is never built: none of its methods runs
     if place.decorated or (name.startswith("__") and name.endswith("__")) or name == "forward":
         return False
+    if cls is None and home is not None:
+        named, defined = words.calls_of_function(name, home)
+        return named <= defined
     return words.count(name) <= words.definitions(name)
 
 
@@ -224,6 +237,7 @@ def _file_words(path: str) -> _FileWords | None:
     counts = Counter(_WORD.findall(text))
     defined: Counter[str] = Counter()
     classes: frozenset[str] = frozenset()
+    top: frozenset[str] = frozenset()
     dynamic = False
     entry = path.endswith((".ipynb", ".sh", ".bash")) or path.endswith(".py") and bool(_ENTRY.search(text))
     if path.endswith((".py", ".ipynb")):
@@ -231,6 +245,8 @@ def _file_words(path: str) -> _FileWords | None:
         defined.update([*_DEF.findall(text), *named])  # (a class statement names the class no more than a def does)
         classes = frozenset(named)
         dynamic = bool(_DYNAMIC.search(text))
-    found = _FILES[path] = _FileWords(stamp, hashlib.sha256(data).hexdigest(), counts, defined, classes, dynamic, entry)
+        top = frozenset(_TOP_DEF.findall(text)) if path.endswith(".py") else frozenset()
+    found = _FILES[path] = _FileWords(stamp, hashlib.sha256(data).hexdigest(), counts, defined, classes, dynamic, entry,
+                                      top)
     return found
 

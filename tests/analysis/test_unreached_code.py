@@ -152,3 +152,39 @@ def test_a_project_that_runs_nothing_of_its_own_is_a_library_called_from_outside
     root2 = project_tree(tmp_path / "q", {"exp.py": EXP, "util.py": "import torch\n\nSCALE = torch.ones(1)\n",
                                           "train.sh": "python -m somewhere\n"})
     assert _lint(root2) == [("exp.py", 23, "GL008", "possible")]
+
+
+SIBLING = """\
+    import torch
+
+    model = torch.nn.Linear(4, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+    def train_score(loader):
+        total = 0
+        for x in loader:
+            opt.zero_grad()
+            loss = model(x).mean()
+            loss.backward()
+            opt.step()
+            total += loss
+        return total
+{more}"""
+
+
+def test_calls_of_a_sibling_scripts_own_copy_do_not_reach_this_one(tmp_path: Path) -> None:
+    # three copies of a script, each with its own module-level `train_score`; two call theirs, the third never does
+    calling = SIBLING.format(more="\n\n    print(train_score([torch.randn(2, 4)]))\n")
+    root = project_tree(tmp_path / "p", {"a.py": SIBLING.format(more=""), "b.py": calling, "c.py": calling})
+    found: list[Diagnostic] = lint_files([str(root / name) for name in ("a.py", "b.py")], Settings.default())
+    assert sorted((Path(d.path).name, d.line, d.code, d.certainty.value) for d in found) == [
+        ("a.py", 14, "GL008", "possible"), ("b.py", 14, "GL008", "certain")]
+
+
+def test_a_copy_imported_by_name_from_another_file_is_reached(tmp_path: Path) -> None:
+    root = project_tree(tmp_path / "p", {"a.py": SIBLING.format(more=""),
+                                         "run.py": "from a import train_score\nimport torch\n"
+                                                   "print(train_score([torch.randn(2, 4)]))\n"})
+    found: list[Diagnostic] = lint_files([str(root / "a.py")], Settings.default())
+    assert [(d.line, d.code, d.certainty.value) for d in found] == [(14, "GL008", "certain")]
