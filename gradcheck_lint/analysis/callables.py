@@ -86,18 +86,10 @@ class Callables:
         self._bound[id(call)] = Bound(func, callee, self.given(func, frame), tuple(pos), tuple(kw.items()))
         return replace(made, const=(_BOUND, id(call)))
 
-    def named_lambda(self, lam: ast.Lambda, frame: Frame) -> Value:
-        """The value of a name bound to a lambda (`construct = lambda cr, d: LossComputer(cr, d)`): calling it runs
-        its body, as calling a nested `def` does (peal's loss computers are made so)."""
-        given = self.given(lam, frame)
-        if given is None:
-            return EMPTY
-        self._bound[id(lam)] = Bound(lam, EMPTY, given, (), ())
-        return Value(const=(_BOUND, id(lam)), present=True)
-
     def handed_lambda(self, lam: ast.Lambda, flow: Flow, frame: Frame) -> Value:
-        """The value of a lambda handed to a call as an argument: a function the callee may call, which still sees
-        the names of the scope that made it (`self` of the method that wrote it), as a closure does."""
+        """The value of a lambda: a function that calling runs (bound to a name, `make = lambda cr: Loss(cr)`, as
+        peal's loss computers are made, or handed to a call whose callee calls it), which still sees the names of the
+        scope that made it (`self` of the method that wrote it), as a closure does."""
         given = self.given(lam, frame)
         if given is None:
             return EMPTY

@@ -768,8 +768,6 @@ class Expressions:
                               if (cond := interp.conditions.get(c)) is not None and cond.is_accumulation_gate)
                 if source.value and gates:
                     interp.flag_gates[target.id] = gates
-        if type(target) is ast.Name and type(source) is ast.Lambda and value is EMPTY:
-            value = interp.callables.named_lambda(source, frame)  # `make = lambda cr: Loss(cr)`: a function
         if isinstance(target, (ast.Tuple, ast.List)):
             unpack(self, target.elts, value, flow, frame, source, stmt, keep_phases)
             return
