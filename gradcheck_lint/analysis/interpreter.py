@@ -204,6 +204,16 @@ class Interpreter:
             self.mint = project.noting_mint(self.objects.mint)  # objects made by other files' code are marked
 
     # ------------------------------------------------------------------ budget
+    def node_made_at(self, uid: int) -> ast.AST | None:
+        """The call of this file that built the entity (`EntityTable.made_at`), when it is one of this file's."""
+        site = self.table.made_at.get(uid)
+        if site is None:
+            return None
+        if self._parents is None:
+            self._parents = parents(self.module)
+        holder = self._parents.get(site)
+        return next((n for n in ast.iter_child_nodes(holder) if id(n) == site), None) if holder is not None else None
+
     def parent(self, node: ast.AST) -> ast.AST | None:
         """The node that holds `node` in this module (built on first use)."""
         if self._parents is None:

@@ -149,6 +149,8 @@ class Recorder:
         for uid, state, site, flag_sets in loss.sync:
             if state == "on" and self._forward_ruled_out(site, flow):
                 continue  # a forward of the other arm of a test this path took the other way (see `_forward_ruled_out`)
+            if self._wrapper_ruled_out(uid, flow):
+                continue  # a wrapper built in the other arm of a setting this path took the other way
             if self._sync_at_backward(uid):  # FSDP: what the backward runs under decides, not its forward
                 state = "off" if uid in frame.sync_off else "maybe" if uid in frame.sync_maybe else "on"
                 ev.sync_forwards.add((uid, state, site))
@@ -192,8 +194,19 @@ class Recorder:
         the other way: the loss joined after `if i % N == 0: out = model(x)` / `else: with model.no_sync():
         out = model(x)` holds both forwards, yet a backward under the same test's `no_sync()` arm comes from
         the second only (SimpleAICV's fixed loop)."""
+        return self._ruled_out(self.interp.forward_sites.get(site), flow)
+
+    def _wrapper_ruled_out(self, uid: int, flow: Flow) -> bool:
+        """The data-parallel wrapper was built in an arm of an `if` whose test every path reaching here took the
+        other way: `configure()` wraps the model in DDP under `else:` of `if args.ds_config:` and in a DeepSpeed
+        engine under its `if`; `step()` calls `model.backward(loss)` under `if args.ds_config:` again, a setting
+        nothing assigns during the run (`pathcond`), so the model there is the engine, whose forward ran through
+        the joined value of both."""
+        return self._ruled_out(self.interp.node_made_at(uid), flow)
+
+    def _ruled_out(self, node: ast.AST | None, flow: Flow) -> bool:
+        """`node` runs only in arms of tests that every path of `flow` took the other way."""
         interp = self.interp
-        node: ast.AST | None = interp.forward_sites.get(site)
         states = flow.states
         if node is None or not states:
             return False
