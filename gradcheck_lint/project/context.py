@@ -371,7 +371,8 @@ class ProjectView:
         # (not a constructor there: `nn.ModuleList([Block(...) for _ in range(depth)])` runs one call of it again and
         # again, and following each would spend the cap before the calls that train)
         again = (id(fn) in self.entry or (id(fn) in self.inner_entry and fn.name != "__init__")
-                 or self.may_touch_gradients(fn) or self._forward_cutting_graphs(fn))
+                 or self.may_touch_gradients(fn) or self._forward_cutting_graphs(fn)
+                 or self._sets_up_training(fn, module))
         if inside > FOREIGN_CALL_BUDGET and not again:
             # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
             # the statements it is in, a `with` block's, behind)
@@ -387,6 +388,23 @@ class ProjectView:
         module = self.module_of(fn)
         prescan = self.context(module).prescan if module is not None else (self._home or {}).get("prescan")
         return prescan is None or not prescan.function_inert(fn)
+
+    def _sets_up_training(self, fn: Function, module: ForeignModule | None) -> bool:
+        """The `__init__` of a plain class (not a module) another method of which may touch gradients (an
+        `Architect` whose `step()` back-propagates and steps `self.optimizer`): it builds what those methods use, so it
+        is read past the budgets as they are. Left opaque, its object has no attributes in sight, and the caller's
+        `architect.optimizer.zero_grad()` clears an optimizer of its own, not the one `architect.step()` steps
+        (darts-pt's search loop, after a large model's construction spent the budget: a certain GL001)."""
+        if fn.name != "__init__" or module is None:
+            return False
+        holder = module.parents.get(id(fn))
+        if not isinstance(holder, ast.ClassDef):
+            return False
+        info = self.context(module).classes.get(holder.name)
+        if info is None or info.is_module:
+            return False
+        return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not fn
+                   and self.may_touch_gradients(n) for n in holder.body)
 
     def _forward_cutting_graphs(self, fn: Function) -> bool:
         """A module's `forward` of another file that may cut graphs (`graph_cuts`): what its result still holds

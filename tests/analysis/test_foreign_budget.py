@@ -366,3 +366,77 @@ def test_an_inert_helper_followed_once_is_followed_again_past_the_budget(tmp_pat
     monkeypatch.setattr(context, "FOREIGN_CALL_BUDGET", budget)
     root = project_tree(tmp_path, {"models.py": MODELS, "wgan.py": WGAN, "train.py": WGAN_SCRIPT})
     assert _found(root / "train.py") == []
+
+
+# ruocwang/darts-pt (lockbox 28, two certain false GL001): a plain `Architect` class of another file builds the
+# architecture optimizer in its `__init__` and steps it in `step()`; the search loop clears it from outside
+# (`architect.optimizer.zero_grad()`) before each `architect.step(...)`. A large model's construction spent the
+# budget before `Architect(model, args)`: its `__init__` stayed opaque, `architect.optimizer` became an optimizer
+# of its own, and the step's (read from the class's stand-in `self`) was never cleared.
+ARCHITECT = """\
+    import torch
+
+
+    class Architect(object):
+        def __init__(self, model, args):
+            self.model = model
+            self.optimizer = torch.optim.Adam(self.model.arch_parameters(), lr=args.arch_learning_rate)
+
+        def step(self, input_valid, target_valid):
+            loss = self.model.loss(input_valid, target_valid)
+            loss.backward()
+            self.optimizer.step()
+"""
+NETWORK = """\
+    import torch
+    import torch.nn as nn
+
+
+    class Network(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 1)
+            self.alphas = nn.Parameter(torch.zeros(4))
+
+        def arch_parameters(self):
+            return [self.alphas]
+
+        def weights(self):
+            return self.fc.parameters()
+
+        def forward(self, x):
+            return self.fc(x * self.alphas)
+
+        def loss(self, x, y):
+            return ((self(x) - y) ** 2).mean()
+"""
+SEARCH = """\
+    import argparse
+    import torch
+    from architect import Architect
+    from network import Network
+
+
+    def main(queue):
+        args = argparse.ArgumentParser().parse_args()
+        model = Network()
+        optimizer = torch.optim.SGD(model.weights(), lr=0.1)
+        architect = Architect(model, args)
+        for x, y, x_val, y_val in queue:
+            optimizer.zero_grad(); {clear}
+            architect.step(x_val, y_val)
+            optimizer.zero_grad()
+            loss = model.loss(x, y)
+            loss.backward()
+            optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("budget", [context.FOREIGN_WORK_BUDGET, -1])
+def test_a_plain_class_whose_methods_train_is_built_past_the_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: int) -> None:
+    monkeypatch.setattr(context, "FOREIGN_WORK_BUDGET", budget)  # -1: spent before the first call
+    clear = "architect.optimizer.zero_grad()"
+    files = {"architect.py": ARCHITECT, "network.py": NETWORK, "search.py": SEARCH.format(clear=clear)}
+    root = project_tree(tmp_path, files)
+    assert _found(root / "search.py") == []
