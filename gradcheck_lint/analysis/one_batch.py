@@ -85,28 +85,37 @@ def reuses_drawn_batch(loop: ast.AST, parent: Callable[[ast.AST], ast.AST | None
     rng.random(); ... model(Gs, images, ...) ... loss.backward()`) run again on the batch drawn."""
     if not isinstance(loop, (*_LOOPS, ast.While)) or _fetches_or_indexes(loop):
         return False
-    drawing = _drawing_loop(loop, parent)
-    if drawing is None:
-        return False
-    batch = _batch_names(drawing, loop)
-    if not batch or _reads(loop.test if isinstance(loop, ast.While) else loop.iter, batch):
-        return False  # `for chunk in x.split(n):` walks micro-batches cut from the batch
+    walks = loop.test if isinstance(loop, ast.While) else loop.iter
     inner = _walked_names(loop)
     rebound = {n.id for stmt in loop.body for n in breadth_first(stmt)
                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    whole = batch - inner - rebound
-    # read by a computation (`out = model(F.interpolate(x, size))`), not only logged
-    return any(_reads_whole(n.value, whole) for stmt in loop.body for n in breadth_first(stmt)
-               if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None)
+    computed = [n.value for stmt in loop.body for n in breadth_first(stmt)
+                if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and n.value is not None]
+    for drawing in _drawing_loops(loop, parent):
+        batch = _batch_names(drawing, loop)
+        if not batch:
+            return False
+        if _reads(walks, batch):
+            # `for chunk in x.split(n):` walks micro-batches cut from the batch; but a loop around it that walks
+            # what the body never reads itself, only to make what it walks (FairNAS's `for topo in
+            # topology_sampler(model): for path in op_sampler(topo): path(input)...`: sub-networks, not data),
+            # draws no batch of its own: the batch is that of the loop around it
+            if any(_reads(v, _walked_names(drawing)) for v in computed):
+                return False
+            continue
+        whole = batch - inner - rebound
+        # read by a computation (`out = model(F.interpolate(x, size))`), not only logged
+        return any(_reads_whole(v, whole) for v in computed)
+    return False
 
 
-def _drawing_loop(loop: ast.AST, parent: Callable[[ast.AST], ast.AST | None]) -> ast.For | ast.AsyncFor | None:
+def _drawing_loops(loop: ast.AST, parent: Callable[[ast.AST], ast.AST | None]) -> Iterator[ast.For | ast.AsyncFor]:
+    """The loops around `loop` that walk something other than numbers, nearest first (in its function)."""
     node = parent(loop)
     while node is not None and not isinstance(node, _SCOPES):
         if draws_batches(node):
-            return node  # type: ignore[return-value]
+            yield node  # type: ignore[misc]
         node = parent(node)
-    return None
 
 
 def _batch_names(drawing: ast.For | ast.AsyncFor, inner: ast.AST) -> set[str]:

@@ -104,3 +104,37 @@ for x, y in loader:
 ])
 def test_what_the_loop_computes_from_decides(count: str, body: str, fires: bool) -> None:
     assert ("GL003" in codes(VIEWS.format(count=count, body=body))) is fires
+
+
+# kcyu2014/eval-nas's FairNAS procedure (lockbox 28, a certain GL003 false alarm): a loop over sampled topologies,
+# and in it a loop over the operation paths sampled from each, both on the batch of the loader loop; the paths'
+# losses are summed on purpose (FairNAS: each path trained fairly, one step). The topology loop walks no data: its
+# body reads what it walks only to make what the inner loop walks.
+SAMPLED_PATHS = """\
+import torch
+import torch.nn as nn
+
+
+def train(train_queue, model, criterion, optimizer, topology_sampler, op_sampler, args):
+    for step, (input, target) in enumerate(train_queue):
+        for topo_model in iter(topology_sampler(model, args)):
+            input = input.cuda()
+            target = target.cuda()
+            optimizer.zero_grad()
+            for _model in iter(op_sampler(topo_model, args)):
+                {body}
+                _loss = criterion(_logits, target)
+                _loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), args.grad_clip)
+            optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("body, fires", [
+    ("_logits, _ = _model(input)", False),
+    # the inner loop's body reads what the loop around it walks: that loop is the drawing one, and its
+    # micro-batches are cut from it (`for chunk in split(part)`), a window
+    ("_logits, _ = _model(input, topo_model)", True),
+])
+def test_paths_sampled_from_sampled_topologies_run_on_the_drawn_batch(body: str, fires: bool) -> None:
+    assert ("GL003" in codes(SAMPLED_PATHS.format(body=body))) is fires
