@@ -327,6 +327,11 @@ class Objects:
         counts = step_counts(flow.env)
         items = []
         for i, part in enumerate(parts):
+            if _graphless(part):
+                # a part seen to hold no tensor with a graph (`return loss, (loss.item(), loss_seg.item())`: numbers
+                # `.item()` made, DI-drive's criterion): neither this pass's graph nor the arguments' are in it
+                items.append((str(i), part))
+                continue
             extra = part.reach - args.reach
             children = own if any(r.pseudo or not _within(r, own) for r in extra) else extra
             built = args.built | {(h, generations(flow.env, h, counts), site) for h in children}
@@ -920,3 +925,11 @@ def _returned_and_bound(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[lis
              for t in a.targets if isinstance(t, ast.Name) and t.id in names] if names else []
     return returned, bound
 
+
+def _graphless(value: Value, top: bool = True) -> bool:
+    """The value was read (a part of a result built in sight) and holds no graph, nor does any item of it: a number,
+    a string, a tuple of numbers that `.item()` made (not a value of a call not read, an object, or a tensor)."""
+    return (value.present or not top) and not (value.reach or value.built or value.graph or value.opaque
+                                               or value.modules or value.entities or value.vague or value.kept
+                                               or value.const is not None) \
+        and all(_graphless(v, False) for _k, v in value.items)
