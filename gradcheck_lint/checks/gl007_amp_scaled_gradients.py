@@ -8,7 +8,9 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conventions import convention
+from ..analysis.provenance import Assumption, assumed
 from ..analysis.syntax import code
+from ..analysis.values import Ownership
 from ..analysis.walk import iter_tree
 from ..codemod_plans import unscale_before_clip
 from ..registry import Finding, Invalid, Rule, register
@@ -109,7 +111,13 @@ for x in torch.randn(8, 2, 4):
             # (the clip of a partial window mixes scaled and unscaled gradients only when what comes after is scaled)
             scaled = any(b.amp_scaled for b in model.backwards.values() if b.node is misuse.other)
             msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line, scaled)
-            yield Finding(misuse.node, msg, help_, (misuse.optimizer.provenance,), fix=unscale_before_clip(model, misuse))
+            facts = [misuse.optimizer.provenance]
+            if misuse.kind == "partial" and model.table.ownership.get(misuse.optimizer.uid, Ownership()).unknown:
+                # the window is that of an optimizer whose parameters are not known: that the clip's parameters are
+                # among them, and that the later backward writes them, is assumed (eval-nas's controller optimizer,
+                # built by a factory out of sight, never stepped in the loop that clips the shared model)
+                facts.append(assumed(Assumption.OWNERSHIP))
+            yield Finding(misuse.node, msg, help_, tuple(facts), fix=unscale_before_clip(model, misuse))
 
 
 _SCALE_READ = convention("loss_scale_read")
