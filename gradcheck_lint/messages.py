@@ -79,9 +79,11 @@ def missing_zero_grad(step: str, backward: str, backward_line: int | None, opt: 
 
 
 def zero_grad_before_step(clear: str, backward: str, backward_line: int | None, step: str, step_line: int | None,
-                          accumulation: str | None = None, outer_loop_line: int | None = None) -> tuple[str, str]:
+                          accumulation: str | None = None, outer_loop_line: int | None = None,
+                          earlier: bool = False) -> tuple[str, str]:
     """`outer_loop_line`: the clear runs in each iteration of this loop around the backward's own loop (a chunk
-    of micro-batches), the step after it."""
+    of micro-batches), the step after it. `earlier`: the gradients discarded are of earlier micro-batches, and the
+    backward ran again before the step (a clear at the top of the micro-batch that steps, as the runtime saw it)."""
     if outer_loop_line is not None:
         msg = (f"`{clear}` discards the gradients of `{backward}`{_at(backward_line)} from the earlier "
                f"iterations of the loop{_at(outer_loop_line)}, which `{step}`{_at(step_line)} follows: only "
@@ -91,6 +93,10 @@ def zero_grad_before_step(clear: str, backward: str, backward_line: int | None, 
         msg = (f"`{clear}` discards the gradients of `{backward}`{_at(backward_line)} on micro-batches where "
                f"`{step}`{_at(step_line)} does not run (`{accumulation}`): only the last micro-batch of each window reaches the step.")
         help_ = f"clear only after the step: move `{clear}` under the same condition, right after `{step}`."
+    elif earlier:
+        msg = (f"`{clear}` discards the gradients of `{backward}`{_at(backward_line)} from the earlier "
+               f"micro-batches of the window, before `{step}`{_at(step_line)} applied them: only the last micro-batch reaches the step.")
+        help_ = f"clear only after the step: move `{clear}` right after `{step}`."
     else:
         msg = (f"`{clear}` clears the gradients that `{backward}`{_at(backward_line)} just computed, before "
                f"`{step}`{_at(step_line)} can apply them: the step sees no gradient.")

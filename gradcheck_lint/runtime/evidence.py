@@ -84,3 +84,4 @@ class Violation:
     scaled_twice: bool = False  # GL003: the loss was divided by N twice
     step_index: int = 0  # which step of its optimizer (from 1) showed it
     closure_again: bool = False  # GL001: seen at a second or later evaluation of one `step(closure)` (L-BFGS)
+    refilled: bool = False  # GL002: the same backward ran again after the clear, before the step (its last micro-batch)

@@ -391,7 +391,7 @@ class Ledger:
                 # which training went on: it dropped a trailing partial window on purpose
                 continue
             where = d.clear if d.clear.line else site  # a clear the probe saw only by its effect
-            out.append(Violation("GL002", where, passes.get(d.backward), other_step=site))
+            out.append(Violation("GL002", where, passes.get(d.backward), other_step=site, refilled=d.refilled))
             break
         for bid in applied:
             bp = passes[bid]

@@ -97,6 +97,7 @@ def to_finding(v: Violation, optimizer: str) -> Finding:
         refines = _backward_key(backward)
         msg, help_ = messages.zero_grad_before_step(
             call_text(v.site, f"{optimizer}.zero_grad()"), b_text, b_line, call_text(step, "step()"), step.line if step else None,
+            earlier=v.refilled,
         )
     elif v.code == "GL003":
         step = v.other_step

@@ -247,3 +247,20 @@ def test_gl008_anchors_at_the_keeping_statement_with_the_static_words(fixture: s
     # each keeping statement once (a function's running total, and the caller keeping what it returns), in the static words
     assert {f.line for f in kept} == {line for line, code in static if code == "GL008"}, (kept, static)
     assert len(kept) == len({f.line for f in kept}) and all(static[(f.line, "GL008")] == f.message for f in kept), (kept, static)
+
+
+def test_a_clear_at_the_top_of_the_stepping_micro_batch_discards_the_earlier_ones() -> None:
+    # Accelerate's prepared optimizer clears only on the micro-batch that syncs, but before its backward: the window's
+    # earlier micro-batches are dropped, the last one is stepped. Not "the step sees no gradient".
+    pytest.importorskip("accelerate")
+    fixture = ROOT / "fixtures" / "zero_grad_before_step" / (
+        "accelerate_prepared_clear_before_backward_inside_accumulate.py")
+    enable(mode="record")
+    try:
+        runpy.run_path(str(fixture), run_name="__main__")
+    finally:
+        report = disable()
+    assert [(f.line, f.code) for f in report] == [(21, "GL002")]
+    message = report[0].message
+    assert "from the earlier micro-batches of the window" in message and "only the last micro-batch reaches" in message
+    assert "sees no gradient" not in message
