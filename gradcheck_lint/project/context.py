@@ -104,6 +104,7 @@ class ProjectView:
         self._globals: dict[int, dict[str, Any]] = {}  # module globals another file's code made in this analysis
         self._fn_module: dict[int, ForeignModule | None] = {}
         self._cuts: dict[int, bool] = {}  # id of a function of another file -> whether it may cut graphs
+        self._builds: dict[int, bool] = {}  # ... -> whether its own body builds an optimizer (`_builds_optimizer`)
         self.entry: dict[int, ast.AST] = {}  # id of a function of another file -> the call that first entered it
         self.inner_entry: dict[int, ast.AST] = {}  # ... called from that file itself: the call there
         self.used: dict[str, str] = used if used is not None else {}  # absolute path -> content digest of every other file read
@@ -395,7 +396,11 @@ class ProjectView:
         is read past the budgets as they are. Left opaque, its object has no attributes in sight, and the caller's
         `architect.optimizer.zero_grad()` clears an optimizer of its own, not the one `architect.step()` steps
         (darts-pt's search loop, after a large model's construction spent the budget: a certain GL001)."""
-        if fn.name != "__init__" or module is None:
+        if module is None:
+            return False
+        if self._builds_optimizer(fn, module):
+            return True
+        if fn.name != "__init__":
             return False
         holder = module.parents.get(id(fn))
         if not isinstance(holder, ast.ClassDef):
@@ -405,6 +410,19 @@ class ProjectView:
             return False
         return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not fn
                    and self.may_touch_gradients(n) for n in holder.body)
+
+    def _builds_optimizer(self, fn: Function, module: ForeignModule) -> bool:
+        """The function's own body builds an optimizer of the catalogue (neural_sp's `set_optimizer(model, name, lr)`
+        returning `torch.optim.SGD(parameters, ...)` or another by name): which parameters the optimizer updates is
+        read there. Left opaque past the budget, the optimizer is the result of a call not read."""
+        known = self._builds.get(id(fn))
+        if known is None:
+            imports, catalogue = module.imports, self.catalogue
+            known = any(isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))
+                        and (q := imports.qualify(n.func)) is not None and _constructs_optimizer(catalogue, q)
+                        for n in breadth_first(fn))
+            self._builds[id(fn)] = known
+        return known
 
     def _forward_cutting_graphs(self, fn: Function) -> bool:
         """A module's `forward` of another file that may cut graphs (`graph_cuts`): what its result still holds
@@ -420,7 +438,7 @@ class ProjectView:
         if known is not None:
             return known is module
         worth = not self.context(module).prescan.surely_inert(fn.name) or fn.name == "__init__" \
-            or _size(fn) <= MAX_INERT_NODES or self._forward_cutting_graphs(fn)
+            or _size(fn) <= MAX_INERT_NODES or self._forward_cutting_graphs(fn) or self._builds_optimizer(fn, module)
         self._fn_module[key] = module if worth else None
         return worth
 
@@ -489,3 +507,10 @@ def shared_context(index: ProjectIndex, module: ForeignModule, catalogue: Catalo
 
 def _size(fn: Function) -> int:
     return sum(1 for _ in breadth_first(fn))
+
+
+def _constructs_optimizer(catalogue: Catalogue, qualified: str) -> bool:
+    """A call of this qualified name builds an optimizer (its catalogue row constructs a type of kind `optimizer`)."""
+    row = catalogue.call(qualified)
+    return row is not None and any(e.kind == "construct" and catalogue.kind(str(e.value("type") or "")) == "optimizer"
+                                   for e in row.effects)

@@ -440,3 +440,52 @@ def test_a_plain_class_whose_methods_train_is_built_past_the_budget(
     files = {"architect.py": ARCHITECT, "network.py": NETWORK, "search.py": SEARCH.format(clear=clear)}
     root = project_tree(tmp_path, files)
     assert _found(root / "search.py") == []
+
+
+# hirofumi0810/neural_sp (the real-bug benchmark): `set_optimizer(model, name, lr)` of another file picks one of many
+# optimizer classes by name, too large an inert function to follow past the budget; the optimizer was the result
+# of a call not read, and every finding on its steps `possible`. A function that builds an optimizer says which
+# parameters it updates: it is read past the budgets.
+FACTORY = """\
+    import logging
+    import torch
+
+    logger = logging.getLogger(__name__)
+
+
+    def set_optimizer(model, optimizer, lr, weight_decay=0.0):
+        parameters = [p for p in model.parameters() if p.requires_grad]
+        for n in [n for n, p in model.named_parameters() if not p.requires_grad]:
+            logger.info("%s" % n)
+        {arms}
+        else:
+            raise NotImplementedError(optimizer)
+        return opt
+"""
+ARM = """{kw} optimizer == "{name}":
+            opt = torch.optim.{cls}(parameters, lr=lr, weight_decay=weight_decay)
+            logger.info("optimizer: %s, lr: %f, weight decay: %f" % ("{name}", lr, weight_decay))"""
+LOOP = """\
+    import torch
+    from optim_factory import set_optimizer
+
+
+    def main(loader, args):
+        model = torch.nn.Linear(4, 1)
+        optimizer = set_optimizer(model, args.optimizer, args.lr)
+        for x, y in loader:
+            loss = ((model(x) - y) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+"""
+
+
+@pytest.mark.parametrize("budget", [context.FOREIGN_WORK_BUDGET, -1])
+def test_an_optimizer_factory_is_read_past_the_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: int) -> None:
+    monkeypatch.setattr(context, "FOREIGN_WORK_BUDGET", budget)
+    names = [("sgd", "SGD"), ("momentum", "SGD"), ("adam", "Adam"), ("adamw", "AdamW"), ("adadelta", "Adadelta"),
+             ("adagrad", "Adagrad"), ("rmsprop", "RMSprop"), ("adamax", "Adamax")]
+    arms = "\n        ".join(ARM.format(kw="if" if i == 0 else "elif", name=n, cls=c) for i, (n, c) in enumerate(names))
+    root = project_tree(tmp_path, {"optim_factory.py": FACTORY.format(arms=arms), "train.py": LOOP})
+    assert _found(root / "train.py") == [("GL001", 11, False)]
