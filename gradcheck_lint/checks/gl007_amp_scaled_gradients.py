@@ -112,15 +112,26 @@ for x in torch.randn(8, 2, 4):
             scaled = any(b.amp_scaled for b in model.backwards.values() if b.node is misuse.other)
             msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line, scaled)
             facts = [misuse.optimizer.provenance]
-            if misuse.kind == "partial" and model.table.ownership.get(misuse.optimizer.uid, Ownership()).unknown:
-                # the window is that of an optimizer whose parameters are not known: that the clip's parameters are
-                # among them, and that the later backward writes them, is assumed (eval-nas's controller optimizer,
-                # built by a factory out of sight, never stepped in the loop that clips the shared model)
+            if misuse.kind == "partial" and _owner_among_unknowns(model, misuse.optimizer.uid):
+                # the window is that of one of several optimizers whose parameters are not known: that the clip's
+                # parameters are this one's, and that the later backward writes them, is assumed (eval-nas's
+                # controller optimizer, built by a factory out of sight beside the shared model's, never stepped in
+                # the loop that clips the shared model). The one optimizer stepped, of parameters not known, is the
+                # clipped parameters' (a model clipping `self.parameters()` for the optimizer a trainer gave it)
                 facts.append(assumed(Assumption.OWNERSHIP))
             yield Finding(misuse.node, msg, help_, tuple(facts), fix=unscale_before_clip(model, misuse))
 
 
 _SCALE_READ = convention("loss_scale_read")
+
+
+def _owner_among_unknowns(model: TrainingModel, uid: int) -> bool:
+    """The optimizer's parameters are not known, and another stepped optimizer's are not either."""
+    table = model.table
+    if not table.ownership.get(uid, Ownership()).unknown:
+        return False
+    return any(other != uid and model.steps_of(other) and table.ownership.get(other, Ownership()).unknown
+               for other in table.ownership)
 
 
 def _skipped_only_if_not_finite(model: TrainingModel, step, misuse) -> bool:

@@ -67,3 +67,38 @@ def test_optimizers_out_of_sight_make_the_partial_window_an_assumption() -> None
 
 def test_optimizers_in_sight_step_the_clipped_parameters_on_every_batch() -> None:
     assert gl007(IN_SIGHT, "self.shared_optim.step()") == []
+
+
+# DAMO-ConvAI's SPACE models (lockbox 28, true): a model clips `self.parameters()` on every micro-batch and steps the
+# optimizer its trainer gave it only on the last. That optimizer's parameters are not known, but it is the only one
+# stepped: the clip's parameters are its own, and the partial window is read, not assumed.
+ONE_OPTIMIZER = """\
+import torch
+import torch.nn as nn
+
+
+class UnifiedTransformer(nn.Module):
+    def __init__(self, hidden, grad_clip):
+        super().__init__()
+        self.body = nn.Linear(hidden, hidden)
+        self.grad_clip = grad_clip
+
+    def _optimize(self, loss, do_update):
+        loss.backward()
+        if self.grad_clip is not None and self.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(parameters=self.parameters(), max_norm=self.grad_clip)
+        if do_update:
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+
+
+def train(model, loader, accumulation):
+    for step, (x, y) in enumerate(loader):
+        loss = ((model.body(x) - y) ** 2).mean() / accumulation
+        model._optimize(loss, do_update=(step + 1) % accumulation == 0)
+"""
+
+
+def test_the_one_optimizer_out_of_sight_owns_what_its_model_clips() -> None:
+    found = analyse_text(ONE_OPTIMIZER, "model.py").diagnostics
+    assert [(d.line, d.possible) for d in found if d.code == "GL007"] == [(14, False)]
