@@ -6,8 +6,9 @@ nothing imports, a trainer class nothing builds. A finding in such code describe
 whether it is a bug is a matter of reading (the judges of the held-out sets split on it). It is not a
 fact read: the analysis reads the function as if something called it. So a `certain` finding whose
 innermost enclosing function or method is named nowhere else in the project (any text file under the
-project root: scripts, notebooks, shell scripts and configs, where a name may be dispatched from), or is a
-method of a class named nowhere else (nothing builds it), becomes `possible`, with the assumption said.
+project root: scripts, notebooks, shell scripts and configs, where a name may be dispatched from; in a `.py` file,
+not on a line that is only a comment: a call commented out runs nothing), or is a method of a class named nowhere
+else (nothing builds it), becomes `possible`, with the assumption said.
 
 What may run without its name written: methods of a class with a base from outside the project (a
 framework's hooks, `training_step`, `compute_loss`), `forward` and other dunder methods, decorated
@@ -42,6 +43,12 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 _DEF = re.compile(r"\bdef[ \t]+(\w+)")  # (also in a notebook's JSON, a line of a cell's source)
 _CLASS = re.compile(r"\bclass[ \t]+(\w+)")
 _TOP_DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+(\w+)", re.M)  # a module-level function of a `.py` file
+# a line of a `.py` file that is only a comment: a call commented out (`# train4(queue, model)`) runs nothing
+_COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*", re.M)
+_ATTRIBUTE = re.compile(r"\.[ \t]*([A-Za-z_]\w*)")  # `.train` of `model.train()`
+_BARE = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # a word not after a `.`
+# string literals, as far as a line-based reading can tell them (triple-quoted ones across lines)
+_STRING = re.compile(r'(?s:""".*?"""|' + r"'''.*?''')" + r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"' + r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'")
 # names looked up at run time: `getattr(self, f"train_{mode}")`, `getattr(module, name)`, `globals()[name]`
 # (`getattr(F, activation)`, `getattr(args, key)`: the receivers the conventions table names are no lookup of the
 # project's own functions; python-fire with no component makes every function of the module a command)
@@ -69,6 +76,10 @@ class _FileWords:
     dynamic: bool
     entry: bool
     top_defined: frozenset[str] = frozenset()  # its module-level functions (a `.py` file's)
+    # a `.py` file's words in its code (not in strings or comments) standing alone, and those after a `.`
+    # (`model.train()`): None for other files, whose every word may name a function (a config's `_target_`)
+    bare: dict[str, int] | None = None
+    attributes: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -105,8 +116,22 @@ class _Words:
         """(occurrences, definitions) of the name of a module-level function of `home`, leaving out the other files
         that define a module-level function of that name themselves: their calls are of their own copy (a script
         copied into siblings, each with its own `train_qascore`, two of them calling theirs)."""
-        kept = [f for path, f in self.files if path == home or name not in f.top_defined]
-        return sum(f.counts.get(name, 0) for f in kept), sum(f.defined.get(name, 0) for f in kept)
+        stem = os.path.splitext(os.path.basename(home))[0]
+        kept = [(path, f) for path, f in self.files if path == home or name not in f.top_defined]
+        # in a `.py` file, the name standing alone in code (a call, an import, a reference); `model.train()` names a
+        # method of another object and `"train"` a split of a dataset, not the module-level `train`: an attribute
+        # counts only in another file that names `home`'s module (`evaluate_glue.train(...)`)
+        named = sum(f.counts.get(name, 0) if f.bare is None else
+                    f.bare.get(name, 0) + (f.attributes or {}).get(name, 0) * (path != home and stem in f.counts)
+                    for path, f in kept)
+        return named, sum(f.defined.get(name, 0) for _, f in kept)
+
+    def looks_up(self, home: str) -> bool:
+        """A file that may look up a module-level function of `home` by a name made at run time: `home` itself, or a
+        file naming its module (`getattr(evaluate_glue, name)`). A vendored library's own `getattr(self, name)` never
+        reaches the scripts beside it."""
+        stem = os.path.splitext(os.path.basename(home))[0]
+        return any(f.dynamic and (path == home or stem in f.counts) for path, f in self.files)
 
     def defines_class(self, name: str) -> bool:
         return any(name in f.classes for _, f in self.files)
@@ -131,7 +156,7 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
     if not any(places.values()):
         return None
     words = _project_words(index.root)
-    if words is None or words.dynamic or not words.runs_something:
+    if words is None or not words.runs_something:
         return None
     out: list[Diagnostic] = []
     read: dict[str, str] = {}
@@ -188,13 +213,18 @@ def _unnamed(place: _Place, words: _Words, home: str | None = None) -> bool:
     cls = place.cls
     if cls is not None and any(_external_base(b, words) for b in cls.bases):
         return False  # a framework's class may call it by its name (a hook)
-    if cls is not None and not cls.decorator_list and words.count(cls.name) <= words.definitions(cls.name):
+    if cls is not None and not cls.decorator_list and not words.dynamic \
+            and words.count(cls.name) <= words.definitions(cls.name):
         return True  # a class nothing names is never built: none of its methods runs
     if place.decorated or (name.startswith("__") and name.endswith("__")) or name == "forward":
         return False
     if cls is None and home is not None:
+        if words.looks_up(home):
+            return False
         named, defined = words.calls_of_function(name, home)
         return named <= defined
+    if words.dynamic:
+        return False
     return words.count(name) <= words.definitions(name)
 
 
@@ -234,19 +264,26 @@ def _file_words(path: str) -> _FileWords | None:
     if isinstance(data, str):
         return None
     text = decode_source(data).text or ""
+    if path.endswith(".py"):
+        text = _COMMENT_LINE.sub("", text)
     counts = Counter(_WORD.findall(text))
     defined: Counter[str] = Counter()
     classes: frozenset[str] = frozenset()
     top: frozenset[str] = frozenset()
     dynamic = False
     entry = path.endswith((".ipynb", ".sh", ".bash")) or path.endswith(".py") and bool(_ENTRY.search(text))
+    bare = attributes = None
+    code_only = text
+    if path.endswith(".py"):  # (a `def` in a docstring defines nothing, as a name in one names nothing)
+        code_only = _STRING.sub(" ", text)
+        bare, attributes = Counter(_BARE.findall(code_only)), Counter(_ATTRIBUTE.findall(code_only))
     if path.endswith((".py", ".ipynb")):
-        named = _CLASS.findall(text)
-        defined.update([*_DEF.findall(text), *named])  # (a class statement names the class no more than a def does)
+        named = _CLASS.findall(code_only)
+        defined.update([*_DEF.findall(code_only), *named])  # (a class statement names the class no more than a def does)
         classes = frozenset(named)
         dynamic = bool(_DYNAMIC.search(text))
-        top = frozenset(_TOP_DEF.findall(text)) if path.endswith(".py") else frozenset()
+        top = frozenset(_TOP_DEF.findall(code_only)) if path.endswith(".py") else frozenset()
     found = _FILES[path] = _FileWords(stamp, hashlib.sha256(data).hexdigest(), counts, defined, classes, dynamic, entry,
-                                      top)
+                                      top, bare, attributes)
     return found
 

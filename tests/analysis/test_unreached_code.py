@@ -188,3 +188,31 @@ def test_a_copy_imported_by_name_from_another_file_is_reached(tmp_path: Path) ->
                                                    "print(train_score([torch.randn(2, 4)]))\n"})
     found: list[Diagnostic] = lint_files([str(root / "a.py")], Settings.default())
     assert [(d.line, d.code, d.certainty.value) for d in found] == [(14, "GL008", "certain")]
+
+
+# Lockbox 29 (after its opening): a `train4` whose only calls are commented out (UCSD's PC-DARTS search script), and a
+# module-level `train` of an evaluation script whose training call is commented out, beside `model.train()`,
+# `"train"` splits, and a vendored library that looks names up with `getattr` (DialogPretraining's evaluate_glue).
+@pytest.mark.parametrize("more, reached", [
+    ("\n    # print(train_score([torch.randn(2, 4)]))\n", False),  # a call commented out runs nothing
+    ("\n    model.train_score = None\n    split = 'train_score'\n    '''train_score(doc)'''\n", False),
+    ("\n    print(train_score([torch.randn(2, 4)]))\n", True),
+])
+def test_only_code_names_a_module_level_function(tmp_path: Path, more: str, reached: bool) -> None:
+    root = project_tree(tmp_path / "p", {"a.py": SIBLING.format(more=more), "run.sh": "python a.py\n"})
+    found: list[Diagnostic] = lint_files([str(root / "a.py")], Settings.default())
+    assert [(d.line, d.code, d.certainty.value) for d in found] == [(14, "GL008", "certain" if reached else "possible")]
+
+
+@pytest.mark.parametrize("other, reached", [
+    # a vendored library's own lookups by name never reach the script beside it
+    ("def get(obj, name):\n    return getattr(obj, name)\n", False),
+    # a file that names the script's module may look its functions up, or call them as attributes
+    ("import a\n\ndef get(name):\n    return getattr(a, name)\n", True),
+    ("import a\nimport torch\n\na.train_score([torch.randn(2, 4)])\n", True),
+])
+def test_lookups_by_name_reach_the_modules_they_name(tmp_path: Path, other: str, reached: bool) -> None:
+    root = project_tree(tmp_path / "p", {"a.py": SIBLING.format(more=""), "lib/util.py": other,
+                                         "run.sh": "python a.py\n"})
+    found: list[Diagnostic] = lint_files([str(root / "a.py")], Settings.default())
+    assert [(d.line, d.code, d.certainty.value) for d in found] == [(14, "GL008", "certain" if reached else "possible")]
