@@ -48,7 +48,8 @@ _COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*", re.M)
 _ATTRIBUTE = re.compile(r"\.[ \t]*([A-Za-z_]\w*)")  # `.train` of `model.train()`
 _BARE = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # a word not after a `.`
 # string literals, as far as a line-based reading can tell them (triple-quoted ones across lines)
-_STRING = re.compile(r'(?s:""".*?"""|' + r"'''.*?''')" + r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"' + r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'")
+_STRING = re.compile(r'(?s:""".*?"""|' + r"'''.*?''')"
+                     + r'|"[^"\\\n]*(?:\\.[^"\\\n]*)*"' + r"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'")
 # names looked up at run time: `getattr(self, f"train_{mode}")`, `getattr(module, name)`, `globals()[name]`
 # (`getattr(F, activation)`, `getattr(args, key)`: the receivers the conventions table names are no lookup of the
 # project's own functions; python-fire with no component makes every function of the module a command)
@@ -279,7 +280,8 @@ def _file_words(path: str) -> _FileWords | None:
         bare, attributes = Counter(_BARE.findall(code_only)), Counter(_ATTRIBUTE.findall(code_only))
     if path.endswith((".py", ".ipynb")):
         named = _CLASS.findall(code_only)
-        defined.update([*_DEF.findall(code_only), *named])  # (a class statement names the class no more than a def does)
+        # (a class statement names the class no more than a def does)
+        defined.update([*_DEF.findall(code_only), *named])
         classes = frozenset(named)
         dynamic = bool(_DYNAMIC.search(text))
         top = frozenset(_TOP_DEF.findall(code_only)) if path.endswith(".py") else frozenset()
