@@ -36,6 +36,7 @@ from .values import (
     Value,
     appended_to,
     blank,
+    criterion_result,
     join,
     maybe_none,
     present,
@@ -265,7 +266,7 @@ class Calls:
         if bound.modules:
             return self.interp.forward(bound, pos, kw, flow, frame)
         if any(e.kind is Kind.LOSS for e in bound.entities):
-            return union_as_tensor([*pos, *kw.values()])
+            return criterion_result([*pos, *kw.values()])
         return self.interp.objects.opaque_call(code(func), pos, kw, flow)
 
     def qualified_call(self, call: ast.Call, qual: str, flow: Flow, frame: Frame) -> Value:
@@ -1125,3 +1126,4 @@ def _no_graph_beyond_a_leaf(recv: Value, attr: str, args: list[Value]) -> bool:
 _AVERAGE = convention("weight_average_class")
 
 _QUERY = convention("query")
+

@@ -21,7 +21,20 @@ from .provenance import MODELLED, Assumption, assumed
 from .required_settings import requires_part
 from .schedules import schedule
 from .syntax import arguments, code, keyword_value
-from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, blank, join, present, union_as_tensor
+from .values import (
+    EMPTY,
+    OPAQUE,
+    Entity,
+    Holder,
+    Kind,
+    Ownership,
+    Value,
+    blank,
+    criterion_result,
+    join,
+    present,
+    union_as_tensor,
+)
 from .walk import breadth_first
 
 KIND_OF = {"model": Kind.MODEL, "optimizer": Kind.OPTIMIZER, "scheduler": Kind.SCHEDULER, "tool": Kind.TOOL,
@@ -245,7 +258,10 @@ class Effects:
                 rest = [v for a, v in zip(site.call.args, site.pos) if a is not found[1]]
                 return self.interp.callables.call(given, rest, site.kw, flow, frame)
         rest = [v for v in site.pos if v is not module] if site.receiver is None else site.pos
-        return self.interp.forward(module, rest, site.kw, flow, frame) if module.modules else union_as_tensor([*site.pos, *site.kw.values()])
+        if module.modules:
+            return self.interp.forward(module, rest, site.kw, flow, frame)
+        operands = [*site.pos, *site.kw.values()]
+        return criterion_result(operands) if module.of_kind(Kind.LOSS) else union_as_tensor(operands)
 
     def _number(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         """`float(loss)`, `int(n)`: a Python number, no graph, same counter and divisors."""

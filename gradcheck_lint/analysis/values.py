@@ -427,6 +427,17 @@ def union_as_tensor(values: Iterable[Value]) -> Value:
     return replace(out, divided_twice=frozenset()) if out.divided_twice else out
 
 
+def criterion_result(operands: list[Value]) -> Value:
+    """What a loss object (`nn.MSELoss()`) makes of its operands: a target scaled by a statistic (`loss_fn(pred, (y -
+    means) / stds)`) does not scale the loss, so only what the operands carrying gradient were divided or multiplied
+    by comes out of it (SFNO's normalised target, lockbox 29: its divisor was taken for the window's)."""
+    if any(v.reach or v.graph or v.built for v in operands):
+        none = frozenset[str]()
+        operands = [v if v.reach or v.graph or v.built
+                    else replace(v, divisors=none, multipliers=none, shares=none, divided_twice=none) for v in operands]
+    return union_as_tensor(operands)
+
+
 @dataclass
 class Ownership:
     """Which parameters an optimizer updates."""

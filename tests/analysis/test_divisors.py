@@ -258,3 +258,38 @@ for i, (x, y) in enumerate(loader):
 ])
 def test_a_denominators_own_divisions_do_not_divide_the_loss(scaling: str, expected: set[str]) -> None:
     assert codes(SHORT_GROUP.format(scaling=scaling)) & {"GL010", "GL003"} == expected
+
+
+# A Modulated-SFNO trainer (lockbox 29, a missed GL003): the target is normalised by a statistic, `(data - means) /
+# stds`, before the criterion; that division of the target was taken for a division of the loss (by an unknown
+# divisor, perhaps the window), and the undivided window went unreported.
+NORMALISED_TARGET = """\
+import torch
+
+
+class Trainer:
+    def normalise(self, data):
+        return (data - self.means) / self.stds
+
+    def train(self, model, loader):
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+        loss_fn = torch.nn.MSELoss()
+        for i, (x, y) in enumerate(loader):
+            loss = loss_fn(model(x), {target})
+            loss.backward()
+            if (i + 1) % 4 == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+"""
+
+
+@pytest.mark.parametrize("target, reported", [
+    ("self.normalise(y)", True),
+    ("y / self.stds", True),
+    ("torch.nn.functional.normalize(y)", True),
+    # the criterion's result itself divided by the window (`loss_fn(...) / 4`): silent
+    ("y) / 4 + 0 * (y", False),
+])
+def test_a_normalised_target_is_no_division_of_the_loss(target: str, reported: bool) -> None:
+    found = analyse_text(NORMALISED_TARGET.format(target=target), "train.py").diagnostics
+    assert ("GL003" in {d.code for d in found}) is reported
