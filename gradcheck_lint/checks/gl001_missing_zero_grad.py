@@ -187,6 +187,11 @@ for x in torch.randn(8, 4).split(2):
                 # an optimizer known only as an attribute it is stepped through (`self._scaler.step(self.optimizer)`
                 # of a helper object whose `__init__` was not read): the one cleared may be that very object
                 facts.append(assumed(Assumption.ATTRIBUTE))
+            if wrong is not None and any(h.pseudo for h in wrong.holders):
+                # the clear is of an optimizer whose parameters are not known (darts-pt's `optimizer`, the model's
+                # optimizer handed in before `model.reset_optimizer(...)` built the one its step uses, over the same
+                # weights): that it clears other parameters is assumed
+                facts.append(assumed(Assumption.OWNERSHIP))
             if _one_of_several(model, step):
                 facts.append(assumed(Assumption.CHOICE))  # which optimizer the name holds decides what went stale
             # a clear after this step cannot help where another optimizer's step applied them first

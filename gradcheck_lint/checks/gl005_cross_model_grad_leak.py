@@ -13,7 +13,7 @@ from ..analysis.gradstate import UNDONE, Contribution
 from ..analysis.issued_for import issued_for_other_model
 from ..analysis.names import roles
 from ..analysis.provenance import Assumption, assumed
-from ..analysis.values import Holder
+from ..analysis.values import Holder, Ownership
 from ..registry import Finding, Invalid, Rule, register
 
 
@@ -137,6 +137,10 @@ for real in torch.randn(8, 4, 4):
                 # a part of a module picked by a test (`[p for n, p in model.named_parameters() if "emb_2" in n]`):
                 # whether the other loss reaches it at all is not known (it reaches the module, as far as read)
                 others.append(assumed(Assumption.PICKED))
+            if any(model.table.ownership.get(u, Ownership()).unknown for u in c.consumers):
+                # the optimizer that applied the pass first has parameters not known: that they are not this step's
+                # own is assumed (darts-pt: the model's optimizer handed in before `reset_optimizer` built another)
+                others.append(assumed(Assumption.OWNERSHIP))
             if c.live or not witnessed:
                 # the other model's loss may be meant to train this one too: so it is when the model has no pass
                 # of its own that only its optimizer applies (a shared embedding that a critic's and an actor's
