@@ -204,6 +204,14 @@ def test_only_code_names_a_module_level_function(tmp_path: Path, more: str, reac
     assert [(d.line, d.code, d.certainty.value) for d in found] == [(14, "GL008", "certain" if reached else "possible")]
 
 
+def test_documentation_names_no_function(tmp_path: Path) -> None:
+    # prose runs nothing: a README that tells how to train_score, or a log, is no call
+    root = project_tree(tmp_path / "p", {"a.py": SIBLING.format(more=""), "run.sh": "python a.py\n",
+                                         "README.md": "Run train_score to train.\n", "log.txt": "train_score: 0.1\n"})
+    found: list[Diagnostic] = lint_files([str(root / "a.py")], Settings.default())
+    assert [(d.line, d.code, d.certainty.value) for d in found] == [(14, "GL008", "possible")]
+
+
 @pytest.mark.parametrize("other, reached", [
     # a vendored library's own lookups by name never reach the script beside it
     ("def get(obj, name):\n    return getattr(obj, name)\n", False),
