@@ -6,8 +6,8 @@ nothing imports, a trainer class nothing builds. A finding in such code describe
 whether it is a bug is a matter of reading (the judges of the held-out sets split on it). It is not a
 fact read: the analysis reads the function as if something called it. So a `certain` finding whose
 innermost enclosing function or method is named nowhere else in the project (any text file under the
-project root: scripts, notebooks, shell scripts and configs, where a name may be dispatched from, not documentation,
-whose prose runs nothing; in a `.py` file,
+project root: scripts, notebooks, shell scripts and configs, where a name may be dispatched from; of documentation,
+only its code in backticks, as its prose runs nothing; in a `.py` file,
 not on a line that is only a comment: a call commented out runs nothing), or is a method of a class named nowhere
 else (nothing builds it), becomes `possible`, with the assumption said.
 
@@ -40,8 +40,10 @@ __all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "settle_unreached"]
 MAX_PROJECT_TEXT_FILES = 2_000  # a larger project is not read whole for names (its findings are left as they are)
 TEXT_SUFFIXES = (".py", ".ipynb", ".sh", ".bash", ".yaml", ".yml", ".json", ".cfg", ".toml", ".ini", ".txt", ".md",
                   ".rst", ".jsonnet", ".gin")
-# documentation runs nothing: its prose ("train the model") names no function (a shell script or a config may)
+# documentation runs nothing: its prose ("train the model") names no function; its code does (a README's example
+# `trainer.train()` is how a library's users call it), in backticks: fenced blocks, inline code, reST literals
 _PROSE_SUFFIXES = (".md", ".rst", ".txt")
+_DOC_CODE = re.compile(r"(`+)(.+?)\1", re.S)
 _WORD = re.compile(r"[A-Za-z_]\w*")
 _DEF = re.compile(r"\bdef[ \t]+(\w+)")  # (also in a notebook's JSON, a line of a cell's source)
 _CLASS = re.compile(r"\bclass[ \t]+(\w+)")
@@ -270,7 +272,9 @@ def _file_words(path: str) -> _FileWords | None:
     text = decode_source(data).text or ""
     if path.endswith(".py"):
         text = _COMMENT_LINE.sub("", text)
-    counts = Counter(_WORD.findall(text)) if not path.endswith(_PROSE_SUFFIXES) else Counter()
+    if path.endswith(_PROSE_SUFFIXES):
+        text = " ".join(m.group(2) for m in _DOC_CODE.finditer(text))
+    counts = Counter(_WORD.findall(text))
     defined: Counter[str] = Counter()
     classes: frozenset[str] = frozenset()
     top: frozenset[str] = frozenset()

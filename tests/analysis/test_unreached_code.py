@@ -204,12 +204,16 @@ def test_only_code_names_a_module_level_function(tmp_path: Path, more: str, reac
     assert [(d.line, d.code, d.certainty.value) for d in found] == [(14, "GL008", "certain" if reached else "possible")]
 
 
-def test_documentation_names_no_function(tmp_path: Path) -> None:
-    # prose runs nothing: a README that tells how to train_score, or a log, is no call
+@pytest.mark.parametrize("readme, reached", [
+    ("Run train_score to train.\n", False),  # prose runs nothing, nor does a log
+    ("Usage:\n\n```python\nfrom a import train_score\ntrain_score(loader)\n```\n", True),  # an example is a call
+    ("Call `train_score(loader)` once per epoch.\n", True),
+])
+def test_documentation_names_a_function_by_its_code_only(tmp_path: Path, readme: str, reached: bool) -> None:
     root = project_tree(tmp_path / "p", {"a.py": SIBLING.format(more=""), "run.sh": "python a.py\n",
-                                         "README.md": "Run train_score to train.\n", "log.txt": "train_score: 0.1\n"})
+                                         "README.md": readme, "log.txt": "train_score: 0.1\n"})
     found: list[Diagnostic] = lint_files([str(root / "a.py")], Settings.default())
-    assert [(d.line, d.code, d.certainty.value) for d in found] == [(14, "GL008", "possible")]
+    assert [(d.line, d.code, d.certainty.value) for d in found] == [(14, "GL008", "certain" if reached else "possible")]
 
 
 @pytest.mark.parametrize("other, reached", [
