@@ -32,7 +32,6 @@ from .values import (
     Entity,
     Holder,
     Kind,
-    Ownership,
     Value,
     appended_to,
     blank,
@@ -389,9 +388,7 @@ class Calls:
         return qual.startswith("torch.") and literal_bool(keyword_value(call, "requires_grad")) is True
 
     def _makes_optimizer(self, effects: tuple[Effect, ...]) -> bool:
-        cat = self.catalogue
-        return any(e.kind == "construct" and cat.kind(cat.canonical(str(e.value("type")))) == "optimizer"
-                   for e in effects)
+        return self.catalogue.constructs(effects, "optimizer")
 
     @staticmethod
     def _heuristic_applies(effects: tuple[Effect, ...], pos: list[Value], kw: dict[str, Value]) -> bool:
@@ -545,7 +542,7 @@ class Calls:
             # what an optimizer of parameters not known steps (`Adam(m.parameters())`), as a module's clear
             # does (`effects.clear`); not the gradients of parameters the analysis knows (`config["lr"]`)
             unknown = {Holder(o.uid, (), pseudo=True) for o in interp.recorder.all_optimizers()
-                       if self.table.ownership.get(o.uid, Ownership()).unknown}
+                       if self.table.ownership_unknown(o.uid)}
             if unknown:
                 text = code(recv_node)
                 interp.recorder.clear(call, f"{text}.zero_grad()", text, unknown, flow, frame, target_assumed=True)
@@ -1126,4 +1123,3 @@ def _no_graph_beyond_a_leaf(recv: Value, attr: str, args: list[Value]) -> bool:
 _AVERAGE = convention("weight_average_class")
 
 _QUERY = convention("query")
-

@@ -27,7 +27,6 @@ from .values import (
     Entity,
     Holder,
     Kind,
-    Ownership,
     Value,
     blank,
     criterion_result,
@@ -665,7 +664,7 @@ class Effects:
         elif value.modules:
             holders = set(value.modules)
             holders |= {Holder(o.uid, (), pseudo=True) for o in self.interp.recorder.all_optimizers()
-                        if self.table.ownership.get(o.uid, Ownership()).unknown}
+                        if self.table.ownership_unknown(o.uid)}
             self.interp.recorder.clear(site.call, text, target, holders, flow, frame)
         elif not value.entities:
             self.interp.recorder.clear(site.call, text, target, set(), flow, frame, everything=True)

@@ -617,7 +617,7 @@ class Objects:
         holders = self.holders_of_params(v)
         if any(not h.pseudo for h in holders):
             holders |= {Holder(o.uid, (), pseudo=True) for o in self.interp.recorder.all_optimizers()
-                        if self.table.ownership.get(o.uid, Ownership()).unknown}
+                        if self.table.ownership_unknown(o.uid)}
         return holders
 
     def opaque_call(self, name: str, pos: list[Value], kw: dict[str, Value], flow: Flow) -> Value:

@@ -17,7 +17,7 @@ from .parts import RecorderHost
 from .provenance import weakest
 from .syntax import code, keyword_value
 from .trials import module_functions, steps_without_backward, undone_steps
-from .values import Entity, EntityTable, Holder, Kind, Ownership, Value, join
+from .values import Entity, EntityTable, Holder, Kind, Value, join
 from .walk import breadth_first
 
 _GRAPH_METHOD = convention("graph_method")
@@ -83,7 +83,7 @@ class Recorder:
         if frame.no_grad:
             reach = set()
         in_scope = self.optimizers_in_scope(flow, frame)
-        unknown_opts = [o for o in in_scope if self.table.ownership.get(o.uid, Ownership()).unknown]
+        unknown_opts = [o for o in in_scope if self.table.ownership_unknown(o.uid)]
         if reach:
             # A loss whose graph can only come from one model, through a method of it the analysis did not read
             # (`model.encoder(x)` of a model handed in): for the backward to run at all the graph is that model's,
@@ -458,7 +458,7 @@ class Recorder:
         # (recorded in the holders the backward passes reached, `self.model` of an unread class) are its parameters
         in_scope = self.optimizers_in_scope(flow, frame)
         consumed = frozenset(h.uid for h in holders if h.pseudo and len(in_scope) == 1 and in_scope[0].uid == h.uid
-                             and self.table.ownership.get(h.uid, Ownership()).unknown)
+                             and self.table.ownership_unknown(h.uid))
         transition: Callable[[PathState], PathState]
         if everything:
             transition = lambda s: s.clear(ev.id, [h for h, _ in s.grads], stepped=stepped, owners=owners, memo=memo)

@@ -532,6 +532,10 @@ class EntityTable:
             if uid in self.module_names:
                 self.module_names[uid] = label
 
+    def ownership_unknown(self, uid: int) -> bool:
+        """Which parameters the optimizer updates is not known (made out of sight, or of groups not read)."""
+        return self.ownership.get(uid, Ownership()).unknown
+
     def label(self, uid: int) -> str:
         ent = self.entities.get(uid)
         return self.labels.get(uid, ent.name if ent else "?")

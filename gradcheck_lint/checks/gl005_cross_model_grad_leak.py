@@ -13,7 +13,7 @@ from ..analysis.gradstate import UNDONE, Contribution
 from ..analysis.issued_for import issued_for_other_model
 from ..analysis.names import roles
 from ..analysis.provenance import Assumption, assumed
-from ..analysis.values import Holder, Ownership
+from ..analysis.values import Holder
 from ..registry import Finding, Invalid, Rule, register
 
 
@@ -137,7 +137,7 @@ for real in torch.randn(8, 4, 4):
                 # a part of a module picked by a test (`[p for n, p in model.named_parameters() if "emb_2" in n]`):
                 # whether the other loss reaches it at all is not known (it reaches the module, as far as read)
                 others.append(assumed(Assumption.PICKED))
-            if any(model.table.ownership.get(u, Ownership()).unknown for u in c.consumers):
+            if any(model.table.ownership_unknown(u) for u in c.consumers):
                 # the optimizer that applied the pass first has parameters not known: that they are not this step's
                 # own is assumed (darts-pt: the model's optimizer handed in before `reset_optimizer` built another)
                 others.append(assumed(Assumption.OWNERSHIP))

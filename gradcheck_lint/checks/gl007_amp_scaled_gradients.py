@@ -10,7 +10,6 @@ from ..analysis import TrainingModel
 from ..analysis.conventions import convention
 from ..analysis.provenance import Assumption, assumed
 from ..analysis.syntax import code
-from ..analysis.values import Ownership
 from ..analysis.walk import iter_tree
 from ..codemod_plans import unscale_before_clip
 from ..registry import Finding, Invalid, Rule, register
@@ -128,9 +127,9 @@ _SCALE_READ = convention("loss_scale_read")
 def _owner_among_unknowns(model: TrainingModel, uid: int) -> bool:
     """The optimizer's parameters are not known, and another stepped optimizer's are not either."""
     table = model.table
-    if not table.ownership.get(uid, Ownership()).unknown:
+    if not table.ownership_unknown(uid):
         return False
-    return any(other != uid and model.steps_of(other) and table.ownership.get(other, Ownership()).unknown
+    return any(other != uid and model.steps_of(other) and table.ownership_unknown(other)
                for other in table.ownership)
 
 

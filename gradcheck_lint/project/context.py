@@ -391,9 +391,10 @@ class ProjectView:
         return prescan is None or not prescan.function_inert(fn)
 
     def _sets_up_training(self, fn: Function, module: ForeignModule | None) -> bool:
-        """The `__init__` of a plain class (not a module) another method of which may touch gradients (an
-        `Architect` whose `step()` back-propagates and steps `self.optimizer`): it builds what those methods use, so it
-        is read past the budgets as they are. Left opaque, its object has no attributes in sight, and the caller's
+        """A function of another file that builds an optimizer (`_builds_optimizer`), or the `__init__` of a plain
+        class (not a module) another method of which may touch gradients (an `Architect` whose `step()`
+        back-propagates and steps `self.optimizer`): it builds what those methods use, so it is read past the budgets
+        as they are. Left opaque, its object has no attributes in sight, and the caller's
         `architect.optimizer.zero_grad()` clears an optimizer of its own, not the one `architect.step()` steps
         (darts-pt's search loop, after a large model's construction spent the budget: a certain GL001)."""
         if module is None:
@@ -419,7 +420,8 @@ class ProjectView:
         if known is None:
             imports, catalogue = module.imports, self.catalogue
             known = any(isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))
-                        and (q := imports.qualify(n.func)) is not None and _constructs_optimizer(catalogue, q)
+                        and (q := imports.qualify(n.func)) is not None
+                        and (row := catalogue.call(q)) is not None and catalogue.constructs(row.effects, "optimizer")
                         for n in breadth_first(fn))
             self._builds[id(fn)] = known
         return known
@@ -507,10 +509,3 @@ def shared_context(index: ProjectIndex, module: ForeignModule, catalogue: Catalo
 
 def _size(fn: Function) -> int:
     return sum(1 for _ in breadth_first(fn))
-
-
-def _constructs_optimizer(catalogue: Catalogue, qualified: str) -> bool:
-    """A call of this qualified name builds an optimizer (its catalogue row constructs a type of kind `optimizer`)."""
-    row = catalogue.call(qualified)
-    return row is not None and any(e.kind == "construct" and catalogue.kind(str(e.value("type") or "")) == "optimizer"
-                                   for e in row.effects)

@@ -6,10 +6,10 @@ nothing imports, a trainer class nothing builds. A finding in such code describe
 whether it is a bug is a matter of reading (the judges of the held-out sets split on it). It is not a
 fact read: the analysis reads the function as if something called it. So a `certain` finding whose
 innermost enclosing function or method is named nowhere else in the project (any text file under the
-project root: scripts, notebooks, shell scripts and configs, where a name may be dispatched from; of documentation,
-only its code in backticks, as its prose runs nothing; in a `.py` file,
-not on a line that is only a comment: a call commented out runs nothing), or is a method of a class named nowhere
-else (nothing builds it), becomes `possible`, with the assumption said.
+project root: scripts, notebooks, shell scripts and configs, where a name may be dispatched from; in a `.py` file,
+by its code, not by a line that is only a comment, a string, or an attribute of another object; in documentation,
+by its code in backticks, not by its prose), or is a method of a class named nowhere else (nothing builds it),
+becomes `possible`, with the assumption said.
 
 What may run without its name written: methods of a class with a base from outside the project (a
 framework's hooks, `training_step`, `compute_loss`), `forward` and other dunder methods, decorated
@@ -122,7 +122,7 @@ class _Words:
         """(occurrences, definitions) of the name of a module-level function of `home`, leaving out the other files
         that define a module-level function of that name themselves: their calls are of their own copy (a script
         copied into siblings, each with its own `train_qascore`, two of them calling theirs)."""
-        stem = os.path.splitext(os.path.basename(home))[0]
+        stem = _module_stem(home)
         kept = [(path, f) for path, f in self.files if path == home or name not in f.top_defined]
         # in a `.py` file, the name standing alone in code (a call, an import, a reference); `model.train()` names a
         # method of another object and `"train"` a split of a dataset, not the module-level `train`: an attribute
@@ -136,7 +136,7 @@ class _Words:
         """A file that may look up a module-level function of `home` by a name made at run time: `home` itself, or a
         file naming its module (`getattr(evaluate_glue, name)`). A vendored library's own `getattr(self, name)` never
         reaches the scripts beside it."""
-        stem = os.path.splitext(os.path.basename(home))[0]
+        stem = _module_stem(home)
         return any(f.dynamic and (path == home or stem in f.counts) for path, f in self.files)
 
     def defines_class(self, name: str) -> bool:
@@ -144,6 +144,11 @@ class _Words:
 
 
 _FILES: dict[str, _FileWords] = {}
+
+
+def _module_stem(path: str) -> str:
+    """The name other files import the module at `path` by (its file name without the suffix)."""
+    return os.path.splitext(os.path.basename(path))[0]
 
 
 def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, path: str | None = None
@@ -270,21 +275,20 @@ def _file_words(path: str) -> _FileWords | None:
     if isinstance(data, str):
         return None
     text = decode_source(data).text or ""
-    if path.endswith(".py"):
+    code_only = text
+    bare = attributes = None
+    if path.endswith(".py"):  # its code: no comment-only line; and no string (a `def` in a docstring defines nothing)
         text = _COMMENT_LINE.sub("", text)
-    if path.endswith(_PROSE_SUFFIXES):
-        text = " ".join(m.group(2) for m in _DOC_CODE.finditer(text))
+        code_only = _STRING.sub(" ", text)
+        bare, attributes = Counter(_BARE.findall(code_only)), Counter(_ATTRIBUTE.findall(code_only))
+    elif path.endswith(_PROSE_SUFFIXES):
+        text = code_only = " ".join(m.group(2) for m in _DOC_CODE.finditer(text))
     counts = Counter(_WORD.findall(text))
     defined: Counter[str] = Counter()
     classes: frozenset[str] = frozenset()
     top: frozenset[str] = frozenset()
     dynamic = False
     entry = path.endswith((".ipynb", ".sh", ".bash")) or path.endswith(".py") and bool(_ENTRY.search(text))
-    bare = attributes = None
-    code_only = text
-    if path.endswith(".py"):  # (a `def` in a docstring defines nothing, as a name in one names nothing)
-        code_only = _STRING.sub(" ", text)
-        bare, attributes = Counter(_BARE.findall(code_only)), Counter(_ATTRIBUTE.findall(code_only))
     if path.endswith((".py", ".ipynb")):
         named = _CLASS.findall(code_only)
         # (a class statement names the class no more than a def does)

@@ -160,6 +160,10 @@ class Catalogue:
         names = list(imported)
         return any(_under(n, self._foreign) for n in names) and not any(_under(n, self._packages) for n in names)
 
+    def constructs(self, effects: Iterable[Effect], kind: str) -> bool:
+        """These effects build an object of a type of this kind (`optimizer`: `torch.optim.SGD(...)`)."""
+        return any(e.kind == "construct" and self.kind(self.canonical(str(e.value("type")))) == kind for e in effects)
+
     def kind(self, name: str) -> str | None:
         for t in self.lineage(name):
             found = self._types.get(t)
