@@ -158,8 +158,19 @@ def _count_parts(module: ast.Module, text: Callable[[ast.expr], tuple[str, bool]
     """How many tests of the module read each part (a whole test counts as its own part)."""
     counts: Counter[str] = Counter()
     for node in iter_tree(module):
+        test: ast.expr | None = None
         if isinstance(node, (ast.If, ast.While, ast.IfExp)):
             test = node.test
+        elif (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+              and isinstance(node.value, ast.BoolOp)):
+            test = node.value  # `defer = a and b` ... `if not defer:`: read where the name is tested (`bound_tests`)
+        if test is not None:
             for part in test.values if isinstance(test, ast.BoolOp) else [test]:
                 counts[text(part)[0]] += 1
+            inner = test
+            while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
+                inner = inner.operand
+            if inner is not test and isinstance(inner, ast.BoolOp):  # `if not (a and b):` reads a and b too
+                for part in inner.values:
+                    counts[text(part)[0]] += 1
     return counts

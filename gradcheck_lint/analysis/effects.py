@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
+from .conditions import Condition
 from .deferred import defer, may_make_context, synthetic_call
 from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
 from .names import ref_text
@@ -20,6 +21,7 @@ from .parts import EffectsHost
 from .provenance import MODELLED, Assumption, assumed
 from .required_settings import requires_part
 from .schedules import schedule
+from .switches import setting_literal
 from .syntax import arguments, code, keyword_value
 from .values import (
     EMPTY,
@@ -176,8 +178,8 @@ class Effects:
     def _unscale(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("optimizer"))
         opts = self._optimizers(found[0]) if found else []
-        if opts:
-            self.interp.amp.unscale(site.call, opts, flow, frame.ifs)
+        if opts:  # where its scaler is off, `unscale_` returns at once
+            self._where_on(site, flow, frame, lambda on: self.interp.amp.unscale(site.call, opts, on, frame.ifs))
         return EMPTY
 
     def _grad_norm(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
@@ -193,8 +195,60 @@ class Effects:
 
     def _scale(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("value"))
-        self.interp.amp.scaled_here(flow)
+        self._where_on(site, flow, frame, self.interp.amp.scaled_here)
         return replace(found[0], amp=True) if found else EMPTY
+
+    def _where_on(self, site: CallSite, flow: Flow, frame: Frame, apply: Callable[[Flow], None]) -> None:
+        """Apply a method's transition to the paths on which its receiver, an object built switched by a setting
+        (`GradScaler(enabled=use_amp)`), is on; a path that did not know the setting goes both ways and remembers
+        which, as it remembers the object's own answer (`scaler.is_enabled()`) where a test asks it (`switches`)."""
+        switch = self._switch(site)
+        if switch is None:
+            apply(flow)
+            return
+        setting, queried = switch
+        world = None
+        if isinstance(setting, Condition):
+            world = self.interp.worlds.decide(setting.akey, setting.polarity, frame.cls, setting.atom)
+        asked = self.interp.akey(queried) if queried else 0
+        on, off = [], []
+        for s in flow.states:
+            known = setting if isinstance(setting, bool) else world
+            if known is None and isinstance(setting, Condition):
+                known = self.interp.known_truth(s, setting, flow.env)
+                if known is None and asked:  # `if not scaler.is_enabled():` ran before
+                    known = s.assumption(asked)
+                if known is None:
+                    on.append(s.assume(setting.akey, setting.polarity))
+                    off.append(s.assume(setting.akey, not setting.polarity))
+                    continue
+            (on if known else off).append(s)
+        if asked:  # the object's own answer is the setting's
+            on = [s.assume(asked, True) for s in on]
+            off = [s.assume(asked, False) for s in off]
+        part = Flow(flow.env, frozenset(on))
+        apply(part)
+        flow.states = part.states | frozenset(off)
+
+    def _switch(self, site: CallSite) -> tuple[Condition | bool, str] | None:
+        """Whether the receiver, an object built switched by a setting (`GradScaler(enabled=use_amp)`), is on: built
+        on or off (a bool), or as the setting's condition says; with the text of the object's own answer
+        (`scaler.is_enabled()`) when a test that matters asks it. None: on, as far as the analysis can tell."""
+        ents = site.receiver.entities if site.receiver is not None else frozenset()
+        found = [x for e in ents if (x := self.table.switches.get(e.uid)) is not None]
+        if not found or len(found) != len(ents) or len({code(x[0]) for x in found}) != 1:
+            return None  # built on, out of sight, or several objects of different settings
+        expr, made_at = found[0]
+        tested = self.interp.subjects_tested
+        queried = f"{site.receiver_text}.is_enabled()"
+        queried = queried if tested[queried] else ""
+        constant = literal_bool(expr)
+        if constant is not None:
+            return (constant, queried) if queried or not constant else None
+        lit = setting_literal(expr, made_at, self.interp.parent)
+        if (lit is None or not tested[lit.atom.subject]) and not queried:
+            return None  # a setting no test that matters reads: the run where it is on holds every misuse there is
+        return self.interp.condition(made_at, expr, lit), queried
 
     def _toggle(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("optimizer"))
@@ -336,6 +390,9 @@ class Effects:
         ent = self.interp.mint(kind, display, key, api=api, provenance=provenance)
         if kind is Kind.OPTIMIZER and not site.certain:  # a class known by its name alone
             self.table.unmodelled_class.add(ent.uid)
+        switch = site.arg(effect.ref("enabled"))
+        if switch is not None and switch[1] is not None:
+            self.table.switches[ent.uid] = (switch[1], site.call)
         window = effect.ref("window")
         if window is not None:
             found = site.arg(window)

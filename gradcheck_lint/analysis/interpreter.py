@@ -86,7 +86,7 @@ from .syntax import (
 )
 from .unbound_names import may_raise, raising_statements
 from .unit_divisors import rescales_only_by_tested
-from .values import EMPTY, EntityTable, Holder, Kind, Value
+from .values import EMPTY, EntityTable, Holder, Value, truthless
 from .walk import breadth_first, child_nodes, children, iter_tree, parents
 from .window_arithmetic import ALL_PHASES, unit_truth, unit_window
 from .worlds import Worlds
@@ -413,7 +413,7 @@ class Interpreter:
         key = (id(statement), id(handed))
         cond = self._handed.get(key)
         if cond is None:
-            core, _negated, lit = pathcond.reading(handed, self._literal, self.counters.modulo_atoms)
+            core, negated, lit = pathcond.reading(handed, self._literal, self.counters.modulo_atoms)
             stmt = statement if isinstance(statement, ast.stmt) else ast.Expr(handed)
             alias = self.handed_names.get(id(handed))
             cond = analyse_test(-(len(self._handed) + 1) * 2**40, stmt, handed, alias)
@@ -423,8 +423,9 @@ class Interpreter:
             for counter, window in self.counters.modulo_atoms(handed):
                 self.windows[counter] = self.windows.get(counter, frozenset()) | {window}
             self._note_reset(cond, handed)
-            if lit is not None and lit.atom.kind != pathcond.TEXT and core is handed:
-                cond.atom, cond.polarity, cond.key = lit.atom, lit.positive, lit.atom.key
+            if lit is not None and lit.atom.kind != pathcond.TEXT and (core is handed or negated):
+                # `step=(not self.multi_dataset)`: the parameter's test is the attribute's, the other way round
+                cond.atom, cond.polarity, cond.key = lit.atom, lit.positive != negated, lit.atom.key
             self._handed[key] = cond
             self._register(cond)
         return cond
@@ -471,8 +472,12 @@ class Interpreter:
         flow.map(through)
         return flow
 
+    def akey(self, key: str) -> int:
+        """The assumption key of an atom's key text (`pathcond.Atom.key`), shared by every test of it."""
+        return self._akeys.setdefault(key, len(self._akeys) + 1)
+
     def _register(self, cond: Condition) -> None:
-        cond.akey = self._akeys.setdefault(cond.key, len(self._akeys) + 1)
+        cond.akey = self.akey(cond.key)
         self.conditions[cond.id] = cond
         if cond.atom is not None:
             self._atoms.setdefault(cond.atom.subject, {})[cond.akey] = cond.atom
@@ -1305,16 +1310,10 @@ def _whole_target(target: ast.expr, sub: ast.expr) -> bool:
     return isinstance(target, (ast.Tuple, ast.List)) and any(_whole_target(e, sub) for e in target.elts)
 
 
-_TRUTHLESS = frozenset({Kind.OPTIMIZER, Kind.SCHEDULER, Kind.TOOL, Kind.LOSS})
-
-
 def _object_or_none(value: Value | None) -> bool:
-    """The value is None or one of the objects the analysis made whose classes define no truth (an
-    optimizer, a scheduler, a GradScaler, a loss module): `if x:` then means `if x is not None:`.
-    (Models are left out: an empty `nn.Sequential` is false.)"""
-    if value is None or not value.entities or value.opaque:
-        return False
-    return all(e.kind in _TRUTHLESS for e in value.entities) and value.const in (None, "None")
+    """The value is None or one of the objects the analysis made whose classes define no truth (`truthless`): `if x:`
+    then means `if x is not None:`."""
+    return value is not None and truthless(value)
 
 
 # What a configuration-flag test is made of: names, attributes, constants, `not`, `and`/`or`, comparisons.

@@ -17,6 +17,7 @@ The atoms a literal is read over:
 - `x == c` for a literal `c` that is not an int (`mode == "train"`, `mode != "train"`): ints compared
   with names are ordered values, which `relations` relates,
 - `hasattr(obj, "name")`,
+- `x.is_enabled()` as a truth value (a query whose answer the object keeps for its life),
 and any other test is an atom of its own text. Different atoms of one subject still constrain each
 other (`implies`): a path that knows `x is None` knows `x` is false, and `x == "a"` excludes `x == "b"`.
 A path on which a literal and its negation both hold is infeasible and is dropped (`split` in the
@@ -43,6 +44,9 @@ __all__ = ["TRUTHY", "Atom", "Literal", "implies", "literal", "reading", "remain
 
 NONE, TRUTHY, EQUALS, HASATTR, TEXT = "none", "truthy", "eq", "hasattr", "text"
 _SUBJECT = (ast.Name, ast.Attribute, ast.Subscript)
+# methods whose answer an object keeps for its life (a GradScaler's `is_enabled()`, its constructor's `enabled`): a
+# test of one is a truth-value atom of its text, as a setting's is (`switches`)
+_SETTLED_QUERIES = frozenset({"is_enabled"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +125,9 @@ def reading(test: ast.expr, shared: Callable[[ast.expr], Literal | None],
 def _atom(test: ast.expr) -> tuple[Atom, bool] | None:
     """The atom a test is a literal of, and whether the test holds when it holds."""
     if isinstance(test, _SUBJECT):
+        return Atom(TRUTHY, code(test)), True
+    if (isinstance(test, ast.Call) and not test.args and not test.keywords and isinstance(test.func, ast.Attribute)
+            and test.func.attr in _SETTLED_QUERIES and isinstance(test.func.value, _SUBJECT)):
         return Atom(TRUTHY, code(test)), True
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" and len(test.args) == 2 \
             and not test.keywords and isinstance(test.args[1], ast.Constant) and isinstance(test.args[1].value, str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import enum
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -234,6 +235,18 @@ class Value:
 EMPTY = Value()
 OPAQUE = Value(opaque=True)
 PRESENT = Value(present=True)  # a number, a string or a bool with nothing else known of it
+
+
+_TRUTHLESS = frozenset({Kind.OPTIMIZER, Kind.SCHEDULER, Kind.TOOL, Kind.LOSS})
+
+
+def truthless(value: Value) -> bool:
+    """The value is None or one of the objects the analysis made whose classes define no truth (an optimizer, a
+    scheduler, a GradScaler, a loss module): true unless None. (Models are left out: an empty `nn.Sequential` is
+    false.)"""
+    if not value.entities or value.opaque:
+        return False
+    return all(e.kind in _TRUTHLESS for e in value.entities) and value.const in (None, "None")
 
 
 def present(value: Value) -> Value:
@@ -513,6 +526,9 @@ class EntityTable:
     unmodelled_class: set[int] = field(default_factory=set)
     # uid -> the qualified name of the class an object was constructed from in sight (`torch.nn.Linear`)
     classes: dict[int, str] = field(default_factory=dict)
+    # uid of an object built switched on or off by a setting (`GradScaler(enabled=use_amp)`) -> that argument's syntax
+    # and the constructor call (`switches`)
+    switches: dict[int, tuple[ast.expr, ast.AST]] = field(default_factory=dict)
     # copy uid -> the modules it copies (`fast = deepcopy(self.model)`): of their class, with fresh parameters
     copies: dict[int, frozenset[Entity]] = field(default_factory=dict)
 

@@ -42,6 +42,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     # dict whose items they are; `nn.Sequential(a, b)`: `args`, one per position)
     "construct": {"type": "str", "params": "ref", "model": "ref", "window": "ref", "fresh": "bool", "tuple": "str",
                   "children": "ref",
+                  # enabled: the object does its work only where this argument is true (`GradScaler(enabled=False)`
+                  # scales nothing, and its `unscale_` and `step` are no-ops and `optimizer.step()`): `switches`
+                  "enabled": "ref",
                   "in_place": "bool",  # in_place: the `model` argument becomes the new object (FSDP2's `fully_shard(m)`)
                   # variant: `keyword=type` pairs joined by `;`: passed that keyword (anything but `None`; written
                   # `keyword:literal=type`, passed that literal: `devices:1`), the call

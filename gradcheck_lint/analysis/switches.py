@@ -1,0 +1,53 @@
+"""Objects built switched on or off by a setting: a GradScaler does its work only where it is enabled.
+
+`torch.amp.GradScaler(enabled=use_amp)` scales nothing when `use_amp` is false: `scale(loss)` returns the loss,
+`unscale_` returns at once and `step(optimizer)` is `optimizer.step()`. Code built that way tests the same setting
+where it matters:
+
+    scaler = GradScaler(enabled=use_amp)
+    scaler.scale(loss).backward()
+    if use_amp:
+        scaler.unscale_(optimizer)   # only where the scaler scaled
+    clip_grad_norm_(model.parameters(), 1.0)
+
+Here the clip never sees scaled gradients: the path that skips `unscale_` is the run where the scaler is off.
+A `scale` call therefore splits the paths that do not know the setting yet into the two runs (worlds): one where
+the setting holds and the gradients are scaled, one where it does not and nothing is; each path remembers which,
+so a later test of the setting goes its way. The setting is read as a literal of a branch test (`pathcond`); a
+setting the constructor also stores under an attribute (`self.fp16 = cfg.get("fp16", False)` beside
+`GradScaler(enabled=cfg.get("fp16", False))`) is that attribute, which other methods test. Paths are split only
+where some test of the setting can touch gradients (`pathcond.subjects_tested`): elsewhere the split would only
+multiply the paths, and the run where the scaler is on carries every misuse there is.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from . import pathcond
+from .syntax import code
+from .walk import iter_tree
+
+__all__ = ["setting_literal"]
+
+
+def setting_literal(expr: ast.expr, call: ast.AST,
+                    parent: Callable[[ast.AST], ast.AST | None]) -> pathcond.Literal | None:
+    """The literal a constructor's on/off argument `expr` (at `call`) is, as other tests spell it: an attribute the
+    same function stores the same expression under, else the expression's own atom (None: a shape no branch tests,
+    or a constant)."""
+    if isinstance(expr, ast.Constant):
+        return None
+    text = code(expr)
+    fn = parent(call)
+    while fn is not None and not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        fn = parent(fn)
+    if fn is not None:
+        for node in iter_tree(fn):
+            if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+                    and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"
+                    and code(node.value) == text):
+                return pathcond.Literal(pathcond.Atom(pathcond.TRUTHY, code(node.targets[0])), True)
+    lit = pathcond.literal(expr)
+    return None if lit.atom.kind == pathcond.TEXT else lit
