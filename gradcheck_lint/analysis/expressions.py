@@ -88,10 +88,6 @@ class Expressions:
         the flow becomes their join: one step, not two; otherwise both are read on the one flow."""
         touching = [n for arm in (expr.body, expr.orelse) for n in breadth_first(arm)
                     if isinstance(n, ast.Call) and self.interp.touches_gradients(N.last_name(n.func) or "")]
-        fixed = self.interp.fixed_tests.outcome(expr.test, flow, frame)
-        if fixed is not None:  # `loss.item() if reduce else loss` with `reduce = True` above: one arm runs
-            taken = self.eval(expr.body if fixed else expr.orelse, flow, frame)
-            return [taken, EMPTY] if fixed else [EMPTY, taken]
         if not touching:
             arms = [self.eval(expr.body, flow, frame), self.eval(expr.orelse, flow, frame)]
             subject = type_tests.tensor_tested(expr.test, self.interp.imports)
@@ -153,6 +149,9 @@ class Expressions:
             return EMPTY
         if kind is ast.IfExp:
             gates = self.gate_flags(expr.test, flow, frame)
+            fixed = self.interp.fixed_tests.outcome(expr.test, flow, frame)
+            if fixed is not None:  # `loss.item() if reduce else loss` with `reduce = True` above: one arm runs
+                return self.eval(expr.body if fixed else expr.orelse, flow, frame)
             arms = self._arms(expr, flow, frame, gates)
             choice = choice_of(expr, arms, self.interp.cond_aliases)
             if choice is not None:  # `model.no_sync() if <test> else ...`: compared with the step's gate later

@@ -1,7 +1,8 @@
 """Branch tests whose outcome this call already fixes: `if p.grad is not None:` for gradients that
 exist, a literal flag the function was handed (`do_backward=False`), `hasattr(self, "x")` for a name
 nothing in the file defines, `if loss is not None:` on a value known not to be None (`loss = 0; loss += ...`),
-`if device == "cuda":` on a `torch.device(...)`, which never equals a str."""
+`if device == "cuda":` on a `torch.device(...)`, which never equals a str, a command-line flag no command line can
+turn (`command_line`)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ import ast
 
 from . import names as N
 from . import pathcond
+from .command_line import flag_value
 from .definitions import ClassInfo
 from .flow import Flow, Frame
 from .names import dotted
 from .parts import FixedTestsHost
 from .release_tests import ReleaseTests
 from .resets import holds_every_time
-from .values import Value
+from .strided_indices import strided_truth
+from .values import Value, truthless
 from .walk import iter_tree
 from .window_arithmetic import grad_existence_test
 
@@ -45,14 +48,20 @@ class FixedTests:
             fixed = True  # `if torch.is_grad_enabled():` in a closure an optimizer's step runs
         if fixed is None:
             fixed = self.constant_flag(test, flow, frame)
+        if fixed is None and isinstance(test, (ast.Attribute, ast.UnaryOp)):
+            fixed = flag_value(test, self.interp.module)  # `args.use_amp` of `store_true` with `default=True`
         if fixed is None and self.missing_attribute(test):
             fixed = False  # `if hasattr(self, "_training_step"):` where nothing defines it: a deprecated hook
         if fixed is None and self.constructed_attribute(test, frame):
             fixed = True  # `if hasattr(self, "optimizer"):` where `__init__` always sets it
         if fixed is None and self._every_time(test):
             fixed = True  # `if num_iter == 1: ... num_iter = 0` after `num_iter += 1`: a window of one
+        if fixed is None and isinstance(test, (ast.Compare, ast.UnaryOp)):
+            fixed = strided_truth(test, self.interp.parent)  # `(i + s) % s == 0` of `for i in range(0, n, s)`
         if fixed is None:
             fixed = self.none_test(test, flow, frame)
+        if fixed is None:
+            fixed = self.object_truth(test, flow, frame)
         if fixed is None:
             fixed = self.unequal_test(test, flow, frame)
         if fixed is None:
@@ -120,6 +129,20 @@ class FixedTests:
         if v is None or not v.present:
             return None
         return isinstance(test.ops[0], (ast.IsNot, ast.NotEq)) != negated
+
+    def object_truth(self, test: ast.expr, flow: Flow, frame: Frame) -> bool | None:
+        """`if scaler:` (or `not ...`) where `scaler` names, on every path that reaches the test, an object whose class
+        defines no truth (an optimizer, a GradScaler: `values.truthless`), never None: true; None otherwise."""
+        negated = False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            negated, test = not negated, test.operand
+        if not isinstance(test, (ast.Name, ast.Attribute)):
+            return None
+        key = N.ref_text(test)
+        v = self.interp.expressions.lookup(key, flow, frame) if key is not None else None
+        if v is None or not v.present or not truthless(v):
+            return None
+        return not negated
 
     def constructed_attribute(self, test: ast.expr, frame: Frame) -> bool:
         """`hasattr(self, "name")` (or `not ...`: the caller negates) in a method of a class whose
