@@ -10,7 +10,8 @@ losses on purpose).
 
 Read from the syntax of the function holding the loops, once per loop:
 - a loop *draws* batches when it walks something other than numbers (`for x, y in loader:`,
-  `enumerate(tqdm(loader))`); `for epoch in range(n)` and `while` loops are not known to;
+  `enumerate(tqdm(loader))`), or when its body fetches one before the inner loop (`for step in range(n): data,
+  target = next(it)`); `for epoch in range(n)` and `while` loops are not otherwise known to;
 - a loop *re-uses* the drawn batch when it sits in a loop that draws, fetches nothing (`next(it)`,
   `get_batch()`), indexes nothing by what it walks (`x[i]`, `chunks[k]`), walks nothing made from the batch
   (`for chunk in x.split(n)` cuts it into micro-batches), and reads the batch whole (a name bound by the
@@ -113,20 +114,28 @@ def _drawing_loops(loop: ast.AST, parent: Callable[[ast.AST], ast.AST | None]) -
     """The loops around `loop` that walk something other than numbers, nearest first (in its function)."""
     node = parent(loop)
     while node is not None and not isinstance(node, _SCOPES):
-        if draws_batches(node):
+        if draws_batches(node) or isinstance(node, (*_LOOPS, ast.While)) and _fetched_before(node, loop):
             yield node  # type: ignore[misc]
         node = parent(node)
 
 
-def _batch_names(drawing: ast.For | ast.AsyncFor, inner: ast.AST) -> set[str]:
-    """The names the drawing loop binds to its batch, and those its body computes from them before `inner`
-    (`images, labels = images.to(device), ...`; `x = batch["input"]`), in the order its statements run."""
-    batch = _walked_names(drawing)
+def _fetched_before(drawing: ast.For | ast.AsyncFor | ast.While, inner: ast.AST) -> bool:
+    """The loop's body fetches a batch before `inner` (`data, target = next(data_iterator)` at the top of `for step
+    in range(max_iter):`, in a `try` that restarts the iterator or not): each of its iterations draws one."""
+    return any(fetches(n) for stmt in _statements_before(drawing.body, inner) for n in breadth_first(stmt))
+
+
+def _batch_names(drawing: ast.For | ast.AsyncFor | ast.While, inner: ast.AST) -> set[str]:
+    """The names the drawing loop binds to its batch (what it walks, or what its body fetches: `data, target =
+    next(it)`), and those its body computes from them before `inner` (`images, labels = images.to(device), ...`;
+    `x = batch["input"]`), in the order its statements run."""
+    batch = _walked_names(drawing) if draws_batches(drawing) else set()
     for stmt in _statements_before(drawing.body, inner):
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.value is not None \
-                and _reads(stmt.value, batch):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            batch |= {n.id for t in targets for n in breadth_first(t) if isinstance(n, ast.Name)}
+        for node in [stmt] if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) else breadth_first(stmt):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None \
+                    and (_reads(node.value, batch) or any(fetches(n) for n in breadth_first(node.value))):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                batch |= {n.id for t in targets for n in breadth_first(t) if isinstance(n, ast.Name)}
     return batch
 
 

@@ -138,3 +138,55 @@ def train(train_queue, model, criterion, optimizer, topology_sampler, op_sampler
 ])
 def test_paths_sampled_from_sampled_topologies_run_on_the_drawn_batch(body: str, fires: bool) -> None:
     assert ("GL003" in codes(SAMPLED_PATHS.format(body=body))) is fires
+
+
+# SplitMix's federated trainer (lockbox 29, a certain GL003 false alarm): the outer loop counts steps and fetches its
+# batch with `next(data_iterator)` (restarting the iterator when it runs out); the inner loop sums the losses of every
+# slimmable width on that batch and the optimizer steps once.
+FETCHED = """\
+import torch
+
+
+def train_slimmable(model, data_loader, optimizer, loss_fun, slim_ratios, slim_shifts, max_iter, accum):
+    data_iterator = iter(data_loader)
+    for step in range(max_iter):
+        try:
+            data, target = next(data_iterator)
+        except StopIteration:
+            data_iterator = iter(data_loader)
+            data, target = next(data_iterator)
+        optimizer.zero_grad()
+        data = data.cuda()
+        for slim_ratio, shift in sorted(zip(slim_ratios, slim_shifts), key=lambda pair: pair[0]):
+            {inner}
+            model.switch_slim_mode(slim_ratio, slim_bias_idx=shift)
+            loss = loss_fun(model({model_input}), target)
+            loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(("inner", "model_input", "fires"), [
+    ("pass", "data", False),  # every width on the batch the step fetched: one objective
+    ("data, target = next(data_iterator)", "data", True),  # a new micro-batch per width: a window
+    ("pass", "data[shift]", True),  # a part of the batch per width: a window
+])
+def test_the_batch_a_counting_loop_fetches_is_drawn_data(inner: str, model_input: str, fires: bool) -> None:
+    assert ("GL003" in codes(FETCHED.format(inner=inner, model_input=model_input))) == fires
+
+
+def test_micro_batches_fetched_inside_the_window_loop_stay_a_window() -> None:
+    """nanoGPT's loop: the step loop fetches the first micro-batch, and each micro-step fetches the next one."""
+    source = """\
+import torch
+
+X, Y = get_batch("train")
+for it in range(max_iters):
+    for micro_step in range(gradient_accumulation_steps):
+        logits, loss = model(X, Y)
+        X, Y = get_batch("train")
+        loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+"""
+    assert "GL003" in codes(source)
