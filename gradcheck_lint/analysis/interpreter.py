@@ -926,7 +926,8 @@ class Interpreter:
             truth = unit_truth(cond.test, window) if marker is not None and marker.const == "True" else None
             if truth is not None:
                 return (flow.copy(), None) if truth else (None, flow.copy())
-        t_states, f_states = [], []
+        t_states: list[PathState] = []
+        f_states: list[PathState] = []
         gates = self._boundary_operands(cond.test)
         atoms = [(c, w) for c, w in self.counters.modulo_atoms(cond.test) if c in self.windows]
         cycling = self.counters.cycling
@@ -935,6 +936,9 @@ class Interpreter:
         # where the paths keep the phases of the counter it tests (another name's, for a name bound to a loop counter)
         places = [(c, w, self.counters.phase_place(c, w, self.lookup(c, flow, frame), self.counter_floors))
                   for c, w in atoms[:1]]
+        disjuncts = self._disjunct_places(cond, atoms, flow, frame) if atoms else None
+        if disjuncts is not None:
+            places = []  # read part by part below
         remember = self.correlated(cond)
         periodic = frozenset(self.period_counters & cond.names) if frame is not None else frozenset()
         scope = self.scope(frame)
@@ -959,6 +963,12 @@ class Interpreter:
             if parts is not None:
                 t_s = BoolParts.learn(t_s, parts, True) if t_s is not None else None
                 f_s = BoolParts.learn(f_s, parts, False) if f_s is not None else None
+            if disjuncts is not None:
+                t_s, f_s, cases = self._split_disjuncts(t_s, f_s, disjuncts)
+                if t_s is not None and cases:
+                    t_states.extend(c.assume(cond.akey, cond.polarity) if remember and known is None else c
+                                    for c in cases[1:])
+                    t_s = cases[0]
             for counter, window, (key, start, cycles, floor) in places:
                 current = s.phase(key, window) or ALL_PHASES
                 truths = {p: self.counters.phase_truth(cond.test, counter, window, p, start, cycles, floor)
@@ -984,6 +994,56 @@ class Interpreter:
                 if part is not None:
                     part.env[UNIT_WINDOW + window] = Value(const=str(truth == arm))
         return t, f
+
+    def _disjunct_places(self, cond: Condition, atoms: list[tuple[str, str]], flow: Flow, frame: Frame | None,
+                         ) -> list[tuple[ast.expr, str, str, tuple[str, int, bool, int | None]]] | None:
+        """`if (i + 1) % N == 0 or i + 1 == num_iters:` in `for i in range(num_iters)`: an `or` whose parts each read
+        one window of the same loop counter, its window gate's and the loop's own (`last_iteration`). Each part with
+        where the paths keep its window's phases; None for any other test. A path on which such a test held took one
+        of its parts: at the end of a window, or at the loop's last iteration, which it then leaves."""
+        test = cond.test
+        if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or)):
+            return None
+        counter = atoms[0][0]
+        value = self.lookup(counter, flow, frame)
+        root = value.counter.key if value is not None and value.counter is not None and value.counter.key else counter
+        last = self.counters.cycling.get(root)
+        if last is None:
+            return None
+        out = []
+        for part in test.values:
+            found = [(c, w) for c, w in self.counters.modulo_atoms(part) if c in self.windows]
+            if found:
+                if found[0][0] != counter:
+                    return None
+                window = found[0][1]
+            elif counter in {n.id for n in iter_tree(part) if isinstance(n, ast.Name)}:
+                window = last
+            else:
+                return None
+            key, start, cycles, floor = self.counters.phase_place(counter, window, value, self.counter_floors)
+            out.append((part, counter, window, (key, start, cycles or window == last, floor)))
+        return out if len({w for _p, _c, w, _place in out}) > 1 else None
+
+    def _split_disjuncts(self, t_s: PathState | None, f_s: PathState | None,
+                         parts: list[tuple[ast.expr, str, str, tuple[str, int, bool, int | None]]],
+                         ) -> tuple[PathState | None, PathState | None, list[PathState]]:
+        """The paths of `_disjunct_places`' test: on the true side one case per part (that part held, the ones before
+        it did not), each knowing its windows' phases; on the false side every part failed."""
+        def narrowed(s: PathState, upto: int, held: bool) -> PathState | None:
+            for j, (part, counter, window, (key, start, cycles, floor)) in enumerate(parts[:upto + 1]):
+                want = held and j == upto
+                current = s.phase(key, window) or ALL_PHASES
+                keep = frozenset(p for p in current if self.counters.phase_truth(
+                    part, counter, window, p, start, cycles, floor) is not (not want))
+                if not keep:
+                    return None
+                s = s.with_phase(key, window, keep)
+            return s
+
+        cases = [c for k in range(len(parts)) if t_s is not None and (c := narrowed(t_s, k, True)) is not None]
+        f_out = narrowed(f_s, len(parts) - 1, False) if f_s is not None else None
+        return (cases[0] if cases else None), f_out, cases
 
     # -- loops
     def exec_while(self, stmt: ast.While, flow: Flow, frame: Frame) -> Outcome:
@@ -1048,7 +1108,9 @@ class Interpreter:
             else:
                 self.counter_floors.pop(name, None)
             cycle = self.counters.cycling.get(name)  # a cycling counter: the phases of its own window only
-            windows = self.windows[name] if cycle is None else frozenset({cycle})
+            # (the index of a loop left after its last iteration, `last_iteration`, restarts every window it is
+            # tested in: each run of the loop starts it at its first value, and it never wraps within a run)
+            windows = self.windows[name] if cycle is None or loop.last_of == cycle else frozenset({cycle})
             at_start = self.counters.phases_at(name, windows, start)
             head.map(lambda s: s.restart(name, at_start))
         if counter is not None:  # where the counter plus an offset of unknown value stands is not known
