@@ -3,7 +3,8 @@
 The index takes 0, s, 2s, ...: every value is a multiple of `s`, so `i % s == 0` (and `(i + s) % s == 0`) holds on
 every iteration and its negation on none. Such a gate opens on each pass of the loop; each pass is a whole window of
 its own (a GRPO trainer that sums a chunk of `s` samples, divides by the chunk's size and steps), not a micro-batch
-of a window of `s` passes. Read only where the loop does not assign the index itself.
+of a window of `s` passes. Read only where the loop does not assign the index itself. A modulus of 1 is the same fact for any
+counter (`if (batch_idx + 1) % 1 == 0:`, a window of one written with its size).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ def strided_truth(test: ast.expr, parent: Callable[[ast.AST], ast.AST | None]) -
         left, right = right, left
     if not (is_int(right, 0) and isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod)):
         return None
+    if is_int(left.right, 1):  # `(batch_idx + 1) % 1 == 0`: every integer is a multiple of 1, a window of one
+        return isinstance(test.ops[0], ast.Eq)
     stride = code(left.right)
     index = _index(left.left, stride)
     if index is None:

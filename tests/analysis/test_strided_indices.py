@@ -57,3 +57,23 @@ def test_the_index_assigned_in_the_loop_is_not_strided() -> None:
     tree = ast.parse(source.replace("    i = i + 1\n", ""))
     parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
     assert strided_truth(tree.body[0].body[0].test, lambda n: parents.get(id(n))) is True  # type: ignore[attr-defined]
+
+
+def test_a_window_of_one_written_with_its_size() -> None:
+    """graspnet-baseline's `if (batch_idx+1) % 1 == 0:` (lockbox 30, after its opening): every micro-batch steps, the
+    loss needs no division by 1 (GL003 offered `(loss / 1).backward()` as a safe fix) and no first micro-batch is
+    short (GL004)."""
+    source = """\
+import torch
+
+
+def train(model, loader, optimizer):
+    for batch_idx, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        if (batch_idx + 1) % {n} == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+"""
+    assert [d.code for d in analyse_text(source.format(n=1), "train.py").diagnostics] == []
+    assert [d.code for d in analyse_text(source.format(n=4), "train.py").diagnostics] == ["GL003"]
