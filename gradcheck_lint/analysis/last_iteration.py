@@ -141,13 +141,39 @@ def _linear(node: ast.expr, counter: str, window: str) -> tuple[int, int, int] |
         sign = 1 if isinstance(node.op, ast.Add) else -1
         return a[0] + sign * b[0], a[1] + sign * b[1], a[2] + sign * b[2]
     value = int_value(node)
-    if value is not None:
-        return 0, 0, value
+    strided = _strided_parts(window)
+    if value is not None:  # (in a strided loop's units, a stride, only 0 is known)
+        return (0, 0, value) if strided is None or value == 0 else None
     if dotted(node) == counter:
         return 1, 0, 0
-    if code(node).replace(" ", "") == window.replace(" ", ""):
+    text = code(node).replace(" ", "")
+    if text == window.replace(" ", ""):
         return 0, 1, 0
+    if strided is not None:  # `range(0, n, b)`: the index counts strides, `n` is W strides and `b` one
+        if text == strided[0]:
+            return 0, 1, 0
+        if text == strided[1]:
+            return 0, 0, 1
     return None
+
+
+def _strided_parts(window: str) -> tuple[str, str] | None:
+    """(n, b) of a strided loop's window `n // b` (`strided_window`), spaces removed; None for any other window."""
+    if "//" not in window:
+        return None
+    found = _STRIDED.get(window)
+    if found is None:
+        try:
+            parsed = ast.parse(window, mode="eval").body
+        except SyntaxError:
+            parsed = None
+        found = ((ast.unparse(parsed.left).replace(" ", ""), ast.unparse(parsed.right).replace(" ", ""))
+                 if isinstance(parsed, ast.BinOp) and isinstance(parsed.op, ast.FloorDiv) else ("", ""))
+        _STRIDED[window] = found
+    return found if found[0] else None
+
+
+_STRIDED: dict[str, tuple[str, str]] = {}  # strided windows' parts, by window text (few per file)
 
 
 def strided_window(bound: str, stride: str) -> str:

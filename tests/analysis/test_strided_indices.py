@@ -77,3 +77,36 @@ def train(model, loader, optimizer):
 """
     assert [d.code for d in analyse_text(source.format(n=1), "train.py").diagnostics] == []
     assert [d.code for d in analyse_text(source.format(n=4), "train.py").diagnostics] == ["GL003"]
+
+
+STRIDED_LAST = """\
+import torch
+
+
+def main(model, optimizer, train_loader, accumulate_steps, micro):
+    for it, batch in enumerate(train_loader):
+        model.zero_grad()
+        input_ids = batch["input_ids"]
+        for ex_idx in range(0, input_ids.size(0), micro):
+            if {test}:
+                loss = model(input_ids[ex_idx: ex_idx + micro]).mean()
+                (loss / accumulate_steps).backward()
+            else:
+                loss = model(input_ids[ex_idx:]).mean()
+                (loss / accumulate_steps).backward()
+                optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(("test", "fires"), [
+    ("ex_idx + micro < input_ids.size(0)", False),  # every chunk but the last: the step runs once, after the last
+    ("micro + ex_idx < input_ids.size(0)", False),
+    ("ex_idx < input_ids.size(0) - micro", False),
+    ("ex_idx + 1 < input_ids.size(0)", True),  # an index step is not a stride: which chunk this is, is not known
+])
+def test_the_last_chunk_of_a_strided_loop(test: str, fires: bool) -> None:
+    """easy-to-hard's trainers (lockbox 30, after its opening; four certain GL001): `for ex_idx in range(0, n, micro)`
+    steps in the `else` of `if ex_idx + micro < n:`, on the last chunk only; read as a test that may fail on any
+    chunk, the step ran twice in one batch with no clear between."""
+    found = [d.code for d in analyse_text(STRIDED_LAST.format(test=test), "train.py").diagnostics]
+    assert ("GL001" in found) == fires
