@@ -397,6 +397,10 @@ class Expressions:
                     result = replace(result, multipliers=result.multipliers | {code(side)})
                 if not factor.reach and (term.reach or term.opaque) and (share := share_denominator(side)) is not None:
                     result = replace(result, shares=result.shares | {share})  # `loss * (n / total)`
+                elif (not factor.reach and (term.reach or term.opaque) and factor.divisors
+                      and isinstance(side, (ast.Name, ast.Attribute))):
+                    # `ratio = mini_batch_size / batch_size` ... `loss * ratio`: the share, under a name
+                    result = replace(result, shares=result.shares | factor.divisors)
         if is_int(expr.left) and is_int(expr.right):
             result = replace(result, const=None)
         if op is ast.FloorDiv and not (left.entities or left.modules or left.params):

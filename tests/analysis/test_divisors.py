@@ -293,3 +293,30 @@ class Trainer:
 def test_a_normalised_target_is_no_division_of_the_loss(target: str, reported: bool) -> None:
     found = analyse_text(NORMALISED_TARGET.format(target=target), "train.py").diagnostics
     assert ("GL003" in {d.code for d in found}) is reported
+
+
+MINIBATCH_SHARES = """\
+import torch
+
+
+def learn(policy, optimizer, batches, batch_size, mini_batch_size):
+    for obs, acts in batches:
+        optimizer.zero_grad()
+        for start in range(0, batch_size, mini_batch_size):
+            o, a = obs[start:start + mini_batch_size], acts[start:start + mini_batch_size]
+            {ratio}
+            loss = -policy(o, a).mean() * {factor}
+            loss.backward()
+        optimizer.step()
+"""
+
+
+@pytest.mark.parametrize(("ratio", "factor", "fires"), [
+    ("pass", "(mini_batch_size / batch_size)", False),  # each mini-batch's share of the batch
+    ("minibatch_ratio = mini_batch_size / batch_size", "minibatch_ratio", False),  # the same share, under a name
+    ("scale = mini_batch_size * 2", "scale", True),  # a factor that divides nothing
+])
+def test_a_share_of_the_batch_under_a_name(ratio: str, factor: str, fires: bool) -> None:
+    """rlgym-ppo's PPO learner (lockbox 30, after its opening; two certain GL003 and its fixed version NOT CLEAN):
+    `minibatch_ratio = mini_batch_size / batch_size`, then `loss * minibatch_ratio` on each mini-batch of the window."""
+    assert ("GL003" in codes(MINIBATCH_SHARES.format(ratio=ratio, factor=factor))) == fires
