@@ -239,12 +239,15 @@ class KeepAlives:
         """`fn`, run for the call being evaluated, was handed as `param` a name that `loop` binds afresh in each
         iteration (its target, or a name it assigns anew), or an item of one."""
         call = self.interp.calls.current_call_node()
-        if call is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                or last_name(call.func) != fn.name:
+        if call is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
         first = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]][:1]
+        # a module called (`self.criterion()(out[0], y)`, `loss_fn(pred, y)`) runs its `forward` on itself
+        module_call = fn.name == "forward" and first == ["self"] and last_name(call.func) != "forward"
+        if last_name(call.func) != fn.name and not module_call:
+            return False
         # (a method called on its object binds `self` itself)
-        on_object = isinstance(call.func, ast.Attribute) and first in (["self"], ["cls"])
+        on_object = module_call or isinstance(call.func, ast.Attribute) and first in (["self"], ["cls"])
         given = handed_arguments(fn, call, on_object).get(param)
         # an item of an object made afresh (`mask_tokens(encoded["input_ids"], ...)` of `encoded = tokenizer(...)`)
         while isinstance(given, ast.Subscript) and not isinstance(given.slice, ast.Slice):
