@@ -405,8 +405,10 @@ class Expressions:
             result = replace(result, const=None)
         if op is ast.FloorDiv and not (left.entities or left.modules or left.params):
             # `(total + size - 1) // size`: floor division has no gradient (torch's floor_divide is not
-            # differentiable), so the result is a number that carries no graph, whatever it was made from
-            result = Value(divisors=result.divisors, counter=result.counter, const=result.const)
+            # differentiable), so the result is a number that carries no graph, whatever it was made from; an
+            # integer count (`len(loader) // accumulation_steps` optimizer steps), as `math.floor` makes: what is
+            # computed from it (an annealing weight's cycle) divides no loss by its divisor
+            result = Value(counter=result.counter, const=result.const)
         if op is ast.Add:  # `len(loader) * epoch + i`: the batches done, counted like `i` in the first epoch
             for this, other, other_node in ((left, right, expr.right), (right, left, expr.left)):
                 if this.counter is not None and other.counter is None and isinstance(other_node, ast.BinOp) \
