@@ -18,10 +18,11 @@ from .deferred import defer, may_make_context, synthetic_call
 from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
 from .names import ref_text
 from .parts import EffectsHost
+from .pathcond import ENABLED_QUERY
 from .provenance import MODELLED, Assumption, assumed
 from .required_settings import requires_part
 from .schedules import schedule
-from .switches import setting_literal
+from .switches import runs_of, setting_literal
 from .syntax import arguments, code, keyword_value
 from .values import (
     EMPTY,
@@ -207,25 +208,13 @@ class Effects:
             apply(flow)
             return
         setting, queried = switch
-        world = None
-        if isinstance(setting, Condition):
-            world = self.interp.worlds.decide(setting.akey, setting.polarity, frame.cls, setting.atom)
         asked = self.interp.akey(queried) if queried else 0
-        on, off = [], []
-        for s in flow.states:
-            known = setting if isinstance(setting, bool) else world
-            if known is None and isinstance(setting, Condition):
-                known = self.interp.known_truth(s, setting, flow.env)
-                if known is None and asked:  # `if not scaler.is_enabled():` ran before
-                    known = s.assumption(asked)
-                if known is None:
-                    on.append(s.assume(setting.akey, setting.polarity))
-                    off.append(s.assume(setting.akey, not setting.polarity))
-                    continue
-            (on if known else off).append(s)
-        if asked:  # the object's own answer is the setting's
-            on = [s.assume(asked, True) for s in on]
-            off = [s.assume(asked, False) for s in off]
+        if isinstance(setting, bool):  # built on or off: every path knows
+            on, off = runs_of(flow.states, lambda s: setting, 0, True, asked)
+        else:
+            world = self.interp.worlds.decide(setting.akey, setting.polarity, frame.cls, setting.atom)
+            on, off = runs_of(flow.states, lambda s: world if world is not None else self.interp.known_truth(
+                s, setting, flow.env), setting.akey, setting.polarity, asked)
         part = Flow(flow.env, frozenset(on))
         apply(part)
         flow.states = part.states | frozenset(off)
@@ -240,7 +229,7 @@ class Effects:
             return None  # built on, out of sight, or several objects of different settings
         expr, made_at = found[0]
         tested = self.interp.subjects_tested
-        queried = f"{site.receiver_text}.is_enabled()"
+        queried = f"{site.receiver_text}.{ENABLED_QUERY}()"
         queried = queried if tested[queried] else ""
         constant = literal_bool(expr)
         if constant is not None:

@@ -785,7 +785,7 @@ class Interpreter:
             if known is not None:
                 return known
         if cond.atom is not None:  # another atom of the same subject: `x is None` known, `if x:` asked
-            objects = env is not None and _object_or_none(env.get(cond.atom.subject))
+            objects = env is not None and (v := env.get(cond.atom.subject)) is not None and truthless(v)
             for akey, atom in self._atoms[cond.atom.subject].items():
                 truth = state.assumption(akey) if akey != cond.akey else None
                 if truth is not None:
@@ -1370,12 +1370,6 @@ def _whole_target(target: ast.expr, sub: ast.expr) -> bool:
     if isinstance(target, ast.Starred):
         return _whole_target(target.value, sub)
     return isinstance(target, (ast.Tuple, ast.List)) and any(_whole_target(e, sub) for e in target.elts)
-
-
-def _object_or_none(value: Value | None) -> bool:
-    """The value is None or one of the objects the analysis made whose classes define no truth (`truthless`): `if x:`
-    then means `if x is not None:`."""
-    return value is not None and truthless(value)
 
 
 # What a configuration-flag test is made of: names, attributes, constants, `not`, `and`/`or`, comparisons.

@@ -40,13 +40,14 @@ from dataclasses import dataclass
 from .syntax import code
 from .walk import breadth_first, iter_tree
 
-__all__ = ["TRUTHY", "Atom", "Literal", "implies", "literal", "reading", "remaining", "subjects_tested"]
+__all__ = ["ENABLED_QUERY", "TRUTHY", "Atom", "Literal", "implies", "literal", "reading", "remaining", "subjects_tested"]
 
 NONE, TRUTHY, EQUALS, HASATTR, TEXT = "none", "truthy", "eq", "hasattr", "text"
 _SUBJECT = (ast.Name, ast.Attribute, ast.Subscript)
 # methods whose answer an object keeps for its life (a GradScaler's `is_enabled()`, its constructor's `enabled`): a
 # test of one is a truth-value atom of its text, as a setting's is (`switches`)
-_SETTLED_QUERIES = frozenset({"is_enabled"})
+ENABLED_QUERY = "is_enabled"
+_SETTLED_QUERIES = frozenset({ENABLED_QUERY})
 
 
 @dataclass(frozen=True, slots=True)

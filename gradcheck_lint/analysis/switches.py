@@ -23,13 +23,14 @@ multiply the paths, and the run where the scaler is on carries every misuse ther
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from . import pathcond
+from .gradstate import PathState
 from .syntax import code
 from .walk import iter_tree
 
-__all__ = ["setting_literal"]
+__all__ = ["runs_of", "setting_literal"]
 
 
 def setting_literal(expr: ast.expr, call: ast.AST,
@@ -51,3 +52,24 @@ def setting_literal(expr: ast.expr, call: ast.AST,
                 return pathcond.Literal(pathcond.Atom(pathcond.TRUTHY, code(node.targets[0])), True)
     lit = pathcond.literal(expr)
     return None if lit.atom.kind == pathcond.TEXT else lit
+
+
+def runs_of(states: Iterable[PathState], decided: Callable[[PathState], bool | None], akey: int, polarity: bool,
+            asked: int = 0) -> tuple[list[PathState], list[PathState]]:
+    """The paths on which the setting (assumption key `akey`, true when its atom is `polarity`) holds, and those on which
+    it does not; a path `decided` says nothing of goes both ways and remembers which. `asked`: the key of the object's
+    own answer (`scaler.is_enabled()`), remembered alike (0: no test asks it)."""
+    on, off = [], []
+    for s in states:
+        known = decided(s)
+        if known is None and asked:  # `if not scaler.is_enabled():` ran before
+            known = s.assumption(asked)
+        if known is None:
+            on.append(s.assume(akey, polarity))
+            off.append(s.assume(akey, not polarity))
+        else:
+            (on if known else off).append(s)
+    if asked:
+        on = [s.assume(asked, True) for s in on]
+        off = [s.assume(asked, False) for s in off]
+    return on, off
