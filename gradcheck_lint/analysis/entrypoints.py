@@ -304,7 +304,7 @@ class EntryPoints:
             return
         family = (cls, *self.interp.definitions.ancestors(cls)) if cls else ()
         for world in worlds:  # settings `__init__` fixed (`worlds`): each world on its own
-            with self.interp.worlds.entered(family, world.literals, world.atoms):
+            with self.interp.worlds.entered(family, world.literals, world.atoms, world.implied):
                 self._run_in(fn, cls, implicit_loop, closure, outer, assumed, world.env, framework)
 
     def _run_in(self, fn: Function, cls: ClassInfo | None, implicit_loop: bool, closure: dict[str, Value] | None,

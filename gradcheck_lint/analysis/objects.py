@@ -23,7 +23,7 @@ from .reductions import returns_summed
 from .syntax import arguments, assignment_targets, code, parameters
 from .values import EMPTY, OPAQUE, Entity, Holder, Kind, Ownership, Value, join, union_as_tensor
 from .walk import iter_tree
-from .worlds import World, assignments, settings_of
+from .worlds import MAX_SETTINGS, World, assignments, implied_presence, presence_settings, settings_of
 
 _DIVISOR_NAME = convention("divisor")
 
@@ -734,28 +734,45 @@ class Objects:
             return []
         # the tests of `__init__`, then those of the setup methods it calls (`self.init_main()`), each at its call
         ifs = [(node.lineno, node) for node in iter_tree(init) if isinstance(node, ast.If)]
+        own = {id(node) for _line, node in ifs}
         for line, helper in self._setup_helpers(cls, init):
             ifs += [(line, node) for node in iter_tree(helper) if isinstance(node, ast.If)]
-        conds = [(line, interp.setting_condition(node)[0]) for line, node in ifs]
+        read = [(line, node, *interp.setting_condition(node)) for line, node in ifs]
+        conds = [(line, cond) for line, _node, cond, _swapped in read]
         atoms = {cond.akey: cond.atom for _, cond in conds if cond.atom is not None}
         tests = [(line, cond.akey, cond.atom.subject) for line, cond in conds if cond.atom is not None]
-        settings = settings_of(init, tests, self.mutable_attributes | self.assigned_by_ancestors(cls))
+        elsewhere = self.mutable_attributes | self.assigned_by_ancestors(cls)
+        settings = settings_of(init, tests, elsewhere)
+        family = (cls, *interp.definitions.ancestors(cls))
+        # `if hasattr(self, "optimizer"):` in a method: the arm of `__init__` that alone makes it
+        presence = presence_settings(init, [(node, cond.akey, swapped) for _line, node, cond, swapped in read
+                                            if id(node) in own],
+                                     self._asked_by_hasattr(family), elsewhere)
+        settings += [key for key in presence if key not in settings][:max(0, MAX_SETTINGS - len(settings))]
         if not settings:
             return []
-        family = (cls, *interp.definitions.ancestors(cls))
         worlds: list[World] = []
         marks = dict(self.table.one_process_by_setting)
         for literals in assignments(settings):
-            with interp.worlds.entered(family, literals, atoms):
+            implied = implied_presence(literals, presence)
+            with interp.worlds.entered(family, literals, atoms, implied):
                 env = self._init_env(cls)
             if env:
-                worlds.append(World(literals, atoms, env))
+                worlds.append(World(literals, atoms, env, implied))
         shapes = {self._shape(w.env) for w in worlds}
         found = worlds if len(worlds) > 1 and len(shapes) > 1 else []
         if not found:  # one world after all: what a world's run marked of its objects says nothing of the joined run
             self.table.one_process_by_setting = marks
         self._class_worlds[cls.name] = found
         return found
+
+    def _asked_by_hasattr(self, family: tuple[ClassInfo, ...]) -> frozenset[str]:
+        """The names the methods of a class and its bases (not `__init__`) ask for by `hasattr(self, "<name>")`."""
+        return frozenset(n.args[1].value for info in family for name, fn in info.methods.items() if name != "__init__"
+                         for n in iter_tree(fn)
+                         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "hasattr"
+                         and len(n.args) == 2 and isinstance(n.args[0], ast.Name) and n.args[0].id == "self"
+                         and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str))
 
     def _setup_helpers(self, cls: ClassInfo, init: ast.FunctionDef | ast.AsyncFunctionDef
                        ) -> list[tuple[int, ast.FunctionDef | ast.AsyncFunctionDef]]:

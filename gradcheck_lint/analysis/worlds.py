@@ -24,6 +24,11 @@ optimizer owns says nothing of another's.
 A setting is a literal of a `pathcond` atom over `self.<name>` tested in `__init__`'s own body, or in a
 setup method `__init__` calls (`self.init_main()`: the test is where the call is), where `__init__` assigns
 the attribute at most once, before the test, and no other method of the class or its bases assigns it.
+
+A test of anything else in `__init__` (`if config.shared or hasattr(net, "trunk"):`) is a setting too when
+one of its arms alone makes an attribute that a method asks for by `hasattr(self, "name")`: that method's
+test is the same fact as the arm `__init__` took (`presence_settings`), and mixing the arms makes paths
+no run has (the shared optimizer's alias stepped on the arm of separate optimizers).
 """
 
 from __future__ import annotations
@@ -36,12 +41,12 @@ from dataclasses import dataclass
 
 from . import names as N
 from .conventions import convention
-from .pathcond import TRUTHY, Atom, implies
+from .pathcond import HASATTR, TRUTHY, Atom, implies, sets_on_every_path
 from .syntax import assignment_targets
 from .values import Value
 from .walk import iter_tree
 
-__all__ = ["MAX_SETTINGS", "World", "Worlds", "settings_of"]
+__all__ = ["MAX_SETTINGS", "World", "Worlds", "implied_presence", "presence_settings", "settings_of"]
 
 _MULTI_PROCESS_FLAG = convention("multi_process_flag")
 MAX_SETTINGS = 2  # settings split into worlds per class (2**2 worlds); more are joined as before
@@ -55,6 +60,7 @@ class World:
     literals: tuple[tuple[int, bool], ...]
     atoms: dict[int, Atom]
     env: dict[str, Value]
+    implied: tuple[tuple[Atom, bool], ...] = ()  # `hasattr(self, "name")` of the arms the literals took
 
 
 class Worlds:
@@ -94,12 +100,12 @@ class Worlds:
 
     @contextmanager
     def entered(self, family: tuple[object, ...], literals: Sequence[tuple[int, bool]],
-                atoms: dict[int, Atom]) -> Iterator[None]:
-        """In the world of these literals (assumption key -> truth; `atoms`: the atom of each key), for the
-        methods of a class and its bases (`family`)."""
+                atoms: dict[int, Atom], implied: Sequence[tuple[Atom, bool]] = ()) -> Iterator[None]:
+        """In the world of these literals (assumption key -> truth; `atoms`: the atom of each key; `implied`:
+        other atoms the literals decide), for the methods of a class and its bases (`family`)."""
         saved = self._literals, self._family, self.key, self._atoms
         self._literals, self._family, self.key = dict(literals), family, tuple(literals)
-        self._atoms = tuple((atoms[k], v) for k, v in literals if k in atoms)
+        self._atoms = tuple((atoms[k], v) for k, v in literals if k in atoms) + tuple(implied)
         try:
             yield
         finally:
@@ -128,6 +134,46 @@ def settings_of(init: ast.FunctionDef | ast.AsyncFunctionDef, tests: Sequence[tu
         if len(out) == MAX_SETTINGS:
             break
     return out
+
+
+def presence_settings(init: ast.FunctionDef | ast.AsyncFunctionDef, tests: Sequence[tuple[ast.If, int, bool]],
+                      asked: frozenset[str], assigned_elsewhere: frozenset[str]) -> dict[int, dict[str, bool]]:
+    """The tests of `__init__`'s own body, outside loops ((the `if`, its assumption key, whether its arms are
+    the other way round)), one of whose arms alone assigns a `self.<name>` that a method asks for by
+    `hasattr(self, "<name>")` (`asked`: the names) and that nothing else assigns: by key, each such name and
+    the truth of the key's literal on which it exists."""
+    in_loops = {id(n) for loop in iter_tree(init) if isinstance(loop, (ast.For, ast.AsyncFor, ast.While))
+                for n in iter_tree(loop) if n is not loop}
+    out: dict[int, dict[str, bool]] = {}
+    for node, akey, swapped in tests:
+        if id(node) in in_loops:
+            continue
+        body, orelse = _stores(node.body), _stores(node.orelse)
+        rest = _stores(init.body, skip=node)
+        found = {}
+        for arm, stmts, mine, other in ((True, node.body, body, orelse), (False, node.orelse, orelse, body)):
+            for text in mine - other - rest - assigned_elsewhere:
+                name = text.removeprefix("self.")
+                if name in asked and "." not in name and sets_on_every_path(stmts, text):
+                    found[name] = arm != swapped
+        if found:
+            out[akey] = found
+    return out
+
+
+def _stores(stmts: Sequence[ast.AST], skip: ast.AST | None = None) -> frozenset[str]:
+    """The `self.x` texts these statements assign (not inside `skip`)."""
+    skipped = {id(n) for n in iter_tree(skip)} if skip is not None else set()
+    texts = (N.ref_text(t) for stmt in stmts for node in iter_tree(stmt) if id(node) not in skipped
+             for t in assignment_targets(node))
+    return frozenset(t for t in texts if t is not None and t.startswith("self."))
+
+
+def implied_presence(literals: Sequence[tuple[int, bool]], presence: dict[int, dict[str, bool]]
+                     ) -> tuple[tuple[Atom, bool], ...]:
+    """`hasattr(self, "name")` of every name the world's literals make or leave out (`presence_settings`)."""
+    return tuple((Atom(HASATTR, "self", name), truth == arm) for key, truth in literals
+                 for name, arm in presence.get(key, {}).items())
 
 
 def assignments(settings: Sequence[int]) -> list[tuple[tuple[int, bool], ...]]:

@@ -107,3 +107,74 @@ class Trainer:
 
 def test_a_setting_that_changes_no_object_still_reports_once() -> None:
     assert [(line, code) for line, code, _ in codes(SAME)] == [(19, "GL001")]
+
+
+# An RL course's trainer (lockbox 30, kind 1): `__init__` builds one shared optimizer, aliased as the actor's
+# and the critic's, on one arm of a test of a configuration, separate optimizers on the other; the update asks
+# `hasattr(self, "optimizer")`, which is which arm `__init__` took. Mixed, the shared optimizer's alias was
+# stepped twice on the arm of separate optimizers: a certain GL001 on a path no run has.
+PRESENCE = """\
+import torch
+from torch import nn, optim
+
+
+class ActorCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.actor = nn.Linear(4, 2)
+        self.critic = nn.Linear(4, 1)
+
+    def forward(self, x):
+        return self.actor(x), self.critic(x)
+
+
+class Trainer:
+    def __init__(self, config):
+        self.actor_critic = ActorCritic()
+        if config.shared_backbone or hasattr(self.actor_critic, "shared_backbone_net"):
+            self.optimizer = optim.Adam(self.actor_critic.parameters(), lr=1e-3)
+            self.actor_optimizer = self.optimizer
+            self.critic_optimizer = self.optimizer
+        else:
+            self.actor_optimizer = optim.Adam(self.actor_critic.actor.parameters(), lr=1e-3)
+            self.critic_optimizer = optim.Adam(self.actor_critic.critic.parameters(), lr=1e-3)
+
+    def update(self, batch):
+        logits, value = self.actor_critic(batch)
+        loss = logits.pow(2).mean() + value.pow(2).mean()
+        if {asked}:
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+        else:
+            self.actor_optimizer.zero_grad()
+{critic_clear}            loss.backward()
+            self.actor_optimizer.step()
+            self.critic_optimizer.step()
+
+    def train(self, batches):
+        for batch in batches:
+            self.update(batch)
+"""
+CRITIC_CLEAR = "            self.critic_optimizer.zero_grad()\n"
+
+
+def test_an_attribute_one_arm_of_init_makes_is_the_arm_it_took() -> None:
+    assert codes(PRESENCE.format(asked='hasattr(self, "optimizer")', critic_clear=CRITIC_CLEAR)) == []
+    # the arms the other way round: the shared optimizer's world takes the arm that steps its alias twice
+    found = codes(PRESENCE.format(asked='not hasattr(self, "optimizer")', critic_clear=CRITIC_CLEAR))
+    assert (38, "GL001") in {(line, code) for line, code, _ in found}
+
+
+def test_on_the_arm_of_separate_optimizers_a_missing_clear_is_still_found() -> None:
+    found = codes(PRESENCE.format(asked='hasattr(self, "optimizer")', critic_clear=""))
+    assert found == [(37, "GL001", "certain")]  # the critic's step
+
+
+def test_an_attribute_another_method_also_makes_is_no_world() -> None:
+    # `share()` may make `self.optimizer` later: its presence says nothing of `__init__`'s arm
+    text = PRESENCE.format(asked='hasattr(self, "optimizer")', critic_clear=CRITIC_CLEAR) + """
+    def share(self):
+        self.optimizer = self.actor_optimizer
+"""
+    assert (38, "GL001") in {(line, code) for line, code, _ in codes(text)}  # the alias stepped twice
