@@ -25,6 +25,13 @@ EVENT_EFFECTS = ("backward", "schedule", "step", "clear", "freeze", "toggle", "u
 # ... and so are these in-place calls on gradients themselves, which no API row models: `p.grad.zero_()`,
 # `.fill_(0)`, `.mul_(scale)`, `.div_(n)`, and `x.detach_()`
 GRADIENT_CALLS = frozenset({"zero_", "fill_", "mul_", "div_", "detach_"})
+_LOSS_SCALER = convention("loss_scaler")
+
+
+def _scaler_named(receiver: ast.expr) -> bool:
+    """`scaler`, `self.grad_scaler`: a receiver named like an AMP loss scaler."""
+    text = N.ref_text(receiver)
+    return text is not None and _LOSS_SCALER.search(text.rsplit(".", 1)[-1]) is not None
 
 
 def event_attrs(catalogue: Catalogue) -> frozenset[str]:
@@ -292,6 +299,11 @@ class Prescan:
                 if is_self:
                     m.self_attrs.add(attr)
                 if attr in self.event_attrs or attr in self.mode_setters:
+                    m.direct = True
+            if attr == "update" and not node.args and not node.keywords and _scaler_named(receiver):
+                # `if use_amp: scaler.update()` on the path that skips the step: the scaler's state after it differs
+                # by arm (`update` is too common a name to be an event on any receiver: `dict.update`, a meter's)
+                for m in here:
                     m.direct = True
             recv = N.ref_text(receiver) or N.member_ref(receiver)  # `opts[i].step()`: a member of `opts`
             if recv is not None:
