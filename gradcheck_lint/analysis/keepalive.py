@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
 from . import names as N
@@ -17,6 +17,7 @@ from .accumulation import initialisations, loop_counters
 from .conventions import convention
 from .events import KeepAlive
 from .flow import Flow, Frame
+from .fresh_returns import returns_made_afresh
 from .names import last_name
 from .one_batch import draws_batches, repeats_on_one_batch
 from .parameter_tests import handed_arguments
@@ -260,9 +261,14 @@ class KeepAlives:
         while caller is not None and not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
             caller = self.interp.parent(caller)
         # `log_pi = gaussian_logprob(noise, log_std)` then `squash(mu, pi, log_pi)` in an actor's `forward` the loop
-        # calls: a local the caller makes at each of its calls
-        return isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _within(loop, caller) \
-            and _made_at_each_call(caller, given.id)
+        # calls: a local the caller makes at each of its calls (`context = self._initial_context(v)`, a method of
+        # its class that returns a clone, too)
+        if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) or _within(loop, caller):
+            return False
+        owner = self.interp.parent(caller)
+        methods = {n.name: n for n in owner.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))} \
+            if isinstance(owner, ast.ClassDef) else {}
+        return _made_at_each_call(caller, given.id, methods) or _bound_afresh_before(caller, given.id, call, methods)
 
     def _rebuilt_through_another_name(self, node: ast.AST, target: str) -> bool:
         """`q_proj.temp_weight = q_proj.temp_weight / s`, where the same file also makes that attribute afresh on an
@@ -578,16 +584,40 @@ def _in_fresh_local(fn: object, target: str) -> bool:
     return bool(made) and len(made) == stores and all(isinstance(v, _FRESH) and not _calls_on_object(v) for v in made)
 
 
-def _made_at_each_call(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
+def _made_at_each_call(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
+                       methods: Mapping[str, ast.AST] | None = None) -> bool:
     """`name` is a local of `fn` (not a parameter nor a global) that every binding makes anew: a call's result (or
-    a part of one, unpacked), a display, or a constant (`None`)."""
+    a part of one, unpacked), a display, or a constant (`None`); of a method of an object, only one of `fn`'s class
+    (`methods`) that returns what it makes (`fresh_returns`)."""
     if name in _parameters(fn) or _declared_global(fn, name):
         return False
     stores = sum(1 for n in iter_tree(fn) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store))
     made = [a.value for a in iter_tree(fn) if isinstance(a, ast.Assign)
             for t in a.targets for n in iter_tree(t) if isinstance(n, ast.Name) and n.id == name]
-    return bool(made) and len(made) == stores and all(isinstance(v, (*_FRESH, ast.Constant))
-                                                      and not _calls_on_object(v) for v in made)
+    return bool(made) and len(made) == stores and all(
+        isinstance(v, (*_FRESH, ast.Constant))
+        and (not _calls_on_object(v) or isinstance(v, ast.Call) and returns_made_afresh(v, methods or {}))
+        for v in made)
+
+
+def _bound_afresh_before(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, call: ast.Call,
+                         methods: Mapping[str, ast.AST]) -> bool:
+    """The statement of `fn`'s body that holds `call` comes after a plain `name = <new object>` (a call's result that
+    is not an object's method's, `self.m(...)` of a method returning what it makes, a display), with no other binding
+    of `name` between: `context = self._initial_context(v)` then `self._update_context(context, ...)`."""
+    if name in _parameters(fn) or _declared_global(fn, name):
+        return False
+    index = next((i for i, stmt in enumerate(fn.body) if any(n is call for n in iter_tree(stmt))), None)
+    if index is None:
+        return False
+    for stmt in reversed(fn.body[:index]):
+        if not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in iter_tree(stmt)):
+            continue
+        value = stmt.value if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+            and isinstance(stmt.targets[0], ast.Name) else None
+        return isinstance(value, _FRESH) and (not _calls_on_object(value)
+                                              or isinstance(value, ast.Call) and returns_made_afresh(value, methods))
+    return False
 
 
 def _calls_on_object(value: ast.expr) -> bool:
