@@ -29,6 +29,7 @@ from .project.callers import settle_with_callers
 from .project.index import ProjectIndex
 from .project.reachability import settle_unreached
 from .project.unimportable import ABSENT, MissingImport, missing_import
+from .project.unset_defaults import settle_unset_defaults
 from .registry import NOTICE_HELP, PARSE_ERROR_CODE, PARSE_ERROR_HELP, PARSE_ERROR_NAME, Rule, all_rules
 from .sources import parse_python, universal_newlines
 from .suppressions import UnusedSuppression, apply_suppressions
@@ -115,14 +116,16 @@ def _settled(report: FileReport, text: str, path: str, settings: Settings, prefi
 
 def _unreached_settled(report: FileReport, text: str, path: str, index: ProjectIndex) -> FileReport:
     """The report with its certain findings in code nothing in the project names made possible
-    (`project.reachability`)."""
-    settled = settle_unreached(report.diagnostics, universal_newlines(text), index, os.path.abspath(path))
-    if settled is None or settled[0] == report.diagnostics and not settled[1]:
-        return report
-    deps = dict(report.dependencies)
-    deps.update(settled[1])
-    deps.pop(os.path.abspath(path), None)
-    return dataclasses.replace(report, diagnostics=settled[0], dependencies=tuple(sorted(deps.items())))
+    (`project.reachability`), and those about windows no run of the project makes (`project.unset_defaults`)."""
+    for settle in (settle_unreached, settle_unset_defaults):
+        settled = settle(report.diagnostics, universal_newlines(text), index, os.path.abspath(path))
+        if settled is None or settled[0] == report.diagnostics and not settled[1]:
+            continue
+        deps = dict(report.dependencies)
+        deps.update(settled[1])
+        deps.pop(os.path.abspath(path), None)
+        report = dataclasses.replace(report, diagnostics=settled[0], dependencies=tuple(sorted(deps.items())))
+    return report
 
 
 def _settled_by_callers(d: Diagnostic) -> bool:

@@ -1,0 +1,238 @@
+"""Settings no run of the project sets: a keyword default of one that no call of the project passes.
+
+A training function often takes its accumulation count as a keyword whose default is one window of one
+micro-batch, and the project's script calls it without that keyword:
+
+    # util/framework.py                                 # train_demo.py
+    def train(self, model, name, ..., grad_iter=1):     framework.train(model, prefix, fp16=opt.fp16,
+        ...                                                             train_iter=opt.train_iter, ...)
+        loss = model.loss(logits, label) / grad_iter
+        loss.backward()
+        if it % grad_iter == 0:
+            optimizer.step()
+
+Every run the project makes has a window of one there: a finding about the window (the loss not divided,
+the gate stepping on the first micro-batch, micro-batches synced for nothing) describes what the code
+would do if a caller set the keyword, which none does (Few-NERD, lockbox 31: a certain GL004 on
+`it % grad_iter == 0` with `it` from 0). That the window is larger is not a fact read. So a certain finding
+of the window's codes in a function whose every window count (`x % n`) is such a keyword becomes
+`possible`, the assumption said. The keyword may be set from outside the project (a library's user): the
+finding stays, under `--show-possible`.
+
+The calls are found by the function's name in the project's Python files (a method's as `.name(`), parsed;
+a call is taken for one of this function when it gives at least the arguments the function requires.
+Nothing is decided when no such call is found, when a call hands `*args` or `**kwargs`, when the function
+is handed on other than in a call (a module function's name, or a method through `self`, as a callback or
+in `functools.partial`; a method handed on through another object's name is not read), when more than
+`MAX_FILES_READ` files name it, or when the project runs nothing of its own (a library, called from outside).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+from collections.abc import Iterator
+
+from ..analysis.walk import breadth_first, child_nodes
+from ..diagnostics import Applicability, Certainty, Diagnostic
+from ..sources import parse_python
+from .callers import project_files
+from .index import ProjectIndex
+
+__all__ = ["MAX_FILES_READ", "WINDOW_CODES", "settle_unset_defaults"]
+
+MAX_FILES_READ = 24  # project files parsed looking for the calls of one function
+# the codes whose findings are about an accumulation window of more than one micro-batch
+WINDOW_CODES = frozenset({"GL003", "GL004", "GL006"})
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_ENTRY = re.compile(r"__main__|^[A-Za-z_][\w.]*\(", re.M)  # a script: a `__main__` guard or a top-level call
+_WINDOW_ENDS = frozenset({"step", "zero_grad"})  # what a window's gate runs
+# what a function named but not called is handed to: an argument, a binding, a container, a return
+_HANDING = (ast.Call, ast.keyword, ast.Assign, ast.AnnAssign, ast.Return, ast.Tuple, ast.List, ast.Dict, ast.Set)
+
+
+def settle_unset_defaults(found: list[Diagnostic], text: str, index: ProjectIndex, path: str
+                          ) -> tuple[list[Diagnostic], tuple[tuple[str, str], ...]] | None:
+    """`found` (the findings of the file at `path`, whose source is `text`) with its certain window findings in a
+    function whose window counts are keywords of default one that no call of the project passes made possible, and
+    the project files the decisions read (with their SHA-256); None when nothing was decided."""
+    if not any(_settleable(d) for d in found):
+        return None
+    try:
+        tree = parse_python(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    saved, index.recording = index.recording, {}
+    try:
+        decided: dict[int, str | None] = {}  # id of a function -> the assumption, when its windows are unset
+        out: list[Diagnostic] = []
+        for d in found:
+            fn = _enclosing(tree, d.line) if _settleable(d) else None
+            if fn is not None:
+                if id(fn) not in decided:
+                    decided[id(fn)] = _unset_windows(fn, _class_of(tree, fn), index, path)
+                assumption = decided[id(fn)]
+                if assumption is not None:
+                    fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
+                    d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
+                                            assumptions=tuple(sorted({*d.assumptions, assumption})))
+            out.append(d)
+        read = dict(index.recording)
+    finally:
+        index.recording = saved
+    if out == found:
+        return None
+    read.pop(path, None)
+    return out, tuple(sorted(read.items()))
+
+
+def _settleable(d: Diagnostic) -> bool:
+    return d.certainty is Certainty.CERTAIN and d.code in WINDOW_CODES and d.cell is None
+
+
+def _enclosing(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function or method whose lines hold `line`."""
+    best = None
+    for node in breadth_first(tree):
+        if isinstance(node, _FUNCTIONS) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno >= best.lineno:
+                best = node
+    return best
+
+
+def _class_of(tree: ast.Module, fn: ast.AST) -> ast.ClassDef | None:
+    for node in breadth_first(tree):
+        if isinstance(node, ast.ClassDef) and any(child is fn for child in node.body):
+            return node
+    return None
+
+
+def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function's body, nested functions, lambdas and classes left out."""
+    todo = child_nodes(fn)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            continue
+        yield node
+        todo.extend(child_nodes(node))
+
+
+def _defaults_of_one(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int | None]:
+    """The parameters whose default is the literal 1: their positional index (None: keyword-only)."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    out: dict[str, int | None] = {}
+    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if _is_one(default):
+            out[arg.arg] = positional.index(arg)
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
+        if kw_default is not None and _is_one(kw_default):
+            out[arg.arg] = None
+    return out
+
+
+def _is_one(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and node.value == 1
+
+
+def _window_counts(fn: ast.AST) -> list[ast.expr]:
+    """What the function's window gates count by: the right operands of `%` in the test of an `if` whose body steps
+    an optimizer or clears gradients (`if it % grad_iter == 0: optimizer.step()`; not `if it % val_step == 0:`)."""
+    out: list[ast.expr] = []
+    for node in _own_nodes(fn):
+        if isinstance(node, ast.If) and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                            and n.func.attr in _WINDOW_ENDS for stmt in node.body
+                                            for n in breadth_first(stmt)):
+            out += [n.right for n in breadth_first(node.test) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)]
+    return out
+
+
+def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None, index: ProjectIndex,
+                   path: str) -> str | None:
+    """The assumption a window finding in `fn` rests on, when every window count of `fn` is a keyword of default one
+    that no call of the project passes; None when that is not shown."""
+    ones = _defaults_of_one(fn)
+    counts = _window_counts(fn)
+    if not ones or not counts or any(isinstance(n, ast.Name) and n.id in ones and _rebound(fn, n.id) for n in counts):
+        return None
+    names = {n.id for n in counts if isinstance(n, ast.Name)}
+    if len(names) != len(counts) or not names <= ones.keys():
+        return None  # a window counted by anything else (a constant, an attribute, another name)
+    method = cls is not None and bool(fn.args.args) and fn.args.args[0].arg in ("self", "cls") \
+        and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+    skip = 1 if method else 0
+    required = len(fn.args.posonlyargs) + len(fn.args.args) - len(fn.args.defaults) - skip
+    calls = _calls(fn.name, method, index, path)
+    if calls is None:
+        return None
+    plausible = 0
+    for call in calls:
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None  # `train(*args, **kwargs)`: what it passes is not read
+        if len(call.args) + len(call.keywords) < required:
+            continue  # another function of that name (`model.train()`)
+        plausible += 1
+        given = {k.arg for k in call.keywords}
+        for name in names:
+            place = ones[name]
+            if name in given or place is not None and place - skip < len(call.args):
+                return None
+    if not plausible:
+        return None
+    shown = ", ".join(f"`{n}`" for n in sorted(names))
+    return (f"that {shown} is set above its default 1 (no call of `{fn.name}` in the project passes it: every run of "
+            "the project has windows of one micro-batch there)")
+
+
+def _rebound(fn: ast.AST, name: str) -> bool:
+    """The function assigns the parameter itself (`grad_iter = max(grad_iter, cfg.accum)`)."""
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in _own_nodes(fn))
+
+
+def _calls(name: str, method: bool, index: ProjectIndex, path: str) -> list[ast.Call] | None:
+    """The calls of a function (a method: `.name(...)`) in the project's Python files; None when the project runs
+    nothing of its own, when too many files name it, or when some file names it other than in a call."""
+    needle = re.compile(rf"\b{re.escape(name)}\b")
+    found: list[ast.Call] = []
+    read = 0
+    runs = False
+    for file in project_files(index.root):
+        text = index.text_of(file)
+        if not text:
+            continue
+        runs = runs or bool(_ENTRY.search(text))
+        if not needle.search(text):
+            continue
+        read += 1
+        if read > MAX_FILES_READ:
+            return None
+        module = index.load(file)
+        if module is None:
+            return None
+        for node, parent in _named(module.tree, name):
+            if isinstance(parent, ast.Call) and parent.func is node:
+                if method == isinstance(node, ast.Attribute) or not method:
+                    found.append(parent)
+            elif isinstance(node.ctx, ast.Load) and isinstance(parent, _HANDING) and _itself(node, method):
+                return None  # handed on: a callback, `partial(self.train, ...)`, `step = train`
+    return found if runs else None
+
+
+def _itself(node: ast.Name | ast.Attribute, method: bool) -> bool:
+    """A reference that may be the function itself: a module function's name, or a method through `self` (`opt.train`,
+    an attribute of some other object, is taken for data: a method handed on through another name is not read)."""
+    if not method:
+        return isinstance(node, ast.Name)
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
+
+
+def _named(tree: ast.Module, name: str) -> Iterator[tuple[ast.Name | ast.Attribute, ast.AST | None]]:
+    """The names and attributes spelt `name` in a module, with the node each is a direct child of."""
+    todo: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
+    while todo:
+        node, parent = todo.pop()
+        if isinstance(node, ast.Name) and node.id == name or isinstance(node, ast.Attribute) and node.attr == name:
+            yield node, parent
+        todo.extend((child, node) for child in child_nodes(node))

@@ -1,0 +1,99 @@
+"""Settings no run of the project sets (gradcheck_lint.project.unset_defaults): a certain window finding in a
+function whose window count is a keyword of default one that no call of the project passes rests on the assumption
+that someone sets it, and is possible (lockbox 31's Few-NERD: `grad_iter=1` never passed by its script, a certain
+GL004 on `it % grad_iter == 0`); a call that passes it, by keyword or by place, keeps the finding certain."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gradcheck_lint.cache import ResultCache
+from gradcheck_lint.config import Settings
+from gradcheck_lint.diagnostics import Diagnostic
+from gradcheck_lint.runner import lint_files
+from support import project_tree
+
+FRAMEWORK = """\
+    import torch
+
+
+    class Framework:
+        def __init__(self, loader):
+            self.loader = loader
+
+        def train(self, model, name, learning_rate=0.1, val_step=100, grad_iter=1):
+            optimizer = torch.optim.SGD(model.parameters(), lr=learning_rate)
+            model.train()
+            it = 0
+            for x in self.loader:
+                loss = model(x).mean() / grad_iter
+                loss.backward()
+                if it % grad_iter == 0:
+                    optimizer.step()
+                    optimizer.zero_grad()
+                if it % val_step == 0:
+                    print(name, it)
+                it += 1
+"""
+DEMO = """\
+    import torch
+    from framework import Framework
+
+
+    def main():
+        model = torch.nn.Linear(4, 1)
+        framework = Framework([torch.randn(2, 4) for _ in range(8)])
+        {call}
+
+
+    if __name__ == "__main__":
+        main()
+"""
+GATE = 15  # the line of `if it % grad_iter == 0:`
+
+
+def _lint(root: Path, cache: ResultCache | None = None) -> list[tuple[int, str, str]]:
+    found: list[Diagnostic] = lint_files([str(root / "framework.py")], Settings.default(), cache=cache)
+    return [(d.line, d.code, d.certainty.value) for d in found if d.code != "GL000"]
+
+
+def _tree(tmp: Path, call: str) -> Path:
+    return project_tree(tmp / "p", {"framework.py": FRAMEWORK, "demo.py": DEMO.format(call=call)})
+
+
+@pytest.mark.parametrize("call", ['framework.train(model, "run", val_step=50)', 'framework.train(model, "run")'])
+def test_a_window_no_call_of_the_project_sets_keeps_its_finding_possible(tmp_path: Path, call: str) -> None:
+    root = _tree(tmp_path, call)
+    assert _lint(root) == [(GATE, "GL004", "possible")]
+    [d] = [d for d in lint_files([str(root / "framework.py")], Settings.default()) if d.code == "GL004"]
+    assert any("`grad_iter` is set above its default 1" in a for a in d.assumptions)
+
+
+@pytest.mark.parametrize("call", ['framework.train(model, "run", grad_iter=4)',
+                                  'framework.train(model, "run", 0.1, 100, 4)',
+                                  'framework.train(*args)',
+                                  'framework.train(model, "run", **options)'])
+def test_a_call_that_may_set_the_window_keeps_the_finding_certain(tmp_path: Path, call: str) -> None:
+    assert _lint(_tree(tmp_path, call)) == [(GATE, "GL004", "certain")]
+
+
+def test_without_any_call_of_the_function_nothing_is_decided(tmp_path: Path) -> None:
+    # `model.train()` names another function (it gives fewer arguments than `train` requires)
+    assert _lint(_tree(tmp_path, "model.train()")) == [(GATE, "GL004", "certain")]
+
+
+def test_a_window_counted_by_an_attribute_is_not_decided_here(tmp_path: Path) -> None:
+    text = FRAMEWORK.replace("if it % grad_iter == 0:", "if it % self.accum == 0:")
+    demo = DEMO.format(call='framework.train(model, "x")')
+    root = project_tree(tmp_path / "p", {"framework.py": text, "demo.py": demo})
+    assert [code for _line, code, certainty in _lint(root) if certainty == "certain"] != []
+
+
+def test_a_call_added_later_is_seen_through_the_cache(tmp_path: Path) -> None:
+    root = _tree(tmp_path, 'framework.train(model, "run")')
+    cache = ResultCache(tmp_path / "cache")
+    assert _lint(root, cache) == [(GATE, "GL004", "possible")]
+    (root / "demo.py").write_text((root / "demo.py").read_text().replace('"run")', '"run", grad_iter=4)'))
+    assert _lint(root, cache) == [(GATE, "GL004", "certain")]
