@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Mapping
 
+from .walk import own_nodes
+
 __all__ = ["made_in_the_call", "returns_made_afresh"]
 
 # methods of a tensor whose result is a new tensor, never one of its operands
@@ -44,18 +46,6 @@ def made_in_the_call(value: ast.expr) -> bool:
         and isinstance(func.value, ast.Name) and func.value.id == "torch"
 
 
-def _own_nodes(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]:
-    """The nodes of `fn`'s body, not those of functions or classes defined in it."""
-    out: list[ast.AST] = []
-    todo: list[ast.AST] = list(fn.body)
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            todo.extend(ast.iter_child_nodes(node))
-    return out
-
-
 def _local_made(fn: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST], name: str) -> bool:
     """`name` is a local of `fn` every binding of which makes a new object (`made_in_the_call`)."""
     params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]}
@@ -76,7 +66,7 @@ def returns_made_afresh(call: ast.Call, methods: Mapping[str, ast.AST]) -> bool:
     fn = methods.get(func.attr)
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.decorator_list:
         return False
-    nodes = _own_nodes(fn)
+    nodes = list(own_nodes(fn))
     if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes):
         return False
     returns = [n for n in nodes if isinstance(n, ast.Return)]

@@ -34,7 +34,7 @@ import dataclasses
 import re
 from collections.abc import Iterator
 
-from ..analysis.walk import breadth_first, child_nodes
+from ..analysis.walk import breadth_first, child_nodes, own_nodes
 from ..diagnostics import Applicability, Certainty, Diagnostic
 from ..sources import parse_python
 from .callers import project_files
@@ -108,17 +108,6 @@ def _class_of(tree: ast.Module, fn: ast.AST) -> ast.ClassDef | None:
     return None
 
 
-def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function's body, nested functions, lambdas and classes left out."""
-    todo = child_nodes(fn)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
-            continue
-        yield node
-        todo.extend(child_nodes(node))
-
-
 def _defaults_of_one(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int | None]:
     """The parameters whose default is the literal 1: their positional index (None: keyword-only)."""
     args = fn.args
@@ -141,7 +130,7 @@ def _window_counts(fn: ast.AST) -> list[ast.expr]:
     """What the function's window gates count by: the right operands of `%` in the test of an `if` whose body steps
     an optimizer or clears gradients (`if it % grad_iter == 0: optimizer.step()`; not `if it % val_step == 0:`)."""
     out: list[ast.expr] = []
-    for node in _own_nodes(fn):
+    for node in own_nodes(fn):
         if isinstance(node, ast.If) and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                                             and n.func.attr in _WINDOW_ENDS for stmt in node.body
                                             for n in breadth_first(stmt)):
@@ -188,7 +177,7 @@ def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef
 
 def _rebound(fn: ast.AST, name: str) -> bool:
     """The function assigns the parameter itself (`grad_iter = max(grad_iter, cfg.accum)`)."""
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in _own_nodes(fn))
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in own_nodes(fn))
 
 
 def _calls(name: str, method: bool, index: ProjectIndex, path: str) -> list[ast.Call] | None:
