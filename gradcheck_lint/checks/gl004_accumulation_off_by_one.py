@@ -124,6 +124,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     )
                     if not accumulating:
                         continue
+                    if not most and _steps_before_its_backward_passes(model, step, state, holders, cond):
+                        continue  # `if i % N == 0: opt.step(); opt.zero_grad()` at the top of the iteration
                     counter = next(iter(cond.counter_sources))
                     if _index_of_an_outer_loop(model, cond, counter):
                         continue  # `if epoch % every == 0:` inside the batch loop: whole epochs, not micro-batches
@@ -194,6 +196,40 @@ def _reset_finding(model: TrainingModel, step: Step, cond: Condition, value: boo
         msg += f" (The gate is the caller's, handed over at {cond.caller}.)"
         facts = (*facts, assumed(Assumption.NAME))
     return Finding(cond.test if cond.caller is None else step.node, msg, help_, facts)
+
+
+def _steps_before_its_backward_passes(model: TrainingModel, step: Step, state: PathState, holders: frozenset[Holder],
+                                      cond: Condition) -> bool:
+    """The gate's loop runs the step before the backward passes whose gradients it applies (each backward, or the call
+    of the loop's body that runs it, comes after the step in the loop): `for i, b in enumerate(loader): if not i % N:
+    opt.step(); opt.zero_grad()`, then the forward and `loss.backward()` (vq-draw, lockbox 31). A window ends at the top
+    of the iteration after its last micro-batch, so on a counter from 0 `i % N == 0` is right: the first step, at 0,
+    applies nothing, the next, at N, the N micro-batches before it (and `and i > 0` only skips the empty one)."""
+    loop = model.parent(cond.statement)
+    while loop is not None and not isinstance(loop, (ast.For, ast.AsyncFor, ast.While)):
+        loop = model.parent(loop)
+    held = [c for _h, c in state.held(holders) if c.fresh]
+    if loop is None or not held or not _within(model, step.node, loop):
+        return False
+    at = model.order(step.node)
+    for c in held:
+        backward = model.backwards.get(c.backward)
+        if backward is None:
+            return False
+        places = [n for n in (backward.node, *(call for chain in backward.callers for call in chain))
+                  if _within(model, n, loop)]
+        if not places or any(model.order(n) <= at for n in places):
+            return False
+    return True
+
+
+def _within(model: TrainingModel, node: ast.AST, outer: ast.AST) -> bool:
+    current: ast.AST | None = node
+    while current is not None:
+        if current is outer:
+            return True
+        current = model.parent(current)
+    return False
 
 
 def _narrowed_by_another_gate(model: TrainingModel, step, state, cond) -> bool:
