@@ -63,10 +63,14 @@ _SAMPLES = 8  # values past the reset value a test is evaluated at
 
 def tested_counters(module: ast.Module, matters: Callable[[ast.If], bool]) -> frozenset[str]:
     """Names, and attributes of `self`, that an `if` whose branch `matters` compares with an int literal
-    (`if i == 0:`, `if not task_step:`, `if self.epoch_iteration == 0:`)."""
+    (`if i == 0:`, `if not task_step:`, `if self.epoch_iteration == 0:`) or tests for truth (`if i:`, a part of an
+    `and`: vq-draw's `if not i % N: if i: optimizer.step()`, whose step skips the first micro-batch)."""
     out: set[str] = set()
     for node in breadth_first(module):
         if isinstance(node, ast.If) and matters(node):
+            operands = node.test.values if isinstance(node.test, ast.BoolOp) else [node.test]
+            out.update(name for operand in operands
+                       if isinstance(operand, (ast.Name, ast.Attribute)) and (name := _counter(operand)) is not None)
             for sub in breadth_first(node.test):
                 if isinstance(sub, ast.Compare) and len(sub.ops) == 1 \
                         and isinstance(sub.comparators[0], ast.Constant) and type(sub.comparators[0].value) is int:
