@@ -595,9 +595,7 @@ def _made_at_each_call(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str,
     made = [a.value for a in iter_tree(fn) if isinstance(a, ast.Assign)
             for t in a.targets for n in iter_tree(t) if isinstance(n, ast.Name) and n.id == name]
     return bool(made) and len(made) == stores and all(
-        isinstance(v, (*_FRESH, ast.Constant))
-        and (not _calls_on_object(v) or isinstance(v, ast.Call) and returns_made_afresh(v, methods or {}))
-        for v in made)
+        isinstance(v, ast.Constant) or _new_object(v, methods or {}) for v in made)
 
 
 def _bound_afresh_before(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, call: ast.Call,
@@ -615,9 +613,15 @@ def _bound_afresh_before(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, 
             continue
         value = stmt.value if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
             and isinstance(stmt.targets[0], ast.Name) else None
-        return isinstance(value, _FRESH) and (not _calls_on_object(value)
-                                              or isinstance(value, ast.Call) and returns_made_afresh(value, methods))
+        return value is not None and _new_object(value, methods)
     return False
+
+
+def _new_object(value: ast.expr, methods: Mapping[str, ast.AST]) -> bool:
+    """A call's result that is not an object's method's, `self.m(...)` of a method of the class returning what it makes
+    (`methods`: the class's), or a display: a new object at each evaluation."""
+    return isinstance(value, _FRESH) and (not _calls_on_object(value)
+                                          or isinstance(value, ast.Call) and returns_made_afresh(value, methods))
 
 
 def _calls_on_object(value: ast.expr) -> bool:

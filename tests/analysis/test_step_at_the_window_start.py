@@ -19,7 +19,7 @@ import pytest
 
 from gradcheck_lint import check_source
 
-TOP = """\
+LOOP = """\
 import torch
 
 model = torch.nn.Linear(4, 1)
@@ -27,26 +27,14 @@ optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 N = 4
 for i, batch in enumerate(torch.randn(16, 2, 4)):
     if {gate}:
-        optimizer.step()
+        {step}
         optimizer.zero_grad()
     loss = model(batch).mean() / N
     loss.backward()
 """
+STEP = "optimizer.step()"
 # vq-draw's own shape: the step skips the first micro-batch by the counter's truth, the clear runs at every window start
-GUARDED = """\
-import torch
-
-model = torch.nn.Linear(4, 1)
-optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-N = 4
-for i, batch in enumerate(torch.randn(16, 2, 4)):
-    if not i % N:
-        if {guard}:
-            optimizer.step()
-        optimizer.zero_grad()
-    loss = model(batch).mean() / N
-    loss.backward()
-"""
+GUARDED_STEP = "if {guard}:\n            optimizer.step()"
 BOTTOM = """\
 import torch
 
@@ -87,14 +75,14 @@ GATE = """if i % n == 0:
 
 @pytest.mark.parametrize("gate", ["i % N == 0", "i % N == 0 and i > 0", "not i % N"])
 def test_a_step_before_the_backward_of_its_iteration_on_a_zero_based_gate_is_right(gate: str) -> None:
-    assert [d.code for d in check_source(TOP.format(gate=gate))] == []
+    assert [d.code for d in check_source(LOOP.format(gate=gate, step=STEP))] == []
 
 
 @pytest.mark.parametrize("guard", ["i", "i > 0", "i != 0"])
 def test_the_clear_of_the_first_window_start_under_a_step_that_skips_it_discards_nothing(guard: str) -> None:
     # on the first micro-batch (`i` is 0) the clear runs without the step, before any backward: nothing to discard
     # (`if i:` was not followed as a test of the counter's reset value: a certain GL002)
-    assert [d.code for d in check_source(GUARDED.format(guard=guard))] == []
+    assert [d.code for d in check_source(LOOP.format(gate="not i % N", step=GUARDED_STEP.format(guard=guard)))] == []
 
 
 def test_the_step_after_the_backward_still_fires_on_the_first_micro_batch() -> None:
