@@ -35,7 +35,7 @@ from ..sources import decode_source, parse_python, read_bytes
 from .callers import project_files
 from .index import MAX_FOREIGN_BYTES, ProjectIndex
 
-__all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "settle_unreached"]
+__all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "project_words", "settle_unreached"]
 
 MAX_PROJECT_TEXT_FILES = 2_000  # a larger project is not read whole for names (its findings are left as they are)
 TEXT_SUFFIXES = (".py", ".ipynb", ".sh", ".bash", ".yaml", ".yml", ".json", ".cfg", ".toml", ".ini", ".txt", ".md",
@@ -166,7 +166,7 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
     places = {id(d): _enclosing(tree, d.line) for d in found if _settleable(d)}
     if not any(places.values()):
         return None
-    words = _project_words(index.root)
+    words = project_words(index.root)
     if words is None or not words.runs_something:
         return None
     out: list[Diagnostic] = []
@@ -246,7 +246,7 @@ def _external_base(base: ast.expr, words: _Words) -> bool:
     return not words.defines_class(text.rsplit(".", 1)[-1])
 
 
-def _project_words(root: str) -> _Words | None:
+def project_words(root: str) -> _Words | None:
     """The project's text files (listed again every few seconds; each read again when its size or
     modification time changes); None for a project of more than `MAX_PROJECT_TEXT_FILES`."""
     listed = project_files(root, TEXT_SUFFIXES, MAX_PROJECT_TEXT_FILES + 1)

@@ -39,6 +39,7 @@ from ..diagnostics import Applicability, Certainty, Diagnostic
 from ..sources import parse_python
 from .callers import project_files
 from .index import ProjectIndex
+from .reachability import project_words
 
 __all__ = ["MAX_FILES_READ", "WINDOW_CODES", "settle_unset_defaults"]
 
@@ -71,7 +72,7 @@ def settle_unset_defaults(found: list[Diagnostic], text: str, index: ProjectInde
             fn = _enclosing(tree, d.line) if _settleable(d) else None
             if fn is not None:
                 if id(fn) not in decided:
-                    decided[id(fn)] = _unset_windows(fn, _class_of(tree, fn), index, path)
+                    decided[id(fn)] = _unset_windows(fn, _class_of(tree, fn), tree, index, path)
                 assumption = decided[id(fn)]
                 if assumption is not None:
                     fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
@@ -138,28 +139,48 @@ def _window_counts(fn: ast.AST) -> list[ast.expr]:
     return out
 
 
-def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None, index: ProjectIndex,
-                   path: str) -> str | None:
-    """The assumption a window finding in `fn` rests on, when every window count of `fn` is a keyword of default one
-    that no call of the project passes; None when that is not shown."""
+def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None, tree: ast.Module,
+                   index: ProjectIndex, path: str) -> str | None:
+    """The assumption a window finding in `fn` rests on, when every window count of `fn` (or, when `fn` has no gate of
+    its own, of the tests its callers in this file hand it) is a keyword of default one that no call of the project
+    passes, or a settings field that every setter of the project sets to one; None when that is not shown."""
     ones = _defaults_of_one(fn)
-    counts = _window_counts(fn)
-    if not ones or not counts or any(isinstance(n, ast.Name) and n.id in ones and _rebound(fn, n.id) for n in counts):
+    counts = _window_counts(fn) or _handed_counts(fn, cls, tree)
+    keywords: set[str] = set()
+    fields: set[str] = set()
+    for n in counts:
+        if isinstance(n, ast.Name) and n.id in ones and not _rebound(fn, n.id):
+            keywords.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            fields.add(n.attr)  # `cfg.grad_accum_iters`, `self.accum`: a settings field
+        else:
+            return None  # a window counted by anything else (a constant, another name)
+    if not counts or keywords and not _unpassed(fn, cls, keywords, ones, index, path):
         return None
-    names = {n.id for n in counts if isinstance(n, ast.Name)}
-    if len(names) != len(counts) or not names <= ones.keys():
-        return None  # a window counted by anything else (a constant, an attribute, another name)
+    if not all(_field_of_one(name, index, path) for name in sorted(fields)):
+        return None
+    shown = ", ".join(f"`{n}`" for n in sorted(keywords | fields))
+    if not fields:
+        return (f"that {shown} is set above its default 1 (no call of `{fn.name}` in the project passes it: every run "
+                "of the project has windows of one micro-batch there)")
+    return (f"that {shown} is set above 1 (every place of the project that sets it sets 1 or a default of 1 no call "
+            "passes: every run of the project has windows of one micro-batch there)")
+
+
+def _unpassed(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None, names: set[str],
+              ones: dict[str, int | None], index: ProjectIndex, path: str) -> bool:
+    """Some call of `fn` is found in the project and none passes any of `names` (by keyword or by place)."""
     method = cls is not None and bool(fn.args.args) and fn.args.args[0].arg in ("self", "cls") \
         and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
     skip = 1 if method else 0
     required = len(fn.args.posonlyargs) + len(fn.args.args) - len(fn.args.defaults) - skip
     calls = _calls(fn.name, method, index, path)
     if calls is None:
-        return None
+        return False
     plausible = 0
     for call in calls:
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            return None  # `train(*args, **kwargs)`: what it passes is not read
+            return False  # `train(*args, **kwargs)`: what it passes is not read
         if len(call.args) + len(call.keywords) < required:
             continue  # another function of that name (`model.train()`)
         plausible += 1
@@ -167,12 +188,153 @@ def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef
         for name in names:
             place = ones[name]
             if name in given or place is not None and place - skip < len(call.args):
+                return False
+    return plausible > 0
+
+
+def _handed_counts(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None, tree: ast.Module
+                   ) -> list[ast.expr]:
+    """What the window tests handed to `fn` by its callers in the same file count by: the right operands of `%` in
+    an argument of a call of `fn`, or in what the caller bound the argument's name to (`if_accum_grad = iteration %
+    cfg.grad_accum_iters != 0`, then `train_one_step(model, ..., if_accum_grad)`)."""
+    out: list[ast.expr] = []
+    for caller in breadth_first(tree):
+        if not isinstance(caller, _FUNCTIONS) or caller is fn:
+            continue
+        bound: dict[str, list[ast.expr]] = {}
+        calls = []
+        for node in own_nodes(caller):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        bound.setdefault(target.id, []).append(node.value)
+            elif isinstance(node, ast.Call) and _calls_fn(node, fn, cls):
+                calls.append(node)
+        for call in calls:
+            for arg in [*call.args, *(k.value for k in call.keywords)]:
+                for expr in [arg, *(bound.get(arg.id, []) if isinstance(arg, ast.Name) else [])]:
+                    out += [n.right for n in breadth_first(expr) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)]
+    return out
+
+
+def _calls_fn(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None) -> bool:
+    """`call` calls `fn`, by its name: a module function as `name(...)`, a method as `self.name(...)`."""
+    func = call.func
+    if cls is None:
+        return isinstance(func, ast.Name) and func.id == fn.name
+    return (isinstance(func, ast.Attribute) and func.attr == fn.name and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls"))
+
+
+def _field_of_one(field: str, index: ProjectIndex, path: str) -> bool:
+    """Every place of the project that may set the settings field `field` sets it to one (or None, no count at all),
+    and there is such a place: a keyword `field=...` of a call (a config's constructor), an assignment `x.field = ...`,
+    a namedtuple's field list whose constructions name it; the value a literal, or a parameter of default one that no
+    call passes. Any other mention (a config file, a document, a notebook, a command-line option `"--field"`, a dict
+    key, a class-level field a parser may fill) may set it: not shown."""
+    words = project_words(index.root)
+    if words is None or not words.runs_something:
+        return False
+    naming = words.naming(field)
+    if index.recording is not None:
+        index.recording.update(naming)
+    sources = 0
+    for file, _digest in naming:
+        if not file.endswith(".py"):
+            return False  # a config, a notebook, a script or a document names it: it may set it
+        module = index.load(file)
+        if module is None:
+            return False
+        found = _setters_of_one(module.tree, field, index, path)
+        if found is None:
+            return False
+        sources += found
+    return sources > 0
+
+
+def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str) -> int | None:
+    """How many places of `tree` set the field `field` (all to one); None when one may set it to something else."""
+    sources = 0
+    todo: list[tuple[ast.AST, ast.AST | None, ast.FunctionDef | ast.AsyncFunctionDef | None, ast.ClassDef | None]]
+    todo = [(tree, None, None, None)]
+    while todo:
+        node, parent, fn, cls = todo.pop()
+        if isinstance(node, ast.Attribute) and node.attr == field and not isinstance(node.ctx, ast.Load):
+            if not (isinstance(parent, ast.Assign) and _one_valued(parent.value, fn, cls, index, path)):
+                return None  # `cfg.field = n`, `cfg.field += 1`, `for cfg.field in ...`
+            sources += 1
+        elif isinstance(node, ast.keyword) and node.arg == field:
+            if not _one_valued(node.value, fn, cls, index, path):
                 return None
-    if not plausible:
-        return None
-    shown = ", ".join(f"`{n}`" for n in sorted(names))
-    return (f"that {shown} is set above its default 1 (no call of `{fn.name}` in the project passes it: every run of "
-            "the project has windows of one micro-batch there)")
+            sources += 1
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(rf"\b{re.escape(field)}\b",
+                                                                                        node.value):
+            if not (node.value == field and _namedtuple_field(parent, tree, field, index, path)):
+                return None  # `"--field"` of a command line, a dict key, `setattr(cfg, "field", n)`, a message
+        elif isinstance(node, (ast.AnnAssign, ast.Assign)) and fn is None and cls is not None and any(
+                isinstance(t, ast.Name) and t.id == field for t in _targets(node)):
+            return None  # a class-level field (a dataclass's default: a parser may fill it)
+        if isinstance(node, ast.ClassDef):
+            fn, cls = None, node
+        elif isinstance(node, _FUNCTIONS):  # a method's class, for its calls (`.name(`); none for a nested function
+            fn, cls = node, cls if isinstance(parent, ast.ClassDef) else None
+        todo.extend((child, node, fn, cls) for child in child_nodes(node))
+    return sources
+
+
+def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return list(node.targets) if isinstance(node, ast.Assign) else [node.target]
+
+
+def _one_valued(value: ast.expr, fn: ast.FunctionDef | ast.AsyncFunctionDef | None, cls: ast.ClassDef | None,
+                index: ProjectIndex, path: str) -> bool:
+    """`value` is one on every run the project makes: the literal 1 (or None), or a parameter of `fn` of default one
+    (or None) that `fn` does not rebind and no call of the project passes."""
+    if isinstance(value, ast.Constant):
+        return value.value is None or type(value.value) is int and value.value == 1
+    if not isinstance(value, ast.Name) or fn is None or _rebound(fn, value.id):
+        return False
+    ones = {**_defaults_of_one(fn), **_defaults_of_none(fn)}
+    return value.id in ones and _unpassed(fn, cls, {value.id}, ones, index, path)
+
+
+def _defaults_of_none(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int | None]:
+    """The parameters whose default is None (no count at all): their positional index (None: keyword-only)."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    out: dict[str, int | None] = {}
+    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if isinstance(default, ast.Constant) and default.value is None:
+            out[arg.arg] = positional.index(arg)
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
+        if isinstance(kw_default, ast.Constant) and kw_default.value is None:
+            out[arg.arg] = None
+    return out
+
+
+def _namedtuple_field(parent: ast.AST | None, tree: ast.Module, field: str, index: ProjectIndex, path: str) -> bool:
+    """The string is an entry of the field list of `Name = namedtuple("Name", [..., "field", ...])`, and every
+    construction of `Name` in the project gives fewer values by place than the field's place (so only by keyword)."""
+    for node in breadth_first(tree):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call) and len(node.value.args) == 2
+                and isinstance(node.value.args[1], (ast.List, ast.Tuple)) and node.value.args[1] is parent
+                and code_name(node.value.func) in ("namedtuple", "collections.namedtuple")):
+            place = [e.value for e in parent.elts if isinstance(e, ast.Constant)].index(field)
+            calls = _calls(node.targets[0].id, False, index, path)
+            return calls is not None and all(
+                len(c.args) <= place and not any(isinstance(a, ast.Starred) for a in c.args)
+                and all(k.arg is not None for k in c.keywords) for c in calls)
+    return False
+
+
+def code_name(func: ast.expr) -> str:
+    """`namedtuple`, `collections.namedtuple`: the dotted name a call's function is written as."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return f"{code_name(func.value)}.{func.attr}"
+    return ""
 
 
 def _rebound(fn: ast.AST, name: str) -> bool:

@@ -97,3 +97,81 @@ def test_a_call_added_later_is_seen_through_the_cache(tmp_path: Path) -> None:
     assert _lint(root, cache) == [(GATE, "GL004", "possible")]
     (root / "demo.py").write_text((root / "demo.py").read_text().replace('"run")', '"run", grad_iter=4)'))
     assert _lint(root, cache) == [(GATE, "GL004", "certain")]
+
+
+# A window counted by a field of a settings object (ResRep, lockbox 30: `cfg.grad_accum_iters`, a namedtuple field
+# that the one function building the config fills from its keyword `grad_accum_iters=1`, which no script passes; the
+# test handed to the step function as `if_accum_grad`): every run has windows of one micro-batch.
+CONFIG = """\
+    from collections import namedtuple
+
+    TrainConfig = namedtuple("TrainConfig", ["lr", "max_epochs", "grad_accum_iters"])
+
+
+    def get_config(lr, max_epochs, grad_accum_iters=1):
+        return TrainConfig(lr=lr, max_epochs=max_epochs, grad_accum_iters=grad_accum_iters)
+
+
+    def get_test_config(lr):
+        return TrainConfig(lr=lr, max_epochs=0, grad_accum_iters=None)
+"""
+TRAIN = """\
+    import torch
+
+
+    def train_one_step(model, x, optimizer, if_accum_grad):
+        loss = model(x).pow(2).mean()
+        loss.backward()
+        if not if_accum_grad:
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+    def train_main(model, loader, cfg):
+        optimizer = torch.optim.SGD(model.parameters(), lr=cfg.lr)
+        iteration = 0
+        for _epoch in range(cfg.max_epochs):
+            for x in loader:
+                iteration += 1
+                if_accum_grad = (iteration % cfg.grad_accum_iters) != 0
+                train_one_step(model, x, optimizer, if_accum_grad)
+"""
+SCRIPT = """\
+    import torch
+    from config import get_config
+    from train import train_main
+
+    if __name__ == "__main__":
+        cfg = get_config({args})
+        train_main(torch.nn.Linear(4, 1), [torch.randn(2, 4) for _ in range(8)], cfg)
+"""
+BACKWARD = 6  # the line of `loss.backward()` in train.py
+
+
+def _lint_train(tmp: Path, files: dict[str, str]) -> list[tuple[int, str, str]]:
+    root = project_tree(tmp / "p", {"config.py": CONFIG, "train.py": TRAIN, "script.py": SCRIPT.format(args="0.1, 10"),
+                                    **files})
+    found = lint_files([str(root / "train.py")], Settings.default())
+    return [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL003"]
+
+
+def test_a_window_counted_by_a_settings_field_no_run_sets_above_one_is_possible(tmp_path: Path) -> None:
+    assert _lint_train(tmp_path, {}) == [(BACKWARD, "GL003", "possible")]
+    root = tmp_path / "p"
+    [d] = [d for d in lint_files([str(root / "train.py")], Settings.default()) if d.code == "GL003"]
+    assert any("`grad_accum_iters` is set above 1" in a for a in d.assumptions)
+
+
+@pytest.mark.parametrize("files", [
+    {"script.py": SCRIPT.format(args="0.1, 10, grad_accum_iters=4")},  # the keyword passed
+    {"script.py": SCRIPT.format(args="0.1, 10, 4")},  # ... by place
+    {"tune.py": "from config import get_config\ncfg = get_config(0.1, 10)._replace(grad_accum_iters=8)\n"},
+    {"patch.py": "def patch(cfg):\n    cfg.grad_accum_iters = 8\n"},  # an assignment of another value
+    {"cli.py": "import argparse\np = argparse.ArgumentParser()\np.add_argument('--grad_accum_iters', type=int)\n"},
+    {"configs/big.yaml": "grad_accum_iters: 8\n"},  # a config file names it
+    {"settings.py": "from dataclasses import dataclass\n@dataclass\nclass S:\n    grad_accum_iters: int = 1\n"},
+    {"positional.py": "from config import TrainConfig\ncfg = TrainConfig(0.1, 10, 4)\n"},  # the field given by place
+])
+def test_a_place_that_may_set_the_field_above_one_keeps_the_finding_certain(tmp_path: Path, files: dict[str, str]
+                                                                            ) -> None:
+    assert _lint_train(tmp_path, files) == [(BACKWARD, "GL003", "certain")]
