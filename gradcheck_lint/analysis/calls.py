@@ -788,7 +788,8 @@ class Calls:
         heuristic = self.catalogue.callee_heuristic(attr)
         if heuristic is not None and attr != "backward" and any(e.kind == "number" for e in heuristic.effects):
             return Value()  # `model.floating_point_ops(inputs)`, `task.batch_size(batch)`: a count, no graph
-        if heuristic is not None and any(e.kind in ("hook_grads", *_BACKPROPAGATES) for e in heuristic.effects):
+        if heuristic is not None and any(e.kind in ("hook_grads", "restore_grads", *_BACKPROPAGATES)
+                                         for e in heuristic.effects):
             site = CallSite(call, recv, recv_node, pos, kw, None, False, attr)  # `self._grad_scaler(params, 1 / n)`
             return interp.effects.apply(heuristic.effects, site, flow, frame) or EMPTY
         if heuristic is not None and self._makes_optimizer(heuristic.effects) \

@@ -176,6 +176,18 @@ class Effects:
                 self.table.rescaled_by_optimizer |= self.table.optimizer_holders(opt)
         return EMPTY
 
+    def restore_grads(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
+        """Gradients saved before are written back (`pgd.restore_grad()` after the clears of its attack passes): the
+        target's discards are refilled; a call that names no model (the helper keeps it) refills every model's."""
+        values = site.values(effect.ref("target"))
+        holders = self.interp.holders_of_modules(values)
+        for v in values:
+            holders |= self.interp.holders_of_params(v)
+        if holders:
+            flow.map_gradients(lambda s: s.refill(holders))
+        else:
+            flow.map_gradients(lambda s: s.refill({d.holder for d in s.discards}))
+
     def _unscale(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("optimizer"))
         opts = self._optimizers(found[0]) if found else []
@@ -861,6 +873,7 @@ TRANSITIONS: dict[str, _Transition] = {
     "set_window": lambda self, effect, site, flow, frame: EMPTY,
     "sync": lambda self, effect, site, flow, frame: self.sync(effect, site, flow),
     "hook_grads": Effects._hook_grads,
+    "restore_grads": _then_nothing(Effects.restore_grads),
     "grad_hook": Effects._grad_hook,
     "unscale": Effects._unscale,
     "scaler_update": _then_nothing(lambda self, effect, site, flow, frame: self.interp.amp.updated(flow)),

@@ -79,6 +79,7 @@ class Discard(NamedTuple):
     refilled: bool = False  # a backward wrote into the holder after the clear
     refilled_same: bool = False  # ... the same backward call: the next micro-batch of one loss
     applied_elsewhere: bool = False  # another optimizer had already stepped on this backward (its own model's loss)
+    restored: bool = False  # written back by hand after the clear (a backup of the gradients): nothing was lost
 
 
 class Assumption(NamedTuple):
@@ -192,7 +193,7 @@ class PathState:
             else:
                 grads.add((holder, Contribution(event, certain=certain)))
         discards = frozenset(
-            Discard(d.clear, d.backward, d.holder, True, d.refilled_same or d.backward == event)
+            Discard(d.clear, d.backward, d.holder, True, d.refilled_same or d.backward == event, restored=d.restored)
             if any(d.holder.overlaps(t) for t in touched) else d
             for d in self.discards
         )
@@ -279,11 +280,12 @@ class PathState:
 
     def refill(self, holders: Iterable[Holder]) -> PathState:
         """Gradients were written into these holders by hand (`p.grad.copy_(saved)`): a clear's discard of
-        them is refilled, as a later backward would (see `Discard.refilled`)."""
+        them is refilled, as a later backward would (see `Discard.refilled`), and with what it dropped (`restored`)."""
         targets = list(holders)
         if not any(d.holder.overlaps(t) for d in self.discards for t in targets):
             return self
-        return self._with(discards=frozenset(d._replace(refilled=True) if any(d.holder.overlaps(t) for t in targets) else d
+        return self._with(discards=frozenset(d._replace(refilled=True, restored=True)
+                                             if any(d.holder.overlaps(t) for t in targets) else d
                                              for d in self.discards))
 
     def carry_over(self, backwards: set[int]) -> PathState:

@@ -131,8 +131,10 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                     backward = model.backwards.get(discard.backward)
                     if clear is None or backward is None:
                         continue
-                    if discard.refilled and not discard.refilled_same:
-                        continue  # refilled by another backward: a by-product cleared on purpose
+                    if discard.refilled and not discard.refilled_same or discard.restored:
+                        # refilled by another backward: a by-product cleared on purpose; or put back by hand (a
+                        # backup of the gradients restored after the clears of an adversarial attack's passes)
+                        continue
                     if discard.refilled and not (_within_window(clear, backward, step)
                                                  or (gates and _in_gated_loop(clear, backward, step))):
                         # A clear that starts each window (or each epoch, dropping at most a trailing partial window).

@@ -85,6 +85,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     # under the context decides whether its backward all-reduces, the default) or "backward" (FSDP)
     "sync": {"model": "ref", "enabled": "ref", "value": "ref", "decided_at": "str"},
     "hook_grads": {"target": "ref"},                  # a hook may rescale the target's gradients (DDP comm hooks)
+    # gradients saved earlier are written back into the target (every model's when it names none): what a clear
+    # since the save discarded is what the step applies again (an adversarial-training helper's `restore_grad()`)
+    "restore_grads": {"target": "ref"},
     # `hook`, a function, runs inside each backward pass that accumulates into `target`, given `target`
     # (`p.register_post_accumulate_grad_hook(fn)`: the optimizer-in-backward idiom steps there)
     "grad_hook": {"target": "ref", "hook": "ref"},
