@@ -82,7 +82,9 @@ for real in torch.randn(8, 4, 4):
                     # the model whose optimizer applied it (a GAN's discriminator: its `d_loss` pass, and the
                     # generator's `g_loss` that also reached it; then `opt_G.step(); opt_D.step()`). Either alone
                     # is no witness: SAC's `pi_loss` reaches the critic, whose step applies it first
-                    joint = c.live and not (_own_pass_beside(holder, c, held) and _named_for_consumer(model, c, holder))
+                    # ... or unless the pass's loss sums the players' own losses (`lossDreal + lossDfake + lossG`)
+                    joint = c.live and not (_own_pass_beside(holder, c, held) and _named_for_consumer(model, c, holder)
+                                            or _adversaries_summed(model, c, holder))
                     if (c.consumers and opt.uid not in c.consumers and not joint and c.certain and not holder.pseudo
                             and not model.stale_within_same_model(holder, c, held, holders)
                             and not all(_made_alike(model, step, u, opt.uid)
@@ -186,3 +188,62 @@ def _made_alike(model: TrainingModel, step: Step, one: int, other: int) -> bool:
     own = isinstance(receiver, ast.Attribute) and isinstance(receiver.value, ast.Name) and receiver.value.id == "self"
     made = model.table.made_at
     return not own or made.get(one) == made.get(other)
+
+
+def _adversaries_summed(model: TrainingModel, c: Contribution, holder: Holder) -> bool:
+    """The pass's loss is a sum of named losses, one named for `holder`'s model and another for a model an optimizer
+    that applied the pass updates, one of the two a discriminator (`loss = lossDreal + lossDfake + lossG`, then
+    `optimizerG.step(); optimizerD.step()`): the players' own losses summed into one backward, so that each steps on
+    its adversary's loss too; not one objective the models share. (Names: an assumption of intent, said.)"""
+    backward = model.backwards[c.backward]
+    # (a capital letter alone inside a name is a model's letter: `lossDreal` -> {d}, as `loss_D_real`)
+    named = [roles(n) | roles(re.sub(r"(?<=[a-z])([A-Z])(?=[a-z])", r"_\1_", n))
+             for n in _summand_names(model.module, backward.node, backward.loss_text)]
+    own = roles(model.table.holder_name(holder))
+    others: set[str] = set()
+    for uid in c.consumers:
+        ent = model.table.entities.get(uid)
+        if ent is not None:
+            for h in model.optimizer_holders(ent):
+                others |= roles(model.table.holder_name(h))
+    others -= own
+    if len(named) < 2 or not own or not others or "d" not in own | others:
+        return False
+    return any(r & own and not r & others for r in named) and any(r & others and not r & own for r in named)
+
+
+def _summand_names(module: ast.Module, call: ast.AST, loss: str) -> list[str]:
+    """The names summed into `loss` by its last binding before the backward `call` in the same function
+    (`loss = lossDreal + lossDfake + lossG`; a weighted term `0.5 * loss_adv` by its name)."""
+    if re.fullmatch(r"[A-Za-z_]\w*", loss) is None:
+        return []
+    line = getattr(call, "lineno", 0)
+    scope: ast.AST = module
+    for node in ast.walk(module):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0) \
+                and node.lineno >= getattr(scope, "lineno", 0):
+            scope = node
+    bound = None
+    for node in ast.walk(scope):
+        if (isinstance(node, ast.Assign) and node.lineno < line and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == loss
+                and (bound is None or node.lineno > bound.lineno)):
+            bound = node
+    if bound is None:
+        return []
+    out: list[str] = []
+    todo: list[ast.expr] = [bound.value]
+    while todo:
+        expr = todo.pop()
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+            todo += [expr.right, expr.left]
+        elif isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Mult, ast.Div)):
+            terms = [e for e in (expr.left, expr.right) if isinstance(e, ast.Name)]
+            if len(terms) == 1 and not isinstance(expr.left if terms[0] is expr.right else expr.right, ast.Name):
+                out.append(terms[0].id)  # `0.5 * loss_adv`, `loss_adv * lambda_adv`... by place: one name
+            elif terms:
+                out.append(terms[0].id if isinstance(expr.op, ast.Div) else "")
+        elif isinstance(expr, ast.Name):
+            out.append(expr.id)
+    return [n for n in out if n]
+
