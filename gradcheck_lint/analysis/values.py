@@ -296,7 +296,7 @@ def join(values: Iterable[Value]) -> Value:
             counter = Counter(source=sorted(sources)[0], zero_based=zb.pop(), incremented=any(c.incremented for c in counters if c),
                               start=starts.pop() if len(starts) == 1 else None)
     consts = {repr(v.const) for v in vals}
-    const = first.const if len(consts) == 1 else _joined_context(vals)
+    const = first.const if len(consts) == 1 else _joined_instance(vals) or _joined_context(vals)
     items: dict[str, list[Value]] = {}
     for v in vals:
         for k, iv in v.items:
@@ -342,9 +342,17 @@ def appended_to(container: Value, added: Value) -> Value:
     out = join([container, added])
     kind = added.const
     if out.const is None and isinstance(kind, tuple) and kind[:1] == ("instance",) \
-            and (blank(container) or container.const == kind):
+            and (blank(container) or container.const == kind or _holds_nothing_else(container, added)):
         return replace(out, const=kind)
     return out
+
+
+def _holds_nothing_else(container: Value, added: Value) -> bool:
+    """The list, met again at a loop's head, is the empty list joined with the list of such objects the loop's
+    body grew (`agents = []`, then `agents.append(Agent())` on each iteration): no other kind of member in it."""
+    return (container.const is None and not container.opaque and not container.reach and not container.params
+            and container.entities <= added.entities and container.modules <= added.modules
+            and all(item in added.items for item in container.items))
 
 
 def _joined_choices(vals: list[Value]) -> frozenset[str] | None:
@@ -355,6 +363,17 @@ def _joined_choices(vals: list[Value]) -> frozenset[str] | None:
             return None
         out |= v.choices
     return out
+
+
+def _joined_instance(vals: list[Value]) -> object:
+    """Objects of one class read, and on the other paths nothing known (`agents = []` before the loop that appends
+    `DDPGAgent(...)` objects, met again at its exit): an object of that class, whose attributes are its own, never a
+    container's members (its methods run; `agents[i].step(obs, explore)` is that class's `step`)."""
+    kinds = {v.const for v in vals if not blank(v)}
+    if len(kinds) != 1:
+        return None
+    kind = next(iter(kinds))
+    return kind if isinstance(kind, tuple) and kind[:1] == ("instance",) else None
 
 
 def _joined_context(vals: list[Value]) -> object:

@@ -243,12 +243,16 @@ class ProjectView:
         return module.parents.get(id(node)) if module is not None else None
 
     def class_named(self, name: str) -> ClassInfo | None:
-        """A class of another file made here (`Value(const=("instance", name))` of `instantiate`)."""
+        """A class of another file made here (`Value(const=("instance", name))` of `instantiate`), or of the checked
+        file while another file's code runs (a mixin's `self.agents[i].step(obs)` of objects the checked file's
+        `__init__` made)."""
         for ctx in self._contexts.values():
             info = ctx.classes.get(name)
             if info is not None:
                 return info
-        return None
+        home = self._home.get("classes") if self.current is not None and self._home is not None else None
+        found = home.get(name) if isinstance(home, dict) else None
+        return found if isinstance(found, ClassInfo) else None
 
     def class_source(self, name: str) -> tuple[ast.ClassDef, Any] | None:
         """The definition of a class of another file read here (by its name, qualified or not), with the
