@@ -757,6 +757,14 @@ class Effects:
         if found is not None:
             opts = self._optimizers(found[0])
         params = site.arg(effect.ref("params"))
+        bound = site.arg(effect.ref("limit"))
+        if bound is not None and _infinite(bound[1]):
+            # `clip_grad_norm_(model.parameters(), float("inf"))`: the usual way to measure the norm; nothing is cut
+            if params is not None:
+                holders = self.interp.holders_of_params(params[0]) | self.interp.holders_of_modules([params[0]])
+                if holders:
+                    self.interp.amp.touched(site.call, holders, "norm_before_unscale", flow, frame.ifs)
+            return
         if not opts and params is not None:
             holders = self.interp.holders_of_params(params[0]) | self.interp.holders_of_modules([params[0]])
             opts = self.interp.amp.owners(holders, flow)
@@ -944,3 +952,14 @@ def _variant(effect: Effect, call: ast.Call) -> str | None:
         if not colon or (isinstance(value, ast.Constant) and str(value.value) == literal.strip()):
             return made.strip()
     return None
+
+
+def _infinite(node: ast.expr | None) -> bool:
+    """A literal infinity: `float("inf")`, `float('Infinity')`, `math.inf`, `np.inf`, `torch.inf`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1:
+        arg = node.args[0]
+        return isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.strip().lower().lstrip("+") \
+            in ("inf", "infinity")
+    return isinstance(node, ast.Attribute) and node.attr == "inf" and isinstance(node.value, ast.Name) \
+        and node.value.id in ("math", "np", "numpy", "torch")
+

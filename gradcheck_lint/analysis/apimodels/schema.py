@@ -93,7 +93,8 @@ EFFECTS: dict[str, dict[str, str]] = {
     "grad_hook": {"target": "ref", "hook": "ref"},
     "unscale": {"optimizer": "ref"},
     "scaler_update": {},                              # a GradScaler forgets which optimizers it unscaled (`update()`)
-    "clip": {"params": "ref", "optimizer": "ref", "unscales": "bool"},
+    # `limit`: the bound (`max_norm`); an infinite one (`float("inf")`) changes nothing: the call reads the norm
+    "clip": {"params": "ref", "optimizer": "ref", "unscales": "bool", "limit": "ref"},
     # reads the norm of the gradients given (`[p.grad for p in ...]`); tensor_otherwise: of another tensor, a
     # tensor computed from it (`torch.norm(w)`)
     "grad_norm": {"tensors": "ref", "tensor_otherwise": "bool"},
