@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import os
 import re
 from collections.abc import Iterator
 
@@ -147,19 +148,23 @@ def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef
     ones = _defaults_of_one(fn)
     counts = _window_counts(fn) or _handed_counts(fn, cls, tree)
     keywords: set[str] = set()
-    fields: set[str] = set()
+    fields: dict[str, tuple[str, frozenset[str]] | None] = {}
     for n in counts:
         if isinstance(n, ast.Name) and n.id in ones and not _rebound(fn, n.id):
             keywords.add(n.id)
         elif isinstance(n, ast.Attribute):
-            fields.add(n.attr)  # `cfg.grad_accum_iters`, `self.accum`: a settings field
+            # `cfg.grad_accum_iters`, `self.accum`: a settings field; one of `self` is set by this class's family only
+            # through `self` (another class's `self.accum = 2` is another object's field)
+            own = isinstance(n.value, ast.Name) and n.value.id == "self" and cls is not None
+            family = (cls.name, frozenset(b.id for b in cls.bases if isinstance(b, ast.Name))) if own and cls else None
+            fields[n.attr] = family if fields.get(n.attr, family) == family else None
         else:
             return None  # a window counted by anything else (a constant, another name)
     if not counts or keywords and not _unpassed(fn, cls, keywords, ones, index, path):
         return None
-    if not all(_field_of_one(name, index, path) for name in sorted(fields)):
+    if not all(_field_of_one(name, index, path, fields[name]) for name in sorted(fields)):
         return None
-    shown = ", ".join(f"`{n}`" for n in sorted(keywords | fields))
+    shown = ", ".join(f"`{n}`" for n in sorted(keywords | set(fields)))
     if not fields:
         return (f"that {shown} is set above its default 1 (no call of `{fn.name}` in the project passes it: every run "
                 "of the project has windows of one micro-batch there)")
@@ -226,7 +231,7 @@ def _calls_fn(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: a
             and func.value.id in ("self", "cls"))
 
 
-def _field_of_one(field: str, index: ProjectIndex, path: str) -> bool:
+def _field_of_one(field: str, index: ProjectIndex, path: str, family: tuple[str, frozenset[str]] | None = None) -> bool:
     """Every place of the project that may set the settings field `field` sets it to one (or None, no count at all),
     and there is such a place: a keyword `field=...` of a call (a config's constructor), an assignment `x.field = ...`,
     a namedtuple's field list whose constructions name it; the value a literal, or a parameter of default one that no
@@ -245,21 +250,28 @@ def _field_of_one(field: str, index: ProjectIndex, path: str) -> bool:
         module = index.load(file)
         if module is None:
             return False
-        found = _setters_of_one(module.tree, field, index, path)
+        found = _setters_of_one(module.tree, field, index, path, family, home=os.path.abspath(file) == path)
         if found is None:
             return False
         sources += found
     return sources > 0
 
 
-def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str) -> int | None:
-    """How many places of `tree` set the field `field` (all to one); None when one may set it to something else."""
+def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str,
+                    family: tuple[str, frozenset[str]] | None = None, home: bool = True) -> int | None:
+    """How many places of `tree` set the field `field` (all to one); None when one may set it to something else.
+    With `family` (the name of the class whose `self.field` counts the window, and the names of its bases), a
+    `self.field = ...` in another class (not that class of the checked file, `home`, not a base, not deriving from
+    it: a class of the same name in another file is another class) sets another object's field and is left out."""
     sources = 0
     todo: list[tuple[ast.AST, ast.AST | None, ast.FunctionDef | ast.AsyncFunctionDef | None, ast.ClassDef | None]]
     todo = [(tree, None, None, None)]
     while todo:
         node, parent, fn, cls = todo.pop()
-        if isinstance(node, ast.Attribute) and node.attr == field and not isinstance(node.ctx, ast.Load):
+        if isinstance(node, ast.Attribute) and node.attr == field and not isinstance(node.ctx, ast.Load) \
+                and family is not None and _another_class(node, cls, family, home):
+            pass  # another class's own field of that name
+        elif isinstance(node, ast.Attribute) and node.attr == field and not isinstance(node.ctx, ast.Load):
             if not (isinstance(parent, ast.Assign) and _one_valued(parent.value, fn, cls, index, path)):
                 return None  # `cfg.field = n`, `cfg.field += 1`, `for cfg.field in ...`
             sources += 1
@@ -280,6 +292,18 @@ def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str
             fn, cls = node, cls if isinstance(parent, ast.ClassDef) else None
         todo.extend((child, node, fn, cls) for child in child_nodes(node))
     return sources
+
+
+def _another_class(node: ast.Attribute, cls: ast.ClassDef | None, family: tuple[str, frozenset[str]], home: bool
+                   ) -> bool:
+    """`self.<field> = ...` in a method of a class that is not the counting class (of the checked file), not one of
+    its bases and does not derive from it."""
+    name, bases = family
+    if not (isinstance(node.value, ast.Name) and node.value.id == "self" and cls is not None):
+        return False
+    ours = home and cls.name == name or cls.name in bases or any(isinstance(b, ast.Name) and b.id == name
+                                                                  for b in cls.bases)
+    return not ours
 
 
 def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:

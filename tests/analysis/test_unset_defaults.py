@@ -175,3 +175,53 @@ def test_a_window_counted_by_a_settings_field_no_run_sets_above_one_is_possible(
 def test_a_place_that_may_set_the_field_above_one_keeps_the_finding_certain(tmp_path: Path, files: dict[str, str]
                                                                             ) -> None:
     assert _lint_train(tmp_path, files) == [(BACKWARD, "GL003", "certain")]
+
+
+# A window counted by a field of the learner itself (`self.meta_batch_size = 1` in `__init__`, Leon0402's baselines,
+# lockbox 32): a class of the same name in a sibling baseline that sets its own field to 2 is another object's.
+LEARNER = """\
+    import torch
+
+
+    class MyMetaLearner:
+        def __init__(self, model):
+            self.model = model
+            self.meta_batch_size = 1
+            self.optimizer = torch.optim.Adam(model.parameters())
+
+        def meta_fit(self, tasks):
+            for i, x in enumerate(tasks):
+                loss = self.model(x).pow(2).mean()
+                loss.backward()
+                if (i + 1) % self.meta_batch_size == 0:
+                    self.optimizer.step()
+                    self.optimizer.zero_grad()
+"""
+RUN = """\
+    import torch
+    from learner import MyMetaLearner
+
+    if __name__ == "__main__":
+        MyMetaLearner(torch.nn.Linear(4, 1)).meta_fit([torch.randn(2, 4) for _ in range(8)])
+"""
+
+
+def _lint_learner(tmp: Path, files: dict[str, str]) -> list[tuple[int, str, str]]:
+    root = project_tree(tmp / "p", {"learner.py": LEARNER, "run.py": RUN, **files})
+    found = lint_files([str(root / "learner.py")], Settings.default())
+    return [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL003"]
+
+
+@pytest.mark.parametrize("files", [{}, {"other/learner.py": LEARNER.replace("= 1", "= 2")}])
+def test_a_window_counted_by_an_own_field_set_to_one_is_possible(tmp_path: Path, files: dict[str, str]) -> None:
+    assert _lint_learner(tmp_path, files) == [(13, "GL003", "possible")]
+
+
+@pytest.mark.parametrize("files", [
+    {"child.py": "from learner import MyMetaLearner\nclass Big(MyMetaLearner):\n    def __init__(self, m):\n"
+                 "        super().__init__(m)\n        self.meta_batch_size = 4\n"},  # a subclass sets its own
+    {"tune.py": "def tune(learner):\n    learner.meta_batch_size = 8\n"},  # set on the object from outside
+])
+def test_a_field_a_subclass_or_another_object_sets_keeps_the_finding_certain(tmp_path: Path, files: dict[str, str]
+                                                                              ) -> None:
+    assert _lint_learner(tmp_path, files) == [(13, "GL003", "certain")]
