@@ -1093,6 +1093,14 @@ class Expressions:
                 # the code put there, and the clears since dropped nothing it needed
                 flow.map_gradients(lambda s: s.refill(holders))
 
+    def _locals_of(self, fn: Function) -> frozenset[str]:
+        """`local_names` of a function, read once per analysis."""
+        memo: dict[int, frozenset[str]] = self.__dict__.setdefault("_locals_memo", {})
+        found = memo.get(id(fn))
+        if found is None:
+            found = memo[id(fn)] = local_names(fn)
+        return found
+
     def selective(self, stmt: ast.AST, param: ast.expr) -> bool:
         """Whether a write to `p.grad` sits under an `if` that tests the loop's parameter (or its name),
         inside the loop over parameters that binds `p` (not an accumulation gate of the batch loop:
@@ -1119,6 +1127,14 @@ class Expressions:
         drop = self.interp.akeys_testing.get(name)
         if not drop:
             return
+        fn = frame.function if frame is not None else None
+        if fn is not None and "." not in name and name in self._locals_of(fn):
+            # a local of the function running (an inlined callee's `args = self.args`) is not its caller's name of
+            # the same spelling: only the tests read in this function's own code went stale
+            scopes = self.interp.akey_scopes
+            drop = [k for k in drop if id(fn) in scopes.get(k, ())]
+            if not drop:
+                return
         if frame is not None and frame.ifs:
             conditions = self.interp.conditions
             arm = {c.akey for i in frame.ifs if (c := conditions.get(i)) is not None and c.is_accumulation_gate}

@@ -139,6 +139,7 @@ class Interpreter:
         self.conditions: dict[int, Condition] = {}
         self.worlds = Worlds()  # the settings `__init__` fixed for the run being analysed (`worlds`)
         self.akeys_testing: dict[str, list[int]] = {}  # a name -> the tests (akeys) that read it
+        self.akey_scopes: dict[int, set[int]] = {}  # a test (akey) -> the functions (ids; 0: the module) it is read in
         self.loops: dict[int, Loop] = {}
         self._while_read: set[int] = set()  # `while` loops whose syntax `exec_while` has read
         self.module_env: dict[str, Value] = {}
@@ -486,10 +487,18 @@ class Interpreter:
             self._relation[cond.akey] = rel
             self._compared.setdefault(rel[:2], {})[cond.akey] = rel
         self.by_akey.setdefault(cond.akey, []).append(cond)
+        self.akey_scopes.setdefault(cond.akey, set()).add(self._scope_id(cond.statement))
         for name in cond.names:
             keys = self.akeys_testing.setdefault(name, [])
             if cond.akey not in keys:
                 keys.append(cond.akey)
+
+    def _scope_id(self, node: ast.AST) -> int:
+        """The id of the function whose own code holds `node` (0: the module's code)."""
+        up: ast.AST | None = node
+        while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            up = self.parent(up)
+        return id(up) if up is not None else 0
 
     def boundary(self, gate: int) -> Condition:
         """The condition `this micro-batch ends the window of framework object `gate`` (synthetic)."""
