@@ -35,6 +35,7 @@ import os
 import re
 from collections.abc import Iterator
 
+from ..analysis.names import dotted
 from ..analysis.walk import breadth_first, child_nodes, own_nodes
 from ..diagnostics import Applicability, Certainty, Diagnostic
 from ..sources import parse_python
@@ -343,22 +344,13 @@ def _namedtuple_field(parent: ast.AST | None, tree: ast.Module, field: str, inde
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(node.value, ast.Call) and len(node.value.args) == 2
                 and isinstance(node.value.args[1], (ast.List, ast.Tuple)) and node.value.args[1] is parent
-                and code_name(node.value.func) in ("namedtuple", "collections.namedtuple")):
+                and dotted(node.value.func) in ("namedtuple", "collections.namedtuple")):
             place = [e.value for e in parent.elts if isinstance(e, ast.Constant)].index(field)
             calls = _calls(node.targets[0].id, False, index, path)
             return calls is not None and all(
                 len(c.args) <= place and not any(isinstance(a, ast.Starred) for a in c.args)
                 and all(k.arg is not None for k in c.keywords) for c in calls)
     return False
-
-
-def code_name(func: ast.expr) -> str:
-    """`namedtuple`, `collections.namedtuple`: the dotted name a call's function is written as."""
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return f"{code_name(func.value)}.{func.attr}"
-    return ""
 
 
 def _rebound(fn: ast.AST, name: str) -> bool:
