@@ -154,3 +154,12 @@ def parse_python(text: str) -> ast.Module:
     finally:
         if collecting:
             gc.enable()
+
+
+def parsed_or_none(text: str) -> ast.Module | None:
+    """`parse_python(text)`, or None for a text the parser refuses (a syntax error, a null byte, too deep, too big)."""
+    try:
+        return parse_python(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+

@@ -25,7 +25,7 @@ from .parts import CallsHost
 from .provenance import Assumption, assumed
 from .reductions import normaliser_argument, sums_samples
 from .saved_tensors import saved_table
-from .syntax import Arg, arguments, code, keyword_value, local_names
+from .syntax import Arg, arguments, code, keyword_value, local_names, reads_grad_of
 from .values import (
     EMPTY,
     OPAQUE,
@@ -77,14 +77,6 @@ def _held_values(args: list[Arg]) -> bool:
 # callable of unknown value too, as a missed backward would hide every finding of its loop
 _BACKPROPAGATES = ("backward", "schedule")
 
-
-def _reads_grad_of(args: list[Arg], owner: ast.expr) -> bool:
-    """The only argument is computed from `owner.grad` itself (`p.grad.detach().clone()`)."""
-    want = ast.dump(owner)
-    return len(args) == 1 and any(
-        isinstance(sub, ast.Attribute) and sub.attr == "grad" and ast.dump(sub.value) == want
-        for sub in breadth_first(args[0].value)
-    )
 
 
 def _rewritten(state: PathState, holders: set[Holder]) -> PathState:
@@ -918,7 +910,7 @@ class Calls:
         else:  # `p.grad.fill_(0.01)` replaces the gradient outright
             if attr in _GRAD_MODIFIERS:
                 interp.amp.touched(call, holders, "modify_before_unscale", flow, frame.ifs)
-            if attr == "copy_" and _reads_grad_of(args, owner_node):
+            if attr == "copy_" and len(args) == 1 and reads_grad_of(args[0].value, owner_node):
                 # `p.grad.copy_(p.grad / n)`, `p.grad.copy_(reduce(p.grad))`: the same gradients written back,
                 # changed in place as `div_` changes the fresh ones: still the backward's, so a clear after the
                 # copy discards them as it would without it

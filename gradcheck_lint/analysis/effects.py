@@ -23,7 +23,7 @@ from .provenance import MODELLED, Assumption, assumed
 from .required_settings import requires_part
 from .schedules import schedule
 from .switches import runs_of, setting_literal
-from .syntax import arguments, code, keyword_value
+from .syntax import arguments, code, is_infinity, keyword_value
 from .values import (
     EMPTY,
     OPAQUE,
@@ -183,10 +183,7 @@ class Effects:
         holders = self.interp.holders_of_modules(values)
         for v in values:
             holders |= self.interp.holders_of_params(v)
-        if holders:
-            flow.map_gradients(lambda s: s.refill(holders))
-        else:
-            flow.map_gradients(lambda s: s.refill({d.holder for d in s.discards}))
+        flow.map_gradients(lambda s: s.refill(holders or None))
 
     def _unscale(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("optimizer"))
@@ -758,7 +755,7 @@ class Effects:
             opts = self._optimizers(found[0])
         params = site.arg(effect.ref("params"))
         bound = site.arg(effect.ref("limit"))
-        if bound is not None and _infinite(bound[1]):
+        if bound is not None and is_infinity(bound[1]):
             # `clip_grad_norm_(model.parameters(), float("inf"))`: the usual way to measure the norm; nothing is cut
             if params is not None:
                 holders = self.interp.holders_of_params(params[0]) | self.interp.holders_of_modules([params[0]])
@@ -952,14 +949,3 @@ def _variant(effect: Effect, call: ast.Call) -> str | None:
         if not colon or (isinstance(value, ast.Constant) and str(value.value) == literal.strip()):
             return made.strip()
     return None
-
-
-def _infinite(node: ast.expr | None) -> bool:
-    """A literal infinity: `float("inf")`, `float('Infinity')`, `math.inf`, `np.inf`, `torch.inf`."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1:
-        arg = node.args[0]
-        return isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.strip().lower().lstrip("+") \
-            in ("inf", "infinity")
-    return isinstance(node, ast.Attribute) and node.attr == "inf" and isinstance(node.value, ast.Name) \
-        and node.value.id in ("math", "np", "numpy", "torch")
-

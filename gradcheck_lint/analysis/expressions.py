@@ -26,7 +26,7 @@ from .no_grad_results import made_without_grad
 from .parts import ExpressionsHost
 from .provenance import Assumption, assumed, weakest
 from .sync_choices import choice_of
-from .syntax import TESTS, code, int_value, is_int, is_number, local_names
+from .syntax import TESTS, code, int_value, is_int, is_number, local_names, reads_grad_of
 from .unpacking import indices_item, unpack
 from .unregistered import plain_container
 from .values import (
@@ -1069,10 +1069,10 @@ class Expressions:
         owner = self.eval(target.value, flow.copy(), frame)
         holders = interp.grad_holders(owner)
         if not holders:
-            if isinstance(source, ast.Subscript) and not _reads_own_grad(source, target.value):
+            if isinstance(source, ast.Subscript) and not reads_grad_of(source, target.value):
                 # `for j, p in enumerate(self.weights): p.grad = self.grad_buffer[j]` over tensors the analysis cannot
                 # name (fresh leaves an optimizer was built on): a backup written back, into whichever parameters
-                flow.map_gradients(lambda s: s.refill({d.holder for d in s.discards}))
+                flow.map_gradients(lambda s: s.refill(None))
             return
         kind = grad_assignment_kind(source)
         if kind == "clear" and self.selective(stmt, target.value):
@@ -1087,7 +1087,7 @@ class Expressions:
             flow.map_gradients(lambda s: s.rescale(holders))
         else:
             flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
-            if isinstance(source, ast.Subscript) and not _reads_own_grad(source, target.value):
+            if isinstance(source, ast.Subscript) and not reads_grad_of(source, target.value):
                 # `p.grad = self.grad_buffer[j]`: gradients summed into a buffer before the clears of a meta-batch,
                 # written back before its step (as `p.grad.copy_(buffer[i])`): what the step applies is what
                 # the code put there, and the clears since dropped nothing it needed
@@ -1443,11 +1443,4 @@ def _selects_parameters(source: ast.expr) -> bool:
     """`model.named_parameters()`, `model.parameters()`: what a comprehension picks parameters from."""
     return isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) \
         and source.func.attr in ("named_parameters", "parameters")
-
-
-def _reads_own_grad(source: ast.expr, param: ast.expr) -> bool:
-    """`source` reads the gradient it replaces (`p.grad = p.grad[mask]`): a change of it, not a backup put back."""
-    want = ast.dump(param)
-    return any(isinstance(n, ast.Attribute) and n.attr == "grad" and ast.dump(n.value) == want
-               for n in breadth_first(source))
 

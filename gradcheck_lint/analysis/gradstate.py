@@ -278,10 +278,11 @@ class PathState:
         discards = frozenset(d for d in self.discards if not steps_on(d.holder))
         return self._with(grads=frozenset(grads), discards=discards)
 
-    def refill(self, holders: Iterable[Holder]) -> PathState:
+    def refill(self, holders: Iterable[Holder] | None) -> PathState:
         """Gradients were written into these holders by hand (`p.grad.copy_(saved)`): a clear's discard of
-        them is refilled, as a later backward would (see `Discard.refilled`), and with what it dropped (`restored`)."""
-        targets = list(holders)
+        them is refilled, as a later backward would (see `Discard.refilled`), and with what it dropped (`restored`).
+        None: into whichever parameters (the writer names none the analysis can tell): every discard."""
+        targets = [d.holder for d in self.discards] if holders is None else list(holders)
         if not any(d.holder.overlaps(t) for d in self.discards for t in targets):
             return self
         return self._with(discards=frozenset(d._replace(refilled=True, restored=True)

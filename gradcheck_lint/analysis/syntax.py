@@ -178,6 +178,33 @@ def is_number(node: ast.AST | None) -> bool:
     return type(node) is ast.Constant and type(node.value) in (int, float)
 
 
+def is_infinity(node: ast.AST | None) -> bool:
+    """A literal infinity: `float("inf")`, `float('Infinity')`, `math.inf`, `np.inf`, `torch.inf`."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float" and len(node.args) == 1:
+        arg = node.args[0]
+        return isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.strip().lower().lstrip("+") \
+            in ("inf", "infinity")
+    return isinstance(node, ast.Attribute) and node.attr == "inf" and isinstance(node.value, ast.Name) \
+        and node.value.id in ("math", "np", "numpy", "torch")
+
+
+def reads_grad_of(expr: ast.AST, owner: ast.expr) -> bool:
+    """`expr` is computed from `owner.grad` itself (`p.grad.detach().clone()`, `p.grad[mask]`)."""
+    want = ast.dump(owner)
+    return any(isinstance(sub, ast.Attribute) and sub.attr == "grad" and ast.dump(sub.value) == want
+               for sub in ast.walk(expr))
+
+
+def innermost_function(tree: ast.AST, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The innermost function or method whose lines hold `line`."""
+    best: ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or node.lineno):
+            if best is None or node.lineno >= best.lineno:
+                best = node
+    return best
+
+
 class Arg(NamedTuple):
     """One argument of a call: `keyword=value`, `*value` (star "*"), `**value` (star "**") or plain."""
 

@@ -342,17 +342,9 @@ def appended_to(container: Value, added: Value) -> Value:
     out = join([container, added])
     kind = added.const
     if out.const is None and isinstance(kind, tuple) and kind[:1] == ("instance",) \
-            and (blank(container) or container.const == kind or _holds_nothing_else(container, added)):
+            and (blank(container) or container.const == kind):
         return replace(out, const=kind)
     return out
-
-
-def _holds_nothing_else(container: Value, added: Value) -> bool:
-    """The list, met again at a loop's head, is the empty list joined with the list of such objects the loop's
-    body grew (`agents = []`, then `agents.append(Agent())` on each iteration): no other kind of member in it."""
-    return (container.const is None and not container.opaque and not container.reach and not container.params
-            and container.entities <= added.entities and container.modules <= added.modules
-            and all(item in added.items for item in container.items))
 
 
 def _joined_choices(vals: list[Value]) -> frozenset[str] | None:

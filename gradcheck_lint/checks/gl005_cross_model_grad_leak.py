@@ -13,6 +13,7 @@ from ..analysis.gradstate import UNDONE, Contribution
 from ..analysis.issued_for import issued_for_other_model
 from ..analysis.names import roles
 from ..analysis.provenance import Assumption, assumed
+from ..analysis.syntax import innermost_function
 from ..analysis.values import Holder
 from ..registry import Finding, Invalid, Rule, register
 
@@ -218,11 +219,7 @@ def _summand_names(module: ast.Module, call: ast.AST, loss: str) -> list[str]:
     if re.fullmatch(r"[A-Za-z_]\w*", loss) is None:
         return []
     line = getattr(call, "lineno", 0)
-    scope: ast.AST = module
-    for node in ast.walk(module):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= (node.end_lineno or 0) \
-                and node.lineno >= getattr(scope, "lineno", 0):
-            scope = node
+    scope: ast.AST = innermost_function(module, line) or module
     bound = None
     for node in ast.walk(scope):
         if (isinstance(node, ast.Assign) and node.lineno < line and len(node.targets) == 1

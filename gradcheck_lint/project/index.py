@@ -22,7 +22,7 @@ from ..analysis.flow import Function
 from ..analysis.names import ImportMap
 from ..analysis.syntax import FUNCTIONS, Source, register_foreign, unregister_foreign
 from ..analysis.walk import breadth_first, children
-from ..sources import at_line_starts, decode_source, parse_python, read_bytes
+from ..sources import at_line_starts, decode_source, parsed_or_none, read_bytes
 
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 # A project file larger than this is not read for its definitions (generated code, vendored bundles).
@@ -485,9 +485,8 @@ def _parse(path: str) -> ForeignModule | None:
     text = decode_source(data).text
     if text is None:
         return None
-    try:
-        tree = parse_python(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed_or_none(text)
+    if tree is None:
         return None
     base, name, is_init = module_identity(path)
     package = name if is_init else name.rpartition(".")[0]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from ..analysis.conventions import convention
 from ..diagnostics import Applicability, Certainty, Diagnostic
-from ..sources import decode_source, parse_python, read_bytes
+from ..sources import decode_source, parsed_or_none, read_bytes
 from .callers import project_files
 from .index import MAX_FOREIGN_BYTES, ProjectIndex
 
@@ -159,9 +159,8 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
     None when nothing was decided. `path`: the file's own (absolute), whose calls of its own functions count."""
     if not any(_settleable(d) for d in found):
         return None
-    try:
-        tree = parse_python(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed_or_none(text)
+    if tree is None:
         return None
     places = {id(d): _enclosing(tree, d.line) for d in found if _settleable(d)}
     if not any(places.values()):

@@ -19,6 +19,13 @@ of the window's codes in a function whose every window count (`x % n`) is such a
 `possible`, the assumption said. The keyword may be set from outside the project (a library's user): the
 finding stays, under `--show-possible`.
 
+A window may also count by a field of a settings object (`iteration % cfg.grad_accum_iters`, in the function or in
+the test its callers in the same file hand it): the same holds when every place of the project that may set the field
+(a keyword `grad_accum_iters=...`, an assignment `cfg.grad_accum_iters = ...`, a `namedtuple` field list) sets one, a
+literal or a keyword of default one no call passes; any other mention of the name (a config file, a command-line
+option, a dict key, a dataclass field) may set it, and nothing is decided. A field of `self` is set, through `self`,
+only by its class, its bases and the classes deriving from it.
+
 The calls are found by the function's name in the project's Python files (a method's as `.name(`), parsed;
 a call is taken for one of this function when it gives at least the arguments the function requires.
 Nothing is decided when no such call is found, when a call hands `*args` or `**kwargs`, when the function
@@ -36,9 +43,10 @@ import re
 from collections.abc import Iterator
 
 from ..analysis.names import dotted
+from ..analysis.syntax import innermost_function
 from ..analysis.walk import breadth_first, child_nodes, own_nodes
 from ..diagnostics import Applicability, Certainty, Diagnostic
-from ..sources import parse_python
+from ..sources import parsed_or_none
 from .callers import project_files
 from .index import ProjectIndex
 from .reachability import project_words
@@ -62,16 +70,15 @@ def settle_unset_defaults(found: list[Diagnostic], text: str, index: ProjectInde
     the project files the decisions read (with their SHA-256); None when nothing was decided."""
     if not any(_settleable(d) for d in found):
         return None
-    try:
-        tree = parse_python(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed_or_none(text)
+    if tree is None:
         return None
     saved, index.recording = index.recording, {}
     try:
         decided: dict[int, str | None] = {}  # id of a function -> the assumption, when its windows are unset
         out: list[Diagnostic] = []
         for d in found:
-            fn = _enclosing(tree, d.line) if _settleable(d) else None
+            fn = innermost_function(tree, d.line) if _settleable(d) else None
             if fn is not None:
                 if id(fn) not in decided:
                     decided[id(fn)] = _unset_windows(fn, _class_of(tree, fn), tree, index, path)
@@ -92,16 +99,6 @@ def settle_unset_defaults(found: list[Diagnostic], text: str, index: ProjectInde
 
 def _settleable(d: Diagnostic) -> bool:
     return d.certainty is Certainty.CERTAIN and d.code in WINDOW_CODES and d.cell is None
-
-
-def _enclosing(tree: ast.Module, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The innermost function or method whose lines hold `line`."""
-    best = None
-    for node in breadth_first(tree):
-        if isinstance(node, _FUNCTIONS) and node.lineno <= line <= (node.end_lineno or node.lineno):
-            if best is None or node.lineno >= best.lineno:
-                best = node
-    return best
 
 
 def _class_of(tree: ast.Module, fn: ast.AST) -> ast.ClassDef | None:
