@@ -17,7 +17,7 @@ from .accumulation import initialisations, loop_counters
 from .conventions import convention
 from .events import KeepAlive
 from .flow import Flow, Frame
-from .fresh_returns import returns_made_afresh
+from .fresh_returns import made_in_the_call, returns_made_afresh
 from .names import last_name
 from .one_batch import draws_batches, repeats_on_one_batch
 from .parameter_tests import handed_arguments
@@ -619,8 +619,9 @@ def _bound_afresh_before(fn: ast.FunctionDef | ast.AsyncFunctionDef, name: str, 
 
 def _new_object(value: ast.expr, methods: Mapping[str, ast.AST]) -> bool:
     """A call's result that is not an object's method's, `self.m(...)` of a method of the class returning what it makes
-    (`methods`: the class's), or a display: a new object at each evaluation."""
-    return isinstance(value, _FRESH) and (not _calls_on_object(value)
+    (`methods`: the class's), a torch factory's tensor (`torch.stack(feats, dim=1)`: a function of a module, not a
+    method of an object that may hand back one it keeps), or a display: a new object at each evaluation."""
+    return isinstance(value, _FRESH) and (not _calls_on_object(value) or made_in_the_call(value)
                                           or isinstance(value, ast.Call) and returns_made_afresh(value, methods))
 
 
