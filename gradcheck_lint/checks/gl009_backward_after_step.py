@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
+from ..analysis.events import Step
 from ..analysis.provenance import MODELLED, Assumption, assumed
 from ..analysis.saved_tensors import SavedTable, attribute_saves, class_saves, saved_table
 from ..analysis.syntax import code
@@ -113,10 +114,30 @@ for real in torch.randn(8, 4, 4):
                 facts.append(assumed(Assumption.CARRIED))
             if not read:
                 facts.append(assumed(Assumption.OPAQUE))
+            if stepper is not None and _picked_by_index(model, stepper):
+                facts.append(assumed(Assumption.CHOICE))
             yield Finding(backward.node, msg, help_, (*facts, MODELLED if known else assumed(Assumption.SAVED)), via=backward.via)
 
 
 _CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})
+
+
+def _picked_by_index(model: TrainingModel, step: Step) -> bool:
+    """The step's optimizer is the item of a loop's index (`for i in range(n): ... self.optimizers[i].step()`): each
+    iteration steps another item. Objects kept in one list are read as one, so which model's graph the backward goes
+    through after which item's step rests on the pairing of items the analysis does not follow (`outputs[i]` with
+    `optimizers[i]`, mutual learning's loop over its models: DCML, lockbox 32)."""
+    receiver = step.node.func.value if isinstance(step.node.func, ast.Attribute) else None
+    if not isinstance(receiver, ast.Subscript) or not isinstance(receiver.slice, ast.Name):
+        return False
+    index = receiver.slice.id
+    up = model.parent(step.node)
+    while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        if isinstance(up, (ast.For, ast.AsyncFor)) and any(
+                isinstance(n, ast.Name) and n.id == index for n in ast.walk(up.target)):
+            return True
+        up = model.parent(up)
+    return False
 
 
 def _stale_order(model: TrainingModel, graph: tuple[Holder, int, int, str]) -> tuple[Holder, int, tuple[int, int, int, int], str]:
