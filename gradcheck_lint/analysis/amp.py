@@ -40,7 +40,12 @@ from .parts import AmpHost
 from .values import Entity, Holder
 
 MADE = -1  # the pseudo optimizer uid of the `made` mark: a `scaler.scale(...)` ran on this path
+# the `made` mark's node: 0, a scaler on as far as the analysis can tell; k > 0, one that may be off on a run, by the
+# name of its setting (`Amp.settings[k - 1]`: "amp" of `GradScaler(enabled=args.amp)` built in another method; "" for
+# a scaler known only by its name)
+ON = 0
 PENDING = UNSCALE_PENDING  # the stage of an optimizer whose `unscale_` the scaler recorded, until a step
+PARTIAL = "partial@"  # + the clip's ordinal: a backward (the mark's node) added to gradients a clip or unscale saw
 
 
 class Amp:
@@ -49,6 +54,13 @@ class Amp:
     def __init__(self, interp: AmpHost) -> None:
         self.interp = interp
         self.misuses: dict[tuple[str, int], AmpMisuse] = {}
+        # backward passes (by ordinal) scaled on some path only by a scaler that may be off, with its settings' names;
+        # those scaled on some path by a scaler on
+        self.undecided: dict[int, set[str]] = {}
+        self._decided: set[int] = set()
+        # (clip, backward) ordinals of a `PARTIAL` mark: the tests around the backward, the paths it ran on
+        self._partial: dict[tuple[int, int], tuple[set[tuple[int, ...]], set[frozenset]]] = {}
+        self.settings: list[str] = []
         self._nodes: dict[int, ast.AST] = {}
         # > 0 while the body of a call read as a clip runs (`clipping_bodies`): its norm and rescale are the clip's
         self.clipping = 0
@@ -67,6 +79,9 @@ class Amp:
         if misuse is None:
             misuse = self.misuses[(kind, id(node))] = AmpMisuse(kind, node, opt, other)
         misuse.ifs.add(ifs)
+        ordinal = self.interp.recorder.ordinal(other) if other is not None else None
+        if ordinal is not None and ordinal in self.undecided and ordinal not in self._decided:
+            misuse.switch_settings |= self.undecided[ordinal]
         if state is not None:
             misuse.paths.add(state.assumptions)
 
@@ -107,14 +122,28 @@ class Amp:
         return found
 
     # -- transitions (a path keeps, per optimizer, ("scaled" | "unscaled" | "clipped", node) marks)
-    def scaled_here(self, flow: Flow) -> None:
-        """A `scaler.scale(...)` ran on every path of `flow`: a loss scaled since may be scaled on them."""
-        flow.map_quiet(lambda s: s if (MADE, "made", 0) in s.amp else s.with_amp_mark(MADE, "made", 0))
+    def scaled_here(self, flow: Flow, setting: str | None = None) -> None:
+        """A `scaler.scale(...)` ran on every path of `flow`: a loss scaled since may be scaled on them.
+        `setting`: by a scaler that may be off on a run, by the name of its setting (`Effects.undecided_setting`):
+        that it scales on a path is assumed."""
+        if setting is None:
+            mark = ON
+        else:
+            if setting not in self.settings:
+                self.settings.append(setting)
+            mark = self.settings.index(setting) + 1
+
+        def apply(s: PathState) -> PathState:
+            if (MADE, "made", ON) in s.amp or (MADE, "made", mark) in s.amp:
+                return s
+            return s.without_amp_mark(MADE).with_amp_mark(MADE, "made", mark)
+
+        flow.map_quiet(apply)
 
     def new_iteration(self, flow: Flow) -> None:
         """A loop starts its next iteration: the loss of this one is not scaled until a `scaler.scale` runs
         again (a trainer run once with a scaler and once without shares no scaled loss)."""
-        flow.map_quiet(lambda s: s.without_amp_mark(MADE) if (MADE, "made", 0) in s.amp else s)
+        flow.map_quiet(lambda s: s.without_amp_mark(MADE) if s.amp_marks(MADE) else s)
 
     def backward(self, call: ast.Call, written: Iterable[Holder], scaled: bool, flow: Flow, ifs: tuple[int, ...]) -> None:
         opts = self.owners(written, flow)
@@ -127,10 +156,20 @@ class Amp:
                 for stage, node in s.amp_marks(o.uid):
                     earlier = self.node(node)
                     if stage in ("unscaled", "clipped") and earlier is not None:
-                        self._record("partial", earlier, o, call, ifs, s)
+                        # the clip (or unscale) saw part of a window only if the step applies what this backward
+                        # adds: a clear between drops them (an architecture's optimizer clearing at the start of its
+                        # own step, Auto-NBA, lockbox 33), so the misuse is recorded at the step (`step`)
+                        s = s.with_amp_mark(o.uid, f"{PARTIAL}{node}", here)
+                        self._partial.setdefault((node, here), (set(), set()))[0].add(ifs)
+                        self._partial[(node, here)][1].add(s.assumptions)
                     if stage == "unseen":
                         s = s.without_amp_mark(o.uid, "unseen")
-                if scaled and (MADE, "made", 0) in s.amp:  # no `scaler.scale` ran on this path: not scaled here
+                made = s.amp_marks(MADE)
+                if scaled and made:  # no `scaler.scale` ran on this path: not scaled here
+                    if ("made", ON) in made:
+                        self._decided.add(here)
+                    else:
+                        self.undecided.setdefault(here, set()).update(self.settings[k - 1] for _stage, k in made)
                     s = s.with_amp_mark(o.uid, "scaled", here)
             return s
 
@@ -224,6 +263,15 @@ class Amp:
             scaled = [node for stage, node in marks if stage == "scaled"]
             if scaled and not unscales:
                 self._record("bypass", call, opt, self.node(scaled[0]), ifs)
+            for stage, node in marks:
+                if stage.startswith(PARTIAL):
+                    clip, backward = int(stage[len(PARTIAL):]), node
+                    earlier, later = self.node(clip), self.node(backward)
+                    if earlier is not None:
+                        ifs_at, paths = self._partial[(clip, backward)]
+                        for at in ifs_at:
+                            self._record("partial", earlier, opt, later, at)
+                        self.misuses[("partial", id(earlier))].paths.update(paths)
             if unscales and not any(stage in ("scaled", "unscaled") for stage, _node in marks):
                 for stage, node in marks:
                     earlier = self.node(node)

@@ -22,7 +22,7 @@ from .pathcond import ENABLED_QUERY
 from .provenance import MODELLED, Assumption, assumed
 from .required_settings import requires_part
 from .schedules import schedule
-from .switches import runs_of, setting_literal
+from .switches import runs_of, setting_literal, setting_name
 from .syntax import arguments, code, is_infinity, keyword_value
 from .values import (
     EMPTY,
@@ -205,7 +205,8 @@ class Effects:
 
     def _scale(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("value"))
-        self._where_on(site, flow, frame, self.interp.amp.scaled_here)
+        setting = self._undecided_setting(site)
+        self._where_on(site, flow, frame, lambda f: self.interp.amp.scaled_here(f, setting))
         return replace(found[0], amp=True) if found else EMPTY
 
     def _where_on(self, site: CallSite, flow: Flow, frame: Frame, apply: Callable[[Flow], None]) -> None:
@@ -227,6 +228,29 @@ class Effects:
         part = Flow(flow.env, frozenset(on))
         apply(part)
         flow.states = part.states | frozenset(off)
+
+    def _undecided_setting(self, site: CallSite) -> str | None:
+        """The receiver is on as far as the analysis can tell, yet may be off on a run: the name of the setting that
+        says so. Known only as what its name says (`scaler = manager.scaler`: how it was built is not read): "";
+        built in another function switched by a setting no test here is related to (`GradScaler(enabled=args.amp)`
+        in the manager's `__init__`, `_switch` found none): that setting's name, "amp". None otherwise (a setting of
+        the function that scales, `GradScaler(enabled=use_amp)` beside `if args.unscale:`, is in sight: the run
+        where it is on and the test off is one the code allows)."""
+        ents = site.receiver.entities if site.receiver is not None else frozenset()
+        if all(e.provenance.assumed for e in ents):
+            return ""  # (no object at all: a call read as a scale by its name)
+        found = [x for e in ents if (x := self.table.switches.get(e.uid)) is not None]
+        if not found or self._switch(site) is not None:
+            return None
+        here = self._function_of(site.call)
+        names = {setting_name(x[0]) for x in found if literal_bool(x[0]) is None and self._function_of(x[1]) is not here}
+        return names.pop() if len(names) == 1 and len(found) == len(ents) and None not in names else None
+
+    def _function_of(self, node: ast.AST) -> ast.AST | None:
+        up = self.interp.parent(node)
+        while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            up = self.interp.parent(up)
+        return up
 
     def _switch(self, site: CallSite) -> tuple[Condition | bool, str] | None:
         """Whether the receiver, an object built switched by a setting (`GradScaler(enabled=use_amp)`), is on: built

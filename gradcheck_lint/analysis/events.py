@@ -162,6 +162,9 @@ class AmpMisuse:
     other: ast.AST | None = None  # the call on the other side (the scaled backward, the first unscale_)
     ifs: set[tuple[int, ...]] = field(default_factory=set)
     paths: set[frozenset] = field(default_factory=set)  # the branch assumptions of the paths it happened on
+    # the gradients were scaled only by a scaler that may be off on a run, by the names of its settings: "amp" of
+    # `GradScaler(enabled=args.amp)` built in another method, "" for a scaler known only by its name
+    switch_settings: set[str] = field(default_factory=set)
 
 
 @dataclass(eq=False)

@@ -30,7 +30,7 @@ from .gradstate import PathState
 from .syntax import code
 from .walk import iter_tree
 
-__all__ = ["runs_of", "setting_literal"]
+__all__ = ["runs_of", "setting_literal", "setting_name"]
 
 
 def setting_literal(expr: ast.expr, call: ast.AST,
@@ -52,6 +52,25 @@ def setting_literal(expr: ast.expr, call: ast.AST,
                 return pathcond.Literal(pathcond.Atom(pathcond.TRUTHY, code(node.targets[0])), True)
     lit = pathcond.literal(expr)
     return None if lit.atom.kind == pathcond.TEXT else lit
+
+
+def setting_name(expr: ast.expr) -> str | None:
+    """The name a setting goes by, whatever object holds it: `amp` of `args.amp`, `use_amp`, `not args.amp`,
+    `cfg.get("amp", False)`, `args.precision == "fp16"` (its left side); None for another shape. Where the analysis
+    cannot tell whether two settings are one (`args.amp` of a constructor's `args` and of a loop's), the name is what
+    the code says of them."""
+    while isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        expr = expr.operand
+    if isinstance(expr, ast.Compare):
+        expr = expr.left
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "get" and expr.args \
+            and isinstance(expr.args[0], ast.Constant) and isinstance(expr.args[0].value, str):
+        return expr.args[0].value
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    if isinstance(expr, ast.Name):
+        return expr.id
+    return None
 
 
 def runs_of(states: Iterable[PathState], decided: Callable[[PathState], bool | None], akey: int, polarity: bool,

@@ -118,6 +118,12 @@ for x in torch.randn(8, 2, 4):
                 # the loop that clips the shared model). The one optimizer stepped, of parameters not known, is the
                 # clipped parameters' (a model clipping `self.parameters()` for the optimizer a trainer gave it)
                 facts.append(assumed(Assumption.OWNERSHIP))
+            if misuse.switch_settings and _unscale_under_a_test(model, misuse.node, misuse.switch_settings):
+                # scaled by a scaler that may be off (`GradScaler(enabled=args.amp)` built in another method, or a
+                # scaler known by its name) and `if use_amp: scaler.unscale_(opt)` here, a test of a setting of that
+                # name (CAT's manager, lockbox 32): the author ties the scaler to the test; that it is on where the
+                # test is off is assumed
+                facts.append(assumed(Assumption.CONFIG))
             yield Finding(misuse.node, msg, help_, tuple(facts), fix=unscale_before_clip(model, misuse))
 
 
@@ -197,6 +203,29 @@ def _innermost_function(model: TrainingModel, node: ast.AST) -> ast.AST:
     while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
         up = model.parent(up)
     return up if up is not None else model.module
+
+
+def _unscale_under_a_test(model: TrainingModel, clip: ast.AST, settings: set[str]) -> bool:
+    """The function of the clip calls `unscale_` on an arm of an `if` that does not hold the clip, whose test reads a
+    setting of one of these names (`if use_amp:` of `use_amp = args.amp` for "amp"; any test for "", a scaler known
+    only by its name): a test the author takes for whether the scaler is on."""
+    fn = _innermost_function(model, clip)
+    aliases = {t.id: n.value for n in iter_tree(fn) if type(n) is ast.Assign
+               for t in n.targets if type(t) is ast.Name}  # `use_amp = args.amp`
+
+    def names(expr: ast.AST) -> set[str]:
+        return {n.id if isinstance(n, ast.Name) else n.attr for n in iter_tree(expr) if isinstance(n, (ast.Name, ast.Attribute))}
+
+    def tested(test: ast.expr) -> set[str]:
+        found = names(test)
+        return found.union(*(names(aliases[name]) for name in found if name in aliases))
+
+    for node in iter_tree(fn):
+        if type(node) is ast.If and not any(n is clip for n in iter_tree(node)) and any(
+                type(n) is ast.Attribute and n.attr == "unscale_" for n in iter_tree(node)) and (
+                "" in settings or settings & tested(node.test)):
+            return True
+    return False
 
 
 def _unscales_somewhere(model: TrainingModel) -> bool:
