@@ -959,6 +959,8 @@ class Expressions:
             return  # (`self._sum[idx] += v` sums onto what the slot held: it grows)
         if self._numeric_array(base, frame):
             return  # `record = np.zeros(n)` ... `record[i] = loss`: NumPy stores the number, not the tensor
+        if self._tensor_data(target.value, frame):
+            return  # `delta.data[idx] = (delta + step)[idx]`: a write past autograd, into a detached alias
         held = self.interp.keepalives.note(stmt, base, source, value, frame, code(target.value))
         event = self.interp.keepalives.events.get(id(stmt)) if held is not value else None
         if event is not None and not isinstance(stmt, ast.AugAssign) and self._key_may_repeat(target.slice, stmt):
@@ -1011,6 +1013,28 @@ class Expressions:
                                          for v in values)
             self._numeric_arrays[key] = known
         return known
+
+    def _tensor_data(self, stored: ast.expr, frame: Frame) -> bool:
+        """`x.data` of a tensor `x` every binding of which in the running function (or module) a torch call makes
+        (`delta = torch.zeros_like(X).cuda()`): each access is a new alias detached from `x`'s graph, so an item
+        written into it gives that alias, dropped at once, a graph; `x` itself records none (PGD's
+        `delta.data[idx] = (delta + alpha * g)[idx]`, lockbox 32)."""
+        if not (isinstance(stored, ast.Attribute) and stored.attr == "data" and isinstance(stored.value, ast.Name)):
+            return False
+        name, scope = stored.value.id, frame.function or self.interp.module
+        values = [node.value for node in iter_tree(scope) if isinstance(node, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)]
+        stores = sum(1 for n in iter_tree(scope)
+                     if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store))
+        qualify = self.interp.imports.qualify
+
+        def torch_made(value: ast.expr) -> bool:
+            while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+                    and isinstance(value.func.value, ast.Call):
+                value = value.func.value  # `torch.zeros_like(X).cuda()`: the tensor the chain starts from
+            return isinstance(value, ast.Call) and (qualify(value.func) or "").startswith("torch.")
+
+        return bool(values) and len(values) == stores and all(torch_made(v) for v in values)
 
     def _rewrites_item_slots(self, target: ast.Subscript, frame: Frame) -> bool:
         """`for idx, v in enumerate(values): self._val[idx] = v` over the items of a sequence built in sight
