@@ -1110,12 +1110,10 @@ class Expressions:
         elif kind == "rescale":
             flow.map_gradients(lambda s: s.rescale(holders))
         else:
-            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
-            if isinstance(source, ast.Subscript) and not reads_grad_of(source, target.value):
-                # `p.grad = self.grad_buffer[j]`: gradients summed into a buffer before the clears of a meta-batch,
-                # written back before its step (as `p.grad.copy_(buffer[i])`): what the step applies is what
-                # the code put there, and the clears since dropped nothing it needed
-                flow.map_gradients(lambda s: s.refill(holders))
+            # `p.grad = self.grad_buffer[j]`, `p.grad = saved[name].to(p.device)`: gradients written in, a buffer
+            # filled before the clears written back before the step (as `p.grad.copy_(buffer[i])`): what the step
+            # applies is what the code put there, and the clears since dropped nothing it needed
+            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False).refill(holders))
 
     def _locals_of(self, fn: Function) -> frozenset[str]:
         """`local_names` of a function, read once per analysis."""

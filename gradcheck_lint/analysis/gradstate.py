@@ -227,7 +227,10 @@ class PathState:
                 wiped.append(hc)
             else:
                 keep.add(hc)
-        discards = {d for d in self.discards if not reached(d.holder)}
+        # a clear that reaches a discard's holder replaces that record with its own, when it drops gradients there;
+        # one that finds them dropped already (`opt.zero_grad(); model.zero_grad()`) leaves the first clear's record
+        discards = {d for d in self.discards
+                    if not reached(d.holder) or not any(d.holder.overlaps(h) for h, _c in wiped)}
         if record_discards:
             cache: dict[tuple[str, Holder], object] = {} if memo is None else memo
 
