@@ -158,6 +158,7 @@ class Interpreter:
         self._relation: dict[int, Relation] = {}  # assumption key -> its test as a comparison of two operands
         self._compared: dict[tuple[str, str], dict[int, Relation]] = {}  # operands -> assumption keys comparing them
         self._boundaries: dict[int, Condition] = {}
+        self._gated_by: dict[int, int] = {}  # an `and` test of one framework object's `sync_gradients`: that object
         self._period_starts: dict[int, bool] = {}  # condition id -> it starts a window counter's period
         self._assigned_in: dict[int, frozenset[str]] = {}
         # (id of a call tested, id of the running class) -> (the call, the test it returns: `returned_tests`)
@@ -640,6 +641,8 @@ class Interpreter:
         else:
             cond = self.condition(node, core, lit)
         if gates and not cond.framework_gate:  # `if accelerator.sync_gradients and clip:`
+            if len(set(gates)) == 1:
+                self._gated_by[cond.id] = gates[0]  # its `sync_gradients` operand is that object's boundary
             cond.framework_gate, cond.volatile = True, True
             cond.framework_window = next((self.table.windows.get(g) for g in gates if self.table.windows.get(g)), None)
         self.counters.note_counter(cond, flow)
@@ -877,13 +880,17 @@ class Interpreter:
                 return False
         return bool(read) and not read & self.objects.assigned_outside_init(info)
 
-    def _boundary_operands(self, test: ast.expr) -> list[int]:
+    def _boundary_operands(self, cond: Condition) -> list[int]:
         """Assumption keys of the framework boundaries (`x.sync_gradients`) an `and` test requires: its
-        true arm is on a boundary, as the step's gate will ask (the keys are shared by text)."""
+        true arm is on a boundary, as the step's gate will ask: the boundary of the one framework object the test
+        reads (`boundary`), whatever name it goes by here (`self.accelerator` of an `accelerator` made in the
+        script, vilmedic's trainer, lockbox 34), else shared by text."""
+        test = cond.test
         if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
             return []
-        return [self._akeys.setdefault(code(v), len(self._akeys) + 1) for v in test.values
-                if isinstance(v, ast.Attribute) and v.attr == "sync_gradients"]
+        gate = self._gated_by.get(cond.id)
+        return [self.boundary(gate).akey if gate is not None else self._akeys.setdefault(code(v), len(self._akeys) + 1)
+                for v in test.values if isinstance(v, ast.Attribute) and v.attr == "sync_gradients"]
 
     def direct_forward(self, holder: Holder, ordinal: int) -> bool:
         """The forward pass of this ordinal called the module itself (`vf(obs)`, `vf.forward(obs)`,
@@ -937,7 +944,7 @@ class Interpreter:
                 return (flow.copy(), None) if truth else (None, flow.copy())
         t_states: list[PathState] = []
         f_states: list[PathState] = []
-        gates = self._boundary_operands(cond.test)
+        gates = self._boundary_operands(cond)
         atoms = [(c, w) for c, w in self.counters.modulo_atoms(cond.test) if c in self.windows]
         cycling = self.counters.cycling
         if not atoms and cycling:  # `if accum_step == 1:` of `cycle(range(1, N + 1))`: its first micro-batch
