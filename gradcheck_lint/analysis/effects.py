@@ -27,6 +27,7 @@ from .syntax import arguments, code, is_infinity, keyword_value
 from .values import (
     EMPTY,
     OPAQUE,
+    PRESENT,
     Entity,
     Holder,
     Kind,
@@ -306,7 +307,9 @@ class Effects:
                 if walked is not None and walked in flow.env:
                     # `for h in H: h.detach_()`: each item of `H` is detached in place (GRU4Rec's hidden states)
                     flow.env[walked] = _without_graphs(flow.env[walked])
-        return EMPTY
+        # an object on every path (`loss.item()`, `x.detach()`): a part of a forward's result that is one holds no
+        # graph (`return loss, loss.item()`: the number the caller logs, DARTS' separate loss)
+        return PRESENT
 
     def _walked_by(self, name: str, frame: Frame) -> str | None:
         """The collection whose items the innermost loop binds to `name` (`for h in H:`), by its reference."""
@@ -342,7 +345,7 @@ class Effects:
         """`float(loss)`, `int(n)`: a Python number, no graph, same counter and divisors."""
         operands = [*site.pos, *site.kw.values()]
         number = union_as_tensor(operands) if operands else EMPTY
-        return Value(divisors=number.divisors, counter=number.counter, const=number.const)
+        return Value(divisors=number.divisors, counter=number.counter, const=number.const, present=True)
 
     def _join(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         """`itertools.chain(G.parameters(), D.parameters())`: both parameter sets."""
