@@ -166,6 +166,8 @@ class Recorder:
         for holder, before, site in loss.built:
             if not self._builds_graph(holder, site):
                 continue
+            # (another method of the module, not read, runs its parameters by its name only: `forward_flops`)
+            called = self.interp.direct_forward(holder, site)
             seen = dict(before)  # a count of -1: stale already when the current loop iteration began
             now = dict(generations(flow.env, holder))
             for key in now.keys() | {k for k, c in seen.items() if c < 0}:
@@ -175,7 +177,7 @@ class Recorder:
                     ev.stale_graphs.add(graph)
                     if seen.get(key) != STALE_CARRIED:
                         ev.firm_graphs.add(graph)
-                    if site not in loss.vague_sites:
+                    if site not in loss.vague_sites and called:
                         ev.read_graphs.add(graph)
         flow.map_gradients(lambda s: s.backward(ev.id, written), ("backward", ev.id, frozenset(written.items())))
         held = flow.env.get(loss_text) if loss_text.isidentifier() else None

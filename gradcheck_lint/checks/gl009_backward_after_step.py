@@ -76,7 +76,7 @@ for real in torch.randn(8, 4, 4):
             # Only a parameter some op saved for backward makes it raise: a layer known to save its weight
             # (linear, convolution, norm) makes the finding certain; layers known to save none of theirs
             # (an embedding, activations) make none; a module the table does not know leaves it possible.
-            saves = {g: _saves(model, table, g[0]) for g in backward.stale_graphs}
+            saves = {g: _stepped_saves(model, table, g) for g in backward.stale_graphs}
             # a container (`nn.Sequential`) runs its children, each in the set on its own: judged by them when
             # one of them is known, else not known
             children_known = any(v is not None for g, v in saves.items() if not _container(model, g[0]))
@@ -105,7 +105,7 @@ for real in torch.randn(8, 4, 4):
                 model.line(forward) if forward is not None else None,
                 step_text,
                 model.line(step) if step is not None else None,
-                saved=known,
+                saved=known and bool(read),
             )
             module = model.table.entities.get(holder.uid)
             stepper = next((s for s in model.steps.values() if id(s.node) == step_id), None)
@@ -153,6 +153,20 @@ def _forward_read(model: TrainingModel, holder: Holder) -> bool:
     if qualified is None:
         return False
     return qualified.startswith("torch.") and not holder.path or qualified in model.class_defs
+
+
+def _stepped_saves(model: TrainingModel, table: SavedTable, graph: tuple[Holder, int, int, str]) -> bool | None:
+    """Whether the forward pass behind a stale graph saved parameters the step changed: when the step changed only
+    parts of the module whose forward built the graph (an optimizer over `[model.alpha]` or a DARTS supernet's
+    architecture parameters, the graph of the whole model's forward), what those parts save decides, not the
+    layers beside them it never stepped (`_saves`)."""
+    holder, _site, step_id, _text = graph
+    stepper = next((s for s in model.steps.values() if id(s.node) == step_id), None)
+    stepped = [h for h in model.table.optimizer_holders(stepper.optimizer) if h.overlaps(holder)] if stepper else []
+    if not stepped or any(h.pseudo or len(h.path) <= len(holder.path) for h in stepped):
+        return _saves(model, table, holder)
+    found = [_saves(model, table, h) for h in stepped]
+    return True if any(found) else False if all(f is False for f in found) else None
 
 
 def _container(model: TrainingModel, holder: Holder) -> bool:

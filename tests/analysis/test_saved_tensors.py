@@ -104,3 +104,76 @@ def test_module_of_unknown_saves_is_possible_and_says_if() -> None:
     assert [c for c, _ in found] == ["possible"]
     assert "if an op of that forward pass saved them" in found[0][1]
     assert not raises(class_scale)
+
+
+# An optimizer over one part of a model whose forward runs the whole: what that part saves decides, not the layers
+# beside it the step never changes (a DARTS supernet's architecture optimizer, Auto-NBA, lockbox 33)
+PART_STEPPED = """
+import torch
+from torch import nn
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.alpha = nn.Parameter(torch.zeros(3))
+    def forward(self, x):
+        return self.conv(x).mean() * torch.softmax(self.alpha, 0).sum()
+model = Net()
+arch_opt = torch.optim.SGD({stepped}, lr=0.1)
+for x in torch.randn(3, 2, 3, 8, 8):
+    arch_opt.zero_grad()
+    loss = model(x)
+    loss.backward(retain_graph=True)
+    arch_opt.step()
+    loss.backward()
+"""
+
+
+def test_step_of_a_part_no_layer_saves_is_possible_and_runs() -> None:
+    """Only `alpha` is stepped, and softmax saves its result: the convolution that saves its weight is beside it,
+    never stepped. Not certain, no claim that PyTorch raises (and it does not)."""
+    text = PART_STEPPED.format(stepped="[model.alpha]")
+    found = gl009(text)
+    assert [c for c, _ in found] == ["possible"]
+    assert "if an op of that forward pass saved them" in found[0][1]
+    assert not raises(text)
+
+
+def test_step_of_a_part_that_is_a_saving_layer_stays_certain_and_raises() -> None:
+    text = PART_STEPPED.format(stepped="model.conv.parameters()")
+    found = gl009(text)
+    assert [c for c, _ in found] == ["certain"] and "PyTorch raises" in found[0][1]
+    assert raises(text)
+
+
+# A graph built by another method of the module (`forward_flops`), inherited from a class not read: that it ran the
+# module's parameters at all rests on the method's name
+METHOD_OUT_OF_SIGHT = """
+import torch
+from torch import nn
+from nas_toolkit import FlopsCounterMixin
+class Net(FlopsCounterMixin, nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+    def forward(self, x):
+        return self.conv(x).mean()
+model = Net()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for x in loader:
+    opt.zero_grad()
+    loss = model(x)
+    flops = model.forward_flops()
+    loss.backward()
+    opt.step()
+    flops.backward()
+"""
+
+
+def test_graph_of_a_method_not_read_is_possible() -> None:
+    found = gl009(METHOD_OUT_OF_SIGHT)
+    assert [c for c, _ in found] == ["possible"]
+    assert "if an op of that forward pass saved them" in found[0][1]
+    # the module itself called, its graph stale: certain as before
+    direct = gl009(METHOD_OUT_OF_SIGHT.replace("flops = model.forward_flops()", "flops = model(x * 2)"))
+    assert [c for c, _ in direct] == ["certain"]
