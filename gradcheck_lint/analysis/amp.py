@@ -37,6 +37,7 @@ from .events import AmpMisuse
 from .flow import Flow
 from .gradstate import UNSCALE_PENDING, PathState
 from .parts import AmpHost
+from .syntax import code
 from .values import Entity, Holder
 
 MADE = -1  # the pseudo optimizer uid of the `made` mark: a `scaler.scale(...)` ran on this path
@@ -61,6 +62,9 @@ class Amp:
         # (clip, backward) ordinals of a `PARTIAL` mark: the tests around the backward, the paths it ran on
         self._partial: dict[tuple[int, int], tuple[set[tuple[int, ...]], set[frozenset]]] = {}
         self.settings: list[str] = []
+        # backward passes (by ordinal) a framework scaled itself (`accelerator.backward`): its prepared optimizers'
+        # `step()` unscales first; the value: the setting that decides whether it scales, None when the code says so
+        self._by_framework: dict[int, str | None] = {}
         self._nodes: dict[int, ast.AST] = {}
         # > 0 while the body of a call read as a clip runs (`clipping_bodies`): its norm and rescale are the clip's
         self.clipping = 0
@@ -82,6 +86,12 @@ class Amp:
         ordinal = self.interp.recorder.ordinal(other) if other is not None else None
         if ordinal is not None and ordinal in self.undecided and ordinal not in self._decided:
             misuse.switch_settings |= self.undecided[ordinal]
+        if ordinal is not None and ordinal in self._by_framework and isinstance(other, ast.Call) \
+                and isinstance(other.func, ast.Attribute):
+            misuse.framework = code(other.func.value)
+            setting = self._by_framework[ordinal]
+            if setting is not None:
+                misuse.framework_settings.add(setting)
         if state is not None:
             misuse.paths.add(state.assumptions)
 
@@ -139,6 +149,13 @@ class Amp:
             return s.without_amp_mark(MADE).with_amp_mark(MADE, "made", mark)
 
         flow.map_quiet(apply)
+
+    def scaled_by_framework(self, call: ast.Call, flow: Flow, setting: str | None) -> None:
+        """A framework's own backward (`accelerator.backward(loss)` with fp16 mixed precision) scales the loss with a
+        GradScaler of its own; `setting`: the one that decides whether it does, when the code does not say."""
+        here = self._ordinal(call)
+        self._by_framework[here] = setting if self._by_framework.get(here, "") is not None else None
+        self.scaled_here(flow)
 
     def new_iteration(self, flow: Flow) -> None:
         """A loop starts its next iteration: the loss of this one is not scaled until a `scaler.scale` runs
@@ -260,7 +277,8 @@ class Amp:
     def step(self, call: ast.Call, opt: Entity, unscales: bool, flow: Flow, ifs: tuple[int, ...]) -> None:
         def apply(s: PathState) -> PathState:
             marks = s.amp_marks(opt.uid)
-            scaled = [node for stage, node in marks if stage == "scaled"]
+            # (the framework's prepared optimizer steps through the framework's scaler)
+            scaled = [node for stage, node in marks if stage == "scaled" and node not in self._by_framework]
             if scaled and not unscales:
                 self._record("bypass", call, opt, self.node(scaled[0]), ifs)
             for stage, node in marks:

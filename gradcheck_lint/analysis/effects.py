@@ -189,6 +189,8 @@ class Effects:
     def _unscale(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("optimizer"))
         opts = self._optimizers(found[0]) if found else []
+        if found is None and effect.value("all_if_absent"):  # `accelerator.unscale_gradients()`: every optimizer
+            opts = list(self.interp.recorder.all_optimizers())
         if opts:  # where its scaler is off, `unscale_` returns at once
             self._where_on(site, flow, frame, lambda on: self.interp.amp.unscale(site.call, opts, on, frame.ifs))
         return EMPTY
@@ -422,6 +424,10 @@ class Effects:
         if window is not None:
             found = site.arg(window)
             self.table.windows[ent.uid] = self.window_text(found)
+        if effect.value("loss_scaler") and _variant(effect, site.call) is None:  # (a variant is another object)
+            scales, setting = _loss_scaler(str(effect.value("loss_scaler")), site.call)
+            if scales:
+                self.table.loss_scalers[ent.uid] = setting
         model = site.arg(effect.ref("model"))
         if kind is Kind.OPTIMIZER:
             params = site.arg(effect.ref("params"))
@@ -561,6 +567,10 @@ class Effects:
                 window = self._window_read_here(site.owner)
             elif configured is not None:
                 scaled, window = True, str(configured)
+        if effect.value("amp") == "owner" and site.owner is not None and site.owner.uid in self.table.loss_scalers:
+            # the framework multiplies the loss by its GradScaler's scale before backpropagating it
+            self.interp.amp.scaled_by_framework(site.call, flow, self.table.loss_scalers[site.owner.uid])
+            loss = replace(loss, amp=True)
         only = None
         inputs = site.arg(effect.ref("inputs"))
         if inputs is not None:  # `loss.backward(inputs=d_params)` accumulates into those alone
@@ -957,6 +967,20 @@ def _without_graphs(value: Value) -> Value:
     """`value` with no autograd graph in it or in its items (each detached in place)."""
     return replace(value, built=frozenset(), graph=False, kept=frozenset(),
                    items=tuple((k, _without_graphs(v)) for k, v in value.items))
+
+
+def _loss_scaler(spec: str, call: ast.Call) -> tuple[bool, str | None]:
+    """Whether an object built by `call` scales the loss in its backward (`loss_scaler = "keyword=literal|..."`),
+    and the setting that decides when that is not written in the call: passed one of the literals, surely (None);
+    another literal, no; a setting (`mixed_precision=args.mixed_precision`), its name; nothing, or `None`, the
+    keyword's own name (the launch configuration decides: `accelerate launch --mixed_precision fp16`)."""
+    keyword, _, literals = spec.partition("=")
+    value = next((k.value for k in call.keywords if k.arg == keyword), None)
+    if value is None or isinstance(value, ast.Constant) and value.value is None:
+        return True, keyword
+    if isinstance(value, ast.Constant):
+        return str(value.value) in literals.split("|"), None
+    return True, setting_name(value) or keyword
 
 
 def _variant(effect: Effect, call: ast.Call) -> str | None:

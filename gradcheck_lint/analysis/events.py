@@ -165,6 +165,10 @@ class AmpMisuse:
     # the gradients were scaled only by a scaler that may be off on a run, by the names of its settings: "amp" of
     # `GradScaler(enabled=args.amp)` built in another method, "" for a scaler known only by its name
     switch_settings: set[str] = field(default_factory=set)
+    # the scaled backward is a framework's own (`accelerator.backward(loss)` of `Accelerator(mixed_precision="fp16")`):
+    # its receiver's text; with the settings that decide whether it scales, when the code does not say
+    framework: str | None = None
+    framework_settings: set[str] = field(default_factory=set)
 
 
 @dataclass(eq=False)

@@ -490,6 +490,9 @@ class EntityTable:
     # The accumulation window a framework object was configured with (source text), None when it was
     # built without one; a uid not here was built where the analysis could not see.
     windows: dict[int, str | None] = field(default_factory=dict)
+    # framework objects built to scale the loss in their own backward (`Accelerator(mixed_precision="fp16")`): None
+    # when surely, else the name of the setting that decides (`mixed_precision` of the launch configuration)
+    loss_scalers: dict[int, str | None] = field(default_factory=dict)
     # optimizer uid -> uids of the framework objects that prepared it (its steps follow their gates): one name may
     # hold either of two (`self.accelerator = preinit_acc` or `Accelerator()`), on each path the one it enters
     prepared: dict[int, frozenset[int]] = field(default_factory=dict)

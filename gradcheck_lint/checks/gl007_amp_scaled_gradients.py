@@ -108,9 +108,15 @@ for x in torch.randn(8, 2, 4):
             other = code(misuse.other) if misuse.other is not None else None
             other_line = model.line(misuse.other) if misuse.other is not None else None
             # (the clip of a partial window mixes scaled and unscaled gradients only when what comes after is scaled)
-            scaled = any(b.amp_scaled for b in model.backwards.values() if b.node is misuse.other)
-            msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line, scaled)
+            scaled = not misuse.framework_settings and any(b.amp_scaled for b in model.backwards.values()
+                                                           if b.node is misuse.other)
+            msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line, scaled,
+                                                       misuse.framework)
             facts = [misuse.optimizer.provenance]
+            if misuse.framework_settings and misuse.kind in _SCALE_DEPENDENT:
+                # the framework scales only under a mixed-precision setting the code does not fix (`Accelerator()`,
+                # told by `accelerate launch --mixed_precision fp16`, or `mixed_precision=args.mixed_precision`)
+                facts.append(assumed(Assumption.CONFIG))
             if misuse.kind == "partial" and _owner_among_unknowns(model, misuse.optimizer.uid):
                 # the window is that of one of several optimizers whose parameters are not known: that the clip's
                 # parameters are this one's, and that the later backward writes them, is assumed (eval-nas's
@@ -128,6 +134,8 @@ for x in torch.randn(8, 2, 4):
 
 
 _SCALE_READ = convention("loss_scale_read")
+# the misuses that are one only where the gradients are scaled (a clip of part of a window is one whatever the scale)
+_SCALE_DEPENDENT = frozenset({"clip_before_unscale", "norm_before_unscale", "modify_before_unscale"})
 
 
 def _owner_among_unknowns(model: TrainingModel, uid: int) -> bool:

@@ -50,6 +50,11 @@ EFFECTS: dict[str, dict[str, str]] = {
                   # `keyword:literal=type`, passed that literal: `devices:1`), the call
                   # makes that type instead (`Accelerator(deepspeed_plugin=p)` prepares DeepSpeed engines, not DDP)
                   "variant": "str",
+                  # loss_scaler: `keyword=literal|literal`: passed one of those literals, the object scales the loss in
+                  # its own backward with a GradScaler of its own and unscales in its prepared optimizers' steps
+                  # (`Accelerator(mixed_precision="fp16")`); passed another literal, it scales nothing; passed a
+                  # setting, or nothing (the launch configuration decides), it may: an assumption
+                  "loss_scaler": "str",
                   "configured": "bool"},
     # an optimizer updates `params` too from now on (`opt.add_param_group({"params": [p]})`); `key`: the item of a
     # parameter group (a dict) that holds them, when one is given
@@ -63,7 +68,8 @@ EFFECTS: dict[str, dict[str, str]] = {
     "returns": {"value": "ref", "data_parallel": "str", "unwraps": "bool", "unless_requires": "str"},
     "join": {},                                       # the call returns any of its arguments (`itertools.chain(a, b)`)
     "clone": {"value": "ref"},                       # a copy of a model with fresh parameters (deepcopy)
-    "backward": {"loss": "ref", "inputs": "ref", "scales": "str"},  # scales: none | window | framework
+    # scales: none | window | framework; amp: "owner": multiplied by the owner's loss scale when it was built with one
+    "backward": {"loss": "ref", "inputs": "ref", "scales": "str", "amp": "str"},
     # a schedule runs a step function it is given on each micro-batch and backpropagates the loss that function
     # computes (Megatron's `forward_backward_func(forward_step_func=f, ...)`): `function` is called with the
     # arguments `arguments` names (argument references joined by `,`, in the function's order); `loss` says where
@@ -91,7 +97,7 @@ EFFECTS: dict[str, dict[str, str]] = {
     # `hook`, a function, runs inside each backward pass that accumulates into `target`, given `target`
     # (`p.register_post_accumulate_grad_hook(fn)`: the optimizer-in-backward idiom steps there)
     "grad_hook": {"target": "ref", "hook": "ref"},
-    "unscale": {"optimizer": "ref"},
+    "unscale": {"optimizer": "ref", "all_if_absent": "bool"},  # all_if_absent: no optimizer given, every one
     "scaler_update": {},                              # a GradScaler forgets which optimizers it unscaled (`update()`)
     # `limit`: the bound (`max_norm`); an infinite one (`float("inf")`) changes nothing: the call reads the norm
     "clip": {"params": "ref", "optimizer": "ref", "unscales": "bool", "limit": "ref"},
@@ -579,6 +585,11 @@ def _effect(item: Any, where: str) -> Effect:
                 ArgRef.parse(part.strip(), f"{where} arguments")
     if kind == "construct" and not effect.value("type"):
         raise ModelError(f"{where}: construct needs the API `type` it makes")
+    scaler = str(effect.value("loss_scaler", "")) if kind == "construct" else ""
+    if scaler and not (scaler.partition("=")[0].isidentifier() and all(scaler.partition("=")[2].split("|"))):
+        raise ModelError(f"{where}: a loss_scaler is `keyword=literal|literal`, not {scaler!r}")
+    if kind == "backward" and effect.value("amp", "owner") != "owner":
+        raise ModelError(f"{where}: a backward's amp is \"owner\", not {effect.value('amp')!r}")
     for pair in str(effect.value("variant", "")).split(";") if kind == "construct" and effect.value("variant") else ():
         keyword, _, made = pair.partition("=")
         name, _, literal = keyword.partition(":")
