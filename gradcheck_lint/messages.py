@@ -407,11 +407,11 @@ def framework_divided_not_accumulated(backward: str, window: str, step: str, ste
 
 
 def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, other_line: int | None,
-                         scaled: bool = False, framework: str | None = None) -> tuple[str, str]:
+                         scaled: bool = False, framework: str | None = None, unscale_with: str = "") -> tuple[str, str]:
     by = f" by `{other}`{_at(other_line)}" if other else ""  # the scaled backward that wrote the gradients
     if framework is not None and kind in ("clip_before_unscale", "norm_before_unscale", "modify_before_unscale"):
         # the framework's own backward scaled them (`accelerator.backward` with fp16 mixed precision)
-        return _framework_scaled_gradients(kind, call, opt, by, framework)
+        return _framework_scaled_gradients(kind, call, opt, by, framework, unscale_with)
     if kind == "clip_before_unscale":
         msg = (f"`{call}` clips gradients of `{opt}` that are still multiplied by the GradScaler's scale (written{by}): the "
                f"threshold applies to gradients tens of thousands of times too large, so the clip either does nothing useful or "
@@ -456,25 +456,20 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
     return msg, help_
 
 
-def _framework_scaled_gradients(kind: str, call: str, opt: str, by: str, framework: str) -> tuple[str, str]:
+def _framework_scaled_gradients(kind: str, call: str, opt: str, by: str, framework: str,
+                                unscale_with: str) -> tuple[str, str]:
     scale = (f"still multiplied by the loss scale of `{framework}`'s mixed precision (written{by}, which scales the "
-             f"loss with a GradScaler of its own; the prepared optimizer's step unscales them only later)")
+             f"loss with a GradScaler of its own; the optimizer's step unscales them only later)")
     if kind == "clip_before_unscale":
         msg = (f"`{call}` clips gradients of `{opt}` that are {scale}: the threshold applies to gradients tens of "
                f"thousands of times too large, so the clip either does nothing useful or cuts every step.")
-        help_ = (f"clip with `{framework}.clip_grad_norm_(...)` (or `clip_grad_value_`), which unscales the gradients "
-                 f"first.")
     elif kind == "norm_before_unscale":
         msg = (f"`{call}` reads the norm of `{opt}`'s gradients while they are {scale}: the norm is the scale times "
                f"too large, so whatever logs or compares it is wrong.")
-        help_ = (f"read the norm after `{framework}.unscale_gradients()`, or take the one "
-                 f"`{framework}.clip_grad_norm_` returns.")
     else:
         msg = (f"`{call}` changes `{opt}`'s gradients while they are {scale}: what it adds or clamps is applied at "
                f"the scale, and unscaling then divides it by tens of thousands.")
-        help_ = (f"call `{framework}.unscale_gradients()` before changing the gradients (once per step, where the "
-                 f"step runs).")
-    return msg, help_
+    return msg, (unscale_with or f"use `{framework}`'s own clipping, which unscales the gradients first") + "."
 
 
 def ddp_accumulation_without_no_sync(backward: str, model: str, step: str | None, step_line: int | None, late: bool = False,

@@ -65,6 +65,7 @@ class Amp:
         # backward passes (by ordinal) a framework scaled itself (`accelerator.backward`): its prepared optimizers'
         # `step()` unscales first; the value: the setting that decides whether it scales, None when the code says so
         self._by_framework: dict[int, str | None] = {}
+        self._unscale_with: dict[int, str] = {}
         self._nodes: dict[int, ast.AST] = {}
         # > 0 while the body of a call read as a clip runs (`clipping_bodies`): its norm and rescale are the clip's
         self.clipping = 0
@@ -89,6 +90,7 @@ class Amp:
         if ordinal is not None and ordinal in self._by_framework and isinstance(other, ast.Call) \
                 and isinstance(other.func, ast.Attribute):
             misuse.framework = code(other.func.value)
+            misuse.framework_unscale = self._unscale_with.get(ordinal, "")
             setting = self._by_framework[ordinal]
             if setting is not None:
                 misuse.framework_settings.add(setting)
@@ -150,11 +152,13 @@ class Amp:
 
         flow.map_quiet(apply)
 
-    def scaled_by_framework(self, call: ast.Call, flow: Flow, setting: str | None) -> None:
+    def scaled_by_framework(self, call: ast.Call, flow: Flow, setting: str | None, how: str) -> None:
         """A framework's own backward (`accelerator.backward(loss)` with fp16 mixed precision) scales the loss with a
-        GradScaler of its own; `setting`: the one that decides whether it does, when the code does not say."""
+        GradScaler of its own; `setting`: the one that decides whether it does, when the code does not say; `how`: the
+        framework's way to unscale, for messages."""
         here = self._ordinal(call)
         self._by_framework[here] = setting if self._by_framework.get(here, "") is not None else None
+        self._unscale_with[here] = how
         self.scaled_here(flow)
 
     def new_iteration(self, flow: Flow) -> None:

@@ -424,7 +424,7 @@ class Effects:
         if window is not None:
             found = site.arg(window)
             self.table.windows[ent.uid] = self.window_text(found)
-        if effect.value("loss_scaler") and _variant(effect, site.call) is None:  # (a variant is another object)
+        if effect.value("loss_scaler"):  # (whether a type's backward uses it is that type's row: `amp`)
             scales, setting = _loss_scaler(str(effect.value("loss_scaler")), site.call)
             if scales:
                 self.table.loss_scalers[ent.uid] = setting
@@ -569,7 +569,8 @@ class Effects:
                 scaled, window = True, str(configured)
         if effect.value("amp") == "owner" and site.owner is not None and site.owner.uid in self.table.loss_scalers:
             # the framework multiplies the loss by its GradScaler's scale before backpropagating it
-            self.interp.amp.scaled_by_framework(site.call, flow, self.table.loss_scalers[site.owner.uid])
+            how = str(effect.value("unscale_with", "")).replace("{owner}", site.receiver_text)
+            self.interp.amp.scaled_by_framework(site.call, flow, self.table.loss_scalers[site.owner.uid], how)
             loss = replace(loss, amp=True)
         only = None
         inputs = site.arg(effect.ref("inputs"))

@@ -168,6 +168,7 @@ class AmpMisuse:
     # the scaled backward is a framework's own (`accelerator.backward(loss)` of `Accelerator(mixed_precision="fp16")`):
     # its receiver's text; with the settings that decide whether it scales, when the code does not say
     framework: str | None = None
+    framework_unscale: str = ""  # its way to unscale (`clip with accelerator.clip_grad_norm_(...)`), for the help
     framework_settings: set[str] = field(default_factory=set)
 
 

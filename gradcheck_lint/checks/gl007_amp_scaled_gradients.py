@@ -111,7 +111,7 @@ for x in torch.randn(8, 2, 4):
             scaled = not misuse.framework_settings and any(b.amp_scaled for b in model.backwards.values()
                                                            if b.node is misuse.other)
             msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line, scaled,
-                                                       misuse.framework)
+                                                       misuse.framework, misuse.framework_unscale)
             facts = [misuse.optimizer.provenance]
             if misuse.framework_settings and misuse.kind in _SCALE_DEPENDENT:
                 # the framework scales only under a mixed-precision setting the code does not fix (`Accelerator()`,

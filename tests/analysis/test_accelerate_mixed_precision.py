@@ -83,3 +83,51 @@ def test_catalogue_matches_accelerates_own_code() -> None:
     assert "self.unscale_gradients()" in inspect.getsource(accelerate.Accelerator.clip_grad_norm_)
     unscale = inspect.getsource(accelerate.Accelerator.unscale_gradients)
     assert "optimizer is None" in unscale and "self._optimizers" in unscale  # none given: every prepared optimizer
+
+
+# Lightning Fabric, the same idea in its own row: `precision="16-mixed"` scales in `fabric.backward`
+FABRIC = """
+import torch
+from lightning.fabric import Fabric
+
+fabric = Fabric({settings})
+model = torch.nn.Linear(4, 1)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+model, optimizer = fabric.setup(model, optimizer)
+for x in torch.randn(8, 2, 4):
+    optimizer.zero_grad()
+    loss = model(x).pow(2).mean()
+    fabric.backward(loss)
+    {clip}
+    optimizer.step()
+"""
+
+
+def fabric_found(settings: str, clip: str = TORCH_CLIP) -> list[tuple[int, str, str, str]]:
+    text = textwrap.dedent(FABRIC.format(settings=settings, clip=clip))
+    return [(d.span.line, d.code, d.certainty.value, d.help or "") for d in check_source(text, "train.py", settings=ALL)]
+
+
+@pytest.mark.parametrize("settings", ['precision="16-mixed"', "precision=16", 'precision="16-mixed", devices=1'])
+def test_fabric_16_mixed_clip_is_certain_with_fabrics_own_clip_as_the_fix(settings: str) -> None:
+    [(line, code, certainty, help_)] = fabric_found(settings)
+    assert (line, code, certainty) == (13, "GL007", "certain")
+    assert "`fabric.clip_gradients(model, optimizer, max_norm=...)`" in help_
+
+
+def test_fabric_without_a_scaler_or_with_its_own_clip_is_silent() -> None:
+    assert fabric_found('precision="bf16-mixed"') == []
+    assert fabric_found('precision="16-true"') == []  # pure fp16: no GradScaler
+    assert fabric_found('precision="16-mixed"', "fabric.clip_gradients(model, optimizer, max_norm=1.0)") == []
+    [(_line, code, certainty, _help)] = fabric_found("")  # `fabric run --precision 16-mixed` may decide
+    assert (code, certainty) == ("GL007", "possible")
+
+
+def test_fabric_model_matches_its_precision_plugin() -> None:
+    pytest.importorskip("lightning")
+    from lightning.fabric.plugins.precision.amp import MixedPrecision
+
+    source = inspect.getsource(MixedPrecision)
+    assert 'if scaler is None and self.precision == "16-mixed":' in source  # the plugin makes a GradScaler then
+    assert "self.scaler.scale(tensor)" in source and "self.scaler.step(optimizer" in source
+    assert "scaler.unscale_(optimizer)" in source  # its clipping unscales first

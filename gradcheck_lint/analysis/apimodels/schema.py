@@ -68,8 +68,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "returns": {"value": "ref", "data_parallel": "str", "unwraps": "bool", "unless_requires": "str"},
     "join": {},                                       # the call returns any of its arguments (`itertools.chain(a, b)`)
     "clone": {"value": "ref"},                       # a copy of a model with fresh parameters (deepcopy)
-    # scales: none | window | framework; amp: "owner": multiplied by the owner's loss scale when it was built with one
-    "backward": {"loss": "ref", "inputs": "ref", "scales": "str", "amp": "str"},
+    # scales: none | window | framework; amp: "owner": multiplied by the owner's loss scale when it was built with one,
+    # and `unscale_with` says, for messages, how the framework unscales (`{owner}` filled in)
+    "backward": {"loss": "ref", "inputs": "ref", "scales": "str", "amp": "str", "unscale_with": "str"},
     # a schedule runs a step function it is given on each micro-batch and backpropagates the loss that function
     # computes (Megatron's `forward_backward_func(forward_step_func=f, ...)`): `function` is called with the
     # arguments `arguments` names (argument references joined by `,`, in the function's order); `loss` says where
