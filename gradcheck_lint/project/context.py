@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..analysis.conventions import convention
 from ..analysis.definitions import ClassInfo, Definitions
 from ..analysis.flow import Function
 from ..analysis.graph_cuts import may_cut_graphs
@@ -377,7 +378,7 @@ class ProjectView:
         # again, and following each would spend the cap before the calls that train)
         again = (id(fn) in self.entry or (id(fn) in self.inner_entry and fn.name != "__init__")
                  or self.may_touch_gradients(fn) or self._forward_cutting_graphs(fn)
-                 or self._sets_up_training(fn, module))
+                 or self._sets_up_training(fn, module) or _graph_method(fn))
         if inside > FOREIGN_CALL_BUDGET and not again:
             # the rest of the calls it makes stay opaque (abandoning it half-way would leave the state of
             # the statements it is in, a `with` block's, behind)
@@ -513,3 +514,14 @@ def shared_context(index: ProjectIndex, module: ForeignModule, catalogue: Catalo
 
 def _size(fn: Function) -> int:
     return sum(1 for _ in breadth_first(fn))
+
+
+_GRAPH_METHOD = convention("graph_method")
+
+
+def _graph_method(fn: Function) -> bool:
+    """A method whose name says its result carries the graph of its module's own parameters (`netG_adv_loss` of a
+    discriminator, `forward_features`): left unread, which parameters a loss made from it reaches rests on that name
+    alone (`recorder`: an assumption), so it is read past the budgets, as code that touches gradients is."""
+    args = fn.args.posonlyargs or fn.args.args
+    return bool(args) and args[0].arg == "self" and bool(_GRAPH_METHOD.search(fn.name))
