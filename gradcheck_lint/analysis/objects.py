@@ -283,9 +283,11 @@ class Objects:
             counts = step_counts(flow.env)
             built = built | {(h, generations(flow.env, h, counts), site) for h in own if not h.pseudo}
             if not vague and (unseen_parts or any(not self._forward_known(e) for e in module.entities
-                                                  if e.uid in self.interp.calls.instance_class)):
+                                                  if e.uid in self.interp.calls.instance_class)
+                              or not module.entities and any(self._part_handed_in(h) for h in own)):
                 # (a `forward` returning a tuple whose parts were not seen, its return read past the reading depth
-                # or budget: which part holds the graph is not read either)
+                # or budget: which part holds the graph is not read either; a part stored from a value handed in,
+                # of no class known: `_part_handed_in`)
                 self.table.unread_forwards.add(site)
             if not vague and not any(self._result_read(e) for e in module.entities):
                 self.table.results_unread.add(site)
@@ -459,10 +461,13 @@ class Objects:
             info = self.module_classes.of(Holder(next(iter(module.entities)).uid), kinds, ancestors)
             if info is not None:
                 return info
-        if len(module.modules) == 1:
+        if module.modules:
             # the one module a wrapper runs, or a model that may be wrapped (`if world_size > 1: model = DDP(model)`:
-            # DDP's forward runs the module's, so either object's forward is that class's)
-            return self.module_classes.of(next(iter(module.modules)), kinds, ancestors)
+            # DDP's forward runs the module's, so either object's forward is that class's); one object known by two
+            # holders (a loss module made in `main`, and the part `_criterion` of the model it was stored on) of one
+            # class is an instance of it
+            found = [self.module_classes.of(h, kinds, ancestors) for h in module.modules]
+            return found[0] if found[0] is not None and all(f is found[0] for f in found) else None
         if module.entities and not any(e.kind is Kind.MODEL for e in module.entities):
             # an engine (DeepSpeed's, of `deepspeed.initialize(model=distiller)`) over a module of a class read whose
             # submodules are objects of their own (`self.student_model = AutoModel.from_pretrained(...)`): the one
@@ -471,6 +476,23 @@ class Objects:
             if len(roots) == 1:
                 return self.module_classes.of(Holder(roots.pop()), kinds, ancestors)
         return None
+
+    def _part_handed_in(self, holder: Holder) -> bool:
+        """A part of a module of a class read, stored from a value handed to it (`self._criterion = criterion` in its
+        `__init__`: FairDARTS' separate loss, which returns `loss1.item()` beside its loss), of no class the analysis
+        follows (`module_classes`): what its forward returns is not read. A part the class builds
+        (`self.proj = nn.Linear(...)`) is not handed in."""
+        if len(holder.path) != 1 or holder.pseudo:
+            return False
+        kinds, ancestors = self.interp.calls.instance_class, self.interp.definitions.ancestors
+        info = kinds.get(holder.uid)
+        if info is None or self.module_classes.of(holder, kinds, ancestors) is not None:
+            return False
+        attr = holder.path[0]
+        return any(isinstance(node, ast.Assign) and not isinstance(node.value, ast.Call)
+                   and any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                           and t.value.id == "self" for t in node.targets)
+                   for cls in (info, *ancestors(info)) for node in iter_tree(cls.node))
 
     def holds_module(self, owner: ClassInfo, attr: str) -> bool:
         """Whether a method of `owner` or of a base stored a module at `self.attr` (`self.encoder = Enc()`)."""
