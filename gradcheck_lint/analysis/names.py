@@ -8,6 +8,7 @@ falls back on them only when construction and use say nothing, and then with les
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -192,6 +193,12 @@ _NOISE = {"loss", "err", "error", "net", "self", "model", "total", "opt", "optim
 
 def roles(name: str) -> set[str]:
     """Role words of a name: `loss_GE` -> {g, e}; `errD` -> {d}; `netG` -> {g}; `student_loss` -> {student}."""
+    return set(_roles(name))
+
+
+@functools.lru_cache(maxsize=8192)
+def _roles(name: str) -> frozenset[str]:
+    """(`roles`, kept per name: GL005 asks for the same names once per contribution a step holds)"""
     out: set[str] = set()
     for part in re.split(r"[_.\[\]()\s]+", name):
         for tok in re.findall(r"[A-Z]{1,3}(?![a-z])|[A-Z]?[a-z]+|\d+", part):
@@ -204,4 +211,4 @@ def roles(name: str) -> set[str]:
                 out.add(low)
             elif low not in _NOISE and not low.isdigit():
                 out.add(low)
-    return out - {"a", "b", "ab", "ba", "x", "y"}  # CycleGAN's domain letters name no role
+    return frozenset(out - {"a", "b", "ab", "ba", "x", "y"})  # CycleGAN's domain letters name no role

@@ -13,7 +13,6 @@ from ..analysis.gradstate import UNDONE, Contribution
 from ..analysis.issued_for import issued_for_other_model
 from ..analysis.names import roles
 from ..analysis.provenance import Assumption, assumed
-from ..analysis.syntax import innermost_function
 from ..analysis.values import Holder
 from ..registry import Finding, Invalid, Rule, register
 
@@ -69,6 +68,15 @@ for real in torch.randn(8, 4, 4):
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
+        summed: dict[tuple[int, Holder, frozenset[int]], bool] = {}  # `_adversaries_summed`, per pass and model
+
+        def adversaries_summed(c: Contribution, holder: Holder) -> bool:
+            key = (c.backward, holder, frozenset(c.consumers))
+            found = summed.get(key)
+            if found is None:
+                found = summed[key] = _adversaries_summed(model, c, holder)
+            return found
+
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
             opt = step.optimizer
             holders = model.optimizer_holders(opt)
@@ -85,7 +93,7 @@ for real in torch.randn(8, 4, 4):
                     # is no witness: SAC's `pi_loss` reaches the critic, whose step applies it first
                     # ... or unless the pass's loss sums the players' own losses (`lossDreal + lossDfake + lossG`)
                     joint = c.live and not (_own_pass_beside(holder, c, held) and _named_for_consumer(model, c, holder)
-                                            or _adversaries_summed(model, c, holder))
+                                            or adversaries_summed(c, holder))
                     if (c.consumers and opt.uid not in c.consumers and not joint and c.certain and not holder.pseudo
                             and not model.stale_within_same_model(holder, c, held, holders)
                             and not all(_made_alike(model, step, u, opt.uid)
@@ -199,7 +207,7 @@ def _adversaries_summed(model: TrainingModel, c: Contribution, holder: Holder) -
     backward = model.backwards[c.backward]
     # (a capital letter alone inside a name is a model's letter: `lossDreal` -> {d}, as `loss_D_real`)
     named = [roles(n) | roles(re.sub(r"(?<=[a-z])([A-Z])(?=[a-z])", r"_\1_", n))
-             for n in _summand_names(model.module, backward.node, backward.loss_text)]
+             for n in _summand_names(model, backward.node, backward.loss_text)]
     own = roles(model.table.holder_name(holder))
     others: set[str] = set()
     for uid in c.consumers:
@@ -213,13 +221,36 @@ def _adversaries_summed(model: TrainingModel, c: Contribution, holder: Holder) -
     return any(r & own and not r & others for r in named) and any(r & others and not r & own for r in named)
 
 
-def _summand_names(module: ast.Module, call: ast.AST, loss: str) -> list[str]:
+def _summand_names(model: TrainingModel, call: ast.AST, loss: str) -> list[str]:
     """The names summed into `loss` by its last binding before the backward `call` in the same function
-    (`loss = lossDreal + lossDfake + lossG`; a weighted term `0.5 * loss_adv` by its name)."""
+    (`loss = lossDreal + lossDfake + lossG`; a weighted term `0.5 * loss_adv` by its name). Asked once per
+    contribution a step holds: kept per backward (a 1,400-line trainer asked 20,000 times, each walking the module)."""
+    key = (id(call), loss)
+    found = _SUMMANDS.get(key)
+    if found is not None and found[0] is call:
+        return found[1]
+    names = _summands(model, call, loss)
+    _SUMMANDS[key] = (call, names)
+    if len(_SUMMANDS) > 4096:
+        _SUMMANDS.clear()
+    return names
+
+
+_SUMMANDS: dict[tuple[int, str], tuple[ast.AST, list[str]]] = {}
+
+
+def _summands(model: TrainingModel, call: ast.AST, loss: str) -> list[str]:
     if re.fullmatch(r"[A-Za-z_]\w*", loss) is None:
         return []
     line = getattr(call, "lineno", 0)
-    scope: ast.AST = innermost_function(module, line) or module
+    # the function the backward is written in (of this file or of another file of the project)
+    scope: ast.AST = model.module
+    up = model.parent(call)
+    while up is not None:
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            scope = up
+            break
+        up = model.parent(up)
     bound = None
     for node in ast.walk(scope):
         if (isinstance(node, ast.Assign) and node.lineno < line and len(node.targets) == 1
