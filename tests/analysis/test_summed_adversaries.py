@@ -8,10 +8,14 @@ losses not named for the models, or named for an encoder and a decoder trained t
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gradcheck_lint import check_source
 from gradcheck_lint.config import Settings
+from gradcheck_lint.engine import analyse_text
+from support import project_tree
 
 LOOP = """\
 import torch
@@ -56,3 +60,55 @@ def test_the_players_losses_summed_into_one_backward_leak_into_the_discriminator
 ])
 def test_a_sum_not_named_for_a_discriminator_and_its_adversary_stays_one_objective(names: dict[str, str]) -> None:
     assert _found(**names) == []
+
+
+STEP_FUNCTION = """\
+import torch
+
+
+def update(G, D, opt_G, opt_D, real):
+    opt_G.zero_grad()
+    opt_D.zero_grad()
+    fake = G(torch.randn(4, 2))
+    r_hat = D(fake)
+    r = D(real)
+    lossG = -r_hat.mean()
+    lossDfake = torch.relu(1 + r_hat).mean()
+    lossDreal = torch.relu(1 - r).mean()
+    loss = lossDreal + lossDfake + 0.5 * lossG
+    loss.backward()
+    opt_G.step()
+    opt_D.step()
+"""
+# (`build` spans the lines of the backward in the other file: a function of this file found by line number there
+# binds no `loss`)
+CALLER = """\
+import torch
+from torch import nn
+
+from gan_step import update
+
+
+def build():
+    G, D = nn.Linear(2, 4), nn.Linear(4, 1)
+    opt_G = torch.optim.Adam(G.parameters())
+    opt_D = torch.optim.Adam(D.parameters())
+    total = 0
+    for i in range(3):
+        total += i
+    return G, D, opt_G, opt_D
+
+
+def main():
+    G, D, opt_G, opt_D = build()
+    for real in torch.randn(8, 4, 4):
+        update(G, D, opt_G, opt_D, real)
+"""
+
+
+def test_the_summands_of_a_backward_in_another_file_are_read_in_its_own_function(tmp_path: Path) -> None:
+    project_tree(tmp_path, {"gan_step.py": STEP_FUNCTION, "train.py": CALLER})
+    path = tmp_path / "train.py"
+    found = [(d.span.line, d.code, d.certainty.value, d.message) for d in analyse_text(path.read_text(), str(path)).diagnostics]
+    assert [(line, code, certainty) for line, code, certainty, _m in found] == [(20, "GL005", "possible")]
+    assert "gan_step.py:14" in found[0][3]
