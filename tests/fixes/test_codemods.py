@@ -105,6 +105,7 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "loss_graph_kept_alive/history_object_appends_loss_tensor.py": (
         "unsafe", ["        self.values.append(val)  # expect: GL008"], ["        self.values.append(val.detach())  # expect: GL008"]),
     "amp_scaled_gradients/clip_before_unscale_in_loop_setting_model_sync_flag.py": None,  # clip and unscale under different tests
+    "amp_scaled_gradients/accelerate_fp16_torch_clip.py": None,  # scaled by the Accelerator: no scaler of the code's to unscale
     # the dict `step` returned holds the graph in its "loss" item: no `.detach()` of it
     "loss_graph_kept_alive/lightning_training_step_outputs_keep_the_loss.py": None,
     # `losses[-1].backward()` after the append: the item must keep its graph until then
