@@ -68,13 +68,16 @@ for real in torch.randn(8, 4, 4):
     )
 
     def check(self, model: TrainingModel) -> Iterable[Finding]:
-        summed: dict[tuple[int, Holder, frozenset[int]], bool] = {}  # `_adversaries_summed`, per pass and model
+        # `_adversaries_summed` per pass and model, and each pass's summands: asked once per contribution a step holds
+        # (20,000 times in a 1,400-line trainer)
+        summed: dict[tuple[int, Holder, frozenset[int]], bool] = {}
+        summands: dict[int, list[str]] = {}
 
         def adversaries_summed(c: Contribution, holder: Holder) -> bool:
             key = (c.backward, holder, frozenset(c.consumers))
             found = summed.get(key)
             if found is None:
-                found = summed[key] = _adversaries_summed(model, c, holder)
+                found = summed[key] = _adversaries_summed(model, c, holder, summands)
             return found
 
         for step in sorted(model.steps.values(), key=lambda s: model.order(s.node)):
@@ -199,15 +202,16 @@ def _made_alike(model: TrainingModel, step: Step, one: int, other: int) -> bool:
     return not own or made.get(one) == made.get(other)
 
 
-def _adversaries_summed(model: TrainingModel, c: Contribution, holder: Holder) -> bool:
+def _adversaries_summed(model: TrainingModel, c: Contribution, holder: Holder, summands: dict[int, list[str]]) -> bool:
     """The pass's loss is a sum of named losses, one named for `holder`'s model and another for a model an optimizer
     that applied the pass updates, one of the two a discriminator (`loss = lossDreal + lossDfake + lossG`, then
     `optimizerG.step(); optimizerD.step()`): the players' own losses summed into one backward, so that each steps on
     its adversary's loss too; not one objective the models share. (Names: an assumption of intent, said.)"""
-    backward = model.backwards[c.backward]
+    if c.backward not in summands:
+        backward = model.backwards[c.backward]
+        summands[c.backward] = _summand_names(model, backward.node, backward.loss_text)
     # (a capital letter alone inside a name is a model's letter: `lossDreal` -> {d}, as `loss_D_real`)
-    named = [roles(n) | roles(re.sub(r"(?<=[a-z])([A-Z])(?=[a-z])", r"_\1_", n))
-             for n in _summand_names(model, backward.node, backward.loss_text)]
+    named = [roles(n) | roles(re.sub(r"(?<=[a-z])([A-Z])(?=[a-z])", r"_\1_", n)) for n in summands[c.backward]]
     own = roles(model.table.holder_name(holder))
     others: set[str] = set()
     for uid in c.consumers:
@@ -223,23 +227,7 @@ def _adversaries_summed(model: TrainingModel, c: Contribution, holder: Holder) -
 
 def _summand_names(model: TrainingModel, call: ast.AST, loss: str) -> list[str]:
     """The names summed into `loss` by its last binding before the backward `call` in the same function
-    (`loss = lossDreal + lossDfake + lossG`; a weighted term `0.5 * loss_adv` by its name). Asked once per
-    contribution a step holds: kept per backward (a 1,400-line trainer asked 20,000 times, each walking the module)."""
-    key = (id(call), loss)
-    found = _SUMMANDS.get(key)
-    if found is not None and found[0] is call:
-        return found[1]
-    names = _summands(model, call, loss)
-    _SUMMANDS[key] = (call, names)
-    if len(_SUMMANDS) > 4096:
-        _SUMMANDS.clear()
-    return names
-
-
-_SUMMANDS: dict[tuple[int, str], tuple[ast.AST, list[str]]] = {}
-
-
-def _summands(model: TrainingModel, call: ast.AST, loss: str) -> list[str]:
+    (`loss = lossDreal + lossDfake + lossG`; a weighted term `0.5 * loss_adv` by its name)."""
     if re.fullmatch(r"[A-Za-z_]\w*", loss) is None:
         return []
     line = getattr(call, "lineno", 0)
