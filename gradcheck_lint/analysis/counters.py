@@ -21,7 +21,7 @@ from .last_iteration import last_iteration_bound, strided_window
 from .one_batch import fetches, reuses_drawn_batch
 from .parts import CountersHost
 from .syntax import arguments, code, int_value, is_int, keyword_value
-from .values import EMPTY, Counter, Holder, Kind, Value, holding, join
+from .values import EMPTY, OPAQUE, Counter, Holder, Kind, Value, holding, join
 from .walk import breadth_first, iter_tree
 from .window_arithmetic import (
     LAST,
@@ -582,6 +582,9 @@ class Counters:
         interp = self.interp
         if _is_iterable(value):
             return value.item("elem") or Value()
+        protocol = self._protocol_element(value, flow, frame)
+        if protocol is not None:
+            return protocol
         if isinstance(it, ast.Call):
             fname = N.last_name(it.func)
             args = [a for a in arguments(it) if a.keyword is None]
@@ -608,6 +611,38 @@ class Counters:
                         graph=value.graph and graphs,
                         graph_assumed=value.graph_assumed)
         return param_groups.part_of(value, element)
+
+    def _protocol_element(self, value: Value, flow: Flow, frame: Frame) -> Value | None:
+        """One element of an object of a class read that says how it is iterated (`__iter__`, `__next__`,
+        `__getitem__`): what `__next__` returns when `__iter__` returns the object itself (a hand-written
+        batch reader, `def __next__(self): return self.next()`), else an element not known. Never the object
+        itself: the members of a collection stand for one another, but a reader is not its batches (read as
+        one, a loop over it was a single pass, and the clear of each epoch fell inside every window). None:
+        not such an object (an `nn.Module` container's members are its parts, as before)."""
+        interp = self.interp
+        if value.modules or not (value.entities or isinstance(value.const, tuple)):
+            return None
+        info = interp.calls.class_of_instance(value)
+        if info is None or info.is_module or info.api:
+            return None
+        find = interp.definitions.find_method
+        own_iter, own_next = find(info, "__iter__"), find(info, "__next__")
+        if own_iter is None and own_next is None and find(info, "__getitem__") is None:
+            return None
+        if own_next is not None and (own_iter is None or _returns_self(own_iter)):
+            read = interp.calls.run_own_method(value, None, "__next__", flow.copy(), frame)
+            if read is not None:
+                return read
+        return OPAQUE
+
+
+def _returns_self(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """`def __iter__(self): return self`: every return of the method gives back its first parameter."""
+    if not fn.args.args:
+        return False
+    me = fn.args.args[0].arg
+    returns = [n for n in iter_tree(fn) if isinstance(n, ast.Return)]
+    return bool(returns) and all(isinstance(r.value, ast.Name) and r.value.id == me for r in returns)
 
 
 def _same_member(one: Value | None, other: Value | None) -> bool:
