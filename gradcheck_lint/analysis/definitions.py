@@ -67,6 +67,7 @@ class Definitions:
         """`foreign`: the class of another project file a qualified base name names (`gradcheck_lint.project`)."""
         self.catalogue = catalogue
         self.foreign = foreign
+        self.imports = imports  # how the file's names qualify (`nn.Parameter` -> `torch.nn.Parameter`)
         self.functions: dict[str, Function] = {}
         self.classes: dict[str, ClassInfo] = {}
         self._stores: dict[str, dict[str, list[ast.expr]]] = {}  # class -> attribute -> what `self.attr = ...` stores
@@ -168,6 +169,24 @@ class Definitions:
                 if parent is None or parent.api:
                     return False
                 if id(parent.node) not in seen:
+                    seen.add(id(parent.node))
+                    todo.append(parent)
+        return True
+
+    def only_extends(self, info: ClassInfo, roots: Iterable[str]) -> bool:
+        """Every base of the class, transitively, is a class of the project or one of the catalogue types
+        `roots` (canonical names): nothing the class inherits comes from code not read but those types."""
+        allowed = {self.catalogue.canonical(r) for r in roots}
+        seen = {id(info.node)}
+        todo = [info]
+        while todo:
+            current = todo.pop()
+            for base in current.bases:
+                parent = self._parent(base, current)
+                if parent is None:
+                    if self.catalogue.type(base) is None or self.catalogue.canonical(base) not in allowed:
+                        return False
+                elif id(parent.node) not in seen:
                     seen.add(id(parent.node))
                     todo.append(parent)
         return True

@@ -17,6 +17,7 @@ from .flow import ANY_WRAPPER, MAX_DEPTH, SYNC_OFF, SYNC_SET, Flow, Frame, Funct
 from .gradstate import PathState, frozen_on_every_path
 from .graph_cuts import may_cut_graphs, returns_copies
 from .module_classes import ModuleClasses
+from .parameter_free import holds_no_parameters
 from .parts import ObjectsHost
 from .provenance import READ, Assumption, Provenance, assumed
 from .reductions import returns_summed
@@ -45,6 +46,7 @@ class Objects:
         self._class_worlds: dict[str, list[World]] = {}
         self._cuts: dict[int, bool] = {}  # id of a local `forward` -> whether it may cut graphs
         self._sums: dict[int, bool] = {}  # id of a local `forward` -> whether it returns a sum-reduced loss
+        self._parameter_free_classes: dict[int, bool] = {}  # id of a class read -> its objects hold no parameter
         self._tuples: dict[tuple[int, int], bool] = {}  # ids of a local `forward` and its class -> returns a tuple in sight
         self._objects: dict[int, bool] = {}  # id of a local `forward` -> whether it returns an object it made
         self._dicts: dict[tuple[int, int], bool] = {}  # ids of a local `forward` and its class -> returns a dict
@@ -253,7 +255,7 @@ class Objects:
             return self.interp.calls.inline(fn, info, module, pos, kw, flow, frame)
         args, reached, parts, unseen_parts = self._through_local_forward(module, pos, kw, flow, frame,
                                                                           union_as_tensor([*pos, *kw.values()]))
-        own = frozenset(module.modules)
+        own = frozenset(h for h in module.modules if not self._parameter_free(h))
         unseen: frozenset[Holder] = frozenset()
         if reached is not None and not reached and parts is None and not unseen_parts and not args.reach \
                 and not args.built and self._forward_returns_copies(module):
@@ -347,6 +349,21 @@ class Objects:
                                           vague_sites=out.vague_sites | {s for _h, _g, s in built} if unread
                                           else out.vague_sites)))
         return replace(out, items=tuple(items))
+
+    def _parameter_free(self, holder: Holder) -> bool:
+        """The module of `holder` is an object of a class read that provably holds no parameter (`parameter_free`):
+        calling it runs none, so its result holds its inputs' graphs only."""
+        info = self.interp.calls.instance_class.get(holder.uid)
+        if info is None or holder.pseudo:
+            return False
+        forward = self.interp.definitions.find_method(info, "forward")
+        project = self.interp.project
+        if forward is None or project is not None and not project.follows(self.interp, forward):
+            return False  # a class of another file past the reading budgets: not read, nothing proven
+        found = self._parameter_free_classes.get(id(info.node))
+        if found is None:
+            found = self._parameter_free_classes[id(info.node)] = holds_no_parameters(self.interp.definitions, info)
+        return found
 
     def _rejects_call(self, module: Value) -> bool:
         """The module's `forward`, read, cannot take the arguments of the call being run (`call_signatures`)."""
