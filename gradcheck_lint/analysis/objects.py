@@ -255,7 +255,7 @@ class Objects:
             return self.interp.calls.inline(fn, info, module, pos, kw, flow, frame)
         args, reached, parts, unseen_parts = self._through_local_forward(module, pos, kw, flow, frame,
                                                                           union_as_tensor([*pos, *kw.values()]))
-        own = frozenset(h for h in module.modules if not self._parameter_free(h))
+        own = module.modules - self._parameter_free_holders(module)
         unseen: frozenset[Holder] = frozenset()
         if reached is not None and not reached and parts is None and not unseen_parts and not args.reach \
                 and not args.built and self._forward_returns_copies(module):
@@ -277,6 +277,7 @@ class Objects:
                 own = frozenset(h for h in own if h.uid not in mine) | children
         built = args.built
         sync = args.sync
+        forward_unread = False
         if not frame.no_grad:
             site = self.interp.recorder.ordinal(self.interp.calls.current_call())
             self.interp.forward_sites[site] = self.interp.calls.current_call_node()
@@ -284,12 +285,12 @@ class Objects:
                 self.called_whole.add(site)
             counts = step_counts(flow.env)
             built = built | {(h, generations(flow.env, h, counts), site) for h in own if not h.pseudo}
+            # (a part stored from a value handed in, of no class known: `_part_handed_in`)
+            forward_unread = not vague and not module.entities and any(self._part_handed_in(h) for h in module.modules)
             if not vague and (unseen_parts or any(not self._forward_known(e) for e in module.entities
-                                                  if e.uid in self.interp.calls.instance_class)
-                              or not module.entities and any(self._part_handed_in(h) for h in own)):
+                                                  if e.uid in self.interp.calls.instance_class) or forward_unread):
                 # (a `forward` returning a tuple whose parts were not seen, its return read past the reading depth
-                # or budget: which part holds the graph is not read either; a part stored from a value handed in,
-                # of no class known: `_part_handed_in`)
+                # or budget: which part holds the graph is not read either)
                 self.table.unread_forwards.add(site)
             if not vague and not any(self._result_read(e) for e in module.entities):
                 self.table.results_unread.add(site)
@@ -303,7 +304,10 @@ class Objects:
         assumed_reach = args.vague | own if vague else (args.vague - own) | unseen
         # (another method of it, not read: that its result still holds the graphs it was given is assumed; the graph of
         # its own it is taken to build rests on its name, `netD.netG_adv_loss(fake)`, as before)
-        handed_on = args.vague_sites | {s for _h, _g, s in args.built} if vague else args.vague_sites
+        # (the forward of an object of no class known, not read at all: that the graphs it was given come back in its
+        # result, and in which part of it, is assumed too: FairDARTS' loss of one of two classes returns `.item()`
+        # numbers beside its loss)
+        handed_on = args.vague_sites | {s for _h, _g, s in args.built} if vague or forward_unread else args.vague_sites
         # autograd records a parameter in the graph when the forward runs: one frozen on every path here is written by
         # no backward of this result, whether or not it is unfrozen before the backward (VQFR's generator pass runs
         # its discriminator frozen under `if current_iter > start:`; the pass's loss, joined with the arm without it,
@@ -350,11 +354,28 @@ class Objects:
                                           else out.vague_sites)))
         return replace(out, items=tuple(items))
 
+    def _parameter_free_holders(self, module: Value) -> frozenset[Holder]:
+        """The holders of the module called that stand for an object holding no parameter: those of a class read
+        that provably holds none (`_parameter_free`), and a part stored from a value handed in (`self._criterion =
+        criterion`, `_part_handed_in`) when every object the value is known as here, by its own holders, is such
+        (FairDARTS' loss, of one of two parameter-free classes, stored on the model: its part is not a module of the
+        model's whose gradients a clear could drop)."""
+        free = frozenset(h for h in module.modules if self._parameter_free(h))
+        roots = [h for h in module.modules if not h.path and not h.pseudo]
+        if roots and all(h in free for h in roots) and not module.opaque:
+            free |= {h for h in module.modules if h.path and self._part_handed_in(h)}
+        return free
+
     def _parameter_free(self, holder: Holder) -> bool:
         """The module of `holder` is an object of a class read that provably holds no parameter (`parameter_free`):
-        calling it runs none, so its result holds its inputs' graphs only."""
-        info = self.interp.calls.instance_class.get(holder.uid)
-        if info is None or holder.pseudo:
+        calling it runs none, so its result holds its inputs' graphs only. A part (`model._criterion`) is judged by
+        the class stored there, never by its owner's."""
+        if holder.pseudo:
+            return False
+        calls = self.interp.calls
+        info = self.module_classes.of(holder, calls.instance_class, self.interp.definitions.ancestors) \
+            if holder.path else calls.instance_class.get(holder.uid)
+        if info is None:
             return False
         forward = self.interp.definitions.find_method(info, "forward")
         project = self.interp.project
