@@ -914,6 +914,8 @@ TRANSITIONS: dict[str, _Transition] = {
     "gate_flag": lambda self, effect, site, flow, frame: self._gate_flag(site),
     # a store sets the window (`expressions._api_attribute_store`); read, it is a number
     "set_window": lambda self, effect, site, flow, frame: EMPTY,
+    # read by the checks, at the tests of it (`launch_kinds`); read, it is a value of an enum
+    "launch_kind": lambda self, effect, site, flow, frame: EMPTY,
     "sync": lambda self, effect, site, flow, frame: self.sync(effect, site, flow),
     "hook_grads": Effects._hook_grads,
     "restore_grads": _then_nothing(Effects.restore_grads),

@@ -47,6 +47,7 @@ class Assumption(str, enum.Enum):
     PICKED = "which of the parameters a test picked from a module (`if \"emb\" in n`) a loss reaches"
     PROCESS_GROUP = "that a process group is started out of sight (the data-parallel wrapper raises without one)"
     LAUNCH = "that the script runs on several processes where its setting for a multi-process run is off"
+    LAUNCH_KIND = "that the script is launched on several processes of a kind other than the one its code tests for"
     OWNERSHIP = "which parameters an optimizer made out of sight updates"
 
 

@@ -10,6 +10,7 @@ from ..analysis import TrainingModel
 from ..analysis.conditions import Condition
 from ..analysis.events import Backward, Loop, Step
 from ..analysis.gradstate import Contribution
+from ..analysis.launch_kinds import ONE_PROCESS, UNUSUAL, arm_launch
 from ..analysis.provenance import Assumption, Provenance, assumed
 from ..analysis.sync_choices import off_when_stepping, same_names
 from ..analysis.syntax import code
@@ -127,6 +128,8 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                         continue  # a prepared model left out of `accumulate()`, in a script that refuses that case on several processes
                     if wrapper in model.table.parallelised_by and model.one_process:
                         continue  # prepared in a notebook that launches no processes: one process, no DDP around it
+                    if wrapper in model.table.parallelised_by and self._launch(model, backward) == ONE_PROCESS:
+                        continue  # `if accelerator.distributed_type == DistributedType.NO:`: no DDP around it there
                     if model.table.one_process_by_setting.get(wrapper) and place not in assumed_one_process:
                         # several processes only by assumption in this world: reported unless another world of the
                         # same backward reports it for sure
@@ -150,7 +153,18 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
         fix = (wrap_in_no_sync(model, backward, step, source[1], wrapper)
                if source is not None and prepared_by is None and not by_flag else None)
         facts = (step.provenance, c.provenance, *_wrapper_facts(model, wrapper))
+        if prepared_by is not None and self._launch(model, backward) == UNUSUAL:
+            # in the `else` of `if accelerator.distributed_type == DistributedType.MULTI_GPU:` (codeparrot's training
+            # script puts the `no_sync` backward in its body): DDP there only on a launch of another kind (MULTI_CPU)
+            facts = (*facts, assumed(Assumption.LAUNCH_KIND))
         return Finding(backward.node, msg, help_, facts, fix=fix, via=backward.via)
+
+    @staticmethod
+    def _launch(model: TrainingModel, backward: Backward) -> str | None:
+        """What the tests of the launch's kind around the backward (in its function) leave of it (`launch_kinds`)."""
+        if backward.via:
+            return None  # the backward of a helper: the tests around its call are the caller's, not read here
+        return arm_launch(backward.node, model.parent, model.catalogue.launch_attributes())
 
     @staticmethod
     def _chosen_off_when_stepping(model: TrainingModel) -> Iterable[Finding]:

@@ -262,6 +262,17 @@ class Catalogue:
                 return found
         return None
 
+    def launch_attributes(self) -> dict[str, tuple[frozenset[str], str]]:
+        """The attributes that tell a framework's kind of launch (`launch_kind`), by name: the values under which
+        it wraps prepared models for data parallelism, and the usual one of those."""
+        found: dict[str, tuple[frozenset[str], str]] = {}
+        for a in self._attributes.values():
+            for e in a.effects:
+                if e.kind == "launch_kind":
+                    several = frozenset(str(e.value("several", "")).split("|")) - {""}
+                    found[a.name] = (several, str(e.value("usual", "")))
+        return found
+
     def hook(self, type_name: str, method: str) -> Hook | None:
         """The per-batch hook `method` of a class that extends `type_name`."""
         lineage = list(self.lineage(type_name))

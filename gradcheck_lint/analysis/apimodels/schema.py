@@ -88,6 +88,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "gate": {"model": "ref"},                         # context: steps and clears of prepared optimizers fire on boundaries
     "gate_flag": {},                                  # reading it tells whether this micro-batch steps
     "set_window": {},                                 # storing into it sets the object's accumulation window
+    # reading it tells the kind of launch (`accelerator.distributed_type`): `several` the values (joined by `|`) under
+    # which the object's `prepare` wraps models for data parallelism, `usual` the one a multi-process run usually is
+    "launch_kind": {"several": "str", "usual": "str"},
     # gradient-sync control (context, call or attribute); `decided_at`: "forward" (DDP: the forward pass
     # under the context decides whether its backward all-reduces, the default) or "backward" (FSDP)
     "sync": {"model": "ref", "enabled": "ref", "value": "ref", "decided_at": "str"},
