@@ -1022,20 +1022,19 @@ class Calls:
             made = replace(made, modules=made.modules | given)
         return made
 
-    def run_closure(self, closure: ast.expr, flow: Flow, frame: Frame) -> bool:
-        """`optimizer.step(closure)` evaluates the closure (forward, backward) before updating. False when
-        the argument is no function the analysis can read (`optimizer.step(config, timers)` of a wrapper)."""
+    def run_closure(self, closure: ast.expr, flow: Flow, frame: Frame) -> Value | None:
+        """`optimizer.step(closure)` evaluates the closure (forward, backward) before updating, and returns what it
+        returned (the loss, graph and all, when the closure returns the tensor). None when the argument is no
+        function the analysis can read (`optimizer.step(config, timers)` of a wrapper)."""
         enabled = replace(frame, no_grad=False, grad_on=True)  # the optimizer runs it under `torch.enable_grad()`
         if isinstance(closure, ast.Name):
             fn = frame.local_defs.get(closure.id) or self.interp.functions.get(closure.id)
             if fn is not None:
-                self.inline(fn, frame.cls if isinstance(frame.cls, ClassInfo) else None, frame.self_value, [], {}, flow,
-                            enabled)
-                return True
+                cls = frame.cls if isinstance(frame.cls, ClassInfo) else None
+                return self.inline(fn, cls, frame.self_value, [], {}, flow, enabled)
         elif isinstance(closure, ast.Lambda):
-            self.interp.eval(closure.body, flow, enabled)
-            return True
-        return False
+            return self.interp.eval(closure.body, flow, enabled)
+        return None
 
     def invoke(self, name: str, flow: Flow, frame: Frame) -> None:
         """`fire.Fire(main)`, `mp.spawn(train, ...)`: the function runs, with arguments we cannot see."""

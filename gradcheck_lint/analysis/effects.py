@@ -658,7 +658,14 @@ class Effects:
             node, holder = holder, self.interp.parent(holder)
         return False
 
-    def step(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
+    def step(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value:
+        """A step, and what it returns: what its closure returned (`distance = optimizer.step(closure)`, the loss
+        tensor the closure backpropagated, its graph kept), else nothing of interest."""
+        returned: list[Value] = []
+        self._step(effect, site, flow, frame, returned)
+        return returned[0] if returned else EMPTY
+
+    def _step(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame, returned: list[Value]) -> None:
         found = site.arg(effect.ref("optimizer"))
         opts = self._optimizers(found[0]) if found else []
         first = site.call.args[0] if site.call.args and effect.ref("closure") is not None else None
@@ -680,8 +687,10 @@ class Effects:
         closure = site.arg(effect.ref("closure"))
         again = None
         if closure is not None and closure[1] is not None and opts:
-            ran = self.interp.run_closure(closure[1], flow, frame)
-            again = self._evaluates_again(effect, opts) if ran else None
+            value = self.interp.run_closure(closure[1], flow, frame)
+            if value is not None:
+                returned.append(value)
+            again = self._evaluates_again(effect, opts) if value is not None else None
             if again is not None:
                 self._evaluate_again(again, site, closure[1], opts, self._step_text(site, effect), flow, frame)
         if not opts:
@@ -908,7 +917,7 @@ TRANSITIONS: dict[str, _Transition] = {
     "clone": Effects._clone,
     "backward": _then_nothing(Effects.backward),
     "schedule": _then_nothing(lambda self, effect, site, flow, frame: schedule(self.interp, effect, site, flow, frame)),
-    "step": _then_nothing(Effects.step),
+    "step": lambda self, effect, site, flow, frame: self.step(effect, site, flow, frame),
     "clear": _then_nothing(Effects.clear),
     "gate": Effects._gate,
     "gate_flag": lambda self, effect, site, flow, frame: self._gate_flag(site),
