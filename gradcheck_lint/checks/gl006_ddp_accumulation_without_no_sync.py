@@ -97,7 +97,7 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
             # (no step in the file is needed: switching sync off for this backward says a later one steps)
             via = backward.via
             place = (id(backward.node), id(model.anchor(backward.node, via)[0]))
-            if backward.sync_off_late and place not in reported:
+            if backward.sync_off_late and place not in reported and not model.one_process:
                 reported.add(place)
                 wrapper = min(backward.sync_off_late)
                 sites = sorted(site for uid, state, site in backward.sync_forwards if uid == wrapper and state == "on")
@@ -126,8 +126,11 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                         continue
                     if wrapper in model.table.parallelised_by and wrapper not in model.table.gated_models and model.refuses_distributed_accumulation:
                         continue  # a prepared model left out of `accumulate()`, in a script that refuses that case on several processes
-                    if wrapper in model.table.parallelised_by and model.one_process:
-                        continue  # prepared in a notebook that launches no processes: one process, no DDP around it
+                    if model.one_process:
+                        # a notebook that launches no processes: its kernel is one process, so a prepared model has no
+                        # DDP around it, and a DDP wrapper (orconvqa's, under `if args.local_rank != -1:` that the
+                        # kernel's arguments leave off) has no other process to all-reduce with
+                        continue
                     if wrapper in model.table.parallelised_by and self._launch(model, backward) == ONE_PROCESS:
                         continue  # `if accelerator.distributed_type == DistributedType.NO:`: no DDP around it there
                     if model.table.one_process_by_setting.get(wrapper) and place not in assumed_one_process:

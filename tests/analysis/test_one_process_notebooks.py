@@ -79,3 +79,45 @@ def test_the_same_code_as_a_script_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "train.py"
     path.write_text("\n".join(_cells("none")))
     assert [d.code for d in check_file(str(path), codes=["GL006"])] == ["GL006"]
+
+
+_DDP = """\
+import argparse
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+{imports}
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--local_rank", type=int, default=-1)
+parser.add_argument("--accum", type=int, default=4)
+args, _ = parser.parse_known_args()
+
+
+def main(rank=0):
+    model = torch.nn.Linear(4, 4)
+    if args.local_rank != -1:
+        dist.init_process_group("nccl")
+        model = DDP(model, device_ids=[args.local_rank])
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step, x in enumerate(torch.randn(16, 4).split(2)):
+        loss = model(x).mean() / args.accum
+        loss.backward()
+        if (step + 1) % args.accum == 0:
+            opt.step()
+            opt.zero_grad()
+"""
+
+
+@pytest.mark.parametrize("launch", ["none", "spawn"])
+def test_a_ddp_wrapper_in_a_notebook_needs_a_launch_of_several_processes(tmp_path: Path, launch: str) -> None:
+    """A plain DDP wrapper (orconvqa's retriever notebook, lockbox 35: built under `if args.local_rank != -1:`, which
+    the kernel's arguments leave off) has no other process to all-reduce with in the kernel's one process."""
+    imports, call = LAUNCHES[launch]
+    cells = [_DDP.replace("{imports}", imports), call]
+    path = _notebook(tmp_path / "train.ipynb", cells)
+    found = [d.code for d in check_file(str(path), codes=["GL006"])]
+    assert found == ([] if launch == "none" else ["GL006"])
+    script = tmp_path / "train.py"
+    script.write_text("\n".join(cells))
+    assert [d.code for d in check_file(str(script), codes=["GL006"])] == ["GL006"]
