@@ -180,6 +180,13 @@ class KeepAlives:
             # `labels[:, old] = sig(old_outputs)` in `compute_loss(outputs, labels, ...)`, called with the loop's own
             # `labels` (`for images, labels in loader:`): the caller's object, made afresh at each iteration
             return given
+        inside = fn is not None and not handed and not _within(around.node, fn)
+        behind = _parameter_behind(fn, target) if inside else None
+        if behind is not None and self._handed_afresh(fn, behind, around.node):
+            # `g, rel_labels = data; g.ndata["feat"] = torch.cat(...)` in a `forward` the loop calls with the batch it
+            # draws (kg-subg-link's graph classifier): an attribute or item of the caller's object, made afresh at
+            # each iteration, as a parameter itself is above
+            return given
         if not handed and (_reset_among(target, self.resets_in(around.node))
                            or any(_reset_among(target, self.resets_in(m)) for m in around.each_batch)):
             return given  # reset in the same loop (or a hook the framework calls each batch): one iteration's graph
@@ -536,6 +543,36 @@ def _parameters(fn: object) -> set[str]:
     if not isinstance(args, ast.arguments):
         return set()
     return {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, [args.vararg, args.kwarg])]}
+
+
+def _parameter_behind(fn: object, target: str) -> str | None:
+    """The parameter of `fn` whose object an attribute or item `target` belongs to: its root name when that is a
+    parameter (`data.x`), or a local every binding of which unpacks or names one parameter (`g, labels = data` for
+    `g.ndata['feat']`); None for a plain name, `self`, or anything else."""
+    base = target.split(".", 1)[0].split("[", 1)[0]
+    root = getattr(fn, "node", fn)
+    if base == target or base == "self" or not base.isidentifier() or not isinstance(root, ast.AST):
+        return None
+    params = _parameters(fn)
+    if base in params:
+        return base
+    sources = set()
+    for n in iter_tree(root):
+        if isinstance(n, ast.Name) and n.id == base and isinstance(n.ctx, ast.Store):
+            bound = _binding_value(root, n)
+            if not (isinstance(bound, ast.Name) and bound.id in params):
+                return None
+            sources.add(bound.id)
+    return next(iter(sources)) if len(sources) == 1 else None
+
+
+def _binding_value(root: ast.AST, name: ast.Name) -> ast.expr | None:
+    """The value a plain assignment binds to `name`, a target of it or of a tuple it unpacks into (None otherwise)."""
+    for a in iter_tree(root):
+        if isinstance(a, ast.Assign) and any(name is t or isinstance(t, (ast.Tuple, ast.List)) and
+                                             any(name is e for e in iter_tree(t)) for t in a.targets):
+            return a.value
+    return None
 
 
 def _fresh_store_through_unknown_name(fn: ast.FunctionDef | ast.AsyncFunctionDef, attr: str, other: str) -> bool:
