@@ -963,7 +963,8 @@ class Expressions:
             return  # `delta.data[idx] = (delta + step)[idx]`: a write past autograd, into a detached alias
         held = self.interp.keepalives.note(stmt, base, source, value, frame, code(target.value))
         event = self.interp.keepalives.events.get(id(stmt)) if held is not value else None
-        if event is not None and not isinstance(stmt, ast.AugAssign) and self._key_may_repeat(target.slice, stmt):
+        if event is not None and not isinstance(stmt, ast.AugAssign) and (self._key_may_repeat(target.slice, stmt)
+                                                                         or self._stored_once_per_key(target, stmt)):
             # `logp_action_dict[agent] = logp_action` for each `agent` of `env.agent_iter()`: the agents come round
             # again and overwrite their slots, or are new each time: which, is not read
             event.provenance = weakest([event.provenance, assumed(Assumption.KEYS)])
@@ -975,6 +976,21 @@ class Expressions:
                 return
             held = Value(built=value.built, vague_sites=value.vague_sites, reach=value.reach, vague=value.vague)
         flow.env[base] = join([old, held]) if old is not None else held
+
+    def _stored_once_per_key(self, target: ast.Subscript, stmt: ast.AST) -> bool:
+        """`if task_id not in self.task_map.keys(): ... self.task_map[task_id] = ids`: the slot is written only while
+        its key is absent, once per key: whether the iterations bring new keys (or one, written once) is not read
+        (HPNs' per-task maps of selected ids, lockbox 35)."""
+        key, base = code(target.slice), code(target.value)
+        child, node = stmt, self.interp.parent(stmt)
+        while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            if isinstance(node, ast.If) and any(child is b for b in node.body):
+                test = node.test
+                if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.NotIn) \
+                        and code(test.left) == key and code(test.comparators[0]) in (base, f"{base}.keys()"):
+                    return True
+            child, node = node, self.interp.parent(node)
+        return False
 
     def _key_may_repeat(self, key: ast.expr, stmt: ast.AST) -> bool:
         """A key that is what an enclosing `for` loop walks (`for agent in env.agent_iter():`, the item of
