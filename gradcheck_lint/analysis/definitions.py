@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from . import named_tuples
@@ -130,15 +130,23 @@ class Definitions:
         return None
 
     def ancestors(self, info: ClassInfo) -> Iterable[ClassInfo]:
-        seen = {id(info.node)}  # by definition, not name: `class Trainer(basic.Trainer)` extends another `Trainer`
+        return (parent for _base, parent in self._bases(info) if parent is not None)
+
+    def _bases(self, info: ClassInfo) -> Iterator[tuple[str, ClassInfo | None]]:
+        """Every base name of the class and of its project ancestors, with the class of the project it names (None:
+        none, a library's or unknown); each class is walked once, by definition, not name: `class
+        Trainer(basic.Trainer)` extends another `Trainer`."""
+        seen = {id(info.node)}
         todo = [info]
         while todo:
             current = todo.pop()
             for base in current.bases:
                 parent = self._parent(base, current)
-                if parent is not None and id(parent.node) not in seen:
+                if parent is None:
+                    yield base, None
+                elif id(parent.node) not in seen:
                     seen.add(id(parent.node))
-                    yield parent
+                    yield base, parent
                     todo.append(parent)
 
     def _parent(self, base: str, child: ClassInfo) -> ClassInfo | None:
@@ -158,38 +166,16 @@ class Definitions:
     def plain(self, info: ClassInfo) -> bool:
         """A class known to be a plain object: every base, transitively, is `object` or a class of the
         project known to be plain (a base of an installed package outside the catalogue may be a module)."""
-        seen = {id(info.node)}
-        todo = [info]
-        while todo:
-            current = todo.pop()
-            for base in current.bases:
-                if base in ("object", "builtins.object"):
-                    continue
-                parent = self._parent(base, current)
-                if parent is None or parent.api:
-                    return False
-                if id(parent.node) not in seen:
-                    seen.add(id(parent.node))
-                    todo.append(parent)
-        return True
+        return all(base in ("object", "builtins.object") or parent is not None and not parent.api
+                   for base, parent in self._bases(info))
 
     def only_extends(self, info: ClassInfo, roots: Iterable[str]) -> bool:
         """Every base of the class, transitively, is a class of the project or one of the catalogue types
         `roots` (canonical names): nothing the class inherits comes from code not read but those types."""
         allowed = {self.catalogue.canonical(r) for r in roots}
-        seen = {id(info.node)}
-        todo = [info]
-        while todo:
-            current = todo.pop()
-            for base in current.bases:
-                parent = self._parent(base, current)
-                if parent is None:
-                    if self.catalogue.type(base) is None or self.catalogue.canonical(base) not in allowed:
-                        return False
-                elif id(parent.node) not in seen:
-                    seen.add(id(parent.node))
-                    todo.append(parent)
-        return True
+        known = self.catalogue
+        return all(parent is not None or known.type(base) is not None and known.canonical(base) in allowed
+                   for base, parent in self._bases(info))
 
     def find_method(self, info: ClassInfo | None, name: str) -> Function | None:
         """The method `name` as the class resolves it (its own, then its local parents')."""
