@@ -50,8 +50,9 @@ _ANY_KEY = "?*"  # the item of a dict stored under a key the analysis does not k
 # what any other key of a dict made out of sight holds, once an item was stored into it (`config = load_config(opt)`,
 # then `config["optimizer"] = ...`): what the whole read before
 _COMPREHENSIONS: tuple[type, ...] = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
-_NO_GRADIENT_ATTRS = frozenset({"data", "grad", "shape", "dtype", "device", "requires_grad", "is_cuda", "ndim",
-                                "indices"})  # `out.max(1).indices`: the positions, integers
+_NO_GRADIENT_ATTRS = frozenset({"data", "grad", "indices"})  # `out.max(1).indices`: the positions, integers
+# what describes a tensor, never None: its size (`bs, n = x.shape`: numbers), type, device, flags
+_DESCRIPTION_ATTRS = frozenset({"shape", "dtype", "device", "requires_grad", "is_cuda", "ndim"})
 
 
 # env key prefix: the object a subscript item was stored into (`%item:loss_dict["loss"]` -> `loss_dict`'s value)
@@ -524,6 +525,8 @@ class Expressions:
             base = self._past_a_missing_attribute(expr, base, flow)
         if attr in _NO_GRADIENT_ATTRS:
             return EMPTY
+        if attr in _DESCRIPTION_ATTRS:
+            return PRESENT
         held = self.property_value(expr, base, flow, frame)
         if held is not None:
             return held

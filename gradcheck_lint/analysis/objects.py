@@ -1003,10 +1003,11 @@ def _returned_and_bound(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[lis
     return returned, bound
 
 
-def _graphless(value: Value, top: bool = True) -> bool:
-    """The value was read (a part of a result built in sight) and holds no graph, nor does any item of it: a number,
-    a string, a tuple of numbers that `.item()` made (not a value of a call not read, an object, or a tensor)."""
-    return (value.present or not top) and not (value.reach or value.built or value.graph or value.opaque
-                                               or value.modules or value.entities or value.vague or value.kept
-                                               or value.const is not None) \
-        and all(_graphless(v, False) for _k, v in value.items)
+def _graphless(value: Value) -> bool:
+    """The value, a part of a result built in sight, holds no graph, nor does any item of it: a number, a string, a
+    tuple of numbers that `.item()` made, a size read off a tensor (`x.shape[0]`), an object of a class read whose
+    fields are such (AlphaSAGE's token builders) -- not a value of a call not read, a module, or a tensor."""
+    literal = value.const is None or not isinstance(value.const, tuple) or value.const[:1] == ("instance",)
+    return not (value.reach or value.built or value.graph or value.opaque or value.modules or value.entities
+                or value.vague or value.kept or not literal) \
+        and all(_graphless(v) for _k, v in value.items)

@@ -17,7 +17,7 @@ from .flow import Flow, Frame
 from .parts import Unpacker, UnpackingHost
 from .provenance import Assumption, assumed
 from .syntax import arguments
-from .values import Kind, Value, join
+from .values import PRESENT, Kind, Value, join
 
 
 def unpack(ex: Unpacker, elems: list[ast.expr], value: Value, flow: Flow, frame: Frame, source: ast.AST | None, stmt: ast.AST,
@@ -47,7 +47,7 @@ def unpack(ex: Unpacker, elems: list[ast.expr], value: Value, flow: Flow, frame:
             continue
         # without known members, an element is some part of the value: never the objects themselves,
         # except the one element named for the single object a builder made (`optimizer, msg = build_optimizer(...)`)
-        sub = (positional[i] if known else value if i == named
+        sub = (positional[i] if known else value if i == named or value == PRESENT
                else Value(reach=value.reach | value.modules, params=value.params, opaque=True,
                           vague=_vague_part(elem, value), summed=value.summed, unseen_reduction=value.unseen_reduction,
                           built=built, vague_sites=value.vague_sites if built else frozenset(), sync=value.sync,
