@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from .definitions import ClassInfo
 from .flow import Flow, Frame, Function
+from .syntax import local_names
 from .values import EMPTY, Holder, Value
 
 if TYPE_CHECKING:
@@ -103,6 +104,21 @@ class Callables:
             given = replace(given, cls=frame.cls, self_value=frame.self_value)
         self._bound[id(lam)] = Bound(lam, EMPTY, given, (), ())
         return Value(const=(_BOUND, id(lam)), present=True)
+
+    def nested_function(self, name: str, flow: Flow, frame: Frame) -> Value:
+        """A nested `def` read as a value (`return closure` of a factory method, `step(closure)` of a name bound to
+        what the factory returned): a function that calling runs, which sees the values its free names had here, and
+        `self` of the method that defined it (AIJack's `closure = self._setup_closure(...)`, then
+        `optimizer.step(closure)`). A name reused for another function later is the latest `def`, as written."""
+        function = frame.local_defs[name]
+        free = sorted({n.id for n in ast.walk(function) if isinstance(n, ast.Name)} - local_names(function))
+        prefixes = tuple(f"{n}." for n in free)
+        captured = tuple(sorted((k, v) for k, v in flow.env.items() if k in free or k.startswith(prefixes)))
+        given = Given(function, True, frame.function, captured=captured)
+        if "self" in free and isinstance(frame.cls, ClassInfo):
+            given = replace(given, cls=frame.cls, self_value=frame.self_value)
+        self._bound[id(function)] = Bound(ast.Name(id=name, ctx=ast.Load()), EMPTY, given, (), ())
+        return Value(const=(_BOUND, id(function)), present=True)
 
     def method_of_self(self, node: ast.Attribute, frame: Frame) -> Value | None:
         """`self.process_loss` read without a call (`return self.process_loss`, `crit = self.loss_fn`): the method

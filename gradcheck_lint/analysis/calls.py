@@ -1032,6 +1032,10 @@ class Calls:
             if fn is not None:
                 cls = frame.cls if isinstance(frame.cls, ClassInfo) else None
                 return self.inline(fn, cls, frame.self_value, [], {}, flow, enabled)
+            made = self.interp.lookup(closure.id, flow, frame)
+            if made is not None and self.interp.callables.is_bound(made):
+                # `closure = self._setup_closure(opt, x)`: the nested function a factory returned
+                return self.interp.callables.call_bound(made, [], {}, flow, enabled)
         elif isinstance(closure, ast.Lambda):
             return self.interp.eval(closure.body, flow, enabled)
         return None

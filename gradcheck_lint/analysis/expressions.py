@@ -214,7 +214,9 @@ class Expressions:
             if held is not None:  # `from config import criterion`: the object config.py binds
                 return held
             return class_refs.reference(name, interp.imports, interp.catalogue) or EMPTY
-        if name in interp.functions or name in interp.classes or name in frame.local_defs:
+        if name in frame.local_defs:
+            return interp.callables.nested_function(name, flow, frame)  # `return closure`: the function, to be called
+        if name in interp.functions or name in interp.classes:
             return EMPTY
         function = frame.function
         module_global = function is not None and frame.closure_env is None and name not in local_names(function)

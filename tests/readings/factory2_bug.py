@@ -3,7 +3,7 @@ def make_train(model, opt):
     def train(x):
         loss = model(x).pow(2).mean()
         loss.backward()
-        opt.step()  # expect: GL001 (possible)
+        opt.step()  # expect: GL001
     return train
 model = torch.nn.Linear(4, 1)
 train = make_train(model, torch.optim.SGD(model.parameters(), lr=0.1))
