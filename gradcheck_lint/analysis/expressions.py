@@ -901,8 +901,19 @@ class Expressions:
         base_key = N.ref_text(target.value)
         item = N.literal_key(target.slice)
         base = self.lookup(base_key, flow, frame) if base_key is not None else None
+        field = _field_of_instance(target.value, flow) if base is None else None
+        if field is not None:
+            # `logger.meters["loss"] = SmoothedValue()` of `logger = MetricLogger()`, an object of a class read: the
+            # dict is that object's attribute, and holds the item wherever the object goes (trojanzoo's meters)
+            base = flow.env[field[0]].item(field[1])
         if base is None or base_key is None:
             return
+
+        def put(new: Value) -> None:
+            if field is not None:
+                _set_field(flow, field[0], field[1], new)
+            else:
+                flow.env[base_key] = new
         made_here = bool(base.items) or not (base.opaque or base.reach or base.entities or base.modules)
         if item is None:
             if made_here and (value.entities or _instance(value)) and base_key is not None:
@@ -911,7 +922,7 @@ class Expressions:
                 # `optimizers[other]` reads
                 items = dict(base.items)
                 items[_ANY_KEY] = join([items[_ANY_KEY], value]) if _ANY_KEY in items else value
-                flow.env[base_key] = replace(base, items=tuple(items.items()))
+                put(replace(base, items=tuple(items.items())))
             return
         if not made_here and (base.entities or base.modules):
             # an object that may be a dict (`self.state[...]` of a model): the item stored here is read back
@@ -922,13 +933,13 @@ class Expressions:
             # a dict made out of sight (`config = load_config(opt)`, `loss_dict = model(batch)`): it holds the item
             # from now on, wherever it goes (`train_epoch(model, config)` reads `config["optimizer"]`); any other
             # key holds what it held before (`_REST_KEY`)
-            flow.env[base_key] = replace(base, items=((str(item), value), (_REST_KEY, base)))
+            put(replace(base, items=((str(item), value), (_REST_KEY, base))))
             return
         # a dict built in sight, filled key by key (`terms = {}; terms["loss"] = ...; return terms`): it holds
         # the item wherever it goes, also out of the function that filled it
         items = dict(base.items)
         items[item] = value
-        flow.env[base_key] = replace(base, items=tuple(items.items()))
+        put(replace(base, items=tuple(items.items())))
 
     def _rewrite_each_item(self, target: ast.Subscript, source: ast.AST, stmt: ast.AST, flow: Flow,
                            frame: Frame) -> None:
@@ -1475,6 +1486,17 @@ def _set_field(flow: Flow, name: str, attr: str, value: Value) -> None:
     if obj is None or not (isinstance(obj.const, tuple) and obj.const[:1] == ("instance",)):
         return
     flow.env[name] = replace(obj, items=(*((k, v) for k, v in obj.items if k != attr), (attr, value)))
+
+
+def _field_of_instance(node: ast.expr, flow: Flow) -> tuple[str, str] | None:
+    """`(name, attr)` of `name.attr` when `name` holds an object of a class read that has that attribute."""
+    if not (isinstance(node, ast.Attribute) and type(node.value) is ast.Name and node.value.id != "self"):
+        return None
+    obj = flow.env.get(node.value.id)
+    if obj is None or not (isinstance(obj.const, tuple) and obj.const[:1] == ("instance",)) \
+            or obj.item(node.attr) is None:
+        return None
+    return node.value.id, node.attr
 
 
 def _instance(value: Value) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from . import names as N
 from .accumulation import initialisations, loop_counters
+from .bounded_containers import grows_bounded
 from .conventions import convention
 from .events import KeepAlive
 from .flow import Flow, Frame
@@ -159,6 +160,10 @@ class KeepAlives:
             return given  # not a training loop: evaluation code has its own rules (and often no_grad)
         if self.interp.loops[loop].implicit and not target.startswith("self."):
             return given  # a local of a step function: it does not outlive the call
+        cls = getattr(frame.cls, "node", None)
+        if grows_bounded(node, target, frame.function, cls if isinstance(cls, ast.ClassDef) else None,
+                         self.interp.module):
+            return given  # `self.deque.append(loss)` of `deque(maxlen=20)`: at most 20 graphs, however many iterations
         fn = frame.function
         if fn is not None and "." not in target and "[" not in target and not _within(self.interp.loops[loop].node, fn) \
                 and not _declared_global(fn, target) and (rebinds or target not in _parameters(fn)
@@ -192,7 +197,7 @@ class KeepAlives:
             return given  # reset in the same loop (or a hook the framework calls each batch): one iteration's graph
         owner = frame.owner
         if owner and target.startswith("self.") and fn is not None and not _within(around.node, fn) \
-                and _reset_among(owner, self.resets_in(around.node)):
+                and _reset_among(owner, self.resets_in(around.node)) and not _lasting_alias(around.node, owner):
             # `self.logp_action_lst.append(logp)` in `Rollout.put`, called as `rollout.put(...)` in a loop that binds
             # `rollout = Rollout()` anew at each episode's end (DeepRL-Chinese): the list goes with its object
             return given
@@ -457,6 +462,40 @@ def _item_holding(value: Value) -> str:
         if (held.built or held.graph) and not key.startswith("?"):
             return key
     return ""
+
+
+def _lasting_alias(loop: ast.AST, owner: str) -> bool:
+    """Every binding of `owner` in the loop's body names an object read off a name the loop does not bind (`meter =
+    logger.meters["loss"]`, then `meter.update(loss)`): the same object at each iteration, not one made afresh, so
+    what its methods keep on it outlives the iteration (trojanzoo's meters)."""
+    if "." in owner or "[" in owner:
+        return False
+    bound: set[str] = set()
+    values: list[ast.expr] = []
+    for node in iter_tree(loop):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+            bound.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = {n.id for n in ast.walk(ast.Tuple(elts=list(targets), ctx=ast.Store())) if isinstance(n, ast.Name)}
+            bound |= names
+            if owner in names:
+                if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+                        and isinstance(node.targets[0], ast.Name)):
+                    return False
+                values.append(node.value)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            bound.update(n.id for item in node.items if item.optional_vars is not None
+                         for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name))
+    if not values:
+        return False
+    for value in values:
+        root = value
+        while isinstance(root, (ast.Attribute, ast.Subscript)):
+            root = root.value
+        if root is value or not isinstance(root, ast.Name) or root.id in bound:
+            return False
+    return True
 
 
 def _reset_among(target: str, resets: Iterable[str]) -> bool:

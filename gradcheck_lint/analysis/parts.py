@@ -522,6 +522,7 @@ class KeepAlivesHost(Protocol):
     table: EntityTable
     catalogue: Catalogue
     classes: dict[str, ClassInfo]
+    module: ast.Module
     prescan: Prescan
     @property
     def calls(self) -> CallsFace: ...

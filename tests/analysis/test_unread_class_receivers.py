@@ -53,7 +53,7 @@ def test_an_object_of_an_unread_class_is_not_taken_for_a_list(imports: str, make
 CONTAINERS = [
     ("", "[]", "run_loss.append(loss)"),
     ("", "list()", "run_loss.append(loss)"),
-    ("from collections import deque", "deque(maxlen=100)", "run_loss.append(loss)"),
+    ("from collections import deque", "deque()", "run_loss.append(loss)"),  # (with `maxlen`: bounded, no growth)
     ("import collections", "collections.deque()", "run_loss.insert(0, loss)"),
     ("from mylib import make_history", "make_history()", "run_loss.append(loss)"),
 ]
