@@ -464,10 +464,29 @@ class Counters:
                 text = " ".join(code(part) for part in (node.target, node.iter, *node.ifs))
             else:
                 text = code(node)
-            self._trains[key] = "backward" in text or any(f"{name}(" in text for name in self.interp.functions) or any(
-                name in self.training_methods for name in _SELF_CALL.findall(text)
-            )
+            self._trains[key] = "backward" in text \
+                or any(f"{name}(" in text for name in self.training_functions) \
+                or any(name in self.training_methods for name in _SELF_CALL.findall(text))
         return self._trains[key]
+
+    @functools.cached_property
+    def training_functions(self) -> frozenset[str]:
+        """The module's functions that can issue a backward pass: those whose text names one, calls a `self` method
+        that may, or calls such a function (transitively). A helper read that only sets a learning rate
+        (`assign_learning_rate(param_group, lr)` in a loop over the optimizer's groups, atlas's scheduler) trains
+        nothing: a loop calling it leaves the accumulation window where it is."""
+        functions = self.interp.functions
+        texts = {name: code(fn) for name, fn in functions.items()}
+        training = {name for name, text in texts.items()
+                    if "backward" in text or any(m in self.training_methods for m in _SELF_CALL.findall(text))}
+        changed = True
+        while changed:
+            changed = False
+            for name, text in texts.items():
+                if name not in training and any(f"{f}(" in text for f in training):
+                    training.add(name)
+                    changed = True
+        return frozenset(training)
 
     @functools.cached_property
     def training_methods(self) -> frozenset[str]:
