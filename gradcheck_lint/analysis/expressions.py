@@ -69,6 +69,8 @@ class Expressions:
         self.table = interp.table
         self._flags: list[int] = []
         self._numeric_arrays: dict[tuple[int, str], bool] = {}  # (scope, name) -> bound only to NumPy calls
+        # (slot key, id of the value stored) -> that value, and the container and index it was stored under
+        self._slot_witnesses: dict[tuple[str, int], tuple[Value, Value, Value]] = {}
         self._fills: dict[int, tuple[ast.Module, dict[str, list[tuple[Function, ast.expr | None]]]]] = {}
 
     def ref(self, expr: ast.AST) -> str | None:
@@ -279,6 +281,8 @@ class Expressions:
 
     def eval_subscript(self, expr: ast.Subscript, flow: Flow, frame: Frame) -> Value:
         base = self.eval(expr.value, flow, frame)
+        if type(expr.slice) is ast.Name and (remembered := self._remembered_slot(expr, flow, frame)) is not None:
+            return remembered  # `hidden[s_id]` right after `hidden[s_id] = repackage_hidden(hidden[s_id])`
         index = expr.slice
         key = None
         if type(index) not in (ast.Tuple, ast.Slice):
@@ -811,6 +815,7 @@ class Expressions:
             if isinstance(target, ast.Subscript):
                 self.eval(target.value, flow, frame)
                 self._store_item(target, source, value, flow, frame, stmt)
+                self._remember_slot(target, value, flow, frame)
                 if value.entities or _instance(value):  # `optimizers[name] = AdamW(...)`: kept under a key not known here
                     self._replace_item(target, value, flow, frame)
                 elif (stmt is not None and self._holds_no_graph(source)
@@ -992,6 +997,37 @@ class Expressions:
                 return
             held = Value(built=value.built, vague_sites=value.vague_sites, reach=value.reach, vague=value.vague)
         flow.env[base] = join([old, held]) if old is not None else held
+
+    def _remember_slot(self, target: ast.Subscript, value: Value, flow: Flow, frame: Frame) -> None:
+        """`hidden[s_id] = repackage_hidden(hidden[s_id])`: the slot an index held in a name selects holds this value,
+        read back as `hidden[s_id]` while neither the container nor the index has changed since (AngleNAS's AWD-LSTM
+        hidden states, detached at the start of each micro-batch: read as the whole buffer, they still held the
+        previous window's graphs, a backward through a graph the step had changed)."""
+        slot = _slot_key(target)
+        if slot is None:
+            return
+        base_ref, index_ref = N.ref_text(target.value), N.ref_text(target.slice)
+        assert base_ref is not None and index_ref is not None
+        base, index = self.lookup(base_ref, flow, frame), self.lookup(index_ref, flow, frame)
+        if base is None or index is None:
+            flow.env.pop(slot, None)
+            return
+        flow.env[slot] = value
+        self._slot_witnesses[(slot, id(value))] = (value, base, index)
+
+    def _remembered_slot(self, expr: ast.Subscript, flow: Flow, frame: Frame) -> Value | None:
+        """What `_remember_slot` stored in the slot `expr` reads, if the container and the index are still the
+        values they were then (any store into another slot, any change of the index, a new container: not)."""
+        slot = _slot_key(expr)
+        held = flow.env.get(slot) if slot is not None else None
+        if held is None or slot is None:
+            return None
+        witness = self._slot_witnesses.get((slot, id(held)))
+        base_ref, index_ref = N.ref_text(expr.value), N.ref_text(expr.slice)
+        if witness is None or witness[0] is not held or base_ref is None or index_ref is None:
+            return None
+        same = self.lookup(base_ref, flow, frame) is witness[1] and self.lookup(index_ref, flow, frame) is witness[2]
+        return held if same else None
 
     def _stored_once_per_key(self, target: ast.Subscript, stmt: ast.AST) -> bool:
         """`if task_id not in self.task_map.keys(): ... self.task_map[task_id] = ids`: the slot is written only while
@@ -1486,6 +1522,17 @@ def _set_field(flow: Flow, name: str, attr: str, value: Value) -> None:
     if obj is None or not (isinstance(obj.const, tuple) and obj.const[:1] == ("instance",)):
         return
     flow.env[name] = replace(obj, items=(*((k, v) for k, v in obj.items if k != attr), (attr, value)))
+
+
+_SLOT = "%slot:"  # env key prefix: the value stored into `base[index]`, `index` a name (`_remember_slot`)
+
+
+def _slot_key(target: ast.Subscript) -> str | None:
+    """`%slot:hidden[s_id]` for `hidden[s_id]` (a container by its reference, an index held in a plain name)."""
+    if type(target.slice) is not ast.Name:
+        return None
+    base = N.ref_text(target.value)
+    return None if base is None else f"{_SLOT}{base}[{target.slice.id}]"
 
 
 def _field_of_instance(node: ast.expr, flow: Flow) -> tuple[str, str] | None:
