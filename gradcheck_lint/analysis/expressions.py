@@ -70,7 +70,8 @@ class Expressions:
         self._flags: list[int] = []
         self._numeric_arrays: dict[tuple[int, str], bool] = {}  # (scope, name) -> bound only to NumPy calls
         # (slot key, id of the value stored) -> that value, and the container and index it was stored under
-        self._slot_witnesses: dict[tuple[str, int], tuple[Value, Value, Value]] = {}
+        self._slot_witnesses: dict[tuple[str, int], tuple[Value, Value, Value, int, int]] = {}
+        self._rebound: dict[str, int] = {}  # reference -> how many times a name or attribute was bound (any path)
         self._fills: dict[int, tuple[ast.Module, dict[str, list[tuple[Function, ast.expr | None]]]]] = {}
 
     def ref(self, expr: ast.AST) -> str | None:
@@ -811,6 +812,8 @@ class Expressions:
         if isinstance(target, ast.Attribute) and self._api_attribute_store(target, source, value, flow, frame):
             return
         key = N.ref_text(target)
+        if key is not None and not isinstance(target, ast.Subscript):
+            self._rebound[key] = self._rebound.get(key, 0) + 1  # (a slot remembered under it is another one now)
         if key is None:
             if isinstance(target, ast.Subscript):
                 self.eval(target.value, flow, frame)
@@ -1013,7 +1016,8 @@ class Expressions:
             flow.env.pop(slot, None)
             return
         flow.env[slot] = value
-        self._slot_witnesses[(slot, id(value))] = (value, base, index)
+        self._slot_witnesses[(slot, id(value))] = (value, base, index, self._rebound.get(base_ref, 0),
+                                                   self._rebound.get(index_ref, 0))
 
     def _remembered_slot(self, expr: ast.Subscript, flow: Flow, frame: Frame) -> Value | None:
         """What `_remember_slot` stored in the slot `expr` reads, if the container and the index are still the
@@ -1026,7 +1030,10 @@ class Expressions:
         base_ref, index_ref = N.ref_text(expr.value), N.ref_text(expr.slice)
         if witness is None or witness[0] is not held or base_ref is None or index_ref is None:
             return None
-        same = self.lookup(base_ref, flow, frame) is witness[1] and self.lookup(index_ref, flow, frame) is witness[2]
+        # (by identity, and by binding: a name bound again to the same value, `for i in range(n)` binding `i` to one
+        # value known only as an integer each time, selects another slot)
+        same = self.lookup(base_ref, flow, frame) is witness[1] and self.lookup(index_ref, flow, frame) is witness[2] \
+            and self._rebound.get(base_ref, 0) == witness[3] and self._rebound.get(index_ref, 0) == witness[4]
         return held if same else None
 
     def _stored_once_per_key(self, target: ast.Subscript, stmt: ast.AST) -> bool:
@@ -1291,6 +1298,8 @@ class Expressions:
     def augassign(self, small: ast.AugAssign, flow: Flow, frame: Frame) -> None:
         interp = self.interp
         target = small.target
+        if (moved := N.ref_text(target)) is not None and not isinstance(target, ast.Subscript):
+            self._rebound[moved] = self._rebound.get(moved, 0) + 1
         rhs = self.eval(small.value, flow, frame)
         if isinstance(target, ast.Attribute) and target.attr == "data" and isinstance(target.value, ast.Attribute):
             target = target.value  # `p.grad.data /= n` rescales `p.grad`
