@@ -286,7 +286,8 @@ class Objects:
             counts = step_counts(flow.env)
             built = built | {(h, generations(flow.env, h, counts), site) for h in own if not h.pseudo}
             # (a part stored from a value handed in, of no class known: `_part_handed_in`)
-            forward_unread = not vague and not module.entities and any(self._part_handed_in(h) for h in module.modules)
+            forward_unread = not vague and (not module.entities and any(self._part_handed_in(h) for h in module.modules)
+                                            or self._made_out_of_sight(module))
             if not vague and (unseen_parts or any(not self._forward_known(e) for e in module.entities
                                                   if e.uid in self.interp.calls.instance_class) or forward_unread):
                 # (a `forward` returning a tuple whose parts were not seen, its return read past the reading depth
@@ -353,6 +354,15 @@ class Objects:
                                           vague_sites=out.vague_sites | {s for _h, _g, s in built} if unread
                                           else out.vague_sites)))
         return replace(out, items=tuple(items))
+
+    def _made_out_of_sight(self, module: Value) -> bool:
+        """Every object the module called is known as was made out of sight, of no class known or modelled
+        (`loss_fn = instantiate_from_config(cfg.lossconfig)`, LDM_CT's loss, which runs its discriminator on detached
+        inputs on the discriminator's turn): whether its result holds the graphs it was given is not read."""
+        calls, table = self.interp.calls, self.table
+        return bool(module.entities) and all(
+            e.uid in table.unknown_origin and e.uid not in calls.instance_class and e.api in ("", "torch.nn.Module")
+            and e.uid not in table.copies for e in module.entities)
 
     def _parameter_free_holders(self, module: Value) -> frozenset[Holder]:
         """The holders of the module called that stand for an object holding no parameter: those of a class read
