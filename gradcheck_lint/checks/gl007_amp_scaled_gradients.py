@@ -9,7 +9,7 @@ from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.conventions import convention
 from ..analysis.provenance import Assumption, assumed
-from ..analysis.syntax import code
+from ..analysis.syntax import code, reads_grad_of
 from ..analysis.walk import iter_tree
 from ..codemod_plans import unscale_before_clip
 from ..registry import Finding, Invalid, Rule, register
@@ -130,7 +130,24 @@ for x in torch.randn(8, 2, 4):
                 # name (CAT's manager, lockbox 32): the author ties the scaler to the test; that it is on where the
                 # test is off is assumed
                 facts.append(assumed(Assumption.CONFIG))
+            if misuse.kind == "modify_before_unscale" and _replaces_outright(misuse.node):
+                # `p.grad.fill_(0.01)`, `p.grad.copy_(fake)`: values written in place of the gradients, not the
+                # gradients changed (accelerate's tests fake a gradient to see the step skipped or taken): whether
+                # they were meant in the scaled units is the author's intent, not read
+                facts.append(assumed(Assumption.INTENT))
             yield Finding(misuse.node, msg, help_, tuple(facts), fix=unscale_before_clip(model, misuse))
+
+
+def _replaces_outright(node: ast.AST) -> bool:
+    """`p.grad.fill_(c)`, `p.grad.copy_(x)` of an `x` that does not read the gradient: the gradient replaced."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+        return False
+    if node.func.attr == "fill_":
+        return True
+    grad = node.func.value
+    owner = grad.value if isinstance(grad, ast.Attribute) and grad.attr == "grad" else None
+    return node.func.attr == "copy_" and len(node.args) == 1 and owner is not None \
+        and not reads_grad_of(node.args[0], owner)
 
 
 _SCALE_READ = convention("loss_scale_read")
