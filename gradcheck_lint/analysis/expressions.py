@@ -1075,7 +1075,11 @@ class Expressions:
         """Every binding of `base` in the running function (or module) is a NumPy call (`np.zeros(n)`,
         `np.empty_like(x)`): an array of numbers, into which an item stored is converted to a number (a tensor that
         requires grad cannot be stored at all; one that does not is copied as its value), keeping no graph."""
-        scope = frame.function or self.interp.module
+        cls = getattr(frame.cls, "node", None)
+        # (an attribute of `self`: every binding of it in the class's methods, `self.v_buf = np.zeros(size)` in
+        # `__init__`, then `self.v_buf[self.ptr] = v` in `add`: RLeMPC's trajectory buffers)
+        on_self = base.startswith("self.") and base.count(".") == 1 and isinstance(cls, ast.ClassDef)
+        scope = cls if on_self else frame.function or self.interp.module
         key = (id(scope), base)
         known = self._numeric_arrays.get(key)
         if known is None:
@@ -1084,8 +1088,22 @@ class Expressions:
                       and any(N.ref_text(t) == base
                               for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))]
             qualify = self.interp.imports.qualify
-            known = bool(values) and all(isinstance(v, ast.Call) and (qualify(v.func) or "").startswith("numpy.")
-                                         for v in values)
+
+            def made_by_numpy(v: ast.expr) -> bool:
+                return isinstance(v, ast.Call) and (qualify(v.func) or "").startswith("numpy.")
+
+            def numeric(v: ast.expr) -> bool:
+                # a NumPy call, a number, the array itself (or a method of it: `self.adv_buf.std()`), and
+                # arithmetic of those (`(self.adv_buf - self.adv_buf.mean()) / self.adv_buf.std()`)
+                if made_by_numpy(v) or isinstance(v, ast.Constant) or N.ref_text(v) == base:
+                    return True
+                if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and N.ref_text(v.func.value) == base:
+                    return True
+                if isinstance(v, ast.BinOp):
+                    return numeric(v.left) and numeric(v.right)
+                return isinstance(v, ast.UnaryOp) and numeric(v.operand)
+
+            known = any(made_by_numpy(v) for v in values) and all(numeric(v) for v in values)
             self._numeric_arrays[key] = known
         return known
 
