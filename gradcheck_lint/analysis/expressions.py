@@ -284,6 +284,10 @@ class Expressions:
         base = self.eval(expr.value, flow, frame)
         if type(expr.slice) is ast.Name and (remembered := self._remembered_slot(expr, flow, frame)) is not None:
             return remembered  # `hidden[s_id]` right after `hidden[s_id] = repackage_hidden(hidden[s_id])`
+        if type(expr.slice) is ast.Name and (base.params or base.modules):
+            picked = _picked_by_name(base, self.eval(expr.slice, flow, frame))
+            if picked is not None:
+                return picked  # `params_dict[n]` for `n` among the names a test picked: those parameters
         index = expr.slice
         key = None
         if type(index) not in (ast.Tuple, ast.Slice):
@@ -482,6 +486,14 @@ class Expressions:
         v = join(results)
         if generators[0].ifs and _selects_parameters(generators[0].iter) and (v.modules or v.params):
             v = self._selected(v, generators, flow)
+        elif generators[0].ifs and _names_selected(generators[0], elt):
+            # `{n for n, p in net.named_parameters() if n.endswith(".quantiles")}`: the names of the parameters a
+            # test picks, standing for those parameters where a dict of them by name is read with one of the names
+            # (CompressAI's `params_dict[n] for n in sorted(aux_parameters)`, an optimizer for each pick)
+            owner = self.eval(generators[0].iter.func.value, flow.copy(), frame)
+            if owner.modules or owner.params:
+                picked = self._selected(Value(modules=owner.modules, params=owner.params), generators, flow)
+                v = replace(v, params=v.params | picked.modules | picked.params)
         # the elements' graphs come along (`sum([criterion(g) for g in outs])` backpropagates through `outs`), and
         # what the losses went through: the data-parallel forwards (GL006), a GradScaler, a sum over samples
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
@@ -1576,6 +1588,26 @@ def _field_of_instance(node: ast.expr, flow: Flow) -> tuple[str, str] | None:
 def _instance(value: Value) -> bool:
     """An object of the project's classes made in sight: its attributes (`items`), no graph of its own."""
     return bool(value.items) and not (value.built or value.graph)
+
+
+def _picked_by_name(base: Value, name: Value) -> Value | None:
+    """The parameters of `base` (a dict of a module's parameters by name) that `name` stands for, when it is one of
+    the names a test picked from that module (`_names_selected`): that pick, not the whole module."""
+    picks = frozenset(h for h in name.params if h.path and h.path[-1][:1] == "[" and not h.pseudo)
+    if not picks:
+        return None
+    owners = base.params | base.modules
+    if not all(any(o.uid == h.uid and not o.pseudo and h.path[:len(o.path)] == o.path for o in owners) for h in picks):
+        return None
+    return Value(params=picks, present=True)
+
+
+def _names_selected(clause: ast.comprehension, elt: ast.expr) -> bool:
+    """`for n, p in m.named_parameters() if ...` yielding `n`: the names of the parameters the test picks."""
+    target, it = clause.target, clause.iter
+    return (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "named_parameters"
+            and isinstance(target, ast.Tuple) and len(target.elts) == 2 and isinstance(target.elts[0], ast.Name)
+            and isinstance(elt, ast.Name) and elt.id == target.elts[0].id)
 
 
 def _selects_parameters(source: ast.expr) -> bool:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import Step
+from ..analysis.gradstate import Contribution
 from ..analysis.provenance import Assumption, assumed
 from ..analysis.values import Holder
 from ..analysis.window_arithmetic import remainder_gate
@@ -113,15 +114,18 @@ for x in torch.randn(8, 4).split(2):
                                   or model.stale_within_same_model(holder, contribution, held, holders))
                     if stale_here:
                         # the witness the finding is graded by: a certain one where any path holds one (a `try:` around
-                        # the backward leaves an uncertain twin of the same contribution on the handler's path)
-                        if stale is None or not stale.certain and contribution.certain:
+                        # the backward leaves an uncertain twin of the same contribution on the handler's path), and
+                        # one this optimizer applied itself before one another optimizer applied (whether that one's
+                        # loss reaches these parameters may rest on a pick by name)
+                        if stale is None or _better_witness((contribution, holder), (stale, stale_holder), opt.uid,
+                                                            holders):
                             stale, stale_holder, stale_state = contribution, holder, state
-                        if stale.certain:
+                        if stale.certain and opt.uid in stale.consumers:
                             break
                         continue  # another contribution held here may be a certain witness (the model's own loss)
                     if leftover is None and unconditional and self._unintended_accumulation(model, state, contribution, step):
                         leftover = contribution
-                if stale is not None and stale.certain:
+                if stale is not None and stale.certain and opt.uid in stale.consumers:
                     break
             if stale is None and leftover is not None:
                 backward = model.backwards[leftover.backward]
@@ -194,6 +198,13 @@ for x in torch.randn(8, 4).split(2):
                 facts.append(assumed(Assumption.OWNERSHIP))
             if _one_of_several(model, step):
                 facts.append(assumed(Assumption.CHOICE))  # which optimizer the name holds decides what went stale
+            others = [model.table.entities[u] for u in stale.consumers if u in model.table.entities]
+            if opt.uid not in stale.consumers and any(p.startswith("[") for h in holders for p in h.path) \
+                    and not any(h.overlaps(x) for o in others for h in model.optimizer_holders(o) for x in holders):
+                # applied by another optimizer's step over other parameters, and this one's are a part of the module
+                # picked by a test (CompressAI's `.quantiles`, an optimizer for each pick): whether the loss reaches
+                # this pick at all is not known (it reaches the module, as far as read), as GL005 reads it
+                facts.append(assumed(Assumption.PICKED))
             # a clear after this step cannot help where another optimizer's step applied them first
             yield Finding(step.node, msg, help_, tuple(facts), fix=None if stale.decayed or first else self._fix(model, step))
 
@@ -303,6 +314,16 @@ for x in torch.randn(8, 4).split(2):
             if model.in_same_loop(clear.loop_stacks, step.loop_stacks):
                 return clear
         return None
+
+
+def _better_witness(candidate: tuple[Contribution, Holder], current: tuple[Contribution, Holder | None], opt: int,
+                    holders: frozenset[Holder]) -> bool:
+    """`candidate` grades a missing clear better than `current`: certain before uncertain, then applied by the stepping
+    optimizer itself before applied by another one, then written into exactly the parameters it updates before into
+    a whole module they are a part of."""
+    def rank(c: Contribution, h: Holder | None) -> tuple[bool, bool, bool]:
+        return c.certain, opt in c.consumers, h in holders
+    return rank(*candidate) > rank(*current)
 
 
 def _one_of_several(model: TrainingModel, step: Step) -> bool:
