@@ -308,6 +308,15 @@ def _narrowed(term: ast.expr, names: frozenset[str]) -> ast.expr:
     return term
 
 
+def _bounded(p: _Parsed, scope: ast.AST, call: ast.Call, into: str) -> bool:
+    """The store call adds to a deque made with a length bound at every binding (`analysis.bounded_containers`)."""
+    from ..analysis.bounded_containers import grows_bounded  # read only once a graph was kept
+
+    cls = next((c for c in ast.walk(p.tree) if isinstance(c, ast.ClassDef) and any(f is scope for f in c.body)), None)
+    function = scope if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    return grows_bounded(call, into, function, cls, p.tree)
+
+
 def _keeping(p: _Parsed, scope: ast.AST, names: frozenset[str], after: int, path: str, loop_line: int | None,
              via: str = "", containers: frozenset[str] = frozenset(),
              deferred: frozenset[str] = frozenset()) -> Kept | None:
@@ -338,6 +347,8 @@ def _keeping(p: _Parsed, scope: ast.AST, names: frozenset[str], after: int, path
             if not (isinstance(store, ast.Attribute) and store.attr in _STORE and args) or store.attr in deferred:
                 continue
             into = segment(p, store.value)
+            if _bounded(p, scope, node.value, into):
+                continue  # `self.deque.append(loss)` of `deque(maxlen=20)`: a bounded window, as the static side reads it
             if _mentions(args[-1], names) or into in containers and _with_graph(args[-1]):
                 found.append((node.value, into, segment(p, args[-1])))
     if not found:

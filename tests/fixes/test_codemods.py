@@ -147,6 +147,9 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     # in a method of the meter object: `self.sum` is an attribute, which code out of sight may read as a tensor
     "loss_graph_kept_alive/average_meter_sums_tensors_it_is_given.py": (
         "unsafe", ["        self.sum += val * n  # expect: GL008"], ["        self.sum += (val * n).detach()  # expect: GL008"]),
+    # the same in a meter kept in a logger's dict (its bounded window is left alone)
+    "loss_graph_kept_alive/meter_of_a_loggers_dict_sums_loss_tensor.py": (
+        "unsafe", ["        self.total += value * n  # expect: GL008"], ["        self.total += (value * n).detach()  # expect: GL008"]),
     "loss_graph_kept_alive/epoch_error_summed_with_its_graph.py": (
         "safe", ["        total_error += loss * x.shape[0]  # expect: GL008", "    history[epoch] = train(loader)  # expect: GL008"],
         ["        total_error += (loss * x.shape[0]).detach()  # expect: GL008", "    history[epoch] = train(loader).detach()  # expect: GL008"]),
