@@ -348,7 +348,7 @@ def _keeping(p: _Parsed, scope: ast.AST, names: frozenset[str], after: int, path
                 continue
             into = segment(p, store.value)
             if _bounded(p, scope, node.value, into):
-                continue  # `self.deque.append(loss)` of `deque(maxlen=20)`: a bounded window, as the static side reads it
+                continue  # `self.deque.append(loss)` of `deque(maxlen=20)`: a bounded window (as statically)
             if _mentions(args[-1], names) or into in containers and _with_graph(args[-1]):
                 found.append((node.value, into, segment(p, args[-1])))
     if not found:
