@@ -20,7 +20,7 @@ from .events import KeepAlive
 from .flow import Flow, Frame
 from .fresh_returns import made_in_the_call, returns_made_afresh
 from .names import last_name
-from .one_batch import draws_batches, repeats_on_one_batch
+from .one_batch import cuts_one_batch, draws_batches, fetches_each_time, repeats_on_one_batch
 from .parameter_tests import handed_arguments
 from .parts import KeepAlivesHost
 from .provenance import READ, Assumption, Provenance, assumed, weakest
@@ -329,11 +329,13 @@ class KeepAlives:
         repetitions, dropped at the next batch: a bounded, short-lived set, not the run's (an epoch loop,
         `for epoch in range(n)`, draws no batch itself: the loop over the loader is inside it)."""
         inner = [self.interp.loops[lid].node for lid in loops if lid in self.interp.loops]
-        while len(inner) > 1 and repeats_on_one_batch(inner[-1]):
+        while len(inner) > 1 and (repeats_on_one_batch(inner[-1]) or cuts_one_batch(inner[-1])):
+            # (or loops over the micro-batches sliced from one batch: DARTS' recurrent search keeps one hidden
+            # state per micro-batch slot, `hidden[s_id]`, rewritten from slot 0 at each batch its outer loop fetches)
             inner.pop()
             around = inner[-1]
-            if target in self.resets_in(around):
-                return draws_batches(around)
+            if _reset_among(target, self.resets_in(around)):
+                return draws_batches(around) or fetches_each_time(around)
         return False
 
     def proven(self, loss: Value, backward: str, by_name: bool = False) -> None:

@@ -74,6 +74,34 @@ def _fetches_or_indexes(loop: ast.For | ast.AsyncFor | ast.While) -> bool:
     return False
 
 
+def cuts_one_batch(loop: ast.AST) -> bool:
+    """A loop over micro-batches sliced from one batch: `for i in range(0, n, mb): ... x[i:i + mb]`, `while start <
+    bs: ... data[:, start:end]` (DARTS' recurrent search): its body fetches nothing, and every subscript by what it
+    walks is a slice. Its iterations are as many as the batch has micro-batches, whatever the run's length."""
+    if not (isinstance(loop, _LOOPS) and counted(loop.iter) or isinstance(loop, ast.While)):
+        return False
+    walked = _walked_names(loop)
+    sliced = False
+    for node in (n for stmt in loop.body for n in breadth_first(stmt)):
+        if fetches(node):
+            return False
+        if isinstance(node, ast.Subscript) and any(isinstance(n, ast.Name) and n.id in walked
+                                                   for n in breadth_first(node.slice)):
+            parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if not any(isinstance(p, ast.Slice) for p in parts):
+                return False  # `dataset[i]`, `hidden[s_id]`-like reads are checked by their slices only
+            sliced = True
+    return sliced
+
+
+def fetches_each_time(loop: ast.AST) -> bool:
+    """A loop each iteration of which fetches a batch in its own body (`while i < n: data = get_batch(source, i)`)."""
+    if not isinstance(loop, (*_LOOPS, ast.While)):
+        return False
+    return any(fetches(n) for stmt in loop.body if not isinstance(stmt, (*_LOOPS, ast.While))
+               for n in breadth_first(stmt))
+
+
 def repeats_on_one_batch(loop: ast.AST) -> bool:
     """`for _ in range(rep_discriminator):` whose body fetches no data (`next(it)`, `get_batch()`) and
     indexes nothing by its counter (`dataset[i]`): it repeats its work on the batch already drawn."""
