@@ -251,9 +251,13 @@ class KeepAlives:
     def _handed_afresh(self, fn: object, param: str, loop: ast.AST) -> bool:
         """`fn`, run for the call being evaluated, was handed as `param` a name that `loop` binds afresh in each
         iteration (its target, or a name it assigns anew), or an item of one."""
-        call = self.interp.calls.current_call_node()
+        calls = self.interp.calls
+        call = calls.current_call_node()
         if call is None or not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return False
+        if last_name(call.func) != fn.name and fn.name != "forward":
+            # the store is itself a call (`outputs.append(x)` in `parse_output`): the call of `fn` is further out
+            call = next((c for c in reversed(calls.enclosing_calls()) if last_name(c.func) == fn.name), call)
         first = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]][:1]
         # a module called (`self.criterion()(out[0], y)`, `loss_fn(pred, y)`) runs its `forward` on itself
         module_call = fn.name == "forward" and first == ["self"] and last_name(call.func) != "forward"
@@ -265,6 +269,11 @@ class KeepAlives:
         # an item of an object made afresh (`mask_tokens(encoded["input_ids"], ...)` of `encoded = tokenizer(...)`)
         while isinstance(given, ast.Subscript) and not isinstance(given.slice, ast.Slice):
             given = given.value
+        if isinstance(given, (ast.List, ast.Tuple, ast.Dict, ast.Set)) or isinstance(given, ast.Call) \
+                and last_name(given.func) in ("clone", "copy", "deepcopy"):
+            # `self.parse_output([mel, mel_post, gate, align], pred)` (Char2Prosody), `to_flow(f.permute(...).clone())`
+            # (LapIRN): a display or a copy made at the call itself, one object per call
+            return True
         if not isinstance(given, ast.Name):
             return False
         if given.id in self.resets_in(loop):
