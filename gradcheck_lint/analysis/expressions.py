@@ -830,7 +830,7 @@ class Expressions:
             if isinstance(target, ast.Subscript):
                 self.eval(target.value, flow, frame)
                 self._store_item(target, source, value, flow, frame, stmt)
-                self._remember_slot(target, value, flow, frame)
+                self.remember_slot(target, value, flow, frame)
                 if value.entities or _instance(value):  # `optimizers[name] = AdamW(...)`: kept under a key not known here
                     self._replace_item(target, value, flow, frame)
                 elif (stmt is not None and self._holds_no_graph(source)
@@ -1013,7 +1013,7 @@ class Expressions:
             held = Value(built=value.built, vague_sites=value.vague_sites, reach=value.reach, vague=value.vague)
         flow.env[base] = join([old, held]) if old is not None else held
 
-    def _remember_slot(self, target: ast.Subscript, value: Value, flow: Flow, frame: Frame) -> None:
+    def remember_slot(self, target: ast.Subscript, value: Value, flow: Flow, frame: Frame) -> None:
         """`hidden[s_id] = repackage_hidden(hidden[s_id])`: the slot an index held in a name selects holds this value,
         read back as `hidden[s_id]` while neither the container nor the index has changed since (AngleNAS's AWD-LSTM
         hidden states, detached at the start of each micro-batch: read as the whole buffer, they still held the

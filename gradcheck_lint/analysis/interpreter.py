@@ -548,19 +548,22 @@ class Interpreter:
                     return self.exec_block(stmt.body, flow, frame)
                 return self.exec_block(orelse, flow, frame) if orelse else Outcome(normal=flow)
         typed = type_tests.tested(stmt.test, self.imports)  # `isinstance(x, torch.Tensor)`: `x` on the other arm
-        graphless = type_tests.graphless_tested(stmt.test, self.imports)  # `type(x) == np.ndarray`: `x` in the body
+        # `type(x) == np.ndarray`: `x` in the body; `not isinstance(xs[i], int)`: `xs[i]` in the `else` arm
+        graphless = type_tests.graphless_subject(stmt.test, self.imports)
         instance = type_tests.instance_tested(stmt.test, self.imports)  # `isinstance(m, nn.DataParallel)`: not DDP
         if not self.prescan.interesting.get(id(stmt), True):
             ruled_out = typed is not None and type_tests.ruled_out(flow, *typed)
             body_flow = flow.copy()
-            if graphless is not None:
-                type_tests.narrow_held(body_flow, graphless)
+            if graphless is not None and graphless[1]:
+                self._narrow_graphless(body_flow, graphless[0], frame)
             if instance is not None:
                 type_tests.narrow_to_instances(body_flow, *instance, self.catalogue)
             t = self.exec_block(stmt.body, body_flow, frame) if not ruled_out else Outcome(normal=None)
-            other = flow.copy() if typed is not None else flow
+            other = flow.copy() if typed is not None or (graphless is not None and not graphless[1]) else flow
             if typed is not None:
                 type_tests.narrow_failed(other, *typed)
+            if graphless is not None and not graphless[1]:
+                self._narrow_graphless(other, graphless[0], frame)
             if not orelse:
                 return Outcome.merge([t, Outcome(normal=other)])
             f = self.exec_block(orelse, other.copy() if other is flow else other, frame)
@@ -577,8 +580,8 @@ class Interpreter:
             tflow = None  # the value was found to be of none of these types by an earlier test of this path
         if typed is not None and fflow is not None:
             type_tests.narrow_failed(fflow, *typed)
-        if graphless is not None and tflow is not None:
-            type_tests.narrow_held(tflow, graphless)
+        if graphless is not None and (arm := tflow if graphless[1] else fflow) is not None:
+            self._narrow_graphless(arm, graphless[0], frame)
         if instance is not None and tflow is not None:
             type_tests.narrow_to_instances(tflow, *instance, self.catalogue)
         inner = frame if "__name__" in cond.key else replace(frame, ifs=frame.ifs + (cond.id,))
@@ -590,6 +593,19 @@ class Interpreter:
         else:
             f = self.exec_block(orelse, fflow, inner)
         return Outcome.merge([t, f])
+
+    def _narrow_graphless(self, flow: Flow, node: ast.expr, frame: Frame) -> None:
+        """On an arm where a test found `node` to be of a type that holds no graph (a number, an array): a name or a
+        literal item holds none there; an item an index held in a name selects (`losses[idx]`) holds none while
+        neither the container nor the index changes (`Expressions.remember_slot`)."""
+        name = type_tests.held_name(node)
+        if name is not None:
+            type_tests.narrow_held(flow, name)
+        elif isinstance(node, ast.Subscript) and type(node.slice) is ast.Name and N.ref_text(node.value) is not None:
+            value = self.expressions.eval(node, flow.copy(), frame)
+            if value.items:  # a container in that slot (`isinstance(xs[i], torch.Tensor)` failed on a dict of them)
+                return
+            self.expressions.remember_slot(node, type_tests.without_graph(value), flow, frame)
 
     def _writes_back_some_gradients(self, stmt: ast.If) -> bool:
         """An `if` with no `else`, in a loop over parameters, that tests which parameter this is and writes its

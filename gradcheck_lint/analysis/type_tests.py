@@ -148,6 +148,37 @@ _GRAPHLESS = frozenset({
 })
 
 
+def graphless_subject(test: ast.expr, imports: ImportMap) -> tuple[ast.expr, bool] | None:
+    """What a test finds to be of a type that holds no graph, and on which arm (True: where the test holds):
+    `isinstance(x, float)` in the body; `if not isinstance(losses[idx], int): ... else:` in the `else` arm
+    (HGN's loss logging: tensors go through `.item()`, the `else` adds the ints as they are)."""
+    held = True
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, held = test.operand, not held
+    if not (isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "isinstance"
+            and len(test.args) == 2 and not test.keywords):
+        name = graphless_tested(test, imports)
+        return (ast.Name(id=name), held) if name is not None and "[" not in name else None
+    spec = test.args[1]
+    types = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+    if types and all((imports.qualify(t) or "") in _GRAPHLESS for t in types):
+        return test.args[0], held
+    if isinstance(test.args[0], ast.Subscript) and types \
+            and all(_TYPES.get(imports.qualify(t) or "") == "tensor" for t in types):
+        # `if isinstance(terms[i], torch.Tensor): ... else:` an item found to be no tensor (a plain name: `tested`)
+        return test.args[0], not held
+    return None
+
+
+def held_name(node: ast.expr) -> str | None:
+    """The name `narrow_held` takes for an expression: a plain name, or an item at a literal key (`losses[0]`)."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and N.literal_key(node.slice) is not None:
+        return f"{node.value.id}[{N.literal_key(node.slice)}]"
+    return None
+
+
 def graphless_tested(test: ast.expr, imports: ImportMap) -> str | None:
     """The plain name a test finds to be of a type that holds no graph, on the arm where it holds: `isinstance(x,
     np.ndarray)`, `isinstance(x, (int, float))`, `type(x) == np.ndarray`, `type(x) is float` (imaml's `to_numpy`:

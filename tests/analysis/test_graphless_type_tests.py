@@ -92,3 +92,48 @@ def test_an_item_found_to_be_a_number_holds_no_graph() -> None:
 
 def test_an_item_found_to_be_a_tensor_keeps_its_graph() -> None:
     assert _found(ITEM.format(kind="torch.Tensor")) == {(9, "GL008")}
+
+
+LOGGING = """\
+import torch
+
+
+def losses_of(model, x, y):
+    out = model(x)
+    main = torch.nn.functional.mse_loss(out, y)
+    return [main, main * 0.5, 0]
+
+
+def train(model, opt, loader, n_terms):
+    totals = [0] * n_terms
+    for x, y in loader:
+        opt.zero_grad()
+        terms = losses_of(model, x, y)
+        terms[0].backward()
+        opt.step()
+        for idx in range(n_terms):
+            if {test}:
+                totals[idx] += terms[idx].item()
+            else:
+                totals[idx] += terms[idx]
+    return totals
+"""
+
+
+@pytest.mark.parametrize("test", ["isinstance(terms[idx], torch.Tensor)", "not isinstance(terms[idx], int)",
+                                  "not isinstance(terms[idx], (int, float))"])
+def test_an_item_found_to_be_a_number_on_the_else_arm_holds_no_graph(test: str) -> None:
+    # HGN's loss logging (lockbox 36): tensors go through `.item()`, the `else` arm adds the ints as they are
+    assert _found(LOGGING.format(test=test)) == set()
+
+
+@pytest.mark.parametrize("test", ["isinstance(terms[idx], int)", "not isinstance(terms[idx], torch.Tensor)",
+                                  "idx > 0"])
+def test_the_arm_where_the_item_may_be_a_tensor_keeps_its_graph(test: str) -> None:
+    assert _found(LOGGING.format(test=test)) == {(21, "GL008")}
+
+
+def test_the_fact_lapses_when_the_index_changes() -> None:
+    text = LOGGING.format(test="not isinstance(terms[idx], int)").replace(
+        "                totals[idx] += terms[idx]\n", "                idx = 0\n                totals[idx] += terms[idx]\n")
+    assert _found(text) == {(22, "GL008")}
