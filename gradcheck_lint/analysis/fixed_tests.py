@@ -58,6 +58,8 @@ class FixedTests:
             fixed = True  # `if num_iter == 1: ... num_iter = 0` after `num_iter += 1`: a window of one
         if fixed is None and isinstance(test, (ast.Compare, ast.UnaryOp)):
             fixed = strided_truth(test, self.interp.parent)  # `(i + s) % s == 0` of `for i in range(0, n, s)`
+        if fixed is None and isinstance(test, ast.Compare):
+            fixed = self.modulo_one(test, flow, frame)  # `(i + 1) % accumulation_steps == 0` with the steps 1
         if fixed is None:
             fixed = self.none_test(test, flow, frame)
         if fixed is None:
@@ -69,6 +71,28 @@ class FixedTests:
                 self._releases = ReleaseTests(self.interp.module, self.interp.imports, self.interp.catalogue)
             fixed = self._releases.outcome(test)  # `version.parse(torch.__version__) < version.parse("1.6")`
         return fixed
+
+    def modulo_one(self, test: ast.Compare, flow: Flow, frame: Frame) -> bool | None:
+        """`x % n == 0` (`!=`, either side) where `n` is 1 here (a literal, or a name this path bound to the int 1:
+        PPG-Distill's `accumulation_steps = 1`): every number is a multiple of 1, the window is one micro-batch."""
+        if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            return None
+        left, right = test.left, test.comparators[0]
+        if isinstance(left, ast.Constant):
+            left, right = right, left
+        if not (isinstance(right, ast.Constant) and type(right.value) is int and right.value == 0
+                and isinstance(left, ast.BinOp) and isinstance(left.op, ast.Mod)):
+            return None
+        divisor = left.right
+        if isinstance(divisor, ast.Constant):
+            one = type(divisor.value) is int and divisor.value == 1
+        elif isinstance(divisor, ast.Name):
+            v = self.interp.expressions.lookup(divisor.id, flow, frame)
+            counted = v is not None and v.counter is not None and v.counter.incremented
+            one = v is not None and type(v.const) is int and v.const == 1 and not counted
+        else:
+            return None
+        return isinstance(test.ops[0], ast.Eq) if one else None
 
     def _every_time(self, test: ast.expr) -> bool:
         known = self._every.get(id(test))
