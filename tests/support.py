@@ -198,7 +198,7 @@ import torch
 model = torch.nn.Linear(4, 1)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for i, x in enumerate(torch.randn(16, 4).split(2)):
-    model(x).sum().backward()
+    model(x).mean().backward()
     if (i + 1) % 4 == 0:
         opt.step()
         opt.zero_grad()

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
-from . import flags, grad_mode, pathcond, periods, type_tests
+from . import flags, grad_mode, pathcond, periods, remainder_flush, type_tests
 from . import names as N
 from .amp import Amp
 from .apimodels import Catalogue, ModelFile, catalogue_for
@@ -137,6 +137,7 @@ class Interpreter:
         self.counter_starts: dict[str, int] = {}  # a window counter's first value (`Counters.anchor`)
         self.counter_floors: dict[str, int] = {}  # a loop's counter never stands below its first value
         self.conditions: dict[int, Condition] = {}
+        self._flushes: dict[int, ast.If | None] = {}  # `_flushed_gate`, by statement
         self.worlds = Worlds()  # the settings `__init__` fixed for the run being analysed (`worlds`)
         self.akeys_testing: dict[str, list[int]] = {}  # a name -> the tests (akeys) that read it
         self.akey_scopes: dict[int, set[int]] = {}  # a test (akey) -> the functions (ids; 0: the module) it is read in
@@ -722,7 +723,32 @@ class Interpreter:
         if self._parameter_test(statement, test):
             self.handed_values.remembered(cond.akey)
             return True
-        return False
+        return isinstance(statement, ast.If) and self._has_flush(statement)
+
+    def _flushed_gate(self, stmt: ast.AST) -> ast.If | None:
+        """The window gate whose remainder this `if` after its loop flushes (`remainder_flush`)."""
+        if not isinstance(stmt, ast.If):
+            return None
+        key = id(stmt)
+        if key not in self._flushes:
+            self._flushes[key] = remainder_flush.flushed_gate(stmt, self.parent(stmt))
+        return self._flushes[key]
+
+    def _has_flush(self, gate: ast.If) -> bool:
+        """Whether an `if` after the loop of this window gate flushes its remainder: the paths must remember how
+        the gate's last test went."""
+        node: ast.AST | None = self.parent(gate)
+        while node is not None and not isinstance(node, (ast.For, ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            node = self.parent(node)
+        if not isinstance(node, ast.For):
+            return False
+        up = self.parent(node)
+        block = next((b for f in ("body", "orelse", "finalbody") if isinstance(b := getattr(up, f, None), list)
+                      and any(x is node for x in b)), None) if up is not None else None
+        if block is None:
+            return False
+        after = block[next(k for k, x in enumerate(block) if x is node) + 1:]
+        return any(self._flushed_gate(x) is gate for x in after if isinstance(x, ast.If))
 
     def _starts_window_period(self, cond: Condition, periodic: frozenset[str]) -> bool:
         """The test holds only at the reset value of a counter the module counts a window with
@@ -971,6 +997,11 @@ class Interpreter:
         disjuncts = self._disjunct_places(cond, atoms, flow, frame) if atoms else None
         if disjuncts is not None:
             places = []  # read part by part below
+        flushed = self._flushed_gate(cond.statement) if cond.id >= 0 and cond.statement is not None else None
+        flush_gate = self.conditions.get(id(flushed)) if flushed is not None else None
+        sense = remainder_flush.flush_sense(cond.test) if flush_gate is not None else None
+        if sense is not None:
+            places = []  # the phases are the next micro-batch's; the flush counts the last one's
         remember = self.correlated(cond)
         periodic = frozenset(self.period_counters & cond.names) if frame is not None else frozenset()
         scope = self.scope(frame)
@@ -978,6 +1009,9 @@ class Interpreter:
         in_scope = self.scope(frame) if frame is not None else None
         for s in flow.states:
             known = self.known_truth(s, cond, flow.env, in_scope)
+            if known is None and sense is not None and flush_gate is not None \
+                    and (last := s.assumption(flush_gate.akey)) is not None:
+                known = (last == flush_gate.polarity) != sense  # a remainder is left where the last gate failed
             taught = False  # decided by what the path knows of the test's parts: still this test's fact
             if known is None and parts is not None:  # `if a and b:` after `if a and b and c:` held
                 known = BoolParts.truth(s, parts)

@@ -452,7 +452,7 @@ opt = torch.optim.SGD(model.parameters(), lr=0.1)
 def train(batches, n):
     opt.zero_grad()
     for x in batches:
-        loss = model(x).sum()
+        loss = model(x).mean()
         loss /= n
         {backward}
     opt.step()

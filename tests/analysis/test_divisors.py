@@ -100,13 +100,13 @@ for step, batch in enumerate(torch.randn(10, 4, 2, 4)):
     [
         ("y.backward(dy)", []),  # apex's optimizer tests: vector-Jacobian products summed on purpose
         ("torch.autograd.backward([y], [dy])", []),
-        ("y.sum().backward()", ["GL003"]),
-        ("y.sum().backward(torch.ones_like(y.sum()))", ["GL003"]),  # a gradient of ones leaves the loss as it is
-        ("y.sum().backward(torch.tensor(0.25))", []),  # a constant seed of 1/N: divided, not reported
+        ("y.mean().backward()", ["GL003"]),
+        ("y.mean().backward(torch.ones_like(y.mean()))", ["GL003"]),  # a gradient of ones leaves the loss as it is
+        ("y.mean().backward(torch.tensor(0.25))", []),  # a constant seed of 1/N: divided, not reported
         # a seed computed from the loss itself (simple-hierarchical-transformer) scales each micro-batch by its
         # own value over N, it does not divide the loss: (L/N) * dL is the gradient of L**2 / 2N
-        ("loss = y.sum(); loss.backward(loss / 4)", ["GL003"]),
-        ("loss = y.sum(); loss.backward(gradient=loss.detach() / 4)", ["GL003"]),
+        ("loss = y.mean(); loss.backward(loss / 4)", ["GL003"]),
+        ("loss = y.mean(); loss.backward(gradient=loss.detach() / 4)", ["GL003"]),
         ("loss = y.sum(); torch.autograd.backward([loss], [loss / 4])", []),  # a list of seeds: not read
     ],
 )

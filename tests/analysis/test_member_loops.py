@@ -163,7 +163,7 @@ def test_backpropagating_the_losses_of_one_batch_in_a_loop_is_no_accumulation() 
 def test_a_loop_running_a_forward_pass_per_chunk_still_accumulates_micro_batches() -> None:
     chunks = """\
         for chunk in x.split(2):
-            (model(chunk).sum() + head(chunk).sum()).backward()"""
+            (model(chunk).mean() + head(chunk).mean()).backward()"""
     assert codes(LOSSES.format(backward=chunks)) == [(11, "GL003")]
 
 

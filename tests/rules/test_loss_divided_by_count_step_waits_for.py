@@ -31,7 +31,7 @@ class Reinforce:
         self.n_backward = 0
 
     def observe(self, obs, done):
-        self.losses.append(self.model(obs).sum())
+        self.losses.append(self.model(obs).mean())
         if done:
             self.accumulate_grad()
             if self.n_backward == self.batchsize:

@@ -1,0 +1,78 @@
+"""A flush after the loop of what the window gate left (`if num_batches % N != 0: optimizer.step()`) holds exactly
+where the gate's last test failed, when both count the loop's iterations alike (`remainder_flush`). Read as two
+independent tests, a path left the loop with a partial window, skipped the flush, and the next epoch's clear
+was said to drop it: a certain GL002 on Contact_GNN's trainer (lockbox 36), and on this common idiom."""
+
+from __future__ import annotations
+
+import pytest
+
+from gradcheck_lint.config import Settings
+from gradcheck_lint.engine import analyse_text
+
+TRAIN = """\
+import torch
+
+
+def train(model, optimizer, loader, epochs, accumulation_steps, budget):
+    for epoch in range(epochs):
+        {reset}
+        optimizer.zero_grad(set_to_none=True)
+        for {target} in {iterable}:
+            {skip}
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            (loss / accumulation_steps).backward()
+            if {gate} % accumulation_steps == 0:
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+            num_batches += 1
+            {stop}
+        if {flush}:
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+"""
+
+DEFAULTS = {"reset": "num_batches = 0", "target": "bi, (x, y)", "iterable": "enumerate(loader)", "skip": "pass",
+            "gate": "(bi + 1)", "stop": "pass"}
+
+
+def _found(**parts: str) -> set[tuple[int, str]]:
+    text = TRAIN.format(**{**DEFAULTS, **parts})
+    report = analyse_text(text, "t.py", Settings.default().with_enabled(frozenset({"GL001", "GL002", "GL003"})))
+    return {(d.line, d.code) for d in report.diagnostics}
+
+
+@pytest.mark.parametrize("flush", [
+    "num_batches % accumulation_steps != 0",  # Contact_GNN's
+    "num_batches % accumulation_steps",
+    "not num_batches % accumulation_steps == 0",
+    "(bi + 1) % accumulation_steps != 0",  # the index keeps its last value
+    "len(loader) % accumulation_steps != 0",
+])
+def test_a_flush_that_counts_as_the_gate_steps_every_remainder(flush: str) -> None:
+    assert _found(flush=flush) == set()
+
+
+def test_a_gate_counting_from_one_and_its_flush() -> None:
+    assert _found(iterable="enumerate(loader, 1)", gate="bi", flush="bi % accumulation_steps != 0") == set()
+
+
+def test_a_gate_by_the_counter_itself() -> None:
+    text = TRAIN.format(**{**DEFAULTS, "gate": "num_batches", "flush": "num_batches % accumulation_steps != 0"})
+    text = text.replace("            num_batches += 1\n", "").replace(
+        "            (loss / accumulation_steps).backward()\n",
+        "            (loss / accumulation_steps).backward()\n            num_batches += 1\n")
+    report = analyse_text(text, "t.py", Settings.default().with_enabled(frozenset({"GL002"})))
+    assert [(d.line, d.code) for d in report.diagnostics] == []
+
+
+@pytest.mark.parametrize("parts", [
+    # a micro-batch skipped before it is counted: the count falls behind the index
+    {"skip": "if x is None: continue", "flush": "num_batches % accumulation_steps != 0"},
+    # counted over every epoch, not reset before the loop: no longer the loop's count
+    {"reset": "pass", "flush": "num_batches % accumulation_steps != 0"},
+    # a loop that may stop early has run fewer than `len(loader)` iterations
+    {"stop": "if num_batches >= budget: break", "flush": "len(loader) % accumulation_steps != 0"},
+])
+def test_a_flush_whose_count_may_differ_from_the_gates_is_not_read_as_its_complement(parts: dict[str, str]) -> None:
+    assert _found(**parts) == {(7, "GL002")}
