@@ -23,7 +23,7 @@ from .gradstate import PathState
 from .inlining import Inliner
 from .parts import CallsHost
 from .provenance import Assumption, assumed
-from .reductions import normaliser_argument, sums_samples, sums_samples_by_hand
+from .reductions import normaliser_argument, sums_samples
 from .saved_tensors import saved_table
 from .syntax import Arg, arguments, code, keyword_value, local_names, reads_grad_of
 from .values import (
@@ -145,9 +145,7 @@ class Calls:
                 out = self.method_call(call, call.func, flow, frame)
             else:
                 out = self.function_call(call, flow, frame)
-            # `F.cross_entropy(logits, y, reduction="sum")`; `torch.sum(-torch.log(probs) * labels)`, a sum over every
-            # element, the samples too (OTT-QA's retriever loss, lockbox 36)
-            if out.reach and (sums_samples(call) or sums_samples_by_hand(call)):
+            if out.reach and sums_samples(call):  # `F.cross_entropy(logits, y, reduction="sum")`
                 out = replace(out, summed=True)
             if out.unseen_reduction and self._reduces(call, flow, frame):
                 out = replace(out, unseen_reduction=False)

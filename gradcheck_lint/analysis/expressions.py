@@ -396,7 +396,8 @@ class Expressions:
             result = replace(result, params=left.params | right.params, opaque=left.opaque or right.opaque,
                              modules=left.modules | right.modules)
         if op is ast.Div or op is ast.FloorDiv:
-            if not right.reach:
+            # (a divisor that is 1 here, `accumulation_steps = 1` handed in, divides nothing: no scaling to judge)
+            if not right.reach and not _one(right):
                 result = result.with_divisor(code(expr.right))
                 if op is ast.Div and _weighted(expr.left, left):  # `loss * n / total`
                     result = replace(result, shares=result.shares | {code(expr.right)})
@@ -1391,7 +1392,8 @@ class Expressions:
         if isinstance(small.op, (ast.Add, ast.Sub)) and old.counter is not None and is_int(small.value):
             new = replace(old, counter=replace(old.counter, incremented=True), const=None)
         elif isinstance(small.op, ast.Div):
-            new = union_as_tensor([old, rhs]).with_divisor(code(small.value))
+            new = union_as_tensor([old, rhs])
+            new = new if _one(rhs) else new.with_divisor(code(small.value))
         elif isinstance(small.op, ast.Mult):
             new = union_as_tensor([old, rhs])
             div = self.reciprocal(small.value)
@@ -1583,6 +1585,11 @@ def _field_of_instance(node: ast.expr, flow: Flow) -> tuple[str, str] | None:
             or obj.item(node.attr) is None:
         return None
     return node.value.id, node.attr
+
+
+def _one(value: Value) -> bool:
+    """The int 1, bound and never counted up (`accumulation_steps = 1`)."""
+    return type(value.const) is int and value.const == 1 and (value.counter is None or not value.counter.incremented)
 
 
 def _instance(value: Value) -> bool:

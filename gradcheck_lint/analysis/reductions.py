@@ -75,7 +75,7 @@ def _primary_sum(returned: list[ast.expr], sources: dict[str, list[ast.expr]], f
     todo = [r.elts[0] if isinstance(r, (ast.Tuple, ast.List)) and r.elts else r for r in returned]
     while todo:
         expr = todo.pop()
-        if total_sum(expr):
+        if _total_sum(expr):
             return True
         if isinstance(expr, ast.Name) and expr.id not in seen and expr.id in sources:
             seen.add(expr.id)
@@ -87,7 +87,7 @@ def _primary_sum(returned: list[ast.expr], sources: dict[str, list[ast.expr]], f
     return False
 
 
-def total_sum(expr: ast.expr) -> bool:
+def _total_sum(expr: ast.expr) -> bool:
     """`torch.sum(x)` or `x.sum()`: a sum over every element (no `dim`), the samples too; not of terms divided by
     something (`(w * pos * loss / pos_count + ...).sum()`, a weighted mean written as a sum)."""
     if not isinstance(expr, ast.Call) or not isinstance(expr.func, ast.Attribute) or expr.func.attr != "sum":
@@ -100,19 +100,6 @@ def total_sum(expr: ast.expr) -> bool:
     else:
         summed = receiver if not expr.args else None
     return summed is not None and not any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) for n in iter_tree(summed))
-
-
-def sums_samples_by_hand(call: ast.Call) -> bool:
-    """`torch.sum(-torch.log(probs) * labels)`, `((pred - y) ** 2).sum()`: a sum over every element of what a batch
-    gave (`total_sum`), not of a stack or concatenation of losses reduced each on its own (`torch.stack(
-    self.losses).sum()` of per-step losses adds terms of one sample, an episode, not samples of a batch)."""
-    if not total_sum(call):
-        return False
-    assert isinstance(call.func, ast.Attribute)
-    summed = call.args[0] if call.args else call.func.value
-    return not (isinstance(summed, ast.Call) and isinstance(summed.func, (ast.Attribute, ast.Name))
-                and (summed.func.attr if isinstance(summed.func, ast.Attribute) else summed.func.id)
-                in ("stack", "cat", "concat", "hstack", "vstack", "tensor", "as_tensor"))
 
 
 def _sum_defaults(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:

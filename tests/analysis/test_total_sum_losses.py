@@ -1,7 +1,9 @@
-"""A loss reduced by a sum over every element (`torch.sum(-torch.log(probs) * labels)`, `((pred - y) ** 2).sum()`)
-sums over the samples too: micro-batches accumulated without a division give the window's sum, as a loss of
-`reduction="sum"` does, and GL003 holds no finding (OTT-QA's retriever, lockbox 36). A sum over one dimension,
-or a sum divided by a count (a mean written by hand), is still a mean over the samples."""
+"""A loss summed by hand over every element (`torch.sum(-torch.log(probs) * labels)`) is the micro-batch's loss, not
+a sum over samples: whether it sums samples depends on how many the micro-batch holds. HybridQA's and OTT-QA's
+retrievers load one question per micro-batch (`DataLoader(batch_size=None)`) and sum over its candidates against a
+normalised label distribution, a per-sample loss: their unscaled accumulation is a true GL003 (a lead's verdict on
+lockbox 36 that read it as a sum over samples was wrong, and a change made on it was undone). `reduction="sum"`
+says so in the call, and is not reported."""
 
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ from gradcheck_lint.engine import analyse_text
 
 LOOP = """\
 import torch
+from torch.utils.data import DataLoader
 
 
-def train(model, optimizer, loader, accumulation_steps):
+def train(model, optimizer, dataset, accumulation_steps):
+    loader = DataLoader(dataset, batch_size=None)
     optimizer.zero_grad()
     for step, (x, labels) in enumerate(loader):
         probs = model(x)
@@ -31,22 +35,12 @@ def _found(loss: str) -> set[tuple[int, str]]:
     return {(d.line, d.code) for d in report.diagnostics}
 
 
-@pytest.mark.parametrize("loss", ["torch.sum(-torch.log(probs + 1e-8) * labels)", "((probs - labels) ** 2).sum()",
-                                  "torch.nn.functional.mse_loss(probs, labels, reduction='sum')"])
-def test_a_loss_summed_over_every_element_accumulates_as_a_sum(loss: str) -> None:
-    assert _found(loss) == set()
-
-
-@pytest.mark.parametrize("loss", ["torch.sum(-torch.log(probs + 1e-8) * labels) / x.shape[0]",
+@pytest.mark.parametrize("loss", ["torch.sum(-torch.log(probs + 1e-8) * labels)",
                                   "(-torch.log(probs + 1e-8) * labels).sum(dim=1).mean()",
-                                  "torch.sum(-torch.log(probs) * labels, 1).mean()",
                                   "torch.nn.functional.mse_loss(probs, labels)"])
-def test_a_mean_over_samples_is_still_reported(loss: str) -> None:
-    assert _found(loss) == {(9, "GL003")}
+def test_a_loss_summed_by_hand_is_the_micro_batchs_loss(loss: str) -> None:
+    assert _found(loss) == {(11, "GL003")}
 
 
-def test_a_sum_of_stacked_losses_adds_terms_not_samples() -> None:
-    # per-step losses of one episode stacked and summed: the terms of one sample's objective, not a sum over a batch
-    text = LOOP.format(loss="torch.stack([torch.nn.functional.mse_loss(p, labels) for p in probs]).sum()")
-    report = analyse_text(text, "t.py", Settings.default().with_enabled(frozenset({"GL003"})))
-    assert [(d.line, d.code) for d in report.diagnostics] == [(9, "GL003")]
+def test_a_loss_the_call_says_is_summed_over_samples_is_not_reported() -> None:
+    assert _found("torch.nn.functional.mse_loss(probs, labels, reduction='sum')") == set()

@@ -56,3 +56,44 @@ def test_a_window_that_may_be_longer_still_accumulates(params: str, setup: str) 
 def test_the_negated_gate_of_a_window_of_one_never_steps() -> None:
     # `!= 0` of a window of one is never true: the step never runs, nothing to compare with
     assert _found("epochs=1", "accumulation_steps = 1", op="!=") == set()
+
+
+DIVIDED = """\
+import torch
+
+
+def train(model, optimizer, loader, accumulation_steps):
+    for bi, (x, y) in enumerate(loader):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        (loss / accumulation_steps).backward()
+        if (bi + 1) % accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+def main(model, optimizer, loader):
+    accumulation_steps = {window}
+    train(model, optimizer, loader, accumulation_steps)
+
+
+def plain(model, optimizer, loader):
+    accumulation_steps = {window}
+    for x, y in loader:
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss /= accumulation_steps
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+def test_a_loss_divided_by_a_window_of_one_is_not_divided() -> None:
+    # Contact_GNN (lockbox 36): `accumulation_steps = 1` handed to the trainer; once its gate was read as always
+    # true, `loss / accumulation_steps` was said to make every step N times too small (GL010), yet N is 1
+    report = analyse_text(DIVIDED.format(window=1), "t.py", Settings.default())
+    assert [(d.line, d.code) for d in report.diagnostics] == []
+
+
+def test_a_loss_divided_by_a_longer_window_that_never_accumulates_is_reported() -> None:
+    report = analyse_text(DIVIDED.format(window=4), "t.py", Settings.default())
+    assert [(d.line, d.code) for d in report.diagnostics] == [(23, "GL010")]
