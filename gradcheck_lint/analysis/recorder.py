@@ -325,10 +325,16 @@ class Recorder:
     def optimizers_in_scope(self, flow: Flow, frame: Frame | None = None) -> list[Entity]:
         """Optimizers the code at this point can name (its variables, `self.*`, module globals)."""
         found: dict[int, Entity] = {}
+        seen: set[tuple[int, int]] = set()  # (value, depth): one value held under many names is read once
 
         def visit(v: Value, depth: int = 0) -> None:
-            for e in v.of_kind(Kind.OPTIMIZER):
-                found[e.uid] = e
+            key = (id(v), depth)
+            if key in seen:
+                return
+            seen.add(key)
+            if v.entities:
+                for e in v.of_kind(Kind.OPTIMIZER):
+                    found[e.uid] = e
             if depth < 2:
                 for _, item in v.items:
                     visit(item, depth + 1)
