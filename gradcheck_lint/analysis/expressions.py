@@ -408,6 +408,10 @@ class Expressions:
                     result = _times_reciprocal(result, div, factor, term)
                 elif term.reach and not factor.reach and not is_number(side):
                     result = replace(result, multipliers=result.multipliers | {code(side)})
+                    if _sample_count(side, frame.function):
+                        # `(lbox + lobj + lcls) * bs` of `bs = tobj.shape[0]`: the batch's mean times its size, a
+                        # sum over its samples (the YOLOv5 family's own `utils/loss.py`, lockbox 37)
+                        result = replace(result, summed=True)
                 if not factor.reach and (term.reach or term.opaque) and (share := share_denominator(side)) is not None:
                     result = replace(result, shares=result.shares | {share})  # `loss * (n / total)`
                 elif (not factor.reach and (term.reach or term.opaque) and factor.divisors
@@ -1484,6 +1488,32 @@ def _imported_in(fn: ast.AST, name: str) -> bool:
     """Whether a function imports `name` itself (`from registry import build_backbone` in its body)."""
     return any(isinstance(n, (ast.Import, ast.ImportFrom))
                and any((a.asname or a.name).split(".")[0] == name for a in n.names) for n in breadth_first(fn))
+
+
+_COUNT_ATTRS = frozenset({"shape", "size"})
+
+
+def _counts_samples(node: ast.expr) -> bool:
+    """`x.shape[0]`, `x.size(0)`, `len(x)`: how many samples a batch holds (its first dimension)."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+        return isinstance(node.slice, ast.Constant) and node.slice.value == 0
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _COUNT_ATTRS:
+        return len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "len" \
+        and len(node.args) == 1
+
+
+def _sample_count(side: ast.expr, fn: ast.AST | None) -> bool:
+    """A factor that is the batch's sample count: written as one, or a name the function assigns once, to one."""
+    if _counts_samples(side):
+        return True
+    if not isinstance(side, ast.Name) or fn is None:
+        return False
+    bound = [n for n in iter_tree(fn) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+             and any(isinstance(t, ast.Name) and t.id == side.id
+                     for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+    return len(bound) == 1 and isinstance(bound[0], ast.Assign) and len(bound[0].targets) == 1 \
+        and _counts_samples(bound[0].value)
 
 
 def share_denominator(factor: ast.expr) -> str | None:

@@ -283,13 +283,22 @@ def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str
                 return None  # `"--field"` of a command line, a dict key, `setattr(cfg, "field", n)`, a message
         elif isinstance(node, (ast.AnnAssign, ast.Assign)) and fn is None and cls is not None and any(
                 isinstance(t, ast.Name) and t.id == field for t in _targets(node)):
-            return None  # a class-level field (a dataclass's default: a parser may fill it)
+            if not (_plain_namespace(cls) and node.value is not None and _is_one(node.value)):
+                return None  # a class-level field (a dataclass's default: a parser may fill it)
+            sources += 1  # `class CFG: accumulation_steps = 1`, read as `CFG.accumulation_steps` (MS-swing, lockbox 37)
         if isinstance(node, ast.ClassDef):
             fn, cls = None, node
         elif isinstance(node, _FUNCTIONS):  # a method's class, for its calls (`.name(`); none for a nested function
             fn, cls = node, cls if isinstance(parent, ast.ClassDef) else None
         todo.extend((child, node, fn, cls) for child in child_nodes(node))
     return sources
+
+
+def _plain_namespace(cls: ast.ClassDef) -> bool:
+    """A class of settings written as plain class attributes: no decorator (`@dataclass` makes its fields a
+    constructor's parameters), no base (a pydantic or argparse-backed settings class fills them), no keyword."""
+    return not cls.decorator_list and not cls.keywords and all(
+        isinstance(b, ast.Name) and b.id == "object" for b in cls.bases)
 
 
 def _another_class(node: ast.Attribute, cls: ast.ClassDef | None, family: tuple[str, frozenset[str]], home: bool

@@ -225,3 +225,54 @@ def test_a_window_counted_by_an_own_field_set_to_one_is_possible(tmp_path: Path,
 def test_a_field_a_subclass_or_another_object_sets_keeps_the_finding_certain(tmp_path: Path, files: dict[str, str]
                                                                               ) -> None:
     assert _lint_learner(tmp_path, files) == [(13, "GL003", "certain")]
+
+
+# A window counted by a plain class used as a namespace of settings (MS-swing, lockbox 37: `class CFG:` in
+# import_tool.py with `accumulation_steps = 1`, read as `CFG.accumulation_steps` by the training scripts).
+NAMESPACE = """\
+    class CFG:
+        epochs = 2
+        accumulation_steps = 1
+"""
+SCRIPT_CFG = """\
+    import torch
+    from config import CFG
+
+
+    def main(model, loader):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        total_step = 0
+        for epoch in range(CFG.epochs):
+            for x in loader:
+                total_step += 1
+                loss = model(x).pow(2).mean()
+                loss.backward()
+                if total_step % CFG.accumulation_steps == 0:
+                    optimizer.step()
+                    optimizer.zero_grad()
+
+
+    if __name__ == "__main__":
+        main(torch.nn.Linear(4, 1), [torch.randn(2, 4) for _ in range(8)])
+"""
+
+
+def _lint_namespace(tmp: Path, config: str, files: dict[str, str] | None = None) -> list[tuple[int, str, str]]:
+    root = project_tree(tmp / "p", {"config.py": config, "train.py": SCRIPT_CFG, **(files or {})})
+    found = lint_files([str(root / "train.py")], Settings.default())
+    return [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL003"]
+
+
+def test_a_window_of_a_settings_namespace_set_to_one_is_possible(tmp_path: Path) -> None:
+    assert _lint_namespace(tmp_path, NAMESPACE) == [(12, "GL003", "possible")]
+
+
+@pytest.mark.parametrize(("config", "files"), [
+    (NAMESPACE.replace("= 1", "= 4"), {}),  # set above one
+    ("    from dataclasses import dataclass\n\n\n    @dataclass\n" + NAMESPACE.lstrip().replace("class CFG:", "    class CFG:"),
+     {}),  # a dataclass: its constructor may be handed another value
+    (NAMESPACE, {"tune.py": "from config import CFG\nCFG.accumulation_steps = 8\n"}),  # set from outside
+])
+def test_a_namespace_field_that_may_be_above_one_keeps_the_finding_certain(tmp_path: Path, config: str,
+                                                                          files: dict[str, str]) -> None:
+    assert _lint_namespace(tmp_path, config, files) == [(12, "GL003", "certain")]
