@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .cache import ResultCache, cache_key
+from .cache import ResultCache, file_key
 from .config import Settings
 from .diagnostics import Diagnostic
 from .engine import FileReport, analyse_text
@@ -22,7 +22,7 @@ __all__ = ["lint_bytes", "lint_text"]
 
 def lint_bytes(data: bytes, path: str, settings: Settings, cache: ResultCache | None = None) -> list[Diagnostic]:
     """Diagnostics of `data` read as the file `path` (a notebook when it ends in `.ipynb`); never raises."""
-    key = cache_key(data, path, settings.codes_for(path), settings.models) if cache is not None else None
+    key = file_key(data, path, settings) if cache is not None else None
     return _cached(key, cache, lambda: analyse_bytes(data, path, settings))
 
 
@@ -34,7 +34,7 @@ def lint_text(text: str, path: str, settings: Settings, cache: ResultCache | Non
     """
     data = text.encode("utf-8", "surrogatepass")
     same = cache is not None and decode_source(data).text == text.replace("\r\n", "\n").replace("\r", "\n")
-    key = cache_key(data, path, settings.codes_for(path), settings.models) if same else None
+    key = file_key(data, path, settings) if same else None
     return _cached(key, cache, lambda: analyse_text(text, path, settings))
 
 

@@ -1,7 +1,7 @@
 """The result cache: one file's diagnostics, keyed by what they depend on.
 
 A key is the SHA-256 of the file's bytes, its path as reported, the codes enabled for it, the user's
-API models (`[tool.gradlint.models]`), and the *tool fingerprint*: gradlint's version and a digest of
+API models (`[tool.gradlint.models]`), the project root its other files are read from, and the *tool fingerprint*: gradlint's version and a digest of
 its own source and API model files (so an edited checkout never reads results of older code), plus
 the Python version (its parser reads the files). Nothing else
 reaches the analysis of one file, so an entry is valid exactly when its key matches.
@@ -26,10 +26,14 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .diagnostics import Diagnostic
 from .project.unimportable import ABSENT
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 CACHE_DIR_NAME = ".gradlint_cache"
 CACHE_DIR_ENV = "GRADLINT_CACHE_DIR"
@@ -55,15 +59,22 @@ def tool_fingerprint() -> str:
     return h.hexdigest()[:20]
 
 
-def cache_key(data: bytes, path: str, codes: Iterable[str], models: str = "") -> str:
+def cache_key(data: bytes, path: str, codes: Iterable[str], models: str = "", root: str = "") -> str:
     """The key of one file's result: its bytes, its reported path, its enabled codes, the user's API
-    models, the tool."""
+    models, the project root its other files are read from, the tool."""
     h = hashlib.sha256()
     h.update(tool_fingerprint().encode() + b"\0" + path.encode("utf-8", "surrogateescape") + b"\0")
+    h.update(root.encode("utf-8", "surrogateescape") + b"\0")
     h.update(",".join(sorted(codes)).encode() + b"\0")
     h.update(models.encode() + b"\0")
     h.update(data)
     return h.hexdigest()
+
+
+def file_key(data: bytes, path: str, settings: Settings, label: str = "") -> str:
+    """The key of the result of the file at `path` under `settings` (`label` tells apart other results of the
+    same file, such as its verified fixes)."""
+    return cache_key(data, f"{path}{label}", settings.codes_for(path), settings.models, settings.project_root(path))
 
 
 def default_cache_dir(root: str, environ: os._Environ[str] | dict[str, str] = os.environ) -> str:

@@ -95,6 +95,16 @@ class Settings:
     # Report `possible` findings (resting on an assumption) too; by default only `certain` ones are shown.
     # It changes what is shown, not what is analysed: not part of the fingerprint.
     show_possible: bool = False
+    # The directories named on the command line (absolute): in a tree without a project marker, the top-most
+    # one holding a file is its project root (`project.index.find_root`). What a file reports may depend on it:
+    # the file's cache key holds the root chosen (`project_root`), so it is not part of the fingerprint.
+    trees: tuple[str, ...] = ()
+
+    def project_root(self, path: str) -> str:
+        """The project root the analysis of the file at `path` reads its project from."""
+        from .project.index import find_root
+
+        return find_root(path, self.root, self.trees)
 
     def api_models(self) -> tuple[ModelFile, ...]:
         """The user's API model rows, which come before the built-in catalogue's."""
@@ -225,7 +235,8 @@ def load_settings(paths: Iterable[str], cli: Selection = Selection(), *, config:
         file_config = parse_table(table, config)
     elif not isolated:
         file_config = discover(start_directory(paths))
-    return resolve(file_config, cli, force_exclude=force_exclude, paths=path_options, show_possible=show_possible)
+    settings = resolve(file_config, cli, force_exclude=force_exclude, paths=path_options, show_possible=show_possible)
+    return dataclasses.replace(settings, trees=tuple(os.path.abspath(p) for p in paths if os.path.isdir(p)))
 
 
 def start_directory(paths: Iterable[str]) -> str:

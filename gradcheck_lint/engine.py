@@ -100,7 +100,7 @@ def screened(text: str, path: str, settings: Settings) -> FileReport | None:
 def _settled(report: FileReport, text: str, path: str, settings: Settings, prefilter: bool, project: bool,
              callers: bool) -> FileReport:
     """The report with its findings settled by the files that call this one, where they can be."""
-    index = index_for(path, settings.root) if project and callers else None
+    index = index_for(path, settings.root, settings.trees) if project and callers else None
     if index is None:
         return report
     if any(_settled_by_callers(d) for d in report.diagnostics):
@@ -145,7 +145,7 @@ def _analyse(text: str, path: str, settings: Settings, prefilter: bool, project:
     catalogue = catalogue_for(settings.api_models())
     # what the prefilter reads: the file, and the project modules it imports (its training calls may sit there)
     seen_text: Text = text
-    index = index_for(path, settings.root) if project else None
+    index = index_for(path, settings.root, settings.trees) if project else None
     read: dict[str, str] = {}  # the other files of the project read (with their SHA-256): the result depends on them
     if index is not None:
         index.recording = read

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from .api import check_file, check_source
-from .cache import ResultCache, cache_key
+from .cache import ResultCache, file_key
 from .config import Settings
 from .diagnostics import Diagnostic, Edit, Fix
 from .discovery import iter_python_files
@@ -445,7 +445,7 @@ def fixable(path: str, found: Sequence[Diagnostic], unsafe: bool) -> bool:
 
 def verified_key(data: bytes, path: str, unsafe: bool, settings: Settings) -> str:
     """The cache key of a file's verified findings (a path never holds NUL: no file's own entry has it)."""
-    return cache_key(data, f"{path}\0fixes verified, unsafe={unsafe}", settings.codes_for(path), settings.models)
+    return file_key(data, path, settings, f"\0fixes verified, unsafe={unsafe}")
 
 
 def verified_entry(unsafe: bool, path: str, data: bytes, found: list[Diagnostic],

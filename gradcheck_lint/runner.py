@@ -21,7 +21,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
-from .cache import ResultCache, cache_key
+from .cache import ResultCache, file_key
 from .config import Settings
 from .diagnostics import Diagnostic
 from .engine import FileReport, analyse_text, prepare, screened, unanalysable
@@ -94,7 +94,7 @@ def _screen_path(path: str, settings: Settings, keyed: bool) -> Analysed | None:
 def _key(data: bytes | str, path: str, settings: Settings, keyed: bool) -> str | None:
     if not keyed or not isinstance(data, bytes):
         return None
-    return cache_key(data, path, settings.codes_for(path), settings.models)
+    return file_key(data, path, settings)
 
 
 def _analyse_path(path: str, settings: Settings, keyed: bool, verify: Verifier | None = None) -> Analysed:
@@ -140,7 +140,7 @@ def lint_each_file(files: Iterable[str], settings: Settings, *, jobs: int = 1, c
     for index, path in enumerate(files):
         stats.files += 1
         data = read_bytes(path)
-        key = cache_key(data, path, settings.codes_for(path), settings.models) if cache is not None and isinstance(data, bytes) else None
+        key = file_key(data, path, settings) if cache is not None and isinstance(data, bytes) else None
         found = cache.get(key) if cache is not None and key is not None else None
         if found is not None:
             results[index] = found

@@ -32,22 +32,22 @@ _MAX_HOPS = 12  # re-exports followed for one name
 __all__ = ["ForeignModule", "ProjectIndex", "Target", "find_root", "index_for", "module_identity"]
 
 
-def find_root(path: str, fallback: str | None = None) -> str:
-    """The project root of `path`: the nearest directory upwards with a project marker; else `fallback` (the
-    directory gradlint runs from, or its configuration's) when it holds the file; else the file's directory.
+def find_root(path: str, fallback: str | None = None, trees: tuple[str, ...] = ()) -> str:
+    """The project root of `path`: the nearest directory upwards with a project marker; else the top-most of
+    `trees` (the directories named on the command line) and `fallback` (the directory gradlint runs from, or
+    its configuration's) that holds the file; else the file's directory.
 
     A tree without a marker (an unpacked archive, a folder of scripts) still has its scripts in subfolders
     import the packages beside them (`bin/train.py`: `from src.optim import Optimizer`, run from the top):
-    the directory the user runs gradlint from is the best guess of where they run the scripts from."""
+    the directory the user runs gradlint from is the best guess of where they run the scripts from, and a
+    directory they name (`gradlint /data/unpacked-tree`, run from elsewhere) is the tree they mean."""
     start = os.path.dirname(os.path.abspath(path))
     found = _root_of(start)
     if found is not None:
         return found
-    if fallback is not None:
-        top = os.path.abspath(fallback)
-        if start == top or start.startswith(top.rstrip(os.sep) + os.sep):
-            return top
-    return start
+    holding = [top for top in (os.path.abspath(t) for t in (*trees, *((fallback,) if fallback is not None else ())))
+               if start == top or start.startswith(top.rstrip(os.sep) + os.sep)]
+    return min(holding, key=len) if holding else start
 
 
 _ROOTS: dict[str, str | None] = {}
@@ -541,12 +541,12 @@ def _is_none(value: ast.expr) -> bool:
 _INDEXES: dict[str, ProjectIndex] = {}
 
 
-def index_for(path: str, fallback_root: str | None = None) -> ProjectIndex | None:
+def index_for(path: str, fallback_root: str | None = None, trees: tuple[str, ...] = ()) -> ProjectIndex | None:
     """The project index of the file at `path` (one per root, kept for the process); None for a path
-    that is no file on disk (`<string>`, a notebook cell). `fallback_root`: see `find_root`."""
+    that is no file on disk (`<string>`, a notebook cell). `fallback_root`, `trees`: see `find_root`."""
     if not path.endswith(".py") or not os.path.isfile(path):
         return None
-    root = find_root(path, fallback_root)
+    root = find_root(path, fallback_root, trees)
     index = _INDEXES.get(root)
     if index is None:
         index = _INDEXES[root] = ProjectIndex(root)

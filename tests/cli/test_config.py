@@ -272,9 +272,10 @@ def test_settings_are_one_frozen_value_with_a_stable_fingerprint(tmp_path: Path)
     assert not hasattr(s1, "__dict__")  # slotted
     assert s1.enabled == {"GL001", "GL002", "GL003", "GL005", "GL006", "GL007", "GL008", "GL009", "GL100"}
     assert hash(s1) == hash(load_settings([str(first)]))
-    # same settings, other spelling, same fingerprint (the root is part of it: patterns are relative to it)
+    # same settings, other spelling, same fingerprint (the root is part of it: patterns are relative to it; the
+    # directories named, `trees`, are not: a file's cache key holds the project root they choose for it)
     moved = load_settings([str(second)])
-    assert dataclasses.replace(moved, root=s1.root, config_file=s1.config_file) == s1
+    assert dataclasses.replace(moved, root=s1.root, config_file=s1.config_file, trees=s1.trees) == s1
     assert dataclasses.replace(moved, root=s1.root).fingerprint() == s1.fingerprint()
     # stable across processes (no hash randomisation)
     code = f"from gradcheck_lint.config import load_settings; print(load_settings([{str(first)!r}]).fingerprint())"
