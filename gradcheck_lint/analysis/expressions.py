@@ -193,8 +193,9 @@ class Expressions:
         if kind is ast.Await:
             return self.eval(expr.value, flow, frame)
         if kind is ast.Yield or kind is ast.YieldFrom:
-            self.interp.yield_contexts.met(frame)  # a `with` body runs here (`context_helpers`)
-            self.eval(expr.value, flow, frame)
+            # what iterating the generator gives, and where a `with` body runs (`context_helpers`)
+            given = self.eval(expr.value, flow, frame) if expr.value is not None else EMPTY
+            self.interp.yield_contexts.met(frame, given)
             return EMPTY
         if kind is ast.NamedExpr:
             v = self.eval(expr.value, flow, frame)

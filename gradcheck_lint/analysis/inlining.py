@@ -15,14 +15,14 @@ from dataclasses import replace
 
 from . import call_signatures, class_refs, handed_containers, stand_ins
 from . import names as N
-from .context_helpers import is_context_manager
+from .context_helpers import entered_context, is_context_manager
 from .definitions import ClassInfo
 from .flow import MAX_DEPTH, TRANSITIONS, Flow, Frame, Function
 from .gradstate import PathState
 from .parameter_tests import argument_texts
 from .parts import CallsFace, InliningHost
 from .syntax import TESTS, Param, parameters
-from .values import EMPTY, OPAQUE, Value, join, maybe_none
+from .values import EMPTY, OPAQUE, Value, display, join, maybe_none
 from .walk import child_nodes
 
 _ONE_PATH = frozenset({PathState()})
@@ -47,6 +47,7 @@ class Inliner:
         # (env updates, returned value, path states after, transitions made, events met)
         self._runs: dict[tuple[object, ...], _Run] = {}
         self._locals: dict[int, frozenset[str]] = {}  # each function's own locals (`local_names`), by its id
+        self._generators: dict[int, bool] = {}  # whether each function has a `yield` of its own, by its id
 
     def inline(self, fn: Function, cls: ClassInfo | None, self_value: Value | None, pos: list[Value], kw: dict[str, Value],
                flow: Flow, frame: Frame, instance_key: str | None = None, closure: bool | None = None,
@@ -285,8 +286,14 @@ class Inliner:
                 env[p.name] = default
             else:
                 env[p.name] = objects.entity_for_unknown_ref(p.name) or OPAQUE
+        call_node = self.calls.current_call_node()
         for star in stars:
             env[star] = OPAQUE
+        if fn.args.vararg is not None and call_node is not None and len(call_node.args) == len(pos) \
+                and not any(isinstance(a, ast.Starred) for a in call_node.args):
+            # `def chain(*its)` called `chain(a.parameters(), b.parameters())`: `its` is the tuple of the arguments
+            # beyond the named ones (a call spreading `*xs` hands a tuple out of sight: it stays opaque)
+            env[fn.args.vararg.arg] = display([(str(i), v) for i, v in enumerate(pos[len(params):])])
         # an object the caller names, handed in (`self._hook_on_batch_forward(ctx)`): its attributes are the
         # callee's under its parameter's name, both ways (see `_handed_names`)
         handed_names = self._handed_names(params, kwonly, pos, kw)
@@ -332,8 +339,9 @@ class Inliner:
         # helper `backward_G` reads the global `miner`)
         at_module_level = frame.function is None and not foreign
         module_globals = {k: v for k, v in flow.env.items() if "." not in k} if at_module_level else {}
-        helper = is_context_manager(fn)
-        if helper:
+        generator = self._is_generator(fn)
+        helper = generator and is_context_manager(fn)
+        if generator:
             interp.yield_contexts.start(fn, callee)
         with self._module_globals(frame, module_globals), _restored(interp, saved_tests):
             out = None
@@ -355,10 +363,12 @@ class Inliner:
         interp.handed_values.link(fn, handed_texts)
         if out.normal is not None:  # a path that falls off the end returns None
             ret = maybe_none(ret)
-        # `@contextmanager def ddp_sync(...)`: what a `with` of it enters (`context_helpers`)
-        context = interp.yield_contexts.finish(fn) if helper else None
+        run = interp.yield_contexts.finish(fn) if generator else None
+        # `@contextmanager def ddp_sync(...)`: what a `with` of it enters; another generator: what it yields
+        # (`context_helpers`)
+        context = entered_context(run) if helper else (run.yielded() if run is not None else None)
         ret = context or ret
-        if final is None and _is_generator(fn):
+        if final is None and generator:
             # `def cycle(dl): while True: yield from dl`: calling a generator runs nothing yet, and
             # the caller goes on however its body would end.
             return ret if out.returns or context else interp.objects.opaque_call(fn.name, pos, kw, flow)
@@ -382,6 +392,12 @@ class Inliner:
             flow.env[instance_key] = replace(self_value, items=tuple(items.items()))
         return ret
 
+
+    def _is_generator(self, fn: Function) -> bool:
+        known = self._generators.get(id(fn))
+        if known is None:
+            known = self._generators[id(fn)] = _is_generator(fn)
+        return known
 
     def _handed_names(self, params: list[Param], kwonly: list[Param], pos: list[Value],
                       kw: dict[str, Value]) -> dict[str, str]:
