@@ -167,6 +167,12 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                         # (`self.model.base.zero_grad()`, a part of it) wiped them all is assumed (FL-bench's
                         # clients freeze the base or the head so, and step on the rest)
                         facts = (*facts, assumed(Assumption.OPAQUE))
+                    if not clear.everything and not any(discard.holder.overlaps(h) for h in clear.holders):
+                        # the clear reached these gradients only as the clear of an optimizer whose parameters are
+                        # not known, taken to own what its steps applied (`gradstate.PathState.clear`'s
+                        # `consumed_by`): assumed (a trainer's `self.train(optimizer=Optimizer)`, handed the class,
+                        # or an object made out of sight, is no known optimizer of the model's)
+                        facts = (*facts, assumed(Assumption.OPAQUE))
                     if discard.refilled and not gates and _alternation_assumed(model, step):
                         # `def train_on_batch(self, batch, update=True): ... if update: self.opt.step()`, the
                         # function taken as called once per batch: that calls alternate between stepping and

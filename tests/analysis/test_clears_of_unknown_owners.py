@@ -5,6 +5,8 @@ alarms of lockbox 9, found after its opening)."""
 
 from __future__ import annotations
 
+import pytest
+
 from gradcheck_lint.api import check_source
 from gradcheck_lint.diagnostics import Certainty
 
@@ -80,3 +82,46 @@ def test_a_clear_of_the_optimizer_itself_stays_certain() -> None:
     text = HANDED.replace("            for frozen_module in frozen_modules:\n                frozen_module.zero_grad()\n",
                           "            self.optimizer.zero_grad()\n")
     assert [(d.code, d.line, d.certainty) for d in check_source(text)] == [("GL002", 19, Certainty.CERTAIN)]
+
+
+# The mirror case: a loop run with an optimizer of unknown parameters (a trainer handed `Optimizer`, the class,
+# or an object made out of sight) steps and clears it, and the caller then steps its own optimizer over the
+# model. That the handed optimizer's clear drops the model's gradients rests on its owning them (taken from its
+# steps having applied them): assumed, so GL002 is `possible` (lockbox 37's Lungs_Disease_Diagnosis, certain).
+HANDED_OPTIMIZER = '''
+import torch
+import torch.nn.functional as F
+from torch.optim import Optimizer
+
+
+class ModelTrainer:
+    def __init__(self, model, loader):
+        self.model = model
+        self.loader = loader
+
+    def train(self, optimizer):
+        for data, target in self.loader:
+            optimizer.zero_grad()
+            loss = F.nll_loss(self.model(data), target)
+            loss.backward()
+            optimizer.step()
+
+    def run(self, epochs):
+        optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        for epoch in range(epochs):
+            self.train(optimizer=HANDED)
+            optimizer.step()
+'''
+
+
+@pytest.mark.parametrize("handed", ["Optimizer", "self.other_optimizer", "make_optimizer()"])
+def test_a_clear_of_a_handed_optimizer_of_unknown_parameters_is_possible(handed: str) -> None:
+    found = [(d.code, d.line, d.certainty) for d in check_source(HANDED_OPTIMIZER.replace("HANDED", handed))]
+    assert found == [("GL002", 14, Certainty.POSSIBLE)]
+
+
+def test_the_caller_handing_its_own_optimizer_clears_its_own_gradients() -> None:
+    """Handed the caller's own optimizer, the clear is of what it steps (no GL002); the caller's second step then
+    applies the last batch's gradients again (GL001, certain)."""
+    found = [(d.code, d.line, d.certainty) for d in check_source(HANDED_OPTIMIZER.replace("HANDED", "optimizer"))]
+    assert found == [("GL001", 23, Certainty.CERTAIN)]
