@@ -7,8 +7,11 @@ that cannot run. Such a call ends its path, as a `raise` does.
 
 Only what the signature says for sure: a keyword the function has no parameter for, when it takes no
 `**kwargs`; for a module's `forward` called with the module (`self` bound), more positional arguments than it
-takes, when it takes no `*args`. A decorated function may be wrapped into another signature, and a call
-with `*args` or `**kwargs` of its own hands over what is not in sight: neither is read.
+takes, when it takes no `*args`; a parameter without a default that the call gives no value (`missing`:
+JEN-1's `train.py` builds its trainer on ranks other than 0 without the `epoch_str` and `global_step` its
+`__init__` requires, so that branch raises and its training never runs). A decorated function may be wrapped
+into another signature, and a call with `*args` or `**kwargs` of its own hands over what is not in sight:
+neither is read.
 """
 
 from __future__ import annotations
@@ -33,6 +36,23 @@ def rejects(fn: Function, call: ast.Call, bound: int | None = None) -> bool:
     if bound is not None and spec.vararg is None:
         return len(call.args) > len(spec.posonlyargs) + len(spec.args) - bound
     return False
+
+
+def missing(fn: Function, call: ast.Call, bound: int) -> bool:
+    """Whether calling `fn` as `call`, with its first `bound` parameters bound by the call itself (1 for a method
+    called on its object, an `__init__` by its class), leaves a parameter without a default and without a value:
+    `TypeError` before the body runs."""
+    if fn.decorator_list:
+        return False
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return False
+    spec = fn.args
+    positional = [*spec.posonlyargs, *spec.args]
+    required = positional[bound:len(positional) - len(spec.defaults)]
+    given = {k.arg for k in call.keywords}
+    if any(a.arg not in given for a in required[len(call.args):]):
+        return True
+    return any(d is None and a.arg not in given for a, d in zip(spec.kwonlyargs, spec.kw_defaults))
 
 
 def unknown_keyword(call: ast.Call, accepted: Collection[str]) -> bool:

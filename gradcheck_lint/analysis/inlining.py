@@ -258,6 +258,11 @@ class Inliner:
             return EMPTY
         params, kwonly, stars = parameters(fn)
         bound_method = cls is not None and bool(params) and params[0].name in ("self", "cls") and not _is_static(fn)
+        if (call is not None and len(call.args) == len(pos) and self._called_in_sight(fn)
+                and call_signatures.missing(fn, call, 1 if bound_method else 0)):
+            # `Trainer(model=model)` of an `__init__(self, model, epoch_str)`: TypeError before the body runs
+            flow.states = frozenset()
+            return EMPTY
         # what the call hands each parameter, for the tests of them its paths remember (`parameter_tests`)
         handed_texts = argument_texts(fn, call if self._called_in_sight(fn) else None, bound_method, len(pos))
         interp.handed_values.bind(fn, handed_texts, flow)

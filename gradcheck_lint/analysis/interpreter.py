@@ -270,6 +270,10 @@ class Interpreter:
             out.returns += res.returns
             if entered is not None and _exits_by_hand(stmt, entered):
                 frame, entered = outer, None
+        if out.normal is not None and not out.normal.states:
+            # the block's last statement ended every path (a call that raises `TypeError`): the block does not fall
+            # through, so what it bound is no binding of the code after it (a branch's join)
+            out.normal = None
         return out
 
     def exec_stmt(self, stmt: ast.AST, flow: Flow, frame: Frame) -> Outcome:

@@ -89,3 +89,58 @@ def train(model, loader):
 def test_a_function_called_with_a_keyword_it_does_not_take(keyword: str, gl001: bool) -> None:
     found = {d.code for d in analyse_text(LOOP.format(keyword=keyword), "train.py").diagnostics}
     assert ("GL001" in found) is gl001
+
+
+# A call that leaves a parameter without a default unfilled raises `TypeError` too, a constructor's as well:
+# JEN-1's `train.py` builds its trainer on ranks other than 0 without the `epoch_str` and `global_step` that
+# `__init__` requires (lockbox 37). And a branch whose last statement so ends every path binds nothing for the
+# code after it: what that branch would have built was read after the `if` before.
+CRITERION = """\
+import torch
+
+
+class Criterion:
+    def __init__(self, weight, smoothing=0.0, *, reduction):
+        self.weight = weight
+        self.reduction = reduction
+
+    def __call__(self, out):
+        return out.mean() * self.weight
+
+
+def train(model, loader, rank, opts):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    {build}
+    for x in loader:
+        loss = crit(model(x))
+        loss.backward()
+        opt.step()
+"""
+
+
+@pytest.mark.parametrize(("build", "gl001"), [
+    ("crit = Criterion(1.0, reduction='mean')", True),
+    ("crit = Criterion(weight=1.0, reduction='mean')", True),
+    ("crit = Criterion(1.0, 0.1, reduction='mean')", True),
+    ("crit = Criterion(reduction='mean')", False),  # no `weight`
+    ("crit = Criterion(1.0)", False),  # no keyword-only `reduction`
+    ("crit = Criterion(smoothing=0.1, reduction='mean')", False),
+    ("crit = Criterion(**opts)", True),  # what `opts` holds is not in sight
+    ("crit = Criterion(*opts, reduction='mean')", True),
+    # one branch builds it right: that branch trains
+    ("if rank == 0:\n        crit = Criterion(1.0, reduction='mean')\n    else:\n        crit = Criterion(reduction='mean')", True),
+    # the only branch that builds one raises there: `crit` is None after the `if`, and the function returns
+    ("crit = None\n    if rank != 0:\n        crit = Criterion(reduction='mean')\n    if crit is None:\n        return", False),
+    ("crit = None\n    if rank != 0:\n        crit = Criterion(1.0, reduction='mean')\n    if crit is None:\n        return", True),
+])
+def test_a_constructor_called_without_a_required_argument_ends_its_path(build: str, gl001: bool) -> None:
+    found = {d.code for d in analyse_text(CRITERION.format(build=build), "train.py").diagnostics}
+    assert ("GL001" in found) is gl001, found
+
+
+@pytest.mark.parametrize(("call", "gl001"), [("compute(model, x)", True), ("compute(model)", False),
+                                             ("compute(x=x, model=model)", True)])
+def test_a_function_called_without_a_required_argument(call: str, gl001: bool) -> None:
+    text = LOOP.replace("compute(model, x, {keyword}=0.5)", call)
+    found = {d.code for d in analyse_text(text, "train.py").diagnostics}
+    assert ("GL001" in found) is gl001
