@@ -130,12 +130,16 @@ class AssignedConstants:
     """Facts `name == literal` of paths (see the module's docstring)."""
 
     def __init__(self, module_of: Callable[[ast.AST], ast.Module], plain_of: Callable[[ast.Module], frozenset[str]],
-                 matters: Callable[[ast.AST], bool], akeys: dict[str, int], testing: dict[str, list[int]]) -> None:
+                 matters: Callable[[ast.AST], bool], akeys: dict[str, int], testing: dict[str, list[int]],
+                 scopes: dict[int, set[int]]) -> None:
         self._module_of = module_of  # the tree of the file a node is in (a function of another file runs too)
         self._plain_of = plain_of  # `plain_bindings` of a file's tree
         self._matters = matters  # whether a branch's arms touch gradients or leave early
         self._akeys = akeys  # the interpreter's assumption keys, shared: a fact is one more assumption
         self._testing = testing  # name -> assumption keys forgotten when it is bound (`Expressions.forget`)
+        # assumption key -> the functions (ids; 0: the module) it is about: a binding of a local forgets only the keys
+        # of its own function (`Expressions.forget`), so a fact is registered under the scope it was bound in
+        self._scopes = scopes
         self._facts: dict[tuple[int, str], dict[int, object]] = {}  # (scope, name) -> fact key -> literal
         self._subjects: dict[int, frozenset[str]] = {}  # id of a file's tree -> its subjects
         self._where: dict[int, frozenset[str]] = {}  # id of an assignment's target -> its file's subjects
@@ -169,6 +173,9 @@ class AssignedConstants:
         keys = self._testing.setdefault(name, [])
         if akey not in keys:
             keys.append(akey)
+        # (before, a fact had no scope: `x = None; if c: x = make()` left `x is None` known on the path that
+        # rebound it, and `if x is None: return` ended every path, the training after it unread)
+        self._scopes.setdefault(akey, set()).add(scope)
         assume(akey)
 
     def truth(self, test: ast.expr, scope: int, assumption: Callable[[int], bool | None]) -> bool | None:

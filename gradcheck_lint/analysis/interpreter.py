@@ -1318,7 +1318,7 @@ class Interpreter:
         """Literals paths bound names to, that decide later tests of them (`assigned_constants`), in this file
         and in the files of the project whose functions it runs."""
         return AssignedConstants(self._module_holding, self._plain_bindings_of, self._branch_matters, self._akeys,
-                                 self.akeys_testing)
+                                 self.akeys_testing, self.akey_scopes)
 
     def _plain_bindings_of(self, module: ast.Module) -> frozenset[str]:
         return self.plain_bindings if module is self.module else plain_bindings(module)
