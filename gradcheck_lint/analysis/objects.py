@@ -720,7 +720,10 @@ class Objects:
         # and what it makes of a model's output (`compute_loss(pred, targets)`) holds the forward passes that
         # made it, with the gradient sync they ran with, as arithmetic on it does (`union_as_tensor`)
         sync = frozenset().union(*(v.sync for v in vals)) if vals else frozenset()
-        return Value(reach=reach, params=params, opaque=True, vague=vague, divisors=divisors, sync=sync)
+        # how what it returns is reduced over the samples (a mean, or YOLO's `ComputeLoss`'s mean times the batch
+        # size, a sum) is not seen: a rule that needs it to be a mean rests on an assumption
+        return Value(reach=reach, params=params, opaque=True, vague=vague, divisors=divisors, sync=sync,
+                     unseen_reduction=bool(reach))
 
     def _divisor_arguments(self) -> frozenset[str]:
         """An unreadable function handed a loss and a divisor by name (mmf's `extract_loss(report, loss_divisor)`,
