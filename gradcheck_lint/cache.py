@@ -1,7 +1,8 @@
 """The result cache: one file's diagnostics, keyed by what they depend on.
 
 A key is the SHA-256 of the file's bytes, its path as reported, the codes enabled for it, the user's
-API models (`[tool.gradlint.models]`), the project root its other files are read from, and the *tool fingerprint*: gradlint's version and a digest of
+API models (`[tool.gradlint.models]`), the project root its other files are read from, and the *tool
+fingerprint*: gradlint's version and a digest of
 its own source and API model files (so an edited checkout never reads results of older code), plus
 the Python version (its parser reads the files). Nothing else
 reaches the analysis of one file, so an entry is valid exactly when its key matches.
