@@ -127,6 +127,7 @@ class Interpreter:
         self.classes = self.definitions.classes
         scan = Prescan(module, self.catalogue)
         self.prescan = scan
+        self._own_prescan = scan  # (`prescan` is another file's while that file's code runs)
         self.called_names, self.called_attrs = scan.called_names, scan.called_attrs
         self.model_refs, self.optimizer_refs = scan.evidence()
         # texts resolved to an object by a guess, not by reading (`pair.sched` of an object built from an optimizer,
@@ -161,6 +162,7 @@ class Interpreter:
         self._boundaries: dict[int, Condition] = {}
         self._gated_by: dict[int, int] = {}  # an `and` test of one framework object's `sync_gradients`: that object
         self._period_starts: dict[int, bool] = {}  # condition id -> it starts a window counter's period
+        self._period_counters: dict[int, frozenset[str]] = {}  # id of a file's tree -> the counters it tests
         self._assigned_in: dict[int, frozenset[str]] = {}
         # (id of a call tested, id of the running class) -> (the call, the test it returns: `returned_tests`)
         self._returned_tests: dict[tuple[int, int], tuple[ast.Call, ast.expr | None]] = {}
@@ -787,10 +789,23 @@ class Interpreter:
         """The parts of `and`/`or` tests other tests share (`boolparts`)."""
         return BoolParts(self.module, self._akeys, self._literal, self.counters.modulo_atoms, self.akeys_testing)
 
-    @functools.cached_property
+    @property
     def period_counters(self) -> frozenset[str]:
-        """Counters whose period start paths follow (`periods`)."""
-        return periods.tested_counters(self.module, lambda node: self.prescan.interesting.get(id(node), True))
+        """Counters whose period start paths follow (`periods`): those this file tests, and those the file of the code
+        running tests (a trainer's `if grad_accum == 0:` in another file of the project, run from this one's
+        `trainer.train_loop()`: read as this file's counters only, its phase was not followed and the clear under it
+        was taken to run on any micro-batch, a certain false GL002 in lockbox 37's JEN-1)."""
+        home = self._tested_counters(self.module, self._own_prescan)
+        running = self.project.current if self.project is not None else None
+        return home if running is None else home | self._tested_counters(running.tree, self.prescan)
+
+    def _tested_counters(self, module: ast.Module, prescan: Prescan) -> frozenset[str]:
+        """The counters `module` tests; `prescan`: that module's."""
+        found = self._period_counters.get(id(module))
+        if found is None:
+            found = self._period_counters[id(module)] = periods.tested_counters(
+                module, lambda node: prescan.interesting.get(id(node), True))
+        return found
 
     @staticmethod
     def scope(frame: Frame | None) -> int:
