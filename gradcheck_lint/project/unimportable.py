@@ -11,6 +11,12 @@ project (`from onmt.train_utils.trainer import ...` where `onmt/` is the project
 path one part of which is neither a file nor a directory. A part that a build step may make is not called
 missing: a file of the same stem with any extension (`_C.so`, `ops.pyx`), C, C++, CUDA or Cython sources in
 its directory, or a name that reads as generated (`_version`, `*_pb2`).
+
+A directory of the project without `__init__.py` is a namespace package: another installed portion of the same
+name could hold the missing module, so it counts as the project's package only where the file's other imports
+use it for modules it does hold (YOLOv7-CB's `segment/train.py` imports `utils.general` and `utils.autoanchor`
+from its `utils/` folder, which has no `__init__.py`, and `utils.segment.loss`, which the repository does not
+hold: a certain GL003 there described code that cannot run, lockbox 37).
 """
 
 from __future__ import annotations
@@ -41,13 +47,14 @@ class MissingImport:
 def missing_import(tree: ast.Module, path: str, index: ProjectIndex) -> MissingImport | None:
     """The first top-level import of the module that names a module of the project that does not exist."""
     home, package, is_init = module_identity(path)
+    imported = [m for stmt in tree.body for m in _absolute_names(stmt)]
     for stmt in tree.body:
         if isinstance(stmt, ast.ImportFrom) and stmt.level:
             found = _relative(stmt, path, package, is_init)
         elif isinstance(stmt, ast.ImportFrom) and stmt.module:
-            found = _absolute(stmt, stmt.module, home, index)
+            found = _absolute(stmt, stmt.module, home, index, imported)
         elif isinstance(stmt, ast.Import):
-            found = next((m for m in (_absolute(stmt, a.name, home, index) for a in stmt.names) if m), None)
+            found = next((m for m in (_absolute(stmt, a.name, home, index, imported) for a in stmt.names) if m), None)
         else:
             continue
         if found is not None:
@@ -68,15 +75,46 @@ def _relative(stmt: ast.ImportFrom, path: str, package: str, is_init: bool) -> M
     return _walk(stmt, directory, stmt.module.split("."), "." * stmt.level + stmt.module)
 
 
-def _absolute(stmt: ast.stmt, dotted: str, home: str, index: ProjectIndex) -> MissingImport | None:
+def _absolute_names(stmt: ast.stmt) -> list[str]:
+    """The modules a top-level absolute import statement names."""
+    if isinstance(stmt, ast.ImportFrom) and not stmt.level and stmt.module:
+        return [stmt.module]
+    if isinstance(stmt, ast.Import):
+        return [a.name for a in stmt.names]
+    return []
+
+
+def _absolute(stmt: ast.stmt, dotted: str, home: str, index: ProjectIndex,
+              imported: list[str]) -> MissingImport | None:
     parts = dotted.split(".")
     if len(parts) < 2:
         return None  # a top-level name: installed, or on a path the run sets
     top = next((os.path.join(d, parts[0]) for d in index.search_dirs(home)
                 if os.path.isfile(os.path.join(d, parts[0], "__init__.py"))), None)
     if top is None:
+        top = _namespace(parts[0], home, index, imported)
+    if top is None:
         return None  # not a package of the project: the catalogue's, or installed
     return _walk(stmt, top, parts[1:], dotted)
+
+
+def _namespace(name: str, home: str, index: ProjectIndex, imported: list[str]) -> str | None:
+    """The project's directory `name` without `__init__.py` (a namespace package), when another module the file
+    imports from it is there (`utils.general` of `utils/general.py`): the file runs with that directory as its
+    package. None otherwise."""
+    for d in index.search_dirs(home):
+        folder = os.path.join(d, name)
+        if not os.path.isdir(folder):
+            continue
+        for other in imported:
+            first, _, rest = other.partition(".")
+            if first != name or not rest:
+                continue
+            child = os.path.join(folder, rest.split(".")[0])
+            if os.path.isfile(child + ".py") or os.path.isdir(child):
+                return folder
+        return None
+    return None
 
 
 def _walk(stmt: ast.stmt, directory: str, parts: list[str], shown: str) -> MissingImport | None:

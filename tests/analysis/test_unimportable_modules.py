@@ -78,3 +78,28 @@ def test_the_cached_notice_is_dropped_once_the_module_appears(tmp_path: Path) ->
     assert cache.get("k") is not None
     (root / "onmt/train_utils/trainer.py").write_text("class BaseTrainer:\n    pass\n")
     assert cache.get("k") is None
+
+
+# A folder of the project without `__init__.py` is a namespace package: it counts as the file's package only where
+# the file imports another module it holds (YOLOv7-CB's `utils/`, lockbox 37): one missing module of it then cannot
+# be imported; with no such import, another installed portion of the namespace may hold it.
+NAMESPACE = {"utils/general.py": "def init_seeds(seed):\n    pass\n"}
+
+
+@pytest.mark.parametrize(("imports", "expected"), [
+    ("from utils.general import init_seeds\n    from utils.segment.loss import ComputeLoss", [("GL099", 3)]),
+    ("import utils.general\n    from utils.segment.loss import ComputeLoss", [("GL099", 3)]),
+    ("from utils.segment.loss import ComputeLoss", [("GL001", 10)]),  # nothing says `utils/` is its package
+    ("from utils.general import init_seeds\n    from helpers.loss import ComputeLoss", [("GL001", 11)]),
+])
+def test_a_missing_module_of_a_namespace_folder_the_file_uses(tmp_path: Path, imports: str,
+                                                               expected: list[tuple[str, int]]) -> None:
+    root = project_tree(tmp_path, {**NAMESPACE, "train.py": LOOP.format(imports=imports)})
+    assert _codes(root, "train.py") == expected
+
+
+def test_the_namespace_module_once_there_is_read(tmp_path: Path) -> None:
+    imports = "from utils.general import init_seeds\n    from utils.segment.loss import ComputeLoss"
+    root = project_tree(tmp_path, {**NAMESPACE, "utils/segment/loss.py": "class ComputeLoss:\n    pass\n",
+                                   "train.py": LOOP.format(imports=imports)})
+    assert _codes(root, "train.py") == [("GL001", 11)]
