@@ -55,6 +55,16 @@ def _unread_class(qual: str) -> bool:
 
 _CONTAINERS = frozenset({"chain", "list", "tuple", "filter", "sorted", "iter", "set", "reversed"})
 _TENSOR_BUILTINS = frozenset({"sum", "max", "min", "abs"})
+# Tensor methods that are no autograd operator of `derivatives.yaml` (conversions, copies to a device, reshaping
+# through another op): with its operators (`saved_tensors`), what a tensor's method may be.
+_TENSOR_CONVERSIONS = frozenset({
+    "to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "bool", "type", "type_as",
+    "contiguous", "reshape", "reshape_as", "view_as", "expand_as", "flatten", "unflatten", "requires_grad_",
+    "narrow", "argmax", "argmin", "detach", "item", "numpy", "tolist", "size", "dim",
+    # a custom autograd operator's entry point (`HorovodAllreduce.apply(t)` of a `torch.autograd.Function`): its
+    # result is a node of the graph of its inputs
+    "apply",
+})
 _GRAD_METHODS = frozenset({"zero_", "fill_", "mul_", "div_", "add_", "sub_", "clamp_", "clip_", "addcmul_", "addcdiv_",
                            "copy_", "norm"})
 _SUMS_IN_PLACE = frozenset({"add_", "sub_"})  # tensor methods that sum their argument into the receiver
@@ -866,6 +876,12 @@ class Calls:
             return interp.objects.opaque_call(attr, pos, kw, flow)
         args = [*pos, *kw.values()]
         out = union_as_tensor([recv, *args])
+        if out.built and not (recv.reach or recv.built or recv.graph) and not _tensor_method(attr):
+            # a method of an object the analysis knows nothing of, and no tensor operation (`env.step(action)`,
+            # `self.meter.compute(loss)`): that what it returns holds its arguments' graphs is assumed
+            # (`Value.vague_sites`). HuGProject's `done = terminated or truncated` of `env.step(action)`, booleans
+            # stored into a NumPy buffer, was a certain GL008 (lockbox 38, kind 3).
+            out = replace(out, vague_sites=out.vague_sites | {site for _h, _gens, site in out.built})
         if out.graph and _no_graph_beyond_a_leaf(recv, attr, args):
             out = replace(out, graph=False)  # (the forward passes the receiver holds stay: `built`)
         if recv.present and (recv.reach or recv.built or recv.graph) and not recv.entities and attr not in _RETURN_NONE:
@@ -1119,3 +1135,12 @@ def _no_graph_beyond_a_leaf(recv: Value, attr: str, args: list[Value]) -> bool:
 _AVERAGE = convention("weight_average_class")
 
 _QUERY = convention("query")
+
+
+def _tensor_method(name: str) -> bool:
+    """Whether a method of this name may be a tensor's: an operator of PyTorch's autograd table, a composite of it,
+    or a conversion (`_TENSOR_CONVERSIONS`)."""
+    table = saved_table()
+    base = name[:-1] if name.endswith("_") and not name.endswith("__") else name  # `add_`, `mul_`: in place
+    return base in table.ops or base in table.composites or name in _TENSOR_CONVERSIONS
+
