@@ -308,3 +308,48 @@ def hang_guard(seconds: float = HANG_SECONDS) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# A tree without a project marker (an unpacked archive): `bin/train.py` imports `src.optim`'s wrapper, whose
+# `pre_step()` clears (CLEARS is the clear, or `pass`). Read from the folder gradlint runs in, or a folder named.
+UNMARKED_WRAPPER = """\
+    import torch
+
+
+    class Optimizer:
+        def __init__(self, parameters, lr):
+            self.opt = torch.optim.Adam(parameters, lr=lr)
+
+        def pre_step(self, step):
+            CLEARS
+            return step
+
+        def step(self):
+            self.opt.step()
+"""
+
+UNMARKED_SCRIPT_IN_A_FOLDER = """\
+    import torch
+    from src.optim import Optimizer
+
+
+    def main(loader):
+        model = torch.nn.Linear(8, 1)
+        optimizer = Optimizer(model.parameters(), lr=1e-3)
+        for step, (x, y) in enumerate(loader):
+            optimizer.pre_step(step)
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+"""
+
+
+def unmarked_tree(top: Path, clears: str) -> Path:
+    """The unmarked tree under `top` (`UNMARKED_WRAPPER` with `clears`, `UNMARKED_SCRIPT_IN_A_FOLDER`); its script."""
+    (top / "src").mkdir(parents=True)
+    (top / "bin").mkdir()
+    (top / "src" / "__init__.py").write_text("")
+    (top / "src" / "optim.py").write_text(textwrap.dedent(UNMARKED_WRAPPER.replace("CLEARS", clears)))
+    script = top / "bin" / "train.py"
+    script.write_text(textwrap.dedent(UNMARKED_SCRIPT_IN_A_FOLDER))
+    return script

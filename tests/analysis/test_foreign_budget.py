@@ -10,7 +10,7 @@ import pytest
 from gradcheck_lint.config import Settings
 from gradcheck_lint.engine import analyse_text
 from gradcheck_lint.project import context
-from support import project_tree
+from support import project_tree, unmarked_tree
 
 
 def _found(path: Path) -> list[tuple[str, int, bool]]:
@@ -113,53 +113,12 @@ def test_a_helper_left_unread_at_the_cap_makes_stale_gradients_only_possible(tmp
 # (`bin/train.py`: `from src.optim import Optimizer`), as when run from the top. The folder gradlint runs
 # from (its settings' root) is the project root then; before, the script's own folder was, and the import
 # was not found: the wrapper's `pre_step()` that clears was not read, a certain false GL001.
-WRAPPER = """\
-    import torch
-
-
-    class Optimizer:
-        def __init__(self, parameters, lr):
-            self.opt = torch.optim.Adam(parameters, lr=lr)
-
-        def pre_step(self, step):
-            CLEARS
-            return step
-
-        def step(self):
-            self.opt.step()
-"""
-SCRIPT_IN_A_FOLDER = """\
-    import torch
-    from src.optim import Optimizer
-
-
-    def main(loader):
-        model = torch.nn.Linear(8, 1)
-        optimizer = Optimizer(model.parameters(), lr=1e-3)
-        for step, (x, y) in enumerate(loader):
-            optimizer.pre_step(step)
-            loss = torch.nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            optimizer.step()
-"""
-
-
-def _unmarked_tree(tmp_path: Path, clears: str) -> Path:
-    import textwrap
-
-    (tmp_path / "src").mkdir()
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "src" / "__init__.py").write_text("")
-    (tmp_path / "src" / "optim.py").write_text(textwrap.dedent(WRAPPER.replace("CLEARS", clears)))
-    script = tmp_path / "bin" / "train.py"
-    script.write_text(textwrap.dedent(SCRIPT_IN_A_FOLDER))
-    return script
 
 
 @pytest.mark.parametrize(("clears", "expected"), [("self.opt.zero_grad()", []), ("pass", [("GL001", 12, False)])])
 def test_a_tree_without_a_marker_is_read_from_the_folder_gradlint_runs_in(tmp_path: Path, clears: str,
                                                                           expected: list[tuple[str, int, bool]]) -> None:
-    script = _unmarked_tree(tmp_path, clears)
+    script = unmarked_tree(tmp_path, clears)
     report = analyse_text(script.read_text(), str(script), Settings.default(root=str(tmp_path)), project=True)
     assert [(d.code, d.line, d.possible) for d in report.diagnostics] == expected
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -21,46 +20,7 @@ from gradcheck_lint.cache import file_key
 from gradcheck_lint.cli import check
 from gradcheck_lint.config import Settings
 from gradcheck_lint.project.index import find_root
-
-WRAPPER = """\
-    import torch
-
-
-    class Optimizer:
-        def __init__(self, parameters, lr):
-            self.opt = torch.optim.Adam(parameters, lr=lr)
-
-        def pre_step(self, step):
-            CLEARS
-            return step
-
-        def step(self):
-            self.opt.step()
-"""
-SCRIPT = """\
-    import torch
-    from src.optim import Optimizer
-
-
-    def main(loader):
-        model = torch.nn.Linear(8, 1)
-        optimizer = Optimizer(model.parameters(), lr=1e-3)
-        for step, (x, y) in enumerate(loader):
-            optimizer.pre_step(step)
-            loss = torch.nn.functional.mse_loss(model(x), y)
-            loss.backward()
-            optimizer.step()
-"""
-
-
-def _tree(top: Path, clears: str) -> Path:
-    (top / "src").mkdir(parents=True)
-    (top / "bin").mkdir()
-    (top / "src" / "__init__.py").write_text("")
-    (top / "src" / "optim.py").write_text(textwrap.dedent(WRAPPER.replace("CLEARS", clears)))
-    script = top / "bin" / "train.py"
-    script.write_text(textwrap.dedent(SCRIPT))
-    return script
+from support import unmarked_tree
 
 
 def _codes(args: list[str]) -> list[str]:
@@ -72,7 +32,7 @@ def _codes(args: list[str]) -> list[str]:
 def test_a_tree_named_from_outside_reads_as_when_run_inside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                             clears: str, expected: list[str]) -> None:
     top = tmp_path / "unpacked"
-    _tree(top, clears)
+    unmarked_tree(top, clears)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
@@ -82,7 +42,7 @@ def test_a_tree_named_from_outside_reads_as_when_run_inside(tmp_path: Path, monk
 
 
 def test_the_top_most_named_directory_or_working_directory_holding_the_file_is_the_root(tmp_path: Path) -> None:
-    script = _tree(tmp_path / "t", "pass")
+    script = unmarked_tree(tmp_path / "t", "pass")
     top, bin_dir = str(tmp_path / "t"), str(tmp_path / "t" / "bin")
     elsewhere = str(tmp_path / "elsewhere")
     assert find_root(str(script), elsewhere) == bin_dir  # nothing named holds it: its own folder
@@ -97,7 +57,7 @@ def test_the_top_most_named_directory_or_working_directory_holding_the_file_is_t
 
 
 def test_a_files_cache_key_holds_its_project_root(tmp_path: Path) -> None:
-    script = _tree(tmp_path / "k", "pass")
+    script = unmarked_tree(tmp_path / "k", "pass")
     data = script.read_bytes()
     alone = Settings.default(root=str(tmp_path / "elsewhere"))
     named = dataclasses.replace(alone, trees=(str(tmp_path / "k"),))
