@@ -2,9 +2,8 @@
 
 A key is the SHA-256 of the file's bytes, its path as reported, the codes enabled for it, the user's
 API models (`[tool.gradlint.models]`), the project root its other files are read from, and the *tool
-fingerprint*: gradlint's version and a digest of
-its own source and API model files (so an edited checkout never reads results of older code), plus
-the Python version (its parser reads the files). Nothing else
+fingerprint*: gradlint's version and a digest of its own source and API model files (so an edited checkout
+never reads results of older code), plus the Python version (its parser reads the files). Nothing else
 reaches the analysis of one file, so an entry is valid exactly when its key matches.
 
 Layout: `<dir>/<tool fingerprint>/<key[:2]>/<key>.json`, written atomically (a temporary file renamed

@@ -291,11 +291,10 @@ class Inliner:
                 env[p.name] = default
             else:
                 env[p.name] = objects.entity_for_unknown_ref(p.name) or OPAQUE
-        call_node = self.calls.current_call_node()
         for star in stars:
             env[star] = OPAQUE
-        if fn.args.vararg is not None and call_node is not None and len(call_node.args) == len(pos) \
-                and not any(isinstance(a, ast.Starred) for a in call_node.args):
+        if fn.args.vararg is not None and call is not None and len(call.args) == len(pos) \
+                and not any(isinstance(a, ast.Starred) for a in call.args):
             # `def chain(*its)` called `chain(a.parameters(), b.parameters())`: `its` is the tuple of the arguments
             # beyond the named ones (a call spreading `*xs` hands a tuple out of sight: it stays opaque)
             env[fn.args.vararg.arg] = display([(str(i), v) for i, v in enumerate(pos[len(params):])])

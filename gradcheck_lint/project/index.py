@@ -45,7 +45,8 @@ def find_root(path: str, fallback: str | None = None, trees: tuple[str, ...] = (
     found = _root_of(start)
     if found is not None:
         return found
-    holding = [top for top in (os.path.abspath(t) for t in (*trees, *((fallback,) if fallback is not None else ())))
+    candidates = [*trees, fallback] if fallback is not None else list(trees)
+    holding = [top for top in map(os.path.abspath, candidates)
                if start == top or start.startswith(top.rstrip(os.sep) + os.sep)]
     return min(holding, key=len) if holding else start
 
