@@ -109,7 +109,7 @@ class Interpreter:
         # id of an expression statement -> it and the `for` loop it runs (`comprehension_loops`), or None
         self._statement_loops: dict[int, tuple[ast.Expr, ast.For | ast.AsyncFor | None]] = {}
         self._made_parents: dict[int, ast.AST] = {}  # id of a node of such a loop -> the node holding it
-        self._flags: dict[int, bool] = {}
+        self._flags: dict[tuple[int, int], bool] = {}
         self._parameter_tests: dict[int, bool] = {}  # `_parameter_test`, by statement
         self._writes_back: dict[int, bool] = {}  # `_writes_back_some_gradients`, by statement
         self.fixed_tests = FixedTests(self)
@@ -673,8 +673,9 @@ class Interpreter:
         return (cond, fflow, tflow) if negated else (cond, tflow, fflow)
 
     def _returned(self, test: ast.expr, frame: Frame | None) -> ast.expr:
-        """A test that calls a function or method of the project whose `return` is a window gate, seen as
-        that gate in the caller's terms (`returned_tests`); any other test as it is."""
+        """A test that calls a function or method of the project whose `return` is a window gate or a literal of
+        a shared atom (`x is None`, `x`, `x == "a"`, `hasattr`), seen as that test in the caller's terms
+        (`returned_tests`); any other test as it is."""
         inner, negated = test, False
         while isinstance(inner, ast.UnaryOp) and isinstance(inner.op, ast.Not):
             inner, negated = inner.operand, not negated
@@ -690,8 +691,11 @@ class Interpreter:
         hit = self._returned_tests.get(key)
         if hit is None or hit[0] is not inner:
             found = returned_test(inner, lambda call: self._callee_of(call, cls))
-            if found is not None and not self.counters.modulo_atoms(found):
-                found = None  # only a window gate is worth reading through the call
+            if found is not None and not self.counters.modulo_atoms(found) and not pathcond.shared_atom(found):
+                # only a window gate, or an atom other tests share, is worth reading through the call: `if
+                # exists(self.opt):` of `def exists(v): return v is not None` is the test `self.opt is not None`,
+                # the same fact as every other test of it, decided once for the run if nothing assigns it again
+                found = None
             for counter, window in self.counters.modulo_atoms(found) if found is not None else ():
                 self.windows[counter] = self.windows.get(counter, frozenset()) | {window}
             hit = self._returned_tests[key] = (inner, found)
@@ -722,6 +726,8 @@ class Interpreter:
             return True
         statement = cond.statement
         test = statement.test if isinstance(statement, (ast.If, ast.While)) else cond.test
+        if test is not cond.test and not any(n is cond.test for n in breadth_first(test)):
+            test = cond.test  # read through a call (`if not exists(self.opt):` is `self.opt is None`: `_returned`)
         if (self.prescan.tests_of(test) > 1 or self.prescan.compares_otherwise(test)
                 or (cond.atom is not None and self.subjects_tested[cond.atom.subject] > 1)
                 or self._invariant_flag(statement, test) or self.boolparts.shared(test)):
@@ -887,7 +893,7 @@ class Interpreter:
     def _invariant_flag(self, statement: ast.AST, test: ast.expr) -> bool:
         """A configuration flag tested in a loop that never assigns it (`if cfg.use_fp16:`): every
         iteration goes the same way, so a path must not take one arm and then the other."""
-        cached = self._flags.get(id(statement))
+        cached = self._flags.get((id(statement), id(test)))
         if cached is not None:
             return cached
         found = False
@@ -904,7 +910,7 @@ class Interpreter:
                     found = True
             if not found and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 found = self._setting_test(node, test)
-        self._flags[id(statement)] = found
+        self._flags[(id(statement), id(test))] = found
         return found
 
     def _parameter_test(self, statement: ast.AST, test: ast.expr) -> bool:

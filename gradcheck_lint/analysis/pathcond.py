@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from .syntax import code
 from .walk import breadth_first, iter_tree
 
-__all__ = ["ENABLED_QUERY", "TRUTHY", "Atom", "Literal", "implies", "literal", "reading", "remaining", "subjects_tested"]
+__all__ = ["ENABLED_QUERY", "TRUTHY", "Atom", "Literal", "implies", "literal", "reading", "remaining", "shared_atom",
+           "subjects_tested"]
 
 NONE, TRUTHY, EQUALS, HASATTR, TEXT = "none", "truthy", "eq", "hasattr", "text"
 _SUBJECT = (ast.Name, ast.Attribute, ast.Subscript)
@@ -100,6 +101,11 @@ def literal(test: ast.expr) -> Literal:
     if atom is None:
         return Literal(Atom(TEXT, code(test)), positive)
     return Literal(atom[0], atom[1] == positive)
+
+
+def shared_atom(test: ast.expr) -> bool:
+    """Whether the test is a literal of a normalised atom (not an atom of its own text)."""
+    return literal(test).atom.kind != TEXT
 
 
 def reading(test: ast.expr, shared: Callable[[ast.expr], Literal | None],
