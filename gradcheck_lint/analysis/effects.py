@@ -11,11 +11,12 @@ import ast
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
+from . import arm_facts
 from .apimodels import ArgRef, Effect
 from .callsite import CallSite, literal_bool
 from .conditions import Condition
 from .deferred import defer, may_make_context, synthetic_call
-from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame
+from .flow import ANY_WRAPPER, SYNC_OFF, Flow, Frame, literal_generation
 from .names import ref_text
 from .parts import EffectsHost
 from .pathcond import ENABLED_QUERY
@@ -417,6 +418,9 @@ class Effects:
         ent = self.interp.mint(kind, display, key, api=api, provenance=provenance)
         if kind is Kind.OPTIMIZER and not site.certain:  # a class known by its name alone
             self.table.unmodelled_class.add(ent.uid)
+        if kind is Kind.MODEL and self.interp.objects.sync_wrappers(Value(entities=frozenset({ent}))):
+            # `if args.distributed: model = DDP(model)`: a wrapper on these paths only (`arm_facts`)
+            self.table.wrapped_under.setdefault(ent.uid, set()).update(arm_facts.literals_of(flow.states, literal_generation))
         switch = site.arg(effect.ref("enabled"))
         if switch is not None and switch[1] is not None:
             self.table.switches[ent.uid] = (switch[1], site.call)
@@ -495,7 +499,7 @@ class Effects:
             return None
         return code(node)
 
-    def returns(self, effect: Effect, site: CallSite) -> Value:
+    def returns(self, effect: Effect, site: CallSite, flow: Flow) -> Value:
         ref = effect.ref("value")
         if ref is not None and ref.all_positional:
             vals = site.values(ref)
@@ -520,8 +524,11 @@ class Effects:
                 # and the models it is given are DDP (or FSDP) wrappers when the script is launched on several
                 # processes (also those of a list passed starred, whose positions are unknown: `prepare(*parts)`)
                 off = self.interp.worlds.multi_process_off()
+                paths = arm_facts.literals_of(flow.states, literal_generation)  # on these paths only (`arm_facts`)
                 for v in [result, *(item for _, item in result.items), *site.pos]:
                     for m in v.of_kind(Kind.MODEL):
+                        if m.uid not in self.table.sync_capable or m.uid in self.table.wrapped_under:
+                            self.table.wrapped_under.setdefault(m.uid, set()).update(paths)
                         self.table.sync_capable.add(m.uid)
                         self.table.parallelised_by.setdefault(m.uid, (code(site.call.func), context.replace("{owner}", site.receiver_text)))
                         if self.interp.worlds.active:  # (one object of several worlds: off only if off in each)
@@ -779,7 +786,7 @@ class Effects:
         if not wrappers and found is not None and site.owner is not None:
             # `fabric.no_backward_sync(model)`, `accelerator.no_sync(model)`: the framework wrapped it
             wrappers = sorted(e.uid for e in found[0].entities if e.kind is Kind.MODEL)
-            self.table.sync_capable.update(wrappers)
+            self.table.wrapped_everywhere(wrappers)
         if not wrappers:
             return EMPTY
         value = site.arg(effect.ref("value"))
@@ -912,7 +919,7 @@ def _then_nothing(method: Callable[[Effects, Effect, CallSite, Flow, Frame], Non
 # (tests/analysis/test_effect_transitions.py).
 TRANSITIONS: dict[str, _Transition] = {
     "construct": lambda self, effect, site, flow, frame: self.construct(effect, site, flow),
-    "returns": lambda self, effect, site, flow, frame: self.returns(effect, site),
+    "returns": lambda self, effect, site, flow, frame: self.returns(effect, site, flow),
     "join": Effects._join,
     "clone": Effects._clone,
     "backward": _then_nothing(Effects.backward),

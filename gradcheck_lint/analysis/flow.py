@@ -40,9 +40,25 @@ TRANSITIONS = _Transitions()
 _TRANSITION_RESULTS: dict[tuple[object, ...], tuple[frozenset[Any], frozenset[Any]]] = {}
 
 
+# assumption key -> how many times paths were made to forget it (a name it tests was assigned): the generation of its
+# literals (`arm_facts`); the file's own keys, emptied with the transitions
+_GENERATIONS: dict[int, int] = {}
+
+
 def forget_transitions() -> None:
     _TRANSITION_RESULTS.clear()
+    _GENERATIONS.clear()
     forget_held()
+
+
+def literal_generation(akey: int) -> int:
+    """How many times the paths were made to forget their literals of this test (`arm_facts`)."""
+    return _GENERATIONS.get(akey, 0)
+
+
+def literal_generations() -> dict[int, int]:
+    """The generation of every test forgotten so far (a copy, kept past the file's analysis)."""
+    return dict(_GENERATIONS)
 
 
 class BudgetExhausted(Exception):
@@ -70,6 +86,8 @@ class Flow:
         """What the paths assumed at these tests no longer holds (a name they test was assigned)."""
         if TRANSITIONS.forgotten is not None:
             TRANSITIONS.forgotten.update(conds)
+        for akey in conds:
+            _GENERATIONS[akey] = _GENERATIONS.get(akey, 0) + 1
         self.states = frozenset(s.forget(conds) for s in self.states)
 
     def renew(self, optimizers: frozenset[int]) -> None:

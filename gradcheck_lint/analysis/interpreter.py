@@ -707,12 +707,17 @@ class Interpreter:
 
     def _callee_of(self, call: ast.Call, cls: ClassInfo | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The function of the project a call runs: `self.m(...)` as the running class resolves it, `f(...)`
-        of this module."""
+        of this module or imported from another of the project."""
         func = call.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
             return self.definitions.find_method(cls, func.attr) if cls is not None else None
         if isinstance(func, ast.Name):
-            return self.functions.get(func.id)
+            fn = self.functions.get(func.id)
+            if fn is None and self.project is not None:  # `from .helpers import exists`: the project's function
+                qual = self.imports.qualify(func)
+                found = self.project.target(qual) if qual else None
+                fn = found[0] if found is not None and found[1] is None else None
+            return fn
         return None
 
     def touches_gradients(self, name: str) -> bool:
@@ -848,6 +853,21 @@ class Interpreter:
             return None
         lit = pathcond.literal(test)
         return lit if lit.atom.kind in (pathcond.NONE, pathcond.EQUALS, pathcond.HASATTR) else None
+
+    def truth_on(self, state: PathState, akey: int) -> bool | None:
+        """The truth of a test (by its assumption key) on a path: what the path assumed of it, or what a literal it
+        bound the tested name to decides (`x = None` then `x is None`, in the test's own scope)."""
+        known = state.assumption(akey)
+        if known is not None or not state.assumptions:
+            return known
+        for cond in self.by_akey.get(akey, ()):
+            if cond.id < 0 or cond.caller is not None:
+                continue
+            for scope in self.akey_scopes.get(akey, ()):
+                known = self.assigned_constants.truth(cond.test, scope, state.assumption)
+                if known is not None:
+                    return known == cond.polarity
+        return None
 
     def known_truth(self, state: PathState, cond: Condition, env: dict[str, Value] | None = None,
                     scope: int | None = None) -> bool | None:

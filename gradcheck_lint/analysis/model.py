@@ -8,10 +8,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Span
+from . import arm_facts
 from .apimodels import ModelFile
 from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
-from .flow import forget_transitions
+from .flow import forget_transitions, literal_generations
 from .gradstate import CAP, Contribution, PathState
 from .hook_clears import hook_clears
 from .interpreter import Interpreter
@@ -64,6 +65,8 @@ class TrainingModel:
                                                          lambda node: _file_of(project, node))
         CAP.reset()
         self.table: EntityTable = interp.table
+        self._generations = literal_generations()  # of the tests' literals, as the analysis left them (`arm_facts`)
+        self._truth_on = interp.truth_on  # a test's truth on a path (`arm_facts`)
         self.catalogue = interp.catalogue
         recorder = interp.recorder
         # keyed by the events' own ids, which is what path states refer to
@@ -179,6 +182,13 @@ class TrainingModel:
         return line, getattr(node, "col_offset", -1), -(getattr(node, "end_lineno", None) or line), -(getattr(node, "end_col_offset", None) or 0)
 
     # -- helpers shared by the rules
+    def wrapped_on(self, uid: int, state: PathState) -> bool:
+        """Whether the model may be a data-parallel wrapper on this path: not where the path took none of the
+        arms a framework wrapped it on (`arm_facts`)."""
+        rows = self.table.wrapped_under.get(uid)
+        return not rows or not arm_facts.contradicted(rows, lambda akey: self._truth_on(state, akey),
+                                                      lambda akey: self._generations.get(akey, 0))
+
     def optimizer_holders(self, opt: Entity) -> frozenset[Holder]:
         return self.table.optimizer_holders(opt)
 

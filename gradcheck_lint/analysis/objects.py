@@ -196,7 +196,7 @@ class Objects:
             ent = self.mint(Kind.MODEL, text, ref, api="torch.nn.Module")
             self.table.name_after(ent.uid, text)
             if text in interp.prescan.synced:  # `self.model.no_sync()`: a DDP/FSDP wrapper built out of sight
-                self.table.sync_capable.add(ent.uid)
+                self.table.wrapped_everywhere([ent.uid])
             return self.model_value(ent)
         return None
 

@@ -499,6 +499,10 @@ class EntityTable:
     # model uid -> the framework call that may have wrapped it for data parallelism (`accelerator.prepare`),
     # and that framework's sync context (a template with `{model}` to fill in)
     parallelised_by: dict[int, tuple[str, str]] = field(default_factory=dict)
+    # model uid -> the literals of each path it became a data-parallel wrapper on, built as one (`DDP(model)`) or
+    # prepared by a framework (`arm_facts`): no DDP around it on a path that took none of them (`if accelerator is
+    # not None: model = accelerator.prepare(model)`)
+    wrapped_under: dict[int, set[frozenset[tuple[int, bool, int]]]] = field(default_factory=dict)
     # model uid -> the setting (`self.ddp`) of the world it was prepared in that says, by its name, the script then
     # runs on one process (`worlds.multi_process_off`): several processes there are an assumption; None when it was
     # prepared in another world too, where no setting says so
@@ -545,6 +549,13 @@ class EntityTable:
     switches: dict[int, tuple[ast.expr, ast.AST]] = field(default_factory=dict)
     # copy uid -> the modules it copies (`fast = deepcopy(self.model)`): of their class, with fresh parameters
     copies: dict[int, frozenset[Entity]] = field(default_factory=dict)
+
+    def wrapped_everywhere(self, uids: Iterable[int]) -> None:
+        """These models are data-parallel wrappers whatever way the paths went (seen used as one)."""
+        for uid in uids:
+            self.sync_capable.add(uid)
+            if uid in self.wrapped_under:
+                self.wrapped_under[uid].add(frozenset())
 
     def name_after(self, uid: int, label: str) -> None:
         """Name an entity after the first variable or attribute it is assigned to."""

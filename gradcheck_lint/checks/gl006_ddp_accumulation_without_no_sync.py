@@ -124,6 +124,8 @@ for i, x in enumerate(torch.randn(16, 2, 4)):
                     wrapper = self._syncing(forwards.setdefault(id(backward.node), self._forwards_at(model, backward)), model, _h)
                     if wrapper is None:
                         continue
+                    if not model.wrapped_on(wrapper, state):
+                        continue  # wrapped on the other arm of a test this path took (`arm_facts`)
                     if wrapper in model.table.parallelised_by and wrapper not in model.table.gated_models and model.refuses_distributed_accumulation:
                         continue  # a prepared model left out of `accumulate()`, in a script that refuses that case on several processes
                     if model.one_process:

@@ -10,6 +10,9 @@ stepped on the next call, made a certain GL003 (two backward passes into one ste
 from __future__ import annotations
 
 from gradcheck_lint import check_source
+from gradcheck_lint.config import Settings
+from gradcheck_lint.engine import analyse_text
+from support import project_tree
 
 CODEBOOK = """\
 import torch
@@ -74,3 +77,13 @@ def test_a_predicate_of_something_that_changes_is_not_a_setting():
                                      "        self.pending = x if self.calls % 2 == 0 else None\n"
                                      "        if exists(self.pending):")
     assert "GL003" in codes("exists(self.opt)", gate)
+
+
+def test_a_predicate_helper_of_another_project_file(tmp_path):
+    own = CODEBOOK.format(test="exists(self.opt)", gate=EVERY_CALL)
+    own = own.replace("def exists(val):\n    return val is not None\n", "").replace(
+        "from torch import nn\n", "from torch import nn\n\nfrom .helpers import exists\n")
+    root = project_tree(tmp_path, {"pkg/__init__.py": "", "pkg/helpers.py": "def exists(val):\n    return val is not None\n",
+                                   "pkg/vq.py": own})
+    report = analyse_text(own, str(root / "pkg" / "vq.py"), Settings.default())
+    assert [d.code for d in report.diagnostics] == []
