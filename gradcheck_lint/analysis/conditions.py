@@ -139,7 +139,7 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
                 if not _has_modulo(node) and isinstance(left, (ast.Name, ast.Attribute)):
                     name = dotted(left) or ""
                     right = node.comparators[0]
-                    if sample_counters and name in sample_counters and not is_int(right):
+                    if sample_counters and name in sample_counters:
                         compared.append(code(right))  # `if steps_accum >= optim_batch_size:`
                         counters.append(name)
                         units.append(sample_counters[name])
@@ -150,6 +150,7 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
                         if not _mentions_len(right):
                             compared.append(code(right))
                             counters.append(name)
+                            units.append("")
                 elif not _has_modulo(node) and (since := micro_batches_since_mark(left, statement)) is not None:
                     # `if ni - last_opt_step >= accumulate:` ... `last_opt_step = ni`: the micro-batches since the
                     # last step, a window counter the step restarts (ultralytics' trainers)
@@ -158,6 +159,7 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
                                                          and right.value <= 1):
                         compared.append(code(right))
                         counters.append(since)
+                        units.append("")
 
         def visit_Attribute(self, node: ast.Attribute) -> None:
             nonlocal sync
@@ -181,7 +183,8 @@ def analyse_test(cid: int, statement: ast.stmt, test: ast.expr, alias: str | Non
         mentions_sync=sync,
         early_exit=_exits_early(statement),
         volatile=bool(moduli or compared or sync),
-        unit=units[0] if len(units) == len(compared) == 1 and not moduli else None,
+        # the window the first comparison names is counted in samples (`if seen >= 50 or steps == 8:`)
+        unit=units[0] or None if units and len(units) == len(compared) and not moduli else None,
     )
 
 

@@ -462,12 +462,19 @@ _PROCESS_COUNTS = frozenset({"num_processes", "world_size", "n_gpu", "num_gpus"}
 
 def _counts_more_than_one(amount: ast.expr) -> bool:
     """An increment that counts what a micro-batch holds (`x.size(0)`, `len(batch)`, `inputs.shape[0]`,
-    `curr_batch_size`), not the micro-batch itself: a count of samples or tokens. Only the count itself,
+    `curr_batch_size`, the items that pass a test: `sum(labels != 0)`, `(mask > 0).sum()`), not the micro-batch
+    itself: a count of samples or tokens. Only the count itself,
     never a product (`loss.item() * x.size(0)` is a running sum, not a counter)."""
     if isinstance(amount, ast.Call):
         func = amount.func
+        if isinstance(func, ast.Name) and func.id == "sum" and len(amount.args) == 1:
+            return isinstance(amount.args[0], ast.Compare)  # `sum(labels != 0)`: how many items pass a test
+        if isinstance(func, ast.Attribute) and func.attr == "item":
+            return _counts_more_than_one(func.value)  # `(mask > 0).sum().item()`
         return ((isinstance(func, ast.Name) and func.id == "len")
-                or (isinstance(func, ast.Attribute) and func.attr in ("size", "numel")))
+                or (isinstance(func, ast.Attribute) and func.attr in ("size", "numel"))
+                or (isinstance(func, ast.Attribute) and func.attr in ("sum", "count_nonzero")
+                    and isinstance(func.value, ast.Compare)))  # `(labels != -100).sum()`
     if isinstance(amount, ast.Subscript):
         return isinstance(amount.value, ast.Attribute) and amount.value.attr == "shape"
     if isinstance(amount, (ast.Name, ast.Attribute)):

@@ -49,6 +49,7 @@ class Assumption(str, enum.Enum):
     LAUNCH = "that the script runs on several processes where its setting for a multi-process run is off"
     LAUNCH_KIND = "that the script is launched on several processes of a kind other than the one its code tests for"
     OWNERSHIP = "which parameters an optimizer made out of sight updates"
+    SAMPLES = "how many micro-batches a window counted in samples holds (what a loss divided by a number is divided by)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -347,6 +347,9 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     chain = [step.provenance, c.provenance, backward.loss.provenance, *_reduction(backward)]
                     if by_name:
                         chain.append(assumed(Assumption.NAME))  # a divisor taken for an inner loop's count by its name
+                    if unit is not None and rest:
+                        # `loss / 4` in a window of 32 samples: right when a micro-batch holds 8, which is not seen
+                        chain.append(assumed(Assumption.SAMPLES))
                     if isinstance(gate, Condition) and gate.caller is not None:
                         # the window is a caller's, linked to this method by its name only
                         written = gate.statement.test if isinstance(gate.statement, ast.If) else gate.test

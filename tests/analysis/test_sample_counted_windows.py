@@ -171,3 +171,23 @@ for x_seq, target_seq in loader:
 ])
 def test_walking_a_sequence_by_its_time_steps_is_no_window(walked: str, codes: list[str]) -> None:
     assert [d.code for d in check_source(SEQUENCE.format(walked=walked))] == codes
+
+
+# Lockbox 38: CDGP's `update_num_all += sum(target_batch != 0)` ... `if (update_num_all >= 50) or (accumulation_steps
+# == 8):`, ger_ump_cp's windows of samples compared with a number. A window of samples compared with an int is still
+# counted in samples (before, only a name was): the message said "not divided by `50`", a wrong divisor.
+@pytest.mark.parametrize("amount", ["sum(y != 0)", "(y != 0).sum()", "(y != 0).sum().item()", "x.size(0)"])
+def test_a_window_of_counted_items_compared_with_a_number(amount: str) -> None:
+    src = LOOP.format(loss="loss = (model(x) - y).pow(2).mean()", amount=amount).replace(
+        "steps_accum >= optim_batch_size", "(steps_accum >= 50) or (steps == 8)")
+    found = check_source(src)
+    assert [d.code for d in found] == ["GL003"] and f"counted by `{amount}`" in found[0].message
+    assert found[0].certainty == "certain" and found[0].fix is None
+
+
+def test_a_loss_divided_by_a_number_in_a_window_of_samples_is_possible() -> None:
+    # `loss / 4` with 64 samples a window: right when a micro-batch holds 16, which the code does not say
+    src = LOOP.format(loss="loss = (model(x) - y).pow(2).mean() / 4", amount="x.size(0)").replace(
+        "steps_accum >= optim_batch_size", "steps_accum >= 64")
+    found = check_source(src)
+    assert [(d.code, d.certainty) for d in found] == [("GL003", "possible")]
