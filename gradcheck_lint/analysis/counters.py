@@ -29,7 +29,7 @@ from .window_arithmetic import (
     counter_part,
     fires_on_most,
     first_window,
-    first_window_size,
+    first_window_longer,
     modulo_atoms,
     phase_truth,
     position_phase,
@@ -182,8 +182,7 @@ class Counters:
             start = c.start + (1 if c.incremented else 0)
             if self._ask(cond, name, start, "first_window") is False:
                 cond.short_first_window = True
-                size = self._ask(cond, name, start, "size_at_4")
-                cond.long_first_window = size is not None and size > 4  # type: ignore[operator]
+                cond.long_first_window = self._ask(cond, name, start, "longer") is True
                 cond.counter_sources[name] = c.source
                 cond.counter_starts[name] = start
 
@@ -202,7 +201,7 @@ class Counters:
         elif question == "first_window":
             answer = first_window(test, counter, start)
         else:
-            answer = first_window_size(test, counter, start, 4)
+            answer = first_window_longer(test, counter, start)
         self._windows[key] = answer
         return answer
 

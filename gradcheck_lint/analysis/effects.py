@@ -420,7 +420,8 @@ class Effects:
             self.table.unmodelled_class.add(ent.uid)
         if kind is Kind.MODEL and self.interp.objects.sync_wrappers(Value(entities=frozenset({ent}))):
             # `if args.distributed: model = DDP(model)`: a wrapper on these paths only (`arm_facts`)
-            self.table.wrapped_under.setdefault(ent.uid, set()).update(arm_facts.literals_of(flow.states, literal_generation))
+            paths = arm_facts.literals_of(flow.states, literal_generation)
+            self.table.wrapped_under.setdefault(ent.uid, set()).update(paths)
         switch = site.arg(effect.ref("enabled"))
         if switch is not None and switch[1] is not None:
             self.table.switches[ent.uid] = (switch[1], site.call)

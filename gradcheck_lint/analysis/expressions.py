@@ -875,7 +875,8 @@ class Expressions:
                 value = minted
         if interp.prescan.synced_here(key, frame.function) and value.entities:
             # `self.model = build_model(...)`, later `self.model.no_sync()`: wrapped for data parallelism out of sight;
-            # not a module built here of a class read or modelled as none (`model = nn.Linear(4, 1)`, then `model = DDP(model)`)
+            # not a module built here of a class read or modelled as none (`model = nn.Linear(4, 1)`, then
+            # `model = DDP(model)`)
             table = interp.table
             interp.table.wrapped_everywhere([e.uid for e in value.entities if e.kind is Kind.MODEL and not (
                 e.uid in table.made_at and e.api and not e.provenance.assumed and e.uid not in table.unknown_origin)])

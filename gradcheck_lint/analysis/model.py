@@ -266,6 +266,22 @@ class TrainingModel:
                     break
         return out
 
+    def micro_batch_stride(self, gate: Condition, backward: Backward) -> str | None:
+        """The modulus of another test of the window gate's counter that the backward runs under (`if i %
+        batch_size == 0:` around `loss.backward()`, with the step under `if i % 32 == 0:`): the counter counts
+        iterations of which one in `stride` is a micro-batch, so the window holds `N / stride` micro-batches,
+        not N. None when every micro-batch advances the counter."""
+        if not gate.moduli or not gate.counters:
+            return None
+        counted = set(gate.counters)
+        for stack in self.if_stacks_in_order(backward.if_stacks):
+            for cid in stack:
+                other = self.conditions.get(cid)
+                if other is not None and other is not gate and other.key != gate.key and other.moduli \
+                        and counted & set(other.counters):
+                    return other.moduli[0]
+        return None
+
     def accumulation_window(self, state: PathState, backward: Backward, step: Step) -> str | None | bool:
         """The window size if accumulation into this step is intended (a gated step, or backward in an
         inner loop of micro-batches), as source text or None when unnamed; False when not intended."""

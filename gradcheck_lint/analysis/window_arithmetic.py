@@ -14,9 +14,9 @@ from .syntax import code, is_int
 from .walk import walk
 
 __all__ = ["ALL_PHASES", "FIRST", "LAST", "MID", "NEXT_PHASE", "concrete", "counter_names", "fires_on_most",
-           "first_window", "first_window_size", "grad_existence_test", "kleene", "modulo_atoms", "modulo_operations",
-           "phase_truth", "position_phase", "remainder_gate", "residue_offset", "residue_shift", "truth_at_zero",
-           "unit_truth", "unit_window"]
+           "first_window", "first_window_longer", "first_window_size", "grad_existence_test", "kleene", "modulo_atoms",
+           "modulo_operations", "phase_truth", "position_phase", "remainder_gate", "residue_offset", "residue_shift",
+           "truth_at_zero", "unit_truth", "unit_window"]
 
 
 def _is_mod(node: ast.AST) -> bool:
@@ -156,6 +156,10 @@ def first_window(test: ast.expr, counter: str, first: int) -> bool | None:
     N = 2..8 and counter values first, first + 1, ... True: the first window is N for every N; False:
     for none; None: it depends on N, on other names, or the test is not understood.
     """
+    literal = _literal_window(test)
+    if literal is not None:  # `i % 32 == 0`: N is the number itself, whatever the names stand for
+        size = first_window_size(test, counter, first, literal)
+        return None if size is None else size == literal
     results = set()
     for n in range(2, 9):
         size = first_window_size(test, counter, first, n)
@@ -169,14 +173,31 @@ def first_window_size(test: ast.expr, counter: str, first: int, n: int) -> int |
     """How many micro-batches the first window holds when the window size is `n` (None: unknown)."""
     moduli = {dotted(m.right) for m in modulo_operations(test)} | _compared_names(test, counter)
     env = {name: n for name in moduli if name is not None}
-    for k in range(first, first + 3 * n):
+    span = 3 * max(n, _literal_window(test) or 0)  # (a literal window, `i % 32`, is looked for over its own length)
+    for k in range(first, first + span):
         env[counter] = k
         v = _concrete(test, env)
         if v is None:
             return None
         if v:
             return k - first + 1
-    return 3 * n + 1  # not within three windows: longer than any
+    return span + 1  # not within three windows: longer than any
+
+
+def first_window_longer(test: ast.expr, counter: str, first: int) -> bool | None:
+    """Whether the first window holds more micro-batches than the others (None: unknown): N is the test's
+    number (`i % 32`), else 4 for its names."""
+    n = _literal_window(test) or 4
+    size = first_window_size(test, counter, first, n)
+    return None if size is None else size > n
+
+
+def _literal_window(test: ast.expr) -> int | None:
+    """The window of a test whose only modulus is a number (`i % 32 == 0`): that number; None otherwise."""
+    rights = [m.right for m in modulo_operations(test)]
+    if len(rights) != 1 or not isinstance(rights[0], ast.Constant) or type(rights[0].value) is not int:
+        return None
+    return rights[0].value if rights[0].value > 1 else None
 
 
 def fires_on_most(test: ast.expr, counter: str, first: int) -> bool:

@@ -326,6 +326,10 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     if rest & _counts_the_step_waits_for(model, step):
                         continue  # `loss / self.batchsize` with the step under `if self.n_backward == self.batchsize:`
                     unit = gate.unit if isinstance(gate, Condition) else None
+                    stride = model.micro_batch_stride(gate, backward) if isinstance(gate, Condition) else None
+                    if stride is not None and window is not None:
+                        # a micro-batch every `stride` counts of the gate's counter: N / stride micro-batches a window
+                        window = f"{window} / {stride}"
                     shares = backward.loss.shares
                     if unit is not None and divides_by_window(shares, window, counters, shares):
                         continue  # weighted by its share of a window counted in samples (`loss * (n / total)`)
@@ -339,7 +343,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                             backward.call_text, backward.loss_text, step.call_text, model.line(step.node), window,
                             counter_divisor=running[0] if running else None, micro_divisor=per_micro[0] if per_micro and not running else None,
                         )
-                    fix = None if running or per_micro or seeded or unit else self._fix(model, backward, window, gate)
+                    plain = not (running or per_micro or seeded or unit or stride)
+                    fix = self._fix(model, backward, window, gate) if plain else None
                     if seeded:
                         msg += (f" The gradient handed to `{backward.call_text}` is computed from `{backward.loss_text}`"
                                 f" itself: it scales each micro-batch's gradient by its own loss value, not by 1/N;"
@@ -347,7 +352,7 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     chain = [step.provenance, c.provenance, backward.loss.provenance, *_reduction(backward)]
                     if by_name:
                         chain.append(assumed(Assumption.NAME))  # a divisor taken for an inner loop's count by its name
-                    if unit is not None and rest:
+                    if (unit is not None or stride is not None) and rest:
                         # `loss / 4` in a window of 32 samples: right when a micro-batch holds 8, which is not seen
                         chain.append(assumed(Assumption.SAMPLES))
                     if isinstance(gate, Condition) and gate.caller is not None:

@@ -104,6 +104,9 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         continue
                     if not isinstance(cond.statement, ast.If) or not cond.moduli:
                         continue
+                    if any(model.micro_batch_stride(cond, model.backwards[c.backward])
+                           for _h, c in state.held(holders)):
+                        continue  # its counter counts iterations, a micro-batch every few: no phase of micro-batches
                     longer, taken_over = cond.long_first_window, False
                     if fires_first and value is True and _taken_over_at_zero(model, cond):
                         # `if i == 0: update = False` / `elif i % N == 0:`: never reached on the first micro-batch,
