@@ -268,7 +268,12 @@ class Counters:
             held = f.env.get(container) if container is not None else None
             if held is not None and held is not iter_value:
                 now = self._member(stmt, self.element_of(stmt.iter, held, f, fr))
-            interp.assign(stmt.target, now, f, fr, stmt.iter, stmt, keep_phases=True)
+            lasting = interp.lasting_tests(stmt)  # `epoch < start` found false stays false (`lasting_tests`)
+            saved, interp.keeping = interp.keeping, {**interp.keeping, **lasting} if lasting else interp.keeping
+            try:
+                interp.assign(stmt.target, now, f, fr, stmt.iter, stmt, keep_phases=True)
+            finally:
+                interp.keeping = saved
             return interp.exec_block(stmt.body, f, fr)
 
         outer, loop.over_items = loop.over_items, self._walks_items(stmt, iter_value, flow, frame)

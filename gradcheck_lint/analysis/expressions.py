@@ -1276,6 +1276,12 @@ class Expressions:
             conditions = self.interp.conditions
             arm = {c.akey for i in frame.ifs if (c := conditions.get(i)) is not None and c.is_accumulation_gate}
             drop = [k for k in drop if k not in arm]
+        keeping = self.interp.keeping
+        if keeping and any(k in keeping for k in drop):
+            # a loop binds its counter anew: a test past its bound stays past it (`Interpreter.lasting_tests`)
+            kept = {k: keeping[k] for k in drop if k in keeping}
+            drop = [k for k in drop if k not in kept]
+            flow.map(lambda s: s.forget([k for k, truth in kept.items() if s.assumption(k) not in (None, truth)]))
         if drop:
             flow.forget(list(drop))
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -110,6 +111,8 @@ class Interpreter:
         self._statement_loops: dict[int, tuple[ast.Expr, ast.For | ast.AsyncFor | None]] = {}
         self._made_parents: dict[int, ast.AST] = {}  # id of a node of such a loop -> the node holding it
         self._flags: dict[tuple[int, int], bool] = {}
+        self._body_stores: dict[int, set[str]] = {}  # id of a `for` -> the names its body assigns (`_rebound_in`)
+        self.keeping: dict[int, bool] = {}  # tests whose lasting truth a loop's new binding keeps (`lasting_tests`)
         self._parameter_tests: dict[int, bool] = {}  # `_parameter_test`, by statement
         self._writes_back: dict[int, bool] = {}  # `_writes_back_some_gradients`, by statement
         self.fixed_tests = FixedTests(self)
@@ -735,7 +738,8 @@ class Interpreter:
             test = cond.test  # read through a call (`if not exists(self.opt):` is `self.opt is None`: `_returned`)
         if (self.prescan.tests_of(test) > 1 or self.prescan.compares_otherwise(test)
                 or (cond.atom is not None and self.subjects_tested[cond.atom.subject] > 1)
-                or self._invariant_flag(statement, test) or self.boolparts.shared(test)):
+                or self._invariant_flag(statement, test) or self.boolparts.shared(test)
+                or self._counts_past_a_bound(statement, test)):
             return True
         if self._parameter_test(statement, test):
             self.handed_values.remembered(cond.akey)
@@ -991,6 +995,13 @@ class Interpreter:
         if isinstance(func, ast.Name) or isinstance(func, ast.Attribute) and func.attr == "forward":
             return True
         return isinstance(func, ast.Attribute) and (func.attr in holder.path[-1:] or N.ref_text(func) in self.model_refs)
+
+    def _rebound_in(self, loop: ast.For) -> set[str]:
+        """Names the loop's body assigns (not its target): a counter assigned there does not only grow."""
+        found = self._body_stores.get(id(loop))
+        if found is None:
+            found = self._body_stores[id(loop)] = {n for stmt in loop.body for n in stored_names(stmt)}
+        return found
 
     def stored_in(self, loop: ast.AST) -> set[str]:
         found = self._loop_stores.get(id(loop))
@@ -1354,6 +1365,48 @@ class Interpreter:
         if trains:
             self.amp.new_iteration(flow)
 
+    def _counts_past_a_bound(self, statement: ast.AST, test: ast.expr, loop: ast.For | None = None) -> bool:
+        """A comparison of an enclosing loop's counter (`for epoch in range(n)`, `for i, b in enumerate(...)`) with
+        a bound that loop does not assign (`if epoch < args.start_epoch:`): once past the bound, later iterations
+        stay past it (`lasting_tests`), so a path must remember how the test went. `loop`: that loop only."""
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        rel = relation(test) if type(test) is ast.Compare else None
+        if rel is None or type(statement) is not ast.If:
+            return False
+        node: ast.AST | None = self.parent(statement)
+        while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            if isinstance(node, ast.For) and (counter := _counted_upward(node)) is not None and counter in rel[:2]:
+                bound = rel[1] if rel[0] == counter else rel[0]
+                if loop is not None and node is not loop:
+                    return False
+                return not set(_NAME.findall(bound)) & (self.stored_in(node) | {counter}) \
+                    and counter not in self._rebound_in(node)
+            node = self.parent(node)
+        return False
+
+    def lasting_tests(self, loop: ast.For) -> dict[int, bool]:
+        """The tests in this loop comparing its counter with a bound it does not assign (`_counts_past_a_bound`),
+        each with the truth of its atom that, once a path found it, holds for every later iteration (`epoch <
+        args.start_epoch` false: the counter only grows): kept when the loop binds its counter anew."""
+        counter = _counted_upward(loop)
+        if counter is None:
+            return {}
+        out: dict[int, bool] = {}
+        for akey, (a, b, holds) in self._relation.items():
+            if counter not in (a, b):
+                continue
+            conds = [c for c in self.by_akey.get(akey, ()) if c.statement is not None
+                     and self._counts_past_a_bound(c.statement, c.test, loop)]
+            if not conds:
+                continue
+            signs = holds if a == counter else frozenset(-x for x in holds)  # of `counter - bound`
+            if signs in _UPWARD:  # `epoch >= start`: true from some iteration on
+                out[akey] = conds[0].polarity
+            elif _ALL_SIGNS - signs in _UPWARD:  # `epoch < start`: false from some iteration on
+                out[akey] = not conds[0].polarity
+        return out
+
     @functools.cached_property
     def assigned_constants(self) -> AssignedConstants:
         """Literals paths bound names to, that decide later tests of them (`assigned_constants`), in this file
@@ -1481,6 +1534,26 @@ def _whole_target(target: ast.expr, sub: ast.expr) -> bool:
     if isinstance(target, ast.Starred):
         return _whole_target(target.value, sub)
     return isinstance(target, (ast.Tuple, ast.List)) and any(_whole_target(e, sub) for e in target.elts)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _counted_upward(loop: ast.For) -> str | None:
+    """The name a `for` loop counts up by one per iteration: `k` of `for k in range(...)` (no step, or a positive
+    one), `i` of `for i, x in enumerate(...)`."""
+    it, target = loop.iter, loop.target
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)):
+        return None
+    if it.func.id == "range" and isinstance(target, ast.Name):
+        step = it.args[2] if len(it.args) == 3 else None
+        if step is None or (isinstance(step, ast.Constant) and type(step.value) is int and step.value > 0):
+            return target.id
+    if it.func.id == "enumerate" and isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name):
+        return target.elts[0].id
+    return None
+_ALL_SIGNS = frozenset({-1, 0, 1})
+_UPWARD = (frozenset({1}), frozenset({0, 1}))  # signs of `counter - bound` that, once reached, a growing counter keeps
 
 
 # What a configuration-flag test is made of: names, attributes, constants, `not`, `and`/`or`, comparisons.
