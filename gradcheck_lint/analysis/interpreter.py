@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -1380,7 +1379,7 @@ class Interpreter:
                 bound = rel[1] if rel[0] == counter else rel[0]
                 if loop is not None and node is not loop:
                     return False
-                return not set(_NAME.findall(bound)) & (self.stored_in(node) | {counter}) \
+                return not _names_in(bound) & (self.stored_in(node) | {counter}) \
                     and counter not in self._rebound_in(node)
             node = self.parent(node)
         return False
@@ -1536,7 +1535,21 @@ def _whole_target(target: ast.expr, sub: ast.expr) -> bool:
     return isinstance(target, (ast.Tuple, ast.List)) and any(_whole_target(e, sub) for e in target.elts)
 
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _names_in(text: str) -> set[str]:
+    """The names and attribute names an operand's text reads (`args.start_epoch`: `args`, `start_epoch`, itself)."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return {text}
+    found = {text}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            found.add(n.id)
+        elif isinstance(n, ast.Attribute):
+            found.add(n.attr)
+    return found
 
 
 def _counted_upward(loop: ast.For) -> str | None:
