@@ -145,6 +145,7 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                         # the generator's leftovers in D, after its own step; D steps on its own loss
                         continue
                     if _skips_non_finite(model, clear) or _step_only_if_finite(model, step, clear) \
+                            or _in_dropping_arm(model, clear) \
                             or _left_by_a_skipped_step(model, step, clear, backward):
                         continue  # `if grad_norm.isnan(): zero_grad(); continue`: a corrupted window dropped on purpose
                     if gates and _whole_window_skipped(model, clear, step, gates):
@@ -370,6 +371,56 @@ def _skips_non_finite(model: TrainingModel, clear: Clear) -> bool:
                 return True
         node = parent
     return False
+
+
+def _in_dropping_arm(model: TrainingModel, clear: Clear) -> bool:
+    """The clear sits in the arm of a test that runs when a loss or gradient norm is not finite (`if not
+    torch.isfinite(grad_norm): zero_grad() else: scaler.step(opt)`; `if torch.isnan(loss): bad = True;
+    zero_grad()`), or that a flag asks to skip, against an arm that steps (`if skip_window: zero_grad() else:
+    step()`): dropping that window's gradients is the test's purpose, whatever step comes later."""
+    node: ast.AST | None = clear.node
+    while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        parent = model.parent(node)
+        if isinstance(parent, ast.If):
+            arm = _non_finite_arm(parent.test)
+            if arm is None and parent.orelse:  # (a flag's arm against an arm that steps, not one that falls through)
+                arm = _skipping_arm(parent.test)
+            if arm is not None and any(x is node for x in (parent.body if arm else parent.orelse)):
+                return True
+        node = parent
+    return False
+
+
+def _skipping_arm(test: ast.expr) -> bool | None:
+    """`if skip_window:` -> True (the body skips), `if not skip_window:` -> False; None for any other test."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else None
+    return None if name is None or not _SKIP_TEST.match(name) else not negated
+
+
+def _non_finite_arm(test: ast.expr) -> bool | None:
+    """Which arm of an `if` on this test runs when the value tested is not finite: True the body (`if
+    torch.isnan(loss):`, `if not torch.isfinite(norm):`), False the `else` (`if torch.isfinite(norm):`); None when
+    the test is not only a finiteness test."""
+    negated = False
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    words = {w.lower() for w in NON_FINITE.findall(code(test))}
+    if not words:
+        return None
+    if words == {"isfinite"}:
+        finite_when_true = True
+        if isinstance(test, ast.BoolOp):
+            return None  # `isfinite(n) and n > clip`: the other arm is not only the non-finite one
+    elif "isfinite" in words:
+        return None
+    else:
+        finite_when_true = False
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return None
+    return finite_when_true == negated
 
 
 # A test that asks to skip this update (`if skip_grad:`, `if cfg.skip_step_on_large_norm:`).
