@@ -420,8 +420,7 @@ class Effects:
             self.table.unmodelled_class.add(ent.uid)
         if kind is Kind.MODEL and self.interp.objects.sync_wrappers(Value(entities=frozenset({ent}))):
             # `if args.distributed: model = DDP(model)`: a wrapper on these paths only (`arm_facts`)
-            paths = arm_facts.literals_of(flow.states, literal_generation)
-            self.table.wrapped_under.setdefault(ent.uid, set()).update(paths)
+            self.table.wrapped_on_paths(ent.uid, arm_facts.literals_of(flow.states, literal_generation))
         switch = site.arg(effect.ref("enabled"))
         if switch is not None and switch[1] is not None:
             self.table.switches[ent.uid] = (switch[1], site.call)
@@ -528,8 +527,7 @@ class Effects:
                 paths = arm_facts.literals_of(flow.states, literal_generation)  # on these paths only (`arm_facts`)
                 for v in [result, *(item for _, item in result.items), *site.pos]:
                     for m in v.of_kind(Kind.MODEL):
-                        if m.uid not in self.table.sync_capable or m.uid in self.table.wrapped_under:
-                            self.table.wrapped_under.setdefault(m.uid, set()).update(paths)
+                        self.table.wrapped_on_paths(m.uid, paths)
                         self.table.sync_capable.add(m.uid)
                         self.table.parallelised_by.setdefault(m.uid, (code(site.call.func), context.replace("{owner}", site.receiver_text)))
                         if self.interp.worlds.active:  # (one object of several worlds: off only if off in each)

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
-from . import flags, grad_mode, pathcond, periods, remainder_flush, type_tests
+from . import flags, grad_mode, past_bounds, pathcond, periods, remainder_flush, type_tests
 from . import names as N
 from .amp import Amp
 from .apimodels import Catalogue, ModelFile, catalogue_for
@@ -1375,11 +1375,11 @@ class Interpreter:
             return False
         node: ast.AST | None = self.parent(statement)
         while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-            if isinstance(node, ast.For) and (counter := _counted_upward(node)) is not None and counter in rel[:2]:
+            if isinstance(node, ast.For) and (counter := past_bounds.counted_upward(node)) is not None and counter in rel[:2]:
                 bound = rel[1] if rel[0] == counter else rel[0]
                 if loop is not None and node is not loop:
                     return False
-                return not _names_in(bound) & (self.stored_in(node) | {counter}) \
+                return not past_bounds.names_in(bound) & (self.stored_in(node) | {counter}) \
                     and counter not in self._rebound_in(node)
             node = self.parent(node)
         return False
@@ -1388,7 +1388,7 @@ class Interpreter:
         """The tests in this loop comparing its counter with a bound it does not assign (`_counts_past_a_bound`),
         each with the truth of its atom that, once a path found it, holds for every later iteration (`epoch <
         args.start_epoch` false: the counter only grows): kept when the loop binds its counter anew."""
-        counter = _counted_upward(loop)
+        counter = past_bounds.counted_upward(loop)
         if counter is None:
             return {}
         out: dict[int, bool] = {}
@@ -1399,11 +1399,9 @@ class Interpreter:
                      and self._counts_past_a_bound(c.statement, c.test, loop)]
             if not conds:
                 continue
-            signs = holds if a == counter else frozenset(-x for x in holds)  # of `counter - bound`
-            if signs in _UPWARD:  # `epoch >= start`: true from some iteration on
-                out[akey] = conds[0].polarity
-            elif _ALL_SIGNS - signs in _UPWARD:  # `epoch < start`: false from some iteration on
-                out[akey] = not conds[0].polarity
+            lasting = past_bounds.lasting_truth((a, b, holds), counter)
+            if lasting is not None:  # the test's truth; the path keeps its atom's (`polarity`)
+                out[akey] = lasting == conds[0].polarity
         return out
 
     @functools.cached_property
@@ -1533,40 +1531,6 @@ def _whole_target(target: ast.expr, sub: ast.expr) -> bool:
     if isinstance(target, ast.Starred):
         return _whole_target(target.value, sub)
     return isinstance(target, (ast.Tuple, ast.List)) and any(_whole_target(e, sub) for e in target.elts)
-
-
-
-
-def _names_in(text: str) -> set[str]:
-    """The names and attribute names an operand's text reads (`args.start_epoch`: `args`, `start_epoch`, itself)."""
-    try:
-        tree = ast.parse(text, mode="eval")
-    except SyntaxError:
-        return {text}
-    found = {text}
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Name):
-            found.add(n.id)
-        elif isinstance(n, ast.Attribute):
-            found.add(n.attr)
-    return found
-
-
-def _counted_upward(loop: ast.For) -> str | None:
-    """The name a `for` loop counts up by one per iteration: `k` of `for k in range(...)` (no step, or a positive
-    one), `i` of `for i, x in enumerate(...)`."""
-    it, target = loop.iter, loop.target
-    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name)):
-        return None
-    if it.func.id == "range" and isinstance(target, ast.Name):
-        step = it.args[2] if len(it.args) == 3 else None
-        if step is None or (isinstance(step, ast.Constant) and type(step.value) is int and step.value > 0):
-            return target.id
-    if it.func.id == "enumerate" and isinstance(target, ast.Tuple) and target.elts and isinstance(target.elts[0], ast.Name):
-        return target.elts[0].id
-    return None
-_ALL_SIGNS = frozenset({-1, 0, 1})
-_UPWARD = (frozenset({1}), frozenset({0, 1}))  # signs of `counter - bound` that, once reached, a growing counter keeps
 
 
 # What a configuration-flag test is made of: names, attributes, constants, `not`, `and`/`or`, comparisons.

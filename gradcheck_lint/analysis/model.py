@@ -185,9 +185,8 @@ class TrainingModel:
     def wrapped_on(self, uid: int, state: PathState) -> bool:
         """Whether the model may be a data-parallel wrapper on this path: not where the path took none of the
         arms a framework wrapped it on (`arm_facts`)."""
-        rows = self.table.wrapped_under.get(uid)
-        return not rows or not arm_facts.contradicted(rows, lambda akey: self._truth_on(state, akey),
-                                                      lambda akey: self._generations.get(akey, 0))
+        return not arm_facts.contradicted(self.table.wrapped_under.get(uid), lambda akey: self._truth_on(state, akey),
+                                          lambda akey: self._generations.get(akey, 0))
 
     def optimizer_holders(self, opt: Entity) -> frozenset[Holder]:
         return self.table.optimizer_holders(opt)

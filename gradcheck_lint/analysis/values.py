@@ -550,6 +550,12 @@ class EntityTable:
     # copy uid -> the modules it copies (`fast = deepcopy(self.model)`): of their class, with fresh parameters
     copies: dict[int, frozenset[Entity]] = field(default_factory=dict)
 
+    def wrapped_on_paths(self, uid: int, paths: set[frozenset[tuple[int, bool, int]]]) -> None:
+        """This model became a data-parallel wrapper on these paths (`arm_facts.literals_of`), unless it was seen
+        used as one already, whatever way the paths went."""
+        if uid not in self.sync_capable or uid in self.wrapped_under:
+            self.wrapped_under.setdefault(uid, set()).update(paths)
+
     def wrapped_everywhere(self, uids: Iterable[int]) -> None:
         """These models are data-parallel wrappers whatever way the paths went (seen used as one)."""
         for uid in uids:

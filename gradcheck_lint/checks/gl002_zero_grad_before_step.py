@@ -391,11 +391,17 @@ def _in_dropping_arm(model: TrainingModel, clear: Clear) -> bool:
     return False
 
 
-def _skipping_arm(test: ast.expr) -> bool | None:
-    """`if skip_window:` -> True (the body skips), `if not skip_window:` -> False; None for any other test."""
+def _without_not(test: ast.expr) -> tuple[ast.expr, bool]:
+    """The test under its `not`s, and whether they negate it."""
     negated = False
     while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         test, negated = test.operand, not negated
+    return test, negated
+
+
+def _skipping_arm(test: ast.expr) -> bool | None:
+    """`if skip_window:` -> True (the body skips), `if not skip_window:` -> False; None for any other test."""
+    test, negated = _without_not(test)
     name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else None
     return None if name is None or not _SKIP_TEST.match(name) else not negated
 
@@ -404,9 +410,7 @@ def _non_finite_arm(test: ast.expr) -> bool | None:
     """Which arm of an `if` on this test runs when the value tested is not finite: True the body (`if
     torch.isnan(loss):`, `if not torch.isfinite(norm):`), False the `else` (`if torch.isfinite(norm):`); None when
     the test is not only a finiteness test."""
-    negated = False
-    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        test, negated = test.operand, not negated
+    test, negated = _without_not(test)
     words = {w.lower() for w in NON_FINITE.findall(code(test))}
     if not words:
         return None
