@@ -454,6 +454,8 @@ class Effects:
             value = Value(entities=frozenset({ent}))
         if effect.value("fresh"):
             self.fresh(value, flow)
+        if effect.value("parameter_free"):
+            self.table.parameter_free.add(ent.uid)
         if effect.value("in_place") and model is not None and model[1] is not None:
             # `fully_shard(model)`: FSDP2 changes the module's class in place and returns it; the name
             # given now holds the wrapper, as after `model = fully_shard(model)`

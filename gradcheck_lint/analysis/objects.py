@@ -382,6 +382,8 @@ class Objects:
         the class stored there, never by its owner's."""
         if holder.pseudo:
             return False
+        if not holder.path and holder.uid in self.table.parameter_free:
+            return True  # a library module the catalogue models as holding none (`nn.ZeroPad2d(2)`)
         calls = self.interp.calls
         info = self.module_classes.of(holder, calls.instance_class, self.interp.definitions.ancestors) \
             if holder.path else calls.instance_class.get(holder.uid)

@@ -547,6 +547,8 @@ class EntityTable:
     # uid of an object built switched on or off by a setting (`GradScaler(enabled=use_amp)`) -> that argument's syntax
     # and the constructor call (`switches`)
     switches: dict[int, tuple[ast.expr, ast.AST]] = field(default_factory=dict)
+    # modules built in sight by a call the catalogue models as making one without parameters (`nn.ZeroPad2d(2)`)
+    parameter_free: set[int] = field(default_factory=set)
     # copy uid -> the modules it copies (`fast = deepcopy(self.model)`): of their class, with fresh parameters
     copies: dict[int, frozenset[Entity]] = field(default_factory=dict)
 

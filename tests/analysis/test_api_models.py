@@ -23,7 +23,7 @@ FRAMEWORK_FILES = {
     "torch.toml", "torch_amp.toml", "torch_distributed.toml", "accelerate.toml", "lightning.toml", "fabric.toml",
     "deepspeed.toml", "apex.toml", "torch_xla.toml", "timm.toml", "mmengine.toml", "transformers.toml", "python.toml",
     "diffusers.toml", "yolo.toml", "horovod.toml", "transformer_lens.toml", "hydra.toml", "megatron.toml",
-    "ignite.toml", "torch_no_graph.toml", "torch_nonlinear.toml", "peft.toml",
+    "ignite.toml", "torch_no_graph.toml", "torch_nonlinear.toml", "peft.toml", "torch_parameter_free.toml",
 }
 FOREIGN_FILE = "other_frameworks.toml"  # no rows: the packages of other deep-learning frameworks
 

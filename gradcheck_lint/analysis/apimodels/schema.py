@@ -55,7 +55,10 @@ EFFECTS: dict[str, dict[str, str]] = {
                   # (`Accelerator(mixed_precision="fp16")`); passed another literal, it scales nothing; passed a
                   # setting, or nothing (the launch configuration decides), it may: an assumption
                   "loss_scaler": "str",
-                  "configured": "bool"},
+                  "configured": "bool",
+                  # parameter_free: the new module holds no parameter (`nn.ReLU()`, `nn.ZeroPad2d(2)`): calling it
+                  # runs none, so its result holds its inputs' graphs only (torch_parameter_free.toml, generated)
+                  "parameter_free": "bool"},
     # an optimizer updates `params` too from now on (`opt.add_param_group({"params": [p]})`); `key`: the item of a
     # parameter group (a dict) that holds them, when one is given
     "add_params": {"optimizer": "ref", "params": "ref", "key": "str"},
