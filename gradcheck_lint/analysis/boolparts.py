@@ -112,6 +112,24 @@ class BoolParts:
         self._parts[key] = found
         return found
 
+    def deciding_part(self, cond: Condition, of_phase: Callable[[ast.expr], bool]) -> tuple[bool, int, bool] | None:
+        """`if distributed and (i + 1) % N != 0:`: the one part that does not read a window counter's phase, when
+        every other part does and that one is shared (remembered by the paths). Where the phase parts held (an
+        `and`) or failed (an `or`), the test went as that part did: the arm that took the other way knows it (the
+        plain `else:` of a DDP script's `no_sync` arm, on a micro-batch that does not step, runs where `distributed`
+        is false). (is the test an `and`, the part's assumption key, that key's truth when the part holds)."""
+        test = cond.test
+        if not isinstance(test, ast.BoolOp):
+            return None
+        rest = [p for p in test.values if not of_phase(p)]
+        if len(rest) != 1 or len(test.values) < 2:
+            return None
+        text, truth = self._text(rest[0])
+        key = self._akeys.get(text)
+        if key is None or self._counts[text] < 2:
+            return None
+        return isinstance(test.op, ast.And), key, truth
+
     # ------------------------------------------------------------------ paths
     @staticmethod
     def truth(state: PathState, parts: Parts) -> bool | None:

@@ -127,7 +127,7 @@ class Interpreter:
                                        foreign=None if project is None else project.home_class_resolver())
         self.functions = self.definitions.functions
         self.classes = self.definitions.classes
-        scan = Prescan(module, self.catalogue)
+        scan = Prescan(module, self.catalogue, self.imports)
         self.prescan = scan
         self._own_prescan = scan  # (`prescan` is another file's while that file's code runs)
         self.called_names, self.called_attrs = scan.called_names, scan.called_attrs
@@ -732,12 +732,15 @@ class Interpreter:
         if cond.volatile or cond.framework_gate:
             return True
         statement = cond.statement
-        test = statement.test if isinstance(statement, (ast.If, ast.While)) else cond.test
+        test = written = statement.test if isinstance(statement, (ast.If, ast.While)) else cond.test
         if test is not cond.test and not any(n is cond.test for n in breadth_first(test)):
             test = cond.test  # read through a call (`if not exists(self.opt):` is `self.opt is None`: `_returned`)
         if (self.prescan.tests_of(test) > 1 or self.prescan.compares_otherwise(test)
                 or (cond.atom is not None and self.subjects_tested[cond.atom.subject] > 1)
                 or self._invariant_flag(statement, test) or self.boolparts.shared(test)
+                # (`if distributed:` of `distributed = world_size > 1`, read through the name: a part of another
+                # test by that name, `if distributed and (i + 1) % N != 0:`)
+                or written is not test and self.boolparts.shared(written)
                 or self._counts_past_a_bound(statement, test)):
             return True
         if self._parameter_test(statement, test):
@@ -1061,6 +1064,8 @@ class Interpreter:
         periodic = frozenset(self.period_counters & cond.names) if frame is not None else frozenset()
         scope = self.scope(frame)
         parts = self.boolparts.of(cond)
+        deciding = self.boolparts.deciding_part(cond, lambda p: bool(self.counters.modulo_atoms(p))) \
+            if places and parts else None
         in_scope = self.scope(frame) if frame is not None else None
         for s in flow.states:
             known = self.known_truth(s, cond, flow.env, in_scope)
@@ -1098,6 +1103,12 @@ class Interpreter:
                 f_ph = frozenset(p for p, v in truths.items() if v is not True)
                 t_s = t_s.with_phase(key, window, t_ph) if t_s is not None and t_ph else None
                 f_s = f_s.with_phase(key, window, f_ph) if f_s is not None and f_ph else None
+                if deciding is not None:  # `else:` of `if distributed and (i + 1) % N != 0:`
+                    t_s, f_s, decided_arm = self._decided_by_a_part(t_s, f_s, truths, deciding, key, window)
+                    if decided_arm is not None:
+                        arm, decided = decided_arm
+                        (t_states if arm else f_states).append(decided.assume(cond.akey, cond.polarity == arm)
+                                                               if remember and known is None else decided)
             if t_s is not None and gates:  # `if accelerator.sync_gradients and clip:`: the boundary holds too
                 for gate in gates:
                     t_s = t_s.assume(gate, True) if t_s.assumption(gate) is None else t_s if t_s.assumption(gate) else None
@@ -1115,6 +1126,30 @@ class Interpreter:
                 if part is not None:
                     part.env[UNIT_WINDOW + window] = Value(const=str(truth == arm))
         return t, f
+
+    @staticmethod
+    def _decided_by_a_part(t_s: PathState | None, f_s: PathState | None, truths: dict[str, bool | None],
+                           deciding: tuple[bool, int, bool], key: str, window: str,
+                           ) -> tuple[PathState | None, PathState | None, tuple[bool, PathState] | None]:
+        """`BoolParts.deciding_part`: of the arm the phase parts do not decide (the false arm of an `and`), the phases
+        where they held are a path of their own that knows the deciding part went the arm's way. The arms left, and
+        that path with its arm (None when there is none, or it contradicts what the path knew)."""
+        is_and, part, truth = deciding
+        side = f_s if is_and else t_s
+        if side is None:
+            return t_s, f_s, None
+        phases = side.phase(key, window) or ALL_PHASES
+        open_ = frozenset(p for p in phases if truths.get(p, None) is None)
+        if not open_:
+            return t_s, f_s, None
+        value = (not truth) if is_and else truth
+        known = side.assumption(part)
+        moved = side.with_phase(key, window, open_) if open_ != phases else side
+        moved = moved.assume(part, value) if known is None else moved if known == value else None
+        rest = phases - open_
+        kept = side.with_phase(key, window, rest) if rest else None
+        t_s, f_s = (t_s, kept) if is_and else (kept, f_s)
+        return t_s, f_s, (not is_and, moved) if moved is not None else None
 
     def _disjunct_places(self, cond: Condition, atoms: list[tuple[str, str]], flow: Flow, frame: Frame | None,
                          ) -> list[tuple[ast.expr, str, str, tuple[str, int, bool, int | None]]] | None:

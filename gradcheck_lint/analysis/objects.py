@@ -10,7 +10,6 @@ from dataclasses import replace
 
 from . import call_signatures, class_refs, declared_types
 from . import names as N
-from .apimodels.schema import AttributeModel, MethodModel
 from .conventions import convention
 from .definitions import ClassInfo
 from .flow import ANY_WRAPPER, MAX_DEPTH, SYNC_OFF, SYNC_SET, Flow, Frame, Function, generations, step_counts
@@ -652,13 +651,8 @@ class Objects:
     def sync_wrappers(self, value: Value) -> list[int]:
         """Uids of the data-parallel wrappers (DDP, FSDP) a value may be: those whose gradient sync can be switched."""
         cat = self.interp.catalogue
-
-        def switches(model: MethodModel | AttributeModel | None) -> bool:
-            return model is not None and any(e.kind == "sync" for e in model.effects)
-
-        return sorted(e.uid for e in value.entities if e.uid in self.table.sync_capable or e.api and (
-            switches(cat.method(e.api, "no_sync")) or switches(cat.attribute(e.api, "require_backward_grad_sync"))
-            or switches(cat.method(e.api, "set_requires_gradient_sync"))))
+        return sorted(e.uid for e in value.entities if e.uid in self.table.sync_capable
+                      or e.api and cat.switches_sync(e.api))
 
     @staticmethod
     def sync_state(uid: int, flow: Flow, frame: Frame) -> str:

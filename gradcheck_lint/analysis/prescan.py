@@ -53,8 +53,11 @@ class _Marks:
 class Prescan:
     """What the interpreter needs to know up front, from one iterative pass over the module."""
 
-    def __init__(self, module: ast.Module, catalogue: Catalogue) -> None:
+    def __init__(self, module: ast.Module, catalogue: Catalogue, imports: N.ImportMap | None = None) -> None:
         self.catalogue = catalogue
+        # (what a call's name stands for: `DDP(model)` after `from torch.nn.parallel import
+        # DistributedDataParallel as DDP`)
+        self._imports = imports if imports is not None else N.ImportMap.of(module)
         self.event_attrs = event_attrs(catalogue)
         # `torch.set_grad_enabled(False)` on its own line: the mode holds past the branch that set it (`grad_mode`)
         self.mode_setters = catalogue.mode_setters()
@@ -256,6 +259,13 @@ class Prescan:
                         self.windows.setdefault(counter, set()).add(window)
             todo.extend((child, around, fn) for child in children(node))
 
+    def _wraps(self, func: ast.expr) -> bool:
+        """A call making a data-parallel wrapper of a model (`DDP(model)`, `accelerator.prepare(model)`)."""
+        if type(func) is ast.Attribute and func.attr in self._parallelising:
+            return True
+        qualified = self._imports.qualify(func) if type(func) in (ast.Name, ast.Attribute) else None
+        return qualified is not None and "." in qualified and self.catalogue.wraps_for_data_parallel(qualified)
+
     def synced_here(self, text: str, fn: ast.AST | None) -> bool:
         """`text` is a data-parallel wrapper by how the code switches its sync: an attribute (`self.model.no_sync()`)
         wherever the file does, a plain name only where the function using it does (`model.no_sync()` in
@@ -280,6 +290,11 @@ class Prescan:
             self.called_refs.add(called)
         if called is not None and N.MODEL_NAME.search(called.rsplit(".", 1)[-1]) and not N.OPTIMIZER_NAME.search(called):
             self.called_models.add(called)  # `encoder(x)`: a callable named like a model
+        if here and self._wraps(func):
+            # `if distributed: model = DDP(model)`: what a backward through the model does depends on the arm, so
+            # the paths remember which way they went (`arm_facts`)
+            for m in here:
+                m.direct = True
         if isinstance(func, ast.Name):
             self.called_names.add(func.id)
             if func.id in self.mode_setters:

@@ -80,7 +80,7 @@ class _ModuleContext:
         self.definitions = Definitions(module.tree, module.imports, catalogue, foreign=resolve_class)
         self.functions = self.definitions.functions
         self.classes = self.definitions.classes
-        scan = Prescan(module.tree, catalogue)
+        scan = Prescan(module.tree, catalogue, module.imports)
         self.prescan = scan
         self.called_names, self.called_attrs = scan.called_names, scan.called_attrs
         self.model_refs, self.optimizer_refs = scan.evidence()

@@ -227,6 +227,28 @@ class Catalogue:
         return self._last_names((kinds, clears),
                                 lambda e: e.kind in kinds or clears and e.kind == "step" and bool(e.value("clears")))
 
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one catalogue per configuration, kept for the process
+    def wraps_for_data_parallel(self, qualified: str) -> bool:
+        """Calling `qualified` makes a data-parallel wrapper of a model: it constructs a type whose gradient sync can be
+        switched (`DistributedDataParallel(model)`, `FSDP(model)`), or hands back the model wrapped on several
+        processes (a `returns` effect with `data_parallel`)."""
+        row = self.call(qualified)
+        if row is None:
+            return False
+        for e in row.effects:
+            if e.kind == "returns" and e.value("data_parallel"):
+                return True
+            if e.kind == "construct" and self.switches_sync(str(e.value("type"))):
+                return True
+        return False
+
+    def switches_sync(self, type_name: str) -> bool:
+        """Objects of this type can have their gradient sync switched off (`no_sync()`, `require_backward_grad_sync`,
+        `set_requires_gradient_sync`): data-parallel wrappers."""
+        rows = (self.method(type_name, "no_sync"), self.attribute(type_name, "require_backward_grad_sync"),
+                self.method(type_name, "set_requires_gradient_sync"))
+        return any(r is not None and any(e.kind == "sync" for e in r.effects) for r in rows)
+
     def parallelising_names(self) -> frozenset[str]:
         """The last names of the calls that hand back the model they are given, wrapped for data parallelism on
         several processes (`accelerator.prepare`, `fabric.setup`): rows whose `returns` effect has `data_parallel`."""
