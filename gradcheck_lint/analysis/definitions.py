@@ -39,7 +39,10 @@ def is_property(fn: Function) -> bool:
 
 
 def is_abstract(fn: Function) -> bool:
-    """A stub that only raises NotImplementedError (after an optional docstring)."""
+    """A stub a subclass overrides: declared `@abstractmethod` (whatever its body: `pass`, `...`), or only raising
+    NotImplementedError (after an optional docstring)."""
+    if any(last_name(d) == "abstractmethod" for d in fn.decorator_list):
+        return True
     name = _only_raises(fn)
     return name is not None and name.rsplit(".", 1)[-1] == "NotImplementedError"
 

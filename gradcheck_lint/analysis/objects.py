@@ -11,7 +11,7 @@ from dataclasses import replace
 from . import call_signatures, class_refs, declared_types
 from . import names as N
 from .conventions import convention
-from .definitions import ClassInfo
+from .definitions import ClassInfo, is_abstract
 from .flow import ANY_WRAPPER, MAX_DEPTH, SYNC_OFF, SYNC_SET, Flow, Frame, Function, generations, step_counts
 from .gradstate import PathState, frozen_on_every_path
 from .graph_cuts import may_cut_graphs, returns_copies
@@ -417,7 +417,8 @@ class Objects:
             # (a `forward` of another file past the reading budget is not read: what it returns is unknown)
             fn = self.interp.definitions.find_method(info, "forward")
             project = self.interp.project
-            return fn is not None and (project is None or project.follows(self.interp, fn))
+            # (an abstract `forward`, `@abstractmethod ... pass`, says nothing of what the subclass run returns)
+            return fn is not None and not is_abstract(fn) and (project is None or project.follows(self.interp, fn))
         originals = self.table.copies.get(entity.uid)
         if originals is not None:
             # a copy (`deepcopy(self.model)`) is called as a module of no class read: its `forward` is known where the
