@@ -171,7 +171,9 @@ class PathState:
         return bool(self.frozen) and _frozen_in(_freeze_paths(self.frozen), holder)
 
     # -- transitions -----------------------------------------------------------------------
-    def backward(self, event: int, written: dict[Holder, bool]) -> PathState:
+    def backward(self, event: int, written: dict[Holder, bool], refills: frozenset[Holder] = frozenset()) -> PathState:
+        """`written`: the holders this backward writes (certainly or not); `refills`: holders it is not said to write,
+        yet which a clear's records count as written again after it (the parts of a whole module written)."""
         grads: set[tuple[Holder, Contribution]] = set()
         again: dict[Holder, list[Contribution]] = {}  # fresh gradients of this backward call, by holder
         for h, c in self.grads:
@@ -194,7 +196,7 @@ class PathState:
                 grads.add((holder, Contribution(event, certain=certain)))
         discards = frozenset(
             Discard(d.clear, d.backward, d.holder, True, d.refilled_same or d.backward == event, restored=d.restored)
-            if any(d.holder.overlaps(t) for t in touched) else d
+            if any(d.holder.overlaps(t) for t in touched) or d.holder in refills else d
             for d in self.discards
         )
         return self._with(grads=frozenset(grads), discards=discards)

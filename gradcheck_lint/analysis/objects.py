@@ -255,6 +255,7 @@ class Objects:
         args, reached, parts, unseen_parts = self._through_local_forward(module, pos, kw, flow, frame,
                                                                           union_as_tensor([*pos, *kw.values()]))
         own = module.modules - self._parameter_free_holders(module)
+        self._note_parts(module)
         unseen: frozenset[Holder] = frozenset()
         if reached is not None and not reached and parts is None and not unseen_parts and not args.reach \
                 and not args.built and self._forward_returns_copies(module):
@@ -353,6 +354,16 @@ class Objects:
                                           vague_sites=out.vague_sites | {s for _h, _g, s in built} if unread
                                           else out.vague_sites)))
         return replace(out, items=tuple(items))
+
+    def _note_parts(self, module: Value) -> None:
+        """Record the objects of other constructor calls the module called holds as its parts (`EntityTable.parts`):
+        one object called, whole, whose modules include other objects' whole holders."""
+        if len(module.entities) != 1 or module.opaque:
+            return
+        (ent,) = module.entities
+        held = [h for h in module.modules if h.uid != ent.uid and not h.path and not h.pseudo]
+        if held:
+            self.table.parts.setdefault(ent.uid, set()).update(held)
 
     def _made_out_of_sight(self, module: Value) -> bool:
         """Every object the module called is known as was made out of sight, of no class known or modelled

@@ -179,7 +179,12 @@ class Recorder:
                         ev.firm_graphs.add(graph)
                     if site not in loss.vague_sites and called:
                         ev.read_graphs.add(graph)
-        flow.map_gradients(lambda s: s.backward(ev.id, written), ("backward", ev.id, frozenset(written.items())))
+        # (a backward through a whole module refills what a clear dropped in the parts it holds, also where this
+        # path's value of the module did not list them: `EntityTable.parts`)
+        refills = frozenset(p for h in written if not h.path and not h.pseudo
+                            for p in self.table.parts.get(h.uid, ()) if p not in written)
+        flow.map_gradients(lambda s: s.backward(ev.id, written, refills),
+                           ("backward", ev.id, frozenset(written.items()), refills))
         held = flow.env.get(loss_text) if loss_text.isidentifier() else None
         if held is not None and not frame.no_grad:
             self.interp.keepalives.proven_by_backward(loss_text, held, flow, by_name)  # and what it was made of

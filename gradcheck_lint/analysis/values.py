@@ -547,6 +547,9 @@ class EntityTable:
     # uid of an object built switched on or off by a setting (`GradScaler(enabled=use_amp)`) -> that argument's syntax
     # and the constructor call (`switches`)
     switches: dict[int, tuple[ast.expr, ast.AST]] = field(default_factory=dict)
+    # module uid -> the objects of other constructor calls it was seen to hold, by their whole holders (`self.blocks =
+    # nn.ModuleList([Block(cfg) for _ in range(n)])`): a backward through the whole module writes into them too
+    parts: dict[int, set[Holder]] = field(default_factory=dict)
     # modules built in sight by a call the catalogue models as making one without parameters (`nn.ZeroPad2d(2)`)
     parameter_free: set[int] = field(default_factory=set)
     # copy uid -> the modules it copies (`fast = deepcopy(self.model)`): of their class, with fresh parameters
