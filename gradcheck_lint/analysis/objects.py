@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 
 from . import call_signatures, class_refs, declared_types
@@ -49,6 +49,7 @@ class Objects:
         self._tuples: dict[tuple[int, int], bool] = {}  # ids of a local `forward` and its class -> returns a tuple in sight
         self._objects: dict[int, bool] = {}  # id of a local `forward` -> whether it returns an object it made
         self._dicts: dict[tuple[int, int], bool] = {}  # ids of a local `forward` and its class -> returns a dict
+        self._wrapped: dict[int, bool] = {}  # id of a `forward` -> it returns what an unread call makes of a container
         # forward ordinals that called a module itself, whatever its name (`self.qf_1(x)` of a base class's `qf_1`)
         self.called_whole: set[int] = set()
         self.module_classes = ModuleClasses()  # the class of a submodule stored on a module (`self.loss = VQLoss()`)
@@ -293,7 +294,8 @@ class Objects:
                 # (a `forward` returning a tuple whose parts were not seen, its return read past the reading depth
                 # or budget: which part holds the graph is not read either)
                 self.table.unread_forwards.add(site)
-            if not vague and not any(self._result_read(e) for e in module.entities):
+            if not vague and (not any(self._result_read(e) for e in module.entities)
+                              or self._returns_unread_container(module)):
                 self.table.results_unread.add(site)
             wrappers = self.sync_wrappers(module)
             sync = sync | {(uid, self.sync_state(uid, flow, frame), site, _count(flow, uid)) for uid in wrappers}
@@ -612,6 +614,41 @@ class Objects:
             return False
         info = declared_types.declared_class(value.func, self.interp)  # the class of the project the name names
         return info is not None and not info.is_module and self.interp.definitions.plain(info)
+
+    def _returns_unread_container(self, module: Value) -> bool:
+        """The module's `forward`, read, returns only what a call neither read nor modelled makes of a container it
+        is given (`return TensorDict({"loss": loss, "metrics": {"loss": loss.detach()}}, batch_size=())`): which item
+        of that object holds which graph is not read."""
+        info = self.class_of_module(module)
+        fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
+        if fn is None:
+            return False
+        found = self._wrapped.get(id(fn))
+        if found is None:
+            project = self.interp.project
+            foreign = project.module_of(fn) if project is not None else None
+            imports = getattr(foreign, "imports", None) or self.interp.imports
+            returned, bound = _returned_and_bound(fn)
+            made = [v for v in (*returned, *bound) if not isinstance(v, ast.Name)]
+            found = self._wrapped[id(fn)] = bool(made) and all(
+                self._unread_wrapper(v, imports.qualify) for v in made)
+        return found
+
+    def _unread_wrapper(self, value: ast.expr, qualify: Callable[[ast.AST], str | None]) -> bool:
+        """A call of a class or function no catalogue row models and the project does not define, given a dict,
+        list or tuple display (or keywords holding one)."""
+        if not isinstance(value, ast.Call):
+            return False
+        qualified = qualify(value.func)
+        if qualified is None or self.interp.catalogue.call(qualified) is not None:
+            return False
+        project = self.interp.project
+        if qualified.split(".", 1)[0] in self.interp.definitions.functions \
+                or qualified.split(".", 1)[0] in self.interp.definitions.classes \
+                or project is not None and project.target(qualified) is not None:
+            return False
+        given = [*value.args, *(k.value for k in value.keywords)]
+        return any(isinstance(a, (ast.Dict, ast.List, ast.Tuple)) for a in given)
 
     def _forward_returns_copies(self, module: Value) -> bool:
         """The module's `forward` is of a class read and each of its `return`s returns what a call that cuts graphs
