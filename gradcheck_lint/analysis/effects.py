@@ -371,7 +371,7 @@ class Effects:
         if out is None or not (out.divisors or out.multipliers or out.shares or out.divided_twice):
             return out
         none = frozenset[str]()
-        return replace(out, divisors=none, divided_twice=none, multipliers=none, shares=none)
+        return replace(out, divisors=none, divided_twice=none, multipliers=none, shares=none, unread_factors=none)
 
     def _run_own(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         """`worker.start()` of a `threading.Thread` subclass: its `run()`, as the thread will call it."""
@@ -980,7 +980,8 @@ def _spent(node: ast.expr | None, call: ast.Call, flow: Flow) -> None:
     retain = keyword_value(call, "retain_graph")
     if retain is not None and not (isinstance(retain, ast.Constant) and retain.value in (False, None)):
         return  # the graph is kept for another backward pass of the same loss
-    flow.env[key] = replace(value, divisors=frozenset(), divided_twice=frozenset(), multipliers=frozenset())
+    flow.env[key] = replace(value, divisors=frozenset(), divided_twice=frozenset(), multipliers=frozenset(),
+                            unread_factors=frozenset())
 
 
 def _without_graphs(value: Value) -> Value:

@@ -391,6 +391,11 @@ class Expressions:
                         right = replace(right, divisors=cancelled,
                                         divided_twice=right.divided_twice - {code(other_node)})
         result = union_as_tensor([left, right])
+        if (op is ast.Add or op is ast.Sub) and result.unread_factors:
+            # a factor scales a sum only when it scales every term with a graph (`loss + w * aux`: `w` weighs a term)
+            terms = [v for v in (left, right) if v.reach or v.opaque or v.built]
+            result = replace(result, unread_factors=frozenset.intersection(*(v.unread_factors for v in terms))
+                             if terms else frozenset())
         if op is ast.Add and (left.params or right.params):  # list(a.parameters()) + [...]
             # a list of parameters and a list naming one a module registered (`+ [mtl_loss.log_sigma]`, a
             # path of that module): the concatenation holds both, as the constructor's groups would
@@ -409,6 +414,8 @@ class Expressions:
                     result = _times_reciprocal(result, div, factor, term)
                 elif term.reach and not factor.reach and not is_number(side):
                     result = replace(result, multipliers=result.multipliers | {code(side)})
+                    if _unread_factor(factor):
+                        result = replace(result, unread_factors=result.unread_factors | {code(side)})
                     if _sample_count(side, frame.function):
                         # `(lbox + lobj + lcls) * bs` of `bs = tobj.shape[0]`: the batch's mean times its size, a
                         # sum over its samples (the YOLOv5 family's own `utils/loss.py`, lockbox 37)
@@ -504,6 +511,7 @@ class Expressions:
         # what the losses went through: the data-parallel forwards (GL006), a GradScaler, a sum over samples
         return Value(entities=v.entities, modules=v.modules, params=v.params, reach=v.reach, opaque=v.opaque, vague=v.vague,
                      divisors=v.divisors, divided_twice=v.divided_twice, multipliers=v.multipliers, shares=v.shares,
+                     unread_factors=v.unread_factors,
                      built=v.built, vague_sites=v.vague_sites, graph=v.graph, graph_assumed=v.graph_assumed,
                      sync=v.sync, amp=v.amp, summed=v.summed,
                      unseen_reduction=v.unseen_reduction, present=True)
@@ -1416,6 +1424,8 @@ class Expressions:
                 new = _times_reciprocal(new, div, rhs, old)
             elif old.reach and not rhs.reach and not is_number(small.value):
                 new = replace(new, multipliers=new.multipliers | {code(small.value)})
+                if _unread_factor(rhs):
+                    new = replace(new, unread_factors=new.unread_factors | {code(small.value)})
             if not rhs.reach and (old.reach or old.opaque) and (share := share_denominator(small.value)) is not None:
                 new = replace(new, shares=new.shares | {share})  # `loss *= n / total`
         elif old.unread_class is not None:
@@ -1663,3 +1673,9 @@ def _selects_parameters(source: ast.expr) -> bool:
     return isinstance(source, ast.Call) and isinstance(source.func, ast.Attribute) \
         and source.func.attr in ("named_parameters", "parameters")
 
+
+
+def _unread_factor(factor: Value) -> bool:
+    """A factor whose value was not read: a parameter handed in or a result of a call not read (opaque), not a number
+    or a setting computed in sight (which carries what it was divided by, or a constant)."""
+    return factor.opaque and not factor.divisors and factor.const is None and not factor.shares

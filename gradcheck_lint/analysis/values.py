@@ -156,6 +156,9 @@ class Value:
     divisors: frozenset[str] = frozenset()
     divided_twice: frozenset[str] = frozenset()
     multipliers: frozenset[str] = frozenset()
+    # of `multipliers`, factors whose value was not read (`loss * grad_scale` of a `grad_scale` handed in as a
+    # parameter, or made out of sight): one may be 1/N, so "not divided by N" rests on that
+    unread_factors: frozenset[str] = frozenset()
     shares: frozenset[str] = frozenset()
     items: tuple[tuple[str, Value], ...] = ()
     counter: Counter | None = None
@@ -225,7 +228,8 @@ class Value:
                      kept=self.kept, graph=graph,
                      graph_assumed=self.graph_assumed, amp=self.amp,
                      summed=self.summed, unseen_reduction=self.unseen_reduction, sync=self.sync, divisors=self.divisors,
-                     divided_twice=self.divided_twice, multipliers=self.multipliers, shares=self.shares)
+                     divided_twice=self.divided_twice, multipliers=self.multipliers, shares=self.shares,
+                     unread_factors=self.unread_factors)
 
     def with_divisor(self, text: str) -> Value:
         twice = self.divided_twice | {text} if text in self.divisors else self.divided_twice
@@ -323,6 +327,7 @@ def join(values: Iterable[Value]) -> Value:
         # twice only when every path divided twice: a join is not a chain
         divided_twice=frozenset.intersection(*(v.divided_twice for v in vals)),
         multipliers=frozenset().union(*(v.multipliers for v in vals)),
+        unread_factors=frozenset().union(*(v.unread_factors for v in vals)),
         shares=frozenset().union(*(v.shares for v in vals)),
         items=tuple((k, join(vs)) for k, vs in items.items()),
         counter=counter,

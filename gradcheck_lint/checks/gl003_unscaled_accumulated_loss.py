@@ -352,6 +352,11 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                     chain = [step.provenance, c.provenance, backward.loss.provenance, *_reduction(backward)]
                     if by_name:
                         chain.append(assumed(Assumption.NAME))  # a divisor taken for an inner loop's count by its name
+                    if backward.loss.unread_factors:
+                        # `(loss * grad_scale).backward()` of a `grad_scale` handed in: it may be `1 / N`
+                        # (FabianMenekshi's training function, handed `grad_scale=1.0 / grad_accum_steps` through
+                        # `**shared`, lockbox 40)
+                        chain.append(assumed(Assumption.FACTOR))
                     if (unit is not None or stride is not None) and rest:
                         # `loss / 4` in a window of 32 samples: right when a micro-batch holds 8, which is not seen
                         chain.append(assumed(Assumption.SAMPLES))
