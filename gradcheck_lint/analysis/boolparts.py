@@ -32,6 +32,7 @@ from . import pathcond
 from .conditions import analyse_test
 from .syntax import code
 from .walk import iter_tree
+from .window_arithmetic import ALL_PHASES
 
 if TYPE_CHECKING:
     from .conditions import Condition
@@ -131,6 +132,30 @@ class BoolParts:
         return isinstance(test.op, ast.And), key, truth
 
     # ------------------------------------------------------------------ paths
+    @staticmethod
+    def decided_by_a_part(t_s: PathState | None, f_s: PathState | None, truths: dict[str, bool | None],
+                           deciding: tuple[bool, int, bool], key: str, window: str,
+                           ) -> tuple[PathState | None, PathState | None, tuple[bool, PathState] | None]:
+        """`deciding_part`: of the arm the phase parts do not decide (the false arm of an `and`), the phases
+        where they held are a path of their own that knows the deciding part went the arm's way. The arms left, and
+        that path with its arm (None when there is none, or it contradicts what the path knew)."""
+        is_and, part, truth = deciding
+        side = f_s if is_and else t_s
+        if side is None:
+            return t_s, f_s, None
+        phases = side.phase(key, window) or ALL_PHASES
+        open_ = frozenset(p for p in phases if truths.get(p, None) is None)
+        if not open_:
+            return t_s, f_s, None
+        value = (not truth) if is_and else truth
+        known = side.assumption(part)
+        narrowed = side.with_phase(key, window, open_) if open_ != phases else side
+        moved = narrowed.assume(part, value) if known is None else narrowed if known == value else None
+        rest = phases - open_
+        kept = side.with_phase(key, window, rest) if rest else None
+        t_s, f_s = (t_s, kept) if is_and else (kept, f_s)
+        return t_s, f_s, (not is_and, moved) if moved is not None else None
+
     @staticmethod
     def truth(state: PathState, parts: Parts) -> bool | None:
         """What the path knows of the whole test from what it knows of its parts."""

@@ -1674,7 +1674,6 @@ def _selects_parameters(source: ast.expr) -> bool:
         and source.func.attr in ("named_parameters", "parameters")
 
 
-
 def _unread_factor(factor: Value) -> bool:
     """A factor whose value was not read: a parameter handed in or a result of a call not read (opaque), not a number
     or a setting computed in sight (which carries what it was divided by, or a constant)."""

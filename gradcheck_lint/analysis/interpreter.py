@@ -1104,7 +1104,7 @@ class Interpreter:
                 t_s = t_s.with_phase(key, window, t_ph) if t_s is not None and t_ph else None
                 f_s = f_s.with_phase(key, window, f_ph) if f_s is not None and f_ph else None
                 if deciding is not None:  # `else:` of `if distributed and (i + 1) % N != 0:`
-                    t_s, f_s, decided_arm = self._decided_by_a_part(t_s, f_s, truths, deciding, key, window)
+                    t_s, f_s, decided_arm = BoolParts.decided_by_a_part(t_s, f_s, truths, deciding, key, window)
                     if decided_arm is not None:
                         arm, decided = decided_arm
                         (t_states if arm else f_states).append(decided.assume(cond.akey, cond.polarity == arm)
@@ -1126,30 +1126,6 @@ class Interpreter:
                 if part is not None:
                     part.env[UNIT_WINDOW + window] = Value(const=str(truth == arm))
         return t, f
-
-    @staticmethod
-    def _decided_by_a_part(t_s: PathState | None, f_s: PathState | None, truths: dict[str, bool | None],
-                           deciding: tuple[bool, int, bool], key: str, window: str,
-                           ) -> tuple[PathState | None, PathState | None, tuple[bool, PathState] | None]:
-        """`BoolParts.deciding_part`: of the arm the phase parts do not decide (the false arm of an `and`), the phases
-        where they held are a path of their own that knows the deciding part went the arm's way. The arms left, and
-        that path with its arm (None when there is none, or it contradicts what the path knew)."""
-        is_and, part, truth = deciding
-        side = f_s if is_and else t_s
-        if side is None:
-            return t_s, f_s, None
-        phases = side.phase(key, window) or ALL_PHASES
-        open_ = frozenset(p for p in phases if truths.get(p, None) is None)
-        if not open_:
-            return t_s, f_s, None
-        value = (not truth) if is_and else truth
-        known = side.assumption(part)
-        moved = side.with_phase(key, window, open_) if open_ != phases else side
-        moved = moved.assume(part, value) if known is None else moved if known == value else None
-        rest = phases - open_
-        kept = side.with_phase(key, window, rest) if rest else None
-        t_s, f_s = (t_s, kept) if is_and else (kept, f_s)
-        return t_s, f_s, (not is_and, moved) if moved is not None else None
 
     def _disjunct_places(self, cond: Condition, atoms: list[tuple[str, str]], flow: Flow, frame: Frame | None,
                          ) -> list[tuple[ast.expr, str, str, tuple[str, int, bool, int | None]]] | None:

@@ -625,13 +625,10 @@ class Objects:
             return False
         found = self._wrapped.get(id(fn))
         if found is None:
-            project = self.interp.project
-            foreign = project.module_of(fn) if project is not None else None
-            imports = getattr(foreign, "imports", None) or self.interp.imports
+            qualify = self._home_imports(fn).qualify
             returned, bound = _returned_and_bound(fn)
             made = [v for v in (*returned, *bound) if not isinstance(v, ast.Name)]
-            found = self._wrapped[id(fn)] = bool(made) and all(
-                self._unread_wrapper(v, imports.qualify) for v in made)
+            found = self._wrapped[id(fn)] = bool(made) and all(self._unread_wrapper(v, qualify) for v in made)
         return found
 
     def _unread_wrapper(self, value: ast.expr, qualify: Callable[[ast.AST], str | None]) -> bool:
@@ -643,8 +640,8 @@ class Objects:
         if qualified is None or self.interp.catalogue.call(qualified) is not None:
             return False
         project = self.interp.project
-        if qualified.split(".", 1)[0] in self.interp.definitions.functions \
-                or qualified.split(".", 1)[0] in self.interp.definitions.classes \
+        head = qualified.split(".", 1)[0]
+        if head in self.interp.definitions.functions or head in self.interp.definitions.classes \
                 or project is not None and project.target(qualified) is not None:
             return False
         given = [*value.args, *(k.value for k in value.keywords)]
@@ -657,10 +654,13 @@ class Objects:
         fn = self.interp.definitions.find_method(info, "forward") if info is not None else None
         if fn is None:
             return False
+        return returns_copies(fn, self._home_imports(fn).qualify, self.interp.catalogue)
+
+    def _home_imports(self, fn: Function) -> N.ImportMap:
+        """The imports of the file that defines `fn` (another file of the project's, or this one's)."""
         project = self.interp.project
         foreign = project.module_of(fn) if project is not None else None
-        imports = getattr(foreign, "imports", None) or self.interp.imports
-        return returns_copies(fn, imports.qualify, self.interp.catalogue)
+        return getattr(foreign, "imports", None) or self.interp.imports
 
     def _may_cut_graphs(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """Whether the function may cut graphs (`graph_cuts`), read with the imports of its own file."""
