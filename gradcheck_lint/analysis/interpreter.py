@@ -140,7 +140,9 @@ class Interpreter:
         self.counter_starts: dict[str, int] = {}  # a window counter's first value (`Counters.anchor`)
         self.counter_floors: dict[str, int] = {}  # a loop's counter never stands below its first value
         self.conditions: dict[int, Condition] = {}
-        self._flushes: dict[int, ast.If | None] = {}  # `_flushed_gate`, by statement
+        self._flushes: dict[int, ast.If | None] = {}  # `flushed_gate`, by statement
+        self._functions_of: dict[int, list[ast.AST]] = {}  # the functions of a module, by the id of its root
+        self._flushed_elsewhere: set[int] | None = None  # gates of a flush in a function of its own
         self.worlds = Worlds()  # the settings `__init__` fixed for the run being analysed (`worlds`)
         self.akeys_testing: dict[str, list[int]] = {}  # a name -> the tests (akeys) that read it
         self.akey_scopes: dict[int, set[int]] = {}  # a test (akey) -> the functions (ids; 0: the module) it is read in
@@ -748,14 +750,35 @@ class Interpreter:
             return True
         return isinstance(statement, ast.If) and self._has_flush(statement)
 
-    def _flushed_gate(self, stmt: ast.AST) -> ast.If | None:
+    def flushed_gate(self, stmt: ast.AST) -> ast.If | None:
         """The window gate whose remainder this `if` after its loop flushes (`remainder_flush`)."""
         if not isinstance(stmt, ast.If):
             return None
         key = id(stmt)
         if key not in self._flushes:
-            self._flushes[key] = remainder_flush.flushed_gate(stmt, self.parent(stmt))
+            self._flushes[key] = remainder_flush.flushed_gate(stmt, self.parent(stmt)) \
+                or self._flushed_gate_elsewhere(stmt)
         return self._flushes[key]
+
+    def _flushed_gate_elsewhere(self, stmt: ast.If) -> ast.If | None:
+        """The gate of a flush in a function of its own, in this file or another of the project (`remainder_flush`)."""
+        if remainder_flush.flush_sense(stmt.test) is None:
+            return None
+        chain: list[ast.AST] = []
+        up: ast.AST | None = self.parent(stmt)
+        while up is not None:
+            chain.append(up)
+            up = self.parent(up)
+        scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+        function = next((n for n in chain if isinstance(n, scopes)), None)
+        if not chain or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        root = chain[-1]  # the module that holds it
+        functions = self._functions_of.get(id(root))
+        if functions is None:
+            functions = self._functions_of[id(root)] = [
+                n for n in iter_tree(root) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        return remainder_flush.flushed_gate_elsewhere(stmt, function, self.parent, functions)
 
     def _has_flush(self, gate: ast.If) -> bool:
         """Whether an `if` after the loop of this window gate flushes its remainder: the paths must remember how
@@ -771,7 +794,13 @@ class Interpreter:
         if block is None:
             return False
         after = block[next(k for k, x in enumerate(block) if x is node) + 1:]
-        return any(self._flushed_gate(x) is gate for x in after if isinstance(x, ast.If))
+        if any(self.flushed_gate(x) is gate for x in after if isinstance(x, ast.If)):
+            return True
+        if self._flushed_elsewhere is None:  # flushes in functions of their own (`remainder_flush`)
+            self._flushed_elsewhere = {id(g) for x in iter_tree(self.module) if isinstance(x, ast.If)
+                                       and remainder_flush.flush_sense(x.test) is not None
+                                       and (g := self.flushed_gate(x)) is not None}
+        return id(gate) in self._flushed_elsewhere
 
     def _starts_window_period(self, cond: Condition, periodic: frozenset[str]) -> bool:
         """The test holds only at the reset value of a counter the module counts a window with
@@ -1055,7 +1084,7 @@ class Interpreter:
         disjuncts = self._disjunct_places(cond, atoms, flow, frame) if atoms else None
         if disjuncts is not None:
             places = []  # read part by part below
-        flushed = self._flushed_gate(cond.statement) if cond.id >= 0 and cond.statement is not None else None
+        flushed = self.flushed_gate(cond.statement) if cond.id >= 0 and cond.statement is not None else None
         flush_gate = self.conditions.get(id(flushed)) if flushed is not None else None
         sense = remainder_flush.flush_sense(cond.test) if flush_gate is not None else None
         if sense is not None:
@@ -1069,10 +1098,11 @@ class Interpreter:
         in_scope = self.scope(frame) if frame is not None else None
         for s in flow.states:
             known = self.known_truth(s, cond, flow.env, in_scope)
+            taught = False  # decided by what the path knows of the test's parts: still this test's fact
             if known is None and sense is not None and flush_gate is not None \
                     and (last := s.assumption(flush_gate.akey)) is not None:
                 known = (last == flush_gate.polarity) != sense  # a remainder is left where the last gate failed
-            taught = False  # decided by what the path knows of the test's parts: still this test's fact
+                taught = True  # the flush's own truth on this path (a step under it runs on these micro-batches)
             if known is None and parts is not None:  # `if a and b:` after `if a and b and c:` held
                 known = BoolParts.truth(s, parts)
                 taught = known is not None
@@ -1112,7 +1142,7 @@ class Interpreter:
             if t_s is not None and gates:  # `if accelerator.sync_gradients and clip:`: the boundary holds too
                 for gate in gates:
                     t_s = t_s.assume(gate, True) if t_s.assumption(gate) is None else t_s if t_s.assumption(gate) else None
-            keep = remember and (known is None or taught)
+            keep = (remember or taught and sense is not None) and (known is None or taught)
             if t_s is not None:
                 t_states.append(t_s.assume(cond.akey, cond.polarity) if keep else t_s)
             if f_s is not None:

@@ -103,6 +103,7 @@ class TrainingModel:
         self._group_out: dict[int, bool] = {}  # `group_out_of_sight`, by wrapper uid (GL006 asks at every step)
         self.module_constant = interp.module_constant  # the int a module-level name is bound to once (`N = 4`)
         self.parent = interp.parent  # one map of the module's nodes to their parents, built on first use
+        self.flushed_gate = interp.flushed_gate  # the window gate whose remainder an `if` flushes (`remainder_flush`)
         self.qualify = interp.imports.qualify  # `nn.Linear` -> `torch.nn.Linear`, by the module's imports
         self.class_defs: dict[str, ast.ClassDef] = {c.name: c.node for c in interp.classes.values()}
         # loops that time a layer or probe its memory on constant data rather than train (`purpose.py`)

@@ -25,16 +25,24 @@ The counts this reads as one (all 1-based, the number of the micro-batch):
   any `break` or `continue` can skip it (after the loop: the iterations run);
 - `len(xs)` of the sequence the loop walks, after a loop that cannot `break`.
 The window's size must be the same text in both tests and nothing in the loop may assign it.
+
+The flush may also be a function of its own, called after the loop (`def finalize_epoch(self): if self.step % N
+!= 0: ...`), where the count is kept in state: the one window gate of another function that advances that count
+(`self.step += 1` ... `if self.step % N == 0:`) and tests it modulo the same window is the gate it flushes
+(`flushed_gate_elsewhere`). Nothing syntactic ties the two together there: the paths do. A path that remembers how
+the gate's last test went, and has not seen the count or the window assigned since (an assignment forgets it), reads
+the flush's test on the same values, whatever calls lie between.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterable
 
 from .syntax import code
-from .walk import iter_tree
+from .walk import iter_tree, own_nodes
 
-__all__ = ["flush_sense", "flushed_gate"]
+__all__ = ["flush_sense", "flushed_gate", "flushed_gate_elsewhere"]
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -232,6 +240,44 @@ def flushed_gate(stmt: ast.If, parent: ast.AST | None) -> ast.If | None:
         return None
     gates = _gates(info, block, window)
     return gates[0] if len(gates) == 1 else None
+
+
+def flushed_gate_elsewhere(stmt: ast.If, function: ast.AST | None, parent: Callable[[ast.AST], ast.AST | None],
+                           functions: Iterable[ast.AST]) -> ast.If | None:
+    """The gate this `if` flushes when it is a function's own test of a count kept in state (see the module's text):
+    `stmt` sits in `function` outside any loop of it, tests `obj.count % W` (an attribute: the count outlives the
+    calls), and `function` assigns neither the count nor the window; the gate is the one `if` of the other
+    `functions` that tests the same count modulo the same window after the same function advanced the count."""
+    residue = _residue_test(stmt.test)
+    if residue is None or function is None or not isinstance(residue[0], ast.Attribute):
+        return None
+    number, window = code(residue[0]), residue[1]
+    up = parent(stmt)
+    while up is not None and up is not function:
+        if isinstance(up, _LOOPS):
+            return None  # run on every iteration of a loop of its own: a gate, not a flush
+        up = parent(up)
+    if up is None or _assigns(function, number, window):
+        return None
+    found: list[ast.If] = []
+    for other in functions:
+        if other is function:
+            continue
+        for node in own_nodes(other):
+            if isinstance(node, ast.If) and (r := _residue_test(node.test)) is not None \
+                    and code(r[0]) == number and r[1] == window and _assigns(other, number, ""):
+                found.append(node)
+    return found[0] if len(found) == 1 else None
+
+
+def _assigns(function: ast.AST, number: str, window: str) -> bool:
+    """`function` assigns the count (or the window): `self.step += 1`, `self.step = 0`."""
+    for node in own_nodes(function):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        if any(code(t) in (number, window) for t in targets):
+            return True
+    return False
 
 
 def _window_names(window: str) -> set[str]:

@@ -117,7 +117,8 @@ for i, x in enumerate(torch.randn(16, 4).split(2)):
                         fires_first, longer, taken_over = False, True, True
                     if _steps_either_way(model, step, cond, value, holders):
                         continue  # the optimizer steps on both branches: the test is no window of it
-                    if _flushes_after_loop(model, cond):
+                    if _flushes_after_loop(model, cond) \
+                            or _flushes_after_micro_batches(model, step, state, holders, cond):
                         continue  # `if i % N != 0: step()` after the loop steps the last, partial window
                     if _window_set_in_loop(model, cond):
                         continue  # `accumulate = max(1, interp(ni, ...))`: a warm-up grows the window from 1
@@ -315,6 +316,19 @@ def _flushes_after_loop(model: TrainingModel, cond: Condition) -> bool:
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
             return False  # inside a loop: a gate of that loop's micro-batches
         node = parent
+
+
+def _flushes_after_micro_batches(model: TrainingModel, step: Step, state: PathState, holders: frozenset[Holder],
+                                 cond: Condition) -> bool:
+    """The test flushes a window gate's remainder (`remainder_flush`: here one in a function of its own, called after
+    the loop, `def finalize_epoch(self): if self.step % N != 0: step()`), and the step runs outside the loop of the
+    micro-batches whose gradients it applies: every backward pass it applies ran in a loop the step is not in. Called
+    on every micro-batch instead, the same flush steps on N - 1 of every N: that is still reported."""
+    if model.flushed_gate(cond.statement) is None:
+        return False
+    passes = [model.backwards[c.backward] for _h, c in state.held(holders) if c.fresh]
+    return bool(passes) and all(len(b) > len(s) and b[:len(s)] == s
+                                for p in passes for b in p.loop_stacks for s in step.loop_stacks)
 
 
 def _window_set_in_loop(model: TrainingModel, cond: Condition) -> bool:

@@ -5,10 +5,14 @@ was said to drop it: a certain GL002 on Contact_GNN's trainer (lockbox 36), and 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gradcheck_lint.config import Settings
 from gradcheck_lint.engine import analyse_text
+from gradcheck_lint.runner import lint_files
+from support import project_tree
 
 TRAIN = """\
 import torch
@@ -76,3 +80,63 @@ def test_a_gate_by_the_counter_itself() -> None:
 ])
 def test_a_flush_whose_count_may_differ_from_the_gates_is_not_read_as_its_complement(parts: dict[str, str]) -> None:
     assert _found(**parts) == {(7, "GL002")}
+
+
+# A flush in a method of its own, called after the loop, of a count the trainer keeps in state (Alicedyd's
+# `finalize_epoch`, lockbox 40: read as a gate of every micro-batch, a certain false GL004).
+TRAINER = """\
+import torch
+from torch import nn
+
+
+class Trainer:
+    def __init__(self, accumulation_steps=4):
+        self.model = nn.Linear(4, 1)
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=0.1)
+        self.accumulation_steps = accumulation_steps
+        self.current_step = 0
+
+    def optimize_parameters(self, x, y):
+        self.current_step += 1
+        loss = nn.functional.mse_loss(self.model(x), y) / self.accumulation_steps
+        loss.backward()
+        if self.current_step % self.accumulation_steps == 0:
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+
+    def finalize_epoch(self):
+        if self.current_step % self.accumulation_steps != 0:
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+"""
+
+DRIVER = """\
+for epoch in range(3):
+    for x, y in loader:
+        trainer.optimize_parameters(x, y)
+{flush}
+"""
+
+
+def _flush_findings(flush: str) -> set[tuple[int, str]]:
+    text = TRAINER + "\n\ntrainer = Trainer()\nloader = [(torch.randn(2, 4), torch.randn(2, 1))] * 10\n" + DRIVER.format(flush=flush)
+    report = analyse_text(text, "t.py", Settings.default())
+    return {(d.line, d.code) for d in report.diagnostics}
+
+
+def test_a_flush_method_called_after_the_loop_steps_the_remainder_once() -> None:
+    assert _flush_findings("    trainer.finalize_epoch()") == set()
+
+
+def test_the_same_method_called_on_every_micro_batch_steps_on_most_of_them() -> None:
+    assert _flush_findings("        trainer.finalize_epoch()") == {(21, "GL004")}
+
+
+def test_a_flush_method_of_another_file_of_the_project(tmp_path: Path) -> None:
+    driver = ("import torch\nfrom trainers.base import Trainer\n\ntrainer = Trainer()\n"
+              "loader = [(torch.randn(2, 4), torch.randn(2, 1))] * 10\n")
+    files = {"trainers/__init__.py": "", "trainers/base.py": TRAINER}
+    after = project_tree(tmp_path / "after", {**files, "train.py": driver + DRIVER.format(flush="    trainer.finalize_epoch()")})
+    assert [(d.line, d.code) for d in lint_files([str(after / "train.py")], Settings.default())] == []
+    every = project_tree(tmp_path / "every", {**files, "train.py": driver + DRIVER.format(flush="        trainer.finalize_epoch()")})
+    assert [(d.code, d.line) for d in lint_files([str(every / "train.py")], Settings.default())] == [("GL004", 9)]
