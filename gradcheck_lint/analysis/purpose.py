@@ -14,6 +14,11 @@ its loop over dummy inputs of a test-utilities module (`DUMMY_INPUTS`, imported:
 iteration) checks that a few steps run, and trains nothing.
 
 Random data (`torch.randn`) is not constant: a script that trains on synthetic data still trains.
+
+A test drives calls in sequence, too: backward passes and steps written one after another in a test function
+that asserts, in no loop of it (torchft's `test_local_sgd_healthy`: `loss.backward(); optimizer.step()` twice,
+then `assertEqual(manager.start_quorum.call_count, 1)`), check what each call does to a wrapper; nothing there
+repeats as training does (`drives`). A loop in a test function is read as above.
 """
 
 from __future__ import annotations
@@ -56,6 +61,16 @@ class Purposes:
             if found:
                 return True
         return False
+
+    def drives(self, node: ast.AST) -> bool:
+        """Whether `node` sits in a test function that asserts, in no loop of it (see the module's doc)."""
+        child: ast.AST | None = node
+        while child is not None and not isinstance(child, _SCOPES):
+            up = self._parent(child)
+            if isinstance(up, _LOOPS) and child in getattr(up, "body", []):
+                return False
+            child = up
+        return isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and _asserting_test(child)
 
     def _enclosing_loops(self, node: ast.AST) -> Iterator[ast.AST]:
         child: ast.AST | None = node

@@ -105,3 +105,41 @@ def test_a_loss_module_on_the_outputs_of_constant_inputs_is_still_constant_data(
     # an item of the constant chosen by the loop's counter is data that changes: training
     indexed = source.format(name="test_forward", inputs="DUMMY_INPUTS[i]", check="assert loss.item() > 0")
     assert _found(indexed) == [("GL001", 17, "CERTAIN")]
+
+
+DRIVING_TEST = """
+import unittest
+import torch
+from torch import nn
+from mylab.wrappers import CountingWrapper
+
+
+class TestWrapper(unittest.TestCase):
+    def {name}(self):
+        model = nn.Linear(3, 4)
+        optimizer = torch.optim.AdamW(model.parameters())
+        wrapper = CountingWrapper(model, optimizer)
+        inp = torch.rand(2, 3)
+        model(inp).sum().backward()
+        optimizer.step()
+        {check}
+        model(inp).sum().backward()
+        optimizer.step()
+        {check}
+"""
+
+
+def test_steps_written_one_after_another_in_an_asserting_test_drive_it() -> None:
+    # torchft's tests (lockbox 40): two steps in sequence to count a wrapper's calls, then assertEqual
+    source = DRIVING_TEST.format(name="test_counts", check="self.assertEqual(wrapper.steps, 1)")
+    assert _found(source) == [("GL001", 18, "POSSIBLE")]
+    assert _found(DRIVING_TEST.format(name="test_counts", check="assert wrapper.steps > 0")) == [("GL001", 18, "POSSIBLE")]
+
+
+def test_the_same_calls_outside_an_asserting_test_are_training() -> None:
+    assert _found(DRIVING_TEST.format(name="test_counts", check="print(wrapper.steps)")) == [("GL001", 18, "CERTAIN")]
+    # a script's top level, asserting as it goes: no test function
+    script = textwrap.dedent(DRIVING_TEST.format(name="test_counts", check="assert wrapper.steps > 0")).replace(
+        "class TestWrapper(unittest.TestCase):\n    def test_counts(self):\n", "")
+    script = "\n".join(line[8:] if line.startswith("        ") else line for line in script.splitlines())
+    assert _found(script) == [("GL001", 16, "CERTAIN")]
