@@ -287,10 +287,11 @@ def skipped_step_leftover(step: str, backward: str, backward_line: int | None, o
 
 
 def backward_after_step(backward: str, model: str, forward: str | None, forward_line: int | None, step: str,
-                        step_line: int | None, saved: bool = True) -> tuple[str, str]:
+                        step_line: int | None, saved: bool = True, freed_loop: int | None = None) -> tuple[str, str]:
     """`model` may be "" when unknown (the runtime guard without model names): the step's parameters then.
     `saved`: an op of the graph is known to have saved those parameters for backward (a linear or
-    convolution layer's weight); when not known, PyTorch raises only if one did."""
+    convolution layer's weight); when not known, PyTorch raises only if one did. `freed_loop`: the line of the
+    loop whose every iteration backpropagates through the graph, built once before it: the first pass freed it."""
     through = f"the graph of `{forward}`{_at(forward_line)}" if forward else f"a forward pass of `{model}`" if model else "a graph"
     changed = f"`{model}`'s parameters" if model else "the parameters it updates"
     error = ("\"one of the variables needed for gradient computation has been modified by an inplace operation\" "
@@ -298,6 +299,13 @@ def backward_after_step(backward: str, model: str, forward: str | None, forward_
     raises = (f"PyTorch raises {error}" if saved else
               f"if an op of that forward pass saved them for backward (a linear or convolution layer does; `exp` of "
               f"them saves only its result), PyTorch raises {error}, else the gradient is computed from the old graph")
+    if freed_loop is not None:
+        msg = (f"`{backward}` backpropagates, on every iteration of the loop{_at(freed_loop)}, through {through}, "
+               f"built once before the loop: the first backward freed what that graph saved, so the second raises "
+               f"\"Trying to backward through the graph a second time\" (and `{step}`{_at(step_line)} has changed "
+               f"{changed} in place since it was built).")
+        again = f" (recompute `{forward or model + '(...)'}`)" if forward or model else ""
+        return msg, f"run the forward pass again in each iteration, after `{step}`{again}."
     msg = (f"`{backward}` backpropagates through {through}, built before `{step}`{_at(step_line)} changed "
            f"{changed} in place: {raises}.")
     again = f" (recompute `{forward or model + '(...)'}`)" if forward or model else ""
@@ -441,6 +449,12 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
                f"\"unscale_() has already been called on this optimizer since the last update()\".")
         help_ = (f"call `{call}` only on the micro-batch that steps, right before clipping and "
                  f"`scaler.step({opt})`, and `scaler.update()` after every `unscale_`, also where the step is skipped.")
+    elif kind == "before_backward":
+        msg = (f"`{call}` runs before `{other}`{_at(other_line)}, which then adds the gradients `{opt}`'s step "
+               f"applies: the clip sees only what earlier backward passes left (nothing, after a clear), so the step "
+               f"applies gradients no clip has bounded.")
+        unscale = f" and `scaler.unscale_({opt})`" if scaled else ""
+        help_ = f"move `{call}` after `{other}`{unscale}, right before the step (under its condition, if it has one)."
     elif kind == "partial":
         then = f"`{other}`{_at(other_line)}" if other else "a later backward"
         msg = (f"`{call}` runs on every micro-batch, also on those that do not step: {then} then adds more gradients to "

@@ -110,7 +110,11 @@ for x in torch.randn(8, 2, 4):
             # (the clip of a partial window mixes scaled and unscaled gradients only when what comes after is scaled)
             scaled = not misuse.framework_settings and any(b.amp_scaled for b in model.backwards.values()
                                                            if b.node is misuse.other)
-            msg, help_ = messages.amp_scaled_gradients(misuse.kind, code(misuse.node), opt, other, other_line, scaled,
+            # a clip written before the backward of its own iteration (`zero_grad(); clip(); backward(); step()`): no
+            # window is cut short, the step's gradients are never clipped
+            said = "before_backward" if misuse.kind == "partial" and _written_before(model, misuse.node, misuse.other) \
+                else misuse.kind
+            msg, help_ = messages.amp_scaled_gradients(said, code(misuse.node), opt, other, other_line, scaled,
                                                        misuse.framework, misuse.framework_unscale)
             facts = [misuse.optimizer.provenance]
             if misuse.framework_settings and misuse.kind in _SCALE_DEPENDENT:
@@ -273,3 +277,17 @@ def _on_a_stepping_run(model: TrainingModel, misuse) -> bool:
             return True
     return False
 
+
+def _written_before(model: TrainingModel, node: ast.AST, later: ast.AST | None) -> bool:
+    """`node` comes before `later` in the same function (or at the same module's top level)."""
+    if later is None:
+        return False
+
+    def scope(n: ast.AST) -> ast.AST | None:
+        up = model.parent(n)
+        while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+            up = model.parent(up)
+        return up
+
+    outer = scope(node)
+    return outer is not None and outer is scope(later) and model.order(node) < model.order(later)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 
 from .. import messages
 from ..analysis import TrainingModel
-from ..analysis.events import Step
+from ..analysis.events import Backward, Step
 from ..analysis.provenance import MODELLED, Assumption, assumed
 from ..analysis.saved_tensors import SavedTable, attribute_saves, class_saves, saved_table
 from ..analysis.syntax import code
@@ -81,6 +81,12 @@ for real in torch.randn(8, 4, 4):
             # one of them is known, else not known
             children_known = any(v is not None for g, v in saves.items() if not _container(model, g[0]))
             saves = {g: (False if children_known else None) if _container(model, g[0]) else v for g, v in saves.items()}
+            # a graph built once before the loop whose every iteration backpropagates through it: the first pass freed
+            # what it saved (any op between a parameter and the loss saves the input it multiplied, or the indices it
+            # took), so the next raises whatever the step changed (`x = emb(ids)`, then `for k in range(n):` and a
+            # backward through it)
+            again = {g for g in backward.stale_graphs if _built_before_its_loop(model, backward, g[1])}
+            saves = {g: True if g in again and v is False else v for g, v in saves.items()}
             if not any(v is not False for v in saves.values()):
                 continue
             known = any(saves.values())
@@ -95,6 +101,7 @@ for real in torch.randn(8, 4, 4):
             read = [g for g in pool if g in backward.read_graphs]
             pool = read or pool
             holder, site, step_id, step_text = min(pool, key=lambda g: _stale_order(model, g))
+            loop = _built_before_its_loop(model, backward, site)
             forward = model.forward_sites.get(site)
             step = model.step_node(step_id)
             reported.add(place)
@@ -106,6 +113,7 @@ for real in torch.randn(8, 4, 4):
                 step_text,
                 model.line(step) if step is not None else None,
                 saved=known and bool(read),
+                freed_loop=model.line(loop) if loop is not None else None,
             )
             module = model.table.entities.get(holder.uid)
             stepper = next((s for s in model.steps.values() if id(s.node) == step_id), None)
@@ -117,6 +125,35 @@ for real in torch.randn(8, 4, 4):
             if stepper is not None and _picked_by_index(model, stepper):
                 facts.append(assumed(Assumption.CHOICE))
             yield Finding(backward.node, msg, help_, (*facts, MODELLED if known else assumed(Assumption.SAVED)), via=backward.via)
+
+
+def _built_before_its_loop(model: TrainingModel, backward: Backward, site: int) -> ast.AST | None:
+    """The loop around the backward (in its function, not retaining the graph) that the forward call of the stale graph
+    sits before: every iteration after the first backpropagates through a graph the first freed. None otherwise."""
+    forward = model.forward_sites.get(site)
+    if backward.retain_graph or forward is None:
+        return None
+    up = model.parent(backward.node)
+    while up is not None and not isinstance(up, _SCOPES):
+        if isinstance(up, (ast.For, ast.AsyncFor, ast.While)) and backward.node in _own(up):
+            inside = any(n is forward for n in ast.walk(up))
+            scope = model.parent(up)
+            while scope is not None and not isinstance(scope, _SCOPES):
+                scope = model.parent(scope)
+            if not inside and scope is not None and any(n is forward for n in ast.walk(scope)) \
+                    and model.order(forward) < model.order(up):
+                return up
+            return None
+        up = model.parent(up)
+    return None
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)
+
+
+def _own(loop: ast.AST) -> list[ast.AST]:
+    """The nodes of a loop's body (its `else` excluded)."""
+    return [n for stmt in getattr(loop, "body", []) for n in ast.walk(stmt)]
 
 
 _CONTAINERS = frozenset({"torch.nn.Sequential", "torch.nn.ModuleList", "torch.nn.ModuleDict"})

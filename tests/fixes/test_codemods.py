@@ -63,6 +63,7 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "ddp_accumulation_without_no_sync/trainer_chunks_without_no_sync.py": None,
     "ddp_accumulation_without_no_sync/trainer_prepares_parts_backward_in_helper.py": None,
     "amp_scaled_gradients/clip_before_unscale.py": ("safe", [], ["    scaler.unscale_(optimizer)"]),
+    "amp_scaled_gradients/clip_before_backward.py": None,  # moving a clip past the backward: not offered
     "amp_scaled_gradients/clip_every_micro_batch_fp32.py": None,
     "amp_scaled_gradients/clip_gated_by_another_setting_than_the_scaler.py": None,  # the clip is under its own test
     "amp_scaled_gradients/step_bypasses_scaler.py": None,
