@@ -414,6 +414,17 @@ def framework_divided_not_accumulated(backward: str, window: str, step: str, ste
     return msg, help_
 
 
+# what a GL007 message says of a clip or `unscale_` run on the micro-batches of a window that do not step: a finding
+# about a window of more than one micro-batch (`project.unset_defaults` reads it so)
+EVERY_MICRO_BATCH = "runs on every micro-batch, also on those that do not step"
+
+
+def about_a_window(code: str, message: str) -> bool:
+    """Whether a finding of `code` saying `message` is about an accumulation window of more than one micro-batch: every
+    GL003, GL004 and GL006; a GL007 of a clip or `unscale_` on the micro-batches that do not step."""
+    return code in ("GL003", "GL004", "GL006") or code == "GL007" and EVERY_MICRO_BATCH in message
+
+
 def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, other_line: int | None,
                          scaled: bool = False, framework: str | None = None, unscale_with: str = "") -> tuple[str, str]:
     by = f" by `{other}`{_at(other_line)}" if other else ""  # the scaled backward that wrote the gradients
@@ -457,7 +468,7 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
         help_ = f"move `{call}` after `{other}`{unscale}, right before the step (under its condition, if it has one)."
     elif kind == "partial":
         then = f"`{other}`{_at(other_line)}" if other else "a later backward"
-        msg = (f"`{call}` runs on every micro-batch, also on those that do not step: {then} then adds more gradients to "
+        msg = (f"`{call}` {EVERY_MICRO_BATCH}: {then} then adds more gradients to "
                f"`{opt}`'s, so it acted on a partial sum of the window"
                + (" (and scaled and unscaled gradients mix: the GradScaler's backward adds scaled ones to those it "
                   "unscaled)." if scaled else "."))

@@ -38,24 +38,25 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Iterator
 
-from ..analysis.names import dotted
+from ..analysis.apimodels import catalogue_for
+from ..analysis.names import ImportMap, dotted
 from ..analysis.syntax import innermost_function
 from ..analysis.walk import breadth_first, child_nodes, own_nodes
 from ..diagnostics import Applicability, Certainty, Diagnostic
+from ..messages import about_a_window
 from ..sources import parsed_or_none
 from .callers import project_files
 from .index import ProjectIndex
 from .reachability import project_words
 
-__all__ = ["MAX_FILES_READ", "WINDOW_CODES", "settle_unset_defaults"]
+__all__ = ["MAX_FILES_READ", "settle_unset_defaults"]
 
 MAX_FILES_READ = 24  # project files parsed looking for the calls of one function
-# the codes whose findings are about an accumulation window of more than one micro-batch
-WINDOW_CODES = frozenset({"GL003", "GL004", "GL006"})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _ENTRY = re.compile(r"__main__|^[A-Za-z_][\w.]*\(", re.M)  # a script: a `__main__` guard or a top-level call
 _WINDOW_ENDS = frozenset({"step", "zero_grad"})  # what a window's gate runs
@@ -98,7 +99,7 @@ def settle_unset_defaults(found: list[Diagnostic], text: str, index: ProjectInde
 
 
 def _settleable(d: Diagnostic) -> bool:
-    return d.certainty is Certainty.CERTAIN and d.code in WINDOW_CODES and d.cell is None
+    return d.certainty is Certainty.CERTAIN and about_a_window(d.code, d.message) and d.cell is None
 
 
 def _class_of(tree: ast.Module, fn: ast.AST) -> ast.ClassDef | None:
@@ -126,15 +127,21 @@ def _is_one(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int and node.value == 1
 
 
-def _window_counts(fn: ast.AST) -> list[ast.expr]:
+def _window_counts(fn: ast.AST, imports: ImportMap) -> list[ast.expr]:
     """What the function's window gates count by: the right operands of `%` in the test of an `if` whose body steps
-    an optimizer or clears gradients (`if it % grad_iter == 0: optimizer.step()`; not `if it % val_step == 0:`)."""
+    an optimizer or clears gradients (`if it % grad_iter == 0: optimizer.step()`; not `if it % val_step == 0:`), and
+    the window a framework the function builds is given (`Accelerator(gradient_accumulation_steps=cfg.accum)`: the
+    keywords of the catalogue's `window` for that constructor)."""
     out: list[ast.expr] = []
+    catalogue = catalogue_for()
     for node in own_nodes(fn):
         if isinstance(node, ast.If) and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                                             and n.func.attr in _WINDOW_ENDS for stmt in node.body
                                             for n in breadth_first(stmt)):
             out += [n.right for n in breadth_first(node.test) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)]
+        elif isinstance(node, ast.Call) and node.keywords and (qualified := imports.qualify(node.func)) is not None:
+            windows = catalogue.window_keywords(qualified)
+            out += [k.value for k in node.keywords if k.arg in windows]
     return out
 
 
@@ -144,7 +151,7 @@ def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef
     its own, of the tests its callers in this file hand it) is a keyword of default one that no call of the project
     passes, or a settings field that every setter of the project sets to one; None when that is not shown."""
     ones = _defaults_of_one(fn)
-    counts = _window_counts(fn) or _handed_counts(fn, cls, tree)
+    counts = _window_counts(fn, ImportMap.of(tree)) or _handed_counts(fn, cls, tree)
     keywords: set[str] = set()
     fields: dict[str, tuple[str, frozenset[str]] | None] = {}
     for n in counts:
@@ -232,9 +239,10 @@ def _calls_fn(call: ast.Call, fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: a
 def _field_of_one(field: str, index: ProjectIndex, path: str, family: tuple[str, frozenset[str]] | None = None) -> bool:
     """Every place of the project that may set the settings field `field` sets it to one (or None, no count at all),
     and there is such a place: a keyword `field=...` of a call (a config's constructor), an assignment `x.field = ...`,
-    a namedtuple's field list whose constructions name it; the value a literal, or a parameter of default one that no
-    call passes. Any other mention (a config file, a document, a notebook, a command-line option `"--field"`, a dict
-    key, a class-level field a parser may fill) may set it: not shown."""
+    a namedtuple's field list whose constructions name it, a key of a dict literal (`{"field": 1}`, the settings an
+    object is made from); the value a literal, or a parameter of default one that no call passes. A notebook's code
+    cells are read so too. Any other mention (a config file, a document, a command-line option `"--field"`, an item
+    store `d["field"] = n`, a class-level field a parser may fill) may set it: not shown."""
     words = project_words(index.root)
     if words is None or not words.runs_something:
         return False
@@ -243,12 +251,16 @@ def _field_of_one(field: str, index: ProjectIndex, path: str, family: tuple[str,
         index.recording.update(naming)
     sources = 0
     for file, _digest in naming:
-        if not file.endswith(".py"):
-            return False  # a config, a notebook, a script or a document names it: it may set it
-        module = index.load(file)
-        if module is None:
+        if file.endswith(".ipynb"):
+            tree = _notebook_code(file)
+        elif file.endswith(".py"):
+            module = index.load(file)
+            tree = module.tree if module is not None else None
+        else:
+            return False  # a config, a script or a document names it: it may set it
+        if tree is None:
             return False
-        found = _setters_of_one(module.tree, field, index, path, family, home=os.path.abspath(file) == path)
+        found = _setters_of_one(tree, field, index, path, family, home=os.path.abspath(file) == path)
         if found is None:
             return False
         sources += found
@@ -274,13 +286,22 @@ def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str
                 return None  # `cfg.field = n`, `cfg.field += 1`, `for cfg.field in ...`
             sources += 1
         elif isinstance(node, ast.keyword) and node.arg == field:
-            if not _one_valued(node.value, fn, cls, index, path):
+            if isinstance(node.value, ast.Attribute) and node.value.attr == field:
+                pass  # the field handed on under its own name (`Accelerator(field=cfg.field)`): it sets nothing new
+            elif not _one_valued(node.value, fn, cls, index, path):
                 return None
-            sources += 1
+            else:
+                sources += 1
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(rf"\b{re.escape(field)}\b",
                                                                                         node.value):
-            if not (node.value == field and _namedtuple_field(parent, tree, field, index, path)):
-                return None  # `"--field"` of a command line, a dict key, `setattr(cfg, "field", n)`, a message
+            value = _dict_value(parent, node) if node.value == field and isinstance(parent, ast.Dict) else None
+            if value is not None:
+                # `{"field": 1}`, a dict literal of settings an object is made from (`setattr(self, key, d[key])`)
+                if not _one_valued(value, fn, cls, index, path):
+                    return None
+                sources += 1
+            elif not (node.value == field and _namedtuple_field(parent, tree, field, index, path)):
+                return None  # `"--field"` of a command line, `d["field"] = n`, `setattr(cfg, "field", n)`, a message
         elif isinstance(node, (ast.AnnAssign, ast.Assign)) and fn is None and cls is not None and any(
                 isinstance(t, ast.Name) and t.id == field for t in _targets(node)):
             if not (_plain_namespace(cls) and node.value is not None and _is_one(node.value)):
@@ -292,6 +313,30 @@ def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str
             fn, cls = node, cls if isinstance(parent, ast.ClassDef) else None
         todo.extend((child, node, fn, cls) for child in child_nodes(node))
     return sources
+
+
+def _notebook_code(path: str) -> ast.Module | None:
+    """The code cells of a notebook as one module, its shell and magic lines (`!pip ...`, `%matplotlib`) left out;
+    None when it cannot be read or a cell does not parse."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            cells = json.load(f).get("cells", [])
+        body: list[ast.stmt] = []
+        for cell in cells:
+            if cell.get("cell_type") != "code":
+                continue
+            source = cell.get("source", "")
+            text = "".join(source) if isinstance(source, list) else str(source)
+            lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in text.splitlines()]
+            body += ast.parse("\n".join(lines)).body
+    except (OSError, ValueError, SyntaxError, AttributeError, TypeError, RecursionError, MemoryError):
+        return None
+    return ast.Module(body=body, type_ignores=[])
+
+
+def _dict_value(d: ast.Dict, key: ast.Constant) -> ast.expr | None:
+    """The value `key` has in the dict literal `d` (None when it is not one of its keys)."""
+    return next((v for k, v in zip(d.keys, d.values) if k is key), None)
 
 
 def _plain_namespace(cls: ast.ClassDef) -> bool:

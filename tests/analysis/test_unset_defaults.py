@@ -276,3 +276,73 @@ def test_a_window_of_a_settings_namespace_set_to_one_is_possible(tmp_path: Path)
 def test_a_namespace_field_that_may_be_above_one_keeps_the_finding_certain(tmp_path: Path, config: str,
                                                                           files: dict[str, str]) -> None:
     assert _lint_namespace(tmp_path, config, files) == [(12, "GL003", "certain")]
+
+
+# The window a framework is given, from a settings object made of a dict literal (AtharvBhat's diffusion trainers,
+# lockbox 40: `Accelerator(gradient_accumulation_steps=config.gradient_accumulation_steps)` of a config made by a
+# helper from `{"gradient_accumulation_steps": 1, ...}`, and a notebook of the project setting 1 too): a clip on every
+# micro-batch inside `accelerator.accumulate` (GL007) rests on a window of more than one that no run of the project has.
+ACCEL_UTILS = """\
+    import torch
+    from accelerate import Accelerator
+
+
+    def get_config_class(config_dict):
+        class TrainConfig:
+            def __init__(self, config):
+                for key in config:
+                    setattr(self, key, config[key])
+
+        return TrainConfig(config_dict)
+
+
+    def train_loop(config, model, optimizer, loader):
+        accelerator = Accelerator(gradient_accumulation_steps=config.gradient_accumulation_steps)
+        model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+        for epoch in range(config.num_epochs):
+            for batch in loader:
+                with accelerator.accumulate(model):
+                    loss = model(batch).mean()
+                    accelerator.backward(loss)
+                    accelerator.clip_grad_norm_(model.parameters(), 1.0)
+                    optimizer.step()
+                    optimizer.zero_grad()
+"""
+ACCEL_SCRIPT = """\
+    import torch
+    import utils
+
+    config_dict = {{"gradient_accumulation_steps": {window}, "num_epochs": 3}}
+    config = utils.get_config_class(config_dict)
+    model = torch.nn.Linear(4, 1)
+    utils.train_loop(config, model, torch.optim.Adam(model.parameters()), [torch.randn(2, 4)] * 8)
+"""
+CLIP = 22  # the line of the clip in utils.py
+
+
+def _notebook(source: str) -> str:
+    import json
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": line}
+             for line in ("!pip install accelerate\n", source)]
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def _lint_accel(tmp: Path, window: str, files: dict[str, str]) -> list[tuple[int, str, str]]:
+    root = project_tree(tmp / "p", {"utils.py": ACCEL_UTILS, "train.py": ACCEL_SCRIPT.format(window=window), **files})
+    found = lint_files([str(root / "utils.py")], Settings.default())
+    return [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL007"]
+
+
+def test_a_framework_window_every_settings_dict_of_the_project_sets_to_one_is_possible(tmp_path: Path) -> None:
+    notebook = _notebook('config = {"gradient_accumulation_steps": 1, "num_epochs": 1}\n')
+    assert _lint_accel(tmp_path, "1", {"eval/eval.ipynb": notebook}) == [(CLIP, "GL007", "possible")]
+
+
+@pytest.mark.parametrize(("window", "files"), [
+    ("4", {}),  # the script's dict sets 4
+    ("1", {"eval/eval.ipynb": _notebook('config = {"gradient_accumulation_steps": 8}\n')}),  # a notebook sets 8
+    ("1", {"tune.py": "def tune(d):\n    d['gradient_accumulation_steps'] = 8\n"}),  # an item stored later
+])
+def test_a_framework_window_set_above_one_somewhere_keeps_the_finding_certain(tmp_path: Path, window: str,
+                                                                              files: dict[str, str]) -> None:
+    assert _lint_accel(tmp_path, window, files) == [(CLIP, "GL007", "certain")]

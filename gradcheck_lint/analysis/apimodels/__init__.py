@@ -112,6 +112,13 @@ class Catalogue:
         # the most specific pattern first; among equals, the earlier row
         self._wildcards.sort(key=lambda w: -w.specificity)
 
+    def window_keywords(self, qualified: str) -> tuple[str, ...]:
+        """The keywords by which the framework's constructor `qualified` is given its accumulation window
+        (`accelerate.Accelerator(gradient_accumulation_steps=...)`): those of its `construct` row's `window`."""
+        row = self.call(qualified)
+        return tuple(k for e in (row.effects if row is not None else ()) if e.kind == "construct"
+                     for key, ref in e.refs if key == "window" for k in ref.keywords)
+
     # -- types
     def canonical(self, name: str) -> str:
         """The catalogue's name for a type known under `name` (an alias or a re-export), else `name`."""
