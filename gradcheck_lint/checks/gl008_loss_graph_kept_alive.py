@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import KeepAlive
+from ..analysis.provenance import Assumption, assumed
 from ..analysis.syntax import code
 from ..codemod_plans import keep_values_only
 from ..registry import Finding, Invalid, Rule, register
@@ -93,7 +94,12 @@ for x in torch.randn(8, 2, 4):
                 via_item=_as_written(event.via_item), calls_of=calls_of, framework=framework,
                 backward_later=event.backpropagated_later, sequence=isinstance(event.stored, (ast.List, ast.Tuple)),
             )
-            yield Finding(event.node, msg, help_, (event.provenance,), fix=keep_values_only(model, event))
+            facts = (event.provenance,)
+            if shown is not None and shown.implicit:
+                # the calls of a function nothing here calls, taken to run once per batch: a calling context assumed
+                # (Lightning's `validation_step`, which nothing in the catalogue calls so, runs under no grad)
+                facts = (*facts, assumed(Assumption.CONTEXT))
+            yield Finding(event.node, msg, help_, facts, fix=keep_values_only(model, event))
 
 
 def _leaves_after(model: TrainingModel, node: ast.AST, loop: ast.AST) -> bool:
