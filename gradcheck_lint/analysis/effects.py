@@ -779,6 +779,11 @@ class Effects:
         elif not value.entities:
             self.interp.recorder.clear(site.call, text, target, set(), flow, frame, everything=True)
 
+    def window_read(self, site: CallSite) -> Value:
+        """An object's accumulation window read (`window_size`): a number, remembered by its call."""
+        self.interp.window_reads.add(id(site.call))
+        return EMPTY
+
     def sync(self, effect: Effect, site: CallSite, flow: Flow) -> Value:
         """Gradient sync of a data-parallel wrapper switched: a context (`no_sync()`), or a call that sets
         it (`set_requires_gradient_sync(False)`); the context's value says which wrappers and how sure."""
@@ -933,6 +938,8 @@ TRANSITIONS: dict[str, _Transition] = {
     "set_window": lambda self, effect, site, flow, frame: EMPTY,
     # read by the checks, at the tests of it (`launch_kinds`); read, it is a value of an enum
     "launch_kind": lambda self, effect, site, flow, frame: EMPTY,
+    # a number, remembered where it is read: a loop `for _ in range(<it>)` spans one window (`Interpreter.window_reads`)
+    "window_size": lambda self, effect, site, flow, frame: self.window_read(site),
     "sync": lambda self, effect, site, flow, frame: self.sync(effect, site, flow),
     "hook_grads": Effects._hook_grads,
     "restore_grads": _then_nothing(Effects.restore_grads),

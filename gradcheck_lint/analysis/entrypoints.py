@@ -5,8 +5,9 @@ were handed to something the analysis cannot follow."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 
 from . import flags, periods
@@ -53,7 +54,7 @@ class EntryPoints:
         """The notice of a cut analysis: where it stopped (its findings there are dropped) and which
         functions that train were never analysed."""
         interp = self.interp
-        where = "in the module's top-level code"
+        where = "in the module's top-level code, whose findings are left out"
         if self._cut_in is not None:
             fn, cls = self._cut_in
             where = f"in `{_qualname(fn, cls)}` (line {fn.lineno}), whose findings are left out"
@@ -71,7 +72,12 @@ class EntryPoints:
         if interp.catalogue.another_framework(interp.imports.aliases.values()):
             return  # MXNet, TensorFlow, JAX...: their `backward` and `step` follow other rules
         top = Frame(function=None, cls=None, self_value=None, depth=0, local_defs={})
-        out = interp.exec_block(interp.module.body, Flow({}, frozenset({PathState()})), top)
+        with self._dropped_if_cut() as completed:
+            interp.top_statement = completed  # a cut leaves the findings of the statements run before it
+            try:
+                out = interp.exec_block(interp.module.body, Flow({}, frozenset({PathState()})), top)
+            finally:
+                interp.top_statement = None
         final = Flow.join([out.normal, *(f for f, _ in out.returns)])
         interp.module_env = dict(final.env) if final else {}
         called_names, called_attrs = interp.called_names, interp.called_attrs
@@ -276,23 +282,40 @@ class EntryPoints:
         calls = self.interp.calls
         self._roots.add(id(fn))
         saved, calls.call_path = calls.call_path, (id(fn),)  # names of unknown origin are per function
-        interp = self.interp
-        recorder, kept, misused = interp.recorder, set(interp.keepalives.events), set(interp.amp.misuses)
-        recorder.touched = set()
         try:
-            self._run_root(fn, cls, implicit_loop, closure, outer, assumed, framework)
+            with self._dropped_if_cut():
+                self._run_root(fn, cls, implicit_loop, closure, outer, assumed, framework)
         except BudgetExhausted:
             self._cut_in = self._cut_in or (fn, cls)
-            # The budget ran out in this root, part-way through a loop's iterations: what it recorded may
-            # stand on paths the loop's later iterations would have joined (PrefixTuning's 3,600-line
-            # `train()` gave GL001 and GL006 on a step a completed pass clears). Findings at the events it
-            # met are dropped; those of the roots that completed stand.
+            raise
+        finally:
+            calls.call_path = saved
+
+    @contextlib.contextmanager
+    def _dropped_if_cut(self) -> Iterator[Callable[[], None]]:
+        """Run a root (a function, or the module's top-level code); when the budget runs out in it, part-way through a
+        loop's iterations, what it recorded may stand on paths the loop's later iterations would have joined
+        (PrefixTuning's 3,600-line `train()` gave GL001 and GL006 on a step a completed pass clears; a 1,300-line
+        script cut in its top-level loop, GL008 on a dict its model's forward makes afresh at each call). Findings at
+        the events it met are dropped; those of the roots that completed stand, and so do those of the statements of
+        the module's top-level code that completed before the cut (the function it yields marks each start)."""
+        interp = self.interp
+        recorder = interp.recorder
+        since: list[tuple[set[int], set[tuple[str, int]]]] = []
+
+        def completed() -> None:  # what was recorded so far stands: watch only what follows
+            recorder.touched = set()
+            since[:] = [(set(interp.keepalives.events), set(interp.amp.misuses))]
+
+        completed()
+        try:
+            yield completed
+        except BudgetExhausted:
+            kept, misused = since[0]
             interp.unreliable |= recorder.touched
             interp.unreliable |= {k for k in interp.keepalives.events if k not in kept}
             interp.unreliable |= {id(m.node) for k, m in interp.amp.misuses.items() if k not in misused}
             raise
-        finally:
-            calls.call_path = saved
 
     def _run_root(self, fn: Function, cls: ClassInfo | None, implicit_loop: bool,
                   closure: dict[str, Value] | None, outer: Frame | None, assumed: bool = False,

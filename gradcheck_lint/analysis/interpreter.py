@@ -174,6 +174,9 @@ class Interpreter:
         self.exhausted = False
         self.grad_modes = False  # a `torch.set_grad_enabled(...)` statement ran: statements check the paths' mode
         self.unreliable: set[int] = set()  # ids of the event nodes of a root the work budget cut short
+        self.window_reads: set[int] = set()  # ids of calls reading an object's accumulation window (`window_size`)
+        # called before each statement of the module's top-level code (`EntryPoints`: where a cut leaves findings)
+        self.top_statement: Callable[[], None] | None = None
         self.work_budget = WORK_BUDGET  # statements (and backward passes) interpreted per file
         self.cut_short: str | None = None  # what the work budget left out, said for the user (see EntryPoints)
         self.objects = Objects(self)
@@ -252,10 +255,13 @@ class Interpreter:
     def exec_block(self, body: Sequence[ast.AST], flow: Flow, frame: Frame) -> Outcome:
         out = Outcome(normal=flow)
         outer, entered = frame, None
+        top = self.top_statement if body is self.module.body else None
         for stmt in body:
             if out.normal is None or not out.normal.states:
                 out.normal = None
                 break
+            if top is not None:
+                top()  # what the module's earlier statements recorded is complete (`EntryPoints`)
             if self.grad_modes:
                 frame = grad_mode.frame_for(out.normal, frame)
             context = _entered_by_hand(stmt)

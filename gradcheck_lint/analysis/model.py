@@ -96,6 +96,7 @@ class TrainingModel:
         # What the work budget left out of the analysis, for a notice to the user (None: all analysed).
         self.cut_short: str | None = interp.cut_short
         self.unreliable: set[int] = interp.unreliable  # findings anchored at these nodes are dropped (engine)
+        self.window_reads: set[int] = interp.window_reads  # calls reading an object's accumulation window
         self.refuses_distributed_accumulation: bool = interp.prescan.refuses_distributed_accumulation
         # a notebook that starts no processes runs in one: a framework's `prepare` wraps nothing in DDP there
         self.one_process: bool = notebook and not interp.table.launches_processes

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from .. import messages
 from ..analysis import TrainingModel
 from ..analysis.events import KeepAlive
-from ..analysis.provenance import Assumption, assumed
+from ..analysis.provenance import Assumption, Provenance, assumed
 from ..analysis.syntax import code
 from ..codemod_plans import keep_values_only
 from ..registry import Finding, Invalid, Rule, register
@@ -94,7 +94,7 @@ for x in torch.randn(8, 2, 4):
                 via_item=_as_written(event.via_item), calls_of=calls_of, framework=framework,
                 backward_later=event.backpropagated_later, sequence=isinstance(event.stored, (ast.List, ast.Tuple)),
             )
-            facts = (event.provenance,)
+            facts: tuple[Provenance, ...] = (event.provenance,)
             if shown is not None and shown.implicit:
                 # the calls of a function nothing here calls, taken to run once per batch: a calling context assumed
                 # (Lightning's `validation_step`, which nothing in the catalogue calls so, runs under no grad)
@@ -134,8 +134,36 @@ def _leaves_after(model: TrainingModel, node: ast.AST, loop: ast.AST) -> bool:
 
 
 def _steps_in(model: TrainingModel, loop: int) -> bool:
-    """Some step runs inside the loop."""
-    return any(loop in stack for s in model.steps.values() for stack in s.loop_stacks)
+    """Some step runs inside the loop: not a framework's gated step in a loop that runs one of its windows (`for _ in
+    range(engine.gradient_accumulation_steps()): ... engine.step()`), which steps after the loop's last iteration only,
+    as a step after the loop would."""
+    one_window = _runs_one_window(model, loop)
+    return any(loop in stack and not (one_window and s.framework_gated)
+               for s in model.steps.values() for stack in s.loop_stacks)
+
+
+def _runs_one_window(model: TrainingModel, lid: int) -> bool:
+    """The loop is `for _ in range(n)` with `n` an object's accumulation window as read (`window_size`), directly or
+    through a name the enclosing function binds to it once."""
+    loop = model.loops.get(lid)
+    node = loop.node if loop is not None else None
+    if not (isinstance(node, ast.For) and isinstance(node.iter, ast.Call) and isinstance(node.iter.func, ast.Name)
+            and node.iter.func.id == "range" and len(node.iter.args) == 1 and not node.iter.keywords):
+        return False
+    bound = node.iter.args[0]
+    if isinstance(bound, ast.Name):
+        scope = model.parent(node)
+        while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            scope = model.parent(scope)
+        if scope is None:
+            return False
+        values = [n.value for n in ast.walk(scope) if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == bound.id for t in n.targets)]
+        if len(values) != 1 or any(isinstance(n, (ast.AugAssign, ast.AnnAssign)) and isinstance(n.target, ast.Name)
+                                   and n.target.id == bound.id for n in ast.walk(scope)):
+            return False
+        bound = values[0]
+    return id(bound) in model.window_reads
 
 
 def _step_loop_outlived(model: TrainingModel, event: KeepAlive) -> int | None:

@@ -76,6 +76,9 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     "loss_graph_kept_alive/loss_dict_items_turned_into_numbers_after_a_skip.py": (
         "safe", ['        train_loss += loss_dict["loss"]  # expect: GL008'],
         ['        train_loss += loss_dict["loss"].detach()  # expect: GL008']),
+    "loss_graph_kept_alive/deepspeed_window_losses_kept_for_the_run.py": (
+        "safe", ["            history.append(loss)  # expect: GL008"],
+        ["            history.append(loss.detach())  # expect: GL008"]),
     "loss_graph_kept_alive/replay_buffer_keeps_the_outputs.py": (
         "unsafe", ["            self.samples.append(x)  # expect: GL008"],
         ["            self.samples.append(x.detach())  # expect: GL008"]),

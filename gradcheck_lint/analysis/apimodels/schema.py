@@ -91,6 +91,9 @@ EFFECTS: dict[str, dict[str, str]] = {
     "gate": {"model": "ref"},                         # context: steps and clears of prepared optimizers fire on boundaries
     "gate_flag": {},                                  # reading it tells whether this micro-batch steps
     "set_window": {},                                 # storing into it sets the object's accumulation window
+    # the number of micro-batches the object's gated step waits for (DeepSpeed's
+    # `engine.gradient_accumulation_steps()`): a loop of that many iterations spans one window, whose last one steps
+    "window_size": {},
     # reading it tells the kind of launch (`accelerator.distributed_type`): `several` the values (joined by `|`) under
     # which the object's `prepare` wraps models for data parallelism, `usual` the one a multi-process run usually is
     "launch_kind": {"several": "str", "usual": "str"},
@@ -145,7 +148,7 @@ EFFECTS: dict[str, dict[str, str]] = {
 _SCALES = ("none", "window", "framework")
 _SCHEDULE_LOSS = ("returned", "callback")
 _NAME = re.compile(r"[A-Za-z_*][\w*]*(\.[A-Za-z_*][\w*]*)*")
-_REF_PART = re.compile(r"self|args|\d+|[A-Za-z_]\w*")
+_REF_PART = re.compile(r"self|args|\d+|=?[A-Za-z_]\w*")
 
 
 class ModelError(ValueError):
@@ -167,7 +170,9 @@ class ArgRef:
         for part in (p.strip() for p in text.split("|")):
             if not _REF_PART.fullmatch(part):
                 raise ModelError(f"{where}: {text!r} is not an argument reference (self, args, a position, a keyword, joined by |)")
-            if part == "self":
+            if part.startswith("="):
+                keywords.append(part[1:])  # `=args`: the keyword `args` (`args` alone is every positional argument)
+            elif part == "self":
                 receiver = True
             elif part == "args":
                 every = True
