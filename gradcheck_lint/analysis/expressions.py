@@ -402,8 +402,11 @@ class Expressions:
             result = replace(result, params=left.params | right.params, opaque=left.opaque or right.opaque,
                              modules=left.modules | right.modules)
         if op is ast.Div or op is ast.FloorDiv:
-            # (a divisor that is 1 here, `accumulation_steps = 1` handed in, divides nothing: no scaling to judge)
-            if not right.reach and not _one(right):
+            # (a divisor that is 1 here, `accumulation_steps = 1` handed in, divides nothing: it is the window as
+            # written, and no scaling to judge: `unit_divisors`)
+            if not right.reach and _one(right):
+                result = result.with_unit_divisor(code(expr.right))
+            elif not right.reach:
                 result = result.with_divisor(code(expr.right))
                 if op is ast.Div and _weighted(expr.left, left):  # `loss * n / total`
                     result = replace(result, shares=result.shares | {code(expr.right)})
@@ -1416,7 +1419,7 @@ class Expressions:
             new = replace(old, counter=replace(old.counter, incremented=True), const=None)
         elif isinstance(small.op, ast.Div):
             new = union_as_tensor([old, rhs])
-            new = new if _one(rhs) else new.with_divisor(code(small.value))
+            new = new.with_unit_divisor(code(small.value)) if _one(rhs) else new.with_divisor(code(small.value))
         elif isinstance(small.op, ast.Mult):
             new = union_as_tensor([old, rhs])
             div = self.reciprocal(small.value)

@@ -116,6 +116,8 @@ class Value:
             network's own `backward(Y)` handed its labels). No operand's graph was proven otherwise.
         divisors: source text of every divisor applied while computing it.
         divided_twice: divisors applied twice along one chain of computation (`(loss / n) / n`).
+        unit_divisors: the divisors among `divisors` whose value was 1 where they divided (`loss / self.accum` of an
+            `accum` left at its default 1): the loss is divided by the window as written, and by nothing.
         multipliers: source text of every factor a term reaching parameters was multiplied by
             (`loss_val * self.accum_iters`), reciprocals aside (`loss * (1 / n)` divides).
         unseen_reduction: it holds what a model's forward returned where that forward was not read (a model
@@ -155,6 +157,7 @@ class Value:
     sync: frozenset[tuple[int, str, int, int]] = frozenset()
     divisors: frozenset[str] = frozenset()
     divided_twice: frozenset[str] = frozenset()
+    unit_divisors: frozenset[str] = frozenset()
     multipliers: frozenset[str] = frozenset()
     # of `multipliers`, factors whose value was not read (`loss * grad_scale` of a `grad_scale` handed in as a
     # parameter, or made out of sight): one may be 1/N, so "not divided by N" rests on that
@@ -234,6 +237,10 @@ class Value:
     def with_divisor(self, text: str) -> Value:
         twice = self.divided_twice | {text} if text in self.divisors else self.divided_twice
         return replace(self, divisors=self.divisors | {text}, divided_twice=twice)
+
+    def with_unit_divisor(self, text: str) -> Value:
+        """Divided by `text`, whose value is 1 here: divided by the window as written, by nothing in fact."""
+        return replace(self, divisors=self.divisors | {text}, unit_divisors=self.unit_divisors | {text})
 
 
 EMPTY = Value()
@@ -326,6 +333,9 @@ def join(values: Iterable[Value]) -> Value:
         divisors=frozenset().union(*(v.divisors for v in vals)),
         # twice only when every path divided twice: a join is not a chain
         divided_twice=frozenset.intersection(*(v.divided_twice for v in vals)),
+        # a divisor is 1 in the join only where every path that divided by it divided by 1
+        unit_divisors=frozenset().union(*(v.unit_divisors for v in vals)) - frozenset().union(
+            *(v.divisors - v.unit_divisors for v in vals)),
         multipliers=frozenset().union(*(v.multipliers for v in vals)),
         unread_factors=frozenset().union(*(v.unread_factors for v in vals)),
         shares=frozenset().union(*(v.shares for v in vals)),
@@ -427,7 +437,8 @@ def display(items: Sequence[tuple[str, Value]]) -> Value:
     whole, and each of them at its place."""
     j = join([v for _, v in items]) if items else EMPTY
     return Value(entities=j.entities, modules=j.modules, params=j.params, reach=j.reach, opaque=j.opaque, vague=j.vague,
-                 divisors=j.divisors, divided_twice=j.divided_twice, multipliers=j.multipliers, shares=j.shares,
+                 divisors=j.divisors, divided_twice=j.divided_twice, unit_divisors=j.unit_divisors,
+                 multipliers=j.multipliers, shares=j.shares,
                  items=tuple(items), present=True)
 
 

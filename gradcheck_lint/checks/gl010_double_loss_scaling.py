@@ -126,7 +126,8 @@ for x in torch.randn(16, 2, 4):
                                                                               backward.framework_assumed)
                         yield Finding(backward.node, msg, help_, (step.provenance, c.provenance, backward.framework))
                         continue
-                    named = sorted(d for d in backward.loss.divisors if _ACCUMULATION.search(d))
+                    dividing = backward.loss.divisors - backward.loss.unit_divisors  # a divisor of 1 divides nothing
+                    named = sorted(d for d in dividing if _ACCUMULATION.search(d))
                     if not named or _summed_over_inner_loop(model, backward):
                         continue
                     reported.add(id(backward.node))
@@ -139,7 +140,7 @@ for x in torch.randn(16, 2, 4):
         if not backward.framework_scaled or backward.framework_assumed or not backward.loss.divisors:
             return None
         window = backward.framework_window
-        for d in sorted(backward.loss.divisors):
+        for d in sorted(backward.loss.divisors - backward.loss.unit_divisors):
             if window is not None and divides_by_window(frozenset({d}), window) and (d == window or _ACCUMULATION.search(d)):
                 return d
             if window is None and _ACCUMULATION.search(d):
