@@ -12,6 +12,7 @@ from ..analysis.provenance import Assumption, assumed
 from ..analysis.syntax import code, reads_grad_of
 from ..analysis.walk import iter_tree
 from ..codemod_plans import unscale_before_clip
+from ..fixplan import scope_of
 from ..registry import Finding, Invalid, Rule, register
 
 # When one call breaks the order in several ways, the first of these is what is said about it.
@@ -282,12 +283,5 @@ def _written_before(model: TrainingModel, node: ast.AST, later: ast.AST | None) 
     """`node` comes before `later` in the same function (or at the same module's top level)."""
     if later is None:
         return False
-
-    def scope(n: ast.AST) -> ast.AST | None:
-        up = model.parent(n)
-        while up is not None and not isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
-            up = model.parent(up)
-        return up
-
-    outer = scope(node)
-    return outer is not None and outer is scope(later) and model.order(node) < model.order(later)
+    outer = scope_of(model, node)
+    return outer is not None and outer is scope_of(model, later) and model.order(node) < model.order(later)

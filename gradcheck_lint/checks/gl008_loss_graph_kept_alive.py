@@ -11,6 +11,7 @@ from ..analysis.events import KeepAlive
 from ..analysis.provenance import Assumption, Provenance, assumed
 from ..analysis.syntax import code
 from ..codemod_plans import keep_values_only
+from ..fixplan import scope_of
 from ..registry import Finding, Invalid, Rule, register
 
 
@@ -152,9 +153,7 @@ def _runs_one_window(model: TrainingModel, lid: int) -> bool:
         return False
     bound = node.iter.args[0]
     if isinstance(bound, ast.Name):
-        scope = model.parent(node)
-        while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
-            scope = model.parent(scope)
+        scope = scope_of(model, node)
         if scope is None:
             return False
         values = [n.value for n in ast.walk(scope) if isinstance(n, ast.Assign)

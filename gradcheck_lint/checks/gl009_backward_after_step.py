@@ -12,6 +12,7 @@ from ..analysis.provenance import MODELLED, Assumption, assumed
 from ..analysis.saved_tensors import SavedTable, attribute_saves, class_saves, saved_table
 from ..analysis.syntax import code
 from ..analysis.values import Holder
+from ..fixplan import scope_of
 from ..registry import Finding, Invalid, Rule, register
 
 
@@ -137,9 +138,7 @@ def _built_before_its_loop(model: TrainingModel, backward: Backward, site: int) 
     while up is not None and not isinstance(up, _SCOPES):
         if isinstance(up, (ast.For, ast.AsyncFor, ast.While)) and backward.node in _own(up):
             inside = any(n is forward for n in ast.walk(up))
-            scope = model.parent(up)
-            while scope is not None and not isinstance(scope, _SCOPES):
-                scope = model.parent(scope)
+            scope = scope_of(model, up)
             if not inside and scope is not None and any(n is forward for n in ast.walk(scope)) \
                     and model.order(forward) < model.order(up):
                 return up
