@@ -35,7 +35,7 @@ from ..sources import decode_source, parsed_or_none, read_bytes
 from .callers import project_files
 from .index import MAX_FOREIGN_BYTES, ProjectIndex
 
-__all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "project_words", "settle_unreached"]
+__all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "ProjectWords", "project_words", "settle_unreached"]
 
 MAX_PROJECT_TEXT_FILES = 2_000  # a larger project is not read whole for names (its findings are left as they are)
 TEXT_SUFFIXES = (".py", ".ipynb", ".sh", ".bash", ".yaml", ".yml", ".json", ".cfg", ".toml", ".ini", ".txt", ".md",
@@ -89,7 +89,7 @@ class _FileWords:
 
 
 @dataclass(frozen=True)
-class _Words:
+class ProjectWords:
     """The project's text files, read for names."""
 
     files: tuple[tuple[str, _FileWords], ...]
@@ -216,7 +216,7 @@ def _decorated(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(not (isinstance(d, ast.Name) and d.id in _HARMLESS_DECORATORS) for d in fn.decorator_list)
 
 
-def _unnamed(place: _Place, words: _Words, home: str | None = None) -> bool:
+def _unnamed(place: _Place, words: ProjectWords, home: str | None = None) -> bool:
     """Nothing in the project names the function (every occurrence of its name is a `def` of it, or in another file
     that defines a module-level function of that name itself, for a module-level function of `home`)."""
     name = place.name
@@ -238,14 +238,14 @@ def _unnamed(place: _Place, words: _Words, home: str | None = None) -> bool:
     return words.count(name) <= words.definitions(name)
 
 
-def _external_base(base: ast.expr, words: _Words) -> bool:
+def _external_base(base: ast.expr, words: ProjectWords) -> bool:
     text = ast.unparse(base)
     if text in _PLAIN_BASES:
         return False
     return not words.defines_class(text.rsplit(".", 1)[-1])
 
 
-def project_words(root: str) -> _Words | None:
+def project_words(root: str) -> ProjectWords | None:
     """The project's text files (listed again every few seconds; each read again when its size or
     modification time changes); None for a project of more than `MAX_PROJECT_TEXT_FILES`."""
     listed = project_files(root, TEXT_SUFFIXES, MAX_PROJECT_TEXT_FILES + 1)
@@ -256,7 +256,7 @@ def project_words(root: str) -> _Words | None:
         read = _file_words(path)
         if read is not None:
             files.append((path, read))
-    return _Words(tuple(files))
+    return ProjectWords(tuple(files))
 
 
 def _file_words(path: str) -> _FileWords | None:

@@ -52,7 +52,7 @@ from ..messages import about_a_window
 from ..sources import parsed_or_none
 from .callers import project_files
 from .index import ProjectIndex
-from .reachability import project_words
+from .reachability import ProjectWords, project_words
 
 __all__ = ["MAX_FILES_READ", "settle_unset_defaults"]
 
@@ -129,8 +129,8 @@ def _is_one(node: ast.expr) -> bool:
 
 def _window_counts(fn: ast.AST, imports: ImportMap) -> list[ast.expr]:
     """What the function's window gates count by: the right operands of `%` in the test of an `if` whose body steps
-    an optimizer or clears gradients (`if it % grad_iter == 0: optimizer.step()`; not `if it % val_step == 0:`), and
-    the window a framework the function builds is given (`Accelerator(gradient_accumulation_steps=cfg.accum)`: the
+    an optimizer or clears gradients (`if it % grad_iter == 0: optimizer.step()`; not `if it % val_step == 0:`), the
+    count of a loop over one window's micro-batches (`for _ in range(self.gradient_accumulate_every)`), and the window a framework the function builds is given (`Accelerator(gradient_accumulation_steps=cfg.accum)`: the
     keywords of the catalogue's `window` for that constructor)."""
     out: list[ast.expr] = []
     catalogue = catalogue_for()
@@ -139,10 +139,23 @@ def _window_counts(fn: ast.AST, imports: ImportMap) -> list[ast.expr]:
                                             and n.func.attr in _WINDOW_ENDS for stmt in node.body
                                             for n in breadth_first(stmt)):
             out += [n.right for n in breadth_first(node.test) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)]
+        elif isinstance(node, ast.For) and (count := _window_loop_count(node)) is not None:
+            out.append(count)
         elif isinstance(node, ast.Call) and node.keywords and (qualified := imports.qualify(node.func)) is not None:
             windows = catalogue.window_keywords(qualified)
             out += [k.value for k in node.keywords if k.arg in windows]
     return out
+
+
+def _window_loop_count(loop: ast.For) -> ast.expr | None:
+    """`n` of a loop over the micro-batches of one window, `for _ in range(n)`: its body runs a backward and no step
+    (the step follows the loop); None for any other loop."""
+    if not (isinstance(loop.iter, ast.Call) and isinstance(loop.iter.func, ast.Name) and loop.iter.func.id == "range"
+            and len(loop.iter.args) == 1 and not loop.iter.keywords):
+        return None
+    called = {n.func.attr for stmt in loop.body for n in breadth_first(stmt)
+              if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    return loop.iter.args[0] if "backward" in called and not called & _WINDOW_ENDS else None
 
 
 def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None, tree: ast.Module,
@@ -154,9 +167,12 @@ def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef
     counts = _window_counts(fn, ImportMap.of(tree)) or _handed_counts(fn, cls, tree)
     keywords: set[str] = set()
     fields: dict[str, tuple[str, frozenset[str]] | None] = {}
+    options: set[str] = set()
     for n in counts:
         if isinstance(n, ast.Name) and n.id in ones and not _rebound(fn, n.id):
             keywords.add(n.id)
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and _script_options(fn, tree, n.value.id):
+            options.add(n.attr)  # `args.accumulation_steps`, `args` the script's own parsed command line
         elif isinstance(n, ast.Attribute):
             # `cfg.grad_accum_iters`, `self.accum`: a settings field; one of `self` is set by this class's family only
             # through `self` (another class's `self.accum = 2` is another object's field)
@@ -169,37 +185,159 @@ def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef
         return None
     if not all(_field_of_one(name, index, path, fields[name]) for name in sorted(fields)):
         return None
-    shown = ", ".join(f"`{n}`" for n in sorted(keywords | set(fields)))
-    if not fields:
+    if not all(_option_of_one(name, tree, index, path) for name in sorted(options)):
+        return None
+    shown = ", ".join(f"`{n}`" for n in sorted(keywords | set(fields) | options))
+    if options and not fields and not keywords:
+        return (f"that {shown} is set above 1 (the script's command-line option has default 1 and nothing of the "
+                "project gives it another value: every run of the project has windows of one micro-batch there)")
+    if not fields and not options:
         return (f"that {shown} is set above its default 1 (no call of `{fn.name}` in the project passes it: every run "
                 "of the project has windows of one micro-batch there)")
     return (f"that {shown} is set above 1 (every place of the project that sets it sets 1 or a default of 1 no call "
             "passes: every run of the project has windows of one micro-batch there)")
 
 
+def _script_options(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module, name: str) -> bool:
+    """`name`, which `fn` does not bind, is the script's parsed command line: every binding of it in the module's own
+    code (outside functions and classes) is `parser.parse_args(...)` (or the first of `parse_known_args(...)`)."""
+    if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in own_nodes(fn)) \
+            or any(a.arg == name for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)):
+        return False
+    bindings = 0
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return False  # bound otherwise (a loop, a `with`, a `global` write...): not read
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, ast.Attribute):
+            target, parse = node.targets[0], node.value.func.attr
+            if parse == "parse_args" and isinstance(target, ast.Name) and target.id == name or \
+                    parse == "parse_known_args" and isinstance(target, ast.Tuple) and len(target.elts) == 2 \
+                    and isinstance(target.elts[0], ast.Name) and target.elts[0].id == name:
+                bindings += 1
+                todo.append(node.value)
+                continue
+        todo.extend(child_nodes(node))
+    return bindings > 0
+
+
+def _option_of_one(field: str, tree: ast.Module, index: ProjectIndex, path: str) -> bool:
+    """The script's command-line option `field` is one on every run the project makes: the script's places that set it
+    (its option's default, `args.field = ...`) set one, and there is such a place; nothing changes the parsed options
+    wholesale (`vars(args).update(...)`, `setattr(args, ...)`, `args.__dict__`); no launch script, config or document
+    of the project names it other than setting one, and no other Python file spells the option (`"--field"`, a command
+    line it builds); nowhere is it spelt with dashes. Other scripts' options of that name are other objects."""
+    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("vars", "setattr")
+           or isinstance(n, ast.Attribute) and n.attr == "__dict__" for n in breadth_first(tree)):
+        return False
+    found = _setters_of_one(tree, field, index, path)
+    if not found:
+        return False
+    words = project_words(index.root)
+    if words is None or not words.runs_something:
+        return False
+    naming = words.naming(field)
+    if index.recording is not None:
+        index.recording.update(naming)
+    if _dashed(field, words, index):
+        return False
+    option = re.compile(rf"--{re.escape(field)}\b")
+    for file, _digest in naming:
+        if os.path.abspath(file) == path:
+            continue
+        text = index.text_of(file) or ""
+        if file.endswith(".py"):
+            module = index.load(file) if option.search(text) else None
+            if option.search(text) and (module is None or _spells_option_otherwise(module.tree, option)):
+                return False
+        elif file.endswith(".ipynb"):
+            if option.search(text):
+                return False
+        elif _text_setters_of_one(text, field) is None:
+            return False
+    return True
+
+
+def _spells_option_otherwise(tree: ast.Module, option: re.Pattern[str]) -> bool:
+    """A string of the module spells the option other than as one of its own parser's (`add_argument("--field")`):
+    a command line it builds (`["python", "train.py", "--field", "4"]`) may give the script's option a value."""
+    todo: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
+    while todo:
+        node, parent = todo.pop()
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and option.search(node.value) and not (
+                isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
+                and parent.func.attr == "add_argument"):
+            return True
+        todo.extend((child, node) for child in child_nodes(node))
+    return False
+
+
+def _dashed(field: str, words: ProjectWords, index: ProjectIndex) -> bool:
+    """Some file of the project spells the field with dashes (`--accumulation-steps`: an option that sets it)."""
+    parts = field.split("_")
+    if len(parts) < 2 or not all(parts):
+        return False
+    dashed = re.compile(rf"(?<!\w){re.escape('-'.join(parts))}(?![\w-])")
+    return any(all(p in found.counts for p in parts) and dashed.search(index.text_of(file) or "")
+               for file, found in words.files)
+
+
 def _unpassed(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None, names: set[str],
               ones: dict[str, int | None], index: ProjectIndex, path: str) -> bool:
     """Some call of `fn` is found in the project and none passes any of `names` (by keyword or by place)."""
-    method = cls is not None and bool(fn.args.args) and fn.args.args[0].arg in ("self", "cls") \
-        and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
-    skip = 1 if method else 0
-    required = len(fn.args.posonlyargs) + len(fn.args.args) - len(fn.args.defaults) - skip
-    calls = _calls(fn.name, method, index, path)
-    if calls is None:
+    calls = _plausible_calls(fn, cls, index, path)
+    if not calls:
         return False
-    plausible = 0
+    skip = 1 if _is_method(fn, cls) else 0
     for call in calls:
-        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-            return False  # `train(*args, **kwargs)`: what it passes is not read
-        if len(call.args) + len(call.keywords) < required:
-            continue  # another function of that name (`model.train()`)
-        plausible += 1
         given = {k.arg for k in call.keywords}
         for name in names:
             place = ones[name]
             if name in given or place is not None and place - skip < len(call.args):
                 return False
-    return plausible > 0
+    return True
+
+
+def _never_constructed(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, cls: ast.ClassDef | None,
+                       index: ProjectIndex, path: str) -> bool:
+    """`fn` is the `__init__` of a class the project runs and never constructs (every construction read, none giving
+    the arguments it requires; a base class whose subclasses do not call it; not a decorated class, not in a project
+    that looks names up at run time): what it assigns is set by no run."""
+    if fn is None or fn.name != "__init__" or cls is None or cls.decorator_list:
+        return False  # (a decorated class may be registered, and made through its registry)
+    words = project_words(index.root)
+    return words is not None and not words.dynamic and _plausible_calls(fn, cls, index, path) == []
+
+
+def _is_method(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None) -> bool:
+    return cls is not None and bool(fn.args.args) and fn.args.args[0].arg in ("self", "cls") \
+        and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+
+
+def _plausible_calls(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None, index: ProjectIndex,
+                     path: str) -> list[ast.Call] | None:
+    """The calls of `fn` in the project that give at least the arguments it requires (a call of another function of
+    that name, `model.train()`, gives fewer); None when they are not all read: a call that hands on `*args` or
+    `**kwargs`, or see `_calls` and `_constructions`."""
+    method = _is_method(fn, cls)
+    required = len(fn.args.posonlyargs) + len(fn.args.args) - len(fn.args.defaults) - (1 if method else 0)
+    calls = _constructions(cls, index, path) if method and fn.name == "__init__" and cls is not None \
+        else _calls(fn.name, method, index, path)
+    if calls is None:
+        return None
+    out = []
+    for call in calls:
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None  # `train(*args, **kwargs)`: what it passes is not read
+        if len(call.args) + len(call.keywords) >= required:
+            out.append(call)
+    return out
 
 
 def _handed_counts(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None, tree: ast.Module
@@ -241,14 +379,18 @@ def _field_of_one(field: str, index: ProjectIndex, path: str, family: tuple[str,
     and there is such a place: a keyword `field=...` of a call (a config's constructor), an assignment `x.field = ...`,
     a namedtuple's field list whose constructions name it, a key of a dict literal (`{"field": 1}`, the settings an
     object is made from); the value a literal, or a parameter of default one that no call passes. A notebook's code
-    cells are read so too. Any other mention (a config file, a document, a command-line option `"--field"`, an item
-    store `d["field"] = n`, a class-level field a parser may fill) may set it: not shown."""
+    cells are read so too, and so is a command-line option's default (`add_argument("--field", default=1)`), and the
+    lines of a config file, a shell script or a document that set it to one (`field: 1`, `"field": 1`, `--field 1`).
+    Any other mention (a line of such a file that sets another value or says something else, an option with no default
+    or required, an item store `d["field"] = n`, a class-level field a parser may fill) may set it: not shown."""
     words = project_words(index.root)
     if words is None or not words.runs_something:
         return False
     naming = words.naming(field)
     if index.recording is not None:
         index.recording.update(naming)
+    if _dashed(field, words, index):
+        return False  # `--accumulation-steps`: an option whose destination is the field, spelt with dashes
     sources = 0
     for file, _digest in naming:
         if file.endswith(".ipynb"):
@@ -257,7 +399,11 @@ def _field_of_one(field: str, index: ProjectIndex, path: str, family: tuple[str,
             module = index.load(file)
             tree = module.tree if module is not None else None
         else:
-            return False  # a config, a script or a document names it: it may set it
+            lines = _text_setters_of_one(index.text_of(file) or "", field)
+            if lines is None:
+                return False  # a config, a script or a document that may set it to something else
+            sources += lines
+            continue
         if tree is None:
             return False
         found = _setters_of_one(tree, field, index, path, family, home=os.path.abspath(file) == path)
@@ -278,9 +424,14 @@ def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str
     todo = [(tree, None, None, None)]
     while todo:
         node, parent, fn, cls = todo.pop()
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            continue  # a docstring (a string standing as a statement) sets nothing
         if isinstance(node, ast.Attribute) and node.attr == field and not isinstance(node.ctx, ast.Load) \
                 and family is not None and _another_class(node, cls, family, home):
             pass  # another class's own field of that name
+        elif isinstance(node, ast.Attribute) and node.attr == field and not isinstance(node.ctx, ast.Load) \
+                and _never_constructed(fn, cls, index, path):
+            pass  # set in the constructor of a class no run makes
         elif isinstance(node, ast.Attribute) and node.attr == field and not isinstance(node.ctx, ast.Load):
             if not (isinstance(parent, ast.Assign) and _one_valued(parent.value, fn, cls, index, path)):
                 return None  # `cfg.field = n`, `cfg.field += 1`, `for cfg.field in ...`
@@ -295,7 +446,13 @@ def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(rf"\b{re.escape(field)}\b",
                                                                                         node.value):
             value = _dict_value(parent, node) if node.value == field and isinstance(parent, ast.Dict) else None
-            if value is not None:
+            option = _option_default(parent, node, field)
+            if option is not None:
+                # `parser.add_argument("--field", type=int, default=1)`: what a run that does not give the option has
+                if not _one_valued(option, fn, cls, index, path):
+                    return None
+                sources += 1
+            elif value is not None:
                 # `{"field": 1}`, a dict literal of settings an object is made from (`setattr(self, key, d[key])`)
                 if not _one_valued(value, fn, cls, index, path):
                     return None
@@ -313,6 +470,42 @@ def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str
             fn, cls = node, cls if isinstance(parent, ast.ClassDef) else None
         todo.extend((child, node, fn, cls) for child in child_nodes(node))
     return sources
+
+
+# a line of a config file, a shell script or a document that sets a field to one: `field: 1`, `field = 1`, `"field": 1,`
+# (YAML, TOML/INI, JSON), `--field 1`, `--field=1` (a command line)
+_TEXT_ONE = r"""^\s*(?:-\s+)?["']?{f}["']?\s*[:=]\s*1\s*,?\s*(?:#.*)?$|--{f}(?:\s+|=)1(?![\w.])"""
+
+
+def _text_setters_of_one(text: str, field: str) -> int | None:
+    """How many lines of a text file (not Python) set `field` to one; None when some line names it otherwise."""
+    one = re.compile(_TEXT_ONE.format(f=re.escape(field)))
+    named = re.compile(rf"\b{re.escape(field)}\b")
+    sources = 0
+    for line in text.splitlines():
+        if not named.search(line):
+            continue
+        if len(named.findall(line)) != 1 or not one.search(line):
+            return None
+        sources += 1
+    return sources
+
+
+def _option_default(parent: ast.AST | None, node: ast.Constant, field: str) -> ast.expr | None:
+    """The default of the command-line option `node` spells, when `node` is an option string of `add_argument(...)`
+    whose destination is `field` and that has a plain default (given explicitly: no `required`, `action`, `nargs` or
+    `dest` elsewhere); None otherwise."""
+    if not (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
+            and parent.func.attr == "add_argument" and any(a is node for a in parent.args)):
+        return None
+    options = [a.value for a in parent.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+    longest = max(options, key=lambda o: (o.startswith("--"), len(o)))
+    if longest.lstrip("-").replace("-", "_") != field:
+        return None
+    keywords = {k.arg: k.value for k in parent.keywords}
+    if None in keywords or {"required", "action", "nargs", "dest", "const"} & set(keywords):
+        return None
+    return keywords.get("default")
 
 
 def _notebook_code(path: str) -> ast.Module | None:
@@ -436,6 +629,43 @@ def _calls(name: str, method: bool, index: ProjectIndex, path: str) -> list[ast.
             elif isinstance(node.ctx, ast.Load) and isinstance(parent, _HANDING) and _itself(node, method):
                 return None  # handed on: a callback, `partial(self.train, ...)`, `step = train`
     return found if runs else None
+
+
+def _constructions(cls: ast.ClassDef, index: ProjectIndex, path: str, depth: int = 0) -> list[ast.Call] | None:
+    """The calls that run `cls.__init__`: the class called by its name (`DiffTrainer(model, config)`), and for each
+    class of the project deriving from one of that name, its `super().__init__(...)` calls, or, when it has no
+    `__init__` of its own, its constructions in turn; None when some are not read (see `_calls`; an `__init__` called
+    through the class, `Base.__init__(self, ...)`; a deeper family)."""
+    found = _calls(cls.name, False, index, path)
+    if found is None or depth > 2:
+        return None
+    words = project_words(index.root)
+    if words is None:
+        return None
+    for file, _ in words.naming(cls.name):
+        module = index.load(file) if file.endswith(".py") else None
+        for sub in breadth_first(module.tree) if module is not None else ():
+            if not (isinstance(sub, ast.ClassDef) and any(_base_name(b) == cls.name for b in sub.bases)):
+                continue
+            init = next((f for f in sub.body if isinstance(f, _FUNCTIONS) and f.name == "__init__"), None)
+            if init is None:
+                more = _constructions(sub, index, path, depth + 1)
+                if more is None:
+                    return None
+                found += more
+                continue
+            for call in own_nodes(init):
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "__init__":
+                    if not (isinstance(call.func.value, ast.Call) and isinstance(call.func.value.func, ast.Name)
+                            and call.func.value.func.id == "super"):
+                        return None  # `Base.__init__(self, ...)`
+                    found.append(call)
+    return found
+
+
+def _base_name(base: ast.expr) -> str | None:
+    """The name a class statement's base is spelt with (`pkg.Trainer`: `Trainer`)."""
+    return base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
 
 
 def _itself(node: ast.Name | ast.Attribute, method: bool) -> bool:

@@ -212,14 +212,22 @@ def _lint_learner(tmp: Path, files: dict[str, str]) -> list[tuple[int, str, str]
     return [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL003"]
 
 
-@pytest.mark.parametrize("files", [{}, {"other/learner.py": LEARNER.replace("= 1", "= 2")}])
+@pytest.mark.parametrize("files", [
+    {},
+    {"other/learner.py": LEARNER.replace("= 1", "= 2")},  # another class of that name
+    {"child.py": "from learner import MyMetaLearner\nclass Big(MyMetaLearner):\n    def __init__(self, m):\n"
+                 "        super().__init__(m)\n        self.meta_batch_size = 4\n"},  # a subclass no run makes
+])
 def test_a_window_counted_by_an_own_field_set_to_one_is_possible(tmp_path: Path, files: dict[str, str]) -> None:
     assert _lint_learner(tmp_path, files) == [(13, "GL003", "possible")]
 
 
 @pytest.mark.parametrize("files", [
     {"child.py": "from learner import MyMetaLearner\nclass Big(MyMetaLearner):\n    def __init__(self, m):\n"
-                 "        super().__init__(m)\n        self.meta_batch_size = 4\n"},  # a subclass sets its own
+                 "        super().__init__(m)\n        self.meta_batch_size = 4\n\nBig(None)\n"},  # a subclass sets its own
+    {"child.py": "from learner import MyMetaLearner\nfrom registry import register\n@register\n"
+                 "class Big(MyMetaLearner):\n    def __init__(self, m):\n"
+                 "        super().__init__(m)\n        self.meta_batch_size = 4\n"},  # ... made through a registry
     {"tune.py": "def tune(learner):\n    learner.meta_batch_size = 8\n"},  # set on the object from outside
 ])
 def test_a_field_a_subclass_or_another_object_sets_keeps_the_finding_certain(tmp_path: Path, files: dict[str, str]
@@ -346,3 +354,206 @@ def test_a_framework_window_every_settings_dict_of_the_project_sets_to_one_is_po
 def test_a_framework_window_set_above_one_somewhere_keeps_the_finding_certain(tmp_path: Path, window: str,
                                                                               files: dict[str, str]) -> None:
     assert _lint_accel(tmp_path, window, files) == [(CLIP, "GL007", "certain")]
+
+
+# A window counted by a command-line option whose default is one and that nothing of the project sets otherwise
+# (minimind_note, lockbox 41: `parser.add_argument("--accumulation_steps", type=int, default=1)`, no launch script or
+# config that gives it): every run the project makes has windows of one micro-batch.
+ARGPARSE_SCRIPT = """\
+    import argparse
+
+    import torch
+
+
+    def train_epoch(model, loader, optimizer, args):
+        for step, x in enumerate(loader):
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            if (step + 1) % args.accumulation_steps == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--epochs", type=int, default=2)
+        parser.add_argument({option}, type=int{more})
+        args = parser.parse_args()
+        model = torch.nn.Linear(4, 1)
+        train_epoch(model, [torch.randn(2, 4)] * 8, torch.optim.SGD(model.parameters(), lr=0.1), args)
+"""
+ARGPARSE_BACKWARD = 9
+
+
+def _lint_argparse(tmp: Path, option: str, more: str, files: dict[str, str]) -> list[tuple[int, str, str]]:
+    root = project_tree(tmp / "p", {"train.py": ARGPARSE_SCRIPT.format(option=option, more=more), **files})
+    found = lint_files([str(root / "train.py")], Settings.default())
+    return [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL003"]
+
+
+@pytest.mark.parametrize("files", [
+    {},
+    {"run.sh": "torchrun --nproc_per_node 2 train.py --epochs 3 --accumulation_steps 1\n"},  # a launch script gives 1
+    {"configs/small.yaml": "epochs: 3\naccumulation_steps: 1  # one micro-batch\n"},  # a config file sets 1
+    {"configs/small.json": '{\n  "epochs": 3,\n  "accumulation_steps": 1\n}\n'},
+])
+def test_a_command_line_option_of_default_one_nothing_sets_otherwise_is_possible(tmp_path: Path,
+                                                                                  files: dict[str, str]) -> None:
+    assert _lint_argparse(tmp_path, '"--accumulation_steps"', ", default=1", files) == [
+        (ARGPARSE_BACKWARD, "GL003", "possible")]
+    [d] = [d for d in lint_files([str(tmp_path / "p" / "train.py")], Settings.default()) if d.code == "GL003"]
+    assert any("`accumulation_steps` is set above 1" in a for a in d.assumptions)
+
+
+@pytest.mark.parametrize(("option", "more", "files"), [
+    ('"--accumulation_steps"', ", default=8", {}),  # a default above one
+    ('"--accumulation_steps"', ", default=1", {"run.sh": "python train.py --accumulation_steps 4\n"}),
+    ('"--accumulation_steps"', ", default=1", {"configs/big.yaml": "accumulation_steps: 4\n"}),
+    ('"--accumulation_steps"', ", default=1", {"README.md": "Run `python train.py --accumulation_steps N`.\n"}),
+    ('"--accumulation_steps"', ", default=1, required=True", {}),  # every run gives it
+    ('"--accumulation_steps"', "", {}),  # no default written
+    ('"--accumulation-steps", dest="accumulation_steps"', ", default=1", {}),  # a destination given apart
+    ('"--accum", dest="accumulation_steps"', ", default=1", {}),
+    ('"--accumulation-steps"', ", default=4", {"configs/small.yaml": "accumulation_steps: 1\n"}),  # spelt with dashes
+])
+def test_a_command_line_option_that_may_be_above_one_keeps_the_finding_certain(tmp_path: Path, option: str, more: str,
+                                                                               files: dict[str, str]) -> None:
+    assert _lint_argparse(tmp_path, option, more, files) == [(ARGPARSE_BACKWARD, "GL003", "certain")]
+
+
+# A window counted by a loop over its micro-batches whose count is a constructor's keyword of default one that no
+# construction of the project passes (Nerfusion-EG3D, lockbox 41: `for _ in range(self.gradient_accumulate_every)`,
+# `DiffTrainer(diffusion, config, results_folder=...)`).
+LOOP_TRAINER = """\
+    import torch
+
+
+    class Trainer:
+        def __init__(self, model, loader, *, gradient_accumulate_every=1, lr=1e-4):
+            self.model = model
+            self.dl = iter(loader)
+            self.gradient_accumulate_every = gradient_accumulate_every
+            self.opt = torch.optim.Adam(model.parameters(), lr=lr)
+
+        def train(self, steps):
+            for _step in range(steps):
+                for _ in range(self.gradient_accumulate_every):
+                    loss = self.model(next(self.dl)).pow(2).mean()
+                    loss.backward()
+                self.opt.step()
+                self.opt.zero_grad()
+"""
+LOOP_RUN = """\
+    import torch
+    from trainer import Trainer
+
+    if __name__ == "__main__":
+        Trainer(torch.nn.Linear(4, 1), [torch.randn(2, 4)] * 64{more}).train(8)
+"""
+LOOP_BACKWARD = 15
+
+
+def _lint_loop(tmp: Path, more: str, files: dict[str, str]) -> list[tuple[int, str, str]]:
+    root = project_tree(tmp / "p", {"trainer.py": LOOP_TRAINER, "run.py": LOOP_RUN.format(more=more), **files})
+    found = lint_files([str(root / "trainer.py")], Settings.default())
+    return [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL003"]
+
+
+SUBCLASS = """\
+from trainer import Trainer
+
+
+class Big(Trainer):
+{init}
+
+
+def build(model, loader):
+    return Big(model, loader{more})
+"""
+SUPER_INIT = """\
+    def __init__(self, model, loader):
+        super().__init__(model, loader{more})"""
+
+
+@pytest.mark.parametrize(("more", "files"), [
+    ("", {}),
+    (", lr=1e-3", {}),
+    ("", {"big.py": SUBCLASS.format(init=SUPER_INIT.format(more=", lr=0.1"), more="")}),  # a subclass hands on others
+    ("", {"big.py": SUBCLASS.format(init="    pass", more="")}),  # a subclass made without it
+])
+def test_a_window_loop_counted_by_a_constructor_default_no_construction_passes_is_possible(
+        tmp_path: Path, more: str, files: dict[str, str]) -> None:
+    assert _lint_loop(tmp_path, more, files) == [(LOOP_BACKWARD, "GL003", "possible")]
+
+
+@pytest.mark.parametrize(("more", "files"), [
+    (", gradient_accumulate_every=4", {}),  # the construction passes it
+    ("", {"big.py": SUBCLASS.format(init=SUPER_INIT.format(more=", gradient_accumulate_every=4"), more="")}),
+    ("", {"big.py": SUBCLASS.format(init="    pass", more=", gradient_accumulate_every=2")}),  # constructed with it
+    ("", {"big.py": SUBCLASS.format(init="    def __init__(self, model, loader):\n"
+                                         "        Trainer.__init__(self, model, loader)", more="")}),  # not read
+    ("", {"factory.py": "from trainer import Trainer\nMAKERS = {'plain': Trainer}\n"}),  # the class handed on
+])
+def test_a_window_loop_whose_count_may_be_set_keeps_the_finding_certain(tmp_path: Path, more: str,
+                                                                        files: dict[str, str]) -> None:
+    assert _lint_loop(tmp_path, more, files) == [(LOOP_BACKWARD, "GL003", "certain")]
+
+
+# The same option read as the script's own parsed command line, a global of the module (minimind_note, lockbox 41: six
+# scripts, each with its own `--accumulation_steps`; only train_pretrain.py's default is 8): another script's option
+# of that name is another object.
+GLOBAL_ARGS_SCRIPT = """\
+    import argparse
+
+    import torch
+
+
+    def train_epoch(model, loader, optimizer):
+        for step, x in enumerate(loader):
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            if (step + 1) % args.accumulation_steps == 0:
+                optimizer.step()
+                optimizer.zero_grad()
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--accumulation_steps", type=int, default={default})
+        args = parser.parse_args(){after}
+        model = torch.nn.Linear(4, 1)
+        train_epoch(model, [torch.randn(2, 4)] * 8, torch.optim.SGD(model.parameters(), lr=0.1))
+"""
+
+
+def _lint_global(tmp: Path, default: int, after: str, files: dict[str, str]) -> list[tuple[int, str, str]]:
+    script = GLOBAL_ARGS_SCRIPT.format(default=default, after=after)
+    root = project_tree(tmp / "p", {"train_sft.py": script, **files})
+    found = lint_files([str(root / "train_sft.py")], Settings.default())
+    return [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL003"]
+
+
+@pytest.mark.parametrize("files", [
+    {},
+    {"train_pretrain.py": GLOBAL_ARGS_SCRIPT.format(default=8, after="")},  # another script's own option
+    {"scripts/sft.sh": "torchrun train_sft.py --accumulation_steps 1\n"},
+    {"launch.py": '"""Runs train_sft.py; give it `--accumulation_steps N` to accumulate."""\nimport train_sft\n'},
+])
+def test_the_scripts_own_option_of_default_one_is_possible_whatever_other_scripts_do(tmp_path: Path,
+                                                                                     files: dict[str, str]) -> None:
+    assert _lint_global(tmp_path, 1, "", files) == [(ARGPARSE_BACKWARD, "GL003", "possible")]
+    [d] = [d for d in lint_files([str(tmp_path / "p" / "train_sft.py")], Settings.default()) if d.code == "GL003"]
+    assert any("the script's command-line option has default 1" in a for a in d.assumptions)
+
+
+@pytest.mark.parametrize(("default", "after", "files"), [
+    (8, "", {}),
+    (1, "", {"scripts/sft.sh": "torchrun train_sft.py --accumulation_steps 4\n"}),
+    (1, "", {"sweep.py": "import subprocess\nsubprocess.run(['python', 'train_sft.py', '--accumulation_steps', '4'])\n"}),
+    (1, "\n        vars(args).update({'accumulation_steps': 4})", {}),  # the parsed options changed wholesale
+    (1, "\n        args.accumulation_steps = 4", {}),
+])
+def test_the_scripts_own_option_that_may_be_above_one_keeps_the_finding_certain(tmp_path: Path, default: int,
+                                                                                after: str, files: dict[str, str]
+                                                                                ) -> None:
+    assert _lint_global(tmp_path, default, after, files) == [(ARGPARSE_BACKWARD, "GL003", "certain")]
