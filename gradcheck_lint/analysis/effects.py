@@ -423,7 +423,12 @@ class Effects:
             self.table.wrapped_on_paths(ent.uid, arm_facts.literals_of(flow.states, literal_generation))
         switch = site.arg(effect.ref("enabled"))
         if switch is not None and switch[1] is not None:
-            self.table.switches[ent.uid] = (switch[1], site.call)
+            expr = switch[1]
+            if switch[0].const in ("True", "False") and not isinstance(expr, ast.Constant):
+                # `GradScaler(enabled=amp_enabled)` with `amp_enabled` False on every run (a set no run fills):
+                # built off, as a literal would say
+                expr = ast.copy_location(ast.Constant(value=switch[0].const == "True"), expr)
+            self.table.switches[ent.uid] = (expr, site.call)
         window = effect.ref("window")
         if window is not None:
             found = site.arg(window)

@@ -16,6 +16,7 @@ from .constant_comprehensions import unrolled
 from .conventions import convention
 from .deferred import defer, may_make_context, synthetic_call
 from .definitions import ClassInfo, Function
+from .empty_containers import always_false
 from .flags import assign as assign_flag
 from .flags import emptiness_flags, literal_flags, presence_flags
 from .flags import forget as forget_flag
@@ -128,7 +129,10 @@ class Expressions:
         if kind is ast.Attribute:
             return self.eval_attribute(expr, flow, frame)
         if kind is ast.Call:
-            return self.interp.calls.eval_call(expr, flow, frame)
+            called = self.interp.calls.eval_call(expr, flow, frame)
+            if isinstance(expr.func, ast.Name) and expr.func.id == "bool" and always_false(expr, self.interp.module):
+                return Value(const="False")  # `bool(args.amp and args.model in _AMP_MODELS)`, a set no run fills
+            return called
         if kind is ast.Lambda:  # a function value: what calls it runs its body (`callables.handed_lambda`)
             return self.interp.callables.handed_lambda(expr, flow, frame)
         if kind is ast.Constant:
@@ -145,7 +149,10 @@ class Expressions:
         if kind is ast.UnaryOp:
             return present(self.eval(expr.operand, flow, frame).as_tensor())
         if kind is ast.BoolOp:
-            return join([self.eval(v, flow, frame) for v in expr.values])
+            joined = join([self.eval(v, flow, frame) for v in expr.values])
+            if always_false(expr, self.interp.module):
+                return Value(const="False")  # `amp = args.amp and args.model in _AMP_MODELS`, a set no run fills
+            return joined
         if kind is ast.Compare:
             self.eval(expr.left, flow, frame)
             for c in expr.comparators:

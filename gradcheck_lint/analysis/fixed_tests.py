@@ -2,7 +2,7 @@
 exist, a literal flag the function was handed (`do_backward=False`), `hasattr(self, "x")` for a name
 nothing in the file defines, `if loss is not None:` on a value known not to be None (`loss = 0; loss += ...`),
 `if device == "cuda":` on a `torch.device(...)`, which never equals a str, a command-line flag no command line can
-turn (`command_line`)."""
+turn (`command_line`), membership in a container no run fills (`empty_containers`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from . import names as N
 from . import pathcond
 from .command_line import flag_value
 from .definitions import ClassInfo
+from .empty_containers import empty_membership
 from .flow import Flow, Frame
 from .names import dotted
 from .parts import FixedTestsHost
@@ -50,6 +51,8 @@ class FixedTests:
             fixed = self.constant_flag(test, flow, frame)
         if fixed is None and isinstance(test, (ast.Attribute, ast.UnaryOp)):
             fixed = flag_value(test, self.interp.module)  # `args.use_amp` of `store_true` with `default=True`
+        if fixed is None:
+            fixed = empty_membership(test, self.interp.module)  # `model in _AMP_MODELS`, a set no run fills
         if fixed is None and self.missing_attribute(test):
             fixed = False  # `if hasattr(self, "_training_step"):` where nothing defines it: a deprecated hook
         if fixed is None and self.constructed_attribute(test, frame):
