@@ -325,23 +325,29 @@ def _operand(text: str) -> str:
 
 def loss_graph_kept_alive(statement: str, target: str, stored: str, loop_line: int | None, via_item: str = "",
                           calls_of: str = "", framework: bool = False, backward_later: str = "",
-                          sequence: bool = False) -> tuple[str, str]:
+                          sequence: bool = False, freed_by: tuple[str, int] | None = None) -> tuple[str, str]:
     """`via_item`: `stored` is a dict or object that holds the graph in this item (`output["loss"]`). `sequence`:
     `stored` is a list or tuple written in place.
     `calls_of`: the loop is the calls of this function, once per batch (by the framework's loop: `framework`).
-    `backward_later`: the backward call that runs on the stored value after it was stored (`losses[-1].backward()`)."""
+    `backward_later`: the backward call that runs on the stored value after it was stored (`losses[-1].backward()`).
+    `freed_by`: the backward call (and its line) that runs through the stored graph in the same iteration without
+    retaining it: it freed the activations the graph saved, so what stays is its nodes."""
     holder = f"`{stored}`" if not via_item else f"`{via_item}` in `{stored}`"
+    each = "batch" if calls_of else "iteration"
+    if freed_by is not None:
+        kept = (f"every {each}'s graph stays in memory (its nodes; `{freed_by[0]}` at line "
+                f"{freed_by[1]} freed the activations they saved) until `{target}` is dropped, so memory grows a "
+                f"little with every {each}.")
+    else:
+        kept = (f"every {each}'s graph stays in memory (its nodes, and the activations they saved where no backward "
+                f"pass freed them) until `{target}` is dropped, so memory grows with every {each}.")
     if calls_of:
         by = "the framework's calls" if framework else "the calls"
         msg = (f"`{statement}` keeps the autograd graph of {holder} alive in `{target}`, which outlives {by} of "
-               f"`{calls_of}`, one per batch: every batch's graph stays in memory (its nodes, and the activations "
-               f"they saved where no backward pass freed them) until `{target}` is dropped, so memory grows with "
-               f"every batch.")
+               f"`{calls_of}`, one per batch: {kept}")
     else:
         msg = (f"`{statement}` keeps the autograd graph of {holder} alive in `{target}`, which outlives the "
-               f"iterations of the loop{_at(loop_line)}: every iteration's graph stays in memory (its nodes, and the "
-               f"activations they saved where no backward pass freed them) until `{target}` is dropped, so memory "
-               f"grows with every iteration.")
+               f"iterations of the loop{_at(loop_line)}: {kept}")
     if backward_later:
         help_ = (f"backpropagate `{stored}` before storing it, then store its `.item()` (or `.detach()`): "
                  f"`{backward_later}` needs the graph only until it has run.")

@@ -94,6 +94,7 @@ for x in torch.randn(8, 2, 4):
                 code(event.node), event.shown, code(event.stored), at,
                 via_item=_as_written(event.via_item), calls_of=calls_of, framework=framework,
                 backward_later=event.backpropagated_later, sequence=isinstance(event.stored, (ast.List, ast.Tuple)),
+                freed_by=None if event.via_item else _freed_by(model, event),
             )
             facts: tuple[Provenance, ...] = (event.provenance,)
             if shown is not None and shown.implicit:
@@ -101,6 +102,19 @@ for x in torch.randn(8, 2, 4):
                 # (Lightning's `validation_step`, which nothing in the catalogue calls so, runs under no grad)
                 facts = (*facts, assumed(Assumption.CONTEXT))
             yield Finding(event.node, msg, help_, facts, fix=keep_values_only(model, event))
+
+
+def _freed_by(model: TrainingModel, event: KeepAlive) -> tuple[str, int] | None:
+    """The backward call, and its line, that runs through the stored value itself (`loss.backward()`,
+    `scaler.scale(loss).backward()` of `total += loss`) in the same iteration of the loop, in the same function, and
+    does not retain the graph: it freed the activations the kept graph saved. None when no such call is read."""
+    stored = code(event.stored)
+    home = scope_of(model, event.node)
+    for b in sorted(model.backwards.values(), key=lambda b: model.order(b.node)):
+        if b.loss_text == stored and not b.retain_graph and scope_of(model, b.node) is home \
+                and any(event.loop in stack for stack in b.loop_stacks):
+            return b.call_text, model.line(b.node)
+    return None
 
 
 def _leaves_after(model: TrainingModel, node: ast.AST, loop: ast.AST) -> bool:
