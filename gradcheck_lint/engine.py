@@ -296,7 +296,7 @@ def _findings(model: TrainingModel, text: str, path: str, rules: list[type[Rule]
                     span=model.span(anchor),
                     code=rule_cls.code,
                     name=rule_cls.name,
-                    message=finding.message + _evidence_note(evidence, path),
+                    message=finding.message + _evidence_note(evidence, path, anchor, text),
                     related=tuple(RelatedLocation(e.path, Span(e.line, e.column, e.end_line, e.end_column), f"`{e.text}`")
                                   for e in evidence),
                     help=finding.help,
@@ -309,12 +309,17 @@ def _findings(model: TrainingModel, text: str, path: str, rules: list[type[Rule]
     return _one_per_place(out)
 
 
-def _evidence_note(evidence: tuple[Evidence, ...], path: str) -> str:
-    """The sentence naming where in other files a finding's evidence is (`losses.py:42`)."""
+def _evidence_note(evidence: tuple[Evidence, ...], path: str, anchor: ast.AST | None = None, text: str = "") -> str:
+    """The sentence naming where in other files a finding's evidence is (`losses.py:42`), and the code of this file
+    that reached it (the call the finding is reported at)."""
     if not evidence:
         return ""
     places = [f"`{e.text}` at {e.shown}:{e.line}" for e in evidence]
-    return f" (In another file of the project: {', called from '.join(places)}.)"
+    segment = ast.get_source_segment(text, anchor) if anchor is not None and text and not path.endswith(".ipynb") \
+        else None
+    here = " ".join(segment.split())[:80] if segment and isinstance(anchor, ast.Call) else ""
+    reached = f", reached by `{here}` here" if here else ""
+    return f" (In another file of the project: {', called from '.join(places)}{reached}.)"
 
 
 def _one_per_place(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

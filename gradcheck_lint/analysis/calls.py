@@ -129,6 +129,12 @@ class Calls:
         """The calls being evaluated around the innermost one, outermost first."""
         return tuple(self._call_nodes[:-1])
 
+    def calls_around(self, node: ast.AST) -> tuple[ast.Call, ...]:
+        """The calls being evaluated around `node` (a statement, or a call being evaluated itself), outermost
+        first."""
+        calls = self._call_nodes
+        return tuple(calls[:-1] if calls and calls[-1] is node else calls)
+
     def args_of(self, call: ast.Call, flow: Flow, frame: Frame) -> tuple[list[Value], dict[str, Value]]:
         pos: list[Value] = []
         kw: dict[str, Value] = {}

@@ -196,3 +196,7 @@ class KeepAlive:
     # its iterations (assigned anew in it or in a loop between, or a local of a function it calls): one tuple
     # per call context. A loop around that steps and does not make it afresh is a step the graphs outlive
     outer: set[tuple[tuple[int, bool], ...]] = field(default_factory=set)
+    # the calls being evaluated when it was recorded with `loop`, outermost first: a statement of a helper in another
+    # file called both from a training loop and from an evaluation loop is reported where the training loop's run
+    # came from, not where the helper was last entered
+    via: tuple[ast.Call, ...] = ()

@@ -223,7 +223,8 @@ class KeepAlives:
                 return given
             waiting = self._stored.get(id(item))
             if waiting is None or waiting[0] is not item:
-                self._stored[id(item)] = (item, KeepAlive(node, target, stored, loop, shown=shown or target))
+                self._stored[id(item)] = (item, KeepAlive(node, target, stored, loop, shown=shown or target,
+                                                          via=self.interp.calls.calls_around(node)))
             return given
         event = self.events.get(id(node))
         if event is not None and item is not None:
@@ -238,7 +239,8 @@ class KeepAlives:
             event = self.events[id(node)] = KeepAlive(node, target, stored, loop, shown=shown or target, via_item=via,
                                                       provenance=provenance,
                                                       # a container written in place (`{"loss": loss}`): no `.detach()`
-                                                      untyped=_untyped(stored, self.proven_sources, held_in, via))
+                                                      untyped=_untyped(stored, self.proven_sources, held_in, via),
+                                                      via=self.interp.calls.calls_around(node))
             if item is not None:
                 self._stored[id(item)] = (item, event)
         if added is not None and event.provenance.assumed and not _shared(added):

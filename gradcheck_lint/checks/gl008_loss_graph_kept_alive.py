@@ -101,7 +101,7 @@ for x in torch.randn(8, 2, 4):
                 # the calls of a function nothing here calls, taken to run once per batch: a calling context assumed
                 # (Lightning's `validation_step`, which nothing in the catalogue calls so, runs under no grad)
                 facts = (*facts, assumed(Assumption.CONTEXT))
-            yield Finding(event.node, msg, help_, facts, fix=keep_values_only(model, event))
+            yield Finding(event.node, msg, help_, facts, fix=keep_values_only(model, event), via=event.via)
 
 
 def _freed_by(model: TrainingModel, event: KeepAlive) -> tuple[str, int] | None:

@@ -455,13 +455,23 @@ class ProjectView:
         it passed through (innermost first). With `via`, the calls that ran it (outermost first): the
         innermost of them in the checked file, which is where this run of it came from; without, the
         call that last entered the function holding it (one of its callers, when several call it)."""
+        chain: list[Evidence] = []
         if via and self.module_of_node(node) is not None:
             local = [i for i, call in enumerate(via) if self.module_of_node(call) is None]
             if local:
                 inner = [node, *reversed(via[local[-1] + 1:])]
                 found = [(self.module_of_node(n), n) for n in inner]
                 return via[local[-1]], tuple(self.evidence(m, n) for m, n in found if m is not None)
-        chain: list[Evidence] = []
+            # every call of this run is in other files: where the run came from is what entered its outermost call,
+            # not what last entered `node`'s function (a helper also called from an evaluation loop of this file);
+            # a base class's loop run with this file's class as `self` (`inherited_loops`) whose run met none of the
+            # class's own code finds what the base's own file finds: reported there
+            for n in (node, *reversed(via[1:])):
+                module = self.module_of_node(n)
+                if module is not None:
+                    chain.append(self.evidence(module, n))
+            start, where = self.anchor(via[0])
+            return (node, ()) if isinstance(start, ast.ClassDef) else (start, (*chain, *where))
         seen: set[int] = set()
         while True:
             module = self.module_of_node(node)
