@@ -24,7 +24,7 @@ stays at the backward.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .evidence import Site
 from .source_calls import _Parsed, char_col, parsed, segment
@@ -44,6 +44,9 @@ class Kept:
     stored: str
     loop_line: int | None
     via_item: str = ""  # `stored` holds the graph in this item (`output["loss"]` of `outputs.append(output)`)
+    # the backward (as written, its line) that ran through the stored loss itself in the same function, without
+    # `retain_graph`: it freed the activations the kept graphs saved (the static side's `_freed_by`)
+    freed_by: tuple[str, int] | None = None
 
 
 _FOUND: dict[Site, Kept | None] = {}
@@ -92,7 +95,7 @@ def _lookup(backward: Site) -> Kept | None:
     deferred = frozenset(methods)
     found = _keeping(p, scope, names, call.lineno, backward.path, loop_line, via, containers, deferred)
     if found is not None:
-        return found
+        return _with_freed_by(found, p, call, expr)
     # the loss returned to a caller that keeps it (`errD = self.train_Dnet(...)`, then `errD_total += errD`),
     # or hands it on to a function or method that keeps it (`loss = self.train_step(x, y)`, then
     # `self.train_step_end(batch, loss)` of a subclass that appends it)
@@ -114,8 +117,20 @@ def _lookup(backward: Site) -> Kept | None:
     if found is not None:
         return found
     if deferred:
-        return _keeping(p, scope, names, call.lineno, backward.path, loop_line, via, containers)
+        found = _keeping(p, scope, names, call.lineno, backward.path, loop_line, via, containers)
+        return _with_freed_by(found, p, call, expr) if found is not None else None
     return None
+
+
+def _with_freed_by(kept: Kept, p: _Parsed, call: ast.Call, expr: ast.expr) -> Kept:
+    """`kept` (found in the backward's own function) with the backward that freed its activations, when that
+    backward runs through the stored value itself (`loss` of `scaler.scale(loss).backward()`) and retains nothing."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "scale" \
+            and len(expr.args) == 1:
+        expr = expr.args[0]
+    if kept.via_item or segment(p, expr) != kept.stored or any(k.arg == "retain_graph" for k in call.keywords):
+        return kept
+    return replace(kept, freed_by=(" ".join(segment(p, call).split()), call.lineno))
 
 
 _Methods = dict[str, list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, int]]]

@@ -427,7 +427,7 @@ class Monitors:
                     kept = kept_at(site)  # the statement keeping them, where the static side anchors
                     if kept is not None:
                         words = messages.loss_graph_kept_alive(kept.site.text, kept.target, kept.stored, kept.loop_line,
-                                                               kept.via_item)
+                                                               kept.via_item, freed_by=kept.freed_by)
                         self._report("GL008", kept.site, words)
                         watch = watch_returned(kept, [g[0] for g in live if g[1] == site], _is_tensor)
                         if watch is not None:
