@@ -287,8 +287,9 @@ def _findings(model: TrainingModel, text: str, path: str, rules: list[type[Rule]
             anchor, evidence = model.anchor(finding.node, finding.via)
             if model.is_foreign(anchor):
                 continue  # code of another file reached from nowhere in this one: reported with that file
-            if model.purposes.measures(anchor) or model.purposes.drives(anchor):
-                # a benchmark's loop, a test's calls in sequence: that they train is an assumption
+            if model.purposes.measures(anchor) or model.purposes.drives(anchor) or model.purposes.tests(anchor, path):
+                # a benchmark's loop, a test's calls in sequence, a test of a test module: that they train is an
+                # assumption
                 finding = dataclasses.replace(finding, facts=(*finding.facts, assumed(Assumption.INTENT)))
             out.append(
                 Diagnostic(

@@ -19,11 +19,16 @@ A test drives calls in sequence, too: backward passes and steps written one afte
 that asserts, in no loop of it (torchft's `test_local_sgd_healthy`: `loss.backward(); optimizer.step()` twice,
 then `assertEqual(manager.start_quorum.call_count, 1)`), check what each call does to a wrapper; nothing there
 repeats as training does (`drives`). A loop in a test function is read as above.
+
+And a test of a test module (`def test_system():` in `test/test_system.py`, asserting or not: CoreAudioML's system
+test runs three short epochs to see that they run) trains a model nobody keeps: a finding there rests on the
+test being training (`tests`).
 """
 
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Callable, Iterator
 
 from .apimodels import Catalogue
@@ -71,6 +76,18 @@ class Purposes:
                 return False
             child = up
         return isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and _asserting_test(child)
+
+    def tests(self, node: ast.AST, path: str) -> bool:
+        """Whether `node` sits in a test of a test module (`def test_system():` of `test/test_system.py`, pytest's or
+        unittest's, at any depth): what its loops train is checked or thrown away, no model anyone keeps."""
+        if not _test_module(path):
+            return False
+        up: ast.AST | None = node
+        while up is not None:
+            if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and up.name.startswith("test"):
+                return True
+            up = self._parent(up)
+        return False
 
     def _enclosing_loops(self, node: ast.AST) -> Iterator[ast.AST]:
         child: ast.AST | None = node
@@ -141,6 +158,12 @@ class Purposes:
                 return self._constant(expr, self._module, set(), seen)
             return bool(values) and all(v is not None and self._constant(v, scope, targets, seen | {expr.id}) for v in values)
         return False
+
+
+def _test_module(path: str) -> bool:
+    """A module pytest or unittest collects tests from: `test_*.py` or `*_test.py`."""
+    name = os.path.basename(path)
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
 def _asserting_test(scope: ast.AST) -> bool:
