@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -115,6 +115,8 @@ class Flow:
         holders): its results are then remembered for the whole file (`forget_transitions`), and a
         loop's fixpoint, which runs its body again over mostly the same paths, computes each once."""
         TRANSITIONS.count += 1
+        if key is None or key[0] not in ("clear", "backward", "step"):
+            forget_null_grads(self.env)  # gradients written, replaced or rescaled by hand: none is known None
         memo: dict[tuple[object, ...], tuple[frozenset[Any], frozenset[Any]]] = {}
         out = []
         for s in self.states:
@@ -151,6 +153,8 @@ class Flow:
                 # (a name one path did not bind may be anything there: None too)
                 if w is v:
                     env[k] = v
+                elif k.startswith(NULL_GRADS):
+                    continue  # None on one path only (or missing there): not known None
                 elif w is _MISSING:
                     env[k] = maybe_none(_join_key(k, [v]))
                     counted = counted or k.startswith(GENERATION)
@@ -158,7 +162,7 @@ class Flow:
                     env[k] = _join_key(k, [v, w])  # type: ignore[list-item]
                     counted = counted or k.startswith(GENERATION)
             for k, w in b.items():
-                if k not in a:
+                if k not in a and not k.startswith(NULL_GRADS):
                     env[k] = maybe_none(w)
                     counted = counted or k.startswith(GENERATION)
             if counted:  # join again what holds graphs, each path's counted against the joined count
@@ -179,7 +183,10 @@ class Flow:
         for k in keys:
             vals = [e[k] for e in envs if k in e]
             first = vals[0]
-            if len(vals) < len(live):
+            if k.startswith(NULL_GRADS):
+                if len(vals) == len(live) and all(v is first for v in vals):
+                    env[k] = first
+            elif len(vals) < len(live):
                 env[k] = maybe_none(_join_key(k, vals))
             else:
                 env[k] = first if all(v is first for v in vals) else _join_key(k, vals)
@@ -193,10 +200,45 @@ ANY_WRAPPER = 0
 SYNC_SET = "@syncset:"  # env key prefix: how many times the code assigned a wrapper's sync flag so far
 UNIT_WINDOW = "@unit:"  # env key prefix: a window size known to be 1 on this flow ("True": `else:` of `if N > 1:`)
 GENERATION = "@gen:"  # env key prefix: how many optimizer steps updated a set of parameters so far
+# env key prefix: a parameter set's `.grad` is None on every path of this flow (a clear that sets it to None, the
+# default of `zero_grad()` since torch 2.0, and no gradient written into it since): a step leaves it unchanged
+NULL_GRADS = "@nullgrad:"
+NULL_GRADS_VALUE = Value(const="True")
 
 
 def generation_key(holder: Holder) -> str:
     return f"{GENERATION}{holder.uid}/{'.'.join(holder.path)}"
+
+
+def null_grads_key(holder: Holder) -> str:
+    return f"{NULL_GRADS}{holder.uid}/{'.'.join(holder.path)}"
+
+
+def set_null_grads(env: dict[str, Value], holders: Iterable[Holder]) -> None:
+    """A clear set these parameter sets' `.grad` to None (one shared value: merges keep it where every path has it)."""
+    for h in holders:
+        env[null_grads_key(h)] = NULL_GRADS_VALUE
+
+
+def null_grads(env: dict[str, Value], holder: Holder) -> bool:
+    """The parameter set's `.grad` is None on every path of this flow."""
+    return env.get(null_grads_key(holder)) is NULL_GRADS_VALUE
+
+
+def forget_null_grads(env: dict[str, Value], written: Iterable[Holder] | None = None,
+                      parts: Callable[[Holder], Iterable[Holder]] = lambda h: ()) -> None:
+    """Gradients were written into `written` (None: into parameters the analysis cannot name): their `.grad` is no
+    longer known to be None, nor that of any parameter set overlapping them or holding one of them among its `parts`
+    (the modules of an `nn.ModuleList`, entities of their own)."""
+    keys = [k for k in env if k.startswith(NULL_GRADS)]
+    if not keys:
+        return
+    hs = None if written is None else list(written)
+    for k in keys:
+        uid, _, path = k[len(NULL_GRADS):].partition("/")
+        held = Holder(int(uid), tuple(path.split(".")) if path else ())
+        if hs is None or any(held.overlaps(h) for h in hs) or any(p.overlaps(h) for p in parts(held) for h in hs):
+            del env[k]
 
 
 @functools.lru_cache(maxsize=4096)  # asked for every stepped parameter set at every loop iteration

@@ -17,7 +17,7 @@ from . import call_signatures, class_refs, handed_containers, stand_ins
 from . import names as N
 from .context_helpers import entered_context, is_context_manager
 from .definitions import ClassInfo
-from .flow import MAX_DEPTH, TRANSITIONS, Flow, Frame, Function
+from .flow import MAX_DEPTH, NULL_GRADS, TRANSITIONS, Flow, Frame, Function
 from .gradstate import PathState
 from .parameter_tests import argument_texts
 from .parts import CallsFace, InliningHost
@@ -383,6 +383,8 @@ class Inliner:
         for k, v in final.env.items():
             if k.startswith("self.") and self_value is not None and not local_instance or k.startswith("self.") and cls is not None and frame.cls is cls or k in outer_globals and v is not outer_globals[k] and k not in shadowed or k.startswith("@"):
                 flow.env[k] = v
+        for k in [k for k in flow.env if k.startswith(NULL_GRADS) and k not in final.env]:
+            del flow.env[k]  # gradients the call wrote: no longer known None
         if grows.direct or displays:
             handed_containers.write_back(flow.env, final.env, entry, handed_names, displays, grows, shadowed)
         for p_name, a_text in handed_names.items():

@@ -12,7 +12,18 @@ from . import call_signatures, class_refs, declared_types
 from . import names as N
 from .conventions import convention
 from .definitions import ClassInfo, is_abstract
-from .flow import ANY_WRAPPER, MAX_DEPTH, SYNC_OFF, SYNC_SET, Flow, Frame, Function, generations, step_counts
+from .flow import (
+    ANY_WRAPPER,
+    MAX_DEPTH,
+    SYNC_OFF,
+    SYNC_SET,
+    Flow,
+    Frame,
+    Function,
+    forget_null_grads,
+    generations,
+    step_counts,
+)
 from .gradstate import PathState, frozen_on_every_path
 from .graph_cuts import may_cut_graphs, returns_copies
 from .module_classes import ModuleClasses
@@ -737,6 +748,7 @@ class Objects:
 
     def opaque_call(self, name: str, pos: list[Value], kw: dict[str, Value], flow: Flow) -> Value:
         """A call the analysis cannot follow: it may run models it is given, and may touch gradients."""
+        forget_null_grads(flow.env)  # (it may write gradients anywhere)
         vals = [*pos, *kw.values()]
         if any(e.api == _GRAD_SCALER for v in vals for e in v.entities):
             self.interp.amp.updated(flow)  # `finish_step(scaler)`: it may call `scaler.update()`

@@ -11,7 +11,18 @@ from . import named_tuples
 from . import names as N
 from .conventions import convention
 from .events import Backward, Clear, Step
-from .flow import STALE_CARRIED, SYNC_SET, Flow, Frame, generation, generation_key, generations
+from .flow import (
+    STALE_CARRIED,
+    SYNC_SET,
+    Flow,
+    Frame,
+    forget_null_grads,
+    generation,
+    generation_key,
+    generations,
+    null_grads,
+    set_null_grads,
+)
 from .gradstate import UNDONE, PathState
 from .parts import RecorderHost
 from .provenance import weakest
@@ -185,6 +196,12 @@ class Recorder:
                             for p in self.table.parts.get(h.uid, ()) if p not in written)
         flow.map_gradients(lambda s: s.backward(ev.id, written, refills),
                            ("backward", ev.id, frozenset(written.items()), refills))
+        # which parameters still have no gradient is known only where what the loss reaches is (a loss of a value
+        # the analysis could not see through, of attributes set out of sight, may reach any of them)
+        complete = not (loss.vague or loss.vague_sites or by_name or assumed or guessed or frame.no_grad
+                        or any(h.pseudo for h in written))
+        forget_null_grads(flow.env, [*written, *refills] if complete else None,
+                          lambda h: self.table.parts.get(h.uid, ()) if not h.path else ())
         held = flow.env.get(loss_text) if loss_text.isidentifier() else None
         if held is not None and not frame.no_grad:
             self.interp.keepalives.proven_by_backward(loss_text, held, flow, by_name)  # and what it was made of
@@ -432,7 +449,8 @@ class Recorder:
         if all(h.pseudo for h in holders):
             holders = self.guess_stepped(opt, flow)
         for h in holders:
-            if not h.pseudo:
+            if not h.pseudo and not null_grads(flow.env, h):
+                # (a parameter whose `.grad` is None is skipped by every torch optimizer: unchanged)
                 key = generation_key(h)
                 flow.env[key] = Value(const=generation(flow.env, key) + 1)
                 self.last_update[key] = (call, self.steps_text(call, opt))
@@ -480,6 +498,22 @@ class Recorder:
                                            consumed_by=consumed)
         flow.map_gradients(transition, ("clear", ev.id, everything, None if everything else frozenset(holders), stepped,
                                         frozenset(owners.items()), consumed))
+        if everything or target_assumed or not _sets_none(node):
+            forget_null_grads(flow.env, None if everything or target_assumed else holders)
+        else:
+            set_null_grads(flow.env, (h for h in holders if not h.pseudo))
+
+
+def _sets_none(node: ast.AST) -> bool:
+    """The clear sets `.grad` to None: `zero_grad()` (its default since torch 2.0), `zero_grad(set_to_none=True)`,
+    `p.grad = None`; not `zero_grad(set_to_none=False)`, `p.grad.zero_()` or anything else (zeros: a step with
+    momentum or weight decay still moves the parameters)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "zero_grad":
+        given = next((k.value for k in node.keywords if k.arg == "set_to_none"), None)
+        if given is None:
+            return not node.args
+        return isinstance(given, ast.Constant) and given.value is True
+    return isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and node.value.value is None
 
 
 def _loop_targets(node: ast.AST) -> list[ast.AST]:

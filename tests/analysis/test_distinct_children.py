@@ -92,7 +92,7 @@ q2_opt = torch.optim.Adam({head}.parameters())
 for s, target in torch.randn(8, 2, 4, 6):
     first = F.mse_loss({other}(s), target)
     second = F.mse_loss({head}(s), target)
-    critic_opt.zero_grad()
+    critic_opt.zero_grad(set_to_none=False)  # zeros, not None: the step updates every child it holds
     first.backward()
     critic_opt.step()
     q2_opt.zero_grad()

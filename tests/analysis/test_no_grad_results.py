@@ -22,7 +22,7 @@ for step in range(10):
     x = torch.randn(2, 4)
     traj = actor(x)
 {discount}
-    actor_opt.zero_grad()
+    actor_opt.zero_grad(set_to_none=False)  # zeros, not None: the step below updates the actor in place
     actor_opt.step()
     critic_opt.zero_grad()
     value_loss = (discount * critic(x)).mean()

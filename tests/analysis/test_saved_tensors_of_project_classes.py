@@ -122,9 +122,15 @@ def test_a_graph_of_the_whole_module_is_judged_by_the_part_the_step_changed(tmp_
 """
     root = project_tree(tmp_path / "p", {"train.py": train})
     assert _lint(root) == []
-    # the head stepped first instead: its weight was saved by the head's linear op, and the second backward raises
-    swapped = train.replace("table_opt.zero_grad()\n            reg.backward", "head_opt.zero_grad()\n            reg.backward") \
+    # the head stepped first instead, its gradients zeroed (not set to None: the step then updates it in place): its
+    # weight was saved by the head's linear op, and the second backward raises (from the second batch on). Cleared to
+    # None, the head holds no gradient at its step (`reg` does not reach it): SGD skips it, and nothing raises.
+    swapped = train.replace("table_opt.zero_grad()\n            reg.backward",
+                            "head_opt.zero_grad(set_to_none=False)\n            reg.backward") \
         .replace("reg.backward(retain_graph=True)\n            table_opt.step()", "reg.backward(retain_graph=True)\n            head_opt.step()") \
         .replace("head_opt.zero_grad()\n            task.backward()\n            head_opt.step()", "table_opt.zero_grad()\n            task.backward()\n            table_opt.step()")
     root = project_tree(tmp_path / "q", {"train.py": swapped})
     assert "GL009" in [code for _line, code, _c in _lint(root)]
+    cleared = swapped.replace("head_opt.zero_grad(set_to_none=False)", "head_opt.zero_grad()")
+    root = project_tree(tmp_path / "r", {"train.py": cleared})
+    assert "GL009" not in [code for _line, code, _c in _lint(root)]
