@@ -920,15 +920,15 @@ class Calls:
         elif is_zero and interp.expressions.selective(call, owner_node):
             # `for k, p in enumerate(model.parameters()): if k < 15 and p.dim() == 1: p.grad.fill_(0)` zeroes
             # the gradients of some parameters on purpose (a per-parameter freeze): not a clear of the step's
-            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
+            flow.hand_written(lambda s: s.clear(0, holders, record_discards=False))
         elif is_zero:
             interp.recorder.clear(call, code(call), code(owner_node), holders, flow, frame)
         elif attr in ("mul_", "div_"):
-            flow.map_gradients(lambda s: s.rescale(holders))
+            flow.hand_written(lambda s: s.rescale(holders))
         elif attr in ("add_", "sub_", "addcmul_", "addcdiv_", "clamp_", "clip_"):  # noise added, values clamped: changed in place
             interp.amp.touched(call, holders, "modify_before_unscale", flow, frame.ifs)
             if attr == "add_" and _held_values(args):  # `p.grad.add_(buffer[i])`: gradients saved earlier, put back
-                flow.map_gradients(lambda s: s.refill(holders))
+                flow.hand_written(lambda s: s.refill(holders))
         else:  # `p.grad.fill_(0.01)` replaces the gradient outright
             if attr in _GRAD_MODIFIERS:
                 interp.amp.touched(call, holders, "modify_before_unscale", flow, frame.ifs)
@@ -936,13 +936,13 @@ class Calls:
                 # `p.grad.copy_(p.grad / n)`, `p.grad.copy_(reduce(p.grad))`: the same gradients written back,
                 # changed in place as `div_` changes the fresh ones: still the backward's, so a clear after the
                 # copy discards them as it would without it
-                flow.map_gradients(lambda s: _rewritten(s, holders))
+                flow.hand_written(lambda s: _rewritten(s, holders))
                 return EMPTY
-            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
+            flow.hand_written(lambda s: s.clear(0, holders, record_discards=False))
             if attr == "copy_" and _held_values(args):
                 # `p.grad.copy_(buffer[i])`: gradients written back by hand (a backup restored after a clear
                 # made room for another computation): what the step applies is what the code put there
-                flow.map_gradients(lambda s: s.refill(holders))
+                flow.hand_written(lambda s: s.refill(holders))
         return EMPTY
 
     def grads_listed(self, node: ast.expr, flow: Flow, frame: Frame) -> set:
@@ -1000,7 +1000,7 @@ class Calls:
             self.instance_class[ent.uid] = info
             # (a new object, never None: `if net is not None:` of a freeze helper handed it goes one way)
             value = replace(interp.model_value(ent), present=True, objects_only=True)
-            flow.map_gradients(lambda s: s.clear(0, set(value.modules), record_discards=False))  # fresh parameters
+            flow.hand_written(lambda s: s.clear(0, set(value.modules), record_discards=False))  # fresh parameters
             return self.instantiate(info, pos, kw, flow, frame, value)
         return self.instantiate(info, pos, kw, flow, frame)
 

@@ -185,7 +185,7 @@ class Effects:
         holders = self.interp.holders_of_modules(values)
         for v in values:
             holders |= self.interp.holders_of_params(v)
-        flow.map_gradients(lambda s: s.refill(holders or None))
+        flow.hand_written(lambda s: s.refill(holders or None))
 
     def _unscale(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> Value | None:
         found = site.arg(effect.ref("optimizer"))
@@ -559,7 +559,7 @@ class Effects:
         holders = set(value.modules) | set(value.params)
         holders |= self.interp.objects.leaves_made_alike(set(value.params))
         if holders:
-            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
+            flow.hand_written(lambda s: s.clear(0, holders, record_discards=False))
 
     # -- gradient events
     def backward(self, effect: Effect, site: CallSite, flow: Flow, frame: Frame) -> None:
@@ -691,7 +691,7 @@ class Effects:
             # `torch.autograd.grad` and writes no `.grad`)
             for o in opts:
                 holders = set(self.table.optimizer_holders(o))
-                flow.map_gradients(lambda s, hs=holders: s.clear(0, hs, record_discards=False))
+                flow.hand_written(lambda s, hs=holders: s.clear(0, hs, record_discards=False))
             guessed = not opts or any(o.uid in self.table.unknown_origin or o.uid in self.table.unmodelled_class
                                       or not o.api or o.api == "torch.optim.Optimizer" for o in opts)
             self.interp.recorder.backward(site.call, site.pos[0], code(first), flow, frame, False, guessed=guessed)

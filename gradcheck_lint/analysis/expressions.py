@@ -1229,24 +1229,24 @@ class Expressions:
             if isinstance(source, ast.Subscript) and not reads_grad_of(source, target.value):
                 # `for j, p in enumerate(self.weights): p.grad = self.grad_buffer[j]` over tensors the analysis cannot
                 # name (fresh leaves an optimizer was built on): a backup written back, into whichever parameters
-                flow.map_gradients(lambda s: s.refill(None))
+                flow.hand_written(lambda s: s.refill(None))
             return
         kind = grad_assignment_kind(source)
         if kind == "clear" and self.selective(stmt, target.value):
             # `for name, p in model.named_parameters(): if "head" in name: p.grad = None` cancels the
             # gradients of some parameters on purpose (a per-parameter freeze): not a clear of the step's.
-            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False))
+            flow.hand_written(lambda s: s.clear(0, holders, record_discards=False))
             return
         if kind == "clear":
             text = f"{code(target)} = {code(source) if source is not None else '...'}"
             interp.recorder.clear(stmt, text, code(target.value), holders, flow, frame)
         elif kind == "rescale":
-            flow.map_gradients(lambda s: s.rescale(holders))
+            flow.hand_written(lambda s: s.rescale(holders))
         else:
             # `p.grad = self.grad_buffer[j]`, `p.grad = saved[name].to(p.device)`: gradients written in, a buffer
             # filled before the clears written back before the step (as `p.grad.copy_(buffer[i])`): what the step
             # applies is what the code put there, and the clears since dropped nothing it needed
-            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False).refill(holders))
+            flow.hand_written(lambda s: s.clear(0, holders, record_discards=False).refill(holders))
 
     def _locals_of(self, fn: Function) -> frozenset[str]:
         """`local_names` of a function, read once per analysis."""
@@ -1371,7 +1371,7 @@ class Expressions:
             owner = self.eval(target.value, flow.copy(), frame)
             holders = interp.grad_holders(owner)
             if holders and isinstance(small.op, (ast.Div, ast.Mult)):
-                flow.map_gradients(lambda s: s.rescale(holders))
+                flow.hand_written(lambda s: s.rescale(holders))
             elif holders and isinstance(small.op, (ast.Add, ast.Sub)):  # `p.grad += noise`
                 interp.amp.touched(small, holders, "modify_before_unscale", flow, frame.ifs)
             return

@@ -106,6 +106,12 @@ class Flow:
         exception handler): it changes nothing on a path that holds no gradient."""
         self.states = frozenset(fn(s) for s in self.states)
 
+    def hand_written(self, fn: Callable[[PathState], PathState], key: tuple[object, ...] | None = None) -> None:
+        """`map_gradients` for gradients written, replaced, rescaled or dropped by hand (`p.grad.copy_(...)`,
+        `p.grad = g`, `p.grad.mul_(s)`): no parameter's `.grad` is known None after it (`NULL_GRADS`)."""
+        forget_null_grads(self.env)
+        self.map_gradients(fn, key)
+
     def map_gradients(self, fn: Callable[[PathState], PathState], key: tuple[object, ...] | None = None) -> None:
         """Apply a training event's transition, which reads only what the gradients hold (grads,
         discards, frozen sets) and changes only grads and discards, once per distinct holding: paths
@@ -115,8 +121,6 @@ class Flow:
         holders): its results are then remembered for the whole file (`forget_transitions`), and a
         loop's fixpoint, which runs its body again over mostly the same paths, computes each once."""
         TRANSITIONS.count += 1
-        if key is None or key[0] not in ("clear", "backward", "step"):
-            forget_null_grads(self.env)  # gradients written, replaced or rescaled by hand: none is known None
         memo: dict[tuple[object, ...], tuple[frozenset[Any], frozenset[Any]]] = {}
         out = []
         for s in self.states:

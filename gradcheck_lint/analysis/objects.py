@@ -766,7 +766,7 @@ class Objects:
                 holders |= self.grad_holders(v)
             if models:
                 holders |= {Holder(o.uid, (), pseudo=True) for o in self.interp.recorder.all_optimizers()}
-            flow.map_gradients(lambda s: s.clear(0, holders, record_discards=False), ("clear", 0, frozenset(holders)))
+            flow.hand_written(lambda s: s.clear(0, holders, record_discards=False), ("clear", 0, frozenset(holders)))
         reach = frozenset().union(*(v.reach | v.modules for v in vals)) if vals else frozenset()
         vague = frozenset().union(*(v.vague | v.modules for v in vals)) if vals else frozenset()
         params = frozenset().union(*(v.params for v in vals)) if vals else frozenset()

@@ -25,7 +25,9 @@ SYNTAX = {
     "project/index.py": {"_FROM", "_IMPORT", "_CLASS_BASES"},
     "project/callers.py": {"_FILE_LINE", "_IMPORT_LINE", "word"},
     "project/caller_gates.py": {"needle"},
-    "project/unset_defaults.py": {"_ENTRY", "needle"},  # a script's entry; a word of a project file's text
+    # a script's entry; a word of a project file's text; a config, script or document line that sets a field to
+    # one, the field there, spelt with dashes, or as a command-line option (syntax of those files, built per field)
+    "project/unset_defaults.py": {"_ENTRY", "needle", "one", "named", "dashed", "option"},
     # words, `def`/`class` statements, a script's entry, a lookup by a computed name (its receivers: the table's)
     "project/reachability.py": {"_WORD", "_DEF", "_CLASS", "_TOP_DEF", "_COMMENT_LINE", "_ATTRIBUTE", "_BARE", "_STRING", "_DOC_CODE", "_ENTRY", "_DYNAMIC"},  # a call of one named method (`.update(`) in a project file's text  # `path.py:12` in messages; a project file naming a module
     "registry.py": {"_CODE"},
