@@ -9,55 +9,12 @@ from __future__ import annotations
 import pytest
 
 from gradcheck_lint.engine import analyse_text
+from support import FIXTURES
 
-SAM_LOOP = """\
-import argparse
-
-import torch
-from torch.cuda.amp import GradScaler, autocast
-
-from utils.build import build_model_and_optimizer
-
-# model keys where mixed precision gives a meaningful speedup
-_AMP_MODELS = {container}
+FIXTURE = FIXTURES / "correct_idioms" / "amp_model_set_never_filled.py"  # AT-ADD-EXP's SAM branch, its registry empty
+EMPTY = '_AMP_MODELS = {\n    # "mlp",\n}'
 
 
-{more}def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--amp", action="store_true")
-    parser.add_argument("--model", default="mlp")
-    parser.add_argument("--SAM", action="store_true")
-    args = parser.parse_args()
-    model, optimizer = build_model_and_optimizer(args)
-    amp_enabled = bool(args.amp and args.model in _AMP_MODELS)
-    scaler = GradScaler(enabled=amp_enabled)
-    for x in [torch.randn(2, 4)] * 4:
-        if args.SAM:
-            with autocast(enabled=amp_enabled):
-                loss = model(x).pow(2).mean()
-            scaler.scale(loss).backward()
-            if amp_enabled:
-                scaler.unscale_(optimizer)
-            optimizer.first_step(zero_grad=True)
-            with autocast(enabled=amp_enabled):
-                loss2 = model(x).pow(2).mean()
-            scaler.scale(loss2).backward()
-            if amp_enabled:
-                scaler.unscale_(optimizer)
-            optimizer.second_step(zero_grad=True)
-            scaler.update()
-        else:
-            optimizer.zero_grad()
-            with autocast(enabled=amp_enabled):
-                loss = model(x).pow(2).mean()
-            scaler.scale(loss).backward()
-            scaler.step(optimizer)
-            scaler.update()
-
-
-if __name__ == "__main__":
-    main()
-"""
 FILLED = ["_AMP_MODELS[\"mlp\"] = True\n\n\n",
           "def register(name):\n    global _AMP_MODELS\n    _AMP_MODELS = {\"name\": True}\n\n\n",
           "_AMP_MODELS.update(mlp=True)\n\n\n",
@@ -65,7 +22,10 @@ FILLED = ["_AMP_MODELS[\"mlp\"] = True\n\n\n",
 
 
 def _codes(container: str, more: str = "") -> list[tuple[int, str]]:
-    report = analyse_text(SAM_LOOP.format(container=container, more=more), "train.py")
+    text = FIXTURE.read_text(encoding="utf-8")
+    assert EMPTY in text and "def main():" in text
+    text = text.replace(EMPTY, f"_AMP_MODELS = {container}").replace("def main():", f"{more}def main():")
+    report = analyse_text(text, "train.py")
     return sorted((d.line, d.code) for d in report.diagnostics if d.code != "GL000")
 
 

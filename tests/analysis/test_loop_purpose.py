@@ -10,6 +10,7 @@ import pytest
 
 from gradcheck_lint import check_source
 from gradcheck_lint.config import Settings
+from support import FIXTURES
 
 BENCHMARK = """
 import time
@@ -149,38 +150,22 @@ def test_the_same_calls_outside_an_asserting_test_are_training() -> None:
 
 # CoreAudioML's system test (lockbox 41): three short epochs of truncated backpropagation through time, a step per
 # chunk and one clear per batch, in `test/test_system.py`'s `test_system()`, asserting nothing: it checks that
-# training runs, and keeps no model. Two certain GL001 were reported there.
-SYSTEM_TEST = """
-import torch
-
-
-def test_system():
-    network = torch.nn.GRU(2, 16)
-    head = torch.nn.Linear(16, 1)
-    optimiser = torch.optim.Adam([*network.parameters(), *head.parameters()], lr=0.0001)
-    data = torch.randn(300, 10, 2)
-    for epoch in range(3):
-        network.zero_grad()
-        head.zero_grad()
-        for k in range(3):
-            output, _ = network(data[k * 100:(k + 1) * 100])
-            loss = head(output).pow(2).mean()
-            loss.backward()
-            optimiser.step()
-"""
+# training runs, and keeps no model. Two certain GL001 were reported there. The fixture holds such a test.
+SYSTEM_TEST = (FIXTURES / "missing_zero_grad" / "test_system_smoke.py").read_text(encoding="utf-8")
+STEP = next(i for i, line in enumerate(SYSTEM_TEST.splitlines(), 1) if "optimiser.step()" in line)
 
 
 @pytest.mark.parametrize("path", ["test_system.py", "test/test_system.py", "system_test.py"])
 def test_a_test_of_a_test_module_trains_nothing_anyone_keeps(path: str) -> None:
     found = check_source(SYSTEM_TEST, path, settings=Settings.default())
-    assert [(d.code, d.span.line, d.certainty.name) for d in found] == [("GL001", 17, "POSSIBLE")]
+    assert [(d.code, d.span.line, d.certainty.name) for d in found] == [("GL001", STEP, "POSSIBLE")]
     assert found[0].assumptions == ("what the code's author meant",)
 
 
 @pytest.mark.parametrize("path", ["train.py", "testing_utils.py", "tests/helpers.py"])
 def test_the_same_loop_outside_a_test_module_or_a_test_is_training(path: str) -> None:
     found = check_source(SYSTEM_TEST, path, settings=Settings.default())
-    assert [(d.code, d.span.line, d.certainty.name) for d in found] == [("GL001", 17, "CERTAIN")]
-    renamed = check_source(SYSTEM_TEST.replace("def test_system", "def run_system"), "test_system.py",
+    assert [(d.code, d.span.line, d.certainty.name) for d in found] == [("GL001", STEP, "CERTAIN")]
+    renamed = check_source(SYSTEM_TEST.replace("test_system", "run_system"), "test_system.py",
                            settings=Settings.default())
     assert [(d.code, d.certainty.name) for d in renamed] == [("GL001", "CERTAIN")]
