@@ -210,12 +210,23 @@ NULL_GRADS = "@nullgrad:"
 NULL_GRADS_VALUE = Value(const="True")
 
 
+def _holder_key(prefix: str, holder: Holder) -> str:
+    """An env key of a fact about one parameter set (`@gen:7/encoder.layer`)."""
+    return f"{prefix}{holder.uid}/{'.'.join(holder.path)}"
+
+
+def _key_holder(key: str, prefix: str) -> Holder:
+    """The parameter set a `_holder_key` names."""
+    uid, _, path = key[len(prefix):].partition("/")
+    return Holder(int(uid), tuple(path.split(".")) if path else ())
+
+
 def generation_key(holder: Holder) -> str:
-    return f"{GENERATION}{holder.uid}/{'.'.join(holder.path)}"
+    return _holder_key(GENERATION, holder)
 
 
 def null_grads_key(holder: Holder) -> str:
-    return f"{NULL_GRADS}{holder.uid}/{'.'.join(holder.path)}"
+    return _holder_key(NULL_GRADS, holder)
 
 
 def set_null_grads(env: dict[str, Value], holders: Iterable[Holder]) -> None:
@@ -239,16 +250,14 @@ def forget_null_grads(env: dict[str, Value], written: Iterable[Holder] | None = 
         return
     hs = None if written is None else list(written)
     for k in keys:
-        uid, _, path = k[len(NULL_GRADS):].partition("/")
-        held = Holder(int(uid), tuple(path.split(".")) if path else ())
+        held = _key_holder(k, NULL_GRADS)
         if hs is None or any(held.overlaps(h) for h in hs) or any(p.overlaps(h) for p in parts(held) for h in hs):
             del env[k]
 
 
 @functools.lru_cache(maxsize=4096)  # asked for every stepped parameter set at every loop iteration
 def holder_of_key(key: str) -> Holder:
-    uid, _, path = key[len(GENERATION):].partition("/")
-    return Holder(int(uid), tuple(path.split(".")) if path else ())
+    return _key_holder(key, GENERATION)
 
 
 def step_counts(env: dict[str, Value]) -> list[tuple[str, int, Holder]]:

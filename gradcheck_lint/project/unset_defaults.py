@@ -237,13 +237,8 @@ def _option_of_one(field: str, tree: ast.Module, index: ProjectIndex, path: str)
     found = _setters_of_one(tree, field, index, path)
     if not found:
         return False
-    words = project_words(index.root)
-    if words is None or not words.runs_something:
-        return False
-    naming = words.naming(field)
-    if index.recording is not None:
-        index.recording.update(naming)
-    if _dashed(field, words, index):
+    naming = _files_naming(field, index)
+    if naming is None:
         return False
     option = re.compile(rf"--{re.escape(field)}\b")
     for file, _digest in naming:
@@ -276,6 +271,19 @@ def _spells_option_otherwise(tree: ast.Module, option: re.Pattern[str]) -> bool:
             return True
         todo.extend((child, node) for child in child_nodes(node))
     return False
+
+
+def _files_naming(field: str, index: ProjectIndex) -> tuple[tuple[str, str], ...] | None:
+    """The project files that name the settings field (recorded as read, with their SHA-256); None when the project runs
+    nothing of its own, or some file spells the field with dashes (`--accumulation-steps`: an option whose destination
+    it is, spelt otherwise)."""
+    words = project_words(index.root)
+    if words is None or not words.runs_something:
+        return None
+    naming = words.naming(field)
+    if index.recording is not None:
+        index.recording.update(naming)
+    return None if _dashed(field, words, index) else naming
 
 
 def _dashed(field: str, words: ProjectWords, index: ProjectIndex) -> bool:
@@ -383,14 +391,9 @@ def _field_of_one(field: str, index: ProjectIndex, path: str, family: tuple[str,
     lines of a config file, a shell script or a document that set it to one (`field: 1`, `"field": 1`, `--field 1`).
     Any other mention (a line of such a file that sets another value or says something else, an option with no default
     or required, an item store `d["field"] = n`, a class-level field a parser may fill) may set it: not shown."""
-    words = project_words(index.root)
-    if words is None or not words.runs_something:
+    naming = _files_naming(field, index)
+    if naming is None:
         return False
-    naming = words.naming(field)
-    if index.recording is not None:
-        index.recording.update(naming)
-    if _dashed(field, words, index):
-        return False  # `--accumulation-steps`: an option whose destination is the field, spelt with dashes
     sources = 0
     for file, _digest in naming:
         if file.endswith(".ipynb"):
