@@ -762,9 +762,26 @@ class Interpreter:
             return None
         key = id(stmt)
         if key not in self._flushes:
-            self._flushes[key] = remainder_flush.flushed_gate(stmt, self.parent(stmt)) \
+            self._flushes[key] = remainder_flush.flushed_gate(stmt, self.parent(stmt), self._passed_through) \
                 or self._flushed_gate_elsewhere(stmt)
         return self._flushes[key]
+
+    def _passed_through(self, call: ast.Call) -> ast.expr | None:
+        """The argument a call hands back as it is, by the catalogue's `returns` effect (`tqdm(loader, desc=...)`
+        walks the loader's items); None for another call."""
+        name = self.imports.qualify(call.func)
+        row = self.catalogue.call(name) if name is not None else None
+        for effect in row.effects if row is not None else ():
+            ref = effect.ref("value") if effect.kind == "returns" and not effect.value("unwraps") else None
+            if ref is None or ref.receiver or ref.all_positional:
+                continue
+            for k in ref.positions:
+                if k < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[:k + 1]):
+                    return call.args[k]
+            for kw in call.keywords:
+                if kw.arg is not None and kw.arg in ref.keywords:
+                    return kw.value
+        return None
 
     def _flushed_gate_elsewhere(self, stmt: ast.If) -> ast.If | None:
         """The gate of a flush in a function of its own, in this file or another of the project (`remainder_flush`)."""

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..diagnostics import Span
-from . import arm_facts
+from . import arm_facts, remainder_flush
 from .apimodels import ModelFile
 from .conditions import Condition
 from .events import Backward, Clear, Loop, Step
@@ -109,6 +109,11 @@ class TrainingModel:
         self.class_defs: dict[str, ast.ClassDef] = {c.name: c.node for c in interp.classes.values()}
         # loops that time a layer or probe its memory on constant data rather than train (`purpose.py`)
         self.purposes = Purposes(module, interp.parent, interp.imports, interp.catalogue, interp.forward_sites)
+
+    def untied_flush(self, stmt: ast.AST) -> bool:
+        """An `if` after a gate's loop that steps the window's remainder by a count not read as the gate's
+        (`remainder_flush.untied_flush`)."""
+        return self.flushed_gate(stmt) is None and remainder_flush.untied_flush(stmt, self.parent(stmt))
 
     def group_out_of_sight(self, wrapper: int) -> bool:
         """A data-parallel wrapper this file builds under a test (`if args.local_rank != -1: model = DDP(model)`),

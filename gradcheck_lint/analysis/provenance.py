@@ -50,6 +50,8 @@ class Assumption(str, enum.Enum):
     LAUNCH_KIND = "that the script is launched on several processes of a kind other than the one its code tests for"
     OWNERSHIP = "which parameters an optimizer made out of sight updates"
     SAMPLES = "how many micro-batches a window counted in samples holds (what a loss divided by a number is divided by)"
+    FLUSH = ("that a test after the loop of the window's remainder (`n % N != 0`) counts other micro-batches than the "
+             "window's gate did (a path leaving a partial window that the test does not step)")
     FACTOR = "that a factor the loss is multiplied by, whose value is not read, is not 1/N"
 
 

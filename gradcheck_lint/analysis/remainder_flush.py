@@ -32,6 +32,11 @@ The flush may also be a function of its own, called after the loop (`def finaliz
 (`flushed_gate_elsewhere`). Nothing syntactic ties the two together there: the paths do. A path that remembers how
 the gate's last test went, and has not seen the count or the window assigned since (an assignment forgets it), reads
 the flush's test on the same values, whatever calls lie between.
+
+A flush whose count the reading above cannot tie to the gate's (`n_months % N != 0` with `n_months = len(data)`,
+the loop walking a permutation of `data.months`) still says what its author meant: the window's remainder is stepped
+after the loop. That its count differs from the gate's, so that a path leaves the loop with a partial window and skips
+the flush, is not read: `untied_flush` tells a finding that rests on it (a step of the flush taken as skipped).
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from collections.abc import Callable, Iterable
 from .syntax import code
 from .walk import iter_tree, own_nodes
 
-__all__ = ["flush_sense", "flushed_gate", "flushed_gate_elsewhere"]
+__all__ = ["flush_sense", "flushed_gate", "flushed_gate_elsewhere", "untied_flush"]
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -157,23 +162,39 @@ class _Loop:
         return any(isinstance(a, ast.Name) and a.id == self.index and isinstance(b, ast.Constant) and b.value == 1
                    for a, b in (pair, pair[::-1]))
 
-    def counted_by(self, name: str, block: list[ast.stmt]) -> int | None:
+    def counted_by(self, name: str, block: list[ast.stmt], breaks_before: int = 0) -> int | None:
         """The place in the loop's body of the one `name += 1` that counts every iteration, when `name` is set to
-        0 in `block` right before the loop and nothing else in the loop assigns it; None otherwise."""
+        0 in `block` right before the loop and nothing else in the loop assigns it; None otherwise. A `break` in the
+        first `breaks_before` statements of the body (before the gate: `if batch_index >= max_batches: break`) leaves
+        the loop before that iteration counts or tests anything."""
         body = self.loop.body
         places = [k for k, s in enumerate(body) if isinstance(s, ast.AugAssign) and isinstance(s.op, ast.Add)
                   and isinstance(s.target, ast.Name) and s.target.id == name
                   and isinstance(s.value, ast.Constant) and s.value.value == 1]
-        if len(places) != 1 or _own_jumps(body[:places[0]], (ast.Break, ast.Continue)):
+        if len(places) != 1 or _own_jumps(body[:places[0]], (ast.Continue,)) \
+                or _own_jumps(body[min(breaks_before, places[0]):places[0]], (ast.Break,)):
             return None
         if sum(name in _assigned(s) for s in body) != 1:
             return None
         at = next(k for k, s in enumerate(block) if s is self.loop)
         for before in reversed(block[:at]):
             if name in _assigned(before):
-                return places[0] if (isinstance(before, ast.Assign) and len(before.targets) == 1
-                                     and _is_zero(before.value)) else None
+                return places[0] if _sets_zero(before, name) else None
         return None
+
+
+def _sets_zero(stmt: ast.stmt, name: str) -> bool:
+    """`stmt` sets `name` to 0: `n = 0`, or as one of a tuple of names set to a tuple of values (`a, b, n = 0.0, 0.0,
+    0`)."""
+    if not isinstance(stmt, ast.Assign) or len(stmt.targets) != 1:
+        return False
+    target, value = stmt.targets[0], stmt.value
+    if isinstance(target, ast.Name):
+        return target.id == name and _is_zero(value)
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in target.elts):
+        return any(isinstance(t, ast.Name) and t.id == name and _is_zero(v) for t, v in zip(target.elts, value.elts))
+    return False
 
 
 def _gates(loop: _Loop, block: list[ast.stmt], window: str) -> list[ast.If]:
@@ -207,9 +228,25 @@ def _own_nodes(stmt: ast.stmt) -> list[ast.AST]:
     return out
 
 
-def flushed_gate(stmt: ast.If, parent: ast.AST | None) -> ast.If | None:
-    """The gate whose remainder the `if` after a loop flushes (see the module's text), or None."""
-    residue = _residue_test(stmt.test)
+def flushed_gate(stmt: ast.If, parent: ast.AST | None,
+                 passed_through: Callable[[ast.Call], ast.expr | None] | None = None) -> ast.If | None:
+    """The gate whose remainder the `if` after a loop flushes (see the module's text), or None. `passed_through`: the
+    argument a call walks as it is (`tqdm(loader)`, by the catalogue), so that `len(loader)` counts a loop over
+    `enumerate(tqdm(loader))`, or over `pbar` set to it before the loop."""
+    found = _flush_of(stmt, parent, passed_through)
+    return found[0] if found is not None and found[1] == _TIED else None
+
+
+_TIED, _DIFFERS, _UNKNOWN = "tied", "differs", "unknown"  # how a flush's count stands to its gate's
+
+
+def _flush_of(stmt: ast.If, parent: ast.AST | None, passed_through: Callable[[ast.Call], ast.expr | None] | None,
+              test: ast.expr | None = None) -> tuple[ast.If, str] | None:
+    """The one gate of the loop before the `if` of the same window, and how the flush's count (in `test`, the `if`'s
+    own test unless given) stands to the gate's: the same (`_TIED`), read to differ on some run (`_DIFFERS`: a counter
+    the loop skips or never resets, a walk the loop may `break` out of), or not read (`_UNKNOWN`: `len(data)` of
+    something else than what the loop walks, a count set before the loop)."""
+    residue = _residue_test(stmt.test if test is None else test)
     block = _block_of(stmt, parent)
     if residue is None or block is None:
         return None
@@ -228,18 +265,54 @@ def flushed_gate(stmt: ast.If, parent: ast.AST | None) -> ast.If | None:
     if any(n.id in _window_names(window) for s in loop.body for n in iter_tree(s)
            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)):
         return None
-    if info.index_number(number):
-        pass
-    elif isinstance(number, ast.Name) and info.counted_by(number.id, block) is not None:
-        pass
-    elif isinstance(number, ast.Call) and isinstance(number.func, ast.Name) and number.func.id == "len" \
-            and len(number.args) == 1 and info.sequence is not None and code(number.args[0]) == info.sequence \
-            and not _own_jumps(loop.body, (ast.Break,)):
-        pass
-    else:
-        return None
     gates = _gates(info, block, window)
-    return gates[0] if len(gates) == 1 else None
+    if len(gates) != 1:
+        return None
+    gate = gates[0]
+    first = next(k for k, s in enumerate(loop.body) if any(n is gate for n in iter_tree(s)))
+    relation = _UNKNOWN
+    if info.index_number(number):
+        relation = _TIED
+    elif isinstance(number, ast.Name):
+        if info.counted_by(number.id, block) is not None:
+            relation = _TIED
+        elif info.counted_by(number.id, block, breaks_before=first) is not None:
+            # the same count, but a path that leaves by the `break` is not followed knowing how the gate's last test
+            # went (the iteration before): not read as the gate's complement
+            relation = _UNKNOWN
+        elif any(number.id in _assigned(s) for s in loop.body):
+            relation = _DIFFERS
+    elif isinstance(number, ast.Call) and isinstance(number.func, ast.Name) and number.func.id == "len" \
+            and len(number.args) == 1 and info.sequence is not None \
+            and code(number.args[0]) in _walked(info, block, passed_through):
+        relation = _DIFFERS if _own_jumps(loop.body, (ast.Break,)) else _TIED
+    return gate, relation
+
+
+def _walked(info: _Loop, block: list[ast.stmt], passed_through: Callable[[ast.Call], ast.expr | None] | None
+            ) -> set[str]:
+    """The texts of what the loop walks, item for item: its sequence, and what that hands through (`tqdm(loader)`, or
+    `pbar` when `pbar = tqdm(loader)` is the last thing to set it before the loop)."""
+    assert info.sequence is not None
+    found = {info.sequence}
+    try:
+        seq: ast.expr | None = ast.parse(info.sequence, mode="eval").body
+    except SyntaxError:
+        return found
+    at = next(k for k, s in enumerate(block) if s is info.loop)
+    for _ in range(3):
+        if isinstance(seq, ast.Name):
+            setter = next((s for s in reversed(block[:at]) if seq.id in _assigned(s)), None)
+            seq = setter.value if isinstance(setter, ast.Assign) and len(setter.targets) == 1 \
+                and isinstance(setter.targets[0], ast.Name) else None
+        elif isinstance(seq, ast.Call) and passed_through is not None:
+            seq = passed_through(seq)
+        else:
+            break
+        if seq is None:
+            break
+        found.add(code(seq))
+    return found
 
 
 def flushed_gate_elsewhere(stmt: ast.If, function: ast.AST | None, parent: Callable[[ast.AST], ast.AST | None],
@@ -286,3 +359,16 @@ def _window_names(window: str) -> set[str]:
     except SyntaxError:
         return set()
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
+def untied_flush(stmt: ast.AST, parent: ast.AST | None) -> bool:
+    """`stmt` is an `if` that steps a window's remainder after the loop of its gate (`if n % N != 0:`, alone or as a
+    part of an `and`), by a count whose relation to the gate's is not read (`_UNKNOWN`), or that is the gate's but
+    tested together with something else (`if training and batches % N:`): see the module's text."""
+    if not isinstance(stmt, ast.If):
+        return False
+    test = stmt.test
+    parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    part = next((p for p in parts if (r := _residue_test(p)) is not None and not r[2]), None)
+    found = _flush_of(stmt, parent, None, part) if part is not None else None
+    return found is not None and (found[1] == _UNKNOWN or found[1] == _TIED and part is not test)

@@ -184,6 +184,10 @@ for i, x in enumerate(torch.randn(8, 4).split(2)):
                         # that part does not move this step (DINO freezes its last layer so), a bug or a freeze
                         # as the author meant it
                         facts = (*facts, assumed(Assumption.INTENT))
+                    if discard.refilled and any(model.untied_flush(g.statement) for g in gates):
+                        # the step of a flush after the loop (`if n_months % N != 0:`) whose count is not read as the
+                        # gate's: that a path leaves a partial window and skips it, for this clear to drop, is assumed
+                        facts = (*facts, assumed(Assumption.FLUSH))
                     yield Finding(clear.node, msg, help_, facts, fix=self._fix(model, clear, step, state))
 
     @staticmethod

@@ -80,6 +80,52 @@ def test_a_gate_by_the_counter_itself() -> None:
 ])
 def test_a_flush_whose_count_may_differ_from_the_gates_is_not_read_as_its_complement(parts: dict[str, str]) -> None:
     assert _found(**parts) == {(7, "GL002")}
+    # the difference is read (a count the loop skips or never resets, a walk it may leave): as certain as before
+    assert _certainty(**parts) == {(7, "GL002", "certain")}
+
+
+def _certainty(**parts: str) -> set[tuple[int, str, str]]:
+    text = TRAIN.format(**{**DEFAULTS, **parts})
+    report = analyse_text(text, "t.py", Settings.default().with_enabled(frozenset({"GL001", "GL002", "GL003"})))
+    return {(d.line, d.code, d.certainty.value) for d in report.diagnostics}
+
+
+@pytest.mark.parametrize("parts", [
+    # ml-alpha (lockbox 42): a count set before the loop from something else than what the loop walks
+    {"reset": "num_months = len(data)", "iterable": "enumerate(loader)", "flush": "num_months % accumulation_steps != 0"},
+    {"flush": "len(dataset) % accumulation_steps != 0"},
+    # ORBIT-8 (lockbox 41): the loop's own count, tested together with something else
+    {"flush": "budget and num_batches % accumulation_steps"},
+    # ORBIT-8: the loop's own count, with a `break` before anything of its iteration is counted or tested (the path
+    # leaving by it is not followed knowing the gate's last test)
+    {"skip": "if bi >= budget: break", "flush": "num_batches % accumulation_steps != 0"},
+])
+def test_a_flush_whose_count_is_not_read_as_the_gates_makes_the_dropped_remainder_an_assumption(
+        parts: dict[str, str]) -> None:
+    found = _certainty(**parts)
+    assert found == {(7, "GL002", "possible")}
+
+
+@pytest.mark.parametrize("parts", [
+    # EviatarO (lockbox 42): the count set to 0 in a tuple of sums
+    {"reset": "total_loss, num_batches = 0.0, 0", "flush": "num_batches % accumulation_steps != 0"},
+    # CodeEdge (lockbox 42): the loop walks a progress bar of the loader, the flush counts the loader
+    {"reset": "pbar = tqdm.tqdm(loader, desc='train')", "iterable": "enumerate(pbar)",
+     "flush": "len(loader) % accumulation_steps != 0"},
+    {"iterable": "enumerate(tqdm.tqdm(loader))", "flush": "len(loader) % accumulation_steps != 0"},
+])
+def test_more_counts_read_as_the_gates(parts: dict[str, str]) -> None:
+    text = TRAIN.format(**{**DEFAULTS, **parts})
+    if "tqdm" in text:
+        text = text.replace("import torch\n", "import torch\nimport tqdm\n")
+        assert _certainty_of(text) == set()
+    else:
+        assert _certainty(**parts) == set()
+
+
+def _certainty_of(text: str) -> set[tuple[int, str, str]]:
+    report = analyse_text(text, "t.py", Settings.default().with_enabled(frozenset({"GL001", "GL002", "GL003"})))
+    return {(d.line, d.code, d.certainty.value) for d in report.diagnostics}
 
 
 # A flush in a method of its own, called after the loop, of a count the trainer keeps in state (Alicedyd's
