@@ -55,6 +55,7 @@ EXPECTED: dict[str, tuple[str, list[str], list[str]] | None] = {
     ]),
     "ddp_accumulation_without_no_sync/accelerate_accumulate_given_inner_module.py": None,
     "ddp_accumulation_without_no_sync/accelerate_prepared_model_manual_window.py": None,
+    "ddp_accumulation_without_no_sync/one_process_launch_project/train_lora.py": None,
     "ddp_accumulation_without_no_sync/accelerate_text_encoder_outside_accumulate.py": None,
     "ddp_accumulation_without_no_sync/fabric_setup_manual_window.py": None,
     "ddp_accumulation_without_no_sync/no_sync_around_backward_only.py": None,

@@ -1,0 +1,205 @@
+"""How the project launches its scripts: one process each, or several.
+
+A data-parallel wrapper synchronises gradients only where the script runs on several processes: accelerate's
+`prepare` wraps the model in DDP under `accelerate launch` on several processes and not under `python train.py`;
+a `DDP(model)` built under `if world_size > 1:` is never built in one. A finding about micro-batches synchronised
+for nothing (GL006) rests on the script being launched on several processes. Where the project writes how it is
+run (a README's `python train_lora.py`, a shell script's `torchrun --nproc_per_node=1 train.py`), every launch it
+writes starts one process, and nothing in the project asks for several (no multi-process launch of any script, no
+configuration file with `num_processes: 8` or `distributed_type: MULTI_GPU`, no Python file that starts processes
+itself with `mp.spawn`), that the code runs on several processes is not a fact read: the finding (in the script
+launched or in a module it imports) becomes `possible`, the assumption said (flan-ul2-alpaca's `python
+train_lora.py` on one A100, lockbox 42).
+
+The commands and settings that start several processes are data (`launchers.toml`). Nothing is decided when the
+project writes no launch of a script of its own (the user may launch it any way), or runs nothing of its own (a
+library).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import re
+import sys
+from dataclasses import dataclass
+
+from ..diagnostics import Applicability, Certainty, Diagnostic
+from ..sources import decode_source, read_bytes
+from .index import ProjectIndex
+from .reachability import project_words
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["settle_one_process_launches"]
+
+_CODES = frozenset({"GL006"})  # the findings that rest on several processes
+_ASSUMPTION = ("that the script runs on several processes, where every launch the project writes starts one "
+               "(`python train.py`)")
+_DATA = os.path.join(os.path.dirname(__file__), "launchers.toml")
+# a Python file that starts the processes of a run itself (or hands the script to something that does)
+_STARTS_PROCESSES = re.compile(r"\b(?:spawn|start_processes|notebook_launcher|debug_launcher|elastic_launch|launch|"
+                               r"Process)\s*\(|\bsubmitit\b|\btorchrun\b|\btorch\.distributed\.(?:launch|run)\b")
+_CONTINUED = re.compile(r"\\[ \t]*\r?\n")  # a shell line continued on the next
+
+
+@dataclass(frozen=True)
+class _Launcher:
+    name: str
+    pattern: re.Pattern[str]
+    processes: tuple[re.Pattern[str], ...]
+
+
+@dataclass(frozen=True)
+class _Table:
+    launchers: tuple[_Launcher, ...]
+    single: tuple[re.Pattern[str], ...]
+    settings: tuple[tuple[re.Pattern[str], bool], ...]  # (pattern, whether any match asks for several)
+
+
+@functools.cache
+def _table() -> _Table:
+    with open(_DATA, "rb") as fh:
+        data = tomllib.load(fh)
+    launchers = tuple(_Launcher(row["name"], re.compile(row["pattern"]),
+                                tuple(re.compile(p) for p in row.get("processes", ())))
+                      for row in data.get("launcher", ()))
+    single = tuple(re.compile(row["pattern"]) for row in data.get("single", ()))
+    settings = tuple((re.compile(row["pattern"]), bool(row.get("always", False))) for row in data.get("setting", ()))
+    return _Table(launchers, single, settings)
+
+
+def settle_one_process_launches(found: list[Diagnostic], text: str, index: ProjectIndex, path: str
+                                ) -> tuple[list[Diagnostic], tuple[tuple[str, str], ...]] | None:
+    """`found` (the findings of the file at `path`, whose source is `text`) with its certain findings that rest on
+    several processes made possible where every launch of a script the project writes starts one, and the project
+    files read (with their SHA-256); None when nothing was read."""
+    if not any(_settleable(d) for d in found):
+        return None
+    words = project_words(index.root)
+    if words is None or not words.runs_something:
+        return None
+    read: dict[str, str] = {}
+    several = bool(_STARTS_PROCESSES.search(text))
+    scripts = [_names_of(file, index.root) for file, _w in words.files if file.endswith(".py")]
+    launched_once = False
+    for file, file_words in words.files:
+        if os.path.abspath(file) == os.path.abspath(path):
+            continue
+        if file.endswith(".py") and not any(w in file_words.counts for w in _PROCESS_WORDS):
+            continue
+        read[file] = file_words.digest
+        launches = _launches_of(file, file_words.digest)
+        several = several or launches.several
+        launched_once = launched_once or any(_names(script, names) for script in launches.once for names in scripts)
+    if several or not launched_once:
+        return list(found), tuple(sorted(read.items()))
+    out: list[Diagnostic] = []
+    for d in found:
+        if _settleable(d):
+            fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
+            d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
+                                    assumptions=tuple(sorted({*d.assumptions, _ASSUMPTION})))
+        out.append(d)
+    return out, tuple(sorted(read.items()))
+
+
+@dataclass(frozen=True)
+class _FileLaunches:
+    several: bool  # the file launches several processes, asks for them, or starts them itself
+    once: tuple[str, ...]  # the scripts it launches in one process
+
+
+_PROCESS_WORDS = ("spawn", "start_processes", "notebook_launcher", "debug_launcher", "elastic_launch", "launch",
+                  "Process", "submitit", "torchrun")  # the words of `_STARTS_PROCESSES`
+_LAUNCHES: dict[tuple[str, str], _FileLaunches] = {}  # by path and SHA-256
+
+
+def _launches_of(path: str, digest: str) -> _FileLaunches:
+    """What a project file says of launches: a Python file, whether it starts processes itself; any other text file,
+    its commands and settings."""
+    known = _LAUNCHES.get((path, digest))
+    if known is not None:
+        return known
+    data = read_bytes(path)
+    content = "" if isinstance(data, str) else decode_source(data).text or ""
+    if path.endswith(".py"):
+        found = _FileLaunches(bool(_STARTS_PROCESSES.search(content)), ())
+    else:
+        several, once = _asks_for_several(content), []
+        for command in _commands(content):
+            kind, script = _launch(command)
+            several = several or kind == "several"
+            if kind == "one" and script is not None:
+                once.append(script)
+        found = _FileLaunches(several, tuple(once))
+    _LAUNCHES[(path, digest)] = found
+    return found
+
+
+def _settleable(d: Diagnostic) -> bool:
+    return d.certainty is Certainty.CERTAIN and d.code in _CODES and d.cell is None
+
+
+def _commands(text: str) -> list[str]:
+    """The lines of a text file, a shell line continued with `\\` joined to the next."""
+    return _CONTINUED.sub(" ", text).splitlines()
+
+
+def _launch(command: str) -> tuple[str | None, str | None]:
+    """("several", None) for a command that starts several processes (or an unknown number: `--nproc_per_node
+    $NGPUS`), ("one", the script or module it runs) for a launch of one process (`python train.py`, `torchrun
+    --nproc_per_node=1 train.py`), (None, None) for anything else."""
+    table = _table()
+    for launcher in table.launchers:
+        if launcher.pattern.search(command) is None:
+            continue
+        counts = [m.group(1).strip("\"'") for p in launcher.processes for m in p.finditer(command)]
+        if counts and all(c == "1" for c in counts):
+            return "one", _script_after(command, launcher.pattern)
+        return "several", None
+    for single in table.single:
+        m = single.search(command)
+        if m is not None:
+            return "one", m.group(1).strip("\"'")
+    return None, None
+
+
+def _script_after(command: str, launcher: re.Pattern[str]) -> str | None:
+    """The first word after the launcher that names a Python file (`torchrun --nproc_per_node=1 app/train.py`)."""
+    m = launcher.search(command)
+    assert m is not None
+    return next((w.strip("\"'") for w in command[m.end():].split() if w.strip("\"'").endswith(".py")), None)
+
+
+def _names_of(path: str, root: str) -> tuple[str, str]:
+    """The script's path from the project root (`app/train.py`) and its module (`app.train`)."""
+    rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root)).replace(os.sep, "/")
+    return rel, rel[:-3].replace("/", ".") if rel.endswith(".py") else rel
+
+
+def _names(script: str, names: tuple[str, str]) -> bool:
+    """A launch's `script` (`train.py`, `./scripts/../app/train.py`, `app.train`) names the file: its path from the root
+    ends with the script's path, or its module with the script's module."""
+    rel, module = names
+    script = script.replace("\\", "/")
+    while script.startswith("./"):
+        script = script[2:]
+    if script.endswith(".py"):
+        tail = script.rsplit("../", 1)[-1]
+        return rel == tail or rel.endswith("/" + tail)
+    return bool(script) and (module == script or module.endswith("." + script))
+
+
+def _asks_for_several(content: str) -> bool:
+    """A configuration file's setting asks for several processes: a count of more than one (or one not written as a
+    number), or a multi-process kind."""
+    for pattern, always in _table().settings:
+        for m in pattern.finditer(content):
+            if always or not m.group(1).isdigit() or int(m.group(1)) > 1:
+                return True
+    return False
