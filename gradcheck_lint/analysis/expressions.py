@@ -73,6 +73,7 @@ class Expressions:
         # (slot key, id of the value stored) -> that value, and the container and index it was stored under
         self._slot_witnesses: dict[tuple[str, int], tuple[Value, Value, Value, int, int]] = {}
         self._rebound: dict[str, int] = {}  # reference -> how many times a name or attribute was bound (any path)
+        self._own_data_attributes: dict[int, bool] = {}  # by module node: the file sets `self.data` (`_parameter_data`)
         self._fills: dict[int, tuple[ast.Module, dict[str, list[tuple[Function, ast.expr | None]]]]] = {}
 
     def ref(self, expr: ast.AST) -> str | None:
@@ -1025,6 +1026,8 @@ class Expressions:
             return  # `record = np.zeros(n)` ... `record[i] = loss`: NumPy stores the number, not the tensor
         if self._tensor_data(target.value, frame):
             return  # `delta.data[idx] = (delta + step)[idx]`: a write past autograd, into a detached alias
+        if self._parameter_data(target.value, flow, frame):
+            return  # `self._embedding.weight.data[unused] = m`: the same, into an alias of a model's parameter
         held = self.interp.keepalives.note(stmt, base, source, value, frame, code(target.value))
         event = self.interp.keepalives.events.get(id(stmt)) if held is not value else None
         if event is not None and not isinstance(stmt, ast.AugAssign) and (self._key_may_repeat(target.slice, stmt)
@@ -1168,6 +1171,26 @@ class Expressions:
             return isinstance(value, ast.Call) and (qualify(value.func) or "").startswith("torch.")
 
         return bool(values) and len(values) == stores and all(torch_made(v) for v in values)
+
+    def _parameter_data(self, stored: ast.expr, flow: Flow, frame: Frame) -> bool:
+        """`w.data` of a part of a model (`self._embedding.weight`, a parameter): a new alias of the tensor, detached
+        from autograd, on each access; an item written into it gives the alias a graph, dropped at once, and the
+        parameter none (ParisaO's VQ codebook reset, lockbox 42). Not where the file gives some object an attribute
+        `data` of its own (`self.data = []` in a module: `self.memory.data[i] = loss` stores in that list)."""
+        if not (isinstance(stored, ast.Attribute) and stored.attr == "data" and isinstance(stored.value, ast.Attribute)):
+            return False
+        owner = self.eval(stored.value, flow.copy(), frame)
+        if not (owner.params or any(h.path for h in owner.modules)):
+            return False
+        root: ast.AST = stored
+        while (up := self.interp.parent(root)) is not None:
+            root = up
+        own = self._own_data_attributes.get(id(root))
+        if own is None:
+            own = self._own_data_attributes[id(root)] = any(
+                isinstance(n, ast.Attribute) and n.attr == "data" and isinstance(n.ctx, ast.Store)
+                and isinstance(n.value, ast.Name) and n.value.id == "self" for n in iter_tree(root))
+        return not own
 
     def _rewrites_item_slots(self, target: ast.Subscript, frame: Frame) -> bool:
         """`for idx, v in enumerate(values): self._val[idx] = v` over the items of a sequence built in sight
