@@ -431,9 +431,11 @@ class Counters:
                 name = N.last_name(call.func) or ""
                 if not interp.touches_gradients(name):
                     continue
-                if name in clips and call.args and _names_any(call.args[0], bound) \
-                        and not interp.prescan.trains(name):
-                    continue  # `clip_grad_norm_(model.parameters(), c)` before the member's step: the member's own
+                if name in clips and call.args and not interp.prescan.trains(name):
+                    # `clip_grad_norm_(model.parameters(), c)` before the member's step: the member's own, or the
+                    # parameters the member updates gathered first (`opt_params = [p for g in opt.param_groups ...]`,
+                    # hackathon_distillation, lockbox 42): a clip steps and clears nothing
+                    continue
                 if name in updates and not call.args and not call.keywords and isinstance(call.func, ast.Attribute) \
                         and not _names_any(call.func.value, bound) and not interp.prescan.trains(name):
                     continue  # `scaler.update()` after the member's `scaler.step(opt)` (ESPnet's trainers)

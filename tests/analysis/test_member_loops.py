@@ -192,3 +192,33 @@ def test_a_clip_of_each_members_parameters_before_its_step_keeps_one_pass() -> N
     assert codes(CLIPPED_MEMBERS) == []
     # without the clear loop, each member's step is still stale
     assert codes(CLIPPED_MEMBERS.replace("model.optimizer.zero_grad()", "pass")) == [(13, "GL001")]
+
+
+# hackathon_distillation (lockbox 42): the optimizers are handed in; each is cleared in one loop and, in another,
+# unscaled, clipped over the parameters gathered from its own groups, and stepped. The clip reads a list the body
+# made, not the loop's name: it steps and clears nothing, so the loop is still one pass over every member.
+GATHERED = """\
+import torch
+
+
+class ModelWrapper:
+    def training_step(self, model, batch, optimizers, lr_schedulers, scaler):
+{clear}
+        loss = model(batch).mean()
+        scaler.scale(loss).backward()
+        for optimizer in optimizers:
+            scaler.unscale_(optimizer)
+            opt_params = [p for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+            torch.nn.utils.clip_grad_norm_(opt_params, 1.0, error_if_nonfinite=False)
+            scaler.step(optimizer)
+        for lr_scheduler in lr_schedulers:
+            lr_scheduler.step()
+        scaler.update()
+"""
+
+
+def test_a_clip_of_parameters_gathered_from_the_member_keeps_one_pass() -> None:
+    clear = "        for optimizer in optimizers:\n            optimizer.zero_grad()"
+    assert codes(GATHERED.format(clear=clear)) == []
+    # without the clear loop, each member's step is still stale
+    assert codes(GATHERED.format(clear="        pass")) == [(13, "GL001")]
