@@ -91,7 +91,7 @@ def zero_grad_before_step(clear: str, backward: str, backward_line: int | None, 
         help_ = f"clear once per step: move `{clear}` right after `{step}` (or before the loop{_at(outer_loop_line)})."
     elif accumulation:
         msg = (f"`{clear}` discards the gradients of `{backward}`{_at(backward_line)} on micro-batches where "
-               f"`{step}`{_at(step_line)} does not run (`{accumulation}`): only the last micro-batch of each window reaches the step.")
+               f"`{step}`{_at(step_line)} does not run (`{accumulation}`): {WINDOW_NOT_STEPPED}.")
         help_ = f"clear only after the step: move `{clear}` under the same condition, right after `{step}`."
     elif earlier:
         msg = (f"`{clear}` discards the gradients of `{backward}`{_at(backward_line)} from the earlier "
@@ -423,12 +423,15 @@ def framework_divided_not_accumulated(backward: str, window: str, step: str, ste
 # what a GL007 message says of a clip or `unscale_` run on the micro-batches of a window that do not step: a finding
 # about a window of more than one micro-batch (`project.unset_defaults` reads it so)
 EVERY_MICRO_BATCH = "runs on every micro-batch, also on those that do not step"
+WINDOW_NOT_STEPPED = "only the last micro-batch of each window reaches the step"
 
 
 def about_a_window(code: str, message: str) -> bool:
     """Whether a finding of `code` saying `message` is about an accumulation window of more than one micro-batch: every
-    GL003, GL004 and GL006; a GL007 of a clip or `unscale_` on the micro-batches that do not step."""
-    return code in ("GL003", "GL004", "GL006") or code == "GL007" and EVERY_MICRO_BATCH in message
+    GL003, GL004 and GL006; a GL007 of a clip or `unscale_` on the micro-batches that do not step; a GL002 of a clear
+    on the micro-batches where the window's step does not run."""
+    return code in ("GL003", "GL004", "GL006") or code == "GL007" and EVERY_MICRO_BATCH in message \
+        or code == "GL002" and WINDOW_NOT_STEPPED in message
 
 
 def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, other_line: int | None,

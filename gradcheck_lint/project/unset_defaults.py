@@ -199,13 +199,23 @@ def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef
 
 
 def _script_options(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module, name: str) -> bool:
-    """`name`, which `fn` does not bind, is the script's parsed command line: every binding of it in the module's own
-    code (outside functions and classes) is `parser.parse_args(...)` (or the first of `parse_known_args(...)`)."""
-    if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in own_nodes(fn)) \
-            or any(a.arg == name for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)):
+    """`name` is the script's parsed command line: every binding of it in `fn` is `parser.parse_args(...)` (or the
+    first of `parse_known_args(...)`: GBDE's `args = parser.parse_args()` in `main()`, lockbox 42), or `fn` does not
+    bind it and every binding of it in the module's own code (outside functions and classes) is."""
+    if any(a.arg == name for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
+                                   *((fn.args.vararg,) if fn.args.vararg else ()),
+                                   *((fn.args.kwarg,) if fn.args.kwarg else ()))):
         return False
+    if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in own_nodes(fn)):
+        return _parses_only(list(fn.body), name)
+    return _parses_only(list(tree.body), name)
+
+
+def _parses_only(body: list[ast.stmt], name: str) -> bool:
+    """Every binding of `name` in `body` (not in functions or classes nested in it) is `x.parse_args(...)` (or the first
+    of `x.parse_known_args(...)`), and there is one."""
     bindings = 0
-    todo: list[ast.AST] = list(tree.body)
+    todo: list[ast.AST] = list(body)
     while todo:
         node = todo.pop()
         if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
@@ -460,8 +470,10 @@ def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str
                 if not _one_valued(value, fn, cls, index, path):
                     return None
                 sources += 1
+            elif _message(node.value, field):
+                pass  # `"Invalid field parameter: {}, should be >= 1"`: words about it set nothing
             elif not (node.value == field and _namedtuple_field(parent, tree, field, index, path)):
-                return None  # `"--field"` of a command line, `d["field"] = n`, `setattr(cfg, "field", n)`, a message
+                return None  # `"--field"` of a command line, `d["field"] = n`, `setattr(cfg, "field", n)`
         elif isinstance(node, (ast.AnnAssign, ast.Assign)) and fn is None and cls is not None and any(
                 isinstance(t, ast.Name) and t.id == field for t in _targets(node)):
             if not (_plain_namespace(cls) and node.value is not None and _is_one(node.value)):
@@ -473,6 +485,12 @@ def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str
             fn, cls = node, cls if isinstance(parent, ast.ClassDef) else None
         todo.extend((child, node, fn, cls) for child in child_nodes(node))
     return sources
+
+
+def _message(text: str, field: str) -> bool:
+    """A string that names the field among other words, not as an option (`"Invalid gradient_accumulation_steps
+    parameter: {}"`, GBDE's check, lockbox 42): a message, not a key or a command line."""
+    return len(text.split()) > 1 and f"-{field}" not in text and f"{field}=" not in text.replace(" =", "=")
 
 
 # a line of a config file, a shell script or a document that sets a field to one: `field: 1`, `field = 1`, `"field": 1,`

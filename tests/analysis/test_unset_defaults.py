@@ -557,3 +557,46 @@ def test_the_scripts_own_option_that_may_be_above_one_keeps_the_finding_certain(
                                                                                 after: str, files: dict[str, str]
                                                                                 ) -> None:
     assert _lint_global(tmp_path, default, after, files) == [(ARGPARSE_BACKWARD, "GL003", "certain")]
+
+
+# The options parsed in the function that trains (GBDE's `main()`, lockbox 42: `args = parser.parse_args()` there,
+# `--gradient_accumulation_steps` of default 1, and a check whose message names it); the clear at the top of every
+# micro-batch drops the window's gradients only where the window is more than one.
+LOCAL_ARGS_SCRIPT = """\
+    import argparse
+
+    import torch
+
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--gradient_accumulation_steps", type=int, default={default})
+        args = parser.parse_args()
+        if args.gradient_accumulation_steps < 1:
+            raise ValueError("Invalid gradient_accumulation_steps parameter: {{}}, should be >= 1".format(
+                args.gradient_accumulation_steps))
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for step, x in enumerate([torch.randn(2, 4)] * 8):
+            optimizer.zero_grad()
+            loss = model(x).pow(2).mean()
+            if args.gradient_accumulation_steps > 1:
+                loss = loss / args.gradient_accumulation_steps
+            loss.backward()
+            if (step + 1) % args.gradient_accumulation_steps == 0:
+                optimizer.step()
+
+
+    if __name__ == "__main__":
+        main()
+"""
+LOCAL_ARGS_CLEAR = 16
+
+
+@pytest.mark.parametrize(("default", "certainty"), [(1, "possible"), (4, "certain")])
+def test_options_parsed_in_the_training_function_with_a_message_naming_one(tmp_path: Path, default: int,
+                                                                            certainty: str) -> None:
+    root = project_tree(tmp_path / "p", {"run_classifier.py": LOCAL_ARGS_SCRIPT.format(default=default)})
+    found = lint_files([str(root / "run_classifier.py")], Settings.default())
+    assert [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL002"] == [
+        (LOCAL_ARGS_CLEAR, "GL002", certainty)]
