@@ -85,6 +85,28 @@ def test_a_project_that_looks_methods_up_by_name_keeps_them_certain(tmp_path: Pa
     assert _lint(root) == [("exp.py", 23, "GL008", "certain")]
 
 
+# 5yearsKim's `Unbuffered` stream (lockbox 42): an attribute hook forwarding what it is asked for makes up no name
+# (`log.adapt` would have to be spelt for it to look `adapt` up); a lookup of another name still may.
+FORWARDING = """\
+    import sys
+
+
+    class Unbuffered:
+        def __init__(self, stream):
+            self.stream = stream
+
+        def __getattr__(self, attr):
+            return getattr(self.stream, {name})
+"""
+
+
+@pytest.mark.parametrize(("name", "certainty"), [("attr", "possible"), ("'ad' + attr", "certain")])
+def test_an_attribute_hook_forwarding_its_name_looks_nothing_up(tmp_path: Path, name: str, certainty: str) -> None:
+    files = {"exp.py": EXP, "run.py": RUN.format(more=""), "log.py": FORWARDING.format(name=name)}
+    root = project_tree(tmp_path / "p", files)
+    assert _lint(root) == [("exp.py", 23, "GL008", certainty)]
+
+
 def test_a_method_of_a_framework_class_may_be_a_hook(tmp_path: Path) -> None:
     text = EXP.replace("    import torch\n", "    import torch\n    from somewhere import BaseTrainer\n").replace(
         "class Exp:", "class Exp(BaseTrainer):")
