@@ -521,9 +521,12 @@ class Effects:
             # `accelerator.prepare(model, optimizer)`: its steps now follow the accelerator's gates
             owners = frozenset({site.owner.uid} | {e.uid for e in (site.receiver.entities if site.receiver else ())
                                                   if e.kind is Kind.TOOL and e.api == site.owner.api})
+            attributes = effect.value("optimizer_attributes")
             for v in [result, *(item for _, item in result.items)]:
                 for o in v.of_kind(Kind.OPTIMIZER):
                     self.table.prepared[o.uid] = self.table.prepared.get(o.uid, frozenset()) | owners
+                    if attributes:
+                        self.table.closed_attributes[o.uid] = frozenset(str(attributes).split("|"))
             context = effect.value("data_parallel")
             if context and (part := effect.value("unless_requires")) and self._required(site.call, str(part), site):
                 context = None  # the code before it cannot run without that part (a DeepSpeed plugin: no DDP)

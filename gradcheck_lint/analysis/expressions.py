@@ -133,6 +133,9 @@ class Expressions:
             called = self.interp.calls.eval_call(expr, flow, frame)
             if isinstance(expr.func, ast.Name) and expr.func.id == "bool" and always_false(expr, self.interp.module):
                 return Value(const="False")  # `bool(args.amp and args.model in _AMP_MODELS)`, a set no run fills
+            if isinstance(expr.func, ast.Name) and expr.func.id == "hasattr" \
+                    and self.lacks_attribute(expr, flow, frame):
+                return Value(const="False")  # `hasattr(optimizer, "first_step")` of accelerate's prepared optimizer
             return called
         if kind is ast.Lambda:  # a function value: what calls it runs its body (`callables.handed_lambda`)
             return self.interp.callables.handed_lambda(expr, flow, frame)
@@ -358,6 +361,11 @@ class Expressions:
             minted = self.interp.objects.entity_for_unknown_ref(item_ref)
             if minted is not None:
                 return minted
+        if of_optimizer and key is not None and not key.isdigit() and key != "params" and type(expr.value) is ast.Name:
+            # nor a mapping: `optimizer["net"]`, `optimizer["aux"]` of a dict a library built (CompressAI's
+            # `net_aux_optimizer(net, conf)`), the name taken for an optimizer by how another function uses it, are
+            # two objects made out of sight, not that name's optimizer twice (ParisaO, lockbox 42)
+            return OPAQUE
         whole = replace(base, items=(), counter=None, const=None, present=False)
         if key is not None:
             whole = self._other_item(expr, base, whole)
@@ -1172,12 +1180,30 @@ class Expressions:
 
         return bool(values) and len(values) == stores and all(torch_made(v) for v in values)
 
+    def lacks_attribute(self, call: ast.Call, flow: Flow, frame: Frame) -> bool:
+        """`hasattr(x, "name")` where `x` holds optimizers a framework returned as wrappers of a closed set of
+        attributes (`optimizer_attributes` of the catalogue: accelerate's AcceleratedOptimizer forwards nothing to the
+        optimizer it wraps), none of which has that name: duck typing of the wrapped optimizer (`first_step` of SAM)
+        fails on the prepared one (Orbit's engine, lockbox 42: its SAM branch never runs)."""
+        if len(call.args) != 2 or call.keywords or not isinstance(call.args[1], ast.Constant) \
+                or not isinstance(call.args[1].value, str):
+            return False
+        if self.interp.imports.qualify(call.func) not in (None, "hasattr", "builtins.hasattr"):
+            return False  # a `hasattr` of the module's own
+        closed = self.table.closed_attributes
+        ref = N.ref_text(call.args[0]) if closed else None
+        held = self.lookup(ref, flow, frame) if ref is not None else None  # (what the call's evaluation read)
+        return held is not None and bool(held.entities) and not (held.modules or held.params or held.items) and all(
+            e.kind is Kind.OPTIMIZER and e.uid in closed and call.args[1].value not in closed[e.uid]
+            for e in held.entities)
+
     def _parameter_data(self, stored: ast.expr, flow: Flow, frame: Frame) -> bool:
         """`w.data` of a part of a model (`self._embedding.weight`, a parameter): a new alias of the tensor, detached
         from autograd, on each access; an item written into it gives the alias a graph, dropped at once, and the
         parameter none (ParisaO's VQ codebook reset, lockbox 42). Not where the file gives some object an attribute
         `data` of its own (`self.data = []` in a module: `self.memory.data[i] = loss` stores in that list)."""
-        if not (isinstance(stored, ast.Attribute) and stored.attr == "data" and isinstance(stored.value, ast.Attribute)):
+        if not (isinstance(stored, ast.Attribute) and stored.attr == "data"
+                and isinstance(stored.value, ast.Attribute)):
             return False
         owner = self.eval(stored.value, flow.copy(), frame)
         if not (owner.params or any(h.path for h in owner.modules)):

@@ -55,6 +55,9 @@ class FixedTests:
             fixed = empty_membership(test, self.interp.module)  # `model in _AMP_MODELS`, a set no run fills
         if fixed is None and self.missing_attribute(test):
             fixed = False  # `if hasattr(self, "_training_step"):` where nothing defines it: a deprecated hook
+        if fixed is None and isinstance(test, ast.Call) and isinstance(test.func, ast.Name) \
+                and test.func.id == "hasattr" and self.interp.expressions.lacks_attribute(test, flow, frame):
+            fixed = False  # `if hasattr(optimizer, "first_step"):` of accelerate's prepared optimizer (its wrapper's)
         if fixed is None and self.constructed_attribute(test, frame):
             fixed = True  # `if hasattr(self, "optimizer"):` where `__init__` always sets it
         if fixed is None and self._every_time(test):

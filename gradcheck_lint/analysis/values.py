@@ -512,6 +512,9 @@ class EntityTable:
     # optimizer uid -> uids of the framework objects that prepared it (its steps follow their gates): one name may
     # hold either of two (`self.accelerator = preinit_acc` or `Accelerator()`), on each path the one it enters
     prepared: dict[int, frozenset[int]] = field(default_factory=dict)
+    # optimizer uid -> the only attributes the wrapper a framework returned it as has (`optimizer_attributes` of the
+    # catalogue: accelerate's AcceleratedOptimizer), on every path that prepared it
+    closed_attributes: dict[int, frozenset[str]] = field(default_factory=dict)
     # model uid -> the framework call that may have wrapped it for data parallelism (`accelerator.prepare`),
     # and that framework's sync context (a template with `{model}` to fill in)
     parallelised_by: dict[int, tuple[str, str]] = field(default_factory=dict)

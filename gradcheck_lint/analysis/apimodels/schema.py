@@ -68,7 +68,11 @@ EFFECTS: dict[str, dict[str, str]] = {
     # `unwraps`: the bare module inside such a wrapper (`accelerator.unwrap_model(m)`): its forward syncs nothing
     # `unless_requires`: a part of the receiver (`state.deepspeed_plugin`) whose presence makes it wrap nothing for
     # data parallelism; every path to the call running code that raises without it proves it (`required_settings`)
-    "returns": {"value": "ref", "data_parallel": "str", "unwraps": "bool", "unless_requires": "str"},
+    # optimizer_attributes: the optimizers among what the call returns are wrappers of these attributes only
+    # (`|`-joined; accelerate's `AcceleratedOptimizer` forwards no other attribute to the optimizer it wraps), so
+    # `hasattr(opt, "first_step")` of another name is False
+    "returns": {"value": "ref", "data_parallel": "str", "unwraps": "bool", "unless_requires": "str",
+                "optimizer_attributes": "str"},
     "join": {},                                       # the call returns any of its arguments (`itertools.chain(a, b)`)
     "clone": {"value": "ref"},                       # a copy of a model with fresh parameters (deepcopy)
     # scales: none | window | framework; amp: "owner": multiplied by the owner's loss scale when it was built with one,
