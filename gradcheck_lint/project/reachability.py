@@ -79,6 +79,11 @@ def _forwarding_left_out(text: str) -> str:
 _ENTRY = re.compile(r"__main__|^[A-Za-z_][\w.]*\(", re.M)
 _PLAIN_BASES = frozenset({"object", "Module", "nn.Module", "torch.nn.Module", "ABC", "abc.ABC"})
 _HARMLESS_DECORATORS = frozenset({"staticmethod", "classmethod"})
+# words of the ways to import a module by a name made at run time (`importlib.import_module(f"models.{name}")`)
+_IMPORTS_BY_NAME = ("import_module", "__import__", "importlib", "spec_from_file_location", "load_source", "run_path",
+                    "run_module", "iter_modules", "walk_packages")
+_UNIMPORTED = ("that code nothing in the project imports runs (its module is named in no other file: left over, or "
+               "imported from outside the project)")
 _ASSUMPTION = ("that code nothing in the project calls runs (it is named nowhere else: left over, or called from "
                "outside the project)")
 
@@ -178,16 +183,22 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
     if tree is None:
         return None
     places = {id(d): _enclosing(tree, d.line) for d in found if _settleable(d)}
-    if not any(places.values()):
-        return None
     words = project_words(index.root)
     if words is None or not words.runs_something:
+        return None
+    unimported = path is not None and _unimported(path, words)
+    if not any(places.values()) and not unimported:
         return None
     out: list[Diagnostic] = []
     read: dict[str, str] = {}
     for d in found:
         place = places.get(id(d))
-        if place is not None and _unnamed(place, words, path):
+        if unimported and _settleable(d):
+            fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
+            d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
+                                    assumptions=tuple(sorted({*d.assumptions, _UNIMPORTED})))
+            read.update(words.digests)
+        elif place is not None and _unnamed(place, words, path):
             # (a safe fix is offered only on a certain finding)
             fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
             d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
@@ -197,6 +208,23 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
             read.update(words.naming(place.name))
         out.append(d)
     return out, tuple(sorted(read.items()))
+
+
+def _unimported(path: str, words: ProjectWords) -> bool:
+    """The module at `path` is no script (no `__main__` guard, no call at its top level) and no other file of the project
+    names it (its file name without `.py`, as an import, a launch or a document would), in a project that imports
+    nothing by a name made at run time: nothing of the project runs its code (And1210's three copies of a diffusion
+    trainer module nothing imports, lockbox 42)."""
+    name = os.path.basename(path)
+    if name in ("__init__.py", "__main__.py") or not name.endswith(".py"):
+        return False
+    own = next((f for p, f in words.files if os.path.abspath(p) == path), None)
+    if own is None or own.entry:
+        return False
+    stem = _module_stem(path)
+    others = [(p, f) for p, f in words.files if os.path.abspath(p) != path]
+    return not any(stem in f.counts or p.endswith((".py", ".ipynb")) and any(w in f.counts for w in _IMPORTS_BY_NAME)
+                   for p, f in others)
 
 
 def _settleable(d: Diagnostic) -> bool:

@@ -107,6 +107,46 @@ def test_an_attribute_hook_forwarding_its_name_looks_nothing_up(tmp_path: Path, 
     assert _lint(root) == [("exp.py", 23, "GL008", certainty)]
 
 
+# And1210's diffusion trainers (lockbox 42): copies of a library module, three of which no file of the project imports.
+# The loop is the module's own code (what a function nothing calls holds is settled by its name already).
+LOOP_MODULE = """\
+import torch
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+total = 0
+for x in [torch.randn(2, 4)] * 4:
+    opt.zero_grad()
+    loss = model(x).mean()
+    loss.backward()
+    opt.step()
+    total += loss
+{more}"""
+
+
+@pytest.mark.parametrize(("more", "certainty"), [
+    ({}, "possible"),  # named in no other file: nothing of the project runs it
+    ({"run2.py": "import old_loop\n"}, "certain"),
+    ({"docs/usage.md": "Run `python -m old_loop`.\n"}, "certain"),
+    ({"plugins.py": "import importlib\nmod = importlib.import_module(name)\n"}, "certain"),  # imports by a made name
+    ({"requirements.txt": "importlib-metadata\n"}, "possible"),  # a package list imports nothing
+])
+def test_a_module_nothing_of_the_project_imports(tmp_path: Path, more: dict[str, str], certainty: str) -> None:
+    root = project_tree(tmp_path / "p", {"old_loop.py": LOOP_MODULE.format(more=""), "run.py": RUN.format(more=""),
+                                         "exp.py": EXP, **more})
+    found = lint_files([str(root / "old_loop.py")], Settings.default())
+    assert [(d.line, d.code, d.certainty.value) for d in found] == [(11, "GL008", certainty)]
+    if certainty == "possible":
+        assert any("nothing in the project imports" in a for a in found[0].assumptions)
+
+
+def test_a_script_nothing_imports_still_runs(tmp_path: Path) -> None:
+    script = LOOP_MODULE.format(more='\nif __name__ == "__main__":\n    print(total)\n')
+    root = project_tree(tmp_path / "p", {"old_loop.py": script, "run.py": RUN.format(more=""), "exp.py": EXP})
+    found = lint_files([str(root / "old_loop.py")], Settings.default())
+    assert [(d.line, d.code, d.certainty.value) for d in found] == [(11, "GL008", "certain")]
+
+
 def test_a_method_of_a_framework_class_may_be_a_hook(tmp_path: Path) -> None:
     text = EXP.replace("    import torch\n", "    import torch\n    from somewhere import BaseTrainer\n").replace(
         "class Exp:", "class Exp(BaseTrainer):")
