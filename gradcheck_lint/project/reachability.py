@@ -186,7 +186,7 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
     words = project_words(index.root)
     if words is None or not words.runs_something:
         return None
-    unimported = path is not None and _unimported(path, words)
+    unimported = path is not None and _library_module(tree) and _unimported(path, words)
     if not any(places.values()) and not unimported:
         return None
     out: list[Diagnostic] = []
@@ -210,8 +210,26 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
     return out, tuple(sorted(read.items()))
 
 
+_DEFINING = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
+
+
+def _library_module(tree: ast.Module) -> bool:
+    """The module's own code only defines (imports, functions, classes, assignments, its docstring, imports tried): run
+    as a script it would train nothing; its training runs where something imports it."""
+    for stmt in tree.body:
+        if isinstance(stmt, _DEFINING) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue
+        if isinstance(stmt, ast.Try) and all(isinstance(s, (ast.Import, ast.ImportFrom, ast.Assign, ast.Pass))
+                                             for block in (stmt.body, *(h.body for h in stmt.handlers))
+                                             for s in block):
+            continue
+        return False
+    return True
+
+
 def _unimported(path: str, words: ProjectWords) -> bool:
-    """The module at `path` is no script (no `__main__` guard, no call at its top level) and no other file of the project
+    """The module at `path` (whose own code only defines: `_library_module`) is no script (no `__main__` guard, no call
+    at its top level) and no other file of the project
     names it (its file name without `.py`, as an import, a launch or a document would), in a project that imports
     nothing by a name made at run time: nothing of the project runs its code (And1210's three copies of a diffusion
     trainer module nothing imports, lockbox 42)."""

@@ -107,42 +107,52 @@ def test_an_attribute_hook_forwarding_its_name_looks_nothing_up(tmp_path: Path, 
     assert _lint(root) == [("exp.py", 23, "GL008", certainty)]
 
 
-# And1210's diffusion trainers (lockbox 42): copies of a library module, three of which no file of the project imports.
-# The loop is the module's own code (what a function nothing calls holds is settled by its name already).
-LOOP_MODULE = """\
+# And1210's diffusion trainers (lockbox 42): copies of a library module, each with its own `Trainer`, three of which no
+# file of the project imports (the scripts import the class from the others: its name alone says nothing)
+TRAINER_MODULE = """\
 import torch
 
-model = torch.nn.Linear(4, 1)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-total = 0
-for x in [torch.randn(2, 4)] * 4:
-    opt.zero_grad()
-    loss = model(x).mean()
-    loss.backward()
-    opt.step()
-    total += loss
-{more}"""
+
+class Trainer:
+    def __init__(self):
+        self.model = torch.nn.Linear(4, 1)
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.1)
+
+    def train(self):
+        total = 0
+        for x in [torch.randn(2, 4)] * 4:
+            self.opt.zero_grad()
+            loss = self.model(x).mean()
+            loss.backward()
+            self.opt.step()
+            total += loss
+        return total
+"""
+TRAIN_SCRIPT = "from trainer import Trainer\n\nTrainer().train()\n"
 
 
 @pytest.mark.parametrize(("more", "certainty"), [
     ({}, "possible"),  # named in no other file: nothing of the project runs it
-    ({"run2.py": "import old_loop\n"}, "certain"),
-    ({"docs/usage.md": "Run `python -m old_loop`.\n"}, "certain"),
+    ({"run2.py": "import old_trainer\n"}, "certain"),
+    ({"docs/usage.md": "The older trainer is in `old_trainer`.\n"}, "certain"),
     ({"plugins.py": "import importlib\nmod = importlib.import_module(name)\n"}, "certain"),  # imports by a made name
     ({"requirements.txt": "importlib-metadata\n"}, "possible"),  # a package list imports nothing
 ])
 def test_a_module_nothing_of_the_project_imports(tmp_path: Path, more: dict[str, str], certainty: str) -> None:
-    root = project_tree(tmp_path / "p", {"old_loop.py": LOOP_MODULE.format(more=""), "run.py": RUN.format(more=""),
-                                         "exp.py": EXP, **more})
-    found = lint_files([str(root / "old_loop.py")], Settings.default())
-    assert [(d.line, d.code, d.certainty.value) for d in found] == [(11, "GL008", certainty)]
+    files = {"old_trainer.py": TRAINER_MODULE, "trainer.py": TRAINER_MODULE, "run.py": TRAIN_SCRIPT, **more}
+    root = project_tree(tmp_path / "p", files)
+    found = lint_files([str(root / "old_trainer.py"), str(root / "trainer.py")], Settings.default())
+    assert [(Path(d.path).name, d.line, d.code, d.certainty.value) for d in found] == [
+        ("old_trainer.py", 16, "GL008", certainty), ("trainer.py", 16, "GL008", "certain")]
     if certainty == "possible":
         assert any("nothing in the project imports" in a for a in found[0].assumptions)
 
 
-def test_a_script_nothing_imports_still_runs(tmp_path: Path) -> None:
-    script = LOOP_MODULE.format(more='\nif __name__ == "__main__":\n    print(total)\n')
-    root = project_tree(tmp_path / "p", {"old_loop.py": script, "run.py": RUN.format(more=""), "exp.py": EXP})
+def test_a_script_of_top_level_code_nothing_imports_still_runs(tmp_path: Path) -> None:
+    script = "import torch\n\nmodel = torch.nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\n" \
+             "total = 0\nfor x in [torch.randn(2, 4)] * 4:\n    opt.zero_grad()\n    loss = model(x).mean()\n" \
+             "    loss.backward()\n    opt.step()\n    total += loss\n"
+    root = project_tree(tmp_path / "p", {"old_loop.py": script, "run.py": TRAIN_SCRIPT, "trainer.py": TRAINER_MODULE})
     found = lint_files([str(root / "old_loop.py")], Settings.default())
     assert [(d.line, d.code, d.certainty.value) for d in found] == [(11, "GL008", "certain")]
 
