@@ -51,6 +51,22 @@ def find_root(path: str, fallback: str | None = None, trees: tuple[str, ...] = (
     return min(holding, key=len) if holding else start
 
 
+def marked_root(root: str) -> bool:
+    """`root` holds a project marker: the project is known whole (not a folder of scripts, a guess of where it ends)."""
+    return any(os.path.exists(os.path.join(root, m)) for m in ROOT_MARKERS)
+
+
+def nested_root(path: str, root: str) -> bool:
+    """A directory between the file at `path` and `root` holds a project marker: the file is another project's."""
+    current = os.path.dirname(os.path.abspath(path))
+    top = os.path.abspath(root)
+    while current.startswith(top + os.sep):
+        if any(os.path.exists(os.path.join(current, m)) for m in ROOT_MARKERS):
+            return True
+        current = os.path.dirname(current)
+    return False
+
+
 _ROOTS: dict[str, str | None] = {}
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..diagnostics import Applicability, Certainty, Diagnostic
 from ..sources import decode_source, read_bytes
-from .index import ProjectIndex
+from .index import ProjectIndex, marked_root, nested_root
 from .reachability import project_words
 
 if sys.version_info >= (3, 11):
@@ -81,17 +81,20 @@ def settle_one_process_launches(found: list[Diagnostic], text: str, index: Proje
     if not any(_settleable(d) for d in found):
         return None
     words = project_words(index.root)
-    if words is None or not words.runs_something:
-        return None
+    if words is None or not words.runs_something or not marked_root(index.root):
+        return None  # (a folder of scripts without a marker may be part of a project: its launches are not known)
     read: dict[str, str] = {}
     several = bool(_STARTS_PROCESSES.search(text))
-    scripts = [_names_of(file, index.root) for file, _w in words.files if file.endswith(".py")]
+    scripts = [_names_of(file, index.root) for file, _w in words.files
+               if file.endswith(".py") and not nested_root(file, index.root)]
     launched_once = False
     for file, file_words in words.files:
         if os.path.abspath(file) == os.path.abspath(path):
             continue
         if file.endswith(".py") and not any(w in file_words.counts for w in _PROCESS_WORDS):
             continue
+        if nested_root(file, index.root):
+            continue  # a project of its own inside this one (an example with its own README): its launches are its own
         read[file] = file_words.digest
         launches = _launches_of(file, file_words.digest)
         several = several or launches.several

@@ -33,7 +33,7 @@ from ..analysis.conventions import convention
 from ..diagnostics import Applicability, Certainty, Diagnostic
 from ..sources import decode_source, parsed_or_none, read_bytes
 from .callers import project_files
-from .index import MAX_FOREIGN_BYTES, ProjectIndex
+from .index import MAX_FOREIGN_BYTES, ProjectIndex, marked_root
 
 __all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "ProjectWords", "project_words", "settle_unreached"]
 
@@ -186,7 +186,8 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
     words = project_words(index.root)
     if words is None or not words.runs_something:
         return None
-    unimported = path is not None and _library_module(tree) and _unimported(path, words)
+    # (only in a project known whole, by its marker: a folder of scripts may be imported from beside it)
+    unimported = path is not None and marked_root(index.root) and _library_module(tree) and _unimported(path, words)
     if not any(places.values()) and not unimported:
         return None
     out: list[Diagnostic] = []
