@@ -83,3 +83,16 @@ def test_a_launch_added_later_is_seen_through_the_cache(tmp_path: Path) -> None:
     assert _gl006(root, cache) == [(BACKWARD, "possible")]
     (root / "README.md").write_text("python train_lora.py\n\naccelerate launch --multi_gpu train_lora.py\n")
     assert _gl006(root, cache) == [(BACKWARD, "certain")]
+
+
+def test_a_nested_projects_launches_are_its_own(tmp_path: Path) -> None:
+    # an example inside the project, a project of its own (its marker), launched in one process by its README
+    files = {"examples/lora/setup.cfg": "[metadata]\nname = example\n", "examples/lora/README.md": "python train.py\n",
+             "examples/lora/train.py": "print('example')\n"}
+    assert _gl006(_tree(tmp_path, files)) == [(BACKWARD, "certain")]
+
+
+def test_a_folder_of_scripts_without_a_marker_decides_nothing(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {"README.md": "python train_lora.py\n"})
+    (root / "pyproject.toml").unlink()  # no marker: what else launches these scripts is not known
+    assert _gl006(root) == [(BACKWARD, "certain")]
