@@ -28,6 +28,7 @@ from .project import Evidence, ProjectView, index_for
 from .project.callers import settle_with_callers
 from .project.index import ProjectIndex
 from .project.launches import settle_one_process_launches
+from .project.off_switches import settle_off_switches
 from .project.reachability import settle_unreached
 from .project.unimportable import ABSENT, MissingImport, missing_import
 from .project.unset_defaults import settle_unset_defaults
@@ -118,8 +119,9 @@ def _settled(report: FileReport, text: str, path: str, settings: Settings, prefi
 def _unreached_settled(report: FileReport, text: str, path: str, index: ProjectIndex) -> FileReport:
     """The report with its certain findings in code nothing in the project names made possible
     (`project.reachability`), those about windows no run of the project makes (`project.unset_defaults`), and those
-    about several processes where every launch of the script the project writes starts one (`project.launches`)."""
-    for settle in (settle_unreached, settle_unset_defaults, settle_one_process_launches):
+    about several processes where every launch of the script the project writes starts one (`project.launches`), and
+    those that hold only where a GradScaler scales when every scaler of the file is off on every run (`project.off_switches`)."""
+    for settle in (settle_unreached, settle_unset_defaults, settle_off_switches, settle_one_process_launches):
         settled = settle(report.diagnostics, universal_newlines(text), index, os.path.abspath(path))
         if settled is None or settled[0] == report.diagnostics and not settled[1]:
             continue

@@ -434,6 +434,19 @@ def about_a_window(code: str, message: str) -> bool:
         or code == "GL002" and WINDOW_NOT_STEPPED in message
 
 
+# what a GL007 says when it holds only where a GradScaler scales (`project.off_switches` reads it so): gradients still
+# scaled (clipped, their norm read, changed, stepped past the scaler), or unscaled twice (an off scaler's `unscale_`
+# returns at once); not a clip of part of a window, which is one whatever the scale
+STILL_SCALED = "still multiplied by the GradScaler's scale"
+SCALER_STEPS_SCALED = "gradients a GradScaler steps on are still multiplied by its scale"
+UNSCALED_TWICE = "a second time before `scaler.update()`"
+
+
+def needs_a_scaler_on(code: str, message: str) -> bool:
+    """Whether a finding of `code` saying `message` holds only on runs where a GradScaler is on."""
+    return code == "GL007" and any(p in message for p in (STILL_SCALED, SCALER_STEPS_SCALED, UNSCALED_TWICE))
+
+
 def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, other_line: int | None,
                          scaled: bool = False, framework: str | None = None, unscale_with: str = "") -> tuple[str, str]:
     by = f" by `{other}`{_at(other_line)}" if other else ""  # the scaled backward that wrote the gradients
@@ -441,29 +454,29 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
         # the framework's own backward scaled them (`accelerator.backward` with fp16 mixed precision)
         return _framework_scaled_gradients(kind, call, opt, by, framework, unscale_with)
     if kind == "clip_before_unscale":
-        msg = (f"`{call}` clips gradients of `{opt}` that are still multiplied by the GradScaler's scale (written{by}): the "
+        msg = (f"`{call}` clips gradients of `{opt}` that are {STILL_SCALED} (written{by}): the "
                f"threshold applies to gradients tens of thousands of times too large, so the clip either does nothing useful or "
                f"cuts every step.")
         help_ = f"call `scaler.unscale_({opt})` right before `{call}` (once per step, where the step runs)."
     elif kind == "norm_before_unscale":
-        msg = (f"`{call}` reads the norm of `{opt}`'s gradients while they are still multiplied by the GradScaler's scale "
+        msg = (f"`{call}` reads the norm of `{opt}`'s gradients while they are {STILL_SCALED} "
                f"(written{by}): the norm is the scale (65536 at first, changing as the scaler adapts) times too large, so "
                f"whatever logs or compares it is wrong.")
         help_ = f"read the norm after `scaler.unscale_({opt})` (once per step, where the step runs), or divide it by `scaler.get_scale()`."
     elif kind == "modify_before_unscale":
-        msg = (f"`{call}` changes `{opt}`'s gradients while they are still multiplied by the GradScaler's scale (written{by}): "
+        msg = (f"`{call}` changes `{opt}`'s gradients while they are {STILL_SCALED} (written{by}): "
                f"what it adds or clamps is applied at the scale, and unscaling then divides it by tens of thousands, so the "
                f"noise or the bound is lost (a factor, `mul_`, would commute with the unscaling; this does not).")
         help_ = f"call `scaler.unscale_({opt})` before changing the gradients (once per step, where the step runs)."
     elif kind == "clip_before_scaler_step":
-        msg = (f"`{call}` clips gradients of `{opt}` that `{other}`{_at(other_line)} then unscales: gradients a GradScaler "
-               f"steps on are still multiplied by its scale until `unscale_`, so the threshold applies to gradients tens of "
+        msg = (f"`{call}` clips gradients of `{opt}` that `{other}`{_at(other_line)} then unscales: {SCALER_STEPS_SCALED} "
+               f"until `unscale_`, so the threshold applies to gradients tens of "
                f"thousands of times too large, and the clip either does nothing useful or cuts every step.")
         scaler = other.split(".step(", 1)[0] if other and ".step(" in other else "scaler"
         help_ = f"call `{scaler}.unscale_({opt})` right before `{call}`, under the same condition as `{other or 'scaler.step'}`."
     elif kind == "unscale_twice":
         first = f" (`{other}`{_at(other_line)} already unscaled them)" if other else ""
-        msg = (f"`{call}` unscales `{opt}`'s gradients a second time before `scaler.update()`{first}: "
+        msg = (f"`{call}` unscales `{opt}`'s gradients {UNSCALED_TWICE}{first}: "
                f"`unscale_` runs again before the scaler's record of the last one is reset (on every "
                f"micro-batch of a window, or after a step that was skipped), and PyTorch raises "
                f"\"unscale_() has already been called on this optimizer since the last update()\".")
@@ -484,7 +497,7 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
         help_ = f"move `{call}` under the condition of the step, right before it."
     else:  # bypass
         by = f" (written by `{other}`{_at(other_line)})" if other else ""
-        msg = (f"`{call}` applies `{opt}`'s gradients while they are still multiplied by the GradScaler's scale{by}: the step "
+        msg = (f"`{call}` applies `{opt}`'s gradients while they are {STILL_SCALED}{by}: the step "
                f"bypasses `scaler.step`, so nothing unscales them or skips the steps whose gradients overflowed.")
         help_ = f"step through the scaler: `scaler.step({opt})` then `scaler.update()`."
     return msg, help_

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ..analysis.walk import breadth_first, child_nodes, own_nodes
 from .callers import project_files
 from .index import ProjectIndex
 from .reachability import project_words
 
-__all__ = ["MAX_FILES_READ", "calls_of", "constructions", "defaults_of_none", "defaults_of_one", "is_method", "is_one",
+__all__ = ["MAX_FILES_READ", "calls_of", "constructions", "defaults_of_one", "defaults_where", "is_method", "is_one",
            "never_constructed", "plausible_calls", "rebound", "unpassed"]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -175,32 +175,24 @@ def rebound(fn: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in own_nodes(fn))
 
 
+def defaults_where(fn: ast.FunctionDef | ast.AsyncFunctionDef, test: Callable[[ast.expr], bool]
+                   ) -> dict[str, int | None]:
+    """The parameters whose default passes `test`: their positional index (None: keyword-only)."""
+    args = fn.args
+    positional = [*args.posonlyargs, *args.args]
+    out: dict[str, int | None] = {}
+    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if test(default):
+            out[arg.arg] = positional.index(arg)
+    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
+        if kw_default is not None and test(kw_default):
+            out[arg.arg] = None
+    return out
+
+
 def defaults_of_one(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int | None]:
     """The parameters whose default is the literal 1: their positional index (None: keyword-only)."""
-    args = fn.args
-    positional = [*args.posonlyargs, *args.args]
-    out: dict[str, int | None] = {}
-    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
-        if is_one(default):
-            out[arg.arg] = positional.index(arg)
-    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
-        if kw_default is not None and is_one(kw_default):
-            out[arg.arg] = None
-    return out
-
-
-def defaults_of_none(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, int | None]:
-    """The parameters whose default is None (no count at all): their positional index (None: keyword-only)."""
-    args = fn.args
-    positional = [*args.posonlyargs, *args.args]
-    out: dict[str, int | None] = {}
-    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
-        if isinstance(default, ast.Constant) and default.value is None:
-            out[arg.arg] = positional.index(arg)
-    for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults):
-        if isinstance(kw_default, ast.Constant) and kw_default.value is None:
-            out[arg.arg] = None
-    return out
+    return defaults_where(fn, is_one)
 
 
 def is_one(node: ast.expr) -> bool:

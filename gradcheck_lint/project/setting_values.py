@@ -12,6 +12,7 @@ documents. Any other mention may set it: nothing is decided.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import os
 import re
@@ -19,17 +20,43 @@ import re
 from ..analysis.names import dotted
 from ..analysis.walk import breadth_first, child_nodes, own_nodes
 from .index import ProjectIndex
-from .project_calls import calls_of, defaults_of_none, defaults_of_one, is_one, never_constructed, rebound, unpassed
+from .project_calls import calls_of, defaults_where, never_constructed, rebound, unpassed
 from .reachability import ProjectWords, project_words
 
-__all__ = ["field_of_one", "files_naming", "one_valued", "option_of_one", "parses_only", "script_options"]
+__all__ = ["OFF", "ONE", "Scope", "Wanted", "alias_of", "count_read", "field_has", "files_naming", "option_has", "parses_only", "script_options",
+           "valued"]
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
-def script_options(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module, name: str) -> bool:
+
+@dataclasses.dataclass(frozen=True)
+class Wanted:
+    """The value a decision needs a setting to have on every run: as Python constants (compared with their type: `True`
+    is not one), and as the value of a line of a config file, a shell script or a document (a regular expression)."""
+
+    name: str
+    values: tuple[object, ...]
+    text: str
+
+    def accepts(self, node: ast.expr | None) -> bool:
+        return isinstance(node, ast.Constant) and any(
+            node.value is v or type(node.value) is type(v) and node.value == v for v in self.values)
+
+
+# a window of one micro-batch: the count 1, or None (no count at all)
+ONE = Wanted("one", (1, None), r"1")
+# a switch off: False, 0 or None (a GradScaler built `enabled=args.fp16`, of an option whose default is False)
+OFF = Wanted("off", (False, 0, None), r"(?:[Ff]alse|FALSE|0|[Nn]o|[Oo]ff|null|None|~)")
+
+Scope = ast.FunctionDef | ast.AsyncFunctionDef | ast.Module  # a function, or the module's own code
+
+
+def script_options(fn: Scope, tree: ast.Module, name: str) -> bool:
     """`name` is the script's parsed command line: every binding of it in `fn` is `parser.parse_args(...)` (or the
     first of `parse_known_args(...)`: GBDE's `args = parser.parse_args()` in `main()`, lockbox 42), or `fn` does not
     bind it and every binding of it in the module's own code (outside functions and classes) is."""
+    if isinstance(fn, ast.Module):
+        return parses_only(list(tree.body), name)
     if any(a.arg == name for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
                                    *((fn.args.vararg,) if fn.args.vararg else ()),
                                    *((fn.args.kwarg,) if fn.args.kwarg else ()))):
@@ -37,6 +64,49 @@ def script_options(fn: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module,
     if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in own_nodes(fn)):
         return parses_only(list(fn.body), name)
     return parses_only(list(tree.body), name)
+
+
+def alias_of(expr: ast.expr, fn: Scope, tree: ast.Module, depth: int = 0) -> ast.expr:
+    """What a name stands for when it is an alias bound once: `grad_accm = args.gradient_accumulation` (in `fn`, or in
+    the module's own code when `fn` neither binds it nor takes it as a parameter), followed up to three times; the
+    expression itself otherwise."""
+    if not isinstance(expr, ast.Name) or depth > 2:
+        return expr
+    scopes: list[Scope] = [fn]
+    if not isinstance(fn, ast.Module):
+        params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs, fn.args.vararg,
+                                  fn.args.kwarg) if a is not None}
+        if expr.id in params:
+            return expr
+        scopes.append(tree)
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) and expr.id in n.names for n in ast.walk(tree)):
+        return expr  # rebound from a function
+    for scope in scopes:
+        stores = [n for n in own_nodes(scope) if isinstance(n, ast.Name) and n.id == expr.id
+                  and not isinstance(n.ctx, ast.Load)]
+        if not stores:
+            continue
+        values = [n.value for n in own_nodes(scope) if isinstance(n, ast.Assign) and len(n.targets) == 1
+                  and any(t is n.targets[0] for t in stores)]
+        if len(stores) != 1 or len(values) != 1:
+            return expr
+        return alias_of(values[0], scope, tree, depth + 1)
+    return expr
+
+
+def count_read(count: ast.expr) -> ast.expr:
+    """The setting a window count reads, through what keeps a count of one one: `max(n, 1)` (Kiny007, lockbox 44:
+    `Accelerator(gradient_accumulation_steps=max(args.gradient_accumulation_steps, 1))`), `int(n)`."""
+    while isinstance(count, ast.Call) and isinstance(count.func, ast.Name) and not count.keywords:
+        args = count.args
+        if count.func.id == "int" and len(args) == 1:
+            count = args[0]
+        elif count.func.id == "max" and len(args) == 2 and any(isinstance(a, ast.Constant) and a.value == 1
+                                                                   and type(a.value) is int for a in args):
+            count = next(a for a in args if not (isinstance(a, ast.Constant) and a.value == 1))
+        else:
+            break
+    return count
 
 
 def parses_only(body: list[ast.stmt], name: str) -> bool:
@@ -63,22 +133,24 @@ def parses_only(body: list[ast.stmt], name: str) -> bool:
     return bindings > 0
 
 
-def option_of_one(field: str, tree: ast.Module, index: ProjectIndex, path: str) -> bool:
-    """The script's command-line option `field` is one on every run the project makes: the script's places that set it
-    (its option's default, `args.field = ...`) set one, and there is such a place; nothing changes the parsed options
-    wholesale (`vars(args).update(...)`, `setattr(args, ...)`, `args.__dict__`); no launch script, config or document
-    of the project names it other than setting one, and no other Python file spells the option (`"--field"`, a command
-    line it builds); nowhere is it spelt with dashes. Other scripts' options of that name are other objects."""
+def option_has(field: str, tree: ast.Module, index: ProjectIndex, path: str, want: Wanted) -> bool:
+    """The script's command-line option `field` has the value `want` on every run the project makes: the script's
+    places that set it (its option's default, `args.field = ...`) set that, and there is such a place; nothing changes
+    the parsed options wholesale (`vars(args).update(...)`, `setattr(args, ...)`, `args.__dict__`); no launch script,
+    config or document of the project names it other than setting that value, and no other Python file spells the
+    option (`"--field"`, or a spelling the script's parser gives it: `-gacc` of `add_argument("-gacc",
+    "--gradient-accumulation")`, in a command line it builds). Other scripts' options of that name are other objects."""
     if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("vars", "setattr")
            or isinstance(n, ast.Attribute) and n.attr == "__dict__" for n in breadth_first(tree)):
         return False
-    found = _setters_of_one(tree, field, index, path)
+    spellings = frozenset({f"--{field}", *_option_spellings(tree, field)})
+    found = _setters(tree, field, index, path, want, spellings=spellings)
     if not found:
         return False
-    naming = files_naming(field, index)
+    naming = files_naming(field, index, spellings)
     if naming is None:
         return False
-    option = re.compile(rf"--{re.escape(field)}\b")
+    option = _spelling_pattern(spellings)
     for file, _digest in naming:
         if os.path.abspath(file) == path:
             continue
@@ -90,9 +162,35 @@ def option_of_one(field: str, tree: ast.Module, index: ProjectIndex, path: str) 
         elif file.endswith(".ipynb"):
             if option.search(text):
                 return False
-        elif _text_setters_of_one(text, field) is None:
+        elif _text_setters(text, field, want, spellings) is None:
             return False
     return True
+
+
+def _option_spellings(tree: ast.Module, field: str) -> set[str]:
+    """The option strings of the module's `add_argument(...)` calls whose destination is `field` (`-gacc` and
+    `--gradient-accumulation` for `gradient_accumulation`)."""
+    out: set[str] = set()
+    for node in breadth_first(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            options = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if options and all(o.startswith("-") for o in options) and _destination(node, options) == field:
+                out.update(options)
+    return out
+
+
+def _destination(call: ast.Call, options: list[str]) -> str:
+    """Where argparse stores an option: its `dest`, else its first long option (else its first), dashes made `_`."""
+    dest = next((k.value for k in call.keywords if k.arg == "dest"), None)
+    if isinstance(dest, ast.Constant) and isinstance(dest.value, str):
+        return dest.value
+    longs = [o for o in options if o.startswith("--")]
+    return (longs or options)[0].lstrip("-").replace("-", "_")
+
+
+def _spelling_pattern(spellings: frozenset[str]) -> re.Pattern[str]:
+    """Any of the option's spellings, standing alone (`-gacc`, not `-gaccum`)."""
+    return re.compile("|".join(rf"(?<![\w-]){re.escape(s)}(?![\w-])" for s in sorted(spellings)))
 
 
 def _spells_option_otherwise(tree: ast.Module, option: re.Pattern[str]) -> bool:
@@ -111,17 +209,27 @@ def _spells_option_otherwise(tree: ast.Module, option: re.Pattern[str]) -> bool:
     return False
 
 
-def files_naming(field: str, index: ProjectIndex) -> tuple[tuple[str, str], ...] | None:
-    """The project files that name the settings field (recorded as read, with their SHA-256); None when the project runs
-    nothing of its own, or some file spells the field with dashes (`--accumulation-steps`: an option whose destination
-    it is, spelt otherwise)."""
+def files_naming(field: str, index: ProjectIndex, spellings: frozenset[str] = frozenset()
+                 ) -> tuple[tuple[str, str], ...] | None:
+    """The project files that name the settings field, or spell one of `spellings` (the options of a script's parser
+    whose destination it is), recorded as read with their SHA-256; None when the project runs nothing of its own, or
+    some file spells the field with dashes (`--accumulation-steps`: an option whose destination it is, spelt
+    otherwise) and that spelling is not among `spellings` (whose every mention the caller reads)."""
     words = project_words(index.root)
     if words is None or not words.runs_something:
         return None
-    naming = words.naming(field)
+    naming = dict(words.naming(field))
+    if spellings:
+        pattern = _spelling_pattern(spellings)
+        for file, found in words.files:
+            if file not in naming and any(all(w in found.counts for w in re.findall(r"[A-Za-z_]\w*", s))
+                                          for s in spellings) and pattern.search(index.text_of(file) or ""):
+                naming[file] = found.digest
     if index.recording is not None:
         index.recording.update(naming)
-    return None if _dashed(field, words, index) else naming
+    if f"--{field.replace('_', '-')}" not in spellings and _dashed(field, words, index):
+        return None
+    return tuple(sorted(naming.items()))
 
 
 def _dashed(field: str, words: ProjectWords, index: ProjectIndex) -> bool:
@@ -134,16 +242,20 @@ def _dashed(field: str, words: ProjectWords, index: ProjectIndex) -> bool:
                for file, found in words.files)
 
 
-def field_of_one(field: str, index: ProjectIndex, path: str, family: tuple[str, frozenset[str]] | None = None) -> bool:
-    """Every place of the project that may set the settings field `field` sets it to one (or None, no count at all),
-    and there is such a place: a keyword `field=...` of a call (a config's constructor), an assignment `x.field = ...`,
+def field_has(field: str, index: ProjectIndex, path: str, want: Wanted,
+              family: tuple[str, frozenset[str]] | None = None) -> bool:
+    """Every place of the project that may set the settings field `field` sets it to the value `want` (one: or None, no
+    count at all; off: False, 0 or None), and there is such a place: a keyword `field=...` of a call (a config's constructor), an assignment `x.field = ...`,
     a namedtuple's field list whose constructions name it, a key of a dict literal (`{"field": 1}`, the settings an
     object is made from); the value a literal, or a parameter of default one that no call passes. A notebook's code
     cells are read so too, and so is a command-line option's default (`add_argument("--field", default=1)`), and the
     lines of a config file, a shell script or a document that set it to one (`field: 1`, `"field": 1`, `--field 1`).
     Any other mention (a line of such a file that sets another value or says something else, an option with no default
     or required, an item store `d["field"] = n`, a class-level field a parser may fill) may set it: not shown."""
-    naming = files_naming(field, index)
+    # the option strings that may set it (`--accumulation-steps` of `add_argument(...)`, whose default is read; on a
+    # command line, the value given)
+    spellings = frozenset({f"--{field}", f"--{field.replace('_', '-')}"})
+    naming = files_naming(field, index, spellings)
     if naming is None:
         return False
     sources = 0
@@ -154,24 +266,27 @@ def field_of_one(field: str, index: ProjectIndex, path: str, family: tuple[str, 
             module = index.load(file)
             tree = module.tree if module is not None else None
         else:
-            lines = _text_setters_of_one(index.text_of(file) or "", field)
+            lines = _text_setters(index.text_of(file) or "", field, want, spellings)
             if lines is None:
                 return False  # a config, a script or a document that may set it to something else
             sources += lines
             continue
         if tree is None:
             return False
-        found = _setters_of_one(tree, field, index, path, family, home=os.path.abspath(file) == path)
+        found = _setters(tree, field, index, path, want, family, home=os.path.abspath(file) == path,
+                         spellings=spellings)
         if found is None:
             return False
         sources += found
     return sources > 0
 
 
-def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str,
-                    family: tuple[str, frozenset[str]] | None = None, home: bool = True) -> int | None:
-    """How many places of `tree` set the field `field` (all to one); None when one may set it to something else.
-    With `family` (the name of the class whose `self.field` counts the window, and the names of its bases), a
+def _setters(tree: ast.Module, field: str, index: ProjectIndex, path: str, want: Wanted,
+             family: tuple[str, frozenset[str]] | None = None, home: bool = True,
+             spellings: frozenset[str] = frozenset()) -> int | None:
+    """How many places of `tree` set the field `field` (all to the value `want`); None when one may set it to something
+    else. A read sets nothing (`cfg["field"]`; `cfg.get("field")`, whose default must have that value too); an option
+    string of the script's own parser (`spellings`, `"-gacc"`) is its option, whose default is read. With `family` (the name of the class whose `self.field` counts the window, and the names of its bases), a
     `self.field = ...` in another class (not that class of the checked file, `home`, not a base, not deriving from
     it: a class of the same name in another file is another class) sets another object's field and is left out."""
     sources = 0
@@ -188,37 +303,40 @@ def _setters_of_one(tree: ast.Module, field: str, index: ProjectIndex, path: str
                 and never_constructed(fn, cls, index, path):
             pass  # set in the constructor of a class no run makes
         elif isinstance(node, ast.Attribute) and node.attr == field and not isinstance(node.ctx, ast.Load):
-            if not (isinstance(parent, ast.Assign) and one_valued(parent.value, fn, cls, index, path)):
+            if not (isinstance(parent, ast.Assign) and valued(parent.value, fn, cls, index, path, want)):
                 return None  # `cfg.field = n`, `cfg.field += 1`, `for cfg.field in ...`
             sources += 1
         elif isinstance(node, ast.keyword) and node.arg == field:
-            if isinstance(node.value, ast.Attribute) and node.value.attr == field:
-                pass  # the field handed on under its own name (`Accelerator(field=cfg.field)`): it sets nothing new
-            elif not one_valued(node.value, fn, cls, index, path):
+            if isinstance(handed := count_read(node.value), ast.Attribute) and handed.attr == field:
+                pass  # the field handed on under its own name (`Accelerator(field=max(cfg.field, 1))`): nothing new
+            elif not valued(node.value, fn, cls, index, path, want):
                 return None
             else:
                 sources += 1
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and re.search(rf"\b{re.escape(field)}\b",
-                                                                                        node.value):
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                re.search(rf"\b{re.escape(field)}\b", node.value) or node.value in spellings):
             value = _dict_value(parent, node) if node.value == field and isinstance(parent, ast.Dict) else None
             option = _option_default(parent, node, field)
+            read = node.value == field and _read(parent, node, fn, cls, index, path, want)
             if option is not None:
                 # `parser.add_argument("--field", type=int, default=1)`: what a run that does not give the option has
-                if not one_valued(option, fn, cls, index, path):
+                if not valued(option, fn, cls, index, path, want):
                     return None
                 sources += 1
             elif value is not None:
                 # `{"field": 1}`, a dict literal of settings an object is made from (`setattr(self, key, d[key])`)
-                if not one_valued(value, fn, cls, index, path):
+                if not valued(value, fn, cls, index, path, want):
                     return None
                 sources += 1
+            elif read:
+                pass  # `cfg["field"]`, `cfg.get("field")`: what it holds read, not set
             elif _message(node.value, field):
                 pass  # `"Invalid field parameter: {}, should be >= 1"`: words about it set nothing
             elif not (node.value == field and _namedtuple_field(parent, tree, field, index, path)):
                 return None  # `"--field"` of a command line, `d["field"] = n`, `setattr(cfg, "field", n)`
         elif isinstance(node, (ast.AnnAssign, ast.Assign)) and fn is None and cls is not None and any(
                 isinstance(t, ast.Name) and t.id == field for t in _targets(node)):
-            if not (_plain_namespace(cls) and node.value is not None and is_one(node.value)):
+            if not (_plain_namespace(cls) and want.accepts(node.value)):
                 return None  # a class-level field (a dataclass's default: a parser may fill it)
             sources += 1  # `class CFG: accumulation_steps = 1`, read as `CFG.accumulation_steps` (MS-swing, lockbox 37)
         if isinstance(node, ast.ClassDef):
@@ -235,20 +353,23 @@ def _message(text: str, field: str) -> bool:
     return len(text.split()) > 1 and f"-{field}" not in text and f"{field}=" not in text.replace(" =", "=")
 
 
-# a line of a config file, a shell script or a document that sets a field to one: `field: 1`, `field = 1`, `"field": 1,`
-# (YAML, TOML/INI, JSON), `--field 1`, `--field=1` (a command line)
-_TEXT_ONE = r"""^\s*(?:-\s+)?["']?{f}["']?\s*[:=]\s*1\s*,?\s*(?:#.*)?$|--{f}(?:\s+|=)1(?![\w.])"""
+# a line of a config file, a shell script or a document that sets a field to a value: `field: 1`, `field = 1`,
+# `"field": 1,` (YAML, TOML/INI, JSON), `--field 1`, `--field=1` (a command line; `{o}`, any spelling of the option)
+_TEXT_VALUE = r"""^\s*(?:-\s+)?["']?{f}["']?\s*[:=]\s*{v}\s*,?\s*(?:#.*)?$|(?:{o})(?:\s+|=){v}(?![\w.])"""
 
 
-def _text_setters_of_one(text: str, field: str) -> int | None:
-    """How many lines of a text file (not Python) set `field` to one; None when some line names it otherwise."""
-    one = re.compile(_TEXT_ONE.format(f=re.escape(field)))
-    named = re.compile(rf"\b{re.escape(field)}\b")
+def _text_setters(text: str, field: str, want: Wanted, spellings: frozenset[str] = frozenset()) -> int | None:
+    """How many lines of a text file (not Python) set `field` to the value `want` (as a key, or as a command-line
+    option: `--field`, or one of `spellings`); None when some line names it otherwise."""
+    options = {f"--{field}", *spellings}
+    spelt = "|".join(rf"(?<![\w-]){re.escape(s)}" for s in sorted(options))
+    setting = re.compile(_TEXT_VALUE.format(f=re.escape(field), v=want.text, o=spelt))
+    named = re.compile(rf"\b{re.escape(field)}\b|{spelt}(?![\w-])")
     sources = 0
     for line in text.splitlines():
         if not named.search(line):
             continue
-        if len(named.findall(line)) != 1 or not one.search(line):
+        if len(named.findall(line)) != 1 or not setting.search(line):
             return None
         sources += 1
     return sources
@@ -256,8 +377,8 @@ def _text_setters_of_one(text: str, field: str) -> int | None:
 
 def _option_default(parent: ast.AST | None, node: ast.Constant, field: str) -> ast.expr | None:
     """The default of the command-line option `node` spells, when `node` is an option string of `add_argument(...)`
-    whose destination is `field` and that has a plain default (given explicitly: no `required`, `action`, `nargs` or
-    `dest` elsewhere); None otherwise."""
+    whose destination is `field` and that has a plain default: given explicitly (no `required`, `nargs`, `dest` or
+    `const`), or that of a flag (`action="store_true"`: False; `"store_false"`: True); None otherwise."""
     if not (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
             and parent.func.attr == "add_argument" and any(a is node for a in parent.args)):
         return None
@@ -266,9 +387,27 @@ def _option_default(parent: ast.AST | None, node: ast.Constant, field: str) -> a
     if longest.lstrip("-").replace("-", "_") != field:
         return None
     keywords = {k.arg: k.value for k in parent.keywords}
-    if None in keywords or {"required", "action", "nargs", "dest", "const"} & set(keywords):
+    if None in keywords or {"required", "nargs", "dest", "const"} & set(keywords):
         return None
+    action = keywords.get("action")
+    if action is not None:
+        flag = action.value if isinstance(action, ast.Constant) else None
+        if flag not in ("store_true", "store_false"):
+            return None
+        return keywords.get("default", ast.Constant(flag == "store_false"))
     return keywords.get("default")
+
+
+def _read(parent: ast.AST | None, node: ast.Constant, fn: ast.FunctionDef | ast.AsyncFunctionDef | None,
+          cls: ast.ClassDef | None, index: ProjectIndex, path: str, want: Wanted) -> bool:
+    """The field's name is a key read: `cfg["field"]` (not stored into), or `cfg.get("field")` whose default (None when
+    not given) has the value `want`."""
+    if isinstance(parent, ast.Subscript) and parent.slice is node:
+        return isinstance(parent.ctx, ast.Load)
+    if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and parent.func.attr == "get" \
+            and parent.args and parent.args[0] is node and not parent.keywords and len(parent.args) <= 2:
+        return len(parent.args) == 1 or valued(parent.args[1], fn, cls, index, path, want)
+    return False
 
 
 def _notebook_code(path: str) -> ast.Module | None:
@@ -318,16 +457,16 @@ def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
     return list(node.targets) if isinstance(node, ast.Assign) else [node.target]
 
 
-def one_valued(value: ast.expr, fn: ast.FunctionDef | ast.AsyncFunctionDef | None, cls: ast.ClassDef | None,
-                index: ProjectIndex, path: str) -> bool:
-    """`value` is one on every run the project makes: the literal 1 (or None), or a parameter of `fn` of default one
-    (or None) that `fn` does not rebind and no call of the project passes."""
+def valued(value: ast.expr, fn: ast.FunctionDef | ast.AsyncFunctionDef | None, cls: ast.ClassDef | None,
+           index: ProjectIndex, path: str, want: Wanted) -> bool:
+    """`value` has the value `want` on every run the project makes: a literal of it, or a parameter of `fn` of such a
+    default that `fn` does not rebind and no call of the project passes."""
     if isinstance(value, ast.Constant):
-        return value.value is None or type(value.value) is int and value.value == 1
+        return want.accepts(value)
     if not isinstance(value, ast.Name) or fn is None or rebound(fn, value.id):
         return False
-    ones = {**defaults_of_one(fn), **defaults_of_none(fn)}
-    return value.id in ones and unpassed(fn, cls, {value.id}, ones, index, path)
+    wanted = defaults_where(fn, want.accepts)
+    return value.id in wanted and unpassed(fn, cls, {value.id}, wanted, index, path)
 
 
 def _namedtuple_field(parent: ast.AST | None, tree: ast.Module, field: str, index: ProjectIndex, path: str) -> bool:

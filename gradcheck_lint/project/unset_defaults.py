@@ -48,7 +48,7 @@ from ..messages import about_a_window
 from ..sources import parsed_or_none
 from .index import ProjectIndex
 from .project_calls import MAX_FILES_READ, defaults_of_one, rebound, unpassed
-from .setting_values import field_of_one, option_of_one, script_options
+from .setting_values import ONE, Scope, alias_of, count_read, field_has, option_has, script_options
 
 __all__ = ["MAX_FILES_READ", "settle_unset_defaults"]
 
@@ -71,7 +71,7 @@ def settle_unset_defaults(found: list[Diagnostic], text: str, index: ProjectInde
         decided: dict[int, str | None] = {}  # id of a function -> the assumption, when its windows are unset
         out: list[Diagnostic] = []
         for d in found:
-            fn = innermost_function(tree, d.line) if _settleable(d) else None
+            fn = _scope_of(tree, d.line) if _settleable(d) else None
             if fn is not None:
                 if id(fn) not in decided:
                     decided[id(fn)] = _unset_windows(fn, _class_of(tree, fn), tree, index, path)
@@ -92,6 +92,16 @@ def settle_unset_defaults(found: list[Diagnostic], text: str, index: ProjectInde
 
 def _settleable(d: Diagnostic) -> bool:
     return d.certainty is Certainty.CERTAIN and about_a_window(d.code, d.message) and d.cell is None
+
+
+def _scope_of(tree: ast.Module, line: int) -> Scope | None:
+    """The innermost function whose lines hold `line`, or the module when the line is in its own code (a script's
+    training loop written at the top level)."""
+    fn = innermost_function(tree, line)
+    if fn is not None:
+        return fn
+    top = next((s for s in tree.body if s.lineno <= line <= (s.end_lineno or s.lineno)), None)
+    return tree if top is not None and not isinstance(top, ast.ClassDef) else None
 
 
 def _class_of(tree: ast.Module, fn: ast.AST) -> ast.ClassDef | None:
@@ -136,17 +146,19 @@ def _window_loop_count(loop: ast.For) -> ast.expr | None:
     return loop.iter.args[0] if "backward" in called and not called & _WINDOW_ENDS else None
 
 
-def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None, tree: ast.Module,
+def _unset_windows(fn: Scope, cls: ast.ClassDef | None, tree: ast.Module,
                    index: ProjectIndex, path: str) -> str | None:
     """The assumption a window finding in `fn` rests on, when every window count of `fn` (or, when `fn` has no gate of
     its own, of the tests its callers in this file hand it) is a keyword of default one that no call of the project
     passes, or a settings field that every setter of the project sets to one; None when that is not shown."""
-    ones = defaults_of_one(fn)
-    counts = _window_counts(fn, ImportMap.of(tree)) or _handed_counts(fn, cls, tree)
+    ones = defaults_of_one(fn) if not isinstance(fn, ast.Module) else {}
+    counts = _window_counts(fn, ImportMap.of(tree)) or (
+        _handed_counts(fn, cls, tree) if not isinstance(fn, ast.Module) else [])
     keywords: set[str] = set()
     fields: dict[str, tuple[str, frozenset[str]] | None] = {}
     options: set[str] = set()
     for n in counts:
+        n = count_read(alias_of(n, fn, tree))  # `grad_accm = args.gradient_accumulation`, then `batch % grad_accm`
         if isinstance(n, ast.Name) and n.id in ones and not rebound(fn, n.id):
             keywords.add(n.id)
         elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and script_options(fn, tree, n.value.id):
@@ -161,9 +173,9 @@ def _unset_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef
             return None  # a window counted by anything else (a constant, another name)
     if not counts or keywords and not unpassed(fn, cls, keywords, ones, index, path):
         return None
-    if not all(field_of_one(name, index, path, fields[name]) for name in sorted(fields)):
+    if not all(field_has(name, index, path, ONE, fields[name]) for name in sorted(fields)):
         return None
-    if not all(option_of_one(name, tree, index, path) for name in sorted(options)):
+    if not all(option_has(name, tree, index, path, ONE) for name in sorted(options)):
         return None
     shown = ", ".join(f"`{n}`" for n in sorted(keywords | set(fields) | options))
     if options and not fields and not keywords:

@@ -600,3 +600,115 @@ def test_options_parsed_in_the_training_function_with_a_message_naming_one(tmp_p
     found = lint_files([str(root / "run_classifier.py")], Settings.default())
     assert [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL002"] == [
         (LOCAL_ARGS_CLEAR, "GL002", certainty)]
+
+
+# A script written at the top level whose window counts by a name bound once to its option (voicechanger, lockbox 44:
+# `parser.add_argument('-gacc', '--gradient-accumulation', type=int, default=1)`, `grad_accm =
+# args.gradient_accumulation`, then `if batch % grad_accm == 0:` around the clears and the steps): the option's own
+# spellings (`-gacc`, and the dashed long one of its parser) are the option itself, not another setter; another file
+# that spells either of them on a command line may set it.
+TOP_LEVEL_SCRIPT = """\
+    import argparse
+
+    import torch
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-e", "--epoch", default=2, type=int)
+    parser.add_argument("-gacc", "--gradient-accumulation", type=int, default={default})
+    args = parser.parse_args()
+    grad_accm = args.gradient_accumulation
+
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    for epoch in range(args.epoch):
+        for batch, x in enumerate([torch.randn(2, 4)] * 8):
+            if batch % grad_accm == 0:
+                optimizer.zero_grad()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            if batch % grad_accm == 0:
+                optimizer.step()
+"""
+TOP_LEVEL_CLEAR = 16
+
+
+def _lint_top_level(tmp: Path, default: int, files: dict[str, str]) -> list[tuple[int, str, str]]:
+    root = project_tree(tmp / "p", {"train_cyclegan.py": TOP_LEVEL_SCRIPT.format(default=default), **files})
+    found = lint_files([str(root / "train_cyclegan.py")], Settings.default())
+    return sorted({(d.line, d.code, d.certainty.value) for d in found if d.code in ("GL002", "GL004")})
+
+
+@pytest.mark.parametrize("files", [
+    {},
+    {"README.md": "Train: `python train_cyclegan.py a/ b/ -e 60`.\n"},
+    {"run.sh": "python train_cyclegan.py a/ b/ -gacc 1\n"},  # a launch that gives one
+])
+def test_a_top_level_window_of_an_alias_of_an_option_of_default_one_is_possible(tmp_path: Path,
+                                                                                files: dict[str, str]) -> None:
+    found = _lint_top_level(tmp_path, 1, files)
+    assert found and all(certainty == "possible" for _, _, certainty in found), found
+    assert (TOP_LEVEL_CLEAR, "GL002", "possible") in found
+
+
+@pytest.mark.parametrize(("default", "files"), [
+    (4, {}),  # a default above one
+    (1, {"run.sh": "python train_cyclegan.py a/ b/ -gacc 4\n"}),  # the short spelling on a command line
+    (1, {"README.md": "Accumulate with `--gradient-accumulation 8`.\n"}),  # the dashed long spelling in a document
+    (1, {"sweep.py": "import subprocess\nsubprocess.run(['python', 'train_cyclegan.py', '-gacc', '4'])\n"}),
+])
+def test_a_top_level_window_whose_option_may_be_above_one_stays_certain(tmp_path: Path, default: int,
+                                                                        files: dict[str, str]) -> None:
+    found = _lint_top_level(tmp_path, default, files)
+    assert (TOP_LEVEL_CLEAR, "GL002", "certain") in found, found
+
+
+# A window handed to the Accelerator through `max(n, 1)`, of a field that the script's own option (spelt with dashes:
+# `--gradient-accumulation-steps`, its default read) and every config of the project set to one (Kiny007, lockbox 44:
+# a clear at the top of `accelerator.accumulate(...)`, a real bug where the window is more than one).
+ACCUMULATE_SCRIPT = """\
+    import argparse
+
+    import torch
+    from accelerate import Accelerator
+
+
+    def parse_args():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--config", default="config/dcgan.yaml")
+        parser.add_argument("--gradient-accumulation-steps", type=int, default={default})
+        return parser.parse_args()
+
+
+    def train(args):
+        accelerator = Accelerator(gradient_accumulation_steps=max(args.gradient_accumulation_steps, 1))
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.Adam(model.parameters())
+        model, optimizer = accelerator.prepare(model, optimizer)
+        for x in [torch.randn(2, 4)] * 8:
+            with accelerator.accumulate(model):
+                optimizer.zero_grad()
+                loss = model(x).mean()
+                accelerator.backward(loss)
+                optimizer.step()
+
+
+    if __name__ == "__main__":
+        train(parse_args())
+"""
+ACCUMULATE_CLEAR = 21
+
+
+@pytest.mark.parametrize(("default", "files", "certainty"), [
+    (1, {"config/dcgan.yaml": "lr: 0.0002\ngradient_accumulation_steps: 1\n"}, "possible"),
+    (1, {}, "possible"),
+    (4, {}, "certain"),
+    (1, {"config/dcgan.yaml": "gradient_accumulation_steps: 1\n", "config/big.yaml": "gradient_accumulation_steps: 4\n"},
+     "certain"),
+    (1, {"run.sh": "accelerate launch train.py --gradient-accumulation-steps 8\n"}, "certain"),
+])
+def test_a_window_handed_through_max_of_a_field_every_setter_sets_to_one(tmp_path: Path, default: int,
+                                                                          files: dict[str, str], certainty: str) -> None:
+    root = project_tree(tmp_path / "p", {"train.py": ACCUMULATE_SCRIPT.format(default=default), **files})
+    found = lint_files([str(root / "train.py")], Settings.default())
+    assert [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL002"] == [
+        (ACCUMULATE_CLEAR, "GL002", certainty)]

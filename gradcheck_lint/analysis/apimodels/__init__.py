@@ -119,6 +119,13 @@ class Catalogue:
         return tuple(k for e in (row.effects if row is not None else ()) if e.kind == "construct"
                      for key, ref in e.refs if key == "window" for k in ref.keywords)
 
+    def switch_argument(self, qualified: str) -> ArgRef | None:
+        """Where the constructor `qualified` takes the setting that switches its object off
+        (`torch.amp.GradScaler(enabled=...)`): its `construct` row's `enabled`; None when it takes none."""
+        row = self.call(qualified)
+        return next((ref for e in (row.effects if row is not None else ()) if e.kind == "construct"
+                     for key, ref in e.refs if key == "enabled"), None)
+
     # -- types
     def canonical(self, name: str) -> str:
         """The catalogue's name for a type known under `name` (an alias or a re-export), else `name`."""
