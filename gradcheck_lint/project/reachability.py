@@ -190,6 +190,11 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
     unimported = path is not None and marked_root(index.root) and _library_module(tree) and _unimported(path, words)
     if not any(places.values()) and not unimported:
         return None
+    # names used only by code that runs when the module is imported (`if __name__ != "__main__":`), in a module no
+    # other file imports: that code never runs, and what it calls is named by nothing that runs (dowobeha's
+    # `train_seq2seq(...)`, turned off by its author so, lockbox 44)
+    unused = _import_time_names(tree) if path is not None and marked_root(index.root) \
+        and not _named_elsewhere(path, words, index) else Counter()
     out: list[Diagnostic] = []
     read: dict[str, str] = {}
     for d in found:
@@ -199,7 +204,7 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
             d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
                                     assumptions=tuple(sorted({*d.assumptions, _UNIMPORTED})))
             read.update(words.digests)
-        elif place is not None and _unnamed(place, words, path):
+        elif place is not None and _unnamed(place, words, path, unused):
             # (a safe fix is offered only on a certain finding)
             fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
             d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
@@ -226,6 +231,38 @@ def _library_module(tree: ast.Module) -> bool:
             continue
         return False
     return True
+
+
+def _import_time_names(tree: ast.Module) -> Counter[str]:
+    """The names standing alone in the module's code that runs only when it is imported: the body of a top-level
+    `if __name__ != "__main__":`, the `else` of `if __name__ == "__main__":`."""
+    out: Counter[str] = Counter()
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and len(stmt.test.ops) == 1
+                and isinstance(stmt.test.left, ast.Name) and stmt.test.left.id == "__name__"
+                and isinstance(stmt.test.comparators[0], ast.Constant) and stmt.test.comparators[0].value == "__main__"):
+            continue
+        block = stmt.body if isinstance(stmt.test.ops[0], ast.NotEq) else \
+            stmt.orelse if isinstance(stmt.test.ops[0], ast.Eq) else []
+        out.update(n.id for b in block for n in ast.walk(b) if isinstance(n, ast.Name))
+    return out
+
+
+def _named_elsewhere(path: str, words: ProjectWords, index: ProjectIndex) -> bool:
+    """Another file of the project may import the module at `path`: a Python file or notebook that names it (its file
+    name without `.py`) or imports modules by a name made at run time, or another text file that names it other than as
+    a file to run (`python seq2seq.py` in a shell script or a document runs it as a script, not imported)."""
+    stem = _module_stem(path)
+    launched = re.compile(rf"\b{re.escape(stem)}\.py\b")
+    for p, f in words.files:
+        if os.path.abspath(p) == path:
+            continue
+        if p.endswith((".py", ".ipynb")):
+            if stem in f.counts or any(w in f.counts for w in _IMPORTS_BY_NAME):
+                return True
+        elif stem in f.counts and f.counts[stem] > len(launched.findall(index.text_of(p) or "")):
+            return True
+    return False
 
 
 def _unimported(path: str, words: ProjectWords) -> bool:
@@ -278,15 +315,17 @@ def _decorated(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(not (isinstance(d, ast.Name) and d.id in _HARMLESS_DECORATORS) for d in fn.decorator_list)
 
 
-def _unnamed(place: _Place, words: ProjectWords, home: str | None = None) -> bool:
+def _unnamed(place: _Place, words: ProjectWords, home: str | None = None, unused: Counter[str] | None = None) -> bool:
     """Nothing in the project names the function (every occurrence of its name is a `def` of it, or in another file
-    that defines a module-level function of that name itself, for a module-level function of `home`)."""
+    that defines a module-level function of that name itself, for a module-level function of `home`, or in `home`'s
+    code that never runs, `unused`)."""
+    unused = unused or Counter()
     name = place.name
     cls = place.cls
     if cls is not None and any(_external_base(b, words) for b in cls.bases):
         return False  # a framework's class may call it by its name (a hook)
     if cls is not None and not cls.decorator_list and not words.dynamic \
-            and words.count(cls.name) <= words.definitions(cls.name):
+            and words.count(cls.name) - unused[cls.name] <= words.definitions(cls.name):
         return True  # a class nothing names is never built: none of its methods runs
     if place.decorated or (name.startswith("__") and name.endswith("__")) or name == "forward":
         return False
@@ -294,7 +333,7 @@ def _unnamed(place: _Place, words: ProjectWords, home: str | None = None) -> boo
         if words.looks_up(home):
             return False
         named, defined = words.calls_of_function(name, home)
-        return named <= defined
+        return named - unused[name] <= defined
     if words.dynamic:
         return False
     return words.count(name) <= words.definitions(name)

@@ -300,3 +300,53 @@ def test_lookups_by_name_reach_the_modules_they_name(tmp_path: Path, other: str,
                                          "run.sh": "python a.py\n"})
     found: list[Diagnostic] = lint_files([str(root / "a.py")], Settings.default())
     assert [(d.line, d.code, d.certainty.value) for d in found] == [(14, "GL008", "certain" if reached else "possible")]
+
+
+# A function called only by the code a module runs when it is imported (`if __name__ != "__main__":`, an author's way
+# of turning a call off), in a module no other file imports: that code never runs, and neither does the function
+# (dowobeha's `train_seq2seq`, lockbox 44: two certain GL001 read false).
+IMPORT_TIME = """\
+    import sys
+
+    import torch
+
+
+    def train_old(data):
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+
+
+    def train_new(data):
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x in data:
+            optimizer.zero_grad()
+            model(x).pow(2).mean().backward()
+            optimizer.step()
+
+
+    if __name__ == "__main__":
+        train_new([torch.randn(2, 4)] * 4)
+
+    if __name__ {op} "__main__":
+        train_old([torch.randn(2, 4)] * int(sys.argv[1]))
+"""
+IMPORT_TIME_STEP = 12
+
+
+@pytest.mark.parametrize(("op", "more", "certainty"), [
+    ("!=", {}, "possible"),  # runs only on import, and nothing imports the module
+    ("!=", {"README.md": "Run `python seq2seq.py`.\n"}, "possible"),  # a launch runs it as a script
+    ("!=", {"run.py": "import seq2seq\n"}, "certain"),  # imported: the block runs
+    ("==", {}, "certain"),  # a second `__main__` block: runs as a script
+])
+def test_a_call_only_import_time_code_makes(tmp_path: Path, op: str, more: dict[str, str], certainty: str) -> None:
+    root = project_tree(tmp_path / "p", {"seq2seq.py": IMPORT_TIME.format(op=op), **more})
+    (root / ".git").mkdir()
+    found = lint_files([str(root / "seq2seq.py")], Settings.default())
+    assert [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL001"] == [
+        (IMPORT_TIME_STEP, "GL001", certainty)]
