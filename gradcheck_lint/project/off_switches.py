@@ -107,7 +107,7 @@ def _argument(call: ast.Call, ref: ArgRef) -> ast.expr | None:
     return next((call.args[p] for p in ref.positions if p < len(call.args)), None)
 
 
-def _scope_of(tree: ast.Module, node: ast.AST) -> tuple[Scope, ast.ClassDef | None]:
+def _scope_of(tree: ast.Module, node: ast.Call) -> tuple[Scope, ast.ClassDef | None]:
     fn = innermost_function(tree, node.lineno)
     if fn is None:
         return tree, None

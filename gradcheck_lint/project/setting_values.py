@@ -98,10 +98,10 @@ def count_read(count: ast.expr) -> ast.expr:
     """The setting a window count reads, through what keeps a count of one one: `max(n, 1)` (Kiny007, lockbox 44:
     `Accelerator(gradient_accumulation_steps=max(args.gradient_accumulation_steps, 1))`), `int(n)`."""
     while isinstance(count, ast.Call) and isinstance(count.func, ast.Name) and not count.keywords:
-        args = count.args
-        if count.func.id == "int" and len(args) == 1:
+        args, name = count.args, count.func.id
+        if name == "int" and len(args) == 1:
             count = args[0]
-        elif count.func.id == "max" and len(args) == 2 and any(isinstance(a, ast.Constant) and a.value == 1
+        elif name == "max" and len(args) == 2 and any(isinstance(a, ast.Constant) and a.value == 1
                                                                    and type(a.value) is int for a in args):
             count = next(a for a in args if not (isinstance(a, ast.Constant) and a.value == 1))
         else:

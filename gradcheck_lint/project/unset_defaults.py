@@ -171,7 +171,7 @@ def _unset_windows(fn: Scope, cls: ast.ClassDef | None, tree: ast.Module,
             fields[n.attr] = family if fields.get(n.attr, family) == family else None
         else:
             return None  # a window counted by anything else (a constant, another name)
-    if not counts or keywords and not unpassed(fn, cls, keywords, ones, index, path):
+    if not counts or keywords and (isinstance(fn, ast.Module) or not unpassed(fn, cls, keywords, ones, index, path)):
         return None
     if not all(field_has(name, index, path, ONE, fields[name]) for name in sorted(fields)):
         return None
@@ -181,7 +181,7 @@ def _unset_windows(fn: Scope, cls: ast.ClassDef | None, tree: ast.Module,
     if options and not fields and not keywords:
         return (f"that {shown} is set above 1 (the script's command-line option has default 1 and nothing of the "
                 "project gives it another value: every run of the project has windows of one micro-batch there)")
-    if not fields and not options:
+    if not fields and not options and not isinstance(fn, ast.Module):
         return (f"that {shown} is set above its default 1 (no call of `{fn.name}` in the project passes it: every run "
                 "of the project has windows of one micro-batch there)")
     return (f"that {shown} is set above 1 (every place of the project that sets it sets 1 or a default of 1 no call "
