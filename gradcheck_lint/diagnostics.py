@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 
@@ -211,6 +211,13 @@ class Diagnostic:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a diagnostic: {exc}") from exc
+
+
+def made_possible(d: Diagnostic, assumption: str) -> Diagnostic:
+    """The finding resting on one more assumption, said in words: `possible`, and its fix, if any, no longer safe (a
+    safe fix is offered only on a certain finding)."""
+    fix = replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
+    return replace(d, certainty=Certainty.POSSIBLE, fix=fix, assumptions=tuple(sorted({*d.assumptions, assumption})))
 
 
 def split_by_certainty(diagnostics: Iterable[Diagnostic], show_possible: bool) -> tuple[list[Diagnostic], int]:

@@ -11,10 +11,12 @@ content (a changed file is parsed again).
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ..analysis.definitions import ClassInfo
@@ -204,6 +206,18 @@ class ProjectIndex:
         self._probes: dict[str, dict[object, bool]] = {}  # the prefilter's answers for a file's text (see _texts)
         # the files read for the analysis under way, with their SHA-256 (its result depends on them)
         self.recording: dict[str, str] | None = None
+
+    @contextlib.contextmanager
+    def reads_recorded(self) -> Iterator[dict[str, str]]:
+        """Record the files read while the block runs (with their SHA-256) into the dict it is given, apart from the
+        recording under way, which is restored after."""
+        saved = self.recording
+        read: dict[str, str] = {}
+        self.recording = read
+        try:
+            yield read
+        finally:
+            self.recording = saved
 
     # ------------------------------------------------------------------ files
     def search_dirs(self, home_base: str) -> list[str]:

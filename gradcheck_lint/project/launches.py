@@ -18,14 +18,13 @@ library).
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 import re
 import sys
 from dataclasses import dataclass
 
-from ..diagnostics import Applicability, Certainty, Diagnostic
+from ..diagnostics import Certainty, Diagnostic, made_possible
 from ..sources import decode_source, read_bytes
 from .index import ProjectIndex, marked_root, nested_root
 from .reachability import project_words
@@ -104,9 +103,7 @@ def settle_one_process_launches(found: list[Diagnostic], text: str, index: Proje
     out: list[Diagnostic] = []
     for d in found:
         if _settleable(d):
-            fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
-            d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
-                                    assumptions=tuple(sorted({*d.assumptions, _ASSUMPTION})))
+            d = made_possible(d, _ASSUMPTION)
         out.append(d)
     return out, tuple(sorted(read.items()))
 

@@ -20,13 +20,12 @@ such object (its scaler handed in) decides nothing.
 from __future__ import annotations
 
 import ast
-import dataclasses
 
 from ..analysis.apimodels import ArgRef, catalogue_for
 from ..analysis.names import ImportMap
 from ..analysis.syntax import innermost_function
 from ..analysis.walk import breadth_first
-from ..diagnostics import Applicability, Certainty, Diagnostic
+from ..diagnostics import Certainty, Diagnostic, made_possible
 from ..messages import needs_a_scaler_on
 from ..sources import parsed_or_none
 from .index import ProjectIndex
@@ -46,12 +45,8 @@ def settle_off_switches(found: list[Diagnostic], text: str, index: ProjectIndex,
     tree = parsed_or_none(text)
     if tree is None:
         return None
-    saved, index.recording = index.recording, {}
-    try:
+    with index.reads_recorded() as read:
         settings = _switched_off(tree, index, path)
-        read = dict(index.recording)
-    finally:
-        index.recording = saved
     if not settings:
         return None
     shown = ", ".join(f"`{s}`" for s in sorted(settings))
@@ -60,9 +55,7 @@ def settle_off_switches(found: list[Diagnostic], text: str, index: ProjectIndex,
     out = []
     for d in found:
         if _settleable(d):
-            fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
-            d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
-                                    assumptions=tuple(sorted({*d.assumptions, assumption})))
+            d = made_possible(d, assumption)
         out.append(d)
     read.pop(path, None)
     return out, tuple(sorted(read.items()))

@@ -22,7 +22,6 @@ are left as they are. Module-level code always runs.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import hashlib
 import os
 import re
@@ -30,7 +29,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ..analysis.conventions import convention
-from ..diagnostics import Applicability, Certainty, Diagnostic
+from ..diagnostics import Certainty, Diagnostic, made_possible
 from ..sources import decode_source, parsed_or_none, read_bytes
 from .callers import project_files
 from .index import MAX_FOREIGN_BYTES, ProjectIndex, marked_root
@@ -200,15 +199,11 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
     for d in found:
         place = places.get(id(d))
         if unimported and _settleable(d):
-            fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
-            d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
-                                    assumptions=tuple(sorted({*d.assumptions, _UNIMPORTED})))
+            d = made_possible(d, _UNIMPORTED)
             read.update(words.digests)
         elif place is not None and _unnamed(place, words, path, unused):
             # (a safe fix is offered only on a certain finding)
-            fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
-            d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
-                                    assumptions=tuple(sorted({*d.assumptions, _ASSUMPTION})))
+            d = made_possible(d, _ASSUMPTION)
             read.update(words.digests)
         elif place is not None:
             read.update(words.naming(place.name))

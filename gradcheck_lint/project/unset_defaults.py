@@ -37,13 +37,12 @@ in `functools.partial`; a method handed on through another object's name is not 
 from __future__ import annotations
 
 import ast
-import dataclasses
 
 from ..analysis.apimodels import catalogue_for
 from ..analysis.names import ImportMap
 from ..analysis.syntax import innermost_function
 from ..analysis.walk import breadth_first, own_nodes
-from ..diagnostics import Applicability, Certainty, Diagnostic
+from ..diagnostics import Certainty, Diagnostic, made_possible
 from ..messages import about_a_window
 from ..sources import parsed_or_none
 from .index import ProjectIndex
@@ -66,8 +65,7 @@ def settle_unset_defaults(found: list[Diagnostic], text: str, index: ProjectInde
     tree = parsed_or_none(text)
     if tree is None:
         return None
-    saved, index.recording = index.recording, {}
-    try:
+    with index.reads_recorded() as read:
         decided: dict[int, str | None] = {}  # id of a function -> the assumption, when its windows are unset
         out: list[Diagnostic] = []
         for d in found:
@@ -77,13 +75,8 @@ def settle_unset_defaults(found: list[Diagnostic], text: str, index: ProjectInde
                     decided[id(fn)] = _unset_windows(fn, _class_of(tree, fn), tree, index, path)
                 assumption = decided[id(fn)]
                 if assumption is not None:
-                    fix = dataclasses.replace(d.fix, applicability=Applicability.UNSAFE) if d.fix is not None else None
-                    d = dataclasses.replace(d, certainty=Certainty.POSSIBLE, fix=fix,
-                                            assumptions=tuple(sorted({*d.assumptions, assumption})))
+                    d = made_possible(d, assumption)
             out.append(d)
-        read = dict(index.recording)
-    finally:
-        index.recording = saved
     if out == found:
         return None
     read.pop(path, None)
