@@ -361,6 +361,10 @@ class Interpreter:
             return Outcome(normal=None)
         elif kind is ast.Assert:
             self.eval(small.test, flow, frame)
+            if isinstance(small.test, ast.Constant) and not small.test.value:
+                # `assert False` (an author's stop: openclip's before its epoch loop, lockbox 43) raises AssertionError
+                # on every run not made with `python -O`: nothing after it runs
+                return Outcome(normal=None)
         return Outcome(normal=flow)
 
     def statement_loop(self, stmt: ast.Expr) -> ast.For | ast.AsyncFor | None:
