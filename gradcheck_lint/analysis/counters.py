@@ -215,9 +215,6 @@ class Counters:
         counter = self.loop_counter(stmt, element)
         tested = last_iteration_bound(stmt)
         last = tested[0] if tested is not None and counter is not None and counter[1] == tested[1] else None
-        if last is not None and counter is not None and isinstance(stmt.target, ast.Tuple) \
-                and interp.windows.get(counter[0], frozenset()) - {last}:
-            last = None  # `enumerate(loader)` whose index is also tested against another window (`(i + 1) % N`)
         if last is not None and counter is not None:
             # `for j in range(N): ... if j == N - 1:`: the index counts the loop's own window (`last_iteration`)
             interp.windows[counter[0]] = interp.windows.get(counter[0], frozenset()) | {last}

@@ -100,3 +100,35 @@ def test_index_truth_by_phase(test: str, phases: tuple[bool | None, ...]) -> Non
     compare = ast.parse(test, mode="eval").body
     assert isinstance(compare, ast.Compare)
     assert tuple(index_truth(compare, "i", "W", 0, p) for p in ("first", "mid", "last")) == phases
+
+
+# The same index also counting an accumulation window: the clear on each window's first micro-batch, the step on its
+# last or on the loop's last (the partial window an epoch ends with), `(i + 1) % N == 0 or (i + 1) == len(loader)`
+# (CS4248, lockbox 43, read after its run: a certain GL001 read false). The index counts both windows.
+WINDOWED = """
+import torch
+
+model = torch.nn.Linear(4, 1)
+opt = torch.optim.Adam(model.parameters())
+loader = [torch.randn(2, 4) for _ in range(10)]
+accum = 4
+for epoch in range(3):
+    for i, x in enumerate(loader):
+        if {clear}:
+            opt.zero_grad()
+        loss = model(x).sum() / accum
+        loss.backward()
+        if {step}:
+            opt.step()
+"""
+
+
+@pytest.mark.parametrize("step", ["(i + 1) % accum == 0 or (i + 1) == len(loader)",
+                                  "(i + 1) % accum == 0 or i == len(loader) - 1",
+                                  "i == len(loader) - 1 or (i + 1) % accum == 0"])
+def test_a_window_flushed_on_the_last_iteration_with_the_clear_at_each_window_start(step: str) -> None:
+    assert _gl001(WINDOWED.format(clear="i % accum == 0", step=step)) == []
+
+
+def test_a_window_flushed_on_the_last_iteration_never_cleared_is_reported() -> None:
+    assert _gl001(WINDOWED.format(clear="i < 0", step="(i + 1) % accum == 0 or (i + 1) == len(loader)")) == [15]
