@@ -1540,7 +1540,11 @@ class Interpreter:
             return replace(frame, no_grad=False)
         if what == "gate":
             self.table.accumulating.add(uid)
-            return replace(frame, gates=frame.gates + (uid,), sync_maybe=frame.sync_maybe | context[3])
+            # an accumulation window of one (an `Accelerator(...)` built with no `gradient_accumulation_steps`, nor set
+            # after): every micro-batch is the window's last, and `accumulate(model)` never switches sync off
+            # (RIR-DM, lockbox 43; vits-accelerate, lockbox 44)
+            unsynced = frozenset() if uid in self.table.windows and self.table.windows[uid] is None else context[3]
+            return replace(frame, gates=frame.gates + (uid,), sync_maybe=frame.sync_maybe | unsynced)
         if what == "sync":
             wrappers, sure = context[2], context[3]
             return replace(frame, sync_off=frame.sync_off | wrappers) if sure else replace(frame, sync_maybe=frame.sync_maybe | wrappers)
