@@ -374,7 +374,7 @@ def loss_graph_kept_alive_at_run(backward: str, graphs: int) -> tuple[str, str]:
 def double_loss_scaling(backward: str, loss: str, divisor: str, framework_window: str | None) -> tuple[str, str]:
     by = f" (configured with `{framework_window}`)" if framework_window else ""
     msg = (f"`{backward}` divides `{loss}` by the accumulation window, and `{loss}` is already divided by `{divisor}`: "
-           f"the framework{by} divides by the window itself, so each micro-batch counts 1/N² and every step is N times too small.")
+           f"the framework{by} {DIVIDED_BY_THE_WINDOW}, so each micro-batch counts 1/N² and every step is N times too small.")
     help_ = f"drop the manual `/ {divisor}`: the framework's backward scales the loss for its accumulation window."
     return msg, help_
 
@@ -424,14 +424,16 @@ def framework_divided_not_accumulated(backward: str, window: str, step: str, ste
 # about a window of more than one micro-batch (`project.unset_defaults` reads it so)
 EVERY_MICRO_BATCH = "runs on every micro-batch, also on those that do not step"
 WINDOW_NOT_STEPPED = "only the last micro-batch of each window reaches the step"
+DIVIDED_BY_THE_WINDOW = "divides by the window itself"
 
 
 def about_a_window(code: str, message: str) -> bool:
     """Whether a finding of `code` saying `message` is about an accumulation window of more than one micro-batch: every
     GL003, GL004 and GL006; a GL007 of a clip or `unscale_` on the micro-batches that do not step; a GL002 of a clear
-    on the micro-batches where the window's step does not run."""
+    on the micro-batches where the window's step does not run; a GL010 of a loss divided again by a framework's window
+    (with a window of one, the framework divides by nothing)."""
     return code in ("GL003", "GL004", "GL006") or code == "GL007" and EVERY_MICRO_BATCH in message \
-        or code == "GL002" and WINDOW_NOT_STEPPED in message
+        or code == "GL002" and WINDOW_NOT_STEPPED in message or code == "GL010" and DIVIDED_BY_THE_WINDOW in message
 
 
 # what a GL007 says when it holds only where a GradScaler scales (`project.off_switches` reads it so): gradients still

@@ -712,3 +712,41 @@ def test_a_window_handed_through_max_of_a_field_every_setter_sets_to_one(tmp_pat
     found = lint_files([str(root / "train.py")], Settings.default())
     assert [(d.line, d.code, d.certainty.value) for d in found if d.code == "GL002"] == [
         (ACCUMULATE_CLEAR, "GL002", certainty)]
+
+
+# A loss divided again by a framework's window (GL010) is divided twice only where the window is more than one: with
+# a window of one on every run the project makes, the framework divides by nothing (FLOPS and train_reward, lockbox 43,
+# read after its run: the frameworks' windows were 1 by default).
+DIVIDED_SCRIPT = """\
+    import argparse
+
+    import torch
+    from accelerate import Accelerator
+
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--gradient_accumulation_steps", type=int, default={default})
+        args = parser.parse_args()
+        accelerator = Accelerator(gradient_accumulation_steps=args.gradient_accumulation_steps)
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+        model, optimizer = accelerator.prepare(model, optimizer)
+        for x in [torch.randn(2, 4)] * 8:
+            with accelerator.accumulate(model):
+                loss = model(x).mean() / args.gradient_accumulation_steps
+                accelerator.backward(loss)
+                optimizer.step()
+                optimizer.zero_grad()
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+@pytest.mark.parametrize(("default", "certainty"), [(1, "possible"), (4, "certain")])
+def test_a_loss_divided_again_by_a_window_of_one(tmp_path: Path, default: int, certainty: str) -> None:
+    root = project_tree(tmp_path / "p", {"train.py": DIVIDED_SCRIPT.format(default=default)})
+    found = lint_files([str(root / "train.py")], Settings.default())
+    assert [(d.code, d.certainty.value) for d in found if d.code == "GL010"] == [("GL010", certainty)]
