@@ -186,7 +186,7 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
     if words is None or not words.runs_something:
         return None
     # (only in a project known whole, by its marker: a folder of scripts may be imported from beside it)
-    unimported = path is not None and marked_root(index.root) and _library_module(tree) and _unimported(path, words)
+    unimported = path is not None and marked_root(index.root) and _library_module(tree) and _unimported(path, words, index)
     if not any(places.values()) and not unimported:
         return None
     # names used only by code that runs when the module is imported (`if __name__ != "__main__":`), in a module no
@@ -243,10 +243,11 @@ def _import_time_names(tree: ast.Module) -> Counter[str]:
     return out
 
 
-def _named_elsewhere(path: str, words: ProjectWords, index: ProjectIndex) -> bool:
+def _named_elsewhere(path: str, words: ProjectWords, index: ProjectIndex, launches: bool = False) -> bool:
     """Another file of the project may import the module at `path`: a Python file or notebook that names it (its file
     name without `.py`) or imports modules by a name made at run time, or another text file that names it other than as
-    a file to run (`python seq2seq.py` in a shell script or a document runs it as a script, not imported)."""
+    a file to run (`python seq2seq.py` in a shell script or a document runs it as a script, not imported); with
+    `launches`, also as a file to run."""
     stem = _module_stem(path)
     launched = re.compile(rf"\b{re.escape(stem)}\.py\b")
     for p, f in words.files:
@@ -255,12 +256,12 @@ def _named_elsewhere(path: str, words: ProjectWords, index: ProjectIndex) -> boo
         if p.endswith((".py", ".ipynb")):
             if stem in f.counts or any(w in f.counts for w in _IMPORTS_BY_NAME):
                 return True
-        elif stem in f.counts and f.counts[stem] > len(launched.findall(index.text_of(p) or "")):
+        elif stem in f.counts and (launches or f.counts[stem] > len(launched.findall(index.text_of(p) or ""))):
             return True
     return False
 
 
-def _unimported(path: str, words: ProjectWords) -> bool:
+def _unimported(path: str, words: ProjectWords, index: ProjectIndex) -> bool:
     """The module at `path` (whose own code only defines: `_library_module`) is no script (no `__main__` guard, no call
     at its top level) and no other file of the project
     names it (its file name without `.py`, as an import, a launch or a document would), in a project that imports
@@ -270,12 +271,7 @@ def _unimported(path: str, words: ProjectWords) -> bool:
     if name in ("__init__.py", "__main__.py") or not name.endswith(".py"):
         return False
     own = next((f for p, f in words.files if os.path.abspath(p) == path), None)
-    if own is None or own.entry:
-        return False
-    stem = _module_stem(path)
-    others = [(p, f) for p, f in words.files if os.path.abspath(p) != path]
-    return not any(stem in f.counts or p.endswith((".py", ".ipynb")) and any(w in f.counts for w in _IMPORTS_BY_NAME)
-                   for p, f in others)
+    return own is not None and not own.entry and not _named_elsewhere(path, words, index, launches=True)
 
 
 def _settleable(d: Diagnostic) -> bool:
