@@ -335,13 +335,11 @@ class Objects:
                     present=not vague)
         if parts is None or frame.no_grad or vague:
             return out
-        if len(parts) == 1 and (isinstance(parts[0].const, tuple) or parts[0].items and parts[0].const is None):
+        if len(parts) == 1 and _by_field(parts[0]):
             # `return r` of `r = Output(); r.loss = ...; r.loss_value += err.item()`: that object; a dict built in
             # sight, by key. A field holding a tensor holds this forward's graph, as the result does; a number (what
             # `.item()` made) holds none
-            fields = tuple((k, out if v.reach or v.built or v.graph or v.opaque or v.modules or v.entities else v)
-                           for k, v in parts[0].items)
-            return replace(out, const=parts[0].const, items=fields)
+            return _fields_as(parts[0], out, args.opaque)
         # `q1, q2 = self.critic(s, a)` of a `forward` returning `self.Q1(x), self.Q2(x)`: each part holds the graph
         # of this forward pass through the children it was seen to reach, not through its siblings (a part that
         # reached parameters other than the arguments' and the module's own children keeps the whole module).
@@ -361,11 +359,12 @@ class Objects:
             # handed in): that it holds this pass's graph, or the graphs of what it was given, is an assumption
             # (DSKD's criterion returns its log of `.item()` numbers beside the loss)
             unread = part.opaque and part.reach and part.reach <= part.vague and not part.built and not part.graph
-            items.append((str(i), replace(out, reach=args.reach | (children - frozen),
-                                          vague=args.vague | (out.vague & children),
-                                          built=built, present=part.present,
-                                          vague_sites=out.vague_sites | {s for _h, _g, s in built} if unread
-                                          else out.vague_sites)))
+            held = replace(out, reach=args.reach | (children - frozen), vague=args.vague | (out.vague & children),
+                           built=built, present=part.present,
+                           vague_sites=out.vague_sites | {s for _h, _g, s in built} if unread else out.vague_sites)
+            # a dict or object built in sight beside the loss (`return loss, {"hard": hard.item(), "kd": kd}`): by
+            # key, as a result that is one (SVDD2024's criterion)
+            items.append((str(i), _fields_as(part, held, args.opaque) if _by_field(part) else held))
         return replace(out, items=tuple(items))
 
     def _note_parts(self, module: Value) -> None:
@@ -499,8 +498,11 @@ class Objects:
         reached = None if out.opaque else out.reach
         spread = whole.spread()
         # (data handed in is opaque, and so is what is computed from it: not a part the analysis could not read)
-        apart = spread is not None and len(spread) > 1 and not any(p.opaque and not args.opaque for p in spread)
-        parts = spread if apart else None
+        apart = spread is not None and len(spread) > 1
+        # a part the analysis could not read (computed by a call not read, `model.causal_sparsity_loss()` past the
+        # reading depth) is taken to be the whole result, as an unsplit tuple is; the parts beside it keep what they
+        # were seen to hold (Power-Fault-Detection's criterion returns its loss beside a dict of `.item()` numbers)
+        parts = [whole if p.opaque and not args.opaque else p for p in spread] if apart and spread is not None else None
         if parts is None and isinstance(whole.const, tuple) and whole.const[:1] == ("instance",) and whole.items:
             parts = [whole]  # an object of a class read, with its fields (`forward` sees them out below)
         if parts is None and whole.items and not any(k.isdigit() for k, _ in whole.items) and self._returns_dict(fn, info):
@@ -1071,6 +1073,22 @@ def _returned_and_bound(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[lis
     bound = [a.value for a in iter_tree(fn) if isinstance(a, ast.Assign)
              for t in a.targets if isinstance(t, ast.Name) and t.id in names] if names else []
     return returned, bound
+
+
+def _by_field(part: Value) -> bool:
+    """A part of a result read field by field: an object of a class read (`("instance", ...)`), a tuple constant, or
+    a dict built in sight (items, no constant)."""
+    return isinstance(part.const, tuple) or bool(part.items) and part.const is None
+
+
+def _fields_as(part: Value, held: Value, handed_opaque: bool) -> Value:
+    """`part` read by field: a field that may hold a tensor holds what `held` says the result holds (this forward's
+    graph); a number (what `.item()` made) holds none. A field only opaque, as what was handed in is (data, and what
+    is computed from it alone: `feature_loss` where no term reached a parameter), is not a part the analysis could
+    not read (as for the parts of a tuple, `_through_local_forward`)."""
+    fields = tuple((k, held if v.reach or v.built or v.graph or v.opaque and not handed_opaque or v.modules
+                    or v.entities else v) for k, v in part.items)
+    return replace(held, const=part.const, items=fields)
 
 
 def _graphless(value: Value) -> bool:

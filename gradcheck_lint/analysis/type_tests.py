@@ -135,9 +135,11 @@ def tensor_tested(test: ast.expr, imports: ImportMap) -> str | None:
 
 
 def without_graph(value: Value) -> Value:
-    """What a value holds on an arm where it was found to be no tensor: no graph, no items holding one."""
-    if value.built or value.graph or value.items or value.kept:
-        return replace(value, built=frozenset(), graph=False, items=(), kept=frozenset())
+    """What a value holds on an arm where it was found to be no tensor: no graph, no items holding one, and no
+    parameter reached through one (a number, `feature_loss` of `feature_loss = 0` where no term was added)."""
+    if value.built or value.graph or value.items or value.kept or value.reach or value.vague:
+        return replace(value, built=frozenset(), graph=False, items=(), kept=frozenset(), reach=frozenset(),
+                       vague=frozenset())
     return value
 
 
