@@ -422,6 +422,32 @@ class ProjectIndex:
                                      wants if reexports else None))
         return out
 
+    def imported_files(self, path: str, text: str) -> list[str]:
+        """The project files the module at `path` (of source `text`) imports, at any depth of its code (a package's
+        `__init__.py` for `import pkg`, and `pkg/mod.py` for `from pkg import mod`)."""
+        home_base, name, is_init = module_identity(path)
+        package = name if is_init else name.rpartition(".")[0]
+        script_dir = os.path.dirname(os.path.abspath(path))
+        listed = self._imports.get(path)
+        if listed is None:
+            listed = self._imports[path] = _imported_modules(text, package)
+        out: list[str] = []
+        for _bound, dotted, _member in listed:
+            for candidate in dotted:
+                found = self.locate(candidate, home_base)
+                if found is None and script_dir != home_base:
+                    found = self.locate(candidate, script_dir)
+                if found is not None:
+                    out.append(os.path.abspath(found))
+                    # (`import a.b` runs `a/__init__.py` first)
+                    parts = candidate.split(".")
+                    for i in range(1, len(parts)):
+                        parent = self.locate(".".join(parts[:i]), home_base)
+                        if parent is not None:
+                            out.append(os.path.abspath(parent))
+                    break
+        return out
+
     def text_of(self, path: str) -> str | None:
         """The text of a project file (kept while the process runs; its digest is recorded as read)."""
         return self._text(path)

@@ -34,7 +34,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["settle_one_process_launches"]
+__all__ = ["launched_script", "script_names", "settle_one_process_launches"]
 
 _CODES = frozenset({"GL006"})  # the findings that rest on several processes
 _ASSUMPTION = ("that the script runs on several processes, where every launch the project writes starts one "
@@ -167,6 +167,26 @@ def _launch(command: str) -> tuple[str | None, str | None]:
         if m is not None:
             return "one", m.group(1).strip("\"'")
     return None, None
+
+
+def launched_script(command: str) -> str | None:
+    """The script or module a command line runs, on one process or several (`python train.py`, `torchrun
+    --nproc_per_node=8 app/train.py`, `python -m app.train`), or None (no launch, or none named)."""
+    table = _table()
+    for launcher in table.launchers:
+        if launcher.pattern.search(command) is not None:
+            return _script_after(command, launcher.pattern)
+    for single in table.single:
+        m = single.search(command)
+        if m is not None:
+            script = m.group(1).strip("\"'")
+            return script if script.endswith(".py") or re.fullmatch(r"[A-Za-z_][\w.]*", script) else None
+    return None
+
+
+def script_names(script: str, path: str, root: str) -> bool:
+    """A launch's `script` names the project file at `path` (see `_names`)."""
+    return _names(script, _names_of(path, root))
 
 
 def _script_after(command: str, launcher: re.Pattern[str]) -> str | None:

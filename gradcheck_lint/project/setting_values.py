@@ -20,6 +20,7 @@ import re
 from ..analysis.names import dotted
 from ..analysis.walk import breadth_first, child_nodes, own_nodes
 from .index import ProjectIndex
+from .launch_targets import foreign_launches_removed
 from .project_calls import calls_of, defaults_where, never_constructed, rebound, unpassed
 from .reachability import ProjectWords, project_words
 
@@ -154,10 +155,11 @@ def option_has(field: str, tree: ast.Module, index: ProjectIndex, path: str, wan
     for file, _digest in naming:
         if os.path.abspath(file) == path:
             continue
-        text = index.text_of(file) or ""
+        # (a command line launching another script, whose run cannot reach this file, gives that script its options)
+        text = foreign_launches_removed(index.text_of(file) or "", index, path)
         if file.endswith(".py"):
             module = index.load(file) if option.search(text) else None
-            if option.search(text) and (module is None or _spells_option_otherwise(module.tree, option)):
+            if option.search(text) and (module is None or _spells_option_otherwise(module.tree, option, index, path)):
                 return False
         elif file.endswith(".ipynb"):
             if option.search(text):
@@ -193,9 +195,11 @@ def _spelling_pattern(spellings: frozenset[str]) -> re.Pattern[str]:
     return re.compile("|".join(rf"(?<![\w-]){re.escape(s)}(?![\w-])" for s in sorted(spellings)))
 
 
-def _spells_option_otherwise(tree: ast.Module, option: re.Pattern[str]) -> bool:
+def _spells_option_otherwise(tree: ast.Module, option: re.Pattern[str], index: ProjectIndex, path: str) -> bool:
     """A string of the module spells the option other than as one of its own parser's (`add_argument("--field")`):
-    a command line it builds (`["python", "train.py", "--field", "4"]`) may give the script's option a value."""
+    a command line it builds (`["python", "train.py", "--field", "4"]`) may give the script's option a value. A
+    command line of another script written in a string (`python train_lora.py --field 2` in a usage text) is left
+    out when that script's run cannot reach the file at `path`."""
     todo: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
     while todo:
         node, parent = todo.pop()
@@ -203,7 +207,7 @@ def _spells_option_otherwise(tree: ast.Module, option: re.Pattern[str]) -> bool:
             continue  # a docstring
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and option.search(node.value) and not (
                 isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
-                and parent.func.attr == "add_argument"):
+                and parent.func.attr == "add_argument") and option.search(foreign_launches_removed(node.value, index, path)):
             return True
         todo.extend((child, node) for child in child_nodes(node))
     return False
@@ -266,7 +270,8 @@ def field_has(field: str, index: ProjectIndex, path: str, want: Wanted,
             module = index.load(file)
             tree = module.tree if module is not None else None
         else:
-            lines = _text_setters(index.text_of(file) or "", field, want, spellings)
+            lines = _text_setters(foreign_launches_removed(index.text_of(file) or "", index, path), field, want,
+                                  spellings)
             if lines is None:
                 return False  # a config, a script or a document that may set it to something else
             sources += lines
@@ -314,7 +319,11 @@ def _setters(tree: ast.Module, field: str, index: ProjectIndex, path: str, want:
             else:
                 sources += 1
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
-                re.search(rf"\b{re.escape(field)}\b", node.value) or node.value in spellings):
+                re.search(rf"\b{re.escape(field)}\b", node.value) or node.value in spellings) and (
+                "\n" not in node.value or re.search(rf"\b{re.escape(field)}\b",
+                                                    foreign_launches_removed(node.value, index, path))):
+            # (a text of command lines, `python train_lora.py --field 2`, launching another script whose run cannot
+            # reach the checked file, gives that script its option: left out above)
             value = _dict_value(parent, node) if node.value == field and isinstance(parent, ast.Dict) else None
             option = _option_default(parent, node, field)
             read = node.value == field and _read(parent, node, fn, cls, index, path, want)
@@ -377,17 +386,19 @@ def _text_setters(text: str, field: str, want: Wanted, spellings: frozenset[str]
 
 def _option_default(parent: ast.AST | None, node: ast.Constant, field: str) -> ast.expr | None:
     """The default of the command-line option `node` spells, when `node` is an option string of `add_argument(...)`
-    whose destination is `field` and that has a plain default: given explicitly (no `required`, `nargs`, `dest` or
-    `const`), or that of a flag (`action="store_true"`: False; `"store_false"`: True); None otherwise."""
+    whose destination is `field` (as argparse finds it, `_destination`) and that has a plain default: given
+    explicitly (no `nargs` or `const`, not required: `required=False` is the default said), or that of a flag
+    (`action="store_true"`: False; `"store_false"`: True); None otherwise."""
     if not (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
             and parent.func.attr == "add_argument" and any(a is node for a in parent.args)):
         return None
     options = [a.value for a in parent.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-    longest = max(options, key=lambda o: (o.startswith("--"), len(o)))
-    if longest.lstrip("-").replace("-", "_") != field:
+    if not all(o.startswith("-") for o in options) or _destination(parent, options) != field:
         return None
     keywords = {k.arg: k.value for k in parent.keywords}
-    if None in keywords or {"required", "nargs", "dest", "const"} & set(keywords):
+    required = keywords.get("required")
+    if None in keywords or {"nargs", "const"} & set(keywords) or required is not None and not (
+            isinstance(required, ast.Constant) and required.value is False):
         return None
     action = keywords.get("action")
     if action is not None:
