@@ -450,7 +450,9 @@ def needs_a_scaler_on(code: str, message: str) -> bool:
 
 
 def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, other_line: int | None,
-                         scaled: bool = False, framework: str | None = None, unscale_with: str = "") -> tuple[str, str]:
+                         scaled: bool = False, framework: str | None = None, unscale_with: str = "",
+                         window: str | None = None) -> tuple[str, str]:
+    """`window`: for `unscale_twice`, the accumulation gate of the step that the `unscale_` is outside of."""
     by = f" by `{other}`{_at(other_line)}" if other else ""  # the scaled backward that wrote the gradients
     if framework is not None and kind in ("clip_before_unscale", "norm_before_unscale", "modify_before_unscale"):
         # the framework's own backward scaled them (`accelerator.backward` with fp16 mixed precision)
@@ -476,6 +478,13 @@ def amp_scaled_gradients(kind: str, call: str, opt: str, other: str | None, othe
                f"thousands of times too large, and the clip either does nothing useful or cuts every step.")
         scaler = other.split(".step(", 1)[0] if other and ".step(" in other else "scaler"
         help_ = f"call `{scaler}.unscale_({opt})` right before `{call}`, under the same condition as `{other or 'scaler.step'}`."
+    elif kind == "unscale_twice" and window is not None:
+        first = f" (`{other}`{_at(other_line)} already unscaled them)" if other else ""
+        msg = (f"`{call}` unscales `{opt}`'s gradients {UNSCALED_TWICE}{first}: it {EVERY_MICRO_BATCH} "
+               f"(`{window}`), while only `scaler.update()` resets the scaler's record of the last `unscale_`, "
+               f"and PyTorch raises \"unscale_() has already been called on this optimizer since the last update()\".")
+        help_ = (f"call `{call}` only on the micro-batch that steps: under `{window}`, right before clipping and "
+                 f"`scaler.step({opt})`.")
     elif kind == "unscale_twice":
         first = f" (`{other}`{_at(other_line)} already unscaled them)" if other else ""
         msg = (f"`{call}` unscales `{opt}`'s gradients {UNSCALED_TWICE}{first}: "

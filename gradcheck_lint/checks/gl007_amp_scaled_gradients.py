@@ -115,8 +115,11 @@ for x in torch.randn(8, 2, 4):
             # window is cut short, the step's gradients are never clipped
             said = "before_backward" if misuse.kind == "partial" and _written_before(model, misuse.node, misuse.other) \
                 else misuse.kind
+            # an `unscale_` outside the accumulation gate its optimizer's step sits under (`if (i + 1) % N == 0:`):
+            # it runs again on the micro-batches that do not step, so it is a finding about the window
+            window = _window_gate_not_around(model, misuse) if misuse.kind == "unscale_twice" else None
             msg, help_ = messages.amp_scaled_gradients(said, code(misuse.node), opt, other, other_line, scaled,
-                                                       misuse.framework, misuse.framework_unscale)
+                                                       misuse.framework, misuse.framework_unscale, window=window)
             facts = [misuse.optimizer.provenance]
             if misuse.framework_settings and misuse.kind in _SCALE_DEPENDENT:
                 # the framework scales only under a mixed-precision setting the code does not fix (`Accelerator()`,
@@ -263,6 +266,24 @@ def _unscales_somewhere(model: TrainingModel) -> bool:
     clip): with the backward out of sight, which path unscales is not known well enough to say the clip
     sees scaled gradients."""
     return any(type(n) is ast.Attribute and n.attr == "unscale_" for n in iter_tree(model.module))
+
+
+def _window_gate_not_around(model: TrainingModel, misuse) -> str | None:
+    """The accumulation gate (its text, `(step + 1) % opt.gradient_accumulation_steps == 0`) that every step of the
+    misuse's optimizer sits under and the misuse's call does not, on every path it was found on; None otherwise (an
+    `unscale_` repeated after a step skipped by another test is not about the window)."""
+    steps = model.steps_of(misuse.optimizer.uid)
+    if not steps or not misuse.ifs:
+        return None
+    around = {c for stack in misuse.ifs for c in stack}
+    found: str | None = None
+    for step in steps:
+        gates = [model.conditions.get(c) for stack in step.if_stacks for c in stack]
+        window = [g for g in gates if g is not None and g.is_accumulation_gate and g.id not in around]
+        if not step.if_stacks or not window or any(not any(g.id in stack for g in window) for stack in step.if_stacks):
+            return None
+        found = found or code(window[0].test)
+    return found
 
 
 def _on_a_stepping_run(model: TrainingModel, misuse) -> bool:

@@ -207,7 +207,8 @@ def _spells_option_otherwise(tree: ast.Module, option: re.Pattern[str], index: P
             continue  # a docstring
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and option.search(node.value) and not (
                 isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute)
-                and parent.func.attr == "add_argument") and option.search(foreign_launches_removed(node.value, index, path)):
+                and parent.func.attr == "add_argument") \
+                and option.search(foreign_launches_removed(node.value, index, path)):
             return True
         todo.extend((child, node) for child in child_nodes(node))
     return False
