@@ -21,7 +21,7 @@ from ..analysis.names import dotted
 from ..analysis.walk import breadth_first, child_nodes, own_nodes
 from .index import ProjectIndex
 from .launch_targets import foreign_launches_removed
-from .project_calls import calls_of, defaults_where, never_constructed, rebound, unpassed
+from .project_calls import calls_of, defaults_where, never_constructed, plausible_calls, rebound, unpassed
 from .reachability import ProjectWords, project_words
 
 __all__ = ["OFF", "ONE", "Scope", "Wanted", "alias_of", "count_read", "field_has", "files_naming", "option_has", "parses_only", "script_options",
@@ -57,14 +57,48 @@ def script_options(fn: Scope, tree: ast.Module, name: str) -> bool:
     first of `parse_known_args(...)`: GBDE's `args = parser.parse_args()` in `main()`, lockbox 42), or `fn` does not
     bind it and every binding of it in the module's own code (outside functions and classes) is."""
     if isinstance(fn, ast.Module):
-        return parses_only(list(tree.body), name)
+        return parses_only(list(tree.body), name, tree)
     if any(a.arg == name for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
                                    *((fn.args.vararg,) if fn.args.vararg else ()),
                                    *((fn.args.kwarg,) if fn.args.kwarg else ()))):
         return False
     if any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) for n in own_nodes(fn)):
-        return parses_only(list(fn.body), name)
-    return parses_only(list(tree.body), name)
+        return parses_only(list(fn.body), name, tree)
+    return parses_only(list(tree.body), name, tree)
+
+
+def options_named(fn: Scope, tree: ast.Module, name: str, index: ProjectIndex, path: str, depth: int = 0) -> bool:
+    """`name` in `fn` is the script's parsed command line (`script_options`), or a parameter of a function of this
+    file that every call of it in the project hands the script's parsed command line (`train_epoch(model, loader,
+    args)` under `args = parser.parse_args()`, or handed on so from a caller, a few levels deep); calls in another file
+    hand that file's objects, and any such call leaves it unknown."""
+    if script_options(fn, tree, name):
+        return True
+    if isinstance(fn, ast.Module) or depth >= 3 or fn.args.vararg is not None or fn.args.kwarg is not None:
+        return False
+    positional = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)]
+    if name not in positional and name not in [a.arg for a in fn.args.kwonlyargs]:
+        return False
+    cls = next((c for c in breadth_first(tree) if isinstance(c, ast.ClassDef) and any(b is fn for b in c.body)), None)
+    if cls is not None:
+        return False  # a method: its calls through other objects are not followed here
+    calls = plausible_calls(fn, None, index, path)
+    if not calls:
+        return False
+    # the calls of this file, each with the function (or the module's own code) it is made in; every call the project
+    # makes must be one of them (another file's call hands that file's objects)
+    here = [(node, scope) for scope in (tree, *(f for f in breadth_first(tree) if isinstance(f, _FUNCTIONS)))
+            for node in own_nodes(scope) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == fn.name]
+    if sorted((c.lineno, c.col_offset) for c in calls) != sorted((c.lineno, c.col_offset) for c, _s in here):
+        return False
+    for call, scope in here:
+        given = next((k.value for k in call.keywords if k.arg == name), None)
+        if given is None and name in positional and positional.index(name) < len(call.args):
+            given = call.args[positional.index(name)]
+        if not (isinstance(given, ast.Name) and options_named(scope, tree, given.id, index, path, depth + 1)):
+            return False
+    return True
 
 
 def alias_of(expr: ast.expr, fn: Scope, tree: ast.Module, depth: int = 0) -> ast.expr:
@@ -110,9 +144,10 @@ def count_read(count: ast.expr) -> ast.expr:
     return count
 
 
-def parses_only(body: list[ast.stmt], name: str) -> bool:
+def parses_only(body: list[ast.stmt], name: str, tree: ast.Module | None = None) -> bool:
     """Every binding of `name` in `body` (not in functions or classes nested in it) is `x.parse_args(...)` (or the first
-    of `x.parse_known_args(...)`), and there is one."""
+    of `x.parse_known_args(...)`, or with `tree`, a call of a function of that module that returns only such:
+    `args = parse_args()` of `def parse_args(): ...; return parser.parse_args()`), and there is one."""
     bindings = 0
     todo: list[ast.AST] = list(body)
     while todo:
@@ -130,8 +165,31 @@ def parses_only(body: list[ast.stmt], name: str) -> bool:
                 bindings += 1
                 todo.append(node.value)
                 continue
+        if tree is not None and isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name) and node.targets[0].id == name \
+                and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
+                and _parsing_function(tree, node.value.func.id):
+            bindings += 1
+            todo.append(node.value)
+            continue
         todo.extend(child_nodes(node))
     return bindings > 0
+
+
+def _parsing_function(tree: ast.Module, name: str) -> bool:
+    """The module defines one function `name`, at its top level, and what it returns is the parsed command line only
+    (`return parser.parse_args()`, or a name it binds only so)."""
+    defined = [s for s in tree.body if isinstance(s, _FUNCTIONS) and s.name == name]
+    if len(defined) != 1 or any(isinstance(s, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
+                                                                   for t in s.targets) for s in tree.body):
+        return False
+    fn = defined[0]
+    returns = [n for n in own_nodes(fn) if isinstance(n, ast.Return)]
+    return bool(returns) and all(
+        r.value is not None and (isinstance(r.value, ast.Call) and isinstance(r.value.func, ast.Attribute)
+                                 and r.value.func.attr == "parse_args"
+                                 or isinstance(r.value, ast.Name) and parses_only(list(fn.body), r.value.id))
+        for r in returns)
 
 
 def option_has(field: str, tree: ast.Module, index: ProjectIndex, path: str, want: Wanted) -> bool:
@@ -141,8 +199,7 @@ def option_has(field: str, tree: ast.Module, index: ProjectIndex, path: str, wan
     config or document of the project names it other than setting that value, and no other Python file spells the
     option (`"--field"`, or a spelling the script's parser gives it: `-gacc` of `add_argument("-gacc",
     "--gradient-accumulation")`, in a command line it builds). Other scripts' options of that name are other objects."""
-    if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("vars", "setattr")
-           or isinstance(n, ast.Attribute) and n.attr == "__dict__" for n in breadth_first(tree)):
+    if _options_rewritten(tree):
         return False
     spellings = frozenset({f"--{field}", *_option_spellings(tree, field)})
     found = _setters(tree, field, index, path, want, spellings=spellings)
@@ -167,6 +224,55 @@ def option_has(field: str, tree: ast.Module, index: ProjectIndex, path: str, wan
         elif _text_setters(text, field, want, spellings) is None:
             return False
     return True
+
+
+# what only reads the namespace's dict (`for k, v in vars(args).items()`, `json.dump(vars(args), f)`,
+# `wandb.init(config=vars(args))` copies it): the options are not changed through it
+_READS_OF_A_DICT = frozenset({"items", "keys", "values", "get", "copy"})
+_CALLS_READING_A_DICT = frozenset({"print", "str", "repr", "len", "sorted", "dict", "list", "pprint", "dump", "dumps",
+                                   "info", "debug", "warning", "log", "format"})
+
+
+def _options_rewritten(tree: ast.Module) -> bool:
+    """The module may change parsed options wholesale: `setattr(...)`, or the namespace's dict (`vars(args)`,
+    `args.__dict__`) used other than read (`vars(args).update(cfg)`, `d = vars(args)`, handed to a call that may
+    change it)."""
+    todo: list[tuple[ast.AST, ast.AST | None]] = [(tree, None)]
+    while todo:
+        node, parent = todo.pop()
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+            return True
+        namespace = isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
+            or isinstance(node, ast.Attribute) and node.attr == "__dict__" and isinstance(node.ctx, ast.Load)
+        if namespace and not _only_read(node, parent):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr == "__dict__" and not isinstance(node.ctx, ast.Load):
+            return True
+        todo.extend((child, node) for child in child_nodes(node))
+    return False
+
+
+def _only_read(node: ast.AST, parent: ast.AST | None) -> bool:
+    """The namespace dict `node` is only read where it stands: a reading method's receiver, iterated, unpacked into
+    a call (`**vars(args)`), or handed to a call that reads or copies a dict (`print`, `json.dump`, `dict`, a log)."""
+    if isinstance(parent, ast.Attribute):
+        return parent.attr in _READS_OF_A_DICT
+    if isinstance(parent, ast.keyword):
+        return parent.arg is None
+    if isinstance(parent, (ast.For, ast.comprehension)):
+        return parent.iter is node
+    if isinstance(parent, ast.Call) and node is not parent.func:
+        name = parent.func.attr if isinstance(parent.func, ast.Attribute) else \
+            parent.func.id if isinstance(parent.func, ast.Name) else ""
+        return name in _CALLS_READING_A_DICT
+    if isinstance(parent, ast.FormattedValue):
+        return True
+    return False
+
+
+def defines_option(tree: ast.Module, field: str) -> bool:
+    """The module's own parser has an option whose destination is `field` (`add_argument("--field", ...)`)."""
+    return bool(_option_spellings(tree, field))
 
 
 def _option_spellings(tree: ast.Module, field: str) -> set[str]:

@@ -47,7 +47,7 @@ from ..messages import about_a_window
 from ..sources import parsed_or_none
 from .index import ProjectIndex
 from .project_calls import MAX_FILES_READ, defaults_of_one, rebound, unpassed
-from .setting_values import ONE, Scope, alias_of, count_read, field_has, option_has, script_options
+from .setting_values import ONE, Scope, alias_of, count_read, defines_option, field_has, option_has, options_named
 
 __all__ = ["MAX_FILES_READ", "settle_unset_defaults"]
 
@@ -145,17 +145,23 @@ def _unset_windows(fn: Scope, cls: ast.ClassDef | None, tree: ast.Module,
     its own, of the tests its callers in this file hand it) is a keyword of default one that no call of the project
     passes, or a settings field that every setter of the project sets to one; None when that is not shown."""
     ones = defaults_of_one(fn) if not isinstance(fn, ast.Module) else {}
-    counts = _window_counts(fn, ImportMap.of(tree)) or (
-        _handed_counts(fn, cls, tree) if not isinstance(fn, ast.Module) else [])
+    imports = ImportMap.of(tree)
+    counts: list[tuple[ast.expr, Scope]] = [(n, fn) for n in _window_counts(fn, imports)] or (
+        [(n, fn) for n in _handed_counts(fn, cls, tree)] + _callers_windows(fn, cls, tree, imports)
+        if not isinstance(fn, ast.Module) else [])
     keywords: set[str] = set()
     fields: dict[str, tuple[str, frozenset[str]] | None] = {}
     options: set[str] = set()
-    for n in counts:
-        n = count_read(alias_of(n, fn, tree))  # `grad_accm = args.gradient_accumulation`, then `batch % grad_accm`
-        if isinstance(n, ast.Name) and n.id in ones and not rebound(fn, n.id):
+    for n, scope in counts:
+        n = count_read(alias_of(n, scope, tree))  # `grad_accm = args.gradient_accumulation`, then `batch % grad_accm`
+        if isinstance(n, ast.Name) and scope is fn and n.id in ones and not rebound(fn, n.id):
             keywords.add(n.id)
-        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and script_options(fn, tree, n.value.id):
-            options.add(n.attr)  # `args.accumulation_steps`, `args` the script's own parsed command line
+        elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and defines_option(tree, n.attr) \
+                and options_named(scope, tree, n.value.id, index, path):
+            # `args.accumulation_steps`, `args` the script's own parsed command line (or a parameter every call of the
+            # function in this file hands it), of an option its own parser defines (one of a parser imported is read
+            # as a settings field, below)
+            options.add(n.attr)
         elif isinstance(n, ast.Attribute):
             # `cfg.grad_accum_iters`, `self.accum`: a settings field; one of `self` is set by this class's family only
             # through `self` (another class's `self.accum = 2` is another object's field)
@@ -223,6 +229,24 @@ def _handed_counts(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef
             for arg in [*call.args, *(k.value for k in call.keywords)]:
                 for expr in [arg, *(bound.get(arg.id, []) if isinstance(arg, ast.Name) else [])]:
                     out += [n.right for n in breadth_first(expr) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)]
+    return out
+
+
+def _callers_windows(fn: ast.FunctionDef | ast.AsyncFunctionDef, cls: ast.ClassDef | None, tree: ast.Module,
+                     imports: ImportMap) -> list[tuple[ast.expr, Scope]]:
+    """The window counts of the functions of this file that call `fn` (a helper that runs one micro-batch's
+    backward and clip, `train_step(...)`, called by a loop whose `if (i + 1) % args.accum == 0:` steps: the window
+    is the caller's), each with the caller it is read in; none when some caller counts no window."""
+    out: list[tuple[ast.expr, Scope]] = []
+    for caller in breadth_first(tree):
+        if not isinstance(caller, _FUNCTIONS) or caller is fn:
+            continue
+        if not any(isinstance(node, ast.Call) and _calls_fn(node, fn, cls) for node in own_nodes(caller)):
+            continue
+        counts = _window_counts(caller, imports)
+        if not counts:
+            return []
+        out += [(n, caller) for n in counts]
     return out
 
 
