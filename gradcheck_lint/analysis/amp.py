@@ -69,6 +69,9 @@ class Amp:
         self._nodes: dict[int, ast.AST] = {}
         # > 0 while the body of a call read as a clip runs (`clipping_bodies`): its norm and rescale are the clip's
         self.clipping = 0
+        # id of a clip -> the optimizers whose step followed it on some path with no backward between: the clip saw
+        # the whole of what they applied
+        self.complete_for: dict[int, set[int]] = {}
 
     def node(self, ordinal: int) -> ast.AST | None:
         return self._nodes.get(ordinal)
@@ -285,7 +288,11 @@ class Amp:
             scaled = [node for stage, node in marks if stage == "scaled" and node not in self._by_framework]
             if scaled and not unscales:
                 self._record("bypass", call, opt, self.node(scaled[0]), ifs)
+            cut = {int(stage[len(PARTIAL):]) for stage, _node in marks if stage.startswith(PARTIAL)}
             for stage, node in marks:
+                if stage == "clipped" and node not in cut and (whole := self.node(node)) is not None:
+                    # the clip bounded all this optimizer's step applies (no backward between): it is this step's
+                    self.complete_for.setdefault(id(whole), set()).add(opt.uid)
                 if stage.startswith(PARTIAL):
                     clip, backward = int(stage[len(PARTIAL):]), node
                     earlier, later = self.node(clip), self.node(backward)

@@ -81,6 +81,7 @@ class TrainingModel:
         self.sync_choices: dict[int, SyncChoice] = interp.sync_choices
         self.keepalives = list(interp.keepalives.events.values())
         self.amp_misuses = list(interp.amp.misuses.values())
+        self.clips_complete_for: dict[int, set[int]] = interp.amp.complete_for  # id of a clip -> optimizer uids
         self.unnormalised_losses = unnormalised_losses(interp)
         self.framework_divided_returns = framework_divided_returns(interp)
         self.hook_clears = hook_clears(interp)

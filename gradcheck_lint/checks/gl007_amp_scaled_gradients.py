@@ -138,6 +138,13 @@ for x in torch.randn(8, 2, 4):
                 # name (CAT's manager, lockbox 32): the author ties the scaler to the test; that it is on where the
                 # test is off is assumed
                 facts.append(assumed(Assumption.CONFIG))
+            if misuse.kind == "partial" and model.clips_complete_for.get(id(misuse.node), set()) - {
+                    misuse.optimizer.uid}:
+                # the clip is another optimizer's, whose step follows it with no backward between (`clip_grad_norm_(
+                # net.parameters())` right before `optimizer.step()`, then `aux_loss.backward(); aux_optimizer.step()`
+                # on part of the same model: CompressAI's quantiles, ModulatedAtt, lockbox 43): that this one's window
+                # was meant to be clipped by it is the author's intent, not read
+                facts.append(assumed(Assumption.INTENT))
             if misuse.kind == "modify_before_unscale" and _replaces_outright(misuse.node):
                 # `p.grad.fill_(0.01)`, `p.grad.copy_(fake)`: values written in place of the gradients, not the
                 # gradients changed (accelerate's tests fake a gradient to see the step skipped or taken): whether
