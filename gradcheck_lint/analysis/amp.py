@@ -69,9 +69,9 @@ class Amp:
         self._nodes: dict[int, ast.AST] = {}
         # > 0 while the body of a call read as a clip runs (`clipping_bodies`): its norm and rescale are the clip's
         self.clipping = 0
-        # id of a clip -> the optimizers whose step followed it on some path with no backward between: the clip saw
-        # the whole of what they applied
-        self.complete_for: dict[int, set[int]] = {}
+        # id of a clip -> the optimizers (uid, and the step call) whose step followed it on some path with no backward
+        # between: the clip saw the whole of what they applied
+        self.complete_for: dict[int, set[tuple[int, ast.Call]]] = {}
 
     def node(self, ordinal: int) -> ast.AST | None:
         return self._nodes.get(ordinal)
@@ -292,7 +292,7 @@ class Amp:
             for stage, node in marks:
                 if stage == "clipped" and node not in cut and (whole := self.node(node)) is not None:
                     # the clip bounded all this optimizer's step applies (no backward between): it is this step's
-                    self.complete_for.setdefault(id(whole), set()).add(opt.uid)
+                    self.complete_for.setdefault(id(whole), set()).add((opt.uid, call))
                 if stage.startswith(PARTIAL):
                     clip, backward = int(stage[len(PARTIAL):]), node
                     earlier, later = self.node(clip), self.node(backward)

@@ -81,7 +81,8 @@ class TrainingModel:
         self.sync_choices: dict[int, SyncChoice] = interp.sync_choices
         self.keepalives = list(interp.keepalives.events.values())
         self.amp_misuses = list(interp.amp.misuses.values())
-        self.clips_complete_for: dict[int, set[int]] = interp.amp.complete_for  # id of a clip -> optimizer uids
+        # id of a clip -> (optimizer uid, step call) of the steps it bounded whole
+        self.clips_complete_for: dict[int, set[tuple[int, ast.Call]]] = interp.amp.complete_for
         self.unnormalised_losses = unnormalised_losses(interp)
         self.framework_divided_returns = framework_divided_returns(interp)
         self.hook_clears = hook_clears(interp)

@@ -138,8 +138,7 @@ for x in torch.randn(8, 2, 4):
                 # name (CAT's manager, lockbox 32): the author ties the scaler to the test; that it is on where the
                 # test is off is assumed
                 facts.append(assumed(Assumption.CONFIG))
-            if misuse.kind == "partial" and model.clips_complete_for.get(id(misuse.node), set()) - {
-                    misuse.optimizer.uid}:
+            if misuse.kind == "partial" and _another_steps_whole(model, misuse):
                 # the clip is another optimizer's, whose step follows it with no backward between (`clip_grad_norm_(
                 # net.parameters())` right before `optimizer.step()`, then `aux_loss.backward(); aux_optimizer.step()`
                 # on part of the same model: CompressAI's quantiles, ModulatedAtt, lockbox 43): that this one's window
@@ -273,6 +272,14 @@ def _unscales_somewhere(model: TrainingModel) -> bool:
     clip): with the backward out of sight, which path unscales is not known well enough to say the clip
     sees scaled gradients."""
     return any(type(n) is ast.Attribute and n.attr == "unscale_" for n in iter_tree(model.module))
+
+
+def _another_steps_whole(model: TrainingModel, misuse) -> bool:
+    """Another optimizer's step, written in the clip's own function, follows the clip with no backward between."""
+    outer = scope_of(model, misuse.node)
+    return outer is not None and any(
+        uid != misuse.optimizer.uid and scope_of(model, step) is outer
+        for uid, step in model.clips_complete_for.get(id(misuse.node), set()))
 
 
 def _window_gate_not_around(model: TrainingModel, misuse) -> str | None:
