@@ -14,6 +14,14 @@ train_lora.py` on one A100, lockbox 42).
 The commands and settings that start several processes are data (`launchers.toml`). Nothing is decided when the
 project writes no launch of a script of its own (the user may launch it any way), or runs nothing of its own (a
 library).
+A command line gives its options to the script it launches, and its processes to that script's run:
+`python train_llm.py --gradient_accumulation_steps 16` in a README sets the option of `train_llm.py`'s parser, not
+that of `train.py`, which defines an option of the same name (MachineDetector, lockbox 44), and `torchrun
+--nproc_per_node 8 run_squad.py` runs `run_squad.py` on eight processes, not `run_swag.py` beside it. Where the
+launched script is a file of the project whose run imports nothing that leads to the checked file (or a script path
+the project does not have), the line is another run's (`foreign_launches_removed`, `runs_elsewhere`). Nothing is
+decided where the script is not named (`python $SCRIPT`), lies outside the project, or where a file on the way
+imports by a computed name (`importlib.import_module(name)`, `__import__`, `runpy`, `exec`).
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["launched_script", "script_names", "settle_one_process_launches"]
+__all__ = ["foreign_launches_removed", "launched_script", "runs_elsewhere", "script_names", "settle_one_process_launches"]
 
 _CODES = frozenset({"GL006"})  # the findings that rest on several processes
 _ASSUMPTION = ("that the script runs on several processes, where every launch the project writes starts one "
@@ -96,7 +104,13 @@ def settle_one_process_launches(found: list[Diagnostic], text: str, index: Proje
             continue  # a project of its own inside this one (an example with its own README): its launches are its own
         read[file] = file_words.digest
         launches = _launches_of(file, file_words.digest)
-        several = several or launches.several
+        # (processes started for another script's run, which cannot reach this file, are that run's: `torchrun
+        # --nproc_per_node 8 run_squad.py` beside `run_swag.py`; a Python file that starts processes, likewise)
+        if file.endswith(".py"):
+            several = several or launches.several and _reaches(index, os.path.abspath(file), os.path.abspath(path))
+        else:
+            several = several or launches.configured or any(
+                script is None or not runs_elsewhere(script, index, path) for script in launches.several_scripts)
         launched_once = launched_once or any(_names(script, names) for script in launches.once for names in scripts)
     if several or not launched_once:
         return list(found), tuple(sorted(read.items()))
@@ -112,6 +126,8 @@ def settle_one_process_launches(found: list[Diagnostic], text: str, index: Proje
 class _FileLaunches:
     several: bool  # the file launches several processes, asks for them, or starts them itself
     once: tuple[str, ...]  # the scripts it launches in one process
+    several_scripts: tuple[str | None, ...] = ()  # the scripts it launches on several processes (None: not named)
+    configured: bool = False  # a setting of the file asks for several processes (`num_processes: 8`)
 
 
 _PROCESS_WORDS = ("spawn", "start_processes", "notebook_launcher", "debug_launcher", "elastic_launch", "launch",
@@ -130,13 +146,16 @@ def _launches_of(path: str, digest: str) -> _FileLaunches:
     if path.endswith(".py"):
         found = _FileLaunches(bool(_STARTS_PROCESSES.search(content)), ())
     else:
-        several, once = _asks_for_several(content), []
+        configured = _asks_for_several(content)
+        several, once, several_scripts = configured, [], []
         for command in _commands(content):
             kind, script = _launch(command)
             several = several or kind == "several"
             if kind == "one" and script is not None:
                 once.append(script)
-        found = _FileLaunches(several, tuple(once))
+            elif kind == "several":
+                several_scripts.append(launched_script(command))
+        found = _FileLaunches(several, tuple(once), tuple(several_scripts), configured)
     _LAUNCHES[(path, digest)] = found
     return found
 
@@ -223,3 +242,79 @@ def _asks_for_several(content: str) -> bool:
             if always or not m.group(1).isdigit() or int(m.group(1)) > 1:
                 return True
     return False
+
+
+_CONTINUED_LINE = re.compile(r"\\[ \t]*$")  # a physical line continued on the next
+# an import whose module is computed at run time: the run may reach any file
+_DYNAMIC_IMPORT = re.compile(r"\bimport_module\s*\(|\b__import__\s*\(|\brunpy\b|\bexec\s*\(|\bimportlib\.util\b")
+_MOST_FILES = 2_000  # a run importing more project files than this is taken to reach any
+
+
+def foreign_launches_removed(text: str, index: ProjectIndex, path: str) -> str:
+    """`text` (a shell script, a document, a string of a Python file) with the lines of every command that launches
+    another script of the project, one whose run cannot reach the file at `path`, blanked (the line count kept)."""
+    if not _LAUNCH_WORDS.search(text):
+        return text
+    lines = text.split("\n")
+    out = list(lines)
+    start = 0
+    while start < len(lines):
+        end = start
+        while end < len(lines) - 1 and _CONTINUED_LINE.search(lines[end]):
+            end += 1
+        command = " ".join(_CONTINUED_LINE.sub(" ", line) for line in lines[start:end + 1])
+        script = launched_script(command)
+        if script is not None and runs_elsewhere(script, index, path):
+            for i in range(start, end + 1):
+                out[i] = ""
+        start = end + 1
+    return "\n".join(out)
+
+
+_LAUNCH_WORDS = re.compile(r"\bpython|\btorchrun\b|\baccelerate\b|\bdeepspeed\b|\bmpirun\b|\bsrun\b|\bhorovodrun\b|"
+                           r"\bcolossalai\b|\blightning\b|\bfabric\b|torch\.distributed")
+
+
+def runs_elsewhere(script: str, index: ProjectIndex, path: str) -> bool:
+    """The launched `script` names files of the project, and the run of none of them can reach `path`; or it is a
+    script path within the project (relative, no `..`, no variable) that names no file of it (a script renamed or
+    removed since: `accelerate launch train_accelerate.py` beside `train_accelerate(TODO).py`), whose run reaches
+    nothing here."""
+    words = project_words(index.root)
+    if words is None:
+        return False
+    target = os.path.abspath(path)
+    named = [os.path.abspath(f) for f, _w in words.files
+             if f.endswith(".py") and script_names(script, f, index.root)]
+    if not named:
+        return script.endswith(".py") and _within_project(script)
+    return not any(_reaches(index, f, target) for f in named)
+
+
+def _within_project(script: str) -> bool:
+    """A script path that can only name a file under the project's root: relative, without `..`, `~` or a variable."""
+    return not (script.startswith(("/", "~")) or ".." in script or "$" in script or "%" in script or "{" in script
+                or "\\" in script or ":" in script)
+
+
+def _reaches(index: ProjectIndex, start: str, target: str) -> bool:
+    """The run of the script `start` may import the file `target` (or it is that file): a walk over the project
+    modules each imports (at any depth, in any function); True too where a file on the way imports by a computed name,
+    or the walk passes `_MOST_FILES`."""
+    seen = {start}
+    todo = [start]
+    found = False
+    while todo and not found:
+        file = todo.pop()
+        if file == target:
+            found = True
+            break
+        text = index.text_of(file)
+        if text is None or _DYNAMIC_IMPORT.search(text) or len(seen) > _MOST_FILES:
+            found = True  # not read, or a computed import: it may lead anywhere
+            break
+        for other in index.imported_files(file, text):
+            if other not in seen:
+                seen.add(other)
+                todo.append(other)
+    return found

@@ -11,10 +11,12 @@ long option, dashes made `_`).
 from __future__ import annotations
 
 import ast
+import os
 
 from ..analysis.walk import breadth_first, child_nodes, own_nodes
 from .index import ProjectIndex
 from .project_calls import plausible_calls
+from .reachability import named_elsewhere, project_words
 
 __all__ = ["defines_option", "destination", "option_spellings", "options_named", "options_rewritten", "parses_only",
            "script_options"]
@@ -53,16 +55,26 @@ def options_named(fn: Scope, tree: ast.Module, name: str, index: ProjectIndex, p
     cls = next((c for c in breadth_first(tree) if isinstance(c, ast.ClassDef) and any(b is fn for b in c.body)), None)
     if cls is not None:
         return False  # a method: its calls through other objects are not followed here
-    calls = plausible_calls(fn, None, index, path)
-    if not calls:
-        return False
     # the calls of this file, each with the function (or the module's own code) it is made in; every call the project
     # makes must be one of them (another file's call hands that file's objects)
     here = [(node, scope) for scope in (tree, *(f for f in breadth_first(tree) if isinstance(f, _FUNCTIONS)))
             for node in own_nodes(scope) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id == fn.name]
-    if sorted((c.lineno, c.col_offset) for c in calls) != sorted((c.lineno, c.col_offset) for c, _s in here):
+    if not here:
         return False
+    words = project_words(index.root)
+    if words is not None and not named_elsewhere(os.path.abspath(path), words, index):
+        # no other file of the project can import this module (none names it): its functions are called from it
+        # only, and the calls of a common name elsewhere (`train(args, ...)` of another script) are other functions'.
+        # Its own name must be used in calls only (not handed on: `mp.spawn(train, ...)`)
+        called = {id(c.func) for c, _s in here}
+        if any(isinstance(n, ast.Name) and n.id == fn.name and id(n) not in called for n in breadth_first(tree)):
+            return False
+    else:
+        calls = plausible_calls(fn, None, index, path)
+        if not calls or sorted((c.lineno, c.col_offset) for c in calls) != sorted(
+                (c.lineno, c.col_offset) for c, _s in here):
+            return False
     for call, scope in here:
         given = next((k.value for k in call.keywords if k.arg == name), None)
         if given is None and name in positional and positional.index(name) < len(call.args):

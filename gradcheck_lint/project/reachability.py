@@ -34,7 +34,7 @@ from ..sources import decode_source, parsed_or_none, read_bytes
 from .callers import project_files
 from .index import MAX_FOREIGN_BYTES, ProjectIndex, marked_root
 
-__all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "ProjectWords", "project_words", "settle_unreached"]
+__all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "ProjectWords", "named_elsewhere", "project_words", "settle_unreached"]
 
 MAX_PROJECT_TEXT_FILES = 2_000  # a larger project is not read whole for names (its findings are left as they are)
 TEXT_SUFFIXES = (".py", ".ipynb", ".sh", ".bash", ".yaml", ".yml", ".json", ".cfg", ".toml", ".ini", ".txt", ".md",
@@ -193,7 +193,7 @@ def settle_unreached(found: list[Diagnostic], text: str, index: ProjectIndex, pa
     # other file imports: that code never runs, and what it calls is named by nothing that runs (dowobeha's
     # `train_seq2seq(...)`, turned off by its author so, lockbox 44)
     unused = _import_time_names(tree) if path is not None and marked_root(index.root) \
-        and not _named_elsewhere(path, words, index) else Counter()
+        and not named_elsewhere(path, words, index) else Counter()
     out: list[Diagnostic] = []
     read: dict[str, str] = {}
     for d in found:
@@ -243,7 +243,7 @@ def _import_time_names(tree: ast.Module) -> Counter[str]:
     return out
 
 
-def _named_elsewhere(path: str, words: ProjectWords, index: ProjectIndex, launches: bool = False) -> bool:
+def named_elsewhere(path: str, words: ProjectWords, index: ProjectIndex, launches: bool = False) -> bool:
     """Another file of the project may import the module at `path`: a Python file or notebook that names it (its file
     name without `.py`) or imports modules by a name made at run time, or another text file that names it other than as
     a file to run (`python seq2seq.py` in a shell script or a document runs it as a script, not imported); with
@@ -271,7 +271,7 @@ def _unimported(path: str, words: ProjectWords, index: ProjectIndex) -> bool:
     if name in ("__init__.py", "__main__.py") or not name.endswith(".py"):
         return False
     own = next((f for p, f in words.files if os.path.abspath(p) == path), None)
-    return own is not None and not own.entry and not _named_elsewhere(path, words, index, launches=True)
+    return own is not None and not own.entry and not named_elsewhere(path, words, index, launches=True)
 
 
 def _settleable(d: Diagnostic) -> bool:

@@ -20,7 +20,7 @@ import re
 from ..analysis.names import dotted
 from ..analysis.walk import breadth_first, child_nodes, own_nodes
 from .index import ProjectIndex
-from .launch_targets import foreign_launches_removed
+from .launches import foreign_launches_removed
 from .parsed_options import (
     Scope,
     defines_option,

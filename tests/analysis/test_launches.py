@@ -57,6 +57,13 @@ def _tree(tmp: Path, files: dict[str, str]) -> Path:
     {"scripts/run.sh": "torchrun --nproc_per_node=1 ../train_lora.py --config configs/a.yaml\n",
      "configs/a.yaml": "nodes: 1\ntasks_per_node: 1\n"},
     {"README.md": "accelerate launch --num_processes 1 train_lora.py\n"},
+    # several processes of other scripts of the project, whose runs cannot reach this one (T5VQVAE's README runs
+    # `run_squad.py` on several processes beside `run_swag.py`, lockbox 46 after its reading)
+    {"README.md": "python train_lora.py\n", "other.sh": "torchrun --nproc_per_node=8 pretrain.py\n",
+     "pretrain.py": "import torch\nprint(torch.__version__)\n"},
+    {"README.md": "python train_lora.py\n", "other.sh": "torchrun --nproc_per_node=8 old/pretrain_v0.py\n"},
+    {"README.md": "python train_lora.py\n",
+     "tools/bench.py": "import torch.multiprocessing as mp\n\ndef work(rank):\n    pass\n\nmp.spawn(work, nprocs=4)\n"},
 ])
 def test_every_launch_the_project_writes_starts_one_process(tmp_path: Path, files: dict[str, str]) -> None:
     assert _gl006(_tree(tmp_path, files)) == [(BACKWARD, "possible")]
@@ -65,11 +72,14 @@ def test_every_launch_the_project_writes_starts_one_process(tmp_path: Path, file
 @pytest.mark.parametrize("files", [
     {},  # no launch written: the user may launch it any way
     {"README.md": "python train_lora.py\n\nOn 8 GPUs: `accelerate launch train_lora.py`\n"},
-    {"README.md": "python train_lora.py\n", "other.sh": "torchrun --nproc_per_node=8 pretrain.py\n"},
+    # another script whose run imports this one (a launch of several processes of it may run this file's code)
+    {"README.md": "python train_lora.py\n", "other.sh": "torchrun --nproc_per_node=8 pretrain.py\n",
+     "pretrain.py": "from train_lora import main\nmain()\n"},
     {"README.md": "python train_lora.py\n", "run.sh": "torchrun --nproc_per_node $NGPUS train_lora.py\n"},
     {"README.md": "python train_lora.py\n", "default_config.yaml": "distributed_type: MULTI_GPU\nnum_processes: 4\n"},
     {"README.md": "python train_lora.py\n", "slurm.sh": "#SBATCH --gres=gpu:4\nsrun python train_lora.py\n"},
-    {"README.md": "python launch.py\n", "launch.py": "import torch.multiprocessing as mp\nmp.spawn(run, nprocs=4)\n"},
+    {"README.md": "python launch.py\n",
+     "launch.py": "import torch.multiprocessing as mp\nfrom train_lora import main\nmp.spawn(main, nprocs=4)\n"},
     {"README.md": "python setup_data.py\n"},  # a launch of no script of the project
 ])
 def test_a_launch_of_several_processes_or_none_written_keeps_the_finding_certain(tmp_path: Path,

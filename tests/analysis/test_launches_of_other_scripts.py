@@ -1,4 +1,4 @@
-"""A command line gives its options to the script it launches (gradcheck_lint.project.launch_targets).
+"""A command line gives its options to the script it launches (gradcheck_lint.project.launches).
 
 `python train_llm.py --gradient_accumulation_steps 16` in a README or a shell script sets the option of
 `train_llm.py`'s parser; `train.py` has an option of the same name, default 1, that nothing else sets. Every run of

@@ -81,6 +81,13 @@ def test_a_window_of_one_counted_by_the_caller_of_options_handed_down_is_possibl
     assert _gl007(tmp_path, train, {}) == [(CLIP, "possible")]
 
 
+def test_a_function_of_the_same_name_in_a_script_that_does_not_import_this_one_is_another(tmp_path: Path) -> None:
+    # (T5VQVAE's copies of old example scripts, each with its own `train(args, ...)`, lockbox 46 after its reading)
+    other = ("import argparse\n\n\ndef train_epoch(model, loader, optimizer, args):\n    pass\n\n\n"
+             "train_epoch(None, [], None, argparse.Namespace(accum=4))\n")
+    assert _gl007(tmp_path, TRAIN, {"other_train.py": other}) == [(CLIP, "possible")]
+
+
 @pytest.mark.parametrize(("train", "files"), [
     (TRAIN, {"run.sh": "python train.py --accum 4\n"}),  # a run sets it
     (CONFIGS + TRAIN.replace("    args = parse_args()\n", "    args = parse_args()\n    vars(args).update(load_cfg())\n"),
