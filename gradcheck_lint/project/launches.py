@@ -42,7 +42,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["foreign_launches_removed", "launched_script", "runs_elsewhere", "script_names", "settle_one_process_launches"]
+__all__ = ["foreign_launches_removed", "launched_script", "runs_elsewhere", "script_names",
+           "settle_one_process_launches"]
 
 _CODES = frozenset({"GL006"})  # the findings that rest on several processes
 _ASSUMPTION = ("that the script runs on several processes, where every launch the project writes starts one "

@@ -34,7 +34,8 @@ from ..sources import decode_source, parsed_or_none, read_bytes
 from .callers import project_files
 from .index import MAX_FOREIGN_BYTES, ProjectIndex, marked_root
 
-__all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "ProjectWords", "named_elsewhere", "project_words", "settle_unreached"]
+__all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "ProjectWords", "named_elsewhere", "project_words",
+           "settle_unreached"]
 
 MAX_PROJECT_TEXT_FILES = 2_000  # a larger project is not read whole for names (its findings are left as they are)
 TEXT_SUFFIXES = (".py", ".ipynb", ".sh", ".bash", ".yaml", ".yml", ".json", ".cfg", ".toml", ".ini", ".txt", ".md",

@@ -31,9 +31,11 @@ SYNTAX = {
     "project/setting_values.py": {"setting", "named", "dashed", "<return>"},  # <return>: any spelling of an option
     # words, `def`/`class` statements, a script's entry, a lookup by a computed name (its receivers: the table's)
     "project/reachability.py": {"_WORD", "_DEF", "_CLASS", "_TOP_DEF", "_COMMENT_LINE", "_ATTRIBUTE", "_BARE", "_STRING", "_DOC_CODE", "_ENTRY", "_DYNAMIC", "_ATTRIBUTE_HOOK", "launched"},  # a call of one named method (`.update(`) in a project file's text  # `path.py:12` in messages; a project file naming a module
-    # a Python file that starts processes, a continued shell line; the launchers' and settings' patterns, read from
+    # a Python file that starts processes, a continued shell line, the words of a launch, an import by a computed name;
+    # the launchers' and settings' patterns, read from
     # their data file (`project/launchers.toml`: commands and configuration syntax, no names)
-    "project/launches.py": {"_STARTS_PROCESSES", "_CONTINUED", "launchers", "single", "settings"},
+    "project/launches.py": {"_STARTS_PROCESSES", "_CONTINUED", "_CONTINUED_LINE", "_DYNAMIC_IMPORT", "_LAUNCH_WORDS",
+                             "launchers", "single", "settings"},
     "registry.py": {"_CODE"},
     "cache.py": {"_BUCKET"},
     "notebooks.py": {"_HELP_AFTER", "_CELL_MAGIC", "_AT_LINE"},

@@ -90,8 +90,8 @@ def test_a_function_of_the_same_name_in_a_script_that_does_not_import_this_one_i
 
 @pytest.mark.parametrize(("train", "files"), [
     (TRAIN, {"run.sh": "python train.py --accum 4\n"}),  # a run sets it
-    (CONFIGS + TRAIN.replace("    args = parse_args()\n", "    args = parse_args()\n    vars(args).update(load_cfg())\n"),
-     {}),
+    (CONFIGS + TRAIN.replace("    args = parse_args()\n",
+                             "    args = parse_args()\n    vars(args).update(load_cfg())\n"), {}),
     (TRAIN.replace("    args = parse_args()\n", "    args = parse_args()\n    cfg = vars(args)\n"), {}),
     # another file calls train_epoch with options of its own
     (TRAIN, {"sweep.py": "import argparse\nfrom train import train_epoch\n"

@@ -2,8 +2,8 @@
 step, and again on the next: PyTorch raises. That is a finding about the window (`messages.about_a_window`), as the
 clip beside it is; where every run of the project has windows of one micro-batch, both rest on the assumption that
 the window is larger (MachineDetector, lockbox 44: a clip and `unscale_` on every micro-batch,
-`--gradient_accumulation_steps` of default 1 that nothing sets; the clip was settled, the `unscale_` stayed certain). An `unscale_` repeated because
-the step is skipped by another test is not about the window and keeps its wording."""
+`--gradient_accumulation_steps` of default 1 that nothing sets; the clip was settled, the `unscale_` stayed certain).
+An `unscale_` repeated because the step is skipped by another test is not about the window and keeps its wording."""
 
 from __future__ import annotations
 
