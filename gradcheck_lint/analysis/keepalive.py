@@ -443,11 +443,17 @@ class KeepAlives:
                 if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
                     continue
                 recv = self.interp.ref(node.func.value)
-                if recv is None:
+                if recv is None or recv.count(".") >= _DEEPEST_RESET:
+                    continue  # (a reset that deep, through calls on parts of parts, is not followed)
+                methods = [info.methods[node.func.attr] for info in self.interp.classes.values()
+                           if node.func.attr in info.methods]
+                if len(methods) > _MOST_CANDIDATES:
+                    # a method name many classes of the file define (`call` of every layer of a Keras model): which one
+                    # runs is not known, and following each, through each of theirs, grows without bound
+                    # (transformers' modeling_tf_data2vec_vision.py: gigabytes, lockbox 43's vendored copy)
                     continue
-                for info in self.interp.classes.values():
-                    fn = info.methods.get(node.func.attr)
-                    if fn is None or isinstance(fn, ast.Lambda):
+                for fn in methods:
+                    if isinstance(fn, ast.Lambda):
                         continue
                     if id(fn) in self._visiting:
                         continue  # a method that calls itself (or its caller): read once
@@ -821,6 +827,12 @@ def _slots_rewritten(body: list[ast.stmt], ref: Callable[[ast.AST], str | None])
                 if text is not None:
                     stores[text] = stores.get(text, True) and slot
     return {name for name, slots in stores.items() if slots}
+
+
+# a call made on a part this deep (`self.a.b.c.reset()`) or a method name more classes of the file define than this is
+# not followed for what it resets (`_method_resets`)
+_DEEPEST_RESET = 4
+_MOST_CANDIDATES = 4
 
 
 def _on(receiver: str, name: str) -> str:

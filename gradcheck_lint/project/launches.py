@@ -277,25 +277,16 @@ _LAUNCH_WORDS = re.compile(r"\bpython|\btorchrun\b|\baccelerate\b|\bdeepspeed\b|
 
 
 def runs_elsewhere(script: str, index: ProjectIndex, path: str) -> bool:
-    """The launched `script` names files of the project, and the run of none of them can reach `path`; or it is a
-    script path within the project (relative, no `..`, no variable) that names no file of it (a script renamed or
-    removed since: `accelerate launch train_accelerate.py` beside `train_accelerate(TODO).py`), whose run reaches
-    nothing here."""
+    """The launched `script` names files of the project, and the run of none of them can reach `path`. A script the
+    project does not have may be a placeholder for any of its scripts (`torchrun --nproc_per_node N train_xxx.py` in
+    minimind's README) or one renamed since: nothing is decided."""
     words = project_words(index.root)
     if words is None:
         return False
     target = os.path.abspath(path)
     named = [os.path.abspath(f) for f, _w in words.files
              if f.endswith(".py") and script_names(script, f, index.root)]
-    if not named:
-        return script.endswith(".py") and _within_project(script)
-    return not any(_reaches(index, f, target) for f in named)
-
-
-def _within_project(script: str) -> bool:
-    """A script path that can only name a file under the project's root: relative, without `..`, `~` or a variable."""
-    return not (script.startswith(("/", "~")) or ".." in script or "$" in script or "%" in script or "{" in script
-                or "\\" in script or ":" in script)
+    return bool(named) and not any(_reaches(index, f, target) for f in named)
 
 
 def _reaches(index: ProjectIndex, start: str, target: str) -> bool:

@@ -61,7 +61,6 @@ def _tree(tmp: Path, files: dict[str, str]) -> Path:
     # `run_squad.py` on several processes beside `run_swag.py`, lockbox 46 after its reading)
     {"README.md": "python train_lora.py\n", "other.sh": "torchrun --nproc_per_node=8 pretrain.py\n",
      "pretrain.py": "import torch\nprint(torch.__version__)\n"},
-    {"README.md": "python train_lora.py\n", "other.sh": "torchrun --nproc_per_node=8 old/pretrain_v0.py\n"},
     {"README.md": "python train_lora.py\n",
      "tools/bench.py": "import torch.multiprocessing as mp\n\ndef work(rank):\n    pass\n\nmp.spawn(work, nprocs=4)\n"},
 ])
@@ -81,6 +80,8 @@ def test_every_launch_the_project_writes_starts_one_process(tmp_path: Path, file
     {"README.md": "python launch.py\n",
      "launch.py": "import torch.multiprocessing as mp\nfrom train_lora import main\nmp.spawn(main, nprocs=4)\n"},
     {"README.md": "python setup_data.py\n"},  # a launch of no script of the project
+    # several processes of a script the project does not have: a placeholder may stand for this one (minimind)
+    {"README.md": "python train_lora.py\n", "other.sh": "torchrun --nproc_per_node N train_xxx.py\n"},
 ])
 def test_a_launch_of_several_processes_or_none_written_keeps_the_finding_certain(tmp_path: Path,
                                                                                   files: dict[str, str]) -> None:

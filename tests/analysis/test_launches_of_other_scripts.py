@@ -85,7 +85,6 @@ def _gl003(tmp: Path, files: dict[str, str]) -> list[tuple[int, str]]:
     {"scripts/run_llm.sh": "accelerate launch --num_processes 2 ./train_llm.py --gradient_accumulation_steps=4\n"},
     {"usage.py": f'USAGE = """\n{LAUNCH}"""\nprint(USAGE)\n'},  # a usage text written in a Python string
     {"README.md": f"```bash\n{LAUNCH}python train.py --epochs 3\n```\n"},  # this script launched with the default
-    {"scripts/run.sh": LAUNCH.replace("train_llm.py", "old/train_v0.py")},  # a script the project no longer has
 ])
 def test_a_launch_of_another_script_sets_its_options_not_this_ones(tmp_path: Path, files: dict[str, str]) -> None:
     assert _gl003(tmp_path, files) == [(BACKWARD, "possible")]
@@ -102,6 +101,8 @@ def test_a_launch_of_another_script_sets_its_options_not_this_ones(tmp_path: Pat
      "README.md": _fenced(LAUNCH)},  # through a package's `__init__.py`
     {"train_llm.py": "import importlib\nimportlib.import_module(name)\n", "README.md": _fenced(LAUNCH)},  # computed
     {"README.md": _fenced(LAUNCH.replace("train_llm.py", "$SCRIPT"))},  # a script not named
+    {"README.md": _fenced(LAUNCH.replace("train_llm.py", "train_xxx.py"))},  # a placeholder: any script
+    {"scripts/run.sh": LAUNCH.replace("train_llm.py", "old/train_v0.py")},  # one the project does not have
     {"README.md": _fenced(LAUNCH.replace("train_llm.py", "../other_repo/train_llm.py"))},  # not of the project
     {"README.md": "Set `--gradient_accumulation_steps 16` for a larger batch.\n"},  # no launch at all
 ])
