@@ -17,13 +17,13 @@ from pathlib import Path
 def _layers(n: int) -> str:
     lines = ["import torch", ""]
     for i in range(n):
-        lines += [f"class Layer{i}:", "    def __init__(self):", "        self.inner = None", "        self.cache = []", "",
-                  "    def call(self, x):", "        self.cache = []", "        y = self.inner.call(x)",
+        lines += [f"class Layer{i}:", "    def __init__(self):", "        self.inner = None", "        self.cache = []",
+                  "", "    def call(self, x):", "        self.cache = []", "        y = self.inner.call(x)",
                   "        return self.proj.call(y) + self.norm.call(x)", ""]
     lines += ["model = torch.nn.Linear(4, 1)", "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)",
               "encoder = Layer0()", "history = []", "for x in torch.randn(8, 2, 4):", "    h = encoder.call(x)",
-              "    loss = model(x).pow(2).mean()", "    optimizer.zero_grad()", "    loss.backward()", "    optimizer.step()",
-              "    history.append(loss)", ""]
+              "    loss = model(x).pow(2).mean()", "    optimizer.zero_grad()", "    loss.backward()",
+              "    optimizer.step()", "    history.append(loss)", ""]
     return "\n".join(lines)
 
 
