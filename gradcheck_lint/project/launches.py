@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from ..diagnostics import Certainty, Diagnostic, made_possible
 from ..sources import decode_source, read_bytes
 from .index import ProjectIndex, marked_root, nested_root
-from .reachability import project_words
+from .reachability import imports_by_computed_name, project_words
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -286,6 +286,12 @@ def runs_elsewhere(script: str, index: ProjectIndex, path: str) -> bool:
     target = os.path.abspath(path)
     named = [os.path.abspath(f) for f, _w in words.files
              if f.endswith(".py") and script_names(script, f, index.root)]
+    if not named and script.endswith(".py") and not (script.startswith(("/", "~")) or ".." in script
+                                                     or any(c in script for c in "$%{:")):
+        # a path within the project written before the files moved (`./examples/single_model_scripts/
+        # run_multiple_choice.py` of a file now at `optimus/examples/run_multiple_choice.py`): its files of that name
+        base = os.path.basename(script.replace("\\", "/"))
+        named = [os.path.abspath(f) for f, _w in words.files if os.path.basename(f) == base]
     return bool(named) and not any(_reaches(index, f, target) for f in named)
 
 
@@ -302,7 +308,8 @@ def _reaches(index: ProjectIndex, start: str, target: str) -> bool:
             found = True
             break
         text = index.text_of(file)
-        if text is None or _DYNAMIC_IMPORT.search(text) or len(seen) > _MOST_FILES:
+        if text is None or _DYNAMIC_IMPORT.search(text) and imports_by_computed_name(file, index) \
+                or len(seen) > _MOST_FILES:
             found = True  # not read, or a computed import: it may lead anywhere
             break
         for other in index.imported_files(file, text):

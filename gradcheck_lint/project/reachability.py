@@ -32,10 +32,10 @@ from ..analysis.conventions import convention
 from ..diagnostics import Certainty, Diagnostic, made_possible
 from ..sources import decode_source, parsed_or_none, read_bytes
 from .callers import project_files
-from .index import MAX_FOREIGN_BYTES, ProjectIndex, marked_root
+from .index import MAX_FOREIGN_BYTES, ProjectIndex, marked_root, module_identity
 
-__all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "ProjectWords", "named_elsewhere", "project_words",
-           "settle_unreached"]
+__all__ = ["MAX_PROJECT_TEXT_FILES", "TEXT_SUFFIXES", "ProjectWords", "imports_by_computed_name", "named_elsewhere",
+           "project_words", "settle_unreached"]
 
 MAX_PROJECT_TEXT_FILES = 2_000  # a larger project is not read whole for names (its findings are left as they are)
 TEXT_SUFFIXES = (".py", ".ipynb", ".sh", ".bash", ".yaml", ".yml", ".json", ".cfg", ".toml", ".ini", ".txt", ".md",
@@ -255,11 +255,57 @@ def named_elsewhere(path: str, words: ProjectWords, index: ProjectIndex, launche
         if os.path.abspath(p) == path:
             continue
         if p.endswith((".py", ".ipynb")):
-            if stem in f.counts or any(w in f.counts for w in _IMPORTS_BY_NAME):
+            if stem in f.counts or any(w in f.counts for w in _IMPORTS_BY_NAME) and imports_by_computed_name(p, index):
                 return True
         elif stem in f.counts and (launches or f.counts[stem] > len(launched.findall(index.text_of(p) or ""))):
             return True
     return False
+
+
+# the calls that import (or run) a module named by a value: with a literal naming no module of the project
+# (`__import__("transformers", fromlist=[name])`, the installed package), `__import__` and `import_module` reach nothing
+# of it; any other such call may reach any file
+_COMPUTED_IMPORTS = frozenset({"__import__", "import_module", "spec_from_file_location", "load_source", "run_path",
+                               "run_module", "iter_modules", "walk_packages", "exec"})
+_COMPUTED: dict[tuple[str, str], bool] = {}  # by path and text
+
+
+def imports_by_computed_name(path: str, index: ProjectIndex) -> bool:
+    """The project file at `path` may import a module of the project by a name made at run time: a call of
+    `importlib.import_module`, `__import__`, `runpy`, `exec`, a loader... whose module is not a string naming a module
+    outside the project (`__import__("transformers", ...)` of a project whose own copy is `python_transformers`: the
+    installed package; T5VQVAE, lockbox 46). A file that cannot be read or parsed may."""
+    text = index.text_of(path)
+    if text is None:
+        return True
+    key = (path, text)
+    if key in _COMPUTED:
+        return _COMPUTED[key]
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        _COMPUTED[key] = True
+        return True
+    home = module_identity(path)[0]
+    found = False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if name not in _COMPUTED_IMPORTS:
+            continue
+        first = node.args[0] if node.args else None
+        if name in ("__import__", "import_module") and isinstance(first, ast.Constant) and isinstance(first.value, str) \
+                and not first.value.startswith(".") and index.locate(first.value, home) is None \
+                and index.locate(first.value.split(".")[0], home) is None:
+            continue  # a module outside the project, named by a literal
+        found = True
+        break
+    if len(_COMPUTED) > 4096:
+        _COMPUTED.clear()
+    _COMPUTED[key] = found
+    return found
 
 
 def _unimported(path: str, words: ProjectWords, index: ProjectIndex) -> bool:

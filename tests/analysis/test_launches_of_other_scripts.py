@@ -85,6 +85,8 @@ def _gl003(tmp: Path, files: dict[str, str]) -> list[tuple[int, str]]:
     {"scripts/run_llm.sh": "accelerate launch --num_processes 2 ./train_llm.py --gradient_accumulation_steps=4\n"},
     {"usage.py": f'USAGE = """\n{LAUNCH}"""\nprint(USAGE)\n'},  # a usage text written in a Python string
     {"README.md": f"```bash\n{LAUNCH}python train.py --epochs 3\n```\n"},  # this script launched with the default
+    # a path written before the file moved: the project's file of that name
+    {"scripts/run_llm.sh": LAUNCH.replace("train_llm.py", "./examples/single/train_llm.py")},
 ])
 def test_a_launch_of_another_script_sets_its_options_not_this_ones(tmp_path: Path, files: dict[str, str]) -> None:
     assert _gl003(tmp_path, files) == [(BACKWARD, "possible")]

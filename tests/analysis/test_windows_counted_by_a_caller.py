@@ -88,6 +88,16 @@ def test_a_function_of_the_same_name_in_a_script_that_does_not_import_this_one_i
     assert _gl007(tmp_path, TRAIN, {"other_train.py": other}) == [(CLIP, "possible")]
 
 
+def test_an_import_by_a_literal_name_outside_the_project_reaches_none_of_it(tmp_path: Path) -> None:
+    # (T5VQVAE's vendored benchmark: `__import__("transformers", fromlist=[name])`, the installed package)
+    other = ("import argparse\n\n\ndef train_epoch(model, loader, optimizer, args):\n    pass\n\n\n"
+             "train_epoch(None, [], None, argparse.Namespace(accum=4))\n")
+    bench = "def load(name):\n    return getattr(__import__(\"transformers\", fromlist=[name]), name)\n"
+    assert _gl007(tmp_path / "a", TRAIN, {"other_train.py": other, "bench.py": bench}) == [(CLIP, "possible")]
+    computed = "import importlib\n\n\ndef load(name):\n    return importlib.import_module(name)\n"
+    assert _gl007(tmp_path / "b", TRAIN, {"other_train.py": other, "bench.py": computed}) == [(CLIP, "certain")]
+
+
 @pytest.mark.parametrize(("train", "files"), [
     (TRAIN, {"run.sh": "python train.py --accum 4\n"}),  # a run sets it
     (CONFIGS + TRAIN.replace("    args = parse_args()\n",
