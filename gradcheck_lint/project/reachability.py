@@ -296,9 +296,9 @@ def imports_by_computed_name(path: str, index: ProjectIndex) -> bool:
         if name not in _COMPUTED_IMPORTS:
             continue
         first = node.args[0] if node.args else None
-        if name in ("__import__", "import_module") and isinstance(first, ast.Constant) and isinstance(first.value, str) \
-                and not first.value.startswith(".") and index.locate(first.value, home) is None \
-                and index.locate(first.value.split(".")[0], home) is None:
+        named = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+        if name in ("__import__", "import_module") and named is not None and not named.startswith(".") \
+                and index.locate(named, home) is None and index.locate(named.split(".")[0], home) is None:
             continue  # a module outside the project, named by a literal
         found = True
         break
