@@ -246,8 +246,6 @@ def _asks_for_several(content: str) -> bool:
 
 
 _CONTINUED_LINE = re.compile(r"\\[ \t]*$")  # a physical line continued on the next
-# an import whose module is computed at run time: the run may reach any file
-_DYNAMIC_IMPORT = re.compile(r"\bimport_module\s*\(|\b__import__\s*\(|\brunpy\b|\bexec\s*\(|\bimportlib\.util\b")
 _MOST_FILES = 2_000  # a run importing more project files than this is taken to reach any
 
 
@@ -297,8 +295,8 @@ def runs_elsewhere(script: str, index: ProjectIndex, path: str) -> bool:
 
 def _reaches(index: ProjectIndex, start: str, target: str) -> bool:
     """The run of the script `start` may import the file `target` (or it is that file): a walk over the project
-    modules each imports (at any depth, in any function); True too where a file on the way imports by a computed name,
-    or the walk passes `_MOST_FILES`."""
+    modules each imports (at any depth, in any function); True too where a file on the way imports by a computed name
+    (`reachability.imports_by_computed_name`), or the walk passes `_MOST_FILES`."""
     seen = {start}
     todo = [start]
     found = False
@@ -308,8 +306,7 @@ def _reaches(index: ProjectIndex, start: str, target: str) -> bool:
             found = True
             break
         text = index.text_of(file)
-        if text is None or _DYNAMIC_IMPORT.search(text) and imports_by_computed_name(file, index) \
-                or len(seen) > _MOST_FILES:
+        if text is None or imports_by_computed_name(file, index) or len(seen) > _MOST_FILES:
             found = True  # not read, or a computed import: it may lead anywhere
             break
         for other in index.imported_files(file, text):

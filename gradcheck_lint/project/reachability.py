@@ -278,6 +278,8 @@ def imports_by_computed_name(path: str, index: ProjectIndex) -> bool:
     text = index.text_of(path)
     if text is None:
         return True
+    if not any(name in text for name in _COMPUTED_IMPORTS):
+        return False  # (no call of the kind can be in it)
     key = (path, text)
     if key in _COMPUTED:
         return _COMPUTED[key]

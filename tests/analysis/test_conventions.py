@@ -34,7 +34,7 @@ SYNTAX = {
     # a Python file that starts processes, a continued shell line, the words of a launch, an import by a computed name;
     # the launchers' and settings' patterns, read from
     # their data file (`project/launchers.toml`: commands and configuration syntax, no names)
-    "project/launches.py": {"_STARTS_PROCESSES", "_CONTINUED", "_CONTINUED_LINE", "_DYNAMIC_IMPORT", "_LAUNCH_WORDS",
+    "project/launches.py": {"_STARTS_PROCESSES", "_CONTINUED", "_CONTINUED_LINE", "_LAUNCH_WORDS",
                              "launchers", "single", "settings"},
     "registry.py": {"_CODE"},
     "cache.py": {"_BUCKET"},
